@@ -1,0 +1,340 @@
+/* validate, render and submit: the subcommands that read a job spec. */
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "render.h"
+#include "sched.h"
+#include "spawn.h"
+#include "spec.h"
+
+/* How long qsub/sbatch may take before we give up on them. */
+#define SUBMIT_TIMEOUT_MS (120 * 1000)
+
+/* Loads and validates a spec for its target scheduler (the override, else the spec's). Prints
+ * every problem; returns NULL with *exit_code set when the spec cannot be used. */
+static job_spec_t *load_for_scheduler(const char *path, sched_kind_t override,
+                                      sched_kind_t *target, int *exit_code)
+{
+    ddp_error_t err;
+    diag_t *diag = diag_create(path);
+    job_spec_t *spec = diag ? spec_load(path, diag, &err) : NULL;
+    if (!spec) {
+        fprintf(stderr, "ddpjob: %s\n", diag ? err.msg : "out of memory");
+        diag_destroy(diag);
+        *exit_code = EXIT_SYSTEM;
+        return NULL;
+    }
+    *target = override != SCHED_UNSET ? override : spec->scheduler;
+    /* A spec that failed to parse has no fields worth checking against a scheduler. */
+    if (diag->count == 0)
+        spec_check_for_scheduler(spec, *target, diag);
+    if (diag->count > 0) {
+        for (size_t i = 0; i < diag->count; i++)
+            fprintf(stderr, "%s\n", diag->lines[i]);
+        fprintf(stderr, "ddpjob: %s: %zu problem%s; nothing was written\n", path, diag->count,
+                diag->count == 1 ? "" : "s");
+        spec_destroy(spec);
+        spec = NULL;
+        *exit_code = EXIT_INVALID_SPEC;
+    }
+    diag_destroy(diag);
+    return spec;
+}
+
+static int parse_scheduler_arg(const char *arg, sched_kind_t *out)
+{
+    *out = sched_kind_parse(arg);
+    if (*out == SCHED_UNSET) {
+        fprintf(stderr, "ddpjob: --scheduler: expected pbs or slurm, got \"%s\"\n", arg);
+        return -1;
+    }
+    return 0;
+}
+
+static const char validate_help[] =
+    "usage: ddpjob validate [--scheduler pbs|slurm] SPEC...\n"
+    "Checks each spec and prints every problem as FILE:LINE:COL: FIELD: PROBLEM.\n"
+    "Exit: 0 all valid, 1 a spec has problems, 2 usage, 3 a file cannot be read.\n";
+
+int cmd_validate(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"scheduler", required_argument, NULL, 's'}, {"help", no_argument, NULL, 'h'}, {0}};
+    sched_kind_t override = SCHED_UNSET;
+    int c;
+    while ((c = getopt_long(argc, argv, "s:h", opts, NULL)) != -1) {
+        if (c == 'h') {
+            fputs(validate_help, stdout);
+            return EXIT_OK;
+        }
+        if (c != 's' || parse_scheduler_arg(optarg, &override) < 0) {
+            fputs(validate_help, stderr);
+            return EXIT_USAGE;
+        }
+    }
+    if (optind >= argc) {
+        fputs(validate_help, stderr);
+        return EXIT_USAGE;
+    }
+    int worst = EXIT_OK;
+    for (int i = optind; i < argc; i++) {
+        sched_kind_t target;
+        int code = EXIT_OK;
+        job_spec_t *spec = load_for_scheduler(argv[i], override, &target, &code);
+        if (spec)
+            printf("%s: ok (%s, %ld node%s x %ld worker%s)\n", argv[i], sched_kind_name(target),
+                   spec->nodes, spec->nodes == 1 ? "" : "s", spec->procs_per_node,
+                   spec->procs_per_node == 1 ? "" : "s");
+        worst = code > worst ? code : worst;
+        spec_destroy(spec);
+    }
+    return worst;
+}
+
+/* Options shared by render and submit. */
+typedef struct {
+    sched_kind_t sched;
+    const char *template_path;
+    const char *bindir;
+    const char *output;
+    int dry_run;
+} script_args_t;
+
+static int parse_script_args(int argc, char **argv, const char *help, bool is_submit,
+                             script_args_t *a, const char **spec_path)
+{
+    static const struct option opts[] = {{"scheduler", required_argument, NULL, 's'},
+                                         {"template", required_argument, NULL, 't'},
+                                         {"bindir", required_argument, NULL, 'b'},
+                                         {"output", required_argument, NULL, 'o'},
+                                         {"dry-run", no_argument, NULL, 'n'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {0}};
+    memset(a, 0, sizeof *a);
+    int c;
+    while ((c = getopt_long(argc, argv, "s:t:b:o:nh", opts, NULL)) != -1) {
+        switch (c) {
+        case 'h': fputs(help, stdout); return 1;
+        case 's':
+            if (parse_scheduler_arg(optarg, &a->sched) < 0)
+                goto usage;
+            break;
+        case 't': a->template_path = optarg; break;
+        case 'b': a->bindir = optarg; break;
+        case 'o':
+            if (is_submit)
+                goto usage;
+            a->output = optarg;
+            break;
+        case 'n':
+            if (!is_submit)
+                goto usage;
+            a->dry_run = 1;
+            break;
+        default: goto usage;
+        }
+    }
+    if (optind != argc - 1)
+        goto usage;
+    *spec_path = argv[optind];
+    return 0;
+usage:
+    fputs(help, stderr);
+    return -1;
+}
+
+/* Renders into memory so that nothing is written unless the whole script came out. */
+static char *render_to_string(const job_spec_t *spec, const script_args_t *a, sched_kind_t sched,
+                              int *exit_code)
+{
+    char *text = NULL;
+    size_t len = 0;
+    ddp_error_t err;
+    FILE *mem = open_memstream(&text, &len);
+    if (!mem) {
+        fprintf(stderr, "ddpjob: out of memory\n");
+        *exit_code = EXIT_SYSTEM;
+        return NULL;
+    }
+    render_opts_t ro = {sched, a->template_path, a->bindir};
+    int rc = render_script(spec, &ro, mem, stderr, &err);
+    fclose(mem);
+    if (rc < 0) {
+        fprintf(stderr, "ddpjob: %s\n", err.msg);
+        free(text);
+        *exit_code = EXIT_SYSTEM;
+        return NULL;
+    }
+    return text;
+}
+
+/* Writes an executable file atomically: a temporary beside it, fsync, rename. */
+static int write_script(const char *path, const char *text, ddp_error_t *err)
+{
+    char *tmp = NULL;
+    if (asprintf(&tmp, "%s.tmp.%ld", path, (long)getpid()) < 0)
+        return ddp_error_set(err, "out of memory");
+    FILE *f = fopen(tmp, "w");
+    if (!f) {
+        ddp_error_set(err, "%s: %s", path, strerror(errno));
+        free(tmp);
+        return -1;
+    }
+    int failed = fputs(text, f) < 0 || fflush(f) != 0 || fsync(fileno(f)) != 0 ||
+                 fchmod(fileno(f), 0755) != 0;
+    int saved = errno;
+    failed |= fclose(f) != 0;
+    if (failed || rename(tmp, path) != 0) {
+        ddp_error_set(err, "%s: %s", path, strerror(failed ? saved : errno));
+        unlink(tmp);
+        free(tmp);
+        return -1;
+    }
+    free(tmp);
+    return 0;
+}
+
+static const char render_help[] =
+    "usage: ddpjob render SPEC [--scheduler pbs|slurm] [-o FILE] [--template FILE] [--bindir DIR]\n"
+    "Prints the job script for SPEC without submitting anything (the dry run).\n"
+    "  --scheduler  render for this scheduler instead of the spec's own\n"
+    "  -o FILE      write the script to FILE (mode 0755) instead of stdout\n"
+    "  --template   use this template file instead of the installed one\n"
+    "  --bindir     where ddpjob and ddpjob-agent are on the nodes (default: beside this ddpjob)\n"
+    "Exit: 0 rendered, 1 invalid spec, 2 usage, 3 file or template error.\n";
+
+int cmd_render(int argc, char **argv)
+{
+    script_args_t a;
+    const char *path;
+    int rc = parse_script_args(argc, argv, render_help, false, &a, &path);
+    if (rc != 0)
+        return rc > 0 ? EXIT_OK : EXIT_USAGE;
+    sched_kind_t target;
+    int code = EXIT_OK;
+    job_spec_t *spec = load_for_scheduler(path, a.sched, &target, &code);
+    if (!spec)
+        return code;
+    char *text = render_to_string(spec, &a, target, &code);
+    if (text) {
+        ddp_error_t err;
+        if (a.output) {
+            if (write_script(a.output, text, &err) < 0) {
+                fprintf(stderr, "ddpjob: %s\n", err.msg);
+                code = EXIT_SYSTEM;
+            }
+        } else if (fputs(text, stdout) < 0 || fflush(stdout) != 0) {
+            fprintf(stderr, "ddpjob: writing the script: %s\n", strerror(errno));
+            code = EXIT_SYSTEM;
+        }
+    }
+    free(text);
+    spec_destroy(spec);
+    return code;
+}
+
+/* A job name as a file name: anything but letters, digits and ._- becomes _. */
+static void file_name_from_job(const char *name, const char *suffix, char *out, size_t outsize)
+{
+    size_t i = 0;
+    for (; name[i] && i + strlen(suffix) + 1 < outsize; i++)
+        out[i] = (isalnum((unsigned char)name[i]) || strchr("._-", name[i])) ? name[i] : '_';
+    snprintf(out + i, outsize - i, "%s", suffix);
+}
+
+static const char submit_help[] =
+    "usage: ddpjob submit SPEC [--scheduler pbs|slurm] [--dry-run] [--template FILE] [--bindir DIR]\n"
+    "Writes the job script into the job directory (the spec's workdir, else the current\n"
+    "directory) and submits it with qsub or sbatch; prints the job id.\n"
+    "  --dry-run    write the script and show the submit command without running it\n"
+    "Exit: 0 submitted, 1 invalid spec, 2 usage, 3 file or template error,\n"
+    "      4 qsub/sbatch missing, failed or printed no job id.\n";
+
+int cmd_submit(int argc, char **argv)
+{
+    script_args_t a;
+    const char *path;
+    int rc = parse_script_args(argc, argv, submit_help, true, &a, &path);
+    if (rc != 0)
+        return rc > 0 ? EXIT_OK : EXIT_USAGE;
+    sched_kind_t target;
+    int code = EXIT_OK;
+    job_spec_t *spec = load_for_scheduler(path, a.sched, &target, &code);
+    if (!spec)
+        return code;
+    const sched_ops_t *ops = sched_get(target);
+    char *text = render_to_string(spec, &a, target, &code);
+    char *script = NULL;
+    spawn_result_t res = {0};
+    ddp_error_t err;
+    const char *jobdir = spec->workdir ? spec->workdir : ".";
+    if (!text)
+        goto out;
+    struct stat st;
+    if (stat(jobdir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "ddpjob: %s: workdir %s is not a directory\n", path, jobdir);
+        code = EXIT_SYSTEM;
+        goto out;
+    }
+    char file[256];
+    file_name_from_job(spec->name, ops->script_suffix, file, sizeof file);
+    if (asprintf(&script, "%s/%s", jobdir, file) < 0) {
+        script = NULL;
+        code = EXIT_SYSTEM;
+        goto out;
+    }
+    if (write_script(script, text, &err) < 0) {
+        fprintf(stderr, "ddpjob: %s\n", err.msg);
+        code = EXIT_SYSTEM;
+        goto out;
+    }
+
+    char *sub_argv[8];
+    size_t n = 0;
+    sub_argv[n++] = (char *)ops->submit_program;
+    for (size_t i = 0; ops->submit_args[i]; i++)
+        sub_argv[n++] = (char *)ops->submit_args[i];
+    sub_argv[n++] = file;
+    sub_argv[n] = NULL;
+    if (a.dry_run) {
+        printf("wrote %s\nwould run in %s:", script, jobdir);
+        for (size_t i = 0; i < n; i++)
+            printf(" %s", sub_argv[i]);
+        printf("\n");
+        goto out;
+    }
+    if (spawn_capture(sub_argv, jobdir, SUBMIT_TIMEOUT_MS, &res, &err) < 0) {
+        fprintf(stderr, "ddpjob: cannot submit %s: %s (is this a %s login node?)\n", script,
+                err.msg, ops->name);
+        code = EXIT_SUBMITTER;
+        goto out;
+    }
+    char job_id[128];
+    if (res.status != 0 || ops->parse_job_id(res.out, job_id, sizeof job_id) < 0) {
+        size_t len = strlen(res.err);
+        while (len > 0 && res.err[len - 1] == '\n')
+            res.err[--len] = '\0';
+        if (res.status != 0)
+            fprintf(stderr, "ddpjob: %s failed (exit status %d) submitting %s:\n%s\n",
+                    ops->submit_program, res.status, script, *res.err ? res.err : "(no output)");
+        else
+            fprintf(stderr, "ddpjob: %s printed no job id for %s (stdout: \"%s\")\n",
+                    ops->submit_program, script, res.out);
+        code = EXIT_SUBMITTER;
+        goto out;
+    }
+    printf("%s\n", job_id);
+out:
+    spawn_result_free(&res);
+    free(script);
+    free(text);
+    spec_destroy(spec);
+    return code;
+}

@@ -1,0 +1,206 @@
+#include "render.h"
+
+#include <errno.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sched.h"
+#include "shquote.h"
+#include "template.h"
+
+char *render_self_dir(ddp_error_t *err)
+{
+    char path[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
+    if (n < 0) {
+        ddp_error_set(err, "cannot find our own executable: %s", strerror(errno));
+        return NULL;
+    }
+    path[n] = '\0';
+    char *dir = strdup(dirname(path));
+    if (!dir)
+        ddp_error_set(err, "out of memory");
+    return dir;
+}
+
+static char *read_text_file(const char *path, ddp_error_t *err)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        ddp_error_set(err, "template %s: %s", path, strerror(errno));
+        return NULL;
+    }
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    if (!mem) {
+        fclose(f);
+        ddp_error_set(err, "out of memory");
+        return NULL;
+    }
+    char chunk[8192];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
+        fwrite(chunk, 1, n, mem);
+    int failed = ferror(f);
+    fclose(f);
+    fclose(mem);
+    if (failed) {
+        free(text);
+        ddp_error_set(err, "template %s: read error", path);
+        return NULL;
+    }
+    return text;
+}
+
+/* Finds the scheduler's template: the first candidate directory that has the file. */
+static char *find_template(const char *file, ddp_error_t *err)
+{
+    char *self = render_self_dir(err);
+    if (!self)
+        return NULL;
+    const char *env_dir = getenv("DDPJOB_TEMPLATE_DIR");
+    char *candidates[3] = {NULL, NULL, NULL};
+    if (env_dir && *env_dir)
+        asprintf(&candidates[0], "%s/%s", env_dir, file);
+    else {
+        asprintf(&candidates[1], "%s/../share/ddpjob/templates/%s", self, file);
+        asprintf(&candidates[2], "%s/../templates/%s", self, file);
+    }
+    free(self);
+    char *found = NULL;
+    for (int i = 0; i < 3; i++) {
+        if (!found && candidates[i] && access(candidates[i], R_OK) == 0)
+            found = candidates[i];
+        else
+            free(candidates[i]);
+    }
+    if (!found)
+        ddp_error_set(err, "template %s not found (looked in %s); set DDPJOB_TEMPLATE_DIR or "
+                           "pass --template FILE",
+                      file, env_dir && *env_dir ? "$DDPJOB_TEMPLATE_DIR" : "the install and "
+                                                                          "build trees");
+    return found;
+}
+
+static int set_quoted(tmpl_ctx_t *ctx, const char *name, const char *value)
+{
+    char *q = shquote(value);
+    int rc = q ? tmpl_set(ctx, name, q) : -1;
+    free(q);
+    return rc;
+}
+
+/* The workload's argv as shell words; a one-string command runs under sh -c. */
+static char *quoted_command(const job_spec_t *spec)
+{
+    char *out = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&out, &len);
+    if (!f)
+        return NULL;
+    if (spec->command_is_shell)
+        fputs("/bin/sh -c ", f);
+    for (size_t i = 0; i < spec->command.count; i++) {
+        if (i)
+            fputc(' ', f);
+        shquote_write(f, spec->command.items[i]);
+    }
+    fclose(f);
+    return out;
+}
+
+static int fill_common(const job_spec_t *spec, const char *bindir, tmpl_ctx_t *ctx)
+{
+    int rc = 0;
+    rc |= tmpl_set(ctx, "version", DDPJOB_VERSION);
+    rc |= tmpl_set(ctx, "name", spec->name);
+    rc |= set_quoted(ctx, "name_quoted", spec->name);
+    rc |= tmpl_setf(ctx, "nodes", "%ld", spec->nodes);
+    rc |= tmpl_setf(ctx, "procs_per_node", "%ld", spec->procs_per_node);
+    rc |= tmpl_setf(ctx, "max_restarts", "%ld", spec->max_restarts);
+    rc |= tmpl_setf(ctx, "rendezvous_timeout", "%ld", spec->rendezvous_timeout);
+    rc |= spec->master_port ? tmpl_setf(ctx, "master_port", "%ld", spec->master_port)
+                            : tmpl_set(ctx, "master_port", "");
+    rc |= tmpl_set(ctx, "queue", spec->queue ? spec->queue : "");
+    rc |= tmpl_set(ctx, "project", spec->project ? spec->project : "");
+
+    rc |= tmpl_set_bool(ctx, "has_modules", spec->modules.count > 0);
+    rc |= tmpl_declare_list(ctx, "modules");
+    for (size_t i = 0; i < spec->modules.count; i++) {
+        tmpl_ctx_t *item = tmpl_add_item(ctx, "modules");
+        rc |= item ? set_quoted(item, "module", spec->modules.items[i]) : -1;
+    }
+    /* Block scalars end with a newline; the template puts setup on a line of its own. */
+    char *setup = strdup(spec->setup ? spec->setup : "");
+    if (!setup)
+        return -1;
+    size_t n = strlen(setup);
+    while (n > 0 && setup[n - 1] == '\n')
+        setup[--n] = '\0';
+    rc |= tmpl_set(ctx, "setup", setup);
+    free(setup);
+
+    rc |= tmpl_declare_list(ctx, "env");
+    for (size_t i = 0; i < spec->env_count; i++) {
+        tmpl_ctx_t *item = tmpl_add_item(ctx, "env");
+        rc |= item ? tmpl_set(item, "key", spec->env[i].key) : -1;
+        rc |= item ? set_quoted(item, "value", spec->env[i].value) : -1;
+    }
+    rc |= spec->workdir ? set_quoted(ctx, "workdir", spec->workdir) : tmpl_set(ctx, "workdir", "");
+
+    char *command = quoted_command(spec);
+    rc |= command ? tmpl_set(ctx, "command", command) : -1;
+    free(command);
+
+    char *path = NULL;
+    rc |= asprintf(&path, "%s/ddpjob", bindir) < 0 ? -1 : set_quoted(ctx, "ddpjob", path);
+    free(path);
+    path = NULL;
+    rc |= asprintf(&path, "%s/ddpjob-agent", bindir) < 0 ? -1 : set_quoted(ctx, "agent", path);
+    free(path);
+    return rc ? -1 : 0;
+}
+
+int render_script(const job_spec_t *spec, const render_opts_t *opts, FILE *out, FILE *notes,
+                  ddp_error_t *err)
+{
+    const sched_ops_t *ops = sched_get(opts->sched);
+    char *template_path = NULL, *text = NULL, *self = NULL;
+    tmpl_ctx_t *ctx = NULL;
+    int rc = -1;
+    if (!ops) {
+        ddp_error_set(err, "no scheduler chosen");
+        goto out;
+    }
+    template_path = opts->template_path ? strdup(opts->template_path)
+                                        : find_template(ops->template_file, err);
+    if (!template_path)
+        goto out;
+    if (!(text = read_text_file(template_path, err)))
+        goto out;
+    const char *bindir = opts->bindir;
+    if (!bindir) {
+        if (!(self = render_self_dir(err)))
+            goto out;
+        bindir = self;
+    }
+    ctx = tmpl_ctx_create();
+    if (!ctx || fill_common(spec, bindir, ctx) < 0 || ops->fill(spec, ctx) < 0) {
+        ddp_error_set(err, "out of memory");
+        goto out;
+    }
+    if (tmpl_render(text, template_path, ctx, out, err) < 0)
+        goto out;
+    ops->note_ignored(spec, notes);
+    rc = 0;
+out:
+    tmpl_ctx_destroy(ctx);
+    free(template_path);
+    free(text);
+    free(self);
+    return rc;
+}

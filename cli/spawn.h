@@ -1,0 +1,24 @@
+/* spawn: run a helper program (qsub, sbatch) and collect what it says, with a deadline.
+ *
+ * The child's stdout and stderr are read concurrently so that neither pipe can fill and stall
+ * it; when the deadline passes the child is killed and the call fails. */
+#ifndef DDPJOB_SPAWN_H
+#define DDPJOB_SPAWN_H
+
+#include "ddp_error.h"
+
+typedef struct {
+    char *out; /* everything the child wrote to stdout (NUL-terminated, malloc'd) */
+    char *err; /* and to stderr */
+    int status; /* exit code, or 128 + signal number */
+} spawn_result_t;
+
+/* Runs argv (looked up on PATH) in directory cwd (NULL: ours). Returns 0 when the child ran to
+ * completion (whatever its status), -1 when it could not be started or timed out; a program not
+ * found on PATH is reported as such. Free the result with spawn_result_free. */
+int spawn_capture(char *const argv[], const char *cwd, int timeout_ms, spawn_result_t *res,
+                  ddp_error_t *err);
+
+void spawn_result_free(spawn_result_t *res);
+
+#endif

@@ -1,0 +1,643 @@
+#include "spec.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+
+#include "shquote.h"
+#include "units.h"
+
+typedef enum {
+    F_STRING,   /* one-line text */
+    F_TEXT,     /* text that may span lines (setup) */
+    F_INT,      /* integer within [min, max] */
+    F_BOOL,
+    F_SIZE,     /* "380GB" */
+    F_WALLTIME, /* "02:00:00" */
+    F_STRLIST,  /* sequence of scalars */
+    F_ENV,      /* mapping NAME: value */
+    F_COMMAND,  /* sequence of scalars, or one string for sh -c */
+    F_SCHED,
+    F_LAUNCHER,
+    F_MAP, /* nested table */
+} field_type_t;
+
+enum {
+    REQUIRED = 1 << 0,
+    DIRECTIVE = 1 << 1, /* lands in a #PBS/#SBATCH line: no blanks or control characters */
+    DIRECTIVE_LINE = 1 << 2, /* a whole directive: blanks allowed, no control characters */
+    PLUS_LIST = 1 << 3,      /* a string "a+b" is accepted as the list [a, b] */
+};
+
+typedef struct field_def field_def_t;
+struct field_def {
+    const char *name;
+    field_type_t type;
+    size_t offset;
+    int flags;
+    long min, max;
+    const field_def_t *sub; /* F_MAP: the nested table, terminated by a NULL name */
+    size_t present_offset;  /* F_MAP: bool set when the block appears */
+};
+
+#define FIELD(n, t, f, fl) {#n, t, offsetof(job_spec_t, f), fl, 0, 0, NULL, 0}
+#define INTFIELD(n, f, fl, lo, hi) {#n, F_INT, offsetof(job_spec_t, f), fl, lo, hi, NULL, 0}
+
+static const field_def_t pbs_fields[] = {
+    {"storage", F_STRLIST, offsetof(job_spec_t, pbs.storage), DIRECTIVE | PLUS_LIST, 0, 0, NULL, 0},
+    {"jobfs", F_SIZE, offsetof(job_spec_t, pbs.jobfs_bytes), 0, 0, 0, NULL, 0},
+    {"launcher", F_LAUNCHER, offsetof(job_spec_t, pbs.launcher), 0, 0, 0, NULL, 0},
+    {"directives", F_STRLIST, offsetof(job_spec_t, pbs.directives), DIRECTIVE_LINE, 0, 0, NULL, 0},
+    {NULL, 0, 0, 0, 0, 0, NULL, 0},
+};
+
+static const field_def_t slurm_fields[] = {
+    {"constraint", F_STRING, offsetof(job_spec_t, slurm.constraint), DIRECTIVE, 0, 0, NULL, 0},
+    {"exclusive", F_BOOL, offsetof(job_spec_t, slurm.exclusive), 0, 0, 0, NULL, 0},
+    {"signal", F_STRING, offsetof(job_spec_t, slurm.signal), DIRECTIVE, 0, 0, NULL, 0},
+    {"directives", F_STRLIST, offsetof(job_spec_t, slurm.directives), DIRECTIVE_LINE, 0, 0, NULL,
+     0},
+    {NULL, 0, 0, 0, 0, 0, NULL, 0},
+};
+
+static const field_def_t top_fields[] = {
+    FIELD(name, F_STRING, name, REQUIRED | DIRECTIVE),
+    FIELD(scheduler, F_SCHED, scheduler, 0),
+    INTFIELD(nodes, nodes, REQUIRED, 1, 100000),
+    INTFIELD(gpus_per_node, gpus_per_node, 0, 0, 1024),
+    INTFIELD(procs_per_node, procs_per_node, 0, 1, 1024),
+    INTFIELD(cpus_per_node, cpus_per_node, 0, 1, 1000000),
+    FIELD(mem, F_SIZE, mem_bytes, 0),
+    FIELD(walltime, F_WALLTIME, walltime_s, 0),
+    FIELD(queue, F_STRING, queue, DIRECTIVE),
+    FIELD(project, F_STRING, project, DIRECTIVE),
+    FIELD(modules, F_STRLIST, modules, 0),
+    FIELD(setup, F_TEXT, setup, 0),
+    FIELD(env, F_ENV, env, 0),
+    FIELD(workdir, F_STRING, workdir, 0),
+    INTFIELD(master_port, master_port, 0, 1, 65535),
+    INTFIELD(max_restarts, max_restarts, 0, 0, 1000),
+    INTFIELD(rendezvous_timeout, rendezvous_timeout, 0, 1, 86400),
+    FIELD(command, F_COMMAND, command, REQUIRED),
+    {"pbs", F_MAP, 0, 0, 0, 0, pbs_fields, offsetof(job_spec_t, pbs.present)},
+    {"slurm", F_MAP, 0, 0, 0, 0, slurm_fields, offsetof(job_spec_t, slurm.present)},
+    {NULL, 0, 0, 0, 0, 0, NULL, 0},
+};
+
+/* Variables the agent sets for every worker: a spec that sets them would be silently
+ * overridden, so it is told instead. */
+static const char *const agent_owned_env[] = {
+    "RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK", "GROUP_WORLD_SIZE",
+    "ROLE_RANK", "ROLE_WORLD_SIZE", "ROLE_NAME", "MASTER_ADDR", "MASTER_PORT",
+    "TORCHELASTIC_RESTART_COUNT", "TORCHELASTIC_MAX_RESTARTS", "TORCHELASTIC_RUN_ID",
+    "TORCHELASTIC_USE_AGENT_STORE", "TORCHELASTIC_ERROR_FILE", NULL,
+};
+
+typedef struct {
+    yaml_document_t *doc;
+    diag_t *diag;
+    job_spec_t *spec;
+} loader_t;
+
+static unsigned long node_line(const yaml_node_t *n)
+{
+    return (unsigned long)n->start_mark.line + 1;
+}
+
+static unsigned long node_col(const yaml_node_t *n)
+{
+    return (unsigned long)n->start_mark.column + 1;
+}
+
+#define REPORT(ld, node, field, ...)                                                               \
+    diag_add((ld)->diag, node_line(node), node_col(node), (field), __VA_ARGS__)
+
+static const char *scalar(const yaml_node_t *n)
+{
+    return (const char *)n->data.scalar.value;
+}
+
+static bool is_plain(const yaml_node_t *n)
+{
+    return n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
+}
+
+/* A plain empty value, `~` or `null`: the field is given but has no value. */
+static bool is_null(const yaml_node_t *n)
+{
+    if (n->type != YAML_SCALAR_NODE || !is_plain(n))
+        return false;
+    const char *s = scalar(n);
+    return !*s || !strcmp(s, "~") || !strcmp(s, "null") || !strcmp(s, "Null") ||
+           !strcmp(s, "NULL");
+}
+
+static const char *node_kind(const yaml_node_t *n)
+{
+    switch (n->type) {
+    case YAML_SCALAR_NODE: return is_plain(n) ? "a plain value" : "a quoted string";
+    case YAML_SEQUENCE_NODE: return "a list";
+    case YAML_MAPPING_NODE: return "a mapping";
+    default: return "nothing";
+    }
+}
+
+/* Checks a text value for what the field allows; returns false after reporting. */
+static bool check_text(loader_t *ld, const yaml_node_t *n, const char *field, int flags,
+                       bool multiline)
+{
+    const unsigned char *s = (const unsigned char *)scalar(n);
+    if (!*s) {
+        REPORT(ld, n, field, "must not be empty");
+        return false;
+    }
+    for (const unsigned char *p = s; *p; p++) {
+        bool control = (*p < 0x20 && !(multiline && (*p == '\n' || *p == '\t'))) || *p == 0x7f;
+        if (control || ((flags & DIRECTIVE_LINE) && (*p == '\n' || *p == '\r'))) {
+            REPORT(ld, n, field, "contains a newline or control character, which cannot be "
+                                 "made safe in a job script directive");
+            return false;
+        }
+        if ((flags & DIRECTIVE) && isspace(*p)) {
+            REPORT(ld, n, field, "\"%s\" contains a blank, which a #PBS/#SBATCH directive "
+                                 "cannot carry",
+                   (const char *)s);
+            return false;
+        }
+    }
+    return true;
+}
+
+static int strv_push(strv_t *v, const char *s, size_t len)
+{
+    char **items = realloc(v->items, (v->count + 1) * sizeof *items);
+    if (!items)
+        return -1;
+    v->items = items;
+    char *copy = strndup(s, len);
+    if (!copy)
+        return -1;
+    v->items[v->count++] = copy;
+    return 0;
+}
+
+static void strv_free(strv_t *v)
+{
+    for (size_t i = 0; i < v->count; i++)
+        free(v->items[i]);
+    free(v->items);
+    v->items = NULL;
+    v->count = 0;
+}
+
+static void parse_string(loader_t *ld, yaml_node_t *n, const char *field, int flags, char **dst)
+{
+    if (n->type != YAML_SCALAR_NODE) {
+        REPORT(ld, n, field, "expected a string, got %s", node_kind(n));
+        return;
+    }
+    /* An optional field written as "" is simply not set (`constraint: ""`). */
+    if (!*scalar(n) && !(flags & REQUIRED))
+        return;
+    if (check_text(ld, n, field, flags, false))
+        *dst = strdup(scalar(n));
+}
+
+static void parse_text(loader_t *ld, yaml_node_t *n, const char *field, char **dst)
+{
+    if (n->type != YAML_SCALAR_NODE) {
+        REPORT(ld, n, field, "expected text, got %s", node_kind(n));
+        return;
+    }
+    if (check_text(ld, n, field, 0, true))
+        *dst = strdup(scalar(n));
+}
+
+static void parse_int(loader_t *ld, yaml_node_t *n, const field_def_t *def, const char *field,
+                      long *dst)
+{
+    if (n->type != YAML_SCALAR_NODE || !is_plain(n)) {
+        REPORT(ld, n, field, "expected a whole number, got %s", node_kind(n));
+        return;
+    }
+    const char *s = scalar(n);
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (!*s || *end || errno || !(isdigit((unsigned char)s[0]) || s[0] == '-')) {
+        REPORT(ld, n, field, "expected a whole number, got \"%s\"", s);
+        return;
+    }
+    if (v < def->min || v > def->max) {
+        if (def->min > 0 && v <= 0)
+            REPORT(ld, n, field, "must be at least %ld, got %ld", def->min, v);
+        else
+            REPORT(ld, n, field, "must be between %ld and %ld, got %ld", def->min, def->max, v);
+        return;
+    }
+    *dst = v;
+}
+
+static void parse_bool(loader_t *ld, yaml_node_t *n, const char *field, bool *dst)
+{
+    static const char *const yes[] = {"true", "True", "TRUE", "yes", "Yes", "on", NULL};
+    static const char *const no[] = {"false", "False", "FALSE", "no", "No", "off", NULL};
+    if (n->type == YAML_SCALAR_NODE && is_plain(n)) {
+        for (int i = 0; yes[i]; i++)
+            if (!strcmp(scalar(n), yes[i])) {
+                *dst = true;
+                return;
+            }
+        for (int i = 0; no[i]; i++)
+            if (!strcmp(scalar(n), no[i])) {
+                *dst = false;
+                return;
+            }
+    }
+    REPORT(ld, n, field, "expected true or false, got %s%s%s%s", node_kind(n),
+           n->type == YAML_SCALAR_NODE ? " \"" : "", n->type == YAML_SCALAR_NODE ? scalar(n) : "",
+           n->type == YAML_SCALAR_NODE ? "\"" : "");
+}
+
+static void parse_size(loader_t *ld, yaml_node_t *n, const char *field, uint64_t *dst)
+{
+    if (n->type != YAML_SCALAR_NODE || units_parse_size(scalar(n), dst) < 0)
+        REPORT(ld, n, field,
+               "expected a size such as 380GB (units KB MB GB TB, K M G T, KiB MiB GiB TiB), "
+               "got %s%s%s%s",
+               n->type == YAML_SCALAR_NODE ? "\"" : "", n->type == YAML_SCALAR_NODE ? scalar(n) : "",
+               n->type == YAML_SCALAR_NODE ? "\"" : "", n->type == YAML_SCALAR_NODE ? "" : node_kind(n));
+}
+
+static void parse_walltime(loader_t *ld, yaml_node_t *n, const char *field, uint64_t *dst)
+{
+    if (n->type != YAML_SCALAR_NODE || units_parse_walltime(scalar(n), dst) < 0)
+        REPORT(ld, n, field, "expected [[HH:]MM:]SS or D-HH:MM:SS, got %s%s%s%s",
+               n->type == YAML_SCALAR_NODE ? "\"" : "", n->type == YAML_SCALAR_NODE ? scalar(n) : "",
+               n->type == YAML_SCALAR_NODE ? "\"" : "", n->type == YAML_SCALAR_NODE ? "" : node_kind(n));
+}
+
+static void parse_strlist(loader_t *ld, yaml_node_t *n, const char *field, int flags, strv_t *dst)
+{
+    if (n->type == YAML_SCALAR_NODE && (flags & PLUS_LIST)) {
+        if (!check_text(ld, n, field, flags, false))
+            return;
+        for (const char *p = scalar(n); *p;) {
+            size_t len = strcspn(p, "+");
+            if (len == 0 || strv_push(dst, p, len) < 0) {
+                REPORT(ld, n, field, "empty item in \"%s\"", scalar(n));
+                return;
+            }
+            p += len + (p[len] == '+');
+        }
+        return;
+    }
+    if (n->type != YAML_SEQUENCE_NODE) {
+        REPORT(ld, n, field, "expected a list, got %s", node_kind(n));
+        return;
+    }
+    for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top;
+         it++) {
+        yaml_node_t *item = yaml_document_get_node(ld->doc, *it);
+        if (item->type != YAML_SCALAR_NODE) {
+            REPORT(ld, item, field, "list items must be strings, got %s", node_kind(item));
+            continue;
+        }
+        if (check_text(ld, item, field, flags, false))
+            strv_push(dst, scalar(item), strlen(scalar(item)));
+    }
+}
+
+static void parse_env(loader_t *ld, yaml_node_t *n, const char *field)
+{
+    job_spec_t *spec = ld->spec;
+    if (n->type != YAML_MAPPING_NODE) {
+        REPORT(ld, n, field, "expected a mapping NAME: value, got %s", node_kind(n));
+        return;
+    }
+    for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
+        yaml_node_t *k = yaml_document_get_node(ld->doc, p->key);
+        yaml_node_t *v = yaml_document_get_node(ld->doc, p->value);
+        if (k->type != YAML_SCALAR_NODE || !shquote_is_identifier(scalar(k))) {
+            REPORT(ld, k, field, "\"%s\" is not a valid environment variable name",
+                   k->type == YAML_SCALAR_NODE ? scalar(k) : node_kind(k));
+            continue;
+        }
+        const char *key = scalar(k);
+        bool owned = !strncmp(key, "DDPJOB_", 7);
+        for (int i = 0; agent_owned_env[i] && !owned; i++)
+            owned = !strcmp(key, agent_owned_env[i]);
+        if (owned) {
+            REPORT(ld, k, field, "%s is set by ddpjob-agent for each worker and cannot be set "
+                                 "in the spec",
+                   key);
+            continue;
+        }
+        for (size_t i = 0; i < spec->env_count; i++)
+            if (!strcmp(spec->env[i].key, key))
+                REPORT(ld, k, field, "%s is given twice", key);
+        if (v->type != YAML_SCALAR_NODE) {
+            REPORT(ld, v, field, "value of %s must be a string, got %s", key, node_kind(v));
+            continue;
+        }
+        env_var_t *env = realloc(spec->env, (spec->env_count + 1) * sizeof *env);
+        if (!env)
+            return;
+        spec->env = env;
+        spec->env[spec->env_count].key = strdup(key);
+        spec->env[spec->env_count].value = strdup(scalar(v));
+        spec->env_count++;
+    }
+}
+
+static void parse_command(loader_t *ld, yaml_node_t *n, const char *field)
+{
+    job_spec_t *spec = ld->spec;
+    if (n->type == YAML_SCALAR_NODE) {
+        if (is_null(n) || !*scalar(n)) {
+            REPORT(ld, n, field, "must not be empty");
+            return;
+        }
+        spec->command_is_shell = true;
+        strv_push(&spec->command, scalar(n), strlen(scalar(n)));
+        return;
+    }
+    if (n->type != YAML_SEQUENCE_NODE) {
+        REPORT(ld, n, field, "expected a list of arguments or a string, got %s", node_kind(n));
+        return;
+    }
+    if (n->data.sequence.items.top == n->data.sequence.items.start) {
+        REPORT(ld, n, field, "must not be empty: give the program and its arguments");
+        return;
+    }
+    for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top;
+         it++) {
+        yaml_node_t *item = yaml_document_get_node(ld->doc, *it);
+        if (item->type != YAML_SCALAR_NODE) {
+            REPORT(ld, item, field, "arguments must be strings, got %s", node_kind(item));
+            continue;
+        }
+        if (it == n->data.sequence.items.start && !*scalar(item)) {
+            REPORT(ld, item, field, "the program name must not be empty");
+            continue;
+        }
+        strv_push(&spec->command, scalar(item), strlen(scalar(item)));
+    }
+}
+
+static void parse_enum(loader_t *ld, yaml_node_t *n, const char *field, const char *const *names,
+                       int *dst)
+{
+    if (n->type == YAML_SCALAR_NODE) {
+        for (int i = 0; names[i]; i++)
+            if (!strcmp(scalar(n), names[i])) {
+                *dst = i;
+                return;
+            }
+    }
+    char choices[256] = "";
+    for (int i = 0; names[i]; i++)
+        if (*names[i])
+            snprintf(choices + strlen(choices), sizeof choices - strlen(choices), "%s%s",
+                     *choices ? " or " : "", names[i]);
+    const char *hint = n->type == YAML_SCALAR_NODE ? diag_suggest(scalar(n), names) : NULL;
+    REPORT(ld, n, field, "expected %s, got %s%s%s%s%s%s", choices,
+           n->type == YAML_SCALAR_NODE ? "\"" : node_kind(n),
+           n->type == YAML_SCALAR_NODE ? scalar(n) : "", n->type == YAML_SCALAR_NODE ? "\"" : "",
+           hint ? " (did you mean " : "", hint ? hint : "", hint ? "?)" : "");
+}
+
+static void parse_mapping(loader_t *ld, yaml_node_t *map, const field_def_t *table,
+                          const char *prefix);
+
+static void parse_field(loader_t *ld, yaml_node_t *v, const field_def_t *def, const char *field)
+{
+    static const char *const sched_names[] = {"", "pbs", "slurm", NULL};
+    static const char *const launcher_names[] = {"pbsdsh", "ssh", NULL};
+    char *base = (char *)ld->spec;
+    void *dst = base + def->offset;
+    switch (def->type) {
+    case F_STRING: parse_string(ld, v, field, def->flags, dst); break;
+    case F_TEXT: parse_text(ld, v, field, dst); break;
+    case F_INT: parse_int(ld, v, def, field, dst); break;
+    case F_BOOL: parse_bool(ld, v, field, dst); break;
+    case F_SIZE: parse_size(ld, v, field, dst); break;
+    case F_WALLTIME: parse_walltime(ld, v, field, dst); break;
+    case F_STRLIST: parse_strlist(ld, v, field, def->flags, dst); break;
+    case F_ENV: parse_env(ld, v, field); break;
+    case F_COMMAND: parse_command(ld, v, field); break;
+    case F_SCHED: {
+        int kind = SCHED_UNSET;
+        parse_enum(ld, v, field, sched_names, &kind);
+        *(sched_kind_t *)dst = (sched_kind_t)kind;
+        break;
+    }
+    case F_LAUNCHER: {
+        int kind = PBS_LAUNCH_PBSDSH;
+        parse_enum(ld, v, field, launcher_names, &kind);
+        *(pbs_launcher_t *)dst = (pbs_launcher_t)kind;
+        break;
+    }
+    case F_MAP:
+        *(bool *)(base + def->present_offset) = true;
+        if (v->type != YAML_MAPPING_NODE)
+            REPORT(ld, v, field, "expected a mapping, got %s", node_kind(v));
+        else
+            parse_mapping(ld, v, def->sub, field);
+        break;
+    }
+}
+
+static void parse_mapping(loader_t *ld, yaml_node_t *map, const field_def_t *table,
+                          const char *prefix)
+{
+    const char *names[32];
+    bool seen[32] = {false};
+    size_t nfields = 0;
+    for (; table[nfields].name; nfields++)
+        names[nfields] = table[nfields].name;
+    names[nfields] = NULL;
+
+    for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top;
+         p++) {
+        yaml_node_t *k = yaml_document_get_node(ld->doc, p->key);
+        yaml_node_t *v = yaml_document_get_node(ld->doc, p->value);
+        if (k->type != YAML_SCALAR_NODE) {
+            REPORT(ld, k, prefix, "keys must be plain names, got %s", node_kind(k));
+            continue;
+        }
+        char field[128];
+        snprintf(field, sizeof field, "%s%s%s", prefix ? prefix : "", prefix ? "." : "",
+                 scalar(k));
+        size_t i = 0;
+        while (i < nfields && strcmp(names[i], scalar(k)))
+            i++;
+        if (i == nfields) {
+            const char *hint = diag_suggest(scalar(k), names);
+            if (hint)
+                REPORT(ld, k, field, "unknown field (did you mean %s%s%s?)", prefix ? prefix : "",
+                       prefix ? "." : "", hint);
+            else
+                REPORT(ld, k, field, "unknown field");
+            continue;
+        }
+        if (seen[i]) {
+            REPORT(ld, k, field, "given more than once");
+            continue;
+        }
+        seen[i] = true;
+        if (is_null(v) && !(table[i].flags & REQUIRED) && table[i].type != F_MAP)
+            continue;
+        if (table[i].offset == offsetof(job_spec_t, name))
+            ld->spec->name_loc = (spec_loc_t){node_line(v), node_col(v)};
+        parse_field(ld, v, &table[i], field);
+    }
+    for (size_t i = 0; i < nfields; i++)
+        if ((table[i].flags & REQUIRED) && !seen[i])
+            diag_add(ld->diag, node_line(map), node_col(map), table[i].name,
+                     "missing (required)");
+}
+
+static int read_file(const char *path, unsigned char **text, size_t *len, ddp_error_t *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return ddp_error_set(err, "%s: %s", path, strerror(errno));
+    FILE *mem = open_memstream((char **)text, len);
+    if (!mem) {
+        fclose(f);
+        return ddp_error_set(err, "out of memory");
+    }
+    char chunk[65536];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
+        fwrite(chunk, 1, n, mem);
+    int failed = ferror(f);
+    fclose(f);
+    fclose(mem);
+    if (failed) {
+        free(*text);
+        return ddp_error_set(err, "%s: read error", path);
+    }
+    return 0;
+}
+
+job_spec_t *spec_load(const char *path, diag_t *diag, ddp_error_t *err)
+{
+    unsigned char *text = NULL;
+    size_t len = 0;
+    if (read_file(path, &text, &len, err) < 0)
+        return NULL;
+    job_spec_t *spec = calloc(1, sizeof *spec);
+    if (!spec || !(spec->path = strdup(path))) {
+        free(spec);
+        free(text);
+        ddp_error_set(err, "out of memory");
+        return NULL;
+    }
+    spec->rendezvous_timeout = 300;
+
+    yaml_parser_t parser;
+    yaml_document_t doc;
+    yaml_parser_initialize(&parser);
+    yaml_parser_set_input_string(&parser, text, len);
+    if (!yaml_parser_load(&parser, &doc)) {
+        /* libyaml's marks are 0-based; context_mark points at the construct that was open. */
+        diag_add(diag, (unsigned long)parser.problem_mark.line + 1,
+                 (unsigned long)parser.problem_mark.column + 1, NULL, "YAML syntax error: %s%s%s",
+                 parser.problem ? parser.problem : "unknown problem",
+                 parser.context ? " " : "", parser.context ? parser.context : "");
+        yaml_parser_delete(&parser);
+        free(text);
+        return spec;
+    }
+    loader_t ld = {&doc, diag, spec};
+    yaml_node_t *root = yaml_document_get_root_node(&doc);
+    if (!root || (root->type == YAML_SCALAR_NODE && is_null(root))) {
+        diag_add(diag, 1, 1, NULL, "the spec is empty; it needs at least name, nodes and command");
+    } else if (root->type != YAML_MAPPING_NODE) {
+        REPORT(&ld, root, NULL, "the spec must be a mapping of fields (name: ..., nodes: ...), "
+                                "got %s",
+               node_kind(root));
+    } else {
+        parse_mapping(&ld, root, top_fields, NULL);
+        if (spec->procs_per_node == 0)
+            spec->procs_per_node = spec->gpus_per_node > 0 ? spec->gpus_per_node : 1;
+    }
+    yaml_document_t extra;
+    if (yaml_parser_load(&parser, &extra)) {
+        if (yaml_document_get_root_node(&extra))
+            diag_add(diag, (unsigned long)extra.start_mark.line + 1,
+                     (unsigned long)extra.start_mark.column + 1, NULL,
+                     "a spec file holds one YAML document; found another here");
+        yaml_document_delete(&extra);
+    }
+    yaml_document_delete(&doc);
+    yaml_parser_delete(&parser);
+    free(text);
+    return spec;
+}
+
+/* PBS Pro job names: at most 236 characters, starting with a letter, then letters, digits and
+ * `_ . + -` (qsub refuses anything else). */
+static bool pbs_name_ok(const char *name)
+{
+    if (!isalpha((unsigned char)name[0]) || strlen(name) > 236)
+        return false;
+    for (const char *p = name; *p; p++)
+        if (!isalnum((unsigned char)*p) && !strchr("_.+-", *p))
+            return false;
+    return true;
+}
+
+void spec_check_for_scheduler(const job_spec_t *spec, sched_kind_t sched, diag_t *diag)
+{
+    if (sched == SCHED_UNSET)
+        diag_add(diag, 1, 1, "scheduler", "missing: set scheduler: pbs or slurm in the spec, or "
+                                          "pass --scheduler");
+    if (sched == SCHED_PBS && spec->name && !pbs_name_ok(spec->name))
+        diag_add(diag, spec->name_loc.line, spec->name_loc.col, "name",
+                 "\"%s\" is not a valid PBS job name (a letter, then letters, digits, _ . + -; "
+                 "at most 236 characters)",
+                 spec->name);
+}
+
+void spec_destroy(job_spec_t *spec)
+{
+    if (!spec)
+        return;
+    free(spec->path);
+    free(spec->name);
+    free(spec->queue);
+    free(spec->project);
+    strv_free(&spec->modules);
+    free(spec->setup);
+    for (size_t i = 0; i < spec->env_count; i++) {
+        free(spec->env[i].key);
+        free(spec->env[i].value);
+    }
+    free(spec->env);
+    free(spec->workdir);
+    strv_free(&spec->command);
+    strv_free(&spec->pbs.storage);
+    strv_free(&spec->pbs.directives);
+    free(spec->slurm.constraint);
+    free(spec->slurm.signal);
+    strv_free(&spec->slurm.directives);
+    free(spec);
+}
+
+const char *sched_kind_name(sched_kind_t kind)
+{
+    return kind == SCHED_PBS ? "pbs" : kind == SCHED_SLURM ? "slurm" : "unset";
+}
+
+sched_kind_t sched_kind_parse(const char *name)
+{
+    return !strcmp(name, "pbs") ? SCHED_PBS : !strcmp(name, "slurm") ? SCHED_SLURM : SCHED_UNSET;
+}

@@ -1,0 +1,85 @@
+/* spec: a job spec file (YAML) read into a typed job_spec_t, with every problem reported.
+ *
+ * spec_load parses with libyaml's document API, so each value keeps the line and column it came
+ * from, and checks every field against a table (type, range, whether it may appear in a
+ * scheduler directive). All problems go into a diag_t at once; a spec with any problem must not
+ * be rendered. What the fields mean is documented in share/man/ddpjob.1 and README.md. */
+#ifndef DDPJOB_SPEC_H
+#define DDPJOB_SPEC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ddp_error.h"
+#include "diag.h"
+
+typedef enum { SCHED_UNSET = 0, SCHED_PBS, SCHED_SLURM } sched_kind_t;
+typedef enum { PBS_LAUNCH_PBSDSH = 0, PBS_LAUNCH_SSH } pbs_launcher_t;
+
+typedef struct {
+    char **items;
+    size_t count;
+} strv_t;
+
+typedef struct {
+    char *key;
+    char *value;
+} env_var_t;
+
+typedef struct {
+    unsigned long line, col;
+} spec_loc_t;
+
+typedef struct {
+    char *path;
+    char *name;
+    spec_loc_t name_loc;
+    sched_kind_t scheduler;
+    long nodes;
+    long gpus_per_node;  /* 0: a CPU-only job */
+    long procs_per_node; /* workers per node; 0 in the file means "gpus_per_node, or 1" */
+    long cpus_per_node;  /* 0: scheduler default */
+    uint64_t mem_bytes;  /* per node; 0: scheduler default */
+    uint64_t walltime_s; /* 0: scheduler default */
+    char *queue;
+    char *project;
+    strv_t modules;
+    char *setup;
+    env_var_t *env;
+    size_t env_count;
+    char *workdir;
+    long master_port; /* 0: derived from the job id in the script */
+    long max_restarts;
+    long rendezvous_timeout;
+    strv_t command;
+    bool command_is_shell; /* command was one string, run by sh -c */
+    struct {
+        bool present;
+        strv_t storage;
+        uint64_t jobfs_bytes; /* per node */
+        pbs_launcher_t launcher;
+        strv_t directives;
+    } pbs;
+    struct {
+        bool present;
+        char *constraint;
+        bool exclusive;
+        char *signal; /* SIG@SECONDS, sent to the agents before the time limit */
+        strv_t directives;
+    } slurm;
+} job_spec_t;
+
+/* Reads and validates `path`. Returns NULL only when the file cannot be read at all (err says
+ * why); otherwise a spec whose problems, if any, are in diag (check diag->count). */
+job_spec_t *spec_load(const char *path, diag_t *diag, ddp_error_t *err);
+
+/* The checks that depend on the target scheduler (e.g. PBS job-name rules), reported into diag
+ * with the same FILE:LINE:COL form. */
+void spec_check_for_scheduler(const job_spec_t *spec, sched_kind_t sched, diag_t *diag);
+
+void spec_destroy(job_spec_t *spec);
+
+const char *sched_kind_name(sched_kind_t kind);
+sched_kind_t sched_kind_parse(const char *name);
+
+#endif

@@ -287,12 +287,14 @@ static void parse_strlist(loader_t *ld, yaml_node_t *n, const char *field, int f
     if (n->type == YAML_SCALAR_NODE && (flags & PLUS_LIST)) {
         if (!check_text(ld, n, field, flags, false))
             return;
-        for (const char *p = scalar(n); *p;) {
+        const char *s = scalar(n);
+        if (s[0] == '+' || s[strlen(s) - 1] == '+' || strstr(s, "++")) {
+            REPORT(ld, n, field, "empty item in \"%s\"", s);
+            return;
+        }
+        for (const char *p = s; *p;) {
             size_t len = strcspn(p, "+");
-            if (len == 0 || strv_push(dst, p, len) < 0) {
-                REPORT(ld, n, field, "empty item in \"%s\"", scalar(n));
-                return;
-            }
+            strv_push(dst, p, len);
             p += len + (p[len] == '+');
         }
         return;

@@ -1,0 +1,32 @@
+#!/bin/bash
+# The bundled examples render to the expected scripts (tests/golden), for both schedulers, and
+# every rendered script passes bash -n and shellcheck. UPDATE_GOLDEN=1 rewrites the expectations.
+. "$SRCDIR/tests/cli/lib.sh"
+
+for spec in "$SRCDIR"/share/examples/*.yaml; do
+    base=$(basename "$spec" .yaml)
+    for sched in pbs slurm; do
+        golden=$SRCDIR/tests/golden/$base.$sched
+        run "$DDPJOB" render "$spec" --scheduler "$sched" --bindir /opt/ddpjob/bin
+        expect_eq "$RC" 0 "$base renders for $sched"
+        if [ "${UPDATE_GOLDEN:-0}" = 1 ]; then
+            printf '%s\n' "$OUT" >"$golden"
+        fi
+        if diff_out=$(diff -u "$golden" <(printf '%s\n' "$OUT") 2>&1); then
+            pass "$base.$sched matches tests/golden"
+        else
+            fail "$base.$sched matches tests/golden" "$diff_out"
+        fi
+        printf '%s\n' "$OUT" >"$T/script"
+        if msg=$(bash -n "$T/script" 2>&1); then pass "bash -n $base.$sched"; else fail "bash -n $base.$sched" "$msg"; fi
+        if msg=$(shellcheck "$T/script" 2>&1); then pass "shellcheck $base.$sched"; else fail "shellcheck $base.$sched" "$msg"; fi
+    done
+done
+
+# A spec rendered for the other scheduler says what it left out.
+run "$DDPJOB" render "$SRCDIR/share/examples/gadi-pbs.yaml" --scheduler slurm --bindir /x
+expect_contains "$ERR" "the pbs: block (storage, jobfs, launcher, directives) is left out of a Slurm script" \
+    "rendering a PBS spec for Slurm notes the dropped pbs: block"
+run "$DDPJOB" render "$SRCDIR/share/examples/slurm-2x8.yaml" --scheduler pbs --bindir /x
+expect_contains "$ERR" "the slurm: block is left out of a PBS script" "and the other way round"
+case "$OUT" in *mail-type*) fail "slurm directives do not leak into PBS" ;; *) pass "slurm directives do not leak into PBS" ;; esac

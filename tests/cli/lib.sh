@@ -1,0 +1,77 @@
+# Shared by the shell tests: TAP output, assertions, a private temporary directory.
+# Tests get DDPJOB (the built binary) and SRCDIR (the source tree) from meson.
+set -u
+: "${DDPJOB:?run through meson test}" "${SRCDIR:?run through meson test}"
+
+TAP_N=0
+TAP_FAILED=0
+T=$(mktemp -d "${TMPDIR:-/tmp}/ddpjob-test.XXXXXX")
+trap 'rm -rf "$T"; echo "1..$TAP_N"; [ "$TAP_FAILED" -eq 0 ]' EXIT
+
+pass() {
+    TAP_N=$((TAP_N + 1))
+    echo "ok $TAP_N - $1"
+}
+
+fail() {
+    TAP_N=$((TAP_N + 1))
+    TAP_FAILED=$((TAP_FAILED + 1))
+    echo "not ok $TAP_N - $1"
+    shift
+    local line
+    for line in "$@"; do
+        printf '#   %s\n' "$line"
+    done
+}
+
+expect_eq() { # GOT WANT DESCRIPTION
+    if [ "$1" = "$2" ]; then pass "$3"; else fail "$3" "got:  $1" "want: $2"; fi
+}
+
+expect_contains() { # HAYSTACK NEEDLE DESCRIPTION
+    case "$1" in
+    *"$2"*) pass "$3" ;;
+    *) fail "$3" "missing: $2" "in: $1" ;;
+    esac
+}
+
+expect_file() { # PATH DESCRIPTION
+    if [ -e "$1" ]; then pass "$2"; else fail "$2" "no such file: $1"; fi
+}
+
+expect_no_file() { # PATH DESCRIPTION
+    if [ ! -e "$1" ]; then pass "$2"; else fail "$2" "file exists: $1"; fi
+}
+
+# Runs a command, keeping its stdout, stderr and status in OUT, ERR and RC.
+run() {
+    OUT=$("$@" 2>"$T/stderr") && RC=0 || RC=$?
+    ERR=$(cat "$T/stderr")
+}
+
+# A bin directory for rendered scripts: the real ddpjob, and a ddpjob-agent that records its
+# argv (one argument per line, newlines escaped) and worker-relevant environment, then exits
+# with $AGENT_EXIT_<node rank> (default 0). The real agent arrives with the agent issue; these
+# tests check what the script hands it.
+make_bindir() { # DIR RECORD_DIR
+    mkdir -p "$1" "$2"
+    ln -sf "$DDPJOB" "$1/ddpjob"
+    cat >"$1/ddpjob-agent" <<AGENT
+#!/bin/bash
+rank=\${SLURM_NODEID:-unknown}
+prev=
+for a in "\$@"; do [ "\$prev" = --node-rank ] && rank=\$a; prev=\$a; done
+out=$2/agent.\$rank
+for a in "\$@"; do printf '%s\n' "\${a//\$'\n'/\\\\n}"; done >"\$out.argv"
+env >"\$out.env"
+pwd >"\$out.pwd"
+prev=
+for a in "\$@"; do
+    if [ "\$prev" = --token-file ]; then stat -c %a "\$a" >"\$out.tokenmode"; fi
+    prev=\$a
+done
+code=AGENT_EXIT_\$rank
+exit "\${!code:-0}"
+AGENT
+    chmod +x "$1/ddpjob-agent"
+}

@@ -1,0 +1,66 @@
+#!/bin/bash
+# ddpjob submit: the script lands in the job directory, the submitter's job id is printed, and
+# every way submitting can fail gives a clear error and exit 4. The happy path against a real
+# sbatch runs in the Slurm end-to-end suite; here stand-ins play a submitter that succeeds,
+# fails or talks nonsense.
+. "$SRCDIR/tests/cli/lib.sh"
+cd "$T" || exit 1
+
+mkdir -p jobdir path empty
+cat >job.yaml <<SPEC
+name: sub-test
+scheduler: slurm
+nodes: 1
+workdir: $T/jobdir
+command: [hostname]
+SPEC
+stand_in() { # NAME BODY
+    printf '#!/bin/bash\n%s\n' "$2" >"path/$1"
+    chmod +x "path/$1"
+}
+
+run env PATH="$T/empty:/usr/bin:/bin" "$DDPJOB" submit job.yaml --bindir /opt/ddpjob/bin
+expect_eq "$RC" 4 "no sbatch on PATH: exit 4"
+expect_contains "$ERR" "sbatch: not found on PATH (is this a slurm login node?)" "and the error says sbatch is missing"
+expect_file jobdir/sub-test.sbatch "the script is kept in the job directory for inspection"
+
+stand_in sbatch 'echo "sbatch: error: Batch job submission failed: Invalid account or account/partition combination specified" >&2; exit 1'
+run env PATH="$T/path:$PATH" "$DDPJOB" submit job.yaml
+expect_eq "$RC" 4 "sbatch fails: exit 4"
+expect_contains "$ERR" "sbatch failed (exit status 1) submitting $T/jobdir/sub-test.sbatch:
+sbatch: error: Batch job submission failed: Invalid account" "and its stderr is shown"
+
+stand_in sbatch 'echo "maintenance window"'
+run env PATH="$T/path:$PATH" "$DDPJOB" submit job.yaml
+expect_eq "$RC" 4 "no job id in sbatch's output: exit 4"
+expect_contains "$ERR" 'sbatch printed no job id' "and says so"
+
+stand_in sbatch 'printf "%s\n" "$PWD" "$@" >"$T/sbatch.args"; echo "4242;cluster1"'
+sed -i "s|\$T|$T|" path/sbatch
+run env PATH="$T/path:$PATH" "$DDPJOB" submit job.yaml
+expect_eq "$RC" 0 "sbatch succeeds: exit 0"
+expect_eq "$OUT" 4242 "the job id is printed"
+expect_eq "$(cat sbatch.args)" "$T/jobdir
+--parsable
+sub-test.sbatch" "sbatch runs in the job directory with --parsable and the script"
+expect_eq "$(stat -c %a jobdir/sub-test.sbatch)" 755 "the script is executable"
+
+stand_in qsub 'echo 140873987.gadi-pbs'
+run env PATH="$T/path:$PATH" "$DDPJOB" submit job.yaml --scheduler pbs
+expect_eq "$OUT" 140873987.gadi-pbs "qsub's job id is printed"
+expect_file jobdir/sub-test.pbs "the PBS script is written as NAME.pbs"
+
+run env PATH="$T/empty:/usr/bin:/bin" "$DDPJOB" submit job.yaml --dry-run
+expect_eq "$RC" 0 "--dry-run needs no submitter"
+expect_contains "$OUT" "would run in $T/jobdir: sbatch --parsable sub-test.sbatch" "--dry-run shows the command"
+
+sed -i 's/^nodes: 1/nodes: 0/' job.yaml
+rm -f jobdir/*
+run env PATH="$T/path:$PATH" "$DDPJOB" submit job.yaml
+expect_eq "$RC" 1 "an invalid spec is not submitted: exit 1"
+expect_eq "$(ls jobdir)" "" "and no script is written"
+
+sed -i 's/^nodes: 0/nodes: 1/; s|^workdir: .*|workdir: /nonexistent/dir|' job.yaml
+run "$DDPJOB" submit job.yaml --dry-run
+expect_eq "$RC" 3 "a missing workdir: exit 3"
+expect_contains "$ERR" "workdir /nonexistent/dir is not a directory" "names the directory"

@@ -1,0 +1,177 @@
+#!/bin/bash
+# Validation reports every problem at once as FILE:LINE:COL: FIELD: PROBLEM, exits 1 and writes
+# nothing; a valid spec passes.
+. "$SRCDIR/tests/cli/lib.sh"
+cd "$T" || exit 1
+
+cat >job.yaml <<'SPEC'
+name: resnet-ddp
+scheduler: pbs
+nodes: 2
+gpus_per_nod: 4
+cpus_per_node: 0
+mem: 380XB
+walltime: 2h
+queue: [gpuvolta]
+project: "vp 91"
+modules: python3
+env: {RANK: "1", 9X: a, GOOD: [1]}
+master_port: 70000
+max_restarts: -1
+rendezvous_timeout: "300"
+command: []
+pbs: {storage: "scratch/vp91+", jobfs: lots, launcher: pdsh, directives: ["-l a\nb"]}
+slurm: {exclusive: maybe, extra: 1}
+schedular: x
+SPEC
+run "$DDPJOB" render job.yaml -o out.sh
+expect_eq "$RC" 1 "an invalid spec exits 1"
+expect_no_file out.sh "render -o writes nothing for an invalid spec"
+expect_eq "$OUT" "" "and prints nothing on stdout"
+expect_eq "$ERR" 'job.yaml:4:1: gpus_per_nod: unknown field (did you mean gpus_per_node?)
+job.yaml:5:16: cpus_per_node: must be at least 1, got 0
+job.yaml:6:6: mem: expected a size such as 380GB (units KB MB GB TB, K M G T, KiB MiB GiB TiB), got "380XB"
+job.yaml:7:11: walltime: expected [[HH:]MM:]SS or D-HH:MM:SS, got "2h"
+job.yaml:8:8: queue: expected a string, got a list
+job.yaml:9:10: project: "vp 91" contains a blank, which a #PBS/#SBATCH directive cannot carry
+job.yaml:10:10: modules: expected a list, got a plain value
+job.yaml:11:7: env: RANK is set by ddpjob-agent for each worker and cannot be set in the spec
+job.yaml:11:18: env: "9X" is not a valid environment variable name
+job.yaml:11:31: env: value of GOOD must be a string, got a list
+job.yaml:12:14: master_port: must be between 1 and 65535, got 70000
+job.yaml:13:15: max_restarts: must be between 0 and 1000, got -1
+job.yaml:14:21: rendezvous_timeout: expected a whole number, got a quoted string
+job.yaml:15:10: command: must not be empty: give the program and its arguments
+job.yaml:16:16: pbs.storage: empty item in "scratch/vp91+"
+job.yaml:16:40: pbs.jobfs: expected a size such as 380GB (units KB MB GB TB, K M G T, KiB MiB GiB TiB), got "lots"
+job.yaml:16:56: pbs.launcher: expected pbsdsh or ssh, got "pdsh"
+job.yaml:16:75: pbs.directives: contains a newline or control character, which cannot be made safe in a job script directive
+job.yaml:17:20: slurm.exclusive: expected true or false, got a plain value "maybe"
+job.yaml:17:27: slurm.extra: unknown field
+job.yaml:18:1: schedular: unknown field (did you mean scheduler?)
+ddpjob: job.yaml: 21 problems; nothing was written' "every problem is reported at once, with line and column"
+
+# One check per kind of mistake, each on its own.
+check() { # DESCRIPTION EXPECTED-STDERR-LINE SPEC-TEXT
+    printf '%s' "$3" >case.yaml
+    run "$DDPJOB" validate case.yaml
+    expect_eq "$RC" 1 "$1: exit 1"
+    expect_contains "$ERR" "$2" "$1: message"
+}
+base='name: x
+scheduler: slurm
+command: [a]
+'
+check "YAML syntax error carries libyaml's position" \
+    "case.yaml:3:10: YAML syntax error: mapping values are not allowed in this context" \
+    'name: x
+nodes: 2
+  command: [a]
+'
+check "unterminated quote" "case.yaml:2:1: YAML syntax error: found unexpected end of stream while scanning a quoted scalar" \
+    'name: "x
+'
+check "unknown scheduler" 'case.yaml:2:12: scheduler: expected pbs or slurm, got "lsf"' \
+    'name: x
+scheduler: lsf
+nodes: 1
+command: [a]
+'
+check "misspelt scheduler gets a suggestion" 'scheduler: expected pbs or slurm, got "slurn" (did you mean slurm?)' \
+    'name: x
+scheduler: slurn
+nodes: 1
+command: [a]
+'
+check "zero nodes" "case.yaml:4:8: nodes: must be at least 1, got 0" "${base}nodes: 0
+"
+check "negative nodes" "nodes: must be at least 1, got -2" "${base}nodes: -2
+"
+check "nodes as text" 'nodes: expected a whole number, got "two"' "${base}nodes: two
+"
+check "fractional GPUs" 'gpus_per_node: expected a whole number, got "1.5"' "${base}nodes: 1
+gpus_per_node: 1.5
+"
+check "empty command string" "command: must not be empty" 'name: x
+scheduler: slurm
+nodes: 1
+command: ""
+'
+check "empty program name" "command: the program name must not be empty" 'name: x
+scheduler: slurm
+nodes: 1
+command: ["", a]
+'
+check "command as a mapping" "command: expected a list of arguments or a string, got a mapping" 'name: x
+scheduler: slurm
+nodes: 1
+command: {a: b}
+'
+check "missing required fields" "case.yaml:1:1: command: missing (required)" 'name: x
+scheduler: slurm
+nodes: 1
+'
+check "missing name" "case.yaml:1:1: name: missing (required)" 'scheduler: slurm
+nodes: 1
+command: [a]
+'
+check "missing scheduler" "scheduler: missing: set scheduler: pbs or slurm in the spec, or pass --scheduler" 'name: x
+nodes: 1
+command: [a]
+'
+check "duplicate field" "case.yaml:5:1: nodes: given more than once" "${base}nodes: 1
+nodes: 2
+"
+check "walltime minutes out of range" 'walltime: expected [[HH:]MM:]SS or D-HH:MM:SS, got "1:75:00"' "${base}nodes: 1
+walltime: 1:75:00
+"
+check "memory without unit" 'mem: expected a size such as 380GB (units KB MB GB TB, K M G T, KiB MiB GiB TiB), got "380"' "${base}nodes: 1
+mem: 380
+"
+check "newline in a directive value" "name: contains a newline or control character" 'name: "a\nb"
+scheduler: slurm
+nodes: 1
+command: [a]
+'
+check "blank in the job name" 'name: "my job" contains a blank' 'name: my job
+scheduler: slurm
+nodes: 1
+command: [a]
+'
+check "PBS job-name rules" 'case.yaml:1:7: name: "a$(id)" is not a valid PBS job name' 'name: "a$(id)"
+scheduler: pbs
+nodes: 1
+command: [a]
+'
+check "a second YAML document" "case.yaml:5:1: a spec file holds one YAML document; found another here" "${base}nodes: 1
+---
+name: y
+"
+check "empty file" "case.yaml:1:1: the spec is empty" ""
+check "not a mapping" "the spec must be a mapping of fields" '- a
+- b
+'
+check "misspelt nested key" "case.yaml:5:7: pbs.storag: unknown field (did you mean pbs.storage?)" "${base}nodes: 1
+pbs: {storag: [a]}
+"
+check "agent-owned variable prefix" "env: DDPJOB_TOKEN is set by ddpjob-agent" "${base}nodes: 1
+env: {DDPJOB_TOKEN: x}
+"
+
+# Valid specs: the bundled examples, a string command, null optional fields.
+for spec in "$SRCDIR"/share/examples/*.yaml; do
+    run "$DDPJOB" validate "$spec"
+    expect_eq "$RC" 0 "$(basename "$spec") is valid"
+done
+printf '%s' "${base}nodes: 1
+queue: ~
+cpus_per_node:
+slurm: {constraint: \"\"}
+" >ok.yaml
+run "$DDPJOB" validate ok.yaml
+expect_eq "$OUT" "ok.yaml: ok (slurm, 1 node x 1 worker)" "null and empty optional fields count as unset"
+run "$DDPJOB" validate --scheduler pbs "$SRCDIR/share/examples/slurm-2x8.yaml"
+expect_eq "$RC" 0 "--scheduler overrides the spec's scheduler"
+run "$DDPJOB" validate /nonexistent/job.yaml
+expect_eq "$RC" 3 "an unreadable spec exits 3"
+expect_eq "$ERR" "ddpjob: /nonexistent/job.yaml: No such file or directory" "and says why"

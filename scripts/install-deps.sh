@@ -1,0 +1,11 @@
+#!/bin/bash
+# Installs what ddpjob needs to build and test on Debian 12 (run as root). Safe to re-run.
+set -euo pipefail
+packages=(
+    build-essential meson ninja-build pkg-config   # the build
+    libyaml-dev libssh2-1-dev libssl-dev           # spec parsing, SSH launch, store auth
+    shellcheck man-db                              # the suite lints every script, formats the man page
+)
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${packages[@]}" >/dev/null

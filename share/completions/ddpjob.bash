@@ -1,0 +1,28 @@
+# bash completion for ddpjob
+_ddpjob() {
+    local cur prev
+    cur=${COMP_WORDS[COMP_CWORD]}
+    prev=${COMP_WORDS[COMP_CWORD - 1]}
+    if [ "$COMP_CWORD" -eq 1 ]; then
+        mapfile -t COMPREPLY < <(compgen -W "validate render submit nodes --help --version" -- "$cur")
+        return
+    fi
+    case $prev in
+    --scheduler) mapfile -t COMPREPLY < <(compgen -W "pbs slurm" -- "$cur"); return ;;
+    -o | --output | --template | --nodefile) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
+    --bindir) mapfile -t COMPREPLY < <(compgen -d -- "$cur"); return ;;
+    esac
+    case ${COMP_WORDS[1]} in
+    validate) opts="--scheduler --help" ;;
+    render) opts="--scheduler --output --template --bindir --help" ;;
+    submit) opts="--scheduler --dry-run --template --bindir --help" ;;
+    nodes) opts="--slurm --nodefile --with-index --compress --help" ;;
+    *) opts="" ;;
+    esac
+    if [ "${cur#-}" != "$cur" ]; then
+        mapfile -t COMPREPLY < <(compgen -W "$opts" -- "$cur")
+    else
+        mapfile -t COMPREPLY < <(compgen -f -X '!*.y*ml' -- "$cur")
+    fi
+}
+complete -o filenames -F _ddpjob ddpjob

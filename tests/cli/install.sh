@@ -1,0 +1,24 @@
+#!/bin/bash
+# `meson install` puts the binary, templates, examples, man page and completion in place, and the
+# installed ddpjob renders with the installed templates.
+. "$SRCDIR/tests/cli/lib.sh"
+: "${BUILDDIR:?run through meson test}"
+
+run meson install -C "$BUILDDIR" --destdir "$T/inst" --quiet
+expect_eq "$RC" 0 "meson install succeeds"
+prefix=$(find "$T/inst" -path '*/bin/ddpjob' -type f | head -n 1)
+prefix=${prefix%/bin/ddpjob}
+for f in bin/ddpjob share/ddpjob/templates/pbs.sh share/ddpjob/templates/slurm.sh \
+    share/ddpjob/examples/gadi-pbs.yaml share/ddpjob/examples/slurm-2x8.yaml \
+    share/ddpjob/examples/single-node.yaml share/man/man1/ddpjob.1 \
+    share/bash-completion/completions/ddpjob; do
+    expect_file "$prefix/$f" "installs $f"
+done
+run env -u DDPJOB_TEMPLATE_DIR "$prefix/bin/ddpjob" render "$prefix/share/ddpjob/examples/gadi-pbs.yaml"
+expect_eq "$RC" 0 "the installed ddpjob renders an installed example"
+expect_contains "$OUT" "$prefix/bin/ddpjob-agent --nnodes 2" "and points the nodes at the installed agent"
+if msg=$(man -l "$prefix/share/man/man1/ddpjob.1" 2>&1 >/dev/null | grep -v '^$'); then
+    fail "the man page formats without warnings" "$msg"
+else
+    pass "the man page formats without warnings"
+fi

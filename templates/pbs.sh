@@ -69,9 +69,6 @@ ddpjob_node_setup() {
 {{/workdir}}
     :
 }
-ddpjob_node_cmd="$(declare -f ddpjob_node_setup)
-ddpjob_node_setup
-exec \"\$@\""
 
 ddpjob_node_setup
 
@@ -106,6 +103,10 @@ trap 'rm -f "$ddpjob_token_file"' EXIT
 echo "ddpjob: job $ddpjob_jobid: {{nodes}} node(s), {{procs_per_node}} worker(s) each, master $ddpjob_master:$ddpjob_port"
 
 {{#launch_pbsdsh}}
+# Each pbsdsh task runs the node setup, then becomes the agent (so pbsdsh sees its status).
+ddpjob_node_cmd="$(declare -f ddpjob_node_setup)
+ddpjob_node_setup
+exec \"\$@\""
 ddpjob_pids=()
 for ddpjob_rank in "${!ddpjob_hosts[@]}"; do
     pbsdsh -n "${ddpjob_vnodes[$ddpjob_rank]}" -- /bin/bash -c "$ddpjob_node_cmd" ddpjob-node \

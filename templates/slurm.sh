@@ -70,6 +70,7 @@ ddpjob_node_setup() {
 {{/workdir}}
     :
 }
+# Each srun task runs the node setup, then becomes the agent (so srun sees its status).
 ddpjob_node_cmd="$(declare -f ddpjob_node_setup)
 ddpjob_node_setup
 exec \"\$@\""

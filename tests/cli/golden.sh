@@ -30,3 +30,12 @@ expect_contains "$ERR" "the pbs: block (storage, jobfs, launcher, directives) is
 run "$DDPJOB" render "$SRCDIR/share/examples/slurm-2x8.yaml" --scheduler pbs --bindir /x
 expect_contains "$ERR" "the slurm: block is left out of a PBS script" "and the other way round"
 case "$OUT" in *mail-type*) fail "slurm directives do not leak into PBS" ;; *) pass "slurm directives do not leak into PBS" ;; esac
+
+# The SSH launcher variant of the PBS script hands the node file to `ddpjob launch`.
+sed 's/launcher: pbsdsh/launcher: ssh/' "$SRCDIR/share/examples/gadi-pbs.yaml" >"$T/ssh.yaml"
+run "$DDPJOB" render "$T/ssh.yaml" --bindir /opt/ddpjob/bin
+expect_contains "$OUT" '/opt/ddpjob/bin/ddpjob launch --nodefile "$PBS_NODEFILE" --nproc-per-node 4' \
+    "pbs.launcher: ssh starts the agents with ddpjob launch"
+case "$OUT" in *"pbsdsh -n \""*) fail "and not with pbsdsh" ;; *) pass "and not with pbsdsh" ;; esac
+printf '%s\n' "$OUT" >"$T/script"
+if msg=$(bash -n "$T/script" 2>&1 && shellcheck "$T/script" 2>&1); then pass "bash -n and shellcheck accept it"; else fail "bash -n and shellcheck accept it" "$msg"; fi

@@ -201,6 +201,28 @@ static int write_script(const char *path, const char *text, ddp_error_t *err)
     return 0;
 }
 
+/* The steps render and submit share: parse the command line, load and validate the spec, render
+ * its script into memory. Returns -1 when the caller should go on (then *spec and *text are
+ * set), else the exit code to return. */
+static int prepare_script(int argc, char **argv, const char *help, bool is_submit,
+                          script_args_t *a, job_spec_t **spec, sched_kind_t *target, char **text)
+{
+    const char *path;
+    int rc = parse_script_args(argc, argv, help, is_submit, a, &path);
+    if (rc != 0)
+        return rc > 0 ? EXIT_OK : EXIT_USAGE;
+    int code = EXIT_OK;
+    *spec = load_for_scheduler(path, a->sched, target, &code);
+    if (!*spec)
+        return code;
+    *text = render_to_string(*spec, a, *target, &code);
+    if (!*text) {
+        spec_destroy(*spec);
+        return code;
+    }
+    return -1;
+}
+
 static const char render_help[] =
     "usage: ddpjob render SPEC [--scheduler pbs|slurm] [-o FILE] [--template FILE] [--bindir DIR]\n"
     "Prints the job script for SPEC without submitting anything (the dry run).\n"
@@ -213,27 +235,22 @@ static const char render_help[] =
 int cmd_render(int argc, char **argv)
 {
     script_args_t a;
-    const char *path;
-    int rc = parse_script_args(argc, argv, render_help, false, &a, &path);
-    if (rc != 0)
-        return rc > 0 ? EXIT_OK : EXIT_USAGE;
+    job_spec_t *spec;
     sched_kind_t target;
-    int code = EXIT_OK;
-    job_spec_t *spec = load_for_scheduler(path, a.sched, &target, &code);
-    if (!spec)
+    char *text;
+    int code = prepare_script(argc, argv, render_help, false, &a, &spec, &target, &text);
+    if (code >= 0)
         return code;
-    char *text = render_to_string(spec, &a, target, &code);
-    if (text) {
-        ddp_error_t err;
-        if (a.output) {
-            if (write_script(a.output, text, &err) < 0) {
-                fprintf(stderr, "ddpjob: %s\n", err.msg);
-                code = EXIT_SYSTEM;
-            }
-        } else if (fputs(text, stdout) < 0 || fflush(stdout) != 0) {
-            fprintf(stderr, "ddpjob: writing the script: %s\n", strerror(errno));
+    code = EXIT_OK;
+    ddp_error_t err;
+    if (a.output) {
+        if (write_script(a.output, text, &err) < 0) {
+            fprintf(stderr, "ddpjob: %s\n", err.msg);
             code = EXIT_SYSTEM;
         }
+    } else if (fputs(text, stdout) < 0 || fflush(stdout) != 0) {
+        fprintf(stderr, "ddpjob: writing the script: %s\n", strerror(errno));
+        code = EXIT_SYSTEM;
     }
     free(text);
     spec_destroy(spec);
@@ -260,26 +277,21 @@ static const char submit_help[] =
 int cmd_submit(int argc, char **argv)
 {
     script_args_t a;
-    const char *path;
-    int rc = parse_script_args(argc, argv, submit_help, true, &a, &path);
-    if (rc != 0)
-        return rc > 0 ? EXIT_OK : EXIT_USAGE;
+    job_spec_t *spec;
     sched_kind_t target;
-    int code = EXIT_OK;
-    job_spec_t *spec = load_for_scheduler(path, a.sched, &target, &code);
-    if (!spec)
+    char *text;
+    int code = prepare_script(argc, argv, submit_help, true, &a, &spec, &target, &text);
+    if (code >= 0)
         return code;
+    code = EXIT_OK;
     const sched_ops_t *ops = sched_get(target);
-    char *text = render_to_string(spec, &a, target, &code);
     char *script = NULL;
     spawn_result_t res = {0};
     ddp_error_t err;
     const char *jobdir = spec->workdir ? spec->workdir : ".";
-    if (!text)
-        goto out;
     struct stat st;
     if (stat(jobdir, &st) != 0 || !S_ISDIR(st.st_mode)) {
-        fprintf(stderr, "ddpjob: %s: workdir %s is not a directory\n", path, jobdir);
+        fprintf(stderr, "ddpjob: %s: workdir %s is not a directory\n", spec->path, jobdir);
         code = EXIT_SYSTEM;
         goto out;
     }

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ddp_file.h"
 #include "sched.h"
 #include "shquote.h"
 #include "template.h"
@@ -24,36 +25,6 @@ char *render_self_dir(ddp_error_t *err)
     if (!dir)
         ddp_error_set(err, "out of memory");
     return dir;
-}
-
-static char *read_text_file(const char *path, ddp_error_t *err)
-{
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        ddp_error_set(err, "template %s: %s", path, strerror(errno));
-        return NULL;
-    }
-    char *text = NULL;
-    size_t len = 0;
-    FILE *mem = open_memstream(&text, &len);
-    if (!mem) {
-        fclose(f);
-        ddp_error_set(err, "out of memory");
-        return NULL;
-    }
-    char chunk[8192];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
-        fwrite(chunk, 1, n, mem);
-    int failed = ferror(f);
-    fclose(f);
-    fclose(mem);
-    if (failed) {
-        free(text);
-        ddp_error_set(err, "template %s: read error", path);
-        return NULL;
-    }
-    return text;
 }
 
 /* Finds the scheduler's template: the first candidate directory that has the file. */
@@ -180,8 +151,10 @@ int render_script(const job_spec_t *spec, const render_opts_t *opts, FILE *out, 
                                         : find_template(ops->template_file, err);
     if (!template_path)
         goto out;
-    if (!(text = read_text_file(template_path, err)))
+    if (!(text = ddp_read_file(template_path, NULL, err))) {
+        ddp_error_prefix(err, "template");
         goto out;
+    }
     const char *bindir = opts->bindir;
     if (!bindir) {
         if (!(self = render_self_dir(err)))

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <yaml.h>
 
+#include "ddp_file.h"
 #include "shquote.h"
 #include "units.h"
 
@@ -505,35 +506,11 @@ static void parse_mapping(loader_t *ld, yaml_node_t *map, const field_def_t *tab
                      "missing (required)");
 }
 
-static int read_file(const char *path, unsigned char **text, size_t *len, ddp_error_t *err)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return ddp_error_set(err, "%s: %s", path, strerror(errno));
-    FILE *mem = open_memstream((char **)text, len);
-    if (!mem) {
-        fclose(f);
-        return ddp_error_set(err, "out of memory");
-    }
-    char chunk[65536];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
-        fwrite(chunk, 1, n, mem);
-    int failed = ferror(f);
-    fclose(f);
-    fclose(mem);
-    if (failed) {
-        free(*text);
-        return ddp_error_set(err, "%s: read error", path);
-    }
-    return 0;
-}
-
 job_spec_t *spec_load(const char *path, diag_t *diag, ddp_error_t *err)
 {
-    unsigned char *text = NULL;
     size_t len = 0;
-    if (read_file(path, &text, &len, err) < 0)
+    unsigned char *text = (unsigned char *)ddp_read_file(path, &len, err);
+    if (!text)
         return NULL;
     job_spec_t *spec = calloc(1, sizeof *spec);
     if (!spec || !(spec->path = strdup(path))) {

@@ -1,7 +1,8 @@
 #include "hostlist.h"
 
+#include "ddp_file.h"
+
 #include <ctype.h>
-#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -365,37 +366,16 @@ error:
 
 hostlist_t *hostlist_from_nodefile(const char *path, ddp_error_t *err)
 {
-    FILE *f = fopen(path, "r");
-    char *text = NULL;
-    size_t size = 0;
-    hostlist_t *hl = NULL;
-    if (!f) {
-        ddp_error_set(err, "%s: %s", path, strerror(errno));
+    size_t size;
+    char *text = ddp_read_file(path, &size, err);
+    if (!text)
         return NULL;
-    }
-    FILE *mem = open_memstream(&text, &size);
-    if (!mem) {
-        ddp_error_set(err, "out of memory");
-        goto out;
-    }
-    char chunk[65536];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
-        fwrite(chunk, 1, n, mem);
-    bool read_failed = ferror(f);
-    fclose(mem);
-    if (read_failed) {
-        ddp_error_set(err, "%s: read error", path);
-        goto out;
-    }
-    if (memchr(text, '\0', size)) {
+    hostlist_t *hl = NULL;
+    if (memchr(text, '\0', size))
         ddp_error_set(err, "%s: not a text file (NUL byte)", path);
-        goto out;
-    }
-    hl = hostlist_from_nodefile_text(text, path, err);
-out:
+    else
+        hl = hostlist_from_nodefile_text(text, path, err);
     free(text);
-    fclose(f);
     return hl;
 }
 

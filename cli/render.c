@@ -34,14 +34,21 @@ static char *find_template(const char *file, ddp_error_t *err)
     if (!self)
         return NULL;
     const char *env_dir = getenv("DDPJOB_TEMPLATE_DIR");
+    /* The installed layout first, then the build tree's copy (build/cli/ddpjob finds
+     * build/templates). */
     char *candidates[3] = {NULL, NULL, NULL};
+    int failed = 0;
     if (env_dir && *env_dir)
-        asprintf(&candidates[0], "%s/%s", env_dir, file);
+        failed |= asprintf(&candidates[0], "%s/%s", env_dir, file) < 0;
     else {
-        asprintf(&candidates[1], "%s/../share/ddpjob/templates/%s", self, file);
-        asprintf(&candidates[2], "%s/../templates/%s", self, file);
+        failed |= asprintf(&candidates[1], "%s/../share/ddpjob/templates/%s", self, file) < 0;
+        failed |= asprintf(&candidates[2], "%s/../templates/%s", self, file) < 0;
     }
     free(self);
+    if (failed) {
+        ddp_error_set(err, "out of memory");
+        return NULL;
+    }
     char *found = NULL;
     for (int i = 0; i < 3; i++) {
         if (!found && candidates[i] && access(candidates[i], R_OK) == 0)

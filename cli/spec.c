@@ -25,6 +25,7 @@ typedef enum {
     F_COMMAND,  /* sequence of scalars, or one string for sh -c */
     F_SCHED,
     F_LAUNCHER,
+    F_SIGNAL, /* Slurm --signal: [B:|R:]SIG@SECONDS */
     F_MAP, /* nested table */
 } field_type_t;
 
@@ -60,7 +61,7 @@ static const field_def_t pbs_fields[] = {
 static const field_def_t slurm_fields[] = {
     {"constraint", F_STRING, offsetof(job_spec_t, slurm.constraint), DIRECTIVE, 0, 0, NULL, 0},
     {"exclusive", F_BOOL, offsetof(job_spec_t, slurm.exclusive), 0, 0, 0, NULL, 0},
-    {"signal", F_STRING, offsetof(job_spec_t, slurm.signal), DIRECTIVE, 0, 0, NULL, 0},
+    {"signal", F_SIGNAL, offsetof(job_spec_t, slurm.signal), DIRECTIVE, 0, 0, NULL, 0},
     {"directives", F_STRLIST, offsetof(job_spec_t, slurm.directives), DIRECTIVE_LINE, 0, 0, NULL,
      0},
     {NULL, 0, 0, 0, 0, 0, NULL, 0},
@@ -207,6 +208,23 @@ static void parse_string(loader_t *ld, yaml_node_t *n, const char *field, int fl
         return;
     if (check_text(ld, n, field, flags, false))
         *dst = strdup(scalar(n));
+}
+
+static void parse_signal(loader_t *ld, yaml_node_t *n, const char *field, char **dst)
+{
+    const char *s = n->type == YAML_SCALAR_NODE ? scalar(n) : "";
+    const char *p = s;
+    if (!strncmp(p, "B:", 2) || !strncmp(p, "R:", 2))
+        p += 2;
+    size_t name = strspn(p, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789");
+    size_t secs = name && p[name] == '@' ? strspn(p + name + 1, "0123456789") : 0;
+    if (!secs || p[name + 1 + secs] != '\0') {
+        REPORT(ld, n, field, "expected SIGNAL@SECONDS such as USR2@120, got %s%s%s",
+               n->type == YAML_SCALAR_NODE ? "\"" : node_kind(n), s,
+               n->type == YAML_SCALAR_NODE ? "\"" : "");
+        return;
+    }
+    *dst = strdup(s);
 }
 
 static void parse_text(loader_t *ld, yaml_node_t *n, const char *field, char **dst)
@@ -434,6 +452,7 @@ static void parse_field(loader_t *ld, yaml_node_t *v, const field_def_t *def, co
     case F_STRLIST: parse_strlist(ld, v, field, def->flags, dst); break;
     case F_ENV: parse_env(ld, v, field); break;
     case F_COMMAND: parse_command(ld, v, field); break;
+    case F_SIGNAL: parse_signal(ld, v, field, dst); break;
     case F_SCHED: {
         int kind = SCHED_UNSET;
         parse_enum(ld, v, field, sched_names, &kind);

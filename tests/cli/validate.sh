@@ -154,6 +154,9 @@ check "not a mapping" "the spec must be a mapping of fields" '- a
 check "misspelt nested key" "case.yaml:5:7: pbs.storag: unknown field (did you mean pbs.storage?)" "${base}nodes: 1
 pbs: {storag: [a]}
 "
+check "malformed Slurm signal" 'slurm.signal: expected SIGNAL@SECONDS such as USR2@120, got "soon"' "${base}nodes: 1
+slurm: {signal: soon}
+"
 check "agent-owned variable prefix" "env: DDPJOB_TOKEN is set by ddpjob-agent" "${base}nodes: 1
 env: {DDPJOB_TOKEN: x}
 "

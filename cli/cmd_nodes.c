@@ -19,23 +19,33 @@ static const char nodes_help[] =
 
 int cmd_nodes(int argc, char **argv)
 {
-    static const struct option opts[] = {{"slurm", required_argument, NULL, 's'},
-                                         {"nodefile", required_argument, NULL, 'f'},
-                                         {"with-index", no_argument, NULL, 'i'},
-                                         {"compress", no_argument, NULL, 'c'},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {0}};
+    static const struct option opts[] = {
+        {"slurm", required_argument, NULL, 's'}, {"nodefile", required_argument, NULL, 'f'},
+        {"with-index", no_argument, NULL, 'i'},  {"compress", no_argument, NULL, 'c'},
+        {"help", no_argument, NULL, 'h'},        {0}};
     const char *expr = NULL, *nodefile = NULL;
     bool with_index = false, compress = false;
     int c;
     while ((c = getopt_long(argc, argv, "s:f:ich", opts, NULL)) != -1) {
         switch (c) {
-        case 's': expr = optarg; break;
-        case 'f': nodefile = optarg; break;
-        case 'i': with_index = true; break;
-        case 'c': compress = true; break;
-        case 'h': fputs(nodes_help, stdout); return EXIT_OK;
-        default: fputs(nodes_help, stderr); return EXIT_USAGE;
+        case 's':
+            expr = optarg;
+            break;
+        case 'f':
+            nodefile = optarg;
+            break;
+        case 'i':
+            with_index = true;
+            break;
+        case 'c':
+            compress = true;
+            break;
+        case 'h':
+            fputs(nodes_help, stdout);
+            return EXIT_OK;
+        default:
+            fputs(nodes_help, stderr);
+            return EXIT_USAGE;
         }
     }
     if (optind != argc || !expr == !nodefile || (with_index && compress)) {

@@ -19,8 +19,8 @@
 
 /* Loads and validates a spec for its target scheduler (the override, else the spec's). Prints
  * every problem; returns NULL with *exit_code set when the spec cannot be used. */
-static job_spec_t *load_for_scheduler(const char *path, sched_kind_t override,
-                                      sched_kind_t *target, int *exit_code)
+static job_spec_t *load_for_scheduler(const char *path, sched_kind_t override, sched_kind_t *target,
+                                      int *exit_code)
 {
     ddp_error_t err;
     diag_t *diag = diag_create(path);
@@ -121,13 +121,19 @@ static int parse_script_args(int argc, char **argv, const char *help, bool is_su
     int c;
     while ((c = getopt_long(argc, argv, "s:t:b:o:nh", opts, NULL)) != -1) {
         switch (c) {
-        case 'h': fputs(help, stdout); return 1;
+        case 'h':
+            fputs(help, stdout);
+            return 1;
         case 's':
             if (parse_scheduler_arg(optarg, &a->sched) < 0)
                 goto usage;
             break;
-        case 't': a->template_path = optarg; break;
-        case 'b': a->bindir = optarg; break;
+        case 't':
+            a->template_path = optarg;
+            break;
+        case 'b':
+            a->bindir = optarg;
+            break;
         case 'o':
             if (is_submit)
                 goto usage;
@@ -138,7 +144,8 @@ static int parse_script_args(int argc, char **argv, const char *help, bool is_su
                 goto usage;
             a->dry_run = 1;
             break;
-        default: goto usage;
+        default:
+            goto usage;
         }
     }
     if (optind != argc - 1)
@@ -204,8 +211,8 @@ static int write_script(const char *path, const char *text, ddp_error_t *err)
 /* The steps render and submit share: parse the command line, load and validate the spec, render
  * its script into memory. Returns -1 when the caller should go on (then *spec and *text are
  * set), else the exit code to return. */
-static int prepare_script(int argc, char **argv, const char *help, bool is_submit,
-                          script_args_t *a, job_spec_t **spec, sched_kind_t *target, char **text)
+static int prepare_script(int argc, char **argv, const char *help, bool is_submit, script_args_t *a,
+                          job_spec_t **spec, sched_kind_t *target, char **text)
 {
     const char *path;
     int rc = parse_script_args(argc, argv, help, is_submit, a, &path);
@@ -267,7 +274,8 @@ static void file_name_from_job(const char *name, const char *suffix, char *out, 
 }
 
 static const char submit_help[] =
-    "usage: ddpjob submit SPEC [--scheduler pbs|slurm] [--dry-run] [--template FILE] [--bindir DIR]\n"
+    "usage: ddpjob submit SPEC [--scheduler pbs|slurm] [--dry-run] [--template FILE] [--bindir "
+    "DIR]\n"
     "Writes the job script into the job directory (the spec's workdir, else the current\n"
     "directory) and submits it with qsub or sbatch; prints the job id.\n"
     "  --dry-run    write the script and show the submit command without running it\n"

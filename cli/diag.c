@@ -29,8 +29,8 @@ void diag_destroy(diag_t *d)
     free(d);
 }
 
-void diag_add(diag_t *d, unsigned long line, unsigned long col, const char *field,
-              const char *fmt, ...)
+void diag_add(diag_t *d, unsigned long line, unsigned long col, const char *field, const char *fmt,
+              ...)
 {
     char msg[1024];
     va_list ap;

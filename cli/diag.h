@@ -19,8 +19,8 @@ diag_t *diag_create(const char *file);
 void diag_destroy(diag_t *d);
 
 /* Adds `FILE:LINE:COL: FIELD: MESSAGE`. line and col are 1-based; field may be NULL. */
-void diag_add(diag_t *d, unsigned long line, unsigned long col, const char *field,
-              const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+void diag_add(diag_t *d, unsigned long line, unsigned long col, const char *field, const char *fmt,
+              ...) __attribute__((format(printf, 5, 6)));
 
 /* The closest of `candidates` (NULL-terminated) to `word` by edit distance, or NULL when none
  * is close enough to be a plausible misspelling. */

@@ -57,10 +57,13 @@ static char *find_template(const char *file, ddp_error_t *err)
             free(candidates[i]);
     }
     if (!found)
-        ddp_error_set(err, "template %s not found (looked in %s); set DDPJOB_TEMPLATE_DIR or "
-                           "pass --template FILE",
-                      file, env_dir && *env_dir ? "$DDPJOB_TEMPLATE_DIR" : "the install and "
-                                                                          "build trees");
+        ddp_error_set(err,
+                      "template %s not found (looked in %s); set DDPJOB_TEMPLATE_DIR or "
+                      "pass --template FILE",
+                      file,
+                      env_dir && *env_dir ? "$DDPJOB_TEMPLATE_DIR"
+                                          : "the install and "
+                                            "build trees");
     return found;
 }
 
@@ -154,8 +157,8 @@ int render_script(const job_spec_t *spec, const render_opts_t *opts, FILE *out, 
         ddp_error_set(err, "no scheduler chosen");
         goto out;
     }
-    template_path = opts->template_path ? strdup(opts->template_path)
-                                        : find_template(ops->template_file, err);
+    template_path =
+        opts->template_path ? strdup(opts->template_path) : find_template(ops->template_file, err);
     if (!template_path)
         goto out;
     if (!(text = ddp_read_file(template_path, NULL, err))) {

@@ -79,8 +79,9 @@ static void pbs_note_ignored(const job_spec_t *spec, FILE *notes)
 static void slurm_note_ignored(const job_spec_t *spec, FILE *notes)
 {
     if (spec->pbs.present)
-        fprintf(notes, "note: %s: the pbs: block (storage, jobfs, launcher, directives) is left "
-                       "out of a Slurm script\n",
+        fprintf(notes,
+                "note: %s: the pbs: block (storage, jobfs, launcher, directives) is left "
+                "out of a Slurm script\n",
                 spec->path);
 }
 

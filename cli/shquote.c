@@ -39,11 +39,21 @@ void shquote_write(FILE *f, const char *value)
     fputs("$'", f);
     for (const unsigned char *p = s; *p; p++) {
         switch (*p) {
-        case '\n': fputs("\\n", f); break;
-        case '\t': fputs("\\t", f); break;
-        case '\r': fputs("\\r", f); break;
-        case '\\': fputs("\\\\", f); break;
-        case '\'': fputs("\\'", f); break;
+        case '\n':
+            fputs("\\n", f);
+            break;
+        case '\t':
+            fputs("\\t", f);
+            break;
+        case '\r':
+            fputs("\\r", f);
+            break;
+        case '\\':
+            fputs("\\\\", f);
+            break;
+        case '\'':
+            fputs("\\'", f);
+            break;
         default:
             if (*p < 0x20 || *p == 0x7f)
                 fprintf(f, "\\x%02x", *p);

@@ -89,8 +89,7 @@ int spawn_capture(char *const argv[], const char *cwd, int timeout_ms, spawn_res
     while (open_fds > 0) {
         long long left = deadline - now_ms();
         if (left <= 0) {
-            ddp_error_set(err, "%s: no answer within %d s; stopped it", argv[0],
-                          timeout_ms / 1000);
+            ddp_error_set(err, "%s: no answer within %d s; stopped it", argv[0], timeout_ms / 1000);
             goto out;
         }
         int n = poll(fds, 2, (int)left);

@@ -8,8 +8,8 @@
 #include "ddp_error.h"
 
 typedef struct {
-    char *out; /* everything the child wrote to stdout (NUL-terminated, malloc'd) */
-    char *err; /* and to stderr */
+    char *out;  /* everything the child wrote to stdout (NUL-terminated, malloc'd) */
+    char *err;  /* and to stderr */
     int status; /* exit code, or 128 + signal number */
 } spawn_result_t;
 

@@ -14,9 +14,9 @@
 #include "units.h"
 
 typedef enum {
-    F_STRING,   /* one-line text */
-    F_TEXT,     /* text that may span lines (setup) */
-    F_INT,      /* integer within [min, max] */
+    F_STRING, /* one-line text */
+    F_TEXT,   /* text that may span lines (setup) */
+    F_INT,    /* integer within [min, max] */
     F_BOOL,
     F_SIZE,     /* "380GB" */
     F_WALLTIME, /* "02:00:00" */
@@ -26,12 +26,12 @@ typedef enum {
     F_SCHED,
     F_LAUNCHER,
     F_SIGNAL, /* Slurm --signal: [B:|R:]SIG@SECONDS */
-    F_MAP, /* nested table */
+    F_MAP,    /* nested table */
 } field_type_t;
 
 enum {
     REQUIRED = 1 << 0,
-    DIRECTIVE = 1 << 1, /* lands in a #PBS/#SBATCH line: no blanks or control characters */
+    DIRECTIVE = 1 << 1,      /* lands in a #PBS/#SBATCH line: no blanks or control characters */
     DIRECTIVE_LINE = 1 << 2, /* a whole directive: blanks allowed, no control characters */
     PLUS_LIST = 1 << 3,      /* a string "a+b" is accepted as the list [a, b] */
 };
@@ -47,8 +47,14 @@ struct field_def {
     size_t present_offset;  /* F_MAP: bool set when the block appears */
 };
 
-#define FIELD(n, t, f, fl) {#n, t, offsetof(job_spec_t, f), fl, 0, 0, NULL, 0}
-#define INTFIELD(n, f, fl, lo, hi) {#n, F_INT, offsetof(job_spec_t, f), fl, lo, hi, NULL, 0}
+#define FIELD(n, t, f, fl)                                                                         \
+    {                                                                                              \
+#n, t, offsetof(job_spec_t, f), fl, 0, 0, NULL, 0                                          \
+    }
+#define INTFIELD(n, f, fl, lo, hi)                                                                 \
+    {                                                                                              \
+#n, F_INT, offsetof(job_spec_t, f), fl, lo, hi, NULL, 0                                    \
+    }
 
 static const field_def_t pbs_fields[] = {
     {"storage", F_STRLIST, offsetof(job_spec_t, pbs.storage), DIRECTIVE | PLUS_LIST, 0, 0, NULL, 0},
@@ -94,10 +100,23 @@ static const field_def_t top_fields[] = {
 /* Variables the agent sets for every worker: a spec that sets them would be silently
  * overridden, so it is told instead. */
 static const char *const agent_owned_env[] = {
-    "RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK", "GROUP_WORLD_SIZE",
-    "ROLE_RANK", "ROLE_WORLD_SIZE", "ROLE_NAME", "MASTER_ADDR", "MASTER_PORT",
-    "TORCHELASTIC_RESTART_COUNT", "TORCHELASTIC_MAX_RESTARTS", "TORCHELASTIC_RUN_ID",
-    "TORCHELASTIC_USE_AGENT_STORE", "TORCHELASTIC_ERROR_FILE", NULL,
+    "RANK",
+    "LOCAL_RANK",
+    "WORLD_SIZE",
+    "LOCAL_WORLD_SIZE",
+    "GROUP_RANK",
+    "GROUP_WORLD_SIZE",
+    "ROLE_RANK",
+    "ROLE_WORLD_SIZE",
+    "ROLE_NAME",
+    "MASTER_ADDR",
+    "MASTER_PORT",
+    "TORCHELASTIC_RESTART_COUNT",
+    "TORCHELASTIC_MAX_RESTARTS",
+    "TORCHELASTIC_RUN_ID",
+    "TORCHELASTIC_USE_AGENT_STORE",
+    "TORCHELASTIC_ERROR_FILE",
+    NULL,
 };
 
 typedef struct {
@@ -135,17 +154,20 @@ static bool is_null(const yaml_node_t *n)
     if (n->type != YAML_SCALAR_NODE || !is_plain(n))
         return false;
     const char *s = scalar(n);
-    return !*s || !strcmp(s, "~") || !strcmp(s, "null") || !strcmp(s, "Null") ||
-           !strcmp(s, "NULL");
+    return !*s || !strcmp(s, "~") || !strcmp(s, "null") || !strcmp(s, "Null") || !strcmp(s, "NULL");
 }
 
 static const char *node_kind(const yaml_node_t *n)
 {
     switch (n->type) {
-    case YAML_SCALAR_NODE: return is_plain(n) ? "a plain value" : "a quoted string";
-    case YAML_SEQUENCE_NODE: return "a list";
-    case YAML_MAPPING_NODE: return "a mapping";
-    default: return "nothing";
+    case YAML_SCALAR_NODE:
+        return is_plain(n) ? "a plain value" : "a quoted string";
+    case YAML_SEQUENCE_NODE:
+        return "a list";
+    case YAML_MAPPING_NODE:
+        return "a mapping";
+    default:
+        return "nothing";
     }
 }
 
@@ -161,13 +183,15 @@ static bool check_text(loader_t *ld, const yaml_node_t *n, const char *field, in
     for (const unsigned char *p = s; *p; p++) {
         bool control = (*p < 0x20 && !(multiline && (*p == '\n' || *p == '\t'))) || *p == 0x7f;
         if (control || ((flags & DIRECTIVE_LINE) && (*p == '\n' || *p == '\r'))) {
-            REPORT(ld, n, field, "contains a newline or control character, which cannot be "
-                                 "made safe in a job script directive");
+            REPORT(ld, n, field,
+                   "contains a newline or control character, which cannot be "
+                   "made safe in a job script directive");
             return false;
         }
         if ((flags & DIRECTIVE) && isspace(*p)) {
-            REPORT(ld, n, field, "\"%s\" contains a blank, which a #PBS/#SBATCH directive "
-                                 "cannot carry",
+            REPORT(ld, n, field,
+                   "\"%s\" contains a blank, which a #PBS/#SBATCH directive "
+                   "cannot carry",
                    (const char *)s);
             return false;
         }
@@ -289,16 +313,20 @@ static void parse_size(loader_t *ld, yaml_node_t *n, const char *field, uint64_t
         REPORT(ld, n, field,
                "expected a size such as 380GB (units KB MB GB TB, K M G T, KiB MiB GiB TiB), "
                "got %s%s%s%s",
-               n->type == YAML_SCALAR_NODE ? "\"" : "", n->type == YAML_SCALAR_NODE ? scalar(n) : "",
-               n->type == YAML_SCALAR_NODE ? "\"" : "", n->type == YAML_SCALAR_NODE ? "" : node_kind(n));
+               n->type == YAML_SCALAR_NODE ? "\"" : "",
+               n->type == YAML_SCALAR_NODE ? scalar(n) : "",
+               n->type == YAML_SCALAR_NODE ? "\"" : "",
+               n->type == YAML_SCALAR_NODE ? "" : node_kind(n));
 }
 
 static void parse_walltime(loader_t *ld, yaml_node_t *n, const char *field, uint64_t *dst)
 {
     if (n->type != YAML_SCALAR_NODE || units_parse_walltime(scalar(n), dst) < 0)
         REPORT(ld, n, field, "expected [[HH:]MM:]SS or D-HH:MM:SS, got %s%s%s%s",
-               n->type == YAML_SCALAR_NODE ? "\"" : "", n->type == YAML_SCALAR_NODE ? scalar(n) : "",
-               n->type == YAML_SCALAR_NODE ? "\"" : "", n->type == YAML_SCALAR_NODE ? "" : node_kind(n));
+               n->type == YAML_SCALAR_NODE ? "\"" : "",
+               n->type == YAML_SCALAR_NODE ? scalar(n) : "",
+               n->type == YAML_SCALAR_NODE ? "\"" : "",
+               n->type == YAML_SCALAR_NODE ? "" : node_kind(n));
 }
 
 static void parse_strlist(loader_t *ld, yaml_node_t *n, const char *field, int flags, strv_t *dst)
@@ -354,8 +382,9 @@ static void parse_env(loader_t *ld, yaml_node_t *n, const char *field)
         for (int i = 0; agent_owned_env[i] && !owned; i++)
             owned = !strcmp(key, agent_owned_env[i]);
         if (owned) {
-            REPORT(ld, k, field, "%s is set by ddpjob-agent for each worker and cannot be set "
-                                 "in the spec",
+            REPORT(ld, k, field,
+                   "%s is set by ddpjob-agent for each worker and cannot be set "
+                   "in the spec",
                    key);
             continue;
         }
@@ -443,16 +472,36 @@ static void parse_field(loader_t *ld, yaml_node_t *v, const field_def_t *def, co
     char *base = (char *)ld->spec;
     void *dst = base + def->offset;
     switch (def->type) {
-    case F_STRING: parse_string(ld, v, field, def->flags, dst); break;
-    case F_TEXT: parse_text(ld, v, field, dst); break;
-    case F_INT: parse_int(ld, v, def, field, dst); break;
-    case F_BOOL: parse_bool(ld, v, field, dst); break;
-    case F_SIZE: parse_size(ld, v, field, dst); break;
-    case F_WALLTIME: parse_walltime(ld, v, field, dst); break;
-    case F_STRLIST: parse_strlist(ld, v, field, def->flags, dst); break;
-    case F_ENV: parse_env(ld, v, field); break;
-    case F_COMMAND: parse_command(ld, v, field); break;
-    case F_SIGNAL: parse_signal(ld, v, field, dst); break;
+    case F_STRING:
+        parse_string(ld, v, field, def->flags, dst);
+        break;
+    case F_TEXT:
+        parse_text(ld, v, field, dst);
+        break;
+    case F_INT:
+        parse_int(ld, v, def, field, dst);
+        break;
+    case F_BOOL:
+        parse_bool(ld, v, field, dst);
+        break;
+    case F_SIZE:
+        parse_size(ld, v, field, dst);
+        break;
+    case F_WALLTIME:
+        parse_walltime(ld, v, field, dst);
+        break;
+    case F_STRLIST:
+        parse_strlist(ld, v, field, def->flags, dst);
+        break;
+    case F_ENV:
+        parse_env(ld, v, field);
+        break;
+    case F_COMMAND:
+        parse_command(ld, v, field);
+        break;
+    case F_SIGNAL:
+        parse_signal(ld, v, field, dst);
+        break;
     case F_SCHED: {
         int kind = SCHED_UNSET;
         parse_enum(ld, v, field, sched_names, &kind);
@@ -494,8 +543,7 @@ static void parse_mapping(loader_t *ld, yaml_node_t *map, const field_def_t *tab
             continue;
         }
         char field[128];
-        snprintf(field, sizeof field, "%s%s%s", prefix ? prefix : "", prefix ? "." : "",
-                 scalar(k));
+        snprintf(field, sizeof field, "%s%s%s", prefix ? prefix : "", prefix ? "." : "", scalar(k));
         size_t i = 0;
         while (i < nfields && strcmp(names[i], scalar(k)))
             i++;
@@ -521,8 +569,7 @@ static void parse_mapping(loader_t *ld, yaml_node_t *map, const field_def_t *tab
     }
     for (size_t i = 0; i < nfields; i++)
         if ((table[i].flags & REQUIRED) && !seen[i])
-            diag_add(ld->diag, node_line(map), node_col(map), table[i].name,
-                     "missing (required)");
+            diag_add(ld->diag, node_line(map), node_col(map), table[i].name, "missing (required)");
 }
 
 job_spec_t *spec_load(const char *path, diag_t *diag, ddp_error_t *err)
@@ -548,8 +595,8 @@ job_spec_t *spec_load(const char *path, diag_t *diag, ddp_error_t *err)
         /* libyaml's marks are 0-based; context_mark points at the construct that was open. */
         diag_add(diag, (unsigned long)parser.problem_mark.line + 1,
                  (unsigned long)parser.problem_mark.column + 1, NULL, "YAML syntax error: %s%s%s",
-                 parser.problem ? parser.problem : "unknown problem",
-                 parser.context ? " " : "", parser.context ? parser.context : "");
+                 parser.problem ? parser.problem : "unknown problem", parser.context ? " " : "",
+                 parser.context ? parser.context : "");
         yaml_parser_delete(&parser);
         free(text);
         return spec;
@@ -559,8 +606,9 @@ job_spec_t *spec_load(const char *path, diag_t *diag, ddp_error_t *err)
     if (!root || (root->type == YAML_SCALAR_NODE && is_null(root))) {
         diag_add(diag, 1, 1, NULL, "the spec is empty; it needs at least name, nodes and command");
     } else if (root->type != YAML_MAPPING_NODE) {
-        REPORT(&ld, root, NULL, "the spec must be a mapping of fields (name: ..., nodes: ...), "
-                                "got %s",
+        REPORT(&ld, root, NULL,
+               "the spec must be a mapping of fields (name: ..., nodes: ...), "
+               "got %s",
                node_kind(root));
     } else {
         parse_mapping(&ld, root, top_fields, NULL);
@@ -596,8 +644,9 @@ static bool pbs_name_ok(const char *name)
 void spec_check_for_scheduler(const job_spec_t *spec, sched_kind_t sched, diag_t *diag)
 {
     if (sched == SCHED_UNSET)
-        diag_add(diag, 1, 1, "scheduler", "missing: set scheduler: pbs or slurm in the spec, or "
-                                          "pass --scheduler");
+        diag_add(diag, 1, 1, "scheduler",
+                 "missing: set scheduler: pbs or slurm in the spec, or "
+                 "pass --scheduler");
     if (sched == SCHED_PBS && spec->name && !pbs_name_ok(spec->name))
         diag_add(diag, spec->name_loc.line, spec->name_loc.col, "name",
                  "\"%s\" is not a valid PBS job name (a letter, then letters, digits, _ . + -; "

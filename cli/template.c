@@ -195,10 +195,22 @@ static int tokenize(const char *text, tokens_t *t, ddp_error_t *err)
         tok_type_t type = TOK_VAR;
         const char *name = open + 2;
         switch (*name) {
-        case '#': type = TOK_SECTION; name++; break;
-        case '^': type = TOK_INVERTED; name++; break;
-        case '/': type = TOK_CLOSE; name++; break;
-        case '!': type = TOK_COMMENT; name++; break;
+        case '#':
+            type = TOK_SECTION;
+            name++;
+            break;
+        case '^':
+            type = TOK_INVERTED;
+            name++;
+            break;
+        case '/':
+            type = TOK_CLOSE;
+            name++;
+            break;
+        case '!':
+            type = TOK_COMMENT;
+            name++;
+            break;
         }
         while (*name == ' ')
             name++;
@@ -227,18 +239,17 @@ static int tokenize(const char *text, tokens_t *t, ddp_error_t *err)
         token_t tok = {type, name, (size_t)(name_end - name), tag_line, 0};
         if (type == TOK_SECTION || type == TOK_INVERTED) {
             if (depth == sizeof stack / sizeof stack[0])
-                return ddp_error_set(err, "%s:%u: sections nested too deeply", t->origin,
-                                     tag_line);
+                return ddp_error_set(err, "%s:%u: sections nested too deeply", t->origin, tag_line);
             stack[depth++] = t->n;
         } else if (type == TOK_CLOSE) {
             if (depth == 0)
-                return ddp_error_set(err, "%s:%u: {{/%.*s}} closes no section", t->origin,
-                                     tag_line, (int)tok.len, tok.text);
+                return ddp_error_set(err, "%s:%u: {{/%.*s}} closes no section", t->origin, tag_line,
+                                     (int)tok.len, tok.text);
             token_t *opener = &t->toks[stack[--depth]];
             if (opener->len != tok.len || memcmp(opener->text, tok.text, tok.len))
                 return ddp_error_set(err, "%s:%u: {{/%.*s}} closes {{#%.*s}} from line %u",
-                                     t->origin, tag_line, (int)tok.len, tok.text,
-                                     (int)opener->len, opener->text, opener->line);
+                                     t->origin, tag_line, (int)tok.len, tok.text, (int)opener->len,
+                                     opener->text, opener->line);
             opener->match = t->n;
         }
         if (push_tok(t, tok) < 0)
@@ -261,8 +272,8 @@ static bool truthy(const tvar_t *v)
 
 /* Renders toks[from, to). With out == NULL only checks names (used for sections not taken, so a
  * misspelt name fails even when its section is empty in this render). */
-static int render_range(const tokens_t *t, size_t from, size_t to, const tmpl_ctx_t *ctx,
-                        FILE *out, ddp_error_t *err)
+static int render_range(const tokens_t *t, size_t from, size_t to, const tmpl_ctx_t *ctx, FILE *out,
+                        ddp_error_t *err)
 {
     for (size_t i = from; i < to; i++) {
         const token_t *tok = &t->toks[i];
@@ -280,8 +291,7 @@ static int render_range(const tokens_t *t, size_t from, size_t to, const tmpl_ct
         if (tok->type == TOK_VAR) {
             if (!v->str)
                 return ddp_error_set(err, "%s:%u: \"%.*s\" is a list; use {{#%.*s}}", t->origin,
-                                     tok->line, (int)tok->len, tok->text, (int)tok->len,
-                                     tok->text);
+                                     tok->line, (int)tok->len, tok->text, (int)tok->len, tok->text);
             if (out)
                 fputs(v->str, out);
             continue;

@@ -9,10 +9,9 @@ static const struct {
     const char *suffix;
     uint64_t factor;
 } size_units[] = {
-    {"KB", 1ULL << 10}, {"K", 1ULL << 10}, {"KIB", 1ULL << 10},
-    {"MB", 1ULL << 20}, {"M", 1ULL << 20}, {"MIB", 1ULL << 20},
-    {"GB", 1ULL << 30}, {"G", 1ULL << 30}, {"GIB", 1ULL << 30},
-    {"TB", 1ULL << 40}, {"T", 1ULL << 40}, {"TIB", 1ULL << 40},
+    {"KB", 1ULL << 10},  {"K", 1ULL << 10},   {"KIB", 1ULL << 10}, {"MB", 1ULL << 20},
+    {"M", 1ULL << 20},   {"MIB", 1ULL << 20}, {"GB", 1ULL << 30},  {"G", 1ULL << 30},
+    {"GIB", 1ULL << 30}, {"TB", 1ULL << 40},  {"T", 1ULL << 40},   {"TIB", 1ULL << 40},
 };
 
 int units_parse_size(const char *text, uint64_t *bytes)
@@ -114,9 +113,9 @@ void units_format_hms(uint64_t seconds, char *out, size_t outsize)
 void units_format_slurm_time(uint64_t seconds, char *out, size_t outsize)
 {
     if (seconds >= 86400)
-        snprintf(out, outsize, "%llu-%02llu:%02llu:%02llu",
-                 (unsigned long long)(seconds / 86400), (unsigned long long)(seconds / 3600 % 24),
-                 (unsigned long long)(seconds / 60 % 60), (unsigned long long)(seconds % 60));
+        snprintf(out, outsize, "%llu-%02llu:%02llu:%02llu", (unsigned long long)(seconds / 86400),
+                 (unsigned long long)(seconds / 3600 % 24), (unsigned long long)(seconds / 60 % 60),
+                 (unsigned long long)(seconds % 60));
     else
         units_format_hms(seconds, out, outsize);
 }

@@ -139,8 +139,7 @@ static int parse_number(const char *s, size_t len, unsigned long *out)
 }
 
 /* Parses the inside of one bracket group, e.g. "01-04,07". */
-static int parse_ranges(const char *s, size_t len, part_t *part, const char *expr,
-                        ddp_error_t *err)
+static int parse_ranges(const char *s, size_t len, part_t *part, const char *expr, ddp_error_t *err)
 {
     size_t cap = 0;
     size_t i = 0;
@@ -201,8 +200,8 @@ static int expand_parts(const part_t *parts, size_t nparts, size_t k, char *buf,
             int n = snprintf(buf + used, bufsize - used, "%0*lu", p->ranges[r].width, v);
             if (n < 0 || (size_t)n >= bufsize - used)
                 return ddp_error_set(err, "host name too long");
-            if (expand_parts(parts, nparts, k + 1, buf, used + (size_t)n, bufsize, hl, cap,
-                             err) < 0)
+            if (expand_parts(parts, nparts, k + 1, buf, used + (size_t)n, bufsize, hl, cap, err) <
+                0)
                 return -1;
         }
     }
@@ -210,8 +209,8 @@ static int expand_parts(const part_t *parts, size_t nparts, size_t k, char *buf,
 }
 
 /* Splits one comma-free item ("a[1-2]-b[01-02]") into parts and expands it. */
-static int expand_item(const char *item, size_t len, const char *expr, hostlist_t *hl,
-                       size_t *cap, ddp_error_t *err)
+static int expand_item(const char *item, size_t len, const char *expr, hostlist_t *hl, size_t *cap,
+                       ddp_error_t *err)
 {
     part_t *parts = NULL;
     size_t nparts = 0;

@@ -42,10 +42,32 @@ static char *bash_roundtrip(const char *value)
 int main(void)
 {
     static const char *const values[] = {
-        "plain", "with space", "$(touch /tmp/ddpjob-pwned)", "`touch /tmp/ddpjob-pwned`",
-        "it's", "\"double\"", "a;b", "new\nline", "tab\there", "back\\slash", "$HOME",
-        "~root", "=x", "*", "!event", "\x01\x7f ctrl", "'", "''", "\\'", "ends with \\",
-        "#hash", "a|b&c>d<e", "{a,b}", "-n", "\r\n", "ünïcode",
+        "plain",
+        "with space",
+        "$(touch /tmp/ddpjob-pwned)",
+        "`touch /tmp/ddpjob-pwned`",
+        "it's",
+        "\"double\"",
+        "a;b",
+        "new\nline",
+        "tab\there",
+        "back\\slash",
+        "$HOME",
+        "~root",
+        "=x",
+        "*",
+        "!event",
+        "\x01\x7f ctrl",
+        "'",
+        "''",
+        "\\'",
+        "ends with \\",
+        "#hash",
+        "a|b&c>d<e",
+        "{a,b}",
+        "-n",
+        "\r\n",
+        "ünïcode",
     };
     for (size_t i = 0; i < sizeof values / sizeof values[0]; i++) {
         char *got = bash_roundtrip(values[i]);
@@ -63,8 +85,7 @@ int main(void)
     is_str(q, "''", "the empty string is quoted");
     free(q);
     ok(shquote_is_identifier("NCCL_DEBUG") && shquote_is_identifier("_x1"), "identifiers");
-    ok(!shquote_is_identifier("1X") && !shquote_is_identifier("A-B") &&
-           !shquote_is_identifier(""),
+    ok(!shquote_is_identifier("1X") && !shquote_is_identifier("A-B") && !shquote_is_identifier(""),
        "non-identifiers");
     return done_testing();
 }

@@ -171,6 +171,15 @@ static const char *node_kind(const yaml_node_t *n)
     }
 }
 
+/* What an error message says it got: the value in quotes for a scalar, else its kind. */
+static const char *describe(const yaml_node_t *n, char *buf, size_t size)
+{
+    if (n->type != YAML_SCALAR_NODE)
+        return node_kind(n);
+    snprintf(buf, size, "\"%s\"", scalar(n));
+    return buf;
+}
+
 /* Checks a text value for what the field allows; returns false after reporting. */
 static bool check_text(loader_t *ld, const yaml_node_t *n, const char *field, int flags,
                        bool multiline)
@@ -243,9 +252,9 @@ static void parse_signal(loader_t *ld, yaml_node_t *n, const char *field, char *
     size_t name = strspn(p, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789");
     size_t secs = name && p[name] == '@' ? strspn(p + name + 1, "0123456789") : 0;
     if (!secs || p[name + 1 + secs] != '\0') {
-        REPORT(ld, n, field, "expected SIGNAL@SECONDS such as USR2@120, got %s%s%s",
-               n->type == YAML_SCALAR_NODE ? "\"" : node_kind(n), s,
-               n->type == YAML_SCALAR_NODE ? "\"" : "");
+        char got[256];
+        REPORT(ld, n, field, "expected SIGNAL@SECONDS such as USR2@120, got %s",
+               describe(n, got, sizeof got));
         return;
     }
     *dst = strdup(s);
@@ -302,31 +311,28 @@ static void parse_bool(loader_t *ld, yaml_node_t *n, const char *field, bool *ds
                 return;
             }
     }
-    REPORT(ld, n, field, "expected true or false, got %s%s%s%s", node_kind(n),
-           n->type == YAML_SCALAR_NODE ? " \"" : "", n->type == YAML_SCALAR_NODE ? scalar(n) : "",
-           n->type == YAML_SCALAR_NODE ? "\"" : "");
+    char got[256];
+    REPORT(ld, n, field, "expected true or false, got %s%s%s",
+           n->type == YAML_SCALAR_NODE ? node_kind(n) : "", n->type == YAML_SCALAR_NODE ? " " : "",
+           describe(n, got, sizeof got));
 }
 
 static void parse_size(loader_t *ld, yaml_node_t *n, const char *field, uint64_t *dst)
 {
+    char got[256];
     if (n->type != YAML_SCALAR_NODE || units_parse_size(scalar(n), dst) < 0)
         REPORT(ld, n, field,
                "expected a size such as 380GB (units KB MB GB TB, K M G T, KiB MiB GiB TiB), "
-               "got %s%s%s%s",
-               n->type == YAML_SCALAR_NODE ? "\"" : "",
-               n->type == YAML_SCALAR_NODE ? scalar(n) : "",
-               n->type == YAML_SCALAR_NODE ? "\"" : "",
-               n->type == YAML_SCALAR_NODE ? "" : node_kind(n));
+               "got %s",
+               describe(n, got, sizeof got));
 }
 
 static void parse_walltime(loader_t *ld, yaml_node_t *n, const char *field, uint64_t *dst)
 {
+    char got[256];
     if (n->type != YAML_SCALAR_NODE || units_parse_walltime(scalar(n), dst) < 0)
-        REPORT(ld, n, field, "expected [[HH:]MM:]SS or D-HH:MM:SS, got %s%s%s%s",
-               n->type == YAML_SCALAR_NODE ? "\"" : "",
-               n->type == YAML_SCALAR_NODE ? scalar(n) : "",
-               n->type == YAML_SCALAR_NODE ? "\"" : "",
-               n->type == YAML_SCALAR_NODE ? "" : node_kind(n));
+        REPORT(ld, n, field, "expected [[HH:]MM:]SS or D-HH:MM:SS, got %s",
+               describe(n, got, sizeof got));
 }
 
 static void parse_strlist(loader_t *ld, yaml_node_t *n, const char *field, int flags, strv_t *dst)
@@ -456,9 +462,8 @@ static void parse_enum(loader_t *ld, yaml_node_t *n, const char *field, const ch
             snprintf(choices + strlen(choices), sizeof choices - strlen(choices), "%s%s",
                      *choices ? " or " : "", names[i]);
     const char *hint = n->type == YAML_SCALAR_NODE ? diag_suggest(scalar(n), names) : NULL;
-    REPORT(ld, n, field, "expected %s, got %s%s%s%s%s%s", choices,
-           n->type == YAML_SCALAR_NODE ? "\"" : node_kind(n),
-           n->type == YAML_SCALAR_NODE ? scalar(n) : "", n->type == YAML_SCALAR_NODE ? "\"" : "",
+    char got[256];
+    REPORT(ld, n, field, "expected %s, got %s%s%s%s", choices, describe(n, got, sizeof got),
            hint ? " (did you mean " : "", hint ? hint : "", hint ? "?)" : "");
 }
 

@@ -3,19 +3,29 @@
 #include "hostlist.h"
 #include "tap.h"
 
-/* The expansion joined with spaces, or "ERR: message". */
-static char *expand(const char *expr)
+/* The hosts joined with spaces (each as LINE:HOST when with_lines), or "ERR: message". */
+static char *join_hosts(const hostlist_t *hl, const ddp_error_t *err, int with_lines)
 {
-    ddp_error_t err;
-    hostlist_t *hl = hostlist_expand(expr, &err);
     char *out = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&out, &len);
     if (!hl)
-        fprintf(f, "ERR: %s", err.msg);
-    for (size_t i = 0; hl && i < hl->count; i++)
-        fprintf(f, "%s%s", i ? " " : "", hl->hosts[i]);
+        fprintf(f, "ERR: %s", err->msg);
+    for (size_t i = 0; hl && i < hl->count; i++) {
+        fprintf(f, "%s", i ? " " : "");
+        if (with_lines)
+            fprintf(f, "%zu:", hl->first_line[i]);
+        fprintf(f, "%s", hl->hosts[i]);
+    }
     fclose(f);
+    return out;
+}
+
+static char *expand(const char *expr)
+{
+    ddp_error_t err;
+    hostlist_t *hl = hostlist_expand(expr, &err);
+    char *out = join_hosts(hl, &err, 0);
     hostlist_destroy(hl);
     return out;
 }
@@ -80,14 +90,7 @@ static void check_nodefile(const char *text, const char *want)
 {
     ddp_error_t err;
     hostlist_t *hl = hostlist_from_nodefile_text(text, "nodefile", &err);
-    char *out = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&out, &len);
-    if (!hl)
-        fprintf(f, "ERR: %s", err.msg);
-    for (size_t i = 0; hl && i < hl->count; i++)
-        fprintf(f, "%s%zu:%s", i ? " " : "", hl->first_line[i], hl->hosts[i]);
-    fclose(f);
+    char *out = join_hosts(hl, &err, 1);
     is_str(out, want, "nodefile %s", want);
     free(out);
     hostlist_destroy(hl);

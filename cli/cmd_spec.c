@@ -10,7 +10,7 @@
 
 #include "commands.h"
 #include "render.h"
-#include "sched.h"
+#include "scheduler.h"
 #include "spawn.h"
 #include "spec.h"
 

@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "ddp_file.h"
-#include "sched.h"
+#include "scheduler.h"
 #include "shquote.h"
 #include "template.h"
 

@@ -1,4 +1,4 @@
-#include "sched.h"
+#include "scheduler.h"
 
 #include <ctype.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* sched: what differs between PBS and Slurm, as one table entry per scheduler.
+/* scheduler: what differs between PBS and Slurm, as one table entry per scheduler.
  *
  * Each entry names its template, fills the template variables only it knows (directive values
  * in its own units), lists the spec fields it ignores (for the note that `render --scheduler`

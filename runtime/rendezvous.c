@@ -1,0 +1,140 @@
+#include "rendezvous.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ddp_clock.h"
+
+void rdzv_key(char *buf, size_t size, int round, const char *name)
+{
+    snprintf(buf, size, "r%d/%s", round, name);
+}
+
+static void node_key(char *buf, size_t size, int round, const char *what, int node)
+{
+    char name[64];
+    snprintf(name, sizeof name, "%s/%d", what, node);
+    rdzv_key(buf, size, round, name);
+}
+
+/* Lists the node ranks without a record, for the timeout message. */
+static void name_missing(store_client_t *c, const rdzv_join_t *j, char *buf, size_t size)
+{
+    size_t used = 0;
+    int missing = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < j->nnodes && used + 64 < size; i++) {
+        char key[128], *val = NULL;
+        node_key(key, sizeof key, j->round, "node", i);
+        int found = store_get(c, key, &val, NULL, NULL);
+        free(val);
+        if (found != 0)
+            continue;
+        int n = j->hosts ? snprintf(buf + used, size - used, "%s%d (%s)", missing ? ", " : "", i,
+                                    j->hosts[i])
+                         : snprintf(buf + used, size - used, "%s%d", missing ? ", " : "", i);
+        if (n > 0)
+            used += (size_t)n < size - used ? (size_t)n : size - used - 1;
+        missing++;
+    }
+    if (!missing)
+        snprintf(buf, size, "none (the store could not be read)");
+}
+
+/* Node 0: reads every record in node order and publishes each node's first rank. */
+static int assign_ranks(store_client_t *c, const rdzv_join_t *j, rdzv_result_t *out,
+                        ddp_error_t *err)
+{
+    int *nproc = calloc((size_t)j->nnodes, sizeof *nproc);
+    out->node_hosts = calloc((size_t)j->nnodes, sizeof *out->node_hosts);
+    if (!nproc || !out->node_hosts) {
+        free(nproc);
+        return ddp_error_set(err, "out of memory");
+    }
+    int world = 0, rc = 0;
+    for (int i = 0; i < j->nnodes && !rc; i++) {
+        char key[128], *val = NULL;
+        node_key(key, sizeof key, j->round, "node", i);
+        int found = store_get(c, key, &val, NULL, err);
+        int host_at = 0;
+        if (found < 0)
+            rc = -1;
+        else if (!found || sscanf(val, "%d %n", &nproc[i], &host_at) != 1 || nproc[i] < 1 ||
+                 !(out->node_hosts[i] = strdup(val + host_at)))
+            rc = ddp_error_set(err, "rendezvous: bad or missing record for node %d", i);
+        free(val);
+        world += rc ? 0 : nproc[i];
+    }
+    for (int i = 0, base = 0; i < j->nnodes && !rc; base += nproc[i], i++) {
+        char key[128], val[96];
+        node_key(key, sizeof key, j->round, "assign", i);
+        int n = snprintf(val, sizeof val, "%d %d %d", base, world, j->worker_port);
+        rc = store_set(c, key, val, (size_t)n, err);
+        if (i == 0) {
+            out->rank_base = base;
+            out->world_size = world;
+            out->worker_port = j->worker_port;
+        }
+    }
+    free(nproc);
+    return rc;
+}
+
+int rdzv_join(store_client_t *c, const rdzv_join_t *j, rdzv_result_t *out, ddp_error_t *err)
+{
+    char key[128], record[512], *val = NULL;
+    *out = (rdzv_result_t){.nnodes = j->nnodes};
+    node_key(key, sizeof key, j->round, "node", j->node_rank);
+    int n = snprintf(record, sizeof record, "%d %s", j->nproc, j->host);
+    int swapped = store_cas(c, key, NULL, 0, record, (size_t)n, &val, err);
+    if (swapped < 0)
+        return ddp_error_prefix(err, "rendezvous");
+    if (!swapped) {
+        const char *other = val ? strchr(val, ' ') : NULL;
+        ddp_error_set(err,
+                      "rendezvous: node rank %d has already joined (from host %s): two agents "
+                      "were given the same node rank",
+                      j->node_rank, other ? other + 1 : "?");
+        free(val);
+        return -1;
+    }
+    free(val);
+    int64_t joined;
+    rdzv_key(key, sizeof key, j->round, "joined");
+    if (store_add(c, key, 1, &joined, err))
+        return ddp_error_prefix(err, "rendezvous");
+    rdzv_key(key, sizeof key, j->round, "complete");
+    if (joined == j->nnodes && store_set(c, key, "1", 1, err))
+        return ddp_error_prefix(err, "rendezvous");
+    const char *complete = key;
+    int got = store_wait(c, &complete, 1, ddp_ms_left(j->deadline), NULL, NULL, err);
+    if (got < 0)
+        return ddp_error_prefix(err, "rendezvous");
+    if (got == 0) {
+        char missing[1024];
+        name_missing(c, j, missing, sizeof missing);
+        return ddp_error_set(err, "rendezvous timed out: node rank(s) %s never arrived", missing);
+    }
+    if (j->node_rank == 0)
+        return assign_ranks(c, j, out, err) ? ddp_error_prefix(err, "rendezvous") : 0;
+    node_key(key, sizeof key, j->round, "assign", j->node_rank);
+    const char *assign = key;
+    got = store_wait(c, &assign, 1, ddp_ms_left(j->deadline), NULL, &val, err);
+    if (got <= 0)
+        return got < 0 ? ddp_error_prefix(err, "rendezvous")
+                       : ddp_error_set(err, "rendezvous timed out: every node joined, but node 0 "
+                                            "did not assign ranks in time");
+    int ok = sscanf(val, "%d %d %d", &out->rank_base, &out->world_size, &out->worker_port) == 3;
+    free(val);
+    return ok ? 0 : ddp_error_set(err, "rendezvous: malformed rank assignment from node 0");
+}
+
+void rdzv_result_free(rdzv_result_t *r)
+{
+    if (r->node_hosts)
+        for (int i = 0; i < r->nnodes; i++)
+            free(r->node_hosts[i]);
+    free(r->node_hosts);
+    r->node_hosts = NULL;
+}

@@ -1,0 +1,44 @@
+/* rendezvous: how the agents of one job meet in the store and learn their global ranks.
+ *
+ * Every agent publishes a record for its node rank (worker count and host), counts itself in,
+ * and waits until all `nnodes` have joined. The node-0 agent then reads the records in node
+ * order and publishes each node's first global rank, the world size and the workers'
+ * MASTER_PORT: ranks are node-major, and nodes may run different worker counts. Each restart is
+ * a new round with its own keys, so nothing from an earlier attempt is mistaken for this one.
+ *
+ * The join has one deadline. When it passes, every waiting agent fails with the node ranks (and
+ * hosts, where the caller knows them) that never arrived. */
+#ifndef DDP_RENDEZVOUS_H
+#define DDP_RENDEZVOUS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ddp_error.h"
+#include "store_client.h"
+
+typedef struct {
+    int round; /* restart count: 0 for the first attempt */
+    int node_rank, nnodes, nproc;
+    const char *host;         /* this agent's host, recorded for the others' messages */
+    int worker_port;          /* node 0 only: the MASTER_PORT its workers' process group uses */
+    const char *const *hosts; /* optional, nnodes names: used to name missing nodes */
+    int64_t deadline;
+} rdzv_join_t;
+
+typedef struct {
+    int rank_base; /* global rank of this node's local rank 0 */
+    int world_size;
+    int worker_port;
+    char **node_hosts; /* node 0 only: each node's recorded host (others: NULL) */
+    int nnodes;
+} rdzv_result_t;
+
+int rdzv_join(store_client_t *c, const rdzv_join_t *j, rdzv_result_t *out, ddp_error_t *err);
+void rdzv_result_free(rdzv_result_t *r);
+
+/* Writes the store key "r<round>/<name>" into buf; the agents keep their per-attempt state
+ * (heartbeats, the end of the attempt) under the same prefix. */
+void rdzv_key(char *buf, size_t size, int round, const char *name);
+
+#endif

@@ -1,0 +1,354 @@
+#include "store_client.h"
+
+#include <openssl/crypto.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ddp_clock.h"
+#include "ddp_net.h"
+#include "store_proto.h"
+
+struct store_client {
+    int fd;
+    char where[300];
+    int64_t timeout_ms;
+    int64_t wait_deadline; /* of the WAIT sent by store_wait_send */
+    store_buf_t out;
+    unsigned char *reply;
+    size_t reply_cap;
+};
+
+static int client_fail(store_client_t *c, ddp_error_t *err)
+{
+    return ddp_error_prefix(err, "store %s", c->where);
+}
+
+static int handshake(store_client_t *c, const void *token, size_t token_len, int64_t deadline,
+                     ddp_error_t *err)
+{
+    unsigned char hello[STORE_MAGIC_LEN + STORE_NONCE_LEN];
+    if (net_read_full(c->fd, hello, sizeof hello, deadline, err))
+        return -1;
+    if (memcmp(hello, STORE_MAGIC, STORE_MAGIC_LEN) != 0)
+        return ddp_error_set(err, "the service on this port is not a ddpjob store");
+    const unsigned char *server_nonce = hello + STORE_MAGIC_LEN;
+    unsigned char answer[STORE_NONCE_LEN + STORE_MAC_LEN];
+    if (store_random(answer, STORE_NONCE_LEN))
+        return ddp_error_set(err, "no random bytes for the handshake");
+    store_auth_mac(token, token_len, "client", server_nonce, answer, answer + STORE_NONCE_LEN);
+    if (net_write_full(c->fd, answer, sizeof answer, deadline, err))
+        return -1;
+    unsigned char server_mac[STORE_MAC_LEN], expected[STORE_MAC_LEN];
+    ddp_error_t ignored;
+    if (net_read_full(c->fd, server_mac, sizeof server_mac, deadline, &ignored))
+        return ddp_error_set(err, "refused this job's token (wrong DDPJOB_TOKEN, or another "
+                                  "job's store on this port)");
+    store_auth_mac(token, token_len, "server", server_nonce, answer, expected);
+    if (CRYPTO_memcmp(server_mac, expected, STORE_MAC_LEN) != 0)
+        return ddp_error_set(err, "does not know this job's token (another job's store on this "
+                                  "port?)");
+    return 0;
+}
+
+store_client_t *store_client_connect(const char *host, int port, const void *token,
+                                     size_t token_len, int64_t deadline, ddp_error_t *err)
+{
+    store_client_t *c = calloc(1, sizeof *c);
+    if (!c) {
+        ddp_error_set(err, "out of memory");
+        return NULL;
+    }
+    c->timeout_ms = 30000;
+    snprintf(c->where, sizeof c->where, "%s:%d", host, port);
+    int64_t backoff = 5;
+    for (;;) {
+        int refused = 0;
+        c->fd = net_connect(host, port, deadline, &refused, err);
+        if (c->fd >= 0)
+            break;
+        if (!refused || ddp_ms_left(deadline) == 0) {
+            if (refused)
+                ddp_error_set(err, "cannot connect to %s: nobody listened there before the "
+                                   "deadline",
+                              c->where);
+            free(c);
+            return NULL;
+        }
+        int64_t left = ddp_ms_left(deadline);
+        ddp_sleep_ms(backoff < left ? backoff : left);
+        backoff = backoff * 2 > 250 ? 250 : backoff * 2;
+    }
+    if (handshake(c, token, token_len, deadline, err)) {
+        client_fail(c, err);
+        store_client_close(c);
+        return NULL;
+    }
+    return c;
+}
+
+void store_client_close(store_client_t *c)
+{
+    if (!c)
+        return;
+    if (c->fd >= 0)
+        close(c->fd);
+    store_buf_free(&c->out);
+    free(c->reply);
+    free(c);
+}
+
+void store_client_set_timeout(store_client_t *c, int64_t ms)
+{
+    c->timeout_ms = ms;
+}
+
+int store_client_fd(const store_client_t *c)
+{
+    return c->fd;
+}
+
+/* Sends the frame built in c->out. */
+static int send_request(store_client_t *c, int64_t deadline, ddp_error_t *err)
+{
+    int rc = net_write_full(c->fd, c->out.data, c->out.len, deadline, err);
+    c->out.len = 0;
+    return rc ? client_fail(c, err) : 0;
+}
+
+/* Reads one reply frame; r covers its body. */
+static int read_reply(store_client_t *c, store_reader_t *r, int64_t deadline, ddp_error_t *err)
+{
+    unsigned char head[4];
+    if (net_read_full(c->fd, head, 4, deadline, err))
+        return client_fail(c, err);
+    uint32_t len = store_load_u32(head);
+    if (len == 0 || len > STORE_MAX_FRAME) {
+        ddp_error_set(err, "malformed reply (frame of %u bytes)", len);
+        return client_fail(c, err);
+    }
+    if (len > c->reply_cap) {
+        unsigned char *p = realloc(c->reply, len);
+        if (!p)
+            return ddp_error_set(err, "out of memory");
+        c->reply = p;
+        c->reply_cap = len;
+    }
+    if (net_read_full(c->fd, c->reply, len, deadline, err))
+        return client_fail(c, err);
+    *r = (store_reader_t){.p = c->reply, .end = c->reply + len};
+    return 0;
+}
+
+/* Sends the request in c->out and reads its reply within the per-request timeout. */
+static int roundtrip(store_client_t *c, store_reader_t *r, ddp_error_t *err)
+{
+    int64_t deadline = ddp_deadline_in(c->timeout_ms);
+    if (send_request(c, deadline, err) || read_reply(c, r, deadline, err))
+        return -1;
+    return 0;
+}
+
+static int begin(store_client_t *c, enum store_op op, const char *key, size_t *mark,
+                 ddp_error_t *err)
+{
+    if (key && strlen(key) > STORE_MAX_KEY)
+        return ddp_error_set(err, "store key longer than %d bytes", STORE_MAX_KEY);
+    c->out.len = 0;
+    if (store_frame_begin(&c->out, mark) || store_put_u8(&c->out, (uint8_t)op) ||
+        (key && store_put_str(&c->out, key, strlen(key))))
+        return ddp_error_set(err, "out of memory");
+    return 0;
+}
+
+static int finish(store_client_t *c, size_t mark, int rc, ddp_error_t *err)
+{
+    if (rc)
+        return ddp_error_set(err, "out of memory");
+    store_frame_end(&c->out, mark);
+    return 0;
+}
+
+static int malformed(store_client_t *c, ddp_error_t *err)
+{
+    ddp_error_set(err, "malformed reply");
+    return client_fail(c, err);
+}
+
+/* A NUL-terminated copy of a string field. */
+static char *copy_value(const unsigned char *s, size_t len)
+{
+    char *v = malloc(len + 1);
+    if (v) {
+        if (len)
+            memcpy(v, s, len);
+        v[len] = '\0';
+    }
+    return v;
+}
+
+int store_ping(store_client_t *c, ddp_error_t *err)
+{
+    size_t mark;
+    store_reader_t r;
+    if (begin(c, STORE_PING, NULL, &mark, err) || finish(c, mark, 0, err) ||
+        roundtrip(c, &r, err))
+        return -1;
+    return store_get_u8(&r) != STORE_OK || r.bad ? malformed(c, err) : 0;
+}
+
+int store_set(store_client_t *c, const char *key, const void *val, size_t len, ddp_error_t *err)
+{
+    size_t mark;
+    store_reader_t r;
+    if (len > STORE_MAX_VALUE)
+        return ddp_error_set(err, "store value longer than %d bytes", STORE_MAX_VALUE);
+    if (begin(c, STORE_SET, key, &mark, err) ||
+        finish(c, mark, store_put_str(&c->out, val, len), err) || roundtrip(c, &r, err))
+        return -1;
+    return store_get_u8(&r) != STORE_OK || r.bad ? malformed(c, err) : 0;
+}
+
+int store_get(store_client_t *c, const char *key, char **val, size_t *len, ddp_error_t *err)
+{
+    size_t mark;
+    store_reader_t r;
+    if (begin(c, STORE_GET, key, &mark, err) || finish(c, mark, 0, err) ||
+        roundtrip(c, &r, err))
+        return -1;
+    uint8_t status = store_get_u8(&r);
+    if (status == STORE_NOT_FOUND && !r.bad)
+        return 0;
+    const unsigned char *s;
+    size_t n = store_get_str(&r, &s, STORE_MAX_VALUE);
+    if (status != STORE_OK || r.bad)
+        return malformed(c, err);
+    if (len)
+        *len = n;
+    if (!(*val = copy_value(s, n)))
+        return ddp_error_set(err, "out of memory");
+    return 1;
+}
+
+int store_add(store_client_t *c, const char *key, int64_t delta, int64_t *result,
+              ddp_error_t *err)
+{
+    size_t mark;
+    store_reader_t r;
+    if (begin(c, STORE_ADD, key, &mark, err) ||
+        finish(c, mark, store_put_i64(&c->out, delta), err) || roundtrip(c, &r, err))
+        return -1;
+    uint8_t status = store_get_u8(&r);
+    if (status == STORE_ERROR) {
+        const unsigned char *s;
+        size_t n = store_get_str(&r, &s, STORE_MAX_VALUE);
+        ddp_error_set(err, "add to %s: %.*s", key, r.bad ? 0 : (int)n, s ? (const char *)s : "");
+        return client_fail(c, err);
+    }
+    int64_t v = store_get_i64(&r);
+    if (status != STORE_OK || r.bad)
+        return malformed(c, err);
+    if (result)
+        *result = v;
+    return 0;
+}
+
+int store_cas(store_client_t *c, const char *key, const void *expected, size_t expected_len,
+              const void *desired, size_t desired_len, char **current, ddp_error_t *err)
+{
+    size_t mark;
+    store_reader_t r;
+    if (desired_len > STORE_MAX_VALUE || expected_len > STORE_MAX_VALUE)
+        return ddp_error_set(err, "store value longer than %d bytes", STORE_MAX_VALUE);
+    if (begin(c, STORE_CAS, key, &mark, err) ||
+        finish(c, mark,
+               store_put_u8(&c->out, expected != NULL) ||
+                   store_put_str(&c->out, expected, expected ? expected_len : 0) ||
+                   store_put_str(&c->out, desired, desired_len),
+               err) ||
+        roundtrip(c, &r, err))
+        return -1;
+    uint8_t status = store_get_u8(&r);
+    uint8_t swapped = store_get_u8(&r);
+    uint8_t present = store_get_u8(&r);
+    const unsigned char *s;
+    size_t n = store_get_str(&r, &s, STORE_MAX_VALUE);
+    if (status != STORE_OK || r.bad)
+        return malformed(c, err);
+    if (current) {
+        *current = NULL;
+        if (present && !(*current = copy_value(s, n)))
+            return ddp_error_set(err, "out of memory");
+    }
+    return swapped ? 1 : 0;
+}
+
+int store_wait_send(store_client_t *c, const char *const *keys, size_t nkeys, int64_t timeout_ms,
+                    ddp_error_t *err)
+{
+    size_t mark;
+    if (nkeys == 0 || nkeys > STORE_MAX_WAIT_KEYS)
+        return ddp_error_set(err, "a wait takes 1 to %d keys", STORE_MAX_WAIT_KEYS);
+    if (timeout_ms < 0)
+        timeout_ms = 0;
+    if (timeout_ms > UINT32_MAX)
+        timeout_ms = UINT32_MAX;
+    if (begin(c, STORE_WAIT, NULL, &mark, err))
+        return -1;
+    int rc = store_put_u32(&c->out, (uint32_t)timeout_ms) ||
+             store_put_u32(&c->out, (uint32_t)nkeys);
+    for (size_t i = 0; i < nkeys && !rc; i++) {
+        if (strlen(keys[i]) > STORE_MAX_KEY)
+            return ddp_error_set(err, "store key longer than %d bytes", STORE_MAX_KEY);
+        rc = store_put_str(&c->out, keys[i], strlen(keys[i]));
+    }
+    if (finish(c, mark, rc, err))
+        return -1;
+    c->wait_deadline = ddp_deadline_in(timeout_ms + c->timeout_ms);
+    return send_request(c, ddp_deadline_in(c->timeout_ms), err);
+}
+
+int store_wait_recv(store_client_t *c, int *which, char **val, ddp_error_t *err)
+{
+    store_reader_t r;
+    if (read_reply(c, &r, c->wait_deadline, err))
+        return -1;
+    uint8_t status = store_get_u8(&r);
+    if (status == STORE_TIMEOUT && !r.bad)
+        return 0;
+    uint32_t index = store_get_u32(&r);
+    const unsigned char *s;
+    size_t n = store_get_str(&r, &s, STORE_MAX_VALUE);
+    if (status != STORE_OK || r.bad)
+        return malformed(c, err);
+    if (which)
+        *which = (int)index;
+    if (val && !(*val = copy_value(s, n)))
+        return ddp_error_set(err, "out of memory");
+    return 1;
+}
+
+int store_wait(store_client_t *c, const char *const *keys, size_t nkeys, int64_t timeout_ms,
+               int *which, char **val, ddp_error_t *err)
+{
+    if (store_wait_send(c, keys, nkeys, timeout_ms, err))
+        return -1;
+    return store_wait_recv(c, which, val, err);
+}
+
+int store_delete(store_client_t *c, const char *key, int *existed, ddp_error_t *err)
+{
+    size_t mark;
+    store_reader_t r;
+    if (begin(c, STORE_DEL, key, &mark, err) || finish(c, mark, 0, err) ||
+        roundtrip(c, &r, err))
+        return -1;
+    uint8_t status = store_get_u8(&r);
+    uint8_t was = store_get_u8(&r);
+    if (status != STORE_OK || r.bad)
+        return malformed(c, err);
+    if (existed)
+        *existed = was;
+    return 0;
+}

@@ -1,0 +1,151 @@
+#include "store_proto.h"
+
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+int store_buf_reserve(store_buf_t *b, size_t extra)
+{
+    if (b->len + extra <= b->cap)
+        return 0;
+    size_t cap = b->cap ? b->cap : 256;
+    while (cap < b->len + extra)
+        cap *= 2;
+    unsigned char *data = realloc(b->data, cap);
+    if (!data)
+        return -1;
+    b->data = data;
+    b->cap = cap;
+    return 0;
+}
+
+int store_put_u8(store_buf_t *b, uint8_t v)
+{
+    if (store_buf_reserve(b, 1))
+        return -1;
+    b->data[b->len++] = v;
+    return 0;
+}
+
+static void store_u32_at(unsigned char *p, uint32_t v)
+{
+    p[0] = (unsigned char)(v >> 24);
+    p[1] = (unsigned char)(v >> 16);
+    p[2] = (unsigned char)(v >> 8);
+    p[3] = (unsigned char)v;
+}
+
+int store_put_u32(store_buf_t *b, uint32_t v)
+{
+    if (store_buf_reserve(b, 4))
+        return -1;
+    store_u32_at(b->data + b->len, v);
+    b->len += 4;
+    return 0;
+}
+
+int store_put_i64(store_buf_t *b, int64_t v)
+{
+    uint64_t u = (uint64_t)v;
+    return store_put_u32(b, (uint32_t)(u >> 32)) || store_put_u32(b, (uint32_t)u) ? -1 : 0;
+}
+
+int store_put_str(store_buf_t *b, const void *s, size_t len)
+{
+    if (store_put_u32(b, (uint32_t)len) || store_buf_reserve(b, len))
+        return -1;
+    if (len)
+        memcpy(b->data + b->len, s, len);
+    b->len += len;
+    return 0;
+}
+
+int store_frame_begin(store_buf_t *b, size_t *mark)
+{
+    *mark = b->len;
+    return store_put_u32(b, 0);
+}
+
+void store_frame_end(store_buf_t *b, size_t mark)
+{
+    store_u32_at(b->data + mark, (uint32_t)(b->len - mark - 4));
+}
+
+void store_buf_free(store_buf_t *b)
+{
+    free(b->data);
+    *b = (store_buf_t){0};
+}
+
+uint32_t store_load_u32(const unsigned char *p)
+{
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+uint8_t store_get_u8(store_reader_t *r)
+{
+    if (r->bad || r->end - r->p < 1) {
+        r->bad = 1;
+        return 0;
+    }
+    return *r->p++;
+}
+
+uint32_t store_get_u32(store_reader_t *r)
+{
+    if (r->bad || r->end - r->p < 4) {
+        r->bad = 1;
+        return 0;
+    }
+    uint32_t v = store_load_u32(r->p);
+    r->p += 4;
+    return v;
+}
+
+int64_t store_get_i64(store_reader_t *r)
+{
+    uint64_t hi = store_get_u32(r);
+    uint64_t lo = store_get_u32(r);
+    return (int64_t)(hi << 32 | lo);
+}
+
+size_t store_get_str(store_reader_t *r, const unsigned char **s, size_t max)
+{
+    uint32_t len = store_get_u32(r);
+    if (r->bad || len > max || (size_t)(r->end - r->p) < len) {
+        r->bad = 1;
+        *s = NULL;
+        return 0;
+    }
+    *s = r->p;
+    r->p += len;
+    return len;
+}
+
+void store_auth_mac(const void *token, size_t token_len, const char *role,
+                    const unsigned char *server_nonce, const unsigned char *client_nonce,
+                    unsigned char mac[STORE_MAC_LEN])
+{
+    unsigned char msg[16 + 2 * STORE_NONCE_LEN];
+    size_t role_len = strlen(role);
+    memcpy(msg, role, role_len);
+    memcpy(msg + role_len, server_nonce, STORE_NONCE_LEN);
+    memcpy(msg + role_len + STORE_NONCE_LEN, client_nonce, STORE_NONCE_LEN);
+    unsigned int mac_len = STORE_MAC_LEN;
+    HMAC(EVP_sha256(), token, (int)token_len, msg, role_len + 2 * STORE_NONCE_LEN, mac, &mac_len);
+}
+
+int store_random(void *buf, size_t len)
+{
+    unsigned char *p = buf;
+    while (len > 0) {
+        ssize_t n = getrandom(p, len, 0);
+        if (n < 0)
+            return -1;
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}

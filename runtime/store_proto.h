@@ -1,0 +1,82 @@
+/* store_proto: the rendezvous store's wire format, shared by its server and its client.
+ *
+ * A connection opens with a mutual proof of the job token: the server sends a magic string and
+ * a random nonce; the client answers with its own nonce and HMAC-SHA256(token, "client" |
+ * nonces); the server answers with HMAC-SHA256(token, "server" | nonces). A peer with another
+ * token learns nothing but the server's nonce, and a client never talks to another job's store.
+ *
+ * Then every message is a frame: a 4-byte big-endian length and that many bytes, at most
+ * STORE_MAX_FRAME. A request is an op byte and its fields; a reply is a status byte and its
+ * fields. Strings are a 4-byte length and bytes; integers are 8 bytes big-endian. Requests on one
+ * connection are answered in order; a WAIT holds the connection until it is answered. */
+#ifndef DDP_STORE_PROTO_H
+#define DDP_STORE_PROTO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define STORE_MAGIC "DDPJSTO1"
+#define STORE_MAGIC_LEN 8
+#define STORE_NONCE_LEN 32
+#define STORE_MAC_LEN 32
+#define STORE_MAX_KEY 1024
+#define STORE_MAX_VALUE (1 << 20)
+#define STORE_MAX_FRAME (STORE_MAX_VALUE + 2 * STORE_MAX_KEY + 64)
+#define STORE_MAX_WAIT_KEYS 64
+
+enum store_op {
+    STORE_PING = 1,
+    STORE_SET,
+    STORE_GET,
+    STORE_ADD,
+    STORE_CAS,
+    STORE_WAIT,
+    STORE_DEL,
+};
+
+enum store_status {
+    STORE_OK = 0,
+    STORE_NOT_FOUND,
+    STORE_TIMEOUT,
+    STORE_ERROR, /* followed by a message string */
+};
+
+/* A growable output buffer; `len` bytes are valid. */
+typedef struct {
+    unsigned char *data;
+    size_t len, cap;
+} store_buf_t;
+
+int store_buf_reserve(store_buf_t *b, size_t extra);
+int store_put_u8(store_buf_t *b, uint8_t v);
+int store_put_u32(store_buf_t *b, uint32_t v);
+int store_put_i64(store_buf_t *b, int64_t v);
+int store_put_str(store_buf_t *b, const void *s, size_t len);
+/* Starts a frame (reserves its length) and finishes it (fills the length in). */
+int store_frame_begin(store_buf_t *b, size_t *mark);
+void store_frame_end(store_buf_t *b, size_t mark);
+void store_buf_free(store_buf_t *b);
+
+/* A bounds-checked cursor over one received frame; `bad` is set by any read past the end. */
+typedef struct {
+    const unsigned char *p, *end;
+    int bad;
+} store_reader_t;
+
+uint8_t store_get_u8(store_reader_t *r);
+uint32_t store_get_u32(store_reader_t *r);
+int64_t store_get_i64(store_reader_t *r);
+/* Points *s at a string inside the frame (not NUL-terminated) no longer than `max`. */
+size_t store_get_str(store_reader_t *r, const unsigned char **s, size_t max);
+
+uint32_t store_load_u32(const unsigned char *p);
+
+/* HMAC-SHA256(token, role | server_nonce | client_nonce) into mac. */
+void store_auth_mac(const void *token, size_t token_len, const char *role,
+                    const unsigned char *server_nonce, const unsigned char *client_nonce,
+                    unsigned char mac[STORE_MAC_LEN]);
+
+/* Fills buf with random bytes from the kernel; -1 when it cannot. */
+int store_random(void *buf, size_t len);
+
+#endif

@@ -1,0 +1,770 @@
+#include "store_server.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <openssl/crypto.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "ddp_clock.h"
+#include "ddp_net.h"
+#include "store_proto.h"
+
+/* A connection stops reading requests while this much reply data is unsent, so a client that
+ * never reads cannot make the server buffer without bound. */
+#define OUT_HIGH_WATER (4u << 20)
+/* How often parked WAITs and unfinished handshakes are checked against their deadlines. */
+#define TICK_MS 50
+
+typedef struct entry entry_t;
+
+typedef enum { CONN_HANDSHAKE, CONN_READY, CONN_WAITING } conn_state_t;
+
+typedef struct {
+    int fd;
+    conn_state_t state;
+    char peer[64];
+    unsigned char nonce[STORE_NONCE_LEN];
+    int64_t deadline; /* of the handshake, or of the parked WAIT */
+    store_buf_t in, out;
+    size_t out_sent;
+    uint32_t events; /* what epoll currently watches */
+    entry_t **waiting_on;
+    size_t nwaiting;
+    int queued; /* in the server's list of connections with input to process */
+} conn_t;
+
+struct entry {
+    char *key;
+    size_t key_len;
+    unsigned char *val;
+    size_t val_len;
+    int present;
+    conn_t **waiters;
+    size_t nwaiters, waiters_cap;
+};
+
+struct store_server {
+    int listen_fd, epoll_fd, stop_fd, port;
+    unsigned char *token;
+    size_t token_len;
+    store_log_fn log;
+    void *log_ctx;
+    pthread_t thread;
+    conn_t **conns; /* by fd */
+    size_t conns_cap;
+    size_t nparked; /* connections with a handshake or WAIT deadline */
+    entry_t **table;
+    size_t table_cap, table_used;
+    conn_t **ready; /* connections whose buffered input must be processed */
+    size_t nready, ready_cap;
+    int accept_paused;
+};
+
+static void server_log(store_server_t *s, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void server_log(store_server_t *s, const char *fmt, ...)
+{
+    if (!s->log)
+        return;
+    char line[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    s->log(s->log_ctx, line);
+}
+
+/* ---- keys ---- */
+
+static uint64_t hash_key(const char *key, size_t len)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ (unsigned char)key[i]) * 1099511628211ull;
+    return h;
+}
+
+static int table_grow(store_server_t *s)
+{
+    size_t cap = s->table_cap ? s->table_cap * 2 : 1024;
+    entry_t **table = calloc(cap, sizeof *table);
+    if (!table)
+        return -1;
+    for (size_t i = 0; i < s->table_cap; i++) {
+        entry_t *e = s->table[i];
+        if (!e)
+            continue;
+        size_t j = hash_key(e->key, e->key_len) & (cap - 1);
+        while (table[j])
+            j = (j + 1) & (cap - 1);
+        table[j] = e;
+    }
+    free(s->table);
+    s->table = table;
+    s->table_cap = cap;
+    return 0;
+}
+
+/* The entry for key, created (absent, no waiters) when `create` is set. Entries are never
+ * removed: DEL only marks them absent, which keeps linear probing simple. */
+static entry_t *table_find(store_server_t *s, const unsigned char *key, size_t len, int create)
+{
+    if (s->table_cap) {
+        size_t j = hash_key((const char *)key, len) & (s->table_cap - 1);
+        for (entry_t *e; (e = s->table[j]); j = (j + 1) & (s->table_cap - 1))
+            if (e->key_len == len && memcmp(e->key, key, len) == 0)
+                return e;
+    }
+    if (!create)
+        return NULL;
+    if ((s->table_used + 1) * 2 > s->table_cap && table_grow(s))
+        return NULL;
+    entry_t *e = calloc(1, sizeof *e);
+    if (!e || !(e->key = malloc(len + 1))) {
+        free(e);
+        return NULL;
+    }
+    memcpy(e->key, key, len);
+    e->key[len] = '\0';
+    e->key_len = len;
+    size_t j = hash_key(e->key, len) & (s->table_cap - 1);
+    while (s->table[j])
+        j = (j + 1) & (s->table_cap - 1);
+    s->table[j] = e;
+    s->table_used++;
+    return e;
+}
+
+static void entry_free(entry_t *e)
+{
+    free(e->key);
+    free(e->val);
+    free(e->waiters);
+    free(e);
+}
+
+/* ---- connections ---- */
+
+static int conn_watch(store_server_t *s, conn_t *c, uint32_t events)
+{
+    if (events == c->events)
+        return 0;
+    struct epoll_event ev = {.events = events | EPOLLRDHUP, .data.fd = c->fd};
+    c->events = events;
+    return epoll_ctl(s->epoll_fd, EPOLL_CTL_MOD, c->fd, &ev);
+}
+
+static void entry_drop_waiter(entry_t *e, conn_t *c)
+{
+    for (size_t i = 0; i < e->nwaiters; i++)
+        if (e->waiters[i] == c) {
+            e->waiters[i] = e->waiters[--e->nwaiters];
+            return;
+        }
+}
+
+static void conn_unpark(store_server_t *s, conn_t *c)
+{
+    for (size_t i = 0; i < c->nwaiting; i++)
+        entry_drop_waiter(c->waiting_on[i], c);
+    free(c->waiting_on);
+    c->waiting_on = NULL;
+    c->nwaiting = 0;
+    if (c->state != CONN_READY)
+        s->nparked--;
+    c->state = CONN_READY;
+}
+
+static void conn_close(store_server_t *s, conn_t *c)
+{
+    if (c->state == CONN_WAITING || c->state == CONN_HANDSHAKE)
+        conn_unpark(s, c);
+    for (size_t i = 0; i < s->nready; i++)
+        if (s->ready[i] == c)
+            s->ready[i] = NULL;
+    epoll_ctl(s->epoll_fd, EPOLL_CTL_DEL, c->fd, NULL);
+    close(c->fd);
+    s->conns[c->fd] = NULL;
+    store_buf_free(&c->in);
+    store_buf_free(&c->out);
+    free(c);
+}
+
+static void queue_ready(store_server_t *s, conn_t *c)
+{
+    if (c->queued)
+        return;
+    if (s->nready == s->ready_cap) {
+        size_t cap = s->ready_cap ? s->ready_cap * 2 : 64;
+        conn_t **ready = realloc(s->ready, cap * sizeof *ready);
+        if (!ready)
+            return;
+        s->ready = ready;
+        s->ready_cap = cap;
+    }
+    s->ready[s->nready++] = c;
+    c->queued = 1;
+}
+
+/* Sends what it can of c's output; watches for writability while some is left. */
+static int conn_flush(store_server_t *s, conn_t *c)
+{
+    while (c->out_sent < c->out.len) {
+        ssize_t n = send(c->fd, c->out.data + c->out_sent, c->out.len - c->out_sent,
+                         MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno == EAGAIN)
+                break;
+            return -1;
+        }
+        c->out_sent += (size_t)n;
+    }
+    if (c->out_sent == c->out.len)
+        c->out.len = c->out_sent = 0;
+    uint32_t events = c->out.len ? EPOLLOUT : 0;
+    if (c->state == CONN_HANDSHAKE || (c->state == CONN_READY && c->out.len < OUT_HIGH_WATER))
+        events |= EPOLLIN;
+    return conn_watch(s, c, events);
+}
+
+static void accept_all(store_server_t *s)
+{
+    for (;;) {
+        struct sockaddr_storage ss;
+        socklen_t sl = sizeof ss;
+        int fd = accept4(s->listen_fd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0) {
+            if (errno == EMFILE || errno == ENFILE) {
+                /* Out of descriptors: stop accepting until the next tick rather than spin. */
+                server_log(s, "store: cannot accept more connections: %s", strerror(errno));
+                epoll_ctl(s->epoll_fd, EPOLL_CTL_DEL, s->listen_fd, NULL);
+                s->accept_paused = 1;
+            }
+            return;
+        }
+        if ((size_t)fd >= s->conns_cap) {
+            size_t cap = s->conns_cap ? s->conns_cap : 256;
+            while (cap <= (size_t)fd)
+                cap *= 2;
+            conn_t **conns = realloc(s->conns, cap * sizeof *conns);
+            if (!conns) {
+                close(fd);
+                continue;
+            }
+            memset(conns + s->conns_cap, 0, (cap - s->conns_cap) * sizeof *conns);
+            s->conns = conns;
+            s->conns_cap = cap;
+        }
+        conn_t *c = calloc(1, sizeof *c);
+        if (!c) {
+            close(fd);
+            continue;
+        }
+        c->fd = fd;
+        c->state = CONN_HANDSHAKE;
+        c->deadline = ddp_deadline_in(STORE_HANDSHAKE_MS);
+        char addr[INET6_ADDRSTRLEN] = "?";
+        int port = 0;
+        if (ss.ss_family == AF_INET) {
+            struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
+            inet_ntop(AF_INET, &sin->sin_addr, addr, sizeof addr);
+            port = ntohs(sin->sin_port);
+        } else if (ss.ss_family == AF_INET6) {
+            struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&ss;
+            inet_ntop(AF_INET6, &sin6->sin6_addr, addr, sizeof addr);
+            port = ntohs(sin6->sin6_port);
+        }
+        snprintf(c->peer, sizeof c->peer, "%s:%d", addr, port);
+        int one = 1;
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        s->conns[fd] = c;
+        s->nparked++;
+        struct epoll_event ev = {.events = EPOLLIN | EPOLLRDHUP, .data.fd = fd};
+        c->events = EPOLLIN;
+        if (store_random(c->nonce, sizeof c->nonce) ||
+            store_buf_reserve(&c->out, STORE_MAGIC_LEN + STORE_NONCE_LEN) ||
+            epoll_ctl(s->epoll_fd, EPOLL_CTL_ADD, fd, &ev)) {
+            conn_close(s, c);
+            continue;
+        }
+        memcpy(c->out.data, STORE_MAGIC, STORE_MAGIC_LEN);
+        memcpy(c->out.data + STORE_MAGIC_LEN, c->nonce, STORE_NONCE_LEN);
+        c->out.len = STORE_MAGIC_LEN + STORE_NONCE_LEN;
+        if (conn_flush(s, c))
+            conn_close(s, c);
+    }
+}
+
+/* Checks the client's proof of the token; answers with the server's. */
+static int conn_handshake(store_server_t *s, conn_t *c)
+{
+    if (c->in.len < STORE_NONCE_LEN + STORE_MAC_LEN)
+        return 0;
+    const unsigned char *client_nonce = c->in.data;
+    unsigned char expected[STORE_MAC_LEN];
+    store_auth_mac(s->token, s->token_len, "client", c->nonce, client_nonce, expected);
+    if (CRYPTO_memcmp(expected, c->in.data + STORE_NONCE_LEN, STORE_MAC_LEN) != 0) {
+        server_log(s, "store: refused connection from %s: wrong job token", c->peer);
+        return -1;
+    }
+    unsigned char mac[STORE_MAC_LEN];
+    store_auth_mac(s->token, s->token_len, "server", c->nonce, client_nonce, mac);
+    size_t used = STORE_NONCE_LEN + STORE_MAC_LEN;
+    memmove(c->in.data, c->in.data + used, c->in.len - used);
+    c->in.len -= used;
+    conn_unpark(s, c);
+    if (store_buf_reserve(&c->out, STORE_MAC_LEN))
+        return -1;
+    memcpy(c->out.data + c->out.len, mac, STORE_MAC_LEN);
+    c->out.len += STORE_MAC_LEN;
+    return 0;
+}
+
+/* Appends a reply frame: status, then what `fill` adds. */
+static int reply_begin(conn_t *c, enum store_status status, size_t *mark)
+{
+    return store_frame_begin(&c->out, mark) || store_put_u8(&c->out, (uint8_t)status) ? -1 : 0;
+}
+
+static int reply_value(conn_t *c, uint32_t index, const entry_t *e)
+{
+    size_t mark;
+    if (reply_begin(c, STORE_OK, &mark) || store_put_u32(&c->out, index) ||
+        store_put_str(&c->out, e->val, e->val_len))
+        return -1;
+    store_frame_end(&c->out, mark);
+    return 0;
+}
+
+/* Answers every WAIT parked on e, which has just been set. */
+static void entry_wake(store_server_t *s, entry_t *e)
+{
+    while (e->nwaiters) {
+        conn_t *c = e->waiters[e->nwaiters - 1];
+        uint32_t index = 0;
+        for (size_t i = 0; i < c->nwaiting; i++)
+            if (c->waiting_on[i] == e)
+                index = (uint32_t)i;
+        conn_unpark(s, c);
+        if (reply_value(c, index, e) || conn_flush(s, c)) {
+            conn_close(s, c);
+            continue;
+        }
+        queue_ready(s, c);
+    }
+}
+
+static int entry_assign(store_server_t *s, entry_t *e, const void *val, size_t len)
+{
+    unsigned char *copy = malloc(len ? len : 1);
+    if (!copy)
+        return -1;
+    if (len)
+        memcpy(copy, val, len);
+    free(e->val);
+    e->val = copy;
+    e->val_len = len;
+    e->present = 1;
+    entry_wake(s, e);
+    return 0;
+}
+
+static int parse_i64(const unsigned char *p, size_t len, int64_t *out)
+{
+    char buf[32];
+    if (len == 0 || len >= sizeof buf)
+        return -1;
+    memcpy(buf, p, len);
+    buf[len] = '\0';
+    char *end;
+    errno = 0;
+    long long v = strtoll(buf, &end, 10);
+    if (errno || *end)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int handle_wait(store_server_t *s, conn_t *c, store_reader_t *r)
+{
+    uint32_t timeout_ms = store_get_u32(r);
+    uint32_t nkeys = store_get_u32(r);
+    if (r->bad || nkeys == 0 || nkeys > STORE_MAX_WAIT_KEYS)
+        return -1;
+    entry_t **on = calloc(nkeys, sizeof *on);
+    if (!on)
+        return -1;
+    for (uint32_t i = 0; i < nkeys; i++) {
+        const unsigned char *key;
+        size_t len = store_get_str(r, &key, STORE_MAX_KEY);
+        if (r->bad || !(on[i] = table_find(s, key, len, 1))) {
+            free(on);
+            return -1;
+        }
+    }
+    if (r->p != r->end) {
+        free(on);
+        return -1;
+    }
+    for (uint32_t i = 0; i < nkeys; i++)
+        if (on[i]->present) {
+            int rc = reply_value(c, i, on[i]);
+            free(on);
+            return rc;
+        }
+    if (timeout_ms == 0) {
+        size_t mark;
+        free(on);
+        if (reply_begin(c, STORE_TIMEOUT, &mark))
+            return -1;
+        store_frame_end(&c->out, mark);
+        return 0;
+    }
+    for (uint32_t i = 0; i < nkeys; i++) {
+        entry_t *e = on[i];
+        if (e->nwaiters == e->waiters_cap) {
+            size_t cap = e->waiters_cap ? e->waiters_cap * 2 : 4;
+            conn_t **w = realloc(e->waiters, cap * sizeof *w);
+            if (!w) {
+                c->waiting_on = on;
+                c->nwaiting = i;
+                return -1;
+            }
+            e->waiters = w;
+            e->waiters_cap = cap;
+        }
+        e->waiters[e->nwaiters++] = c;
+    }
+    c->waiting_on = on;
+    c->nwaiting = nkeys;
+    c->state = CONN_WAITING;
+    c->deadline = ddp_deadline_in(timeout_ms);
+    s->nparked++;
+    return 0;
+}
+
+/* Handles one request frame; -1 means the request was malformed or memory ran out, and the
+ * connection is closed. */
+static int handle_request(store_server_t *s, conn_t *c, const unsigned char *body, size_t len)
+{
+    store_reader_t r = {.p = body, .end = body + len};
+    uint8_t op = store_get_u8(&r);
+    if (op == STORE_WAIT)
+        return handle_wait(s, c, &r);
+    const unsigned char *key = NULL, *val = NULL, *expected = NULL;
+    size_t key_len = 0, val_len = 0, expected_len = 0;
+    int64_t delta = 0;
+    uint8_t has_expected = 0;
+    switch (op) {
+    case STORE_PING:
+        break;
+    case STORE_SET:
+        key_len = store_get_str(&r, &key, STORE_MAX_KEY);
+        val_len = store_get_str(&r, &val, STORE_MAX_VALUE);
+        break;
+    case STORE_GET:
+    case STORE_DEL:
+        key_len = store_get_str(&r, &key, STORE_MAX_KEY);
+        break;
+    case STORE_ADD:
+        key_len = store_get_str(&r, &key, STORE_MAX_KEY);
+        delta = store_get_i64(&r);
+        break;
+    case STORE_CAS:
+        key_len = store_get_str(&r, &key, STORE_MAX_KEY);
+        has_expected = store_get_u8(&r);
+        expected_len = store_get_str(&r, &expected, STORE_MAX_VALUE);
+        val_len = store_get_str(&r, &val, STORE_MAX_VALUE);
+        break;
+    default:
+        return -1;
+    }
+    if (r.bad || r.p != r.end)
+        return -1;
+    entry_t *e = key ? table_find(s, key, key_len, op != STORE_GET && op != STORE_DEL) : NULL;
+    if (key && !e && op != STORE_GET && op != STORE_DEL)
+        return -1;
+    size_t mark;
+    store_buf_t *out = &c->out;
+    int rc = 0;
+    switch (op) {
+    case STORE_PING:
+        rc = reply_begin(c, STORE_OK, &mark);
+        break;
+    case STORE_SET:
+        rc = entry_assign(s, e, val, val_len) || reply_begin(c, STORE_OK, &mark);
+        break;
+    case STORE_GET:
+        if (e && e->present)
+            rc = reply_begin(c, STORE_OK, &mark) || store_put_str(out, e->val, e->val_len);
+        else
+            rc = reply_begin(c, STORE_NOT_FOUND, &mark);
+        break;
+    case STORE_DEL:
+        rc = reply_begin(c, STORE_OK, &mark) || store_put_u8(out, e && e->present);
+        if (e && e->present) {
+            free(e->val);
+            e->val = NULL;
+            e->val_len = 0;
+            e->present = 0;
+        }
+        break;
+    case STORE_ADD: {
+        int64_t now = 0;
+        if (e->present && parse_i64(e->val, e->val_len, &now)) {
+            static const char msg[] = "the value is not an integer";
+            rc = reply_begin(c, STORE_ERROR, &mark) || store_put_str(out, msg, sizeof msg - 1);
+            break;
+        }
+        char text[32];
+        int n = snprintf(text, sizeof text, "%" PRId64, now + delta);
+        rc = entry_assign(s, e, text, (size_t)n) || reply_begin(c, STORE_OK, &mark) ||
+             store_put_i64(out, now + delta);
+        break;
+    }
+    case STORE_CAS: {
+        int matches = has_expected ? e->present && e->val_len == expected_len &&
+                                         (expected_len == 0 ||
+                                          memcmp(e->val, expected, expected_len) == 0)
+                                   : !e->present;
+        if (matches)
+            rc = entry_assign(s, e, val, val_len);
+        rc = rc || reply_begin(c, STORE_OK, &mark) || store_put_u8(out, (uint8_t)matches) ||
+             store_put_u8(out, (uint8_t)e->present) || store_put_str(out, e->val, e->val_len);
+        break;
+    }
+    }
+    if (rc)
+        return -1;
+    store_frame_end(out, mark);
+    return 0;
+}
+
+/* Processes the complete frames buffered for c, as long as c is ready for requests. */
+static int conn_process(store_server_t *s, conn_t *c)
+{
+    if (c->state == CONN_HANDSHAKE && conn_handshake(s, c))
+        return -1;
+    size_t used = 0;
+    while (c->state == CONN_READY && c->out.len < OUT_HIGH_WATER && c->in.len - used >= 4) {
+        uint32_t len = store_load_u32(c->in.data + used);
+        if (len == 0 || len > STORE_MAX_FRAME) {
+            server_log(s, "store: closed connection from %s: frame of %u bytes (limit %d)",
+                       c->peer, len, STORE_MAX_FRAME);
+            return -1;
+        }
+        if (c->in.len - used - 4 < len)
+            break;
+        if (handle_request(s, c, c->in.data + used + 4, len)) {
+            server_log(s, "store: closed connection from %s: malformed request", c->peer);
+            return -1;
+        }
+        used += 4 + (size_t)len;
+    }
+    if (used) {
+        memmove(c->in.data, c->in.data + used, c->in.len - used);
+        c->in.len -= used;
+    }
+    return conn_flush(s, c);
+}
+
+static int conn_read(store_server_t *s, conn_t *c)
+{
+    for (;;) {
+        if (store_buf_reserve(&c->in, 65536))
+            return -1;
+        size_t room = c->in.cap - c->in.len;
+        ssize_t n = recv(c->fd, c->in.data + c->in.len, room, MSG_DONTWAIT);
+        if (n == 0)
+            return -1;
+        if (n < 0)
+            return errno == EAGAIN || errno == EINTR ? 0 : -1;
+        c->in.len += (size_t)n;
+        /* Drained, or a whole frame's worth is buffered: process before reading more. */
+        if ((size_t)n < room || c->in.len > STORE_MAX_FRAME + 4)
+            return 0;
+    }
+}
+
+/* Ends handshakes and WAITs whose deadlines have passed. */
+static void expire(store_server_t *s)
+{
+    int64_t now = ddp_now_ms();
+    for (size_t fd = 0; fd < s->conns_cap && s->nparked; fd++) {
+        conn_t *c = s->conns[fd];
+        if (!c || c->state == CONN_READY || c->deadline > now)
+            continue;
+        if (c->state == CONN_HANDSHAKE) {
+            server_log(s, "store: closed connection from %s: no handshake within %d ms", c->peer,
+                       STORE_HANDSHAKE_MS);
+            conn_close(s, c);
+            continue;
+        }
+        size_t mark;
+        conn_unpark(s, c);
+        if (reply_begin(c, STORE_TIMEOUT, &mark)) {
+            conn_close(s, c);
+            continue;
+        }
+        store_frame_end(&c->out, mark);
+        if (conn_flush(s, c))
+            conn_close(s, c);
+        else
+            queue_ready(s, c);
+    }
+    if (s->accept_paused) {
+        struct epoll_event ev = {.events = EPOLLIN, .data.fd = s->listen_fd};
+        if (epoll_ctl(s->epoll_fd, EPOLL_CTL_ADD, s->listen_fd, &ev) == 0)
+            s->accept_paused = 0;
+    }
+}
+
+static void process_ready(store_server_t *s)
+{
+    for (size_t i = 0; i < s->nready; i++) {
+        conn_t *c = s->ready[i];
+        if (!c)
+            continue;
+        c->queued = 0;
+        if (conn_process(s, c))
+            conn_close(s, c);
+    }
+    s->nready = 0;
+}
+
+static void *server_main(void *arg)
+{
+    store_server_t *s = arg;
+    struct epoll_event events[256];
+    int64_t next_tick = ddp_deadline_in(TICK_MS);
+    for (;;) {
+        int timeout = s->nparked || s->accept_paused ? ddp_ms_left(next_tick) : -1;
+        int n = epoll_wait(s->epoll_fd, events, 256, timeout);
+        if (n < 0 && errno != EINTR)
+            break;
+        for (int i = 0; i < n; i++) {
+            int fd = events[i].data.fd;
+            if (fd == s->stop_fd)
+                return NULL;
+            if (fd == s->listen_fd) {
+                accept_all(s);
+                continue;
+            }
+            conn_t *c = (size_t)fd < s->conns_cap ? s->conns[fd] : NULL;
+            if (!c)
+                continue;
+            uint32_t ev = events[i].events;
+            int closing = (ev & (EPOLLERR | EPOLLHUP)) ||
+                          ((ev & EPOLLRDHUP) && c->state == CONN_WAITING);
+            if (!closing && (ev & EPOLLIN))
+                closing = conn_read(s, c) || conn_process(s, c);
+            if (!closing && (ev & EPOLLOUT))
+                closing = conn_flush(s, c) || (queue_ready(s, c), 0);
+            if (closing)
+                conn_close(s, c);
+        }
+        process_ready(s);
+        if (ddp_ms_left(next_tick) == 0) {
+            expire(s);
+            process_ready(s);
+            next_tick = ddp_deadline_in(TICK_MS);
+        }
+    }
+    return NULL;
+}
+
+static void server_free(store_server_t *s)
+{
+    for (size_t fd = 0; fd < s->conns_cap; fd++)
+        if (s->conns[fd])
+            conn_close(s, s->conns[fd]);
+    for (size_t i = 0; i < s->table_cap; i++)
+        if (s->table[i])
+            entry_free(s->table[i]);
+    if (s->listen_fd >= 0)
+        close(s->listen_fd);
+    if (s->epoll_fd >= 0)
+        close(s->epoll_fd);
+    if (s->stop_fd >= 0)
+        close(s->stop_fd);
+    if (s->token)
+        OPENSSL_cleanse(s->token, s->token_len);
+    free(s->token);
+    free(s->conns);
+    free(s->table);
+    free(s->ready);
+    free(s);
+}
+
+store_server_t *store_server_start(const char *host, int port, const void *token,
+                                   size_t token_len, store_log_fn log, void *log_ctx,
+                                   ddp_error_t *err)
+{
+    store_server_t *s = calloc(1, sizeof *s);
+    if (!s) {
+        ddp_error_set(err, "out of memory");
+        return NULL;
+    }
+    s->listen_fd = s->epoll_fd = s->stop_fd = -1;
+    s->log = log;
+    s->log_ctx = log_ctx;
+    if (!(s->token = malloc(token_len ? token_len : 1))) {
+        ddp_error_set(err, "out of memory");
+        goto error;
+    }
+    memcpy(s->token, token, token_len);
+    s->token_len = token_len;
+    if ((s->listen_fd = net_listen(host, port, 4096, &s->port, err)) < 0)
+        goto error;
+    net_set_nonblocking(s->listen_fd);
+    s->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+    s->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    struct epoll_event lev = {.events = EPOLLIN, .data.fd = s->listen_fd};
+    struct epoll_event sev = {.events = EPOLLIN, .data.fd = s->stop_fd};
+    if (s->epoll_fd < 0 || s->stop_fd < 0 ||
+        epoll_ctl(s->epoll_fd, EPOLL_CTL_ADD, s->listen_fd, &lev) ||
+        epoll_ctl(s->epoll_fd, EPOLL_CTL_ADD, s->stop_fd, &sev)) {
+        ddp_error_set(err, "store: %s", strerror(errno));
+        goto error;
+    }
+    int rc = pthread_create(&s->thread, NULL, server_main, s);
+    if (rc) {
+        ddp_error_set(err, "store: cannot start its thread: %s", strerror(rc));
+        goto error;
+    }
+    return s;
+error:
+    server_free(s);
+    return NULL;
+}
+
+int store_server_port(const store_server_t *s)
+{
+    return s->port;
+}
+
+void store_server_stop(store_server_t *s)
+{
+    if (!s)
+        return;
+    uint64_t one = 1;
+    if (write(s->stop_fd, &one, sizeof one) != sizeof one)
+        pthread_cancel(s->thread);
+    pthread_join(s->thread, NULL);
+    server_free(s);
+}

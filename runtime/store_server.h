@@ -1,0 +1,31 @@
+/* store_server: the rendezvous store a job's node-0 agent serves (wire: store_proto.h).
+ *
+ * One thread runs an epoll loop over every connection, so thousands of agents can wait at once
+ * without a thread each. Keys map to byte values; a WAIT parks its connection on the keys it
+ * names and is answered when one of them is set or when its timeout passes. Every connection
+ * must prove the job token within STORE_HANDSHAKE_MS; one that fails, sends a malformed or
+ * oversized frame, or stalls is closed and logged, and the server carries on.
+ *
+ * Log lines (refused peers, malformed frames) go to the caller's callback, from the server's
+ * thread. */
+#ifndef DDP_STORE_SERVER_H
+#define DDP_STORE_SERVER_H
+
+#include <stddef.h>
+
+#include "ddp_error.h"
+
+#define STORE_HANDSHAKE_MS 10000
+
+typedef void (*store_log_fn)(void *ctx, const char *line);
+typedef struct store_server store_server_t;
+
+/* Listens on host:port (host NULL: every address; port 0: any free port) and starts serving. */
+store_server_t *store_server_start(const char *host, int port, const void *token,
+                                   size_t token_len, store_log_fn log, void *log_ctx,
+                                   ddp_error_t *err);
+int store_server_port(const store_server_t *s);
+/* Stops the thread, closes every connection and frees the server; accepts NULL. */
+void store_server_stop(store_server_t *s);
+
+#endif

@@ -1,0 +1,255 @@
+/* The rendezvous store and the rendezvous on it, over real loopback sockets. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ddp_clock.h"
+#include "ddp_net.h"
+#include "rendezvous.h"
+#include "store_client.h"
+#include "store_proto.h"
+#include "store_server.h"
+#include "tap.h"
+
+static const char token[] = "job-token-for-tests";
+
+static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
+static char last_log[512];
+
+static void capture_log(void *ctx, const char *line)
+{
+    pthread_mutex_lock(&log_lock);
+    snprintf(last_log, sizeof last_log, "%s", line);
+    pthread_mutex_unlock(&log_lock);
+}
+
+static int log_contains(const char *needle)
+{
+    int64_t deadline = ddp_deadline_in(2000);
+    for (;;) {
+        pthread_mutex_lock(&log_lock);
+        int found = strstr(last_log, needle) != NULL;
+        pthread_mutex_unlock(&log_lock);
+        if (found || ddp_ms_left(deadline) == 0)
+            return found;
+        ddp_sleep_ms(5);
+    }
+}
+
+static store_client_t *client(int port, const char *tok, ddp_error_t *err)
+{
+    return store_client_connect("127.0.0.1", port, tok, strlen(tok), ddp_deadline_in(2000), err);
+}
+
+static void test_operations(int port)
+{
+    ddp_error_t err = {0};
+    store_client_t *c = client(port, token, &err);
+    ok(c != NULL, "client connects with the right token (%s)", err.msg);
+    if (!c)
+        return;
+    ok(store_ping(c, &err) == 0, "ping");
+    char *val = NULL;
+    size_t len = 0;
+    ok(store_get(c, "missing", &val, &len, &err) == 0, "get of an absent key says so");
+    ok(store_set(c, "k", "v\0w", 3, &err) == 0, "set");
+    ok(store_get(c, "k", &val, &len, &err) == 1 && len == 3 && !memcmp(val, "v\0w", 3),
+       "get returns the bytes set, NUL included");
+    free(val);
+    int64_t sum = 0;
+    ok(store_add(c, "n", 5, &sum, &err) == 0 && sum == 5, "add to an absent key starts at 0");
+    ok(store_add(c, "n", -2, &sum, &err) == 0 && sum == 3, "add accumulates");
+    ok(store_add(c, "k", 1, &sum, &err) == -1 && strstr(err.msg, "not an integer"),
+       "add to a non-integer is an error: %s", err.msg);
+    char *cur = NULL;
+    ok(store_cas(c, "c", NULL, 0, "a", 1, &cur, &err) == 1 && cur && !strcmp(cur, "a"),
+       "cas on an absent key swaps");
+    free(cur);
+    ok(store_cas(c, "c", NULL, 0, "b", 1, &cur, &err) == 0 && cur && !strcmp(cur, "a"),
+       "cas expecting absence fails on a present key and returns the value");
+    free(cur);
+    ok(store_cas(c, "c", "a", 1, "b", 1, &cur, &err) == 1 && !strcmp(cur, "b"),
+       "cas with the right expected value swaps");
+    free(cur);
+    int existed = 0;
+    ok(store_delete(c, "c", &existed, &err) == 0 && existed, "delete of a present key");
+    ok(store_get(c, "c", &val, NULL, &err) == 0, "deleted key is gone");
+    ok(store_delete(c, "c", &existed, &err) == 0 && !existed, "delete of an absent key");
+
+    const char *keys[] = {"never", "k"};
+    int which = -1;
+    ok(store_wait(c, keys, 2, 1000, &which, &val, &err) == 1 && which == 1 && !strcmp(val, "v"),
+       "wait on a present key answers at once with its index");
+    free(val);
+    int64_t t0 = ddp_now_ms();
+    ok(store_wait(c, keys, 1, 150, &which, &val, &err) == 0, "wait times out on an absent key");
+    int64_t waited = ddp_now_ms() - t0;
+    ok(waited >= 140 && waited < 1000, "the timeout is kept (%lld ms)", (long long)waited);
+    ok(store_ping(c, &err) == 0, "the connection works after a timed-out wait");
+
+    store_client_t *other = client(port, token, &err);
+    ok(store_wait_send(c, keys, 1, 5000, &err) == 0, "a wait is parked");
+    ok(store_set(other, "never", "now", 3, &err) == 0, "another client sets the key");
+    ok(store_wait_recv(c, &which, &val, &err) == 1 && which == 0 && !strcmp(val, "now"),
+       "the parked wait is answered by the other client's set");
+    free(val);
+    store_client_close(other);
+
+    char *big = calloc(1, STORE_MAX_VALUE + 1);
+    ok(store_set(c, "big", big, STORE_MAX_VALUE, &err) == 0, "a value at the limit is stored");
+    ok(store_get(c, "big", &val, &len, &err) == 1 && len == STORE_MAX_VALUE,
+       "and read back whole");
+    free(val);
+    ok(store_set(c, "big", big, STORE_MAX_VALUE + 1, &err) == -1,
+       "a value over the limit is refused by the client: %s", err.msg);
+    free(big);
+    store_client_close(c);
+}
+
+static void test_refusals(int port)
+{
+    ddp_error_t err = {0};
+    store_client_t *c = client(port, "wrong-token", &err);
+    ok(c == NULL && strstr(err.msg, "refused this job's token"),
+       "a wrong token is refused: %s", err.msg);
+    ok(log_contains("refused connection from 127.0.0.1"), "and the server logs the refusal");
+
+    /* A peer that speaks garbage after the handshake: the server closes it and goes on. */
+    int fd = net_connect("127.0.0.1", port, ddp_deadline_in(2000), NULL, &err);
+    unsigned char hello[STORE_MAGIC_LEN + STORE_NONCE_LEN], answer[STORE_NONCE_LEN + STORE_MAC_LEN];
+    net_read_full(fd, hello, sizeof hello, ddp_deadline_in(2000), &err);
+    memset(answer, 7, STORE_NONCE_LEN);
+    store_auth_mac(token, strlen(token), "client", hello + STORE_MAGIC_LEN, answer,
+                   answer + STORE_NONCE_LEN);
+    net_write_full(fd, answer, sizeof answer, ddp_deadline_in(2000), &err);
+    unsigned char mac[STORE_MAC_LEN];
+    ok(net_read_full(fd, mac, sizeof mac, ddp_deadline_in(2000), &err) == 0,
+       "a hand-made handshake is accepted");
+    const unsigned char huge[] = {0x7f, 0xff, 0xff, 0xff, STORE_GET};
+    net_write_full(fd, huge, sizeof huge, ddp_deadline_in(2000), &err);
+    ok(net_read_full(fd, mac, 1, ddp_deadline_in(2000), &err) == -1 && strstr(err.msg, "closed"),
+       "an oversized frame closes the connection: %s", err.msg);
+    ok(log_contains("frame of 2147483647 bytes"), "and is logged");
+    close(fd);
+
+    fd = net_connect("127.0.0.1", port, ddp_deadline_in(2000), NULL, &err);
+    net_read_full(fd, hello, sizeof hello, ddp_deadline_in(2000), &err);
+    store_auth_mac(token, strlen(token), "client", hello + STORE_MAGIC_LEN, answer,
+                   answer + STORE_NONCE_LEN);
+    net_write_full(fd, answer, sizeof answer, ddp_deadline_in(2000), &err);
+    net_read_full(fd, mac, sizeof mac, ddp_deadline_in(2000), &err);
+    const unsigned char truncated[] = {0, 0, 0, 3, STORE_SET, 0, 9};
+    net_write_full(fd, truncated, sizeof truncated, ddp_deadline_in(2000), &err);
+    ok(net_read_full(fd, mac, 1, ddp_deadline_in(2000), &err) == -1,
+       "a frame whose fields overrun it closes the connection");
+    ok(log_contains("malformed request"), "and is logged as malformed");
+    close(fd);
+
+    c = client(port, token, &err);
+    ok(c && store_ping(c, &err) == 0, "the server still serves after all that");
+    store_client_close(c);
+
+    int busy_port = 0;
+    ddp_error_t lerr = {0};
+    int busy = net_listen("127.0.0.1", 0, 1, &busy_port, &lerr);
+    store_server_t *s = store_server_start("127.0.0.1", busy_port, token, strlen(token), NULL,
+                                           NULL, &lerr);
+    ok(s == NULL && strstr(lerr.msg, "in use"), "a port in use is named: %s", lerr.msg);
+    close(busy);
+    int64_t t0 = ddp_now_ms();
+    c = client(busy_port, token, &err);
+    ok(c == NULL && strstr(err.msg, "nobody listened"),
+       "connecting where nobody listens fails at the deadline: %s", err.msg);
+    ok(ddp_now_ms() - t0 >= 1900, "after retrying until then");
+}
+
+struct joiner {
+    int port, node, nnodes, nproc, round;
+    int64_t deadline;
+    rdzv_result_t result;
+    int rc;
+    ddp_error_t err;
+};
+
+static void *join_thread(void *arg)
+{
+    struct joiner *j = arg;
+    store_client_t *c = client(j->port, token, &j->err);
+    j->rc = -1;
+    if (c) {
+        char host[32];
+        snprintf(host, sizeof host, "host%d", j->node);
+        rdzv_join_t spec = {.round = j->round, .node_rank = j->node, .nnodes = j->nnodes,
+                            .nproc = j->nproc, .host = host, .worker_port = 4242,
+                            .deadline = j->deadline};
+        j->rc = rdzv_join(c, &spec, &j->result, &j->err);
+        store_client_close(c);
+    }
+    return NULL;
+}
+
+static void test_rendezvous(int port)
+{
+    enum { N = 5 };
+    const int nproc[N] = {2, 1, 3, 1, 2};
+    struct joiner j[N];
+    pthread_t t[N];
+    /* Start in reverse so that node 0 is the last to arrive. */
+    for (int i = N - 1; i >= 0; i--) {
+        j[i] = (struct joiner){.port = port, .node = i, .nnodes = N, .nproc = nproc[i],
+                               .round = 0, .deadline = ddp_deadline_in(5000)};
+        pthread_create(&t[i], NULL, join_thread, &j[i]);
+    }
+    int all_ok = 1, base = 0;
+    for (int i = 0; i < N; i++) {
+        pthread_join(t[i], NULL);
+        if (j[i].rc || j[i].result.rank_base != base || j[i].result.world_size != 9 ||
+            j[i].result.worker_port != 4242) {
+            all_ok = 0;
+            printf("# node %d: rc %d base %d world %d: %s\n", i, j[i].rc, j[i].result.rank_base,
+                   j[i].result.world_size, j[i].err.msg);
+        }
+        base += nproc[i];
+    }
+    ok(all_ok, "5 nodes with 2,1,3,1,2 workers get node-major bases 0,2,3,6,7 of 9");
+    ok(j[0].result.node_hosts && !strcmp(j[0].result.node_hosts[4], "host4"),
+       "node 0 learns every node's host");
+    for (int i = 0; i < N; i++)
+        rdzv_result_free(&j[i].result);
+
+    /* Node ranks 1 and 3 of 4 never come. */
+    struct joiner a = {.port = port, .node = 0, .nnodes = 4, .nproc = 1, .round = 1,
+                       .deadline = ddp_deadline_in(300)};
+    struct joiner b = {.port = port, .node = 2, .nnodes = 4, .nproc = 1, .round = 1,
+                       .deadline = ddp_deadline_in(300)};
+    pthread_create(&t[0], NULL, join_thread, &a);
+    pthread_create(&t[1], NULL, join_thread, &b);
+    pthread_join(t[0], NULL);
+    pthread_join(t[1], NULL);
+    ok(a.rc == -1 && strstr(a.err.msg, "node rank(s) 1, 3 never arrived"),
+       "a rendezvous timeout names the missing nodes: %s", a.err.msg);
+    ok(b.rc == -1 && strstr(b.err.msg, "1, 3 never arrived"), "on every waiting agent");
+
+    struct joiner dup = {.port = port, .node = 2, .nnodes = 4, .nproc = 1, .round = 1,
+                         .deadline = ddp_deadline_in(300)};
+    join_thread(&dup);
+    ok(dup.rc == -1 && strstr(dup.err.msg, "node rank 2 has already joined (from host host2)"),
+       "a node rank given twice is named: %s", dup.err.msg);
+}
+
+int main(void)
+{
+    ddp_error_t err = {0};
+    store_server_t *s = store_server_start("127.0.0.1", 0, token, strlen(token), capture_log,
+                                           NULL, &err);
+    ok(s != NULL, "server starts on a free port (%s)", err.msg);
+    if (!s)
+        return done_testing();
+    int port = store_server_port(s);
+    test_operations(port);
+    test_refusals(port);
+    test_rendezvous(port);
+    store_server_stop(s);
+    return done_testing();
+}

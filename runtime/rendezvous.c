@@ -18,6 +18,23 @@ static void node_key(char *buf, size_t size, int round, const char *what, int no
     rdzv_key(buf, size, round, name);
 }
 
+/* Waits for key until the join's deadline in slices, so that j->cancelled is heard. Returns
+ * 1 with *val (if val is not NULL), 0 on timeout, -1 on error or cancellation. */
+static int wait_key(store_client_t *c, const rdzv_join_t *j, const char *key, char **val,
+                    ddp_error_t *err)
+{
+    for (;;) {
+        if (j->cancelled && j->cancelled(j->ctx))
+            return ddp_error_set(err, "rendezvous interrupted: the agent was told to stop");
+        int left = ddp_ms_left(j->deadline);
+        int got = store_wait(c, &key, 1, left < 250 ? left : 250, NULL, val, err);
+        if (got < 0)
+            return ddp_error_prefix(err, "rendezvous");
+        if (got > 0 || left <= 250)
+            return got;
+    }
+}
+
 /* Lists the node ranks without a record, for the timeout message. */
 static void name_missing(store_client_t *c, const rdzv_join_t *j, char *buf, size_t size)
 {
@@ -107,10 +124,9 @@ int rdzv_join(store_client_t *c, const rdzv_join_t *j, rdzv_result_t *out, ddp_e
     rdzv_key(key, sizeof key, j->round, "complete");
     if (joined == j->nnodes && store_set(c, key, "1", 1, err))
         return ddp_error_prefix(err, "rendezvous");
-    const char *complete = key;
-    int got = store_wait(c, &complete, 1, ddp_ms_left(j->deadline), NULL, NULL, err);
+    int got = wait_key(c, j, key, NULL, err);
     if (got < 0)
-        return ddp_error_prefix(err, "rendezvous");
+        return -1;
     if (got == 0) {
         char missing[1024];
         name_missing(c, j, missing, sizeof missing);
@@ -119,10 +135,9 @@ int rdzv_join(store_client_t *c, const rdzv_join_t *j, rdzv_result_t *out, ddp_e
     if (j->node_rank == 0)
         return assign_ranks(c, j, out, err) ? ddp_error_prefix(err, "rendezvous") : 0;
     node_key(key, sizeof key, j->round, "assign", j->node_rank);
-    const char *assign = key;
-    got = store_wait(c, &assign, 1, ddp_ms_left(j->deadline), NULL, &val, err);
+    got = wait_key(c, j, key, &val, err);
     if (got <= 0)
-        return got < 0 ? ddp_error_prefix(err, "rendezvous")
+        return got < 0 ? -1
                        : ddp_error_set(err, "rendezvous timed out: every node joined, but node 0 "
                                             "did not assign ranks in time");
     int ok = sscanf(val, "%d %d %d", &out->rank_base, &out->world_size, &out->worker_port) == 3;

@@ -24,6 +24,10 @@ typedef struct {
     int worker_port;          /* node 0 only: the MASTER_PORT its workers' process group uses */
     const char *const *hosts; /* optional, nnodes names: used to name missing nodes */
     int64_t deadline;
+    /* Optional: asked between slices of a wait; non-zero abandons the join (a signal to stop
+     * the agent must not wait for the rendezvous deadline). */
+    int (*cancelled)(void *ctx);
+    void *ctx;
 } rdzv_join_t;
 
 typedef struct {
@@ -34,6 +38,7 @@ typedef struct {
     int nnodes;
 } rdzv_result_t;
 
+/* 0 with *out filled; -1 with err set (also when cancelled, saying so). */
 int rdzv_join(store_client_t *c, const rdzv_join_t *j, rdzv_result_t *out, ddp_error_t *err);
 void rdzv_result_free(rdzv_result_t *r);
 

@@ -1,0 +1,568 @@
+#include "agent.h"
+
+#include <errno.h>
+#include <ftw.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "ddp_clock.h"
+#include "ddp_net.h"
+#include "rendezvous.h"
+#include "report.h"
+#include "store_client.h"
+#include "store_server.h"
+#include "workers.h"
+
+/* How long node 0 keeps the store up for the others to read the outcome and say goodbye. */
+#define GOODBYE_MS 5000
+/* A parked WAIT on the end key is renewed after this long. */
+#define WATCH_MS 3600000
+
+typedef struct {
+    agent_options_t *o;
+    char host[256];
+    char attempt_root[4096];
+    int temp_root; /* attempt_root is ours to remove */
+    int sigfd;
+    int stop_signal; /* the signal that told this agent to stop, or 0 */
+    store_server_t *server;
+    store_client_t *client, *watch;
+} agent_t;
+
+/* Everything about one attempt's end, as this agent knows it. */
+typedef struct {
+    int round;
+    int end_known, done;
+    failure_t first;
+    int stopping, killed;
+    int64_t kill_at;
+    int finished_reported;
+    int64_t finish_deadline;
+    int64_t next_heartbeat;
+    char **hb_value;   /* node 0: each node's last heartbeat count */
+    int64_t *hb_since; /* node 0: when it last changed */
+} attempt_t;
+
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void say(const char *fmt, ...)
+{
+    static const char prefix[] = "ddpjob-agent: ";
+    char line[2048];
+    memcpy(line, prefix, sizeof prefix - 1);
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(line + sizeof prefix - 1, sizeof line - sizeof prefix, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    size_t len = sizeof prefix - 1 + (size_t)n;
+    if (len > sizeof line - 2)
+        len = sizeof line - 2;
+    line[len++] = '\n';
+    /* One write, so the line stays whole beside the workers' relayed lines. */
+    if (write(STDERR_FILENO, line, len) < 0)
+        return;
+}
+
+static void log_store(void *ctx, const char *line)
+{
+    say("%s", line);
+}
+
+static int sig_forwarded(int sig)
+{
+    return sig == SIGUSR1 || sig == SIGUSR2;
+}
+
+/* Reads pending signals. Stop signals are remembered; USR1/USR2 go to the workers. */
+static void read_signals(agent_t *a, worker_t *w, int n)
+{
+    struct signalfd_siginfo si;
+    while (read(a->sigfd, &si, sizeof si) == sizeof si) {
+        int sig = (int)si.ssi_signo;
+        if (sig == SIGCHLD)
+            continue;
+        if (sig_forwarded(sig)) {
+            if (w && workers_running(w, n)) {
+                workers_signal(w, n, sig);
+                say("forwarded SIG%s to %d worker(s)", sigabbrev_np(sig), workers_running(w, n));
+            }
+            continue;
+        }
+        if (!a->stop_signal)
+            a->stop_signal = sig;
+    }
+}
+
+static int stop_requested(void *ctx)
+{
+    agent_t *a = ctx;
+    read_signals(a, NULL, 0);
+    return a->stop_signal != 0;
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    return remove(path);
+}
+
+/* ---- attempt state in the store ---- */
+
+static void key_for(const attempt_t *t, char *buf, size_t size, const char *name)
+{
+    rdzv_key(buf, size, t->round, name);
+}
+
+/* Records f as the attempt's end unless another agent got there first; either way t->first
+ * becomes the end the store holds. Errors leave f as this agent's view. */
+static void publish_end(agent_t *a, attempt_t *t, const failure_t *f, int done)
+{
+    char key[128], text[1024], *current = NULL;
+    key_for(t, key, sizeof key, "end");
+    int n = done ? snprintf(text, sizeof text, "done") : failure_encode(f, text, sizeof text);
+    ddp_error_t err;
+    int swapped = n < 0 ? -1 : store_cas(a->client, key, NULL, 0, text, (size_t)n, &current, &err);
+    if (swapped < 0) {
+        if (!done)
+            t->first = *f;
+        t->end_known = !done;
+        say("cannot publish the end of the attempt: %s", err.msg);
+    } else if (current) {
+        t->done = !strcmp(current, "done");
+        if (!t->done && failure_decode(current, &t->first) != 0) {
+            t->first = *f;
+        }
+        t->end_known = 1;
+    }
+    free(current);
+}
+
+static void begin_stop(agent_t *a, attempt_t *t, worker_t *w, int n, int sig)
+{
+    if (t->stopping)
+        return;
+    t->stopping = 1;
+    t->kill_at = ddp_deadline_in(a->o->grace_ms);
+    for (int i = 0; i < n; i++)
+        if (!w[i].reaped)
+            w[i].stopped = 1;
+    int running = workers_running(w, n);
+    if (running) {
+        workers_signal(w, n, sig);
+        say("stopping %d worker(s) on node %d (SIG%s, SIGKILL after %.1f s)", running,
+            a->o->node_rank, sigabbrev_np(sig), a->o->grace_ms / 1000.0);
+    }
+}
+
+static failure_t node_failure(agent_t *a, failure_kind_t kind, int code, int node,
+                              const char *host, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
+
+static failure_t node_failure(agent_t *a, failure_kind_t kind, int code, int node,
+                              const char *host, const char *fmt, ...)
+{
+    failure_t f = {.kind = kind, .code = code, .node = node, .rank = -1, .local_rank = -1};
+    snprintf(f.host, sizeof f.host, "%s", host && *host ? host : "-");
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(f.what, sizeof f.what, fmt, ap);
+    va_end(ap);
+    failure_stamp(&f);
+    return f;
+}
+
+static void lose_store(agent_t *a, attempt_t *t, worker_t *w, int n, const char *why)
+{
+    if (t->end_known)
+        return;
+    t->first = node_failure(a, FAIL_LOST, 1, 0, a->o->master_addr,
+                            "lost the rendezvous store of node 0 (%s:%d): %s", a->o->master_addr,
+                            a->o->master_port, why);
+    t->end_known = 1;
+    begin_stop(a, t, w, n, SIGTERM);
+}
+
+/* Node 0: an agent whose heartbeat count has not moved for two intervals is lost. */
+static void check_heartbeats(agent_t *a, attempt_t *t, worker_t *w, int n, const rdzv_result_t *r)
+{
+    int64_t now = ddp_now_ms();
+    for (int i = 1; i < a->o->nnodes && !t->end_known; i++) {
+        char key[128], name[64], *val = NULL;
+        snprintf(name, sizeof name, "hb/%d", i);
+        key_for(t, key, sizeof key, name);
+        ddp_error_t err;
+        if (store_get(a->client, key, &val, NULL, &err) < 0)
+            return;
+        if (val && (!t->hb_value[i] || strcmp(val, t->hb_value[i]) != 0)) {
+            free(t->hb_value[i]);
+            t->hb_value[i] = val;
+            t->hb_since[i] = now;
+            continue;
+        }
+        free(val);
+        if (now - t->hb_since[i] > 2 * (int64_t)a->o->heartbeat_ms) {
+            const char *host = r->node_hosts ? r->node_hosts[i] : "?";
+            failure_t f = node_failure(a, FAIL_LOST, 1, i, host,
+                                       "agent lost: no heartbeat for %.1f s",
+                                       (now - t->hb_since[i]) / 1000.0);
+            publish_end(a, t, &f, 0);
+            begin_stop(a, t, w, n, SIGTERM);
+        }
+    }
+}
+
+static void heartbeat(agent_t *a, attempt_t *t, worker_t *w, int n, const rdzv_result_t *r)
+{
+    if (a->o->node_rank == 0) {
+        check_heartbeats(a, t, w, n, r);
+        return;
+    }
+    char key[128], name[64];
+    snprintf(name, sizeof name, "hb/%d", a->o->node_rank);
+    key_for(t, key, sizeof key, name);
+    ddp_error_t err;
+    if (store_add(a->client, key, 1, NULL, &err))
+        lose_store(a, t, w, n, err.msg);
+}
+
+/* A worker has exited: its failure ends the attempt; all of them finishing well is reported. */
+static void on_reaped(agent_t *a, attempt_t *t, worker_t *w, int n)
+{
+    for (int i = 0; i < n; i++) {
+        if (!w[i].reaped || w[i].stopped || t->end_known)
+            continue;
+        if (WIFEXITED(w[i].status) && WEXITSTATUS(w[i].status) == 0)
+            continue;
+        failure_t f = {.kind = FAIL_WORKER, .node = a->o->node_rank, .rank = w[i].rank,
+                       .local_rank = w[i].local_rank};
+        snprintf(f.host, sizeof f.host, "%s", a->host);
+        failure_from_status(w[i].status, f.what, sizeof f.what, &f.code);
+        failure_stamp(&f);
+        publish_end(a, t, &f, 0);
+        char line[1024];
+        failure_line(&f, line, sizeof line);
+        say("%s", line);
+        begin_stop(a, t, w, n, SIGTERM);
+        return;
+    }
+    if (t->stopping || t->finished_reported || workers_running(w, n))
+        return;
+    char key[128];
+    int64_t finished = 0;
+    ddp_error_t err;
+    key_for(t, key, sizeof key, "finished");
+    if (store_add(a->client, key, 1, &finished, &err)) {
+        lose_store(a, t, w, n, err.msg);
+        return;
+    }
+    t->finished_reported = 1;
+    t->finish_deadline = ddp_deadline_in((int64_t)a->o->exit_timeout_s * 1000);
+    if (finished == a->o->nnodes)
+        publish_end(a, t, NULL, 1);
+}
+
+static void on_watch(agent_t *a, attempt_t *t, worker_t *w, int n)
+{
+    char *val = NULL;
+    ddp_error_t err;
+    int got = store_wait_recv(a->watch, NULL, &val, &err);
+    if (got < 0) {
+        lose_store(a, t, w, n, err.msg);
+        return;
+    }
+    if (got == 0) {
+        char key[128];
+        key_for(t, key, sizeof key, "end");
+        const char *k = key;
+        if (store_wait_send(a->watch, &k, 1, WATCH_MS, &err))
+            lose_store(a, t, w, n, err.msg);
+        return;
+    }
+    if (!t->end_known || t->done != !strcmp(val, "done")) {
+        t->end_known = 1;
+        t->done = !strcmp(val, "done");
+        if (!t->done && failure_decode(val, &t->first))
+            t->first = node_failure(a, FAIL_LOST, 1, -1, "-", "unreadable end record");
+    }
+    free(val);
+    if (!t->done)
+        begin_stop(a, t, w, n, SIGTERM);
+}
+
+/* The poll loop of one attempt; returns when every worker has been reaped and the attempt's end
+ * is known. */
+static void monitor(agent_t *a, attempt_t *t, worker_t *w, int n, const rdzv_result_t *r)
+{
+    const agent_options_t *o = a->o;
+    struct pollfd *pfd = calloc((size_t)(2 * n + 2), sizeof *pfd);
+    t->next_heartbeat = ddp_deadline_in(o->heartbeat_ms);
+    while (workers_running(w, n) || !t->end_known) {
+        int npfd = 0;
+        pfd[npfd++] = (struct pollfd){.fd = a->sigfd, .events = POLLIN};
+        int watch_at = npfd;
+        pfd[npfd++] = (struct pollfd){.fd = t->end_known ? -1 : store_client_fd(a->watch),
+                                      .events = POLLIN};
+        for (int i = 0; i < n; i++)
+            for (int s = 0; s < 2; s++)
+                if (w[i].fds[s] >= 0)
+                    pfd[npfd++] = (struct pollfd){.fd = w[i].fds[s], .events = POLLIN};
+        int64_t wake = t->end_known ? ddp_deadline_in(200) : t->next_heartbeat;
+        if (t->stopping && !t->killed && t->kill_at < wake)
+            wake = t->kill_at;
+        if (t->finished_reported && !t->end_known && t->finish_deadline < wake)
+            wake = t->finish_deadline;
+        /* SIGCHLD arrives through the signalfd; the short cap covers one that raced the mask. */
+        int timeout = ddp_ms_left(wake);
+        if (poll(pfd, (nfds_t)npfd, timeout > 200 ? 200 : timeout) < 0 && errno != EINTR)
+            break;
+        if (pfd[0].revents) {
+            read_signals(a, w, n);
+            if (a->stop_signal && !t->stopping) {
+                failure_t f = node_failure(a, FAIL_SIGNAL, 128 + a->stop_signal, o->node_rank,
+                                           a->host, "the agent received SIG%s",
+                                           sigabbrev_np(a->stop_signal));
+                if (!t->end_known)
+                    publish_end(a, t, &f, 0);
+                if (!t->end_known || t->done) {
+                    t->first = f;
+                    t->end_known = 1;
+                    t->done = 0;
+                }
+                begin_stop(a, t, w, n, a->stop_signal);
+            }
+        }
+        for (int i = 2; i < npfd; i++)
+            if (pfd[i].revents)
+                workers_pump(w, n, pfd[i].fd);
+        if (pfd[watch_at].fd >= 0 && pfd[watch_at].revents)
+            on_watch(a, t, w, n);
+        if (workers_reap(w, n) || (!t->finished_reported && !workers_running(w, n)))
+            on_reaped(a, t, w, n);
+        int64_t now = ddp_now_ms();
+        if (t->stopping && !t->killed && now >= t->kill_at) {
+            int left = workers_running(w, n);
+            if (left)
+                say("%d worker(s) still running after %.1f s: SIGKILL", left, o->grace_ms / 1000.0);
+            workers_signal(w, n, SIGKILL);
+            t->killed = 1;
+        }
+        if (t->finished_reported && !t->end_known && now >= t->finish_deadline) {
+            failure_t f = node_failure(a, FAIL_TIMEOUT, 1, o->node_rank, a->host,
+                                       "node %d finished, but other nodes were still running "
+                                       "%d s later (--exit-timeout)",
+                                       o->node_rank, o->exit_timeout_s);
+            publish_end(a, t, &f, 0);
+        }
+        if (!t->end_known && now >= t->next_heartbeat) {
+            heartbeat(a, t, w, n, r);
+            t->next_heartbeat = now + o->heartbeat_ms;
+        }
+    }
+    free(pfd);
+}
+
+static int connect_store(agent_t *a, store_client_t **out, ddp_error_t *err)
+{
+    const agent_options_t *o = a->o;
+    /* Node 0 reaches its own store on loopback, whatever name the others use for it. */
+    const char *host = o->node_rank == 0 ? "127.0.0.1" : o->master_addr;
+    int port = a->server ? store_server_port(a->server) : o->master_port;
+    int64_t deadline = ddp_deadline_in((int64_t)o->rdzv_timeout_s * 1000);
+    for (;;) {
+        if (stop_requested(a))
+            return ddp_error_set(err, "interrupted by SIG%s while connecting to the store",
+                                 sigabbrev_np(a->stop_signal));
+        int64_t slice = ddp_deadline_in(500);
+        *out = store_client_connect(host, port, o->token, o->token_len,
+                                    slice < deadline ? slice : deadline, err);
+        if (*out) {
+            store_client_set_timeout(*out, o->heartbeat_ms * 2 > 2000 ? o->heartbeat_ms * 2 : 2000);
+            return 0;
+        }
+        if (!strstr(err->msg, "nobody listened") || ddp_ms_left(deadline) == 0)
+            return ddp_error_prefix(err, "node %d", o->node_rank);
+    }
+}
+
+/* Runs one attempt: rendezvous, workers, monitor. Fills t; returns -1 when the rendezvous
+ * failed (err says why). */
+static int run_attempt(agent_t *a, attempt_t *t, ddp_error_t *err)
+{
+    const agent_options_t *o = a->o;
+    int worker_port = 0;
+    if (o->node_rank == 0 && (worker_port = net_free_port(err)) < 0)
+        return -1;
+    rdzv_join_t join = {.round = t->round, .node_rank = o->node_rank, .nnodes = o->nnodes,
+                        .nproc = o->nproc, .host = a->host, .worker_port = worker_port,
+                        .hosts = (const char *const *)o->hosts,
+                        .deadline = ddp_deadline_in((int64_t)o->rdzv_timeout_s * 1000),
+                        .cancelled = stop_requested, .ctx = a};
+    rdzv_result_t r;
+    if (rdzv_join(a->client, &join, &r, err))
+        return -1;
+    say("node %d of %d (%s): ranks %d-%d of %d, workers' master %s:%d, attempt %d",
+        o->node_rank, o->nnodes, a->host, r.rank_base, r.rank_base + o->nproc - 1, r.world_size,
+        o->master_addr, r.worker_port, t->round);
+    char attempt_dir[4200];
+    snprintf(attempt_dir, sizeof attempt_dir, "%s/attempt_%d", a->attempt_root, t->round);
+    worker_launch_t launch = {.nproc = o->nproc, .rank_base = r.rank_base,
+                              .world_size = r.world_size, .node_rank = o->node_rank,
+                              .nnodes = o->nnodes, .round = t->round,
+                              .max_restarts = o->max_restarts, .master_addr = o->master_addr,
+                              .run_id = o->run_id, .master_port = r.worker_port,
+                              .attempt_dir = attempt_dir, .write_logs = o->log_dir != NULL,
+                              .command = o->command};
+    worker_t *w = calloc((size_t)o->nproc, sizeof *w);
+    t->hb_value = calloc((size_t)o->nnodes, sizeof *t->hb_value);
+    t->hb_since = calloc((size_t)o->nnodes, sizeof *t->hb_since);
+    for (int i = 0; i < o->nnodes && t->hb_since; i++)
+        t->hb_since[i] = ddp_now_ms();
+    char key[128];
+    key_for(t, key, sizeof key, "end");
+    const char *end_key = key;
+    if (!w || !t->hb_value || !t->hb_since) {
+        ddp_error_set(err, "out of memory");
+    } else if (store_wait_send(a->watch, &end_key, 1, WATCH_MS, err)) {
+        ddp_error_prefix(err, "watching the job's end");
+    } else if (workers_start(w, &launch, err)) {
+        say("%s", err->msg);
+        failure_t f = node_failure(a, FAIL_WORKER, 127, o->node_rank, a->host, "%s", err->msg);
+        publish_end(a, t, &f, 0);
+        monitor(a, t, w, 0, &r);
+    } else {
+        monitor(a, t, w, o->nproc, &r);
+        workers_close(w, o->nproc);
+        workers_kill_groups(w, o->nproc);
+        if (!t->done) {
+            report_summary(stderr, &t->first, w, o->nproc, o->node_rank, a->host);
+            if (o->error_file && report_error_file(o->error_file, &t->first, w, o->nproc,
+                                                   o->node_rank, a->host, err))
+                say("%s", err->msg);
+        }
+    }
+    int rc = t->end_known || t->done ? 0 : -1;
+    for (int i = 0; i < o->nnodes && t->hb_value; i++)
+        free(t->hb_value[i]);
+    free(t->hb_value);
+    free(t->hb_since);
+    free(w);
+    rdzv_result_free(&r);
+    return rc;
+}
+
+/* Says goodbye through the store; node 0 waits (briefly) for everyone's before it closes it. */
+static void goodbye(agent_t *a, int round)
+{
+    char key[128], all[128];
+    int64_t count = 0;
+    ddp_error_t err;
+    rdzv_key(key, sizeof key, round, "exited");
+    rdzv_key(all, sizeof all, round, "all_exited");
+    if (store_add(a->client, key, 1, &count, &err))
+        return;
+    if (count == a->o->nnodes)
+        store_set(a->client, all, "1", 1, &err);
+    const char *k = all;
+    if (a->o->node_rank == 0 && count < a->o->nnodes)
+        store_wait(a->client, &k, 1, GOODBYE_MS, NULL, NULL, &err);
+}
+
+static int setup(agent_t *a, ddp_error_t *err)
+{
+    const agent_options_t *o = a->o;
+    sigset_t mask;
+    sigemptyset(&mask);
+    int sigs[] = {SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2};
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+        sigaddset(&mask, sigs[i]);
+    /* Blocked before any thread starts, so the store's thread never takes them. */
+    sigprocmask(SIG_BLOCK, &mask, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    if ((a->sigfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC)) < 0)
+        return ddp_error_set(err, "signalfd: %s", strerror(errno));
+    net_hostname(a->host, sizeof a->host);
+    if (o->log_dir) {
+        snprintf(a->attempt_root, sizeof a->attempt_root, "%s/%s", o->log_dir, o->run_id);
+        if (make_dirs(a->attempt_root, err))
+            return ddp_error_prefix(err, "--log-dir");
+    } else {
+        const char *tmp = getenv("TMPDIR");
+        snprintf(a->attempt_root, sizeof a->attempt_root, "%s/ddpjob-agent.XXXXXX",
+                 tmp && *tmp ? tmp : "/tmp");
+        if (!mkdtemp(a->attempt_root))
+            return ddp_error_set(err, "cannot make a folder under %s: %s", tmp ? tmp : "/tmp",
+                                 strerror(errno));
+        a->temp_root = 1;
+    }
+    if (o->node_rank == 0) {
+        const char *bind = o->nnodes == 1 ? "127.0.0.1" : NULL;
+        a->server = store_server_start(bind, o->master_port, o->token, o->token_len, log_store,
+                                       a, err);
+        if (!a->server)
+            return ddp_error_prefix(err, "node 0 cannot serve the rendezvous store (--master-port "
+                                         "%d)",
+                                    o->master_port);
+    }
+    if (connect_store(a, &a->client, err) || connect_store(a, &a->watch, err))
+        return -1;
+    return 0;
+}
+
+static void teardown(agent_t *a)
+{
+    store_client_close(a->watch);
+    store_client_close(a->client);
+    store_server_stop(a->server);
+    if (a->temp_root)
+        nftw(a->attempt_root, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    if (a->sigfd >= 0)
+        close(a->sigfd);
+}
+
+int agent_run(agent_options_t *o)
+{
+    agent_t a = {.o = o, .sigfd = -1};
+    ddp_error_t err = {0};
+    int status = 1;
+    if (setup(&a, &err)) {
+        say("%s", err.msg);
+        status = a.stop_signal ? 128 + a.stop_signal : 1;
+        goto out;
+    }
+    for (int round = 0;; round++) {
+        attempt_t t = {.round = round};
+        if (run_attempt(&a, &t, &err)) {
+            say("%s", err.msg);
+            status = a.stop_signal ? 128 + a.stop_signal : 1;
+            break;
+        }
+        if (t.done) {
+            status = 0;
+            goodbye(&a, round);
+            break;
+        }
+        if (t.first.kind == FAIL_WORKER && round < o->max_restarts && !a.stop_signal) {
+            say("restarting every worker (restart %d of %d)", round + 1, o->max_restarts);
+            /* A fresh watch connection: the old one may still hold the last attempt's answer. */
+            store_client_close(a.watch);
+            a.watch = NULL;
+            if (connect_store(&a, &a.watch, &err) == 0)
+                continue;
+            say("%s", err.msg);
+        }
+        status = t.first.code ? t.first.code : 1;
+        goodbye(&a, round);
+        break;
+    }
+out:
+    teardown(&a);
+    return status;
+}

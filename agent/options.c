@@ -1,0 +1,442 @@
+#include "options.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "ddp_file.h"
+#include "ddp_net.h"
+#include "hostlist.h"
+#include "store_proto.h"
+
+static const char usage_text[] =
+    "usage: ddpjob-agent [OPTIONS] [--] PROGRAM [ARGS...]\n"
+    "\n"
+    "Runs PROGRAM as this node's workers of a data-parallel job, with the environment torchrun\n"
+    "gives (RANK, LOCAL_RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT, ...). One agent per node.\n"
+    "\n"
+    "  --nnodes N              nodes in the job (default: from Slurm/PBS/mpirun, else 1)\n"
+    "  --node-rank R           this node's rank (default: from Slurm/PBS/mpirun)\n"
+    "  --nproc-per-node N|gpu|auto  workers on this node (auto: one per visible GPU, else 1)\n"
+    "  --master-addr HOST      node 0's host (default: the first node of the job)\n"
+    "  --master-port PORT      where node 0's rendezvous store listens\n"
+    "  --standalone            one node, ports chosen here\n"
+    "  --run-id ID             the job's id (default: the scheduler's job id)\n"
+    "  --token-file FILE       the job token (mode 0600); or set DDPJOB_TOKEN\n"
+    "  --max-restarts N        restart every worker after a failure up to N times (default 0)\n"
+    "  --rdzv-timeout SECONDS  how long to wait for every node to join (default 300)\n"
+    "  --heartbeat SECONDS     heartbeat interval; an agent silent for two is lost (default 1)\n"
+    "  --grace SECONDS         from SIGTERM to SIGKILL when stopping workers (default 10)\n"
+    "  --exit-timeout SECONDS  how long a finished node waits for the rest (default 300)\n"
+    "  --log-dir DIR           also write each rank's stdout and stderr under DIR\n"
+    "  --error-file FILE       write a JSON failure report to FILE when the job fails\n"
+    "\n"
+    "torchrun's spellings (--nproc_per_node, --node_rank, --master_addr, --master_port,\n"
+    "--max_restarts, --rdzv_timeout) are accepted. Exit status: 0 when every worker of every\n"
+    "node exited 0; else the first failing worker's code (128+N for signal N); 1 for a failure\n"
+    "of the job itself (rendezvous, a lost node); 2 for a usage error.\n";
+
+enum {
+    OPT_NNODES = 256,
+    OPT_NODE_RANK,
+    OPT_NPROC,
+    OPT_MASTER_ADDR,
+    OPT_MASTER_PORT,
+    OPT_STANDALONE,
+    OPT_RUN_ID,
+    OPT_TOKEN_FILE,
+    OPT_MAX_RESTARTS,
+    OPT_RDZV_TIMEOUT,
+    OPT_HEARTBEAT,
+    OPT_GRACE,
+    OPT_EXIT_TIMEOUT,
+    OPT_LOG_DIR,
+    OPT_ERROR_FILE,
+    OPT_HELP,
+    OPT_VERSION,
+};
+
+static const struct option long_options[] = {
+    {"nnodes", required_argument, NULL, OPT_NNODES},
+    {"node-rank", required_argument, NULL, OPT_NODE_RANK},
+    {"node_rank", required_argument, NULL, OPT_NODE_RANK},
+    {"nproc-per-node", required_argument, NULL, OPT_NPROC},
+    {"nproc_per_node", required_argument, NULL, OPT_NPROC},
+    {"master-addr", required_argument, NULL, OPT_MASTER_ADDR},
+    {"master_addr", required_argument, NULL, OPT_MASTER_ADDR},
+    {"master-port", required_argument, NULL, OPT_MASTER_PORT},
+    {"master_port", required_argument, NULL, OPT_MASTER_PORT},
+    {"standalone", no_argument, NULL, OPT_STANDALONE},
+    {"run-id", required_argument, NULL, OPT_RUN_ID},
+    {"run_id", required_argument, NULL, OPT_RUN_ID},
+    {"token-file", required_argument, NULL, OPT_TOKEN_FILE},
+    {"max-restarts", required_argument, NULL, OPT_MAX_RESTARTS},
+    {"max_restarts", required_argument, NULL, OPT_MAX_RESTARTS},
+    {"rdzv-timeout", required_argument, NULL, OPT_RDZV_TIMEOUT},
+    {"rdzv_timeout", required_argument, NULL, OPT_RDZV_TIMEOUT},
+    {"heartbeat", required_argument, NULL, OPT_HEARTBEAT},
+    {"grace", required_argument, NULL, OPT_GRACE},
+    {"exit-timeout", required_argument, NULL, OPT_EXIT_TIMEOUT},
+    {"log-dir", required_argument, NULL, OPT_LOG_DIR},
+    {"log_dir", required_argument, NULL, OPT_LOG_DIR},
+    {"error-file", required_argument, NULL, OPT_ERROR_FILE},
+    {"help", no_argument, NULL, OPT_HELP},
+    {"version", no_argument, NULL, OPT_VERSION},
+    {0},
+};
+
+static int parse_int(const char *text, long min, long max, int *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(text, &end, 10);
+    if (errno || end == text || *end || v < min || v > max)
+        return -1;
+    *out = (int)v;
+    return 0;
+}
+
+/* Seconds as a decimal number, into milliseconds. */
+static int parse_seconds_ms(const char *text, long max_s, int *out_ms)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(text, &end);
+    if (errno || end == text || *end || !(v > 0) || v > (double)max_s)
+        return -1;
+    *out_ms = (int)(v * 1000 + 0.5);
+    return *out_ms > 0 ? 0 : -1;
+}
+
+/* Visible GPUs: CUDA_VISIBLE_DEVICES when set, else the NVIDIA device nodes. */
+static int count_gpus(void)
+{
+    const char *visible = getenv("CUDA_VISIBLE_DEVICES");
+    if (visible) {
+        int n = 0;
+        for (const char *p = visible; *p;) {
+            size_t len = strcspn(p, ",");
+            /* An entry of -1 or a blank hides every device after it, as CUDA does. */
+            if (len == 0 || !strncmp(p, "-1", 2))
+                break;
+            n++;
+            p += len + (p[len] == ',');
+        }
+        return n;
+    }
+    DIR *d = opendir("/dev");
+    int n = 0;
+    for (struct dirent *e; d && (e = readdir(d));)
+        if (!strncmp(e->d_name, "nvidia", 6) && isdigit((unsigned char)e->d_name[6]))
+            n++;
+    if (d)
+        closedir(d);
+    return n;
+}
+
+static int read_token_file(agent_options_t *o, const char *path, ddp_error_t *err)
+{
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return ddp_error_set(err, "--token-file %s: %s", path, strerror(errno));
+    if (st.st_mode & (S_IRWXG | S_IRWXO))
+        return ddp_error_set(err,
+                             "--token-file %s: readable by others (mode %04o); the token must "
+                             "be private: chmod 600 %s",
+                             path, st.st_mode & 07777, path);
+    size_t len;
+    char *text = ddp_read_file(path, &len, err);
+    if (!text)
+        return -1;
+    while (len && (text[len - 1] == '\n' || text[len - 1] == '\r'))
+        text[--len] = '\0';
+    if (len == 0) {
+        free(text);
+        return ddp_error_set(err, "--token-file %s: empty", path);
+    }
+    o->token = text;
+    o->token_len = len;
+    return 0;
+}
+
+/* Port derived from a job id, the way the job scripts derive it, so both agree. */
+static int port_from_job_id(const char *job_id)
+{
+    long n = 0;
+    for (const char *p = job_id; *p && isdigit((unsigned char)*p); p++)
+        n = (n * 10 + (*p - '0')) % 20000;
+    return 10000 + (int)n;
+}
+
+/* Takes over what flags left open from Slurm, PBS or mpirun. */
+static int resolve_identity(agent_options_t *o, int *port_set, ddp_error_t *err)
+{
+    const char *nodelist = getenv("SLURM_JOB_NODELIST");
+    const char *nodefile = getenv("PBS_NODEFILE");
+    const char *ompi_rank = getenv("OMPI_COMM_WORLD_RANK");
+    const char *job_id = NULL;
+    hostlist_t *hl = NULL;
+    int env_rank = -1;
+    if (o->standalone) {
+        o->identity = "--standalone";
+    } else if (nodelist) {
+        o->identity = "Slurm";
+        if (!(hl = hostlist_expand(nodelist, err)))
+            return ddp_error_prefix(err, "SLURM_JOB_NODELIST");
+        const char *nodeid = getenv("SLURM_NODEID");
+        if (nodeid && parse_int(nodeid, 0, INT_MAX, &env_rank))
+            env_rank = -1;
+        const char *localid = getenv("SLURM_LOCALID");
+        if (localid && strcmp(localid, "0") != 0 && getenv("SLURM_STEP_ID")) {
+            hostlist_destroy(hl);
+            return ddp_error_set(err, "Slurm started more than one agent on this node (task "
+                                      "%s): run one agent per node (srun --ntasks-per-node=1)",
+                                 localid);
+        }
+        job_id = getenv("SLURM_JOB_ID");
+    } else if (nodefile) {
+        o->identity = "PBS";
+        if (!(hl = hostlist_from_nodefile(nodefile, err)))
+            return ddp_error_prefix(err, "PBS_NODEFILE");
+        char host[256];
+        net_hostname(host, sizeof host);
+        long at = hostlist_find(hl, host);
+        if (at < 0 && o->node_rank < 0) {
+            hostlist_destroy(hl);
+            return ddp_error_set(err, "PBS_NODEFILE %s does not name this host (%s): cannot "
+                                      "tell this node's rank; pass --node-rank",
+                                 nodefile, host);
+        }
+        env_rank = (int)at;
+        job_id = getenv("PBS_JOBID");
+    } else if (ompi_rank) {
+        o->identity = "mpirun";
+        int size = 0;
+        if (parse_int(ompi_rank, 0, INT_MAX, &env_rank) ||
+            parse_int(getenv("OMPI_COMM_WORLD_SIZE") ? getenv("OMPI_COMM_WORLD_SIZE") : "", 1,
+                      INT_MAX, &size))
+            return ddp_error_set(err, "OMPI_COMM_WORLD_RANK/SIZE are not numbers");
+        if (o->nnodes == 0)
+            o->nnodes = size;
+        if (!o->master_addr && getenv("MASTER_ADDR"))
+            o->master_addr = strdup(getenv("MASTER_ADDR"));
+        if (!*port_set && getenv("MASTER_PORT") &&
+            parse_int(getenv("MASTER_PORT"), 1, 65535, &o->master_port) == 0)
+            *port_set = 1;
+    } else {
+        o->identity = "the command line";
+    }
+    if (hl) {
+        if (o->nnodes == 0)
+            o->nnodes = (int)hl->count;
+        if (!o->master_addr)
+            o->master_addr = strdup(hl->hosts[0]);
+        if ((size_t)o->nnodes == hl->count) {
+            o->hosts = hl->hosts;
+            o->nhosts = hl->count;
+            hl->hosts = NULL;
+            hl->count = 0;
+        }
+        hostlist_destroy(hl);
+    }
+    if (o->node_rank < 0)
+        o->node_rank = env_rank;
+    if (!o->run_id && job_id)
+        o->run_id = strdup(job_id);
+    if (!*port_set && job_id) {
+        o->master_port = port_from_job_id(job_id);
+        *port_set = 1;
+    }
+    return 0;
+}
+
+/* The checks that make a multi-node agent refuse to guess. */
+static int check_identity(agent_options_t *o, int port_set, ddp_error_t *err)
+{
+    if (o->standalone) {
+        if (o->nnodes > 1 || o->node_rank > 0)
+            return ddp_error_set(err, "--standalone runs one node; it cannot be combined with "
+                                      "--nnodes %d or --node-rank %d",
+                                 o->nnodes, o->node_rank);
+        o->nnodes = 1;
+        o->node_rank = 0;
+        free(o->master_addr);
+        o->master_addr = strdup("127.0.0.1");
+        if (!port_set)
+            o->master_port = 0;
+        return 0;
+    }
+    if (o->nnodes == 0)
+        o->nnodes = 1;
+    if (o->nnodes == 1 && o->node_rank < 0)
+        o->node_rank = 0;
+    if (o->node_rank < 0)
+        return ddp_error_set(err, "%d nodes, but this node's rank is unknown (identity from %s): "
+                                  "pass --node-rank, or run inside a Slurm or PBS job",
+                             o->nnodes, o->identity);
+    if (o->node_rank >= o->nnodes)
+        return ddp_error_set(err, "node rank %d is outside a job of %d node(s)", o->node_rank,
+                             o->nnodes);
+    if (!o->master_addr) {
+        if (o->nnodes > 1)
+            return ddp_error_set(err, "%d nodes, but the master is unknown: pass --master-addr "
+                                      "(node 0's host)",
+                                 o->nnodes);
+        o->master_addr = strdup("127.0.0.1");
+    }
+    if (!port_set) {
+        if (o->nnodes > 1)
+            return ddp_error_set(err, "%d nodes, but no --master-port: every agent must be "
+                                      "given the same port",
+                                 o->nnodes);
+        o->master_port = 0;
+    }
+    return 0;
+}
+
+static int take_token(agent_options_t *o, const char *token_file, ddp_error_t *err)
+{
+    if (token_file)
+        return read_token_file(o, token_file, err);
+    const char *env = getenv("DDPJOB_TOKEN");
+    if (env && *env) {
+        o->token = strdup(env);
+        o->token_len = strlen(env);
+        return 0;
+    }
+    if (o->nnodes > 1)
+        return ddp_error_set(err,
+                             "a job of %d nodes needs its token, so that only its own agents meet: "
+                             "set DDPJOB_TOKEN to the same secret on every node (e.g. `export "
+                             "DDPJOB_TOKEN=$(od -An -N32 -tx1 /dev/urandom | tr -d ' \\n')`) or "
+                             "pass --token-file FILE (mode 0600)",
+                             o->nnodes);
+    /* One node: nobody else joins, so a private random token keeps strangers out. */
+    unsigned char raw[32];
+    if (store_random(raw, sizeof raw) || !(o->token = malloc(2 * sizeof raw + 1)))
+        return ddp_error_set(err, "cannot make a job token");
+    for (size_t i = 0; i < sizeof raw; i++)
+        sprintf(o->token + 2 * i, "%02x", raw[i]);
+    o->token_len = 2 * sizeof raw;
+    return 0;
+}
+
+int agent_options_parse(int argc, char **argv, agent_options_t *o, ddp_error_t *err)
+{
+    *o = (agent_options_t){.node_rank = -1, .rdzv_timeout_s = 300, .heartbeat_ms = 1000,
+                           .grace_ms = 10000, .exit_timeout_s = 300};
+    const char *nproc_arg = "auto", *token_file = NULL;
+    int port_set = 0, opt;
+    optind = 1;
+    opterr = 0;
+    /* "+": options end at the program, whose own flags are left alone. */
+    while ((opt = getopt_long(argc, argv, "+h", long_options, NULL)) != -1) {
+        const char *name = argv[optind - 1];
+        int bad = 0;
+        switch (opt) {
+        case OPT_NNODES:
+            bad = parse_int(optarg, 1, 100000, &o->nnodes);
+            break;
+        case OPT_NODE_RANK:
+            bad = parse_int(optarg, 0, 99999, &o->node_rank);
+            break;
+        case OPT_NPROC:
+            nproc_arg = optarg;
+            break;
+        case OPT_MASTER_ADDR:
+            free(o->master_addr);
+            o->master_addr = strdup(optarg);
+            bad = !*optarg;
+            break;
+        case OPT_MASTER_PORT:
+            bad = parse_int(optarg, 1, 65535, &o->master_port);
+            port_set = 1;
+            break;
+        case OPT_STANDALONE:
+            o->standalone = 1;
+            break;
+        case OPT_RUN_ID:
+            free(o->run_id);
+            o->run_id = strdup(optarg);
+            break;
+        case OPT_TOKEN_FILE:
+            token_file = optarg;
+            break;
+        case OPT_MAX_RESTARTS:
+            bad = parse_int(optarg, 0, 10000, &o->max_restarts);
+            break;
+        case OPT_RDZV_TIMEOUT:
+            bad = parse_int(optarg, 1, 86400 * 7, &o->rdzv_timeout_s);
+            break;
+        case OPT_HEARTBEAT:
+            bad = parse_seconds_ms(optarg, 3600, &o->heartbeat_ms);
+            break;
+        case OPT_GRACE:
+            bad = parse_seconds_ms(optarg, 3600, &o->grace_ms);
+            break;
+        case OPT_EXIT_TIMEOUT:
+            bad = parse_int(optarg, 1, 86400 * 7, &o->exit_timeout_s);
+            break;
+        case OPT_LOG_DIR:
+            free(o->log_dir);
+            o->log_dir = strdup(optarg);
+            break;
+        case OPT_ERROR_FILE:
+            free(o->error_file);
+            o->error_file = strdup(optarg);
+            break;
+        case 'h':
+        case OPT_HELP:
+            fputs(usage_text, stdout);
+            return 1;
+        case OPT_VERSION:
+            printf("ddpjob-agent %s\n", DDPJOB_VERSION);
+            return 1;
+        default:
+            if (optopt >= OPT_NNODES)
+                return ddp_error_set(err, "%s needs a value", name);
+            return ddp_error_set(err, "unknown option %s (see --help)", name);
+        }
+        if (bad)
+            return ddp_error_set(err, "%s: invalid value \"%s\"", name, optarg);
+    }
+    if (optind >= argc)
+        return ddp_error_set(err, "no program to run (usage: ddpjob-agent [OPTIONS] PROGRAM "
+                                  "[ARGS...])");
+    o->command = argv + optind;
+    if (resolve_identity(o, &port_set, err) || check_identity(o, port_set, err))
+        return -1;
+    if (!strcmp(nproc_arg, "auto") || !strcmp(nproc_arg, "gpu")) {
+        int gpus = count_gpus();
+        if (gpus == 0 && !strcmp(nproc_arg, "gpu"))
+            return ddp_error_set(err, "--nproc-per-node gpu: no GPU is visible on this node "
+                                      "(CUDA_VISIBLE_DEVICES=%s)",
+                                 getenv("CUDA_VISIBLE_DEVICES") ? getenv("CUDA_VISIBLE_DEVICES")
+                                                                : "unset");
+        o->nproc = gpus ? gpus : 1;
+    } else if (parse_int(nproc_arg, 1, 4096, &o->nproc)) {
+        return ddp_error_set(err, "--nproc-per-node: invalid value \"%s\" (a count, gpu or auto)",
+                             nproc_arg);
+    }
+    if (!o->run_id)
+        o->run_id = strdup("none");
+    return take_token(o, token_file, err);
+}
+
+void agent_options_free(agent_options_t *o)
+{
+    free(o->master_addr);
+    free(o->run_id);
+    free(o->log_dir);
+    free(o->error_file);
+    free(o->token);
+    for (size_t i = 0; i < o->nhosts; i++)
+        free(o->hosts[i]);
+    free(o->hosts);
+}

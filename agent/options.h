@@ -1,0 +1,38 @@
+/* options: what one agent is told to do, from its command line and its environment.
+ *
+ * Flags win; what they leave open comes from the scheduler's environment (Slurm, then PBS,
+ * then mpirun with one agent per node), as DESIGN.md "Node identity" says. A multi-node agent
+ * that cannot tell its rank, its master or its token fails with the reason: it never forms a
+ * world of one on localhost. torchrun's underscore spellings are accepted. */
+#ifndef AGENT_OPTIONS_H
+#define AGENT_OPTIONS_H
+
+#include <stddef.h>
+
+#include "ddp_error.h"
+
+typedef struct {
+    int nnodes, node_rank, nproc;
+    char *master_addr;
+    int master_port; /* where node 0's store listens; 0 with --standalone: any */
+    int max_restarts;
+    int rdzv_timeout_s;
+    int heartbeat_ms; /* an agent silent for two of these is lost */
+    int grace_ms;     /* between SIGTERM and SIGKILL when workers are stopped */
+    int exit_timeout_s; /* how long a finished node waits for the others */
+    char *log_dir, *run_id, *error_file;
+    int standalone;
+    char *token;
+    size_t token_len;
+    char **hosts; /* the job's nodes when the environment names them, else NULL */
+    size_t nhosts;
+    const char *identity; /* where node rank and master came from, for messages */
+    char **command;
+} agent_options_t;
+
+/* Fills o from argv and the environment. Returns 0, 1 when --help or --version was printed,
+ * or -1 with err set (a usage error). */
+int agent_options_parse(int argc, char **argv, agent_options_t *o, ddp_error_t *err);
+void agent_options_free(agent_options_t *o);
+
+#endif

@@ -1,0 +1,99 @@
+#include "relay.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void write_all(int fd, const char *p, size_t len)
+{
+    while (len > 0) {
+        ssize_t n = write(fd, p, len);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return; /* our own output is gone (closed pipe): nothing sensible is left to do */
+        }
+        p += n;
+        len -= (size_t)n;
+    }
+}
+
+int relay_init(relay_t *r, int dest_fd, int log_fd, int rank, int keep_tail)
+{
+    memset(r, 0, sizeof *r);
+    r->dest_fd = dest_fd;
+    r->log_fd = log_fd;
+    r->keep_tail = keep_tail;
+    snprintf(r->prefix, sizeof r->prefix, "[rank %d] ", rank);
+    r->line = malloc(sizeof r->prefix + RELAY_LINE_MAX + 1);
+    return r->line ? 0 : -1;
+}
+
+/* Writes the line held in r->line (after room for the prefix) and forgets it. */
+static void emit(relay_t *r)
+{
+    size_t plen = strlen(r->prefix);
+    char *start = r->line + sizeof r->prefix - plen;
+    memcpy(start, r->prefix, plen);
+    char *text = r->line + sizeof r->prefix;
+    text[r->len] = '\n';
+    write_all(r->dest_fd, start, plen + r->len + 1);
+    if (r->keep_tail) {
+        char *slot = r->tail[r->tail_count++ % RELAY_TAIL_LINES];
+        size_t n = r->len < RELAY_TAIL_WIDTH - 1 ? r->len : RELAY_TAIL_WIDTH - 1;
+        memcpy(slot, text, n);
+        slot[n] = '\0';
+    }
+    r->len = 0;
+}
+
+void relay_feed(relay_t *r, const char *data, size_t len)
+{
+    if (r->log_fd >= 0)
+        write_all(r->log_fd, data, len);
+    char *text = r->line + sizeof r->prefix;
+    while (len > 0) {
+        const char *nl = memchr(data, '\n', len);
+        size_t take = nl ? (size_t)(nl - data) : len;
+        if (take > RELAY_LINE_MAX - r->len)
+            take = RELAY_LINE_MAX - r->len;
+        memcpy(text + r->len, data, take);
+        r->len += take;
+        data += take;
+        len -= take;
+        if (len > 0 && *data == '\n') {
+            data++;
+            len--;
+            emit(r);
+        } else if (r->len == RELAY_LINE_MAX) {
+            emit(r);
+        }
+    }
+}
+
+void relay_flush(relay_t *r)
+{
+    if (r->len)
+        emit(r);
+}
+
+const char *relay_tail_line(const relay_t *r, size_t i, size_t *count)
+{
+    size_t kept = r->tail_count < RELAY_TAIL_LINES ? r->tail_count : RELAY_TAIL_LINES;
+    if (count)
+        *count = kept;
+    if (i >= kept)
+        return NULL;
+    return r->tail[(r->tail_count - kept + i) % RELAY_TAIL_LINES];
+}
+
+void relay_free(relay_t *r)
+{
+    if (r->log_fd >= 0)
+        close(r->log_fd);
+    free(r->line);
+    r->line = NULL;
+    r->log_fd = -1;
+}

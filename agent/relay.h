@@ -1,0 +1,35 @@
+/* relay: one worker stream (stdout or stderr) copied to the agent's own, a line at a time.
+ *
+ * Each complete line goes out as one write of "[rank N] line\n", so lines of ranks writing at
+ * once never tear into each other; a line longer than RELAY_LINE_MAX is cut into lines of that
+ * size, and a last line without a newline is completed at the end. With a log file, the raw
+ * bytes are copied there too. A relay can keep the last RELAY_TAIL_LINES lines (for the failure
+ * summary's stderr excerpt). */
+#ifndef AGENT_RELAY_H
+#define AGENT_RELAY_H
+
+#include <stddef.h>
+
+#define RELAY_LINE_MAX 65536
+#define RELAY_TAIL_LINES 8
+#define RELAY_TAIL_WIDTH 400
+
+typedef struct {
+    int dest_fd, log_fd; /* log_fd -1: none; the relay closes it */
+    char prefix[32];
+    char *line;
+    size_t len;
+    int keep_tail;
+    char tail[RELAY_TAIL_LINES][RELAY_TAIL_WIDTH];
+    size_t tail_count; /* lines ever kept; the newest is at (tail_count - 1) % RELAY_TAIL_LINES */
+} relay_t;
+
+int relay_init(relay_t *r, int dest_fd, int log_fd, int rank, int keep_tail);
+void relay_feed(relay_t *r, const char *data, size_t len);
+/* Emits a pending partial line; called when the stream ends. */
+void relay_flush(relay_t *r);
+/* The kept lines, oldest first: *count of them, each a NUL-terminated string. */
+const char *relay_tail_line(const relay_t *r, size_t i, size_t *count);
+void relay_free(relay_t *r);
+
+#endif

@@ -1,0 +1,189 @@
+#include "report.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static const char *const kind_names[] = {"worker", "lost", "signal", "timeout"};
+
+static void format_time(time_t t, char *buf, size_t size)
+{
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+void failure_stamp(failure_t *f)
+{
+    format_time(time(NULL), f->when, sizeof f->when);
+}
+
+void failure_from_status(int status, char *what, size_t size, int *code)
+{
+    if (WIFSIGNALED(status)) {
+        int sig = WTERMSIG(status);
+        const char *abbrev = sigabbrev_np(sig);
+        snprintf(what, size, "killed by SIG%s", abbrev ? abbrev : "?");
+        *code = 128 + sig;
+    } else {
+        *code = WEXITSTATUS(status);
+        snprintf(what, size, "exited with code %d", *code);
+    }
+}
+
+int failure_encode(const failure_t *f, char *buf, size_t size)
+{
+    int n = snprintf(buf, size, "%s %d %d %d %d %s %s\n%s", kind_names[f->kind], f->code, f->node,
+                     f->rank, f->local_rank, f->host[0] ? f->host : "-", f->when, f->what);
+    return n < 0 || (size_t)n >= size ? -1 : n;
+}
+
+int failure_decode(const char *text, failure_t *f)
+{
+    char kind[16];
+    memset(f, 0, sizeof *f);
+    if (sscanf(text, "%15s %d %d %d %d %255s %31s", kind, &f->code, &f->node, &f->rank,
+               &f->local_rank, f->host, f->when) != 7)
+        return -1;
+    const char *nl = strchr(text, '\n');
+    snprintf(f->what, sizeof f->what, "%s", nl ? nl + 1 : "");
+    for (size_t i = 0; i < sizeof kind_names / sizeof kind_names[0]; i++)
+        if (!strcmp(kind, kind_names[i])) {
+            f->kind = (failure_kind_t)i;
+            return 0;
+        }
+    return -1;
+}
+
+void failure_line(const failure_t *f, char *buf, size_t size)
+{
+    if (f->rank >= 0)
+        snprintf(buf, size, "rank %d (node %d, host %s, local rank %d) %s at %s", f->rank,
+                 f->node, f->host, f->local_rank, f->what, f->when);
+    else if (f->node >= 0)
+        snprintf(buf, size, "node %d (host %s): %s at %s", f->node, f->host, f->what, f->when);
+    else
+        snprintf(buf, size, "%s at %s", f->what, f->when);
+}
+
+/* A worker that failed by itself, as opposed to one the agent stopped. */
+static int failed_by_itself(const worker_t *w)
+{
+    return w->reaped && !w->stopped && (!WIFEXITED(w->status) || WEXITSTATUS(w->status) != 0);
+}
+
+void report_summary(FILE *out, const failure_t *first, const worker_t *w, int n, int node,
+                    const char *host)
+{
+    char line[1024];
+    failure_line(first, line, sizeof line);
+    fprintf(out, "ddpjob-agent: job failed (exit %d): %s\n", first->code, line);
+    for (int i = 0; i < n; i++) {
+        char what[128], when[32];
+        int code;
+        if (!w[i].reaped)
+            continue;
+        failure_from_status(w[i].status, what, sizeof what, &code);
+        format_time(w[i].exit_time, when, sizeof when);
+        if (failed_by_itself(&w[i])) {
+            fprintf(out, "ddpjob-agent:   rank %d (node %d, host %s, local rank %d) %s at %s\n",
+                    w[i].rank, node, host, w[i].local_rank, what, when);
+            size_t kept;
+            relay_tail_line(&w[i].relay[1], 0, &kept);
+            if (kept)
+                fprintf(out, "ddpjob-agent:     last lines of its stderr:\n");
+            for (size_t k = 0; k < kept; k++)
+                fprintf(out, "ddpjob-agent:     | %s\n", relay_tail_line(&w[i].relay[1], k, NULL));
+            if (access(w[i].error_file, R_OK) == 0)
+                fprintf(out, "ddpjob-agent:     its error file: %s\n", w[i].error_file);
+        } else if (w[i].stopped && code != 0) {
+            fprintf(out, "ddpjob-agent:   rank %d (node %d, host %s, local rank %d) stopped by "
+                         "the agent (%s)\n",
+                    w[i].rank, node, host, w[i].local_rank, what);
+        }
+    }
+    fflush(out);
+}
+
+static void json_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            fprintf(f, "\\%c", *p);
+        else if (*p == '\n')
+            fputs("\\n", f);
+        else if (*p < 0x20)
+            fprintf(f, "\\u%04x", *p);
+        else
+            fputc(*p, f);
+    }
+    fputc('"', f);
+}
+
+/* The fields of a failure, without the braces, so that callers can add their own. */
+static void json_failure_fields(FILE *f, const failure_t *x)
+{
+    fprintf(f, "\"kind\": ");
+    json_string(f, kind_names[x->kind]);
+    fprintf(f, ", \"exit_code\": %d, \"node\": %d, \"rank\": %d, \"local_rank\": %d, \"host\": ",
+            x->code, x->node, x->rank, x->local_rank);
+    json_string(f, x->host);
+    fprintf(f, ", \"time\": ");
+    json_string(f, x->when);
+    fprintf(f, ", \"what\": ");
+    json_string(f, x->what);
+}
+
+int report_error_file(const char *path, const failure_t *first, const worker_t *w, int n,
+                      int node, const char *host, ddp_error_t *err)
+{
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.tmp%d", path, (int)getpid());
+    FILE *f = fopen(tmp, "w");
+    if (!f)
+        return ddp_error_set(err, "--error-file %s: %s", path, strerror(errno));
+    fprintf(f, "{\n  \"status\": \"failed\",\n  \"exit_code\": %d,\n  \"first_failure\": {",
+            first->code);
+    json_failure_fields(f, first);
+    fprintf(f, "},\n  \"node\": %d,\n  \"host\": ", node);
+    json_string(f, host);
+    fprintf(f, ",\n  \"failed_ranks\": [");
+    int count = 0;
+    for (int i = 0; i < n; i++) {
+        if (!failed_by_itself(&w[i]))
+            continue;
+        failure_t x = {.kind = FAIL_WORKER, .node = node, .rank = w[i].rank,
+                       .local_rank = w[i].local_rank};
+        snprintf(x.host, sizeof x.host, "%s", host);
+        failure_from_status(w[i].status, x.what, sizeof x.what, &x.code);
+        format_time(w[i].exit_time, x.when, sizeof x.when);
+        fprintf(f, "%s\n    {", count++ ? "," : "");
+        json_failure_fields(f, &x);
+        fprintf(f, ", \"stderr_tail\": [");
+        size_t kept;
+        relay_tail_line(&w[i].relay[1], 0, &kept);
+        for (size_t k = 0; k < kept; k++) {
+            if (k)
+                fputs(", ", f);
+            json_string(f, relay_tail_line(&w[i].relay[1], k, NULL));
+        }
+        fprintf(f, "], \"error_file\": ");
+        if (access(w[i].error_file, R_OK) == 0)
+            json_string(f, w[i].error_file);
+        else
+            fputs("null", f);
+        fputc('}', f);
+    }
+    fprintf(f, "%s]\n}\n", count ? "\n  " : "");
+    int bad = ferror(f) | fclose(f);
+    if (bad || rename(tmp, path) != 0) {
+        unlink(tmp);
+        return ddp_error_set(err, "--error-file %s: cannot write it", path);
+    }
+    return 0;
+}

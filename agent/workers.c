@@ -1,0 +1,226 @@
+#include "workers.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "worker_env.h"
+
+extern char **environ;
+
+int make_dirs(const char *path, ddp_error_t *err)
+{
+    char buf[4096];
+    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
+        return ddp_error_set(err, "%s: path too long", path);
+    for (char *p = buf + 1;; p++) {
+        if (*p != '/' && *p != '\0')
+            continue;
+        char c = *p;
+        *p = '\0';
+        if (mkdir(buf, 0700) != 0 && errno != EEXIST)
+            return ddp_error_set(err, "cannot make %s: %s", buf, strerror(errno));
+        if (c == '\0')
+            return 0;
+        *p = c;
+    }
+}
+
+static int open_log(const worker_t *w, const char *name, ddp_error_t *err)
+{
+    char path[4300];
+    snprintf(path, sizeof path, "%s/%s", w->dir, name);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+        ddp_error_set(err, "cannot write %s: %s", path, strerror(errno));
+    return fd;
+}
+
+/* In the child, before exec: never returns. */
+static void exec_worker(char **command, char **env, int out_fd, int err_fd, pid_t agent)
+{
+    setpgid(0, 0);
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != agent)
+        _exit(127); /* the agent died before the line above took effect */
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    signal(SIGPIPE, SIG_DFL);
+    int null_fd = open("/dev/null", O_RDONLY);
+    if (null_fd >= 0)
+        dup2(null_fd, STDIN_FILENO);
+    dup2(out_fd, STDOUT_FILENO);
+    dup2(err_fd, STDERR_FILENO);
+    environ = env;
+    execvp(command[0], command);
+    dprintf(STDERR_FILENO, "ddpjob-agent: cannot run %s: %s\n", command[0], strerror(errno));
+    _exit(127);
+}
+
+static int start_one(worker_t *w, const worker_launch_t *l, ddp_error_t *err)
+{
+    int out[2] = {-1, -1}, errp[2] = {-1, -1}, log_out = -1, log_err = -1, rc = -1;
+    char **env = NULL;
+    snprintf(w->dir, sizeof w->dir, "%s/rank_%d", l->attempt_dir, w->rank);
+    snprintf(w->error_file, sizeof w->error_file, "%s/error.json", w->dir);
+    if (make_dirs(w->dir, err))
+        return -1;
+    if (l->write_logs && ((log_out = open_log(w, "stdout.log", err)) < 0 ||
+                          (log_err = open_log(w, "stderr.log", err)) < 0))
+        goto out;
+    worker_env_t we = {.rank = w->rank, .local_rank = w->local_rank,
+                       .world_size = l->world_size, .local_world_size = l->nproc,
+                       .group_rank = l->node_rank, .group_world_size = l->nnodes,
+                       .restart_count = l->round, .max_restarts = l->max_restarts,
+                       .master_addr = l->master_addr, .master_port = l->master_port,
+                       .run_id = l->run_id, .error_file = w->error_file};
+    unlink(w->error_file);
+    if (!(env = worker_env_build(&we, environ, err)))
+        goto out;
+    if (pipe2(out, O_CLOEXEC) || pipe2(errp, O_CLOEXEC)) {
+        ddp_error_set(err, "pipe: %s", strerror(errno));
+        goto out;
+    }
+    if (relay_init(&w->relay[0], STDOUT_FILENO, log_out, w->rank, 0) ||
+        relay_init(&w->relay[1], STDERR_FILENO, log_err, w->rank, 1)) {
+        ddp_error_set(err, "out of memory");
+        goto out;
+    }
+    log_out = log_err = -1; /* the relays own them now */
+    pid_t agent = getpid();
+    pid_t pid = fork();
+    if (pid < 0) {
+        ddp_error_set(err, "fork: %s", strerror(errno));
+        goto out;
+    }
+    if (pid == 0)
+        exec_worker(l->command, env, out[1], errp[1], agent);
+    /* Also from here, so that a signal sent to the group right away cannot miss the child. */
+    setpgid(pid, pid);
+    w->pid = pid;
+    w->fds[0] = out[0];
+    w->fds[1] = errp[0];
+    out[0] = errp[0] = -1;
+    rc = 0;
+out:
+    for (int i = 0; i < 2; i++) {
+        if (out[i] >= 0)
+            close(out[i]);
+        if (errp[i] >= 0)
+            close(errp[i]);
+    }
+    if (log_out >= 0)
+        close(log_out);
+    if (log_err >= 0)
+        close(log_err);
+    worker_env_free(env);
+    return rc;
+}
+
+int workers_start(worker_t *w, const worker_launch_t *l, ddp_error_t *err)
+{
+    for (int i = 0; i < l->nproc; i++) {
+        memset(&w[i], 0, sizeof w[i]);
+        w[i] = (worker_t){.local_rank = i, .rank = l->rank_base + i, .fds = {-1, -1}};
+        w[i].relay[0].log_fd = w[i].relay[1].log_fd = -1;
+        if (start_one(&w[i], l, err)) {
+            ddp_error_prefix(err, "starting rank %d", w[i].rank);
+            workers_kill_groups(w, i);
+            while (workers_running(w, i)) {
+                workers_reap(w, i);
+                usleep(1000);
+            }
+            workers_close(w, i + 1);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+void workers_signal(worker_t *w, int n, int sig)
+{
+    for (int i = 0; i < n; i++)
+        if (w[i].pid > 0 && !w[i].reaped)
+            kill(-w[i].pid, sig);
+}
+
+void workers_kill_groups(worker_t *w, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (w[i].pid > 0)
+            kill(-w[i].pid, SIGKILL);
+}
+
+int workers_reap(worker_t *w, int n)
+{
+    int reaped = 0;
+    for (int i = 0; i < n; i++) {
+        if (w[i].pid <= 0 || w[i].reaped)
+            continue;
+        int status;
+        pid_t got = waitpid(w[i].pid, &status, WNOHANG);
+        if (got == w[i].pid) {
+            w[i].reaped = 1;
+            w[i].status = status;
+            w[i].exit_time = time(NULL);
+            reaped++;
+        }
+    }
+    return reaped;
+}
+
+int workers_running(const worker_t *w, int n)
+{
+    int running = 0;
+    for (int i = 0; i < n; i++)
+        running += w[i].pid > 0 && !w[i].reaped;
+    return running;
+}
+
+void workers_pump(worker_t *w, int n, int fd)
+{
+    for (int i = 0; i < n; i++)
+        for (int s = 0; s < 2; s++) {
+            if (w[i].fds[s] != fd || fd < 0)
+                continue;
+            char buf[65536];
+            ssize_t got = read(fd, buf, sizeof buf);
+            if (got > 0) {
+                relay_feed(&w[i].relay[s], buf, (size_t)got);
+            } else if (got == 0 || (errno != EINTR && errno != EAGAIN)) {
+                relay_flush(&w[i].relay[s]);
+                close(fd);
+                w[i].fds[s] = -1;
+            }
+            return;
+        }
+}
+
+void workers_close(worker_t *w, int n)
+{
+    for (int i = 0; i < n; i++)
+        for (int s = 0; s < 2; s++) {
+            int fd = w[i].fds[s];
+            if (fd >= 0) {
+                /* Whatever the exited worker left in the pipe; a grandchild still holding
+                 * the write end must not keep us here. */
+                fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+                char buf[65536];
+                ssize_t got;
+                for (int chunk = 0; chunk < 64 && (got = read(fd, buf, sizeof buf)) > 0; chunk++)
+                    relay_feed(&w[i].relay[s], buf, (size_t)got);
+                close(fd);
+                w[i].fds[s] = -1;
+            }
+            relay_flush(&w[i].relay[s]);
+            relay_free(&w[i].relay[s]);
+        }
+}

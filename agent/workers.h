@@ -1,0 +1,54 @@
+/* workers: this node's worker processes for one attempt.
+ *
+ * Each worker runs in its own process group (so a stop reaches whatever it started), with
+ * PR_SET_PDEATHSIG set before exec (so a SIGKILLed agent leaves no worker behind), stdin from
+ * /dev/null, and stdout/stderr on pipes that the agent relays line by line. Workers are forked
+ * from the agent's main thread only: the parent-death signal follows the forking thread. */
+#ifndef AGENT_WORKERS_H
+#define AGENT_WORKERS_H
+
+#include <sys/types.h>
+#include <time.h>
+
+#include "ddp_error.h"
+#include "relay.h"
+
+typedef struct {
+    int local_rank, rank;
+    pid_t pid;  /* the group leader; the group id is the same */
+    int fds[2]; /* read ends of its stdout and stderr pipes; -1 once closed */
+    relay_t relay[2];
+    int reaped, status; /* status: as from waitpid */
+    time_t exit_time;
+    int stopped; /* the agent had told it to stop before it exited */
+    char dir[4096]; /* holds its error.json (and logs, with --log-dir) */
+    char error_file[4200];
+} worker_t;
+
+typedef struct {
+    int nproc, rank_base, world_size, node_rank, nnodes, round, max_restarts;
+    const char *master_addr, *run_id;
+    int master_port;
+    const char *attempt_dir; /* per-rank folders are made here */
+    int write_logs;
+    char **command;
+} worker_launch_t;
+
+/* Starts l->nproc workers into w[0..nproc). On failure the ones started are killed and reaped. */
+int workers_start(worker_t *w, const worker_launch_t *l, ddp_error_t *err);
+/* Sends sig to the process group of every worker not yet reaped. */
+void workers_signal(worker_t *w, int n, int sig);
+/* SIGKILLs every worker's whole group, reaped leaders included (their children may remain). */
+void workers_kill_groups(worker_t *w, int n);
+/* Collects exited workers without blocking; returns how many were newly reaped. */
+int workers_reap(worker_t *w, int n);
+int workers_running(const worker_t *w, int n);
+/* Reads what is available on fd (one of a worker's pipes) and relays it; closes it at EOF. */
+void workers_pump(worker_t *w, int n, int fd);
+/* Relays what is left on every pipe, then closes pipes and relays. */
+void workers_close(worker_t *w, int n);
+
+/* mkdir -p */
+int make_dirs(const char *path, ddp_error_t *err);
+
+#endif

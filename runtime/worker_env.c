@@ -1,0 +1,89 @@
+#include "worker_env.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Set by the contract: any inherited value is replaced. */
+static const char *const owned[] = {
+    "RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK", "GROUP_WORLD_SIZE",
+    "ROLE_RANK", "ROLE_WORLD_SIZE", "ROLE_NAME", "MASTER_ADDR", "MASTER_PORT",
+    "TORCHELASTIC_RESTART_COUNT", "TORCHELASTIC_MAX_RESTARTS", "TORCHELASTIC_RUN_ID",
+    "TORCHELASTIC_USE_AGENT_STORE", "TORCHELASTIC_ERROR_FILE", "DDPJOB_TOKEN", NULL,
+};
+
+static int is_owned(const char *entry)
+{
+    size_t len = strcspn(entry, "=");
+    for (int i = 0; owned[i]; i++)
+        if (strlen(owned[i]) == len && !strncmp(entry, owned[i], len))
+            return 1;
+    return 0;
+}
+
+static int inherited(char *const *base, const char *name)
+{
+    size_t len = strlen(name);
+    for (size_t i = 0; base && base[i]; i++)
+        if (!strncmp(base[i], name, len) && base[i][len] == '=')
+            return 1;
+    return 0;
+}
+
+char **worker_env_build(const worker_env_t *w, char *const *base, ddp_error_t *err)
+{
+    size_t nbase = 0;
+    while (base && base[nbase])
+        nbase++;
+    enum { MAX_ADDED = 24 };
+    char **env = calloc(nbase + MAX_ADDED + 1, sizeof *env);
+    if (!env) {
+        ddp_error_set(err, "out of memory");
+        return NULL;
+    }
+    size_t n = 0;
+    int rc = 0;
+    for (size_t i = 0; i < nbase && !rc; i++)
+        if (!is_owned(base[i]))
+            rc = !(env[n++] = strdup(base[i]));
+#define ADD(...) (rc = rc || asprintf(&env[n++], __VA_ARGS__) < 0)
+    ADD("RANK=%d", w->rank);
+    ADD("LOCAL_RANK=%d", w->local_rank);
+    ADD("WORLD_SIZE=%d", w->world_size);
+    ADD("LOCAL_WORLD_SIZE=%d", w->local_world_size);
+    ADD("GROUP_RANK=%d", w->group_rank);
+    ADD("GROUP_WORLD_SIZE=%d", w->group_world_size);
+    ADD("ROLE_RANK=%d", w->rank);
+    ADD("ROLE_WORLD_SIZE=%d", w->world_size);
+    ADD("ROLE_NAME=default");
+    ADD("MASTER_ADDR=%s", w->master_addr);
+    ADD("MASTER_PORT=%d", w->master_port);
+    ADD("TORCHELASTIC_RESTART_COUNT=%d", w->restart_count);
+    ADD("TORCHELASTIC_MAX_RESTARTS=%d", w->max_restarts);
+    ADD("TORCHELASTIC_RUN_ID=%s", w->run_id);
+    /* Our store speaks its own protocol: PyTorch must make its own TCPStore at MASTER_PORT. */
+    ADD("TORCHELASTIC_USE_AGENT_STORE=False");
+    if (w->error_file)
+        ADD("TORCHELASTIC_ERROR_FILE=%s", w->error_file);
+    if (!inherited(base, "NCCL_ASYNC_ERROR_HANDLING"))
+        ADD("NCCL_ASYNC_ERROR_HANDLING=1");
+    if (!inherited(base, "TORCH_NCCL_ASYNC_ERROR_HANDLING"))
+        ADD("TORCH_NCCL_ASYNC_ERROR_HANDLING=1");
+    /* As torchrun: several workers on a node each running all cores' threads would thrash. */
+    if (w->local_world_size > 1 && !inherited(base, "OMP_NUM_THREADS"))
+        ADD("OMP_NUM_THREADS=1");
+#undef ADD
+    if (rc) {
+        worker_env_free(env);
+        ddp_error_set(err, "out of memory");
+        return NULL;
+    }
+    return env;
+}
+
+void worker_env_free(char **env)
+{
+    for (size_t i = 0; env && env[i]; i++)
+        free(env[i]);
+    free(env);
+}

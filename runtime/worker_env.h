@@ -1,0 +1,27 @@
+/* worker_env: the environment contract between an agent and its workers (DESIGN.md).
+ *
+ * What current torchrun gives each worker, so that an unmodified PyTorch script works: ranks,
+ * sizes, master address and port, the TORCHELASTIC_* variables, and a few defaults that are
+ * only set when the user has not set them. Everything else of the agent's environment passes
+ * through, except the job token, which workers have no use for. */
+#ifndef DDP_WORKER_ENV_H
+#define DDP_WORKER_ENV_H
+
+#include "ddp_error.h"
+
+typedef struct {
+    int rank, local_rank, world_size, local_world_size;
+    int group_rank, group_world_size; /* node rank, number of nodes */
+    int restart_count, max_restarts;
+    const char *master_addr;
+    int master_port;
+    const char *run_id;
+    const char *error_file; /* TORCHELASTIC_ERROR_FILE; NULL leaves it unset */
+} worker_env_t;
+
+/* A new NULL-terminated environment: `base` without the variables the contract owns, then the
+ * contract's values. Free with worker_env_free. */
+char **worker_env_build(const worker_env_t *w, char *const *base, ddp_error_t *err);
+void worker_env_free(char **env);
+
+#endif

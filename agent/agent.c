@@ -32,6 +32,7 @@ typedef struct {
     int temp_root; /* attempt_root is ours to remove */
     int sigfd;
     int stop_signal; /* the signal that told this agent to stop, or 0 */
+    guard_t guard;
     store_server_t *server;
     store_client_t *client, *watch;
 } agent_t;
@@ -419,7 +420,7 @@ static int run_attempt(agent_t *a, attempt_t *t, ddp_error_t *err)
                               .max_restarts = o->max_restarts, .master_addr = o->master_addr,
                               .run_id = o->run_id, .master_port = r.worker_port,
                               .attempt_dir = attempt_dir, .write_logs = o->log_dir != NULL,
-                              .command = o->command};
+                              .command = o->command, .guard = &a->guard};
     worker_t *w = calloc((size_t)o->nproc, sizeof *w);
     t->hb_value = calloc((size_t)o->nnodes, sizeof *t->hb_value);
     t->hb_since = calloc((size_t)o->nnodes, sizeof *t->hb_since);
@@ -489,6 +490,9 @@ static int setup(agent_t *a, ddp_error_t *err)
     if ((a->sigfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC)) < 0)
         return ddp_error_set(err, "signalfd: %s", strerror(errno));
     net_hostname(a->host, sizeof a->host);
+    /* Before any socket or thread exists, so the guard holds none of them. */
+    if (guard_start(&a->guard, err))
+        return -1;
     if (o->log_dir) {
         snprintf(a->attempt_root, sizeof a->attempt_root, "%s/%s", o->log_dir, o->run_id);
         if (make_dirs(a->attempt_root, err))
@@ -525,11 +529,12 @@ static void teardown(agent_t *a)
         nftw(a->attempt_root, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
     if (a->sigfd >= 0)
         close(a->sigfd);
+    guard_stop(&a->guard);
 }
 
 int agent_run(agent_options_t *o)
 {
-    agent_t a = {.o = o, .sigfd = -1};
+    agent_t a = {.o = o, .sigfd = -1, .guard = {.fd = -1, .pid = -1}};
     ddp_error_t err = {0};
     int status = 1;
     if (setup(&a, &err)) {

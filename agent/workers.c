@@ -106,6 +106,8 @@ static int start_one(worker_t *w, const worker_launch_t *l, ddp_error_t *err)
     /* Also from here, so that a signal sent to the group right away cannot miss the child. */
     setpgid(pid, pid);
     w->pid = pid;
+    w->guard = l->guard;
+    guard_watch(l->guard, pid);
     w->fds[0] = out[0];
     w->fds[1] = errp[0];
     out[0] = errp[0] = -1;
@@ -155,8 +157,10 @@ void workers_signal(worker_t *w, int n, int sig)
 void workers_kill_groups(worker_t *w, int n)
 {
     for (int i = 0; i < n; i++)
-        if (w[i].pid > 0)
+        if (w[i].pid > 0) {
             kill(-w[i].pid, SIGKILL);
+            guard_forget(w[i].guard, w[i].pid);
+        }
 }
 
 int workers_reap(worker_t *w, int n)

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "ddp_error.h"
+#include "guard.h"
 #include "relay.h"
 
 typedef struct {
@@ -23,6 +24,7 @@ typedef struct {
     int stopped; /* the agent had told it to stop before it exited */
     char dir[4096]; /* holds its error.json (and logs, with --log-dir) */
     char error_file[4200];
+    guard_t *guard;
 } worker_t;
 
 typedef struct {
@@ -32,13 +34,15 @@ typedef struct {
     const char *attempt_dir; /* per-rank folders are made here */
     int write_logs;
     char **command;
+    guard_t *guard; /* told of every worker's process group */
 } worker_launch_t;
 
 /* Starts l->nproc workers into w[0..nproc). On failure the ones started are killed and reaped. */
 int workers_start(worker_t *w, const worker_launch_t *l, ddp_error_t *err);
 /* Sends sig to the process group of every worker not yet reaped. */
 void workers_signal(worker_t *w, int n, int sig);
-/* SIGKILLs every worker's whole group, reaped leaders included (their children may remain). */
+/* SIGKILLs every worker's whole group, reaped leaders included (their children may remain),
+ * and tells the guard they are gone. */
 void workers_kill_groups(worker_t *w, int n);
 /* Collects exited workers without blocking; returns how many were newly reaped. */
 int workers_reap(worker_t *w, int n);

@@ -1,0 +1,228 @@
+#!/bin/bash
+# ddpjob-agent end to end on this machine: real agents on 127.0.0.1 as several nodes, bash
+# workers, every failure the issue names, and no process left behind after each case.
+. "$SRCDIR/tests/agent/lib.sh"
+
+export DDPJOB_TOKEN=test-token-$$
+worker env.sh 'printf "%s\n" "rank=$RANK local=$LOCAL_RANK world=$WORLD_SIZE lws=$LOCAL_WORLD_SIZE group=$GROUP_RANK/$GROUP_WORLD_SIZE role=$ROLE_RANK/$ROLE_WORLD_SIZE/$ROLE_NAME master=$MASTER_ADDR:$MASTER_PORT restart=$TORCHELASTIC_RESTART_COUNT/$TORCHELASTIC_MAX_RESTARTS run=$TORCHELASTIC_RUN_ID store=$TORCHELASTIC_USE_AGENT_STORE nccl=$NCCL_ASYNC_ERROR_HANDLING/$TORCH_NCCL_ASYNC_ERROR_HANDLING omp=${OMP_NUM_THREADS-unset} token=${DDPJOB_TOKEN-unset} user=$USER_VAR errfile=${TORCHELASTIC_ERROR_FILE:+set}"'
+
+# --- environment, ranks, heterogeneous worker counts -------------------------------------
+next_port
+common=(--nnodes 2 --master-addr 127.0.0.1 --master-port "$PORT" --run-id job42)
+start_agent n1 USER_VAR=kept -- "${common[@]}" --node-rank 1 --nproc-per-node 1 "$T/env.sh"
+start_agent n0 USER_VAR=kept -- "${common[@]}" --node-rank 0 --nproc-per-node 3 "$T/env.sh"
+wait_agent n0
+out0=$OUT rc0=$RC
+wait_agent n1
+expect_eq "$rc0/$RC" 0/0 "both agents exit 0 when every worker does"
+all=$(printf '%s\n%s\n' "$out0" "$OUT" | sort)
+expect_eq "$(grep -c '^\[rank ' <<<"$all")" 4 "4 workers ran (3 on node 0, 1 on node 1)"
+expect_eq "$(grep -o 'rank=[0-9]*' <<<"$all" | sort -u | tr '\n' ' ')" "rank=0 rank=1 rank=2 rank=3 " \
+    "global ranks are unique and cover 0..3"
+expect_contains "$out0" "[rank 1] rank=1 local=1 world=4 lws=3 group=0/2 role=1/4/default" \
+    "node 0's second worker: local rank 1 of 3, node rank 0 of 2"
+expect_contains "$OUT" "[rank 3] rank=3 local=0 world=4 lws=1 group=1/2 role=3/4/default" \
+    "node 1's worker comes after node 0's, node-major"
+expect_eq "$(grep -o 'master=[^ ]*' <<<"$all" | sort -u | wc -l)" 1 "every worker gets the same MASTER_ADDR:MASTER_PORT"
+expect_contains "$all" "master=127.0.0.1:" "MASTER_ADDR is the master's address"
+expect_contains "$all" "restart=0/0 run=job42 store=False nccl=1/1" "TORCHELASTIC_* and NCCL defaults as torchrun sets them"
+expect_contains "$out0" "lws=3 group=0/2 role=0/4/default master" "node 0 ran 3 workers"
+expect_contains "$out0" "omp=1 " "OMP_NUM_THREADS=1 with several workers per node"
+expect_contains "$OUT" "omp=unset " "OMP_NUM_THREADS untouched with one worker per node"
+expect_contains "$all" "token=unset user=kept errfile=set" "the job token is not passed on; the user's environment is"
+expect_no_leftovers "nothing left after a clean run"
+
+# --- the job token ---------------------------------------------------------------------------
+next_port
+common=(--nnodes 2 --master-addr 127.0.0.1 --master-port "$PORT" --rdzv-timeout 2 --nproc-per-node 1)
+start_agent n0 -- "${common[@]}" --node-rank 0 "$T/env.sh"
+start_agent n1 DDPJOB_TOKEN=not-the-token -- "${common[@]}" --node-rank 1 "$T/env.sh"
+wait_agent n1
+expect_eq "$RC" 1 "an agent with the wrong token exits 1"
+expect_contains "$ERR" "refused this job's token" "and says its token was refused"
+expect_eq "$(grep -c '^\[rank' <<<"$OUT")" 0 "and started no worker"
+wait_agent n0
+expect_contains "$ERR" "refused connection from 127.0.0.1" "the store logs the refused peer"
+expect_contains "$ERR" "node rank(s) 1 never arrived" "node 0 then times out naming the node that never joined"
+expect_eq "$RC" 1 "and exits 1"
+
+run env -u DDPJOB_TOKEN "$AGENT" --nnodes 2 --node-rank 0 --master-addr 127.0.0.1 --master-port 1 true
+expect_eq "$RC" 2 "a multi-node agent without a token refuses to start"
+expect_contains "$ERR" "needs its token" "and says how to give one"
+expect_contains "$ERR" "DDPJOB_TOKEN" "(DDPJOB_TOKEN or --token-file)"
+printf 'secret\n' >"$T/token"
+chmod 644 "$T/token"
+run env -u DDPJOB_TOKEN "$AGENT" --nnodes 2 --node-rank 0 --master-addr 127.0.0.1 --master-port 1 --token-file "$T/token" true
+expect_contains "$ERR" "readable by others (mode 0644)" "a token file others can read is refused"
+
+# --- a node that never comes -----------------------------------------------------------------
+next_port
+common=(--nnodes 3 --master-addr 127.0.0.1 --master-port "$PORT" --rdzv-timeout 2 --nproc-per-node 1)
+start_agent n0 -- "${common[@]}" --node-rank 0 "$T/env.sh"
+start_agent n1 -- "${common[@]}" --node-rank 1 "$T/env.sh"
+wait_agent n0
+expect_eq "$RC" 1 "node 0 exits 1 when node 2 never joins"
+expect_contains "$ERR" "rendezvous timed out: node rank(s) 2 never arrived" "naming the missing node rank"
+wait_agent n1
+expect_eq "$RC" 1 "so does node 1"
+expect_contains "$ERR" "node rank(s) 2 never arrived" "with the same reason"
+expect_no_leftovers "nothing left after a failed rendezvous"
+
+# --- a worker that crashes -------------------------------------------------------------------
+worker crash.sh 'if [ "$RANK" = 2 ]; then sleep 0.5; echo "about to die" >&2; kill -9 $$; fi
+trap "echo rank $RANK stopping >&2; exit 143" TERM
+sleep 60 & wait'
+next_port
+common=(--nnodes 2 --master-addr 127.0.0.1 --master-port "$PORT" --nproc-per-node 2 --grace 5)
+start_agent n0 -- "${common[@]}" --node-rank 0 --error-file "$T/error0.json" "$T/crash.sh"
+start_agent n1 -- "${common[@]}" --node-rank 1 --error-file "$T/error1.json" "$T/crash.sh"
+wait_agent n1
+err1=$ERR rc1=$RC
+wait_agent n0
+expect_eq "$RC/$rc1" 137/137 "both agents exit 128+9 when a worker is killed by SIGKILL"
+expect_contains "$ERR" "job failed (exit 137): rank 2 (node 1, host $(hostname), local rank 0) killed by SIGKILL" \
+    "node 0's summary names the failed rank, node, host and signal"
+expect_contains "$ERR" "rank 0 (node 0, host $(hostname), local rank 0) stopped by the agent" \
+    "and its own workers as stopped by the agent"
+expect_contains "$OUT$ERR" "[rank 0] rank 0 stopping" "node 0's workers got SIGTERM first"
+expect_contains "$err1" "| about to die" "node 1's summary shows the last lines of the failed rank's stderr"
+json=$(/usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); f=d["failed_ranks"][0]; print(d["exit_code"], d["first_failure"]["rank"], f["rank"], f["what"], f["stderr_tail"][-1])' "$T/error1.json" 2>&1)
+expect_eq "$json" "137 2 2 killed by SIGKILL about to die" "--error-file writes the same facts as JSON"
+json=$(/usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["first_failure"]["host"], d["first_failure"]["node"], len(d["failed_ranks"]))' "$T/error0.json" 2>&1)
+expect_eq "$json" "$(hostname) 1 0" "node 0's error file names the first failure elsewhere"
+expect_no_leftovers "no worker (or its children) left after a crash"
+
+# --- an agent that is killed -----------------------------------------------------------------
+worker sleepy.sh 'echo started; sleep 60 & wait'
+next_port
+common=(--nnodes 2 --master-addr 127.0.0.1 --master-port "$PORT" --nproc-per-node 2 --heartbeat 0.5 --grace 1)
+start_agent n0 -- "${common[@]}" --node-rank 0 "$T/sleepy.sh"
+start_agent n1 -- "${common[@]}" --node-rank 1 "$T/sleepy.sh"
+for _ in $(seq 100); do [ "$(grep -c started "$T/n1.out")" = 2 ] && break; sleep 0.1; done
+start=$(date +%s%N)
+kill -9 "$(agent_pid n1)"
+wait_agent n0
+took=$((($(date +%s%N) - start) / 1000000))
+expect_eq "$RC" 1 "node 0 exits 1 when node 1's agent is killed"
+expect_contains "$ERR" "node 1 (host $(hostname)): agent lost: no heartbeat" "naming the lost node and why"
+if [ "$took" -lt 6000 ]; then pass "within a bounded time (${took} ms, heartbeat 0.5 s)"; else fail "lost agent noticed too late: $took ms"; fi
+wait_agent n1
+expect_no_leftovers "the killed agent's workers died with it (PR_SET_PDEATHSIG)"
+
+next_port
+common=(--nnodes 2 --master-addr 127.0.0.1 --master-port "$PORT" --nproc-per-node 1 --grace 1)
+start_agent n0 -- "${common[@]}" --node-rank 0 "$T/sleepy.sh"
+start_agent n1 -- "${common[@]}" --node-rank 1 "$T/sleepy.sh"
+for _ in $(seq 100); do grep -q started "$T/n1.out" && grep -q started "$T/n0.out" && break; sleep 0.1; done
+kill -9 "$(agent_pid n0)"
+wait_agent n1
+expect_eq "$RC" 1 "node 1 exits 1 when node 0 (the store) is killed"
+expect_contains "$ERR" "lost the rendezvous store of node 0" "and says it lost the store"
+expect_no_leftovers "nothing left after node 0's agent was killed"
+
+# --- restart ---------------------------------------------------------------------------------
+worker flaky.sh 'echo "attempt $TORCHELASTIC_RESTART_COUNT of rank $RANK"
+if [ "$TORCHELASTIC_RESTART_COUNT" = 0 ] && [ "$RANK" = 1 ]; then exit 3; fi
+if [ "$TORCHELASTIC_RESTART_COUNT" = 0 ]; then sleep 30; fi'
+next_port
+common=(--nnodes 2 --master-addr 127.0.0.1 --master-port "$PORT" --nproc-per-node 1 --max-restarts 2 --grace 1)
+start_agent n0 -- "${common[@]}" --node-rank 0 "$T/flaky.sh"
+start_agent n1 -- "${common[@]}" --node-rank 1 "$T/flaky.sh"
+wait_agent n1
+expect_eq "$RC" 0 "a job whose worker fails once succeeds after a restart"
+expect_contains "$OUT" "[rank 1] attempt 1 of rank 1" "the restarted worker sees TORCHELASTIC_RESTART_COUNT=1"
+expect_contains "$ERR" "restarting every worker (restart 1 of 2)" "the agent says it restarts"
+wait_agent n0
+expect_eq "$RC" 0 "every agent exits 0 after the successful restart"
+expect_contains "$OUT" "[rank 0] attempt 1 of rank 0" "the healthy node's workers were restarted too"
+
+worker always.sh 'exit 5'
+start_agent n0 -- --standalone --nproc-per-node 2 --max-restarts 1 "$T/always.sh"
+wait_agent n0
+expect_eq "$RC" 5 "out of restarts, the agent exits with the worker's code"
+expect_eq "$(grep -c 'node 0 of 1' <<<"$ERR")" 2 "after two attempts (one restart)"
+
+# --- signals ---------------------------------------------------------------------------------
+worker trapper.sh 'trap "echo got USR2; exit 0" USR2
+trap "echo got TERM; exit 0" TERM
+echo ready
+sleep 60 & wait'
+next_port
+common=(--nnodes 2 --master-addr 127.0.0.1 --master-port "$PORT" --nproc-per-node 2)
+start_agent n0 -- "${common[@]}" --node-rank 0 "$T/trapper.sh"
+start_agent n1 -- "${common[@]}" --node-rank 1 "$T/trapper.sh"
+for _ in $(seq 100); do [ "$(grep -c ready "$T/n0.out" "$T/n1.out" | awk -F: '{s+=$2} END {print s}')" = 4 ] && break; sleep 0.1; done
+kill -USR2 "$(agent_pid n0)" "$(agent_pid n1)"
+wait_agent n0
+expect_contains "$OUT" "[rank 1] got USR2" "SIGUSR2 to the agent reaches its workers"
+expect_contains "$ERR" "forwarded SIGUSR2 to 2 worker(s)" "and the agent says so"
+expect_eq "$RC" 0 "workers that checkpoint and exit 0 on USR2 end the job with 0"
+wait_agent n1
+expect_eq "$RC" 0 "on every node"
+
+next_port
+common=(--nnodes 2 --master-addr 127.0.0.1 --master-port "$PORT" --nproc-per-node 1 --grace 2)
+start_agent n0 -- "${common[@]}" --node-rank 0 "$T/trapper.sh"
+start_agent n1 -- "${common[@]}" --node-rank 1 "$T/sleepy.sh"
+for _ in $(seq 100); do grep -q ready "$T/n0.out" && grep -q started "$T/n1.out" && break; sleep 0.1; done
+kill -TERM "$(agent_pid n0)"
+wait_agent n0
+expect_eq "$RC" 143 "an agent told SIGTERM exits 128+15"
+expect_contains "$OUT" "[rank 0] got TERM" "after forwarding SIGTERM to its worker"
+wait_agent n1
+expect_eq "$RC" 143 "the other agents stop too"
+expect_contains "$ERR" "the agent received SIGTERM" "naming why"
+expect_no_leftovers "nothing left after SIGTERM"
+
+# --- logs, standalone, two jobs at once ------------------------------------------------------
+worker chatty.sh 'echo "out of $RANK"; echo "err of $RANK" >&2; printf "no newline $RANK"'
+start_agent s -- --standalone --nproc-per-node 2 --log-dir "$T/logs" --run-id r1 "$T/chatty.sh"
+wait_agent s
+expect_eq "$RC" 0 "--standalone runs a one-node job"
+expect_eq "$(cat "$T/logs/r1/attempt_0/rank_1/stdout.log")" "out of 1
+no newline 1" "--log-dir keeps each rank's full stdout"
+expect_eq "$(cat "$T/logs/r1/attempt_0/rank_0/stderr.log")" "err of 0" "and stderr"
+expect_contains "$OUT" "[rank 0] no newline 0" "a last line without newline is relayed whole"
+
+next_port
+port_a=$PORT
+next_port
+port_b=$PORT
+for job in a b; do
+    p=port_$job
+    for n in 0 1; do
+        start_agent "$job$n" DDPJOB_TOKEN="token-$job" -- --nnodes 2 --node-rank "$n" --nproc-per-node 1 \
+            --master-addr 127.0.0.1 --master-port "${!p}" --run-id "job-$job" "$T/env.sh"
+    done
+done
+results=
+for name in a0 a1 b0 b1; do
+    wait_agent "$name"
+    results+="$name:$RC:$(grep -o 'world=[0-9]* .*run=[^ ]*' <<<"$OUT" | sed 's/ lws.*run=/ /') "
+done
+expect_eq "$results" "a0:0:world=2 job-a a1:0:world=2 job-a b0:0:world=2 job-b b1:0:world=2 job-b " \
+    "two jobs on one machine at once each see only their own world"
+
+start_agent busy -- --nnodes 2 --node-rank 0 --nproc-per-node 1 --master-addr 127.0.0.1 --master-port "$port_a" --rdzv-timeout 3 "$T/sleepy.sh"
+sleep 0.3
+run "$AGENT" --nnodes 2 --node-rank 0 --master-addr 127.0.0.1 --master-port "$port_a" true
+expect_eq "$RC" 1 "a second node 0 on a port in use fails"
+expect_contains "$ERR" "port is in use" "and says the port is in use"
+wait_agent busy
+
+# --- usage -----------------------------------------------------------------------------------
+run "$AGENT" --nproc-per-node 2
+expect_eq "$RC" 2 "no program is a usage error"
+expect_contains "$ERR" "no program to run" "that says so"
+run "$AGENT" --bogus true
+expect_contains "$ERR" "unknown option --bogus" "an unknown option is named"
+run env CUDA_VISIBLE_DEVICES= "$AGENT" --standalone --nproc-per-node gpu true
+expect_contains "$ERR" "no GPU is visible" "--nproc-per-node gpu without a GPU is refused"
+run env -u SLURM_JOB_NODELIST -u PBS_NODEFILE "$AGENT" --nnodes 2 --master-addr h --master-port 5 true
+expect_contains "$ERR" "this node's rank is unknown" "a multi-node agent never guesses its rank"
+run "$AGENT" --standalone --nproc_per_node 2 --max_restarts 0 "$T/env.sh"
+expect_eq "$(grep -c '^\[rank' <<<"$OUT")/$RC" "2/0" "torchrun's underscore spellings are accepted"
+run "$AGENT" --standalone /nonexistent/program
+expect_eq "$RC" 127 "a program that cannot run gives 127"
+expect_contains "$ERR" "cannot run /nonexistent/program" "and says why"
+expect_no_leftovers "nothing left at the end of the suite"

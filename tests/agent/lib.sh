@@ -1,0 +1,80 @@
+# Shared by the agent suites: run real ddpjob-agents in the background, wait for them with a
+# deadline, and prove that nothing they started is left running.
+# shellcheck source=../cli/lib.sh
+. "$SRCDIR/tests/cli/lib.sh"
+: "${AGENT:?run through meson test}"
+
+# Every process of a test carries this mark in its environment (the test shell itself does not),
+# so leftovers can be found by it.
+MARK=ddpjob-test-$$-$RANDOM
+PORT_BASE=$((20000 + ($$ * 7) % 20000))
+PORT_NEXT=0
+declare -A AGENT_PID
+
+# Sets PORT to a port for a store: distinct per case and per suite run, so that suites running
+# at once do not collide.
+next_port() {
+    PORT_NEXT=$((PORT_NEXT + 1))
+    PORT=$((PORT_BASE + PORT_NEXT))
+}
+
+# start_agent NAME [ENV=VALUE...] -- AGENT_ARGS...: output goes to $T/NAME.out and $T/NAME.err.
+start_agent() {
+    local name=$1
+    shift
+    local envs=()
+    while [ "$1" != -- ]; do
+        envs+=("$1")
+        shift
+    done
+    shift
+    env DDPJ_TESTMARK="$MARK" "${envs[@]}" timeout -s KILL 120 "$AGENT" "$@" \
+        >"$T/$name.out" 2>"$T/$name.err" &
+    AGENT_PID[$name]=$!
+}
+
+# The pid of agent NAME itself (start_agent's $! is the `timeout` wrapping it).
+agent_pid() {
+    pgrep -P "${AGENT_PID[$1]}" -x ddpjob-agent
+}
+
+# wait_agent NAME: RC gets its status, OUT and ERR its output.
+wait_agent() {
+    if wait "${AGENT_PID[$1]}"; then RC=0; else RC=$?; fi
+    OUT=$(cat "$T/$1.out")
+    ERR=$(cat "$T/$1.err")
+}
+
+# The pids of processes carrying this test's mark.
+marked_pids() {
+    local f pid state
+    for f in $(grep -lsz "^DDPJ_TESTMARK=$MARK\$" /proc/[0-9]*/environ); do
+        pid=${f#/proc/}
+        pid=${pid%/environ}
+        # Zombies waiting for the sandbox's init to reap them are gone already.
+        read -r _ _ state _ <"/proc/$pid/stat" 2>/dev/null && [ "$state" != Z ] && echo "$pid"
+    done
+}
+
+# expect_no_leftovers DESCRIPTION: nothing of this test may still run (a moment is allowed for
+# PR_SET_PDEATHSIG and SIGKILL to land).
+expect_no_leftovers() {
+    local left i
+    for i in $(seq 50); do
+        left=$(marked_pids)
+        [ -z "$left" ] && break
+        sleep 0.1
+    done
+    if [ -z "$left" ]; then
+        pass "$1"
+    else
+        fail "$1" "still running: $(for p in $left; do tr '\0' ' ' <"/proc/$p/cmdline"; echo; done)"
+        kill -9 $left 2>/dev/null
+    fi
+}
+
+# A worker program written into $T.
+worker() { # NAME BODY
+    printf '#!/bin/bash\n%s\n' "$2" >"$T/$1"
+    chmod +x "$T/$1"
+}

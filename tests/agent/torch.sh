@@ -1,0 +1,52 @@
+#!/bin/bash
+# Real PyTorch workers (Debian's python3-torch, gloo) under two real agents on this machine as
+# node 0 and node 1: the tutorial programs ddpjob-agent replaces torchrun for, and a worker
+# killed in the middle of a collective.
+. "$SRCDIR/tests/agent/lib.sh"
+PY=/usr/bin/python3
+if ! "$PY" -c 'import torch' 2>"$T/torch.err"; then
+    fail "PyTorch is importable by $PY (install python3-torch)" "$(cat "$T/torch.err")"
+    exit 1
+fi
+export DDPJOB_TOKEN=torch-test-$$
+
+two_nodes() { # SCRIPT [ENV=VALUE...]: node 0 and node 1, two workers each
+    local script=$1
+    shift
+    next_port
+    local common=(--nnodes 2 --nproc-per-node 2 --master-addr 127.0.0.1 --master-port "$PORT" --grace 3 --rdzv-timeout 60)
+    start_agent n1 "$@" -- "${common[@]}" --node-rank 1 "$PY" "$SRCDIR/tests/agent/py/$script"
+    start_agent n0 "$@" -- "${common[@]}" --node-rank 0 "$PY" "$SRCDIR/tests/agent/py/$script"
+    wait_agent n0
+    OUT0=$OUT ERR0=$ERR RC0=$RC
+    wait_agent n1
+    OUT1=$OUT ERR1=$ERR RC1=$RC
+}
+
+two_nodes p2p.py
+expect_eq "$RC0/$RC1" 0/0 "point-to-point: both agents exit 0"
+all="$OUT0
+$OUT1"
+for r in 1 2 3; do
+    expect_contains "$all" "[rank $r] Rank $r has received data from rank 0: 1.0" "rank $r received rank 0's tensor"
+done
+expect_contains "$OUT1" "[rank 3] rank 3 of 4: local 1 node 1" "ranks are node-major across the two agents"
+expect_no_leftovers "nothing left after the point-to-point program"
+
+two_nodes toy_ddp.py
+expect_eq "$RC0/$RC1" 0/0 "ToyModel DDP step: both agents exit 0"
+all="$OUT0
+$OUT1"
+expect_eq "$(grep -c 'ddp step done' <<<"$all")" 4 "all 4 ranks took the DDP step"
+expect_eq "$(grep -o 'checksum .*' <<<"$all" | sort -u | wc -l)" 1 "and hold identical parameters afterwards"
+expect_no_leftovers "nothing left after the DDP program"
+
+start=$(date +%s)
+two_nodes allreduce_crash.py CRASH_RANK=3
+took=$(($(date +%s) - start))
+expect_eq "$RC0/$RC1" 137/137 "a rank killed mid-collective fails the job on both agents (128+SIGKILL)"
+expect_contains "$ERR0" "job failed (exit 137): rank 3 (node 1, host $(hostname), local rank 1) killed by SIGKILL" \
+    "node 0 names the failing rank"
+expect_contains "$ERR1" "rank 3 (node 1, host $(hostname), local rank 1) killed by SIGKILL" "so does node 1"
+if [ "$took" -lt 40 ]; then pass "the job ended promptly (${took} s)"; else fail "the job took ${took} s to end"; fi
+expect_no_leftovers "every process is gone after the crash"

@@ -459,8 +459,9 @@ static int run_attempt(agent_t *a, attempt_t *t, ddp_error_t *err)
     return rc;
 }
 
-/* Says goodbye through the store; node 0 waits (briefly) for everyone's before it closes it. */
-static void goodbye(agent_t *a, int round)
+/* Says goodbye through the store; node 0 waits (briefly) for the `expected` agents' goodbyes
+ * before it closes it. */
+static void goodbye(agent_t *a, int round, int expected)
 {
     char key[128], all[128];
     int64_t count = 0;
@@ -469,10 +470,10 @@ static void goodbye(agent_t *a, int round)
     rdzv_key(all, sizeof all, round, "all_exited");
     if (store_add(a->client, key, 1, &count, &err))
         return;
-    if (count == a->o->nnodes)
+    if (count == expected)
         store_set(a->client, all, "1", 1, &err);
     const char *k = all;
-    if (a->o->node_rank == 0 && count < a->o->nnodes)
+    if (a->o->node_rank == 0 && count < expected)
         store_wait(a->client, &k, 1, GOODBYE_MS, NULL, NULL, &err);
 }
 
@@ -551,7 +552,7 @@ int agent_run(agent_options_t *o)
         }
         if (t.done) {
             status = 0;
-            goodbye(&a, round);
+            goodbye(&a, round, o->nnodes);
             break;
         }
         if (t.first.kind == FAIL_WORKER && round < o->max_restarts && !a.stop_signal) {
@@ -564,7 +565,8 @@ int agent_run(agent_options_t *o)
             say("%s", err.msg);
         }
         status = t.first.code ? t.first.code : 1;
-        goodbye(&a, round);
+        /* A lost agent will not say goodbye. */
+        goodbye(&a, round, o->nnodes - (t.first.kind == FAIL_LOST && t.first.node > 0));
         break;
     }
 out:

@@ -17,10 +17,8 @@
 /* How long qsub/sbatch may take before we give up on them. */
 #define SUBMIT_TIMEOUT_MS (120 * 1000)
 
-/* Loads and validates a spec for its target scheduler (the override, else the spec's). Prints
- * every problem; returns NULL with *exit_code set when the spec cannot be used. */
-static job_spec_t *load_for_scheduler(const char *path, sched_kind_t override, sched_kind_t *target,
-                                      int *exit_code)
+job_spec_t *load_for_scheduler(const char *path, sched_kind_t override, sched_kind_t *target,
+                               bool scheduler_needed, int *exit_code)
 {
     ddp_error_t err;
     diag_t *diag = diag_create(path);
@@ -33,7 +31,7 @@ static job_spec_t *load_for_scheduler(const char *path, sched_kind_t override, s
     }
     *target = override != SCHED_UNSET ? override : spec->scheduler;
     /* A spec that failed to parse has no fields worth checking against a scheduler. */
-    if (diag->count == 0)
+    if (diag->count == 0 && (scheduler_needed || *target != SCHED_UNSET))
         spec_check_for_scheduler(spec, *target, diag);
     if (diag->count > 0) {
         for (size_t i = 0; i < diag->count; i++)
@@ -87,7 +85,7 @@ int cmd_validate(int argc, char **argv)
     for (int i = optind; i < argc; i++) {
         sched_kind_t target;
         int code = EXIT_OK;
-        job_spec_t *spec = load_for_scheduler(argv[i], override, &target, &code);
+        job_spec_t *spec = load_for_scheduler(argv[i], override, &target, true, &code);
         if (spec)
             printf("%s: ok (%s, %ld node%s x %ld worker%s)\n", argv[i], sched_kind_name(target),
                    spec->nodes, spec->nodes == 1 ? "" : "s", spec->procs_per_node,
@@ -219,7 +217,7 @@ static int prepare_script(int argc, char **argv, const char *help, bool is_submi
     if (rc != 0)
         return rc > 0 ? EXIT_OK : EXIT_USAGE;
     int code = EXIT_OK;
-    *spec = load_for_scheduler(path, a->sched, target, &code);
+    *spec = load_for_scheduler(path, a->sched, target, true, &code);
     if (!*spec)
         return code;
     *text = render_to_string(*spec, a, *target, &code);

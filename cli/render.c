@@ -94,7 +94,8 @@ static char *quoted_command(const job_spec_t *spec)
     return out;
 }
 
-static int fill_common(const job_spec_t *spec, const char *bindir, tmpl_ctx_t *ctx)
+static int fill_common(const job_spec_t *spec, const char *bindir, const char *agent_dir,
+                       tmpl_ctx_t *ctx)
 {
     int rc = 0;
     rc |= tmpl_set(ctx, "version", DDPJOB_VERSION);
@@ -141,49 +142,69 @@ static int fill_common(const job_spec_t *spec, const char *bindir, tmpl_ctx_t *c
     rc |= asprintf(&path, "%s/ddpjob", bindir) < 0 ? -1 : set_quoted(ctx, "ddpjob", path);
     free(path);
     path = NULL;
-    rc |= asprintf(&path, "%s/ddpjob-agent", bindir) < 0 ? -1 : set_quoted(ctx, "agent", path);
+    rc |= asprintf(&path, "%s/ddpjob-agent", agent_dir) < 0 ? -1 : set_quoted(ctx, "agent", path);
     free(path);
     return rc ? -1 : 0;
 }
 
-int render_script(const job_spec_t *spec, const render_opts_t *opts, FILE *out, FILE *notes,
-                  ddp_error_t *err)
+/* Renders `template_file` (or template_path) with the common variables and, for a scheduler,
+ * its own (ops; NULL for the local script). */
+static int render_with(const job_spec_t *spec, const sched_ops_t *ops, const char *template_file,
+                       const char *template_path_arg, const char *bindir_arg, FILE *out,
+                       FILE *notes, ddp_error_t *err)
 {
-    const sched_ops_t *ops = sched_get(opts->sched);
-    char *template_path = NULL, *text = NULL, *self = NULL;
+    char *template_path = NULL, *text = NULL, *self = NULL, *build_agent_dir = NULL;
     tmpl_ctx_t *ctx = NULL;
     int rc = -1;
-    if (!ops) {
-        ddp_error_set(err, "no scheduler chosen");
-        goto out;
-    }
     template_path =
-        opts->template_path ? strdup(opts->template_path) : find_template(ops->template_file, err);
+        template_path_arg ? strdup(template_path_arg) : find_template(template_file, err);
     if (!template_path)
         goto out;
     if (!(text = ddp_read_file(template_path, NULL, err))) {
         ddp_error_prefix(err, "template");
         goto out;
     }
-    const char *bindir = opts->bindir;
+    const char *bindir = bindir_arg, *agent_dir = bindir_arg;
     if (!bindir) {
-        if (!(self = render_self_dir(err)))
+        if (!(self = render_self_dir(err)) || asprintf(&build_agent_dir, "%s/../agent", self) < 0)
             goto out;
-        bindir = self;
+        bindir = agent_dir = self;
+        /* An uninstalled ddpjob: the agent is built in the agent/ folder beside cli/. */
+        char probe[4200];
+        snprintf(probe, sizeof probe, "%s/ddpjob-agent", self);
+        if (access(probe, X_OK) != 0)
+            agent_dir = build_agent_dir;
     }
     ctx = tmpl_ctx_create();
-    if (!ctx || fill_common(spec, bindir, ctx) < 0 || ops->fill(spec, ctx) < 0) {
+    if (!ctx || fill_common(spec, bindir, agent_dir, ctx) < 0 || (ops && ops->fill(spec, ctx) < 0)) {
         ddp_error_set(err, "out of memory");
         goto out;
     }
     if (tmpl_render(text, template_path, ctx, out, err) < 0)
         goto out;
-    ops->note_ignored(spec, notes);
+    if (ops)
+        ops->note_ignored(spec, notes);
     rc = 0;
 out:
     tmpl_ctx_destroy(ctx);
     free(template_path);
     free(text);
     free(self);
+    free(build_agent_dir);
     return rc;
+}
+
+int render_script(const job_spec_t *spec, const render_opts_t *opts, FILE *out, FILE *notes,
+                  ddp_error_t *err)
+{
+    const sched_ops_t *ops = sched_get(opts->sched);
+    if (!ops)
+        return ddp_error_set(err, "no scheduler chosen");
+    return render_with(spec, ops, ops->template_file, opts->template_path, opts->bindir, out,
+                       notes, err);
+}
+
+int render_local_script(const job_spec_t *spec, const char *bindir, FILE *out, ddp_error_t *err)
+{
+    return render_with(spec, NULL, "local.sh", NULL, bindir, out, NULL, err);
 }

@@ -6,6 +6,9 @@
 
 #include "ddp_clock.h"
 
+/* How much longer than node 0 the other agents wait, to hear node 0's reason for giving up. */
+#define RDZV_ABORT_SLACK_MS 2000
+
 void rdzv_key(char *buf, size_t size, int round, const char *name)
 {
     snprintf(buf, size, "r%d/%s", round, name);
@@ -18,16 +21,16 @@ static void node_key(char *buf, size_t size, int round, const char *what, int no
     rdzv_key(buf, size, round, name);
 }
 
-/* Waits for key until the join's deadline in slices, so that j->cancelled is heard. Returns
- * 1 with *val (if val is not NULL), 0 on timeout, -1 on error or cancellation. */
-static int wait_key(store_client_t *c, const rdzv_join_t *j, const char *key, char **val,
-                    ddp_error_t *err)
+/* Waits for any of keys until `deadline` in slices, so that j->cancelled is heard. Returns
+ * 1 with *which and *val (if not NULL), 0 on timeout, -1 on error or cancellation. */
+static int wait_keys(store_client_t *c, const rdzv_join_t *j, const char *const *keys,
+                     size_t nkeys, int64_t deadline, int *which, char **val, ddp_error_t *err)
 {
     for (;;) {
         if (j->cancelled && j->cancelled(j->ctx))
             return ddp_error_set(err, "rendezvous interrupted: the agent was told to stop");
-        int left = ddp_ms_left(j->deadline);
-        int got = store_wait(c, &key, 1, left < 250 ? left : 250, NULL, val, err);
+        int left = ddp_ms_left(deadline);
+        int got = store_wait(c, keys, nkeys, left < 250 ? left : 250, which, val, err);
         if (got < 0)
             return ddp_error_prefix(err, "rendezvous");
         if (got > 0 || left <= 250)
@@ -117,6 +120,7 @@ int rdzv_join(store_client_t *c, const rdzv_join_t *j, rdzv_result_t *out, ddp_e
         return -1;
     }
     free(val);
+    val = NULL;
     int64_t joined;
     rdzv_key(key, sizeof key, j->round, "joined");
     if (store_add(c, key, 1, &joined, err))
@@ -124,18 +128,37 @@ int rdzv_join(store_client_t *c, const rdzv_join_t *j, rdzv_result_t *out, ddp_e
     rdzv_key(key, sizeof key, j->round, "complete");
     if (joined == j->nnodes && store_set(c, key, "1", 1, err))
         return ddp_error_prefix(err, "rendezvous");
-    int got = wait_key(c, j, key, NULL, err);
+    /* Node 0 gives up first and tells the others why (it may close the store right after);
+     * the others wait a little longer for that word, and look for themselves only if it never
+     * comes. */
+    char abort_key[128];
+    rdzv_key(abort_key, sizeof abort_key, j->round, "abort");
+    const char *keys[] = {key, abort_key};
+    int64_t deadline = j->deadline + (j->node_rank == 0 ? 0 : RDZV_ABORT_SLACK_MS);
+    int which = 0;
+    int got = wait_keys(c, j, keys, 2, deadline, &which, &val, err);
     if (got < 0)
         return -1;
+    if (got > 0 && which == 1) {
+        ddp_error_set(err, "%s", val);
+        free(val);
+        return -1;
+    }
+    free(val);
+    val = NULL;
     if (got == 0) {
-        char missing[1024];
+        char missing[900];
         name_missing(c, j, missing, sizeof missing);
-        return ddp_error_set(err, "rendezvous timed out: node rank(s) %s never arrived", missing);
+        ddp_error_set(err, "rendezvous timed out: node rank(s) %s never arrived", missing);
+        if (j->node_rank == 0)
+            store_set(c, abort_key, err->msg, strlen(err->msg), NULL);
+        return -1;
     }
     if (j->node_rank == 0)
         return assign_ranks(c, j, out, err) ? ddp_error_prefix(err, "rendezvous") : 0;
     node_key(key, sizeof key, j->round, "assign", j->node_rank);
-    got = wait_key(c, j, key, &val, err);
+    const char *assign = key;
+    got = wait_keys(c, j, &assign, 1, j->deadline + RDZV_ABORT_SLACK_MS, NULL, &val, err);
     if (got <= 0)
         return got < 0 ? -1
                        : ddp_error_set(err, "rendezvous timed out: every node joined, but node 0 "

@@ -28,8 +28,11 @@ start_agent() {
         shift
     done
     shift
+    # Emptied here, before the agent starts, so nobody reads the last case's output as this one's.
+    : >"$T/$name.out"
+    : >"$T/$name.err"
     env DDPJ_TESTMARK="$MARK" "${envs[@]}" timeout -s KILL 120 "$AGENT" "$@" \
-        >"$T/$name.out" 2>"$T/$name.err" &
+        >>"$T/$name.out" 2>>"$T/$name.err" &
     AGENT_PID[$name]=$!
 }
 

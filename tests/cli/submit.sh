@@ -19,7 +19,10 @@ stand_in() { # NAME BODY
     chmod +x "path/$1"
 }
 
-run env PATH="$T/empty:/usr/bin:/bin" "$DDPJOB" submit job.yaml --bindir /opt/ddpjob/bin
+# A PATH with the basic tools but no sbatch (Slurm's clients are installed on this machine).
+mkdir -p "$T/tools"
+for tool in bash sh env cat; do ln -s "$(command -v "$tool")" "$T/tools/$tool"; done
+run env PATH="$T/tools" "$DDPJOB" submit job.yaml --bindir /opt/ddpjob/bin
 expect_eq "$RC" 4 "no sbatch on PATH: exit 4"
 expect_contains "$ERR" "sbatch: not found on PATH (is this a slurm login node?)" "and the error says sbatch is missing"
 expect_file jobdir/sub-test.sbatch "the script is kept in the job directory for inspection"

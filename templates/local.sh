@@ -1,0 +1,23 @@
+{{! What `ddpjob run SPEC` executes with bash: the spec's node setup on this machine, then one
+    standalone agent, which becomes this process so that signals reach it directly. }}
+set -eo pipefail
+{{#has_modules}}
+if ! type module >/dev/null 2>&1; then
+    # shellcheck source=/dev/null
+    . /etc/profile
+fi
+{{/has_modules}}
+{{#modules}}
+module load {{module}}
+{{/modules}}
+{{#setup}}
+{{setup}}
+{{/setup}}
+{{#env}}
+export {{key}}={{value}}
+{{/env}}
+{{#workdir}}
+cd -- {{workdir}}
+{{/workdir}}
+exec {{agent}} --standalone --nproc-per-node {{procs_per_node}} --run-id {{name_quoted}} \
+    --max-restarts {{max_restarts}} --rdzv-timeout {{rendezvous_timeout}} -- {{command}}

@@ -1,0 +1,39 @@
+#!/bin/bash
+# `ddpjob run SPEC`: the spec's workload under a local agent, its env, setup and workdir applied,
+# and the job's exit status as ddpjob's.
+. "$SRCDIR/tests/agent/lib.sh"
+
+mkdir -p "$T/work dir"
+cat >"$T/job.yaml" <<YAML
+name: local-test
+nodes: 1
+procs_per_node: 3
+workdir: "$T/work dir"
+setup: |
+  export FROM_SETUP="set up"
+env:
+  GREETING: "hello \$USER; it's 'quoted'"
+command: 'echo "rank=\$RANK/\$WORLD_SIZE dir=\$(pwd) setup=\$FROM_SETUP greeting=\$GREETING"; exit \${JOB_EXIT:-0}'
+YAML
+run env DDPJ_TESTMARK="$MARK" "$DDPJOB" run "$T/job.yaml"
+expect_eq "$RC" 0 "ddpjob run exits 0 when every worker does"
+expect_eq "$(grep -c '^\[rank' <<<"$OUT")" 3 "procs_per_node workers ran"
+expect_contains "$OUT" "[rank 2] rank=2/3 dir=$T/work dir setup=set up greeting=hello \$USER; it's 'quoted'" \
+    "each worker sees its rank, the workdir, the setup's and the spec's environment (literally)"
+expect_contains "$ERR" "node 0 of 1" "under a local agent"
+
+run env DDPJ_TESTMARK="$MARK" JOB_EXIT=9 "$DDPJOB" run "$T/job.yaml" --nproc-per-node 1
+expect_eq "$RC" 9 "the job's failure is ddpjob run's exit status"
+expect_contains "$ERR" "job failed (exit 9): rank 0" "with the failure summary"
+
+sed 's/^procs_per_node: 3/procs_per_node: zero/' "$T/job.yaml" >"$T/bad.yaml"
+run "$DDPJOB" run "$T/bad.yaml"
+expect_eq "$RC" 1 "an invalid spec is refused with exit 1"
+expect_contains "$ERR" "bad.yaml:3:" "naming the line"
+
+cd "$SRCDIR/share/examples" || exit 1
+run env DDPJ_TESTMARK="$MARK" "$DDPJOB" run local-ddp.yaml
+expect_eq "$RC" 0 "the bundled local-ddp example (the README's first command) runs"
+expect_eq "$(grep 'parameter checksum' <<<"$OUT" | sed 's/.*checksum//' | sort -u | wc -l)/$(grep -c 'parameter checksum' <<<"$OUT")" "1/2" \
+    "both DDP ranks end with identical parameters"
+expect_no_leftovers "nothing left after ddpjob run"

@@ -5,6 +5,9 @@ packages=(
     build-essential meson ninja-build pkg-config   # the build
     libyaml-dev libssh2-1-dev libssl-dev           # spec parsing, SSH launch, store auth
     shellcheck man-db                              # the suite lints every script, formats the man page
+    python3-torch                                  # real PyTorch workers (for /usr/bin/python3)
+    slurm-wlm munge                                # a real Slurm cluster the suite starts itself
+    iproute2 util-linux procps                     # network namespaces as separate hosts, pgrep
 )
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq

@@ -157,10 +157,8 @@ void workers_signal(worker_t *w, int n, int sig)
 void workers_kill_groups(worker_t *w, int n)
 {
     for (int i = 0; i < n; i++)
-        if (w[i].pid > 0) {
+        if (w[i].pid > 0 && !w[i].reaped)
             kill(-w[i].pid, SIGKILL);
-            guard_forget(w[i].guard, w[i].pid);
-        }
 }
 
 int workers_reap(worker_t *w, int n)
@@ -169,9 +167,16 @@ int workers_reap(worker_t *w, int n)
     for (int i = 0; i < n; i++) {
         if (w[i].pid <= 0 || w[i].reaped)
             continue;
+        /* Look without reaping: while the leader is a zombie its pid still names its group, so
+         * what it left running can be killed without any risk of hitting a recycled pid. */
+        siginfo_t info = {0};
+        if (waitid(P_PID, (id_t)w[i].pid, &info, WEXITED | WNOHANG | WNOWAIT) != 0 ||
+            info.si_pid != w[i].pid)
+            continue;
+        kill(-w[i].pid, SIGKILL);
+        guard_forget(w[i].guard, w[i].pid);
         int status;
-        pid_t got = waitpid(w[i].pid, &status, WNOHANG);
-        if (got == w[i].pid) {
+        if (waitpid(w[i].pid, &status, 0) == w[i].pid) {
             w[i].reaped = 1;
             w[i].status = status;
             w[i].exit_time = time(NULL);

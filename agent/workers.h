@@ -41,10 +41,10 @@ typedef struct {
 int workers_start(worker_t *w, const worker_launch_t *l, ddp_error_t *err);
 /* Sends sig to the process group of every worker not yet reaped. */
 void workers_signal(worker_t *w, int n, int sig);
-/* SIGKILLs every worker's whole group, reaped leaders included (their children may remain),
- * and tells the guard they are gone. */
+/* SIGKILLs the group of every worker not yet reaped. */
 void workers_kill_groups(worker_t *w, int n);
-/* Collects exited workers without blocking; returns how many were newly reaped. */
+/* Collects exited workers without blocking, first killing what each left in its group (the
+ * worker is gone, so nothing of it may stay); returns how many were newly reaped. */
 int workers_reap(worker_t *w, int n);
 int workers_running(const worker_t *w, int n);
 /* Reads what is available on fd (one of a worker's pipes) and relays it; closes it at EOF. */

@@ -14,6 +14,13 @@ void rdzv_key(char *buf, size_t size, int round, const char *name)
     snprintf(buf, size, "r%d/%s", round, name);
 }
 
+static void free_strings(char **v, int n)
+{
+    for (int i = 0; v && i < n; i++)
+        free(v[i]);
+    free(v);
+}
+
 static void node_key(char *buf, size_t size, int round, const char *what, int node)
 {
     char name[64];
@@ -30,10 +37,11 @@ static int wait_keys(store_client_t *c, const rdzv_join_t *j, const char *const 
         if (j->cancelled && j->cancelled(j->ctx))
             return ddp_error_set(err, "rendezvous interrupted: the agent was told to stop");
         int left = ddp_ms_left(deadline);
-        int got = store_wait(c, keys, nkeys, left < 250 ? left : 250, which, val, err);
+        int slice = j->cancelled && left > 250 ? 250 : left;
+        int got = store_wait(c, keys, nkeys, slice, which, val, err);
         if (got < 0)
             return ddp_error_prefix(err, "rendezvous");
-        if (got > 0 || left <= 250)
+        if (got > 0 || slice == left)
             return got;
     }
 }
@@ -62,41 +70,65 @@ static void name_missing(store_client_t *c, const rdzv_join_t *j, char *buf, siz
         snprintf(buf, size, "none (the store could not be read)");
 }
 
-/* Node 0: reads every record in node order and publishes each node's first rank. */
+/* Node rank i's key of kind `what` for every node, as one malloc'd array of strings. */
+static char **node_keys(const rdzv_join_t *j, const char *what)
+{
+    char **keys = calloc((size_t)j->nnodes, sizeof *keys);
+    for (int i = 0; keys && i < j->nnodes; i++) {
+        char key[128];
+        node_key(key, sizeof key, j->round, what, i);
+        if (!(keys[i] = strdup(key))) {
+            free_strings(keys, i);
+            return NULL;
+        }
+    }
+    return keys;
+}
+
+/* Node 0: reads every record in node order and publishes each node's first rank (both
+ * pipelined: with thousands of nodes, one round trip each would dominate the join). */
 static int assign_ranks(store_client_t *c, const rdzv_join_t *j, rdzv_result_t *out,
                         ddp_error_t *err)
 {
+    int rc = -1, world = 0;
+    char **record_keys = node_keys(j, "node"), **assign_keys = node_keys(j, "assign");
+    char **records = calloc((size_t)j->nnodes, sizeof *records);
+    char **assignments = calloc((size_t)j->nnodes, sizeof *assignments);
     int *nproc = calloc((size_t)j->nnodes, sizeof *nproc);
     out->node_hosts = calloc((size_t)j->nnodes, sizeof *out->node_hosts);
-    if (!nproc || !out->node_hosts) {
-        free(nproc);
-        return ddp_error_set(err, "out of memory");
+    if (!record_keys || !assign_keys || !records || !assignments || !nproc || !out->node_hosts) {
+        ddp_error_set(err, "out of memory");
+        goto out;
     }
-    int world = 0, rc = 0;
-    for (int i = 0; i < j->nnodes && !rc; i++) {
-        char key[128], *val = NULL;
-        node_key(key, sizeof key, j->round, "node", i);
-        int found = store_get(c, key, &val, NULL, err);
+    if (store_get_many(c, (const char *const *)record_keys, (size_t)j->nnodes, records, err))
+        goto out;
+    for (int i = 0; i < j->nnodes; i++) {
         int host_at = 0;
-        if (found < 0)
-            rc = -1;
-        else if (!found || sscanf(val, "%d %n", &nproc[i], &host_at) != 1 || nproc[i] < 1 ||
-                 !(out->node_hosts[i] = strdup(val + host_at)))
-            rc = ddp_error_set(err, "rendezvous: bad or missing record for node %d", i);
-        free(val);
-        world += rc ? 0 : nproc[i];
-    }
-    for (int i = 0, base = 0; i < j->nnodes && !rc; base += nproc[i], i++) {
-        char key[128], val[96];
-        node_key(key, sizeof key, j->round, "assign", i);
-        int n = snprintf(val, sizeof val, "%d %d %d", base, world, j->worker_port);
-        rc = store_set(c, key, val, (size_t)n, err);
-        if (i == 0) {
-            out->rank_base = base;
-            out->world_size = world;
-            out->worker_port = j->worker_port;
+        if (!records[i] || sscanf(records[i], "%d %n", &nproc[i], &host_at) != 1 || nproc[i] < 1 ||
+            !(out->node_hosts[i] = strdup(records[i] + host_at))) {
+            ddp_error_set(err, "rendezvous: bad or missing record for node %d", i);
+            goto out;
         }
+        world += nproc[i];
     }
+    for (int i = 0, base = 0; i < j->nnodes; base += nproc[i], i++)
+        if (asprintf(&assignments[i], "%d %d %d", base, world, j->worker_port) < 0) {
+            assignments[i] = NULL;
+            ddp_error_set(err, "out of memory");
+            goto out;
+        }
+    if (store_set_many(c, (const char *const *)assign_keys, (const char *const *)assignments,
+                       (size_t)j->nnodes, err))
+        goto out;
+    out->rank_base = 0;
+    out->world_size = world;
+    out->worker_port = j->worker_port;
+    rc = 0;
+out:
+    free_strings(record_keys, j->nnodes);
+    free_strings(assign_keys, j->nnodes);
+    free_strings(records, j->nnodes);
+    free_strings(assignments, j->nnodes);
     free(nproc);
     return rc;
 }

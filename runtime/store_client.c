@@ -337,6 +337,71 @@ int store_wait(store_client_t *c, const char *const *keys, size_t nkeys, int64_t
     return store_wait_recv(c, which, val, err);
 }
 
+/* Requests per pipelined batch: their replies stay far below what the server buffers for one
+ * connection before it stops reading (OUT_HIGH_WATER), so neither side can block the other. */
+#define PIPELINE_BATCH 256
+
+/* Appends one request frame to c->out (without sending it). */
+static int append_request(store_client_t *c, enum store_op op, const char *key, const char *val,
+                          ddp_error_t *err)
+{
+    size_t mark;
+    if (strlen(key) > STORE_MAX_KEY)
+        return ddp_error_set(err, "store key longer than %d bytes", STORE_MAX_KEY);
+    if (store_frame_begin(&c->out, &mark) || store_put_u8(&c->out, (uint8_t)op) ||
+        store_put_str(&c->out, key, strlen(key)) || (val && store_put_str(&c->out, val, strlen(val))))
+        return ddp_error_set(err, "out of memory");
+    store_frame_end(&c->out, mark);
+    return 0;
+}
+
+/* Sends batches of GET (vals != NULL) or SET requests and reads their replies in order. */
+static int pipeline(store_client_t *c, enum store_op op, const char *const *keys,
+                    const char *const *set_vals, char **got_vals, size_t n, ddp_error_t *err)
+{
+    for (size_t first = 0; first < n; first += PIPELINE_BATCH) {
+        size_t count = n - first < PIPELINE_BATCH ? n - first : PIPELINE_BATCH;
+        int64_t deadline = ddp_deadline_in(c->timeout_ms);
+        c->out.len = 0;
+        for (size_t i = first; i < first + count; i++)
+            if (append_request(c, op, keys[i], set_vals ? set_vals[i] : NULL, err))
+                return -1;
+        if (send_request(c, deadline, err))
+            return -1;
+        for (size_t i = first; i < first + count; i++) {
+            store_reader_t r;
+            if (read_reply(c, &r, deadline, err))
+                return -1;
+            uint8_t status = store_get_u8(&r);
+            if (op == STORE_SET || status == STORE_NOT_FOUND) {
+                if (r.bad || (op == STORE_SET && status != STORE_OK))
+                    return malformed(c, err);
+                continue;
+            }
+            const unsigned char *v;
+            size_t len = store_get_str(&r, &v, STORE_MAX_VALUE);
+            if (status != STORE_OK || r.bad)
+                return malformed(c, err);
+            if (!(got_vals[i] = copy_value(v, len)))
+                return ddp_error_set(err, "out of memory");
+        }
+    }
+    return 0;
+}
+
+int store_get_many(store_client_t *c, const char *const *keys, size_t n, char **vals,
+                   ddp_error_t *err)
+{
+    memset(vals, 0, n * sizeof *vals);
+    return pipeline(c, STORE_GET, keys, NULL, vals, n, err);
+}
+
+int store_set_many(store_client_t *c, const char *const *keys, const char *const *vals, size_t n,
+                   ddp_error_t *err)
+{
+    return pipeline(c, STORE_SET, keys, vals, NULL, n, err);
+}
+
 int store_delete(store_client_t *c, const char *key, int *existed, ddp_error_t *err)
 {
     size_t mark;

@@ -44,6 +44,12 @@ int store_wait(store_client_t *c, const char *const *keys, size_t nkeys, int64_t
 int store_wait_send(store_client_t *c, const char *const *keys, size_t nkeys, int64_t timeout_ms,
                     ddp_error_t *err);
 int store_wait_recv(store_client_t *c, int *which, char **val, ddp_error_t *err);
+/* Pipelined GETs and SETs (requests sent in batches before their replies are read), for node 0
+ * reading and writing one key per node. vals[i] is NULL where keys[i] is absent. */
+int store_get_many(store_client_t *c, const char *const *keys, size_t n, char **vals,
+                   ddp_error_t *err);
+int store_set_many(store_client_t *c, const char *const *keys, const char *const *vals, size_t n,
+                   ddp_error_t *err);
 int store_delete(store_client_t *c, const char *key, int *existed, ddp_error_t *err);
 
 #endif

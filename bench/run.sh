@@ -1,0 +1,49 @@
+#!/bin/bash
+# Runs the agent's benchmarks against their anchors and prints the tables of bench/results/:
+#   bench/run.sh [BUILD_DIR]   (default build; needs /usr/bin/python3 with torch)
+# Launch overhead: ddpjob-agent --standalone vs torchrun --standalone (with the flags that make
+# Debian's torchrun 1.13 work, and current torchrun's 0.1 s monitor interval) vs a plain shell
+# loop starting the same gloo workers; overhead = launcher time - shell-loop time.
+# Rendezvous scale: K agents joining one store vs PyTorch's TCPStore doing the same.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build}
+agent=$build/agent/ddpjob-agent
+py=/usr/bin/python3
+runs=${RUNS:-5}
+
+median_time() { # CMD...: median wall seconds of $runs runs
+    local times=() i s
+    for ((i = 0; i < runs; i++)); do
+        s=$(date +%s%N)
+        "$@" >/dev/null 2>&1 || { echo "failed: $*" >&2; return 1; }
+        times+=("$(( ($(date +%s%N) - s) / 1000000 ))")
+    done
+    printf '%s\n' "${times[@]}" | sort -n | sed -n "$(( (runs + 1) / 2 ))p" | awk '{printf "%.3f", $1 / 1000}'
+}
+
+echo "== launch: N gloo workers form a process group and exit (median of $runs, seconds) =="
+printf '%3s %9s %9s %9s %14s %14s %9s\n' N shell agent torchrun agent-overhead torch-overhead ratio
+for n in 1 2 4 8; do
+    shell=$(median_time bench/launch_shell.sh "$n" "$py" bench/pg_noop.py)
+    ours=$(median_time "$agent" --standalone --nproc-per-node "$n" "$py" bench/pg_noop.py)
+    theirs=$(median_time "$py" -m torch.distributed.run --standalone --nproc_per_node "$n" \
+        --redirects 1 --tee 1 --monitor_interval 0.1 bench/pg_noop.py)
+    awk -v n="$n" -v s="$shell" -v a="$ours" -v t="$theirs" 'BEGIN {
+        ao = a - s; to = t - s
+        printf "%3d %9.3f %9.3f %9.3f %14.3f %14.3f %9s\n", n, s, a, t, ao, to,
+            (ao > 0.001 ? sprintf("1/%.0f", to / ao) : "<1/" sprintf("%.0f", to / 0.001)) }'
+done
+
+echo
+echo "== rendezvous: K agents join, publish a record, get their ranks (median, seconds) =="
+cc -O2 -std=c17 -D_GNU_SOURCE -Iruntime bench/rdzv_scale.c "$build"/runtime/libddp.a \
+    -lcrypto -lpthread -o "$build/rdzv_scale"
+ours=$("$build/rdzv_scale" 64 1024 8192)
+theirs=$(timeout 120 "$py" bench/tcpstore_scale.py 64 256 1024 || true)
+printf '%6s %10s %10s %8s\n' K ddpjob TCPStore speedup
+while read -r k t; do
+    p=$(awk -v k="$k" '$1 == k {print $2}' <<<"$theirs")
+    awk -v k="$k" -v t="$t" -v p="${p:-}" 'BEGIN {
+        printf "%6d %10.4f %10s %8s\n", k, t, (p == "" ? "(not run)" : p), (p == "" ? "-" : sprintf("%.1fx", p / t)) }'
+done <<<"$ours"

@@ -4,7 +4,7 @@ _ddpjob() {
     cur=${COMP_WORDS[COMP_CWORD]}
     prev=${COMP_WORDS[COMP_CWORD - 1]}
     if [ "$COMP_CWORD" -eq 1 ]; then
-        mapfile -t COMPREPLY < <(compgen -W "validate render submit nodes --help --version" -- "$cur")
+        mapfile -t COMPREPLY < <(compgen -W "validate render submit run nodes --help --version" -- "$cur")
         return
     fi
     case $prev in
@@ -16,6 +16,7 @@ _ddpjob() {
     validate) opts="--scheduler --help" ;;
     render) opts="--scheduler --output --template --bindir --help" ;;
     submit) opts="--scheduler --dry-run --template --bindir --help" ;;
+    run) opts="--nproc-per-node --bindir --help" ;;
     nodes) opts="--slurm --nodefile --with-index --compress --help" ;;
     *) opts="" ;;
     esac

@@ -51,8 +51,8 @@ run() {
 
 # A bin directory for rendered scripts: the real ddpjob, and a ddpjob-agent that records its
 # argv (one argument per line, newlines escaped) and worker-relevant environment, then exits
-# with $AGENT_EXIT_<node rank> (default 0). The real agent arrives with the agent issue; these
-# tests check what the script hands it.
+# with $AGENT_EXIT_<node rank> (default 0). These tests check exactly what the script hands the
+# agent; tests/agent/ runs the scripts with the real one.
 make_bindir() { # DIR RECORD_DIR
     mkdir -p "$1" "$2"
     ln -sf "$DDPJOB" "$1/ddpjob"

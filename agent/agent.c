@@ -194,22 +194,29 @@ static void lose_store(agent_t *a, attempt_t *t, worker_t *w, int n, const char 
 /* Node 0: an agent whose heartbeat count has not moved for two intervals is lost. */
 static void check_heartbeats(agent_t *a, attempt_t *t, worker_t *w, int n, const rdzv_result_t *r)
 {
-    int64_t now = ddp_now_ms();
-    for (int i = 1; i < a->o->nnodes && !t->end_known; i++) {
-        char key[128], name[64], *val = NULL;
+    int nnodes = a->o->nnodes;
+    char **keys = calloc((size_t)nnodes, sizeof *keys), **vals = calloc((size_t)nnodes, sizeof *vals);
+    ddp_error_t err;
+    /* One pipelined read of every node's count: this runs every interval on node 0's loop. */
+    for (int i = 1; keys && vals && i < nnodes; i++) {
+        char key[128], name[64];
         snprintf(name, sizeof name, "hb/%d", i);
         key_for(t, key, sizeof key, name);
-        ddp_error_t err;
-        if (store_get(a->client, key, &val, NULL, &err) < 0)
-            return;
+        if (!(keys[i - 1] = strdup(key)))
+            goto out;
+    }
+    if (!keys || !vals || store_get_many(a->client, (const char *const *)keys, (size_t)nnodes - 1,
+                                         vals, &err))
+        goto out;
+    int64_t now = ddp_now_ms();
+    for (int i = 1; i < nnodes && !t->end_known; i++) {
+        char *val = vals[i - 1];
         if (val && (!t->hb_value[i] || strcmp(val, t->hb_value[i]) != 0)) {
             free(t->hb_value[i]);
             t->hb_value[i] = val;
+            vals[i - 1] = NULL;
             t->hb_since[i] = now;
-            continue;
-        }
-        free(val);
-        if (now - t->hb_since[i] > 2 * (int64_t)a->o->heartbeat_ms) {
+        } else if (now - t->hb_since[i] > 2 * (int64_t)a->o->heartbeat_ms) {
             const char *host = r->node_hosts ? r->node_hosts[i] : "?";
             failure_t f = node_failure(a, FAIL_LOST, 1, i, host,
                                        "agent lost: no heartbeat for %.1f s",
@@ -218,6 +225,15 @@ static void check_heartbeats(agent_t *a, attempt_t *t, worker_t *w, int n, const
             begin_stop(a, t, w, n, SIGTERM);
         }
     }
+out:
+    for (int i = 0; i < nnodes - 1; i++) {
+        if (keys)
+            free(keys[i]);
+        if (vals)
+            free(vals[i]);
+    }
+    free(keys);
+    free(vals);
 }
 
 static void heartbeat(agent_t *a, attempt_t *t, worker_t *w, int n, const rdzv_result_t *r)

@@ -7,6 +7,7 @@ packages=(
     shellcheck man-db                              # the suite lints every script, formats the man page
     python3-torch                                  # real PyTorch workers (for /usr/bin/python3)
     slurm-wlm munge                                # a real Slurm cluster the suite starts itself
+    openmpi-bin libopenmpi-dev                     # mpirun starts agents and workers; the MPI bench anchor
     iproute2 util-linux procps                     # network namespaces as separate hosts, pgrep
 )
 export DEBIAN_FRONTEND=noninteractive

@@ -174,6 +174,36 @@ expect_eq "$RC" 143 "the other agents stop too"
 expect_contains "$ERR" "the agent received SIGTERM" "naming why"
 expect_no_leftovers "nothing left after SIGTERM"
 
+# --- a straggler after the others finished ---------------------------------------------------
+worker straggler.sh 'if [ "$GROUP_RANK" = 1 ]; then echo started; sleep 60 & wait; fi'
+next_port
+common=(--nnodes 2 --master-addr 127.0.0.1 --master-port "$PORT" --nproc-per-node 1 --exit-timeout 1 --grace 1)
+start_agent n0 -- "${common[@]}" --node-rank 0 "$T/straggler.sh"
+start_agent n1 -- "${common[@]}" --node-rank 1 "$T/straggler.sh"
+start=$(date +%s%N)
+wait_agent n0
+took=$((($(date +%s%N) - start) / 1000000))
+expect_eq "$RC" 1 "a node whose workers finished fails the job when another node is still running after --exit-timeout"
+expect_contains "$ERR" "node 0 finished, but other nodes were still running 1 s later (--exit-timeout)" \
+    "naming the straggler rule"
+if [ "$took" -lt 8000 ]; then pass "the job does not hang at the end (${took} ms)"; else fail "straggler noticed too late: $took ms"; fi
+wait_agent n1
+expect_eq "$RC" 1 "the straggling node's agent stops its worker and exits 1 too"
+expect_contains "$OUT" "[rank 1] started" "(its worker had started)"
+expect_no_leftovers "the straggling worker is gone"
+
+# --- node identity from mpirun (one agent per node) -----------------------------------------
+next_port
+run env DDPJ_TESTMARK="$MARK" MASTER_ADDR=127.0.0.1 MASTER_PORT="$PORT" USER_VAR=kept \
+    timeout -s KILL 60 mpirun -np 2 --allow-run-as-root --oversubscribe \
+    -x DDPJ_TESTMARK -x MASTER_ADDR -x MASTER_PORT -x DDPJOB_TOKEN -x USER_VAR \
+    "$AGENT" --nproc-per-node 2 "$T/env.sh"
+expect_eq "$RC" 0 "mpirun -np 2 starts two agents that form one job"
+expect_eq "$(grep -o '^\[rank [0-9]\] rank=[0-9] local=[0-9] world=[0-9] lws=[0-9] group=[0-9]/[0-9]' <<<"$OUT" | sort | tr '\n' ' ')" \
+    "[rank 0] rank=0 local=0 world=4 lws=2 group=0/2 [rank 1] rank=1 local=1 world=4 lws=2 group=0/2 [rank 2] rank=2 local=0 world=4 lws=2 group=1/2 [rank 3] rank=3 local=1 world=4 lws=2 group=1/2 " \
+    "node ranks come from OMPI_COMM_WORLD_RANK/SIZE, the master from MASTER_ADDR"
+expect_no_leftovers "nothing left after the mpirun job"
+
 # --- logs, standalone, two jobs at once ------------------------------------------------------
 worker chatty.sh 'echo "out of $RANK"; echo "err of $RANK" >&2; printf "no newline $RANK"'
 start_agent s -- --standalone --nproc-per-node 2 --log-dir "$T/logs" --run-id r1 "$T/chatty.sh"

@@ -1,0 +1,64 @@
+#include "pg_reduce.h"
+
+#include <stdint.h>
+
+/* Arithmetic type A does the sums and products of storage type T (unsigned for integers, so
+ * that overflow wraps instead of being undefined). */
+#define KERNELS(name, T, A)                                                                      \
+    static void sum_##name(void *d, const void *s, size_t n)                                     \
+    {                                                                                            \
+        T *restrict a = d;                                                                       \
+        const T *restrict b = s;                                                                 \
+        for (size_t i = 0; i < n; i++)                                                           \
+            a[i] = (T)((A)a[i] + (A)b[i]);                                                       \
+    }                                                                                            \
+    static void prod_##name(void *d, const void *s, size_t n)                                    \
+    {                                                                                            \
+        T *restrict a = d;                                                                       \
+        const T *restrict b = s;                                                                 \
+        for (size_t i = 0; i < n; i++)                                                           \
+            a[i] = (T)((A)a[i] * (A)b[i]);                                                       \
+    }                                                                                            \
+    static void min_##name(void *d, const void *s, size_t n)                                     \
+    {                                                                                            \
+        T *restrict a = d;                                                                       \
+        const T *restrict b = s;                                                                 \
+        for (size_t i = 0; i < n; i++)                                                           \
+            a[i] = b[i] < a[i] ? b[i] : a[i];                                                    \
+    }                                                                                            \
+    static void max_##name(void *d, const void *s, size_t n)                                     \
+    {                                                                                            \
+        T *restrict a = d;                                                                       \
+        const T *restrict b = s;                                                                 \
+        for (size_t i = 0; i < n; i++)                                                           \
+            a[i] = b[i] > a[i] ? b[i] : a[i];                                                    \
+    }                                                                                            \
+    static void div_##name(void *d, size_t n, int by)                                            \
+    {                                                                                            \
+        T *a = d;                                                                                \
+        for (size_t i = 0; i < n; i++)                                                           \
+            a[i] = (T)(a[i] / (T)by);                                                            \
+    }
+
+KERNELS(f32, float, float)
+KERNELS(f64, double, double)
+KERNELS(i32, int32_t, uint32_t)
+KERNELS(i64, int64_t, uint64_t)
+
+static const struct {
+    pg_reduce_fn fn[PG_OP_COUNT];
+    void (*divide)(void *, size_t, int);
+} kernels[PG_DTYPE_COUNT] = {
+    [PG_FLOAT32] = {{sum_f32, prod_f32, min_f32, max_f32, sum_f32}, div_f32},
+    [PG_FLOAT64] = {{sum_f64, prod_f64, min_f64, max_f64, sum_f64}, div_f64},
+    [PG_INT32] = {{sum_i32, prod_i32, min_i32, max_i32, sum_i32}, div_i32},
+    [PG_INT64] = {{sum_i64, prod_i64, min_i64, max_i64, sum_i64}, div_i64},
+};
+
+pg_reduce_fn pg_reducer(pg_dtype_t t, pg_op_t op) { return kernels[t].fn[op]; }
+
+void pg_reduce_divide(void *buf, size_t count, pg_dtype_t t, int n)
+{
+    if (kernels[t].divide && n > 1)
+        kernels[t].divide(buf, count, n);
+}

@@ -1,0 +1,21 @@
+/* pg_reduce: element-wise reductions on host memory, for the tcp backend and the CPU model code.
+ *
+ * Integer sums and products wrap (two's complement) instead of being undefined on overflow. AVG
+ * is reduced as SUM and divided once at the end (pg_reduce_divide), as DDP does. */
+#ifndef DDP_PG_REDUCE_H
+#define DDP_PG_REDUCE_H
+
+#include <stddef.h>
+
+#include "pg.h"
+
+/* dst[i] = dst[i] OP src[i] for count elements. */
+typedef void (*pg_reduce_fn)(void *dst, const void *src, size_t count);
+
+/* NULL for a type the host kernels do not handle (float16, bfloat16). */
+pg_reduce_fn pg_reducer(pg_dtype_t t, pg_op_t op);
+
+/* buf[i] /= n (integer division for integer types). */
+void pg_reduce_divide(void *buf, size_t count, pg_dtype_t t, int n);
+
+#endif

@@ -1,0 +1,843 @@
+/* pg_tcp: the process group's CPU backend, over TCP.
+ *
+ * Every pair of ranks shares one connection (a full mesh made at create: rank r connects to the
+ * ranks below it and accepts the ones above, each proving the group's nonce from the store).
+ * Each connection carries two ordered byte streams, one per direction, so both ends agree on
+ * what every byte is as long as they call operations in the same order.
+ *
+ * All work is a queue of transfers per peer and direction, driven by one progress loop over
+ * nonblocking sockets (progress()). A transfer that finishes may run a step (reduce what it
+ * received, forward it), which is how the collectives pipeline: the ring all_reduce queues its
+ * segments and every received segment is reduced and sent on while the next one is arriving, so
+ * sending and receiving never wait for each other and no segment size can deadlock on full
+ * socket buffers.
+ *
+ * A peer whose connection closes or resets while an operation runs is named at once, whatever
+ * the operation was waiting for (every connection is watched for hang-ups, so the ranks that
+ * were not its neighbours in a ring learn of it too); nothing outlives the deadline. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "ddp_clock.h"
+#include "ddp_net.h"
+#include "pg_backend.h"
+#include "pg_reduce.h"
+#include "store_proto.h"
+
+/* The pipelining unit: small enough that reducing one segment overlaps receiving the next, big
+ * enough that per-segment costs vanish. */
+#define SEGMENT_BYTES (256u << 10)
+#define NONCE_HEX 32
+
+typedef struct tcp tcp_t;
+typedef struct xfer xfer_t;
+
+/* One transfer on one peer's stream. `step`, when set, runs once it is complete. */
+struct xfer {
+    unsigned char *buf;
+    size_t len, done;
+    int peer;
+    void (*step)(tcp_t *t, xfer_t *x);
+    void *ctx;
+    unsigned char *target; /* where a received segment is reduced into or sent from again */
+    int forward;
+    int finished;
+    xfer_t *next;
+};
+
+typedef struct {
+    int fd;
+    xfer_t *send_head, *send_tail, *recv_head, *recv_tail;
+} peer_t;
+
+struct tcp {
+    int rank, size;
+    int64_t timeout_ms;
+    peer_t *peers;
+    struct pollfd *pfd;
+    int *pfd_peer;
+    int closing;        /* in the final barrier: peers that finished may close */
+    int failed;         /* the queues were abandoned after an error */
+    ddp_error_t *fault; /* set by a step that finds something wrong */
+};
+
+/* A user's isend/irecv: an 8-byte length header, then the payload. */
+typedef struct {
+    xfer_t header, body;
+    unsigned char wire_len[8];
+    size_t expected;
+} request_t;
+
+/* ---- the progress engine ------------------------------------------------------------------ */
+
+static void enqueue(tcp_t *t, xfer_t *x, int send)
+{
+    peer_t *p = &t->peers[x->peer];
+    xfer_t **head = send ? &p->send_head : &p->recv_head;
+    xfer_t **tail = send ? &p->send_tail : &p->recv_tail;
+    x->next = NULL;
+    x->done = 0;
+    x->finished = 0;
+    if (*tail)
+        (*tail)->next = x;
+    else
+        *head = x;
+    *tail = x;
+}
+
+static void abandon_queues(tcp_t *t)
+{
+    for (int i = 0; i < t->size; i++) {
+        peer_t *p = &t->peers[i];
+        p->send_head = p->send_tail = p->recv_head = p->recv_tail = NULL;
+    }
+    t->failed = 1;
+}
+
+static int peer_lost(tcp_t *t, int peer, int saw_eof, int errnum, ddp_error_t *err)
+{
+    abandon_queues(t);
+    if (saw_eof)
+        return ddp_error_set(err, "rank %d closed the connection (exited or died)", peer);
+    return ddp_error_set(err, "lost the connection to rank %d: %s", peer, strerror(errnum));
+}
+
+static void complete(tcp_t *t, xfer_t *x, int send)
+{
+    peer_t *p = &t->peers[x->peer];
+    xfer_t **head = send ? &p->send_head : &p->recv_head;
+    xfer_t **tail = send ? &p->send_tail : &p->recv_tail;
+    *head = x->next;
+    if (!*head)
+        *tail = NULL;
+    x->finished = 1;
+    if (x->step)
+        x->step(t, x);
+}
+
+/* Moves what the socket takes now; 1 if anything moved, 0 if nothing, -1 on error. */
+static int pump(tcp_t *t, int peer, ddp_error_t *err)
+{
+    peer_t *p = &t->peers[peer];
+    int moved = 0;
+    while (p->send_head) {
+        xfer_t *x = p->send_head;
+        if (x->done < x->len) {
+            ssize_t n = send(p->fd, x->buf + x->done, x->len - x->done, MSG_NOSIGNAL | MSG_DONTWAIT);
+            if (n < 0) {
+                if (errno == EINTR)
+                    continue;
+                if (errno == EAGAIN || errno == EWOULDBLOCK)
+                    break;
+                return peer_lost(t, peer, 0, errno, err);
+            }
+            x->done += (size_t)n;
+            moved = 1;
+        }
+        if (x->done == x->len)
+            complete(t, x, 1);
+    }
+    while (p->recv_head) {
+        xfer_t *x = p->recv_head;
+        if (x->done < x->len) {
+            ssize_t n = recv(p->fd, x->buf + x->done, x->len - x->done, MSG_DONTWAIT);
+            if (n < 0) {
+                if (errno == EINTR)
+                    continue;
+                if (errno == EAGAIN || errno == EWOULDBLOCK)
+                    break;
+                return peer_lost(t, peer, 0, errno, err);
+            }
+            if (n == 0)
+                return peer_lost(t, peer, 1, 0, err);
+            x->done += (size_t)n;
+            moved = 1;
+        }
+        if (x->done == x->len)
+            complete(t, x, 0);
+        if (t->fault && t->fault->msg[0]) {
+            abandon_queues(t);
+            return -1;
+        }
+    }
+    return moved;
+}
+
+/* After a poll: peers that hung up where nothing is expected from them are gone (where a
+ * receive is pending, the data before the end is read first and the read sees the end). All of
+ * them are named: the one that died first may be seen together with the ones that failed
+ * because of it. */
+static int lost_peers(tcp_t *t, int n, ddp_error_t *err)
+{
+    char names[256] = "";
+    size_t len = 0;
+    int lost = 0, soerr = 0;
+    for (int k = 0; k < n; k++) {
+        peer_t *p = &t->peers[t->pfd_peer[k]];
+        if (!(t->pfd[k].revents & (POLLRDHUP | POLLHUP | POLLERR)) || p->recv_head)
+            continue;
+        socklen_t optlen = sizeof soerr;
+        getsockopt(p->fd, SOL_SOCKET, SO_ERROR, &soerr, &optlen);
+        if (len + 16 < sizeof names)
+            len += (size_t)snprintf(names + len, sizeof names - len, "%s%d", lost ? ", " : "",
+                                    t->pfd_peer[k]);
+        lost++;
+    }
+    if (!lost)
+        return 0;
+    abandon_queues(t);
+    const char *whom = lost > 1 ? "ranks" : "rank";
+    if (soerr)
+        return ddp_error_set(err, "lost the connection to %s %s: %s", whom, names, strerror(soerr));
+    return ddp_error_set(err, "%s %s closed the connection (exited or died)", whom, names);
+}
+
+typedef int (*done_fn)(const void *ctx);
+
+static int waiting_names(tcp_t *t, char *buf, size_t size)
+{
+    size_t len = 0;
+    buf[0] = 0;
+    for (int i = 0; i < t->size && len + 16 < size; i++)
+        if (t->peers[i].send_head || t->peers[i].recv_head)
+            len += (size_t)snprintf(buf + len, size - len, "%s%d", len ? ", " : "", i);
+    return (int)len;
+}
+
+/* Drives every queue until done(ctx) or the deadline. */
+static int progress(tcp_t *t, done_fn done, const void *ctx, int64_t deadline, ddp_error_t *err)
+{
+    ddp_error_t fault = {{0}};
+    t->fault = &fault;
+    int rc = -1;
+    for (;;) {
+        for (int i = 0; i < t->size; i++)
+            if ((t->peers[i].send_head || t->peers[i].recv_head) && pump(t, i, err) < 0) {
+                if (fault.msg[0])
+                    ddp_error_set(err, "%s", fault.msg);
+                goto out;
+            }
+        if (done(ctx)) {
+            rc = 0;
+            goto out;
+        }
+        int n = 0;
+        for (int i = 0; i < t->size; i++) {
+            peer_t *p = &t->peers[i];
+            if (p->fd < 0)
+                continue;
+            short events = (short)((p->send_head ? POLLOUT : 0) | (p->recv_head ? POLLIN : 0));
+            /* Idle connections are watched too, so a peer's death is news to every rank. */
+            if (!events && t->closing)
+                continue;
+            t->pfd[n] = (struct pollfd){.fd = p->fd, .events = (short)(events | POLLRDHUP)};
+            t->pfd_peer[n++] = i;
+        }
+        int ready = poll(t->pfd, (nfds_t)n, ddp_ms_left(deadline));
+        if (ready < 0 && errno != EINTR) {
+            ddp_error_set(err, "poll: %s", strerror(errno));
+            abandon_queues(t);
+            goto out;
+        }
+        if (ready == 0 && ddp_ms_left(deadline) == 0) {
+            char who[256];
+            waiting_names(t, who, sizeof who);
+            ddp_error_set(err, "timed out after %.0f s waiting for rank(s) %s",
+                          (double)t->timeout_ms / 1000, who);
+            abandon_queues(t);
+            goto out;
+        }
+        if (ready > 0 && lost_peers(t, n, err))
+            goto out;
+    }
+out:
+    t->fault = NULL;
+    return rc;
+}
+
+static int xfer_finished(const void *ctx) { return ((const xfer_t *)ctx)->finished; }
+static int counter_zero(const void *ctx) { return *(const size_t *)ctx == 0; }
+
+/* ---- collectives as plans of transfers ---------------------------------------------------- */
+
+/* One collective's transfers: a pool sized up front, a count of those not finished yet. */
+typedef struct {
+    xfer_t *pool;
+    size_t cap, used, pending;
+    pg_reduce_fn reduce;
+    size_t esize;
+    unsigned char *stage; /* one segment: received data waiting to be reduced */
+    int forward_to;
+} plan_t;
+
+static int plan_init(plan_t *pl, size_t cap, pg_reduce_fn reduce, size_t esize, ddp_error_t *err)
+{
+    memset(pl, 0, sizeof *pl);
+    pl->cap = cap;
+    pl->reduce = reduce;
+    pl->esize = esize;
+    if (cap && !(pl->pool = calloc(cap, sizeof *pl->pool)))
+        return ddp_error_set(err, "out of memory for %zu transfers", cap);
+    if (reduce && !(pl->stage = malloc(SEGMENT_BYTES))) {
+        free(pl->pool);
+        return ddp_error_set(err, "out of memory");
+    }
+    return 0;
+}
+
+static void plan_free(plan_t *pl)
+{
+    free(pl->pool);
+    free(pl->stage);
+}
+
+static void plan_step(tcp_t *t, xfer_t *x);
+
+static void plan_add(tcp_t *t, plan_t *pl, int peer, int send, unsigned char *buf,
+                     unsigned char *target, size_t len, int forward)
+{
+    xfer_t *x = &pl->pool[pl->used++];
+    *x = (xfer_t){.buf = buf, .len = len, .peer = peer, .step = plan_step, .ctx = pl,
+                  .target = target, .forward = forward};
+    pl->pending++;
+    enqueue(t, x, send);
+}
+
+/* Queues `len` bytes at buf as segments; received segments are reduced into target when
+ * `reduce` (buf is then the stage) and sent on to pl->forward_to when `forward`. */
+static void plan_segments(tcp_t *t, plan_t *pl, int peer, int send, unsigned char *at, size_t len,
+                          int reduce, int forward)
+{
+    for (size_t off = 0; off < len; off += SEGMENT_BYTES) {
+        size_t n = len - off < SEGMENT_BYTES ? len - off : SEGMENT_BYTES;
+        plan_add(t, pl, peer, send, reduce ? pl->stage : at + off, at + off, n, forward);
+    }
+}
+
+static size_t segments(size_t len) { return (len + SEGMENT_BYTES - 1) / SEGMENT_BYTES; }
+
+static void plan_step(tcp_t *t, xfer_t *x)
+{
+    plan_t *pl = x->ctx;
+    pl->pending--;
+    if (x->buf == pl->stage && pl->reduce)
+        pl->reduce(x->target, pl->stage, x->len / pl->esize);
+    if (x->forward)
+        plan_add(t, pl, pl->forward_to, 1, x->target, x->target, x->len, 0);
+}
+
+static int plan_run(tcp_t *t, plan_t *pl, ddp_error_t *err)
+{
+    int rc = progress(t, counter_zero, &pl->pending, ddp_deadline_in(t->timeout_ms), err);
+    plan_free(pl);
+    return rc;
+}
+
+/* Chunk c of `count` elements split over n ranks: the first count % n chunks get one more. */
+static void chunk(size_t count, int n, int c, size_t esize, size_t *off, size_t *len)
+{
+    size_t base = count / (size_t)n, rem = count % (size_t)n, uc = (size_t)c;
+    *off = (uc * base + (uc < rem ? uc : rem)) * esize;
+    *len = (base + (uc < rem)) * esize;
+}
+
+static int mod(int a, int n) { return ((a % n) + n) % n; }
+
+/* The ring over buf (count elements): reduce-scatter then all-gather, either phase optional.
+ * After reduce-scatter rank r holds the reduction of chunk r. Received segments are reduced (or,
+ * in the all-gather, stored) and sent on to the next rank while later ones arrive. */
+static int ring(tcp_t *t, unsigned char *buf, size_t count, size_t esize, pg_reduce_fn reduce,
+                int reduce_scatter, int all_gather, ddp_error_t *err)
+{
+    int n = t->size, r = t->rank, next = mod(r + 1, n), prev = mod(r - 1, n);
+    size_t off, len, total_segments = 0;
+    for (int c = 0; c < n; c++) {
+        chunk(count, n, c, esize, &off, &len);
+        total_segments += segments(len);
+    }
+    plan_t pl;
+    if (plan_init(&pl, 4 * total_segments, reduce_scatter ? reduce : NULL, esize, err))
+        return -1;
+    pl.forward_to = next;
+    int last = n - 2;
+    if (reduce_scatter) {
+        chunk(count, n, mod(r - 1, n), esize, &off, &len);
+        plan_segments(t, &pl, next, 1, buf + off, len, 0, 0);
+        for (int s = 0; s <= last; s++) {
+            chunk(count, n, mod(r - 2 - s, n), esize, &off, &len);
+            plan_segments(t, &pl, prev, 0, buf + off, len, 1, s < last || all_gather);
+        }
+    } else {
+        chunk(count, n, r, esize, &off, &len);
+        plan_segments(t, &pl, next, 1, buf + off, len, 0, 0);
+    }
+    if (all_gather)
+        for (int s = 0; s <= last; s++) {
+            chunk(count, n, mod(r - 1 - s, n), esize, &off, &len);
+            plan_segments(t, &pl, prev, 0, buf + off, len, 0, s < last);
+        }
+    return plan_run(t, &pl, err);
+}
+
+static void *tcp_alloc(void *be, size_t bytes, ddp_error_t *err)
+{
+    void *p = malloc(bytes ? bytes : 1);
+    if (!p)
+        ddp_error_set(err, "out of memory for %zu bytes", bytes);
+    return p;
+}
+
+static void tcp_free(void *be, void *buf) { free(buf); }
+
+static int tcp_all_reduce(void *be, const void *send, void *recv, size_t count, pg_dtype_t t_,
+                          pg_op_t op, ddp_error_t *err)
+{
+    tcp_t *t = be;
+    size_t esize = pg_dtype_size(t_);
+    if (send != recv)
+        memcpy(recv, send, count * esize);
+    if (t->size > 1 && ring(t, recv, count, esize, pg_reducer(t_, op), 1, 1, err))
+        return -1;
+    if (op == PG_AVG)
+        pg_reduce_divide(recv, count, t_, t->size);
+    return 0;
+}
+
+static int tcp_reduce_scatter(void *be, const void *send, void *recv, size_t count, pg_dtype_t t_,
+                              pg_op_t op, ddp_error_t *err)
+{
+    tcp_t *t = be;
+    size_t esize = pg_dtype_size(t_), bytes = count * esize;
+    unsigned char *work = tcp_alloc(be, bytes * (size_t)t->size, err);
+    if (!work)
+        return -1;
+    memcpy(work, send, bytes * (size_t)t->size);
+    int rc = t->size > 1 ? ring(t, work, count * (size_t)t->size, esize, pg_reducer(t_, op), 1, 0, err) : 0;
+    if (rc == 0) {
+        memcpy(recv, work + bytes * (size_t)t->rank, bytes);
+        if (op == PG_AVG)
+            pg_reduce_divide(recv, count, t_, t->size);
+    }
+    free(work);
+    return rc;
+}
+
+static int tcp_all_gather(void *be, const void *send, void *recv, size_t count, pg_dtype_t t_,
+                          ddp_error_t *err)
+{
+    tcp_t *t = be;
+    size_t bytes = count * pg_dtype_size(t_);
+    memmove((unsigned char *)recv + bytes * (size_t)t->rank, send, bytes);
+    return t->size > 1 ? ring(t, recv, count * (size_t)t->size, pg_dtype_size(t_), NULL, 0, 1, err) : 0;
+}
+
+/* A pipelined chain from the root: each rank stores the segments it receives and passes them
+ * on, so the root sends the buffer once however many ranks there are. */
+static int tcp_broadcast(void *be, void *buf, size_t count, pg_dtype_t t_, int root,
+                         ddp_error_t *err)
+{
+    tcp_t *t = be;
+    int n = t->size, pos = mod(t->rank - root, n);
+    size_t bytes = count * pg_dtype_size(t_);
+    if (n == 1)
+        return 0;
+    plan_t pl;
+    if (plan_init(&pl, 2 * segments(bytes), NULL, 1, err))
+        return -1;
+    pl.forward_to = mod(t->rank + 1, n);
+    if (pos == 0)
+        plan_segments(t, &pl, pl.forward_to, 1, buf, bytes, 0, 0);
+    else
+        plan_segments(t, &pl, mod(t->rank - 1, n), 0, buf, bytes, 0, pos < n - 1);
+    return plan_run(t, &pl, err);
+}
+
+/* A pipelined chain towards the root, starting at the rank after it: each rank adds its own
+ * data to the segments it receives and passes them on. */
+static int tcp_reduce(void *be, const void *send, void *recv, size_t count, pg_dtype_t t_,
+                      pg_op_t op, int root, ddp_error_t *err)
+{
+    tcp_t *t = be;
+    int n = t->size, pos = mod(t->rank - root - 1, n);
+    size_t esize = pg_dtype_size(t_), bytes = count * esize;
+    unsigned char *acc = t->rank == root ? recv : NULL;
+    if (t->rank == root && send != recv)
+        memcpy(recv, send, bytes);
+    if (n > 1) {
+        if (pos > 0 && !acc) {
+            if (!(acc = tcp_alloc(be, bytes, err)))
+                return -1;
+            memcpy(acc, send, bytes);
+        }
+        plan_t pl;
+        int rc = plan_init(&pl, 2 * segments(bytes), pg_reducer(t_, op), esize, err);
+        if (rc == 0) {
+            pl.forward_to = mod(t->rank + 1, n);
+            if (pos == 0)
+                plan_segments(t, &pl, pl.forward_to, 1, (unsigned char *)send, bytes, 0, 0);
+            else
+                plan_segments(t, &pl, mod(t->rank - 1, n), 0, acc, bytes, 1, pos < n - 1);
+            rc = plan_run(t, &pl, err);
+        }
+        if (acc != recv)
+            free(acc);
+        if (rc)
+            return -1;
+    }
+    if (t->rank == root && op == PG_AVG)
+        pg_reduce_divide(recv, count, t_, n);
+    return 0;
+}
+
+/* Scatter and gather: the root talks to every rank at once over its own connections. */
+static int root_exchange(tcp_t *t, const void *root_buf, void *own, size_t bytes, int root,
+                         int scatter, ddp_error_t *err)
+{
+    unsigned char *rb = (unsigned char *)root_buf;
+    if (t->rank == root)
+        memmove(scatter ? own : rb + bytes * (size_t)root,
+                scatter ? rb + bytes * (size_t)root : own, bytes);
+    if (t->size == 1)
+        return 0;
+    plan_t pl;
+    if (plan_init(&pl, (size_t)t->size * segments(bytes), NULL, 1, err))
+        return -1;
+    if (t->rank == root) {
+        for (int q = 0; q < t->size; q++)
+            if (q != root)
+                plan_segments(t, &pl, q, scatter, rb + bytes * (size_t)q, bytes, 0, 0);
+    } else {
+        plan_segments(t, &pl, root, !scatter, own, bytes, 0, 0);
+    }
+    return plan_run(t, &pl, err);
+}
+
+static int tcp_scatter(void *be, const void *send, void *recv, size_t count, pg_dtype_t t_,
+                       int root, ddp_error_t *err)
+{
+    return root_exchange(be, send, recv, count * pg_dtype_size(t_), root, 1, err);
+}
+
+static int tcp_gather(void *be, const void *send, void *recv, size_t count, pg_dtype_t t_,
+                      int root, ddp_error_t *err)
+{
+    return root_exchange(be, recv, (void *)send, count * pg_dtype_size(t_), root, 0, err);
+}
+
+static int tcp_final_barrier(void *be, ddp_error_t *err)
+{
+    tcp_t *t = be;
+    int32_t one = 1;
+    t->closing = 1;
+    return tcp_all_reduce(be, &one, &one, 1, PG_INT32, PG_SUM, err);
+}
+
+/* ---- point to point ----------------------------------------------------------------------- */
+
+static void check_header(tcp_t *t, xfer_t *x)
+{
+    request_t *req = x->ctx;
+    uint64_t len = 0;
+    for (int i = 0; i < 8; i++)
+        len = len << 8 | req->wire_len[i];
+    if (len != req->expected && t->fault)
+        ddp_error_set(t->fault, "rank %d sent %llu bytes, but the matching recv expects %zu",
+                      x->peer, (unsigned long long)len, req->expected);
+}
+
+static void *start_p2p(tcp_t *t, void *buf, size_t bytes, int peer, int send, ddp_error_t *err)
+{
+    if (t->failed) {
+        ddp_error_set(err, "the group failed earlier");
+        return NULL;
+    }
+    request_t *req = calloc(1, sizeof *req);
+    if (!req) {
+        ddp_error_set(err, "out of memory");
+        return NULL;
+    }
+    req->expected = bytes;
+    for (int i = 0; i < 8; i++)
+        req->wire_len[i] = send ? (unsigned char)((uint64_t)bytes >> (56 - 8 * i)) : 0;
+    req->header = (xfer_t){.buf = req->wire_len, .len = 8, .peer = peer, .ctx = req,
+                           .step = send ? NULL : check_header};
+    req->body = (xfer_t){.buf = buf, .len = bytes, .peer = peer, .ctx = req};
+    enqueue(t, &req->header, send);
+    enqueue(t, &req->body, send);
+    return req;
+}
+
+static void *tcp_isend(void *be, const void *buf, size_t bytes, int peer, ddp_error_t *err)
+{
+    return start_p2p(be, (void *)buf, bytes, peer, 1, err);
+}
+
+static void *tcp_irecv(void *be, void *buf, size_t bytes, int peer, ddp_error_t *err)
+{
+    return start_p2p(be, buf, bytes, peer, 0, err);
+}
+
+static int tcp_wait(void *be, void *r, ddp_error_t *err)
+{
+    tcp_t *t = be;
+    request_t *req = r;
+    int rc = -1;
+    if (t->failed)
+        ddp_error_set(err, "the group failed earlier");
+    else
+        rc = progress(t, xfer_finished, &req->body, ddp_deadline_in(t->timeout_ms), err);
+    free(req);
+    return rc;
+}
+
+/* ---- making the mesh ---------------------------------------------------------------------- */
+
+static int set_peer_socket(int fd)
+{
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    return net_set_nonblocking(fd);
+}
+
+/* Rank r's listening address as the others should dial it: the address its connection to the
+ * store leaves from, i.e. the interface that reaches the master. */
+static int local_address(int store_fd, char *ip, size_t size, ddp_error_t *err)
+{
+    struct sockaddr_storage ss;
+    socklen_t len = sizeof ss;
+    if (getsockname(store_fd, (struct sockaddr *)&ss, &len) < 0)
+        return ddp_error_set(err, "getsockname: %s", strerror(errno));
+    const void *addr = ss.ss_family == AF_INET6 ? (void *)&((struct sockaddr_in6 *)&ss)->sin6_addr
+                                                : (void *)&((struct sockaddr_in *)&ss)->sin_addr;
+    if (!inet_ntop(ss.ss_family, addr, ip, (socklen_t)size))
+        return ddp_error_set(err, "inet_ntop: %s", strerror(errno));
+    return 0;
+}
+
+/* Publishes this rank's address and waits for everybody's; *addrs[i] is "IP PORT". */
+static int exchange_addresses(tcp_t *t, store_client_t *store, int port, char **addrs,
+                              char nonce[NONCE_HEX + 1], ddp_error_t *err)
+{
+    char ip[INET6_ADDRSTRLEN], key[64], val[INET6_ADDRSTRLEN + 16];
+    if (local_address(store_client_fd(store), ip, sizeof ip, err))
+        return -1;
+    if (t->rank == 0) {
+        unsigned char raw[NONCE_HEX / 2];
+        if (store_random(raw, sizeof raw))
+            return ddp_error_set(err, "no random bytes for the group's nonce");
+        for (size_t i = 0; i < sizeof raw; i++)
+            snprintf(nonce + 2 * i, 3, "%02x", raw[i]);
+        if (store_set(store, "pg/nonce", nonce, NONCE_HEX, err))
+            return -1;
+    }
+    snprintf(key, sizeof key, "pg/addr/%d", t->rank);
+    snprintf(val, sizeof val, "%s %d", ip, port);
+    int64_t joined = 0;
+    if (store_set(store, key, val, strlen(val), err) || store_add(store, "pg/joined", 1, &joined, err))
+        return -1;
+    if (joined == t->size && store_set(store, "pg/ready", "1", 1, err))
+        return -1;
+    const char *ready = "pg/ready";
+    int got = store_wait(store, &ready, 1, t->timeout_ms, NULL, NULL, err);
+    if (got <= 0)
+        return got < 0 ? -1
+                       : ddp_error_set(err, "not every rank joined the group within %.0f s",
+                                       (double)t->timeout_ms / 1000);
+    char **keys = calloc((size_t)t->size, sizeof *keys);
+    if (!keys)
+        return ddp_error_set(err, "out of memory");
+    int rc = 0;
+    for (int i = 0; i < t->size && !rc; i++)
+        rc = asprintf(&keys[i], "pg/addr/%d", i) < 0;
+    if (rc)
+        ddp_error_set(err, "out of memory");
+    else
+        rc = store_get_many(store, (const char *const *)keys, (size_t)t->size, addrs, err);
+    char *nonce_val = NULL;
+    size_t nonce_len = 0;
+    if (!rc && store_get(store, "pg/nonce", &nonce_val, &nonce_len, err) != 1)
+        rc = ddp_error_set(err, "rank 0 published no nonce");
+    if (!rc && nonce_len != NONCE_HEX)
+        rc = ddp_error_set(err, "rank 0's nonce is malformed");
+    if (!rc)
+        memcpy(nonce, nonce_val, NONCE_HEX + 1);
+    free(nonce_val);
+    for (int i = 0; i < t->size; i++)
+        free(keys[i]);
+    free(keys);
+    for (int i = 0; i < t->size && !rc; i++)
+        if (!addrs[i])
+            rc = ddp_error_set(err, "rank %d published no address", i);
+    return rc;
+}
+
+/* The hello a connecting rank sends: the nonce and its rank. */
+typedef struct {
+    char nonce[NONCE_HEX];
+    unsigned char rank[4];
+} hello_t;
+
+static int dial_lower(tcp_t *t, char **addrs, const char *nonce, int64_t deadline, ddp_error_t *err)
+{
+    for (int j = 0; j < t->rank; j++) {
+        char ip[INET6_ADDRSTRLEN];
+        int port;
+        if (sscanf(addrs[j], "%45s %d", ip, &port) != 2)
+            return ddp_error_set(err, "rank %d's address \"%s\" is malformed", j, addrs[j]);
+        int fd = net_connect(ip, port, deadline, NULL, err);
+        if (fd < 0)
+            return ddp_error_prefix(err, "cannot connect to rank %d", j);
+        hello_t h;
+        memcpy(h.nonce, nonce, NONCE_HEX);
+        for (int i = 0; i < 4; i++)
+            h.rank[i] = (unsigned char)((unsigned)t->rank >> (24 - 8 * i));
+        t->peers[j].fd = fd;
+        if (net_write_full(fd, &h, sizeof h, deadline, err))
+            return ddp_error_prefix(err, "hello to rank %d", j);
+    }
+    return 0;
+}
+
+static int accept_higher(tcp_t *t, int listen_fd, const char *nonce, int64_t deadline,
+                         ddp_error_t *err)
+{
+    int missing = t->size - 1 - t->rank;
+    while (missing > 0) {
+        struct pollfd pfd = {.fd = listen_fd, .events = POLLIN};
+        int ready = poll(&pfd, 1, ddp_ms_left(deadline));
+        if (ready <= 0 && ddp_ms_left(deadline) == 0)
+            return ddp_error_set(err, "%d rank(s) above %d never connected within %.0f s",
+                                 missing, t->rank, (double)t->timeout_ms / 1000);
+        if (ready <= 0)
+            continue;
+        int fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
+        if (fd < 0)
+            continue;
+        hello_t h;
+        memset(&h, 0, sizeof h);
+        ddp_error_t ignored;
+        int64_t hello_deadline = ddp_deadline_in(5000) < deadline ? ddp_deadline_in(5000) : deadline;
+        unsigned rank = 0;
+        if (net_read_full(fd, &h, sizeof h, hello_deadline, &ignored) == 0) {
+            for (int i = 0; i < 4; i++)
+                rank = rank << 8 | h.rank[i];
+        }
+        /* Strangers (wrong nonce, impossible or repeated rank) are dropped; the wait goes on. */
+        if (memcmp(h.nonce, nonce, NONCE_HEX) != 0 || rank <= (unsigned)t->rank ||
+            rank >= (unsigned)t->size || t->peers[rank].fd >= 0) {
+            close(fd);
+            continue;
+        }
+        t->peers[rank].fd = fd;
+        missing--;
+    }
+    return 0;
+}
+
+static void tcp_destroy(void *be)
+{
+    tcp_t *t = be;
+    if (!t)
+        return;
+    for (int i = 0; t->peers && i < t->size; i++)
+        if (t->peers[i].fd >= 0)
+            close(t->peers[i].fd);
+    free(t->peers);
+    free(t->pfd);
+    free(t->pfd_peer);
+    free(t);
+}
+
+static void *tcp_create(const pg_world_t *w, store_client_t *store, int64_t timeout_ms,
+                        ddp_error_t *err)
+{
+    tcp_t *t = calloc(1, sizeof *t);
+    char **addrs = NULL;
+    int listen_fd = -1;
+    if (!t)
+        goto oom;
+    t->rank = w->rank;
+    t->size = w->size;
+    t->timeout_ms = timeout_ms;
+    t->peers = calloc((size_t)w->size, sizeof *t->peers);
+    t->pfd = calloc((size_t)w->size, sizeof *t->pfd);
+    t->pfd_peer = calloc((size_t)w->size, sizeof *t->pfd_peer);
+    addrs = calloc((size_t)w->size, sizeof *addrs);
+    if (!t->peers || !t->pfd || !t->pfd_peer || !addrs)
+        goto oom;
+    for (int i = 0; i < w->size; i++)
+        t->peers[i].fd = -1;
+    if (w->size > 1) {
+        int64_t deadline = ddp_deadline_in(timeout_ms);
+        int port;
+        char nonce[NONCE_HEX + 1];
+        if ((listen_fd = net_listen(NULL, 0, w->size, &port, err)) < 0 ||
+            exchange_addresses(t, store, port, addrs, nonce, err) ||
+            dial_lower(t, addrs, nonce, deadline, err) ||
+            accept_higher(t, listen_fd, nonce, deadline, err))
+            goto error;
+        for (int i = 0; i < w->size; i++)
+            if (i != w->rank && set_peer_socket(t->peers[i].fd) < 0) {
+                ddp_error_set(err, "cannot make the connection to rank %d nonblocking", i);
+                goto error;
+            }
+        close(listen_fd);
+        listen_fd = -1;
+    }
+    for (int i = 0; i < w->size; i++)
+        free(addrs[i]);
+    free(addrs);
+    return t;
+oom:
+    ddp_error_set(err, "out of memory");
+error:
+    if (listen_fd >= 0)
+        close(listen_fd);
+    for (int i = 0; addrs && i < w->size; i++)
+        free(addrs[i]);
+    free(addrs);
+    tcp_destroy(t);
+    ddp_error_prefix(err, "tcp backend");
+    return NULL;
+}
+
+static int tcp_supports(pg_dtype_t t) { return pg_reducer(t, PG_SUM) != NULL; }
+
+static int tcp_copy(void *be, void *dst, const void *src, size_t bytes, ddp_error_t *err)
+{
+    memcpy(dst, src, bytes);
+    return 0;
+}
+
+static int tcp_sync(void *be, ddp_error_t *err) { return 0; }
+
+const pg_backend_t pg_tcp_backend = {
+    .name = "tcp",
+    .create = tcp_create,
+    .destroy = tcp_destroy,
+    .supports = tcp_supports,
+    .alloc = tcp_alloc,
+    .free = tcp_free,
+    .copy_in = tcp_copy,
+    .copy_out = tcp_copy,
+    .sync = tcp_sync,
+    .isend = tcp_isend,
+    .irecv = tcp_irecv,
+    .wait = tcp_wait,
+    .final_barrier = tcp_final_barrier,
+    .broadcast = tcp_broadcast,
+    .reduce = tcp_reduce,
+    .all_reduce = tcp_all_reduce,
+    .scatter = tcp_scatter,
+    .gather = tcp_gather,
+    .all_gather = tcp_all_gather,
+    .reduce_scatter = tcp_reduce_scatter,
+};

@@ -1,0 +1,44 @@
+/* ddp-train: the training core's entry point. Every worker of a job runs one; the ranks meet
+ * through the environment their launcher set (ddpjob-agent, mpirun, srun, or by hand). */
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+
+static const char usage_text[] =
+    "usage: ddp-train COMMAND [OPTIONS]\n"
+    "\n"
+    "Commands (each rank of the job runs the same one):\n"
+    "  hello         rank 0 sends a tensor to every other rank (message passing)\n"
+    "  collectives   every operation once with known inputs; each rank prints its results\n"
+    "  bench         an nccl-tests-style bandwidth sweep of one or all operations\n"
+    "\n"
+    "Options every command takes:\n"
+    "  --backend tcp|nccl   tcp: CPU buffers over TCP (default); nccl: GPU buffers over NCCL\n"
+    "  --timeout SECONDS    deadline of every operation (default: $DDP_PG_TIMEOUT, else 300)\n"
+    "\n"
+    "The ranks come from RANK/WORLD_SIZE/LOCAL_RANK (ddpjob-agent, torchrun), from\n"
+    "OMPI_COMM_WORLD_RANK/SIZE/LOCAL_RANK (mpirun) or SLURM_PROCID/NTASKS/LOCALID (srun); rank 0\n"
+    "serves the group's store at MASTER_ADDR:MASTER_PORT. Exit status: 0; 1 when an operation\n"
+    "failed or gave a wrong result; 2 for a usage error.\n";
+
+int main(int argc, char **argv)
+{
+    static const struct {
+        const char *name;
+        int (*run)(int, char **);
+    } commands[] = {
+        {"hello", cmd_hello},
+        {"collectives", cmd_collectives},
+        {"bench", cmd_bench},
+    };
+    if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+        fputs(usage_text, argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
+        if (!strcmp(argv[1], commands[i].name))
+            return commands[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "ddp-train: unknown command \"%s\" (try --help)\n", argv[1]);
+    return 2;
+}

@@ -1,0 +1,160 @@
+#!/bin/bash
+# The process group (libddp) and ddp-train's demos, with real processes as ranks: every
+# operation, type and reduction for world sizes 1, 2, 3, 4, 5 and 8 (environment set by hand),
+# a peer killed mid-all_reduce, and `ddp-train hello` / `collectives` under ddpjob-agent, under
+# mpirun and by hand.
+. "$SRCDIR/tests/agent/lib.sh"
+: "${PG_CHECK:?run through meson test}" "${TRAIN:?run through meson test}"
+
+# world N NAME CMD...: N ranks of CMD with the environment set by hand; $T/NAME.<rank>.out/.err
+# hold their output, RCS their exit statuses ("0 0 1 ...").
+world() {
+    local n=$1 name=$2 r pids=()
+    shift 2
+    next_port
+    for ((r = 0; r < n; r++)); do
+        env DDPJ_TESTMARK="$MARK" RANK=$r WORLD_SIZE="$n" LOCAL_RANK=$r MASTER_ADDR=127.0.0.1 \
+            MASTER_PORT="$PORT" DDP_PG_TIMEOUT=60 timeout -s KILL 240 "$@" \
+            >"$T/$name.$r.out" 2>"$T/$name.$r.err" &
+        pids+=($!)
+    done
+    RCS=
+    for r in "${pids[@]}"; do
+        if wait "$r"; then RCS+="0 "; else RCS+="$? "; fi
+    done
+    RCS=${RCS% }
+}
+
+zeros() { printf '0 %.0s' $(seq "$1") | sed 's/ $//'; }
+
+# A world's results: every rank exited 0, printed no "wrong" line, and every result that must be
+# the same everywhere hashed the same on every rank.
+expect_world_right() { # N NAME DESCRIPTION
+    local n=$1 name=$2 what=$3
+    local wrongs hashes_differ
+    wrongs=$(cat "$T/$name".*.out | grep '^wrong' | head -n 5)
+    hashes_differ=$(cat "$T/$name".*.out | grep '^hash' | sort | uniq -c | awk -v n="$n" '$1 != n' | head -n 3)
+    if [ "$RCS" = "$(zeros "$n")" ] && [ -z "$wrongs" ] && [ -z "$hashes_differ" ]; then
+        pass "$what ($(cat "$T/$name".0.out | grep -c '^hash') results identical on all $n ranks)"
+    else
+        fail "$what" "exit statuses: $RCS" "$wrongs" "results that differ between ranks: $hashes_differ" \
+            "$(cat "$T/$name".*.err | head -n 5)"
+    fi
+}
+
+for n in 1 2 3 4 5 8; do
+    world "$n" "sweep$n" "$PG_CHECK" sweep 0 1 7 n5+1 1000
+    expect_world_right "$n" "sweep$n" "world of $n: every operation, type and reduction, counts 0, 1, 7, $((5 * n + 1)), 1000"
+done
+# 4 Mi floats (16 MiB) per rank, plus one so that no world size divides it.
+for n in 1 2 3 5 8; do
+    world "$n" "large$n" "$PG_CHECK" large 4194305
+    expect_world_right "$n" "large$n" "world of $n: every operation on 16 MiB of float32"
+done
+expect_no_leftovers "no rank left running after the sweeps"
+
+# --- a peer killed mid-all_reduce ----------------------------------------------------------------
+next_port
+pids=()
+for r in 0 1 2 3; do
+    env DDPJ_TESTMARK="$MARK" RANK=$r WORLD_SIZE=4 MASTER_ADDR=127.0.0.1 MASTER_PORT="$PORT" \
+        DDP_PG_TIMEOUT=30 timeout -s KILL 60 "$PG_CHECK" loop 4194304 >"$T/kill.$r.out" 2>"$T/kill.$r.err" &
+    pids+=($!)
+done
+for _ in $(seq 200); do grep -q looping "$T/kill.2.out" && break; sleep 0.05; done
+start=$(date +%s%N)
+kill -9 "$(pgrep -P "${pids[2]}")"
+statuses= named=0
+for r in 0 1 3; do
+    if wait "${pids[$r]}"; then statuses+="0 "; else statuses+="$? "; fi
+    grep -qE "ranks? ([0-9]+, )*2[ ,:]" "$T/kill.$r.err" && named=$((named + 1))
+done
+took=$((($(date +%s%N) - start) / 1000000))
+wait "${pids[2]}"
+expect_eq "$statuses" "2 2 2 " "when rank 2 is killed mid-all_reduce, ranks 0, 1 and 3 fail (exit 2)"
+expect_eq "$named" 3 "each of them names rank 2"
+expect_contains "$(cat "$T/kill.3.err")" "closed" "and says what happened to it"
+if [ "$took" -lt 30000 ]; then pass "within the deadline (${took} ms, deadline 30 s)"; else fail "took ${took} ms"; fi
+expect_no_leftovers "nothing left after the killed peer"
+
+# --- a rank that never comes: the deadline names who is missing -------------------------------
+next_port
+pids=()
+for r in 0 1; do
+    env DDPJ_TESTMARK="$MARK" RANK=$r WORLD_SIZE=3 MASTER_ADDR=127.0.0.1 MASTER_PORT="$PORT" \
+        timeout -s KILL 30 "$TRAIN" hello --timeout 2 >"$T/missing.$r.out" 2>"$T/missing.$r.err" &
+    pids+=($!)
+done
+wait "${pids[0]}"
+rc0=$?
+wait "${pids[1]}"
+expect_eq "$rc0/$?" "1/1" "a world of 3 with rank 2 missing fails on its deadline"
+expect_contains "$(cat "$T/missing.0.err")" "not every rank joined the group within 2 s" "saying not every rank joined"
+
+# --- ddp-train hello and collectives, by hand ------------------------------------------------
+world 4 hello "$TRAIN" hello
+expect_eq "$RCS" "0 0 0 0" "ddp-train hello: 4 ranks (environment set by hand) exit 0"
+expect_eq "$(cat "$T/hello.0.out")" "Rank 0 sent data to Rank 1
+Rank 0 sent data to Rank 2
+Rank 0 sent data to Rank 3" "rank 0 sends to every other rank"
+for r in 1 2 3; do
+    expect_eq "$(cat "$T/hello.$r.out")" "Rank $r has received data from rank 0" "rank $r received its tensor"
+done
+world 3 coll "$TRAIN" collectives
+expect_eq "$RCS" "0 0 0" "ddp-train collectives: 3 ranks exit 0"
+expect_contains "$(cat "$T/coll.1.out")" "Rank 1: all_reduce(sum)     [2, 4] -> [6, 12] ok" "and print each result (all_reduce on rank 1)"
+expect_contains "$(cat "$T/coll.2.out")" "Rank 2: reduce_scatter(sum) [2, 3, 4] -> [9] ok" "(reduce_scatter on rank 2)"
+expect_contains "$(cat "$T/coll.0.out")" "Rank 0: barrier ok; 9 of 9 operations correct" "rank 0: all 9 operations correct"
+
+# --- under mpirun ------------------------------------------------------------------------------
+next_port
+run env DDPJ_TESTMARK="$MARK" MASTER_ADDR=127.0.0.1 MASTER_PORT="$PORT" timeout -s KILL 60 \
+    mpirun -np 3 --allow-run-as-root --oversubscribe -x DDPJ_TESTMARK -x MASTER_ADDR -x MASTER_PORT \
+    "$TRAIN" hello
+expect_eq "$RC" 0 "ddp-train hello under mpirun -np 3 exits 0"
+expect_eq "$(sort <<<"$OUT" | tr '\n' '|')" "Rank 0 sent data to Rank 1|Rank 0 sent data to Rank 2|Rank 1 has received data from rank 0|Rank 2 has received data from rank 0|" \
+    "ranks come from OMPI_COMM_WORLD_RANK/SIZE"
+next_port
+run env DDPJ_TESTMARK="$MARK" MASTER_ADDR=127.0.0.1 MASTER_PORT="$PORT" timeout -s KILL 60 \
+    mpirun -np 3 --allow-run-as-root --oversubscribe -x DDPJ_TESTMARK -x MASTER_ADDR -x MASTER_PORT \
+    "$TRAIN" collectives
+expect_eq "$RC/$(grep -c '9 of 9 operations correct' <<<"$OUT")" "0/3" "ddp-train collectives under mpirun -np 3: every rank correct"
+
+# --- under ddpjob-agent: two agents as two nodes, two workers each -------------------------------
+export DDPJOB_TOKEN=pg-test-$$
+for cmd in hello collectives; do
+    next_port
+    common=(--nnodes 2 --master-addr 127.0.0.1 --master-port "$PORT" --nproc-per-node 2)
+    start_agent n1 -- "${common[@]}" --node-rank 1 "$TRAIN" "$cmd"
+    start_agent n0 -- "${common[@]}" --node-rank 0 "$TRAIN" "$cmd"
+    wait_agent n0
+    out0=$OUT rc0=$RC
+    wait_agent n1
+    expect_eq "$rc0/$RC" 0/0 "ddp-train $cmd under two ddpjob-agents (2 nodes x 2 workers) exits 0"
+    case $cmd in
+    hello) expect_contains "$OUT" "[rank 3] Rank 3 has received data from rank 0" "rank 3 on node 1 received rank 0's tensor" ;;
+    collectives) expect_eq "$(printf '%s\n%s\n' "$out0" "$OUT" | grep -c '9 of 9 operations correct')" 4 "all 4 ranks report every operation correct" ;;
+    esac
+done
+start_agent s -- --standalone --nproc-per-node 2 "$TRAIN" bench --op all --min-bytes 1K --max-bytes 64K --step-factor 8 --iters 2 --warmup 1 --check
+wait_agent s
+expect_eq "$RC" 0 "ddp-train bench --op all --check under a standalone agent exits 0"
+expect_contains "$OUT" "# Out of bounds values : 0 OK" "with no wrong value"
+expect_contains "$OUT" "#       size         count      type   redop    root        time    algbw    busbw  #wrong" \
+    "and prints nccl-tests' columns"
+expect_eq "$(grep -c '^\[rank 0\] # [a-z_]*, 2 rank(s), backend tcp' <<<"$OUT")" 7 "for each of the 7 operations"
+
+# --- usage and the nccl backend without a GPU --------------------------------------------------
+run "$TRAIN" frobnicate
+expect_eq "$RC" 2 "an unknown command is a usage error"
+run "$TRAIN" bench --op nonsense
+expect_contains "$ERR" "unknown --op nonsense" "an unknown operation is named"
+run env -u RANK -u WORLD_SIZE "$TRAIN" hello --backend nccl
+if [ "$RC" = 0 ]; then
+    pass "# SKIP --backend nccl works here: there is a GPU (tests/gpu/ covers it)"
+else
+    expect_contains "$ERR" "nccl backend:" "--backend nccl without a GPU (or a GPU build) says why it cannot run"
+fi
+run env -u MASTER_ADDR -u MASTER_PORT RANK=0 WORLD_SIZE=2 "$TRAIN" hello
+expect_contains "$ERR" "needs MASTER_ADDR and MASTER_PORT" "a world of 2 without MASTER_ADDR/MASTER_PORT is refused with the reason"
+expect_no_leftovers "nothing left at the end of the suite"

@@ -3,7 +3,8 @@
 #   bench/run.sh [BUILD_DIR]   (default build; needs /usr/bin/python3 with torch)
 # Launch overhead: ddpjob-agent --standalone vs torchrun --standalone (with the flags that make
 # Debian's torchrun 1.13 work, and current torchrun's 0.1 s monitor interval) vs a plain shell
-# loop starting the same gloo workers; overhead = launcher time - shell-loop time.
+# loop starting the same gloo workers; overhead = launcher time - shell-loop time. Then the same
+# with /bin/true workers, where import torch's noise is gone and only the launchers are timed.
 # Rendezvous scale: K agents joining one store vs PyTorch's TCPStore doing the same.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -34,6 +35,23 @@ for n in 1 2 4 8; do
         printf "%3d %9.3f %9.3f %9.3f %14.3f %14.3f %9s\n", n, s, a, t, ao, to,
             (ao > 0.001 ? sprintf("1/%.0f", to / ao) : "<1/" sprintf("%.0f", to / 0.001)) }'
 done
+
+echo
+echo "== launcher's own cost: N /bin/true workers, so nothing but the launcher is timed (median of $((runs * 3))) =="
+printf '%3s %9s %9s %9s %14s %14s %9s\n' N shell agent torchrun agent-overhead torch-overhead ratio
+runs_saved=$runs
+runs=$((runs * 3))
+for n in 1 2 4 8; do
+    shell=$(PORT=1 median_time bench/launch_shell.sh "$n" /bin/true)
+    ours=$(median_time "$agent" --standalone --nproc-per-node "$n" /bin/true)
+    theirs=$(median_time "$py" -m torch.distributed.run --standalone --nproc_per_node "$n" \
+        --redirects 1 --tee 1 --monitor_interval 0.1 --no_python /bin/true)
+    awk -v n="$n" -v s="$shell" -v a="$ours" -v t="$theirs" 'BEGIN {
+        ao = a - s; to = t - s
+        printf "%3d %9.3f %9.3f %9.3f %14.3f %14.3f %9s\n", n, s, a, t, ao, to,
+            (ao > 0.001 ? sprintf("1/%.0f", to / ao) : "<1/" sprintf("%.0f", to / 0.001)) }'
+done
+runs=$runs_saved
 
 echo
 echo "== rendezvous: K agents join, publish a record, get their ranks (median, seconds) =="

@@ -102,12 +102,35 @@ static void abandon_queues(tcp_t *t)
     t->failed = 1;
 }
 
-static int peer_lost(tcp_t *t, int peer, int saw_eof, int errnum, ddp_error_t *err)
+/* How long a failing rank waits before naming the peers that are gone: a dead process's
+ * connections do not all end at the same instant, and a neighbour that failed because of it may
+ * be seen first. */
+#define LOSS_SETTLE_MS 100
+
+/* Every peer whose connection has ended, `known` (detected by the caller) included: the one that
+ * died first is seen together with those that failed because of it, so all are named. */
+static int peer_lost(tcp_t *t, int known, int errnum, ddp_error_t *err)
 {
+    ddp_sleep_ms(LOSS_SETTLE_MS);
+    char names[256] = "";
+    size_t len = 0;
+    int lost = 0;
+    for (int i = 0; i < t->size; i++) {
+        peer_t *p = &t->peers[i];
+        if (p->fd < 0)
+            continue;
+        struct pollfd pfd = {.fd = p->fd, .events = POLLRDHUP};
+        if (i != known && (poll(&pfd, 1, 0) <= 0 || !(pfd.revents & (POLLRDHUP | POLLHUP | POLLERR))))
+            continue;
+        if (len + 16 < sizeof names)
+            len += (size_t)snprintf(names + len, sizeof names - len, "%s%d", lost ? ", " : "", i);
+        lost++;
+    }
     abandon_queues(t);
-    if (saw_eof)
-        return ddp_error_set(err, "rank %d closed the connection (exited or died)", peer);
-    return ddp_error_set(err, "lost the connection to rank %d: %s", peer, strerror(errnum));
+    const char *whom = lost > 1 ? "ranks" : "rank";
+    if (errnum)
+        return ddp_error_set(err, "lost the connection to %s %s: %s", whom, names, strerror(errnum));
+    return ddp_error_set(err, "%s %s closed the connection (exited or died)", whom, names);
 }
 
 static void complete(tcp_t *t, xfer_t *x, int send)
@@ -137,7 +160,7 @@ static int pump(tcp_t *t, int peer, ddp_error_t *err)
                     continue;
                 if (errno == EAGAIN || errno == EWOULDBLOCK)
                     break;
-                return peer_lost(t, peer, 0, errno, err);
+                return peer_lost(t, peer, errno, err);
             }
             x->done += (size_t)n;
             moved = 1;
@@ -154,10 +177,10 @@ static int pump(tcp_t *t, int peer, ddp_error_t *err)
                     continue;
                 if (errno == EAGAIN || errno == EWOULDBLOCK)
                     break;
-                return peer_lost(t, peer, 0, errno, err);
+                return peer_lost(t, peer, errno, err);
             }
             if (n == 0)
-                return peer_lost(t, peer, 1, 0, err);
+                return peer_lost(t, peer, 0, err);
             x->done += (size_t)n;
             moved = 1;
         }
@@ -171,33 +194,20 @@ static int pump(tcp_t *t, int peer, ddp_error_t *err)
     return moved;
 }
 
-/* After a poll: peers that hung up where nothing is expected from them are gone (where a
- * receive is pending, the data before the end is read first and the read sees the end). All of
- * them are named: the one that died first may be seen together with the ones that failed
- * because of it. */
-static int lost_peers(tcp_t *t, int n, ddp_error_t *err)
+/* After a poll: a peer that hung up where nothing is expected from it is gone (where a receive
+ * is pending, the data before the end is read first and the read sees the end). */
+static int lost_peer(tcp_t *t, int n, ddp_error_t *err)
 {
-    char names[256] = "";
-    size_t len = 0;
-    int lost = 0, soerr = 0;
     for (int k = 0; k < n; k++) {
         peer_t *p = &t->peers[t->pfd_peer[k]];
-        if (!(t->pfd[k].revents & (POLLRDHUP | POLLHUP | POLLERR)) || p->recv_head)
-            continue;
-        socklen_t optlen = sizeof soerr;
-        getsockopt(p->fd, SOL_SOCKET, SO_ERROR, &soerr, &optlen);
-        if (len + 16 < sizeof names)
-            len += (size_t)snprintf(names + len, sizeof names - len, "%s%d", lost ? ", " : "",
-                                    t->pfd_peer[k]);
-        lost++;
+        if ((t->pfd[k].revents & (POLLRDHUP | POLLHUP | POLLERR)) && !p->recv_head) {
+            int soerr = 0;
+            socklen_t optlen = sizeof soerr;
+            getsockopt(p->fd, SOL_SOCKET, SO_ERROR, &soerr, &optlen);
+            return peer_lost(t, t->pfd_peer[k], soerr, err);
+        }
     }
-    if (!lost)
-        return 0;
-    abandon_queues(t);
-    const char *whom = lost > 1 ? "ranks" : "rank";
-    if (soerr)
-        return ddp_error_set(err, "lost the connection to %s %s: %s", whom, names, strerror(soerr));
-    return ddp_error_set(err, "%s %s closed the connection (exited or died)", whom, names);
+    return 0;
 }
 
 typedef int (*done_fn)(const void *ctx);
@@ -255,7 +265,7 @@ static int progress(tcp_t *t, done_fn done, const void *ctx, int64_t deadline, d
             abandon_queues(t);
             goto out;
         }
-        if (ready > 0 && lost_peers(t, n, err))
+        if (ready > 0 && lost_peer(t, n, err))
             goto out;
     }
 out:

@@ -7,7 +7,8 @@
 # Every process of a test carries this mark in its environment (the test shell itself does not),
 # so leftovers can be found by it.
 MARK=ddpjob-test-$$-$RANDOM
-PORT_BASE=$((20000 + ($$ * 7) % 20000))
+# Below the kernel's ephemeral range (32768 and up), where the ranks' own sockets live.
+PORT_BASE=$((20000 + ($$ * 7) % 12000))
 PORT_NEXT=0
 declare -A AGENT_PID
 

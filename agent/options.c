@@ -165,15 +165,6 @@ static int read_token_file(agent_options_t *o, const char *path, ddp_error_t *er
     return 0;
 }
 
-/* Port derived from a job id, the way the job scripts derive it, so both agree. */
-static int port_from_job_id(const char *job_id)
-{
-    long n = 0;
-    for (const char *p = job_id; *p && isdigit((unsigned char)*p); p++)
-        n = (n * 10 + (*p - '0')) % 20000;
-    return 10000 + (int)n;
-}
-
 /* Takes over what flags left open from Slurm, PBS or mpirun. */
 static int resolve_identity(agent_options_t *o, int *port_set, ddp_error_t *err)
 {
@@ -250,7 +241,7 @@ static int resolve_identity(agent_options_t *o, int *port_set, ddp_error_t *err)
     if (!o->run_id && job_id)
         o->run_id = strdup(job_id);
     if (!*port_set && job_id) {
-        o->master_port = port_from_job_id(job_id);
+        o->master_port = net_port_from_job_id(job_id);
         *port_set = 1;
     }
     return 0;

@@ -1,5 +1,6 @@
 #include "ddp_net.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -200,4 +201,12 @@ void net_hostname(char *buf, size_t size)
     if (gethostname(buf, size) != 0)
         snprintf(buf, size, "unknown");
     buf[size - 1] = '\0';
+}
+
+int net_port_from_job_id(const char *job_id)
+{
+    long n = 0;
+    for (const char *p = job_id; *p && isdigit((unsigned char)*p); p++)
+        n = (n * 10 + (*p - '0')) % 20000;
+    return 10000 + (int)n;
 }

@@ -33,6 +33,10 @@ int net_set_nonblocking(int fd);
  * (the workers' MASTER_PORT). */
 int net_free_port(ddp_error_t *err);
 
+/* The rendezvous port a scheduler job uses when none is given: 10000 + (the job id's leading
+ * number mod 20000), below the ephemeral range. templates/slurm.sh derives the same. */
+int net_port_from_job_id(const char *job_id);
+
 /* This host's name (gethostname), for logs and records. */
 void net_hostname(char *buf, size_t size);
 

@@ -1,6 +1,5 @@
 #include "pg.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -8,6 +7,7 @@
 #include <string.h>
 
 #include "ddp_clock.h"
+#include "ddp_net.h"
 #include "hostlist.h"
 #include "pg_backend.h"
 #include "store_server.h"
@@ -68,15 +68,6 @@ static int env_int(const char *name, int min, int *out, ddp_error_t *err)
     return 0;
 }
 
-/* The port a Slurm job's scripts derive from its id (templates/slurm.sh does the same). */
-static int port_from_job_id(const char *job_id)
-{
-    long n = 0;
-    for (const char *p = job_id; *p && isdigit((unsigned char)*p); p++)
-        n = (n * 10 + (*p - '0')) % 20000;
-    return 10000 + (int)n;
-}
-
 int pg_world_from_env(pg_world_t *w, ddp_error_t *err)
 {
     static const struct {
@@ -117,7 +108,7 @@ int pg_world_from_env(pg_world_t *w, ddp_error_t *err)
         if (w->master_port > 65535)
             return ddp_error_set(err, "MASTER_PORT=%d is not a port", w->master_port);
     } else if (getenv("SLURM_JOB_ID")) {
-        w->master_port = port_from_job_id(getenv("SLURM_JOB_ID")) + 1;
+        w->master_port = net_port_from_job_id(getenv("SLURM_JOB_ID")) + 1;
     }
     if (w->size > 1 && (!addr || !w->master_port))
         return ddp_error_set(err, "a world of %d (from %s) needs MASTER_ADDR and MASTER_PORT "

@@ -283,36 +283,36 @@ int pg_sync(pg_t *pg, ddp_error_t *err) { return pg->backend->sync(pg->be, err);
 
 /* ---- point to point ------------------------------------------------------------------------ */
 
+static pg_request_t *start_p2p(pg_t *pg, void *buf, size_t count, pg_dtype_t t, int peer,
+                               int sending, ddp_error_t *err)
+{
+    const char *what = sending ? "send" : "recv";
+    if (usable(pg, err) || check_type(pg, t, -1, what, err) ||
+        check_rank(pg, peer, "peer", what, err))
+        return NULL;
+    if (peer == pg->world.rank) {
+        ddp_error_set(err, "%s: rank %d cannot %s itself", what, peer,
+                      sending ? "send to" : "receive from");
+        return NULL;
+    }
+    size_t bytes = count * pg_dtype_size(t);
+    void *req = sending ? pg->backend->isend(pg->be, buf, bytes, peer, err)
+                        : pg->backend->irecv(pg->be, buf, bytes, peer, err);
+    if (!req)
+        outcome(pg, -1, what, err);
+    return req;
+}
+
 pg_request_t *pg_isend(pg_t *pg, const void *buf, size_t count, pg_dtype_t t, int peer,
                        ddp_error_t *err)
 {
-    if (usable(pg, err) || check_type(pg, t, -1, "send", err) ||
-        check_rank(pg, peer, "peer", "send", err))
-        return NULL;
-    if (peer == pg->world.rank) {
-        ddp_error_set(err, "send: rank %d cannot send to itself", peer);
-        return NULL;
-    }
-    void *req = pg->backend->isend(pg->be, buf, count * pg_dtype_size(t), peer, err);
-    if (!req)
-        outcome(pg, -1, "send", err);
-    return req;
+    return start_p2p(pg, (void *)buf, count, t, peer, 1, err);
 }
 
 pg_request_t *pg_irecv(pg_t *pg, void *buf, size_t count, pg_dtype_t t, int peer,
                        ddp_error_t *err)
 {
-    if (usable(pg, err) || check_type(pg, t, -1, "recv", err) ||
-        check_rank(pg, peer, "peer", "recv", err))
-        return NULL;
-    if (peer == pg->world.rank) {
-        ddp_error_set(err, "recv: rank %d cannot receive from itself", peer);
-        return NULL;
-    }
-    void *req = pg->backend->irecv(pg->be, buf, count * pg_dtype_size(t), peer, err);
-    if (!req)
-        outcome(pg, -1, "recv", err);
-    return req;
+    return start_p2p(pg, buf, count, t, peer, 0, err);
 }
 
 int pg_wait(pg_t *pg, pg_request_t *req, ddp_error_t *err)

@@ -146,52 +146,40 @@ static void complete(tcp_t *t, xfer_t *x, int send)
         x->step(t, x);
 }
 
-/* Moves what the socket takes now; 1 if anything moved, 0 if nothing, -1 on error. */
-static int pump(tcp_t *t, int peer, ddp_error_t *err)
+/* Moves what the socket takes now in one direction of one peer's stream; -1 on error. */
+static int pump_queue(tcp_t *t, int peer, int sending, ddp_error_t *err)
 {
     peer_t *p = &t->peers[peer];
-    int moved = 0;
-    while (p->send_head) {
-        xfer_t *x = p->send_head;
+    xfer_t *x;
+    while ((x = sending ? p->send_head : p->recv_head)) {
         if (x->done < x->len) {
-            ssize_t n = send(p->fd, x->buf + x->done, x->len - x->done, MSG_NOSIGNAL | MSG_DONTWAIT);
+            size_t want = x->len - x->done;
+            ssize_t n = sending ? send(p->fd, x->buf + x->done, want, MSG_NOSIGNAL | MSG_DONTWAIT)
+                                : recv(p->fd, x->buf + x->done, want, MSG_DONTWAIT);
             if (n < 0) {
                 if (errno == EINTR)
                     continue;
                 if (errno == EAGAIN || errno == EWOULDBLOCK)
-                    break;
-                return peer_lost(t, peer, errno, err);
-            }
-            x->done += (size_t)n;
-            moved = 1;
-        }
-        if (x->done == x->len)
-            complete(t, x, 1);
-    }
-    while (p->recv_head) {
-        xfer_t *x = p->recv_head;
-        if (x->done < x->len) {
-            ssize_t n = recv(p->fd, x->buf + x->done, x->len - x->done, MSG_DONTWAIT);
-            if (n < 0) {
-                if (errno == EINTR)
-                    continue;
-                if (errno == EAGAIN || errno == EWOULDBLOCK)
-                    break;
+                    return 0;
                 return peer_lost(t, peer, errno, err);
             }
             if (n == 0)
                 return peer_lost(t, peer, 0, err);
             x->done += (size_t)n;
-            moved = 1;
         }
         if (x->done == x->len)
-            complete(t, x, 0);
+            complete(t, x, sending);
         if (t->fault && t->fault->msg[0]) {
             abandon_queues(t);
             return -1;
         }
     }
-    return moved;
+    return 0;
+}
+
+static int pump(tcp_t *t, int peer, ddp_error_t *err)
+{
+    return pump_queue(t, peer, 1, err) || pump_queue(t, peer, 0, err) ? -1 : 0;
 }
 
 /* After a poll: a peer that hung up where nothing is expected from it is gone (where a receive
@@ -212,14 +200,13 @@ static int lost_peer(tcp_t *t, int n, ddp_error_t *err)
 
 typedef int (*done_fn)(const void *ctx);
 
-static int waiting_names(tcp_t *t, char *buf, size_t size)
+static void waiting_names(tcp_t *t, char *buf, size_t size)
 {
     size_t len = 0;
     buf[0] = 0;
     for (int i = 0; i < t->size && len + 16 < size; i++)
         if (t->peers[i].send_head || t->peers[i].recv_head)
             len += (size_t)snprintf(buf + len, size - len, "%s%d", len ? ", " : "", i);
-    return (int)len;
 }
 
 /* Drives every queue until done(ctx) or the deadline. */
@@ -230,7 +217,7 @@ static int progress(tcp_t *t, done_fn done, const void *ctx, int64_t deadline, d
     int rc = -1;
     for (;;) {
         for (int i = 0; i < t->size; i++)
-            if ((t->peers[i].send_head || t->peers[i].recv_head) && pump(t, i, err) < 0) {
+            if ((t->peers[i].send_head || t->peers[i].recv_head) && pump(t, i, err)) {
                 if (fault.msg[0])
                     ddp_error_set(err, "%s", fault.msg);
                 goto out;
@@ -278,10 +265,11 @@ static int counter_zero(const void *ctx) { return *(const size_t *)ctx == 0; }
 
 /* ---- collectives as plans of transfers ---------------------------------------------------- */
 
-/* One collective's transfers: a pool sized up front, a count of those not finished yet. */
+/* One collective's transfers: a pool sized up front (for the most the plan can add), a count of
+ * those not finished yet. */
 typedef struct {
     xfer_t *pool;
-    size_t cap, used, pending;
+    size_t used, pending;
     pg_reduce_fn reduce;
     size_t esize;
     unsigned char *stage; /* one segment: received data waiting to be reduced */
@@ -291,7 +279,6 @@ typedef struct {
 static int plan_init(plan_t *pl, size_t cap, pg_reduce_fn reduce, size_t esize, ddp_error_t *err)
 {
     memset(pl, 0, sizeof *pl);
-    pl->cap = cap;
     pl->reduce = reduce;
     pl->esize = esize;
     if (cap && !(pl->pool = calloc(cap, sizeof *pl->pool)))

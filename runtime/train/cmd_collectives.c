@@ -177,14 +177,8 @@ done:
 int cmd_collectives(int argc, char **argv)
 {
     session_options_t so = {0};
-    if (session_parse(&argc, argv, &so))
+    if (session_parse(&argc, argv, &so) || session_no_arguments("collectives", argc, argv))
         return 2;
-    if (argc > 1) {
-        fprintf(stderr, "ddp-train collectives: unexpected argument \"%s\"\n"
-                        "usage: ddp-train collectives [--backend tcp|nccl] [--timeout SECONDS]\n",
-                argv[1]);
-        return 2;
-    }
     pg_t *pg = session_open("collectives", &so);
     if (!pg)
         return 1;

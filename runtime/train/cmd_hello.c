@@ -10,14 +10,8 @@
 int cmd_hello(int argc, char **argv)
 {
     session_options_t so = {0};
-    if (session_parse(&argc, argv, &so))
+    if (session_parse(&argc, argv, &so) || session_no_arguments("hello", argc, argv))
         return 2;
-    if (argc > 1) {
-        fprintf(stderr, "ddp-train hello: unexpected argument \"%s\"\n"
-                        "usage: ddp-train hello [--backend tcp|nccl] [--timeout SECONDS]\n",
-                argv[1]);
-        return 2;
-    }
     pg_t *pg = session_open("hello", &so);
     if (!pg)
         return 1;

@@ -17,6 +17,10 @@ typedef struct {
  * Returns -1 with a message on stderr for a malformed value. */
 int session_parse(int *argc, char **argv, session_options_t *o);
 
+/* For commands that take no arguments beyond the session's: -1 after printing the usage when
+ * argv holds one. */
+int session_no_arguments(const char *prog, int argc, char **argv);
+
 /* Opens the group from the environment; NULL after printing why. */
 pg_t *session_open(const char *prog, const session_options_t *o);
 

@@ -30,6 +30,16 @@ int session_parse(int *argc, char **argv, session_options_t *o)
     return 0;
 }
 
+int session_no_arguments(const char *prog, int argc, char **argv)
+{
+    if (argc <= 1)
+        return 0;
+    fprintf(stderr, "ddp-train %s: unexpected argument \"%s\"\n"
+                    "usage: ddp-train %s [--backend tcp|nccl] [--timeout SECONDS]\n",
+            prog, argv[1], prog);
+    return -1;
+}
+
 pg_t *session_open(const char *prog, const session_options_t *o)
 {
     ddp_error_t err;

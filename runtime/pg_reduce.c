@@ -4,35 +4,34 @@
 
 /* Arithmetic type A does the sums and products of storage type T (unsigned for integers, so
  * that overflow wraps instead of being undefined). */
+/* One kernel: dst = a OP b, with an in-place loop for dst == a so both forms vectorise. */
+#define KERNEL(fn, T, EXPR)                                                                      \
+    static void fn(void *d, const void *pa, const void *pb, size_t n)                            \
+    {                                                                                            \
+        const T *restrict b = pb;                                                                \
+        if (d == pa) {                                                                           \
+            T *restrict o = d;                                                                   \
+            for (size_t i = 0; i < n; i++) {                                                     \
+                T x = o[i], y = b[i];                                                            \
+                o[i] = EXPR;                                                                     \
+            }                                                                                    \
+        } else {                                                                                 \
+            T *restrict o = d;                                                                   \
+            const T *restrict a = pa;                                                            \
+            for (size_t i = 0; i < n; i++) {                                                     \
+                T x = a[i], y = b[i];                                                            \
+                o[i] = EXPR;                                                                     \
+            }                                                                                    \
+        }                                                                                        \
+    }
+
+/* Arithmetic type A does the sums and products of storage type T (unsigned for integers, so
+ * that overflow wraps instead of being undefined). */
 #define KERNELS(name, T, A)                                                                      \
-    static void sum_##name(void *d, const void *s, size_t n)                                     \
-    {                                                                                            \
-        T *restrict a = d;                                                                       \
-        const T *restrict b = s;                                                                 \
-        for (size_t i = 0; i < n; i++)                                                           \
-            a[i] = (T)((A)a[i] + (A)b[i]);                                                       \
-    }                                                                                            \
-    static void prod_##name(void *d, const void *s, size_t n)                                    \
-    {                                                                                            \
-        T *restrict a = d;                                                                       \
-        const T *restrict b = s;                                                                 \
-        for (size_t i = 0; i < n; i++)                                                           \
-            a[i] = (T)((A)a[i] * (A)b[i]);                                                       \
-    }                                                                                            \
-    static void min_##name(void *d, const void *s, size_t n)                                     \
-    {                                                                                            \
-        T *restrict a = d;                                                                       \
-        const T *restrict b = s;                                                                 \
-        for (size_t i = 0; i < n; i++)                                                           \
-            a[i] = b[i] < a[i] ? b[i] : a[i];                                                    \
-    }                                                                                            \
-    static void max_##name(void *d, const void *s, size_t n)                                     \
-    {                                                                                            \
-        T *restrict a = d;                                                                       \
-        const T *restrict b = s;                                                                 \
-        for (size_t i = 0; i < n; i++)                                                           \
-            a[i] = b[i] > a[i] ? b[i] : a[i];                                                    \
-    }                                                                                            \
+    KERNEL(sum_##name, T, (T)((A)x + (A)y))                                                      \
+    KERNEL(prod_##name, T, (T)((A)x * (A)y))                                                     \
+    KERNEL(min_##name, T, y < x ? y : x)                                                         \
+    KERNEL(max_##name, T, y > x ? y : x)                                                         \
     static void div_##name(void *d, size_t n, int by)                                            \
     {                                                                                            \
         T *a = d;                                                                                \

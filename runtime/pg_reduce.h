@@ -9,8 +9,9 @@
 
 #include "pg.h"
 
-/* dst[i] = dst[i] OP src[i] for count elements. */
-typedef void (*pg_reduce_fn)(void *dst, const void *src, size_t count);
+/* dst[i] = a[i] OP b[i] for count elements; dst is either a itself or disjoint from a and b (so
+ * a reduction can land in a buffer other than its input without a copy first). */
+typedef void (*pg_reduce_fn)(void *dst, const void *a, const void *b, size_t count);
 
 /* NULL for a type the host kernels do not handle (float16, bfloat16). */
 pg_reduce_fn pg_reducer(pg_dtype_t t, pg_op_t op);

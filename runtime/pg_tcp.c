@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -48,6 +49,7 @@ struct xfer {
     void (*step)(tcp_t *t, xfer_t *x);
     void *ctx;
     unsigned char *target; /* where a received segment is reduced into or sent from again */
+    const unsigned char *source; /* what a received segment is reduced with */
     int forward;
     int finished;
     xfer_t *next;
@@ -64,6 +66,9 @@ struct tcp {
     peer_t *peers;
     struct pollfd *pfd;
     int *pfd_peer;
+    xfer_t *pool;       /* the running collective's transfers (one collective at a time) */
+    size_t pool_cap;
+    unsigned char *stage; /* one segment: received data waiting to be reduced */
     int closing;        /* in the final barrier: peers that finished may close */
     int failed;         /* the queues were abandoned after an error */
     ddp_error_t *fault; /* set by a step that finds something wrong */
@@ -265,35 +270,32 @@ static int counter_zero(const void *ctx) { return *(const size_t *)ctx == 0; }
 
 /* ---- collectives as plans of transfers ---------------------------------------------------- */
 
-/* One collective's transfers: a pool sized up front (for the most the plan can add), a count of
- * those not finished yet. */
+/* One collective's transfers (in the group's pool, sized up front for the most the plan can
+ * add) and a count of those not finished yet. Received segments that are reduced land at the
+ * same offset in `out` as their other operand has in `in`, so the input is never copied first. */
 typedef struct {
     xfer_t *pool;
     size_t used, pending;
     pg_reduce_fn reduce;
     size_t esize;
-    unsigned char *stage; /* one segment: received data waiting to be reduced */
+    unsigned char *stage;
+    const unsigned char *in;
+    unsigned char *out;
     int forward_to;
 } plan_t;
 
-static int plan_init(plan_t *pl, size_t cap, pg_reduce_fn reduce, size_t esize, ddp_error_t *err)
+static int plan_init(tcp_t *t, plan_t *pl, size_t cap, pg_reduce_fn reduce, size_t esize,
+                     ddp_error_t *err)
 {
-    memset(pl, 0, sizeof *pl);
-    pl->reduce = reduce;
-    pl->esize = esize;
-    if (cap && !(pl->pool = calloc(cap, sizeof *pl->pool)))
-        return ddp_error_set(err, "out of memory for %zu transfers", cap);
-    if (reduce && !(pl->stage = malloc(SEGMENT_BYTES))) {
-        free(pl->pool);
-        return ddp_error_set(err, "out of memory");
+    if (cap > t->pool_cap) {
+        xfer_t *grown = realloc(t->pool, cap * sizeof *grown);
+        if (!grown)
+            return ddp_error_set(err, "out of memory for %zu transfers", cap);
+        t->pool = grown;
+        t->pool_cap = cap;
     }
+    *pl = (plan_t){.pool = t->pool, .reduce = reduce, .esize = esize, .stage = t->stage};
     return 0;
-}
-
-static void plan_free(plan_t *pl)
-{
-    free(pl->pool);
-    free(pl->stage);
 }
 
 static void plan_step(tcp_t *t, xfer_t *x);
@@ -304,6 +306,8 @@ static void plan_add(tcp_t *t, plan_t *pl, int peer, int send, unsigned char *bu
     xfer_t *x = &pl->pool[pl->used++];
     *x = (xfer_t){.buf = buf, .len = len, .peer = peer, .step = plan_step, .ctx = pl,
                   .target = target, .forward = forward};
+    if (pl->reduce && buf == pl->stage)
+        x->source = pl->in + (target - pl->out);
     pl->pending++;
     enqueue(t, x, send);
 }
@@ -325,17 +329,15 @@ static void plan_step(tcp_t *t, xfer_t *x)
 {
     plan_t *pl = x->ctx;
     pl->pending--;
-    if (x->buf == pl->stage && pl->reduce)
-        pl->reduce(x->target, pl->stage, x->len / pl->esize);
+    if (x->source)
+        pl->reduce(x->target, x->source, pl->stage, x->len / pl->esize);
     if (x->forward)
         plan_add(t, pl, pl->forward_to, 1, x->target, x->target, x->len, 0);
 }
 
 static int plan_run(tcp_t *t, plan_t *pl, ddp_error_t *err)
 {
-    int rc = progress(t, counter_zero, &pl->pending, ddp_deadline_in(t->timeout_ms), err);
-    plan_free(pl);
-    return rc;
+    return progress(t, counter_zero, &pl->pending, ddp_deadline_in(t->timeout_ms), err);
 }
 
 /* Chunk c of `count` elements split over n ranks: the first count % n chunks get one more. */
@@ -348,11 +350,12 @@ static void chunk(size_t count, int n, int c, size_t esize, size_t *off, size_t 
 
 static int mod(int a, int n) { return ((a % n) + n) % n; }
 
-/* The ring over buf (count elements): reduce-scatter then all-gather, either phase optional.
- * After reduce-scatter rank r holds the reduction of chunk r. Received segments are reduced (or,
- * in the all-gather, stored) and sent on to the next rank while later ones arrive. */
-static int ring(tcp_t *t, unsigned char *buf, size_t count, size_t esize, pg_reduce_fn reduce,
-                int reduce_scatter, int all_gather, ddp_error_t *err)
+/* The ring from `in` to `out` (count elements; the same buffer for the all-gather alone):
+ * reduce-scatter then all-gather, either phase optional. After reduce-scatter rank r holds the
+ * reduction of chunk r in out. Received segments are reduced (or, in the all-gather, stored) and
+ * sent on to the next rank while later ones arrive. */
+static int ring(tcp_t *t, const unsigned char *in, unsigned char *out, size_t count, size_t esize,
+                pg_reduce_fn reduce, int reduce_scatter, int all_gather, ddp_error_t *err)
 {
     int n = t->size, r = t->rank, next = mod(r + 1, n), prev = mod(r - 1, n);
     size_t off, len, total_segments = 0;
@@ -361,32 +364,70 @@ static int ring(tcp_t *t, unsigned char *buf, size_t count, size_t esize, pg_red
         total_segments += segments(len);
     }
     plan_t pl;
-    if (plan_init(&pl, 4 * total_segments, reduce_scatter ? reduce : NULL, esize, err))
+    if (plan_init(t, &pl, 4 * total_segments, reduce_scatter ? reduce : NULL, esize, err))
         return -1;
+    pl.in = in;
+    pl.out = out;
     pl.forward_to = next;
     int last = n - 2;
     if (reduce_scatter) {
         chunk(count, n, mod(r - 1, n), esize, &off, &len);
-        plan_segments(t, &pl, next, 1, buf + off, len, 0, 0);
+        plan_segments(t, &pl, next, 1, (unsigned char *)in + off, len, 0, 0);
         for (int s = 0; s <= last; s++) {
             chunk(count, n, mod(r - 2 - s, n), esize, &off, &len);
-            plan_segments(t, &pl, prev, 0, buf + off, len, 1, s < last || all_gather);
+            plan_segments(t, &pl, prev, 0, out + off, len, 1, s < last || all_gather);
         }
     } else {
         chunk(count, n, r, esize, &off, &len);
-        plan_segments(t, &pl, next, 1, buf + off, len, 0, 0);
+        plan_segments(t, &pl, next, 1, out + off, len, 0, 0);
     }
     if (all_gather)
         for (int s = 0; s <= last; s++) {
             chunk(count, n, mod(r - 1 - s, n), esize, &off, &len);
-            plan_segments(t, &pl, prev, 0, buf + off, len, 0, s < last);
+            plan_segments(t, &pl, prev, 0, out + off, len, 0, s < last);
         }
     return plan_run(t, &pl, err);
 }
 
+/* Small all_reduces are bound by round trips, not bandwidth: every rank sends its whole input
+ * to every other at once (one round trip instead of the ring's 2(n-1) steps) and reduces all
+ * inputs itself, in rank order, so every rank computes the bit-identical result. */
+#define DIRECT_MAX_BYTES (16u << 10)
+
+static int direct_all_reduce(tcp_t *t, const void *in, void *out, size_t bytes, size_t esize,
+                             pg_reduce_fn reduce, ddp_error_t *err)
+{
+    unsigned char *slots = t->stage;
+    plan_t pl;
+    if (plan_init(t, &pl, 2 * (size_t)t->size, NULL, esize, err))
+        return -1;
+    memcpy(slots + bytes * (size_t)t->rank, in, bytes);
+    for (int q = 0; q < t->size; q++)
+        if (q != t->rank) {
+            plan_add(t, &pl, q, 1, slots + bytes * (size_t)t->rank, NULL, bytes, 0);
+            plan_add(t, &pl, q, 0, slots + bytes * (size_t)q, NULL, bytes, 0);
+        }
+    if (plan_run(t, &pl, err))
+        return -1;
+    reduce(out, slots, slots + bytes, bytes / esize);
+    for (int q = 2; q < t->size; q++)
+        reduce(out, out, slots + bytes * (size_t)q, bytes / esize);
+    return 0;
+}
+
+/* Large buffers are aligned to and advised into huge pages: the kernel's socket copies and the
+ * reductions then walk a handful of TLB entries instead of one per 4 KiB. */
+#define HUGE_PAGE_BYTES (2u << 20)
+
 static void *tcp_alloc(void *be, size_t bytes, ddp_error_t *err)
 {
-    void *p = malloc(bytes ? bytes : 1);
+    void *p = NULL;
+    if (bytes >= HUGE_PAGE_BYTES) {
+        if (posix_memalign(&p, HUGE_PAGE_BYTES, bytes) == 0)
+            madvise(p, bytes, MADV_HUGEPAGE);
+    } else {
+        p = malloc(bytes ? bytes : 1);
+    }
     if (!p)
         ddp_error_set(err, "out of memory for %zu bytes", bytes);
     return p;
@@ -398,10 +439,16 @@ static int tcp_all_reduce(void *be, const void *send, void *recv, size_t count, 
                           pg_op_t op, ddp_error_t *err)
 {
     tcp_t *t = be;
-    size_t esize = pg_dtype_size(t_);
-    if (send != recv)
-        memcpy(recv, send, count * esize);
-    if (t->size > 1 && ring(t, recv, count, esize, pg_reducer(t_, op), 1, 1, err))
+    size_t esize = pg_dtype_size(t_), bytes = count * esize;
+    pg_reduce_fn reduce = pg_reducer(t_, op);
+    int rc = 0;
+    if (t->size == 1)
+        memmove(recv, send, bytes);
+    else if (bytes <= DIRECT_MAX_BYTES && bytes * (size_t)t->size <= SEGMENT_BYTES)
+        rc = direct_all_reduce(t, send, recv, bytes, esize, reduce, err);
+    else
+        rc = ring(t, send, recv, count, esize, reduce, 1, 1, err);
+    if (rc)
         return -1;
     if (op == PG_AVG)
         pg_reduce_divide(recv, count, t_, t->size);
@@ -413,11 +460,16 @@ static int tcp_reduce_scatter(void *be, const void *send, void *recv, size_t cou
 {
     tcp_t *t = be;
     size_t esize = pg_dtype_size(t_), bytes = count * esize;
+    if (t->size == 1) {
+        memmove(recv, send, bytes);
+        if (op == PG_AVG)
+            pg_reduce_divide(recv, count, t_, t->size);
+        return 0;
+    }
     unsigned char *work = tcp_alloc(be, bytes * (size_t)t->size, err);
     if (!work)
         return -1;
-    memcpy(work, send, bytes * (size_t)t->size);
-    int rc = t->size > 1 ? ring(t, work, count * (size_t)t->size, esize, pg_reducer(t_, op), 1, 0, err) : 0;
+    int rc = ring(t, send, work, count * (size_t)t->size, esize, pg_reducer(t_, op), 1, 0, err);
     if (rc == 0) {
         memcpy(recv, work + bytes * (size_t)t->rank, bytes);
         if (op == PG_AVG)
@@ -433,7 +485,8 @@ static int tcp_all_gather(void *be, const void *send, void *recv, size_t count, 
     tcp_t *t = be;
     size_t bytes = count * pg_dtype_size(t_);
     memmove((unsigned char *)recv + bytes * (size_t)t->rank, send, bytes);
-    return t->size > 1 ? ring(t, recv, count * (size_t)t->size, pg_dtype_size(t_), NULL, 0, 1, err) : 0;
+    return t->size > 1 ? ring(t, recv, recv, count * (size_t)t->size, pg_dtype_size(t_), NULL, 0, 1, err)
+                       : 0;
 }
 
 /* A pipelined chain from the root: each rank stores the segments it receives and passes them
@@ -447,7 +500,7 @@ static int tcp_broadcast(void *be, void *buf, size_t count, pg_dtype_t t_, int r
     if (n == 1)
         return 0;
     plan_t pl;
-    if (plan_init(&pl, 2 * segments(bytes), NULL, 1, err))
+    if (plan_init(t, &pl, 2 * segments(bytes), NULL, 1, err))
         return -1;
     pl.forward_to = mod(t->rank + 1, n);
     if (pos == 0)
@@ -457,41 +510,38 @@ static int tcp_broadcast(void *be, void *buf, size_t count, pg_dtype_t t_, int r
     return plan_run(t, &pl, err);
 }
 
-/* A pipelined chain towards the root, starting at the rank after it: each rank adds its own
- * data to the segments it receives and passes them on. */
+/* A pipelined chain towards the root, starting at the rank after it: each rank reduces its own
+ * data with the segments it receives and passes them on. */
 static int tcp_reduce(void *be, const void *send, void *recv, size_t count, pg_dtype_t t_,
                       pg_op_t op, int root, ddp_error_t *err)
 {
     tcp_t *t = be;
     int n = t->size, pos = mod(t->rank - root - 1, n);
     size_t esize = pg_dtype_size(t_), bytes = count * esize;
-    unsigned char *acc = t->rank == root ? recv : NULL;
-    if (t->rank == root && send != recv)
-        memcpy(recv, send, bytes);
-    if (n > 1) {
-        if (pos > 0 && !acc) {
-            if (!(acc = tcp_alloc(be, bytes, err)))
-                return -1;
-            memcpy(acc, send, bytes);
-        }
-        plan_t pl;
-        int rc = plan_init(&pl, 2 * segments(bytes), pg_reducer(t_, op), esize, err);
-        if (rc == 0) {
-            pl.forward_to = mod(t->rank + 1, n);
-            if (pos == 0)
-                plan_segments(t, &pl, pl.forward_to, 1, (unsigned char *)send, bytes, 0, 0);
-            else
-                plan_segments(t, &pl, mod(t->rank - 1, n), 0, acc, bytes, 1, pos < n - 1);
-            rc = plan_run(t, &pl, err);
-        }
-        if (acc != recv)
-            free(acc);
-        if (rc)
-            return -1;
+    if (n == 1) {
+        memmove(recv, send, bytes);
+        return 0;
     }
-    if (t->rank == root && op == PG_AVG)
+    unsigned char *acc = t->rank == root ? recv : NULL;
+    if (pos > 0 && !acc && !(acc = tcp_alloc(be, bytes, err)))
+        return -1;
+    plan_t pl;
+    int rc = plan_init(t, &pl, 2 * segments(bytes), pg_reducer(t_, op), esize, err);
+    if (rc == 0) {
+        pl.in = send;
+        pl.out = acc;
+        pl.forward_to = mod(t->rank + 1, n);
+        if (pos == 0)
+            plan_segments(t, &pl, pl.forward_to, 1, (unsigned char *)send, bytes, 0, 0);
+        else
+            plan_segments(t, &pl, mod(t->rank - 1, n), 0, acc, bytes, 1, pos < n - 1);
+        rc = plan_run(t, &pl, err);
+    }
+    if (acc != recv)
+        free(acc);
+    if (rc == 0 && t->rank == root && op == PG_AVG)
         pg_reduce_divide(recv, count, t_, n);
-    return 0;
+    return rc;
 }
 
 /* Scatter and gather: the root talks to every rank at once over its own connections. */
@@ -505,7 +555,7 @@ static int root_exchange(tcp_t *t, const void *root_buf, void *own, size_t bytes
     if (t->size == 1)
         return 0;
     plan_t pl;
-    if (plan_init(&pl, (size_t)t->size * segments(bytes), NULL, 1, err))
+    if (plan_init(t, &pl, (size_t)t->size * segments(bytes), NULL, 1, err))
         return -1;
     if (t->rank == root) {
         for (int q = 0; q < t->size; q++)
@@ -750,6 +800,8 @@ static void tcp_destroy(void *be)
     free(t->peers);
     free(t->pfd);
     free(t->pfd_peer);
+    free(t->pool);
+    free(t->stage);
     free(t);
 }
 
@@ -767,8 +819,9 @@ static void *tcp_create(const pg_world_t *w, store_client_t *store, int64_t time
     t->peers = calloc((size_t)w->size, sizeof *t->peers);
     t->pfd = calloc((size_t)w->size, sizeof *t->pfd);
     t->pfd_peer = calloc((size_t)w->size, sizeof *t->pfd_peer);
+    t->stage = malloc(SEGMENT_BYTES);
     addrs = calloc((size_t)w->size, sizeof *addrs);
-    if (!t->peers || !t->pfd || !t->pfd_peer || !addrs)
+    if (!t->peers || !t->pfd || !t->pfd_peer || !t->stage || !addrs)
         goto oom;
     for (int i = 0; i < w->size; i++)
         t->peers[i].fd = -1;

@@ -1,9 +1,11 @@
 #include "ddp_file.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 char *ddp_read_file(const char *path, size_t *len, ddp_error_t *err)
 {
@@ -34,4 +36,52 @@ char *ddp_read_file(const char *path, size_t *len, ddp_error_t *err)
     if (len)
         *len = size;
     return text;
+}
+
+int ddp_write_file_atomic(const char *path, const void *data, size_t len, ddp_error_t *err)
+{
+    char tmp[4096];
+    if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp.%d", path, (int)getpid()) >= sizeof tmp)
+        return ddp_error_set(err, "%s: path too long", path);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return ddp_error_set(err, "%s: %s", tmp, strerror(errno));
+    const char *p = data;
+    for (size_t done = 0; done < len;) {
+        ssize_t n = write(fd, p + done, len - done);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            ddp_error_set(err, "%s: %s", tmp, n < 0 ? strerror(errno) : "short write");
+            goto error;
+        }
+        done += (size_t)n;
+    }
+    if (fsync(fd) < 0) {
+        ddp_error_set(err, "%s: fsync: %s", tmp, strerror(errno));
+        goto error;
+    }
+    close(fd);
+    fd = -1;
+    if (rename(tmp, path) < 0) {
+        ddp_error_set(err, "%s: %s", path, strerror(errno));
+        goto error;
+    }
+    /* The rename itself is durable only once the folder is. */
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        *(slash == dir ? slash + 1 : slash) = 0;
+    int dfd = open(slash ? dir : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd >= 0) {
+        fsync(dfd);
+        close(dfd);
+    }
+    return 0;
+error:
+    if (fd >= 0)
+        close(fd);
+    unlink(tmp);
+    return -1;
 }

@@ -1,4 +1,5 @@
-/* ddp_file: whole small files (specs, templates, node files) read into memory. */
+/* ddp_file: whole files read into memory (specs, templates, node files) or written atomically
+ * (checkpoints, data sets): never half a file under the final name, even after a crash. */
 #ifndef DDP_FILE_H
 #define DDP_FILE_H
 
@@ -10,5 +11,9 @@
  * gets the byte count, which may include NUL bytes of the file itself. On failure returns NULL
  * and err says "PATH: reason". */
 char *ddp_read_file(const char *path, size_t *len, ddp_error_t *err);
+
+/* Writes `len` bytes to PATH.tmp.PID, fsyncs it, renames it over `path` and fsyncs the folder.
+ * On failure the temporary file is removed and err says "PATH: reason". */
+int ddp_write_file_atomic(const char *path, const void *data, size_t len, ddp_error_t *err);
 
 #endif

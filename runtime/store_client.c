@@ -1,6 +1,5 @@
 #include "store_client.h"
 
-#include <openssl/crypto.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +7,7 @@
 
 #include "ddp_clock.h"
 #include "ddp_net.h"
+#include "ddp_hmac.h"
 #include "store_proto.h"
 
 struct store_client {
@@ -46,7 +46,7 @@ static int handshake(store_client_t *c, const void *token, size_t token_len, int
         return ddp_error_set(err, "refused this job's token (wrong DDPJOB_TOKEN, or another "
                                   "job's store on this port)");
     store_auth_mac(token, token_len, "server", server_nonce, answer, expected);
-    if (CRYPTO_memcmp(server_mac, expected, STORE_MAC_LEN) != 0)
+    if (ddp_equal_secret(server_mac, expected, STORE_MAC_LEN) != 0)
         return ddp_error_set(err, "does not know this job's token (another job's store on this "
                                   "port?)");
     return 0;

@@ -1,10 +1,10 @@
 #include "store_proto.h"
 
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+
+#include "ddp_hmac.h"
 
 int store_buf_reserve(store_buf_t *b, size_t extra)
 {
@@ -133,8 +133,7 @@ void store_auth_mac(const void *token, size_t token_len, const char *role,
     memcpy(msg, role, role_len);
     memcpy(msg + role_len, server_nonce, STORE_NONCE_LEN);
     memcpy(msg + role_len + STORE_NONCE_LEN, client_nonce, STORE_NONCE_LEN);
-    unsigned int mac_len = STORE_MAC_LEN;
-    HMAC(EVP_sha256(), token, (int)token_len, msg, role_len + 2 * STORE_NONCE_LEN, mac, &mac_len);
+    ddp_hmac_sha256(token, token_len, msg, role_len + 2 * STORE_NONCE_LEN, mac);
 }
 
 int store_random(void *buf, size_t len)

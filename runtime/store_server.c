@@ -5,7 +5,6 @@
 #include <inttypes.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
-#include <openssl/crypto.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -19,6 +18,7 @@
 
 #include "ddp_clock.h"
 #include "ddp_net.h"
+#include "ddp_hmac.h"
 #include "store_proto.h"
 
 /* A connection stops reading requests while this much reply data is unsent, so a client that
@@ -318,7 +318,7 @@ static int conn_handshake(store_server_t *s, conn_t *c)
     const unsigned char *client_nonce = c->in.data;
     unsigned char expected[STORE_MAC_LEN];
     store_auth_mac(s->token, s->token_len, "client", c->nonce, client_nonce, expected);
-    if (CRYPTO_memcmp(expected, c->in.data + STORE_NONCE_LEN, STORE_MAC_LEN) != 0) {
+    if (ddp_equal_secret(expected, c->in.data + STORE_NONCE_LEN, STORE_MAC_LEN) != 0) {
         server_log(s, "store: refused connection from %s: wrong job token", c->peer);
         return -1;
     }
@@ -703,7 +703,7 @@ static void server_free(store_server_t *s)
     if (s->stop_fd >= 0)
         close(s->stop_fd);
     if (s->token)
-        OPENSSL_cleanse(s->token, s->token_len);
+        explicit_bzero(s->token, s->token_len);
     free(s->token);
     free(s->conns);
     free(s->table);

@@ -3,7 +3,8 @@
 set -euo pipefail
 packages=(
     build-essential meson ninja-build pkg-config   # the build
-    libyaml-dev libssh2-1-dev libssl-dev           # spec parsing, SSH launch, store auth
+    libyaml-dev libssh2-1-dev                      # spec parsing, SSH launch
+    libopenblas-dev                                # ddp-train's CPU GEMMs
     shellcheck man-db                              # the suite lints every script, formats the man page
     python3-torch                                  # real PyTorch workers (for /usr/bin/python3)
     slurm-wlm munge                                # a real Slurm cluster the suite starts itself

@@ -30,5 +30,9 @@ int session_close(const char *prog, pg_t *pg, int status);
 int cmd_hello(int argc, char **argv);
 int cmd_collectives(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_train(int argc, char **argv);
+int cmd_inspect(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
+int cmd_make_data(int argc, char **argv);
 
 #endif

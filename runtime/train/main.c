@@ -12,6 +12,10 @@ static const char usage_text[] =
     "  hello         rank 0 sends a tensor to every other rank (message passing)\n"
     "  collectives   every operation once with known inputs; each rank prints its results\n"
     "  bench         an nccl-tests-style bandwidth sweep of one or all operations\n"
+    "  train         data-parallel training (mlp or resnet; synthetic or CIFAR-10 data)\n"
+    "  inspect CKPT  a checkpoint's metadata and per-tensor checksums (no process group)\n"
+    "  diff A B      the largest relative difference between two checkpoints\n"
+    "  make-data DIR the synthetic data set written as CIFAR-10 files\n"
     "\n"
     "Options every command takes:\n"
     "  --backend tcp|nccl   tcp: CPU buffers over TCP (default); nccl: GPU buffers over NCCL\n"
@@ -20,7 +24,9 @@ static const char usage_text[] =
     "The ranks come from RANK/WORLD_SIZE/LOCAL_RANK (ddpjob-agent, torchrun), from\n"
     "OMPI_COMM_WORLD_RANK/SIZE/LOCAL_RANK (mpirun) or SLURM_PROCID/NTASKS/LOCALID (srun); rank 0\n"
     "serves the group's store at MASTER_ADDR:MASTER_PORT. Exit status: 0; 1 when an operation\n"
-    "failed or gave a wrong result; 2 for a usage error.\n";
+    "failed or gave a wrong result; 2 for a usage error; 75 when train was stopped by SIGTERM or\n"
+    "SIGUSR1 after writing its checkpoint (run again with --resume). `ddp-train train --help`\n"
+    "lists the training options.\n";
 
 int main(int argc, char **argv)
 {
@@ -31,6 +37,10 @@ int main(int argc, char **argv)
         {"hello", cmd_hello},
         {"collectives", cmd_collectives},
         {"bench", cmd_bench},
+        {"train", cmd_train},
+        {"inspect", cmd_inspect},
+        {"diff", cmd_diff},
+        {"make-data", cmd_make_data},
     };
     if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
         fputs(usage_text, argc < 2 ? stderr : stdout);

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "ddp_clock.h"
+#include "ddp_hmac.h"
 #include "ddp_net.h"
 #include "rendezvous.h"
 #include "store_client.h"
@@ -238,8 +239,45 @@ static void test_rendezvous(int port)
        "a node rank given twice is named: %s", dup.err.msg);
 }
 
+static int digest_is(const unsigned char got[DDP_SHA256_LEN], const char *hex)
+{
+    char text[2 * DDP_SHA256_LEN + 1];
+    for (int i = 0; i < DDP_SHA256_LEN; i++)
+        snprintf(text + 2 * i, 3, "%02x", got[i]);
+    return strcmp(text, hex) == 0;
+}
+
+/* The handshake's MAC against FIPS 180-4 and RFC 4231 vectors (any other value and a store built
+ * here would refuse a correct peer built elsewhere). */
+static void test_hmac(void)
+{
+    unsigned char out[DDP_SHA256_LEN], key[131];
+    ddp_sha256("", 0, out);
+    ok(digest_is(out, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"),
+       "sha256 of nothing");
+    ddp_sha256("abc", 3, out);
+    ok(digest_is(out, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"),
+       "sha256 of abc");
+    const char *two_blocks = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
+    ddp_sha256(two_blocks, strlen(two_blocks), out);
+    ok(digest_is(out, "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"),
+       "sha256 of 56 bytes (padding spills into a second block)");
+    memset(key, 0x0b, 20);
+    ddp_hmac_sha256(key, 20, "Hi There", 8, out);
+    ok(digest_is(out, "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7"),
+       "hmac-sha256, RFC 4231 case 1");
+    memset(key, 0xaa, sizeof key);
+    const char *msg = "Test Using Larger Than Block-Size Key - Hash Key First";
+    ddp_hmac_sha256(key, sizeof key, msg, strlen(msg), out);
+    ok(digest_is(out, "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54"),
+       "hmac-sha256, RFC 4231 case 6 (key longer than a block)");
+    ok(ddp_equal_secret("abcd", "abcd", 4) == 0 && ddp_equal_secret("abcd", "abce", 4) != 0,
+       "secrets compare equal only when equal");
+}
+
 int main(void)
 {
+    test_hmac();
     ddp_error_t err = {0};
     store_server_t *s = store_server_start("127.0.0.1", 0, token, strlen(token), capture_log,
                                            NULL, &err);

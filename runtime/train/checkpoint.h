@@ -1,0 +1,60 @@
+/* checkpoint: a training run's state in one self-describing file, written atomically.
+ *
+ *   DDPTRAIN-CHECKPOINT 1
+ *   model resnet depth=20 width=1
+ *   config epochs=4 batch-size=32 ...        the options the run was made with
+ *   position epoch=1 batch=17 step=142       where training resumes (epoch 0-based)
+ *   world 2
+ *   tensor NAME param|momentum|buffer COUNT DIM...   one line per tensor
+ *   end
+ *   float32 little-endian data of every tensor, in the order listed
+ *   8 bytes: FNV-1a 64 of everything before, little-endian
+ *
+ * Tensor names are PyTorch state_dict names, so a reference script can load one. */
+#ifndef DDP_TRAIN_CHECKPOINT_H
+#define DDP_TRAIN_CHECKPOINT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ddp_error.h"
+#include "model.h"
+
+typedef enum { CKPT_PARAM, CKPT_MOMENTUM, CKPT_BUFFER } ckpt_kind_t;
+
+typedef struct {
+    char name[48];
+    ckpt_kind_t kind;
+    size_t count;
+    int dims[4], ndim;
+    float *data; /* in the checkpoint's values */
+} ckpt_tensor_t;
+
+typedef struct {
+    char model[128];
+    char config[1024];
+    int epoch;
+    long batch, step;
+    int world;
+    ckpt_tensor_t *tensors;
+    int tensor_count;
+    float *values; /* every tensor's data */
+} checkpoint_t;
+
+/* momentum: one float per parameter (NULL writes none). */
+int checkpoint_write(const char *path, const checkpoint_t *meta, model_t *m, const float *momentum,
+                     ddp_error_t *err);
+/* Reads and verifies (format, checksum, sizes); err names the file and what is wrong. */
+int checkpoint_read(const char *path, checkpoint_t *c, ddp_error_t *err);
+void checkpoint_free(checkpoint_t *c);
+
+/* Copies the checkpoint's tensors into the model (and momentum); every tensor of the model must
+ * be there with its size. */
+int checkpoint_restore(const checkpoint_t *c, const char *path, model_t *m, float *momentum,
+                       ddp_error_t *err);
+
+const char *checkpoint_kind_name(ckpt_kind_t kind);
+uint64_t checkpoint_fnv1a(const void *data, size_t len, uint64_t hash);
+#define CKPT_FNV_INIT 0xcbf29ce484222325ull
+
+#endif

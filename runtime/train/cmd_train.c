@@ -1,0 +1,373 @@
+/* ddp-train train: data-parallel training on every rank of the job.
+ *
+ * Each step: this rank's batch (DistributedSampler order), batch-norm buffers from rank 0 (DDP's
+ * broadcast_buffers), forward, loss, backward with the gradient buckets averaged across ranks
+ * as backward produces them, SGD with momentum and weight decay at the schedule's rate. Rank 0
+ * prints a line per epoch and checkpoints after each; a SIGTERM or SIGUSR1 ends the run after
+ * the step in progress with a checkpoint and status TRAIN_EXIT_STOPPED, so a resubmitted job
+ * resumes where it stopped (--resume). */
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "checkpoint.h"
+#include "commands.h"
+#include "data.h"
+#include "layers.h"
+#include "model.h"
+#include "reducer.h"
+#include "sampler.h"
+#include "train_options.h"
+
+/* sysexits' EX_TEMPFAIL: stopped on request with a checkpoint; run again with --resume. */
+#define TRAIN_EXIT_STOPPED 75
+
+/* The one thing a signal handler may touch. */
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop_signal(int sig) { stop_signal = sig; }
+
+typedef struct {
+    const train_options_t *o;
+    pg_t *pg;
+    int rank, world;
+    model_t *model;
+    reducer_t *reducer;
+    float *momentum;
+    dataset_t train, test;
+    sampler_t sampler;
+    float *images;
+    unsigned char *labels;
+    long steps_per_epoch, total_steps, step;
+    int epoch;  /* position: the epoch in progress */
+    long batch; /* and the next batch in it */
+    char checkpoint[4096];
+    char model_text[128], config_text[1024];
+} trainer_t;
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int load_data(trainer_t *t, ddp_error_t *err)
+{
+    const train_options_t *o = t->o;
+    if (o->data_dir)
+        return data_load_cifar(o->data_dir, &t->train, &t->test, err);
+    return data_synthetic(o->seed, o->synthetic_train, o->synthetic_test, &t->train, &t->test, err);
+}
+
+/* Reads the checkpoint and takes its position; anything that does not fit this run is an error
+ * (a silent fresh start would throw the earlier work away). */
+static int resume(trainer_t *t, ddp_error_t *err)
+{
+    checkpoint_t c;
+    if (checkpoint_read(t->checkpoint, &c, err))
+        return ddp_error_prefix(err, "cannot resume");
+    int rc = -1;
+    if (strcmp(c.model, t->model_text) != 0)
+        ddp_error_set(err, "cannot resume: %s was made for model \"%s\", this run is \"%s\"",
+                      t->checkpoint, c.model, t->model_text);
+    else if (strcmp(c.config, t->config_text) != 0)
+        ddp_error_set(err, "cannot resume: %s was made with \"%s\", this run has \"%s\"",
+                      t->checkpoint, c.config, t->config_text);
+    else if (c.world != t->world)
+        ddp_error_set(err, "cannot resume: %s was made by %d ranks, this run has %d",
+                      t->checkpoint, c.world, t->world);
+    else if (c.batch >= t->steps_per_epoch || c.epoch < 0)
+        ddp_error_set(err, "cannot resume: %s: position epoch %d batch %ld is outside an epoch of "
+                      "%ld batches", t->checkpoint, c.epoch, c.batch, t->steps_per_epoch);
+    else if (checkpoint_restore(&c, t->checkpoint, t->model, t->momentum, err) == 0) {
+        t->epoch = c.epoch;
+        t->batch = c.batch;
+        t->step = c.step;
+        rc = 0;
+    }
+    checkpoint_free(&c);
+    return rc;
+}
+
+/* DDP's rule: every replica starts from rank 0's state, buffers included. */
+static int sync_from_rank0(trainer_t *t, int params, ddp_error_t *err)
+{
+    model_t *m = t->model;
+    if (t->world == 1)
+        return 0;
+    if (params && pg_broadcast(t->pg, model_params(m), model_param_count(m), PG_FLOAT32, 0, err))
+        return -1;
+    size_t nbuf = model_buffer_count(m);
+    return nbuf ? pg_broadcast(t->pg, model_buffers(m), nbuf, PG_FLOAT32, 0, err) : 0;
+}
+
+/* Rank 0 writes; the others wait for it, so no rank's exit can stop the writer. */
+static int save(trainer_t *t, ddp_error_t *err)
+{
+    if (!t->o->checkpoint_dir)
+        return 0;
+    if (sync_from_rank0(t, 0, err))
+        return -1;
+    int rc = 0;
+    if (t->rank == 0) {
+        checkpoint_t meta = {.epoch = t->epoch, .batch = t->batch, .step = t->step, .world = t->world};
+        snprintf(meta.model, sizeof meta.model, "%s", t->model_text);
+        snprintf(meta.config, sizeof meta.config, "%s", t->config_text);
+        rc = checkpoint_write(t->checkpoint, &meta, t->model, t->momentum, err);
+    }
+    int32_t failed = rc != 0;
+    ddp_error_t pg_err;
+    if (t->world > 1 && pg_all_reduce(t->pg, &failed, &failed, 1, PG_INT32, PG_MAX, &pg_err)) {
+        *err = pg_err;
+        return -1;
+    }
+    if (failed && rc == 0)
+        return ddp_error_set(err, "rank 0 could not write the checkpoint %s", t->checkpoint);
+    return rc;
+}
+
+static void sgd(trainer_t *t, double lr)
+{
+    const train_options_t *o = t->o;
+    float *p = model_params(t->model), *g = model_grads(t->model), *v = t->momentum;
+    float mu = (float)o->momentum, wd = (float)o->weight_decay, rate = (float)lr;
+    for (size_t i = 0, n = model_param_count(t->model); i < n; i++) {
+        float d = g[i] + wd * p[i];
+        v[i] = mu * v[i] + d;
+        p[i] -= rate * v[i];
+    }
+}
+
+typedef struct {
+    double loss, correct, count;
+} tally_t;
+
+static int train_step(trainer_t *t, int n, tally_t *tally, ddp_error_t *err)
+{
+    const size_t *idx = t->sampler.mine + t->batch * t->o->batch_size;
+    data_batch(&t->train, idx, n, t->o->augment, t->o->seed, (uint64_t)t->epoch, t->images, t->labels);
+    if (sync_from_rank0(t, 0, err))
+        return -1;
+    model_forward(t->model, t->images, n, 1);
+    int correct;
+    tally->loss += model_loss(t->model, t->labels, n, &correct);
+    tally->correct += correct;
+    tally->count += n;
+    reducer_start(t->reducer);
+    model_backward(t->model, n, reducer_ready, t->reducer);
+    if (reducer_finish(t->reducer, err))
+        return -1;
+    sgd(t, train_lr(t->o, t->step, t->total_steps, t->steps_per_epoch));
+    t->step++;
+    t->batch++;
+    return 0;
+}
+
+/* Whether any rank was asked to stop: all ranks stop after the same step. */
+static int agree_to_stop(trainer_t *t, int *stop, ddp_error_t *err)
+{
+    int32_t flag = stop_signal != 0;
+    if (t->world > 1 && pg_all_reduce(t->pg, &flag, &flag, 1, PG_INT32, PG_MAX, err))
+        return -1;
+    *stop = flag;
+    return 0;
+}
+
+static int sum_across(trainer_t *t, double *v, size_t n, ddp_error_t *err)
+{
+    return t->world > 1 ? pg_all_reduce(t->pg, v, v, n, PG_FLOAT64, PG_SUM, err) : 0;
+}
+
+/* The whole test set, split over the ranks (rank r takes samples r, r+W, ...). */
+static int evaluate(trainer_t *t, double *accuracy, double *loss, ddp_error_t *err)
+{
+    if (sync_from_rank0(t, 0, err))
+        return -1;
+    int b = t->o->batch_size;
+    size_t *idx = malloc((size_t)b * sizeof *idx);
+    if (!idx)
+        return ddp_error_set(err, "out of memory");
+    double sums[3] = {0, 0, 0};
+    size_t next = (size_t)t->rank;
+    while (next < t->test.count) {
+        int n = 0;
+        for (; n < b && next < t->test.count; next += (size_t)t->world)
+            idx[n++] = next;
+        data_batch(&t->test, idx, n, 0, 0, 0, t->images, t->labels);
+        model_forward(t->model, t->images, n, 0);
+        int correct;
+        sums[0] += model_loss(t->model, t->labels, n, &correct);
+        sums[1] += correct;
+        sums[2] += n;
+    }
+    free(idx);
+    if (sum_across(t, sums, 3, err))
+        return -1;
+    *loss = sums[2] ? sums[0] / sums[2] : 0;
+    *accuracy = sums[2] ? sums[1] / sums[2] : 0;
+    return 0;
+}
+
+typedef enum { RUN_DONE, RUN_STOPPED, RUN_LIMIT } run_end_t;
+
+static int run(trainer_t *t, run_end_t *end, ddp_error_t *err)
+{
+    const train_options_t *o = t->o;
+    double start = now(), test_acc = 0, test_loss = 0;
+    int last_epoch = o->stop_after_epochs && o->stop_after_epochs < o->epochs ? o->stop_after_epochs
+                                                                              : o->epochs;
+    int stop = 0;
+    *end = RUN_DONE;
+    while (t->epoch < last_epoch) {
+        sampler_set_epoch(&t->sampler, (uint64_t)t->epoch);
+        tally_t tally = {0, 0, 0};
+        double epoch_start = now();
+        while (t->batch < t->steps_per_epoch) {
+            long left = (long)t->sampler.num_samples - t->batch * o->batch_size;
+            int n = left < o->batch_size ? (int)left : o->batch_size;
+            if (train_step(t, n, &tally, err) || agree_to_stop(t, &stop, err))
+                return -1;
+            if (o->max_steps && t->step >= o->max_steps) {
+                *end = RUN_LIMIT;
+                return save(t, err);
+            }
+            if (stop && t->batch < t->steps_per_epoch) { /* else the epoch's end saves */
+                *end = RUN_STOPPED;
+                return save(t, err);
+            }
+        }
+        double seconds = now() - epoch_start, sums[3] = {tally.loss, tally.correct, tally.count};
+        if (sum_across(t, sums, 3, err) || evaluate(t, &test_acc, &test_loss, err))
+            return -1;
+        if (t->rank == 0) {
+            printf("epoch %d/%d  loss %.4f  train-acc %.4f  test-loss %.4f  test-acc %.4f  "
+                   "samples/s %.0f  time %.2fs\n",
+                   t->epoch + 1, o->epochs, sums[2] ? sums[0] / sums[2] : 0,
+                   sums[2] ? sums[1] / sums[2] : 0, test_loss, test_acc,
+                   seconds > 0 ? sums[2] / seconds : 0, seconds);
+            fflush(stdout);
+        }
+        t->epoch++;
+        t->batch = 0;
+        if (save(t, err))
+            return -1;
+        if (stop) {
+            *end = RUN_STOPPED;
+            return 0;
+        }
+    }
+    if (t->rank == 0) {
+        printf("%s after %d of %d epochs (%ld steps, %d rank%s): test-acc %.4f  test-loss %.4f  "
+               "%.1fs%s%s\n",
+               last_epoch < o->epochs ? "stopped as asked" : "trained", t->epoch, o->epochs,
+               t->step, t->world, t->world > 1 ? "s" : "", test_acc, test_loss, now() - start,
+               o->checkpoint_dir ? "  checkpoint " : "", o->checkpoint_dir ? t->checkpoint : "");
+        fflush(stdout);
+    }
+    return 0;
+}
+
+static int setup(trainer_t *t, ddp_error_t *err)
+{
+    const train_options_t *o = t->o;
+    model_config_describe(&o->model, t->model_text, sizeof t->model_text);
+    train_options_describe(o, t->config_text, sizeof t->config_text);
+    if (o->checkpoint_dir) {
+        if (mkdir(o->checkpoint_dir, 0777) < 0 && errno != EEXIST)
+            return ddp_error_set(err, "%s: %s", o->checkpoint_dir, strerror(errno));
+        snprintf(t->checkpoint, sizeof t->checkpoint, "%s/checkpoint.ddpt", o->checkpoint_dir);
+    }
+    if (load_data(t, err))
+        return -1;
+    if (sampler_init(&t->sampler, t->train.count, t->rank, t->world, o->shuffle, o->drop_last, o->seed))
+        return ddp_error_set(err, "out of memory");
+    if (t->sampler.num_samples == 0)
+        return ddp_error_set(err, "%zu training samples leave nothing for %d ranks", t->train.count,
+                             t->world);
+    t->steps_per_epoch = (long)((t->sampler.num_samples + (size_t)o->batch_size - 1) / (size_t)o->batch_size);
+    t->total_steps = t->steps_per_epoch * o->epochs;
+    if (!(t->model = model_create(&o->model, o->batch_size, err)))
+        return -1;
+    model_init(t->model, o->seed);
+    size_t np = model_param_count(t->model);
+    t->momentum = calloc(np, sizeof *t->momentum);
+    t->images = malloc((size_t)o->batch_size * IMAGE_SIZE * sizeof *t->images);
+    t->labels = malloc((size_t)o->batch_size);
+    if (!t->momentum || !t->images || !t->labels)
+        return ddp_error_set(err, "out of memory");
+    if (o->resume && resume(t, err))
+        return -1;
+    if (!(t->reducer = reducer_create(t->pg, model_grads(t->model), np,
+                                      (size_t)(o->bucket_cap_mb * 1024 * 1024), err)))
+        return -1;
+    if (t->rank == 0) {
+        printf("ddp-train: %s, %zu parameters in %d bucket(s); %zu train / %zu test samples, "
+               "%d rank(s) x batch %d; %s\n",
+               t->model_text, np, reducer_bucket_count(t->reducer), t->train.count, t->test.count,
+               t->world, o->batch_size, t->config_text);
+        if (o->resume)
+            printf("ddp-train: resuming from %s at epoch %d, batch %ld (step %ld)\n", t->checkpoint,
+                   t->epoch + 1, t->batch, t->step);
+        fflush(stdout);
+    }
+    return sync_from_rank0(t, 1, err);
+}
+
+static void teardown(trainer_t *t)
+{
+    reducer_destroy(t->reducer);
+    model_destroy(t->model);
+    sampler_free(&t->sampler);
+    data_free(&t->train);
+    data_free(&t->test);
+    free(t->momentum);
+    free(t->images);
+    free(t->labels);
+}
+
+int cmd_train(int argc, char **argv)
+{
+    session_options_t so = {0};
+    train_options_t o;
+    if (session_parse(&argc, argv, &so) || train_options_parse(argc, argv, &o))
+        return 2;
+    if (so.backend && strcmp(so.backend, "tcp") != 0) {
+        fprintf(stderr, "ddp-train train: --backend %s: training runs on CPU buffers (tcp) in this "
+                "build; the GPU model code is not there yet\n", so.backend);
+        return 2;
+    }
+    struct sigaction sa = {.sa_handler = on_stop_signal};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGUSR1, &sa, NULL);
+    layers_set_threads(o.threads);
+    pg_t *pg = session_open("train", &so);
+    if (!pg)
+        return 1;
+    trainer_t t = {.o = &o, .pg = pg, .rank = pg_rank(pg), .world = pg_size(pg)};
+    ddp_error_t err;
+    run_end_t end = RUN_DONE;
+    int status = setup(&t, &err) || run(&t, &end, &err) ? 1 : 0;
+    if (status)
+        fprintf(stderr, "ddp-train train: rank %d: %s\n", t.rank, err.msg);
+    else if (end == RUN_STOPPED) {
+        if (t.rank == 0)
+            fprintf(stderr, "ddp-train train: stopped by %s after step %ld (epoch %d, batch %ld)%s%s; "
+                    "exit status %d: run again with --resume\n",
+                    stop_signal ? strsignal(stop_signal) : "a signal to another rank", t.step,
+                    t.epoch + 1, t.batch, o.checkpoint_dir ? ", checkpoint " : " (no --checkpoint-dir: nothing saved)",
+                    o.checkpoint_dir ? t.checkpoint : "", TRAIN_EXIT_STOPPED);
+        status = TRAIN_EXIT_STOPPED;
+    } else if (end == RUN_LIMIT && t.rank == 0) {
+        printf("stopped at --max-steps %ld (epoch %d, batch %ld)%s%s\n", o.max_steps, t.epoch + 1,
+               t.batch, o.checkpoint_dir ? "  checkpoint " : "", o.checkpoint_dir ? t.checkpoint : "");
+    }
+    teardown(&t);
+    return session_close("train", pg, status);
+}

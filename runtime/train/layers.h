@@ -1,0 +1,58 @@
+/* layers: forward and backward of every layer the models use, on host memory (float32, NCHW).
+ *
+ * Backward functions ADD into the input gradient (a tensor read by two layers, like a residual
+ * block's input, gets both contributions) and WRITE parameter gradients (each parameter belongs
+ * to exactly one layer). GEMMs go through CBLAS (OpenBLAS). */
+#ifndef DDP_TRAIN_LAYERS_H
+#define DDP_TRAIN_LAYERS_H
+
+#include <stddef.h>
+
+typedef struct {
+    int c, h, w;         /* input */
+    int co, ho, wo;      /* output */
+    int k, stride, pad;  /* square kernel */
+} conv_shape_t;
+
+/* Scratch for conv: k*k*c*ho*wo floats. */
+void conv_forward(const conv_shape_t *s, int batch, const float *in, const float *weight,
+                  float *out, float *col);
+void conv_backward(const conv_shape_t *s, int batch, const float *in, const float *weight,
+                   const float *dout, float *din, float *dweight, float *col);
+
+/* y = x W^T + b; W is [out, in]. */
+void linear_forward(int batch, int in_dim, int out_dim, const float *in, const float *weight,
+                    const float *bias, float *out);
+void linear_backward(int batch, int in_dim, int out_dim, const float *in, const float *weight,
+                     const float *dout, float *din, float *dweight, float *dbias);
+
+#define BN_EPS 1e-5f
+#define BN_MOMENTUM 0.1f
+
+/* Training mode normalises with the batch's statistics (saving mean and 1/std per channel in
+ * `saved`, 2*c floats) and updates the running ones as PyTorch does (unbiased variance);
+ * evaluation uses the running statistics. running = [mean c][var c]. */
+void bn_forward(int batch, int c, int hw, const float *in, const float *gamma, const float *beta,
+                float *running, int training, float *saved, float *out);
+void bn_backward(int batch, int c, int hw, const float *in, const float *gamma, const float *saved,
+                 const float *dout, float *din, float *dgamma, float *dbeta);
+
+void relu_forward(size_t n, const float *in, float *out);
+void relu_backward(size_t n, const float *out, const float *dout, float *din);
+
+void add_forward(size_t n, const float *a, const float *b, float *out);
+void add_backward(size_t n, const float *dout, float *da, float *db);
+
+/* Global average pooling: [batch, c, hw] -> [batch, c]. */
+void avgpool_forward(int batch, int c, int hw, const float *in, float *out);
+void avgpool_backward(int batch, int c, int hw, const float *dout, float *din);
+
+/* Mean softmax cross-entropy over the batch; writes d(loss)/d(logits) into dlogits and counts
+ * the rows whose largest logit is the label. Returns the summed (not mean) loss. */
+double softmax_xent(int batch, int classes, const float *logits, const unsigned char *labels,
+                    float *dlogits, int *correct);
+
+/* Threads the BLAS may use (one per rank where ranks share a machine). */
+void layers_set_threads(int n);
+
+#endif

@@ -1,0 +1,234 @@
+#include "layers.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <string.h>
+
+void layers_set_threads(int n) { openblas_set_num_threads(n); }
+
+static void im2col(const conv_shape_t *s, const float *in, float *col)
+{
+    int hw = s->ho * s->wo;
+    for (int c = 0; c < s->c; c++)
+        for (int ky = 0; ky < s->k; ky++)
+            for (int kx = 0; kx < s->k; kx++) {
+                float *row = col + ((size_t)(c * s->k + ky) * s->k + kx) * hw;
+                for (int y = 0; y < s->ho; y++) {
+                    int iy = y * s->stride - s->pad + ky;
+                    for (int x = 0; x < s->wo; x++) {
+                        int ix = x * s->stride - s->pad + kx;
+                        row[y * s->wo + x] = iy >= 0 && iy < s->h && ix >= 0 && ix < s->w
+                                                 ? in[((size_t)c * s->h + iy) * s->w + ix]
+                                                 : 0.0f;
+                    }
+                }
+            }
+}
+
+static void col2im_add(const conv_shape_t *s, const float *col, float *din)
+{
+    int hw = s->ho * s->wo;
+    for (int c = 0; c < s->c; c++)
+        for (int ky = 0; ky < s->k; ky++)
+            for (int kx = 0; kx < s->k; kx++) {
+                const float *row = col + ((size_t)(c * s->k + ky) * s->k + kx) * hw;
+                for (int y = 0; y < s->ho; y++) {
+                    int iy = y * s->stride - s->pad + ky;
+                    if (iy < 0 || iy >= s->h)
+                        continue;
+                    for (int x = 0; x < s->wo; x++) {
+                        int ix = x * s->stride - s->pad + kx;
+                        if (ix >= 0 && ix < s->w)
+                            din[((size_t)c * s->h + iy) * s->w + ix] += row[y * s->wo + x];
+                    }
+                }
+            }
+}
+
+void conv_forward(const conv_shape_t *s, int batch, const float *in, const float *weight,
+                  float *out, float *col)
+{
+    int kdim = s->c * s->k * s->k, hw = s->ho * s->wo;
+    size_t in_size = (size_t)s->c * s->h * s->w, out_size = (size_t)s->co * hw;
+    for (int b = 0; b < batch; b++) {
+        im2col(s, in + b * in_size, col);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, s->co, hw, kdim, 1.0f, weight, kdim,
+                    col, hw, 0.0f, out + b * out_size, hw);
+    }
+}
+
+void conv_backward(const conv_shape_t *s, int batch, const float *in, const float *weight,
+                   const float *dout, float *din, float *dweight, float *col)
+{
+    int kdim = s->c * s->k * s->k, hw = s->ho * s->wo;
+    size_t in_size = (size_t)s->c * s->h * s->w, out_size = (size_t)s->co * hw;
+    for (int b = 0; b < batch; b++) {
+        im2col(s, in + b * in_size, col);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, s->co, kdim, hw, 1.0f,
+                    dout + b * out_size, hw, col, hw, b ? 1.0f : 0.0f, dweight, kdim);
+        if (din) {
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, kdim, hw, s->co, 1.0f, weight,
+                        kdim, dout + b * out_size, hw, 0.0f, col, hw);
+            col2im_add(s, col, din + b * in_size);
+        }
+    }
+}
+
+void linear_forward(int batch, int in_dim, int out_dim, const float *in, const float *weight,
+                    const float *bias, float *out)
+{
+    for (int b = 0; b < batch; b++)
+        memcpy(out + (size_t)b * out_dim, bias, (size_t)out_dim * sizeof *out);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, batch, out_dim, in_dim, 1.0f, in, in_dim,
+                weight, in_dim, 1.0f, out, out_dim);
+}
+
+void linear_backward(int batch, int in_dim, int out_dim, const float *in, const float *weight,
+                     const float *dout, float *din, float *dweight, float *dbias)
+{
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, out_dim, in_dim, batch, 1.0f, dout,
+                out_dim, in, in_dim, 0.0f, dweight, in_dim);
+    for (int o = 0; o < out_dim; o++) {
+        float sum = 0;
+        for (int b = 0; b < batch; b++)
+            sum += dout[(size_t)b * out_dim + o];
+        dbias[o] = sum;
+    }
+    if (din)
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, batch, in_dim, out_dim, 1.0f, dout,
+                    out_dim, weight, in_dim, 1.0f, din, in_dim);
+}
+
+void bn_forward(int batch, int c, int hw, const float *in, const float *gamma, const float *beta,
+                float *running, int training, float *saved, float *out)
+{
+    size_t n = (size_t)batch * hw;
+    for (int ch = 0; ch < c; ch++) {
+        float mean, invstd;
+        if (training) {
+            double sum = 0, sq = 0;
+            for (int b = 0; b < batch; b++) {
+                const float *x = in + ((size_t)b * c + ch) * hw;
+                for (int i = 0; i < hw; i++)
+                    sum += x[i];
+            }
+            double mu = sum / (double)n;
+            for (int b = 0; b < batch; b++) {
+                const float *x = in + ((size_t)b * c + ch) * hw;
+                for (int i = 0; i < hw; i++)
+                    sq += (x[i] - mu) * (x[i] - mu);
+            }
+            double var = sq / (double)n;
+            mean = (float)mu;
+            invstd = (float)(1.0 / sqrt(var + BN_EPS));
+            saved[ch] = mean;
+            saved[c + ch] = invstd;
+            double unbiased = n > 1 ? sq / (double)(n - 1) : var;
+            running[ch] = (1 - BN_MOMENTUM) * running[ch] + BN_MOMENTUM * mean;
+            running[c + ch] = (float)((1 - BN_MOMENTUM) * running[c + ch] + BN_MOMENTUM * unbiased);
+        } else {
+            mean = running[ch];
+            invstd = 1.0f / sqrtf(running[c + ch] + BN_EPS);
+        }
+        float scale = gamma[ch] * invstd, shift = beta[ch] - mean * scale;
+        for (int b = 0; b < batch; b++) {
+            const float *x = in + ((size_t)b * c + ch) * hw;
+            float *y = out + ((size_t)b * c + ch) * hw;
+            for (int i = 0; i < hw; i++)
+                y[i] = x[i] * scale + shift;
+        }
+    }
+}
+
+void bn_backward(int batch, int c, int hw, const float *in, const float *gamma, const float *saved,
+                 const float *dout, float *din, float *dgamma, float *dbeta)
+{
+    float n = (float)batch * (float)hw;
+    for (int ch = 0; ch < c; ch++) {
+        float mean = saved[ch], invstd = saved[c + ch];
+        double sum_dy = 0, sum_dy_xhat = 0;
+        for (int b = 0; b < batch; b++) {
+            const float *x = in + ((size_t)b * c + ch) * hw, *dy = dout + ((size_t)b * c + ch) * hw;
+            for (int i = 0; i < hw; i++) {
+                sum_dy += dy[i];
+                sum_dy_xhat += dy[i] * (x[i] - mean) * invstd;
+            }
+        }
+        dgamma[ch] = (float)sum_dy_xhat;
+        dbeta[ch] = (float)sum_dy;
+        float k = gamma[ch] * invstd / n, mdy = (float)sum_dy, mdx = (float)sum_dy_xhat;
+        for (int b = 0; b < batch; b++) {
+            const float *x = in + ((size_t)b * c + ch) * hw, *dy = dout + ((size_t)b * c + ch) * hw;
+            float *dx = din + ((size_t)b * c + ch) * hw;
+            for (int i = 0; i < hw; i++)
+                dx[i] += k * (n * dy[i] - mdy - (x[i] - mean) * invstd * mdx);
+        }
+    }
+}
+
+void relu_forward(size_t n, const float *in, float *out)
+{
+    for (size_t i = 0; i < n; i++)
+        out[i] = in[i] > 0 ? in[i] : 0;
+}
+
+void relu_backward(size_t n, const float *out, const float *dout, float *din)
+{
+    for (size_t i = 0; i < n; i++)
+        din[i] += out[i] > 0 ? dout[i] : 0;
+}
+
+void add_forward(size_t n, const float *a, const float *b, float *out)
+{
+    for (size_t i = 0; i < n; i++)
+        out[i] = a[i] + b[i];
+}
+
+void add_backward(size_t n, const float *dout, float *da, float *db)
+{
+    for (size_t i = 0; i < n; i++) {
+        da[i] += dout[i];
+        db[i] += dout[i];
+    }
+}
+
+void avgpool_forward(int batch, int c, int hw, const float *in, float *out)
+{
+    for (size_t bc = 0; bc < (size_t)batch * c; bc++) {
+        float sum = 0;
+        for (int i = 0; i < hw; i++)
+            sum += in[bc * hw + i];
+        out[bc] = sum / (float)hw;
+    }
+}
+
+void avgpool_backward(int batch, int c, int hw, const float *dout, float *din)
+{
+    for (size_t bc = 0; bc < (size_t)batch * c; bc++)
+        for (int i = 0; i < hw; i++)
+            din[bc * hw + i] += dout[bc] / (float)hw;
+}
+
+double softmax_xent(int batch, int classes, const float *logits, const unsigned char *labels,
+                    float *dlogits, int *correct)
+{
+    double loss = 0;
+    *correct = 0;
+    for (int b = 0; b < batch; b++) {
+        const float *z = logits + (size_t)b * classes;
+        float *dz = dlogits + (size_t)b * classes;
+        int best = 0;
+        float max = z[0];
+        for (int k = 1; k < classes; k++)
+            if (z[k] > max)
+                max = z[k], best = k;
+        double sum = 0;
+        for (int k = 0; k < classes; k++)
+            sum += exp((double)(z[k] - max));
+        loss += log(sum) - (double)(z[labels[b]] - max);
+        *correct += best == labels[b];
+        for (int k = 0; k < classes; k++)
+            dz[k] = (float)((exp((double)(z[k] - max)) / sum - (k == labels[b])) / batch);
+    }
+    return loss;
+}

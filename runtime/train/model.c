@@ -1,0 +1,393 @@
+#include "model.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "layers.h"
+#include "rng.h"
+
+typedef enum { NODE_INPUT, NODE_CONV, NODE_BN, NODE_RELU, NODE_ADD, NODE_POOL, NODE_LINEAR } node_kind_t;
+
+typedef struct {
+    node_kind_t kind;
+    int in0, in1;
+    int c, h, w;       /* output, per sample (linear: c features, h = w = 1) */
+    conv_shape_t conv; /* conv */
+    size_t weight, bias; /* param offsets: conv/linear weight and linear bias; bn gamma and beta */
+    int has_params;
+    size_t running;    /* bn: running mean and variance in the buffers */
+    size_t saved;      /* bn: batch mean and 1/std of the last training forward */
+    size_t act;        /* offset of this node's output in the activation arenas */
+} node_t;
+
+struct model {
+    model_config_t cfg;
+    int batch_cap;
+    node_t *nodes;
+    int node_count;
+    tensor_info_t *tensors;
+    int tensor_count;
+    size_t param_count, buffer_count, act_count, saved_count, col_count;
+    float *params, *grads, *buffers, *acts, *act_grads, *saved, *col;
+    int failed; /* out of memory while building */
+};
+
+int model_config_check(const model_config_t *cfg, ddp_error_t *err)
+{
+    if (strcmp(cfg->name, "mlp") == 0) {
+        for (int i = 0; i < cfg->width_count; i++)
+            if (cfg->widths[i] < 1 || cfg->widths[i] > 65536)
+                return ddp_error_set(err, "mlp width %d is out of range (1 to 65536)", cfg->widths[i]);
+        return 0;
+    }
+    if (strcmp(cfg->name, "resnet") == 0) {
+        if (cfg->depth < 8 || (cfg->depth - 2) % 6 != 0 || cfg->depth > 1202)
+            return ddp_error_set(err, "resnet depth %d is not 6n+2 (8, 14, 20, 32, 44, 56, 110, ...)",
+                                 cfg->depth);
+        if (cfg->width < 1 || cfg->width > 64)
+            return ddp_error_set(err, "resnet width %d is out of range (1 to 64)", cfg->width);
+        return 0;
+    }
+    return ddp_error_set(err, "unknown model \"%s\" (mlp or resnet)", cfg->name);
+}
+
+void model_config_describe(const model_config_t *cfg, char *buf, size_t size)
+{
+    if (strcmp(cfg->name, "resnet") == 0) {
+        snprintf(buf, size, "resnet depth=%d width=%d", cfg->depth, cfg->width);
+        return;
+    }
+    size_t len = (size_t)snprintf(buf, size, "mlp widths=");
+    for (int i = 0; i < cfg->width_count && len < size; i++)
+        len += (size_t)snprintf(buf + len, size - len, "%s%d", i ? "," : "", cfg->widths[i]);
+    if (cfg->width_count == 0 && len < size)
+        snprintf(buf + len, size - len, "none");
+}
+
+/* ---- building the graph ------------------------------------------------------------------- */
+
+static size_t add_tensor(model_t *m, const char *prefix, const char *suffix, int is_buffer,
+                         int ndim, const int *dims)
+{
+    tensor_info_t *grown = realloc(m->tensors, (size_t)(m->tensor_count + 1) * sizeof *grown);
+    if (!grown) {
+        m->failed = 1;
+        return 0;
+    }
+    m->tensors = grown;
+    tensor_info_t *t = &m->tensors[m->tensor_count++];
+    memset(t, 0, sizeof *t);
+    snprintf(t->name, sizeof t->name, "%s%s%s", prefix, *prefix ? "." : "", suffix);
+    t->is_buffer = is_buffer;
+    t->ndim = ndim;
+    t->count = 1;
+    for (int i = 0; i < ndim; i++) {
+        t->dims[i] = dims[i];
+        t->count *= (size_t)dims[i];
+    }
+    size_t *next = is_buffer ? &m->buffer_count : &m->param_count;
+    t->offset = *next;
+    *next += t->count;
+    return t->offset;
+}
+
+static int add_node(model_t *m, node_kind_t kind, int in0, int in1, int c, int h, int w)
+{
+    node_t *grown = realloc(m->nodes, (size_t)(m->node_count + 1) * sizeof *grown);
+    if (!grown) {
+        m->failed = 1;
+        return 0;
+    }
+    m->nodes = grown;
+    node_t *n = &m->nodes[m->node_count];
+    memset(n, 0, sizeof *n);
+    *n = (node_t){.kind = kind, .in0 = in0, .in1 = in1, .c = c, .h = h, .w = w, .act = m->act_count};
+    m->act_count += (size_t)c * h * w * m->batch_cap;
+    return m->node_count++;
+}
+
+static int conv(model_t *m, int in, int co, int k, int stride, const char *name)
+{
+    const node_t *src = &m->nodes[in];
+    int pad = k / 2, ho = (src->h + 2 * pad - k) / stride + 1, wo = (src->w + 2 * pad - k) / stride + 1;
+    int id = add_node(m, NODE_CONV, in, -1, co, ho, wo);
+    if (m->failed)
+        return 0;
+    node_t *n = &m->nodes[id];
+    src = &m->nodes[in];
+    n->conv = (conv_shape_t){src->c, src->h, src->w, co, ho, wo, k, stride, pad};
+    int dims[4] = {co, src->c, k, k};
+    n->weight = add_tensor(m, name, "weight", 0, 4, dims);
+    n->has_params = 1;
+    size_t col = (size_t)src->c * k * k * ho * wo;
+    if (col > m->col_count)
+        m->col_count = col;
+    return id;
+}
+
+static int batchnorm(model_t *m, int in, const char *name)
+{
+    const node_t *src = &m->nodes[in];
+    int id = add_node(m, NODE_BN, in, -1, src->c, src->h, src->w);
+    if (m->failed)
+        return 0;
+    node_t *n = &m->nodes[id];
+    int c = n->c;
+    n->weight = add_tensor(m, name, "weight", 0, 1, &c);
+    n->bias = add_tensor(m, name, "bias", 0, 1, &c);
+    n->running = add_tensor(m, name, "running_mean", 1, 1, &c);
+    add_tensor(m, name, "running_var", 1, 1, &c);
+    n->has_params = 1;
+    n->saved = m->saved_count;
+    m->saved_count += 2 * (size_t)c;
+    return id;
+}
+
+static int same_shape(model_t *m, node_kind_t kind, int in0, int in1)
+{
+    const node_t *src = &m->nodes[in0];
+    return add_node(m, kind, in0, in1, src->c, src->h, src->w);
+}
+
+static int linear(model_t *m, int in, int out, const char *name)
+{
+    const node_t *src = &m->nodes[in];
+    int fan_in = src->c * src->h * src->w;
+    int id = add_node(m, NODE_LINEAR, in, -1, out, 1, 1);
+    if (m->failed)
+        return 0;
+    node_t *n = &m->nodes[id];
+    int dims[2] = {out, fan_in};
+    n->weight = add_tensor(m, name, "weight", 0, 2, dims);
+    n->bias = add_tensor(m, name, "bias", 0, 1, &out);
+    n->has_params = 1;
+    return id;
+}
+
+static void build_mlp(model_t *m)
+{
+    int x = add_node(m, NODE_INPUT, -1, -1, IMAGE_C, IMAGE_H, IMAGE_W);
+    char name[16];
+    for (int i = 0; i < m->cfg.width_count && !m->failed; i++) {
+        snprintf(name, sizeof name, "fc%d", i + 1);
+        x = same_shape(m, NODE_RELU, linear(m, x, m->cfg.widths[i], name), -1);
+    }
+    snprintf(name, sizeof name, "fc%d", m->cfg.width_count + 1);
+    if (!m->failed)
+        linear(m, x, CLASSES, name);
+}
+
+static int basic_block(model_t *m, int in, int planes, int stride, const char *prefix)
+{
+    char name[40];
+    snprintf(name, sizeof name, "%s.conv1", prefix);
+    int x = conv(m, in, planes, 3, stride, name);
+    snprintf(name, sizeof name, "%s.bn1", prefix);
+    x = same_shape(m, NODE_RELU, batchnorm(m, x, name), -1);
+    snprintf(name, sizeof name, "%s.conv2", prefix);
+    x = conv(m, x, planes, 3, 1, name);
+    snprintf(name, sizeof name, "%s.bn2", prefix);
+    x = batchnorm(m, x, name);
+    int shortcut = in;
+    if (!m->failed && (stride != 1 || m->nodes[in].c != planes)) {
+        snprintf(name, sizeof name, "%s.shortcut.0", prefix);
+        shortcut = conv(m, in, planes, 1, stride, name);
+        snprintf(name, sizeof name, "%s.shortcut.1", prefix);
+        shortcut = batchnorm(m, shortcut, name);
+    }
+    if (m->failed)
+        return 0;
+    return same_shape(m, NODE_RELU, same_shape(m, NODE_ADD, x, shortcut), -1);
+}
+
+static void build_resnet(model_t *m)
+{
+    int blocks = (m->cfg.depth - 2) / 6, w = m->cfg.width;
+    int x = add_node(m, NODE_INPUT, -1, -1, IMAGE_C, IMAGE_H, IMAGE_W);
+    x = same_shape(m, NODE_RELU, batchnorm(m, conv(m, x, 16 * w, 3, 1, "conv1"), "bn1"), -1);
+    for (int stage = 0; stage < 3 && !m->failed; stage++)
+        for (int b = 0; b < blocks && !m->failed; b++) {
+            char prefix[24];
+            snprintf(prefix, sizeof prefix, "layer%d.%d", stage + 1, b);
+            x = basic_block(m, x, (16 * w) << stage, stage > 0 && b == 0 ? 2 : 1, prefix);
+        }
+    if (m->failed)
+        return;
+    const node_t *last = &m->nodes[x];
+    x = add_node(m, NODE_POOL, x, -1, last->c, 1, 1);
+    if (!m->failed)
+        linear(m, x, CLASSES, "fc");
+}
+
+void model_destroy(model_t *m)
+{
+    if (!m)
+        return;
+    free(m->nodes);
+    free(m->tensors);
+    free(m->params);
+    free(m->grads);
+    free(m->buffers);
+    free(m->acts);
+    free(m->act_grads);
+    free(m->saved);
+    free(m->col);
+    free(m);
+}
+
+model_t *model_create(const model_config_t *cfg, int batch_cap, ddp_error_t *err)
+{
+    if (model_config_check(cfg, err))
+        return NULL;
+    model_t *m = calloc(1, sizeof *m);
+    if (!m) {
+        ddp_error_set(err, "out of memory");
+        return NULL;
+    }
+    m->cfg = *cfg;
+    m->batch_cap = batch_cap;
+    if (strcmp(cfg->name, "mlp") == 0)
+        build_mlp(m);
+    else
+        build_resnet(m);
+    if (!m->failed) {
+        m->params = calloc(m->param_count, sizeof *m->params);
+        m->grads = calloc(m->param_count, sizeof *m->grads);
+        m->buffers = calloc(m->buffer_count + 1, sizeof *m->buffers);
+        m->acts = calloc(m->act_count, sizeof *m->acts);
+        m->act_grads = calloc(m->act_count, sizeof *m->act_grads);
+        m->saved = calloc(m->saved_count + 1, sizeof *m->saved);
+        m->col = calloc(m->col_count + 1, sizeof *m->col);
+    }
+    if (m->failed || !m->params || !m->grads || !m->buffers || !m->acts || !m->act_grads ||
+        !m->saved || !m->col) {
+        ddp_error_set(err, "out of memory for the model's %zu activations (batch %d)",
+                      m->act_count, batch_cap);
+        model_destroy(m);
+        return NULL;
+    }
+    return m;
+}
+
+void model_init(model_t *m, uint64_t seed)
+{
+    for (int i = 0; i < m->tensor_count; i++) {
+        const tensor_info_t *t = &m->tensors[i];
+        float *p = (t->is_buffer ? m->buffers : m->params) + t->offset;
+        rng_t r = rng_keyed(seed, RNG_INIT, (uint64_t)i, 0);
+        const char *leaf = strrchr(t->name, '.') + 1;
+        if (t->ndim == 4) { /* conv weight: Kaiming normal, fan_out */
+            double std = sqrt(2.0 / (double)(t->dims[0] * t->dims[2] * t->dims[3]));
+            for (size_t k = 0; k < t->count; k++)
+                p[k] = (float)(rng_normal(&r) * std);
+        } else if (t->ndim == 2 || (strcmp(leaf, "bias") == 0 && i > 0 && m->tensors[i - 1].ndim == 2)) {
+            /* linear weight and bias: U(-1/sqrt(fan_in), 1/sqrt(fan_in)) */
+            int fan_in = t->ndim == 2 ? t->dims[1] : m->tensors[i - 1].dims[1];
+            double bound = 1.0 / sqrt((double)fan_in);
+            for (size_t k = 0; k < t->count; k++)
+                p[k] = (float)((2 * rng_uniform(&r) - 1) * bound);
+        } else { /* batch norm: weight and running_var 1, bias and running_mean 0 */
+            float v = strcmp(leaf, "weight") == 0 || strcmp(leaf, "running_var") == 0 ? 1.0f : 0.0f;
+            for (size_t k = 0; k < t->count; k++)
+                p[k] = v;
+        }
+    }
+}
+
+size_t model_param_count(const model_t *m) { return m->param_count; }
+size_t model_buffer_count(const model_t *m) { return m->buffer_count; }
+float *model_params(model_t *m) { return m->params; }
+float *model_grads(model_t *m) { return m->grads; }
+float *model_buffers(model_t *m) { return m->buffers; }
+int model_tensor_count(const model_t *m) { return m->tensor_count; }
+const tensor_info_t *model_tensor(const model_t *m, int i) { return &m->tensors[i]; }
+
+/* ---- running it --------------------------------------------------------------------------- */
+
+static size_t node_size(const node_t *n) { return (size_t)n->c * n->h * n->w; }
+
+const float *model_forward(model_t *m, const float *input, int batch, int training)
+{
+    memcpy(m->acts, input, (size_t)batch * IMAGE_SIZE * sizeof *input);
+    for (int i = 1; i < m->node_count; i++) {
+        node_t *n = &m->nodes[i];
+        const node_t *a = &m->nodes[n->in0];
+        const float *x = m->acts + a->act;
+        float *y = m->acts + n->act;
+        size_t total = (size_t)batch * node_size(n);
+        switch (n->kind) {
+        case NODE_CONV:
+            conv_forward(&n->conv, batch, x, m->params + n->weight, y, m->col);
+            break;
+        case NODE_BN:
+            bn_forward(batch, n->c, n->h * n->w, x, m->params + n->weight, m->params + n->bias,
+                       m->buffers + n->running, training, m->saved + n->saved, y);
+            break;
+        case NODE_RELU:
+            relu_forward(total, x, y);
+            break;
+        case NODE_ADD:
+            add_forward(total, x, m->acts + m->nodes[n->in1].act, y);
+            break;
+        case NODE_POOL:
+            avgpool_forward(batch, a->c, a->h * a->w, x, y);
+            break;
+        case NODE_LINEAR:
+            linear_forward(batch, (int)node_size(a), n->c, x, m->params + n->weight,
+                           m->params + n->bias, y);
+            break;
+        case NODE_INPUT:
+            break;
+        }
+    }
+    return m->acts + m->nodes[m->node_count - 1].act;
+}
+
+double model_loss(model_t *m, const unsigned char *labels, int batch, int *correct)
+{
+    const node_t *last = &m->nodes[m->node_count - 1];
+    return softmax_xent(batch, CLASSES, m->acts + last->act, labels, m->act_grads + last->act,
+                        correct);
+}
+
+void model_backward(model_t *m, int batch, grads_ready_fn ready, void *ctx)
+{
+    const node_t *last = &m->nodes[m->node_count - 1];
+    memset(m->act_grads, 0, last->act * sizeof *m->act_grads);
+    for (int i = m->node_count - 1; i >= 1; i--) {
+        node_t *n = &m->nodes[i];
+        const node_t *a = &m->nodes[n->in0];
+        const float *x = m->acts + a->act, *dy = m->act_grads + n->act;
+        float *dx = n->in0 == 0 ? NULL : m->act_grads + a->act;
+        size_t total = (size_t)batch * node_size(n);
+        switch (n->kind) {
+        case NODE_CONV:
+            conv_backward(&n->conv, batch, x, m->params + n->weight, dy, dx, m->grads + n->weight,
+                          m->col);
+            break;
+        case NODE_BN:
+            bn_backward(batch, n->c, n->h * n->w, x, m->params + n->weight, m->saved + n->saved, dy,
+                        dx, m->grads + n->weight, m->grads + n->bias);
+            break;
+        case NODE_RELU:
+            relu_backward(total, m->acts + n->act, dy, dx);
+            break;
+        case NODE_ADD:
+            add_backward(total, dy, dx, m->act_grads + m->nodes[n->in1].act);
+            break;
+        case NODE_POOL:
+            avgpool_backward(batch, a->c, a->h * a->w, dy, dx);
+            break;
+        case NODE_LINEAR:
+            linear_backward(batch, (int)node_size(a), n->c, x, m->params + n->weight, dy, dx,
+                            m->grads + n->weight, m->grads + n->bias);
+            break;
+        case NODE_INPUT:
+            break;
+        }
+        if (n->has_params && ready)
+            ready(ctx, n->weight);
+    }
+}

@@ -1,0 +1,78 @@
+/* model: the networks ddp-train trains, as a static graph of layers over flat buffers.
+ *
+ * All parameters live in one float buffer and all their gradients in another, laid out in the
+ * order of the layers (llm.c's layout): a DDP bucket is a byte range of the gradient buffer, a
+ * checkpoint one write. Backward runs the layers in reverse, so gradients become final from the
+ * end of the buffer towards its start; model_backward reports that frontier as it moves, which
+ * is when the data-parallel reducer may send a bucket.
+ *
+ * Models: `mlp` (hidden widths, ReLU) and `resnet` (the CIFAR ResNets of He et al.: a 3x3 stem,
+ * 3 stages of (depth-2)/6 basic blocks at 16/32/64 channels times `width`, stride 2 entering
+ * stages 2 and 3 with a 1x1 convolution and batch norm on the shortcut, global average pooling, a
+ * linear classifier). Tensor names follow PyTorch's state_dict (fc.weight, layer2.0.bn1.bias). */
+#ifndef DDP_TRAIN_MODEL_H
+#define DDP_TRAIN_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ddp_error.h"
+
+#define MODEL_MAX_WIDTHS 8
+#define IMAGE_C 3
+#define IMAGE_H 32
+#define IMAGE_W 32
+#define IMAGE_SIZE (IMAGE_C * IMAGE_H * IMAGE_W)
+#define CLASSES 10
+
+typedef struct {
+    char name[16];                /* "mlp" or "resnet" */
+    int widths[MODEL_MAX_WIDTHS]; /* mlp hidden layers */
+    int width_count;
+    int depth; /* resnet: 6n+2 */
+    int width; /* resnet channel multiplier */
+} model_config_t;
+
+/* Checks the configuration; err names what is wrong. */
+int model_config_check(const model_config_t *cfg, ddp_error_t *err);
+/* "mlp widths=256,128" / "resnet depth=20 width=1": what a checkpoint records and compares. */
+void model_config_describe(const model_config_t *cfg, char *buf, size_t size);
+
+typedef struct {
+    char name[48];
+    size_t offset, count; /* in params (or, for buffers, in the buffer array) */
+    int is_buffer;        /* batch-norm running statistics, not trained */
+    int dims[4], ndim;
+} tensor_info_t;
+
+typedef struct model model_t;
+
+/* Room for batches of up to batch_cap samples. */
+model_t *model_create(const model_config_t *cfg, int batch_cap, ddp_error_t *err);
+void model_destroy(model_t *m);
+
+/* Seeded initialisation as PyTorch's defaults for these layers: Kaiming normal (fan_out) for
+ * convolutions, U(-1/sqrt(fan_in), 1/sqrt(fan_in)) for linear weights and biases, batch norm
+ * weight 1, bias 0, running mean 0, variance 1. */
+void model_init(model_t *m, uint64_t seed);
+
+size_t model_param_count(const model_t *m);
+size_t model_buffer_count(const model_t *m);
+float *model_params(model_t *m);
+float *model_grads(model_t *m);
+float *model_buffers(model_t *m);
+int model_tensor_count(const model_t *m);
+const tensor_info_t *model_tensor(const model_t *m, int i);
+
+/* input: batch normalised images [batch, 3, 32, 32]; returns the logits [batch, 10]. */
+const float *model_forward(model_t *m, const float *input, int batch, int training);
+
+/* Softmax cross-entropy of the last forward against labels: the summed loss; *correct counts
+ * right answers. Sets the logits' gradient for model_backward (mean over the batch). */
+double model_loss(model_t *m, const unsigned char *labels, int batch, int *correct);
+
+/* Called during backward each time the gradients from `offset` to the end are final. */
+typedef void (*grads_ready_fn)(void *ctx, size_t offset);
+void model_backward(model_t *m, int batch, grads_ready_fn ready, void *ctx);
+
+#endif

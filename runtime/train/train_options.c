@@ -1,0 +1,170 @@
+#include "train_options.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char train_usage[] =
+    "usage: ddp-train train [--model mlp|resnet] [--widths W[,W...]] [--depth 6n+2] [--width K]\n"
+    "                       [--data DIR | --synthetic [--synthetic-size TRAIN,TEST]]\n"
+    "                       [--epochs N] [--batch-size B] [--lr X] [--momentum X]\n"
+    "                       [--weight-decay X] [--schedule cosine|step|constant]\n"
+    "                       [--warmup-epochs E] [--seed S] [--checkpoint-dir D] [--resume]\n"
+    "                       [--no-shuffle] [--drop-last] [--augment|--no-augment]\n"
+    "                       [--bucket-cap-mb M] [--threads N] [--stop-after-epochs N]\n"
+    "                       [--max-steps N] [--backend tcp] [--timeout SECONDS]\n"
+    "  defaults: mlp with widths 256, synthetic data (8192 train, 2048 test), 5 epochs,\n"
+    "  batch 64 per rank, lr 0.1, momentum 0.9, weight decay 1e-5, cosine schedule, seed 0,\n"
+    "  25 MiB buckets, 1 BLAS thread; augmentation on for --data, off for synthetic\n";
+
+static int parse_long(const char *s, long lo, long hi, long *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int parse_double(const char *s, double lo, double hi, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || *end || !(v >= lo && v <= hi))
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int parse_widths(const char *s, model_config_t *m)
+{
+    char copy[256];
+    snprintf(copy, sizeof copy, "%s", s);
+    m->width_count = 0;
+    if (strcmp(copy, "none") == 0)
+        return 0;
+    for (char *tok = strtok(copy, ","); tok; tok = strtok(NULL, ",")) {
+        long w;
+        if (m->width_count == MODEL_MAX_WIDTHS || parse_long(tok, 1, 65536, &w))
+            return -1;
+        m->widths[m->width_count++] = (int)w;
+    }
+    return m->width_count ? 0 : -1;
+}
+
+int train_options_parse(int argc, char **argv, train_options_t *o)
+{
+    *o = (train_options_t){.model = {.name = "mlp", .widths = {256}, .width_count = 1, .depth = 20,
+                                     .width = 1},
+                           .synthetic_train = 8192, .synthetic_test = 2048, .epochs = 5,
+                           .batch_size = 64, .lr = 0.1, .momentum = 0.9, .weight_decay = 1e-5,
+                           .bucket_cap_mb = 25, .shuffle = 1, .augment = -1, .threads = 1};
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+        long n = 0;
+        int bad = 0, takes = 1;
+        if (!strcmp(arg, "--synthetic")) {
+            o->data_dir = NULL, takes = 0;
+        } else if (!strcmp(arg, "--resume")) {
+            o->resume = 1, takes = 0;
+        } else if (!strcmp(arg, "--no-shuffle")) {
+            o->shuffle = 0, takes = 0;
+        } else if (!strcmp(arg, "--drop-last")) {
+            o->drop_last = 1, takes = 0;
+        } else if (!strcmp(arg, "--augment") || !strcmp(arg, "--no-augment")) {
+            o->augment = arg[2] == 'a', takes = 0;
+        } else if (!val) {
+            bad = 1;
+        } else if (!strcmp(arg, "--model")) {
+            bad = strcmp(val, "mlp") && strcmp(val, "resnet");
+            snprintf(o->model.name, sizeof o->model.name, "%s", val);
+        } else if (!strcmp(arg, "--widths")) {
+            bad = parse_widths(val, &o->model);
+        } else if (!strcmp(arg, "--depth")) {
+            bad = parse_long(val, 8, 1202, &n), o->model.depth = (int)n;
+        } else if (!strcmp(arg, "--width")) {
+            bad = parse_long(val, 1, 64, &n), o->model.width = (int)n;
+        } else if (!strcmp(arg, "--data")) {
+            o->data_dir = val;
+        } else if (!strcmp(arg, "--synthetic-size")) {
+            unsigned long tr, te;
+            char tail;
+            bad = sscanf(val, "%lu,%lu%c", &tr, &te, &tail) != 2 || !tr || !te || tr > 10000000 ||
+                  te > 10000000;
+            o->synthetic_train = tr, o->synthetic_test = te;
+        } else if (!strcmp(arg, "--epochs")) {
+            bad = parse_long(val, 1, 100000, &n), o->epochs = (int)n;
+        } else if (!strcmp(arg, "--batch-size")) {
+            bad = parse_long(val, 1, 65536, &n), o->batch_size = (int)n;
+        } else if (!strcmp(arg, "--lr")) {
+            bad = parse_double(val, 0, 1e3, &o->lr);
+        } else if (!strcmp(arg, "--momentum")) {
+            bad = parse_double(val, 0, 0.9999, &o->momentum);
+        } else if (!strcmp(arg, "--weight-decay")) {
+            bad = parse_double(val, 0, 1, &o->weight_decay);
+        } else if (!strcmp(arg, "--warmup-epochs")) {
+            bad = parse_double(val, 0, 1e5, &o->warmup_epochs);
+        } else if (!strcmp(arg, "--schedule")) {
+            o->schedule = !strcmp(val, "cosine") ? SCHEDULE_COSINE
+                          : !strcmp(val, "step") ? SCHEDULE_STEP
+                                                 : SCHEDULE_CONSTANT;
+            bad = o->schedule == SCHEDULE_CONSTANT && strcmp(val, "constant");
+        } else if (!strcmp(arg, "--seed")) {
+            bad = parse_long(val, 0, 0x7fffffffL, &n), o->seed = (uint64_t)n;
+        } else if (!strcmp(arg, "--checkpoint-dir")) {
+            o->checkpoint_dir = val;
+        } else if (!strcmp(arg, "--bucket-cap-mb")) {
+            bad = parse_double(val, 0.001, 1e5, &o->bucket_cap_mb);
+        } else if (!strcmp(arg, "--threads")) {
+            bad = parse_long(val, 1, 1024, &n), o->threads = (int)n;
+        } else if (!strcmp(arg, "--stop-after-epochs")) {
+            bad = parse_long(val, 1, 100000, &n), o->stop_after_epochs = (int)n;
+        } else if (!strcmp(arg, "--max-steps")) {
+            bad = parse_long(val, 1, 1L << 40, &o->max_steps);
+        } else {
+            fprintf(stderr, "ddp-train train: unknown option %s\n%s", arg, train_usage);
+            return -1;
+        }
+        if (bad) {
+            fprintf(stderr, "ddp-train train: %s %s: bad value\n%s", arg, val ? val : "", train_usage);
+            return -1;
+        }
+        i += takes;
+    }
+    if (o->augment < 0)
+        o->augment = o->data_dir != NULL;
+    if (o->resume && !o->checkpoint_dir) {
+        fprintf(stderr, "ddp-train train: --resume needs --checkpoint-dir\n");
+        return -1;
+    }
+    return 0;
+}
+
+void train_options_describe(const train_options_t *o, char *buf, size_t size)
+{
+    char data[64];
+    if (o->data_dir)
+        snprintf(data, sizeof data, "cifar");
+    else
+        snprintf(data, sizeof data, "synthetic:%zu,%zu", o->synthetic_train, o->synthetic_test);
+    snprintf(buf, size, "data=%s seed=%llu batch-size=%d shuffle=%d drop-last=%d augment=%d",
+             data, (unsigned long long)o->seed, o->batch_size, o->shuffle, o->drop_last, o->augment);
+}
+
+double train_lr(const train_options_t *o, long step, long total, long steps_per_epoch)
+{
+    double warmup = o->warmup_epochs * (double)steps_per_epoch;
+    if (step < warmup)
+        return o->lr * (double)(step + 1) / warmup;
+    double p = total > warmup ? ((double)step - warmup) / ((double)total - warmup) : 1;
+    switch (o->schedule) {
+    case SCHEDULE_COSINE: return o->lr * 0.5 * (1 + cos(M_PI * p));
+    case SCHEDULE_STEP: return o->lr * (p >= 0.75 ? 0.01 : p >= 0.5 ? 0.1 : 1);
+    default: return o->lr;
+    }
+}

@@ -1,0 +1,44 @@
+#!/bin/bash
+# The GPU checks on a machine that has the CUDA toolkit and nothing else (no meson build, no
+# Debian packages): builds ddp-train, ddpjob-agent and gpu_check with nvcc as the only compiler
+# driver, then runs tests/gpu/gpu.sh against them.
+#   tests/gpu/standalone.sh [OUT_DIR]   (OUT_DIR gets the binaries and gpu.log; default /tmp/ddpjob-gpu)
+# NCCL comes from the toolkit, or else from the nvidia-nccl Python wheel where PyTorch installed it.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+out=${1:-/tmp/ddpjob-gpu}
+cuda=${CUDA_HOME:-/usr/local/cuda}
+nvcc=$cuda/bin/nvcc
+mkdir -p "$out"
+
+nccl_dirs=("$cuda")
+wheel=$(python3 -c 'import nvidia.nccl, os; print(os.path.dirname(nvidia.nccl.__file__))' 2>/dev/null ||
+    python3 -c 'import nvidia.nccl; print(list(nvidia.nccl.__path__)[0])' 2>/dev/null || true)
+[ -n "$wheel" ] && nccl_dirs+=("$wheel")
+nccl=
+for d in "${nccl_dirs[@]}"; do
+    if [ -e "$d/include/nccl.h" ] && ls "$d"/lib*/libnccl.so* >/dev/null 2>&1; then nccl=$d; break; fi
+done
+[ -n "$nccl" ] || { echo "standalone: no NCCL (nccl.h and libnccl.so) in ${nccl_dirs[*]}" >&2; exit 1; }
+nccl_lib=$(dirname "$(ls "$nccl"/lib*/libnccl.so* | head -n 1)")
+[ -e "$nccl_lib/libnccl.so" ] || ln -sf "$(ls "$nccl_lib"/libnccl.so.* | head -n 1)" "$out/libnccl.so"
+
+flags=(-O2 -Xcompiler -std=gnu17,-D_GNU_SOURCE,-Wall -DDDPJOB_VERSION='"standalone"'
+       -Iruntime -I"$cuda/include" -I"$nccl/include")
+libs=(-L"$cuda/lib64" -L"$nccl_lib" -L"$out" -lnccl -lcudart -lpthread
+      -Xlinker -rpath="$cuda/lib64" -Xlinker -rpath="$nccl_lib")
+libddp=(runtime/ddp_error.c runtime/ddp_hmac.c runtime/ddp_file.c runtime/ddp_clock.c
+        runtime/ddp_net.c runtime/hostlist.c runtime/store_proto.c runtime/store_server.c
+        runtime/store_client.c runtime/rendezvous.c runtime/worker_env.c)
+pg=(runtime/pg.c runtime/pg_tcp.c runtime/pg_reduce.c runtime/pg_nccl.c)
+
+"$nvcc" "${flags[@]}" "${libddp[@]}" "${pg[@]}" runtime/train/*.c "${libs[@]}" -o "$out/ddp-train"
+"$nvcc" "${flags[@]}" "${libddp[@]}" "${pg[@]}" tests/gpu/gpu_check.c "${libs[@]}" -o "$out/gpu_check"
+"$nvcc" "${flags[@]}" "${libddp[@]}" agent/*.c -Iagent -lpthread -o "$out/ddpjob-agent"
+
+set +e
+GPU_CHECK=$out/gpu_check TRAIN=$out/ddp-train AGENT=$out/ddpjob-agent SRCDIR=$PWD \
+    DDPJOB="(the CLI is not built here)" bash tests/gpu/gpu.sh 2>&1 | tee "$out/gpu.log"
+status=${PIPESTATUS[0]}
+grep -q '^not ok' "$out/gpu.log" && status=1
+exit "$status"

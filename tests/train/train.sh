@@ -1,0 +1,130 @@
+#!/bin/bash
+# ddp-train train with real ranks under ddpjob-agent: DDP equivalence (4 and 3 ranks against one
+# rank with the combined batch), learning on synthetic data, resume after an epoch and after a
+# SIGTERM mid-epoch (against an uninterrupted run), checkpoint and data errors, inspect/diff.
+. "$SRCDIR/tests/agent/lib.sh"
+: "${TRAIN:?run through meson test}"
+
+# ranks NAME N ARGS...: ddp-train train ARGS on N ranks under one agent; RC, OUT (stdout and
+# stderr together).
+ranks() {
+    local name=$1 n=$2
+    shift 2
+    start_agent "$name" -- --standalone --nproc-per-node "$n" "$TRAIN" train "$@"
+    wait_agent "$name"
+    OUT="$OUT$ERR"
+}
+
+small=(--synthetic-size 2048,512 --batch-size 16)
+
+# --- DDP equivalence ------------------------------------------------------------------------------
+# Step k over W ranks of batch B covers the same samples as one rank's batch W*B, and DDP averages
+# the ranks' mean gradients, so both end at the same parameters (summation order aside).
+for w in 4 3; do
+    ranks "ddp$w" "$w" --batch-size 8 --max-steps 12 --checkpoint-dir "$T/ddp$w" --seed 3
+    ranks "one$w" 1 --batch-size $((8 * w)) --max-steps 12 --checkpoint-dir "$T/one$w" --seed 3
+    if [ "$RC" = 0 ] && diff=$("$TRAIN" diff "$T/ddp$w/checkpoint.ddpt" "$T/one$w/checkpoint.ddpt" --tolerance 1e-4); then
+        pass "DDP: $w ranks x batch 8 for 12 steps = 1 rank x batch $((8 * w)) ($(tail -n 1 <<<"$diff"))"
+    else
+        fail "DDP: $w ranks x batch 8 = 1 rank x batch $((8 * w))" "$OUT" "$diff"
+    fi
+done
+# The same comparison must see a real difference: one rank with batch 8 trains on other samples.
+ranks one_small 1 --batch-size 8 --max-steps 12 --checkpoint-dir "$T/one_small" --seed 3
+if ! "$TRAIN" diff "$T/ddp4/checkpoint.ddpt" "$T/one_small/checkpoint.ddpt" --tolerance 1e-4 >/dev/null; then
+    pass "control: 4 ranks x 8 differs from 1 rank x 8 beyond the tolerance"
+else
+    fail "control: 4 ranks x 8 differs from 1 rank x 8"
+fi
+
+# --- learning -------------------------------------------------------------------------------------
+ranks learn 2 --epochs 5
+acc=$(sed -n 's/.*trained after 5 of 5 epochs.*test-acc \([0-9.]*\).*/\1/p' <<<"$OUT")
+if [ "$RC" = 0 ] && awk -v a="${acc:-0}" 'BEGIN {exit !(a >= 0.9)}'; then
+    pass "2 ranks, synthetic data, default mlp: test accuracy $acc >= 0.9 within 5 epochs"
+else
+    fail "2 ranks learn to >= 0.9 within 5 epochs (got ${acc:-nothing})" "$OUT"
+fi
+expect_eq "$(grep -c '^\[rank 0\] epoch [1-5]/5 ' <<<"$OUT")" 5 "rank 0 prints one line per epoch"
+expect_eq "$(grep -c '^\[rank 1\] epoch' <<<"$OUT")" 0 "other ranks print no epoch lines"
+
+# --- resume ---------------------------------------------------------------------------------------
+ranks whole 2 "${small[@]}" --epochs 4 --checkpoint-dir "$T/whole"
+expect_eq "$RC" 0 "uninterrupted 4-epoch run"
+ranks first_half 2 "${small[@]}" --epochs 4 --stop-after-epochs 2 --checkpoint-dir "$T/halves"
+expect_contains "$OUT" "stopped as asked after 2 of 4 epochs" "a run stopped after its second epoch says so"
+ranks second_half 2 "${small[@]}" --epochs 4 --resume --checkpoint-dir "$T/halves"
+expect_contains "$OUT" "resuming from $T/halves/checkpoint.ddpt at epoch 3, batch 0" "--resume starts at epoch 3"
+if [ "$RC" = 0 ] && diff=$("$TRAIN" diff "$T/whole/checkpoint.ddpt" "$T/halves/checkpoint.ddpt" --tolerance 0); then
+    pass "stopped after epoch 2 and resumed = uninterrupted ($(tail -n 1 <<<"$diff"))"
+else
+    fail "stopped after epoch 2 and resumed = uninterrupted" "$OUT" "$diff"
+fi
+
+# SIGTERM to the agent mid-epoch: the workers finish the step, rank 0 checkpoints, all exit 75.
+start_agent term -- --standalone --nproc-per-node 2 "$TRAIN" train "${small[@]}" --epochs 4 \
+    --checkpoint-dir "$T/term"
+for _ in $(seq 300); do grep -q 'epoch 1/4' "$T/term.out" && break; sleep 0.05; done
+sleep 0.3
+kill -TERM "$(agent_pid term)"
+wait_agent term
+OUT="$OUT$ERR"
+expect_contains "$OUT" "stopped by Terminated after step" "SIGTERM: the worker names the signal and its step"
+expect_contains "$OUT" "exit status 75" "SIGTERM: the documented status"
+position=$("$TRAIN" inspect "$T/term/checkpoint.ddpt" | sed -n 's/^position *//p')
+if grep -q 'epoch [1-3], batch [1-9]' <<<"$position"; then
+    pass "the SIGTERM checkpoint is mid-epoch ($position)"
+else
+    fail "the SIGTERM checkpoint is mid-epoch" "position: $position" "$OUT"
+fi
+ranks term_resume 2 "${small[@]}" --epochs 4 --resume --checkpoint-dir "$T/term"
+if [ "$RC" = 0 ] && diff=$("$TRAIN" diff "$T/whole/checkpoint.ddpt" "$T/term/checkpoint.ddpt" --tolerance 0); then
+    pass "stopped by SIGTERM mid-epoch and resumed = uninterrupted ($(tail -n 1 <<<"$diff"))"
+else
+    fail "stopped by SIGTERM mid-epoch and resumed = uninterrupted" "$OUT" "$diff"
+fi
+
+# --- checkpoints that do not fit ------------------------------------------------------------------
+ranks other_model 1 "${small[@]}" --model resnet --depth 8 --resume --checkpoint-dir "$T/whole"
+expect_eq "$RC" 1 "resuming another model's checkpoint fails"
+expect_contains "$OUT" "was made for model \"mlp widths=256\", this run is \"resnet depth=8 width=1\"" \
+    "... naming both models"
+cp "$T/whole/checkpoint.ddpt" "$T/damaged.ddpt"
+printf '\x55' | dd of="$T/damaged.ddpt" bs=1 seek=5000 conv=notrunc status=none
+mkdir -p "$T/damaged" && mv "$T/damaged.ddpt" "$T/damaged/checkpoint.ddpt"
+ranks damaged 1 "${small[@]}" --resume --checkpoint-dir "$T/damaged"
+expect_eq "$RC" 1 "a damaged checkpoint fails the resume"
+expect_contains "$OUT" "$T/damaged/checkpoint.ddpt: checksum mismatch" "... naming the file"
+ranks missing 1 "${small[@]}" --resume --checkpoint-dir "$T/nothing-here"
+expect_contains "$OUT" "cannot resume: $T/nothing-here/checkpoint.ddpt: No such file" \
+    "--resume without a checkpoint is an error, not a fresh start"
+
+out=$("$TRAIN" inspect "$T/whole/checkpoint.ddpt")
+expect_contains "$out" "position   epoch 4, batch 0, step 256" "inspect: the position after 4 epochs"
+expect_contains "$out" "fc1.weight                           momentum" "inspect: lists momentum tensors"
+out=$("$TRAIN" diff "$T/whole/checkpoint.ddpt" "$T/whole/checkpoint.ddpt")
+expect_contains "$out" "max relative difference 0.000e+00" "diff of a checkpoint with itself is 0"
+
+# --- CIFAR-10 files -------------------------------------------------------------------------------
+out=$("$TRAIN" make-data "$T/cifar" --size 600,200 --seed 5)
+expect_eq "$(stat -c %s "$T/cifar/data_batch_1.bin") $(stat -c %s "$T/cifar/test_batch.bin")" \
+    "$((600 * 3073)) $((200 * 3073))" "make-data writes 3073-byte records"
+ranks cifar 2 --data "$T/cifar" --epochs 1 --batch-size 32
+expect_eq "$RC" 0 "training on CIFAR-format files (augmented) runs"
+expect_contains "$OUT" "600 train / 200 test samples" "... and reads every record"
+cp -r "$T/cifar" "$T/trunc"
+truncate -s $((600 * 3073 - 100)) "$T/trunc/data_batch_1.bin"
+out=$("$TRAIN" train --data "$T/trunc" --epochs 1 2>&1)
+expect_eq "$?" 1 "a truncated file fails"
+expect_contains "$out" "$T/trunc/data_batch_1.bin: truncated" "... naming the file"
+expect_contains "$out" "the record at offset $((599 * 3073)) has only 2973 bytes" "... and the offset"
+cp -r "$T/cifar" "$T/corrupt"
+printf '\xc8' | dd of="$T/corrupt/test_batch.bin" bs=1 seek=$((7 * 3073)) conv=notrunc status=none
+out=$("$TRAIN" train --data "$T/corrupt" --epochs 1 2>&1)
+expect_contains "$out" "$T/corrupt/test_batch.bin: record 7 at offset $((7 * 3073)) has label 200" \
+    "a label outside 0-9 is named with its file, record and offset"
+rm "$T/corrupt/test_batch.bin"
+out=$("$TRAIN" train --data "$T/corrupt" --epochs 1 2>&1)
+expect_contains "$out" "$T/corrupt/test_batch.bin: No such file or directory" "a missing file is named"
+
+expect_no_leftovers "nothing left running"

@@ -75,8 +75,9 @@ static int set_quoted(tmpl_ctx_t *ctx, const char *name, const char *value)
     return rc;
 }
 
-/* The workload's argv as shell words; a one-string command runs under sh -c. */
-static char *quoted_command(const job_spec_t *spec)
+/* The workload's argv as shell words; a one-string command runs under sh -c, a train: block
+ * under the ddp-train at `trainer`. */
+static char *quoted_command(const job_spec_t *spec, const char *trainer)
 {
     char *out = NULL;
     size_t len = 0;
@@ -85,6 +86,10 @@ static char *quoted_command(const job_spec_t *spec)
         return NULL;
     if (spec->command_is_shell)
         fputs("/bin/sh -c ", f);
+    if (spec->command_is_train) {
+        shquote_write(f, trainer);
+        fputc(' ', f);
+    }
     for (size_t i = 0; i < spec->command.count; i++) {
         if (i)
             fputc(' ', f);
@@ -95,7 +100,7 @@ static char *quoted_command(const job_spec_t *spec)
 }
 
 static int fill_common(const job_spec_t *spec, const char *bindir, const char *agent_dir,
-                       tmpl_ctx_t *ctx)
+                       const char *trainer, tmpl_ctx_t *ctx)
 {
     int rc = 0;
     rc |= tmpl_set(ctx, "version", DDPJOB_VERSION);
@@ -134,7 +139,7 @@ static int fill_common(const job_spec_t *spec, const char *bindir, const char *a
     }
     rc |= spec->workdir ? set_quoted(ctx, "workdir", spec->workdir) : tmpl_set(ctx, "workdir", "");
 
-    char *command = quoted_command(spec);
+    char *command = quoted_command(spec, trainer);
     rc |= command ? tmpl_set(ctx, "command", command) : -1;
     free(command);
 
@@ -153,7 +158,7 @@ static int render_with(const job_spec_t *spec, const sched_ops_t *ops, const cha
                        const char *template_path_arg, const char *bindir_arg, FILE *out,
                        FILE *notes, ddp_error_t *err)
 {
-    char *template_path = NULL, *text = NULL, *self = NULL, *build_agent_dir = NULL;
+    char *template_path = NULL, *text = NULL, *self = NULL, *build_agent_dir = NULL, *trainer = NULL;
     tmpl_ctx_t *ctx = NULL;
     int rc = -1;
     template_path =
@@ -175,8 +180,18 @@ static int render_with(const job_spec_t *spec, const sched_ops_t *ops, const cha
         if (access(probe, X_OK) != 0)
             agent_dir = build_agent_dir;
     }
+    /* ddp-train is installed beside ddpjob, or built in runtime/train/ beside cli/. */
+    if (asprintf(&trainer, "%s/ddp-train", bindir) < 0)
+        goto out;
+    if (!bindir_arg && access(trainer, X_OK) != 0) {
+        free(trainer);
+        if (asprintf(&trainer, "%s/../runtime/train/ddp-train", self) < 0) {
+            trainer = NULL;
+            goto out;
+        }
+    }
     ctx = tmpl_ctx_create();
-    if (!ctx || fill_common(spec, bindir, agent_dir, ctx) < 0 || (ops && ops->fill(spec, ctx) < 0)) {
+    if (!ctx || fill_common(spec, bindir, agent_dir, trainer, ctx) < 0 || (ops && ops->fill(spec, ctx) < 0)) {
         ddp_error_set(err, "out of memory");
         goto out;
     }
@@ -191,6 +206,7 @@ out:
     free(text);
     free(self);
     free(build_agent_dir);
+    free(trainer);
     return rc;
 }
 

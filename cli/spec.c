@@ -26,6 +26,7 @@ typedef enum {
     F_SCHED,
     F_LAUNCHER,
     F_SIGNAL, /* Slurm --signal: [B:|R:]SIG@SECONDS */
+    F_TRAIN,  /* the built-in workload's options, turned into ddp-train's arguments */
     F_MAP,    /* nested table */
 } field_type_t;
 
@@ -91,7 +92,8 @@ static const field_def_t top_fields[] = {
     INTFIELD(master_port, master_port, 0, 1, 65535),
     INTFIELD(max_restarts, max_restarts, 0, 0, 1000),
     INTFIELD(rendezvous_timeout, rendezvous_timeout, 0, 1, 86400),
-    FIELD(command, F_COMMAND, command, REQUIRED),
+    FIELD(command, F_COMMAND, command, 0),
+    FIELD(train, F_TRAIN, command, 0),
     {"pbs", F_MAP, 0, 0, 0, 0, pbs_fields, offsetof(job_spec_t, pbs.present)},
     {"slurm", F_MAP, 0, 0, 0, 0, slurm_fields, offsetof(job_spec_t, slurm.present)},
     {NULL, 0, 0, 0, 0, 0, NULL, 0},
@@ -123,6 +125,7 @@ typedef struct {
     yaml_document_t *doc;
     diag_t *diag;
     job_spec_t *spec;
+    bool workload_seen; /* command: or train: was given (even if wrong) */
 } loader_t;
 
 static unsigned long node_line(const yaml_node_t *n)
@@ -446,6 +449,120 @@ static void parse_command(loader_t *ld, yaml_node_t *n, const char *field)
     }
 }
 
+/* The train: block's options: each becomes --name-with-dashes VALUE for `ddp-train train`
+ * (see share/man/ddp-train.1); booleans become a flag, or its --no- form where one exists. */
+typedef enum { T_INT, T_NUMBER, T_STRING, T_FLAG, T_BOOL } train_kind_t;
+
+static const struct {
+    const char *name;
+    train_kind_t kind;
+    const char *choices; /* T_STRING: allowed values separated by |, or NULL for any */
+} train_options[] = {
+    {"model", T_STRING, "mlp|resnet"},  {"widths", T_STRING, NULL},
+    {"depth", T_INT, NULL},             {"width", T_INT, NULL},
+    {"data", T_STRING, NULL},           {"synthetic", T_FLAG, NULL},
+    {"synthetic_size", T_STRING, NULL}, {"epochs", T_INT, NULL},
+    {"batch_size", T_INT, NULL},        {"lr", T_NUMBER, NULL},
+    {"momentum", T_NUMBER, NULL},       {"weight_decay", T_NUMBER, NULL},
+    {"schedule", T_STRING, "cosine|step|constant"},
+    {"warmup_epochs", T_NUMBER, NULL},  {"seed", T_INT, NULL},
+    {"checkpoint_dir", T_STRING, NULL}, {"resume", T_FLAG, NULL},
+    {"shuffle", T_BOOL, NULL},          {"drop_last", T_FLAG, NULL},
+    {"augment", T_BOOL, NULL},          {"bucket_cap_mb", T_NUMBER, NULL},
+    {"threads", T_INT, NULL},           {"backend", T_STRING, "tcp|nccl"},
+    {"timeout", T_NUMBER, NULL},
+};
+#define TRAIN_OPTION_COUNT (sizeof train_options / sizeof train_options[0])
+
+static bool train_value_ok(train_kind_t kind, const char *choices, const char *v)
+{
+    char *end;
+    errno = 0;
+    switch (kind) {
+    case T_INT: {
+        long n = strtol(v, &end, 10);
+        return *v && !*end && !errno && n >= 0;
+    }
+    case T_NUMBER: {
+        double d = strtod(v, &end);
+        return *v && !*end && !errno && d >= 0;
+    }
+    case T_STRING:
+        if (!*v || strchr(v, '\n'))
+            return false;
+        if (!choices)
+            return true;
+        for (const char *c = choices; *c;) {
+            size_t len = strcspn(c, "|");
+            if (strlen(v) == len && !strncmp(c, v, len))
+                return true;
+            c += len + (c[len] == '|');
+        }
+        return false;
+    default:
+        return true;
+    }
+}
+
+static void parse_train(loader_t *ld, yaml_node_t *map, const char *prefix)
+{
+    job_spec_t *spec = ld->spec;
+    if (map->type != YAML_MAPPING_NODE) {
+        REPORT(ld, map, prefix, "expected a mapping of ddp-train options (model: mlp, ...), got %s",
+               node_kind(map));
+        return;
+    }
+    const char *names[TRAIN_OPTION_COUNT + 1];
+    for (size_t i = 0; i < TRAIN_OPTION_COUNT; i++)
+        names[i] = train_options[i].name;
+    names[TRAIN_OPTION_COUNT] = NULL;
+    spec->command_is_train = true;
+    strv_push(&spec->command, "train", 5);
+    for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
+        yaml_node_t *k = yaml_document_get_node(ld->doc, p->key);
+        yaml_node_t *v = yaml_document_get_node(ld->doc, p->value);
+        char field[128], flag[64];
+        snprintf(field, sizeof field, "%.40s.%.80s", prefix, k->type == YAML_SCALAR_NODE ? scalar(k) : "?");
+        size_t i = 0;
+        while (k->type == YAML_SCALAR_NODE && i < TRAIN_OPTION_COUNT && strcmp(names[i], scalar(k)))
+            i++;
+        if (i == TRAIN_OPTION_COUNT) {
+            const char *hint = k->type == YAML_SCALAR_NODE ? diag_suggest(scalar(k), names) : NULL;
+            REPORT(ld, k, field, "unknown ddp-train option%s%s%s", hint ? " (did you mean " : "",
+                   hint ? hint : "", hint ? "?)" : "");
+            continue;
+        }
+        train_kind_t kind = train_options[i].kind;
+        snprintf(flag, sizeof flag, "--%s", names[i]);
+        for (char *c = flag; *c; c++)
+            if (*c == '_')
+                *c = '-';
+        if (kind == T_FLAG || kind == T_BOOL) {
+            bool on = false;
+            size_t before = ld->diag->count;
+            parse_bool(ld, v, field, &on);
+            if (ld->diag->count != before)
+                continue;
+            if (!on && kind == T_BOOL)
+                snprintf(flag, sizeof flag, "--no-%s", names[i]);
+            if (on || kind == T_BOOL)
+                strv_push(&spec->command, flag, strlen(flag));
+            continue;
+        }
+        if (v->type != YAML_SCALAR_NODE || !train_value_ok(kind, train_options[i].choices, scalar(v))) {
+            char got[256];
+            const char *want = kind == T_INT      ? "a whole number >= 0"
+                               : kind == T_NUMBER ? "a number >= 0"
+                               : train_options[i].choices ? train_options[i].choices
+                                                          : "one line of text";
+            REPORT(ld, v, field, "expected %s, got %s", want, describe(v, got, sizeof got));
+            continue;
+        }
+        strv_push(&spec->command, flag, strlen(flag));
+        strv_push(&spec->command, scalar(v), strlen(scalar(v)));
+    }
+}
+
 static void parse_enum(loader_t *ld, yaml_node_t *n, const char *field, const char *const *names,
                        int *dst)
 {
@@ -502,7 +619,18 @@ static void parse_field(loader_t *ld, yaml_node_t *v, const field_def_t *def, co
         parse_env(ld, v, field);
         break;
     case F_COMMAND:
-        parse_command(ld, v, field);
+        ld->workload_seen = true;
+        if (ld->spec->command_is_train)
+            REPORT(ld, v, field, "the spec already has a train: block; give command or train, not both");
+        else
+            parse_command(ld, v, field);
+        break;
+    case F_TRAIN:
+        ld->workload_seen = true;
+        if (ld->spec->command.count > 0)
+            REPORT(ld, v, field, "the spec already has a command; give command or train, not both");
+        else
+            parse_train(ld, v, field);
         break;
     case F_SIGNAL:
         parse_signal(ld, v, field, dst);
@@ -606,7 +734,7 @@ job_spec_t *spec_load(const char *path, diag_t *diag, ddp_error_t *err)
         free(text);
         return spec;
     }
-    loader_t ld = {&doc, diag, spec};
+    loader_t ld = {&doc, diag, spec, false};
     yaml_node_t *root = yaml_document_get_root_node(&doc);
     if (!root || (root->type == YAML_SCALAR_NODE && is_null(root))) {
         diag_add(diag, 1, 1, NULL, "the spec is empty; it needs at least name, nodes and command");
@@ -617,6 +745,9 @@ job_spec_t *spec_load(const char *path, diag_t *diag, ddp_error_t *err)
                node_kind(root));
     } else {
         parse_mapping(&ld, root, top_fields, NULL);
+        if (!ld.workload_seen)
+            diag_add(diag, node_line(root), node_col(root), "command",
+                     "missing (required, unless a train: block names the built-in workload)");
         if (spec->procs_per_node == 0)
             spec->procs_per_node = spec->gpus_per_node > 0 ? spec->gpus_per_node : 1;
     }

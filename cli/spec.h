@@ -53,6 +53,8 @@ typedef struct {
     long rendezvous_timeout;
     strv_t command;
     bool command_is_shell; /* command was one string, run by sh -c */
+    bool command_is_train; /* a train: block: command holds ddp-train's arguments ("train", ...);
+                              the renderer puts the installed ddp-train in front */
     struct {
         bool present;
         strv_t storage;

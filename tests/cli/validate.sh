@@ -107,9 +107,35 @@ scheduler: slurm
 nodes: 1
 command: {a: b}
 '
-check "missing required fields" "case.yaml:1:1: command: missing (required)" 'name: x
+check "missing required fields" "case.yaml:1:1: command: missing (required, unless a train: block names the built-in workload)" 'name: x
 scheduler: slurm
 nodes: 1
+'
+check "train: a misspelt option" "case.yaml:5:3: train.epoch: unknown ddp-train option (did you mean epochs?)" 'name: x
+scheduler: slurm
+nodes: 1
+train:
+  epoch: 3
+'
+check "train: a value of the wrong kind" 'case.yaml:5:10: train.model: expected mlp|resnet, got "vgg"' 'name: x
+scheduler: slurm
+nodes: 1
+train:
+  model: vgg
+  lr: fast
+'
+check "train: a number that is not one" 'case.yaml:6:7: train.lr: expected a number >= 0, got "fast"' 'name: x
+scheduler: slurm
+nodes: 1
+train:
+  model: mlp
+  lr: fast
+'
+check "command and train together" "train: the spec already has a command; give command or train, not both" 'name: x
+scheduler: slurm
+nodes: 1
+command: [a]
+train: {epochs: 2}
 '
 check "missing name" "case.yaml:1:1: name: missing (required)" 'scheduler: slurm
 nodes: 1

@@ -35,7 +35,7 @@ if [ "$rc" = 0 ] && [ -z "$wrong" ] && grep -q 'Avg bus bandwidth' <<<"$out"; th
 else
     fail "ddp-train bench --backend nccl --op all --check (exit $rc)" "$wrong" "$(tail -n 5 <<<"$out")"
 fi
-echo "$out" | sed 's/^/# /'
+while IFS= read -r line; do echo "# $line"; done <<<"$out"
 
 gpus=$("$GPU_CHECK" probe | awk '{print $1}')
 if [ "${gpus:-1}" -ge 2 ]; then

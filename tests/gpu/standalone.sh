@@ -1,7 +1,7 @@
 #!/bin/bash
 # The GPU checks on a machine that has the CUDA toolkit and nothing else (no meson build, no
 # Debian packages): builds ddp-train, ddpjob-agent and gpu_check with nvcc as the only compiler
-# driver, then runs tests/gpu/gpu.sh against them.
+# driver, then runs tests/gpu/gpu.sh against them. (Here, without a GPU, the checks skip.)
 #   tests/gpu/standalone.sh [OUT_DIR]   (OUT_DIR gets the binaries and gpu.log; default /tmp/ddpjob-gpu)
 # NCCL comes from the toolkit, or else from the nvidia-nccl Python wheel where PyTorch installed it.
 set -euo pipefail
@@ -20,10 +20,12 @@ for d in "${nccl_dirs[@]}"; do
     if [ -e "$d/include/nccl.h" ] && ls "$d"/lib*/libnccl.so* >/dev/null 2>&1; then nccl=$d; break; fi
 done
 [ -n "$nccl" ] || { echo "standalone: no NCCL (nccl.h and libnccl.so) in ${nccl_dirs[*]}" >&2; exit 1; }
-nccl_lib=$(dirname "$(ls "$nccl"/lib*/libnccl.so* | head -n 1)")
-[ -e "$nccl_lib/libnccl.so" ] || ln -sf "$(ls "$nccl_lib"/libnccl.so.* | head -n 1)" "$out/libnccl.so"
+nccl_lib=$(dirname "$(find "$nccl"/lib* -maxdepth 1 -name 'libnccl.so*' | head -n 1)")
+# The wheel ships only libnccl.so.2; the linker wants the unversioned name.
+[ -e "$nccl_lib/libnccl.so" ] ||
+    ln -sf "$(find "$nccl_lib" -maxdepth 1 -name 'libnccl.so.*' | head -n 1)" "$out/libnccl.so"
 
-flags=(-O2 -Xcompiler -std=gnu17,-D_GNU_SOURCE,-Wall -DDDPJOB_VERSION='"standalone"'
+flags=(-O2 -Xcompiler '-D_GNU_SOURCE,-Wall' -DDDPJOB_VERSION='"standalone"'
        -Iruntime -I"$cuda/include" -I"$nccl/include")
 libs=(-L"$cuda/lib64" -L"$nccl_lib" -L"$out" -lnccl -lcudart -lpthread
       -Xlinker -rpath="$cuda/lib64" -Xlinker -rpath="$nccl_lib")
@@ -31,8 +33,10 @@ libddp=(runtime/ddp_error.c runtime/ddp_hmac.c runtime/ddp_file.c runtime/ddp_cl
         runtime/ddp_net.c runtime/hostlist.c runtime/store_proto.c runtime/store_server.c
         runtime/store_client.c runtime/rendezvous.c runtime/worker_env.c)
 pg=(runtime/pg.c runtime/pg_tcp.c runtime/pg_reduce.c runtime/pg_nccl.c)
+# No BLAS package there: the CPU layers get a plain GEMM (tests/gpu/blas-shim).
+train=(runtime/train/*.c tests/gpu/blas-shim/cblas.c -Iruntime/train -Itests/gpu/blas-shim -lm)
 
-"$nvcc" "${flags[@]}" "${libddp[@]}" "${pg[@]}" runtime/train/*.c "${libs[@]}" -o "$out/ddp-train"
+"$nvcc" "${flags[@]}" "${libddp[@]}" "${pg[@]}" "${train[@]}" "${libs[@]}" -o "$out/ddp-train"
 "$nvcc" "${flags[@]}" "${libddp[@]}" "${pg[@]}" tests/gpu/gpu_check.c "${libs[@]}" -o "$out/gpu_check"
 "$nvcc" "${flags[@]}" "${libddp[@]}" agent/*.c -Iagent -lpthread -o "$out/ddpjob-agent"
 

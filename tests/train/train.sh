@@ -15,7 +15,7 @@ ranks() {
     OUT="$OUT$ERR"
 }
 
-small=(--synthetic-size 2048,512 --batch-size 16)
+small=(--synthetic-size '2048,512' --batch-size 16)
 
 # --- DDP equivalence ------------------------------------------------------------------------------
 # Step k over W ranks of batch B covers the same samples as one rank's batch W*B, and DDP averages
@@ -126,5 +126,26 @@ expect_contains "$out" "$T/corrupt/test_batch.bin: record 7 at offset $((7 * 307
 rm "$T/corrupt/test_batch.bin"
 out=$("$TRAIN" train --data "$T/corrupt" --epochs 1 2>&1)
 expect_contains "$out" "$T/corrupt/test_batch.bin: No such file or directory" "a missing file is named"
+
+# --- one step against PyTorch ---------------------------------------------------------------------
+# Same data (the first 16 records), same starting weights (recovered from the checkpoint), same
+# SGD; parameters, momentum and batch-norm statistics compared tensor by tensor.
+step_args=(--data "$T/cifar" --no-augment --no-shuffle --batch-size 16 --max-steps 1 --schedule constant)
+for model in "mlp --widths 64,32" "resnet --depth 8 --width 1"; do
+    rm -rf "$T/step"
+    # shellcheck disable=SC2086 # the model's options are words
+    "$TRAIN" train --model $model "${step_args[@]}" --checkpoint-dir "$T/step" >"$T/step.log" 2>&1
+    if out=$(/usr/bin/python3 "$SRCDIR/tests/train/torch_step.py" "$T/step/checkpoint.ddpt" "$T/cifar" 16 0.1 0.9 1e-5 2>&1); then
+        pass "one step of ${model%% *} equals PyTorch's ($(tail -n 1 <<<"$out"))"
+    else
+        fail "one step of ${model%% *} equals PyTorch's" "$(cat "$T/step.log")" "$out"
+    fi
+done
+# The comparison notices a difference: PyTorch with another weight decay is not our step.
+if ! /usr/bin/python3 "$SRCDIR/tests/train/torch_step.py" "$T/step/checkpoint.ddpt" "$T/cifar" 16 0.1 0.9 0.05 >/dev/null 2>&1; then
+    pass "control: PyTorch with weight decay 0.05 differs"
+else
+    fail "control: PyTorch with weight decay 0.05 differs"
+fi
 
 expect_no_leftovers "nothing left running"

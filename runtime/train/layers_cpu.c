@@ -6,6 +6,20 @@
 
 void layers_set_threads(int n) { openblas_set_num_threads(n); }
 
+/* Output columns x whose input column x*stride - pad + kx lies inside [0, w): [*lo, *hi). */
+static void valid_range(int kx, int pad, int stride, int w, int wo, int *lo, int *hi)
+{
+    int first = pad - kx, last = w - 1 + pad - kx; /* x*stride must lie in [first, last] */
+    *lo = first <= 0 ? 0 : (first + stride - 1) / stride;
+    *hi = last < 0 ? 0 : last / stride + 1;
+    if (*hi > wo)
+        *hi = wo;
+    if (*lo > *hi)
+        *lo = *hi;
+}
+
+/* One row of the column matrix per (channel, ky, kx): the input shifted by the kernel offset,
+ * zero where it falls in the padding. Rows are copied in runs, not element by element. */
 static void im2col(const conv_shape_t *s, const float *in, float *col)
 {
     int hw = s->ho * s->wo;
@@ -13,14 +27,26 @@ static void im2col(const conv_shape_t *s, const float *in, float *col)
         for (int ky = 0; ky < s->k; ky++)
             for (int kx = 0; kx < s->k; kx++) {
                 float *row = col + ((size_t)(c * s->k + ky) * s->k + kx) * hw;
+                int lo, hi;
+                valid_range(kx, s->pad, s->stride, s->w, s->wo, &lo, &hi);
                 for (int y = 0; y < s->ho; y++) {
+                    float *dst = row + y * s->wo;
                     int iy = y * s->stride - s->pad + ky;
-                    for (int x = 0; x < s->wo; x++) {
-                        int ix = x * s->stride - s->pad + kx;
-                        row[y * s->wo + x] = iy >= 0 && iy < s->h && ix >= 0 && ix < s->w
-                                                 ? in[((size_t)c * s->h + iy) * s->w + ix]
-                                                 : 0.0f;
+                    if (iy < 0 || iy >= s->h) {
+                        memset(dst, 0, (size_t)s->wo * sizeof *dst);
+                        continue;
                     }
+                    const float *src = in + ((size_t)c * s->h + iy) * s->w;
+                    int shift = kx - s->pad; /* input column of output column x: x*stride + shift */
+                    for (int x = 0; x < lo; x++)
+                        dst[x] = 0;
+                    if (s->stride == 1)
+                        memcpy(dst + lo, src + lo + shift, (size_t)(hi - lo) * sizeof *dst);
+                    else
+                        for (int x = lo; x < hi; x++)
+                            dst[x] = src[x * s->stride + shift];
+                    for (int x = hi; x < s->wo; x++)
+                        dst[x] = 0;
                 }
             }
 }
@@ -32,15 +58,17 @@ static void col2im_add(const conv_shape_t *s, const float *col, float *din)
         for (int ky = 0; ky < s->k; ky++)
             for (int kx = 0; kx < s->k; kx++) {
                 const float *row = col + ((size_t)(c * s->k + ky) * s->k + kx) * hw;
+                int lo, hi;
+                valid_range(kx, s->pad, s->stride, s->w, s->wo, &lo, &hi);
                 for (int y = 0; y < s->ho; y++) {
                     int iy = y * s->stride - s->pad + ky;
                     if (iy < 0 || iy >= s->h)
                         continue;
-                    for (int x = 0; x < s->wo; x++) {
-                        int ix = x * s->stride - s->pad + kx;
-                        if (ix >= 0 && ix < s->w)
-                            din[((size_t)c * s->h + iy) * s->w + ix] += row[y * s->wo + x];
-                    }
+                    const float *src = row + y * s->wo;
+                    float *dst = din + ((size_t)c * s->h + iy) * s->w;
+                    int shift = kx - s->pad;
+                    for (int x = lo; x < hi; x++)
+                        dst[x * s->stride + shift] += src[x];
                 }
             }
 }

@@ -1,0 +1,50 @@
+#!/bin/bash
+# ddp-train's training throughput against PyTorch DDP on this machine's CPU: the same model,
+# per-rank batch and world size, tcp against gloo, one BLAS thread per rank.
+#   bench/train.sh [BUILD_DIR]   (needs /usr/bin/python3 with torch)
+# ddp-train's figure is its last epoch's samples/s (an epoch is STEPS steps on synthetic data);
+# PyTorch's is timed over STEPS steps after 3 warm-up steps. Each is the median of REPS runs,
+# interleaved. Target: ddp-train within 2x of PyTorch (ratio >= 0.5).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build}
+agent=$build/agent/ddpjob-agent
+train=$build/runtime/train/ddp-train
+reps=${REPS:-3}
+steps=${STEPS:-20}
+ranks=2
+
+median() { sort -g | awk '{v[NR] = $1} END {print (NR ? v[int((NR + 1) / 2)] : "nan")}'; }
+
+ours() { # KIND BATCH ARG
+    local batch=$2 samples shape=--widths
+    samples=$((steps * batch * ranks))
+    [ "$1" = resnet ] && shape=--depth
+    "$agent" --standalone --nproc-per-node "$ranks" "$train" train --model "$1" "$shape" "$3" --batch-size "$batch" \
+        --synthetic-size "$samples,$((batch * ranks))" --epochs 2 2>&1 |
+        sed -n 's/.*epoch 2\/2 .*samples\/s \([0-9.]*\).*/\1/p'
+}
+
+theirs() { # KIND BATCH ARG
+    "$agent" --standalone --nproc-per-node "$ranks" /usr/bin/python3 bench/train_torch.py "$1" "$2" \
+        "$steps" "$3" 2>&1 | sed -n 's/.*samples\/s \([0-9.]*\).*/\1/p'
+}
+
+echo "== training throughput, $ranks ranks on CPU (tcp vs gloo), samples/s, median of $reps =="
+printf '%-22s %6s %12s %12s %8s\n' model batch ddp-train pytorch ratio
+while read -r name kind arg batch; do
+    o=() t=()
+    for ((i = 0; i < reps; i++)); do
+        o+=("$(ours "$kind" "$batch" "$arg")")
+        t+=("$(theirs "$kind" "$batch" "$arg")")
+    done
+    mo=$(printf '%s\n' "${o[@]}" | median)
+    mt=$(printf '%s\n' "${t[@]}" | median)
+    awk -v n="$name" -v b="$batch" -v o="$mo" -v t="$mt" 'BEGIN {
+        printf "%-22s %6d %12.1f %12.1f %7.2fx\n", n, b, o, t, o / t }'
+done <<'MODELS'
+mlp-256 mlp 256 64
+resnet-20 resnet 20 64
+resnet-20 resnet 20 256
+MODELS
+echo "Target: ddp-train >= 0.5x PyTorch's throughput (within 2x)."

@@ -8,17 +8,22 @@ run meson install -C "$BUILDDIR" --destdir "$T/inst" --quiet
 expect_eq "$RC" 0 "meson install succeeds"
 prefix=$(find "$T/inst" -path '*/bin/ddpjob' -type f | head -n 1)
 prefix=${prefix%/bin/ddpjob}
-for f in bin/ddpjob share/ddpjob/templates/pbs.sh share/ddpjob/templates/slurm.sh \
+for f in bin/ddpjob bin/ddp-train share/ddpjob/templates/pbs.sh share/ddpjob/templates/slurm.sh \
     share/ddpjob/examples/gadi-pbs.yaml share/ddpjob/examples/slurm-2x8.yaml \
-    share/ddpjob/examples/single-node.yaml share/man/man1/ddpjob.1 \
+    share/ddpjob/examples/single-node.yaml share/ddpjob/examples/train-synthetic.yaml \
+    share/man/man1/ddpjob.1 share/man/man1/ddp-train.1 \
     share/bash-completion/completions/ddpjob; do
     expect_file "$prefix/$f" "installs $f"
 done
 run env -u DDPJOB_TEMPLATE_DIR "$prefix/bin/ddpjob" render "$prefix/share/ddpjob/examples/gadi-pbs.yaml"
 expect_eq "$RC" 0 "the installed ddpjob renders an installed example"
 expect_contains "$OUT" "$prefix/bin/ddpjob-agent --nnodes 2" "and points the nodes at the installed agent"
-if msg=$(man -l "$prefix/share/man/man1/ddpjob.1" 2>&1 >/dev/null | grep -v '^$'); then
-    fail "the man page formats without warnings" "$msg"
-else
-    pass "the man page formats without warnings"
-fi
+for page in ddpjob ddp-train; do
+    if msg=$(man -l "$prefix/share/man/man1/$page.1" 2>&1 >/dev/null | grep -v '^$'); then
+        fail "the $page man page formats without warnings" "$msg"
+    else
+        pass "the $page man page formats without warnings"
+    fi
+done
+run env -u DDPJOB_TEMPLATE_DIR "$prefix/bin/ddpjob" render "$prefix/share/ddpjob/examples/train-synthetic.yaml"
+expect_contains "$OUT" "$prefix/bin/ddp-train train --model mlp" "a train: spec runs the installed ddp-train"

@@ -210,6 +210,7 @@ int pg_destroy(pg_t *pg, ddp_error_t *err)
 
 int pg_rank(const pg_t *pg) { return pg->world.rank; }
 int pg_size(const pg_t *pg) { return pg->world.size; }
+int pg_local_rank(const pg_t *pg) { return pg->world.local_rank; }
 const char *pg_backend_name(const pg_t *pg) { return pg->backend->name; }
 int pg_supports(const pg_t *pg, pg_dtype_t t) { return pg->backend->supports(t); }
 

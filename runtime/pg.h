@@ -68,6 +68,7 @@ int pg_destroy(pg_t *pg, ddp_error_t *err);
 
 int pg_rank(const pg_t *pg);
 int pg_size(const pg_t *pg);
+int pg_local_rank(const pg_t *pg);
 const char *pg_backend_name(const pg_t *pg);
 /* Whether the backend works on this dtype (tcp: not float16/bfloat16). */
 int pg_supports(const pg_t *pg, pg_dtype_t t);

@@ -34,9 +34,10 @@ static int emit_tensor(FILE *f, const tensor_info_t *t, ckpt_kind_t kind)
     return fputc('\n', f) == EOF ? -1 : 0;
 }
 
-int checkpoint_write(const char *path, const checkpoint_t *meta, model_t *m, const float *momentum,
-                     ddp_error_t *err)
+int checkpoint_write(const char *path, const checkpoint_t *meta, const model_t *m,
+                     const ckpt_state_t *state, ddp_error_t *err)
 {
+    const float *momentum = state->momentum;
     char *image = NULL;
     size_t size = 0;
     FILE *f = open_memstream(&image, &size);
@@ -55,7 +56,7 @@ int checkpoint_write(const char *path, const checkpoint_t *meta, model_t *m, con
             const tensor_info_t *t = model_tensor(m, i);
             if (!in_pass(t, pass, momentum))
                 continue;
-            const float *src = pass == 0 ? model_params(m) : pass == 1 ? momentum : model_buffers(m);
+            const float *src = pass == 0 ? state->params : pass == 1 ? momentum : state->buffers;
             fwrite(src + t->offset, sizeof(float), t->count, f);
         }
     if (fflush(f) != 0) {
@@ -199,9 +200,10 @@ static const ckpt_tensor_t *find(const checkpoint_t *c, const char *name, ckpt_k
     return NULL;
 }
 
-int checkpoint_restore(const checkpoint_t *c, const char *path, model_t *m, float *momentum,
-                       ddp_error_t *err)
+int checkpoint_restore(const checkpoint_t *c, const char *path, const model_t *m,
+                       const ckpt_state_t *state, ddp_error_t *err)
 {
+    float *momentum = state->momentum;
     for (int i = 0; i < model_tensor_count(m); i++) {
         const tensor_info_t *t = model_tensor(m, i);
         for (int pass = 0; pass < 2; pass++) {
@@ -214,8 +216,9 @@ int checkpoint_restore(const checkpoint_t *c, const char *path, model_t *m, floa
             if (saved->count != t->count)
                 return ddp_error_set(err, "%s: %s %s has %zu values, the model needs %zu", path,
                                      kind_names[kind], t->name, saved->count, t->count);
-            float *dst = (kind == CKPT_BUFFER ? model_buffers(m) : kind == CKPT_MOMENTUM ? momentum
-                                                                                     : model_params(m)) +
+            float *dst = (kind == CKPT_BUFFER     ? state->buffers
+                          : kind == CKPT_MOMENTUM ? momentum
+                                                  : state->params) +
                          t->offset;
             memcpy(dst, saved->data, t->count * sizeof(float));
         }

@@ -41,17 +41,22 @@ typedef struct {
     float *values; /* every tensor's data */
 } checkpoint_t;
 
-/* momentum: one float per parameter (NULL writes none). */
-int checkpoint_write(const char *path, const checkpoint_t *meta, model_t *m, const float *momentum,
-                     ddp_error_t *err);
+/* The model's state as host arrays (see trainer's state_t): params and momentum (NULL writes
+ * none) of model_param_count floats, buffers of model_buffer_count. */
+typedef struct {
+    float *params, *momentum, *buffers;
+} ckpt_state_t;
+
+int checkpoint_write(const char *path, const checkpoint_t *meta, const model_t *m,
+                     const ckpt_state_t *state, ddp_error_t *err);
 /* Reads and verifies (format, checksum, sizes); err names the file and what is wrong. */
 int checkpoint_read(const char *path, checkpoint_t *c, ddp_error_t *err);
 void checkpoint_free(checkpoint_t *c);
 
-/* Copies the checkpoint's tensors into the model (and momentum); every tensor of the model must
- * be there with its size. */
-int checkpoint_restore(const checkpoint_t *c, const char *path, model_t *m, float *momentum,
-                       ddp_error_t *err);
+/* Copies the checkpoint's tensors into the host arrays of state (momentum may be NULL); every
+ * tensor of the model must be there with its size. */
+int checkpoint_restore(const checkpoint_t *c, const char *path, const model_t *m,
+                       const ckpt_state_t *state, ddp_error_t *err);
 
 const char *checkpoint_kind_name(ckpt_kind_t kind);
 uint64_t checkpoint_fnv1a(const void *data, size_t len, uint64_t hash);

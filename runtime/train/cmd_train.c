@@ -18,6 +18,7 @@
 #include "checkpoint.h"
 #include "commands.h"
 #include "data.h"
+#include "device.h"
 #include "layers.h"
 #include "model.h"
 #include "reducer.h"
@@ -36,12 +37,16 @@ typedef struct {
     const train_options_t *o;
     pg_t *pg;
     int rank, world;
+    const device_ops_t *dev;
     model_t *model;
     reducer_t *reducer;
-    float *momentum;
+    float *momentum;       /* device */
+    ckpt_state_t host;     /* the model's state on the host: init, checkpoints, resume */
+    double *scalars;       /* backend memory for reducing host values across ranks */
     dataset_t train, test;
     sampler_t sampler;
-    float *images;
+    float *images;         /* host staging of a batch */
+    float *device_images;
     unsigned char *labels;
     long steps_per_epoch, total_steps, step;
     int epoch;  /* position: the epoch in progress */
@@ -65,6 +70,37 @@ static int load_data(trainer_t *t, ddp_error_t *err)
     return data_synthetic(o->seed, o->synthetic_train, o->synthetic_test, &t->train, &t->test, err);
 }
 
+static void upload_state(trainer_t *t)
+{
+    model_t *m = t->model;
+    size_t np = model_param_count(m) * sizeof(float), nb = model_buffer_count(m) * sizeof(float);
+    t->dev->upload(model_params(m), t->host.params, np);
+    t->dev->upload(t->momentum, t->host.momentum, np);
+    t->dev->upload(model_buffers(m), t->host.buffers, nb);
+}
+
+static void download_state(trainer_t *t)
+{
+    model_t *m = t->model;
+    size_t np = model_param_count(m) * sizeof(float), nb = model_buffer_count(m) * sizeof(float);
+    t->dev->download(t->host.params, model_params(m), np);
+    t->dev->download(t->host.momentum, t->momentum, np);
+    t->dev->download(t->host.buffers, model_buffers(m), nb);
+}
+
+/* Host values reduced across ranks through backend memory (device memory under nccl). */
+static int reduce_host(trainer_t *t, double *v, int n, pg_op_t op, ddp_error_t *err)
+{
+    if (t->world == 1)
+        return 0;
+    size_t bytes = (size_t)n * sizeof *v;
+    return pg_copy_in(t->pg, t->scalars, v, bytes, err) ||
+                   pg_all_reduce(t->pg, t->scalars, t->scalars, (size_t)n, PG_FLOAT64, op, err) ||
+                   pg_copy_out(t->pg, v, t->scalars, bytes, err)
+               ? -1
+               : 0;
+}
+
 /* Reads the checkpoint and takes its position; anything that does not fit this run is an error
  * (a silent fresh start would throw the earlier work away). */
 static int resume(trainer_t *t, ddp_error_t *err)
@@ -85,7 +121,8 @@ static int resume(trainer_t *t, ddp_error_t *err)
     else if (c.batch >= t->steps_per_epoch || c.epoch < 0)
         ddp_error_set(err, "cannot resume: %s: position epoch %d batch %ld is outside an epoch of "
                       "%ld batches", t->checkpoint, c.epoch, c.batch, t->steps_per_epoch);
-    else if (checkpoint_restore(&c, t->checkpoint, t->model, t->momentum, err) == 0) {
+    else if (checkpoint_restore(&c, t->checkpoint, t->model, &t->host, err) == 0) {
+        upload_state(t);
         t->epoch = c.epoch;
         t->batch = c.batch;
         t->step = c.step;
@@ -119,11 +156,12 @@ static int save(trainer_t *t, ddp_error_t *err)
         checkpoint_t meta = {.epoch = t->epoch, .batch = t->batch, .step = t->step, .world = t->world};
         snprintf(meta.model, sizeof meta.model, "%s", t->model_text);
         snprintf(meta.config, sizeof meta.config, "%s", t->config_text);
-        rc = checkpoint_write(t->checkpoint, &meta, t->model, t->momentum, err);
+        download_state(t);
+        rc = checkpoint_write(t->checkpoint, &meta, t->model, &t->host, err);
     }
-    int32_t failed = rc != 0;
+    double failed = rc != 0;
     ddp_error_t pg_err;
-    if (t->world > 1 && pg_all_reduce(t->pg, &failed, &failed, 1, PG_INT32, PG_MAX, &pg_err)) {
+    if (reduce_host(t, &failed, 1, PG_MAX, &pg_err)) {
         *err = pg_err;
         return -1;
     }
@@ -135,13 +173,8 @@ static int save(trainer_t *t, ddp_error_t *err)
 static void sgd(trainer_t *t, double lr)
 {
     const train_options_t *o = t->o;
-    float *p = model_params(t->model), *g = model_grads(t->model), *v = t->momentum;
-    float mu = (float)o->momentum, wd = (float)o->weight_decay, rate = (float)lr;
-    for (size_t i = 0, n = model_param_count(t->model); i < n; i++) {
-        float d = g[i] + wd * p[i];
-        v[i] = mu * v[i] + d;
-        p[i] -= rate * v[i];
-    }
+    t->dev->sgd(model_params(t->model), model_grads(t->model), t->momentum,
+                model_param_count(t->model), (float)lr, (float)o->momentum, (float)o->weight_decay);
 }
 
 typedef struct {
@@ -152,16 +185,17 @@ static int train_step(trainer_t *t, int n, tally_t *tally, ddp_error_t *err)
 {
     const size_t *idx = t->sampler.mine + t->batch * t->o->batch_size;
     data_batch(&t->train, idx, n, t->o->augment, t->o->seed, (uint64_t)t->epoch, t->images, t->labels);
+    t->dev->upload(t->device_images, t->images, (size_t)n * IMAGE_SIZE * sizeof(float));
     if (sync_from_rank0(t, 0, err))
         return -1;
-    model_forward(t->model, t->images, n, 1);
+    model_forward(t->model, t->device_images, n, 1);
     int correct;
     tally->loss += model_loss(t->model, t->labels, n, &correct);
     tally->correct += correct;
     tally->count += n;
     reducer_start(t->reducer);
-    model_backward(t->model, n, reducer_ready, t->reducer);
-    if (reducer_finish(t->reducer, err))
+    int rc = model_backward(t->model, t->device_images, n, reducer_ready, t->reducer, err);
+    if (reducer_finish(t->reducer, rc ? NULL : err) || rc)
         return -1;
     sgd(t, train_lr(t->o, t->step, t->total_steps, t->steps_per_epoch));
     t->step++;
@@ -172,16 +206,16 @@ static int train_step(trainer_t *t, int n, tally_t *tally, ddp_error_t *err)
 /* Whether any rank was asked to stop: all ranks stop after the same step. */
 static int agree_to_stop(trainer_t *t, int *stop, ddp_error_t *err)
 {
-    int32_t flag = stop_signal != 0;
-    if (t->world > 1 && pg_all_reduce(t->pg, &flag, &flag, 1, PG_INT32, PG_MAX, err))
+    double flag = stop_signal != 0;
+    if (reduce_host(t, &flag, 1, PG_MAX, err))
         return -1;
-    *stop = flag;
+    *stop = flag != 0;
     return 0;
 }
 
-static int sum_across(trainer_t *t, double *v, size_t n, ddp_error_t *err)
+static int sum_across(trainer_t *t, double *v, int n, ddp_error_t *err)
 {
-    return t->world > 1 ? pg_all_reduce(t->pg, v, v, n, PG_FLOAT64, PG_SUM, err) : 0;
+    return reduce_host(t, v, n, PG_SUM, err);
 }
 
 /* The whole test set, split over the ranks (rank r takes samples r, r+W, ...). */
@@ -200,7 +234,8 @@ static int evaluate(trainer_t *t, double *accuracy, double *loss, ddp_error_t *e
         for (; n < b && next < t->test.count; next += (size_t)t->world)
             idx[n++] = next;
         data_batch(&t->test, idx, n, 0, 0, 0, t->images, t->labels);
-        model_forward(t->model, t->images, n, 0);
+        t->dev->upload(t->device_images, t->images, (size_t)n * IMAGE_SIZE * sizeof(float));
+        model_forward(t->model, t->device_images, n, 0);
         int correct;
         sums[0] += model_loss(t->model, t->labels, n, &correct);
         sums[1] += correct;
@@ -292,15 +327,23 @@ static int setup(trainer_t *t, ddp_error_t *err)
                              t->world);
     t->steps_per_epoch = (long)((t->sampler.num_samples + (size_t)o->batch_size - 1) / (size_t)o->batch_size);
     t->total_steps = t->steps_per_epoch * o->epochs;
-    if (!(t->model = model_create(&o->model, o->batch_size, err)))
+    if (!(t->model = model_create(&o->model, t->dev, o->batch_size, err)))
         return -1;
-    model_init(t->model, o->seed);
-    size_t np = model_param_count(t->model);
-    t->momentum = calloc(np, sizeof *t->momentum);
-    t->images = malloc((size_t)o->batch_size * IMAGE_SIZE * sizeof *t->images);
+    size_t np = model_param_count(t->model), nb = model_buffer_count(t->model);
+    size_t image_bytes = (size_t)o->batch_size * IMAGE_SIZE * sizeof(float);
+    t->host.params = calloc(np + 1, sizeof(float));
+    t->host.momentum = calloc(np + 1, sizeof(float));
+    t->host.buffers = calloc(nb + 1, sizeof(float));
+    t->images = malloc(image_bytes);
     t->labels = malloc((size_t)o->batch_size);
-    if (!t->momentum || !t->images || !t->labels)
+    t->momentum = t->dev->alloc(np * sizeof(float));
+    t->device_images = t->dev->alloc(image_bytes);
+    t->scalars = pg_alloc(t->pg, 8 * sizeof(double), err);
+    if (!t->host.params || !t->host.momentum || !t->host.buffers || !t->images || !t->labels ||
+        !t->momentum || !t->device_images || !t->scalars)
         return ddp_error_set(err, "out of memory");
+    model_init(t->model, o->seed, t->host.params, t->host.buffers);
+    upload_state(t);
     if (o->resume && resume(t, err))
         return -1;
     if (!(t->reducer = reducer_create(t->pg, model_grads(t->model), np,
@@ -308,9 +351,9 @@ static int setup(trainer_t *t, ddp_error_t *err)
         return -1;
     if (t->rank == 0) {
         printf("ddp-train: %s, %zu parameters in %d bucket(s); %zu train / %zu test samples, "
-               "%d rank(s) x batch %d; %s\n",
+               "%d rank(s) x batch %d on %s; %s\n",
                t->model_text, np, reducer_bucket_count(t->reducer), t->train.count, t->test.count,
-               t->world, o->batch_size, t->config_text);
+               t->world, o->batch_size, t->dev->name, t->config_text);
         if (o->resume)
             printf("ddp-train: resuming from %s at epoch %d, batch %ld (step %ld)\n", t->checkpoint,
                    t->epoch + 1, t->batch, t->step);
@@ -322,11 +365,18 @@ static int setup(trainer_t *t, ddp_error_t *err)
 static void teardown(trainer_t *t)
 {
     reducer_destroy(t->reducer);
+    if (t->momentum)
+        t->dev->free(t->momentum);
+    if (t->device_images)
+        t->dev->free(t->device_images);
+    pg_free(t->pg, t->scalars);
     model_destroy(t->model);
     sampler_free(&t->sampler);
     data_free(&t->train);
     data_free(&t->test);
-    free(t->momentum);
+    free(t->host.params);
+    free(t->host.momentum);
+    free(t->host.buffers);
     free(t->images);
     free(t->labels);
 }
@@ -337,11 +387,6 @@ int cmd_train(int argc, char **argv)
     train_options_t o;
     if (session_parse(&argc, argv, &so) || train_options_parse(argc, argv, &o))
         return 2;
-    if (so.backend && strcmp(so.backend, "tcp") != 0) {
-        fprintf(stderr, "ddp-train train: --backend %s: training runs on CPU buffers (tcp) in this "
-                "build; the GPU model code is not there yet\n", so.backend);
-        return 2;
-    }
     struct sigaction sa = {.sa_handler = on_stop_signal};
     sigemptyset(&sa.sa_mask);
     sigaction(SIGTERM, &sa, NULL);
@@ -350,9 +395,15 @@ int cmd_train(int argc, char **argv)
     pg_t *pg = session_open("train", &so);
     if (!pg)
         return 1;
-    trainer_t t = {.o = &o, .pg = pg, .rank = pg_rank(pg), .world = pg_size(pg)};
+    trainer_t t = {.o = &o, .pg = pg, .rank = pg_rank(pg), .world = pg_size(pg), .dev = &device_cpu};
     ddp_error_t err;
     run_end_t end = RUN_DONE;
+    /* The nccl backend reduces GPU memory, so the model lives on this rank's GPU. */
+    int gpu = strcmp(pg_backend_name(pg), "nccl") == 0;
+    if (gpu && !(t.dev = device_cuda_open(pg_local_rank(pg), &err))) {
+        fprintf(stderr, "ddp-train train: rank %d: --backend nccl: %s\n", t.rank, err.msg);
+        return session_close("train", pg, 1);
+    }
     int status = setup(&t, &err) || run(&t, &end, &err) ? 1 : 0;
     if (status)
         fprintf(stderr, "ddp-train train: rank %d: %s\n", t.rank, err.msg);

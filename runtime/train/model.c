@@ -24,6 +24,7 @@ typedef struct {
 
 struct model {
     model_config_t cfg;
+    const device_ops_t *dev;
     int batch_cap;
     node_t *nodes;
     int node_count;
@@ -227,17 +228,15 @@ void model_destroy(model_t *m)
         return;
     free(m->nodes);
     free(m->tensors);
-    free(m->params);
-    free(m->grads);
-    free(m->buffers);
-    free(m->acts);
-    free(m->act_grads);
-    free(m->saved);
-    free(m->col);
+    float *device_arrays[] = {m->params, m->grads, m->buffers, m->acts, m->act_grads, m->saved, m->col};
+    for (size_t i = 0; i < sizeof device_arrays / sizeof *device_arrays; i++)
+        if (device_arrays[i])
+            m->dev->free(device_arrays[i]);
     free(m);
 }
 
-model_t *model_create(const model_config_t *cfg, int batch_cap, ddp_error_t *err)
+model_t *model_create(const model_config_t *cfg, const device_ops_t *dev, int batch_cap,
+                      ddp_error_t *err)
 {
     if (model_config_check(cfg, err))
         return NULL;
@@ -247,35 +246,37 @@ model_t *model_create(const model_config_t *cfg, int batch_cap, ddp_error_t *err
         return NULL;
     }
     m->cfg = *cfg;
+    m->dev = dev;
     m->batch_cap = batch_cap;
     if (strcmp(cfg->name, "mlp") == 0)
         build_mlp(m);
     else
         build_resnet(m);
     if (!m->failed) {
-        m->params = calloc(m->param_count, sizeof *m->params);
-        m->grads = calloc(m->param_count, sizeof *m->grads);
-        m->buffers = calloc(m->buffer_count + 1, sizeof *m->buffers);
-        m->acts = calloc(m->act_count, sizeof *m->acts);
-        m->act_grads = calloc(m->act_count, sizeof *m->act_grads);
-        m->saved = calloc(m->saved_count + 1, sizeof *m->saved);
-        m->col = calloc(m->col_count + 1, sizeof *m->col);
+        size_t col = m->col_count * (dev->batched_col ? (size_t)batch_cap : 1) + 1;
+        m->params = dev->alloc(m->param_count * sizeof(float));
+        m->grads = dev->alloc(m->param_count * sizeof(float));
+        m->buffers = dev->alloc((m->buffer_count + 1) * sizeof(float));
+        m->acts = dev->alloc(m->act_count * sizeof(float));
+        m->act_grads = dev->alloc(m->act_count * sizeof(float));
+        m->saved = dev->alloc((m->saved_count + 1) * sizeof(float));
+        m->col = dev->alloc(col * sizeof(float));
     }
     if (m->failed || !m->params || !m->grads || !m->buffers || !m->acts || !m->act_grads ||
         !m->saved || !m->col) {
-        ddp_error_set(err, "out of memory for the model's %zu activations (batch %d)",
-                      m->act_count, batch_cap);
+        ddp_error_set(err, "out of %s memory for the model's %zu activations (batch %d)",
+                      dev->name, m->act_count, batch_cap);
         model_destroy(m);
         return NULL;
     }
     return m;
 }
 
-void model_init(model_t *m, uint64_t seed)
+void model_init(model_t *m, uint64_t seed, float *host_params, float *host_buffers)
 {
     for (int i = 0; i < m->tensor_count; i++) {
         const tensor_info_t *t = &m->tensors[i];
-        float *p = (t->is_buffer ? m->buffers : m->params) + t->offset;
+        float *p = (t->is_buffer ? host_buffers : host_params) + t->offset;
         rng_t r = rng_keyed(seed, RNG_INIT, (uint64_t)i, 0);
         const char *leaf = strrchr(t->name, '.') + 1;
         if (t->ndim == 4) { /* conv weight: Kaiming normal, fan_out */
@@ -296,6 +297,7 @@ void model_init(model_t *m, uint64_t seed)
     }
 }
 
+const device_ops_t *model_device(const model_t *m) { return m->dev; }
 size_t model_param_count(const model_t *m) { return m->param_count; }
 size_t model_buffer_count(const model_t *m) { return m->buffer_count; }
 float *model_params(model_t *m) { return m->params; }
@@ -310,32 +312,32 @@ static size_t node_size(const node_t *n) { return (size_t)n->c * n->h * n->w; }
 
 const float *model_forward(model_t *m, const float *input, int batch, int training)
 {
-    memcpy(m->acts, input, (size_t)batch * IMAGE_SIZE * sizeof *input);
+    const device_ops_t *d = m->dev;
     for (int i = 1; i < m->node_count; i++) {
         node_t *n = &m->nodes[i];
         const node_t *a = &m->nodes[n->in0];
-        const float *x = m->acts + a->act;
+        const float *x = n->in0 == 0 ? input : m->acts + a->act;
         float *y = m->acts + n->act;
         size_t total = (size_t)batch * node_size(n);
         switch (n->kind) {
         case NODE_CONV:
-            conv_forward(&n->conv, batch, x, m->params + n->weight, y, m->col);
+            d->conv_forward(&n->conv, batch, x, m->params + n->weight, y, m->col);
             break;
         case NODE_BN:
-            bn_forward(batch, n->c, n->h * n->w, x, m->params + n->weight, m->params + n->bias,
+            d->bn_forward(batch, n->c, n->h * n->w, x, m->params + n->weight, m->params + n->bias,
                        m->buffers + n->running, training, m->saved + n->saved, y);
             break;
         case NODE_RELU:
-            relu_forward(total, x, y);
+            d->relu_forward(total, x, y);
             break;
         case NODE_ADD:
-            add_forward(total, x, m->acts + m->nodes[n->in1].act, y);
+            d->add_forward(total, x, m->acts + m->nodes[n->in1].act, y);
             break;
         case NODE_POOL:
-            avgpool_forward(batch, a->c, a->h * a->w, x, y);
+            d->avgpool_forward(batch, a->c, a->h * a->w, x, y);
             break;
         case NODE_LINEAR:
-            linear_forward(batch, (int)node_size(a), n->c, x, m->params + n->weight,
+            d->linear_forward(batch, (int)node_size(a), n->c, x, m->params + n->weight,
                            m->params + n->bias, y);
             break;
         case NODE_INPUT:
@@ -348,46 +350,52 @@ const float *model_forward(model_t *m, const float *input, int batch, int traini
 double model_loss(model_t *m, const unsigned char *labels, int batch, int *correct)
 {
     const node_t *last = &m->nodes[m->node_count - 1];
-    return softmax_xent(batch, CLASSES, m->acts + last->act, labels, m->act_grads + last->act,
-                        correct);
+    return m->dev->softmax_xent(batch, CLASSES, m->acts + last->act, labels,
+                                m->act_grads + last->act, correct);
 }
 
-void model_backward(model_t *m, int batch, grads_ready_fn ready, void *ctx)
+int model_backward(model_t *m, const float *input, int batch, grads_ready_fn ready, void *ctx,
+                   ddp_error_t *err)
 {
+    const device_ops_t *d = m->dev;
     const node_t *last = &m->nodes[m->node_count - 1];
-    memset(m->act_grads, 0, last->act * sizeof *m->act_grads);
+    d->zero(m->act_grads, last->act * sizeof(float));
     for (int i = m->node_count - 1; i >= 1; i--) {
         node_t *n = &m->nodes[i];
         const node_t *a = &m->nodes[n->in0];
-        const float *x = m->acts + a->act, *dy = m->act_grads + n->act;
+        const float *x = n->in0 == 0 ? input : m->acts + a->act, *dy = m->act_grads + n->act;
         float *dx = n->in0 == 0 ? NULL : m->act_grads + a->act;
         size_t total = (size_t)batch * node_size(n);
         switch (n->kind) {
         case NODE_CONV:
-            conv_backward(&n->conv, batch, x, m->params + n->weight, dy, dx, m->grads + n->weight,
+            d->conv_backward(&n->conv, batch, x, m->params + n->weight, dy, dx, m->grads + n->weight,
                           m->col);
             break;
         case NODE_BN:
-            bn_backward(batch, n->c, n->h * n->w, x, m->params + n->weight, m->saved + n->saved, dy,
+            d->bn_backward(batch, n->c, n->h * n->w, x, m->params + n->weight, m->saved + n->saved, dy,
                         dx, m->grads + n->weight, m->grads + n->bias);
             break;
         case NODE_RELU:
-            relu_backward(total, m->acts + n->act, dy, dx);
+            d->relu_backward(total, m->acts + n->act, dy, dx);
             break;
         case NODE_ADD:
-            add_backward(total, dy, dx, m->act_grads + m->nodes[n->in1].act);
+            d->add_backward(total, dy, dx, m->act_grads + m->nodes[n->in1].act);
             break;
         case NODE_POOL:
-            avgpool_backward(batch, a->c, a->h * a->w, dy, dx);
+            d->avgpool_backward(batch, a->c, a->h * a->w, dy, dx);
             break;
         case NODE_LINEAR:
-            linear_backward(batch, (int)node_size(a), n->c, x, m->params + n->weight, dy, dx,
+            d->linear_backward(batch, (int)node_size(a), n->c, x, m->params + n->weight, dy, dx,
                             m->grads + n->weight, m->grads + n->bias);
             break;
         case NODE_INPUT:
             break;
         }
-        if (n->has_params && ready)
+        if (n->has_params && ready) {
+            if (d->sync(err))
+                return -1;
             ready(ctx, n->weight);
+        }
     }
+    return d->sync(err);
 }

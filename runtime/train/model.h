@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "ddp_error.h"
+#include "device.h"
 
 #define MODEL_MAX_WIDTHS 8
 #define IMAGE_C 3
@@ -47,32 +48,40 @@ typedef struct {
 
 typedef struct model model_t;
 
-/* Room for batches of up to batch_cap samples. */
-model_t *model_create(const model_config_t *cfg, int batch_cap, ddp_error_t *err);
+/* Room for batches of up to batch_cap samples, every tensor on `dev`. */
+model_t *model_create(const model_config_t *cfg, const device_ops_t *dev, int batch_cap,
+                      ddp_error_t *err);
 void model_destroy(model_t *m);
 
-/* Seeded initialisation as PyTorch's defaults for these layers: Kaiming normal (fan_out) for
- * convolutions, U(-1/sqrt(fan_in), 1/sqrt(fan_in)) for linear weights and biases, batch norm
- * weight 1, bias 0, running mean 0, variance 1. */
-void model_init(model_t *m, uint64_t seed);
+/* Seeded initialisation as PyTorch's defaults for these layers, written into host arrays of
+ * model_param_count and model_buffer_count floats (the caller uploads them): Kaiming normal
+ * (fan_out) for convolutions, U(-1/sqrt(fan_in), 1/sqrt(fan_in)) for linear weights and biases,
+ * batch norm weight 1, bias 0, running mean 0, variance 1. */
+void model_init(model_t *m, uint64_t seed, float *host_params, float *host_buffers);
 
+const device_ops_t *model_device(const model_t *m);
 size_t model_param_count(const model_t *m);
 size_t model_buffer_count(const model_t *m);
+/* Device memory (host memory on the cpu device). */
 float *model_params(model_t *m);
 float *model_grads(model_t *m);
 float *model_buffers(model_t *m);
 int model_tensor_count(const model_t *m);
 const tensor_info_t *model_tensor(const model_t *m, int i);
 
-/* input: batch normalised images [batch, 3, 32, 32]; returns the logits [batch, 10]. */
+/* input: batch normalised images [batch, 3, 32, 32] in device memory; returns the logits
+ * [batch, 10] in device memory. */
 const float *model_forward(model_t *m, const float *input, int batch, int training);
 
 /* Softmax cross-entropy of the last forward against labels: the summed loss; *correct counts
  * right answers. Sets the logits' gradient for model_backward (mean over the batch). */
 double model_loss(model_t *m, const unsigned char *labels, int batch, int *correct);
 
-/* Called during backward each time the gradients from `offset` to the end are final. */
+/* Called during backward each time the gradients from `offset` to the end are final (on the
+ * device: the work that computed them has finished). */
 typedef void (*grads_ready_fn)(void *ctx, size_t offset);
-void model_backward(model_t *m, int batch, grads_ready_fn ready, void *ctx);
+/* input: the batch given to the forward. -1 with the device's error. */
+int model_backward(model_t *m, const float *input, int batch, grads_ready_fn ready, void *ctx,
+                   ddp_error_t *err);
 
 #endif

@@ -134,7 +134,7 @@ int reducer_finish(reducer_t *r, ddp_error_t *err)
     while (r->done < r->count)
         pthread_cond_wait(&r->changed, &r->lock);
     int failed = r->failed;
-    if (failed)
+    if (failed && err)
         *err = r->error;
     pthread_mutex_unlock(&r->lock);
     return failed ? -1 : 0;

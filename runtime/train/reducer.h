@@ -30,7 +30,8 @@ int reducer_bucket_count(const reducer_t *r);
 void reducer_start(reducer_t *r);
 /* A grads_ready_fn: gradients from offset to the end are final. */
 void reducer_ready(void *r, size_t offset);
-/* Sends what is left and waits for every bucket; the first failure, naming the bucket. */
+/* Sends what is left and waits for every bucket; the first failure, naming the bucket (into
+ * err unless NULL). */
 int reducer_finish(reducer_t *r, ddp_error_t *err);
 
 #endif

@@ -25,18 +25,18 @@ static double mean_loss(model_t *m, const float *input, const unsigned char *lab
 static void check_model(const model_config_t *cfg)
 {
     ddp_error_t err;
-    model_t *m = model_create(cfg, BATCH, &err);
+    model_t *m = model_create(cfg, &device_cpu, BATCH, &err);
     ok(m != NULL, "%s builds (%s)", cfg->name, m ? "ok" : err.msg);
     if (!m)
         return;
-    model_init(m, 7);
+    model_init(m, 7, model_params(m), model_buffers(m));
     static float input[BATCH * IMAGE_SIZE];
     unsigned char labels[BATCH] = {1, 4, 9};
     rng_t r = rng_keyed(3, 99, 0, 0);
     for (size_t i = 0; i < BATCH * IMAGE_SIZE; i++)
         input[i] = (float)rng_normal(&r);
     mean_loss(m, input, labels);
-    model_backward(m, BATCH, NULL, NULL);
+    model_backward(m, input, BATCH, NULL, NULL, &err);
     float *params = model_params(m);
     float *grads = malloc(model_param_count(m) * sizeof *grads);
     memcpy(grads, model_grads(m), model_param_count(m) * sizeof *grads);

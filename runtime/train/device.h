@@ -1,0 +1,57 @@
+/* device: where a model's tensors live and its layers run, as one table of operations: the host
+ * (C kernels, OpenBLAS) or a CUDA GPU (kernels, cuBLAS). model.c and the trainer are written
+ * once against it; the layer operations have layers.h's signatures and meaning, on the device's
+ * memory. Work may be queued: `sync` waits for it (before the process group reads gradients,
+ * and before results are read back). */
+#ifndef DDP_TRAIN_DEVICE_H
+#define DDP_TRAIN_DEVICE_H
+
+#include <stddef.h>
+
+#include "ddp_error.h"
+#include "layers.h"
+
+typedef struct {
+    const char *name;
+    int batched_col; /* conv's col scratch holds the whole batch (else one sample) */
+    void *(*alloc)(size_t bytes); /* zero-filled; NULL when out of memory */
+    void (*free)(void *p);
+    void (*upload)(void *device_dst, const void *host_src, size_t bytes);
+    void (*download)(void *host_dst, const void *device_src, size_t bytes);
+    void (*zero)(void *p, size_t bytes);
+    int (*sync)(ddp_error_t *err); /* -1 with the device's error */
+
+    void (*conv_forward)(const conv_shape_t *s, int batch, const float *in, const float *weight,
+                         float *out, float *col);
+    void (*conv_backward)(const conv_shape_t *s, int batch, const float *in, const float *weight,
+                          const float *dout, float *din, float *dweight, float *col);
+    void (*linear_forward)(int batch, int in_dim, int out_dim, const float *in, const float *weight,
+                           const float *bias, float *out);
+    void (*linear_backward)(int batch, int in_dim, int out_dim, const float *in,
+                            const float *weight, const float *dout, float *din, float *dweight,
+                            float *dbias);
+    void (*bn_forward)(int batch, int c, int hw, const float *in, const float *gamma,
+                       const float *beta, float *running, int training, float *saved, float *out);
+    void (*bn_backward)(int batch, int c, int hw, const float *in, const float *gamma,
+                        const float *saved, const float *dout, float *din, float *dgamma,
+                        float *dbeta);
+    void (*relu_forward)(size_t n, const float *in, float *out);
+    void (*relu_backward)(size_t n, const float *out, const float *dout, float *din);
+    void (*add_forward)(size_t n, const float *a, const float *b, float *out);
+    void (*add_backward)(size_t n, const float *dout, float *da, float *db);
+    void (*avgpool_forward)(int batch, int c, int hw, const float *in, float *out);
+    void (*avgpool_backward)(int batch, int c, int hw, const float *dout, float *din);
+    /* labels are host memory; the loss and count come back to the host. */
+    double (*softmax_xent)(int batch, int classes, const float *logits, const unsigned char *labels,
+                           float *dlogits, int *correct);
+    /* PyTorch's SGD: v = momentum * v + (g + wd * p); p -= lr * v. */
+    void (*sgd)(float *p, const float *g, float *v, size_t n, float lr, float momentum, float wd);
+} device_ops_t;
+
+extern const device_ops_t device_cpu;
+
+/* The GPU of this local rank (local_rank modulo the visible devices), made current; NULL with
+ * the reason when the build has no CUDA or the machine no GPU. */
+const device_ops_t *device_cuda_open(int local_rank, ddp_error_t *err);
+
+#endif

@@ -1,0 +1,555 @@
+/* device_cuda: a CUDA GPU as a device: kernels for the element-wise and per-channel layers,
+ * cuBLAS for the GEMMs, everything queued on one stream.
+ *
+ * Layouts are layers.h's (row-major, NCHW). A row-major GEMM C = op(A) op(B) is cuBLAS's
+ * column-major C^T = op(B)^T op(A)^T, so gemm() swaps the operands. Convolutions build the
+ * column matrix of the whole batch at once, [C*K*K][B*Ho*Wo], so each direction is one GEMM:
+ * forward Y' = W col (Y' is [Co][B*HoWo], transposed into NCHW), backward dW = dY' col^T and
+ * dcol = W^T dY'. The process has one GPU context (one per local rank), held here. */
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+extern "C" {
+#include "device.h"
+}
+
+namespace {
+
+struct context {
+    cudaStream_t stream;
+    cublasHandle_t blas;
+    float *scratch; /* conv: the transposed output or gradient */
+    size_t scratch_floats;
+    float *row_loss;
+    int *row_correct;
+    unsigned char *labels;
+    int rows;
+    cudaError_t first_error;
+    cublasStatus_t blas_error;
+};
+
+context ctx;
+
+const int THREADS = 256;
+
+unsigned blocks_for(size_t n) { return (unsigned)((n + THREADS - 1) / THREADS); }
+
+void note(cudaError_t e)
+{
+    if (e != cudaSuccess && ctx.first_error == cudaSuccess)
+        ctx.first_error = e;
+}
+
+void note_blas(cublasStatus_t s)
+{
+    if (s != CUBLAS_STATUS_SUCCESS && ctx.blas_error == CUBLAS_STATUS_SUCCESS)
+        ctx.blas_error = s;
+}
+
+float *scratch(size_t floats)
+{
+    if (floats > ctx.scratch_floats) {
+        note(cudaFree(ctx.scratch));
+        ctx.scratch = NULL;
+        ctx.scratch_floats = 0;
+        cudaError_t e = cudaMalloc(&ctx.scratch, floats * sizeof(float));
+        note(e);
+        if (e == cudaSuccess)
+            ctx.scratch_floats = floats;
+    }
+    return ctx.scratch;
+}
+
+/* Row-major C[m x n] = alpha op(A) op(B) + beta C. */
+void gemm(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const float *a, int lda,
+          const float *b, int ldb, float beta, float *c, int ldc)
+{
+    note_blas(cublasSgemm(ctx.blas, trans_b ? CUBLAS_OP_T : CUBLAS_OP_N,
+                          trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k, &alpha, b, ldb, a, lda,
+                          &beta, c, ldc));
+}
+
+/* ---- kernels ------------------------------------------------------------------------------ */
+
+__global__ void im2col_kernel(conv_shape_t s, int batch, const float *in, float *col)
+{
+    size_t hw = (size_t)s.ho * s.wo, cols = hw * batch;
+    size_t total = (size_t)s.c * s.k * s.k * cols;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < total;
+         i += (size_t)gridDim.x * blockDim.x) {
+        size_t row = i / cols, j = i % cols;
+        int b = (int)(j / hw), p = (int)(j % hw), y = p / s.wo, x = p % s.wo;
+        int kx = (int)(row % s.k), ky = (int)(row / s.k % s.k), c = (int)(row / (s.k * s.k));
+        int iy = y * s.stride - s.pad + ky, ix = x * s.stride - s.pad + kx;
+        col[i] = iy >= 0 && iy < s.h && ix >= 0 && ix < s.w
+                     ? in[(((size_t)b * s.c + c) * s.h + iy) * s.w + ix]
+                     : 0.0f;
+    }
+}
+
+/* Each input element gathers the column entries it was copied to. */
+__global__ void col2im_kernel(conv_shape_t s, int batch, const float *col, float *din)
+{
+    size_t hw = (size_t)s.ho * s.wo, cols = hw * batch;
+    size_t total = (size_t)batch * s.c * s.h * s.w;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < total;
+         i += (size_t)gridDim.x * blockDim.x) {
+        int x = (int)(i % s.w), y = (int)(i / s.w % s.h), c = (int)(i / ((size_t)s.w * s.h) % s.c);
+        int b = (int)(i / ((size_t)s.w * s.h * s.c));
+        float sum = 0;
+        for (int ky = 0; ky < s.k; ky++) {
+            int ty = y + s.pad - ky;
+            if (ty < 0 || ty % s.stride || ty / s.stride >= s.ho)
+                continue;
+            for (int kx = 0; kx < s.k; kx++) {
+                int tx = x + s.pad - kx;
+                if (tx < 0 || tx % s.stride || tx / s.stride >= s.wo)
+                    continue;
+                size_t row = ((size_t)c * s.k + ky) * s.k + kx;
+                sum += col[row * cols + (size_t)b * hw + (ty / s.stride) * s.wo + tx / s.stride];
+            }
+        }
+        din[i] += sum;
+    }
+}
+
+/* [c][batch][hw] <-> [batch][c][hw]; add: accumulate into dst. */
+__global__ void regroup_kernel(int batch, int c, int hw, const float *src, float *dst,
+                               bool to_nchw)
+{
+    size_t total = (size_t)batch * c * hw;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < total;
+         i += (size_t)gridDim.x * blockDim.x) {
+        size_t p = i % hw, ch = i / hw % c, b = i / ((size_t)hw * c); /* i indexes NCHW */
+        size_t grouped = (ch * batch + b) * hw + p;
+        if (to_nchw)
+            dst[i] = src[grouped];
+        else
+            dst[grouped] = src[i];
+    }
+}
+
+__global__ void bias_rows_kernel(int batch, int n, const float *bias, float *out)
+{
+    size_t total = (size_t)batch * n;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < total;
+         i += (size_t)gridDim.x * blockDim.x)
+        out[i] = bias[i % n];
+}
+
+__global__ void column_sums_kernel(int batch, int n, const float *m, float *sums)
+{
+    int j = blockIdx.x * blockDim.x + threadIdx.x;
+    if (j >= n)
+        return;
+    float s = 0;
+    for (int b = 0; b < batch; b++)
+        s += m[(size_t)b * n + j];
+    sums[j] = s;
+}
+
+/* Sum over one channel of (batch, hw) into double, by one block. */
+__device__ double block_sum(double v)
+{
+    __shared__ double part[THREADS];
+    part[threadIdx.x] = v;
+    __syncthreads();
+    for (int half = blockDim.x / 2; half > 0; half /= 2) {
+        if ((int)threadIdx.x < half)
+            part[threadIdx.x] += part[threadIdx.x + half];
+        __syncthreads();
+    }
+    double total = part[0];
+    __syncthreads();
+    return total;
+}
+
+__global__ void bn_stats_kernel(int batch, int c, int hw, const float *in, float *running,
+                                float *saved)
+{
+    int ch = blockIdx.x;
+    size_t n = (size_t)batch * hw;
+    double sum = 0;
+    for (size_t i = threadIdx.x; i < n; i += blockDim.x)
+        sum += in[((size_t)(i / hw) * c + ch) * hw + i % hw];
+    double mean = block_sum(sum) / (double)n, sq = 0;
+    for (size_t i = threadIdx.x; i < n; i += blockDim.x) {
+        double d = in[((size_t)(i / hw) * c + ch) * hw + i % hw] - mean;
+        sq += d * d;
+    }
+    sq = block_sum(sq);
+    if (threadIdx.x == 0) {
+        double var = sq / (double)n, unbiased = n > 1 ? sq / (double)(n - 1) : var;
+        saved[ch] = (float)mean;
+        saved[c + ch] = (float)(1.0 / sqrt(var + BN_EPS));
+        running[ch] = (1 - BN_MOMENTUM) * running[ch] + BN_MOMENTUM * (float)mean;
+        running[c + ch] = (float)((1 - BN_MOMENTUM) * running[c + ch] + BN_MOMENTUM * unbiased);
+    }
+}
+
+__global__ void bn_apply_kernel(int batch, int c, int hw, const float *in, const float *gamma,
+                                const float *beta, const float *stats, bool running, float *out)
+{
+    size_t total = (size_t)batch * c * hw;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < total;
+         i += (size_t)gridDim.x * blockDim.x) {
+        int ch = (int)(i / hw % c);
+        float mean = stats[ch];
+        float invstd = running ? 1.0f / sqrtf(stats[c + ch] + BN_EPS) : stats[c + ch];
+        float scale = gamma[ch] * invstd;
+        out[i] = in[i] * scale + (beta[ch] - mean * scale);
+    }
+}
+
+__global__ void bn_grad_sums_kernel(int batch, int c, int hw, const float *in, const float *saved,
+                                    const float *dout, float *dgamma, float *dbeta)
+{
+    int ch = blockIdx.x;
+    size_t n = (size_t)batch * hw;
+    float mean = saved[ch], invstd = saved[c + ch];
+    double sdy = 0, sdyx = 0;
+    for (size_t i = threadIdx.x; i < n; i += blockDim.x) {
+        size_t at = ((size_t)(i / hw) * c + ch) * hw + i % hw;
+        sdy += dout[at];
+        sdyx += dout[at] * (in[at] - mean) * invstd;
+    }
+    sdy = block_sum(sdy);
+    sdyx = block_sum(sdyx);
+    if (threadIdx.x == 0) {
+        dgamma[ch] = (float)sdyx;
+        dbeta[ch] = (float)sdy;
+    }
+}
+
+__global__ void bn_input_grad_kernel(int batch, int c, int hw, const float *in, const float *gamma,
+                                     const float *saved, const float *dout, const float *dgamma,
+                                     const float *dbeta, float *din)
+{
+    size_t total = (size_t)batch * c * hw;
+    float n = (float)batch * (float)hw;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < total;
+         i += (size_t)gridDim.x * blockDim.x) {
+        int ch = (int)(i / hw % c);
+        float mean = saved[ch], invstd = saved[c + ch];
+        float k = gamma[ch] * invstd / n;
+        din[i] += k * (n * dout[i] - dbeta[ch] - (in[i] - mean) * invstd * dgamma[ch]);
+    }
+}
+
+__global__ void relu_kernel(size_t n, const float *in, float *out)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x)
+        out[i] = in[i] > 0 ? in[i] : 0;
+}
+
+__global__ void relu_grad_kernel(size_t n, const float *out, const float *dout, float *din)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x)
+        din[i] += out[i] > 0 ? dout[i] : 0;
+}
+
+__global__ void add_kernel(size_t n, const float *a, const float *b, float *out)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x)
+        out[i] = a[i] + b[i];
+}
+
+__global__ void add_grad_kernel(size_t n, const float *dout, float *da, float *db)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x) {
+        da[i] += dout[i];
+        db[i] += dout[i];
+    }
+}
+
+__global__ void avgpool_kernel(size_t rows, int hw, const float *in, float *out)
+{
+    for (size_t r = blockIdx.x * (size_t)blockDim.x + threadIdx.x; r < rows;
+         r += (size_t)gridDim.x * blockDim.x) {
+        float sum = 0;
+        for (int i = 0; i < hw; i++)
+            sum += in[r * hw + i];
+        out[r] = sum / (float)hw;
+    }
+}
+
+__global__ void avgpool_grad_kernel(size_t n, int hw, const float *dout, float *din)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x)
+        din[i] += dout[i / hw] / (float)hw;
+}
+
+__global__ void xent_kernel(int batch, int classes, const float *logits, const unsigned char *labels,
+                            float *dlogits, float *row_loss, int *row_correct)
+{
+    int b = blockIdx.x * blockDim.x + threadIdx.x;
+    if (b >= batch)
+        return;
+    const float *z = logits + (size_t)b * classes;
+    float *dz = dlogits + (size_t)b * classes;
+    int best = 0;
+    float max = z[0];
+    for (int k = 1; k < classes; k++)
+        if (z[k] > max)
+            max = z[k], best = k;
+    double sum = 0;
+    for (int k = 0; k < classes; k++)
+        sum += exp((double)(z[k] - max));
+    row_loss[b] = (float)(log(sum) - (double)(z[labels[b]] - max));
+    row_correct[b] = best == labels[b];
+    for (int k = 0; k < classes; k++)
+        dz[k] = (float)((exp((double)(z[k] - max)) / sum - (k == labels[b])) / batch);
+}
+
+__global__ void sgd_kernel(float *p, const float *g, float *v, size_t n, float lr, float momentum,
+                           float wd)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x) {
+        v[i] = momentum * v[i] + (g[i] + wd * p[i]);
+        p[i] -= lr * v[i];
+    }
+}
+
+/* Grid-stride kernels need no more blocks than keep the GPU busy. */
+unsigned grid(size_t n)
+{
+    unsigned b = blocks_for(n);
+    return b > 65535u ? 65535u : b ? b : 1u;
+}
+
+/* ---- the device table --------------------------------------------------------------------- */
+
+void *cuda_alloc(size_t bytes)
+{
+    void *p = NULL;
+    if (cudaMalloc(&p, bytes ? bytes : 1) != cudaSuccess)
+        return NULL;
+    note(cudaMemsetAsync(p, 0, bytes ? bytes : 1, ctx.stream));
+    return p;
+}
+
+void cuda_free(void *p) { note(cudaFree(p)); }
+
+void cuda_upload(void *dst, const void *src, size_t bytes)
+{
+    note(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, ctx.stream));
+    note(cudaStreamSynchronize(ctx.stream));
+}
+
+void cuda_download(void *dst, const void *src, size_t bytes)
+{
+    note(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, ctx.stream));
+    note(cudaStreamSynchronize(ctx.stream));
+}
+
+void cuda_zero(void *p, size_t bytes) { note(cudaMemsetAsync(p, 0, bytes, ctx.stream)); }
+
+int cuda_sync(ddp_error_t *err)
+{
+    note(cudaGetLastError());
+    note(cudaStreamSynchronize(ctx.stream));
+    if (ctx.first_error != cudaSuccess)
+        return ddp_error_set(err, "CUDA: %s (%s)", cudaGetErrorString(ctx.first_error),
+                             cudaGetErrorName(ctx.first_error));
+    if (ctx.blas_error != CUBLAS_STATUS_SUCCESS)
+        return ddp_error_set(err, "cuBLAS: %s", cublasGetStatusString(ctx.blas_error));
+    return 0;
+}
+
+void cuda_conv_forward(const conv_shape_t *s, int batch, const float *in, const float *weight,
+                       float *out, float *col)
+{
+    int kdim = s->c * s->k * s->k, cols = s->ho * s->wo * batch;
+    im2col_kernel<<<grid((size_t)kdim * cols), THREADS, 0, ctx.stream>>>(*s, batch, in, col);
+    float *grouped = scratch((size_t)s->co * cols);
+    gemm(false, false, s->co, cols, kdim, 1.0f, weight, kdim, col, cols, 0.0f, grouped, cols);
+    regroup_kernel<<<grid((size_t)s->co * cols), THREADS, 0, ctx.stream>>>(
+        batch, s->co, s->ho * s->wo, grouped, out, true);
+}
+
+void cuda_conv_backward(const conv_shape_t *s, int batch, const float *in, const float *weight,
+                        const float *dout, float *din, float *dweight, float *col)
+{
+    int kdim = s->c * s->k * s->k, cols = s->ho * s->wo * batch;
+    float *grouped = scratch((size_t)s->co * cols);
+    regroup_kernel<<<grid((size_t)s->co * cols), THREADS, 0, ctx.stream>>>(
+        batch, s->co, s->ho * s->wo, dout, grouped, false);
+    im2col_kernel<<<grid((size_t)kdim * cols), THREADS, 0, ctx.stream>>>(*s, batch, in, col);
+    gemm(false, true, s->co, kdim, cols, 1.0f, grouped, cols, col, cols, 0.0f, dweight, kdim);
+    if (din) {
+        gemm(true, false, kdim, cols, s->co, 1.0f, weight, kdim, grouped, cols, 0.0f, col, cols);
+        col2im_kernel<<<grid((size_t)batch * s->c * s->h * s->w), THREADS, 0, ctx.stream>>>(
+            *s, batch, col, din);
+    }
+}
+
+void cuda_linear_forward(int batch, int in_dim, int out_dim, const float *in, const float *weight,
+                         const float *bias, float *out)
+{
+    bias_rows_kernel<<<grid((size_t)batch * out_dim), THREADS, 0, ctx.stream>>>(batch, out_dim,
+                                                                                bias, out);
+    gemm(false, true, batch, out_dim, in_dim, 1.0f, in, in_dim, weight, in_dim, 1.0f, out, out_dim);
+}
+
+void cuda_linear_backward(int batch, int in_dim, int out_dim, const float *in, const float *weight,
+                          const float *dout, float *din, float *dweight, float *dbias)
+{
+    gemm(true, false, out_dim, in_dim, batch, 1.0f, dout, out_dim, in, in_dim, 0.0f, dweight, in_dim);
+    column_sums_kernel<<<blocks_for((size_t)out_dim), THREADS, 0, ctx.stream>>>(batch, out_dim,
+                                                                                 dout, dbias);
+    if (din)
+        gemm(false, false, batch, in_dim, out_dim, 1.0f, dout, out_dim, weight, in_dim, 1.0f, din,
+             in_dim);
+}
+
+void cuda_bn_forward(int batch, int c, int hw, const float *in, const float *gamma,
+                     const float *beta, float *running, int training, float *saved, float *out)
+{
+    if (training)
+        bn_stats_kernel<<<c, THREADS, 0, ctx.stream>>>(batch, c, hw, in, running, saved);
+    bn_apply_kernel<<<grid((size_t)batch * c * hw), THREADS, 0, ctx.stream>>>(
+        batch, c, hw, in, gamma, beta, training ? saved : running, !training, out);
+}
+
+void cuda_bn_backward(int batch, int c, int hw, const float *in, const float *gamma,
+                      const float *saved, const float *dout, float *din, float *dgamma,
+                      float *dbeta)
+{
+    bn_grad_sums_kernel<<<c, THREADS, 0, ctx.stream>>>(batch, c, hw, in, saved, dout, dgamma, dbeta);
+    bn_input_grad_kernel<<<grid((size_t)batch * c * hw), THREADS, 0, ctx.stream>>>(
+        batch, c, hw, in, gamma, saved, dout, dgamma, dbeta, din);
+}
+
+void cuda_relu_forward(size_t n, const float *in, float *out)
+{
+    relu_kernel<<<grid(n), THREADS, 0, ctx.stream>>>(n, in, out);
+}
+
+void cuda_relu_backward(size_t n, const float *out, const float *dout, float *din)
+{
+    relu_grad_kernel<<<grid(n), THREADS, 0, ctx.stream>>>(n, out, dout, din);
+}
+
+void cuda_add_forward(size_t n, const float *a, const float *b, float *out)
+{
+    add_kernel<<<grid(n), THREADS, 0, ctx.stream>>>(n, a, b, out);
+}
+
+void cuda_add_backward(size_t n, const float *dout, float *da, float *db)
+{
+    add_grad_kernel<<<grid(n), THREADS, 0, ctx.stream>>>(n, dout, da, db);
+}
+
+void cuda_avgpool_forward(int batch, int c, int hw, const float *in, float *out)
+{
+    avgpool_kernel<<<grid((size_t)batch * c), THREADS, 0, ctx.stream>>>((size_t)batch * c, hw, in, out);
+}
+
+void cuda_avgpool_backward(int batch, int c, int hw, const float *dout, float *din)
+{
+    size_t n = (size_t)batch * c * hw;
+    avgpool_grad_kernel<<<grid(n), THREADS, 0, ctx.stream>>>(n, hw, dout, din);
+}
+
+double cuda_softmax_xent(int batch, int classes, const float *logits, const unsigned char *labels,
+                         float *dlogits, int *correct)
+{
+    if (batch > ctx.rows) {
+        note(cudaFree(ctx.row_loss));
+        note(cudaFree(ctx.row_correct));
+        note(cudaFree(ctx.labels));
+        ctx.rows = 0;
+        if (cudaMalloc(&ctx.row_loss, batch * sizeof(float)) != cudaSuccess ||
+            cudaMalloc(&ctx.row_correct, batch * sizeof(int)) != cudaSuccess ||
+            cudaMalloc(&ctx.labels, (size_t)batch) != cudaSuccess) {
+            note(cudaErrorMemoryAllocation);
+            *correct = 0;
+            return 0;
+        }
+        ctx.rows = batch;
+    }
+    note(cudaMemcpyAsync(ctx.labels, labels, (size_t)batch, cudaMemcpyHostToDevice, ctx.stream));
+    xent_kernel<<<blocks_for((size_t)batch), THREADS, 0, ctx.stream>>>(
+        batch, classes, logits, ctx.labels, dlogits, ctx.row_loss, ctx.row_correct);
+    float *loss = (float *)malloc(batch * sizeof(float));
+    int *right = (int *)malloc(batch * sizeof(int));
+    double total = 0;
+    *correct = 0;
+    if (loss && right) {
+        cuda_download(loss, ctx.row_loss, batch * sizeof(float));
+        cuda_download(right, ctx.row_correct, batch * sizeof(int));
+        for (int b = 0; b < batch; b++) {
+            total += loss[b];
+            *correct += right[b];
+        }
+    }
+    free(loss);
+    free(right);
+    return total;
+}
+
+void cuda_sgd(float *p, const float *g, float *v, size_t n, float lr, float momentum, float wd)
+{
+    sgd_kernel<<<grid(n), THREADS, 0, ctx.stream>>>(p, g, v, n, lr, momentum, wd);
+}
+
+device_ops_t cuda_ops;
+
+} // namespace
+
+extern "C" const device_ops_t *device_cuda_open(int local_rank, ddp_error_t *err)
+{
+    if (cuda_ops.name)
+        return &cuda_ops;
+    int devices = 0;
+    cudaError_t e = cudaGetDeviceCount(&devices);
+    if (e != cudaSuccess || devices == 0) {
+        ddp_error_set(err, "no GPU is visible (%s)", e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
+        return NULL;
+    }
+    if ((e = cudaSetDevice(local_rank % devices)) != cudaSuccess ||
+        (e = cudaStreamCreateWithFlags(&ctx.stream, cudaStreamNonBlocking)) != cudaSuccess) {
+        ddp_error_set(err, "CUDA device %d: %s", local_rank % devices, cudaGetErrorString(e));
+        return NULL;
+    }
+    cublasStatus_t s = cublasCreate(&ctx.blas);
+    if (s == CUBLAS_STATUS_SUCCESS)
+        s = cublasSetStream(ctx.blas, ctx.stream);
+    if (s != CUBLAS_STATUS_SUCCESS) {
+        ddp_error_set(err, "cuBLAS: %s", cublasGetStatusString(s));
+        return NULL;
+    }
+    /* cuBLAS's default math mode keeps float32 GEMMs in float32 (no TF32), like the CPU path. */
+    cuda_ops.alloc = cuda_alloc;
+    cuda_ops.free = cuda_free;
+    cuda_ops.upload = cuda_upload;
+    cuda_ops.download = cuda_download;
+    cuda_ops.zero = cuda_zero;
+    cuda_ops.sync = cuda_sync;
+    cuda_ops.conv_forward = cuda_conv_forward;
+    cuda_ops.conv_backward = cuda_conv_backward;
+    cuda_ops.linear_forward = cuda_linear_forward;
+    cuda_ops.linear_backward = cuda_linear_backward;
+    cuda_ops.bn_forward = cuda_bn_forward;
+    cuda_ops.bn_backward = cuda_bn_backward;
+    cuda_ops.relu_forward = cuda_relu_forward;
+    cuda_ops.relu_backward = cuda_relu_backward;
+    cuda_ops.add_forward = cuda_add_forward;
+    cuda_ops.add_backward = cuda_add_backward;
+    cuda_ops.avgpool_forward = cuda_avgpool_forward;
+    cuda_ops.avgpool_backward = cuda_avgpool_backward;
+    cuda_ops.softmax_xent = cuda_softmax_xent;
+    cuda_ops.sgd = cuda_sgd;
+    cuda_ops.batched_col = 1;
+    cuda_ops.name = "cuda";
+    return &cuda_ops;
+}

@@ -15,6 +15,7 @@
 extern "C" {
 #include "device.h"
 }
+#include "xent_row.h"
 
 namespace {
 
@@ -291,22 +292,9 @@ __global__ void xent_kernel(int batch, int classes, const float *logits, const u
                             float *dlogits, float *row_loss, int *row_correct)
 {
     int b = blockIdx.x * blockDim.x + threadIdx.x;
-    if (b >= batch)
-        return;
-    const float *z = logits + (size_t)b * classes;
-    float *dz = dlogits + (size_t)b * classes;
-    int best = 0;
-    float max = z[0];
-    for (int k = 1; k < classes; k++)
-        if (z[k] > max)
-            max = z[k], best = k;
-    double sum = 0;
-    for (int k = 0; k < classes; k++)
-        sum += exp((double)(z[k] - max));
-    row_loss[b] = (float)(log(sum) - (double)(z[labels[b]] - max));
-    row_correct[b] = best == labels[b];
-    for (int k = 0; k < classes; k++)
-        dz[k] = (float)((exp((double)(z[k] - max)) / sum - (k == labels[b])) / batch);
+    if (b < batch)
+        row_loss[b] = (float)xent_row(classes, logits + (size_t)b * classes, labels[b], batch,
+                                      dlogits + (size_t)b * classes, &row_correct[b]);
 }
 
 __global__ void sgd_kernel(float *p, const float *g, float *v, size_t n, float lr, float momentum,

@@ -4,6 +4,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "xent_row.h"
+
 void layers_set_threads(int n) { openblas_set_num_threads(n); }
 
 /* Output columns x whose input column x*stride - pad + kx lies inside [0, w): [*lo, *hi). */
@@ -243,20 +245,10 @@ double softmax_xent(int batch, int classes, const float *logits, const unsigned 
     double loss = 0;
     *correct = 0;
     for (int b = 0; b < batch; b++) {
-        const float *z = logits + (size_t)b * classes;
-        float *dz = dlogits + (size_t)b * classes;
-        int best = 0;
-        float max = z[0];
-        for (int k = 1; k < classes; k++)
-            if (z[k] > max)
-                max = z[k], best = k;
-        double sum = 0;
-        for (int k = 0; k < classes; k++)
-            sum += exp((double)(z[k] - max));
-        loss += log(sum) - (double)(z[labels[b]] - max);
-        *correct += best == labels[b];
-        for (int k = 0; k < classes; k++)
-            dz[k] = (float)((exp((double)(z[k] - max)) / sum - (k == labels[b])) / batch);
+        int right;
+        loss += xent_row(classes, logits + (size_t)b * classes, labels[b], batch,
+                         dlogits + (size_t)b * classes, &right);
+        *correct += right;
     }
     return loss;
 }

@@ -37,9 +37,37 @@ else
 fi
 while IFS= read -r line; do echo "# $line"; done <<<"$out"
 
+# Training on the GPU: one step equals the CPU's (same data, weights and SGD), and a short run
+# over the nccl process group learns.
+"$TRAIN" make-data "$T/data" --size 256,64 >/dev/null
+step=(--data "$T/data" --no-augment --no-shuffle --batch-size 16 --max-steps 1 --schedule constant)
+for model in "mlp --widths 64,32" "resnet --depth 8 --width 1"; do
+    # shellcheck disable=SC2086 # the model's options are words
+    "$TRAIN" train --model $model "${step[@]}" --checkpoint-dir "$T/cpu" >"$T/cpu.log" 2>&1
+    # shellcheck disable=SC2086
+    timeout 300 "$TRAIN" train --model $model "${step[@]}" --backend nccl --checkpoint-dir "$T/gpu" \
+        >"$T/gpu.log" 2>&1
+    if diff=$("$TRAIN" diff "$T/cpu/checkpoint.ddpt" "$T/gpu/checkpoint.ddpt" --tolerance 1e-4); then
+        pass "one ${model%% *} step on the GPU equals the CPU's ($(tail -n 1 <<<"$diff"))"
+    else
+        fail "one ${model%% *} step on the GPU equals the CPU's" "$(cat "$T/gpu.log")" "$diff"
+    fi
+done
+out=$(timeout 300 "$TRAIN" train --backend nccl --model resnet --depth 8 --synthetic-size 4096,1024 \
+    --epochs 2 --batch-size 128 2>&1)
+acc=$(sed -n 's/.*trained after 2 of 2 epochs.*test-acc \([0-9.]*\).*/\1/p' <<<"$out")
+if awk -v a="${acc:-0}" 'BEGIN {exit !(a >= 0.5)}'; then
+    pass "resnet-8 on the GPU over nccl learns the synthetic set (test-acc $acc after 2 epochs)"
+else
+    fail "resnet-8 on the GPU over nccl learns" "$out"
+fi
+while IFS= read -r line; do echo "# $line"; done <<<"$out"
+
 gpus=$("$GPU_CHECK" probe | awk '{print $1}')
 if [ "${gpus:-1}" -ge 2 ]; then
     out=$(timeout 120 "$AGENT" --standalone --nproc-per-node 2 "$TRAIN" collectives --backend nccl 2>&1)
     expect_eq "$?" 0 "two GPUs under the agent: ddp-train collectives --backend nccl"
+    out=$(timeout 300 "$AGENT" --standalone --nproc-per-node 2 "$TRAIN" train --backend nccl --epochs 2 2>&1)
+    expect_contains "$out" "trained after 2 of 2 epochs" "two GPUs under the agent: ddp-train train --backend nccl"
 fi
 expect_no_leftovers "nothing left running"

@@ -34,7 +34,10 @@ libddp=(runtime/ddp_error.c runtime/ddp_hmac.c runtime/ddp_file.c runtime/ddp_cl
         runtime/store_client.c runtime/rendezvous.c runtime/worker_env.c)
 pg=(runtime/pg.c runtime/pg_tcp.c runtime/pg_reduce.c runtime/pg_nccl.c)
 # No BLAS package there: the CPU layers get a plain GEMM (tests/gpu/blas-shim).
-train=(runtime/train/*.c tests/gpu/blas-shim/cblas.c -Iruntime/train -Itests/gpu/blas-shim -lm)
+train=()
+for f in runtime/train/*.c; do [ "$f" = runtime/train/device_cuda_none.c ] || train+=("$f"); done
+train+=(runtime/train/device_cuda.cu -gencode 'arch=compute_90,code=[sm_90,compute_90]'
+        tests/gpu/blas-shim/cblas.c -Iruntime/train -Itests/gpu/blas-shim -lcublas -lm)
 
 "$nvcc" "${flags[@]}" "${libddp[@]}" "${pg[@]}" "${train[@]}" "${libs[@]}" -o "$out/ddp-train"
 "$nvcc" "${flags[@]}" "${libddp[@]}" "${pg[@]}" tests/gpu/gpu_check.c "${libs[@]}" -o "$out/gpu_check"

@@ -3,7 +3,7 @@
  * Each step: this rank's batch (DistributedSampler order), batch-norm buffers from rank 0 (DDP's
  * broadcast_buffers), forward, loss, backward with the gradient buckets averaged across ranks
  * as backward produces them, SGD with momentum and weight decay at the schedule's rate. Rank 0
- * prints a line per epoch and checkpoints after each; a SIGTERM or SIGUSR1 ends the run after
+ * prints a line per epoch and checkpoints after each; a SIGTERM, SIGUSR1 or SIGUSR2 ends the run after
  * the step in progress with a checkpoint and status TRAIN_EXIT_STOPPED, so a resubmitted job
  * resumes where it stopped (--resume). */
 #include <errno.h>
@@ -385,12 +385,17 @@ int cmd_train(int argc, char **argv)
 {
     session_options_t so = {0};
     train_options_t o;
+    if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+        fputs(train_usage, stdout);
+        return 0;
+    }
     if (session_parse(&argc, argv, &so) || train_options_parse(argc, argv, &o))
         return 2;
     struct sigaction sa = {.sa_handler = on_stop_signal};
     sigemptyset(&sa.sa_mask);
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGUSR1, &sa, NULL);
+    sigaction(SIGUSR2, &sa, NULL); /* what the Slurm script asks for before the time limit */
     layers_set_threads(o.threads);
     pg_t *pg = session_open("train", &so);
     if (!pg)

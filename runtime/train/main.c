@@ -24,9 +24,9 @@ static const char usage_text[] =
     "The ranks come from RANK/WORLD_SIZE/LOCAL_RANK (ddpjob-agent, torchrun), from\n"
     "OMPI_COMM_WORLD_RANK/SIZE/LOCAL_RANK (mpirun) or SLURM_PROCID/NTASKS/LOCALID (srun); rank 0\n"
     "serves the group's store at MASTER_ADDR:MASTER_PORT. Exit status: 0; 1 when an operation\n"
-    "failed or gave a wrong result; 2 for a usage error; 75 when train was stopped by SIGTERM or\n"
-    "SIGUSR1 after writing its checkpoint (run again with --resume). `ddp-train train --help`\n"
-    "lists the training options.\n";
+    "failed or gave a wrong result; 2 for a usage error; 75 when train was stopped by SIGTERM,\n"
+    "SIGUSR1 or SIGUSR2 after writing its checkpoint (run again with --resume).\n"
+    "`ddp-train train --help` lists the training options.\n";
 
 int main(int argc, char **argv)
 {

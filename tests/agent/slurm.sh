@@ -4,7 +4,7 @@
 # (where namespaces cannot be made, both nodes share this host's network, and the suite says so).
 # `ddpjob submit` sends a spec whose command is a real PyTorch DDP program (gloo); the rendered
 # script reads SLURM_JOB_NODELIST, srun starts one real agent per node, and the agents meet
-# across the two hosts.
+# across the two hosts; then the built-in workload (a train: spec) trains across both nodes.
 . "$SRCDIR/tests/agent/lib.sh"
 . "$SRCDIR/tests/cluster/slurm.sh"
 trap 'cluster_down; rm -rf "$T"; echo "1..$TAP_N"; [ "$TAP_FAILED" -eq 0 ]' EXIT
@@ -59,4 +59,16 @@ expect_contains "$OUT" "job failed (exit 3): rank 3 (node 1, host $(cluster_node
     "a failing rank on $n2 is named in the job's output"
 state=$(cluster_in head scontrol -o show job "$JOB" 2>/dev/null | grep -o 'JobState=[A-Z]*\|ExitCode=[0-9:]*' | tr '\n' ' ')
 expect_eq "$state" "JobState=FAILED ExitCode=3:0 " "and Slurm records the job as failed with the worker's code"
+# The built-in workload across the two nodes: ddp-train's ranks meet over the nodes' addresses.
+cat >train.yaml <<SPEC
+name: e2e-train
+scheduler: slurm
+nodes: 2
+procs_per_node: 2
+walltime: "00:05:00"
+train: {synthetic: true, synthetic_size: "2048,512", epochs: 2, batch_size: 32}
+SPEC
+submit_and_wait train.yaml
+expect_contains "$OUT" "[rank 0] epoch 2/2 " "a train: spec trains on 2 nodes x 2 ranks under Slurm"
+expect_contains "$OUT" "trained after 2 of 2 epochs (32 steps, 4 ranks)" "... every rank took every step"
 expect_no_leftovers "no process of the jobs is left on any node"

@@ -84,6 +84,15 @@ else
     fail "stopped by SIGTERM mid-epoch and resumed = uninterrupted" "$OUT" "$diff"
 fi
 
+# SIGUSR2 (what the Slurm script asks for before the time limit) straight to a lone rank.
+DDPJ_TESTMARK="$MARK" "$TRAIN" train "${small[@]}" --epochs 4 --checkpoint-dir "$T/usr2" >"$T/usr2.log" 2>&1 &
+pid=$!
+for _ in $(seq 300); do grep -q 'epoch 1/4' "$T/usr2.log" && break; sleep 0.05; done
+kill -USR2 "$pid"
+wait "$pid"
+expect_eq "$?" 75 "SIGUSR2: a lone rank checkpoints and exits 75"
+expect_contains "$("$TRAIN" inspect "$T/usr2/checkpoint.ddpt")" "world      1 rank(s)" "... leaving a readable checkpoint"
+
 # --- checkpoints that do not fit ------------------------------------------------------------------
 ranks other_model 1 "${small[@]}" --model resnet --depth 8 --resume --checkpoint-dir "$T/whole"
 expect_eq "$RC" 1 "resuming another model's checkpoint fails"

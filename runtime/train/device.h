@@ -20,6 +20,8 @@ typedef struct {
     void (*download)(void *host_dst, const void *device_src, size_t bytes);
     void (*zero)(void *p, size_t bytes);
     int (*sync)(ddp_error_t *err); /* -1 with the device's error */
+    /* Makes this device current for the calling thread (CUDA's current device is per thread). */
+    void (*bind_thread)(void);
 
     void (*conv_forward)(const conv_shape_t *s, int batch, const float *in, const float *weight,
                          float *out, float *col);

@@ -8,6 +8,7 @@ static void *cpu_alloc(size_t bytes) { return calloc(bytes ? bytes : 1, 1); }
 static void cpu_copy(void *dst, const void *src, size_t bytes) { memcpy(dst, src, bytes); }
 static void cpu_zero(void *p, size_t bytes) { memset(p, 0, bytes); }
 static int cpu_sync(ddp_error_t *err) { return 0; }
+static void cpu_bind_thread(void) {}
 
 static void cpu_sgd(float *p, const float *g, float *v, size_t n, float lr, float momentum, float wd)
 {
@@ -25,6 +26,7 @@ const device_ops_t device_cpu = {
     .download = cpu_copy,
     .zero = cpu_zero,
     .sync = cpu_sync,
+    .bind_thread = cpu_bind_thread,
     .conv_forward = conv_forward,
     .conv_backward = conv_backward,
     .linear_forward = linear_forward,

@@ -20,6 +20,7 @@ extern "C" {
 namespace {
 
 struct context {
+    int device;
     cudaStream_t stream;
     cublasHandle_t blas;
     float *scratch; /* conv: the transposed output or gradient */
@@ -353,6 +354,8 @@ int cuda_sync(ddp_error_t *err)
     return 0;
 }
 
+void cuda_bind_thread(void) { note(cudaSetDevice(ctx.device)); }
+
 void cuda_conv_forward(const conv_shape_t *s, int batch, const float *in, const float *weight,
                        float *out, float *col)
 {
@@ -504,7 +507,8 @@ extern "C" const device_ops_t *device_cuda_open(int local_rank, ddp_error_t *err
         ddp_error_set(err, "no GPU is visible (%s)", e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
         return NULL;
     }
-    if ((e = cudaSetDevice(local_rank % devices)) != cudaSuccess ||
+    ctx.device = local_rank % devices;
+    if ((e = cudaSetDevice(ctx.device)) != cudaSuccess ||
         (e = cudaStreamCreateWithFlags(&ctx.stream, cudaStreamNonBlocking)) != cudaSuccess) {
         ddp_error_set(err, "CUDA device %d: %s", local_rank % devices, cudaGetErrorString(e));
         return NULL;
@@ -523,6 +527,7 @@ extern "C" const device_ops_t *device_cuda_open(int local_rank, ddp_error_t *err
     cuda_ops.download = cuda_download;
     cuda_ops.zero = cuda_zero;
     cuda_ops.sync = cuda_sync;
+    cuda_ops.bind_thread = cuda_bind_thread;
     cuda_ops.conv_forward = cuda_conv_forward;
     cuda_ops.conv_backward = cuda_conv_backward;
     cuda_ops.linear_forward = cuda_linear_forward;

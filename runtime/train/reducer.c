@@ -10,6 +10,7 @@ typedef struct {
 struct reducer {
     pg_t *pg;
     float *grads;
+    void (*bind_thread)(void);
     bucket_t *buckets; /* in the order they are sent: from the end of the buffer */
     int count;
     pthread_t thread;
@@ -23,6 +24,7 @@ struct reducer {
 static void *communicate(void *arg)
 {
     reducer_t *r = arg;
+    r->bind_thread();
     pthread_mutex_lock(&r->lock);
     for (;;) {
         while (r->done == r->launched && !r->stopping)
@@ -50,7 +52,7 @@ static void *communicate(void *arg)
 }
 
 reducer_t *reducer_create(pg_t *pg, float *grads, size_t count, size_t bucket_cap_bytes,
-                          ddp_error_t *err)
+                          void (*bind_thread)(void), ddp_error_t *err)
 {
     reducer_t *r = calloc(1, sizeof *r);
     size_t cap = bucket_cap_bytes / sizeof(float), first = REDUCER_FIRST_BUCKET_BYTES / sizeof(float);
@@ -66,6 +68,7 @@ reducer_t *reducer_create(pg_t *pg, float *grads, size_t count, size_t bucket_ca
     }
     r->pg = pg;
     r->grads = grads;
+    r->bind_thread = bind_thread;
     for (size_t hi = count, lo; hi > first; hi = lo) {
         lo = hi - first > cap ? hi - cap : first;
         r->buckets[r->count++] = (bucket_t){lo, hi};

@@ -19,8 +19,10 @@
 
 typedef struct reducer reducer_t;
 
+/* grads: the model's gradient buffer (device memory under nccl); bind_thread, called first on
+ * the communication thread, makes the model's device current there. */
 reducer_t *reducer_create(pg_t *pg, float *grads, size_t count, size_t bucket_cap_bytes,
-                          ddp_error_t *err);
+                          void (*bind_thread)(void), ddp_error_t *err);
 /* Frees; the thread is stopped. */
 void reducer_destroy(reducer_t *r);
 

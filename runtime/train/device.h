@@ -13,7 +13,6 @@
 
 typedef struct {
     const char *name;
-    int batched_col; /* conv's col scratch holds the whole batch (else one sample) */
     void *(*alloc)(size_t bytes); /* zero-filled; NULL when out of memory */
     void (*free)(void *p);
     void (*upload)(void *device_dst, const void *host_src, size_t bytes);
@@ -23,6 +22,7 @@ typedef struct {
     /* Makes this device current for the calling thread (CUDA's current device is per thread). */
     void (*bind_thread)(void);
 
+    size_t (*conv_workspace)(const conv_shape_t *s, int batch);
     void (*conv_forward)(const conv_shape_t *s, int batch, const float *in, const float *weight,
                          float *out, float *col);
     void (*conv_backward)(const conv_shape_t *s, int batch, const float *in, const float *weight,

@@ -27,6 +27,7 @@ const device_ops_t device_cpu = {
     .zero = cpu_zero,
     .sync = cpu_sync,
     .bind_thread = cpu_bind_thread,
+    .conv_workspace = conv_workspace,
     .conv_forward = conv_forward,
     .conv_backward = conv_backward,
     .linear_forward = linear_forward,

@@ -23,8 +23,6 @@ struct context {
     int device;
     cudaStream_t stream;
     cublasHandle_t blas;
-    float *scratch; /* conv: the transposed output or gradient */
-    size_t scratch_floats;
     float *row_loss;
     int *row_correct;
     unsigned char *labels;
@@ -49,20 +47,6 @@ void note_blas(cublasStatus_t s)
 {
     if (s != CUBLAS_STATUS_SUCCESS && ctx.blas_error == CUBLAS_STATUS_SUCCESS)
         ctx.blas_error = s;
-}
-
-float *scratch(size_t floats)
-{
-    if (floats > ctx.scratch_floats) {
-        note(cudaFree(ctx.scratch));
-        ctx.scratch = NULL;
-        ctx.scratch_floats = 0;
-        cudaError_t e = cudaMalloc(&ctx.scratch, floats * sizeof(float));
-        note(e);
-        if (e == cudaSuccess)
-            ctx.scratch_floats = floats;
-    }
-    return ctx.scratch;
 }
 
 /* Row-major C[m x n] = alpha op(A) op(B) + beta C. */
@@ -356,22 +340,27 @@ int cuda_sync(ddp_error_t *err)
 
 void cuda_bind_thread(void) { note(cudaSetDevice(ctx.device)); }
 
+size_t cuda_conv_workspace(const conv_shape_t *s, int batch)
+{
+    return ((size_t)s->c * s->k * s->k + (size_t)s->co) * s->ho * s->wo * batch;
+}
+
 void cuda_conv_forward(const conv_shape_t *s, int batch, const float *in, const float *weight,
-                       float *out, float *col)
+                       float *out, float *work)
 {
     int kdim = s->c * s->k * s->k, cols = s->ho * s->wo * batch;
+    float *col = work, *grouped = work + (size_t)kdim * cols;
     im2col_kernel<<<grid((size_t)kdim * cols), THREADS, 0, ctx.stream>>>(*s, batch, in, col);
-    float *grouped = scratch((size_t)s->co * cols);
     gemm(false, false, s->co, cols, kdim, 1.0f, weight, kdim, col, cols, 0.0f, grouped, cols);
     regroup_kernel<<<grid((size_t)s->co * cols), THREADS, 0, ctx.stream>>>(
         batch, s->co, s->ho * s->wo, grouped, out, true);
 }
 
 void cuda_conv_backward(const conv_shape_t *s, int batch, const float *in, const float *weight,
-                        const float *dout, float *din, float *dweight, float *col)
+                        const float *dout, float *din, float *dweight, float *work)
 {
     int kdim = s->c * s->k * s->k, cols = s->ho * s->wo * batch;
-    float *grouped = scratch((size_t)s->co * cols);
+    float *col = work, *grouped = work + (size_t)kdim * cols;
     regroup_kernel<<<grid((size_t)s->co * cols), THREADS, 0, ctx.stream>>>(
         batch, s->co, s->ho * s->wo, dout, grouped, false);
     im2col_kernel<<<grid((size_t)kdim * cols), THREADS, 0, ctx.stream>>>(*s, batch, in, col);
@@ -528,6 +517,7 @@ extern "C" const device_ops_t *device_cuda_open(int local_rank, ddp_error_t *err
     cuda_ops.zero = cuda_zero;
     cuda_ops.sync = cuda_sync;
     cuda_ops.bind_thread = cuda_bind_thread;
+    cuda_ops.conv_workspace = cuda_conv_workspace;
     cuda_ops.conv_forward = cuda_conv_forward;
     cuda_ops.conv_backward = cuda_conv_backward;
     cuda_ops.linear_forward = cuda_linear_forward;
@@ -542,7 +532,6 @@ extern "C" const device_ops_t *device_cuda_open(int local_rank, ddp_error_t *err
     cuda_ops.avgpool_backward = cuda_avgpool_backward;
     cuda_ops.softmax_xent = cuda_softmax_xent;
     cuda_ops.sgd = cuda_sgd;
-    cuda_ops.batched_col = 1;
     cuda_ops.name = "cuda";
     return &cuda_ops;
 }

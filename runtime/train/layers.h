@@ -14,11 +14,13 @@ typedef struct {
     int k, stride, pad;  /* square kernel */
 } conv_shape_t;
 
-/* Scratch for conv: k*k*c*ho*wo floats. */
+/* work: conv_workspace(s, batch) floats. On the CPU one sample's column matrix at a time (it
+ * stays in cache: a whole batch's would not, and is slower); the GPU's takes the batch. */
+size_t conv_workspace(const conv_shape_t *s, int batch);
 void conv_forward(const conv_shape_t *s, int batch, const float *in, const float *weight,
-                  float *out, float *col);
+                  float *out, float *work);
 void conv_backward(const conv_shape_t *s, int batch, const float *in, const float *weight,
-                   const float *dout, float *din, float *dweight, float *col);
+                   const float *dout, float *din, float *dweight, float *work);
 
 /* y = x W^T + b; W is [out, in]. */
 void linear_forward(int batch, int in_dim, int out_dim, const float *in, const float *weight,

@@ -75,6 +75,11 @@ static void col2im_add(const conv_shape_t *s, const float *col, float *din)
             }
 }
 
+size_t conv_workspace(const conv_shape_t *s, int batch)
+{
+    return (size_t)s->c * s->k * s->k * s->ho * s->wo;
+}
+
 void conv_forward(const conv_shape_t *s, int batch, const float *in, const float *weight,
                   float *out, float *col)
 {

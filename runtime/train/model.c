@@ -30,8 +30,8 @@ struct model {
     int node_count;
     tensor_info_t *tensors;
     int tensor_count;
-    size_t param_count, buffer_count, act_count, saved_count, col_count;
-    float *params, *grads, *buffers, *acts, *act_grads, *saved, *col;
+    size_t param_count, buffer_count, act_count, saved_count, work_count;
+    float *params, *grads, *buffers, *acts, *act_grads, *saved, *work; /* work: conv's */
     int failed; /* out of memory while building */
 };
 
@@ -122,9 +122,9 @@ static int conv(model_t *m, int in, int co, int k, int stride, const char *name)
     int dims[4] = {co, src->c, k, k};
     n->weight = add_tensor(m, name, "weight", 0, 4, dims);
     n->has_params = 1;
-    size_t col = (size_t)src->c * k * k * ho * wo;
-    if (col > m->col_count)
-        m->col_count = col;
+    size_t work = m->dev->conv_workspace(&n->conv, m->batch_cap);
+    if (work > m->work_count)
+        m->work_count = work;
     return id;
 }
 
@@ -228,7 +228,7 @@ void model_destroy(model_t *m)
         return;
     free(m->nodes);
     free(m->tensors);
-    float *device_arrays[] = {m->params, m->grads, m->buffers, m->acts, m->act_grads, m->saved, m->col};
+    float *device_arrays[] = {m->params, m->grads, m->buffers, m->acts, m->act_grads, m->saved, m->work};
     for (size_t i = 0; i < sizeof device_arrays / sizeof *device_arrays; i++)
         if (device_arrays[i])
             m->dev->free(device_arrays[i]);
@@ -253,17 +253,16 @@ model_t *model_create(const model_config_t *cfg, const device_ops_t *dev, int ba
     else
         build_resnet(m);
     if (!m->failed) {
-        size_t col = m->col_count * (dev->batched_col ? (size_t)batch_cap : 1) + 1;
         m->params = dev->alloc(m->param_count * sizeof(float));
         m->grads = dev->alloc(m->param_count * sizeof(float));
         m->buffers = dev->alloc((m->buffer_count + 1) * sizeof(float));
         m->acts = dev->alloc(m->act_count * sizeof(float));
         m->act_grads = dev->alloc(m->act_count * sizeof(float));
         m->saved = dev->alloc((m->saved_count + 1) * sizeof(float));
-        m->col = dev->alloc(col * sizeof(float));
+        m->work = dev->alloc((m->work_count + 1) * sizeof(float));
     }
     if (m->failed || !m->params || !m->grads || !m->buffers || !m->acts || !m->act_grads ||
-        !m->saved || !m->col) {
+        !m->saved || !m->work) {
         ddp_error_set(err, "out of %s memory for the model's %zu activations (batch %d)",
                       dev->name, m->act_count, batch_cap);
         model_destroy(m);
@@ -321,7 +320,7 @@ const float *model_forward(model_t *m, const float *input, int batch, int traini
         size_t total = (size_t)batch * node_size(n);
         switch (n->kind) {
         case NODE_CONV:
-            d->conv_forward(&n->conv, batch, x, m->params + n->weight, y, m->col);
+            d->conv_forward(&n->conv, batch, x, m->params + n->weight, y, m->work);
             break;
         case NODE_BN:
             d->bn_forward(batch, n->c, n->h * n->w, x, m->params + n->weight, m->params + n->bias,
@@ -369,7 +368,7 @@ int model_backward(model_t *m, const float *input, int batch, grads_ready_fn rea
         switch (n->kind) {
         case NODE_CONV:
             d->conv_backward(&n->conv, batch, x, m->params + n->weight, dy, dx, m->grads + n->weight,
-                          m->col);
+                          m->work);
             break;
         case NODE_BN:
             d->bn_backward(batch, n->c, n->h * n->w, x, m->params + n->weight, m->saved + n->saved, dy,

@@ -51,6 +51,8 @@ struct xfer {
     unsigned char *target; /* where a received segment is reduced into or sent from again */
     const unsigned char *source; /* what a received segment is reduced with */
     int forward;
+    int held;         /* a queued send whose data is not ready yet: the queue waits at it */
+    xfer_t *release;  /* the held send this transfer's completion makes ready */
     int finished;
     xfer_t *next;
 };
@@ -157,6 +159,8 @@ static int pump_queue(tcp_t *t, int peer, int sending, ddp_error_t *err)
     peer_t *p = &t->peers[peer];
     xfer_t *x;
     while ((x = sending ? p->send_head : p->recv_head)) {
+        if (x->held)
+            return 0;
         if (x->done < x->len) {
             size_t want = x->len - x->done;
             ssize_t n = sending ? send(p->fd, x->buf + x->done, want, MSG_NOSIGNAL | MSG_DONTWAIT)
@@ -182,9 +186,12 @@ static int pump_queue(tcp_t *t, int peer, int sending, ddp_error_t *err)
     return 0;
 }
 
+/* Sends again after receiving: a receive may have released the send at the queue's head. */
 static int pump(tcp_t *t, int peer, ddp_error_t *err)
 {
-    return pump_queue(t, peer, 1, err) || pump_queue(t, peer, 0, err) ? -1 : 0;
+    return pump_queue(t, peer, 1, err) || pump_queue(t, peer, 0, err) || pump_queue(t, peer, 1, err)
+               ? -1
+               : 0;
 }
 
 /* After a poll: a peer that hung up where nothing is expected from it is gone (where a receive
@@ -236,7 +243,8 @@ static int progress(tcp_t *t, done_fn done, const void *ctx, int64_t deadline, d
             peer_t *p = &t->peers[i];
             if (p->fd < 0)
                 continue;
-            short events = (short)((p->send_head ? POLLOUT : 0) | (p->recv_head ? POLLIN : 0));
+            short events = (short)((p->send_head && !p->send_head->held ? POLLOUT : 0) |
+                                   (p->recv_head ? POLLIN : 0));
             /* Idle connections are watched too, so a peer's death is news to every rank. */
             if (!events && t->closing)
                 continue;
@@ -331,6 +339,8 @@ static void plan_step(tcp_t *t, xfer_t *x)
     pl->pending--;
     if (x->source)
         pl->reduce(x->target, x->source, pl->stage, x->len / pl->esize);
+    if (x->release)
+        x->release->held = 0;
     if (x->forward)
         plan_add(t, pl, pl->forward_to, 1, x->target, x->target, x->len, 0);
 }
@@ -386,6 +396,66 @@ static int ring(tcp_t *t, const unsigned char *in, unsigned char *out, size_t co
             chunk(count, n, mod(r - 1 - s, n), esize, &off, &len);
             plan_segments(t, &pl, prev, 0, out + off, len, 0, s < last);
         }
+    return plan_run(t, &pl, err);
+}
+
+/* Two ranks exchange halves: each sends the raw half the other reduces and receives the raw
+ * half it reduces, then each sends its reduced half back. A reduced segment goes out PAIR_LAG
+ * segments after it was made, between the raw ones, while it is still in cache (waiting for the
+ * whole raw half first would read it back from memory). Both ranks derive the same interleaved
+ * order (merge()), so each stream still carries what the other side expects, and a reduced
+ * segment only ever waits for raw segments sent before it: no deadlock. */
+#define PAIR_LAG 4
+
+/* Queues first[] and second[] as one stream: second[j] goes after first[j + lag]. */
+static void merge(tcp_t *t, xfer_t *first, size_t n_first, xfer_t *second, size_t n_second,
+                  int send)
+{
+    size_t j = 0;
+    for (size_t i = 0; i < n_first; i++) {
+        enqueue(t, &first[i], send);
+        for (; j < n_second && j + PAIR_LAG <= i; j++)
+            enqueue(t, &second[j], send);
+    }
+    for (; j < n_second; j++)
+        enqueue(t, &second[j], send);
+}
+
+/* `len` bytes from `at` as transfers xs[0..segments(len)), in the plan. */
+static void plan_segment_xfers(plan_t *pl, xfer_t *xs, int peer, unsigned char *at, size_t len)
+{
+    for (size_t k = 0, off = 0; off < len; k++, off += SEGMENT_BYTES) {
+        size_t n = len - off < SEGMENT_BYTES ? len - off : SEGMENT_BYTES;
+        xs[k] = (xfer_t){.buf = at + off, .len = n, .peer = peer, .step = plan_step, .ctx = pl,
+                         .target = at + off};
+        pl->pending++;
+    }
+}
+
+static int pair_all_reduce(tcp_t *t, const unsigned char *in, unsigned char *out, size_t count,
+                           size_t esize, pg_reduce_fn reduce, ddp_error_t *err)
+{
+    int peer = 1 - t->rank;
+    size_t mine_off, mine_len, theirs_off, theirs_len;
+    chunk(count, 2, t->rank, esize, &mine_off, &mine_len);
+    chunk(count, 2, peer, esize, &theirs_off, &theirs_len);
+    size_t nm = segments(mine_len), nt = segments(theirs_len);
+    plan_t pl;
+    if (plan_init(t, &pl, 2 * (nm + nt), reduce, esize, err))
+        return -1;
+    xfer_t *raw_out = pl.pool, *done_out = raw_out + nt, *raw_in = done_out + nm, *done_in = raw_in + nm;
+    plan_segment_xfers(&pl, raw_out, peer, (unsigned char *)in + theirs_off, theirs_len);
+    plan_segment_xfers(&pl, done_out, peer, out + mine_off, mine_len);
+    plan_segment_xfers(&pl, raw_in, peer, out + mine_off, mine_len);
+    plan_segment_xfers(&pl, done_in, peer, out + theirs_off, theirs_len);
+    for (size_t k = 0; k < nm; k++) {
+        done_out[k].held = 1;
+        raw_in[k].buf = pl.stage;
+        raw_in[k].source = in + mine_off + (size_t)(raw_in[k].target - (out + mine_off));
+        raw_in[k].release = &done_out[k];
+    }
+    merge(t, raw_out, nt, done_out, nm, 1);
+    merge(t, raw_in, nm, done_in, nt, 0);
     return plan_run(t, &pl, err);
 }
 
@@ -446,6 +516,8 @@ static int tcp_all_reduce(void *be, const void *send, void *recv, size_t count, 
         memmove(recv, send, bytes);
     else if (bytes <= DIRECT_MAX_BYTES && bytes * (size_t)t->size <= SEGMENT_BYTES)
         rc = direct_all_reduce(t, send, recv, bytes, esize, reduce, err);
+    else if (t->size == 2)
+        rc = pair_all_reduce(t, send, recv, count, esize, reduce, err);
     else
         rc = ring(t, send, recv, count, esize, reduce, 1, 1, err);
     if (rc)

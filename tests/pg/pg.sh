@@ -43,8 +43,8 @@ expect_world_right() { # N NAME DESCRIPTION
 }
 
 for n in 1 2 3 4 5 8; do
-    world "$n" "sweep$n" "$PG_CHECK" sweep 0 1 7 n5+1 1000
-    expect_world_right "$n" "sweep$n" "world of $n: every operation, type and reduction, counts 0, 1, 7, $((5 * n + 1)), 1000"
+    world "$n" "sweep$n" "$PG_CHECK" sweep 0 1 7 n5+1 1000 20011
+    expect_world_right "$n" "sweep$n" "world of $n: every operation, type and reduction, counts 0, 1, 7, $((5 * n + 1)), 1000, 20011"
 done
 # 4 Mi floats (16 MiB) per rank, plus one so that no world size divides it.
 for n in 1 2 3 5 8; do

@@ -18,6 +18,7 @@
 #include "report.h"
 #include "store_client.h"
 #include "store_server.h"
+#include "worker_env.h"
 #include "workers.h"
 
 /* How long node 0 keeps the store up for the others to read the outcome and say goodbye. */
@@ -428,14 +429,15 @@ static int run_attempt(agent_t *a, attempt_t *t, ddp_error_t *err)
     say("node %d of %d (%s): ranks %d-%d of %d, workers' master %s:%d, attempt %d",
         o->node_rank, o->nnodes, a->host, r.rank_base, r.rank_base + o->nproc - 1, r.world_size,
         o->master_addr, r.worker_port, t->round);
-    char attempt_dir[4200];
+    char attempt_dir[4200], worker_token[WORKER_TOKEN_HEX + 1];
     snprintf(attempt_dir, sizeof attempt_dir, "%s/attempt_%d", a->attempt_root, t->round);
+    worker_token_derive(o->token, o->token_len, o->run_id, t->round, worker_token);
     worker_launch_t launch = {.nproc = o->nproc, .rank_base = r.rank_base,
                               .world_size = r.world_size, .node_rank = o->node_rank,
                               .nnodes = o->nnodes, .round = t->round,
                               .max_restarts = o->max_restarts, .master_addr = o->master_addr,
                               .run_id = o->run_id, .master_port = r.worker_port,
-                              .attempt_dir = attempt_dir, .write_logs = o->log_dir != NULL,
+                              .worker_token = worker_token, .attempt_dir = attempt_dir, .write_logs = o->log_dir != NULL,
                               .command = o->command, .guard = &a->guard};
     worker_t *w = calloc((size_t)o->nproc, sizeof *w);
     t->hb_value = calloc((size_t)o->nnodes, sizeof *t->hb_value);

@@ -81,7 +81,8 @@ static int start_one(worker_t *w, const worker_launch_t *l, ddp_error_t *err)
                        .group_rank = l->node_rank, .group_world_size = l->nnodes,
                        .restart_count = l->round, .max_restarts = l->max_restarts,
                        .master_addr = l->master_addr, .master_port = l->master_port,
-                       .run_id = l->run_id, .error_file = w->error_file};
+                       .run_id = l->run_id, .error_file = w->error_file,
+                       .worker_token = l->worker_token};
     unlink(w->error_file);
     if (!(env = worker_env_build(&we, environ, err)))
         goto out;

@@ -31,7 +31,8 @@ typedef struct {
     int nproc, rank_base, world_size, node_rank, nnodes, round, max_restarts;
     const char *master_addr, *run_id;
     int master_port;
-    const char *attempt_dir; /* per-rank folders are made here */
+    const char *worker_token; /* the attempt's DDPJOB_WORKER_TOKEN */
+    const char *attempt_dir;  /* per-rank folders are made here */
     int write_logs;
     char **command;
     guard_t *guard; /* told of every worker's process group */

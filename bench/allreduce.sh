@@ -5,8 +5,9 @@
 # Every system runs the same sizes, float32 sum, with the same iteration rule (1 GiB of traffic
 # per size, 5 to 200 iterations, a quarter of that as warm-up); each cell is the median of REPS
 # runs, the systems interleaved run by run so that a noisy machine penalises all of them alike.
-# busbw = bytes / time * 2(n-1)/n (nccl-tests' factor). The last column is this machine's limit:
-# n loopback streams at once carry n * busbw in an n-rank ring.
+# busbw = bytes / time * 2(n-1)/n (nccl-tests' factor); WORLDS (default "2 4") picks the world
+# sizes. The last column is this machine's limit: n loopback streams at once carry n * busbw in
+# an n-rank ring.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
@@ -53,7 +54,7 @@ mpi() { # N BTL
 }
 
 systems=(ours gloo mpi_tcp mpi_sm)
-for n in 2 4; do
+for n in ${WORLDS:-2 4}; do
     for ((rep = 0; rep < reps; rep++)); do
         ours "$n" >>"$out/ours.$n"
         gloo "$n" >>"$out/gloo.$n"

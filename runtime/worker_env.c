@@ -4,12 +4,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ddp_hmac.h"
+
 /* Set by the contract: any inherited value is replaced. */
 static const char *const owned[] = {
     "RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK", "GROUP_WORLD_SIZE",
     "ROLE_RANK", "ROLE_WORLD_SIZE", "ROLE_NAME", "MASTER_ADDR", "MASTER_PORT",
     "TORCHELASTIC_RESTART_COUNT", "TORCHELASTIC_MAX_RESTARTS", "TORCHELASTIC_RUN_ID",
-    "TORCHELASTIC_USE_AGENT_STORE", "TORCHELASTIC_ERROR_FILE", "DDPJOB_TOKEN", NULL,
+    "TORCHELASTIC_USE_AGENT_STORE", "TORCHELASTIC_ERROR_FILE", "DDPJOB_TOKEN", "DDPJOB_WORKER_TOKEN",
+    NULL,
 };
 
 static int is_owned(const char *entry)
@@ -65,6 +68,8 @@ char **worker_env_build(const worker_env_t *w, char *const *base, ddp_error_t *e
     ADD("TORCHELASTIC_USE_AGENT_STORE=False");
     if (w->error_file)
         ADD("TORCHELASTIC_ERROR_FILE=%s", w->error_file);
+    if (w->worker_token)
+        ADD("DDPJOB_WORKER_TOKEN=%s", w->worker_token);
     if (!inherited(base, "NCCL_ASYNC_ERROR_HANDLING"))
         ADD("NCCL_ASYNC_ERROR_HANDLING=1");
     if (!inherited(base, "TORCH_NCCL_ASYNC_ERROR_HANDLING"))
@@ -79,6 +84,17 @@ char **worker_env_build(const worker_env_t *w, char *const *base, ddp_error_t *e
         return NULL;
     }
     return env;
+}
+
+void worker_token_derive(const void *job_token, size_t len, const char *run_id, int attempt,
+                         char out[WORKER_TOKEN_HEX + 1])
+{
+    char msg[512];
+    int n = snprintf(msg, sizeof msg, "ddpjob workers %s %d", run_id, attempt);
+    unsigned char mac[DDP_SHA256_LEN];
+    ddp_hmac_sha256(job_token, len, msg, n < 0 ? 0 : (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1, mac);
+    for (int i = 0; i < DDP_SHA256_LEN; i++)
+        snprintf(out + 2 * i, 3, "%02x", mac[i]);
 }
 
 void worker_env_free(char **env)

@@ -3,9 +3,13 @@
  * What current torchrun gives each worker, so that an unmodified PyTorch script works: ranks,
  * sizes, master address and port, the TORCHELASTIC_* variables, and a few defaults that are
  * only set when the user has not set them. Everything else of the agent's environment passes
- * through, except the job token, which workers have no use for. */
+ * through, except the job token: workers get their own secret instead (DDPJOB_WORKER_TOKEN,
+ * derived from the job token, the run and the attempt), which authenticates the store rank 0
+ * of ddp-train serves, so no stranger and no worker of another attempt can join the group. */
 #ifndef DDP_WORKER_ENV_H
 #define DDP_WORKER_ENV_H
+
+#include <stddef.h>
 
 #include "ddp_error.h"
 
@@ -16,8 +20,16 @@ typedef struct {
     const char *master_addr;
     int master_port;
     const char *run_id;
-    const char *error_file; /* TORCHELASTIC_ERROR_FILE; NULL leaves it unset */
+    const char *error_file;   /* TORCHELASTIC_ERROR_FILE; NULL leaves it unset */
+    const char *worker_token; /* DDPJOB_WORKER_TOKEN; NULL leaves it unset */
 } worker_env_t;
+
+#define WORKER_TOKEN_HEX 64
+
+/* HMAC-SHA256(job token, "ddpjob workers RUN_ID ATTEMPT") in hex: every agent of the attempt
+ * computes the same, nobody without the job token can. */
+void worker_token_derive(const void *job_token, size_t len, const char *run_id, int attempt,
+                         char out[WORKER_TOKEN_HEX + 1]);
 
 /* A new NULL-terminated environment: `base` without the variables the contract owns, then the
  * contract's values. Free with worker_env_free. */

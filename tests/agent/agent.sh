@@ -4,7 +4,7 @@
 . "$SRCDIR/tests/agent/lib.sh"
 
 export DDPJOB_TOKEN=test-token-$$
-worker env.sh 'printf "%s\n" "rank=$RANK local=$LOCAL_RANK world=$WORLD_SIZE lws=$LOCAL_WORLD_SIZE group=$GROUP_RANK/$GROUP_WORLD_SIZE role=$ROLE_RANK/$ROLE_WORLD_SIZE/$ROLE_NAME master=$MASTER_ADDR:$MASTER_PORT restart=$TORCHELASTIC_RESTART_COUNT/$TORCHELASTIC_MAX_RESTARTS run=$TORCHELASTIC_RUN_ID store=$TORCHELASTIC_USE_AGENT_STORE nccl=$NCCL_ASYNC_ERROR_HANDLING/$TORCH_NCCL_ASYNC_ERROR_HANDLING omp=${OMP_NUM_THREADS-unset} token=${DDPJOB_TOKEN-unset} user=$USER_VAR errfile=${TORCHELASTIC_ERROR_FILE:+set}"'
+worker env.sh 'printf "%s\n" "rank=$RANK local=$LOCAL_RANK world=$WORLD_SIZE lws=$LOCAL_WORLD_SIZE group=$GROUP_RANK/$GROUP_WORLD_SIZE role=$ROLE_RANK/$ROLE_WORLD_SIZE/$ROLE_NAME master=$MASTER_ADDR:$MASTER_PORT restart=$TORCHELASTIC_RESTART_COUNT/$TORCHELASTIC_MAX_RESTARTS run=$TORCHELASTIC_RUN_ID store=$TORCHELASTIC_USE_AGENT_STORE nccl=$NCCL_ASYNC_ERROR_HANDLING/$TORCH_NCCL_ASYNC_ERROR_HANDLING omp=${OMP_NUM_THREADS-unset} token=${DDPJOB_TOKEN-unset} wtoken=${DDPJOB_WORKER_TOKEN-unset} user=$USER_VAR errfile=${TORCHELASTIC_ERROR_FILE:+set}"'
 
 # --- environment, ranks, heterogeneous worker counts -------------------------------------
 next_port
@@ -29,7 +29,14 @@ expect_contains "$all" "restart=0/0 run=job42 store=False nccl=1/1" "TORCHELASTI
 expect_contains "$out0" "lws=3 group=0/2 role=0/4/default master" "node 0 ran 3 workers"
 expect_contains "$out0" "omp=1 " "OMP_NUM_THREADS=1 with several workers per node"
 expect_contains "$OUT" "omp=unset " "OMP_NUM_THREADS untouched with one worker per node"
-expect_contains "$all" "token=unset user=kept errfile=set" "the job token is not passed on; the user's environment is"
+expect_contains "$all" "token=unset wtoken=" "the job token is not passed on"
+expect_contains "$all" "user=kept errfile=set" "the user's environment is"
+wtokens=$(grep -o 'wtoken=[^ ]*' <<<"$all" | sort -u)
+if [ "$(wc -l <<<"$wtokens")" = 1 ] && grep -Eq '^wtoken=[0-9a-f]{64}$' <<<"$wtokens"; then
+    pass "every worker on both nodes gets the same derived DDPJOB_WORKER_TOKEN"
+else
+    fail "every worker on both nodes gets the same derived DDPJOB_WORKER_TOKEN" "$wtokens"
+fi
 expect_no_leftovers "nothing left after a clean run"
 
 # --- the job token ---------------------------------------------------------------------------

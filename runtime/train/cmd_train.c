@@ -7,7 +7,6 @@
  * the step in progress with a checkpoint and status TRAIN_EXIT_STOPPED, so a resubmitted job
  * resumes where it stopped (--resume). */
 #include <errno.h>
-#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -64,8 +64,9 @@ fi
 # SIGTERM to the agent mid-epoch: the workers finish the step, rank 0 checkpoints, all exit 75.
 start_agent term -- --standalone --nproc-per-node 2 "$TRAIN" train "${small[@]}" --epochs 4 \
     --checkpoint-dir "$T/term"
+# Right after epoch 1's line, so the signal lands early in epoch 2 on a fast machine or a slow one
+# (a signal during an epoch's last step is taken after that epoch's checkpoint instead).
 for _ in $(seq 300); do grep -q 'epoch 1/4' "$T/term.out" && break; sleep 0.05; done
-sleep 0.3
 kill -TERM "$(agent_pid term)"
 wait_agent term
 OUT="$OUT$ERR"

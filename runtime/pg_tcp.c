@@ -314,24 +314,41 @@ static void plan_add(tcp_t *t, plan_t *pl, int peer, int send, unsigned char *bu
     xfer_t *x = &pl->pool[pl->used++];
     *x = (xfer_t){.buf = buf, .len = len, .peer = peer, .step = plan_step, .ctx = pl,
                   .target = target, .forward = forward};
-    if (pl->reduce && buf == pl->stage)
-        x->source = pl->in + (target - pl->out);
     pl->pending++;
     enqueue(t, x, send);
 }
 
-/* Queues `len` bytes at buf as segments; received segments are reduced into target when
- * `reduce` (buf is then the stage) and sent on to pl->forward_to when `forward`. */
+static size_t segments(size_t len) { return (len + SEGMENT_BYTES - 1) / SEGMENT_BYTES; }
+
+/* `len` bytes at `at` as the plan's next segments(len) transfers, not queued yet; with `reduce`
+ * a received segment lands in the stage and is reduced into `at` with the input's same bytes.
+ * Returns the first. */
+static xfer_t *plan_segment_xfers(plan_t *pl, int peer, unsigned char *at, size_t len, int reduce)
+{
+    xfer_t *first = &pl->pool[pl->used];
+    for (size_t off = 0; off < len; off += SEGMENT_BYTES) {
+        xfer_t *x = &pl->pool[pl->used++];
+        *x = (xfer_t){.buf = reduce ? pl->stage : at + off,
+                      .len = len - off < SEGMENT_BYTES ? len - off : SEGMENT_BYTES,
+                      .peer = peer, .step = plan_step, .ctx = pl, .target = at + off};
+        if (reduce)
+            x->source = pl->in + (x->target - pl->out);
+        pl->pending++;
+    }
+    return first;
+}
+
+/* Queues `len` bytes at `at` as segments, reduced (see plan_segment_xfers) when `reduce` and
+ * sent on to pl->forward_to when `forward`. */
 static void plan_segments(tcp_t *t, plan_t *pl, int peer, int send, unsigned char *at, size_t len,
                           int reduce, int forward)
 {
-    for (size_t off = 0; off < len; off += SEGMENT_BYTES) {
-        size_t n = len - off < SEGMENT_BYTES ? len - off : SEGMENT_BYTES;
-        plan_add(t, pl, peer, send, reduce ? pl->stage : at + off, at + off, n, forward);
+    xfer_t *xs = plan_segment_xfers(pl, peer, at, len, reduce);
+    for (size_t k = 0, n = segments(len); k < n; k++) {
+        xs[k].forward = forward;
+        enqueue(t, &xs[k], send);
     }
 }
-
-static size_t segments(size_t len) { return (len + SEGMENT_BYTES - 1) / SEGMENT_BYTES; }
 
 static void plan_step(tcp_t *t, xfer_t *x)
 {
@@ -421,17 +438,6 @@ static void merge(tcp_t *t, xfer_t *first, size_t n_first, xfer_t *second, size_
         enqueue(t, &second[j], send);
 }
 
-/* `len` bytes from `at` as transfers xs[0..segments(len)), in the plan. */
-static void plan_segment_xfers(plan_t *pl, xfer_t *xs, int peer, unsigned char *at, size_t len)
-{
-    for (size_t k = 0, off = 0; off < len; k++, off += SEGMENT_BYTES) {
-        size_t n = len - off < SEGMENT_BYTES ? len - off : SEGMENT_BYTES;
-        xs[k] = (xfer_t){.buf = at + off, .len = n, .peer = peer, .step = plan_step, .ctx = pl,
-                         .target = at + off};
-        pl->pending++;
-    }
-}
-
 static int pair_all_reduce(tcp_t *t, const unsigned char *in, unsigned char *out, size_t count,
                            size_t esize, pg_reduce_fn reduce, ddp_error_t *err)
 {
@@ -443,15 +449,14 @@ static int pair_all_reduce(tcp_t *t, const unsigned char *in, unsigned char *out
     plan_t pl;
     if (plan_init(t, &pl, 2 * (nm + nt), reduce, esize, err))
         return -1;
-    xfer_t *raw_out = pl.pool, *done_out = raw_out + nt, *raw_in = done_out + nm, *done_in = raw_in + nm;
-    plan_segment_xfers(&pl, raw_out, peer, (unsigned char *)in + theirs_off, theirs_len);
-    plan_segment_xfers(&pl, done_out, peer, out + mine_off, mine_len);
-    plan_segment_xfers(&pl, raw_in, peer, out + mine_off, mine_len);
-    plan_segment_xfers(&pl, done_in, peer, out + theirs_off, theirs_len);
+    pl.in = in;
+    pl.out = out;
+    xfer_t *raw_out = plan_segment_xfers(&pl, peer, (unsigned char *)in + theirs_off, theirs_len, 0);
+    xfer_t *done_out = plan_segment_xfers(&pl, peer, out + mine_off, mine_len, 0);
+    xfer_t *raw_in = plan_segment_xfers(&pl, peer, out + mine_off, mine_len, 1);
+    xfer_t *done_in = plan_segment_xfers(&pl, peer, out + theirs_off, theirs_len, 0);
     for (size_t k = 0; k < nm; k++) {
         done_out[k].held = 1;
-        raw_in[k].buf = pl.stage;
-        raw_in[k].source = in + mine_off + (size_t)(raw_in[k].target - (out + mine_off));
         raw_in[k].release = &done_out[k];
     }
     merge(t, raw_out, nt, done_out, nm, 1);
@@ -534,8 +539,6 @@ static int tcp_reduce_scatter(void *be, const void *send, void *recv, size_t cou
     size_t esize = pg_dtype_size(t_), bytes = count * esize;
     if (t->size == 1) {
         memmove(recv, send, bytes);
-        if (op == PG_AVG)
-            pg_reduce_divide(recv, count, t_, t->size);
         return 0;
     }
     unsigned char *work = tcp_alloc(be, bytes * (size_t)t->size, err);

@@ -437,7 +437,8 @@ static int run_attempt(agent_t *a, attempt_t *t, ddp_error_t *err)
                               .nnodes = o->nnodes, .round = t->round,
                               .max_restarts = o->max_restarts, .master_addr = o->master_addr,
                               .run_id = o->run_id, .master_port = r.worker_port,
-                              .worker_token = worker_token, .attempt_dir = attempt_dir, .write_logs = o->log_dir != NULL,
+                              .worker_token = worker_token, .attempt_dir = attempt_dir,
+                              .write_logs = o->log_dir != NULL,
                               .command = o->command, .guard = &a->guard};
     worker_t *w = calloc((size_t)o->nproc, sizeof *w);
     t->hb_value = calloc((size_t)o->nnodes, sizeof *t->hb_value);

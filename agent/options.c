@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "ddp_file.h"
+#include "ddp_hmac.h"
 #include "ddp_net.h"
 #include "hostlist.h"
 #include "store_proto.h"
@@ -312,8 +313,7 @@ static int take_token(agent_options_t *o, const char *token_file, ddp_error_t *e
     unsigned char raw[32];
     if (store_random(raw, sizeof raw) || !(o->token = malloc(2 * sizeof raw + 1)))
         return ddp_error_set(err, "cannot make a job token");
-    for (size_t i = 0; i < sizeof raw; i++)
-        sprintf(o->token + 2 * i, "%02x", raw[i]);
+    ddp_hex(raw, sizeof raw, o->token);
     o->token_len = 2 * sizeof raw;
     return 0;
 }

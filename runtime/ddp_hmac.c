@@ -121,6 +121,17 @@ void ddp_hmac_sha256(const void *key, size_t key_len, const void *msg, size_t ms
     sha_final(&s, out);
 }
 
+void ddp_hex(const void *bytes, size_t len, char *out)
+{
+    static const char digits[] = "0123456789abcdef";
+    const unsigned char *b = bytes;
+    for (size_t i = 0; i < len; i++) {
+        out[2 * i] = digits[b[i] >> 4];
+        out[2 * i + 1] = digits[b[i] & 15];
+    }
+    out[2 * len] = 0;
+}
+
 int ddp_equal_secret(const void *a, const void *b, size_t len)
 {
     const volatile unsigned char *x = a, *y = b;

@@ -12,6 +12,8 @@
 void ddp_sha256(const void *data, size_t len, unsigned char out[DDP_SHA256_LEN]);
 void ddp_hmac_sha256(const void *key, size_t key_len, const void *msg, size_t msg_len,
                      unsigned char out[DDP_SHA256_LEN]);
+/* `len` bytes as 2*len lowercase hex digits and a NUL (tokens, nonces, digests). */
+void ddp_hex(const void *bytes, size_t len, char *out);
 /* 0 when equal; takes the same time wherever the first difference is. */
 int ddp_equal_secret(const void *a, const void *b, size_t len);
 

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "ddp_clock.h"
+#include "ddp_hmac.h"
 #include "ddp_net.h"
 #include "pg_backend.h"
 #include "pg_reduce.h"
@@ -755,8 +756,7 @@ static int exchange_addresses(tcp_t *t, store_client_t *store, int port, char **
         unsigned char raw[NONCE_HEX / 2];
         if (store_random(raw, sizeof raw))
             return ddp_error_set(err, "no random bytes for the group's nonce");
-        for (size_t i = 0; i < sizeof raw; i++)
-            snprintf(nonce + 2 * i, 3, "%02x", raw[i]);
+        ddp_hex(raw, sizeof raw, nonce);
         if (store_set(store, "pg/nonce", nonce, NONCE_HEX, err))
             return -1;
     }

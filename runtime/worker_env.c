@@ -90,11 +90,10 @@ void worker_token_derive(const void *job_token, size_t len, const char *run_id, 
                          char out[WORKER_TOKEN_HEX + 1])
 {
     char msg[512];
-    int n = snprintf(msg, sizeof msg, "ddpjob workers %s %d", run_id, attempt);
+    snprintf(msg, sizeof msg, "ddpjob workers %s %d", run_id, attempt);
     unsigned char mac[DDP_SHA256_LEN];
-    ddp_hmac_sha256(job_token, len, msg, n < 0 ? 0 : (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1, mac);
-    for (int i = 0; i < DDP_SHA256_LEN; i++)
-        snprintf(out + 2 * i, 3, "%02x", mac[i]);
+    ddp_hmac_sha256(job_token, len, msg, strlen(msg), mac);
+    ddp_hex(mac, sizeof mac, out);
 }
 
 void worker_env_free(char **env)

@@ -242,8 +242,7 @@ static void test_rendezvous(int port)
 static int digest_is(const unsigned char got[DDP_SHA256_LEN], const char *hex)
 {
     char text[2 * DDP_SHA256_LEN + 1];
-    for (int i = 0; i < DDP_SHA256_LEN; i++)
-        snprintf(text + 2 * i, 3, "%02x", got[i]);
+    ddp_hex(got, DDP_SHA256_LEN, text);
     return strcmp(text, hex) == 0;
 }
 

@@ -10,6 +10,9 @@
 /* Milliseconds on the monotonic clock (arbitrary origin). */
 int64_t ddp_now_ms(void);
 
+/* Seconds on the monotonic clock, to the nanosecond: for measuring (benchmarks, epochs). */
+double ddp_now_s(void);
+
 /* The deadline `ms` from now. */
 int64_t ddp_deadline_in(int64_t ms);
 

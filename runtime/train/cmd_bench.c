@@ -8,9 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "commands.h"
+#include "ddp_clock.h"
 
 typedef struct bench_op bench_op_t;
 
@@ -183,13 +183,6 @@ static int parse_args(int argc, char **argv, bench_args_t *a)
     return 0;
 }
 
-static double seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static double element(const void *buf, pg_dtype_t t, size_t i)
 {
     switch (t) {
@@ -254,13 +247,13 @@ static int bench_size(bench_t *b, const bench_op_t *op, size_t bytes, ddp_error_
             return -1;
     if (pg_barrier(pg, err))
         return -1;
-    double start = seconds();
+    double start = ddp_now_s();
     for (int i = 0; i < b->a->iters; i++)
         if (op->run(pg, b->send, b->recv, count, b->a->dtype, err))
             return -1;
     if (pg_sync(pg, err))
         return -1;
-    double time_us = (seconds() - start) / b->a->iters * 1e6;
+    double time_us = (ddp_now_s() - start) / b->a->iters * 1e6;
     if (reduce_scalar(pg, b->scalar, &time_us, PG_MAX, err))
         return -1;
     double wrong = -1;

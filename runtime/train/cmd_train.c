@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 
 #include "checkpoint.h"
+#include "ddp_clock.h"
 #include "commands.h"
 #include "data.h"
 #include "device.h"
@@ -53,13 +53,6 @@ typedef struct {
     char checkpoint[4096];
     char model_text[128], config_text[1024];
 } trainer_t;
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static int load_data(trainer_t *t, ddp_error_t *err)
 {
@@ -253,7 +246,7 @@ typedef enum { RUN_DONE, RUN_STOPPED, RUN_LIMIT } run_end_t;
 static int run(trainer_t *t, run_end_t *end, ddp_error_t *err)
 {
     const train_options_t *o = t->o;
-    double start = now(), test_acc = 0, test_loss = 0;
+    double start = ddp_now_s(), test_acc = 0, test_loss = 0;
     int last_epoch = o->stop_after_epochs && o->stop_after_epochs < o->epochs ? o->stop_after_epochs
                                                                               : o->epochs;
     int stop = 0;
@@ -261,7 +254,7 @@ static int run(trainer_t *t, run_end_t *end, ddp_error_t *err)
     while (t->epoch < last_epoch) {
         sampler_set_epoch(&t->sampler, (uint64_t)t->epoch);
         tally_t tally = {0, 0, 0};
-        double epoch_start = now();
+        double epoch_start = ddp_now_s();
         while (t->batch < t->steps_per_epoch) {
             long left = (long)t->sampler.num_samples - t->batch * o->batch_size;
             int n = left < o->batch_size ? (int)left : o->batch_size;
@@ -276,7 +269,7 @@ static int run(trainer_t *t, run_end_t *end, ddp_error_t *err)
                 return save(t, err);
             }
         }
-        double seconds = now() - epoch_start, sums[3] = {tally.loss, tally.correct, tally.count};
+        double seconds = ddp_now_s() - epoch_start, sums[3] = {tally.loss, tally.correct, tally.count};
         if (sum_across(t, sums, 3, err) || evaluate(t, &test_acc, &test_loss, err))
             return -1;
         if (t->rank == 0) {
@@ -300,7 +293,7 @@ static int run(trainer_t *t, run_end_t *end, ddp_error_t *err)
         printf("%s after %d of %d epochs (%ld steps, %d rank%s): test-acc %.4f  test-loss %.4f  "
                "%.1fs%s%s\n",
                last_epoch < o->epochs ? "stopped as asked" : "trained", t->epoch, o->epochs,
-               t->step, t->world, t->world > 1 ? "s" : "", test_acc, test_loss, now() - start,
+               t->step, t->world, t->world > 1 ? "s" : "", test_acc, test_loss, ddp_now_s() - start,
                o->checkpoint_dir ? "  checkpoint " : "", o->checkpoint_dir ? t->checkpoint : "");
         fflush(stdout);
     }

@@ -192,7 +192,7 @@ error:
     return -1;
 }
 
-static const ckpt_tensor_t *find(const checkpoint_t *c, const char *name, ckpt_kind_t kind)
+const ckpt_tensor_t *checkpoint_find(const checkpoint_t *c, const char *name, ckpt_kind_t kind)
 {
     for (int i = 0; i < c->tensor_count; i++)
         if (c->tensors[i].kind == kind && strcmp(c->tensors[i].name, name) == 0)
@@ -210,7 +210,7 @@ int checkpoint_restore(const checkpoint_t *c, const char *path, const model_t *m
             ckpt_kind_t kind = t->is_buffer ? CKPT_BUFFER : pass ? CKPT_MOMENTUM : CKPT_PARAM;
             if (pass && (t->is_buffer || !momentum))
                 continue;
-            const ckpt_tensor_t *saved = find(c, t->name, kind);
+            const ckpt_tensor_t *saved = checkpoint_find(c, t->name, kind);
             if (!saved)
                 return ddp_error_set(err, "%s: has no %s %s", path, kind_names[kind], t->name);
             if (saved->count != t->count)

@@ -58,6 +58,9 @@ void checkpoint_free(checkpoint_t *c);
 int checkpoint_restore(const checkpoint_t *c, const char *path, const model_t *m,
                        const ckpt_state_t *state, ddp_error_t *err);
 
+/* The tensor of that name and kind; NULL when the checkpoint has none. */
+const ckpt_tensor_t *checkpoint_find(const checkpoint_t *c, const char *name, ckpt_kind_t kind);
+
 const char *checkpoint_kind_name(ckpt_kind_t kind);
 uint64_t checkpoint_fnv1a(const void *data, size_t len, uint64_t hash);
 #define CKPT_FNV_INIT 0xcbf29ce484222325ull

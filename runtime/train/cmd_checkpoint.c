@@ -45,14 +45,6 @@ int cmd_inspect(int argc, char **argv)
     return 0;
 }
 
-static const ckpt_tensor_t *find(const checkpoint_t *c, const ckpt_tensor_t *like)
-{
-    for (int i = 0; i < c->tensor_count; i++)
-        if (c->tensors[i].kind == like->kind && strcmp(c->tensors[i].name, like->name) == 0)
-            return &c->tensors[i];
-    return NULL;
-}
-
 int cmd_diff(int argc, char **argv)
 {
     double tolerance = -1;
@@ -64,15 +56,20 @@ int cmd_diff(int argc, char **argv)
     }
     checkpoint_t a, b;
     ddp_error_t err;
-    if (checkpoint_read(argv[1], &a, &err) || (checkpoint_read(argv[2], &b, &err) && (checkpoint_free(&a), 1))) {
+    if (checkpoint_read(argv[1], &a, &err)) {
         fprintf(stderr, "ddp-train diff: %s\n", err.msg);
+        return 1;
+    }
+    if (checkpoint_read(argv[2], &b, &err)) {
+        fprintf(stderr, "ddp-train diff: %s\n", err.msg);
+        checkpoint_free(&a);
         return 1;
     }
     int status = 0;
     double worst = 0;
     const char *worst_name = "-";
-    for (int i = 0; i < a.tensor_count && status == 0; i++) {
-        const ckpt_tensor_t *x = &a.tensors[i], *y = find(&b, x);
+    for (int i = 0; i < a.tensor_count; i++) {
+        const ckpt_tensor_t *x = &a.tensors[i], *y = checkpoint_find(&b, x->name, x->kind);
         if (!y || y->count != x->count) {
             fprintf(stderr, "ddp-train diff: %s %s: %s\n", checkpoint_kind_name(x->kind), x->name,
                     y ? "sizes differ" : "only in the first checkpoint");

@@ -62,22 +62,23 @@ static int load_data(trainer_t *t, ddp_error_t *err)
     return data_synthetic(o->seed, o->synthetic_train, o->synthetic_test, &t->train, &t->test, err);
 }
 
-static void upload_state(trainer_t *t)
+/* The model's state between the device and t->host (to the device when `upload`). */
+static void move_state(trainer_t *t, int upload)
 {
     model_t *m = t->model;
     size_t np = model_param_count(m) * sizeof(float), nb = model_buffer_count(m) * sizeof(float);
-    t->dev->upload(model_params(m), t->host.params, np);
-    t->dev->upload(t->momentum, t->host.momentum, np);
-    t->dev->upload(model_buffers(m), t->host.buffers, nb);
-}
-
-static void download_state(trainer_t *t)
-{
-    model_t *m = t->model;
-    size_t np = model_param_count(m) * sizeof(float), nb = model_buffer_count(m) * sizeof(float);
-    t->dev->download(t->host.params, model_params(m), np);
-    t->dev->download(t->host.momentum, t->momentum, np);
-    t->dev->download(t->host.buffers, model_buffers(m), nb);
+    struct {
+        float *device, *host;
+        size_t bytes;
+    } parts[] = {{model_params(m), t->host.params, np},
+                 {t->momentum, t->host.momentum, np},
+                 {model_buffers(m), t->host.buffers, nb}};
+    for (size_t i = 0; i < sizeof parts / sizeof *parts; i++) {
+        if (upload)
+            t->dev->upload(parts[i].device, parts[i].host, parts[i].bytes);
+        else
+            t->dev->download(parts[i].host, parts[i].device, parts[i].bytes);
+    }
 }
 
 /* Host values reduced across ranks through backend memory (device memory under nccl). */
@@ -114,7 +115,7 @@ static int resume(trainer_t *t, ddp_error_t *err)
         ddp_error_set(err, "cannot resume: %s: position epoch %d batch %ld is outside an epoch of "
                       "%ld batches", t->checkpoint, c.epoch, c.batch, t->steps_per_epoch);
     else if (checkpoint_restore(&c, t->checkpoint, t->model, &t->host, err) == 0) {
-        upload_state(t);
+        move_state(t, 1);
         t->epoch = c.epoch;
         t->batch = c.batch;
         t->step = c.step;
@@ -148,7 +149,7 @@ static int save(trainer_t *t, ddp_error_t *err)
         checkpoint_t meta = {.epoch = t->epoch, .batch = t->batch, .step = t->step, .world = t->world};
         snprintf(meta.model, sizeof meta.model, "%s", t->model_text);
         snprintf(meta.config, sizeof meta.config, "%s", t->config_text);
-        download_state(t);
+        move_state(t, 0);
         rc = checkpoint_write(t->checkpoint, &meta, t->model, &t->host, err);
     }
     double failed = rc != 0;
@@ -205,11 +206,6 @@ static int agree_to_stop(trainer_t *t, int *stop, ddp_error_t *err)
     return 0;
 }
 
-static int sum_across(trainer_t *t, double *v, int n, ddp_error_t *err)
-{
-    return reduce_host(t, v, n, PG_SUM, err);
-}
-
 /* The whole test set, split over the ranks (rank r takes samples r, r+W, ...). */
 static int evaluate(trainer_t *t, double *accuracy, double *loss, ddp_error_t *err)
 {
@@ -234,7 +230,7 @@ static int evaluate(trainer_t *t, double *accuracy, double *loss, ddp_error_t *e
         sums[2] += n;
     }
     free(idx);
-    if (sum_across(t, sums, 3, err))
+    if (reduce_host(t, sums, 3, PG_SUM, err))
         return -1;
     *loss = sums[2] ? sums[0] / sums[2] : 0;
     *accuracy = sums[2] ? sums[1] / sums[2] : 0;
@@ -270,7 +266,7 @@ static int run(trainer_t *t, run_end_t *end, ddp_error_t *err)
             }
         }
         double seconds = ddp_now_s() - epoch_start, sums[3] = {tally.loss, tally.correct, tally.count};
-        if (sum_across(t, sums, 3, err) || evaluate(t, &test_acc, &test_loss, err))
+        if (reduce_host(t, sums, 3, PG_SUM, err) || evaluate(t, &test_acc, &test_loss, err))
             return -1;
         if (t->rank == 0) {
             printf("epoch %d/%d  loss %.4f  train-acc %.4f  test-loss %.4f  test-acc %.4f  "
@@ -335,7 +331,7 @@ static int setup(trainer_t *t, ddp_error_t *err)
         !t->momentum || !t->device_images || !t->scalars)
         return ddp_error_set(err, "out of memory");
     model_init(t->model, o->seed, t->host.params, t->host.buffers);
-    upload_state(t);
+    move_state(t, 1);
     if (o->resume && resume(t, err))
         return -1;
     if (!(t->reducer = reducer_create(t->pg, model_grads(t->model), np,

@@ -102,10 +102,11 @@ static int add_node(model_t *m, node_kind_t kind, int in0, int in1, int c, int h
         return 0;
     }
     m->nodes = grown;
-    node_t *n = &m->nodes[m->node_count];
-    memset(n, 0, sizeof *n);
-    *n = (node_t){.kind = kind, .in0 = in0, .in1 = in1, .c = c, .h = h, .w = w, .act = m->act_count};
-    m->act_count += (size_t)c * h * w * m->batch_cap;
+    m->nodes[m->node_count] =
+        (node_t){.kind = kind, .in0 = in0, .in1 = in1, .c = c, .h = h, .w = w, .act = m->act_count};
+    /* The input node's output is the caller's batch, not an activation of ours. */
+    if (kind != NODE_INPUT)
+        m->act_count += (size_t)c * h * w * m->batch_cap;
     return m->node_count++;
 }
 

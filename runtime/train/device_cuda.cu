@@ -23,8 +23,8 @@ struct context {
     int device;
     cudaStream_t stream;
     cublasHandle_t blas;
-    float *row_loss;
-    int *row_correct;
+    float *row_loss, *host_loss; /* softmax_xent's per-row results, on the device and here */
+    int *row_correct, *host_correct;
     unsigned char *labels;
     int rows;
     cudaError_t first_error;
@@ -447,8 +447,13 @@ double cuda_softmax_xent(int batch, int classes, const float *logits, const unsi
         note(cudaFree(ctx.row_loss));
         note(cudaFree(ctx.row_correct));
         note(cudaFree(ctx.labels));
+        free(ctx.host_loss);
+        free(ctx.host_correct);
         ctx.rows = 0;
-        if (cudaMalloc(&ctx.row_loss, batch * sizeof(float)) != cudaSuccess ||
+        ctx.host_loss = (float *)malloc(batch * sizeof(float));
+        ctx.host_correct = (int *)malloc(batch * sizeof(int));
+        if (!ctx.host_loss || !ctx.host_correct ||
+            cudaMalloc(&ctx.row_loss, batch * sizeof(float)) != cudaSuccess ||
             cudaMalloc(&ctx.row_correct, batch * sizeof(int)) != cudaSuccess ||
             cudaMalloc(&ctx.labels, (size_t)batch) != cudaSuccess) {
             note(cudaErrorMemoryAllocation);
@@ -460,20 +465,14 @@ double cuda_softmax_xent(int batch, int classes, const float *logits, const unsi
     note(cudaMemcpyAsync(ctx.labels, labels, (size_t)batch, cudaMemcpyHostToDevice, ctx.stream));
     xent_kernel<<<blocks_for((size_t)batch), THREADS, 0, ctx.stream>>>(
         batch, classes, logits, ctx.labels, dlogits, ctx.row_loss, ctx.row_correct);
-    float *loss = (float *)malloc(batch * sizeof(float));
-    int *right = (int *)malloc(batch * sizeof(int));
+    cuda_download(ctx.host_loss, ctx.row_loss, batch * sizeof(float));
+    cuda_download(ctx.host_correct, ctx.row_correct, batch * sizeof(int));
     double total = 0;
     *correct = 0;
-    if (loss && right) {
-        cuda_download(loss, ctx.row_loss, batch * sizeof(float));
-        cuda_download(right, ctx.row_correct, batch * sizeof(int));
-        for (int b = 0; b < batch; b++) {
-            total += loss[b];
-            *correct += right[b];
-        }
+    for (int b = 0; b < batch; b++) {
+        total += ctx.host_loss[b];
+        *correct += ctx.host_correct[b];
     }
-    free(loss);
-    free(right);
     return total;
 }
 

@@ -99,7 +99,7 @@ static char *quoted_command(const job_spec_t *spec, const char *trainer)
     return out;
 }
 
-static int fill_common(const job_spec_t *spec, const char *bindir, const char *agent_dir,
+static int fill_common(const job_spec_t *spec, const char *bindir, const char *agent,
                        const char *trainer, tmpl_ctx_t *ctx)
 {
     int rc = 0;
@@ -146,10 +146,23 @@ static int fill_common(const job_spec_t *spec, const char *bindir, const char *a
     char *path = NULL;
     rc |= asprintf(&path, "%s/ddpjob", bindir) < 0 ? -1 : set_quoted(ctx, "ddpjob", path);
     free(path);
-    path = NULL;
-    rc |= asprintf(&path, "%s/ddpjob-agent", agent_dir) < 0 ? -1 : set_quoted(ctx, "agent", path);
-    free(path);
+    rc |= set_quoted(ctx, "agent", agent);
     return rc ? -1 : 0;
+}
+
+/* Where one of our programs is: in bindir when given; else beside this ddpjob when installed,
+ * or in its build folder (`built_in`, relative to cli/) when ddpjob runs from the build tree.
+ * NULL when out of memory. */
+static char *program_path(const char *bindir, const char *self, const char *name,
+                          const char *built_in)
+{
+    char *path = NULL;
+    if (asprintf(&path, "%s/%s", bindir ? bindir : self, name) < 0)
+        return NULL;
+    if (bindir || access(path, X_OK) == 0)
+        return path;
+    free(path);
+    return asprintf(&path, "%s/../%s/%s", self, built_in, name) < 0 ? NULL : path;
 }
 
 /* Renders `template_file` (or template_path) with the common variables and, for a scheduler,
@@ -158,7 +171,7 @@ static int render_with(const job_spec_t *spec, const sched_ops_t *ops, const cha
                        const char *template_path_arg, const char *bindir_arg, FILE *out,
                        FILE *notes, ddp_error_t *err)
 {
-    char *template_path = NULL, *text = NULL, *self = NULL, *build_agent_dir = NULL, *trainer = NULL;
+    char *template_path = NULL, *text = NULL, *self = NULL, *agent = NULL, *trainer = NULL;
     tmpl_ctx_t *ctx = NULL;
     int rc = -1;
     template_path =
@@ -169,29 +182,16 @@ static int render_with(const job_spec_t *spec, const sched_ops_t *ops, const cha
         ddp_error_prefix(err, "template");
         goto out;
     }
-    const char *bindir = bindir_arg, *agent_dir = bindir_arg;
-    if (!bindir) {
-        if (!(self = render_self_dir(err)) || asprintf(&build_agent_dir, "%s/../agent", self) < 0)
-            goto out;
-        bindir = agent_dir = self;
-        /* An uninstalled ddpjob: the agent is built in the agent/ folder beside cli/. */
-        char probe[4200];
-        snprintf(probe, sizeof probe, "%s/ddpjob-agent", self);
-        if (access(probe, X_OK) != 0)
-            agent_dir = build_agent_dir;
-    }
-    /* ddp-train is installed beside ddpjob, or built in runtime/train/ beside cli/. */
-    if (asprintf(&trainer, "%s/ddp-train", bindir) < 0)
+    if (!bindir_arg && !(self = render_self_dir(err)))
         goto out;
-    if (!bindir_arg && access(trainer, X_OK) != 0) {
-        free(trainer);
-        if (asprintf(&trainer, "%s/../runtime/train/ddp-train", self) < 0) {
-            trainer = NULL;
-            goto out;
-        }
+    const char *bindir = bindir_arg ? bindir_arg : self;
+    if (!(agent = program_path(bindir_arg, self, "ddpjob-agent", "agent")) ||
+        !(trainer = program_path(bindir_arg, self, "ddp-train", "runtime/train"))) {
+        ddp_error_set(err, "out of memory");
+        goto out;
     }
     ctx = tmpl_ctx_create();
-    if (!ctx || fill_common(spec, bindir, agent_dir, trainer, ctx) < 0 || (ops && ops->fill(spec, ctx) < 0)) {
+    if (!ctx || fill_common(spec, bindir, agent, trainer, ctx) < 0 || (ops && ops->fill(spec, ctx) < 0)) {
         ddp_error_set(err, "out of memory");
         goto out;
     }
@@ -205,7 +205,7 @@ out:
     free(template_path);
     free(text);
     free(self);
-    free(build_agent_dir);
+    free(agent);
     free(trainer);
     return rc;
 }

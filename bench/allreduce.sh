@@ -26,9 +26,11 @@ cc -O2 bench/loopback.c -o "$build/loopback"
 mpirun_args=(--oversubscribe)
 [ "$(id -u)" = 0 ] && mpirun_args+=(--allow-run-as-root)
 
-median() { # FILE SIZE: the median seconds of that size's runs
-    awk -v s="$2" '$1 == s {print $2}' "$1" | sort -g |
-        awk '{v[NR] = $1} END {print (NR ? v[int((NR + 1) / 2)] : "nan")}'
+# shellcheck source=lib.sh
+. bench/lib.sh
+
+seconds_of() { # FILE SIZE: the median seconds of that size's runs
+    awk -v s="$2" '$1 == s {print $2}' "$1" | median
 }
 
 iterations() { local n=$((budget / $1)); echo $((n < 5 ? 5 : n > 200 ? 200 : n)); }
@@ -68,7 +70,7 @@ for n in ${WORLDS:-2 4}; do
     for s in "${sizes[@]}"; do
         row=()
         for sys in "${systems[@]}"; do
-            row+=("$(median "$out/$sys.$n" "$s")")
+            row+=("$(seconds_of "$out/$sys.$n" "$s")")
         done
         awk -v s="$s" -v n="$n" -v lim="$limit" -v o="${row[0]}" -v g="${row[1]}" -v t="${row[2]}" -v m="${row[3]}" 'BEGIN {
             f = 2 * (n - 1) / n
@@ -76,7 +78,7 @@ for n in ${WORLDS:-2 4}; do
             printf "%10d %9.3f %9.3f %9.3f %9.3f %8.2fx %8.2fx %8.2fx %7.0f%%\n", s, bo, bg, bt, bm,
                 bo / bg, bo / bt, bo / bm, 100 * bo / lim }'
     done
-    awk -v o="$(median "$out/ours.$n" 4096)" -v g="$(median "$out/gloo.$n" 4096)" 'BEGIN {
+    awk -v o="$(seconds_of "$out/ours.$n" 4096)" -v g="$(seconds_of "$out/gloo.$n" 4096)" 'BEGIN {
         printf "4 KiB latency: ours %.1f us, gloo %.1f us: %.1fx better\n\n", o * 1e6, g * 1e6, g / o }'
 done
 echo "Targets: busbw >= 1.5x gloo from 1 MiB to 256 MiB; >= Open MPI over tcp from 16 MiB up;"

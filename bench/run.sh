@@ -13,6 +13,9 @@ agent=$build/agent/ddpjob-agent
 py=/usr/bin/python3
 runs=${RUNS:-5}
 
+# shellcheck source=lib.sh
+. bench/lib.sh
+
 median_time() { # CMD...: median wall seconds of $runs runs
     local times=() i s
     for ((i = 0; i < runs; i++)); do
@@ -20,7 +23,7 @@ median_time() { # CMD...: median wall seconds of $runs runs
         "$@" >/dev/null 2>&1 || { echo "failed: $*" >&2; return 1; }
         times+=("$(( ($(date +%s%N) - s) / 1000000 ))")
     done
-    printf '%s\n' "${times[@]}" | sort -n | sed -n "$(( (runs + 1) / 2 ))p" | awk '{printf "%.3f", $1 / 1000}'
+    printf '%s\n' "${times[@]}" | median | awk '{printf "%.3f", $1 / 1000}'
 }
 
 echo "== launch: N gloo workers form a process group and exit (median of $runs, seconds) =="

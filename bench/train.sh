@@ -14,7 +14,8 @@ reps=${REPS:-3}
 steps=${STEPS:-20}
 ranks=2
 
-median() { sort -g | awk '{v[NR] = $1} END {print (NR ? v[int((NR + 1) / 2)] : "nan")}'; }
+# shellcheck source=lib.sh
+. bench/lib.sh
 
 ours() { # KIND BATCH ARG
     local batch=$2 samples shape=--widths

@@ -14,7 +14,8 @@ reps=${REPS:-3}
 steps=${STEPS:-50}
 batch=256
 
-median() { sort -g | awk '{v[NR] = $1} END {print (NR ? v[int((NR + 1) / 2)] : "nan")}'; }
+# shellcheck source=lib.sh
+. bench/lib.sh
 
 o=() t=()
 for ((i = 0; i < reps; i++)); do

@@ -44,7 +44,7 @@ typedef struct {
     double *scalars;       /* backend memory for reducing host values across ranks */
     dataset_t train, test;
     sampler_t sampler;
-    float *images;         /* host staging of a batch */
+    float *images;         /* a batch on the host (the device's own buffer when that is host memory) */
     float *device_images;
     unsigned char *labels;
     long steps_per_epoch, total_steps, step;
@@ -170,6 +170,13 @@ static void sgd(trainer_t *t, double lr)
                 model_param_count(t->model), (float)lr, (float)o->momentum, (float)o->weight_decay);
 }
 
+/* The batch made on the host to the device, unless the device reads host memory. */
+static void stage_batch(trainer_t *t, int n)
+{
+    if (t->images != t->device_images)
+        t->dev->upload(t->device_images, t->images, (size_t)n * IMAGE_SIZE * sizeof(float));
+}
+
 typedef struct {
     double loss, correct, count;
 } tally_t;
@@ -178,7 +185,7 @@ static int train_step(trainer_t *t, int n, tally_t *tally, ddp_error_t *err)
 {
     const size_t *idx = t->sampler.mine + t->batch * t->o->batch_size;
     data_batch(&t->train, idx, n, t->o->augment, t->o->seed, (uint64_t)t->epoch, t->images, t->labels);
-    t->dev->upload(t->device_images, t->images, (size_t)n * IMAGE_SIZE * sizeof(float));
+    stage_batch(t, n);
     if (sync_from_rank0(t, 0, err))
         return -1;
     model_forward(t->model, t->device_images, n, 1);
@@ -222,7 +229,7 @@ static int evaluate(trainer_t *t, double *accuracy, double *loss, ddp_error_t *e
         for (; n < b && next < t->test.count; next += (size_t)t->world)
             idx[n++] = next;
         data_batch(&t->test, idx, n, 0, 0, 0, t->images, t->labels);
-        t->dev->upload(t->device_images, t->images, (size_t)n * IMAGE_SIZE * sizeof(float));
+        stage_batch(t, n);
         model_forward(t->model, t->device_images, n, 0);
         int correct;
         sums[0] += model_loss(t->model, t->labels, n, &correct);
@@ -322,10 +329,11 @@ static int setup(trainer_t *t, ddp_error_t *err)
     t->host.params = calloc(np + 1, sizeof(float));
     t->host.momentum = calloc(np + 1, sizeof(float));
     t->host.buffers = calloc(nb + 1, sizeof(float));
-    t->images = malloc(image_bytes);
+
     t->labels = malloc((size_t)o->batch_size);
     t->momentum = t->dev->alloc(np * sizeof(float));
     t->device_images = t->dev->alloc(image_bytes);
+    t->images = t->dev->host_memory ? t->device_images : malloc(image_bytes);
     t->scalars = pg_alloc(t->pg, 8 * sizeof(double), err);
     if (!t->host.params || !t->host.momentum || !t->host.buffers || !t->images || !t->labels ||
         !t->momentum || !t->device_images || !t->scalars)
@@ -354,6 +362,8 @@ static int setup(trainer_t *t, ddp_error_t *err)
 static void teardown(trainer_t *t)
 {
     reducer_destroy(t->reducer);
+    if (t->images != t->device_images)
+        free(t->images);
     if (t->momentum)
         t->dev->free(t->momentum);
     if (t->device_images)
@@ -366,7 +376,6 @@ static void teardown(trainer_t *t)
     free(t->host.params);
     free(t->host.momentum);
     free(t->host.buffers);
-    free(t->images);
     free(t->labels);
 }
 

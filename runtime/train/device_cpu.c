@@ -20,6 +20,7 @@ static void cpu_sgd(float *p, const float *g, float *v, size_t n, float lr, floa
 
 const device_ops_t device_cpu = {
     .name = "cpu",
+    .host_memory = 1,
     .alloc = cpu_alloc,
     .free = free,
     .upload = cpu_copy,

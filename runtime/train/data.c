@@ -23,7 +23,8 @@ static int grow(dataset_t *set, size_t more, ddp_error_t *err)
     return 0;
 }
 
-int data_read_cifar_file(const char *path, dataset_t *set, ddp_error_t *err)
+/* Reads one CIFAR-10 file, appending to set. */
+static int read_cifar_file(const char *path, dataset_t *set, ddp_error_t *err)
 {
     FILE *f = fopen(path, "rb");
     if (!f)
@@ -78,11 +79,11 @@ int data_load_cifar(const char *dir, dataset_t *train, dataset_t *test, ddp_erro
         snprintf(path, sizeof path, "%s/data_batch_%d.bin", dir, i);
         if (i > 1 && access(path, F_OK) != 0)
             break;
-        if (data_read_cifar_file(path, train, err))
+        if (read_cifar_file(path, train, err))
             goto error;
     }
     snprintf(path, sizeof path, "%s/test_batch.bin", dir);
-    if (data_read_cifar_file(path, test, err))
+    if (read_cifar_file(path, test, err))
         goto error;
     return 0;
 error:

@@ -26,8 +26,6 @@ typedef struct {
 
 /* Reads DIR's training and test files; errors name the file and the byte offset. */
 int data_load_cifar(const char *dir, dataset_t *train, dataset_t *test, ddp_error_t *err);
-/* Reads one CIFAR-10 file (appending to set). */
-int data_read_cifar_file(const char *path, dataset_t *set, ddp_error_t *err);
 
 int data_synthetic(uint64_t seed, size_t train_count, size_t test_count, dataset_t *train,
                    dataset_t *test, ddp_error_t *err);

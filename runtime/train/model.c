@@ -297,7 +297,6 @@ void model_init(model_t *m, uint64_t seed, float *host_params, float *host_buffe
     }
 }
 
-const device_ops_t *model_device(const model_t *m) { return m->dev; }
 size_t model_param_count(const model_t *m) { return m->param_count; }
 size_t model_buffer_count(const model_t *m) { return m->buffer_count; }
 float *model_params(model_t *m) { return m->params; }

@@ -59,7 +59,6 @@ void model_destroy(model_t *m);
  * batch norm weight 1, bias 0, running mean 0, variance 1. */
 void model_init(model_t *m, uint64_t seed, float *host_params, float *host_buffers);
 
-const device_ops_t *model_device(const model_t *m);
 size_t model_param_count(const model_t *m);
 size_t model_buffer_count(const model_t *m);
 /* Device memory (host memory on the cpu device). */

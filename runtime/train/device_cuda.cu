@@ -17,7 +17,8 @@ extern "C" {
 }
 #include "xent_row.h"
 
-namespace {
+namespace
+{
 
 struct context {
     int device;
@@ -35,7 +36,16 @@ context ctx;
 
 const int THREADS = 256;
 
-unsigned blocks_for(size_t n) { return (unsigned)((n + THREADS - 1) / THREADS); }
+/* Every kernel goes onto the context's stream. tests/train/cuda-host defines its own LAUNCH, to
+ * run these kernels on the CPU against the CPU layers where no GPU is. */
+#ifndef LAUNCH
+#define LAUNCH(kernel, blocks, ...) kernel<<<(blocks), THREADS, 0, ctx.stream>>>(__VA_ARGS__)
+#endif
+
+unsigned blocks_for(size_t n)
+{
+    return (unsigned)((n + THREADS - 1) / THREADS);
+}
 
 void note(cudaError_t e)
 {
@@ -103,8 +113,7 @@ __global__ void col2im_kernel(conv_shape_t s, int batch, const float *col, float
 }
 
 /* [c][batch][hw] <-> [batch][c][hw]; add: accumulate into dst. */
-__global__ void regroup_kernel(int batch, int c, int hw, const float *src, float *dst,
-                               bool to_nchw)
+__global__ void regroup_kernel(int batch, int c, int hw, const float *src, float *dst, bool to_nchw)
 {
     size_t total = (size_t)batch * c * hw;
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < total;
@@ -273,8 +282,9 @@ __global__ void avgpool_grad_kernel(size_t n, int hw, const float *dout, float *
         din[i] += dout[i / hw] / (float)hw;
 }
 
-__global__ void xent_kernel(int batch, int classes, const float *logits, const unsigned char *labels,
-                            float *dlogits, float *row_loss, int *row_correct)
+__global__ void xent_kernel(int batch, int classes, const float *logits,
+                            const unsigned char *labels, float *dlogits, float *row_loss,
+                            int *row_correct)
 {
     int b = blockIdx.x * blockDim.x + threadIdx.x;
     if (b < batch)
@@ -310,7 +320,10 @@ void *cuda_alloc(size_t bytes)
     return p;
 }
 
-void cuda_free(void *p) { note(cudaFree(p)); }
+void cuda_free(void *p)
+{
+    note(cudaFree(p));
+}
 
 void cuda_upload(void *dst, const void *src, size_t bytes)
 {
@@ -324,7 +337,10 @@ void cuda_download(void *dst, const void *src, size_t bytes)
     note(cudaStreamSynchronize(ctx.stream));
 }
 
-void cuda_zero(void *p, size_t bytes) { note(cudaMemsetAsync(p, 0, bytes, ctx.stream)); }
+void cuda_zero(void *p, size_t bytes)
+{
+    note(cudaMemsetAsync(p, 0, bytes, ctx.stream));
+}
 
 int cuda_sync(ddp_error_t *err)
 {
@@ -338,7 +354,10 @@ int cuda_sync(ddp_error_t *err)
     return 0;
 }
 
-void cuda_bind_thread(void) { note(cudaSetDevice(ctx.device)); }
+void cuda_bind_thread(void)
+{
+    note(cudaSetDevice(ctx.device));
+}
 
 size_t cuda_conv_workspace(const conv_shape_t *s, int batch)
 {
@@ -350,10 +369,10 @@ void cuda_conv_forward(const conv_shape_t *s, int batch, const float *in, const 
 {
     int kdim = s->c * s->k * s->k, cols = s->ho * s->wo * batch;
     float *col = work, *grouped = work + (size_t)kdim * cols;
-    im2col_kernel<<<grid((size_t)kdim * cols), THREADS, 0, ctx.stream>>>(*s, batch, in, col);
+    LAUNCH(im2col_kernel, grid((size_t)kdim * cols), *s, batch, in, col);
     gemm(false, false, s->co, cols, kdim, 1.0f, weight, kdim, col, cols, 0.0f, grouped, cols);
-    regroup_kernel<<<grid((size_t)s->co * cols), THREADS, 0, ctx.stream>>>(
-        batch, s->co, s->ho * s->wo, grouped, out, true);
+    LAUNCH(regroup_kernel, grid((size_t)s->co * cols), batch, s->co, s->ho * s->wo, grouped, out,
+           true);
 }
 
 void cuda_conv_backward(const conv_shape_t *s, int batch, const float *in, const float *weight,
@@ -361,31 +380,29 @@ void cuda_conv_backward(const conv_shape_t *s, int batch, const float *in, const
 {
     int kdim = s->c * s->k * s->k, cols = s->ho * s->wo * batch;
     float *col = work, *grouped = work + (size_t)kdim * cols;
-    regroup_kernel<<<grid((size_t)s->co * cols), THREADS, 0, ctx.stream>>>(
-        batch, s->co, s->ho * s->wo, dout, grouped, false);
-    im2col_kernel<<<grid((size_t)kdim * cols), THREADS, 0, ctx.stream>>>(*s, batch, in, col);
+    LAUNCH(regroup_kernel, grid((size_t)s->co * cols), batch, s->co, s->ho * s->wo, dout, grouped,
+           false);
+    LAUNCH(im2col_kernel, grid((size_t)kdim * cols), *s, batch, in, col);
     gemm(false, true, s->co, kdim, cols, 1.0f, grouped, cols, col, cols, 0.0f, dweight, kdim);
     if (din) {
         gemm(true, false, kdim, cols, s->co, 1.0f, weight, kdim, grouped, cols, 0.0f, col, cols);
-        col2im_kernel<<<grid((size_t)batch * s->c * s->h * s->w), THREADS, 0, ctx.stream>>>(
-            *s, batch, col, din);
+        LAUNCH(col2im_kernel, grid((size_t)batch * s->c * s->h * s->w), *s, batch, col, din);
     }
 }
 
 void cuda_linear_forward(int batch, int in_dim, int out_dim, const float *in, const float *weight,
                          const float *bias, float *out)
 {
-    bias_rows_kernel<<<grid((size_t)batch * out_dim), THREADS, 0, ctx.stream>>>(batch, out_dim,
-                                                                                bias, out);
+    LAUNCH(bias_rows_kernel, grid((size_t)batch * out_dim), batch, out_dim, bias, out);
     gemm(false, true, batch, out_dim, in_dim, 1.0f, in, in_dim, weight, in_dim, 1.0f, out, out_dim);
 }
 
 void cuda_linear_backward(int batch, int in_dim, int out_dim, const float *in, const float *weight,
                           const float *dout, float *din, float *dweight, float *dbias)
 {
-    gemm(true, false, out_dim, in_dim, batch, 1.0f, dout, out_dim, in, in_dim, 0.0f, dweight, in_dim);
-    column_sums_kernel<<<blocks_for((size_t)out_dim), THREADS, 0, ctx.stream>>>(batch, out_dim,
-                                                                                 dout, dbias);
+    gemm(true, false, out_dim, in_dim, batch, 1.0f, dout, out_dim, in, in_dim, 0.0f, dweight,
+         in_dim);
+    LAUNCH(column_sums_kernel, blocks_for((size_t)out_dim), batch, out_dim, dout, dbias);
     if (din)
         gemm(false, false, batch, in_dim, out_dim, 1.0f, dout, out_dim, weight, in_dim, 1.0f, din,
              in_dim);
@@ -395,49 +412,49 @@ void cuda_bn_forward(int batch, int c, int hw, const float *in, const float *gam
                      const float *beta, float *running, int training, float *saved, float *out)
 {
     if (training)
-        bn_stats_kernel<<<c, THREADS, 0, ctx.stream>>>(batch, c, hw, in, running, saved);
-    bn_apply_kernel<<<grid((size_t)batch * c * hw), THREADS, 0, ctx.stream>>>(
-        batch, c, hw, in, gamma, beta, training ? saved : running, !training, out);
+        LAUNCH(bn_stats_kernel, c, batch, c, hw, in, running, saved);
+    LAUNCH(bn_apply_kernel, grid((size_t)batch * c * hw), batch, c, hw, in, gamma, beta,
+           training ? saved : running, !training, out);
 }
 
 void cuda_bn_backward(int batch, int c, int hw, const float *in, const float *gamma,
                       const float *saved, const float *dout, float *din, float *dgamma,
                       float *dbeta)
 {
-    bn_grad_sums_kernel<<<c, THREADS, 0, ctx.stream>>>(batch, c, hw, in, saved, dout, dgamma, dbeta);
-    bn_input_grad_kernel<<<grid((size_t)batch * c * hw), THREADS, 0, ctx.stream>>>(
-        batch, c, hw, in, gamma, saved, dout, dgamma, dbeta, din);
+    LAUNCH(bn_grad_sums_kernel, c, batch, c, hw, in, saved, dout, dgamma, dbeta);
+    LAUNCH(bn_input_grad_kernel, grid((size_t)batch * c * hw), batch, c, hw, in, gamma, saved, dout,
+           dgamma, dbeta, din);
 }
 
 void cuda_relu_forward(size_t n, const float *in, float *out)
 {
-    relu_kernel<<<grid(n), THREADS, 0, ctx.stream>>>(n, in, out);
+    LAUNCH(relu_kernel, grid(n), n, in, out);
 }
 
 void cuda_relu_backward(size_t n, const float *out, const float *dout, float *din)
 {
-    relu_grad_kernel<<<grid(n), THREADS, 0, ctx.stream>>>(n, out, dout, din);
+    LAUNCH(relu_grad_kernel, grid(n), n, out, dout, din);
 }
 
 void cuda_add_forward(size_t n, const float *a, const float *b, float *out)
 {
-    add_kernel<<<grid(n), THREADS, 0, ctx.stream>>>(n, a, b, out);
+    LAUNCH(add_kernel, grid(n), n, a, b, out);
 }
 
 void cuda_add_backward(size_t n, const float *dout, float *da, float *db)
 {
-    add_grad_kernel<<<grid(n), THREADS, 0, ctx.stream>>>(n, dout, da, db);
+    LAUNCH(add_grad_kernel, grid(n), n, dout, da, db);
 }
 
 void cuda_avgpool_forward(int batch, int c, int hw, const float *in, float *out)
 {
-    avgpool_kernel<<<grid((size_t)batch * c), THREADS, 0, ctx.stream>>>((size_t)batch * c, hw, in, out);
+    LAUNCH(avgpool_kernel, grid((size_t)batch * c), (size_t)batch * c, hw, in, out);
 }
 
 void cuda_avgpool_backward(int batch, int c, int hw, const float *dout, float *din)
 {
     size_t n = (size_t)batch * c * hw;
-    avgpool_grad_kernel<<<grid(n), THREADS, 0, ctx.stream>>>(n, hw, dout, din);
+    LAUNCH(avgpool_grad_kernel, grid(n), n, hw, dout, din);
 }
 
 double cuda_softmax_xent(int batch, int classes, const float *logits, const unsigned char *labels,
@@ -463,8 +480,8 @@ double cuda_softmax_xent(int batch, int classes, const float *logits, const unsi
         ctx.rows = batch;
     }
     note(cudaMemcpyAsync(ctx.labels, labels, (size_t)batch, cudaMemcpyHostToDevice, ctx.stream));
-    xent_kernel<<<blocks_for((size_t)batch), THREADS, 0, ctx.stream>>>(
-        batch, classes, logits, ctx.labels, dlogits, ctx.row_loss, ctx.row_correct);
+    LAUNCH(xent_kernel, blocks_for((size_t)batch), batch, classes, logits, ctx.labels, dlogits,
+           ctx.row_loss, ctx.row_correct);
     cuda_download(ctx.host_loss, ctx.row_loss, batch * sizeof(float));
     cuda_download(ctx.host_correct, ctx.row_correct, batch * sizeof(int));
     double total = 0;
@@ -478,7 +495,7 @@ double cuda_softmax_xent(int batch, int classes, const float *logits, const unsi
 
 void cuda_sgd(float *p, const float *g, float *v, size_t n, float lr, float momentum, float wd)
 {
-    sgd_kernel<<<grid(n), THREADS, 0, ctx.stream>>>(p, g, v, n, lr, momentum, wd);
+    LAUNCH(sgd_kernel, grid(n), p, g, v, n, lr, momentum, wd);
 }
 
 device_ops_t cuda_ops;
@@ -492,7 +509,8 @@ extern "C" const device_ops_t *device_cuda_open(int local_rank, ddp_error_t *err
     int devices = 0;
     cudaError_t e = cudaGetDeviceCount(&devices);
     if (e != cudaSuccess || devices == 0) {
-        ddp_error_set(err, "no GPU is visible (%s)", e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
+        ddp_error_set(err, "no GPU is visible (%s)",
+                      e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
         return NULL;
     }
     ctx.device = local_rank % devices;

@@ -23,6 +23,16 @@ else
     fail "nccl, world of 1: every collective, type and reduction (exit $rc)" "$out"
 fi
 
+: "${DEVICE_CHECK:?built with GPU_CHECK}"
+out=$(timeout 300 "$DEVICE_CHECK" 2>&1)
+rc=$?
+if [ "$rc" = 0 ] && ! grep -q '^not ok' <<<"$out"; then
+    pass "every layer, and a training step of mlp and resnet-8, on the GPU equal the CPU's ($(grep -c '^ok' <<<"$out") checks)"
+else
+    fail "every layer and a training step on the GPU equal the CPU's (exit $rc)" "$(grep -v '^ok' <<<"$out")"
+fi
+while IFS= read -r line; do echo "# $line"; done <<<"$out"
+
 out=$(timeout 120 "$TRAIN" hello --backend nccl 2>&1)
 expect_eq "$?" 0 "ddp-train hello --backend nccl exits 0"
 expect_contains "$out" "Rank 0" "ddp-train hello --backend nccl speaks"

@@ -1,7 +1,7 @@
 #!/bin/bash
 # The GPU checks on a machine that has the CUDA toolkit and nothing else (no meson build, no
-# Debian packages): builds ddp-train, ddpjob-agent and gpu_check with nvcc as the only compiler
-# driver, then runs tests/gpu/gpu.sh against them. (Here, without a GPU, the checks skip.)
+# Debian packages): builds ddp-train, ddpjob-agent, gpu_check and device_check with nvcc as the
+# only compiler driver, then runs tests/gpu/gpu.sh against them. (Here, without a GPU, the checks skip.)
 #   tests/gpu/standalone.sh [OUT_DIR]   (OUT_DIR gets the binaries and gpu.log; default /tmp/ddpjob-gpu)
 # NCCL comes from the toolkit, or else from the nvidia-nccl Python wheel where PyTorch installed it.
 set -euo pipefail
@@ -34,17 +34,20 @@ libddp=(runtime/ddp_error.c runtime/ddp_hmac.c runtime/ddp_file.c runtime/ddp_cl
         runtime/store_client.c runtime/rendezvous.c runtime/worker_env.c)
 pg=(runtime/pg.c runtime/pg_tcp.c runtime/pg_reduce.c runtime/pg_nccl.c)
 # No BLAS package there: the CPU layers get a plain GEMM (tests/gpu/blas-shim).
-train=()
-for f in runtime/train/*.c; do [ "$f" = runtime/train/device_cuda_none.c ] || train+=("$f"); done
-train+=(runtime/train/device_cuda.cu -gencode 'arch=compute_90,code=[sm_90,compute_90]'
-        tests/gpu/blas-shim/cblas.c -Iruntime/train -Itests/gpu/blas-shim -lcublas -lm)
+train=(runtime/train/{model,layers_cpu,device_cpu,data,sampler,reducer,checkpoint,train_options}.c
+       runtime/train/device_cuda.cu -gencode 'arch=compute_90,code=[sm_90,compute_90]'
+       tests/gpu/blas-shim/cblas.c -Iruntime/train -Itests/gpu/blas-shim -lcublas -lm)
+commands=(runtime/train/{main,session,cmd_hello,cmd_collectives,cmd_bench,cmd_train,cmd_checkpoint}.c)
 
-"$nvcc" "${flags[@]}" "${libddp[@]}" "${pg[@]}" "${train[@]}" "${libs[@]}" -o "$out/ddp-train"
+"$nvcc" "${flags[@]}" "${libddp[@]}" "${pg[@]}" "${train[@]}" "${commands[@]}" "${libs[@]}" \
+    -o "$out/ddp-train"
+"$nvcc" "${flags[@]}" "${libddp[@]}" "${pg[@]}" "${train[@]}" tests/train/device_check.c \
+    "${libs[@]}" -o "$out/device_check"
 "$nvcc" "${flags[@]}" "${libddp[@]}" "${pg[@]}" tests/gpu/gpu_check.c "${libs[@]}" -o "$out/gpu_check"
 "$nvcc" "${flags[@]}" "${libddp[@]}" agent/*.c -Iagent -lpthread -o "$out/ddpjob-agent"
 
 set +e
-GPU_CHECK=$out/gpu_check TRAIN=$out/ddp-train AGENT=$out/ddpjob-agent SRCDIR=$PWD \
+GPU_CHECK=$out/gpu_check DEVICE_CHECK=$out/device_check TRAIN=$out/ddp-train AGENT=$out/ddpjob-agent SRCDIR=$PWD \
     DDPJOB="(the CLI is not built here)" bash tests/gpu/gpu.sh 2>&1 | tee "$out/gpu.log"
 status=${PIPESTATUS[0]}
 grep -q '^not ok' "$out/gpu.log" && status=1

@@ -1,0 +1,353 @@
+/* device_check: the CUDA device (runtime/train/device_cuda.cu) against the CPU one, layer by layer
+ * and through whole training steps of an mlp and a resnet: every layer operation on shapes that
+ * take each indexing path (stride 2, 1x1 shortcuts, odd and non-square sizes, a 5x5 kernel,
+ * backward accumulating into an input gradient that already holds values), then forward, loss
+ * and backward of both models, gradients and batch-norm statistics compared tensor by tensor.
+ *
+ * Built twice: against the real device, run by tests/gpu on a GPU, and against the same source
+ * compiled for the host with tests/train/cuda-host (the kernels run on the CPU, cuBLAS is
+ * CBLAS), which checks the kernels' indexing and the GEMM operand order everywhere. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "../unit/tap.h"
+#include "model.h"
+#include "rng.h"
+
+/* Relative to the largest magnitude in the CPU's tensor: summation orders differ between the
+ * devices (per-sample versus whole-batch GEMMs), a wrong index is off by the tensor's scale. */
+#define TOLERANCE 1e-4
+
+static const device_ops_t *gpu;
+static rng_t rng;
+
+/* One tensor held by both devices. */
+typedef struct {
+    float *cpu, *gpu;
+    size_t n;
+} pair_t;
+
+static pair_t pair_new(size_t n, double scale, double offset)
+{
+    pair_t p = {malloc((n ? n : 1) * sizeof(float)), gpu->alloc(n * sizeof(float)), n};
+    if (!p.cpu || !p.gpu) {
+        fprintf(stderr, "device_check: out of memory for %zu floats\n", n);
+        exit(1);
+    }
+    for (size_t i = 0; i < n; i++)
+        p.cpu[i] = (float)(offset + scale * rng_normal(&rng));
+    gpu->upload(p.gpu, p.cpu, n * sizeof(float));
+    return p;
+}
+
+static pair_t pair_random(size_t n)
+{
+    return pair_new(n, 1.0, 0.0);
+}
+static pair_t pair_zero(size_t n)
+{
+    return pair_new(n, 0.0, 0.0);
+}
+
+static void pair_free(pair_t *p)
+{
+    free(p->cpu);
+    gpu->free(p->gpu);
+}
+
+/* max |cpu - gpu| / max |cpu| over n floats, the second in device memory. */
+static double difference(const float *cpu, const float *device, size_t n)
+{
+    float *got = malloc((n ? n : 1) * sizeof *got);
+    gpu->download(got, device, n * sizeof *got);
+    double scale = 0, worst = 0;
+    for (size_t i = 0; i < n; i++) {
+        scale = fmax(scale, fabs(cpu[i]));
+        worst = fmax(worst, isfinite(got[i]) ? fabs((double)cpu[i] - got[i]) : INFINITY);
+    }
+    free(got);
+    return scale > 0 ? worst / scale : worst;
+}
+
+static double pair_difference(const pair_t *p)
+{
+    return difference(p->cpu, p->gpu, p->n);
+}
+
+/* The device's queued work has finished without an error. */
+static int device_ok(const char *what)
+{
+    ddp_error_t err;
+    if (gpu->sync(&err) == 0)
+        return 1;
+    ok(0, "%s: the device reports no error", what);
+    printf("#   %s\n", err.msg);
+    return 0;
+}
+
+static void report(double worst, const char *what)
+{
+    if (device_ok(what))
+        ok(worst <= TOLERANCE, "%s: the devices agree (worst relative difference %.2g)", what,
+           worst);
+}
+
+static void check_conv(conv_shape_t s, int batch)
+{
+    s.ho = (s.h + 2 * s.pad - s.k) / s.stride + 1;
+    s.wo = (s.w + 2 * s.pad - s.k) / s.stride + 1;
+    size_t in_n = (size_t)batch * s.c * s.h * s.w, out_n = (size_t)batch * s.co * s.ho * s.wo;
+    size_t weight_n = (size_t)s.co * s.c * s.k * s.k;
+    pair_t in = pair_random(in_n), weight = pair_random(weight_n), out = pair_zero(out_n);
+    pair_t dout = pair_random(out_n), din = pair_random(in_n), dweight = pair_random(weight_n);
+    float *cpu_work = malloc(device_cpu.conv_workspace(&s, batch) * sizeof(float));
+    float *gpu_work = gpu->alloc(gpu->conv_workspace(&s, batch) * sizeof(float));
+    const device_ops_t *devs[] = {&device_cpu, gpu};
+    for (int d = 0; d < 2; d++) {
+        int g = d == 1;
+        float *work = g ? gpu_work : cpu_work;
+        devs[d]->conv_forward(&s, batch, g ? in.gpu : in.cpu, g ? weight.gpu : weight.cpu,
+                              g ? out.gpu : out.cpu, work);
+        devs[d]->conv_backward(&s, batch, g ? in.gpu : in.cpu, g ? weight.gpu : weight.cpu,
+                               g ? dout.gpu : dout.cpu, g ? din.gpu : din.cpu,
+                               g ? dweight.gpu : dweight.cpu, work);
+    }
+    char what[120];
+    snprintf(what, sizeof what, "conv %dx%dx%d -> %d, %dx%d kernel, stride %d, pad %d, batch %d",
+             s.c, s.h, s.w, s.co, s.k, s.k, s.stride, s.pad, batch);
+    report(fmax(pair_difference(&out), fmax(pair_difference(&din), pair_difference(&dweight))),
+           what);
+    pair_t first_dweight = pair_random(weight_n); /* the first layer: no input gradient */
+    device_cpu.conv_backward(&s, batch, in.cpu, weight.cpu, dout.cpu, NULL, first_dweight.cpu,
+                             cpu_work);
+    gpu->conv_backward(&s, batch, in.gpu, weight.gpu, dout.gpu, NULL, first_dweight.gpu, gpu_work);
+    snprintf(what, sizeof what, "conv %dx%dx%d -> %d backward without an input gradient", s.c, s.h,
+             s.w, s.co);
+    report(pair_difference(&first_dweight), what);
+    pair_t *all[] = {&in, &weight, &out, &dout, &din, &dweight, &first_dweight};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+        pair_free(all[i]);
+    free(cpu_work);
+    gpu->free(gpu_work);
+}
+
+static void check_linear(int batch, int in_dim, int out_dim)
+{
+    size_t in_n = (size_t)batch * in_dim, out_n = (size_t)batch * out_dim;
+    pair_t in = pair_random(in_n), weight = pair_random((size_t)out_dim * in_dim);
+    pair_t bias = pair_random(out_dim), out = pair_random(out_n), dout = pair_random(out_n);
+    pair_t din = pair_random(in_n), dweight = pair_random(weight.n), dbias = pair_random(out_dim);
+    device_cpu.linear_forward(batch, in_dim, out_dim, in.cpu, weight.cpu, bias.cpu, out.cpu);
+    gpu->linear_forward(batch, in_dim, out_dim, in.gpu, weight.gpu, bias.gpu, out.gpu);
+    device_cpu.linear_backward(batch, in_dim, out_dim, in.cpu, weight.cpu, dout.cpu, din.cpu,
+                               dweight.cpu, dbias.cpu);
+    gpu->linear_backward(batch, in_dim, out_dim, in.gpu, weight.gpu, dout.gpu, din.gpu, dweight.gpu,
+                         dbias.gpu);
+    char what[80];
+    snprintf(what, sizeof what, "linear %d -> %d, batch %d", in_dim, out_dim, batch);
+    report(fmax(fmax(pair_difference(&out), pair_difference(&din)),
+                fmax(pair_difference(&dweight), pair_difference(&dbias))),
+           what);
+    pair_t *all[] = {&in, &weight, &bias, &out, &dout, &din, &dweight, &dbias};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+        pair_free(all[i]);
+}
+
+static void check_batch_norm(int batch, int c, int hw)
+{
+    size_t n = (size_t)batch * c * hw;
+    pair_t in = pair_new(n, 2.0, 0.5), gamma = pair_random(c), beta = pair_random(c);
+    pair_t running = pair_new(2 * (size_t)c, 0.2, 1.0), saved = pair_zero(2 * (size_t)c);
+    pair_t out = pair_zero(n), eval_out = pair_zero(n), dout = pair_random(n);
+    pair_t din = pair_random(n), dgamma = pair_random(c), dbeta = pair_random(c);
+    device_cpu.bn_forward(batch, c, hw, in.cpu, gamma.cpu, beta.cpu, running.cpu, 1, saved.cpu,
+                          out.cpu);
+    gpu->bn_forward(batch, c, hw, in.gpu, gamma.gpu, beta.gpu, running.gpu, 1, saved.gpu, out.gpu);
+    device_cpu.bn_backward(batch, c, hw, in.cpu, gamma.cpu, saved.cpu, dout.cpu, din.cpu,
+                           dgamma.cpu, dbeta.cpu);
+    gpu->bn_backward(batch, c, hw, in.gpu, gamma.gpu, saved.gpu, dout.gpu, din.gpu, dgamma.gpu,
+                     dbeta.gpu);
+    device_cpu.bn_forward(batch, c, hw, in.cpu, gamma.cpu, beta.cpu, running.cpu, 0, NULL,
+                          eval_out.cpu);
+    gpu->bn_forward(batch, c, hw, in.gpu, gamma.gpu, beta.gpu, running.gpu, 0, NULL, eval_out.gpu);
+    char what[100];
+    snprintf(what, sizeof what,
+             "batch norm of %d channels x %d, batch %d (training, running "
+             "statistics, backward, evaluation)",
+             c, hw, batch);
+    double worst = fmax(fmax(pair_difference(&out), pair_difference(&running)),
+                        fmax(pair_difference(&saved), pair_difference(&eval_out)));
+    worst = fmax(worst, fmax(pair_difference(&din),
+                             fmax(pair_difference(&dgamma), pair_difference(&dbeta))));
+    report(worst, what);
+    pair_t *all[] = {&in,       &gamma, &beta, &running, &saved, &out,
+                     &eval_out, &dout,  &din,  &dgamma,  &dbeta};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+        pair_free(all[i]);
+}
+
+static void check_elementwise(size_t n)
+{
+    pair_t a = pair_random(n), b = pair_random(n), out = pair_zero(n), dout = pair_random(n);
+    pair_t da = pair_random(n), db = pair_random(n);
+    device_cpu.relu_forward(n, a.cpu, out.cpu);
+    gpu->relu_forward(n, a.gpu, out.gpu);
+    device_cpu.relu_backward(n, out.cpu, dout.cpu, da.cpu);
+    gpu->relu_backward(n, out.gpu, dout.gpu, da.gpu);
+    char what[80];
+    snprintf(what, sizeof what, "relu forward and backward of %zu", n);
+    report(fmax(pair_difference(&out), pair_difference(&da)), what);
+    device_cpu.add_forward(n, a.cpu, b.cpu, out.cpu);
+    gpu->add_forward(n, a.gpu, b.gpu, out.gpu);
+    device_cpu.add_backward(n, dout.cpu, da.cpu, db.cpu);
+    gpu->add_backward(n, dout.gpu, da.gpu, db.gpu);
+    snprintf(what, sizeof what, "residual add forward and backward of %zu", n);
+    report(fmax(pair_difference(&out), fmax(pair_difference(&da), pair_difference(&db))), what);
+    pair_t v = pair_random(n);
+    device_cpu.sgd(a.cpu, b.cpu, v.cpu, n, 0.1f, 0.9f, 1e-5f);
+    gpu->sgd(a.gpu, b.gpu, v.gpu, n, 0.1f, 0.9f, 1e-5f);
+    snprintf(what, sizeof what, "SGD with momentum and weight decay on %zu", n);
+    report(fmax(pair_difference(&a), pair_difference(&v)), what);
+    pair_t *all[] = {&a, &b, &out, &dout, &da, &db, &v};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+        pair_free(all[i]);
+}
+
+static void check_pool_and_loss(int batch, int c, int hw, int classes)
+{
+    size_t n = (size_t)batch * c * hw;
+    pair_t in = pair_random(n), out = pair_zero((size_t)batch * c);
+    pair_t dout = pair_random((size_t)batch * c), din = pair_random(n);
+    device_cpu.avgpool_forward(batch, c, hw, in.cpu, out.cpu);
+    gpu->avgpool_forward(batch, c, hw, in.gpu, out.gpu);
+    device_cpu.avgpool_backward(batch, c, hw, dout.cpu, din.cpu);
+    gpu->avgpool_backward(batch, c, hw, dout.gpu, din.gpu);
+    char what[80];
+    snprintf(what, sizeof what, "average pooling of %d channels x %d, batch %d", c, hw, batch);
+    report(fmax(pair_difference(&out), pair_difference(&din)), what);
+
+    pair_t logits = pair_new((size_t)batch * classes, 3.0, 0.0);
+    pair_t dlogits = pair_zero(logits.n);
+    unsigned char *labels = malloc(batch);
+    for (int i = 0; i < batch; i++)
+        labels[i] = (unsigned char)rng_below(&rng, classes);
+    int cpu_right, gpu_right;
+    double cpu_loss =
+        device_cpu.softmax_xent(batch, classes, logits.cpu, labels, dlogits.cpu, &cpu_right);
+    double gpu_loss =
+        gpu->softmax_xent(batch, classes, logits.gpu, labels, dlogits.gpu, &gpu_right);
+    snprintf(what, sizeof what, "softmax cross-entropy, batch %d, %d classes", batch, classes);
+    if (device_ok(what)) {
+        ok(cpu_right == gpu_right && fabs(cpu_loss - gpu_loss) <= TOLERANCE * fabs(cpu_loss),
+           "%s: loss %.6f and %d right on both (device: %.6f, %d)", what, cpu_loss, cpu_right,
+           gpu_loss, gpu_right);
+        report(pair_difference(&dlogits), what);
+    }
+    free(labels);
+    pair_t *all[] = {&in, &out, &dout, &din, &logits, &dlogits};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+        pair_free(all[i]);
+}
+
+/* The worst tensor of a flat buffer, named. */
+static double tensors_difference(model_t *cpu, model_t *dev, int buffers, char *name, size_t size)
+{
+    const float *cpu_data = buffers ? model_buffers(cpu) : model_grads(cpu);
+    const float *dev_data = buffers ? model_buffers(dev) : model_grads(dev);
+    double worst = 0;
+    for (int i = 0; i < model_tensor_count(cpu); i++) {
+        const tensor_info_t *t = model_tensor(cpu, i);
+        if (t->is_buffer != buffers)
+            continue;
+        double d = difference(cpu_data + t->offset, dev_data + t->offset, t->count);
+        if (d >= worst) {
+            worst = d;
+            snprintf(name, size, "%s", t->name);
+        }
+    }
+    return worst;
+}
+
+static void check_model(const model_config_t *cfg, int batch)
+{
+    char what[80], worst_name[48] = "";
+    model_config_describe(cfg, what, sizeof what);
+    ddp_error_t err;
+    model_t *cpu = model_create(cfg, &device_cpu, batch, &err);
+    model_t *dev = cpu ? model_create(cfg, gpu, batch, &err) : NULL;
+    ok(cpu && dev, "%s builds on both devices (%s)", what, cpu && dev ? "yes" : err.msg);
+    if (!cpu || !dev)
+        return;
+    model_init(cpu, 11, model_params(cpu), model_buffers(cpu));
+    gpu->upload(model_params(dev), model_params(cpu), model_param_count(cpu) * sizeof(float));
+    gpu->upload(model_buffers(dev), model_buffers(cpu), model_buffer_count(cpu) * sizeof(float));
+    pair_t input = pair_random((size_t)batch * IMAGE_SIZE);
+    unsigned char *labels = malloc(batch);
+    for (int i = 0; i < batch; i++)
+        labels[i] = (unsigned char)rng_below(&rng, CLASSES);
+
+    const float *cpu_logits = model_forward(cpu, input.cpu, batch, 1);
+    const float *dev_logits = model_forward(dev, input.gpu, batch, 1);
+    int cpu_right, dev_right;
+    double cpu_loss = model_loss(cpu, labels, batch, &cpu_right);
+    double dev_loss = model_loss(dev, labels, batch, &dev_right);
+    int backward_ok = model_backward(cpu, input.cpu, batch, NULL, NULL, &err) == 0 &&
+                      model_backward(dev, input.gpu, batch, NULL, NULL, &err) == 0;
+    ok(backward_ok, "%s: backward on both devices (%s)", what, backward_ok ? "yes" : err.msg);
+    if (backward_ok && device_ok(what)) {
+        double logits = difference(cpu_logits, dev_logits, (size_t)batch * CLASSES);
+        ok(logits <= TOLERANCE && fabs(cpu_loss - dev_loss) <= TOLERANCE * fabs(cpu_loss),
+           "%s: training forward gives the same logits (%.2g) and loss (%.6f, device %.6f)", what,
+           logits, cpu_loss, dev_loss);
+        double grads = tensors_difference(cpu, dev, 0, worst_name, sizeof worst_name);
+        ok(grads <= TOLERANCE, "%s: every gradient agrees (worst %s, %.2g)", what, worst_name,
+           grads);
+        if (model_buffer_count(cpu)) {
+            double stats = tensors_difference(cpu, dev, 1, worst_name, sizeof worst_name);
+            ok(stats <= TOLERANCE, "%s: every running statistic agrees (worst %s, %.2g)", what,
+               worst_name, stats);
+        }
+        cpu_logits = model_forward(cpu, input.cpu, batch, 0);
+        dev_logits = model_forward(dev, input.gpu, batch, 0);
+        if (device_ok(what)) {
+            logits = difference(cpu_logits, dev_logits, (size_t)batch * CLASSES);
+            ok(logits <= TOLERANCE, "%s: evaluation forward gives the same logits (%.2g)", what,
+               logits);
+        }
+    }
+    free(labels);
+    pair_free(&input);
+    model_destroy(cpu);
+    model_destroy(dev);
+}
+
+int main(void)
+{
+    setvbuf(stdout, NULL, _IOLBF, 0); /* a kernel that faults leaves the results before it */
+    ddp_error_t err;
+    if (!(gpu = device_cuda_open(0, &err))) {
+        printf("1..0 # SKIP %s\n", err.msg);
+        return 0;
+    }
+    rng = rng_keyed(5, 77, 0, 0);
+    conv_shape_t convs[] = {
+        {.c = 3, .h = 32, .w = 32, .co = 16, .k = 3, .stride = 1, .pad = 1}, /* the stem */
+        {.c = 16, .h = 8, .w = 8, .co = 32, .k = 3, .stride = 2, .pad = 1},  /* entering a stage */
+        {.c = 16, .h = 8, .w = 8, .co = 32, .k = 1, .stride = 2, .pad = 0},  /* its shortcut */
+        {.c = 5, .h = 7, .w = 6, .co = 4, .k = 3, .stride = 2, .pad = 1},
+        {.c = 2, .h = 5, .w = 5, .co = 3, .k = 5, .stride = 1, .pad = 2},
+    };
+    for (size_t i = 0; i < sizeof convs / sizeof *convs; i++)
+        check_conv(convs[i], i == 0 ? 2 : 3);
+    check_linear(5, 37, 10);
+    check_batch_norm(3, 5, 100);
+    check_batch_norm(4, 3, 1);
+    check_elementwise(1000);
+    check_pool_and_loss(2, 7, 49, 10); /* smaller than the models' batch: the loss rows grow */
+    model_config_t mlp = {.name = "mlp", .widths = {64, 32}, .width_count = 2};
+    model_config_t resnet = {.name = "resnet", .depth = 8, .width = 1};
+    check_model(&mlp, 3);
+    check_model(&resnet, 3);
+    return done_testing();
+}

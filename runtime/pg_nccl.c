@@ -17,17 +17,24 @@
 #include "ddp_clock.h"
 #include "pg_backend.h"
 
+/* A send or receive: held until something needs it to have started (see flush_p2p). */
+typedef struct nccl_request {
+    struct nccl_request *next; /* in the queue of requests not yet handed to NCCL */
+    void *buf;
+    size_t bytes;
+    int peer, send;
+    enum { P2P_QUEUED, P2P_LAUNCHED, P2P_FAILED } state;
+    cudaEvent_t done; /* recorded after the group that carried it */
+} nccl_request_t;
+
 typedef struct {
     ncclComm_t comm;
     cudaStream_t stream;
     int rank, size, device;
     int64_t timeout_ms;
     int aborted;
+    nccl_request_t *queued, **queued_tail;
 } nccl_t;
-
-typedef struct {
-    cudaEvent_t done;
-} nccl_request_t;
 
 static const ncclDataType_t nccl_types[PG_DTYPE_COUNT] = {
     [PG_FLOAT32] = ncclFloat32, [PG_FLOAT64] = ncclFloat64, [PG_INT32] = ncclInt32,
@@ -118,8 +125,9 @@ static int share_unique_id(nccl_t *n, store_client_t *store, ncclUniqueId *id, d
     char *val = NULL;
     int got = store_wait(store, &key, 1, n->timeout_ms, NULL, &val, err);
     if (got <= 0)
-        return got < 0 ? -1 : ddp_error_set(err, "rank 0 published no NCCL id within %.0f s",
-                                            (double)n->timeout_ms / 1000);
+        return got < 0 ? -1
+                       : ddp_error_set(err, "rank 0 published no NCCL id within %.0f s",
+                                       (double)n->timeout_ms / 1000);
     memcpy(id, val, sizeof *id);
     free(val);
     return 0;
@@ -160,6 +168,7 @@ static void *nccl_create(const pg_world_t *w, store_client_t *store, int64_t tim
     n->size = w->size;
     n->device = w->local_rank % devices;
     n->timeout_ms = timeout_ms;
+    n->queued_tail = &n->queued;
     ncclUniqueId id;
     ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
     config.blocking = 0;
@@ -187,7 +196,10 @@ error:
     return NULL;
 }
 
-static int nccl_supports(pg_dtype_t t) { return 1; }
+static int nccl_supports(pg_dtype_t t)
+{
+    return 1;
+}
 
 static void *nccl_alloc(void *be, size_t bytes, ddp_error_t *err)
 {
@@ -200,7 +212,10 @@ static void *nccl_alloc(void *be, size_t bytes, ddp_error_t *err)
     return p;
 }
 
-static void nccl_free(void *be, void *buf) { cudaFree(buf); }
+static void nccl_free(void *be, void *buf)
+{
+    cudaFree(buf);
+}
 
 static int copy(nccl_t *n, void *dst, const void *src, size_t bytes, enum cudaMemcpyKind kind,
                 ddp_error_t *err)
@@ -221,11 +236,12 @@ static int nccl_copy_out(void *be, void *dst, const void *src, size_t bytes, ddp
     return copy(be, dst, src, bytes, cudaMemcpyDeviceToHost, err);
 }
 
-static int nccl_sync(void *be, ddp_error_t *err) { return finish(be, ncclSuccess, "sync", err); }
-
-/* Point to point: ncclSend/ncclRecv on the stream, an event marks the end for pg_wait. A send
- * waits on the device for its matching recv, so two ranks that both send first to each other
- * on one stream wait for ever; the deadline then names it. */
+/* Point to point. NCCL runs the operations of one stream in order and a send or receive waits
+ * on the device for its peer, so ranks that each post a receive and then a send around a ring
+ * (MPI style) would wait on each other for ever if every call went to NCCL at once. Instead
+ * isend and irecv queue the request; the first wait, or any collective, hands everything queued
+ * to NCCL as one group, which NCCL runs as one operation: the ring then completes. Blocking
+ * send and recv are isend/irecv and wait, so they go at once. */
 static void *p2p(nccl_t *n, void *buf, size_t bytes, int peer, int send, ddp_error_t *err)
 {
     nccl_request_t *req = calloc(1, sizeof *req);
@@ -233,20 +249,66 @@ static void *p2p(nccl_t *n, void *buf, size_t bytes, int peer, int send, ddp_err
         ddp_error_set(err, "out of memory");
         return NULL;
     }
-    ncclResult_t rc = send ? ncclSend(buf, bytes, ncclInt8, peer, n->comm, n->stream)
-                           : ncclRecv(buf, bytes, ncclInt8, peer, n->comm, n->stream);
-    cudaError_t e;
-    if (rc != ncclSuccess && rc != ncclInProgress) {
-        ddp_error_set(err, "%s: %s", send ? "ncclSend" : "ncclRecv", ncclGetErrorString(rc));
-    } else if ((e = cudaEventCreateWithFlags(&req->done, cudaEventDisableTiming)) != cudaSuccess ||
-               (e = cudaEventRecord(req->done, n->stream)) != cudaSuccess) {
-        cuda_fail(e, "cudaEventRecord", err);
-    } else {
-        return req;
+    *req = (nccl_request_t){.buf = buf, .bytes = bytes, .peer = peer, .send = send};
+    *n->queued_tail = req;
+    n->queued_tail = &req->next;
+    return req;
+}
+
+static int launched(ncclResult_t rc)
+{
+    return rc == ncclSuccess || rc == ncclInProgress;
+}
+
+/* The requests from `first` on as one group. On a nonblocking communicator ncclGroupEnd may
+ * return before the operations are on the stream, so this waits for the communicator: events
+ * recorded earlier would complete before the transfers. */
+static int launch_group(nccl_t *n, nccl_request_t *first, ddp_error_t *err)
+{
+    if (n->aborted)
+        return ddp_error_set(err, "send/recv: the communicator was aborted by an earlier error");
+    ncclResult_t rc = ncclGroupStart();
+    if (launched(rc)) {
+        for (nccl_request_t *r = first; r && launched(rc); r = r->next)
+            rc = r->send ? ncclSend(r->buf, r->bytes, ncclInt8, r->peer, n->comm, n->stream)
+                         : ncclRecv(r->buf, r->bytes, ncclInt8, r->peer, n->comm, n->stream);
+        ncclResult_t ended = ncclGroupEnd();
+        if (launched(rc))
+            rc = ended;
     }
-    free(req);
-    abort_comm(n);
-    return NULL;
+    if (!launched(rc)) {
+        ddp_error_set(err, "send/recv: %s (%s)", ncclGetErrorString(rc), ncclGetLastError(n->comm));
+        return abort_comm(n);
+    }
+    return comm_ready(n, ddp_deadline_in(n->timeout_ms), "send/recv", err);
+}
+
+/* Hands every queued request to NCCL and marks on the stream where each ends; on failure every
+ * one of them is marked failed. */
+static int flush_p2p(nccl_t *n, ddp_error_t *err)
+{
+    nccl_request_t *first = n->queued;
+    if (!first)
+        return 0;
+    n->queued = NULL;
+    n->queued_tail = &n->queued;
+    int rc = launch_group(n, first, err);
+    for (nccl_request_t *r = first; r; r = r->next) {
+        cudaError_t e;
+        if (rc == 0 &&
+            ((e = cudaEventCreateWithFlags(&r->done, cudaEventDisableTiming)) != cudaSuccess ||
+             (e = cudaEventRecord(r->done, n->stream)) != cudaSuccess)) {
+            rc = cuda_fail(e, "cudaEventRecord", err);
+            abort_comm(n);
+        }
+        r->state = rc == 0 ? P2P_LAUNCHED : P2P_FAILED;
+    }
+    return rc;
+}
+
+static int nccl_sync(void *be, ddp_error_t *err)
+{
+    return flush_p2p(be, err) ? -1 : finish(be, ncclSuccess, "sync", err);
 }
 
 static void *nccl_isend(void *be, const void *buf, size_t bytes, int peer, ddp_error_t *err)
@@ -265,6 +327,18 @@ static int nccl_wait(void *be, void *r, ddp_error_t *err)
     nccl_request_t *req = r;
     int64_t deadline = ddp_deadline_in(n->timeout_ms);
     int rc = -1;
+    if (req->state == P2P_QUEUED && flush_p2p(n, err)) {
+        free(req);
+        return -1;
+    }
+    if (req->state == P2P_FAILED) {
+        ddp_error_set(err, "wait: the %s rank %d never started (an earlier send/recv failed)",
+                      req->send ? "send to" : "receive from", req->peer);
+        free(req);
+        return -1;
+    }
+    if (n->aborted)
+        ddp_error_set(err, "wait: the communicator was aborted by an earlier error");
     while (!n->aborted) {
         cudaError_t e = cudaEventQuery(req->done);
         if (e == cudaSuccess) {
@@ -294,6 +368,8 @@ static int nccl_broadcast(void *be, void *buf, size_t count, pg_dtype_t t, int r
                           ddp_error_t *err)
 {
     nccl_t *n = be;
+    if (flush_p2p(n, err))
+        return -1;
     return finish(n, ncclBroadcast(buf, buf, count, nccl_types[t], root, n->comm, n->stream),
                   "ncclBroadcast", err);
 }
@@ -302,15 +378,21 @@ static int nccl_reduce(void *be, const void *send, void *recv, size_t count, pg_
                        pg_op_t op, int root, ddp_error_t *err)
 {
     nccl_t *n = be;
-    return finish(n, ncclReduce(send, recv, count, nccl_types[t], nccl_ops[op], root, n->comm, n->stream),
-                  "ncclReduce", err);
+    if (flush_p2p(n, err))
+        return -1;
+    return finish(
+        n, ncclReduce(send, recv, count, nccl_types[t], nccl_ops[op], root, n->comm, n->stream),
+        "ncclReduce", err);
 }
 
 static int nccl_all_reduce(void *be, const void *send, void *recv, size_t count, pg_dtype_t t,
                            pg_op_t op, ddp_error_t *err)
 {
     nccl_t *n = be;
-    return finish(n, ncclAllReduce(send, recv, count, nccl_types[t], nccl_ops[op], n->comm, n->stream),
+    if (flush_p2p(n, err))
+        return -1;
+    return finish(n,
+                  ncclAllReduce(send, recv, count, nccl_types[t], nccl_ops[op], n->comm, n->stream),
                   "ncclAllReduce", err);
 }
 
@@ -318,6 +400,8 @@ static int nccl_all_gather(void *be, const void *send, void *recv, size_t count,
                            ddp_error_t *err)
 {
     nccl_t *n = be;
+    if (flush_p2p(n, err))
+        return -1;
     return finish(n, ncclAllGather(send, recv, count, nccl_types[t], n->comm, n->stream),
                   "ncclAllGather", err);
 }
@@ -326,8 +410,11 @@ static int nccl_reduce_scatter(void *be, const void *send, void *recv, size_t co
                                pg_op_t op, ddp_error_t *err)
 {
     nccl_t *n = be;
-    return finish(n, ncclReduceScatter(send, recv, count, nccl_types[t], nccl_ops[op], n->comm, n->stream),
-                  "ncclReduceScatter", err);
+    if (flush_p2p(n, err))
+        return -1;
+    return finish(
+        n, ncclReduceScatter(send, recv, count, nccl_types[t], nccl_ops[op], n->comm, n->stream),
+        "ncclReduceScatter", err);
 }
 
 /* Scatter and gather: grouped sends and receives between the root and every rank. */
@@ -336,6 +423,8 @@ static int root_exchange(nccl_t *n, const void *root_buf, void *own, size_t coun
 {
     size_t bytes = count * pg_dtype_size(t);
     char *rb = (char *)root_buf;
+    if (flush_p2p(n, err))
+        return -1;
     ncclResult_t rc = ncclGroupStart();
     if (n->rank == root) {
         cudaError_t e = cudaMemcpyAsync(scatter ? own : rb + bytes * (size_t)root,
@@ -347,8 +436,10 @@ static int root_exchange(nccl_t *n, const void *root_buf, void *own, size_t coun
         }
         for (int q = 0; q < n->size && (rc == ncclSuccess || rc == ncclInProgress); q++)
             if (q != root)
-                rc = scatter ? ncclSend(rb + bytes * (size_t)q, count, nccl_types[t], q, n->comm, n->stream)
-                             : ncclRecv(rb + bytes * (size_t)q, count, nccl_types[t], q, n->comm, n->stream);
+                rc = scatter ? ncclSend(rb + bytes * (size_t)q, count, nccl_types[t], q, n->comm,
+                                        n->stream)
+                             : ncclRecv(rb + bytes * (size_t)q, count, nccl_types[t], q, n->comm,
+                                        n->stream);
     } else {
         rc = scatter ? ncclRecv(own, count, nccl_types[t], root, n->comm, n->stream)
                      : ncclSend(own, count, nccl_types[t], root, n->comm, n->stream);
@@ -364,8 +455,8 @@ static int nccl_scatter(void *be, const void *send, void *recv, size_t count, pg
     return root_exchange(be, send, recv, count, t, root, 1, err);
 }
 
-static int nccl_gather(void *be, const void *send, void *recv, size_t count, pg_dtype_t t,
-                       int root, ddp_error_t *err)
+static int nccl_gather(void *be, const void *send, void *recv, size_t count, pg_dtype_t t, int root,
+                       ddp_error_t *err)
 {
     return root_exchange(be, recv, (void *)send, count, t, root, 0, err);
 }

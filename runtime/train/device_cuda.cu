@@ -28,6 +28,9 @@ struct context {
     int *row_correct, *host_correct;
     unsigned char *labels;
     int rows;
+    double *partial; /* batch norm's per-slice sums */
+    size_t partial_count;
+    size_t oversized; /* elements of a tensor too large for the kernels' indices, or 0 */
     cudaError_t first_error;
     cublasStatus_t blas_error;
 };
@@ -70,18 +73,26 @@ void gemm(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const fl
 
 /* ---- kernels ------------------------------------------------------------------------------ */
 
+/* Kernels index with 32 bits (64-bit division costs the GPU tens of instructions per element):
+ * grid() refuses a tensor of more than INDEX_LIMIT elements, so products of a tensor's
+ * dimensions fit an int and a grid-stride index plus its stride cannot wrap. */
+typedef unsigned index_t;
+const size_t INDEX_LIMIT = 0x7f000000u;
+
+#define GRID_STRIDE(i, n)                                                                          \
+    for (index_t i = blockIdx.x * blockDim.x + threadIdx.x; i < (n); i += gridDim.x * blockDim.x)
+
 __global__ void im2col_kernel(conv_shape_t s, int batch, const float *in, float *col)
 {
-    size_t hw = (size_t)s.ho * s.wo, cols = hw * batch;
-    size_t total = (size_t)s.c * s.k * s.k * cols;
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < total;
-         i += (size_t)gridDim.x * blockDim.x) {
-        size_t row = i / cols, j = i % cols;
-        int b = (int)(j / hw), p = (int)(j % hw), y = p / s.wo, x = p % s.wo;
-        int kx = (int)(row % s.k), ky = (int)(row / s.k % s.k), c = (int)(row / (s.k * s.k));
+    index_t hw = s.ho * s.wo, cols = hw * batch, total = s.c * s.k * s.k * cols;
+    GRID_STRIDE(i, total)
+    {
+        index_t row = i / cols, j = i % cols;
+        int b = j / hw, p = j % hw, y = p / s.wo, x = p % s.wo;
+        int kx = row % s.k, ky = row / s.k % s.k, c = row / (s.k * s.k);
         int iy = y * s.stride - s.pad + ky, ix = x * s.stride - s.pad + kx;
         col[i] = iy >= 0 && iy < s.h && ix >= 0 && ix < s.w
-                     ? in[(((size_t)b * s.c + c) * s.h + iy) * s.w + ix]
+                     ? in[((index_t)(b * s.c + c) * s.h + iy) * s.w + ix]
                      : 0.0f;
     }
 }
@@ -89,12 +100,10 @@ __global__ void im2col_kernel(conv_shape_t s, int batch, const float *in, float 
 /* Each input element gathers the column entries it was copied to. */
 __global__ void col2im_kernel(conv_shape_t s, int batch, const float *col, float *din)
 {
-    size_t hw = (size_t)s.ho * s.wo, cols = hw * batch;
-    size_t total = (size_t)batch * s.c * s.h * s.w;
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < total;
-         i += (size_t)gridDim.x * blockDim.x) {
-        int x = (int)(i % s.w), y = (int)(i / s.w % s.h), c = (int)(i / ((size_t)s.w * s.h) % s.c);
-        int b = (int)(i / ((size_t)s.w * s.h * s.c));
+    index_t hw = s.ho * s.wo, cols = hw * batch, total = batch * s.c * s.h * s.w;
+    GRID_STRIDE(i, total)
+    {
+        int x = i % s.w, y = i / s.w % s.h, c = i / (s.w * s.h) % s.c, b = i / (s.w * s.h * s.c);
         float sum = 0;
         for (int ky = 0; ky < s.k; ky++) {
             int ty = y + s.pad - ky;
@@ -104,8 +113,8 @@ __global__ void col2im_kernel(conv_shape_t s, int batch, const float *col, float
                 int tx = x + s.pad - kx;
                 if (tx < 0 || tx % s.stride || tx / s.stride >= s.wo)
                     continue;
-                size_t row = ((size_t)c * s.k + ky) * s.k + kx;
-                sum += col[row * cols + (size_t)b * hw + (ty / s.stride) * s.wo + tx / s.stride];
+                index_t row = (c * s.k + ky) * s.k + kx;
+                sum += col[row * cols + b * hw + (ty / s.stride) * s.wo + tx / s.stride];
             }
         }
         din[i] += sum;
@@ -115,11 +124,11 @@ __global__ void col2im_kernel(conv_shape_t s, int batch, const float *col, float
 /* [c][batch][hw] <-> [batch][c][hw]; add: accumulate into dst. */
 __global__ void regroup_kernel(int batch, int c, int hw, const float *src, float *dst, bool to_nchw)
 {
-    size_t total = (size_t)batch * c * hw;
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < total;
-         i += (size_t)gridDim.x * blockDim.x) {
-        size_t p = i % hw, ch = i / hw % c, b = i / ((size_t)hw * c); /* i indexes NCHW */
-        size_t grouped = (ch * batch + b) * hw + p;
+    index_t total = batch * c * hw;
+    GRID_STRIDE(i, total)
+    {
+        index_t p = i % hw, ch = i / hw % c, b = i / (hw * c); /* i indexes NCHW */
+        index_t grouped = (ch * batch + b) * hw + p;
         if (to_nchw)
             dst[i] = src[grouped];
         else
@@ -129,10 +138,10 @@ __global__ void regroup_kernel(int batch, int c, int hw, const float *src, float
 
 __global__ void bias_rows_kernel(int batch, int n, const float *bias, float *out)
 {
-    size_t total = (size_t)batch * n;
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < total;
-         i += (size_t)gridDim.x * blockDim.x)
+    GRID_STRIDE(i, (index_t)(batch * n))
+    {
         out[i] = bias[i % n];
+    }
 }
 
 __global__ void column_sums_kernel(int batch, int n, const float *m, float *sums)
@@ -142,11 +151,11 @@ __global__ void column_sums_kernel(int batch, int n, const float *m, float *sums
         return;
     float s = 0;
     for (int b = 0; b < batch; b++)
-        s += m[(size_t)b * n + j];
+        s += m[b * n + j];
     sums[j] = s;
 }
 
-/* Sum over one channel of (batch, hw) into double, by one block. */
+/* The sum of v over one block. */
 __device__ double block_sum(double v)
 {
     __shared__ double part[THREADS];
@@ -162,36 +171,85 @@ __device__ double block_sum(double v)
     return total;
 }
 
-__global__ void bn_stats_kernel(int batch, int c, int hw, const float *in, float *running,
-                                float *saved)
+/* Batch norm's per-channel sums run in two steps so that every SM has work (one block per
+ * channel would leave most of them idle: ResNet's first stage has 16 channels): blocks sum
+ * slices of a channel into `partial` ([c][slices][2] doubles), then one thread per channel adds
+ * its slices in order, so the result does not depend on scheduling. */
+int bn_slices(int batch, int hw)
 {
-    int ch = blockIdx.x;
-    size_t n = (size_t)batch * hw;
-    double sum = 0;
-    for (size_t i = threadIdx.x; i < n; i += blockDim.x)
-        sum += in[((size_t)(i / hw) * c + ch) * hw + i % hw];
-    double mean = block_sum(sum) / (double)n, sq = 0;
-    for (size_t i = threadIdx.x; i < n; i += blockDim.x) {
-        double d = in[((size_t)(i / hw) * c + ch) * hw + i % hw] - mean;
-        sq += d * d;
+    int per_channel = batch * hw, slices = per_channel / (8 * THREADS);
+    return slices < 1 ? 1 : slices > 64 ? 64 : slices;
+}
+
+/* Sums x and x^2 (grad: dy and dy * xhat, xhat from `saved`) over slice blockIdx.x % slices of
+ * channel blockIdx.x / slices. */
+__global__ void bn_partial_sums_kernel(int batch, int c, int hw, int slices, const float *in,
+                                       const float *saved, const float *dout, double *partial)
+{
+    int ch = blockIdx.x / slices, slice = blockIdx.x % slices;
+    index_t n = batch * hw, begin = (index_t)((size_t)n * slice / slices),
+            end = (index_t)((size_t)n * (slice + 1) / slices);
+    double first = 0, second = 0;
+    for (index_t i = begin + threadIdx.x; i < end; i += blockDim.x) {
+        index_t at = (i / hw * c + ch) * hw + i % hw;
+        if (dout) {
+            first += dout[at];
+            second += dout[at] * (in[at] - saved[ch]) * saved[c + ch];
+        } else {
+            first += in[at];
+            second += (double)in[at] * in[at];
+        }
     }
-    sq = block_sum(sq);
+    first = block_sum(first);
+    second = block_sum(second);
     if (threadIdx.x == 0) {
-        double var = sq / (double)n, unbiased = n > 1 ? sq / (double)(n - 1) : var;
-        saved[ch] = (float)mean;
-        saved[c + ch] = (float)(1.0 / sqrt(var + BN_EPS));
-        running[ch] = (1 - BN_MOMENTUM) * running[ch] + BN_MOMENTUM * (float)mean;
-        running[c + ch] = (float)((1 - BN_MOMENTUM) * running[c + ch] + BN_MOMENTUM * unbiased);
+        partial[2 * blockIdx.x] = first;
+        partial[2 * blockIdx.x + 1] = second;
     }
+}
+
+/* Training statistics from the sums of x and x^2 (in double: the variance as E[x^2] - mean^2
+ * keeps float precision unless the mean is 10^4 standard deviations from zero). */
+__global__ void bn_stats_kernel(int batch, int c, int hw, int slices, const double *partial,
+                                float *running, float *saved)
+{
+    int ch = blockIdx.x * blockDim.x + threadIdx.x;
+    if (ch >= c)
+        return;
+    double sum = 0, squares = 0, n = (double)batch * hw;
+    for (int s = 0; s < slices; s++) {
+        sum += partial[2 * (ch * slices + s)];
+        squares += partial[2 * (ch * slices + s) + 1];
+    }
+    double mean = sum / n, var = fmax(squares / n - mean * mean, 0.0);
+    double unbiased = n > 1 ? var * n / (n - 1) : var;
+    saved[ch] = (float)mean;
+    saved[c + ch] = (float)(1.0 / sqrt(var + BN_EPS));
+    running[ch] = (1 - BN_MOMENTUM) * running[ch] + BN_MOMENTUM * (float)mean;
+    running[c + ch] = (float)((1 - BN_MOMENTUM) * running[c + ch] + BN_MOMENTUM * unbiased);
+}
+
+__global__ void bn_grad_sums_kernel(int c, int slices, const double *partial, float *dgamma,
+                                    float *dbeta)
+{
+    int ch = blockIdx.x * blockDim.x + threadIdx.x;
+    if (ch >= c)
+        return;
+    double sdy = 0, sdyx = 0;
+    for (int s = 0; s < slices; s++) {
+        sdy += partial[2 * (ch * slices + s)];
+        sdyx += partial[2 * (ch * slices + s) + 1];
+    }
+    dgamma[ch] = (float)sdyx;
+    dbeta[ch] = (float)sdy;
 }
 
 __global__ void bn_apply_kernel(int batch, int c, int hw, const float *in, const float *gamma,
                                 const float *beta, const float *stats, bool running, float *out)
 {
-    size_t total = (size_t)batch * c * hw;
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < total;
-         i += (size_t)gridDim.x * blockDim.x) {
-        int ch = (int)(i / hw % c);
+    GRID_STRIDE(i, (index_t)(batch * c * hw))
+    {
+        int ch = i / hw % c;
         float mean = stats[ch];
         float invstd = running ? 1.0f / sqrtf(stats[c + ch] + BN_EPS) : stats[c + ch];
         float scale = gamma[ch] * invstd;
@@ -199,75 +257,57 @@ __global__ void bn_apply_kernel(int batch, int c, int hw, const float *in, const
     }
 }
 
-__global__ void bn_grad_sums_kernel(int batch, int c, int hw, const float *in, const float *saved,
-                                    const float *dout, float *dgamma, float *dbeta)
-{
-    int ch = blockIdx.x;
-    size_t n = (size_t)batch * hw;
-    float mean = saved[ch], invstd = saved[c + ch];
-    double sdy = 0, sdyx = 0;
-    for (size_t i = threadIdx.x; i < n; i += blockDim.x) {
-        size_t at = ((size_t)(i / hw) * c + ch) * hw + i % hw;
-        sdy += dout[at];
-        sdyx += dout[at] * (in[at] - mean) * invstd;
-    }
-    sdy = block_sum(sdy);
-    sdyx = block_sum(sdyx);
-    if (threadIdx.x == 0) {
-        dgamma[ch] = (float)sdyx;
-        dbeta[ch] = (float)sdy;
-    }
-}
-
 __global__ void bn_input_grad_kernel(int batch, int c, int hw, const float *in, const float *gamma,
                                      const float *saved, const float *dout, const float *dgamma,
                                      const float *dbeta, float *din)
 {
-    size_t total = (size_t)batch * c * hw;
     float n = (float)batch * (float)hw;
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < total;
-         i += (size_t)gridDim.x * blockDim.x) {
-        int ch = (int)(i / hw % c);
+    GRID_STRIDE(i, (index_t)(batch * c * hw))
+    {
+        int ch = i / hw % c;
         float mean = saved[ch], invstd = saved[c + ch];
         float k = gamma[ch] * invstd / n;
         din[i] += k * (n * dout[i] - dbeta[ch] - (in[i] - mean) * invstd * dgamma[ch]);
     }
 }
 
-__global__ void relu_kernel(size_t n, const float *in, float *out)
+__global__ void relu_kernel(index_t n, const float *in, float *out)
 {
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
-         i += (size_t)gridDim.x * blockDim.x)
+    GRID_STRIDE(i, n)
+    {
         out[i] = in[i] > 0 ? in[i] : 0;
+    }
 }
 
-__global__ void relu_grad_kernel(size_t n, const float *out, const float *dout, float *din)
+__global__ void relu_grad_kernel(index_t n, const float *out, const float *dout, float *din)
 {
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
-         i += (size_t)gridDim.x * blockDim.x)
+    GRID_STRIDE(i, n)
+    {
         din[i] += out[i] > 0 ? dout[i] : 0;
+    }
 }
 
-__global__ void add_kernel(size_t n, const float *a, const float *b, float *out)
+__global__ void add_kernel(index_t n, const float *a, const float *b, float *out)
 {
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
-         i += (size_t)gridDim.x * blockDim.x)
+    GRID_STRIDE(i, n)
+    {
         out[i] = a[i] + b[i];
+    }
 }
 
-__global__ void add_grad_kernel(size_t n, const float *dout, float *da, float *db)
+__global__ void add_grad_kernel(index_t n, const float *dout, float *da, float *db)
 {
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
-         i += (size_t)gridDim.x * blockDim.x) {
+    GRID_STRIDE(i, n)
+    {
         da[i] += dout[i];
         db[i] += dout[i];
     }
 }
 
-__global__ void avgpool_kernel(size_t rows, int hw, const float *in, float *out)
+__global__ void avgpool_kernel(index_t rows, int hw, const float *in, float *out)
 {
-    for (size_t r = blockIdx.x * (size_t)blockDim.x + threadIdx.x; r < rows;
-         r += (size_t)gridDim.x * blockDim.x) {
+    GRID_STRIDE(r, rows)
+    {
         float sum = 0;
         for (int i = 0; i < hw; i++)
             sum += in[r * hw + i];
@@ -275,11 +315,12 @@ __global__ void avgpool_kernel(size_t rows, int hw, const float *in, float *out)
     }
 }
 
-__global__ void avgpool_grad_kernel(size_t n, int hw, const float *dout, float *din)
+__global__ void avgpool_grad_kernel(index_t n, int hw, const float *dout, float *din)
 {
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
-         i += (size_t)gridDim.x * blockDim.x)
+    GRID_STRIDE(i, n)
+    {
         din[i] += dout[i / hw] / (float)hw;
+    }
 }
 
 __global__ void xent_kernel(int batch, int classes, const float *logits,
@@ -288,25 +329,47 @@ __global__ void xent_kernel(int batch, int classes, const float *logits,
 {
     int b = blockIdx.x * blockDim.x + threadIdx.x;
     if (b < batch)
-        row_loss[b] = (float)xent_row(classes, logits + (size_t)b * classes, labels[b], batch,
-                                      dlogits + (size_t)b * classes, &row_correct[b]);
+        row_loss[b] = (float)xent_row(classes, logits + b * classes, labels[b], batch,
+                                      dlogits + b * classes, &row_correct[b]);
 }
 
-__global__ void sgd_kernel(float *p, const float *g, float *v, size_t n, float lr, float momentum,
+__global__ void sgd_kernel(float *p, const float *g, float *v, index_t n, float lr, float momentum,
                            float wd)
 {
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
-         i += (size_t)gridDim.x * blockDim.x) {
+    GRID_STRIDE(i, n)
+    {
         v[i] = momentum * v[i] + (g[i] + wd * p[i]);
         p[i] -= lr * v[i];
     }
 }
 
-/* Grid-stride kernels need no more blocks than keep the GPU busy. */
+/* Grid-stride kernels need no more blocks than keep the GPU busy. A tensor past the index
+ * limit gets no blocks (the launch fails) and sync names it: an error, never a wrong index. */
 unsigned grid(size_t n)
 {
+    if (n > INDEX_LIMIT) {
+        if (!ctx.oversized)
+            ctx.oversized = n;
+        return 0;
+    }
     unsigned b = blocks_for(n);
     return b > 65535u ? 65535u : b ? b : 1u;
+}
+
+/* ctx.partial with room for `count` doubles; NULL (and an error noted) when out of memory. */
+double *bn_partial(size_t count)
+{
+    if (count > ctx.partial_count) {
+        note(cudaFree(ctx.partial));
+        ctx.partial_count = 0;
+        if (cudaMalloc(&ctx.partial, count * sizeof(double)) != cudaSuccess) {
+            ctx.partial = NULL;
+            note(cudaErrorMemoryAllocation);
+            return NULL;
+        }
+        ctx.partial_count = count;
+    }
+    return ctx.partial;
 }
 
 /* ---- the device table --------------------------------------------------------------------- */
@@ -346,6 +409,11 @@ int cuda_sync(ddp_error_t *err)
 {
     note(cudaGetLastError());
     note(cudaStreamSynchronize(ctx.stream));
+    if (ctx.oversized) /* first: its launches failed as a consequence */
+        return ddp_error_set(err,
+                             "a tensor of %zu elements is over the GPU kernels' limit of %zu "
+                             "(use a smaller batch or width)",
+                             ctx.oversized, INDEX_LIMIT);
     if (ctx.first_error != cudaSuccess)
         return ddp_error_set(err, "CUDA: %s (%s)", cudaGetErrorString(ctx.first_error),
                              cudaGetErrorName(ctx.first_error));
@@ -411,8 +479,14 @@ void cuda_linear_backward(int batch, int in_dim, int out_dim, const float *in, c
 void cuda_bn_forward(int batch, int c, int hw, const float *in, const float *gamma,
                      const float *beta, float *running, int training, float *saved, float *out)
 {
-    if (training)
-        LAUNCH(bn_stats_kernel, c, batch, c, hw, in, running, saved);
+    if (training) {
+        int slices = bn_slices(batch, hw);
+        double *partial = bn_partial((size_t)2 * c * slices);
+        if (!partial)
+            return;
+        LAUNCH(bn_partial_sums_kernel, c * slices, batch, c, hw, slices, in, NULL, NULL, partial);
+        LAUNCH(bn_stats_kernel, blocks_for(c), batch, c, hw, slices, partial, running, saved);
+    }
     LAUNCH(bn_apply_kernel, grid((size_t)batch * c * hw), batch, c, hw, in, gamma, beta,
            training ? saved : running, !training, out);
 }
@@ -421,7 +495,12 @@ void cuda_bn_backward(int batch, int c, int hw, const float *in, const float *ga
                       const float *saved, const float *dout, float *din, float *dgamma,
                       float *dbeta)
 {
-    LAUNCH(bn_grad_sums_kernel, c, batch, c, hw, in, saved, dout, dgamma, dbeta);
+    int slices = bn_slices(batch, hw);
+    double *partial = bn_partial((size_t)2 * c * slices);
+    if (!partial)
+        return;
+    LAUNCH(bn_partial_sums_kernel, c * slices, batch, c, hw, slices, in, saved, dout, partial);
+    LAUNCH(bn_grad_sums_kernel, blocks_for(c), c, slices, partial, dgamma, dbeta);
     LAUNCH(bn_input_grad_kernel, grid((size_t)batch * c * hw), batch, c, hw, in, gamma, saved, dout,
            dgamma, dbeta, din);
 }

@@ -343,6 +343,8 @@ int main(void)
     check_linear(5, 37, 10);
     check_batch_norm(3, 5, 100);
     check_batch_norm(4, 3, 1);
+    check_batch_norm(4, 3, 2500);  /* channels summed in several slices */
+    check_batch_norm(2, 2, 80000); /* in the most slices there are */
     check_elementwise(1000);
     check_pool_and_loss(2, 7, 49, 10); /* smaller than the models' batch: the loss rows grow */
     model_config_t mlp = {.name = "mlp", .widths = {64, 32}, .width_count = 2};

@@ -344,7 +344,7 @@ static int setup(trainer_t *t, ddp_error_t *err)
         return -1;
     if (!(t->reducer = reducer_create(t->pg, model_grads(t->model), np,
                                       (size_t)(o->bucket_cap_mb * 1024 * 1024),
-                                      t->dev->bind_thread, err)))
+                                      t->dev, err)))
         return -1;
     if (t->rank == 0) {
         printf("ddp-train: %s, %zu parameters in %d bucket(s); %zu train / %zu test samples, "

@@ -390,11 +390,8 @@ int model_backward(model_t *m, const float *input, int batch, grads_ready_fn rea
         case NODE_INPUT:
             break;
         }
-        if (n->has_params && ready) {
-            if (d->sync(err))
-                return -1;
+        if (n->has_params && ready)
             ready(ctx, n->weight);
-        }
     }
     return d->sync(err);
 }

@@ -76,8 +76,9 @@ const float *model_forward(model_t *m, const float *input, int batch, int traini
  * right answers. Sets the logits' gradient for model_backward (mean over the batch). */
 double model_loss(model_t *m, const unsigned char *labels, int batch, int *correct);
 
-/* Called during backward each time the gradients from `offset` to the end are final (on the
- * device: the work that computed them has finished). */
+/* Called during backward each time the gradients from `offset` to the end are final once the
+ * device's queued work is done: a callee that reads them syncs the device first (so a GPU is
+ * not stopped after every layer, only when gradients are needed). */
 typedef void (*grads_ready_fn)(void *ctx, size_t offset);
 /* input: the batch given to the forward. -1 with the device's error. */
 int model_backward(model_t *m, const float *input, int batch, grads_ready_fn ready, void *ctx,

@@ -10,7 +10,7 @@ typedef struct {
 struct reducer {
     pg_t *pg;
     float *grads;
-    void (*bind_thread)(void);
+    const device_ops_t *dev;
     bucket_t *buckets; /* in the order they are sent: from the end of the buffer */
     int count;
     pthread_t thread;
@@ -24,7 +24,7 @@ struct reducer {
 static void *communicate(void *arg)
 {
     reducer_t *r = arg;
-    r->bind_thread();
+    r->dev->bind_thread();
     pthread_mutex_lock(&r->lock);
     for (;;) {
         while (r->done == r->launched && !r->stopping)
@@ -52,7 +52,7 @@ static void *communicate(void *arg)
 }
 
 reducer_t *reducer_create(pg_t *pg, float *grads, size_t count, size_t bucket_cap_bytes,
-                          void (*bind_thread)(void), ddp_error_t *err)
+                          const device_ops_t *dev, ddp_error_t *err)
 {
     reducer_t *r = calloc(1, sizeof *r);
     size_t cap = bucket_cap_bytes / sizeof(float), first = REDUCER_FIRST_BUCKET_BYTES / sizeof(float);
@@ -68,7 +68,7 @@ reducer_t *reducer_create(pg_t *pg, float *grads, size_t count, size_t bucket_ca
     }
     r->pg = pg;
     r->grads = grads;
-    r->bind_thread = bind_thread;
+    r->dev = dev;
     for (size_t hi = count, lo; hi > first; hi = lo) {
         lo = hi - first > cap ? hi - cap : first;
         r->buckets[r->count++] = (bucket_t){lo, hi};
@@ -120,11 +120,21 @@ void reducer_ready(void *arg, size_t offset)
     if (!r->thread_running)
         return;
     pthread_mutex_lock(&r->lock);
-    int before = r->launched;
-    while (r->launched < r->count && r->buckets[r->launched].lo >= offset)
-        r->launched++;
-    if (r->launched != before)
-        pthread_cond_broadcast(&r->changed);
+    int ready = r->launched;
+    while (ready < r->count && r->buckets[ready].lo >= offset)
+        ready++;
+    pthread_mutex_unlock(&r->lock);
+    if (ready == r->launched) /* only this thread moves `launched` */
+        return;
+    ddp_error_t err;
+    int synced = r->dev->sync(&err) == 0;
+    pthread_mutex_lock(&r->lock);
+    if (!synced && !r->failed) {
+        r->failed = 1; /* the thread passes over the buckets; reducer_finish reports it */
+        ddp_error_set(&r->error, "before averaging gradients: %s", err.msg);
+    }
+    r->launched = ready;
+    pthread_cond_broadcast(&r->changed);
     pthread_mutex_unlock(&r->lock);
 }
 

@@ -13,16 +13,17 @@
 #include <stddef.h>
 
 #include "ddp_error.h"
+#include "device.h"
 #include "pg.h"
 
 #define REDUCER_FIRST_BUCKET_BYTES (1u << 20)
 
 typedef struct reducer reducer_t;
 
-/* grads: the model's gradient buffer (device memory under nccl); bind_thread, called first on
- * the communication thread, makes the model's device current there. */
+/* grads: the model's gradient buffer on `dev` (device memory under nccl). The communication
+ * thread makes dev current first; reducer_ready syncs dev before handing over a bucket. */
 reducer_t *reducer_create(pg_t *pg, float *grads, size_t count, size_t bucket_cap_bytes,
-                          void (*bind_thread)(void), ddp_error_t *err);
+                          const device_ops_t *dev, ddp_error_t *err);
 /* Frees; the thread is stopped. */
 void reducer_destroy(reducer_t *r);
 
@@ -30,7 +31,8 @@ int reducer_bucket_count(const reducer_t *r);
 
 /* Before a backward pass. */
 void reducer_start(reducer_t *r);
-/* A grads_ready_fn: gradients from offset to the end are final. */
+/* A grads_ready_fn: gradients from offset to the end are final once dev's queued work is done.
+ * With one rank it does nothing (there is nothing to average). */
 void reducer_ready(void *r, size_t offset);
 /* Sends what is left and waits for every bucket; the first failure, naming the bucket (into
  * err unless NULL). */

@@ -13,6 +13,7 @@
 #include "ddp_file.h"
 #include "ddp_hmac.h"
 #include "ddp_net.h"
+#include "ddp_parse.h"
 #include "hostlist.h"
 #include "store_proto.h"
 
@@ -94,10 +95,8 @@ static const struct option long_options[] = {
 
 static int parse_int(const char *text, long min, long max, int *out)
 {
-    char *end;
-    errno = 0;
-    long v = strtol(text, &end, 10);
-    if (errno || end == text || *end || v < min || v > max)
+    long v;
+    if (ddp_parse_long(text, min, max, &v))
         return -1;
     *out = (int)v;
     return 0;
@@ -106,10 +105,8 @@ static int parse_int(const char *text, long min, long max, int *out)
 /* Seconds as a decimal number, into milliseconds. */
 static int parse_seconds_ms(const char *text, long max_s, int *out_ms)
 {
-    char *end;
-    errno = 0;
-    double v = strtod(text, &end);
-    if (errno || end == text || *end || !(v > 0) || v > (double)max_s)
+    double v;
+    if (ddp_parse_double(text, 0, (double)max_s, &v) || !(v > 0))
         return -1;
     *out_ms = (int)(v * 1000 + 0.5);
     return *out_ms > 0 ? 0 : -1;

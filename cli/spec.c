@@ -3,6 +3,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 #include <yaml.h>
 
 #include "ddp_file.h"
+#include "ddp_parse.h"
 #include "shquote.h"
 #include "units.h"
 
@@ -476,17 +478,13 @@ static const struct {
 
 static bool train_value_ok(train_kind_t kind, const char *choices, const char *v)
 {
-    char *end;
-    errno = 0;
+    long n;
+    double d;
     switch (kind) {
-    case T_INT: {
-        long n = strtol(v, &end, 10);
-        return *v && !*end && !errno && n >= 0;
-    }
-    case T_NUMBER: {
-        double d = strtod(v, &end);
-        return *v && !*end && !errno && d >= 0;
-    }
+    case T_INT:
+        return ddp_parse_long(v, 0, LONG_MAX, &n) == 0;
+    case T_NUMBER:
+        return ddp_parse_double(v, 0, HUGE_VAL, &d) == 0;
     case T_STRING:
         if (!*v || strchr(v, '\n'))
             return false;

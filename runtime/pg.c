@@ -1,6 +1,5 @@
 #include "pg.h"
 
-#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +7,7 @@
 
 #include "ddp_clock.h"
 #include "ddp_net.h"
+#include "ddp_parse.h"
 #include "hostlist.h"
 #include "pg_backend.h"
 #include "store_server.h"
@@ -58,10 +58,8 @@ int pg_op_parse(const char *name, pg_op_t *out)
 static int env_int(const char *name, int min, int *out, ddp_error_t *err)
 {
     const char *text = getenv(name);
-    char *end;
-    errno = 0;
-    long v = text ? strtol(text, &end, 10) : 0;
-    if (!text || errno || end == text || *end || v < min || v > INT_MAX)
+    long v;
+    if (ddp_parse_long(text, min, INT_MAX, &v))
         return ddp_error_set(err, "%s=%s is not a number >= %d", name, text ? text : "(unset)",
                              min);
     *out = (int)v;

@@ -1,10 +1,11 @@
 #include "train_options.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "ddp_parse.h"
 
 const char train_usage[] =
     "usage: ddp-train train [--model mlp|resnet] [--widths W[,W...]] [--depth 6n+2] [--width K]\n"
@@ -19,28 +20,6 @@ const char train_usage[] =
     "  batch 64 per rank, lr 0.1, momentum 0.9, weight decay 1e-5, cosine schedule, seed 0,\n"
     "  25 MiB buckets, 1 BLAS thread; augmentation on for --data, off for synthetic\n";
 
-static int parse_long(const char *s, long lo, long hi, long *out)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi)
-        return -1;
-    *out = v;
-    return 0;
-}
-
-static int parse_double(const char *s, double lo, double hi, double *out)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || end == s || *end || !(v >= lo && v <= hi))
-        return -1;
-    *out = v;
-    return 0;
-}
-
 static int parse_widths(const char *s, model_config_t *m)
 {
     char copy[256];
@@ -50,7 +29,7 @@ static int parse_widths(const char *s, model_config_t *m)
         return 0;
     for (char *tok = strtok(copy, ","); tok; tok = strtok(NULL, ",")) {
         long w;
-        if (m->width_count == MODEL_MAX_WIDTHS || parse_long(tok, 1, 65536, &w))
+        if (m->width_count == MODEL_MAX_WIDTHS || ddp_parse_long(tok, 1, 65536, &w))
             return -1;
         m->widths[m->width_count++] = (int)w;
     }
@@ -86,9 +65,9 @@ int train_options_parse(int argc, char **argv, train_options_t *o)
         } else if (!strcmp(arg, "--widths")) {
             bad = parse_widths(val, &o->model);
         } else if (!strcmp(arg, "--depth")) {
-            bad = parse_long(val, 8, 1202, &n), o->model.depth = (int)n;
+            bad = ddp_parse_long(val, 8, 1202, &n), o->model.depth = (int)n;
         } else if (!strcmp(arg, "--width")) {
-            bad = parse_long(val, 1, 64, &n), o->model.width = (int)n;
+            bad = ddp_parse_long(val, 1, 64, &n), o->model.width = (int)n;
         } else if (!strcmp(arg, "--data")) {
             o->data_dir = val;
         } else if (!strcmp(arg, "--synthetic-size")) {
@@ -98,34 +77,34 @@ int train_options_parse(int argc, char **argv, train_options_t *o)
                   te > 10000000;
             o->synthetic_train = tr, o->synthetic_test = te;
         } else if (!strcmp(arg, "--epochs")) {
-            bad = parse_long(val, 1, 100000, &n), o->epochs = (int)n;
+            bad = ddp_parse_long(val, 1, 100000, &n), o->epochs = (int)n;
         } else if (!strcmp(arg, "--batch-size")) {
-            bad = parse_long(val, 1, 65536, &n), o->batch_size = (int)n;
+            bad = ddp_parse_long(val, 1, 65536, &n), o->batch_size = (int)n;
         } else if (!strcmp(arg, "--lr")) {
-            bad = parse_double(val, 0, 1e3, &o->lr);
+            bad = ddp_parse_double(val, 0, 1e3, &o->lr);
         } else if (!strcmp(arg, "--momentum")) {
-            bad = parse_double(val, 0, 0.9999, &o->momentum);
+            bad = ddp_parse_double(val, 0, 0.9999, &o->momentum);
         } else if (!strcmp(arg, "--weight-decay")) {
-            bad = parse_double(val, 0, 1, &o->weight_decay);
+            bad = ddp_parse_double(val, 0, 1, &o->weight_decay);
         } else if (!strcmp(arg, "--warmup-epochs")) {
-            bad = parse_double(val, 0, 1e5, &o->warmup_epochs);
+            bad = ddp_parse_double(val, 0, 1e5, &o->warmup_epochs);
         } else if (!strcmp(arg, "--schedule")) {
             o->schedule = !strcmp(val, "cosine") ? SCHEDULE_COSINE
                           : !strcmp(val, "step") ? SCHEDULE_STEP
                                                  : SCHEDULE_CONSTANT;
             bad = o->schedule == SCHEDULE_CONSTANT && strcmp(val, "constant");
         } else if (!strcmp(arg, "--seed")) {
-            bad = parse_long(val, 0, 0x7fffffffL, &n), o->seed = (uint64_t)n;
+            bad = ddp_parse_long(val, 0, 0x7fffffffL, &n), o->seed = (uint64_t)n;
         } else if (!strcmp(arg, "--checkpoint-dir")) {
             o->checkpoint_dir = val;
         } else if (!strcmp(arg, "--bucket-cap-mb")) {
-            bad = parse_double(val, 0.001, 1e5, &o->bucket_cap_mb);
+            bad = ddp_parse_double(val, 0.001, 1e5, &o->bucket_cap_mb);
         } else if (!strcmp(arg, "--threads")) {
-            bad = parse_long(val, 1, 1024, &n), o->threads = (int)n;
+            bad = ddp_parse_long(val, 1, 1024, &n), o->threads = (int)n;
         } else if (!strcmp(arg, "--stop-after-epochs")) {
-            bad = parse_long(val, 1, 100000, &n), o->stop_after_epochs = (int)n;
+            bad = ddp_parse_long(val, 1, 100000, &n), o->stop_after_epochs = (int)n;
         } else if (!strcmp(arg, "--max-steps")) {
-            bad = parse_long(val, 1, 1L << 40, &o->max_steps);
+            bad = ddp_parse_long(val, 1, 1L << 40, &o->max_steps);
         } else {
             fprintf(stderr, "ddp-train train: unknown option %s\n%s", arg, train_usage);
             return -1;

@@ -30,7 +30,7 @@ flags=(-O2 -Xcompiler '-D_GNU_SOURCE,-Wall' -DDDPJOB_VERSION='"standalone"'
 libs=(-L"$cuda/lib64" -L"$nccl_lib" -L"$out" -lnccl -lcudart -lpthread
       -Xlinker -rpath="$cuda/lib64" -Xlinker -rpath="$nccl_lib")
 libddp=(runtime/ddp_error.c runtime/ddp_hmac.c runtime/ddp_file.c runtime/ddp_clock.c
-        runtime/ddp_net.c runtime/hostlist.c runtime/store_proto.c runtime/store_server.c
+        runtime/ddp_net.c runtime/ddp_parse.c runtime/hostlist.c runtime/store_proto.c runtime/store_server.c
         runtime/store_client.c runtime/rendezvous.c runtime/worker_env.c)
 pg=(runtime/pg.c runtime/pg_tcp.c runtime/pg_reduce.c runtime/pg_nccl.c)
 # No BLAS package there: the CPU layers get a plain GEMM (tests/gpu/blas-shim).

@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "commands.h"
+#include "ddp_file.h"
 #include "render.h"
 #include "scheduler.h"
 #include "spawn.h"
@@ -180,32 +180,6 @@ static char *render_to_string(const job_spec_t *spec, const script_args_t *a, sc
     return text;
 }
 
-/* Writes an executable file atomically: a temporary beside it, fsync, rename. */
-static int write_script(const char *path, const char *text, ddp_error_t *err)
-{
-    char *tmp = NULL;
-    if (asprintf(&tmp, "%s.tmp.%ld", path, (long)getpid()) < 0)
-        return ddp_error_set(err, "out of memory");
-    FILE *f = fopen(tmp, "w");
-    if (!f) {
-        ddp_error_set(err, "%s: %s", path, strerror(errno));
-        free(tmp);
-        return -1;
-    }
-    int failed = fputs(text, f) < 0 || fflush(f) != 0 || fsync(fileno(f)) != 0 ||
-                 fchmod(fileno(f), 0755) != 0;
-    int saved = errno;
-    failed |= fclose(f) != 0;
-    if (failed || rename(tmp, path) != 0) {
-        ddp_error_set(err, "%s: %s", path, strerror(failed ? saved : errno));
-        unlink(tmp);
-        free(tmp);
-        return -1;
-    }
-    free(tmp);
-    return 0;
-}
-
 /* The steps render and submit share: parse the command line, load and validate the spec, render
  * its script into memory. Returns -1 when the caller should go on (then *spec and *text are
  * set), else the exit code to return. */
@@ -249,7 +223,7 @@ int cmd_render(int argc, char **argv)
     code = EXIT_OK;
     ddp_error_t err;
     if (a.output) {
-        if (write_script(a.output, text, &err) < 0) {
+        if (ddp_write_file_atomic(a.output, text, strlen(text), 0755, &err) < 0) {
             fprintf(stderr, "ddpjob: %s\n", err.msg);
             code = EXIT_SYSTEM;
         }
@@ -308,7 +282,7 @@ int cmd_submit(int argc, char **argv)
         code = EXIT_SYSTEM;
         goto out;
     }
-    if (write_script(script, text, &err) < 0) {
+    if (ddp_write_file_atomic(script, text, strlen(text), 0755, &err) < 0) {
         fprintf(stderr, "ddpjob: %s\n", err.msg);
         code = EXIT_SYSTEM;
         goto out;

@@ -38,27 +38,28 @@ char *ddp_read_file(const char *path, size_t *len, ddp_error_t *err)
     return text;
 }
 
-int ddp_write_file_atomic(const char *path, const void *data, size_t len, ddp_error_t *err)
+int ddp_write_file_atomic(const char *path, const void *data, size_t len, mode_t mode,
+                          ddp_error_t *err)
 {
     char tmp[4096];
     if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp.%d", path, (int)getpid()) >= sizeof tmp)
         return ddp_error_set(err, "%s: path too long", path);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
     if (fd < 0)
-        return ddp_error_set(err, "%s: %s", tmp, strerror(errno));
+        return ddp_error_set(err, "%s: %s", path, strerror(errno));
     const char *p = data;
     for (size_t done = 0; done < len;) {
         ssize_t n = write(fd, p + done, len - done);
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0) {
-            ddp_error_set(err, "%s: %s", tmp, n < 0 ? strerror(errno) : "short write");
+            ddp_error_set(err, "%s: %s", path, n < 0 ? strerror(errno) : "short write");
             goto error;
         }
         done += (size_t)n;
     }
     if (fsync(fd) < 0) {
-        ddp_error_set(err, "%s: fsync: %s", tmp, strerror(errno));
+        ddp_error_set(err, "%s: fsync: %s", path, strerror(errno));
         goto error;
     }
     close(fd);

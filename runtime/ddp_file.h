@@ -1,9 +1,11 @@
 /* ddp_file: whole files read into memory (specs, templates, node files) or written atomically
- * (checkpoints, data sets): never half a file under the final name, even after a crash. */
+ * (job scripts, checkpoints, data sets): never half a file under the final name, even after a
+ * crash. */
 #ifndef DDP_FILE_H
 #define DDP_FILE_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "ddp_error.h"
 
@@ -12,8 +14,10 @@
  * and err says "PATH: reason". */
 char *ddp_read_file(const char *path, size_t *len, ddp_error_t *err);
 
-/* Writes `len` bytes to PATH.tmp.PID, fsyncs it, renames it over `path` and fsyncs the folder.
- * On failure the temporary file is removed and err says "PATH: reason". */
-int ddp_write_file_atomic(const char *path, const void *data, size_t len, ddp_error_t *err);
+/* Writes `len` bytes to PATH.tmp.PID (created with `mode`, less the umask), fsyncs it, renames
+ * it over `path` and fsyncs the folder. On failure the temporary file is removed and err says
+ * "PATH: reason". */
+int ddp_write_file_atomic(const char *path, const void *data, size_t len, mode_t mode,
+                          ddp_error_t *err);
 
 #endif

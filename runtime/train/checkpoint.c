@@ -70,7 +70,7 @@ int checkpoint_write(const char *path, const checkpoint_t *meta, const model_t *
         tail[i] = (unsigned char)(sum >> (8 * i));
     fwrite(tail, 1, sizeof tail, f);
     fclose(f);
-    int rc = ddp_write_file_atomic(path, image, size, err);
+    int rc = ddp_write_file_atomic(path, image, size, 0644, err);
     free(image);
     return rc;
 }

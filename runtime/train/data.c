@@ -175,7 +175,7 @@ static int write_set(const char *path, const dataset_t *set, ddp_error_t *err)
         bytes[i * CIFAR_RECORD] = set->labels[i];
         memcpy(bytes + i * CIFAR_RECORD + 1, set->images + i * IMAGE_SIZE, IMAGE_SIZE);
     }
-    int rc = ddp_write_file_atomic(path, bytes, size, err);
+    int rc = ddp_write_file_atomic(path, bytes, size, 0644, err);
     free(bytes);
     return rc;
 }

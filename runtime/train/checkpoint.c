@@ -9,6 +9,7 @@
 #define MAGIC "DDPTRAIN-CHECKPOINT 1\n"
 
 static const char *const kind_names[] = {"param", "momentum", "buffer"};
+#define KIND_COUNT (int)(sizeof kind_names / sizeof *kind_names)
 
 const char *checkpoint_kind_name(ckpt_kind_t kind) { return kind_names[kind]; }
 
@@ -46,12 +47,12 @@ int checkpoint_write(const char *path, const checkpoint_t *meta, const model_t *
     fprintf(f, MAGIC "model %s\nconfig %s\nposition epoch=%d batch=%ld step=%ld\nworld %d\n",
             meta->model, meta->config, meta->epoch, meta->batch, meta->step, meta->world);
     int n = model_tensor_count(m);
-    for (int pass = 0; pass < 3; pass++)
+    for (int pass = 0; pass < KIND_COUNT; pass++)
         for (int i = 0; i < n; i++)
             if (in_pass(model_tensor(m, i), pass, momentum))
                 emit_tensor(f, model_tensor(m, i), (ckpt_kind_t)pass);
     fputs("end\n", f);
-    for (int pass = 0; pass < 3; pass++)
+    for (int pass = 0; pass < KIND_COUNT; pass++)
         for (int i = 0; i < n; i++) {
             const tensor_info_t *t = model_tensor(m, i);
             if (!in_pass(t, pass, momentum))
@@ -100,12 +101,12 @@ static int parse_tensor(char *line, ckpt_tensor_t *t)
     memset(t, 0, sizeof *t);
     if (sscanf(line, "tensor %47s %15s %zu%n", t->name, kind, &t->count, &used) != 3)
         return -1;
-    t->kind = strcmp(kind, "param") == 0      ? CKPT_PARAM
-              : strcmp(kind, "momentum") == 0 ? CKPT_MOMENTUM
-              : strcmp(kind, "buffer") == 0   ? CKPT_BUFFER
-                                              : (ckpt_kind_t)-1;
-    if ((int)t->kind < 0)
+    int k = 0;
+    while (k < KIND_COUNT && strcmp(kind, kind_names[k]) != 0)
+        k++;
+    if (k == KIND_COUNT)
         return -1;
+    t->kind = (ckpt_kind_t)k;
     const char *p = line + used;
     int n = 0;
     size_t product = 1;

@@ -75,6 +75,14 @@ static double pair_difference(const pair_t *p)
     return difference(p->cpu, p->gpu, p->n);
 }
 
+/* Frees each pair named: PAIRS_FREE(&a, &b, ...). */
+static void pairs_free(pair_t *const *pairs)
+{
+    for (; *pairs; pairs++)
+        pair_free(*pairs);
+}
+#define PAIRS_FREE(...) pairs_free((pair_t *const[]){__VA_ARGS__, NULL})
+
 /* The device's queued work has finished without an error. */
 static int device_ok(const char *what)
 {
@@ -103,16 +111,11 @@ static void check_conv(conv_shape_t s, int batch)
     pair_t dout = pair_random(out_n), din = pair_random(in_n), dweight = pair_random(weight_n);
     float *cpu_work = malloc(device_cpu.conv_workspace(&s, batch) * sizeof(float));
     float *gpu_work = gpu->alloc(gpu->conv_workspace(&s, batch) * sizeof(float));
-    const device_ops_t *devs[] = {&device_cpu, gpu};
-    for (int d = 0; d < 2; d++) {
-        int g = d == 1;
-        float *work = g ? gpu_work : cpu_work;
-        devs[d]->conv_forward(&s, batch, g ? in.gpu : in.cpu, g ? weight.gpu : weight.cpu,
-                              g ? out.gpu : out.cpu, work);
-        devs[d]->conv_backward(&s, batch, g ? in.gpu : in.cpu, g ? weight.gpu : weight.cpu,
-                               g ? dout.gpu : dout.cpu, g ? din.gpu : din.cpu,
-                               g ? dweight.gpu : dweight.cpu, work);
-    }
+    device_cpu.conv_forward(&s, batch, in.cpu, weight.cpu, out.cpu, cpu_work);
+    gpu->conv_forward(&s, batch, in.gpu, weight.gpu, out.gpu, gpu_work);
+    device_cpu.conv_backward(&s, batch, in.cpu, weight.cpu, dout.cpu, din.cpu, dweight.cpu,
+                             cpu_work);
+    gpu->conv_backward(&s, batch, in.gpu, weight.gpu, dout.gpu, din.gpu, dweight.gpu, gpu_work);
     char what[120];
     snprintf(what, sizeof what, "conv %dx%dx%d -> %d, %dx%d kernel, stride %d, pad %d, batch %d",
              s.c, s.h, s.w, s.co, s.k, s.k, s.stride, s.pad, batch);
@@ -125,9 +128,7 @@ static void check_conv(conv_shape_t s, int batch)
     snprintf(what, sizeof what, "conv %dx%dx%d -> %d backward without an input gradient", s.c, s.h,
              s.w, s.co);
     report(pair_difference(&first_dweight), what);
-    pair_t *all[] = {&in, &weight, &out, &dout, &din, &dweight, &first_dweight};
-    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
-        pair_free(all[i]);
+    PAIRS_FREE(&in, &weight, &out, &dout, &din, &dweight, &first_dweight);
     free(cpu_work);
     gpu->free(gpu_work);
 }
@@ -149,9 +150,7 @@ static void check_linear(int batch, int in_dim, int out_dim)
     report(fmax(fmax(pair_difference(&out), pair_difference(&din)),
                 fmax(pair_difference(&dweight), pair_difference(&dbias))),
            what);
-    pair_t *all[] = {&in, &weight, &bias, &out, &dout, &din, &dweight, &dbias};
-    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
-        pair_free(all[i]);
+    PAIRS_FREE(&in, &weight, &bias, &out, &dout, &din, &dweight, &dbias);
 }
 
 static void check_batch_norm(int batch, int c, int hw)
@@ -181,10 +180,7 @@ static void check_batch_norm(int batch, int c, int hw)
     worst = fmax(worst, fmax(pair_difference(&din),
                              fmax(pair_difference(&dgamma), pair_difference(&dbeta))));
     report(worst, what);
-    pair_t *all[] = {&in,       &gamma, &beta, &running, &saved, &out,
-                     &eval_out, &dout,  &din,  &dgamma,  &dbeta};
-    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
-        pair_free(all[i]);
+    PAIRS_FREE(&in, &gamma, &beta, &running, &saved, &out, &eval_out, &dout, &din, &dgamma, &dbeta);
 }
 
 static void check_elementwise(size_t n)
@@ -209,9 +205,7 @@ static void check_elementwise(size_t n)
     gpu->sgd(a.gpu, b.gpu, v.gpu, n, 0.1f, 0.9f, 1e-5f);
     snprintf(what, sizeof what, "SGD with momentum and weight decay on %zu", n);
     report(fmax(pair_difference(&a), pair_difference(&v)), what);
-    pair_t *all[] = {&a, &b, &out, &dout, &da, &db, &v};
-    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
-        pair_free(all[i]);
+    PAIRS_FREE(&a, &b, &out, &dout, &da, &db, &v);
 }
 
 static void check_pool_and_loss(int batch, int c, int hw, int classes)
@@ -245,9 +239,7 @@ static void check_pool_and_loss(int batch, int c, int hw, int classes)
         report(pair_difference(&dlogits), what);
     }
     free(labels);
-    pair_t *all[] = {&in, &out, &dout, &din, &logits, &dlogits};
-    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
-        pair_free(all[i]);
+    PAIRS_FREE(&in, &out, &dout, &din, &logits, &dlogits);
 }
 
 /* The worst tensor of a flat buffer, named. */

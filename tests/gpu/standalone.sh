@@ -30,21 +30,25 @@ flags=(-O2 -Xcompiler '-D_GNU_SOURCE,-Wall' -DDDPJOB_VERSION='"standalone"'
 libs=(-L"$cuda/lib64" -L"$nccl_lib" -L"$out" -lnccl -lcudart -lpthread
       -Xlinker -rpath="$cuda/lib64" -Xlinker -rpath="$nccl_lib")
 libddp=(runtime/ddp_error.c runtime/ddp_hmac.c runtime/ddp_file.c runtime/ddp_clock.c
-        runtime/ddp_net.c runtime/ddp_parse.c runtime/hostlist.c runtime/store_proto.c runtime/store_server.c
-        runtime/store_client.c runtime/rendezvous.c runtime/worker_env.c)
+        runtime/ddp_net.c runtime/ddp_parse.c runtime/hostlist.c runtime/store_proto.c
+        runtime/store_server.c runtime/store_client.c runtime/rendezvous.c runtime/worker_env.c)
 pg=(runtime/pg.c runtime/pg_tcp.c runtime/pg_reduce.c runtime/pg_nccl.c)
 # No BLAS package there: the CPU layers get a plain GEMM (tests/gpu/blas-shim).
 train=(runtime/train/{model,layers_cpu,device_cpu,data,sampler,reducer,checkpoint,train_options}.c
-       runtime/train/device_cuda.cu -gencode 'arch=compute_90,code=[sm_90,compute_90]'
-       tests/gpu/blas-shim/cblas.c -Iruntime/train -Itests/gpu/blas-shim -lcublas -lm)
+       runtime/train/device_cuda.cu tests/gpu/blas-shim/cblas.c)
 commands=(runtime/train/{main,session,cmd_hello,cmd_collectives,cmd_bench,cmd_train,cmd_checkpoint}.c)
 
-"$nvcc" "${flags[@]}" "${libddp[@]}" "${pg[@]}" "${train[@]}" "${commands[@]}" "${libs[@]}" \
-    -o "$out/ddp-train"
-"$nvcc" "${flags[@]}" "${libddp[@]}" "${pg[@]}" "${train[@]}" tests/train/device_check.c \
-    "${libs[@]}" -o "$out/device_check"
-"$nvcc" "${flags[@]}" "${libddp[@]}" "${pg[@]}" tests/gpu/gpu_check.c "${libs[@]}" -o "$out/gpu_check"
-"$nvcc" "${flags[@]}" "${libddp[@]}" agent/*.c -Iagent -lpthread -o "$out/ddpjob-agent"
+# Each library is compiled once, then linked into the programs that need it.
+"$nvcc" "${flags[@]}" --lib "${libddp[@]}" -o "$out/libddp.a"
+"$nvcc" "${flags[@]}" --lib "${pg[@]}" -o "$out/libddp_pg.a"
+"$nvcc" "${flags[@]}" --lib "${train[@]}" -Iruntime/train -Itests/gpu/blas-shim \
+    -gencode 'arch=compute_90,code=[sm_90,compute_90]' -o "$out/libddp_train.a"
+train_libs=(-Iruntime/train -lddp_train -lddp_pg -lddp -lcublas -lm)
+"$nvcc" "${flags[@]}" "${commands[@]}" "${train_libs[@]}" "${libs[@]}" -o "$out/ddp-train"
+"$nvcc" "${flags[@]}" tests/train/device_check.c "${train_libs[@]}" "${libs[@]}" \
+    -o "$out/device_check"
+"$nvcc" "${flags[@]}" tests/gpu/gpu_check.c -lddp_pg -lddp "${libs[@]}" -o "$out/gpu_check"
+"$nvcc" "${flags[@]}" agent/*.c -Iagent -L"$out" -lddp -lpthread -o "$out/ddpjob-agent"
 
 set +e
 GPU_CHECK=$out/gpu_check DEVICE_CHECK=$out/device_check TRAIN=$out/ddp-train AGENT=$out/ddpjob-agent SRCDIR=$PWD \

@@ -210,17 +210,25 @@ __global__ void bn_partial_sums_kernel(int batch, int c, int hw, int slices, con
 
 /* Training statistics from the sums of x and x^2 (in double: the variance as E[x^2] - mean^2
  * keeps float precision unless the mean is 10^4 standard deviations from zero). */
+/* Channel ch's two sums, its slices added in order. */
+__device__ void channel_sums(const double *partial, int ch, int slices, double *first,
+                             double *second)
+{
+    *first = *second = 0;
+    for (int s = 0; s < slices; s++) {
+        *first += partial[2 * (ch * slices + s)];
+        *second += partial[2 * (ch * slices + s) + 1];
+    }
+}
+
 __global__ void bn_stats_kernel(int batch, int c, int hw, int slices, const double *partial,
                                 float *running, float *saved)
 {
     int ch = blockIdx.x * blockDim.x + threadIdx.x;
     if (ch >= c)
         return;
-    double sum = 0, squares = 0, n = (double)batch * hw;
-    for (int s = 0; s < slices; s++) {
-        sum += partial[2 * (ch * slices + s)];
-        squares += partial[2 * (ch * slices + s) + 1];
-    }
+    double sum, squares, n = (double)batch * hw;
+    channel_sums(partial, ch, slices, &sum, &squares);
     double mean = sum / n, var = fmax(squares / n - mean * mean, 0.0);
     double unbiased = n > 1 ? var * n / (n - 1) : var;
     saved[ch] = (float)mean;
@@ -235,11 +243,8 @@ __global__ void bn_grad_sums_kernel(int c, int slices, const double *partial, fl
     int ch = blockIdx.x * blockDim.x + threadIdx.x;
     if (ch >= c)
         return;
-    double sdy = 0, sdyx = 0;
-    for (int s = 0; s < slices; s++) {
-        sdy += partial[2 * (ch * slices + s)];
-        sdyx += partial[2 * (ch * slices + s) + 1];
-    }
+    double sdy, sdyx;
+    channel_sums(partial, ch, slices, &sdy, &sdyx);
     dgamma[ch] = (float)sdyx;
     dbeta[ch] = (float)sdy;
 }

@@ -31,6 +31,30 @@ int relay_init(relay_t *r, int dest_fd, int log_fd, int rank, int keep_tail)
     return r->line ? 0 : -1;
 }
 
+/* Whether a stderr line says something about the failure. Blank lines and the frames of a C++
+ * backtrace are not kept: PyTorch's NCCL watchdog ends a process that hit a CUDA error with the
+ * error and then two backtraces, which would otherwise fill the whole excerpt. */
+static int says_something(const char *text, size_t len)
+{
+    size_t lead = 0;
+    while (lead < len && (text[lead] == ' ' || text[lead] == '\t'))
+        lead++;
+    if (lead == len)
+        return 0;
+    text += lead;
+    len -= lead;
+    int digits = 0;
+    if (len > 7 && !memcmp(text, "frame #", 7))
+        while (7 + digits < len && text[7 + digits] >= '0' && text[7 + digits] <= '9')
+            digits++;
+    if (digits && 7 + digits < len && text[7 + digits] == ':')
+        return 0;
+    static const char backtrace_head[] = "(most recent call first):";
+    size_t head = sizeof backtrace_head - 1;
+    return !(len > 22 + head && !memcmp(text, "Exception raised from ", 22) &&
+             !memcmp(text + len - head, backtrace_head, head));
+}
+
 /* Writes the line held in r->line (after room for the prefix) and forgets it. */
 static void emit(relay_t *r)
 {
@@ -40,7 +64,7 @@ static void emit(relay_t *r)
     char *text = r->line + sizeof r->prefix;
     text[r->len] = '\n';
     write_all(r->dest_fd, start, plen + r->len + 1);
-    if (r->keep_tail) {
+    if (r->keep_tail && says_something(text, r->len)) {
         char *slot = r->tail[r->tail_count++ % RELAY_TAIL_LINES];
         size_t n = r->len < RELAY_TAIL_WIDTH - 1 ? r->len : RELAY_TAIL_WIDTH - 1;
         memcpy(slot, text, n);

@@ -3,8 +3,8 @@
  * Each complete line goes out as one write of "[rank N] line\n", so lines of ranks writing at
  * once never tear into each other; a line longer than RELAY_LINE_MAX is cut into lines of that
  * size, and a last line without a newline is completed at the end. With a log file, the raw
- * bytes are copied there too. A relay can keep the last RELAY_TAIL_LINES lines (for the failure
- * summary's stderr excerpt). */
+ * bytes are copied there too. A relay can keep the last RELAY_TAIL_LINES lines that say
+ * something (not blank, not a C++ backtrace frame) for the failure summary's stderr excerpt. */
 #ifndef AGENT_RELAY_H
 #define AGENT_RELAY_H
 

@@ -1,33 +1,63 @@
 #!/bin/bash
-# ddp-train on one GPU (--backend nccl, world size 1) against PyTorch eager on the same GPU:
-# ResNet-20, batch 256 (the issue's anchor), samples/s, median of REPS runs.
+# ddp-train on one GPU (--backend nccl, world size 1) against PyTorch on the same GPU, eager and
+# torch.compile: ResNet-20 at batch 256 (the issue's anchor) and 1024, samples/s (median of REPS
+# runs) and the GPU memory the run held at its peak (nvidia-smi's memory.used sampled every
+# 50 ms, less what was in use before it started).
 #   bench/train_gpu.sh [DDP_TRAIN] [PYTHON]   (defaults: build/runtime/train/ddp-train, python3)
 # On a GPU machine without meson, build first with tests/gpu/standalone.sh and pass
 # /tmp/ddpjob-gpu/ddp-train. ddp-train's figure is its second epoch of STEPS steps (data made on
 # the host and copied each step, as in training); PyTorch's inputs stay on the GPU.
-# Target: ddp-train >= PyTorch eager (ratio >= 1).
+# Target: ddp-train >= PyTorch eager (ratio >= 1) at batch 256.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 train=${1:-build/runtime/train/ddp-train}
 py=${2:-python3}
 reps=${REPS:-3}
 steps=${STEPS:-50}
-batch=256
+batches=${BATCHES:-256 1024}
 
 # shellcheck source=lib.sh
 . bench/lib.sh
+TMPDIR_RUN=$(mktemp -d)
+trap 'rm -rf "$TMPDIR_RUN"' EXIT
 
-o=() t=()
-for ((i = 0; i < reps; i++)); do
-    o+=("$("$train" train --backend nccl --model resnet --depth 20 --batch-size "$batch" \
-        --synthetic-size "$((steps * batch)),$batch" --epochs 2 2>&1 |
-        sed -n 's/.*epoch 2\/2 .*samples\/s \([0-9.]*\).*/\1/p')")
-    t+=("$("$py" bench/train_torch_gpu.py 20 "$batch" "$steps" | sed -n 's/samples\/s //p')")
+gpu_used_mib() { nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits | head -n 1; }
+
+# peak_run FILE CMD...: runs CMD, its stdout into FILE; prints the peak GPU memory it added (MiB).
+peak_run() {
+    local file=$1 base samples rc=0
+    shift
+    base=$(gpu_used_mib)
+    samples=$(mktemp)
+    nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -lms 50 >"$samples" &
+    local poll=$!
+    "$@" >"$file" 2>&1 || rc=$?
+    kill "$poll"
+    wait "$poll" 2>/dev/null || true
+    sort -n "$samples" | tail -n 1 | awk -v b="$base" '{print $1 - b}'
+    rm -f "$samples"
+    [ "$rc" = 0 ] || { echo "bench: $* failed (exit $rc):" >&2; tail -n 20 "$file" >&2; }
+}
+
+printf '%-6s %12s %9s %12s %9s %12s %9s %8s %8s\n' batch ddp-train MiB eager MiB compile MiB \
+    "vs eager" "vs comp."
+for batch in $batches; do
+    o=() t=() c=()
+    for ((i = 0; i < reps; i++)); do
+        mo=$(peak_run "$TMPDIR_RUN/o" "$train" train --backend nccl --model resnet --depth 20 \
+            --batch-size "$batch" --synthetic-size "$((steps * batch)),$batch" --epochs 2)
+        o+=("$(sed -n 's/.*epoch 2\/2 .*samples\/s \([0-9.]*\).*/\1/p' "$TMPDIR_RUN/o")")
+        mt=$(peak_run "$TMPDIR_RUN/t" "$py" bench/train_torch_gpu.py 20 "$batch" "$steps")
+        t+=("$(sed -n 's/samples\/s //p' "$TMPDIR_RUN/t")")
+        mc=$(peak_run "$TMPDIR_RUN/c" "$py" bench/train_torch_gpu.py 20 "$batch" "$steps" compile)
+        c+=("$(sed -n 's/samples\/s //p' "$TMPDIR_RUN/c")")
+    done
+    so=$(printf '%s\n' "${o[@]}" | median)
+    st=$(printf '%s\n' "${t[@]}" | median)
+    sc=$(printf '%s\n' "${c[@]}" | median)
+    awk -v b="$batch" -v o="$so" -v t="$st" -v c="$sc" -v mo="$mo" -v mt="$mt" -v mc="$mc" 'BEGIN {
+        printf "%-6d %12.1f %9d %12.1f %9d %12.1f %9d %7.2fx %7.2fx\n", b, o, mo, t, mt, c, mc,
+            (t > 0 ? o / t : 0), (c > 0 ? o / c : 0) }'
 done
-mo=$(printf '%s\n' "${o[@]}" | median)
-mt=$(printf '%s\n' "${t[@]}" | median)
-echo "== ResNet-20, batch $batch, one GPU: samples/s (median of $reps) =="
-awk -v o="$mo" -v t="$mt" 'BEGIN {
-    printf "%-12s %12s %12s %8s\n%-12s %12.1f %12.1f %7.2fx\n", "model", "ddp-train", "pytorch", "ratio",
-        "resnet-20", o, t, o / t }'
-echo "Target: ddp-train >= PyTorch eager's throughput (ratio >= 1)."
+echo "ResNet-20, one GPU, samples/s (median of $reps runs of $steps steps) and peak MiB of the last run."
+echo "Target: ddp-train >= PyTorch eager's throughput at batch 256 (ratio >= 1)."

@@ -1,9 +1,10 @@
-"""PyTorch eager training throughput on one GPU, the anchor for `ddp-train train --backend nccl`.
+"""PyTorch training throughput on one GPU, the anchor for `ddp-train train --backend nccl`.
 
-    train_torch_gpu.py DEPTH BATCH STEPS
+    train_torch_gpu.py DEPTH BATCH STEPS [eager|compile]
 ResNet-DEPTH (tests/train/torch_step.py's, width 1), random CIFAR-shaped inputs already on the
 GPU, SGD with momentum and weight decay, float32 (PyTorch's defaults: cuDNN may use TF32 for
-convolutions). Prints `samples/s N`, timed over STEPS steps after 5 warm-up steps.
+convolutions). `compile` wraps the model in torch.compile (default mode). Prints `samples/s N`,
+timed over STEPS steps after 5 warm-up steps (compile's first steps compile and are not timed).
 """
 import os
 import sys
@@ -18,8 +19,10 @@ from torch_step import ResNet  # noqa: E402
 
 def main():
     depth, batch, steps = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+    mode = sys.argv[4] if len(sys.argv) > 4 else "eager"
     model = ResNet(depth, 1).cuda()
     opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, weight_decay=1e-5)
+    forward = torch.compile(model) if mode == "compile" else model
     x = torch.randn(batch, 3, 32, 32, device="cuda")
     y = torch.randint(0, 10, (batch,), device="cuda")
     for step in range(steps + 5):
@@ -27,7 +30,7 @@ def main():
             torch.cuda.synchronize()
             start = time.perf_counter()
         opt.zero_grad()
-        F.cross_entropy(model(x), y).backward()
+        F.cross_entropy(forward(x), y).backward()
         opt.step()
     torch.cuda.synchronize()
     print(f"samples/s {steps * batch / (time.perf_counter() - start):.1f}", flush=True)

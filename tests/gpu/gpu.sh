@@ -63,15 +63,52 @@ for model in "mlp --widths 64,32" "resnet --depth 8 --width 1"; do
         fail "one ${model%% *} step on the GPU equals the CPU's" "$(cat "$T/gpu.log")" "$diff"
     fi
 done
-out=$(timeout 300 "$TRAIN" train --backend nccl --model resnet --depth 8 --synthetic-size 4096,1024 \
-    --epochs 2 --batch-size 128 2>&1)
-acc=$(sed -n 's/.*trained after 2 of 2 epochs.*test-acc \([0-9.]*\).*/\1/p' <<<"$out")
+# ResNet-20 as a user runs it: one worker per GPU under the agent, a few epochs over nccl.
+out=$(DDPJ_TESTMARK="$MARK" timeout 300 "$AGENT" --standalone --nproc-per-node gpu "$TRAIN" train \
+    --backend nccl --model resnet --depth 20 --synthetic-size 4096,1024 --epochs 5 --batch-size 32 2>&1)
+acc=$(sed -n 's/.*trained after 5 of 5 epochs.*test-acc \([0-9.]*\).*/\1/p' <<<"$out")
 if awk -v a="${acc:-0}" 'BEGIN {exit !(a >= 0.5)}'; then
-    pass "resnet-8 on the GPU over nccl learns the synthetic set (test-acc $acc after 2 epochs)"
+    pass "ResNet-20 under ddpjob-agent --nproc-per-node gpu learns the synthetic set over nccl (test-acc $acc after 5 epochs)"
 else
-    fail "resnet-8 on the GPU over nccl learns" "$out"
+    fail "ResNet-20 under ddpjob-agent --nproc-per-node gpu learns over nccl (test-acc ${acc:-none})" "$out"
 fi
 while IFS= read -r line; do echo "# $line"; done <<<"$out"
+
+# The PyTorch user path: the tutorials' ResNet DDP program (nccl) under the agent, one worker per
+# GPU; then the same program crashing on the GPU, which the agent's summary must name.
+PY=${TORCH_PYTHON:-/usr/bin/python3}
+if ! "$PY" -c 'import torch, torchvision; assert torch.cuda.is_available()' 2>"$T/torch.err"; then
+    fail "PyTorch with CUDA and torchvision is importable by $PY (TORCH_PYTHON)" "$(cat "$T/torch.err")"
+else
+    resnet=("$SRCDIR/tests/gpu/py/resnet_ddp.py" "$T/resnet.pt")
+    out=$(DDPJ_TESTMARK="$MARK" timeout 300 "$AGENT" --standalone --nproc-per-node gpu --grace 5 \
+        "$PY" "${resnet[@]}" 2>&1)
+    rc=$?
+    if [ "$rc" = 0 ] && grep -q 'rank 0 epoch 1 loss' <<<"$out"; then
+        pass "torchvision resnet18 DDP over nccl under ddpjob-agent --nproc-per-node gpu"
+    else
+        fail "torchvision resnet18 DDP over nccl under the agent (exit $rc)" "$(tail -n 30 <<<"$out")"
+    fi
+    while IFS= read -r line; do echo "# $line"; done <<<"$(grep -v '^\[rank [0-9]*\] *$' <<<"$out" | tail -n 8)"
+    saved=$("$PY" -c 'import sys, torch; c = torch.load(sys.argv[1]); print(c["epoch"], len(c["model"]))' \
+        "$T/resnet.pt" 2>&1)
+    expect_eq "$saved" "1 122" "rank 0's checkpoint holds the last epoch and resnet18's 122 tensors"
+
+    out=$(DDPJ_TESTMARK="$MARK" timeout 300 "$AGENT" --standalone --nproc-per-node gpu --grace 5 \
+        --error-file "$T/error.json" "$PY" "${resnet[@]}" --crash-at-step 3 2>&1)
+    rc=$?
+    # Python's exception (exit 1) or, when PyTorch's NCCL watchdog sees the CUDA error first, its
+    # std::terminate (SIGABRT): either way the job fails and the summary says why.
+    summary=$(grep '^ddpjob-agent: ' <<<"$out")
+    if [ "$rc" = 1 ] || [ "$rc" = 134 ]; then pass "a worker that crashes on the GPU fails the job (exit $rc)"; else
+        fail "a worker that crashes on the GPU fails the job with its status (exit $rc)" "$summary"; fi
+    expect_contains "$summary" "job failed (exit $rc): rank 0 (node 0, host $(hostname), local rank 0)" \
+        "the summary names the failed rank"
+    expect_contains "$(grep '|' <<<"$summary")" "device-side assert triggered" \
+        "and its stderr excerpt shows the CUDA error"
+    expect_contains "$(cat "$T/error.json" 2>&1)" "device-side assert triggered" "--error-file holds it too"
+    while IFS= read -r line; do echo "# $line"; done <<<"$(grep 'ddpjob-agent' <<<"$out" | tail -n 12)"
+fi
 
 gpus=$("$GPU_CHECK" probe | awk '{print $1}')
 if [ "${gpus:-1}" -ge 2 ]; then

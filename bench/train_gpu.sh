@@ -1,8 +1,9 @@
 #!/bin/bash
-# ddp-train on one GPU (--backend nccl, world size 1) against PyTorch on the same GPU, eager and
-# torch.compile: ResNet-20 at batch 256 (the issue's anchor) and 1024, samples/s (median of REPS
-# runs) and the GPU memory the run held at its peak (nvidia-smi's memory.used sampled every
-# 50 ms, less what was in use before it started).
+# ddp-train on one GPU (--backend nccl, world size 1; float32, and --tf32) against PyTorch on the
+# same GPU, eager and torch.compile (PyTorch's defaults: cuDNN convolutions in TF32): ResNet-20 at
+# batch 256 (the issue's anchor) and 1024, samples/s (median of REPS runs) and the GPU memory the
+# run held at its peak (nvidia-smi's memory.used sampled every 50 ms, less what was in use before
+# it started).
 #   bench/train_gpu.sh [DDP_TRAIN] [PYTHON]   (defaults: build/runtime/train/ddp-train, python3)
 # On a GPU machine without meson, build first with tests/gpu/standalone.sh and pass
 # /tmp/ddpjob-gpu/ddp-train. ddp-train's figure is its second epoch of STEPS steps (data made on
@@ -39,25 +40,30 @@ peak_run() {
     [ "$rc" = 0 ] || { echo "bench: $* failed (exit $rc):" >&2; tail -n 20 "$file" >&2; }
 }
 
-printf '%-6s %12s %9s %12s %9s %12s %9s %8s %8s\n' batch ddp-train MiB eager MiB compile MiB \
-    "vs eager" "vs comp."
-for batch in $batches; do
-    o=() t=() c=()
+# run_system NAME CMD...: REPS runs; prints "NAME median-samples/s peak-MiB-of-the-last".
+run_system() {
+    local name=$1 rates=() mib=0
+    shift
     for ((i = 0; i < reps; i++)); do
-        mo=$(peak_run "$TMPDIR_RUN/o" "$train" train --backend nccl --model resnet --depth 20 \
-            --batch-size "$batch" --synthetic-size "$((steps * batch)),$batch" --epochs 2)
-        o+=("$(sed -n 's/.*epoch 2\/2 .*samples\/s \([0-9.]*\).*/\1/p' "$TMPDIR_RUN/o")")
-        mt=$(peak_run "$TMPDIR_RUN/t" "$py" bench/train_torch_gpu.py 20 "$batch" "$steps")
-        t+=("$(sed -n 's/samples\/s //p' "$TMPDIR_RUN/t")")
-        mc=$(peak_run "$TMPDIR_RUN/c" "$py" bench/train_torch_gpu.py 20 "$batch" "$steps" compile)
-        c+=("$(sed -n 's/samples\/s //p' "$TMPDIR_RUN/c")")
+        mib=$(peak_run "$TMPDIR_RUN/log" "$@")
+        rates+=("$(sed -n -e 's/.*epoch 2\/2 .*samples\/s \([0-9.]*\).*/\1/p' -e 's/^samples\/s //p' \
+            "$TMPDIR_RUN/log")")
     done
-    so=$(printf '%s\n' "${o[@]}" | median)
-    st=$(printf '%s\n' "${t[@]}" | median)
-    sc=$(printf '%s\n' "${c[@]}" | median)
-    awk -v b="$batch" -v o="$so" -v t="$st" -v c="$sc" -v mo="$mo" -v mt="$mt" -v mc="$mc" 'BEGIN {
-        printf "%-6d %12.1f %9d %12.1f %9d %12.1f %9d %7.2fx %7.2fx\n", b, o, mo, t, mt, c, mc,
-            (t > 0 ? o / t : 0), (c > 0 ? o / c : 0) }'
+    echo "$name $(printf '%s\n' "${rates[@]}" | median) $mib"
+}
+
+printf '%-6s %-22s %12s %9s %9s\n' batch system samples/s MiB "vs eager"
+for batch in $batches; do
+    ours=("$train" train --backend nccl --model resnet --depth 20 --batch-size "$batch"
+          --synthetic-size "$((steps * batch)),$batch" --epochs 2)
+    torch=("$py" bench/train_torch_gpu.py 20 "$batch" "$steps")
+    {
+        run_system pytorch-eager "${torch[@]}"
+        run_system pytorch-compile "${torch[@]}" compile
+        run_system ddp-train "${ours[@]}"
+        run_system ddp-train--tf32 "${ours[@]}" --tf32
+    } | awk -v b="$batch" '$1 == "pytorch-eager" {eager = $2}
+        {printf "%-6d %-22s %12.1f %9d %8.2fx\n", b, $1, $2, $3, (eager > 0 ? $2 / eager : 0)}'
 done
 echo "ResNet-20, one GPU, samples/s (median of $reps runs of $steps steps) and peak MiB of the last run."
 echo "Target: ddp-train >= PyTorch eager's throughput at batch 256 (ratio >= 1)."

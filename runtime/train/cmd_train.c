@@ -403,7 +403,7 @@ int cmd_train(int argc, char **argv)
     run_end_t end = RUN_DONE;
     /* The nccl backend reduces GPU memory, so the model lives on this rank's GPU. */
     int gpu = strcmp(pg_backend_name(pg), "nccl") == 0;
-    if (gpu && !(t.dev = device_cuda_open(pg_local_rank(pg), &err))) {
+    if (gpu && !(t.dev = device_cuda_open(pg_local_rank(pg), o.tf32, &err))) {
         fprintf(stderr, "ddp-train train: rank %d: --backend nccl: %s\n", t.rank, err.msg);
         return session_close("train", pg, 1);
     }

@@ -54,7 +54,8 @@ typedef struct {
 extern const device_ops_t device_cpu;
 
 /* The GPU of this local rank (local_rank modulo the visible devices), made current; NULL with
- * the reason when the build has no CUDA or the machine no GPU. */
-const device_ops_t *device_cuda_open(int local_rank, ddp_error_t *err);
+ * the reason when the build has no CUDA or the machine no GPU. tf32: convolutions may use TF32
+ * tensor cores (10-bit mantissas in the products, as PyTorch's cudnn.allow_tf32); else float32. */
+const device_ops_t *device_cuda_open(int local_rank, int tf32, ddp_error_t *err);
 
 #endif

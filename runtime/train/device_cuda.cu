@@ -5,12 +5,18 @@
  * column-major C^T = op(B)^T op(A)^T, so gemm() swaps the operands. Convolutions build the
  * column matrix of the whole batch at once, [C*K*K][B*Ho*Wo], so each direction is one GEMM:
  * forward Y' = W col (Y' is [Co][B*HoWo], transposed into NCHW), backward dW = dY' col^T and
- * dcol = W^T dY'. The process has one GPU context (one per local rank), held here. */
+ * dcol = W^T dY'. Built with cuDNN (DDP_CUDNN), convolutions are cuDNN's instead, each direction
+ * the fastest deterministic algorithm cuDNN measures for the shape, in float32 or (tf32) with TF32
+ * tensor cores. The process has one GPU context (one per local rank), held here. */
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#ifdef DDP_CUDNN
+#include <cudnn.h>
+#endif
 
 extern "C" {
 #include "device.h"
@@ -19,6 +25,26 @@ extern "C" {
 
 namespace
 {
+
+#ifdef DDP_CUDNN
+/* One convolution shape at one batch size as cuDNN knows it, with the algorithm chosen for each
+ * direction (its own descriptor: each carries the math type its algorithm was measured with). */
+enum { FORWARD, BACKWARD_DATA, BACKWARD_FILTER, DIRECTIONS };
+struct conv_plan {
+    conv_shape_t s;
+    int batch;
+    cudnnTensorDescriptor_t x, y;
+    cudnnFilterDescriptor_t w;
+    cudnnConvolutionDescriptor_t conv[DIRECTIONS];
+    cudnnConvolutionFwdAlgo_t forward;
+    cudnnConvolutionBwdDataAlgo_t backward_data;
+    cudnnConvolutionBwdFilterAlgo_t backward_filter;
+    size_t work_bytes;
+};
+const int MAX_CONV_PLANS = 256;
+/* What one plan may ask of the model's convolution workspace. */
+const size_t CONV_WORK_CAP = (size_t)256 << 20;
+#endif
 
 struct context {
     int device;
@@ -33,6 +59,13 @@ struct context {
     size_t oversized; /* elements of a tensor too large for the kernels' indices, or 0 */
     cudaError_t first_error;
     cublasStatus_t blas_error;
+#ifdef DDP_CUDNN
+    cudnnHandle_t dnn;
+    cudnnMathType_t conv_math;
+    cudnnStatus_t dnn_error;
+    conv_plan plans[MAX_CONV_PLANS];
+    int plan_count;
+#endif
 };
 
 context ctx;
@@ -82,6 +115,7 @@ const size_t INDEX_LIMIT = 0x7f000000u;
 #define GRID_STRIDE(i, n)                                                                          \
     for (index_t i = blockIdx.x * blockDim.x + threadIdx.x; i < (n); i += gridDim.x * blockDim.x)
 
+#ifndef DDP_CUDNN
 __global__ void im2col_kernel(conv_shape_t s, int batch, const float *in, float *col)
 {
     index_t hw = s.ho * s.wo, cols = hw * batch, total = s.c * s.k * s.k * cols;
@@ -135,6 +169,7 @@ __global__ void regroup_kernel(int batch, int c, int hw, const float *src, float
             dst[grouped] = src[i];
     }
 }
+#endif
 
 __global__ void bias_rows_kernel(int batch, int n, const float *bias, float *out)
 {
@@ -424,6 +459,12 @@ int cuda_sync(ddp_error_t *err)
                              cudaGetErrorName(ctx.first_error));
     if (ctx.blas_error != CUBLAS_STATUS_SUCCESS)
         return ddp_error_set(err, "cuBLAS: %s", cublasGetStatusString(ctx.blas_error));
+#ifdef DDP_CUDNN
+    if (ctx.dnn_error != CUDNN_STATUS_SUCCESS)
+        return ddp_error_set(err, "cuDNN: %s%s", cudnnGetErrorString(ctx.dnn_error),
+                             ctx.plan_count == MAX_CONV_PLANS ? " (too many convolution shapes)"
+                                                              : "");
+#endif
     return 0;
 }
 
@@ -432,6 +473,137 @@ void cuda_bind_thread(void)
     note(cudaSetDevice(ctx.device));
 }
 
+#ifdef DDP_CUDNN
+void note_dnn(cudnnStatus_t st)
+{
+    if (st != CUDNN_STATUS_SUCCESS && ctx.dnn_error == CUDNN_STATUS_SUCCESS)
+        ctx.dnn_error = st;
+}
+
+bool same_shape(const conv_shape_t *a, const conv_shape_t *b)
+{
+    return !memcmp(a, b, sizeof *a);
+}
+
+/* The workspace the model holds for shape s: what the plan made for it at the model's batch cap
+ * (conv_workspace's call) asked for, the largest batch planned for this shape. */
+size_t shape_work_limit(const conv_shape_t *s)
+{
+    size_t limit = 0;
+    int largest = 0;
+    for (int i = 0; i < ctx.plan_count; i++)
+        if (same_shape(&ctx.plans[i].s, s) && ctx.plans[i].batch > largest) {
+            largest = ctx.plans[i].batch;
+            limit = ctx.plans[i].work_bytes;
+        }
+    return largest ? limit : CONV_WORK_CAP;
+}
+
+/* The plan for s at `batch`, made on first use; NULL (and an error noted) if cuDNN refuses. */
+const conv_plan *conv_plan_for(const conv_shape_t *s, int batch)
+{
+    for (int i = 0; i < ctx.plan_count; i++)
+        if (ctx.plans[i].batch == batch && same_shape(&ctx.plans[i].s, s))
+            return &ctx.plans[i];
+    if (ctx.plan_count == MAX_CONV_PLANS) {
+        note_dnn(CUDNN_STATUS_NOT_SUPPORTED);
+        return NULL;
+    }
+    size_t limit = shape_work_limit(s);
+    conv_plan *p = &ctx.plans[ctx.plan_count];
+    memset(p, 0, sizeof *p);
+    p->s = *s;
+    p->batch = batch;
+    cudnnStatus_t st;
+    if ((st = cudnnCreateTensorDescriptor(&p->x)) || (st = cudnnCreateTensorDescriptor(&p->y)) ||
+        (st = cudnnCreateFilterDescriptor(&p->w)) ||
+        (st = cudnnSetTensor4dDescriptor(p->x, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, batch, s->c,
+                                         s->h, s->w)) ||
+        (st = cudnnSetTensor4dDescriptor(p->y, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, batch, s->co,
+                                         s->ho, s->wo)) ||
+        (st = cudnnSetFilter4dDescriptor(p->w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, s->co, s->c,
+                                         s->k, s->k))) {
+        note_dnn(st);
+        return NULL;
+    }
+    for (int d = 0; d < DIRECTIONS; d++)
+        if ((st = cudnnCreateConvolutionDescriptor(&p->conv[d])) ||
+            (st = cudnnSetConvolution2dDescriptor(p->conv[d], s->pad, s->pad, s->stride, s->stride,
+                                                  1, 1, CUDNN_CROSS_CORRELATION,
+                                                  CUDNN_DATA_FLOAT)) ||
+            (st = cudnnSetConvolutionMathType(p->conv[d], ctx.conv_math))) {
+            note_dnn(st);
+            return NULL;
+        }
+    /* cuDNN runs every algorithm for the direction and ranks them by time (once per shape and
+     * batch); the fastest deterministic one that fits is taken, with the math it ran in. */
+#define CHOOSE(finder, perf_t, count_enum, d, field, ...)                                          \
+    do {                                                                                           \
+        perf_t perf[count_enum];                                                                   \
+        int n = 0;                                                                                 \
+        if ((st = finder(ctx.dnn, __VA_ARGS__, count_enum, &n, perf))) {                           \
+            note_dnn(st);                                                                          \
+            return NULL;                                                                           \
+        }                                                                                          \
+        int k = 0;                                                                                 \
+        while (k < n && (perf[k].status || perf[k].determinism != CUDNN_DETERMINISTIC ||          \
+                         perf[k].memory > limit))                                                  \
+            k++;                                                                                   \
+        if (k == n) {                                                                              \
+            note_dnn(CUDNN_STATUS_NOT_SUPPORTED);                                                  \
+            return NULL;                                                                           \
+        }                                                                                          \
+        p->field = perf[k].algo;                                                                   \
+        note_dnn(cudnnSetConvolutionMathType(p->conv[d], perf[k].mathType));                       \
+        if (perf[k].memory > p->work_bytes)                                                        \
+            p->work_bytes = perf[k].memory;                                                        \
+    } while (0)
+    CHOOSE(cudnnFindConvolutionForwardAlgorithm, cudnnConvolutionFwdAlgoPerf_t,
+           CUDNN_CONVOLUTION_FWD_ALGO_COUNT, FORWARD, forward, p->x, p->w, p->conv[FORWARD], p->y);
+    CHOOSE(cudnnFindConvolutionBackwardDataAlgorithm, cudnnConvolutionBwdDataAlgoPerf_t,
+           CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, BACKWARD_DATA, backward_data, p->w, p->y,
+           p->conv[BACKWARD_DATA], p->x);
+    CHOOSE(cudnnFindConvolutionBackwardFilterAlgorithm, cudnnConvolutionBwdFilterAlgoPerf_t,
+           CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, BACKWARD_FILTER, backward_filter, p->x, p->y,
+           p->conv[BACKWARD_FILTER], p->w);
+#undef CHOOSE
+    ctx.plan_count++;
+    return p;
+}
+
+size_t cuda_conv_workspace(const conv_shape_t *s, int batch)
+{
+    const conv_plan *p = conv_plan_for(s, batch);
+    return p ? (p->work_bytes + sizeof(float) - 1) / sizeof(float) : 0;
+}
+
+void cuda_conv_forward(const conv_shape_t *s, int batch, const float *in, const float *weight,
+                       float *out, float *work)
+{
+    const float one = 1, zero = 0;
+    const conv_plan *p = conv_plan_for(s, batch);
+    if (p)
+        note_dnn(cudnnConvolutionForward(ctx.dnn, &one, p->x, in, p->w, weight, p->conv[FORWARD],
+                                         p->forward, work, p->work_bytes, &zero, p->y, out));
+}
+
+/* dW is written, din accumulated into (layers.h). */
+void cuda_conv_backward(const conv_shape_t *s, int batch, const float *in, const float *weight,
+                        const float *dout, float *din, float *dweight, float *work)
+{
+    const float one = 1, zero = 0;
+    const conv_plan *p = conv_plan_for(s, batch);
+    if (!p)
+        return;
+    note_dnn(cudnnConvolutionBackwardFilter(ctx.dnn, &one, p->x, in, p->y, dout,
+                                            p->conv[BACKWARD_FILTER], p->backward_filter, work, p->work_bytes, &zero, p->w,
+                                            dweight));
+    if (din)
+        note_dnn(cudnnConvolutionBackwardData(ctx.dnn, &one, p->w, weight, p->y, dout,
+                                              p->conv[BACKWARD_DATA], p->backward_data, work, p->work_bytes, &one, p->x,
+                                              din));
+}
+#else
 size_t cuda_conv_workspace(const conv_shape_t *s, int batch)
 {
     return ((size_t)s->c * s->k * s->k + (size_t)s->co) * s->ho * s->wo * batch;
@@ -462,6 +634,7 @@ void cuda_conv_backward(const conv_shape_t *s, int batch, const float *in, const
         LAUNCH(col2im_kernel, grid((size_t)batch * s->c * s->h * s->w), *s, batch, col, din);
     }
 }
+#endif
 
 void cuda_linear_forward(int batch, int in_dim, int out_dim, const float *in, const float *weight,
                          const float *bias, float *out)
@@ -586,7 +759,7 @@ device_ops_t cuda_ops;
 
 } // namespace
 
-extern "C" const device_ops_t *device_cuda_open(int local_rank, ddp_error_t *err)
+extern "C" const device_ops_t *device_cuda_open(int local_rank, int tf32, ddp_error_t *err)
 {
     if (cuda_ops.name)
         return &cuda_ops;
@@ -610,6 +783,26 @@ extern "C" const device_ops_t *device_cuda_open(int local_rank, ddp_error_t *err
         ddp_error_set(err, "cuBLAS: %s", cublasGetStatusString(s));
         return NULL;
     }
+#ifdef DDP_CUDNN
+    cudnnStatus_t ds = cudnnCreate(&ctx.dnn);
+    if (ds == CUDNN_STATUS_SUCCESS)
+        ds = cudnnSetStream(ctx.dnn, ctx.stream);
+    /* FMA math keeps float32 products; the default lets Hopper's tensor cores run them in TF32. */
+    ctx.conv_math = tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH;
+    if (ds != CUDNN_STATUS_SUCCESS) {
+        ddp_error_set(err, "cuDNN: %s", cudnnGetErrorString(ds));
+        return NULL;
+    }
+#endif
+#ifndef DDP_CUDNN
+    /* Without cuDNN the convolutions are cuBLAS GEMMs: TF32 is cuBLAS's math mode then. */
+    if (tf32)
+        s = cublasSetMathMode(ctx.blas, CUBLAS_TF32_TENSOR_OP_MATH);
+    if (s != CUBLAS_STATUS_SUCCESS) {
+        ddp_error_set(err, "cuBLAS: %s", cublasGetStatusString(s));
+        return NULL;
+    }
+#endif
     /* cuBLAS's default math mode keeps float32 GEMMs in float32 (no TF32), like the CPU path. */
     cuda_ops.alloc = cuda_alloc;
     cuda_ops.free = cuda_free;

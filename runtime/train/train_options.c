@@ -15,10 +15,11 @@ const char train_usage[] =
     "                       [--warmup-epochs E] [--seed S] [--checkpoint-dir D] [--resume]\n"
     "                       [--no-shuffle] [--drop-last] [--augment|--no-augment]\n"
     "                       [--bucket-cap-mb M] [--threads N] [--stop-after-epochs N]\n"
-    "                       [--max-steps N] [--backend tcp] [--timeout SECONDS]\n"
+    "                       [--max-steps N] [--tf32] [--backend tcp|nccl] [--timeout SECONDS]\n"
     "  defaults: mlp with widths 256, synthetic data (8192 train, 2048 test), 5 epochs,\n"
     "  batch 64 per rank, lr 0.1, momentum 0.9, weight decay 1e-5, cosine schedule, seed 0,\n"
-    "  25 MiB buckets, 1 BLAS thread; augmentation on for --data, off for synthetic\n";
+    "  25 MiB buckets, 1 BLAS thread; augmentation on for --data, off for synthetic;\n"
+    "  GPU convolutions in float32 (--tf32: TF32 tensor cores, PyTorch's default for them)\n";
 
 static int parse_widths(const char *s, model_config_t *m)
 {
@@ -53,6 +54,8 @@ int train_options_parse(int argc, char **argv, train_options_t *o)
             o->resume = 1, takes = 0;
         } else if (!strcmp(arg, "--no-shuffle")) {
             o->shuffle = 0, takes = 0;
+        } else if (!strcmp(arg, "--tf32")) {
+            o->tf32 = 1, takes = 0;
         } else if (!strcmp(arg, "--drop-last")) {
             o->drop_last = 1, takes = 0;
         } else if (!strcmp(arg, "--augment") || !strcmp(arg, "--no-augment")) {

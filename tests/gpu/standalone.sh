@@ -25,6 +25,25 @@ nccl_lib=$(dirname "$(find "$nccl"/lib* -maxdepth 1 -name 'libnccl.so*' | head -
 [ -e "$nccl_lib/libnccl.so" ] ||
     ln -sf "$(find "$nccl_lib" -maxdepth 1 -name 'libnccl.so.*' | head -n 1)" "$out/libnccl.so"
 
+# cuDNN (the toolkit's, or the nvidia-cudnn wheel's) gives the convolutions; without it they are
+# the im2col + cuBLAS ones.
+cudnn_flags=() cudnn_libs=()
+cudnn_dirs=("$cuda")
+wheel=$(python3 -c 'import nvidia.cudnn; print(list(nvidia.cudnn.__path__)[0])' 2>/dev/null || true)
+[ -n "$wheel" ] && cudnn_dirs+=("$wheel")
+for d in "${cudnn_dirs[@]}"; do
+    lib=$(find "$d"/lib* -maxdepth 1 -name 'libcudnn.so*' 2>/dev/null | head -n 1)
+    if [ -e "$d/include/cudnn.h" ] && [ -n "$lib" ]; then
+        lib=$(dirname "$lib")
+        [ -e "$lib/libcudnn.so" ] || ln -sf "$(find "$lib" -maxdepth 1 -name 'libcudnn.so.*' | head -n 1)" "$out/libcudnn.so"
+        cudnn_flags=(-DDDP_CUDNN -I"$d/include")
+        cudnn_libs=(-L"$lib" -lcudnn -Xlinker -rpath="$lib")
+        echo "standalone: cuDNN from $d"
+        break
+    fi
+done
+[ ${#cudnn_flags[@]} -gt 0 ] || echo "standalone: no cuDNN: convolutions are im2col + cuBLAS"
+
 flags=(-O2 -Xcompiler '-D_GNU_SOURCE,-Wall' -DDDPJOB_VERSION='"standalone"'
        -Iruntime -I"$cuda/include" -I"$nccl/include")
 libs=(-L"$cuda/lib64" -L"$nccl_lib" -L"$out" -lnccl -lcudart -lpthread
@@ -41,9 +60,9 @@ commands=(runtime/train/{main,session,cmd_hello,cmd_collectives,cmd_bench,cmd_tr
 # Each library is compiled once, then linked into the programs that need it.
 "$nvcc" "${flags[@]}" --lib "${libddp[@]}" -o "$out/libddp.a"
 "$nvcc" "${flags[@]}" --lib "${pg[@]}" -o "$out/libddp_pg.a"
-"$nvcc" "${flags[@]}" --lib "${train[@]}" -Iruntime/train -Itests/gpu/blas-shim \
+"$nvcc" "${flags[@]}" "${cudnn_flags[@]}" --lib "${train[@]}" -Iruntime/train -Itests/gpu/blas-shim \
     -gencode 'arch=compute_90,code=[sm_90,compute_90]' -o "$out/libddp_train.a"
-train_libs=(-Iruntime/train -lddp_train -lddp_pg -lddp -lcublas -lm)
+train_libs=(-Iruntime/train -lddp_train -lddp_pg -lddp -lcublas "${cudnn_libs[@]}" -lm)
 "$nvcc" "${flags[@]}" "${commands[@]}" "${train_libs[@]}" "${libs[@]}" -o "$out/ddp-train"
 "$nvcc" "${flags[@]}" tests/train/device_check.c "${train_libs[@]}" "${libs[@]}" \
     -o "$out/device_check"

@@ -318,7 +318,7 @@ int main(void)
 {
     setvbuf(stdout, NULL, _IOLBF, 0); /* a kernel that faults leaves the results before it */
     ddp_error_t err;
-    if (!(gpu = device_cuda_open(0, &err))) {
+    if (!(gpu = device_cuda_open(0, 0, &err))) {
         printf("1..0 # SKIP %s\n", err.msg);
         return 0;
     }

@@ -9,6 +9,7 @@
 
 enum cublasStatus_t { CUBLAS_STATUS_SUCCESS = 0, CUBLAS_STATUS_INVALID_VALUE = 7 };
 enum cublasOperation_t { CUBLAS_OP_N = 0, CUBLAS_OP_T = 1 };
+enum cublasMath_t { CUBLAS_DEFAULT_MATH = 0, CUBLAS_TF32_TENSOR_OP_MATH = 3 };
 typedef struct cuda_host_blas *cublasHandle_t;
 
 inline cublasStatus_t cublasCreate(cublasHandle_t *handle)
@@ -18,6 +19,12 @@ inline cublasStatus_t cublasCreate(cublasHandle_t *handle)
 }
 
 inline cublasStatus_t cublasSetStream(cublasHandle_t, cudaStream_t)
+{
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+/* The host's GEMMs are float32 whatever the mode. */
+inline cublasStatus_t cublasSetMathMode(cublasHandle_t, cublasMath_t)
 {
     return CUBLAS_STATUS_SUCCESS;
 }

@@ -67,3 +67,17 @@ for batch in $batches; do
 done
 echo "ResNet-20, one GPU, samples/s (median of $reps runs of $steps steps) and peak MiB of the last run."
 echo "Target: ddp-train >= PyTorch eager's throughput at batch 256 (ratio >= 1)."
+# The physical view: ResNet-20's convolutions are 3 x the forward's multiply-adds per sample
+# (forward, data gradient, weight gradient); at a row's samples/s that is the rate they ran at.
+awk 'BEGIN {
+    n = 3; hw = 1024; c = 16; f = 2 * 3 * 16 * 9 * hw
+    for (s = 0; s < 3; s++) {
+        o = 16 * 2 ^ s
+        if (s == 0) f += 2 * n * 2 * c * c * 9 * hw
+        else { hw /= 4; f += 2 * c * o * 9 * hw + 2 * c * o * hw + (2 * n - 1) * 2 * o * o * 9 * hw }
+        c = o
+    }
+    printf "Convolution work: %.1f MFLOP per sample per step (3 x %.1f forward); at 10^4 samples/s\n", 3 * f / 1e6, f / 1e6
+    printf "that is %.2f TFLOP/s: %.2f%% of an H100 SXM'"'"'s dense TF32 rate (494.7) and %.2f%% of its FP32 (66.9).\n",
+        3 * f * 1e4 / 1e12, 3 * f * 1e4 / 1e12 / 494.7 * 100, 3 * f * 1e4 / 1e12 / 66.9 * 100 }'
+

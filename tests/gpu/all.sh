@@ -4,7 +4,7 @@
 # GPU benchmarks. Each part has its own deadline and log, so one that fails or hangs still
 # leaves the others' results.
 #   tests/gpu/all.sh OUT_DIR   (OUT_DIR gets facts.txt, build.log, gpu.log, train_gpu.txt,
-#                               allreduce_gpu.txt, profile.txt)
+#                               allreduce_gpu.txt)
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 out=${1:?usage: tests/gpu/all.sh OUT_DIR}
@@ -32,21 +32,11 @@ echo "standalone.sh: exit $?"
 cp "$build/gpu.log" "$out/gpu.log" 2>/dev/null
 grep -E '^(not )?ok|^1\.\.' "$out/gpu.log"
 
-REPS=${REPS:-1} timeout 240 bash bench/train_gpu.sh "$build/ddp-train" "$py" >"$out/train_gpu.txt" 2>&1
+REPS=${REPS:-3} timeout 420 bash bench/train_gpu.sh "$build/ddp-train" "$py" >"$out/train_gpu.txt" 2>&1
 echo "train_gpu.sh: exit $?"
 cat "$out/train_gpu.txt"
 if [ "${ALLREDUCE:-1}" = 1 ]; then
     timeout 60 bash bench/allreduce_gpu.sh "$build/ddp-train" "$py" >"$out/allreduce_gpu.txt" 2>&1
     echo "allreduce_gpu.sh: exit $?"
     cat "$out/allreduce_gpu.txt"
-fi
-
-# Where a ResNet-20 step's GPU time goes (--tf32): each kernel's time over two steps at batch
-# 256, by ncu (which runs kernels one at a time at base clocks: shares, not speeds).
-ncu=$(command -v ncu || find /opt/nvidia/nsight-compute -name ncu -type f 2>/dev/null | head -n 1)
-if [ "${PROFILE:-1}" = 1 ] && [ -n "$ncu" ]; then
-    timeout 180 "$ncu" --metrics gpu__time_duration.sum --print-summary per-kernel \
-        "$build/ddp-train" train --backend nccl --model resnet --depth 20 --batch-size 256 \
-        --synthetic-size 1024,256 --max-steps 2 --tf32 >"$out/profile.txt" 2>&1
-    echo "ncu profile: exit $?"
 fi

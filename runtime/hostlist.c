@@ -404,72 +404,112 @@ static host_key_t host_key(const char *h)
     return k;
 }
 
-static int cmp_ulong(const void *a, const void *b)
+/* A numbered host for grouping: hosts of one group share prefix and padding. */
+typedef struct {
+    const char *name;
+    host_key_t key;
+    size_t index; /* in the list */
+} numbered_t;
+
+static int cmp_numbered(const void *pa, const void *pb)
 {
-    unsigned long x = *(const unsigned long *)a, y = *(const unsigned long *)b;
-    return (x > y) - (x < y);
+    const numbered_t *a = pa, *b = pb;
+    size_t common = a->key.prefix_len < b->key.prefix_len ? a->key.prefix_len : b->key.prefix_len;
+    int c = memcmp(a->name, b->name, common);
+    if (c)
+        return c;
+    if (a->key.prefix_len != b->key.prefix_len)
+        return a->key.prefix_len < b->key.prefix_len ? -1 : 1;
+    if (a->key.width != b->key.width)
+        return a->key.width < b->key.width ? -1 : 1;
+    return (a->key.number > b->key.number) - (a->key.number < b->key.number);
 }
 
+static bool same_group(const numbered_t *a, const numbered_t *b)
+{
+    return a->key.prefix_len == b->key.prefix_len && a->key.width == b->key.width &&
+           memcmp(a->name, b->name, a->key.prefix_len) == 0;
+}
+
+/* One group as prefix[ranges] (or prefixN when it has one host). */
+static void write_group(FILE *f, const numbered_t *g, size_t n)
+{
+    int width = g[0].key.width;
+    fwrite(g[0].name, 1, g[0].key.prefix_len, f);
+    if (n == 1) {
+        fprintf(f, "%0*lu", width, g[0].key.number);
+        return;
+    }
+    fputc('[', f);
+    for (size_t a = 0; a < n;) {
+        size_t b = a;
+        while (b + 1 < n && g[b + 1].key.number == g[b].key.number + 1)
+            b++;
+        if (a > 0)
+            fputc(',', f);
+        fprintf(f, "%0*lu", width, g[a].key.number);
+        if (b > a)
+            fprintf(f, "-%0*lu", width, g[b].key.number);
+        a = b + 1;
+    }
+    fputc(']', f);
+}
+
+/* Sorting the numbered hosts by (prefix, padding, number) makes each group one run, in
+ * O(n log n); the groups are then written where their first host stood in the list. */
 char *hostlist_compress(const hostlist_t *hl)
 {
     char *out = NULL;
-    size_t outlen = 0;
+    size_t outlen = 0, n = 0;
     FILE *f = open_memstream(&out, &outlen);
-    bool *done = calloc(hl->count ? hl->count : 1, sizeof *done);
-    unsigned long *nums = malloc((hl->count ? hl->count : 1) * sizeof *nums);
-    if (!f || !done || !nums) {
+    size_t slots = hl->count ? hl->count : 1;
+    numbered_t *numbered = malloc(slots * sizeof *numbered);
+    /* For a list position: the run that starts its group there, +1; 0 for none. */
+    size_t *group_at = calloc(slots, sizeof *group_at);
+    bool *plain = calloc(slots, sizeof *plain);
+    if (!f || !numbered || !group_at || !plain) {
         if (f)
             fclose(f);
         free(out);
-        free(done);
-        free(nums);
+        free(numbered);
+        free(group_at);
+        free(plain);
         return NULL;
     }
-    bool first = true;
     for (size_t i = 0; i < hl->count; i++) {
-        if (done[i])
+        host_key_t k = host_key(hl->hosts[i]);
+        if (k.has_number)
+            numbered[n++] = (numbered_t){hl->hosts[i], k, i};
+        else
+            plain[i] = true;
+    }
+    qsort(numbered, n, sizeof *numbered, cmp_numbered);
+    for (size_t a = 0, b; a < n; a = b) {
+        size_t first = numbered[a].index;
+        for (b = a + 1; b < n && same_group(&numbered[a], &numbered[b]); b++)
+            if (numbered[b].index < first)
+                first = numbered[b].index;
+        group_at[first] = a + 1;
+    }
+    bool any = false;
+    for (size_t i = 0; i < hl->count; i++) {
+        if (!plain[i] && !group_at[i])
             continue;
-        host_key_t ki = host_key(hl->hosts[i]);
-        if (!first)
+        if (any)
             fputc(',', f);
-        first = false;
-        if (!ki.has_number) {
+        any = true;
+        if (plain[i]) {
             fputs(hl->hosts[i], f);
-            done[i] = true;
             continue;
         }
-        size_t n = 0;
-        for (size_t j = i; j < hl->count; j++) {
-            host_key_t kj = host_key(hl->hosts[j]);
-            if (!done[j] && kj.has_number && kj.width == ki.width &&
-                kj.prefix_len == ki.prefix_len &&
-                memcmp(hl->hosts[j], hl->hosts[i], ki.prefix_len) == 0) {
-                nums[n++] = kj.number;
-                done[j] = true;
-            }
-        }
-        fwrite(hl->hosts[i], 1, ki.prefix_len, f);
-        if (n == 1) {
-            fprintf(f, "%0*lu", ki.width, nums[0]);
-            continue;
-        }
-        qsort(nums, n, sizeof *nums, cmp_ulong);
-        fputc('[', f);
-        for (size_t a = 0; a < n;) {
-            size_t b = a;
-            while (b + 1 < n && nums[b + 1] == nums[b] + 1)
-                b++;
-            if (a > 0)
-                fputc(',', f);
-            fprintf(f, "%0*lu", ki.width, nums[a]);
-            if (b > a)
-                fprintf(f, "-%0*lu", ki.width, nums[b]);
-            a = b + 1;
-        }
-        fputc(']', f);
+        size_t a = group_at[i] - 1, b = a + 1;
+        while (b < n && same_group(&numbered[a], &numbered[b]))
+            b++;
+        write_group(f, numbered + a, b - a);
     }
     fclose(f);
-    free(done);
-    free(nums);
+    free(numbered);
+    free(group_at);
+    free(plain);
     return out;
 }

@@ -531,10 +531,16 @@ static int handle_request(store_server_t *s, conn_t *c, const unsigned char *bod
             rc = reply_begin(c, STORE_ERROR, &mark) || store_put_str(out, msg, sizeof msg - 1);
             break;
         }
+        int64_t sum;
+        if (__builtin_add_overflow(now, delta, &sum)) {
+            static const char msg[] = "the sum is outside the 64-bit integer range";
+            rc = reply_begin(c, STORE_ERROR, &mark) || store_put_str(out, msg, sizeof msg - 1);
+            break;
+        }
         char text[32];
-        int n = snprintf(text, sizeof text, "%" PRId64, now + delta);
+        int n = snprintf(text, sizeof text, "%" PRId64, sum);
         rc = entry_assign(s, e, text, (size_t)n) || reply_begin(c, STORE_OK, &mark) ||
-             store_put_i64(out, now + delta);
+             store_put_i64(out, sum);
         break;
     }
     case STORE_CAS: {

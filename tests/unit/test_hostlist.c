@@ -128,6 +128,8 @@ int main(void)
     check_compress("login", "login");
     check_compress("a1-b01,a1-b02,a2-b01", "a1-b[01-02],a2-b01");
     check_compress("n1,n01", "n1,n01");
+    check_compress("b2,a1,x,b1,a2,n01,n1,n02", "b[1-2],a[1-2],x,n[01-02],n1");
+    check_compress("c3,c1,c3", "c[1,3]");
 
     check_nodefile("g1\ng1\ng1\ng2\ng2\ng2\n", "0:g1 3:g2");
     check_nodefile("  g2.gadi \n\ng1\ng2.gadi\n", "0:g2.gadi 1:g1");

@@ -61,6 +61,13 @@ static void test_operations(int port)
     int64_t sum = 0;
     ok(store_add(c, "n", 5, &sum, &err) == 0 && sum == 5, "add to an absent key starts at 0");
     ok(store_add(c, "n", -2, &sum, &err) == 0 && sum == 3, "add accumulates");
+    ok(store_add(c, "big", INT64_MAX, &sum, &err) == 0 &&
+           store_add(c, "big", 1, &sum, &err) == -1 && strstr(err.msg, "outside the 64-bit"),
+       "an add past INT64_MAX is refused (%s)", err.msg);
+    ok(store_add(c, "big", INT64_MIN, &sum, &err) == 0 && sum == -1 &&
+           store_add(c, "big", INT64_MIN, &sum, &err) == -1 && store_add(c, "big", 0, &sum, &err) == 0 &&
+           sum == -1,
+       "so is one below INT64_MIN, and the value stays as it was");
     ok(store_add(c, "k", 1, &sum, &err) == -1 && strstr(err.msg, "not an integer"),
        "add to a non-integer is an error: %s", err.msg);
     char *cur = NULL;

@@ -159,6 +159,8 @@ static void begin_stop(agent_t *a, attempt_t *t, worker_t *w, int n, int sig)
     int running = workers_running(w, n);
     if (running) {
         workers_signal(w, n, sig);
+        /* A stopped worker (SIGSTOP, Ctrl-Z) would hold the signal until the grace ran out. */
+        workers_signal(w, n, SIGCONT);
         say("stopping %d worker(s) on node %d (SIG%s, SIGKILL after %.1f s)", running,
             a->o->node_rank, sigabbrev_np(sig), a->o->grace_ms / 1000.0);
     }

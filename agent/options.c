@@ -324,8 +324,15 @@ int agent_options_parse(int argc, char **argv, agent_options_t *o, ddp_error_t *
     optind = 1;
     opterr = 0;
     /* "+": options end at the program, whose own flags are left alone. */
-    while ((opt = getopt_long(argc, argv, "+h", long_options, NULL)) != -1) {
-        const char *name = argv[optind - 1];
+    int which = -1;
+    while ((opt = getopt_long(argc, argv, "+h", long_options, &which)) != -1) {
+        /* The option as the user wrote it (argv[optind - 1] is its value when one follows). */
+        char name[64];
+        if (which >= 0)
+            snprintf(name, sizeof name, "--%s", long_options[which].name);
+        else
+            snprintf(name, sizeof name, "%s", argv[optind - 1]);
+        which = -1;
         int bad = 0;
         switch (opt) {
         case OPT_NNODES:

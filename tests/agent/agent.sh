@@ -106,6 +106,16 @@ json=$(/usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); pri
 expect_eq "$json" "$(hostname) 1 0" "node 0's error file names the first failure elsewhere"
 expect_no_leftovers "no worker (or its children) left after a crash"
 
+# A stopped worker gets SIGCONT with its SIGTERM, so the teardown does not wait out the grace.
+worker stops.sh 'if [ "$RANK" = 1 ]; then kill -STOP $$; sleep 60; fi; sleep 1; exit 3'
+start=$(date +%s)
+run env DDPJ_TESTMARK="$MARK" timeout -s KILL 60 "$AGENT" --standalone --nproc-per-node 2 --grace 20 "$T/stops.sh"
+took=$(($(date +%s) - start))
+expect_eq "$RC" 3 "a job with a stopped worker fails with the other's code"
+if [ "$took" -lt 10 ]; then pass "and the stopped worker ends without waiting out the grace (${took} s, grace 20 s)"; else
+    fail "the stopped worker was held until the grace ran out (${took} s, grace 20 s)" "$ERR"; fi
+expect_no_leftovers "nothing left after stopping a stopped worker"
+
 # --- an agent that is killed -----------------------------------------------------------------
 worker sleepy.sh 'echo started; sleep 60 & wait'
 next_port
@@ -260,6 +270,10 @@ expect_eq "$RC" 2 "no program is a usage error"
 expect_contains "$ERR" "no program to run" "that says so"
 run "$AGENT" --bogus true
 expect_contains "$ERR" "unknown option --bogus" "an unknown option is named"
+run "$AGENT" --nnodes 0 true
+expect_contains "$ERR" "ddpjob-agent: --nnodes: invalid value \"0\"" "a bad value names its option"
+run "$AGENT" --grace=-1 true
+expect_contains "$ERR" "ddpjob-agent: --grace: invalid value \"-1\"" "also when given as --option=value"
 run env CUDA_VISIBLE_DEVICES= "$AGENT" --standalone --nproc-per-node gpu true
 expect_contains "$ERR" "no GPU is visible" "--nproc-per-node gpu without a GPU is refused"
 run env -u SLURM_JOB_NODELIST -u PBS_NODEFILE "$AGENT" --nnodes 2 --master-addr h --master-port 5 true

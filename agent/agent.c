@@ -23,6 +23,9 @@
 
 /* How long node 0 keeps the store up for the others to read the outcome and say goodbye. */
 #define GOODBYE_MS 5000
+/* Connecting to node 0's store: one try's time, and how often the wait is reported. */
+#define CONNECT_SLICE_MS 1000
+#define CONNECT_NOTE_MS 10000
 /* A parked WAIT on the end key is renewed after this long. */
 #define WATCH_MS 3600000
 
@@ -395,20 +398,31 @@ static int connect_store(agent_t *a, store_client_t **out, ddp_error_t *err)
     /* Node 0 reaches its own store on loopback, whatever name the others use for it. */
     const char *host = o->node_rank == 0 ? "127.0.0.1" : o->master_addr;
     int port = a->server ? store_server_port(a->server) : o->master_port;
-    int64_t deadline = ddp_deadline_in((int64_t)o->rdzv_timeout_s * 1000);
+    int64_t start = ddp_now_ms(), deadline = ddp_deadline_in((int64_t)o->rdzv_timeout_s * 1000);
+    int64_t next_note = start + CONNECT_NOTE_MS;
+    /* Tries in slices, so that a signal is answered and a store that stalled (a node 0 stopped
+     * for a moment, or busy) is tried again, until --rdzv-timeout. */
     for (;;) {
         if (stop_requested(a))
             return ddp_error_set(err, "interrupted by SIG%s while connecting to the store",
                                  sigabbrev_np(a->stop_signal));
-        int64_t slice = ddp_deadline_in(500);
+        int64_t slice = ddp_deadline_in(CONNECT_SLICE_MS);
+        int retryable;
         *out = store_client_connect(host, port, o->token, o->token_len,
-                                    slice < deadline ? slice : deadline, err);
+                                    slice < deadline ? slice : deadline, &retryable, err);
         if (*out) {
             store_client_set_timeout(*out, o->heartbeat_ms * 2 > 2000 ? o->heartbeat_ms * 2 : 2000);
             return 0;
         }
-        if (!strstr(err->msg, "nobody listened") || ddp_ms_left(deadline) == 0)
+        if (!retryable || ddp_ms_left(deadline) == 0)
             return ddp_error_prefix(err, "node %d", o->node_rank);
+        int64_t now = ddp_now_ms();
+        if (now >= next_note) {
+            say("node %d: still waiting for node 0's store (%lld of %d s): %s", o->node_rank,
+                (long long)((now - start) / 1000), o->rdzv_timeout_s, err->msg);
+            next_note = now + CONNECT_NOTE_MS;
+        }
+        ddp_sleep_ms(50);
     }
 }
 

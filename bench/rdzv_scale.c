@@ -25,7 +25,7 @@ static void *agent_main(void *arg)
     struct agent *a = arg;
     a->rc = -1;
     store_client_t *c = store_client_connect("127.0.0.1", a->port, token, strlen(token),
-                                             a->deadline, &a->err);
+                                             a->deadline, NULL, &a->err);
     if (!c)
         return NULL;
     char host[32];

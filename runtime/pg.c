@@ -166,7 +166,7 @@ pg_t *pg_create(const pg_world_t *w, const pg_options_t *o, ddp_error_t *err)
             goto error;
         }
         store = store_client_connect(w->master_addr, w->master_port, w->token, token_len,
-                                     ddp_deadline_in(timeout_ms), err);
+                                     ddp_deadline_in(timeout_ms), NULL, err);
         if (!store) {
             ddp_error_prefix(err, "rank %d cannot reach rank 0's store at %s:%d", w->rank,
                              w->master_addr, w->master_port);

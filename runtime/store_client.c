@@ -25,12 +25,15 @@ static int client_fail(store_client_t *c, ddp_error_t *err)
     return ddp_error_prefix(err, "store %s", c->where);
 }
 
+/* *retryable: the store did not get as far as judging the token. */
 static int handshake(store_client_t *c, const void *token, size_t token_len, int64_t deadline,
-                     ddp_error_t *err)
+                     int *retryable, ddp_error_t *err)
 {
     unsigned char hello[STORE_MAGIC_LEN + STORE_NONCE_LEN];
+    *retryable = 1;
     if (net_read_full(c->fd, hello, sizeof hello, deadline, err))
         return -1;
+    *retryable = 0;
     if (memcmp(hello, STORE_MAGIC, STORE_MAGIC_LEN) != 0)
         return ddp_error_set(err, "the service on this port is not a ddpjob store");
     const unsigned char *server_nonce = hello + STORE_MAGIC_LEN;
@@ -38,8 +41,10 @@ static int handshake(store_client_t *c, const void *token, size_t token_len, int
     if (store_random(answer, STORE_NONCE_LEN))
         return ddp_error_set(err, "no random bytes for the handshake");
     store_auth_mac(token, token_len, "client", server_nonce, answer, answer + STORE_NONCE_LEN);
-    if (net_write_full(c->fd, answer, sizeof answer, deadline, err))
+    if (net_write_full(c->fd, answer, sizeof answer, deadline, err)) {
+        *retryable = 1;
         return -1;
+    }
     unsigned char server_mac[STORE_MAC_LEN], expected[STORE_MAC_LEN];
     ddp_error_t ignored;
     if (net_read_full(c->fd, server_mac, sizeof server_mac, deadline, &ignored))
@@ -53,8 +58,13 @@ static int handshake(store_client_t *c, const void *token, size_t token_len, int
 }
 
 store_client_t *store_client_connect(const char *host, int port, const void *token,
-                                     size_t token_len, int64_t deadline, ddp_error_t *err)
+                                     size_t token_len, int64_t deadline, int *retryable,
+                                     ddp_error_t *err)
 {
+    int again = 0;
+    if (!retryable)
+        retryable = &again;
+    *retryable = 0;
     store_client_t *c = calloc(1, sizeof *c);
     if (!c) {
         ddp_error_set(err, "out of memory");
@@ -69,6 +79,7 @@ store_client_t *store_client_connect(const char *host, int port, const void *tok
         if (c->fd >= 0)
             break;
         if (!refused || ddp_ms_left(deadline) == 0) {
+            *retryable = refused;
             if (refused)
                 ddp_error_set(err, "cannot connect to %s: nobody listened there before the "
                                    "deadline",
@@ -80,7 +91,7 @@ store_client_t *store_client_connect(const char *host, int port, const void *tok
         ddp_sleep_ms(backoff < left ? backoff : left);
         backoff = backoff * 2 > 250 ? 250 : backoff * 2;
     }
-    if (handshake(c, token, token_len, deadline, err)) {
+    if (handshake(c, token, token_len, deadline, retryable, err)) {
         client_fail(c, err);
         store_client_close(c);
         return NULL;

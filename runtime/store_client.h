@@ -15,10 +15,13 @@
 typedef struct store_client store_client_t;
 
 /* Connects and proves the token. While nobody listens yet (the server's agent starting later
- * than this one), retries with a short, growing backoff until `deadline`. A server that does not
- * know the token is an error at once: retrying cannot help. */
+ * than this one), retries with a short, growing backoff until `deadline`. On failure,
+ * *retryable (when not NULL) says whether a later try may succeed: nobody listened, or the
+ * store did not finish the handshake (busy, stalled, or it dropped the connection); a store
+ * that does not know the token, or a port held by another service, cannot be helped by one. */
 store_client_t *store_client_connect(const char *host, int port, const void *token,
-                                     size_t token_len, int64_t deadline, ddp_error_t *err);
+                                     size_t token_len, int64_t deadline, int *retryable,
+                                     ddp_error_t *err);
 void store_client_close(store_client_t *c);
 
 /* How long one ordinary request may take (default 30 s). */

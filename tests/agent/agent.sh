@@ -75,6 +75,23 @@ expect_eq "$RC" 1 "so does node 1"
 expect_contains "$ERR" "node rank(s) 2 never arrived" "with the same reason"
 expect_no_leftovers "nothing left after a failed rendezvous"
 
+# --- node 0 stalls during the join ------------------------------------------------------------
+# Node 1's handshake waits on a node 0 that is stopped for 1.5 s: it tries again until
+# --rdzv-timeout instead of failing at its first unanswered try.
+next_port
+common=(--nnodes 2 --master-addr 127.0.0.1 --master-port "$PORT" --rdzv-timeout 30 --nproc-per-node 1)
+start_agent n0 -- "${common[@]}" --node-rank 0 "$T/env.sh"
+for _ in $(seq 50); do ss -ltn "sport = :$PORT" | grep -q LISTEN && break; sleep 0.1; done
+kill -STOP "$(agent_pid n0)"
+start_agent n1 -- "${common[@]}" --node-rank 1 "$T/env.sh"
+sleep 1.5
+kill -CONT "$(agent_pid n0)"
+wait_agent n1
+expect_eq "$RC" 0 "node 1 joins a node 0 that stalled for 1.5 s during its handshake"
+wait_agent n0
+expect_eq "$RC" 0 "and node 0 runs the job"
+expect_no_leftovers "nothing left after a stalled join"
+
 # --- a worker that crashes -------------------------------------------------------------------
 # Rank 2 ends its stderr as PyTorch's NCCL watchdog does: the error, then a C++ backtrace, which
 # the summary's excerpt leaves out.

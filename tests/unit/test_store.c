@@ -40,7 +40,8 @@ static int log_contains(const char *needle)
 
 static store_client_t *client(int port, const char *tok, ddp_error_t *err)
 {
-    return store_client_connect("127.0.0.1", port, tok, strlen(tok), ddp_deadline_in(2000), err);
+    return store_client_connect("127.0.0.1", port, tok, strlen(tok), ddp_deadline_in(2000), NULL,
+                                err);
 }
 
 static void test_operations(int port)

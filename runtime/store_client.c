@@ -72,31 +72,35 @@ store_client_t *store_client_connect(const char *host, int port, const void *tok
     }
     c->timeout_ms = 30000;
     snprintf(c->where, sizeof c->where, "%s:%d", host, port);
-    int64_t backoff = 5;
-    for (;;) {
+    /* Tries again while nobody listens, and after a handshake the store dropped (it sheds the
+     * oldest unproven connections when strangers crowd it). */
+    for (int64_t backoff = 5;; backoff = backoff * 2 > 250 ? 250 : backoff * 2) {
         int refused = 0;
         c->fd = net_connect(host, port, deadline, &refused, err);
-        if (c->fd >= 0)
-            break;
-        if (!refused || ddp_ms_left(deadline) == 0) {
+        if (c->fd < 0) {
             *retryable = refused;
-            if (refused)
-                ddp_error_set(err, "cannot connect to %s: nobody listened there before the "
-                                   "deadline",
-                              c->where);
-            free(c);
-            return NULL;
+            if (!refused || ddp_ms_left(deadline) == 0) {
+                if (refused)
+                    ddp_error_set(err, "cannot connect to %s: nobody listened there before the "
+                                       "deadline",
+                                  c->where);
+                free(c);
+                return NULL;
+            }
+        } else if (handshake(c, token, token_len, deadline, retryable, err) == 0) {
+            return c;
+        } else {
+            close(c->fd);
+            c->fd = -1;
+            if (!*retryable || ddp_ms_left(deadline) == 0) {
+                client_fail(c, err);
+                store_client_close(c);
+                return NULL;
+            }
         }
         int64_t left = ddp_ms_left(deadline);
         ddp_sleep_ms(backoff < left ? backoff : left);
-        backoff = backoff * 2 > 250 ? 250 : backoff * 2;
     }
-    if (handshake(c, token, token_len, deadline, retryable, err)) {
-        client_fail(c, err);
-        store_client_close(c);
-        return NULL;
-    }
-    return c;
 }
 
 void store_client_close(store_client_t *c)

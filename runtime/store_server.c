@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -26,6 +27,14 @@
 #define OUT_HIGH_WATER (4u << 20)
 /* How often parked WAITs and unfinished handshakes are checked against their deadlines. */
 #define TICK_MS 50
+/* Connections that have not proven the token yet: past PENDING_CAP in all, the oldest of the
+ * newest one's address goes when that address holds more than PENDING_PER_PEER of them, else
+ * the oldest of all. Idle connections from anyone who can reach the port cannot then keep the
+ * job's agents out: a real client's connection is the newest, and one that is dropped retries. */
+#define PENDING_CAP 1024
+#define PENDING_PER_PEER 64
+/* Refusals are logged at most once per this many ms, with a count of those left unsaid. */
+#define REFUSAL_LOG_MS 1000
 
 typedef struct entry entry_t;
 
@@ -35,6 +44,8 @@ typedef struct {
     int fd;
     conn_state_t state;
     char peer[64];
+    char addr[48];    /* the peer's address alone */
+    uint64_t arrival; /* accept order */
     unsigned char nonce[STORE_NONCE_LEN];
     int64_t deadline; /* of the handshake, or of the parked WAIT */
     store_buf_t in, out;
@@ -70,6 +81,10 @@ struct store_server {
     conn_t **ready; /* connections whose buffered input must be processed */
     size_t nready, ready_cap;
     int accept_paused;
+    size_t npending;     /* connections in CONN_HANDSHAKE */
+    uint64_t arrivals;   /* connections accepted */
+    int64_t refusal_logged_at;
+    unsigned long refusals_unsaid;
 };
 
 static void server_log(store_server_t *s, const char *fmt, ...)
@@ -85,6 +100,32 @@ static void server_log(store_server_t *s, const char *fmt, ...)
     vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
     s->log(s->log_ctx, line);
+}
+
+/* A refused or dropped connection: logged at a bounded rate (a flood of them must not flood the
+ * job's log). */
+static void refusal_log(store_server_t *s, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void refusal_log(store_server_t *s, const char *fmt, ...)
+{
+    int64_t now = ddp_now_ms();
+    if (s->refusal_logged_at && now - s->refusal_logged_at < REFUSAL_LOG_MS) {
+        s->refusals_unsaid++;
+        return;
+    }
+    char line[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    if (s->refusals_unsaid)
+        server_log(s, "%s (and %lu more refused or dropped in the last %.0f s)", line,
+                   s->refusals_unsaid, (now - s->refusal_logged_at) / 1000.0);
+    else
+        server_log(s, "%s", line);
+    s->refusal_logged_at = now;
+    s->refusals_unsaid = 0;
 }
 
 /* ---- keys ---- */
@@ -185,6 +226,8 @@ static void conn_unpark(store_server_t *s, conn_t *c)
     c->nwaiting = 0;
     if (c->state != CONN_READY)
         s->nparked--;
+    if (c->state == CONN_HANDSHAKE)
+        s->npending--;
     c->state = CONN_READY;
 }
 
@@ -242,6 +285,34 @@ static int conn_flush(store_server_t *s, conn_t *c)
     return conn_watch(s, c, events);
 }
 
+/* Keeps the unauthenticated connections within PENDING_CAP, after `newest` arrived. */
+static void shed_pending(store_server_t *s, const conn_t *newest)
+{
+    if (s->npending <= PENDING_CAP)
+        return;
+    conn_t *oldest = NULL, *oldest_same = NULL;
+    size_t same = 0;
+    for (size_t fd = 0; fd < s->conns_cap; fd++) {
+        conn_t *c = s->conns[fd];
+        if (!c || c == newest || c->state != CONN_HANDSHAKE)
+            continue;
+        if (!oldest || c->arrival < oldest->arrival)
+            oldest = c;
+        if (!strcmp(c->addr, newest->addr)) {
+            same++;
+            if (!oldest_same || c->arrival < oldest_same->arrival)
+                oldest_same = c;
+        }
+    }
+    conn_t *victim = same >= PENDING_PER_PEER ? oldest_same : oldest;
+    if (victim) {
+        refusal_log(s, "store: dropped connection from %s: %zu connections have not proven the "
+                       "job token (limit %d), this one the longest",
+                    victim->peer, s->npending, PENDING_CAP);
+        conn_close(s, victim);
+    }
+}
+
 static void accept_all(store_server_t *s)
 {
     for (;;) {
@@ -251,7 +322,7 @@ static void accept_all(store_server_t *s)
         if (fd < 0) {
             if (errno == EMFILE || errno == ENFILE) {
                 /* Out of descriptors: stop accepting until the next tick rather than spin. */
-                server_log(s, "store: cannot accept more connections: %s", strerror(errno));
+                refusal_log(s, "store: cannot accept more connections: %s", strerror(errno));
                 epoll_ctl(s->epoll_fd, EPOLL_CTL_DEL, s->listen_fd, NULL);
                 s->accept_paused = 1;
             }
@@ -290,10 +361,13 @@ static void accept_all(store_server_t *s)
             port = ntohs(sin6->sin6_port);
         }
         snprintf(c->peer, sizeof c->peer, "%s:%d", addr, port);
+        snprintf(c->addr, sizeof c->addr, "%s", addr);
+        c->arrival = s->arrivals++;
         int one = 1;
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
         s->conns[fd] = c;
         s->nparked++;
+        s->npending++;
         struct epoll_event ev = {.events = EPOLLIN | EPOLLRDHUP, .data.fd = fd};
         c->events = EPOLLIN;
         if (store_random(c->nonce, sizeof c->nonce) ||
@@ -305,8 +379,11 @@ static void accept_all(store_server_t *s)
         memcpy(c->out.data, STORE_MAGIC, STORE_MAGIC_LEN);
         memcpy(c->out.data + STORE_MAGIC_LEN, c->nonce, STORE_NONCE_LEN);
         c->out.len = STORE_MAGIC_LEN + STORE_NONCE_LEN;
-        if (conn_flush(s, c))
+        if (conn_flush(s, c)) {
             conn_close(s, c);
+            continue;
+        }
+        shed_pending(s, c);
     }
 }
 
@@ -319,7 +396,7 @@ static int conn_handshake(store_server_t *s, conn_t *c)
     unsigned char expected[STORE_MAC_LEN];
     store_auth_mac(s->token, s->token_len, "client", c->nonce, client_nonce, expected);
     if (ddp_equal_secret(expected, c->in.data + STORE_NONCE_LEN, STORE_MAC_LEN) != 0) {
-        server_log(s, "store: refused connection from %s: wrong job token", c->peer);
+        refusal_log(s, "store: refused connection from %s: wrong job token", c->peer);
         return -1;
     }
     unsigned char mac[STORE_MAC_LEN];
@@ -616,7 +693,7 @@ static void expire(store_server_t *s)
         if (!c || c->state == CONN_READY || c->deadline > now)
             continue;
         if (c->state == CONN_HANDSHAKE) {
-            server_log(s, "store: closed connection from %s: no handshake within %d ms", c->peer,
+            refusal_log(s, "store: closed connection from %s: no handshake within %d ms", c->peer,
                        STORE_HANDSHAKE_MS);
             conn_close(s, c);
             continue;
@@ -727,6 +804,12 @@ store_server_t *store_server_start(const char *host, int port, const void *token
         return NULL;
     }
     s->listen_fd = s->epoll_fd = s->stop_fd = -1;
+    /* Every agent (and any stranger) holds a descriptor here: take all the system allows. */
+    struct rlimit files;
+    if (getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {
+        files.rlim_cur = files.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &files);
+    }
     s->log = log;
     s->log_ctx = log_ctx;
     if (!(s->token = malloc(token_len ? token_len : 1))) {

@@ -4,10 +4,12 @@
  * without a thread each. Keys map to byte values; a WAIT parks its connection on the keys it
  * names and is answered when one of them is set or when its timeout passes. Every connection
  * must prove the job token within STORE_HANDSHAKE_MS; one that fails, sends a malformed or
- * oversized frame, or stalls is closed and logged, and the server carries on.
+ * oversized frame, or stalls is closed and logged, and the server carries on. Connections that
+ * have not proven the token are capped (the oldest are dropped), and starting a server raises
+ * the process's descriptor limit to its hard limit.
  *
  * Log lines (refused peers, malformed frames) go to the caller's callback, from the server's
- * thread. */
+ * thread; refusals at most about once a second, with a count of the rest. */
 #ifndef DDP_STORE_SERVER_H
 #define DDP_STORE_SERVER_H
 

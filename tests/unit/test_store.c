@@ -1,7 +1,13 @@
 /* The rendezvous store and the rendezvous on it, over real loopback sockets. */
+#include <errno.h>
+#include <netinet/in.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "ddp_clock.h"
@@ -282,9 +288,90 @@ static void test_hmac(void)
        "secrets compare equal only when equal");
 }
 
+static atomic_int crowd_log_lines;
+
+static void count_log(void *ctx, const char *line)
+{
+    crowd_log_lines++;
+}
+
+/* Opens n idle connections to port (never a handshake), says so on `ready`, waits for a byte on
+ * `go`, then writes how many of them the store has closed. Runs in a child process: a stranger. */
+static void crowd(int port, int n, int ready, int go)
+{
+    struct rlimit files;
+    getrlimit(RLIMIT_NOFILE, &files);
+    files.rlim_cur = files.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &files);
+    int *fds = calloc((size_t)n, sizeof *fds), opened = 0;
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    for (; fds && opened < n; opened++) {
+        fds[opened] = socket(AF_INET, SOCK_STREAM, 0);
+        if (fds[opened] < 0 || connect(fds[opened], (struct sockaddr *)&sa, sizeof sa))
+            break;
+    }
+    char byte = 0;
+    if (write(ready, &opened, sizeof opened) < 0 || read(go, &byte, 1) < 0)
+        _exit(1);
+    int closed = 0;
+    for (int i = 0; i < opened; i++) {
+        char buf[64];
+        ssize_t r;
+        while ((r = recv(fds[i], buf, sizeof buf, MSG_DONTWAIT)) > 0)
+            ;
+        closed += r == 0 || (r < 0 && errno == ECONNRESET);
+    }
+    _exit(write(ready, &closed, sizeof closed) == sizeof closed ? 0 : 1);
+}
+
+/* 1100 idle connections from a stranger, more than the 256 descriptors the process had, do not
+ * keep a client with the token out. */
+static void test_crowded(void)
+{
+    struct rlimit files;
+    getrlimit(RLIMIT_NOFILE, &files);
+    struct rlimit low = {files.rlim_max < 256 ? files.rlim_max : 256, files.rlim_max};
+    setrlimit(RLIMIT_NOFILE, &low);
+    ddp_error_t err = {0};
+    store_server_t *s = store_server_start("127.0.0.1", 0, token, strlen(token), count_log, NULL,
+                                           &err);
+    ok(s != NULL, "a store starts with 256 descriptors (%s)", err.msg);
+    if (!s)
+        return;
+    getrlimit(RLIMIT_NOFILE, &files);
+    ok(files.rlim_cur == files.rlim_max, "and raises the limit to the hard one (%llu)",
+       (unsigned long long)files.rlim_cur);
+    int to_parent[2], to_child[2];
+    if (pipe(to_parent) || pipe(to_child)) {
+        ok(0, "pipes for the crowd");
+        return;
+    }
+    pid_t child = fork();
+    if (child == 0)
+        crowd(store_server_port(s), 1100, to_parent[1], to_child[0]);
+    int opened = 0, closed = -1;
+    ok(read(to_parent[0], &opened, sizeof opened) == sizeof opened && opened == 1100,
+       "a stranger holds %d idle connections", opened);
+    store_client_t *c = client(store_server_port(s), token, &err);
+    ok(c && store_ping(c, &err) == 0, "a client with the token still gets in (%s)",
+       c ? "ok" : err.msg);
+    store_client_close(c);
+    ddp_sleep_ms(200);
+    if (write(to_child[1], "", 1) != 1 ||
+        read(to_parent[0], &closed, sizeof closed) != sizeof closed)
+        closed = -1;
+    ok(closed >= 1100 - 1024, "the store dropped the oldest idle ones (%d)", closed);
+    ok(crowd_log_lines > 0 && crowd_log_lines < 10, "and logged that %d time(s), not once per drop",
+       (int)crowd_log_lines);
+    waitpid(child, NULL, 0);
+    store_server_stop(s);
+}
+
 int main(void)
 {
     test_hmac();
+    test_crowded();
     ddp_error_t err = {0};
     store_server_t *s = store_server_start("127.0.0.1", 0, token, strlen(token), capture_log,
                                            NULL, &err);

@@ -63,6 +63,12 @@ typedef struct pg pg_t;
 typedef struct pg_request pg_request_t;
 
 pg_t *pg_create(const pg_world_t *w, const pg_options_t *o, ddp_error_t *err);
+
+/* From `at` (ddp_now_ms's clock) on, the tcp backend's waits for other ranks end with an error
+ * ("gave up ...") instead of running to the group's timeout: for a process asked to stop while
+ * a peer may be gone (a partition), so that it leaves within a bounded time. 0 cancels. Safe to
+ * call from a signal handler. */
+void pg_give_up_waiting_at(int64_t at);
 /* A barrier (so no rank closes while another still needs it; skipped when broken), then frees. */
 int pg_destroy(pg_t *pg, ddp_error_t *err);
 

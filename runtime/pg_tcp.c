@@ -222,7 +222,17 @@ static void waiting_names(tcp_t *t, char *buf, size_t size)
             len += (size_t)snprintf(buf + len, size - len, "%s%d", len ? ", " : "", i);
 }
 
-/* Drives every queue until done(ctx) or the deadline. */
+/* pg_give_up_waiting_at's time (0: none). Lock-free, so a signal handler may set it. */
+#define GIVE_UP_POLL_MS 200
+static _Atomic int64_t give_up_at;
+
+void pg_give_up_waiting_at(int64_t at)
+{
+    give_up_at = at;
+}
+
+/* Drives every queue until done(ctx) or the deadline (or the time to give up, if that is
+ * sooner). */
 static int progress(tcp_t *t, done_fn done, const void *ctx, int64_t deadline, ddp_error_t *err)
 {
     ddp_error_t fault = {{0}};
@@ -252,9 +262,21 @@ static int progress(tcp_t *t, done_fn done, const void *ctx, int64_t deadline, d
             t->pfd[n] = (struct pollfd){.fd = p->fd, .events = (short)(events | POLLRDHUP)};
             t->pfd_peer[n++] = i;
         }
-        int ready = poll(t->pfd, (nfds_t)n, ddp_ms_left(deadline));
+        int64_t give_up = give_up_at;
+        int giving_up = give_up && give_up < deadline;
+        /* In slices: the signal that sets the time to give up may wake another thread. */
+        int64_t left = ddp_ms_left(giving_up ? give_up : deadline);
+        int ready = poll(t->pfd, (nfds_t)n, left < GIVE_UP_POLL_MS ? (int)left : GIVE_UP_POLL_MS);
         if (ready < 0 && errno != EINTR) {
             ddp_error_set(err, "poll: %s", strerror(errno));
+            abandon_queues(t);
+            goto out;
+        }
+        if (ready == 0 && giving_up && ddp_ms_left(give_up) == 0) {
+            char who[256];
+            waiting_names(t, who, sizeof who);
+            ddp_error_set(err, "gave up waiting for rank(s) %s: this process was asked to stop",
+                          who);
             abandon_queues(t);
             goto out;
         }

@@ -27,10 +27,20 @@
 /* sysexits' EX_TEMPFAIL: stopped on request with a checkpoint; run again with --resume. */
 #define TRAIN_EXIT_STOPPED 75
 
-/* The one thing a signal handler may touch. */
+/* How long after SIGTERM the other ranks may keep this one waiting: the step in progress and the
+ * checkpoint take far less when they are alive; when one is gone (a partition), the job is being
+ * torn down and this rank leaves instead of waiting for the process group's timeout. */
+#define STOP_WAIT_MS 3000
+
+/* What a signal handler touches: this flag, and the process group's time to give up. */
 static volatile sig_atomic_t stop_signal;
 
-static void on_stop_signal(int sig) { stop_signal = sig; }
+static void on_stop_signal(int sig)
+{
+    stop_signal = sig;
+    if (sig == SIGTERM)
+        pg_give_up_waiting_at(ddp_now_ms() + STOP_WAIT_MS);
+}
 
 typedef struct {
     const train_options_t *o;
@@ -408,8 +418,14 @@ int cmd_train(int argc, char **argv)
         return session_close("train", pg, 1);
     }
     int status = setup(&t, &err) || run(&t, &end, &err) ? 1 : 0;
-    if (status)
+    if (status && stop_signal == SIGTERM) {
+        fprintf(stderr, "ddp-train train: rank %d: stopped by SIGTERM while the other ranks did not "
+                        "answer (%s); nothing saved\n",
+                t.rank, err.msg);
+        status = 128 + SIGTERM;
+    } else if (status) {
         fprintf(stderr, "ddp-train train: rank %d: %s\n", t.rank, err.msg);
+    }
     else if (end == RUN_STOPPED) {
         if (t.rank == 0)
             fprintf(stderr, "ddp-train train: stopped by %s after step %ld (epoch %d, batch %ld)%s%s; "

@@ -97,6 +97,34 @@ wait "$pid"
 expect_eq "$?" 75 "SIGUSR2: a lone rank checkpoints and exits 75"
 expect_contains "$("$TRAIN" inspect "$T/usr2/checkpoint.ddpt")" "world      1 rank(s)" "... leaving a readable checkpoint"
 
+# SIGTERM while another rank does not answer (stopped, as behind a partition): the rank gives up
+# waiting a few seconds after the signal instead of at the process group's timeout.
+rank_pid() { # RANK: the ddp-train worker of this test with that rank
+    for pid in $(marked_pids); do
+        grep -qz "^RANK=$1\$" "/proc/$pid/environ" 2>/dev/null &&
+            [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = ddp-train ] && echo "$pid"
+    done
+}
+start_agent partition DDP_PG_TIMEOUT=120 -- --standalone --nproc-per-node 2 --grace 30 "$TRAIN" train \
+    "${small[@]}" --epochs 50
+for _ in $(seq 300); do grep -q 'epoch 1/50' "$T/partition.out" && break; sleep 0.05; done
+rank1=$(rank_pid 1)
+kill -STOP "$rank1"
+sleep 0.5
+start=$(date +%s%N)
+kill -TERM "$(rank_pid 0)"
+wait_agent partition
+took=$((($(date +%s%N) - start) / 1000000))
+OUT="$OUT$ERR"
+expect_contains "$OUT" "rank 0: stopped by SIGTERM while the other ranks did not answer (" \
+    "SIGTERM with a peer not answering: the rank says so"
+expect_contains "$OUT" "gave up waiting for rank(s) 1: this process was asked to stop); nothing saved" \
+    "and which rank it waited for"
+expect_eq "$RC" 143 "and the job fails with 128+SIGTERM"
+if [ "$took" -lt 10000 ]; then pass "within seconds (${took} ms; the group's timeout is 120 s)"; else
+    fail "a rank with a silent peer took ${took} ms to leave after SIGTERM" "$OUT"; fi
+expect_no_leftovers "nothing left after a SIGTERM with a silent peer"
+
 # --- checkpoints that do not fit ------------------------------------------------------------------
 ranks other_model 1 "${small[@]}" --model resnet --depth 8 --resume --checkpoint-dir "$T/whole"
 expect_eq "$RC" 1 "resuming another model's checkpoint fails"

@@ -186,6 +186,52 @@ static failure_t node_failure(agent_t *a, failure_kind_t kind, int code, int nod
     return f;
 }
 
+/* Nodes (other than 0) whose agent's store connection has closed in this round: each agent
+ * asks the store to set gone/<node> when its connection closes, so a killed agent or a host
+ * gone down is known at once, not after missed heartbeats. Returns their count and, in *first,
+ * the lowest (-1: none); -1 when the store cannot be read. */
+static int gone_nodes(agent_t *a, int round, int *first)
+{
+    int nnodes = a->o->nnodes, count = 0;
+    *first = -1;
+    if (nnodes < 2)
+        return 0;
+    char **keys = calloc((size_t)nnodes, sizeof *keys), **vals = calloc((size_t)nnodes, sizeof *vals);
+    ddp_error_t err;
+    for (int i = 1; keys && vals && i < nnodes; i++) {
+        char key[128], name[64];
+        snprintf(name, sizeof name, "gone/%d", i);
+        rdzv_key(key, sizeof key, round, name);
+        keys[i - 1] = strdup(key);
+    }
+    int ok = keys && vals;
+    for (int i = 0; ok && i < nnodes - 1; i++)
+        ok = keys[i] != NULL;
+    if (!ok || store_get_many(a->client, (const char *const *)keys, (size_t)nnodes - 1, vals, &err))
+        count = -1;
+    for (int i = 0; i < nnodes - 1; i++) {
+        if (count >= 0 && vals[i]) {
+            if (*first < 0)
+                *first = i + 1;
+            count++;
+        }
+        if (keys)
+            free(keys[i]);
+        if (vals)
+            free(vals[i]);
+    }
+    free(keys);
+    free(vals);
+    return count;
+}
+
+static failure_t lost_node(agent_t *a, int node, const rdzv_result_t *r)
+{
+    return node_failure(a, FAIL_LOST, 1, node, r->node_hosts ? r->node_hosts[node] : "?",
+                        "agent lost: its connection to node 0's store closed (the agent was "
+                        "killed, or its host went down)");
+}
+
 static void lose_store(agent_t *a, attempt_t *t, worker_t *w, int n, const char *why)
 {
     if (t->end_known)
@@ -215,6 +261,12 @@ static void check_heartbeats(agent_t *a, attempt_t *t, worker_t *w, int n, const
                                          vals, &err))
         goto out;
     int64_t now = ddp_now_ms();
+    int gone;
+    if (gone_nodes(a, t->round, &gone) > 0) {
+        failure_t f = lost_node(a, gone, r);
+        publish_end(a, t, &f, 0);
+        begin_stop(a, t, w, n, SIGTERM);
+    }
     for (int i = 1; i < nnodes && !t->end_known; i++) {
         char *val = vals[i - 1];
         if (val && (!t->hb_value[i] || strcmp(val, t->hb_value[i]) != 0)) {
@@ -256,8 +308,9 @@ static void heartbeat(agent_t *a, attempt_t *t, worker_t *w, int n, const rdzv_r
         lose_store(a, t, w, n, err.msg);
 }
 
-/* A worker has exited: its failure ends the attempt; all of them finishing well is reported. */
-static void on_reaped(agent_t *a, attempt_t *t, worker_t *w, int n)
+/* A worker has exited: its failure ends the attempt (unless a node that is gone explains it: a
+ * worker whose peer vanished fails too); all of them finishing well is reported. */
+static void on_reaped(agent_t *a, attempt_t *t, worker_t *w, int n, const rdzv_result_t *r)
 {
     for (int i = 0; i < n; i++) {
         if (!w[i].reaped || w[i].stopped || t->end_known)
@@ -269,10 +322,13 @@ static void on_reaped(agent_t *a, attempt_t *t, worker_t *w, int n)
         snprintf(f.host, sizeof f.host, "%s", a->host);
         failure_from_status(w[i].status, f.what, sizeof f.what, &f.code);
         failure_stamp(&f);
-        publish_end(a, t, &f, 0);
         char line[1024];
         failure_line(&f, line, sizeof line);
         say("%s", line);
+        int gone;
+        if (gone_nodes(a, t->round, &gone) > 0 && gone != a->o->node_rank)
+            f = lost_node(a, gone, r);
+        publish_end(a, t, &f, 0);
         begin_stop(a, t, w, n, SIGTERM);
         return;
     }
@@ -368,7 +424,7 @@ static void monitor(agent_t *a, attempt_t *t, worker_t *w, int n, const rdzv_res
         if (pfd[watch_at].fd >= 0 && pfd[watch_at].revents)
             on_watch(a, t, w, n);
         if (workers_reap(w, n) || (!t->finished_reported && !workers_running(w, n)))
-            on_reaped(a, t, w, n);
+            on_reaped(a, t, w, n, r);
         int64_t now = ddp_now_ms();
         if (t->stopping && !t->killed && now >= t->kill_at) {
             int left = workers_running(w, n);
@@ -442,6 +498,13 @@ static int run_attempt(agent_t *a, attempt_t *t, ddp_error_t *err)
     rdzv_result_t r;
     if (rdzv_join(a->client, &join, &r, err))
         return -1;
+    if (o->node_rank > 0) {
+        char gone_key[128], name[64];
+        snprintf(name, sizeof name, "gone/%d", o->node_rank);
+        key_for(t, gone_key, sizeof gone_key, name);
+        if (store_set_on_close(a->client, gone_key, a->host, strlen(a->host), err))
+            return ddp_error_prefix(err, "node %d", o->node_rank);
+    }
     say("node %d of %d (%s): ranks %d-%d of %d, workers' master %s:%d, attempt %d",
         o->node_rank, o->nnodes, a->host, r.rank_base, r.rank_base + o->nproc - 1, r.world_size,
         o->master_addr, r.worker_port, t->round);
@@ -600,8 +663,11 @@ int agent_run(agent_options_t *o)
             say("%s", err.msg);
         }
         status = t.first.code ? t.first.code : 1;
-        /* A lost agent will not say goodbye. */
-        goodbye(&a, round, o->nnodes - (t.first.kind == FAIL_LOST && t.first.node > 0));
+        /* Agents that are gone will not say goodbye. */
+        int gone, lost = gone_nodes(&a, round, &gone);
+        if (lost < 0)
+            lost = t.first.kind == FAIL_LOST && t.first.node > 0;
+        goodbye(&a, round, o->nnodes - lost);
         break;
     }
 out:

@@ -225,6 +225,19 @@ int store_set(store_client_t *c, const char *key, const void *val, size_t len, d
     return store_get_u8(&r) != STORE_OK || r.bad ? malformed(c, err) : 0;
 }
 
+int store_set_on_close(store_client_t *c, const char *key, const void *val, size_t len,
+                       ddp_error_t *err)
+{
+    size_t mark;
+    store_reader_t r;
+    if (len > STORE_MAX_VALUE)
+        return ddp_error_set(err, "store value longer than %d bytes", STORE_MAX_VALUE);
+    if (begin(c, STORE_SET_ON_CLOSE, key, &mark, err) ||
+        finish(c, mark, store_put_str(&c->out, val, len), err) || roundtrip(c, &r, err))
+        return -1;
+    return store_get_u8(&r) != STORE_OK || r.bad ? malformed(c, err) : 0;
+}
+
 int store_get(store_client_t *c, const char *key, char **val, size_t *len, ddp_error_t *err)
 {
     size_t mark;

@@ -30,6 +30,10 @@ int store_client_fd(const store_client_t *c);
 
 int store_ping(store_client_t *c, ddp_error_t *err);
 int store_set(store_client_t *c, const char *key, const void *val, size_t len, ddp_error_t *err);
+/* When this client's connection closes (closed, or the process ended or died), the store sets
+ * key to val: how the others learn at once that a process is gone. A later call replaces it. */
+int store_set_on_close(store_client_t *c, const char *key, const void *val, size_t len,
+                       ddp_error_t *err);
 /* 1 and *val when the key exists, 0 when it does not, -1 on error. */
 int store_get(store_client_t *c, const char *key, char **val, size_t *len, ddp_error_t *err);
 /* Adds delta to the integer stored at key (absent counts as 0); *result gets the new value. */

@@ -32,6 +32,7 @@ enum store_op {
     STORE_CAS,
     STORE_WAIT,
     STORE_DEL,
+    STORE_SET_ON_CLOSE, /* key, value: set when this connection closes */
 };
 
 enum store_status {

@@ -53,6 +53,8 @@ typedef struct {
     uint32_t events; /* what epoll currently watches */
     entry_t **waiting_on;
     size_t nwaiting;
+    unsigned char *close_key, *close_val; /* STORE_SET_ON_CLOSE's, or NULL */
+    size_t close_key_len, close_val_len;
     int queued; /* in the server's list of connections with input to process */
 } conn_t;
 
@@ -81,6 +83,7 @@ struct store_server {
     conn_t **ready; /* connections whose buffered input must be processed */
     size_t nready, ready_cap;
     int accept_paused;
+    int stopping; /* server_free: closing connections sets nothing */
     size_t npending;     /* connections in CONN_HANDSHAKE */
     uint64_t arrivals;   /* connections accepted */
     int64_t refusal_logged_at;
@@ -231,6 +234,9 @@ static void conn_unpark(store_server_t *s, conn_t *c)
     c->state = CONN_READY;
 }
 
+static void set_on_close(store_server_t *s, const unsigned char *key, size_t key_len,
+                         const unsigned char *val, size_t val_len);
+
 static void conn_close(store_server_t *s, conn_t *c)
 {
     if (c->state == CONN_WAITING || c->state == CONN_HANDSHAKE)
@@ -243,6 +249,11 @@ static void conn_close(store_server_t *s, conn_t *c)
     s->conns[c->fd] = NULL;
     store_buf_free(&c->in);
     store_buf_free(&c->out);
+    /* Set once the connection is gone: waking the key's waiters may close others. */
+    if (c->close_key && !s->stopping)
+        set_on_close(s, c->close_key, c->close_key_len, c->close_val, c->close_val_len);
+    free(c->close_key);
+    free(c->close_val);
     free(c);
 }
 
@@ -461,6 +472,35 @@ static int entry_assign(store_server_t *s, entry_t *e, const void *val, size_t l
     return 0;
 }
 
+static void set_on_close(store_server_t *s, const unsigned char *key, size_t key_len,
+                         const unsigned char *val, size_t val_len)
+{
+    entry_t *e = table_find(s, key, key_len, 1);
+    if (!e || entry_assign(s, e, val, val_len))
+        server_log(s, "store: out of memory setting a key for a closed connection");
+}
+
+/* Holds copies of key and value for conn_close; a later call replaces them. */
+static int bind_on_close(conn_t *c, const unsigned char *key, size_t key_len,
+                         const unsigned char *val, size_t val_len)
+{
+    unsigned char *k = malloc(key_len ? key_len : 1), *v = malloc(val_len ? val_len : 1);
+    if (!k || !v) {
+        free(k);
+        free(v);
+        return -1;
+    }
+    memcpy(k, key, key_len);
+    memcpy(v, val, val_len);
+    free(c->close_key);
+    free(c->close_val);
+    c->close_key = k;
+    c->close_key_len = key_len;
+    c->close_val = v;
+    c->close_val_len = val_len;
+    return 0;
+}
+
 static int parse_i64(const unsigned char *p, size_t len, int64_t *out)
 {
     char buf[32];
@@ -551,6 +591,7 @@ static int handle_request(store_server_t *s, conn_t *c, const unsigned char *bod
     case STORE_PING:
         break;
     case STORE_SET:
+    case STORE_SET_ON_CLOSE:
         key_len = store_get_str(&r, &key, STORE_MAX_KEY);
         val_len = store_get_str(&r, &val, STORE_MAX_VALUE);
         break;
@@ -585,6 +626,9 @@ static int handle_request(store_server_t *s, conn_t *c, const unsigned char *bod
         break;
     case STORE_SET:
         rc = entry_assign(s, e, val, val_len) || reply_begin(c, STORE_OK, &mark);
+        break;
+    case STORE_SET_ON_CLOSE:
+        rc = bind_on_close(c, key, key_len, val, val_len) || reply_begin(c, STORE_OK, &mark);
         break;
     case STORE_GET:
         if (e && e->present)
@@ -773,6 +817,7 @@ static void *server_main(void *arg)
 
 static void server_free(store_server_t *s)
 {
+    s->stopping = 1;
     for (size_t fd = 0; fd < s->conns_cap; fd++)
         if (s->conns[fd])
             conn_close(s, s->conns[fd]);

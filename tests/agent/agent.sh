@@ -145,10 +145,39 @@ kill -9 "$(agent_pid n1)"
 wait_agent n0
 took=$((($(date +%s%N) - start) / 1000000))
 expect_eq "$RC" 1 "node 0 exits 1 when node 1's agent is killed"
-expect_contains "$ERR" "node 1 (host $(hostname)): agent lost: no heartbeat" "naming the lost node and why"
+expect_contains "$ERR" "node 1 (host $(hostname)): agent lost: its connection to node 0's store closed" \
+    "naming the lost node and why"
 if [ "$took" -lt 6000 ]; then pass "within a bounded time (${took} ms, heartbeat 0.5 s)"; else fail "lost agent noticed too late: $took ms"; fi
 wait_agent n1
 expect_no_leftovers "the killed agent's workers died with it (PR_SET_PDEATHSIG)"
+
+# Node 1's agent killed while node 0's worker depends on node 1's (it fails when its peer
+# vanishes): the cause named is the lost node, not the worker that failed because of it, and
+# node 0 does not wait for a goodbye from the dead node.
+worker peer.sh 'echo $$ >"$PEER_DIR/rank$RANK"; echo started
+if [ "$RANK" = 0 ]; then
+    until [ -s "$PEER_DIR/rank1" ]; do sleep 0.05; done
+    while kill -0 "$(cat "$PEER_DIR/rank1")" 2>/dev/null; do sleep 0.05; done
+    echo "rank 0: Connection reset by peer" >&2; exit 1
+fi
+sleep 60 & wait'
+mkdir -p "$T/peers"
+next_port
+common=(--nnodes 2 --master-addr 127.0.0.1 --master-port "$PORT" --nproc-per-node 1 --heartbeat 1 --grace 2)
+start_agent n0 PEER_DIR="$T/peers" -- "${common[@]}" --node-rank 0 "$T/peer.sh"
+start_agent n1 PEER_DIR="$T/peers" -- "${common[@]}" --node-rank 1 "$T/peer.sh"
+for _ in $(seq 100); do grep -q started "$T/n1.out" && grep -q started "$T/n0.out" && break; sleep 0.1; done
+start=$(date +%s%N)
+kill -9 "$(agent_pid n1)"
+wait_agent n0
+took=$((($(date +%s%N) - start) / 1000000))
+expect_eq "$RC" 1 "node 0 exits 1 when node 1's agent is killed under a worker that needs it"
+expect_contains "$ERR" "job failed (exit 1): node 1 (host $(hostname)): agent lost" "the lost node is named as the cause"
+expect_contains "$ERR" "  rank 0 (node 0, host $(hostname), local rank 0) " "and node 0's worker is listed"
+if [ "$took" -lt 3000 ]; then pass "node 0 ends without waiting for the dead node's goodbye (${took} ms)"; else
+    fail "node 0 took ${took} ms to end after node 1 was killed" "$ERR"; fi
+wait_agent n1
+expect_no_leftovers "nothing left after the agent under a dependent worker was killed"
 
 next_port
 common=(--nnodes 2 --master-addr 127.0.0.1 --master-port "$PORT" --nproc-per-node 1 --grace 1)

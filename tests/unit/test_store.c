@@ -68,6 +68,15 @@ static void test_operations(int port)
     int64_t sum = 0;
     ok(store_add(c, "n", 5, &sum, &err) == 0 && sum == 5, "add to an absent key starts at 0");
     ok(store_add(c, "n", -2, &sum, &err) == 0 && sum == 3, "add accumulates");
+    store_client_t *mortal = client(port, token, &err);
+    ok(mortal && store_set_on_close(mortal, "gone/x", "closed", 6, &err) == 0,
+       "a client asks for a key to be set when it goes (%s)", err.msg);
+    ok(store_get(c, "gone/x", &val, &len, &err) == 0, "which is not set while it is there");
+    store_client_close(mortal);
+    const char *gone_key = "gone/x";
+    ok(store_wait(c, &gone_key, 1, 2000, NULL, &val, &err) == 1 && !strcmp(val, "closed"),
+       "and is set when its connection closes");
+    free(val);
     ok(store_add(c, "big", INT64_MAX, &sum, &err) == 0 &&
            store_add(c, "big", 1, &sum, &err) == -1 && strstr(err.msg, "outside the 64-bit"),
        "an add past INT64_MAX is refused (%s)", err.msg);

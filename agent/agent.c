@@ -14,6 +14,7 @@
 
 #include "ddp_clock.h"
 #include "ddp_net.h"
+#include "output.h"
 #include "rendezvous.h"
 #include "report.h"
 #include "store_client.h"
@@ -26,6 +27,8 @@
 /* Connecting to node 0's store: one try's time, and how often the wait is reported. */
 #define CONNECT_SLICE_MS 1000
 #define CONNECT_NOTE_MS 10000
+/* At the end, how long output that nobody reads is waited for before the agent exits anyway. */
+#define OUTPUT_STALL_MS 2000
 /* A parked WAIT on the end key is renewed after this long. */
 #define WATCH_MS 3600000
 
@@ -73,8 +76,7 @@ static void say(const char *fmt, ...)
         len = sizeof line - 2;
     line[len++] = '\n';
     /* One write, so the line stays whole beside the workers' relayed lines. */
-    if (write(STDERR_FILENO, line, len) < 0)
-        return;
+    output_write(STDERR_FILENO, line, len);
 }
 
 static void log_store(void *ctx, const char *line)
@@ -541,7 +543,15 @@ static int run_attempt(agent_t *a, attempt_t *t, ddp_error_t *err)
         workers_close(w, o->nproc);
         workers_kill_groups(w, o->nproc);
         if (!t->done) {
-            report_summary(stderr, &t->first, w, o->nproc, o->node_rank, a->host);
+            char *summary = NULL;
+            size_t summary_len = 0;
+            FILE *f = open_memstream(&summary, &summary_len);
+            if (f) {
+                report_summary(f, &t->first, w, o->nproc, o->node_rank, a->host);
+                fclose(f);
+                output_write(STDERR_FILENO, summary, summary_len);
+            }
+            free(summary);
             if (o->error_file && report_error_file(o->error_file, &t->first, w, o->nproc,
                                                    o->node_rank, a->host, err))
                 say("%s", err->msg);
@@ -636,6 +646,8 @@ int agent_run(agent_options_t *o)
     agent_t a = {.o = o, .sigfd = -1, .guard = {.fd = -1, .pid = -1}};
     ddp_error_t err = {0};
     int status = 1;
+    if (output_start(&err))
+        say("%s (writing to the real outputs, which may block)", err.msg);
     if (setup(&a, &err)) {
         say("%s", err.msg);
         status = a.stop_signal ? 128 + a.stop_signal : 1;
@@ -672,5 +684,6 @@ int agent_run(agent_options_t *o)
     }
 out:
     teardown(&a);
+    output_finish(OUTPUT_STALL_MS);
     return status;
 }

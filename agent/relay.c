@@ -1,5 +1,7 @@
 #include "relay.h"
 
+#include "output.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,7 +45,7 @@ static int says_something(const char *text, size_t len)
         return 0;
     text += lead;
     len -= lead;
-    int digits = 0;
+    size_t digits = 0;
     if (len > 7 && !memcmp(text, "frame #", 7))
         while (7 + digits < len && text[7 + digits] >= '0' && text[7 + digits] <= '9')
             digits++;
@@ -63,7 +65,7 @@ static void emit(relay_t *r)
     memcpy(start, r->prefix, plen);
     char *text = r->line + sizeof r->prefix;
     text[r->len] = '\n';
-    write_all(r->dest_fd, start, plen + r->len + 1);
+    output_write(r->dest_fd, start, plen + r->len + 1);
     if (r->keep_tail && says_something(text, r->len)) {
         char *slot = r->tail[r->tail_count++ % RELAY_TAIL_LINES];
         size_t n = r->len < RELAY_TAIL_WIDTH - 1 ? r->len : RELAY_TAIL_WIDTH - 1;

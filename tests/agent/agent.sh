@@ -190,6 +190,25 @@ expect_eq "$RC" 1 "node 1 exits 1 when node 0 (the store) is killed"
 expect_contains "$ERR" "lost the rendezvous store of node 0" "and says it lost the store"
 expect_no_leftovers "nothing left after node 0's agent was killed"
 
+# --- nobody reads the agent's output ---------------------------------------------------------
+# stdout goes to a FIFO whose reader never reads: the job still ends, the output it could not
+# pass on is dropped, and the agent says so on stderr.
+worker flood.sh 'head -c 20000000 /dev/zero | tr "\0" x | fold -w 100; echo flooded >&2'
+mkfifo "$T/stall"
+sleep 120 <"$T/stall" &
+reader=$!
+start=$(date +%s%N)
+DDPJ_TESTMARK="$MARK" timeout -s KILL 60 "$AGENT" --standalone --nproc-per-node 1 "$T/flood.sh" \
+    >"$T/stall" 2>"$T/stall.err"
+rc=$?
+took=$((($(date +%s%N) - start) / 1000000))
+kill "$reader"
+expect_eq "$rc" 0 "a job whose agent's stdout nobody reads still ends, with its status"
+if [ "$took" -lt 20000 ]; then pass "within a bounded time (${took} ms)"; else fail "it took ${took} ms"; fi
+expect_contains "$(cat "$T/stall.err")" "line(s) of output dropped: nothing read this agent's output" \
+    "and the agent says that it dropped output"
+expect_no_leftovers "nothing left after a stalled reader"
+
 # --- restart ---------------------------------------------------------------------------------
 worker flaky.sh 'echo "attempt $TORCHELASTIC_RESTART_COUNT of rank $RANK"
 if [ "$TORCHELASTIC_RESTART_COUNT" = 0 ] && [ "$RANK" = 1 ]; then exit 3; fi

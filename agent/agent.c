@@ -310,6 +310,36 @@ static void heartbeat(agent_t *a, attempt_t *t, worker_t *w, int n, const rdzv_r
         lose_store(a, t, w, n, err.msg);
 }
 
+/* --hang-timeout: a worker whose process group has written nothing and used no CPU for that long
+ * is hung (stopped, or blocked for ever in a collective), and fails the attempt. */
+static void check_hangs(agent_t *a, attempt_t *t, worker_t *w, int n)
+{
+    int64_t now = ddp_now_ms();
+    for (int i = 0; i < n && !t->end_known; i++) {
+        if (w[i].reaped || w[i].stopped)
+            continue;
+        unsigned long long ticks = workers_group_ticks(w[i].pid);
+        if (ticks != w[i].cpu_ticks) {
+            w[i].cpu_ticks = ticks;
+            w[i].active_at = now;
+            continue;
+        }
+        if (now - w[i].active_at < a->o->hang_timeout_ms)
+            continue;
+        failure_t f = {.kind = FAIL_WORKER, .code = 1, .node = a->o->node_rank, .rank = w[i].rank,
+                       .local_rank = w[i].local_rank};
+        snprintf(f.host, sizeof f.host, "%s", a->host);
+        snprintf(f.what, sizeof f.what, "hung: no output and no CPU time for %.1f s (--hang-timeout)",
+                 (now - w[i].active_at) / 1000.0);
+        failure_stamp(&f);
+        char line[1024];
+        failure_line(&f, line, sizeof line);
+        say("%s", line);
+        publish_end(a, t, &f, 0);
+        begin_stop(a, t, w, n, SIGTERM);
+    }
+}
+
 /* A worker has exited: its failure ends the attempt (unless a node that is gone explains it: a
  * worker whose peer vanished fails too); all of them finishing well is reported. */
 static void on_reaped(agent_t *a, attempt_t *t, worker_t *w, int n, const rdzv_result_t *r)
@@ -443,6 +473,8 @@ static void monitor(agent_t *a, attempt_t *t, worker_t *w, int n, const rdzv_res
             publish_end(a, t, &f, 0);
         }
         if (!t->end_known && now >= t->next_heartbeat) {
+            if (o->hang_timeout_ms)
+                check_hangs(a, t, w, n);
             heartbeat(a, t, w, n, r);
             t->next_heartbeat = now + o->heartbeat_ms;
         }

@@ -35,6 +35,8 @@ static const char usage_text[] =
     "  --rdzv-timeout SECONDS  how long to wait for every node to join (default 300)\n"
     "  --heartbeat SECONDS     heartbeat interval; an agent silent for two is lost (default 1)\n"
     "  --grace SECONDS         from SIGTERM to SIGKILL when stopping workers (default 10)\n"
+    "  --hang-timeout SECONDS  a worker that writes nothing and uses no CPU (its process\n"
+    "                          group) for this long is hung, and fails the job (default: off)\n"
     "  --exit-timeout SECONDS  how long a finished node waits for the rest (default 300)\n"
     "  --log-dir DIR           also write each rank's stdout and stderr under DIR\n"
     "  --error-file FILE       write a JSON failure report to FILE when the job fails\n"
@@ -57,6 +59,7 @@ enum {
     OPT_RDZV_TIMEOUT,
     OPT_HEARTBEAT,
     OPT_GRACE,
+    OPT_HANG_TIMEOUT,
     OPT_EXIT_TIMEOUT,
     OPT_LOG_DIR,
     OPT_ERROR_FILE,
@@ -84,6 +87,7 @@ static const struct option long_options[] = {
     {"rdzv_timeout", required_argument, NULL, OPT_RDZV_TIMEOUT},
     {"heartbeat", required_argument, NULL, OPT_HEARTBEAT},
     {"grace", required_argument, NULL, OPT_GRACE},
+    {"hang-timeout", required_argument, NULL, OPT_HANG_TIMEOUT},
     {"exit-timeout", required_argument, NULL, OPT_EXIT_TIMEOUT},
     {"log-dir", required_argument, NULL, OPT_LOG_DIR},
     {"log_dir", required_argument, NULL, OPT_LOG_DIR},
@@ -374,6 +378,9 @@ int agent_options_parse(int argc, char **argv, agent_options_t *o, ddp_error_t *
             break;
         case OPT_GRACE:
             bad = parse_seconds_ms(optarg, 3600, &o->grace_ms);
+            break;
+        case OPT_HANG_TIMEOUT:
+            bad = parse_seconds_ms(optarg, 86400 * 7, &o->hang_timeout_ms);
             break;
         case OPT_EXIT_TIMEOUT:
             bad = parse_int(optarg, 1, 86400 * 7, &o->exit_timeout_s);

@@ -19,6 +19,7 @@ typedef struct {
     int rdzv_timeout_s;
     int heartbeat_ms; /* an agent silent for two of these is lost */
     int grace_ms;     /* between SIGTERM and SIGKILL when workers are stopped */
+    int hang_timeout_ms; /* a worker silent and idle this long is hung; 0: never */
     int exit_timeout_s; /* how long a finished node waits for the others */
     char *log_dir, *run_id, *error_file;
     int standalone;

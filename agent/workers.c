@@ -1,5 +1,6 @@
 #include "workers.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -11,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "ddp_clock.h"
 #include "worker_env.h"
 
 extern char **environ;
@@ -132,7 +134,8 @@ int workers_start(worker_t *w, const worker_launch_t *l, ddp_error_t *err)
 {
     for (int i = 0; i < l->nproc; i++) {
         memset(&w[i], 0, sizeof w[i]);
-        w[i] = (worker_t){.local_rank = i, .rank = l->rank_base + i, .fds = {-1, -1}};
+        w[i] = (worker_t){.local_rank = i, .rank = l->rank_base + i, .fds = {-1, -1},
+                          .active_at = ddp_now_ms()};
         w[i].relay[0].log_fd = w[i].relay[1].log_fd = -1;
         if (start_one(&w[i], l, err)) {
             ddp_error_prefix(err, "starting rank %d", w[i].rank);
@@ -204,6 +207,7 @@ void workers_pump(worker_t *w, int n, int fd)
             char buf[65536];
             ssize_t got = read(fd, buf, sizeof buf);
             if (got > 0) {
+                w[i].active_at = ddp_now_ms();
                 relay_feed(&w[i].relay[s], buf, (size_t)got);
             } else if (got == 0 || (errno != EINTR && errno != EAGAIN)) {
                 relay_flush(&w[i].relay[s]);
@@ -212,6 +216,37 @@ void workers_pump(worker_t *w, int n, int fd)
             }
             return;
         }
+}
+
+unsigned long long workers_group_ticks(pid_t pgid)
+{
+    unsigned long long total = 0;
+    DIR *d = opendir("/proc");
+    for (struct dirent *e; d && (e = readdir(d));) {
+        if (e->d_name[0] < '1' || e->d_name[0] > '9')
+            continue;
+        char path[300], stat[1024];
+        snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            continue;
+        ssize_t len = read(fd, stat, sizeof stat - 1);
+        close(fd);
+        if (len <= 0)
+            continue;
+        stat[len] = '\0';
+        /* After the command name (which may hold spaces): state, ppid, pgrp, ... utime stime. */
+        const char *p = strrchr(stat, ')');
+        int pgrp;
+        unsigned long long utime, stime;
+        if (p && sscanf(p + 1, " %*c %*d %d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &pgrp,
+                        &utime, &stime) == 3 &&
+            pgrp == pgid)
+            total += utime + stime;
+    }
+    if (d)
+        closedir(d);
+    return total;
 }
 
 void workers_close(worker_t *w, int n)

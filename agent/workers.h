@@ -7,6 +7,7 @@
 #ifndef AGENT_WORKERS_H
 #define AGENT_WORKERS_H
 
+#include <stdint.h>
 #include <sys/types.h>
 #include <time.h>
 
@@ -25,6 +26,8 @@ typedef struct {
     char dir[4096]; /* holds its error.json (and logs, with --log-dir) */
     char error_file[4200];
     guard_t *guard;
+    int64_t active_at;           /* ddp_now_ms of its last output or CPU use seen */
+    unsigned long long cpu_ticks; /* of its process group, when last looked at */
 } worker_t;
 
 typedef struct {
@@ -50,6 +53,8 @@ int workers_reap(worker_t *w, int n);
 int workers_running(const worker_t *w, int n);
 /* Reads what is available on fd (one of a worker's pipes) and relays it; closes it at EOF. */
 void workers_pump(worker_t *w, int n, int fd);
+/* CPU time (clock ticks) used by the live processes of process group pgid. */
+unsigned long long workers_group_ticks(pid_t pgid);
 /* Relays what is left on every pipe, then closes pipes and relays. */
 void workers_close(worker_t *w, int n);
 

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -567,7 +568,9 @@ static int run_attempt(agent_t *a, attempt_t *t, ddp_error_t *err)
         ddp_error_prefix(err, "watching the job's end");
     } else if (workers_start(w, &launch, err)) {
         say("%s", err->msg);
-        failure_t f = node_failure(a, FAIL_WORKER, 127, o->node_rank, a->host, "%s", err->msg);
+        /* A worker that could not be started here (not one whose program is missing: that one
+         * exits 127 by itself) is a failure of the job on this node. */
+        failure_t f = node_failure(a, FAIL_WORKER, 1, o->node_rank, a->host, "%s", err->msg);
         publish_end(a, t, &f, 0);
         monitor(a, t, w, 0, &r);
     } else {
@@ -628,6 +631,12 @@ static int setup(agent_t *a, ddp_error_t *err)
     /* Blocked before any thread starts, so the store's thread never takes them. */
     sigprocmask(SIG_BLOCK, &mask, NULL);
     signal(SIGPIPE, SIG_IGN);
+    /* Two pipes per worker: take every descriptor the system allows. */
+    struct rlimit files;
+    if (getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {
+        files.rlim_cur = files.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &files);
+    }
     if ((a->sigfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC)) < 0)
         return ddp_error_set(err, "signalfd: %s", strerror(errno));
     net_hostname(a->host, sizeof a->host);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -89,7 +90,15 @@ static int start_one(worker_t *w, const worker_launch_t *l, ddp_error_t *err)
     if (!(env = worker_env_build(&we, environ, err)))
         goto out;
     if (pipe2(out, O_CLOEXEC) || pipe2(errp, O_CLOEXEC)) {
-        ddp_error_set(err, "pipe: %s", strerror(errno));
+        int e = errno;
+        struct rlimit files = {0};
+        getrlimit(RLIMIT_NOFILE, &files);
+        if (e == EMFILE)
+            ddp_error_set(err, "pipe: %s (the agent may hold %llu descriptors and keeps 2 per "
+                               "worker: raise `ulimit -n` or start fewer workers)",
+                          strerror(e), (unsigned long long)files.rlim_cur);
+        else
+            ddp_error_set(err, "pipe: %s", strerror(e));
         goto out;
     }
     if (relay_init(&w->relay[0], STDOUT_FILENO, log_out, w->rank, 0) ||

@@ -48,6 +48,8 @@ typedef struct {
     uint64_t arrival; /* accept order */
     unsigned char nonce[STORE_NONCE_LEN];
     int64_t deadline; /* of the handshake, or of the parked WAIT */
+    int64_t input_at; /* ddp_now_ms of the last bytes received */
+    int partial;      /* holds part of a frame (counted in the server's npartial) */
     store_buf_t in, out;
     size_t out_sent;
     uint32_t events; /* what epoll currently watches */
@@ -85,6 +87,7 @@ struct store_server {
     int accept_paused;
     int stopping; /* server_free: closing connections sets nothing */
     size_t npending;     /* connections in CONN_HANDSHAKE */
+    size_t npartial;     /* connections holding part of a frame */
     uint64_t arrivals;   /* connections accepted */
     int64_t refusal_logged_at;
     unsigned long refusals_unsaid;
@@ -247,6 +250,8 @@ static void conn_close(store_server_t *s, conn_t *c)
     epoll_ctl(s->epoll_fd, EPOLL_CTL_DEL, c->fd, NULL);
     close(c->fd);
     s->conns[c->fd] = NULL;
+    if (c->partial)
+        s->npartial--;
     store_buf_free(&c->in);
     store_buf_free(&c->out);
     /* Set once the connection is gone: waking the key's waiters may close others. */
@@ -707,6 +712,14 @@ static int conn_process(store_server_t *s, conn_t *c)
         memmove(c->in.data, c->in.data + used, c->in.len - used);
         c->in.len -= used;
     }
+    int partial = c->state == CONN_READY && c->in.len > 0;
+    if (partial != c->partial) {
+        c->partial = partial;
+        if (partial)
+            s->npartial++;
+        else
+            s->npartial--;
+    }
     return conn_flush(s, c);
 }
 
@@ -722,6 +735,7 @@ static int conn_read(store_server_t *s, conn_t *c)
         if (n < 0)
             return errno == EAGAIN || errno == EINTR ? 0 : -1;
         c->in.len += (size_t)n;
+        c->input_at = ddp_now_ms();
         /* Drained, or a whole frame's worth is buffered: process before reading more. */
         if ((size_t)n < room || c->in.len > STORE_MAX_FRAME + 4)
             return 0;
@@ -732,8 +746,15 @@ static int conn_read(store_server_t *s, conn_t *c)
 static void expire(store_server_t *s)
 {
     int64_t now = ddp_now_ms();
-    for (size_t fd = 0; fd < s->conns_cap && s->nparked; fd++) {
+    for (size_t fd = 0; fd < s->conns_cap && (s->nparked || s->npartial); fd++) {
         conn_t *c = s->conns[fd];
+        if (c && c->partial && now - c->input_at > STORE_FRAME_IDLE_MS) {
+            refusal_log(s, "store: closed connection from %s: half a request, then nothing for "
+                           "%d ms",
+                        c->peer, STORE_FRAME_IDLE_MS);
+            conn_close(s, c);
+            continue;
+        }
         if (!c || c->state == CONN_READY || c->deadline > now)
             continue;
         if (c->state == CONN_HANDSHAKE) {
@@ -780,7 +801,7 @@ static void *server_main(void *arg)
     struct epoll_event events[256];
     int64_t next_tick = ddp_deadline_in(TICK_MS);
     for (;;) {
-        int timeout = s->nparked || s->accept_paused ? ddp_ms_left(next_tick) : -1;
+        int timeout = s->nparked || s->npartial || s->accept_paused ? ddp_ms_left(next_tick) : -1;
         int n = epoll_wait(s->epoll_fd, events, 256, timeout);
         if (n < 0 && errno != EINTR)
             break;

@@ -4,7 +4,8 @@
  * without a thread each. Keys map to byte values; a WAIT parks its connection on the keys it
  * names and is answered when one of them is set or when its timeout passes. Every connection
  * must prove the job token within STORE_HANDSHAKE_MS; one that fails, sends a malformed or
- * oversized frame, or stalls is closed and logged, and the server carries on. Connections that
+ * oversized frame, or stalls (in the handshake, or for STORE_FRAME_IDLE_MS in the middle of a
+ * request) is closed and logged, and the server carries on. Connections that
  * have not proven the token are capped (the oldest are dropped), and starting a server raises
  * the process's descriptor limit to its hard limit.
  *
@@ -18,6 +19,8 @@
 #include "ddp_error.h"
 
 #define STORE_HANDSHAKE_MS 10000
+/* A connection that sent part of a request and then nothing for this long is closed. */
+#define STORE_FRAME_IDLE_MS 5000
 
 typedef void (*store_log_fn)(void *ctx, const char *line);
 typedef struct store_server store_server_t;

@@ -146,6 +146,13 @@ expect_contains "$ERR" "job failed (exit 1): rank 1 (node 0, host $(hostname), l
 if [ "$took" -lt 10 ]; then pass "soon after the timeout (${took} s)"; else fail "the hang took ${took} s to end the job" "$ERR"; fi
 expect_no_leftovers "nothing left after a hung worker"
 
+# More workers than descriptors: a clean error that says what to do, exit 1 (not 127, which
+# means a missing program).
+run env DDPJ_TESTMARK="$MARK" bash -c 'ulimit -n 64 && exec "$0" --standalone --nproc-per-node 40 true' "$AGENT"
+expect_eq "$RC" 1 "too many workers for the descriptor limit fail the job with 1"
+expect_contains "$ERR" "raise \`ulimit -n\` or start fewer workers" "saying what to do"
+expect_no_leftovers "nothing left after running out of descriptors"
+
 # --- an agent that is killed -----------------------------------------------------------------
 worker sleepy.sh 'echo started; sleep 60 & wait'
 next_port

@@ -170,6 +170,21 @@ static void test_refusals(int port)
     ok(log_contains("malformed request"), "and is logged as malformed");
     close(fd);
 
+    /* Half a request, then silence: closed after STORE_FRAME_IDLE_MS, not held for ever. */
+    fd = net_connect("127.0.0.1", port, ddp_deadline_in(2000), NULL, &err);
+    net_read_full(fd, hello, sizeof hello, ddp_deadline_in(2000), &err);
+    store_auth_mac(token, strlen(token), "client", hello + STORE_MAGIC_LEN, answer,
+                   answer + STORE_NONCE_LEN);
+    net_write_full(fd, answer, sizeof answer, ddp_deadline_in(2000), &err);
+    net_read_full(fd, mac, sizeof mac, ddp_deadline_in(2000), &err);
+    const unsigned char half[] = {0, 0, 0, 100, STORE_SET};
+    net_write_full(fd, half, sizeof half, ddp_deadline_in(2000), &err);
+    int64_t sent = ddp_now_ms();
+    ok(net_read_full(fd, mac, 1, ddp_deadline_in(STORE_FRAME_IDLE_MS + 3000), &err) == -1 &&
+           strstr(err.msg, "closed") && ddp_now_ms() - sent >= STORE_FRAME_IDLE_MS - 100,
+       "half a request then silence is closed after %d ms (%s)", STORE_FRAME_IDLE_MS, err.msg);
+    close(fd);
+
     c = client(port, token, &err);
     ok(c && store_ping(c, &err) == 0, "the server still serves after all that");
     store_client_close(c);

@@ -31,8 +31,11 @@ static int handshake(store_client_t *c, const void *token, size_t token_len, int
 {
     unsigned char hello[STORE_MAGIC_LEN + STORE_NONCE_LEN];
     *retryable = 1;
-    if (net_read_full(c->fd, hello, sizeof hello, deadline, err))
-        return -1;
+    ddp_error_t why;
+    if (net_read_full(c->fd, hello, sizeof hello, deadline, &why))
+        return ddp_error_set(err, "no store greeting (%s): node 0 is busy or stopped, or another "
+                                  "service holds this port",
+                             why.msg);
     *retryable = 0;
     if (memcmp(hello, STORE_MAGIC, STORE_MAGIC_LEN) != 0)
         return ddp_error_set(err, "the service on this port is not a ddpjob store");

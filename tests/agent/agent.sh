@@ -92,6 +92,22 @@ wait_agent n0
 expect_eq "$RC" 0 "and node 0 runs the job"
 expect_no_leftovers "nothing left after a stalled join"
 
+# A foreign service holds the port (accepts, never speaks): node 1 keeps trying until
+# --rdzv-timeout, then says what it found there.
+next_port
+/usr/bin/python3 -c 'import socket, sys, time
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(64); held = []
+while True: held.append(s.accept())' "$PORT" &
+foreign=$!
+for _ in $(seq 50); do ss -ltn "sport = :$PORT" | grep -q LISTEN && break; sleep 0.1; done
+run env DDPJ_TESTMARK="$MARK" "$AGENT" --nnodes 2 --node-rank 1 --master-addr 127.0.0.1 --master-port "$PORT" \
+    --rdzv-timeout 3 "$T/env.sh"
+kill "$foreign"
+expect_eq "$RC" 1 "node 1 gives up on a port a foreign service holds, at --rdzv-timeout"
+expect_contains "$ERR" "no store greeting (receive: timed out): node 0 is busy or stopped, or another service holds this port" \
+    "saying what it found there"
+
 # --- a worker that crashes -------------------------------------------------------------------
 # Rank 2 ends its stderr as PyTorch's NCCL watchdog does: the error, then a C++ backtrace, which
 # the summary's excerpt leaves out.

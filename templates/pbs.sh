@@ -99,7 +99,8 @@ ddpjob_dir=$PWD/.ddpjob/$ddpjob_jobid
 ddpjob_token_file=$ddpjob_dir/token
 (umask 077 && mkdir -p "$ddpjob_dir" && od -An -N32 -tx1 /dev/urandom | tr -d ' \n' >"$ddpjob_token_file") ||
     ddpjob_fail "cannot write the job token under $ddpjob_dir"
-trap 'rm -f "$ddpjob_token_file"' EXIT
+# Nothing of it is left in the submission directory afterwards (.ddpjob too, when empty).
+trap 'rm -f "$ddpjob_token_file"; rmdir "$ddpjob_dir" "${ddpjob_dir%/*}" 2>/dev/null' EXIT
 echo "ddpjob: job $ddpjob_jobid: {{nodes}} node(s), {{procs_per_node}} worker(s) each, master $ddpjob_master:$ddpjob_port"
 
 {{#launch_pbsdsh}}

@@ -39,6 +39,7 @@ for r in 1 2; do
 done
 expect_contains "$ERR" "node 0 of 1 ($host): ranks 0-2 of 3" "one real agent ran the node's 3 workers"
 expect_no_file "$T/workdir/.ddpjob/4242.pbs-server/token" "the token file is gone afterwards"
+expect_no_file "$T/workdir/.ddpjob" "and so is the job's directory"
 
 sed -i 's/p2p.py/no-such-script.py/' job.yaml
 run "$DDPJOB" render job.yaml -o job.pbs

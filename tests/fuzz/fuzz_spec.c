@@ -1,0 +1,44 @@
+/* libFuzzer target: a job spec (YAML) loaded and validated, then, when it is valid, rendered for
+ * both schedulers, as `ddpjob render` does. ASan/UBSan catch memory and arithmetic errors. */
+#define _GNU_SOURCE
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "diag.h"
+#include "render.h"
+#include "spec.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    int fd = memfd_create("spec.yaml", MFD_CLOEXEC);
+    if (fd < 0 || write(fd, data, size) != (ssize_t)size) {
+        if (fd >= 0)
+            close(fd);
+        return 0;
+    }
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+    diag_t *diag = diag_create(path);
+    ddp_error_t err;
+    job_spec_t *spec = diag ? spec_load(path, diag, &err) : NULL;
+    for (int s = SCHED_PBS; spec && diag->count == 0 && s <= SCHED_SLURM; s++) {
+        spec_check_for_scheduler(spec, (sched_kind_t)s, diag);
+        if (diag->count)
+            break;
+        FILE *out = fopen("/dev/null", "w"), *notes = fopen("/dev/null", "w");
+        render_opts_t opts = {.sched = (sched_kind_t)s, .bindir = "/opt/ddpjob/bin"};
+        if (out && notes)
+            render_script(spec, &opts, out, notes, &err);
+        if (out)
+            fclose(out);
+        if (notes)
+            fclose(notes);
+    }
+    spec_destroy(spec);
+    diag_destroy(diag);
+    close(fd);
+    return 0;
+}

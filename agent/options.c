@@ -36,7 +36,8 @@ static const char usage_text[] =
     "  --heartbeat SECONDS     heartbeat interval; an agent silent for two is lost (default 1)\n"
     "  --grace SECONDS         from SIGTERM to SIGKILL when stopping workers (default 10)\n"
     "  --hang-timeout SECONDS  a worker that writes nothing and uses no CPU (its process\n"
-    "                          group) for this long is hung, and fails the job (default: off)\n"
+    "                          group) for this long is hung, and fails the job (0, the\n"
+    "                          default: never)\n"
     "  --exit-timeout SECONDS  how long a finished node waits for the rest (default 300)\n"
     "  --log-dir DIR           also write each rank's stdout and stderr under DIR\n"
     "  --error-file FILE       write a JSON failure report to FILE when the job fails\n"
@@ -380,7 +381,8 @@ int agent_options_parse(int argc, char **argv, agent_options_t *o, ddp_error_t *
             bad = parse_seconds_ms(optarg, 3600, &o->grace_ms);
             break;
         case OPT_HANG_TIMEOUT:
-            bad = parse_seconds_ms(optarg, 86400 * 7, &o->hang_timeout_ms);
+            o->hang_timeout_ms = 0;
+            bad = strcmp(optarg, "0") && parse_seconds_ms(optarg, 86400 * 7, &o->hang_timeout_ms);
             break;
         case OPT_EXIT_TIMEOUT:
             bad = parse_int(optarg, 1, 86400 * 7, &o->exit_timeout_s);

@@ -110,6 +110,7 @@ static int fill_common(const job_spec_t *spec, const char *bindir, const char *a
     rc |= tmpl_setf(ctx, "procs_per_node", "%ld", spec->procs_per_node);
     rc |= tmpl_setf(ctx, "max_restarts", "%ld", spec->max_restarts);
     rc |= tmpl_setf(ctx, "rendezvous_timeout", "%ld", spec->rendezvous_timeout);
+    rc |= tmpl_setf(ctx, "hang_timeout", "%ld", spec->hang_timeout);
     rc |= spec->master_port ? tmpl_setf(ctx, "master_port", "%ld", spec->master_port)
                             : tmpl_set(ctx, "master_port", "");
     rc |= tmpl_set(ctx, "queue", spec->queue ? spec->queue : "");

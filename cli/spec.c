@@ -94,6 +94,7 @@ static const field_def_t top_fields[] = {
     INTFIELD(master_port, master_port, 0, 1, 65535),
     INTFIELD(max_restarts, max_restarts, 0, 0, 1000),
     INTFIELD(rendezvous_timeout, rendezvous_timeout, 0, 1, 86400),
+    INTFIELD(hang_timeout, hang_timeout, 0, 0, 604800),
     FIELD(command, F_COMMAND, command, 0),
     FIELD(train, F_TRAIN, command, 0),
     {"pbs", F_MAP, 0, 0, 0, 0, pbs_fields, offsetof(job_spec_t, pbs.present)},

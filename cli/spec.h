@@ -51,6 +51,7 @@ typedef struct {
     long master_port; /* 0: derived from the job id in the script */
     long max_restarts;
     long rendezvous_timeout;
+    long hang_timeout; /* seconds; 0: off */
     strv_t command;
     bool command_is_shell; /* command was one string, run by sh -c */
     bool command_is_train; /* a train: block: command holds ddp-train's arguments ("train", ...);

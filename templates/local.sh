@@ -20,4 +20,4 @@ export {{key}}={{value}}
 cd -- {{workdir}}
 {{/workdir}}
 exec {{agent}} --standalone --nproc-per-node {{procs_per_node}} --run-id {{name_quoted}} \
-    --max-restarts {{max_restarts}} --rdzv-timeout {{rendezvous_timeout}} -- {{command}}
+    --max-restarts {{max_restarts}} --rdzv-timeout {{rendezvous_timeout}} --hang-timeout {{hang_timeout}} -- {{command}}

@@ -114,7 +114,7 @@ for ddpjob_rank in "${!ddpjob_hosts[@]}"; do
         {{agent}} --nnodes {{nodes}} --node-rank "$ddpjob_rank" --nproc-per-node {{procs_per_node}} \
         --master-addr "$ddpjob_master" --master-port "$ddpjob_port" --run-id "$ddpjob_jobid" \
         --token-file "$ddpjob_token_file" \
-        --max-restarts {{max_restarts}} --rdzv-timeout {{rendezvous_timeout}} \
+        --max-restarts {{max_restarts}} --rdzv-timeout {{rendezvous_timeout}} --hang-timeout {{hang_timeout}} \
         -- {{command}} &
     ddpjob_pids+=("$!")
 done

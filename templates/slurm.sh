@@ -100,5 +100,5 @@ srun --nodes={{nodes}} --ntasks={{nodes}} --ntasks-per-node=1 --kill-on-bad-exit
     /bin/bash -c "$ddpjob_node_cmd" ddpjob-node \
     {{agent}} --nnodes {{nodes}} --nproc-per-node {{procs_per_node}} \
     --master-addr "$ddpjob_master" --master-port "$ddpjob_port" --run-id "$SLURM_JOB_ID" \
-    --max-restarts {{max_restarts}} --rdzv-timeout {{rendezvous_timeout}} \
+    --max-restarts {{max_restarts}} --rdzv-timeout {{rendezvous_timeout}} --hang-timeout {{hang_timeout}} \
     -- {{command}}

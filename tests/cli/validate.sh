@@ -186,6 +186,14 @@ slurm: {signal: soon}
 check "agent-owned variable prefix" "env: DDPJOB_TOKEN is set by ddpjob-agent" "${base}nodes: 1
 env: {DDPJOB_TOKEN: x}
 "
+check "negative hang timeout" "case.yaml:5:15: hang_timeout: must be between 0 and 604800, got -5" "${base}nodes: 1
+hang_timeout: -5
+"
+printf '%s' "${base}nodes: 1
+hang_timeout: 90
+" >hang.yaml
+run "$DDPJOB" render hang.yaml --scheduler slurm
+expect_contains "$OUT" "--hang-timeout 90" "hang_timeout reaches the agents' command line"
 
 # Valid specs: the bundled examples, a string command, null optional fields.
 for spec in "$SRCDIR"/share/examples/*.yaml; do

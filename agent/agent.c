@@ -553,7 +553,8 @@ static int run_attempt(agent_t *a, attempt_t *t, ddp_error_t *err)
                               .run_id = o->run_id, .master_port = r.worker_port,
                               .worker_token = worker_token, .attempt_dir = attempt_dir,
                               .write_logs = o->log_dir != NULL,
-                              .command = o->command, .guard = &a->guard};
+                              .command = o->command, .local_rank_arg = o->local_rank_arg,
+                              .guard = &a->guard};
     worker_t *w = calloc((size_t)o->nproc, sizeof *w);
     t->hb_value = calloc((size_t)o->nnodes, sizeof *t->hb_value);
     t->hb_since = calloc((size_t)o->nnodes, sizeof *t->hb_since);

@@ -41,6 +41,11 @@ static const char usage_text[] =
     "  --exit-timeout SECONDS  how long a finished node waits for the rest (default 300)\n"
     "  --log-dir DIR           also write each rank's stdout and stderr under DIR\n"
     "  --error-file FILE       write a JSON failure report to FILE when the job fails\n"
+    "  --python PATH           the interpreter for a PROGRAM ending in .py or -m (default python3)\n"
+    "  -m, --module            PROGRAM is a Python module: run as python -m PROGRAM\n"
+    "  --no-python             run PROGRAM as given, even when it ends in .py\n"
+    "  --local-rank-arg        append --local_rank=N to each worker's arguments, as\n"
+    "                          torch.distributed.launch does (the variable LOCAL_RANK is always set)\n"
     "\n"
     "torchrun's spellings (--nproc_per_node, --node_rank, --master_addr, --master_port,\n"
     "--max_restarts, --rdzv_timeout) are accepted. Exit status: 0 when every worker of every\n"
@@ -64,6 +69,10 @@ enum {
     OPT_EXIT_TIMEOUT,
     OPT_LOG_DIR,
     OPT_ERROR_FILE,
+    OPT_PYTHON,
+    OPT_MODULE,
+    OPT_NO_PYTHON,
+    OPT_LOCAL_RANK_ARG,
     OPT_HELP,
     OPT_VERSION,
 };
@@ -93,6 +102,11 @@ static const struct option long_options[] = {
     {"log-dir", required_argument, NULL, OPT_LOG_DIR},
     {"log_dir", required_argument, NULL, OPT_LOG_DIR},
     {"error-file", required_argument, NULL, OPT_ERROR_FILE},
+    {"python", required_argument, NULL, OPT_PYTHON},
+    {"module", no_argument, NULL, OPT_MODULE},
+    {"no-python", no_argument, NULL, OPT_NO_PYTHON},
+    {"no_python", no_argument, NULL, OPT_NO_PYTHON},
+    {"local-rank-arg", no_argument, NULL, OPT_LOCAL_RANK_ARG},
     {"help", no_argument, NULL, OPT_HELP},
     {"version", no_argument, NULL, OPT_VERSION},
     {0},
@@ -141,6 +155,28 @@ static int count_gpus(void)
     if (d)
         closedir(d);
     return n;
+}
+
+/* What each worker runs: PROGRAM [ARGS...], after `python -m` for a module, or after `python`
+ * for a PROGRAM ending in .py (as torchrun runs a script), unless python is NULL (--no-python).
+ * The strings stay argv's. */
+static int build_command(agent_options_t *o, char **program, int count, const char *python,
+                         int module)
+{
+    size_t len = strlen(program[0]);
+    int interpreted = python && (module || (len > 3 && !strcmp(program[0] + len - 3, ".py")));
+    int extra = interpreted ? 1 + module : 0;
+    o->command = calloc((size_t)(count + extra + 1), sizeof *o->command);
+    if (!o->command)
+        return -1;
+    int k = 0;
+    if (interpreted)
+        o->command[k++] = (char *)python;
+    if (interpreted && module)
+        o->command[k++] = "-m";
+    for (int i = 0; i < count; i++)
+        o->command[k++] = program[i];
+    return 0;
 }
 
 static int read_token_file(agent_options_t *o, const char *path, ddp_error_t *err)
@@ -324,13 +360,14 @@ int agent_options_parse(int argc, char **argv, agent_options_t *o, ddp_error_t *
 {
     *o = (agent_options_t){.node_rank = -1, .rdzv_timeout_s = 300, .heartbeat_ms = 1000,
                            .grace_ms = 10000, .exit_timeout_s = 300};
-    const char *nproc_arg = "auto", *token_file = NULL;
+    const char *nproc_arg = "auto", *token_file = NULL, *python = "python3";
+    int module = 0, no_python = 0;
     int port_set = 0, opt;
     optind = 1;
     opterr = 0;
     /* "+": options end at the program, whose own flags are left alone. */
     int which = -1;
-    while ((opt = getopt_long(argc, argv, "+h", long_options, &which)) != -1) {
+    while ((opt = getopt_long(argc, argv, "+hm", long_options, &which)) != -1) {
         /* The option as the user wrote it (argv[optind - 1] is its value when one follows). */
         char name[64];
         if (which >= 0)
@@ -395,6 +432,20 @@ int agent_options_parse(int argc, char **argv, agent_options_t *o, ddp_error_t *
             free(o->error_file);
             o->error_file = strdup(optarg);
             break;
+        case OPT_PYTHON:
+            python = optarg;
+            bad = !*optarg;
+            break;
+        case 'm':
+        case OPT_MODULE:
+            module = 1;
+            break;
+        case OPT_NO_PYTHON:
+            no_python = 1;
+            break;
+        case OPT_LOCAL_RANK_ARG:
+            o->local_rank_arg = 1;
+            break;
         case 'h':
         case OPT_HELP:
             fputs(usage_text, stdout);
@@ -413,7 +464,10 @@ int agent_options_parse(int argc, char **argv, agent_options_t *o, ddp_error_t *
     if (optind >= argc)
         return ddp_error_set(err, "no program to run (usage: ddpjob-agent [OPTIONS] PROGRAM "
                                   "[ARGS...])");
-    o->command = argv + optind;
+    if (module && no_python)
+        return ddp_error_set(err, "-m and --no-python exclude each other (a module needs python)");
+    if (build_command(o, argv + optind, argc - optind, no_python ? NULL : python, module))
+        return ddp_error_set(err, "out of memory");
     if (resolve_identity(o, &port_set, err) || check_identity(o, port_set, err))
         return -1;
     if (!strcmp(nproc_arg, "auto") || !strcmp(nproc_arg, "gpu")) {
@@ -435,6 +489,7 @@ int agent_options_parse(int argc, char **argv, agent_options_t *o, ddp_error_t *
 
 void agent_options_free(agent_options_t *o)
 {
+    free(o->command);
     free(o->master_addr);
     free(o->run_id);
     free(o->log_dir);

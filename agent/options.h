@@ -28,7 +28,8 @@ typedef struct {
     char **hosts; /* the job's nodes when the environment names them, else NULL */
     size_t nhosts;
     const char *identity; /* where node rank and master came from, for messages */
-    char **command;
+    char **command;       /* what each worker runs (the interpreter first, as torchrun adds it) */
+    int local_rank_arg;   /* append --local_rank=N, as torch.distributed.launch does */
 } agent_options_t;
 
 /* Fills o from argv and the environment. Returns 0, 1 when --help or --version was printed,

@@ -107,14 +107,30 @@ static int start_one(worker_t *w, const worker_launch_t *l, ddp_error_t *err)
         goto out;
     }
     log_out = log_err = -1; /* the relays own them now */
+    /* Made before fork: the agent has threads, so the child must not allocate. */
+    char local_rank_arg[32], **command = l->command;
+    if (l->local_rank_arg) {
+        size_t n = 0;
+        while (l->command[n])
+            n++;
+        if (!(command = calloc(n + 2, sizeof *command))) {
+            ddp_error_set(err, "out of memory");
+            goto out;
+        }
+        memcpy(command, l->command, n * sizeof *command);
+        snprintf(local_rank_arg, sizeof local_rank_arg, "--local_rank=%d", w->local_rank);
+        command[n] = local_rank_arg;
+    }
     pid_t agent = getpid();
     pid_t pid = fork();
+    if (pid == 0)
+        exec_worker(command, env, out[1], errp[1], agent);
+    if (command != l->command)
+        free(command);
     if (pid < 0) {
         ddp_error_set(err, "fork: %s", strerror(errno));
         goto out;
     }
-    if (pid == 0)
-        exec_worker(l->command, env, out[1], errp[1], agent);
     /* Also from here, so that a signal sent to the group right away cannot miss the child. */
     setpgid(pid, pid);
     w->pid = pid;

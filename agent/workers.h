@@ -38,6 +38,7 @@ typedef struct {
     const char *attempt_dir;  /* per-rank folders are made here */
     int write_logs;
     char **command;
+    int local_rank_arg; /* append --local_rank=N to the command */
     guard_t *guard; /* told of every worker's process group */
 } worker_launch_t;
 

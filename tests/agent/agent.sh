@@ -245,6 +245,29 @@ expect_contains "$(cat "$T/stall.err")" "line(s) of output dropped: nothing read
     "and the agent says that it dropped output"
 expect_no_leftovers "nothing left after a stalled reader"
 
+# --- torchrun's habits ---------------------------------------------------------------------
+# A PROGRAM ending in .py runs under python3 (it need not be executable), -m runs a module,
+# --no-python runs it as given, --local-rank-arg passes --local_rank=N.
+printf '%s\n' 'import os, sys' \
+    'print("python", os.path.basename(sys.executable).startswith("python"), sys.argv[1:], os.environ["LOCAL_RANK"])' \
+    >"$T/hello.py"
+mkdir -p "$T/mods" && cp "$T/hello.py" "$T/mods/hellomod.py"
+run env DDPJ_TESTMARK="$MARK" "$AGENT" --standalone --nproc-per-node 2 "$T/hello.py" a b
+expect_contains "$OUT" "[rank 1] python True ['a', 'b'] 1" "a .py program runs under python3, with its arguments"
+run env DDPJ_TESTMARK="$MARK" PYTHONPATH="$T/mods" "$AGENT" --standalone --nproc-per-node 1 -m hellomod x
+expect_contains "$OUT" "[rank 0] python True ['x'] 0" "-m runs a module"
+printf '#!/bin/sh\necho "as given: $1"\n' >"$T/shell.py" && chmod +x "$T/shell.py"
+run env DDPJ_TESTMARK="$MARK" "$AGENT" --standalone --nproc-per-node 1 --no-python "$T/shell.py" y
+expect_contains "$OUT" "[rank 0] as given: y" "--no-python runs the program as given"
+printf '%s\n' 'import argparse' 'p = argparse.ArgumentParser()' \
+    'p.add_argument("--local_rank", type=int, required=True)' \
+    'print("local_rank", p.parse_args().local_rank)' >"$T/launch.py"
+run env DDPJ_TESTMARK="$MARK" "$AGENT" --standalone --nproc-per-node 2 --local-rank-arg "$T/launch.py"
+expect_contains "$OUT" "[rank 1] local_rank 1" "--local-rank-arg passes --local_rank=N as torch.distributed.launch does"
+run "$AGENT" --standalone -m --no-python x
+expect_eq "$RC" 2 "-m with --no-python is a usage error"
+expect_no_leftovers "nothing left after the torchrun habits"
+
 # --- restart ---------------------------------------------------------------------------------
 worker flaky.sh 'echo "attempt $TORCHELASTIC_RESTART_COUNT of rank $RANK"
 if [ "$TORCHELASTIC_RESTART_COUNT" = 0 ] && [ "$RANK" = 1 ]; then exit 3; fi

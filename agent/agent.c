@@ -517,6 +517,14 @@ static int connect_store(agent_t *a, store_client_t **out, ddp_error_t *err)
     }
 }
 
+/* Whether a failed attempt is followed by another: a worker's failure, restarts left, and the
+ * agent not told to stop. */
+static int will_restart(const agent_t *a, const attempt_t *t)
+{
+    return !t->done && t->first.kind == FAIL_WORKER && t->round < a->o->max_restarts &&
+           !a->stop_signal;
+}
+
 /* Runs one attempt: rendezvous, workers, monitor. Fills t; returns -1 when the rendezvous
  * failed (err says why). */
 static int run_attempt(agent_t *a, attempt_t *t, ddp_error_t *err)
@@ -578,7 +586,12 @@ static int run_attempt(agent_t *a, attempt_t *t, ddp_error_t *err)
         monitor(a, t, w, o->nproc, &r);
         workers_close(w, o->nproc);
         workers_kill_groups(w, o->nproc);
-        if (!t->done) {
+        if (will_restart(a, t)) {
+            char line[1024];
+            failure_line(&t->first, line, sizeof line);
+            say("attempt %d failed: %s; restarting every worker (restart %d of %d)", t->round,
+                line, t->round + 1, o->max_restarts);
+        } else if (!t->done) {
             char *summary = NULL;
             size_t summary_len = 0;
             FILE *f = open_memstream(&summary, &summary_len);
@@ -704,11 +717,12 @@ int agent_run(agent_options_t *o)
         }
         if (t.done) {
             status = 0;
+            if (round > 0)
+                say("job succeeded after %d restart(s)", round);
             goodbye(&a, round, o->nnodes);
             break;
         }
-        if (t.first.kind == FAIL_WORKER && round < o->max_restarts && !a.stop_signal) {
-            say("restarting every worker (restart %d of %d)", round + 1, o->max_restarts);
+        if (will_restart(&a, &t)) {
             /* A fresh watch connection: the old one may still hold the last attempt's answer. */
             store_client_close(a.watch);
             a.watch = NULL;

@@ -279,7 +279,12 @@ start_agent n1 -- "${common[@]}" --node-rank 1 "$T/flaky.sh"
 wait_agent n1
 expect_eq "$RC" 0 "a job whose worker fails once succeeds after a restart"
 expect_contains "$OUT" "[rank 1] attempt 1 of rank 1" "the restarted worker sees TORCHELASTIC_RESTART_COUNT=1"
-expect_contains "$ERR" "restarting every worker (restart 1 of 2)" "the agent says it restarts"
+expect_contains "$ERR" "attempt 0 failed: rank 1 (node 1, host $(hostname), local rank 0) exited with code 3" \
+    "the agent says which attempt failed and why"
+expect_contains "$ERR" "; restarting every worker (restart 1 of 2)" "and that it restarts"
+if grep -q "job failed" <<<"$ERR"; then fail "no 'job failed' for a job that then succeeded" "$ERR"; else
+    pass "no 'job failed' for a job that then succeeded"; fi
+expect_contains "$ERR" "job succeeded after 1 restart(s)" "the last line says the job succeeded after the restart"
 wait_agent n0
 expect_eq "$RC" 0 "every agent exits 0 after the successful restart"
 expect_contains "$OUT" "[rank 0] attempt 1 of rank 0" "the healthy node's workers were restarted too"
@@ -289,6 +294,7 @@ start_agent n0 -- --standalone --nproc-per-node 2 --max-restarts 1 "$T/always.sh
 wait_agent n0
 expect_eq "$RC" 5 "out of restarts, the agent exits with the worker's code"
 expect_eq "$(grep -c 'node 0 of 1' <<<"$ERR")" 2 "after two attempts (one restart)"
+expect_eq "$(grep -c 'job failed' <<<"$ERR")" 1 "with one summary, for the last attempt"
 
 # --- signals ---------------------------------------------------------------------------------
 worker trapper.sh 'trap "echo got USR2; exit 0" USR2

@@ -48,9 +48,11 @@ static const char usage_text[] =
     "                          torch.distributed.launch does (the variable LOCAL_RANK is always set)\n"
     "\n"
     "torchrun's spellings (--nproc_per_node, --node_rank, --master_addr, --master_port,\n"
-    "--max_restarts, --rdzv_timeout) are accepted. Exit status: 0 when every worker of every\n"
-    "node exited 0; else the first failing worker's code (128+N for signal N); 1 for a failure\n"
-    "of the job itself (rendezvous, a lost node); 2 for a usage error.\n";
+    "--max_restarts, --rdzv_timeout) are accepted, and its --rdzv-backend c10d|static,\n"
+    "--rdzv-endpoint HOST[:PORT] (the master), --rdzv-id (the run id) and --nnodes N:N.\n"
+    "Exit status: 0 when every worker of every node exited 0; else the first failing worker's\n"
+    "code (128+N for signal N); 1 for a failure of the job itself (rendezvous, a lost node);\n"
+    "2 for a usage error.\n";
 
 enum {
     OPT_NNODES = 256,
@@ -69,6 +71,9 @@ enum {
     OPT_EXIT_TIMEOUT,
     OPT_LOG_DIR,
     OPT_ERROR_FILE,
+    OPT_RDZV_BACKEND,
+    OPT_RDZV_ENDPOINT,
+    OPT_RDZV_ID,
     OPT_PYTHON,
     OPT_MODULE,
     OPT_NO_PYTHON,
@@ -102,6 +107,12 @@ static const struct option long_options[] = {
     {"log-dir", required_argument, NULL, OPT_LOG_DIR},
     {"log_dir", required_argument, NULL, OPT_LOG_DIR},
     {"error-file", required_argument, NULL, OPT_ERROR_FILE},
+    {"rdzv-backend", required_argument, NULL, OPT_RDZV_BACKEND},
+    {"rdzv_backend", required_argument, NULL, OPT_RDZV_BACKEND},
+    {"rdzv-endpoint", required_argument, NULL, OPT_RDZV_ENDPOINT},
+    {"rdzv_endpoint", required_argument, NULL, OPT_RDZV_ENDPOINT},
+    {"rdzv-id", required_argument, NULL, OPT_RDZV_ID},
+    {"rdzv_id", required_argument, NULL, OPT_RDZV_ID},
     {"python", required_argument, NULL, OPT_PYTHON},
     {"module", no_argument, NULL, OPT_MODULE},
     {"no-python", no_argument, NULL, OPT_NO_PYTHON},
@@ -377,9 +388,43 @@ int agent_options_parse(int argc, char **argv, agent_options_t *o, ddp_error_t *
         which = -1;
         int bad = 0;
         switch (opt) {
-        case OPT_NNODES:
-            bad = parse_int(optarg, 1, 100000, &o->nnodes);
+        case OPT_NNODES: {
+            /* torchrun's MIN:MAX, when it names one count. */
+            const char *colon = strchr(optarg, ':');
+            int most;
+            if (colon) {
+                char least[32];
+                snprintf(least, sizeof least, "%.*s", (int)(colon - optarg), optarg);
+                if (parse_int(least, 1, 100000, &o->nnodes) || parse_int(colon + 1, 1, 100000, &most))
+                    bad = 1;
+                else if (most != o->nnodes)
+                    return ddp_error_set(err, "--nnodes %s: elastic node ranges are not supported; "
+                                              "give one count (every node must join)",
+                                         optarg);
+            } else {
+                bad = parse_int(optarg, 1, 100000, &o->nnodes);
+            }
             break;
+        }
+        case OPT_RDZV_BACKEND:
+            /* Both are a store on one node, which is what ddpjob's rendezvous is. */
+            if (strcmp(optarg, "c10d") && strcmp(optarg, "static"))
+                return ddp_error_set(err, "--rdzv-backend %s: not supported (ddpjob's rendezvous is "
+                                          "its own store on node 0; c10d and static map onto it)",
+                                     optarg);
+            break;
+        case OPT_RDZV_ENDPOINT: {
+            /* HOST[:PORT], torchrun's spelling of the master's address. */
+            const char *colon = strrchr(optarg, ':');
+            free(o->master_addr);
+            o->master_addr = colon ? strndup(optarg, (size_t)(colon - optarg)) : strdup(optarg);
+            bad = !o->master_addr || !*o->master_addr;
+            if (colon && !bad) {
+                bad = parse_int(colon + 1, 1, 65535, &o->master_port);
+                port_set = 1;
+            }
+            break;
+        }
         case OPT_NODE_RANK:
             bad = parse_int(optarg, 0, 99999, &o->node_rank);
             break;
@@ -399,6 +444,7 @@ int agent_options_parse(int argc, char **argv, agent_options_t *o, ddp_error_t *
             o->standalone = 1;
             break;
         case OPT_RUN_ID:
+        case OPT_RDZV_ID:
             free(o->run_id);
             o->run_id = strdup(optarg);
             break;

@@ -266,6 +266,16 @@ run env DDPJ_TESTMARK="$MARK" "$AGENT" --standalone --nproc-per-node 2 --local-r
 expect_contains "$OUT" "[rank 1] local_rank 1" "--local-rank-arg passes --local_rank=N as torch.distributed.launch does"
 run "$AGENT" --standalone -m --no-python x
 expect_eq "$RC" 2 "-m with --no-python is a usage error"
+# torchrun's rendezvous spellings map onto ours; what cannot be honoured is refused.
+next_port
+run env DDPJ_TESTMARK="$MARK" "$AGENT" --nnodes 1:1 --node_rank 0 --rdzv_backend c10d \
+    --rdzv_endpoint "127.0.0.1:$PORT" --rdzv_id tr-42 --nproc_per_node 1 "$T/env.sh"
+expect_contains "$OUT" "master=127.0.0.1:" "--rdzv-endpoint HOST:PORT names the master"
+expect_contains "$OUT" "run=tr-42" "--rdzv-id is the run id"
+run "$AGENT" --nnodes 1:2 --node-rank 0 --master-addr 127.0.0.1 --master-port 1 true
+expect_contains "$ERR" "--nnodes 1:2: elastic node ranges are not supported" "an elastic range is refused, saying why"
+run "$AGENT" --standalone --rdzv-backend etcd true
+expect_contains "$ERR" "--rdzv-backend etcd: not supported" "and so is a rendezvous backend we do not have"
 expect_no_leftovers "nothing left after the torchrun habits"
 
 # --- restart ---------------------------------------------------------------------------------

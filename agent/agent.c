@@ -110,6 +110,12 @@ static void read_signals(agent_t *a, worker_t *w, int n)
     }
 }
 
+static void rdzv_waiting(void *ctx, const char *line)
+{
+    const agent_t *a = ctx;
+    say("node %d: %s", a->o->node_rank, line);
+}
+
 static int stop_requested(void *ctx)
 {
     agent_t *a = ctx;
@@ -537,7 +543,7 @@ static int run_attempt(agent_t *a, attempt_t *t, ddp_error_t *err)
                         .nproc = o->nproc, .host = a->host, .worker_port = worker_port,
                         .hosts = (const char *const *)o->hosts,
                         .deadline = ddp_deadline_in((int64_t)o->rdzv_timeout_s * 1000),
-                        .cancelled = stop_requested, .ctx = a};
+                        .cancelled = stop_requested, .waiting = rdzv_waiting, .ctx = a};
     rdzv_result_t r;
     if (rdzv_join(a->client, &join, &r, err))
         return -1;

@@ -28,16 +28,30 @@ static void node_key(char *buf, size_t size, int round, const char *what, int no
     rdzv_key(buf, size, round, name);
 }
 
-/* Waits for any of keys until `deadline` in slices, so that j->cancelled is heard. Returns
- * 1 with *which and *val (if not NULL), 0 on timeout, -1 on error or cancellation. */
+static void name_missing(store_client_t *c, const rdzv_join_t *j, char *buf, size_t size);
+
+/* Waits for any of keys until `deadline` in slices, so that j->cancelled is heard and, while
+ * `joining`, j->waiting told who is missing. Returns 1 with *which and *val (if not NULL), 0 on
+ * timeout, -1 on error or cancellation. */
 static int wait_keys(store_client_t *c, const rdzv_join_t *j, const char *const *keys,
-                     size_t nkeys, int64_t deadline, int *which, char **val, ddp_error_t *err)
+                     size_t nkeys, int64_t deadline, int joining, int *which, char **val,
+                     ddp_error_t *err)
 {
+    int64_t start = ddp_now_ms(), next_note = start + RDZV_NOTE_MS;
     for (;;) {
         if (j->cancelled && j->cancelled(j->ctx))
             return ddp_error_set(err, "rendezvous interrupted: the agent was told to stop");
+        if (joining && j->waiting && ddp_now_ms() >= next_note) {
+            char missing[700], line[900];
+            name_missing(c, j, missing, sizeof missing);
+            snprintf(line, sizeof line, "waiting for node rank(s) %s to join: %lld s of %lld",
+                     missing, (long long)((ddp_now_ms() - start) / 1000),
+                     (long long)((deadline - start + 500) / 1000));
+            j->waiting(j->ctx, line);
+            next_note += RDZV_NOTE_MS;
+        }
         int left = ddp_ms_left(deadline);
-        int slice = j->cancelled && left > 250 ? 250 : left;
+        int slice = (j->cancelled || j->waiting) && left > 250 ? 250 : left;
         int got = store_wait(c, keys, nkeys, slice, which, val, err);
         if (got < 0)
             return ddp_error_prefix(err, "rendezvous");
@@ -133,10 +147,42 @@ out:
     return rc;
 }
 
+/* The first agent to join sets the job's node count; one given another count is refused, and
+ * tells the others (who may be waiting for nodes that will never come) through the abort key. */
+static int check_shape(store_client_t *c, const rdzv_join_t *j, ddp_error_t *err)
+{
+    char key[128], mine[128], *theirs = NULL;
+    rdzv_key(key, sizeof key, j->round, "shape");
+    int n = snprintf(mine, sizeof mine, "%d %d %s", j->nnodes, j->node_rank, j->host);
+    int swapped = store_cas(c, key, NULL, 0, mine, (size_t)n, &theirs, err);
+    if (swapped < 0)
+        return ddp_error_prefix(err, "rendezvous");
+    int their_nnodes = 0, their_node = -1;
+    char their_host[256] = "?";
+    if (!swapped && (!theirs || sscanf(theirs, "%d %d %255s", &their_nnodes, &their_node,
+                                       their_host) < 2)) {
+        free(theirs);
+        return ddp_error_set(err, "rendezvous: malformed job shape in the store");
+    }
+    free(theirs);
+    if (swapped || their_nnodes == j->nnodes)
+        return 0;
+    ddp_error_set(err,
+                  "rendezvous: node rank %d (%s) was started with --nnodes %d, but node rank %d "
+                  "(%s) joined first with --nnodes %d: every agent must be given the same count",
+                  j->node_rank, j->host, j->nnodes, their_node, their_host, their_nnodes);
+    char abort_key[128];
+    rdzv_key(abort_key, sizeof abort_key, j->round, "abort");
+    store_set(c, abort_key, err->msg, strlen(err->msg), NULL);
+    return -1;
+}
+
 int rdzv_join(store_client_t *c, const rdzv_join_t *j, rdzv_result_t *out, ddp_error_t *err)
 {
     char key[128], record[512], *val = NULL;
     *out = (rdzv_result_t){.nnodes = j->nnodes};
+    if (check_shape(c, j, err))
+        return -1;
     node_key(key, sizeof key, j->round, "node", j->node_rank);
     int n = snprintf(record, sizeof record, "%d %s", j->nproc, j->host);
     int swapped = store_cas(c, key, NULL, 0, record, (size_t)n, &val, err);
@@ -168,7 +214,7 @@ int rdzv_join(store_client_t *c, const rdzv_join_t *j, rdzv_result_t *out, ddp_e
     const char *keys[] = {key, abort_key};
     int64_t deadline = j->deadline + (j->node_rank == 0 ? 0 : RDZV_ABORT_SLACK_MS);
     int which = 0;
-    int got = wait_keys(c, j, keys, 2, deadline, &which, &val, err);
+    int got = wait_keys(c, j, keys, 2, deadline, 1, &which, &val, err);
     if (got < 0)
         return -1;
     if (got > 0 && which == 1) {
@@ -190,7 +236,7 @@ int rdzv_join(store_client_t *c, const rdzv_join_t *j, rdzv_result_t *out, ddp_e
         return assign_ranks(c, j, out, err) ? ddp_error_prefix(err, "rendezvous") : 0;
     node_key(key, sizeof key, j->round, "assign", j->node_rank);
     const char *assign = key;
-    got = wait_keys(c, j, &assign, 1, j->deadline + RDZV_ABORT_SLACK_MS, NULL, &val, err);
+    got = wait_keys(c, j, &assign, 1, j->deadline + RDZV_ABORT_SLACK_MS, 0, NULL, &val, err);
     if (got <= 0)
         return got < 0 ? -1
                        : ddp_error_set(err, "rendezvous timed out: every node joined, but node 0 "

@@ -7,7 +7,9 @@
  * a new round with its own keys, so nothing from an earlier attempt is mistaken for this one.
  *
  * The join has one deadline. When it passes, every waiting agent fails with the node ranks (and
- * hosts, where the caller knows them) that never arrived. */
+ * hosts, where the caller knows them) that never arrived. Agents given different node counts
+ * are refused at once: the first to join sets the job's count, and the one that differs fails
+ * and tells the others (both counts named). */
 #ifndef DDP_RENDEZVOUS_H
 #define DDP_RENDEZVOUS_H
 
@@ -27,8 +29,12 @@ typedef struct {
     /* Optional: asked between slices of a wait; non-zero abandons the join (a signal to stop
      * the agent must not wait for the rendezvous deadline). */
     int (*cancelled)(void *ctx);
+    /* Optional: told every RDZV_NOTE_MS while nodes are missing ("waiting for node rank(s) ..."). */
+    void (*waiting)(void *ctx, const char *line);
     void *ctx;
 } rdzv_join_t;
+
+#define RDZV_NOTE_MS 5000
 
 typedef struct {
     int rank_base; /* global rank of this node's local rank 0 */

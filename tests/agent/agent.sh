@@ -75,6 +75,28 @@ expect_eq "$RC" 1 "so does node 1"
 expect_contains "$ERR" "node rank(s) 2 never arrived" "with the same reason"
 expect_no_leftovers "nothing left after a failed rendezvous"
 
+# Waiting is reported, and agents given different node counts are refused at once.
+next_port
+common=(--master-addr 127.0.0.1 --master-port "$PORT" --rdzv-timeout 6 --nproc-per-node 1)
+run env DDPJ_TESTMARK="$MARK" "$AGENT" --nnodes 2 --node-rank 0 "${common[@]}" "$T/env.sh"
+expect_contains "$ERR" "node 0: waiting for node rank(s) 1 to join: 5 s of 6" "the join says every 5 s whom it waits for"
+next_port
+common=(--master-addr 127.0.0.1 --master-port "$PORT" --rdzv-timeout 30 --nproc-per-node 1)
+start=$(date +%s)
+start_agent n0 -- --nnodes 2 "${common[@]}" --node-rank 0 "$T/env.sh"
+sleep 0.5
+start_agent n1 -- --nnodes 3 "${common[@]}" --node-rank 1 "$T/env.sh"
+wait_agent n1
+err1=$ERR rc1=$RC
+wait_agent n0
+took=$(($(date +%s) - start))
+expect_eq "$RC/$rc1" 1/1 "agents given different --nnodes both fail"
+why="node rank 1 ($(hostname)) was started with --nnodes 3, but node rank 0 ($(hostname)) joined first with --nnodes 2"
+expect_contains "$err1" "$why" "the late one names both counts"
+expect_contains "$ERR" "$why" "and so does the one that joined first"
+if [ "$took" -lt 10 ]; then pass "at once, not at the timeout (${took} s of 30)"; else fail "took ${took} s"; fi
+expect_no_leftovers "nothing left after a node-count mismatch"
+
 # --- node 0 stalls during the join ------------------------------------------------------------
 # Node 1's handshake waits on a node 0 that is stopped for 1.5 s: it tries again until
 # --rdzv-timeout instead of failing at its first unanswered try.

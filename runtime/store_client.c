@@ -48,11 +48,17 @@ static int handshake(store_client_t *c, const void *token, size_t token_len, int
         *retryable = 1;
         return -1;
     }
-    unsigned char server_mac[STORE_MAC_LEN], expected[STORE_MAC_LEN];
-    ddp_error_t ignored;
-    if (net_read_full(c->fd, server_mac, sizeof server_mac, deadline, &ignored))
+    unsigned char verdict, server_mac[STORE_MAC_LEN], expected[STORE_MAC_LEN];
+    if (net_read_full(c->fd, &verdict, 1, deadline, &why)) {
+        *retryable = 1;
+        return ddp_error_set(err, "the store dropped the connection during the handshake (%s)",
+                             why.msg);
+    }
+    if (verdict != STORE_ACCEPTED)
         return ddp_error_set(err, "refused this job's token (wrong DDPJOB_TOKEN, or another "
                                   "job's store on this port)");
+    if (net_read_full(c->fd, server_mac, sizeof server_mac, deadline, &why))
+        return ddp_error_set(err, "handshake: %s", why.msg);
     store_auth_mac(token, token_len, "server", server_nonce, answer, expected);
     if (ddp_equal_secret(server_mac, expected, STORE_MAC_LEN) != 0)
         return ddp_error_set(err, "does not know this job's token (another job's store on this "

@@ -2,7 +2,9 @@
  *
  * A connection opens with a mutual proof of the job token: the server sends a magic string and
  * a random nonce; the client answers with its own nonce and HMAC-SHA256(token, "client" |
- * nonces); the server answers with HMAC-SHA256(token, "server" | nonces). A peer with another
+ * nonces); the server answers with a verdict byte, STORE_ACCEPTED then HMAC-SHA256(token,
+ * "server" | nonces), or STORE_REFUSED and the end of the connection (so that a client can tell
+ * a refusal from a connection dropped under load, which it may try again). A peer with another
  * token learns nothing but the server's nonce, and a client never talks to another job's store.
  *
  * Then every message is a frame: a 4-byte big-endian length and that many bytes, at most
@@ -19,6 +21,8 @@
 #define STORE_MAGIC_LEN 8
 #define STORE_NONCE_LEN 32
 #define STORE_MAC_LEN 32 /* DDP_SHA256_LEN */
+#define STORE_ACCEPTED 0
+#define STORE_REFUSED 1
 #define STORE_MAX_KEY 1024
 #define STORE_MAX_VALUE (1 << 20)
 #define STORE_MAX_FRAME (STORE_MAX_VALUE + 2 * STORE_MAX_KEY + 64)

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -27,12 +28,14 @@
 #define OUT_HIGH_WATER (4u << 20)
 /* How often parked WAITs and unfinished handshakes are checked against their deadlines. */
 #define TICK_MS 50
-/* Connections that have not proven the token yet: past PENDING_CAP in all, the oldest of the
- * newest one's address goes when that address holds more than PENDING_PER_PEER of them, else
- * the oldest of all. Idle connections from anyone who can reach the port cannot then keep the
- * job's agents out: a real client's connection is the newest, and one that is dropped retries. */
+/* Connections that have not proven the token yet: past PENDING_CAP in all, stale ones (nothing
+ * sent for PENDING_STALE_MS) are dropped, the oldest of the newest one's address first when that
+ * address holds more than PENDING_PER_PEER of them, else the oldest of all. Idle connections
+ * from anyone who can reach the port cannot then keep the job's agents out, while a burst of
+ * real clients (which answer within moments, however many) is never cut. */
 #define PENDING_CAP 1024
 #define PENDING_PER_PEER 64
+#define PENDING_STALE_MS 2000
 /* Refusals are logged at most once per this many ms, with a count of those left unsaid. */
 #define REFUSAL_LOG_MS 1000
 
@@ -46,6 +49,7 @@ typedef struct {
     char peer[64];
     char addr[48];    /* the peer's address alone */
     uint64_t arrival; /* accept order */
+    int64_t accepted_at;
     unsigned char nonce[STORE_NONCE_LEN];
     int64_t deadline; /* of the handshake, or of the parked WAIT */
     int64_t input_at; /* ddp_now_ms of the last bytes received */
@@ -301,16 +305,25 @@ static int conn_flush(store_server_t *s, conn_t *c)
     return conn_watch(s, c, events);
 }
 
-/* Keeps the unauthenticated connections within PENDING_CAP, after `newest` arrived. */
-static void shed_pending(store_server_t *s, const conn_t *newest)
+/* An unauthenticated connection that has sent nothing (not even into the socket) for
+ * PENDING_STALE_MS. */
+static int stale_pending(const conn_t *c, int64_t now)
 {
-    if (s->npending <= PENDING_CAP)
-        return;
+    int queued = 0;
+    return c->state == CONN_HANDSHAKE && c->in.len == 0 &&
+           now - c->accepted_at >= PENDING_STALE_MS && ioctl(c->fd, FIONREAD, &queued) == 0 &&
+           queued == 0;
+}
+
+/* Drops the stale unauthenticated connection to go first; 0 when there is none. */
+static int shed_one(store_server_t *s, const conn_t *newest)
+{
+    int64_t now = ddp_now_ms();
     conn_t *oldest = NULL, *oldest_same = NULL;
     size_t same = 0;
     for (size_t fd = 0; fd < s->conns_cap; fd++) {
         conn_t *c = s->conns[fd];
-        if (!c || c == newest || c->state != CONN_HANDSHAKE)
+        if (!c || c == newest || !stale_pending(c, now))
             continue;
         if (!oldest || c->arrival < oldest->arrival)
             oldest = c;
@@ -321,12 +334,21 @@ static void shed_pending(store_server_t *s, const conn_t *newest)
         }
     }
     conn_t *victim = same >= PENDING_PER_PEER ? oldest_same : oldest;
-    if (victim) {
-        refusal_log(s, "store: dropped connection from %s: %zu connections have not proven the "
-                       "job token (limit %d), this one the longest",
-                    victim->peer, s->npending, PENDING_CAP);
-        conn_close(s, victim);
-    }
+    if (!victim)
+        return 0;
+    refusal_log(s, "store: dropped connection from %s: %zu connections have not proven the job "
+                   "token (limit %d), this one silent the longest",
+                victim->peer, s->npending, PENDING_CAP);
+    conn_close(s, victim);
+    return 1;
+}
+
+/* Drops stale unauthenticated connections while there are more than PENDING_CAP, after
+ * `newest` arrived. */
+static void shed_pending(store_server_t *s, const conn_t *newest)
+{
+    while (s->npending > PENDING_CAP && shed_one(s, newest))
+        ;
 }
 
 static void accept_all(store_server_t *s)
@@ -379,6 +401,7 @@ static void accept_all(store_server_t *s)
         snprintf(c->peer, sizeof c->peer, "%s:%d", addr, port);
         snprintf(c->addr, sizeof c->addr, "%s", addr);
         c->arrival = s->arrivals++;
+        c->accepted_at = ddp_now_ms();
         int one = 1;
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
         s->conns[fd] = c;
@@ -413,6 +436,9 @@ static int conn_handshake(store_server_t *s, conn_t *c)
     store_auth_mac(s->token, s->token_len, "client", c->nonce, client_nonce, expected);
     if (ddp_equal_secret(expected, c->in.data + STORE_NONCE_LEN, STORE_MAC_LEN) != 0) {
         refusal_log(s, "store: refused connection from %s: wrong job token", c->peer);
+        /* Best effort: if it does not go out, the client sees a drop and tries again. */
+        const unsigned char refused = STORE_REFUSED;
+        send(c->fd, &refused, 1, MSG_DONTWAIT | MSG_NOSIGNAL);
         return -1;
     }
     unsigned char mac[STORE_MAC_LEN];
@@ -421,8 +447,9 @@ static int conn_handshake(store_server_t *s, conn_t *c)
     memmove(c->in.data, c->in.data + used, c->in.len - used);
     c->in.len -= used;
     conn_unpark(s, c);
-    if (store_buf_reserve(&c->out, STORE_MAC_LEN))
+    if (store_buf_reserve(&c->out, 1 + STORE_MAC_LEN))
         return -1;
+    c->out.data[c->out.len++] = STORE_ACCEPTED;
     memcpy(c->out.data + c->out.len, mac, STORE_MAC_LEN);
     c->out.len += STORE_MAC_LEN;
     return 0;

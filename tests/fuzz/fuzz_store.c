@@ -26,7 +26,7 @@ static int authenticated(int port)
     ddp_error_t err;
     int fd = net_connect("127.0.0.1", port, ddp_deadline_in(1000), NULL, &err);
     unsigned char hello[STORE_MAGIC_LEN + STORE_NONCE_LEN], answer[STORE_NONCE_LEN + STORE_MAC_LEN];
-    unsigned char mac[STORE_MAC_LEN];
+    unsigned char mac[1 + STORE_MAC_LEN];
     if (fd < 0)
         return -1;
     memset(answer, 1, STORE_NONCE_LEN);

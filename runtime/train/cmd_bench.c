@@ -105,7 +105,7 @@ typedef struct {
     pg_dtype_t dtype;
 } bench_args_t;
 
-static const char usage_text[] =
+const char bench_usage[] =
     "usage: ddp-train bench [--op NAME|all] [--min-bytes B] [--max-bytes B] [--step-factor F]\n"
     "                       [--iters N] [--warmup N] [--dtype TYPE] [--check]\n"
     "                       [--backend tcp|nccl] [--timeout SECONDS]\n"
@@ -160,11 +160,11 @@ static int parse_args(int argc, char **argv, bench_args_t *a)
         } else if (!strcmp(arg, "--dtype")) {
             bad = pg_dtype_parse(val, &a->dtype);
         } else {
-            fprintf(stderr, "ddp-train bench: unknown option %s\n%s", arg, usage_text);
+            fprintf(stderr, "ddp-train bench: unknown option %s\n%s", arg, bench_usage);
             return -1;
         }
         if (bad) {
-            fprintf(stderr, "ddp-train bench: %s %s: bad value\n%s", arg, val ? val : "", usage_text);
+            fprintf(stderr, "ddp-train bench: %s %s: bad value\n%s", arg, val ? val : "", bench_usage);
             return -1;
         }
         i += takes;
@@ -177,7 +177,7 @@ static int parse_args(int argc, char **argv, bench_args_t *a)
     for (size_t k = 0; k < NOPS; k++)
         known |= !strcmp(a->op, ops[k].name);
     if (!known) {
-        fprintf(stderr, "ddp-train bench: unknown --op %s\n%s", a->op, usage_text);
+        fprintf(stderr, "ddp-train bench: unknown --op %s\n%s", a->op, bench_usage);
         return -1;
     }
     return 0;

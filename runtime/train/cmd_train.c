@@ -393,10 +393,6 @@ int cmd_train(int argc, char **argv)
 {
     session_options_t so = {0};
     train_options_t o;
-    if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-        fputs(train_usage, stdout);
-        return 0;
-    }
     if (session_parse(&argc, argv, &so) || train_options_parse(argc, argv, &o))
         return 2;
     struct sigaction sa = {.sa_handler = on_stop_signal};

@@ -27,6 +27,9 @@ pg_t *session_open(const char *prog, const session_options_t *o);
 /* Destroys the group; a failure is printed and turns `status` into 1. */
 int session_close(const char *prog, pg_t *pg, int status);
 
+/* Each command's usage (what `ddp-train COMMAND --help` prints). */
+extern const char bench_usage[];
+
 int cmd_hello(int argc, char **argv);
 int cmd_collectives(int argc, char **argv);
 int cmd_bench(int argc, char **argv);

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "train_options.h"
 
 static const char usage_text[] =
     "usage: ddp-train COMMAND [OPTIONS]\n"
@@ -26,29 +27,49 @@ static const char usage_text[] =
     "serves the group's store at MASTER_ADDR:MASTER_PORT. Exit status: 0; 1 when an operation\n"
     "failed or gave a wrong result; 2 for a usage error; 75 when train was stopped by SIGTERM,\n"
     "SIGUSR1 or SIGUSR2 after writing its checkpoint (run again with --resume).\n"
-    "`ddp-train train --help` lists the training options.\n";
+    "`ddp-train COMMAND --help` shows a command's options; `ddp-train --version` the version.\n";
+
+#define SESSION_USAGE "[--backend tcp|nccl] [--timeout SECONDS]\n"
+
+static int is_help(const char *arg)
+{
+    return !strcmp(arg, "--help") || !strcmp(arg, "-h");
+}
 
 int main(int argc, char **argv)
 {
     static const struct {
         const char *name;
         int (*run)(int, char **);
+        const char *usage;
     } commands[] = {
-        {"hello", cmd_hello},
-        {"collectives", cmd_collectives},
-        {"bench", cmd_bench},
-        {"train", cmd_train},
-        {"inspect", cmd_inspect},
-        {"diff", cmd_diff},
-        {"make-data", cmd_make_data},
+        {"hello", cmd_hello, "usage: ddp-train hello " SESSION_USAGE},
+        {"collectives", cmd_collectives, "usage: ddp-train collectives " SESSION_USAGE},
+        {"bench", cmd_bench, bench_usage},
+        {"train", cmd_train, train_usage},
+        {"inspect", cmd_inspect, "usage: ddp-train inspect CHECKPOINT\n"},
+        {"diff", cmd_diff, "usage: ddp-train diff A B [--tolerance T]\n"},
+        {"make-data", cmd_make_data, "usage: ddp-train make-data DIR [--size TRAIN,TEST] [--seed S]\n"},
     };
-    if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+    if (argc < 2 || is_help(argv[1])) {
         fputs(usage_text, argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
     }
-    for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
-        if (!strcmp(argv[1], commands[i].name))
-            return commands[i].run(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "--version")) {
+        printf("ddp-train %s\n", DDPJOB_VERSION);
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof *commands; i++) {
+        if (strcmp(argv[1], commands[i].name))
+            continue;
+        /* --help anywhere after the command: its usage, not a run. */
+        for (int k = 2; k < argc; k++)
+            if (is_help(argv[k])) {
+                fputs(commands[i].usage, stdout);
+                return 0;
+            }
+        return commands[i].run(argc - 1, argv + 1);
+    }
     fprintf(stderr, "ddp-train: unknown command \"%s\" (try --help)\n", argv[1]);
     return 2;
 }

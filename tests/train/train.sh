@@ -125,6 +125,15 @@ if [ "$took" -lt 10000 ]; then pass "within seconds (${took} ms; the group's tim
     fail "a rank with a silent peer took ${took} ms to leave after SIGTERM" "$OUT"; fi
 expect_no_leftovers "nothing left after a SIGTERM with a silent peer"
 
+# --- help ----------------------------------------------------------------------------------------
+for cmd in hello collectives bench train inspect diff make-data; do
+    out=$("$TRAIN" "$cmd" --help 2>&1)
+    rc=$?
+    if [ "$rc" = 0 ] && [[ "$out" == "usage: ddp-train $cmd"* ]]; then pass "ddp-train $cmd --help prints its usage"; else
+        fail "ddp-train $cmd --help (exit $rc)" "$out"; fi
+done
+expect_contains "$("$TRAIN" --version)" "ddp-train 0." "ddp-train --version names the version"
+
 # --- checkpoints that do not fit ------------------------------------------------------------------
 ranks other_model 1 "${small[@]}" --model resnet --depth 8 --resume --checkpoint-dir "$T/whole"
 expect_eq "$RC" 1 "resuming another model's checkpoint fails"

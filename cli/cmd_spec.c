@@ -58,7 +58,8 @@ static int parse_scheduler_arg(const char *arg, sched_kind_t *out)
 
 static const char validate_help[] =
     "usage: ddpjob validate [--scheduler pbs|slurm] SPEC...\n"
-    "Checks each spec and prints every problem as FILE:LINE:COL: FIELD: PROBLEM.\n"
+    "Checks each spec and prints every problem as FILE:LINE:COL: FIELD: PROBLEM. A spec\n"
+    "without scheduler: is valid for `ddpjob run` (local only).\n"
     "Exit: 0 all valid, 1 a spec has problems, 2 usage, 3 a file cannot be read.\n";
 
 int cmd_validate(int argc, char **argv)
@@ -85,8 +86,13 @@ int cmd_validate(int argc, char **argv)
     for (int i = optind; i < argc; i++) {
         sched_kind_t target;
         int code = EXIT_OK;
-        job_spec_t *spec = load_for_scheduler(argv[i], override, &target, true, &code);
-        if (spec)
+        /* A spec without a scheduler is a local one (`ddpjob run`); render and submit need one. */
+        job_spec_t *spec = load_for_scheduler(argv[i], override, &target, false, &code);
+        if (spec && target == SCHED_UNSET)
+            printf("%s: ok (local only: no scheduler, for `ddpjob run`; render and submit need "
+                   "scheduler: or --scheduler)\n",
+                   argv[i]);
+        else if (spec)
             printf("%s: ok (%s, %ld node%s x %ld worker%s)\n", argv[i], sched_kind_name(target),
                    spec->nodes, spec->nodes == 1 ? "" : "s", spec->procs_per_node,
                    spec->procs_per_node == 1 ? "" : "s");

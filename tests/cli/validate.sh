@@ -141,10 +141,14 @@ check "missing name" "case.yaml:1:1: name: missing (required)" 'scheduler: slurm
 nodes: 1
 command: [a]
 '
-check "missing scheduler" "scheduler: missing: set scheduler: pbs or slurm in the spec, or pass --scheduler" 'name: x
-nodes: 1
-command: [a]
-'
+printf 'name: x\nnodes: 1\ncommand: [a]\n' >local.yaml
+run "$DDPJOB" validate local.yaml
+expect_eq "$RC" 0 "a spec without a scheduler is valid (for ddpjob run)"
+expect_contains "$OUT" "local.yaml: ok (local only: no scheduler" "and validate says it is local only"
+run "$DDPJOB" render local.yaml
+expect_eq "$RC" 1 "render of a spec without a scheduler fails"
+expect_contains "$ERR" "scheduler: missing: set scheduler: pbs or slurm in the spec, or pass --scheduler" \
+    "saying what to set"
 check "duplicate field" "case.yaml:5:1: nodes: given more than once" "${base}nodes: 1
 nodes: 2
 "

@@ -12,9 +12,10 @@
 #include "render.h"
 
 static const char run_help[] =
-    "usage: ddpjob run SPEC [--nproc-per-node N] [--bindir DIR]\n"
+    "usage: ddpjob run SPEC [--nproc-per-node N] [--bindir DIR] [-- ARGS...]\n"
     "Runs the spec's command on this machine under one standalone ddpjob-agent, with the spec's\n"
-    "modules, setup, env and workdir applied. Exits with the job's status.\n"
+    "modules, setup, env and workdir applied, and ARGS appended to the command (or to train:'s\n"
+    "options, e.g. -- --resume). Exits with the job's status.\n"
     "  --nproc-per-node N  workers to start (default: the spec's procs_per_node)\n"
     "  --bindir DIR        where ddpjob-agent is (default: beside this ddpjob)\n";
 
@@ -27,6 +28,13 @@ int cmd_run(int argc, char **argv)
     const char *bindir = NULL;
     long nproc = 0;
     int c;
+    /* What follows the first "--" is the workload's; getopt sees only what comes before. */
+    int ours = 1;
+    while (ours < argc && strcmp(argv[ours], "--"))
+        ours++;
+    char **extra = argv + (ours < argc ? ours + 1 : argc);
+    int nextra = ours < argc ? argc - ours - 1 : 0;
+    argc = ours;
     while ((c = getopt_long(argc, argv, "n:b:h", opts, NULL)) != -1) {
         char *end;
         switch (c) {
@@ -57,6 +65,12 @@ int cmd_run(int argc, char **argv)
     job_spec_t *spec = load_for_scheduler(argv[optind], SCHED_UNSET, &target, false, &exit_code);
     if (!spec)
         return exit_code;
+    ddp_error_t err;
+    if (spec_append_args(spec, extra, nextra, &err)) {
+        fprintf(stderr, "ddpjob run: %s: %s\n", argv[optind], err.msg);
+        spec_destroy(spec);
+        return EXIT_USAGE;
+    }
     if (spec->nodes > 1)
         fprintf(stderr, "ddpjob run: %s asks for %ld nodes; running one node here\n", argv[optind],
                 spec->nodes);
@@ -64,7 +78,6 @@ int cmd_run(int argc, char **argv)
         spec->procs_per_node = nproc;
     char *script = NULL;
     size_t len = 0;
-    ddp_error_t err;
     FILE *f = open_memstream(&script, &len);
     int rc = f ? render_local_script(spec, bindir, f, &err) : -1;
     if (f)

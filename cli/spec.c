@@ -227,6 +227,17 @@ static int strv_push(strv_t *v, const char *s, size_t len)
     return 0;
 }
 
+int spec_append_args(job_spec_t *spec, char *const *args, int n, ddp_error_t *err)
+{
+    if (n > 0 && spec->command_is_shell)
+        return ddp_error_set(err, "the spec's command is one shell string, which takes no more "
+                                  "arguments: give it as a list to pass some");
+    for (int i = 0; i < n; i++)
+        if (strv_push(&spec->command, args[i], strlen(args[i])))
+            return ddp_error_set(err, "out of memory");
+    return 0;
+}
+
 static void strv_free(strv_t *v)
 {
     for (size_t i = 0; i < v->count; i++)

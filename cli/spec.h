@@ -80,6 +80,10 @@ job_spec_t *spec_load(const char *path, diag_t *diag, ddp_error_t *err);
  * with the same FILE:LINE:COL form. */
 void spec_check_for_scheduler(const job_spec_t *spec, sched_kind_t sched, diag_t *diag);
 
+/* Appends args to the workload: after the command's arguments, or as more ddp-train options
+ * for train:. A command given as one shell string takes none (err says so). */
+int spec_append_args(job_spec_t *spec, char *const *args, int n, ddp_error_t *err);
+
 void spec_destroy(job_spec_t *spec);
 
 const char *sched_kind_name(sched_kind_t kind);

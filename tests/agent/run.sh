@@ -31,6 +31,22 @@ run "$DDPJOB" run "$T/bad.yaml"
 expect_eq "$RC" 1 "an invalid spec is refused with exit 1"
 expect_contains "$ERR" "bad.yaml:3:" "naming the line"
 
+# ARGS after -- reach the workload: a list command's arguments, or more train: options.
+cat >"$T/args.yaml" <<YAML
+name: args-test
+nodes: 1
+procs_per_node: 1
+command: [/bin/echo, from-spec]
+YAML
+run env DDPJ_TESTMARK="$MARK" "$DDPJOB" run "$T/args.yaml" --nproc-per-node 1 -- --resume "two words"
+expect_contains "$OUT" "[rank 0] from-spec --resume two words" "ddpjob run SPEC -- ARGS appends ARGS to the command"
+run "$DDPJOB" run "$T/job.yaml" -- --resume
+expect_eq "$RC" 2 "ARGS for a one-string shell command are a usage error"
+expect_contains "$ERR" "the spec's command is one shell string, which takes no more arguments" "saying why"
+run env DDPJ_TESTMARK="$MARK" "$DDPJOB" run "$SRCDIR/share/examples/train-synthetic.yaml" -- --epochs 1 \
+    --synthetic-size 512,128
+expect_contains "$OUT" "trained after 1 of 1 epochs" "-- ARGS reach a train: block as ddp-train options"
+
 cd "$SRCDIR/share/examples" || exit 1
 run env DDPJ_TESTMARK="$MARK" "$DDPJOB" run local-ddp.yaml
 expect_eq "$RC" 0 "the bundled local-ddp example (the README's first command) runs"

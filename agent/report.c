@@ -8,6 +8,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+/* How much of a worker's error file the JSON report embeds. */
+#define ERROR_FILE_MAX 65536
+
 static const char *const kind_names[] = {"worker", "lost", "signal", "timeout"};
 
 static void format_time(time_t t, char *buf, size_t size)
@@ -99,7 +102,8 @@ void report_summary(FILE *out, const failure_t *first, const worker_t *w, int n,
             for (size_t k = 0; k < kept; k++)
                 fprintf(out, "ddpjob-agent:     | %s\n", relay_tail_line(&w[i].relay[1], k, NULL));
             if (access(w[i].error_file, R_OK) == 0)
-                fprintf(out, "ddpjob-agent:     its error file: %s\n", w[i].error_file);
+                fprintf(out, "ddpjob-agent:     it wrote an error file (TORCHELASTIC_ERROR_FILE; "
+                             "--error-file's report holds it)\n");
         } else if (w[i].stopped && code != 0) {
             fprintf(out, "ddpjob-agent:   rank %d (node %d, host %s, local rank %d) stopped by "
                          "the agent (%s)\n",
@@ -139,6 +143,20 @@ static void json_failure_fields(FILE *f, const failure_t *x)
     json_string(f, x->what);
 }
 
+/* A worker's error file (at most ERROR_FILE_MAX bytes of it), or NULL when it wrote none. */
+static char *read_error_file(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return NULL;
+    char *text = malloc(ERROR_FILE_MAX + 1);
+    size_t len = text ? fread(text, 1, ERROR_FILE_MAX, f) : 0;
+    fclose(f);
+    if (text)
+        text[len] = '\0';
+    return text;
+}
+
 int report_error_file(const char *path, const failure_t *first, const worker_t *w, int n,
                       int node, const char *host, ddp_error_t *err)
 {
@@ -172,11 +190,15 @@ int report_error_file(const char *path, const failure_t *first, const worker_t *
                 fputs(", ", f);
             json_string(f, relay_tail_line(&w[i].relay[1], k, NULL));
         }
-        fprintf(f, "], \"error_file\": ");
-        if (access(w[i].error_file, R_OK) == 0)
-            json_string(f, w[i].error_file);
+        /* The worker's TORCHELASTIC_ERROR_FILE itself, not its path: the agent's temporary
+         * directory that holds it is gone once the agent exits. */
+        fprintf(f, "], \"error\": ");
+        char *error = read_error_file(w[i].error_file);
+        if (error)
+            json_string(f, error);
         else
             fputs("null", f);
+        free(error);
         fputc('}', f);
     }
     fprintf(f, "%s]\n}\n", count ? "\n  " : "");

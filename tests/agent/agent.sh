@@ -161,6 +161,16 @@ json=$(/usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); pri
 expect_eq "$json" "$(hostname) 1 0" "node 0's error file names the first failure elsewhere"
 expect_no_leftovers "no worker (or its children) left after a crash"
 
+# A worker's TORCHELASTIC_ERROR_FILE reaches --error-file's report as text (its directory is the
+# agent's temporary one, gone at exit).
+worker writes_error.sh 'printf "{\"message\": \"boom at step 7\"}" >"$TORCHELASTIC_ERROR_FILE"; exit 4'
+run env DDPJ_TESTMARK="$MARK" "$AGENT" --standalone --nproc-per-node 1 --error-file "$T/report.json" \
+    "$T/writes_error.sh"
+expect_eq "$RC" 4 "a worker that wrote an error file fails the job with its code"
+json=$(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["failed_ranks"][0]["error"])' \
+    "$T/report.json" 2>&1)
+expect_eq "$json" '{"message": "boom at step 7"}' "--error-file's report embeds the worker's error file"
+
 # A stopped worker gets SIGCONT with its SIGTERM, so the teardown does not wait out the grace.
 worker stops.sh 'if [ "$RANK" = 1 ]; then kill -STOP $$; sleep 60; fi; sleep 1; exit 3'
 start=$(date +%s)

@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -651,12 +650,7 @@ static int setup(agent_t *a, ddp_error_t *err)
     /* Blocked before any thread starts, so the store's thread never takes them. */
     sigprocmask(SIG_BLOCK, &mask, NULL);
     signal(SIGPIPE, SIG_IGN);
-    /* Two pipes per worker: take every descriptor the system allows. */
-    struct rlimit files;
-    if (getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {
-        files.rlim_cur = files.rlim_max;
-        setrlimit(RLIMIT_NOFILE, &files);
-    }
+    net_raise_descriptor_limit();
     if ((a->sigfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC)) < 0)
         return ddp_error_set(err, "signalfd: %s", strerror(errno));
     net_hostname(a->host, sizeof a->host);

@@ -9,6 +9,7 @@
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -194,6 +195,15 @@ int net_free_port(ddp_error_t *err)
         return -1;
     close(fd);
     return port;
+}
+
+void net_raise_descriptor_limit(void)
+{
+    struct rlimit files;
+    if (getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {
+        files.rlim_cur = files.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &files);
+    }
 }
 
 void net_hostname(char *buf, size_t size)

@@ -37,6 +37,10 @@ int net_free_port(ddp_error_t *err);
  * number mod 20000), below the ephemeral range. templates/slurm.sh derives the same. */
 int net_port_from_job_id(const char *job_id);
 
+/* Raises the process's soft limit on open descriptors to its hard limit: a store holds one per
+ * agent (and stranger), an agent two pipes per worker. */
+void net_raise_descriptor_limit(void);
+
 /* This host's name (gethostname), for logs and records. */
 void net_hostname(char *buf, size_t size);
 

@@ -14,7 +14,6 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -897,12 +896,7 @@ store_server_t *store_server_start(const char *host, int port, const void *token
         return NULL;
     }
     s->listen_fd = s->epoll_fd = s->stop_fd = -1;
-    /* Every agent (and any stranger) holds a descriptor here: take all the system allows. */
-    struct rlimit files;
-    if (getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {
-        files.rlim_cur = files.rlim_max;
-        setrlimit(RLIMIT_NOFILE, &files);
-    }
+    net_raise_descriptor_limit();
     s->log = log;
     s->log_ctx = log_ctx;
     if (!(s->token = malloc(token_len ? token_len : 1))) {

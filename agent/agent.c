@@ -194,42 +194,60 @@ static failure_t node_failure(agent_t *a, failure_kind_t kind, int code, int nod
     return f;
 }
 
+/* Node i's value of r<round>/<what>/<i> for every node but 0, read in one pipelined request:
+ * an array of nnodes - 1 (entry i - 1 for node i, NULL where absent), or NULL when it cannot
+ * be read. Free with free_node_values. */
+static char **read_node_values(agent_t *a, int round, const char *what)
+{
+    int others = a->o->nnodes - 1;
+    char **keys = calloc((size_t)others + 1, sizeof *keys);
+    char **vals = calloc((size_t)others + 1, sizeof *vals);
+    int ok = keys && vals;
+    for (int i = 0; ok && i < others; i++) {
+        char key[128], name[64];
+        snprintf(name, sizeof name, "%s/%d", what, i + 1);
+        rdzv_key(key, sizeof key, round, name);
+        ok = (keys[i] = strdup(key)) != NULL;
+    }
+    ddp_error_t err;
+    if (ok && others > 0 &&
+        store_get_many(a->client, (const char *const *)keys, (size_t)others, vals, &err))
+        ok = 0;
+    for (int i = 0; keys && i < others; i++)
+        free(keys[i]);
+    free(keys);
+    if (!ok) {
+        free(vals);
+        return NULL;
+    }
+    return vals;
+}
+
+static void free_node_values(agent_t *a, char **vals)
+{
+    for (int i = 0; vals && i < a->o->nnodes - 1; i++)
+        free(vals[i]);
+    free(vals);
+}
+
 /* Nodes (other than 0) whose agent's store connection has closed in this round: each agent
  * asks the store to set gone/<node> when its connection closes, so a killed agent or a host
  * gone down is known at once, not after missed heartbeats. Returns their count and, in *first,
  * the lowest (-1: none); -1 when the store cannot be read. */
 static int gone_nodes(agent_t *a, int round, int *first)
 {
-    int nnodes = a->o->nnodes, count = 0;
     *first = -1;
-    if (nnodes < 2)
-        return 0;
-    char **keys = calloc((size_t)nnodes, sizeof *keys), **vals = calloc((size_t)nnodes, sizeof *vals);
-    ddp_error_t err;
-    for (int i = 1; keys && vals && i < nnodes; i++) {
-        char key[128], name[64];
-        snprintf(name, sizeof name, "gone/%d", i);
-        rdzv_key(key, sizeof key, round, name);
-        keys[i - 1] = strdup(key);
-    }
-    int ok = keys && vals;
-    for (int i = 0; ok && i < nnodes - 1; i++)
-        ok = keys[i] != NULL;
-    if (!ok || store_get_many(a->client, (const char *const *)keys, (size_t)nnodes - 1, vals, &err))
-        count = -1;
-    for (int i = 0; i < nnodes - 1; i++) {
-        if (count >= 0 && vals[i]) {
+    char **vals = read_node_values(a, round, "gone");
+    if (!vals)
+        return -1;
+    int count = 0;
+    for (int i = 0; i < a->o->nnodes - 1; i++)
+        if (vals[i]) {
             if (*first < 0)
                 *first = i + 1;
             count++;
         }
-        if (keys)
-            free(keys[i]);
-        if (vals)
-            free(vals[i]);
-    }
-    free(keys);
-    free(vals);
+    free_node_values(a, vals);
     return count;
 }
 
@@ -254,20 +272,10 @@ static void lose_store(agent_t *a, attempt_t *t, worker_t *w, int n, const char 
 /* Node 0: an agent whose heartbeat count has not moved for two intervals is lost. */
 static void check_heartbeats(agent_t *a, attempt_t *t, worker_t *w, int n, const rdzv_result_t *r)
 {
-    int nnodes = a->o->nnodes;
-    char **keys = calloc((size_t)nnodes, sizeof *keys), **vals = calloc((size_t)nnodes, sizeof *vals);
-    ddp_error_t err;
     /* One pipelined read of every node's count: this runs every interval on node 0's loop. */
-    for (int i = 1; keys && vals && i < nnodes; i++) {
-        char key[128], name[64];
-        snprintf(name, sizeof name, "hb/%d", i);
-        key_for(t, key, sizeof key, name);
-        if (!(keys[i - 1] = strdup(key)))
-            goto out;
-    }
-    if (!keys || !vals || store_get_many(a->client, (const char *const *)keys, (size_t)nnodes - 1,
-                                         vals, &err))
-        goto out;
+    char **vals = read_node_values(a, t->round, "hb");
+    if (!vals)
+        return;
     int64_t now = ddp_now_ms();
     int gone;
     if (gone_nodes(a, t->round, &gone) > 0) {
@@ -275,7 +283,7 @@ static void check_heartbeats(agent_t *a, attempt_t *t, worker_t *w, int n, const
         publish_end(a, t, &f, 0);
         begin_stop(a, t, w, n, SIGTERM);
     }
-    for (int i = 1; i < nnodes && !t->end_known; i++) {
+    for (int i = 1; i < a->o->nnodes && !t->end_known; i++) {
         char *val = vals[i - 1];
         if (val && (!t->hb_value[i] || strcmp(val, t->hb_value[i]) != 0)) {
             free(t->hb_value[i]);
@@ -291,15 +299,7 @@ static void check_heartbeats(agent_t *a, attempt_t *t, worker_t *w, int n, const
             begin_stop(a, t, w, n, SIGTERM);
         }
     }
-out:
-    for (int i = 0; i < nnodes - 1; i++) {
-        if (keys)
-            free(keys[i]);
-        if (vals)
-            free(vals[i]);
-    }
-    free(keys);
-    free(vals);
+    free_node_values(a, vals);
 }
 
 static void heartbeat(agent_t *a, attempt_t *t, worker_t *w, int n, const rdzv_result_t *r)

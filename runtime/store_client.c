@@ -222,29 +222,29 @@ int store_ping(store_client_t *c, ddp_error_t *err)
     return store_get_u8(&r) != STORE_OK || r.bad ? malformed(c, err) : 0;
 }
 
-int store_set(store_client_t *c, const char *key, const void *val, size_t len, ddp_error_t *err)
+/* A request of a key and a value, answered with a bare OK: SET and SET_ON_CLOSE. */
+static int key_value_request(store_client_t *c, enum store_op op, const char *key,
+                             const void *val, size_t len, ddp_error_t *err)
 {
     size_t mark;
     store_reader_t r;
     if (len > STORE_MAX_VALUE)
         return ddp_error_set(err, "store value longer than %d bytes", STORE_MAX_VALUE);
-    if (begin(c, STORE_SET, key, &mark, err) ||
-        finish(c, mark, store_put_str(&c->out, val, len), err) || roundtrip(c, &r, err))
+    if (begin(c, op, key, &mark, err) || finish(c, mark, store_put_str(&c->out, val, len), err) ||
+        roundtrip(c, &r, err))
         return -1;
     return store_get_u8(&r) != STORE_OK || r.bad ? malformed(c, err) : 0;
+}
+
+int store_set(store_client_t *c, const char *key, const void *val, size_t len, ddp_error_t *err)
+{
+    return key_value_request(c, STORE_SET, key, val, len, err);
 }
 
 int store_set_on_close(store_client_t *c, const char *key, const void *val, size_t len,
                        ddp_error_t *err)
 {
-    size_t mark;
-    store_reader_t r;
-    if (len > STORE_MAX_VALUE)
-        return ddp_error_set(err, "store value longer than %d bytes", STORE_MAX_VALUE);
-    if (begin(c, STORE_SET_ON_CLOSE, key, &mark, err) ||
-        finish(c, mark, store_put_str(&c->out, val, len), err) || roundtrip(c, &r, err))
-        return -1;
-    return store_get_u8(&r) != STORE_OK || r.bad ? malformed(c, err) : 0;
+    return key_value_request(c, STORE_SET_ON_CLOSE, key, val, len, err);
 }
 
 int store_get(store_client_t *c, const char *key, char **val, size_t *len, ddp_error_t *err)

@@ -47,8 +47,7 @@ typedef struct {
     conn_state_t state;
     char peer[64];
     char addr[48];    /* the peer's address alone */
-    uint64_t arrival; /* accept order */
-    int64_t accepted_at;
+    int64_t accepted_at; /* ddp_now_ms */
     unsigned char nonce[STORE_NONCE_LEN];
     int64_t deadline; /* of the handshake, or of the parked WAIT */
     int64_t input_at; /* ddp_now_ms of the last bytes received */
@@ -91,7 +90,6 @@ struct store_server {
     int stopping; /* server_free: closing connections sets nothing */
     size_t npending;     /* connections in CONN_HANDSHAKE */
     size_t npartial;     /* connections holding part of a frame */
-    uint64_t arrivals;   /* connections accepted */
     int64_t refusal_logged_at;
     unsigned long refusals_unsaid;
 };
@@ -324,11 +322,11 @@ static int shed_one(store_server_t *s, const conn_t *newest)
         conn_t *c = s->conns[fd];
         if (!c || c == newest || !stale_pending(c, now))
             continue;
-        if (!oldest || c->arrival < oldest->arrival)
+        if (!oldest || c->accepted_at < oldest->accepted_at)
             oldest = c;
         if (!strcmp(c->addr, newest->addr)) {
             same++;
-            if (!oldest_same || c->arrival < oldest_same->arrival)
+            if (!oldest_same || c->accepted_at < oldest_same->accepted_at)
                 oldest_same = c;
         }
     }
@@ -399,7 +397,6 @@ static void accept_all(store_server_t *s)
         }
         snprintf(c->peer, sizeof c->peer, "%s:%d", addr, port);
         snprintf(c->addr, sizeof c->addr, "%s", addr);
-        c->arrival = s->arrivals++;
         c->accepted_at = ddp_now_ms();
         int one = 1;
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);

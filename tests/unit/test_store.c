@@ -50,6 +50,24 @@ static store_client_t *client(int port, const char *tok, ddp_error_t *err)
                                 err);
 }
 
+/* A connection that proves the token by hand (no store_client), for sending raw frames;
+ * *accepted says whether the server's verdict and proof came back. */
+static int hand_made_handshake(int port, int *accepted)
+{
+    ddp_error_t err;
+    unsigned char hello[STORE_MAGIC_LEN + STORE_NONCE_LEN], answer[STORE_NONCE_LEN + STORE_MAC_LEN];
+    unsigned char verdict[1 + STORE_MAC_LEN];
+    int fd = net_connect("127.0.0.1", port, ddp_deadline_in(2000), NULL, &err);
+    net_read_full(fd, hello, sizeof hello, ddp_deadline_in(2000), &err);
+    memset(answer, 7, STORE_NONCE_LEN);
+    store_auth_mac(token, strlen(token), "client", hello + STORE_MAGIC_LEN, answer,
+                   answer + STORE_NONCE_LEN);
+    net_write_full(fd, answer, sizeof answer, ddp_deadline_in(2000), &err);
+    *accepted = net_read_full(fd, verdict, sizeof verdict, ddp_deadline_in(2000), &err) == 0 &&
+                verdict[0] == STORE_ACCEPTED;
+    return fd;
+}
+
 static void test_operations(int port)
 {
     ddp_error_t err = {0};
@@ -140,16 +158,10 @@ static void test_refusals(int port)
     ok(log_contains("refused connection from 127.0.0.1"), "and the server logs the refusal");
 
     /* A peer that speaks garbage after the handshake: the server closes it and goes on. */
-    int fd = net_connect("127.0.0.1", port, ddp_deadline_in(2000), NULL, &err);
-    unsigned char hello[STORE_MAGIC_LEN + STORE_NONCE_LEN], answer[STORE_NONCE_LEN + STORE_MAC_LEN];
-    net_read_full(fd, hello, sizeof hello, ddp_deadline_in(2000), &err);
-    memset(answer, 7, STORE_NONCE_LEN);
-    store_auth_mac(token, strlen(token), "client", hello + STORE_MAGIC_LEN, answer,
-                   answer + STORE_NONCE_LEN);
-    net_write_full(fd, answer, sizeof answer, ddp_deadline_in(2000), &err);
-    unsigned char mac[1 + STORE_MAC_LEN];
-    ok(net_read_full(fd, mac, sizeof mac, ddp_deadline_in(2000), &err) == 0 && mac[0] == STORE_ACCEPTED,
-       "a hand-made handshake is accepted");
+    int accepted;
+    int fd = hand_made_handshake(port, &accepted);
+    ok(accepted, "a hand-made handshake is accepted");
+    unsigned char mac[1];
     const unsigned char huge[] = {0x7f, 0xff, 0xff, 0xff, STORE_GET};
     net_write_full(fd, huge, sizeof huge, ddp_deadline_in(2000), &err);
     ok(net_read_full(fd, mac, 1, ddp_deadline_in(2000), &err) == -1 && strstr(err.msg, "closed"),
@@ -157,12 +169,7 @@ static void test_refusals(int port)
     ok(log_contains("frame of 2147483647 bytes"), "and is logged");
     close(fd);
 
-    fd = net_connect("127.0.0.1", port, ddp_deadline_in(2000), NULL, &err);
-    net_read_full(fd, hello, sizeof hello, ddp_deadline_in(2000), &err);
-    store_auth_mac(token, strlen(token), "client", hello + STORE_MAGIC_LEN, answer,
-                   answer + STORE_NONCE_LEN);
-    net_write_full(fd, answer, sizeof answer, ddp_deadline_in(2000), &err);
-    net_read_full(fd, mac, sizeof mac, ddp_deadline_in(2000), &err);
+    fd = hand_made_handshake(port, &accepted);
     const unsigned char truncated[] = {0, 0, 0, 3, STORE_SET, 0, 9};
     net_write_full(fd, truncated, sizeof truncated, ddp_deadline_in(2000), &err);
     ok(net_read_full(fd, mac, 1, ddp_deadline_in(2000), &err) == -1,
@@ -171,12 +178,7 @@ static void test_refusals(int port)
     close(fd);
 
     /* Half a request, then silence: closed after STORE_FRAME_IDLE_MS, not held for ever. */
-    fd = net_connect("127.0.0.1", port, ddp_deadline_in(2000), NULL, &err);
-    net_read_full(fd, hello, sizeof hello, ddp_deadline_in(2000), &err);
-    store_auth_mac(token, strlen(token), "client", hello + STORE_MAGIC_LEN, answer,
-                   answer + STORE_NONCE_LEN);
-    net_write_full(fd, answer, sizeof answer, ddp_deadline_in(2000), &err);
-    net_read_full(fd, mac, sizeof mac, ddp_deadline_in(2000), &err);
+    fd = hand_made_handshake(port, &accepted);
     const unsigned char half[] = {0, 0, 0, 100, STORE_SET};
     net_write_full(fd, half, sizeof half, ddp_deadline_in(2000), &err);
     int64_t sent = ddp_now_ms();

@@ -321,12 +321,15 @@ static void heartbeat(agent_t *a, attempt_t *t, worker_t *w, int n, const rdzv_r
 static void check_hangs(agent_t *a, attempt_t *t, worker_t *w, int n)
 {
     int64_t now = ddp_now_ms();
+    unsigned long long *ticks = calloc((size_t)n, sizeof *ticks);
+    if (!ticks)
+        return;
+    workers_cpu_ticks(w, n, ticks);
     for (int i = 0; i < n && !t->end_known; i++) {
         if (w[i].reaped || w[i].stopped)
             continue;
-        unsigned long long ticks = workers_group_ticks(w[i].pid);
-        if (ticks != w[i].cpu_ticks) {
-            w[i].cpu_ticks = ticks;
+        if (ticks[i] != w[i].cpu_ticks) {
+            w[i].cpu_ticks = ticks[i];
             w[i].active_at = now;
             continue;
         }
@@ -344,6 +347,7 @@ static void check_hangs(agent_t *a, attempt_t *t, worker_t *w, int n)
         publish_end(a, t, &f, 0);
         begin_stop(a, t, w, n, SIGTERM);
     }
+    free(ticks);
 }
 
 /* A worker has exited: its failure ends the attempt (unless a node that is gone explains it: a

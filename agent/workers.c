@@ -243,9 +243,9 @@ void workers_pump(worker_t *w, int n, int fd)
         }
 }
 
-unsigned long long workers_group_ticks(pid_t pgid)
+void workers_cpu_ticks(const worker_t *w, int n, unsigned long long *ticks)
 {
-    unsigned long long total = 0;
+    memset(ticks, 0, (size_t)n * sizeof *ticks);
     DIR *d = opendir("/proc");
     for (struct dirent *e; d && (e = readdir(d));) {
         if (e->d_name[0] < '1' || e->d_name[0] > '9')
@@ -264,14 +264,15 @@ unsigned long long workers_group_ticks(pid_t pgid)
         const char *p = strrchr(stat, ')');
         int pgrp;
         unsigned long long utime, stime;
-        if (p && sscanf(p + 1, " %*c %*d %d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &pgrp,
-                        &utime, &stime) == 3 &&
-            pgrp == pgid)
-            total += utime + stime;
+        if (!p || sscanf(p + 1, " %*c %*d %d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &pgrp,
+                         &utime, &stime) != 3)
+            continue;
+        for (int i = 0; i < n; i++)
+            if (w[i].pid == pgrp)
+                ticks[i] += utime + stime;
     }
     if (d)
         closedir(d);
-    return total;
 }
 
 void workers_close(worker_t *w, int n)

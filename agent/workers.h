@@ -54,8 +54,9 @@ int workers_reap(worker_t *w, int n);
 int workers_running(const worker_t *w, int n);
 /* Reads what is available on fd (one of a worker's pipes) and relays it; closes it at EOF. */
 void workers_pump(worker_t *w, int n, int fd);
-/* CPU time (clock ticks) used by the live processes of process group pgid. */
-unsigned long long workers_group_ticks(pid_t pgid);
+/* Each worker's CPU time (clock ticks) used by the live processes of its process group, into
+ * ticks[0..n), from one pass over /proc. */
+void workers_cpu_ticks(const worker_t *w, int n, unsigned long long *ticks);
 /* Relays what is left on every pipe, then closes pipes and relays. */
 void workers_close(worker_t *w, int n);
 

@@ -222,8 +222,9 @@ static void waiting_names(tcp_t *t, char *buf, size_t size)
             len += (size_t)snprintf(buf + len, size - len, "%s%d", len ? ", " : "", i);
 }
 
-/* pg_give_up_waiting_at's time (0: none). Lock-free, so a signal handler may set it. */
+/* The longest one poll of a wait sleeps, so that a time to give up set meanwhile is seen. */
 #define GIVE_UP_POLL_MS 200
+/* pg_give_up_waiting_at's time (0: none). Lock-free, so a signal handler may set it. */
 static _Atomic int64_t give_up_at;
 
 void pg_give_up_waiting_at(int64_t at)

@@ -18,22 +18,61 @@ static int fill_directives(tmpl_ctx_t *ctx, const strv_t *directives)
     return 0;
 }
 
-/* PBS Pro counts ncpus, ngpus, mem and (on Gadi) jobfs per job, so per-node values are
- * multiplied by the node count. */
-static int pbs_fill(const job_spec_t *spec, tmpl_ctx_t *ctx)
+/* PBS Pro's chunks: one per node (select=N:ncpus=C:ngpus=G:mem=M), each on its own host
+ * (place=scatter), so every resource is per node. */
+static int pbs_fill_select(const job_spec_t *spec, tmpl_ctx_t *ctx)
+{
+    char *select = NULL, buf[64];
+    size_t len = 0;
+    FILE *f = open_memstream(&select, &len);
+    if (!f)
+        return -1;
+    fprintf(f, "%ld", spec->nodes);
+    if (spec->cpus_per_node)
+        fprintf(f, ":ncpus=%ld", spec->cpus_per_node);
+    if (spec->gpus_per_node)
+        fprintf(f, ":ngpus=%ld", spec->gpus_per_node);
+    if (spec->mem_bytes) {
+        units_format_size(spec->mem_bytes, 1, buf, sizeof buf);
+        fprintf(f, ":mem=%s", buf);
+    }
+    if (spec->pbs.jobfs_bytes) {
+        units_format_size(spec->pbs.jobfs_bytes, 1, buf, sizeof buf);
+        fprintf(f, ":jobfs=%s", buf);
+    }
+    fclose(f);
+    int rc = select ? tmpl_set(ctx, "select", select) : -1;
+    free(select);
+    rc |= tmpl_set(ctx, "place", spec->pbs.exclusive ? "scatter:excl" : "scatter");
+    rc |= tmpl_set(ctx, "ncpus", "") | tmpl_set(ctx, "ngpus", "") | tmpl_set(ctx, "mem", "") |
+          tmpl_set(ctx, "jobfs", "");
+    return rc;
+}
+
+/* Gadi counts ncpus, ngpus, mem and jobfs per job and its hooks spread them over whole nodes, so
+ * per-node values are multiplied by the node count. */
+static int pbs_fill_gadi(const job_spec_t *spec, tmpl_ctx_t *ctx)
 {
     char buf[64];
-    int rc = 0;
+    int rc = tmpl_set(ctx, "select", "") | tmpl_set(ctx, "place", "");
     rc |= spec->cpus_per_node ? tmpl_setf(ctx, "ncpus", "%ld", spec->cpus_per_node * spec->nodes)
                               : tmpl_set(ctx, "ncpus", "");
     rc |= spec->gpus_per_node ? tmpl_setf(ctx, "ngpus", "%ld", spec->gpus_per_node * spec->nodes)
                               : tmpl_set(ctx, "ngpus", "");
     units_format_size(spec->mem_bytes * (uint64_t)spec->nodes, 1, buf, sizeof buf);
     rc |= tmpl_set(ctx, "mem", spec->mem_bytes ? buf : "");
-    units_format_hms(spec->walltime_s, buf, sizeof buf);
-    rc |= tmpl_set(ctx, "walltime", spec->walltime_s ? buf : "");
     units_format_size(spec->pbs.jobfs_bytes * (uint64_t)spec->nodes, 1, buf, sizeof buf);
     rc |= tmpl_set(ctx, "jobfs", spec->pbs.jobfs_bytes ? buf : "");
+    return rc;
+}
+
+static int pbs_fill(const job_spec_t *spec, tmpl_ctx_t *ctx)
+{
+    char buf[64];
+    int rc = spec->pbs.resources == PBS_RESOURCES_GADI ? pbs_fill_gadi(spec, ctx)
+                                                       : pbs_fill_select(spec, ctx);
+    units_format_hms(spec->walltime_s, buf, sizeof buf);
+    rc |= tmpl_set(ctx, "walltime", spec->walltime_s ? buf : "");
 
     char *storage = NULL;
     size_t len = 0;

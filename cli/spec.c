@@ -27,6 +27,7 @@ typedef enum {
     F_COMMAND,  /* sequence of scalars, or one string for sh -c */
     F_SCHED,
     F_LAUNCHER,
+    F_PBS_RESOURCES,
     F_SIGNAL, /* Slurm --signal: [B:|R:]SIG@SECONDS */
     F_TRAIN,  /* the built-in workload's options, turned into ddp-train's arguments */
     F_MAP,    /* nested table */
@@ -63,6 +64,8 @@ static const field_def_t pbs_fields[] = {
     {"storage", F_STRLIST, offsetof(job_spec_t, pbs.storage), DIRECTIVE | PLUS_LIST, 0, 0, NULL, 0},
     {"jobfs", F_SIZE, offsetof(job_spec_t, pbs.jobfs_bytes), 0, 0, 0, NULL, 0},
     {"launcher", F_LAUNCHER, offsetof(job_spec_t, pbs.launcher), 0, 0, 0, NULL, 0},
+    {"resources", F_PBS_RESOURCES, offsetof(job_spec_t, pbs.resources), 0, 0, 0, NULL, 0},
+    {"exclusive", F_BOOL, offsetof(job_spec_t, pbs.exclusive), 0, 0, 0, NULL, 0},
     {"directives", F_STRLIST, offsetof(job_spec_t, pbs.directives), DIRECTIVE_LINE, 0, 0, NULL, 0},
     {NULL, 0, 0, 0, 0, 0, NULL, 0},
 };
@@ -601,6 +604,7 @@ static void parse_field(loader_t *ld, yaml_node_t *v, const field_def_t *def, co
 {
     static const char *const sched_names[] = {"", "pbs", "slurm", NULL};
     static const char *const launcher_names[] = {"pbsdsh", "ssh", NULL};
+    static const char *const resources_names[] = {"", "select", "gadi", NULL};
     char *base = (char *)ld->spec;
     void *dst = base + def->offset;
     switch (def->type) {
@@ -655,6 +659,12 @@ static void parse_field(loader_t *ld, yaml_node_t *v, const field_def_t *def, co
         int kind = PBS_LAUNCH_PBSDSH;
         parse_enum(ld, v, field, launcher_names, &kind);
         *(pbs_launcher_t *)dst = (pbs_launcher_t)kind;
+        break;
+    }
+    case F_PBS_RESOURCES: {
+        int kind = PBS_RESOURCES_UNSET;
+        parse_enum(ld, v, field, resources_names, &kind);
+        *(pbs_resources_t *)dst = (pbs_resources_t)kind;
         break;
     }
     case F_MAP:

@@ -15,6 +15,10 @@
 
 typedef enum { SCHED_UNSET = 0, SCHED_PBS, SCHED_SLURM } sched_kind_t;
 typedef enum { PBS_LAUNCH_PBSDSH = 0, PBS_LAUNCH_SSH } pbs_launcher_t;
+/* How a PBS job asks for its nodes: PBS Pro's chunks (-l select=N:ncpus=C:...), or Gadi's job-wide
+ * totals (-l ncpus=, -l ngpus=), which only Gadi's site hooks spread over nodes. UNSET: the site
+ * profile's choice, else select. */
+typedef enum { PBS_RESOURCES_UNSET = 0, PBS_RESOURCES_SELECT, PBS_RESOURCES_GADI } pbs_resources_t;
 
 typedef struct {
     char **items;
@@ -61,6 +65,8 @@ typedef struct {
         strv_t storage;
         uint64_t jobfs_bytes; /* per node */
         pbs_launcher_t launcher;
+        pbs_resources_t resources;
+        bool exclusive; /* select: place=scatter:excl, whole nodes to this job */
         strv_t directives;
     } pbs;
     struct {

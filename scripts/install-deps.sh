@@ -15,3 +15,9 @@ packages=(
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends "${packages[@]}" >/dev/null
+# A real OpenPBS for the PBS suite, built from the source snapshot beside the project (about 10
+# minutes on 2 cores, once: the script does nothing when /opt/pbs is there already).
+openpbs=$(dirname "$0")/../../shared/tools/openpbs/build.sh
+if [ -x "$openpbs" ]; then
+    "$openpbs"
+fi

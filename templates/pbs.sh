@@ -13,6 +13,10 @@
 {{#queue}}
 #PBS -q {{queue}}
 {{/queue}}
+{{#select}}
+#PBS -l select={{select}}
+#PBS -l place={{place}}
+{{/select}}
 {{#ncpus}}
 #PBS -l ncpus={{ncpus}}
 {{/ncpus}}
@@ -31,9 +35,6 @@
 {{#storage}}
 #PBS -l storage={{storage}}
 {{/storage}}
-{{^workdir}}
-#PBS -l wd
-{{/workdir}}
 #PBS -j oe
 {{#directives}}
 #PBS {{directive}}
@@ -46,9 +47,20 @@ ddpjob_fail() {
     exit 1
 }
 
-# What every node runs before its agent starts: modules, the spec's setup, its environment.
-# pbsdsh starts tasks with the job's initial environment, so each node runs this itself.
+# PBS starts this script in the home directory (and pbsdsh its tasks too): the job runs in the
+# spec's workdir, by default the directory it was submitted from, on every node.
+{{#workdir}}
+ddpjob_workdir={{workdir}}
+{{/workdir}}
+{{^workdir}}
+ddpjob_workdir=${PBS_O_WORKDIR:?not inside a PBS job}
+{{/workdir}}
+cd -- "$ddpjob_workdir" || ddpjob_fail "cannot enter the workdir $ddpjob_workdir on $(hostname)"
+
+# What every node runs before its agent starts, in the workdir: modules, the spec's setup, its
+# environment.
 ddpjob_node_setup() {
+    cd -- "$ddpjob_workdir" || return
 {{#has_modules}}
     if ! type module >/dev/null 2>&1; then
         # shellcheck source=/dev/null
@@ -64,11 +76,34 @@ ddpjob_node_setup() {
 {{#env}}
     export {{key}}={{value}}
 {{/env}}
-{{#workdir}}
-    cd -- {{workdir}}
-{{/workdir}}
     :
 }
+
+# The job's own files live in the workdir, which every node sees; nothing is left there after.
+ddpjob_jobid=${PBS_JOBID:?not inside a PBS job}
+ddpjob_dir=$ddpjob_workdir/.ddpjob/$ddpjob_jobid
+(umask 077 && mkdir -p "$ddpjob_dir") || ddpjob_fail "cannot make the job's directory $ddpjob_dir"
+trap 'rm -rf "$ddpjob_dir"; rmdir "${ddpjob_dir%/*}" 2>/dev/null' EXIT
+ddpjob_token_file=$ddpjob_dir/token
+(umask 077 && od -An -N32 -tx1 /dev/urandom | tr -d ' \n' >"$ddpjob_token_file") ||
+    ddpjob_fail "cannot write the job token under $ddpjob_dir"
+
+{{#launch_pbsdsh}}
+# A pbsdsh task starts with PBS's bare environment (PATH=/bin:/usr/bin): it first takes this
+# shell's environment as it is now, before the setup, bar what PBS and bash set for each host
+# and shell; then it runs the same setup.
+ddpjob_node_env=$ddpjob_dir/node-env
+{
+    for ddpjob_var in $(compgen -e); do
+        case $ddpjob_var in
+        PBS_* | TMPDIR | HOSTNAME | PWD | OLDPWD | SHLVL | _ | BASHOPTS | SHELLOPTS | BASH_* | UID | EUID | PPID) continue ;;
+        esac
+        printf 'export %s=%q\n' "$ddpjob_var" "${!ddpjob_var}"
+    done
+    declare -p ddpjob_workdir
+    declare -f ddpjob_node_setup
+} >"$ddpjob_node_env" || ddpjob_fail "cannot write $ddpjob_node_env"
+{{/launch_pbsdsh}}
 
 ddpjob_node_setup
 
@@ -85,7 +120,6 @@ done <<<"$ddpjob_nodes"
 [ "${#ddpjob_hosts[@]}" -eq {{nodes}} ] ||
     ddpjob_fail "expected {{nodes}} nodes in $PBS_NODEFILE, found ${#ddpjob_hosts[@]}: ${ddpjob_hosts[*]}"
 ddpjob_master=${ddpjob_hosts[0]}
-ddpjob_jobid=${PBS_JOBID:?not inside a PBS job}
 {{#master_port}}
 ddpjob_port={{master_port}}
 {{/master_port}}
@@ -93,42 +127,85 @@ ddpjob_port={{master_port}}
 ddpjob_jobnum=${ddpjob_jobid%%[!0-9]*}
 ddpjob_port=$((10000 + ${ddpjob_jobnum:-0} % 20000))
 {{/master_port}}
-
-# The job token travels in a file only this user can read, in the job's own directory.
-ddpjob_dir=$PWD/.ddpjob/$ddpjob_jobid
-ddpjob_token_file=$ddpjob_dir/token
-(umask 077 && mkdir -p "$ddpjob_dir" && od -An -N32 -tx1 /dev/urandom | tr -d ' \n' >"$ddpjob_token_file") ||
-    ddpjob_fail "cannot write the job token under $ddpjob_dir"
-# Nothing of it is left in the submission directory afterwards (.ddpjob too, when empty).
-trap 'rm -f "$ddpjob_token_file"; rmdir "$ddpjob_dir" "${ddpjob_dir%/*}" 2>/dev/null' EXIT
-echo "ddpjob: job $ddpjob_jobid: {{nodes}} node(s), {{procs_per_node}} worker(s) each, master $ddpjob_master:$ddpjob_port"
+echo "ddpjob: job $ddpjob_jobid: {{nodes}} node(s), {{procs_per_node}} worker(s) each, master $ddpjob_master:$ddpjob_port, in $ddpjob_workdir"
 
 {{#launch_pbsdsh}}
-# Each pbsdsh task runs the node setup, then becomes the agent (so pbsdsh sees its status).
-ddpjob_node_cmd="$(declare -f ddpjob_node_setup)
-ddpjob_node_setup
-exec \"\$@\""
-ddpjob_pids=()
-for ddpjob_rank in "${!ddpjob_hosts[@]}"; do
-    pbsdsh -n "${ddpjob_vnodes[$ddpjob_rank]}" -- /bin/bash -c "$ddpjob_node_cmd" ddpjob-node \
-        {{agent}} --nnodes {{nodes}} --node-rank "$ddpjob_rank" --nproc-per-node {{procs_per_node}} \
-        --master-addr "$ddpjob_master" --master-port "$ddpjob_port" --run-id "$ddpjob_jobid" \
-        --token-file "$ddpjob_token_file" \
-        --max-restarts {{max_restarts}} --rdzv-timeout {{rendezvous_timeout}} --hang-timeout {{hang_timeout}} \
-        -- {{command}} &
-    ddpjob_pids+=("$!")
+ddpjob_agent_args=(--nnodes {{nodes}} --nproc-per-node {{procs_per_node}}
+    --master-addr "$ddpjob_master" --master-port "$ddpjob_port" --run-id "$ddpjob_jobid"
+    --token-file "$ddpjob_token_file"
+    --max-restarts {{max_restarts}} --rdzv-timeout {{rendezvous_timeout}} --hang-timeout {{hang_timeout}}
+    -- {{command}})
+
+# pbsdsh starts the agents of nodes 1..N-1. Its own exit status means nothing (it always exits
+# 0); it prints a task's non-zero status ("pbsdsh: task 0x00000000 exit status 127"), and the
+# task's output goes to the job's output, not through it.
+ddpjob_remote_pids=()
+for ((ddpjob_rank = 1; ddpjob_rank < {{nodes}}; ddpjob_rank++)); do
+    pbsdsh -n "${ddpjob_vnodes[$ddpjob_rank]}" -- /bin/bash -c '. "$1" && ddpjob_node_setup && shift && exec "$@"' \
+        "ddpjob: node $ddpjob_rank (${ddpjob_hosts[$ddpjob_rank]})" "$ddpjob_node_env" {{agent}} --node-rank "$ddpjob_rank" "${ddpjob_agent_args[@]}" \
+        >"$ddpjob_dir/pbsdsh-$ddpjob_rank" 2>&1 &
+    ddpjob_remote_pids[ddpjob_rank]=$!
 done
 
-# Every node's status counts: the job fails with the first failing node's status.
+# Node 0's agent runs in this shell: it learns every node's outcome through the store, so its
+# status is the job's. Only a node whose agent never joined is invisible to it: when a node's task
+# ends with a status and node 0's agent has not ended by itself soon after, it is stopped, rather
+# than left waiting out the rendezvous timeout. At once when the agent could not be run at all
+# (126, 127 from bash; 254 from PBS).
+{{agent}} --node-rank 0 "${ddpjob_agent_args[@]}" &
+ddpjob_agent_pid=$!
+ddpjob_failed=
+ddpjob_failed_status=
+ddpjob_stop_at=
+ddpjob_task_status() { # RANK: the status pbsdsh printed for that node's task; empty for 0
+    sed -n 's/^pbsdsh: task .* exit status \([0-9]*\)$/\1/p' "$ddpjob_dir/pbsdsh-$1" | head -n 1
+}
+while kill -0 "$ddpjob_agent_pid" 2>/dev/null; do
+    for ddpjob_rank in "${!ddpjob_remote_pids[@]}"; do
+        kill -0 "${ddpjob_remote_pids[$ddpjob_rank]}" 2>/dev/null && continue
+        unset 'ddpjob_remote_pids[ddpjob_rank]'
+        ddpjob_task_rc=$(ddpjob_task_status "$ddpjob_rank")
+        if [ -n "$ddpjob_task_rc" ] && [ -z "$ddpjob_stop_at" ]; then
+            ddpjob_failed_status=$ddpjob_task_rc
+            ddpjob_failed="node $ddpjob_rank (${ddpjob_hosts[$ddpjob_rank]}): its agent"
+            case $ddpjob_task_rc in
+            126 | 127 | 254)
+                ddpjob_failed+=" could not start (status $ddpjob_task_rc; its output is above)"
+                ddpjob_stop_at=$SECONDS
+                ;;
+            *)
+                ddpjob_failed+=" ended with status $ddpjob_task_rc, yet node 0's did not follow"
+                ddpjob_stop_at=$((SECONDS + 20)) # past the agent's own 10 s grace for its workers
+                ;;
+            esac
+        fi
+    done
+    if [ -n "$ddpjob_stop_at" ] && [ "$SECONDS" -ge "$ddpjob_stop_at" ]; then
+        echo "ddpjob: $ddpjob_failed; stopping the job" >&2
+        kill -TERM "$ddpjob_agent_pid" 2>/dev/null
+        break
+    fi
+    sleep 0.5
+done
 ddpjob_status=0
-for ddpjob_rank in "${!ddpjob_pids[@]}"; do
-    ddpjob_rc=0
-    wait "${ddpjob_pids[$ddpjob_rank]}" || ddpjob_rc=$?
-    if [ "$ddpjob_rc" -ne 0 ]; then
-        echo "ddpjob: node $ddpjob_rank (${ddpjob_hosts[$ddpjob_rank]}) exited with status $ddpjob_rc" >&2
-        [ "$ddpjob_status" -ne 0 ] || ddpjob_status=$ddpjob_rc
+wait "$ddpjob_agent_pid" || ddpjob_status=$?
+[ -z "$ddpjob_stop_at" ] || [ "$SECONDS" -lt "$ddpjob_stop_at" ] || ddpjob_status=$ddpjob_failed_status
+
+# The other agents end with node 0's; any still running after 30 s are stopped through pbsdsh.
+ddpjob_wait_until=$((SECONDS + 30))
+for ddpjob_rank in "${!ddpjob_remote_pids[@]}"; do
+    while kill -0 "${ddpjob_remote_pids[$ddpjob_rank]}" 2>/dev/null && [ "$SECONDS" -lt "$ddpjob_wait_until" ]; do
+        sleep 0.5
+    done
+    kill -TERM "${ddpjob_remote_pids[$ddpjob_rank]}" 2>/dev/null || true
+    wait "${ddpjob_remote_pids[$ddpjob_rank]}" || true
+    if [ "$ddpjob_status" -eq 0 ] && [ -n "$(ddpjob_task_status "$ddpjob_rank")" ]; then
+        ddpjob_status=$(ddpjob_task_status "$ddpjob_rank")
+        echo "ddpjob: node $ddpjob_rank (${ddpjob_hosts[$ddpjob_rank]}): its agent ended with status $ddpjob_status" >&2
     fi
 done
+# PBS reports a task killed by signal S as 256+S; a shell's exit status says 128+S.
+[ "$ddpjob_status" -lt 256 ] || ddpjob_status=$((ddpjob_status - 128))
 exit "$ddpjob_status"
 {{/launch_pbsdsh}}
 {{#launch_ssh}}

@@ -1,50 +1,115 @@
 #!/bin/bash
-# The rendered PBS script run for real under bash with a PBS-style environment whose node file
-# names this host: it starts the real agent, which starts real PyTorch workers, and finishes.
-# pbsdsh exists only inside PBS (Debian has no package), so a stand-in runs the task here, as
-# PBS's task manager would on the named vnode.
+# The whole PBS path on a real OpenPBS that this suite starts (tests/cluster/pbs.sh): a server and
+# two MoMs n1 and n2, each in its own network namespace with its own hostname and address, and an
+# unprivileged user who submits. `ddpjob submit` sends a spec without workdir: whose command is a
+# real PyTorch DDP program (gloo, 2 workers per node) found on the PATH the user's login gives the
+# batch shell; the rendered script asks for select=2:ncpus=2:ngpus=2, node 0's agent runs in the
+# batch shell and pbsdsh starts node 1's. Then a rank that exits 3, and a node whose agent cannot
+# start, must fail the PBS job (pbsdsh itself always exits 0), naming the node.
 . "$SRCDIR/tests/agent/lib.sh"
-cd "$T" || exit 1
-mkdir -p path workdir
-cat >path/pbsdsh <<'SHIM'
-#!/bin/bash
-[ "$1" = -n ] && [ "$3" = -- ] || { echo "pbsdsh stand-in: unexpected args: $*" >&2; exit 99; }
-vnode=$2
-shift 3
-PBS_VNODENUM=$vnode exec "$@"
-SHIM
-chmod +x path/pbsdsh
+. "$SRCDIR/tests/cluster/pbs.sh"
 
-host=$(hostname)
-cat >job.yaml <<SPEC
-name: pbs-torch
+if [ ! -d "$SRCDIR/../shared/tools/openpbs" ] && [ ! -x "$PBS_EXEC/sbin/pbs_server.bin" ]; then
+    trap - EXIT
+    rm -rf "$T"
+    echo "1..0 # SKIP no real PBS: ../shared/tools/openpbs is absent beside the project and OpenPBS is not installed"
+    exit 0
+fi
+trap 'pbs_cluster_down; rm -rf "$T"; echo "1..$TAP_N"; [ "$TAP_FAILED" -eq 0 ]' EXIT
+
+why=$(pbs_cluster_unavailable)
+if [ -n "$why" ]; then
+    fail "a real PBS runs here" "$why"
+    exit 1
+fi
+if ! pbs_cluster_up 2 2 2 >"$T/cluster.log" 2>&1; then
+    fail "a 2-node OpenPBS cluster starts" "$(grep -v '^\*\*\*' "$T/cluster.log" | tail -n 20)"
+    exit 1
+fi
+pass "a 2-node OpenPBS cluster (pbs_server, data service, pbs_sched, pbs_comm, 2 pbs_mom) runs in network namespaces"
+
+# What the user's jobs use must be theirs to read: the built programs and templates are copied
+# beside the cluster, the workload into the user's submission directory.
+home=$PBS_CLUSTER/home/$PBS_USER
+bin=$PBS_CLUSTER/bin
+jobdir=$home/jobs/e2e
+mkdir -p "$bin" "$home/tools" "$jobdir"
+cp "$DDPJOB" "$AGENT" "$bin/"
+cp -r "$BUILDDIR/templates" "$PBS_CLUSTER/templates"
+cp "$SRCDIR/tests/agent/py/env_ddp.py" "$jobdir/"
+# The user's login puts their own tools first: the workers must find python3 there on every node.
+ln -s /usr/bin/python3 "$home/tools/python3"
+echo 'export PATH=$HOME/tools:$PATH' >"$home/.bash_profile"
+chown -R "$PBS_USER:" "$home"
+
+pbs_state() { # JOB FIELD
+    pbs_in pbshead "$PBS_EXEC/bin/qstat" -xf "$1" 2>/dev/null | sed -n "s/^ *$2 = //p"
+}
+
+submit_and_wait() { # SPEC: JOB gets the job id, OUT the job's output, STATUS its Exit_status
+    (cd "$jobdir" && pbs_as_user env DDPJOB_TEMPLATE_DIR="$PBS_CLUSTER/templates" \
+        "$bin/ddpjob" submit "$1" --bindir "$bin") >"$T/submit.out" 2>&1
+    JOB=$(tail -n 1 "$T/submit.out")
+    local deadline=$((SECONDS + 120))
+    while [ "$(pbs_state "$JOB" job_state)" != F ] && [ "$SECONDS" -lt "$deadline" ]; do
+        sleep 0.5
+    done
+    OUT=$(cat "$jobdir/${1%.yaml}.o${JOB%%.*}" 2>/dev/null)
+    STATUS=$(pbs_state "$JOB" Exit_status)
+}
+
+cat >"$jobdir/e2e.yaml" <<SPEC
+name: e2e
 scheduler: pbs
-nodes: 1
-procs_per_node: 3
+nodes: 2
+gpus_per_node: 2
+cpus_per_node: 2
 walltime: "00:05:00"
-env: {FROM_SPEC: "yes"}
-command: [/usr/bin/python3, "$SRCDIR/tests/agent/py/p2p.py"]
+env: {FROM_SPEC: "from the spec"}
+command: [python3, env_ddp.py]
 SPEC
-run "$DDPJOB" render job.yaml -o job.pbs
-expect_eq "$RC" 0 "the PBS script renders with the built agent"
-printf '%s\n%s\n' "$host" "$host" >nodefile
-
-run env DDPJ_TESTMARK="$MARK" PATH="$T/path:$PATH" PBS_NODEFILE="$T/nodefile" PBS_JOBID=4242.pbs-server \
-    PBS_O_WORKDIR="$T/workdir" timeout 120 bash job.pbs
-expect_eq "$RC" 0 "the job finishes with status 0"
-expect_contains "$OUT" "ddpjob: job 4242.pbs-server: 1 node(s), 3 worker(s) each, master $host:" \
-    "the script picked this host as master"
-for r in 1 2; do
-    expect_contains "$OUT" "[rank $r] Rank $r has received data from rank 0: 1.0" "PyTorch rank $r received rank 0's tensor"
+chown "$PBS_USER:" "$jobdir/e2e.yaml"
+submit_and_wait e2e.yaml
+expect_contains "$(cat "$jobdir/e2e.pbs")" "#PBS -l select=2:ncpus=2:ngpus=2
+#PBS -l place=scatter" "the script asks PBS for 2 chunks of 2 CPUs and 2 GPUs, one per host"
+expect_eq "$STATUS" 0 "qstat -xf shows Exit_status = 0 for the job that succeeded"
+expect_contains "$OUT" "ddpjob: job $JOB: 2 node(s), 2 worker(s) each, master n1:" "the job script found its 2 nodes and master n1"
+for r in 0 1 2 3; do
+    node=$((r / 2)) host=n$((r / 2 + 1)) local=$((r % 2))
+    expect_contains "$OUT" "[rank $r] host=$host RANK=$r LOCAL_RANK=$local WORLD_SIZE=4 LOCAL_WORLD_SIZE=2 GROUP_RANK=$node GROUP_WORLD_SIZE=2 MASTER_ADDR=n1 TORCHELASTIC_RUN_ID=$JOB FROM_SPEC=from the spec sum=6 expected=6 cwd=$jobdir python=$home/tools/python3" \
+        "rank $r on $host: right environment, the all_reduce, in the submission directory, the login's python3"
 done
-expect_contains "$ERR" "node 0 of 1 ($host): ranks 0-2 of 3" "one real agent ran the node's 3 workers"
-expect_no_file "$T/workdir/.ddpjob/4242.pbs-server/token" "the token file is gone afterwards"
-expect_no_file "$T/workdir/.ddpjob" "and so is the job's directory"
+expect_no_file "$jobdir/.ddpjob" "the job's own files (token, node environment) are gone afterwards"
 
-sed -i 's/p2p.py/no-such-script.py/' job.yaml
-run "$DDPJOB" render job.yaml -o job.pbs
-run env DDPJ_TESTMARK="$MARK" PATH="$T/path:$PATH" PBS_NODEFILE="$T/nodefile" PBS_JOBID=4243 \
-    PBS_O_WORKDIR="$T/workdir" timeout 120 bash job.pbs
-expect_eq "$RC" 2 "a failing workload fails the PBS job with the workers' status"
-expect_contains "$ERR" "ddpjob: node 0 ($host) exited with status 2" "and the script names the node"
-expect_no_leftovers "nothing left after the PBS jobs"
+sed 's/env: {FROM_SPEC: "from the spec"}/env: {FROM_SPEC: "from the spec", FAIL_RANK: "3"}/' \
+    "$jobdir/e2e.yaml" >"$jobdir/fail.yaml"
+sed -i 's/^name: e2e/name: fail/' "$jobdir/fail.yaml"
+chown "$PBS_USER:" "$jobdir/fail.yaml"
+submit_and_wait fail.yaml
+expect_eq "$STATUS" 3 "a rank that exits 3 on n2 ends the PBS job with Exit_status = 3"
+expect_contains "$OUT" "job failed (exit 3): rank 3 (node 1, host n2, local rank 1) exited with code 3" \
+    "and the job's output names the rank, node, host and code"
+
+# Node 1's agent is missing on n2 alone: its MoM's mount namespace hides the programs' directory.
+mkdir -p "$PBS_CLUSTER/empty"
+nsenter --mount --target "$(cat "$PBS_CLUSTER/n2/mom_priv/mom.lock")" mount --bind "$PBS_CLUSTER/empty" "$bin"
+sed 's/^name: e2e/name: lost/' "$jobdir/e2e.yaml" >"$jobdir/lost.yaml"
+chown "$PBS_USER:" "$jobdir/lost.yaml"
+started=$SECONDS
+submit_and_wait lost.yaml
+nsenter --mount --target "$(cat "$PBS_CLUSTER/n2/mom_priv/mom.lock")" umount "$bin"
+expect_eq "$STATUS" 127 "a node whose agent cannot start ends the PBS job with its status (127)"
+expect_contains "$OUT" "ddpjob: node 1 (n2): line 1: $bin/ddpjob-agent: No such file or directory" "the job's output says why, naming the node"
+expect_contains "$OUT" "ddpjob: node 1 (n2): its agent could not start (status 127; its output is above); stopping the job" \
+    "and that the job stopped for it"
+if [ $((SECONDS - started)) -lt 60 ]; then
+    pass "... at once, not at the rendezvous timeout (300 s)"
+else
+    fail "... at once, not at the rendezvous timeout (300 s)" "took $((SECONDS - started)) s"
+fi
+
+left=$(for i in 1 2; do ip netns pids "$(pbs_ns "n$i")"; done | xargs -r ps -o user=,args= -p | grep -v '^root ')
+expect_eq "$left" "" "nothing of the jobs is left running on any node"
+pbs_cluster_down
+left=$(pgrep -f "ddpj-pbs\.|pbs_mom|pbs_server|pbs_sched|pbs_comm" || true)
+expect_eq "$left" "" "and nothing of the cluster is left once it is stopped"

@@ -17,7 +17,7 @@ for f in bin/ddpjob bin/ddp-train share/ddpjob/templates/pbs.sh share/ddpjob/tem
 done
 run env -u DDPJOB_TEMPLATE_DIR "$prefix/bin/ddpjob" render "$prefix/share/ddpjob/examples/gadi-pbs.yaml"
 expect_eq "$RC" 0 "the installed ddpjob renders an installed example"
-expect_contains "$OUT" "$prefix/bin/ddpjob-agent --nnodes 2" "and points the nodes at the installed agent"
+expect_contains "$OUT" "$prefix/bin/ddpjob-agent --node-rank 0" "and points the nodes at the installed agent"
 for page in ddpjob ddp-train; do
     if msg=$(man -l "$prefix/share/man/man1/$page.1" 2>&1 >/dev/null | grep -v '^$'); then
         fail "the $page man page formats without warnings" "$msg"

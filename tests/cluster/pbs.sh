@@ -1,0 +1,148 @@
+# A real OpenPBS cluster on this machine for the suites (source this file; see
+# ../shared/tools/openpbs/README.md): pbs_server with its data service, pbs_sched and pbs_comm in a
+# "pbshead" network namespace, and one pbs_mom per node in its own network, UTS and mount namespace,
+# so nodes n1..nN have their own hostnames and addresses (10.78.0.1x on a bridge in pbshead). No
+# namespace has a default route. Each namespace sees its own /etc/hosts and /etc/pbs.conf (bind
+# mounts in its private mount namespace), so every daemon, and every job task a MoM starts, reads
+# the configuration of its own host. Jobs are submitted by an unprivileged user made for the run
+# (PBS refuses root's jobs), whose home is under $PBS_CLUSTER. pbs_cluster_down stops everything
+# and removes the namespaces, the user and $PBS_CLUSTER.
+#
+# PBS itself is built by the install step from ../shared/tools/openpbs (PBS_EXEC below); where that
+# is absent, pbs_cluster_available says why.
+
+PBS_EXEC=/opt/pbs
+PBS_USER=ddpjpbs
+
+pbs_ns() { echo "ddpjpbs$PBS_CLUSTER_ID-$1"; }
+
+# Empty when a real PBS can run here, else the reason it cannot.
+pbs_cluster_unavailable() {
+    if [ ! -x "$PBS_EXEC/sbin/pbs_server.bin" ]; then
+        if [ -d "${SRCDIR:-.}/../shared/tools/openpbs" ]; then
+            echo "OpenPBS is not installed in $PBS_EXEC (scripts/install-deps.sh builds it from ../shared/tools/openpbs)"
+        else
+            echo "../shared/tools/openpbs is absent and OpenPBS is not installed in $PBS_EXEC"
+        fi
+    elif ! unshare --net --uts --mount true 2>/dev/null || ! command -v ip >/dev/null; then
+        echo "network namespaces cannot be made here (PBS refuses a server whose name resolves to loopback)"
+    fi
+}
+
+# pbs_in NAME CMD...: runs CMD in node NAME's (or pbshead's) namespaces, with that host's files.
+pbs_in() {
+    local name=$1
+    shift
+    nsenter --net="/run/netns/$(pbs_ns "$name")" -- unshare --uts --mount --propagation private \
+        bash -c 'hostname "$0" && mount --bind "$PBS_CLUSTER/etc/hosts" /etc/hosts &&
+                 mount --bind "$PBS_CLUSTER/etc/pbs-$0.conf" /etc/pbs.conf && exec "$@"' "$name" "$@"
+}
+
+# pbs_as_user CMD...: runs CMD in pbshead as the submitting user, in the current directory.
+pbs_as_user() {
+    pbs_in pbshead runuser -u "$PBS_USER" -- env -C "$PWD" PATH="$PBS_EXEC/bin:/usr/local/bin:/usr/bin:/bin" "$@"
+}
+
+pbs_conf() { # NAME HOME SERVER SCHED COMM MOM
+    cat >"$PBS_CLUSTER/etc/pbs-$1.conf" <<CONF
+PBS_SERVER=pbshead
+PBS_START_SERVER=$3
+PBS_START_SCHED=$4
+PBS_START_COMM=$5
+PBS_START_MOM=$6
+PBS_EXEC=$PBS_EXEC
+PBS_HOME=$2
+PBS_CORE_LIMIT=unlimited
+PBS_SCP=/usr/bin/scp
+CONF
+}
+
+pbs_make_namespaces() { # NODES
+    local nodes=$1 i
+    [ -d /run/netns ] || { mkdir -p /run/netns && touch "$PBS_CLUSTER/made-run-netns"; }
+    ip netns add "$(pbs_ns pbshead)" || return 1
+    ip -n "$(pbs_ns pbshead)" link set lo up
+    ip -n "$(pbs_ns pbshead)" link add br0 type bridge
+    ip -n "$(pbs_ns pbshead)" addr add 10.78.0.1/24 dev br0
+    ip -n "$(pbs_ns pbshead)" link set br0 up
+    printf '127.0.0.1 localhost\n10.78.0.1 pbshead\n' >"$PBS_CLUSTER/etc/hosts"
+    for i in $(seq "$nodes"); do
+        ip netns add "$(pbs_ns "n$i")" || return 1
+        ip -n "$(pbs_ns pbshead)" link add "v$i" type veth peer name eth0 netns "$(pbs_ns "n$i")"
+        ip -n "$(pbs_ns pbshead)" link set "v$i" master br0 up
+        ip -n "$(pbs_ns "n$i")" addr add "10.78.0.$((10 + i))/24" dev eth0
+        ip -n "$(pbs_ns "n$i")" link set eth0 up
+        ip -n "$(pbs_ns "n$i")" link set lo up
+        printf '10.78.0.%d n%d\n' $((10 + i)) "$i" >>"$PBS_CLUSTER/etc/hosts"
+    done
+}
+
+pbs_qmgr() { pbs_in pbshead "$PBS_EXEC/bin/qmgr" -c "$1"; }
+
+# pbs_cluster_up NODES [NCPUS [NGPUS]]: the server and NODES MoMs, each node offering NCPUS CPUs
+# (default 2) and NGPUS GPUs (a host-level resource, default 0), a queue workq, job history on.
+pbs_cluster_up() {
+    local nodes=$1 ncpus=${2:-2} ngpus=${3:-0} i
+    # PBS refuses a home on a world-writable path such as /tmp: /run is root's alone.
+    PBS_CLUSTER=$(mktemp -d /run/ddpj-pbs.XXXXXX)
+    PBS_CLUSTER_ID=$$
+    PBS_CLUSTER_NODES=$nodes
+    export PBS_CLUSTER PBS_CLUSTER_ID
+    # The data service runs as postgres and jobs as $PBS_USER: both must reach their directories.
+    chmod 755 "$PBS_CLUSTER"
+    mkdir -p "$PBS_CLUSTER"/{etc,home,pbshead}
+    [ -c /dev/null ] || { echo "pbs: /dev/null is not the null device (see the OpenPBS README)" >&2; return 1; }
+    if ! id "$PBS_USER" >/dev/null 2>&1; then
+        useradd -M -d "$PBS_CLUSTER/home/$PBS_USER" -s /bin/bash "$PBS_USER" || return 1
+        touch "$PBS_CLUSTER/made-user"
+    fi
+    mkdir -p "$PBS_CLUSTER/home/$PBS_USER"
+    chown "$PBS_USER:" "$PBS_CLUSTER/home/$PBS_USER"
+    pbs_make_namespaces "$nodes" || return 1
+    pbs_conf pbshead "$PBS_CLUSTER/pbshead" 1 1 1 0
+    # The first start makes PBS_HOME, the data service's database and the default queue workq.
+    pbs_in pbshead /etc/init.d/pbs start >"$PBS_CLUSTER/pbshead.log" 2>&1 || { cat "$PBS_CLUSTER/pbshead.log" >&2; return 1; }
+    pbs_qmgr "set server job_history_enable=true" || return 1
+    pbs_qmgr "set server scheduler_iteration=1"
+    # GPUs as PBS Pro sites define them: a host-level consumable the scheduler matches on.
+    pbs_qmgr "create resource ngpus type=long, flag=nh" || return 1
+    sed -i 's/^resources: "ncpus, mem, arch, host, vnode, aoe, eoe"$/resources: "ncpus, mem, arch, host, vnode, aoe, eoe, ngpus"/' \
+        "$PBS_CLUSTER/pbshead/sched_priv/sched_config"
+    pbs_in pbshead kill -HUP "$(cat "$PBS_CLUSTER/pbshead/sched_priv/sched.lock")"
+    for i in $(seq "$nodes"); do
+        pbs_qmgr "create node n$i resources_available.ncpus=$ncpus,resources_available.ngpus=$ngpus" || return 1
+        pbs_conf "n$i" "$PBS_CLUSTER/n$i" 0 0 0 1
+        mkdir -p "$PBS_CLUSTER/n$i"
+        pbs_in "n$i" /etc/init.d/pbs start >"$PBS_CLUSTER/n$i.log" 2>&1 || { cat "$PBS_CLUSTER/n$i.log" >&2; return 1; }
+        # Every host sees the same files: job output goes back by cp, not scp.
+        printf '$usecp *:/ /\n' >>"$PBS_CLUSTER/n$i/mom_priv/config"
+        pbs_in "n$i" kill -HUP "$(cat "$PBS_CLUSTER/n$i/mom_priv/mom.lock")"
+    done
+    local deadline=$((SECONDS + 60))
+    while [ "$(pbs_in pbshead "$PBS_EXEC/bin/pbsnodes" -a 2>/dev/null | grep -c 'state = free')" != "$nodes" ]; do
+        [ "$SECONDS" -lt "$deadline" ] || { echo "pbs: nodes not free after 60 s" >&2; pbs_in pbshead "$PBS_EXEC/bin/pbsnodes" -a >&2; return 1; }
+        sleep 0.5
+    done
+}
+
+pbs_cluster_down() {
+    [ -n "${PBS_CLUSTER:-}" ] || return 0
+    local i
+    for i in $(seq "${PBS_CLUSTER_NODES:-0}"); do
+        pbs_in "n$i" /etc/init.d/pbs stop >/dev/null 2>&1
+    done
+    pbs_in pbshead /etc/init.d/pbs stop >/dev/null 2>&1
+    # Whatever is still running in the cluster's namespaces: daemons, postgres, job tasks.
+    pkill -9 -u "$PBS_USER" 2>/dev/null
+    for i in pbshead $(seq -f 'n%g' "${PBS_CLUSTER_NODES:-0}"); do
+        ip netns pids "$(pbs_ns "$i")" 2>/dev/null | xargs -r kill -9 2>/dev/null
+        ip netns del "$(pbs_ns "$i")" 2>/dev/null
+    done
+    if [ -e "$PBS_CLUSTER/made-run-netns" ]; then
+        umount /run/netns 2>/dev/null
+        rmdir /run/netns 2>/dev/null
+    fi
+    [ -e "$PBS_CLUSTER/made-user" ] && userdel "$PBS_USER" 2>/dev/null
+    rm -rf "$PBS_CLUSTER"
+    PBS_CLUSTER=
+}

@@ -62,7 +62,8 @@ int cmd_run(int argc, char **argv)
     }
     int exit_code;
     sched_kind_t target;
-    job_spec_t *spec = load_for_scheduler(argv[optind], SCHED_UNSET, &target, false, &exit_code);
+    load_opts_t load = {SCHED_UNSET, NULL, false};
+    job_spec_t *spec = load_for_scheduler(argv[optind], &load, &target, NULL, &exit_code);
     if (!spec)
         return exit_code;
     ddp_error_t err;

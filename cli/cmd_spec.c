@@ -11,38 +11,72 @@
 #include "ddp_file.h"
 #include "render.h"
 #include "scheduler.h"
+#include "site_rules.h"
 #include "spawn.h"
 #include "spec.h"
 
 /* How long qsub/sbatch may take before we give up on them. */
 #define SUBMIT_TIMEOUT_MS (120 * 1000)
 
-job_spec_t *load_for_scheduler(const char *path, sched_kind_t override, sched_kind_t *target,
-                               bool scheduler_needed, int *exit_code)
+/* Prints a list of lines to stderr. */
+static void print_lines(const diag_t *d)
+{
+    for (size_t i = 0; i < d->count; i++)
+        fprintf(stderr, "%s\n", d->lines[i]);
+}
+
+/* The site profile named by --site or the spec; problems finding or reading it go to diag. */
+static site_t *load_site(const job_spec_t *spec, const char *site_arg, diag_t *diag)
+{
+    const char *name = site_arg ? site_arg : spec->site;
+    if (!name)
+        return NULL;
+    ddp_error_t err;
+    site_t *site = site_load(name, &err);
+    if (!site) {
+        spec_loc_t at = site_arg ? (spec_loc_t){1, 1} : spec_field_loc(spec, "site");
+        diag_add(diag, at.line, at.col, site_arg ? "--site" : "site", "%s", err.msg);
+    }
+    return site;
+}
+
+job_spec_t *load_for_scheduler(const char *path, const load_opts_t *opts, sched_kind_t *target,
+                               site_t **site_out, int *exit_code)
 {
     ddp_error_t err;
-    diag_t *diag = diag_create(path);
-    job_spec_t *spec = diag ? spec_load(path, diag, &err) : NULL;
+    diag_t *diag = diag_create(path), *remarks = diag_create(path);
+    job_spec_t *spec = diag && remarks ? spec_load(path, diag, &err) : NULL;
+    site_t *site = NULL;
     if (!spec) {
-        fprintf(stderr, "ddpjob: %s\n", diag ? err.msg : "out of memory");
+        fprintf(stderr, "ddpjob: %s\n", diag && remarks ? err.msg : "out of memory");
         diag_destroy(diag);
+        diag_destroy(remarks);
         *exit_code = EXIT_SYSTEM;
         return NULL;
     }
-    *target = override != SCHED_UNSET ? override : spec->scheduler;
-    /* A spec that failed to parse has no fields worth checking against a scheduler. */
-    if (diag->count == 0 && (scheduler_needed || *target != SCHED_UNSET))
+    *target = opts->sched != SCHED_UNSET ? opts->sched : spec->scheduler;
+    /* A spec that failed to parse has no fields worth checking against a scheduler or site. */
+    if (diag->count == 0 && (opts->scheduler_needed || *target != SCHED_UNSET))
         spec_check_for_scheduler(spec, *target, diag);
+    if (diag->count == 0 && (site = load_site(spec, opts->site, diag)))
+        site_rules_apply(site, spec, diag, remarks);
+    print_lines(remarks);
     if (diag->count > 0) {
-        for (size_t i = 0; i < diag->count; i++)
-            fprintf(stderr, "%s\n", diag->lines[i]);
+        print_lines(diag);
         fprintf(stderr, "ddpjob: %s: %zu problem%s; nothing was written\n", path, diag->count,
                 diag->count == 1 ? "" : "s");
         spec_destroy(spec);
         spec = NULL;
+        site_destroy(site);
+        site = NULL;
         *exit_code = EXIT_INVALID_SPEC;
     }
     diag_destroy(diag);
+    diag_destroy(remarks);
+    if (site_out)
+        *site_out = site;
+    else
+        site_destroy(site);
     return spec;
 }
 
@@ -57,23 +91,40 @@ static int parse_scheduler_arg(const char *arg, sched_kind_t *out)
 }
 
 static const char validate_help[] =
-    "usage: ddpjob validate [--scheduler pbs|slurm] SPEC...\n"
+    "usage: ddpjob validate [--scheduler pbs|slurm] [--site NAME|FILE] SPEC...\n"
     "Checks each spec and prints every problem as FILE:LINE:COL: FIELD: PROBLEM. A spec\n"
-    "without scheduler: is valid for `ddpjob run` (local only).\n"
+    "without scheduler: is valid for `ddpjob run` (local only). With a site profile (site: in\n"
+    "the spec, or --site), also checks the queue's rules and prints the job's worst-case cost.\n"
     "Exit: 0 all valid, 1 a spec has problems, 2 usage, 3 a file cannot be read.\n";
+
+/* The cost line, when a site profile can tell it. */
+static void print_cost(FILE *out, const site_t *site, const job_spec_t *spec, const char *path)
+{
+    char line[512];
+    if (site) {
+        site_rules_cost(site, spec, line, sizeof line);
+        fprintf(out, "%s: %s\n", path, line);
+    }
+}
 
 int cmd_validate(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"scheduler", required_argument, NULL, 's'}, {"help", no_argument, NULL, 'h'}, {0}};
-    sched_kind_t override = SCHED_UNSET;
+    static const struct option opts[] = {{"scheduler", required_argument, NULL, 's'},
+                                         {"site", required_argument, NULL, 'S'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {0}};
+    load_opts_t load = {SCHED_UNSET, NULL, false};
     int c;
     while ((c = getopt_long(argc, argv, "s:h", opts, NULL)) != -1) {
         if (c == 'h') {
             fputs(validate_help, stdout);
             return EXIT_OK;
         }
-        if (c != 's' || parse_scheduler_arg(optarg, &override) < 0) {
+        if (c == 'S') {
+            load.site = optarg;
+            continue;
+        }
+        if (c != 's' || parse_scheduler_arg(optarg, &load.sched) < 0) {
             fputs(validate_help, stderr);
             return EXIT_USAGE;
         }
@@ -86,25 +137,30 @@ int cmd_validate(int argc, char **argv)
     for (int i = optind; i < argc; i++) {
         sched_kind_t target;
         int code = EXIT_OK;
+        site_t *site = NULL;
         /* A spec without a scheduler is a local one (`ddpjob run`); render and submit need one. */
-        job_spec_t *spec = load_for_scheduler(argv[i], override, &target, false, &code);
+        job_spec_t *spec = load_for_scheduler(argv[i], &load, &target, &site, &code);
         if (spec && target == SCHED_UNSET)
             printf("%s: ok (local only: no scheduler, for `ddpjob run`; render and submit need "
                    "scheduler: or --scheduler)\n",
                    argv[i]);
         else if (spec)
-            printf("%s: ok (%s, %ld node%s x %ld worker%s)\n", argv[i], sched_kind_name(target),
-                   spec->nodes, spec->nodes == 1 ? "" : "s", spec->procs_per_node,
-                   spec->procs_per_node == 1 ? "" : "s");
+            printf("%s: ok (%s, %ld node%s x %ld worker%s%s%s)\n", argv[i],
+                   sched_kind_name(target), spec->nodes, spec->nodes == 1 ? "" : "s",
+                   spec->procs_per_node, spec->procs_per_node == 1 ? "" : "s",
+                   site ? ", site " : "", site ? site->name : "");
+        if (spec)
+            print_cost(stdout, site, spec, argv[i]);
         worst = code > worst ? code : worst;
         spec_destroy(spec);
+        site_destroy(site);
     }
     return worst;
 }
 
 /* Options shared by render and submit. */
 typedef struct {
-    sched_kind_t sched;
+    load_opts_t load;
     const char *template_path;
     const char *bindir;
     const char *output;
@@ -115,6 +171,7 @@ static int parse_script_args(int argc, char **argv, const char *help, bool is_su
                              script_args_t *a, const char **spec_path)
 {
     static const struct option opts[] = {{"scheduler", required_argument, NULL, 's'},
+                                         {"site", required_argument, NULL, 'S'},
                                          {"template", required_argument, NULL, 't'},
                                          {"bindir", required_argument, NULL, 'b'},
                                          {"output", required_argument, NULL, 'o'},
@@ -122,6 +179,7 @@ static int parse_script_args(int argc, char **argv, const char *help, bool is_su
                                          {"help", no_argument, NULL, 'h'},
                                          {0}};
     memset(a, 0, sizeof *a);
+    a->load.scheduler_needed = true;
     int c;
     while ((c = getopt_long(argc, argv, "s:t:b:o:nh", opts, NULL)) != -1) {
         switch (c) {
@@ -129,8 +187,11 @@ static int parse_script_args(int argc, char **argv, const char *help, bool is_su
             fputs(help, stdout);
             return 1;
         case 's':
-            if (parse_scheduler_arg(optarg, &a->sched) < 0)
+            if (parse_scheduler_arg(optarg, &a->load.sched) < 0)
                 goto usage;
+            break;
+        case 'S':
+            a->load.site = optarg;
             break;
         case 't':
             a->template_path = optarg;
@@ -197,9 +258,13 @@ static int prepare_script(int argc, char **argv, const char *help, bool is_submi
     if (rc != 0)
         return rc > 0 ? EXIT_OK : EXIT_USAGE;
     int code = EXIT_OK;
-    *spec = load_for_scheduler(path, a->sched, target, true, &code);
+    site_t *site = NULL;
+    *spec = load_for_scheduler(path, &a->load, target, &site, &code);
     if (!*spec)
         return code;
+    /* stdout may be the script: the cost goes beside it. */
+    print_cost(stderr, site, *spec, path);
+    site_destroy(site);
     *text = render_to_string(*spec, a, *target, &code);
     if (!*text) {
         spec_destroy(*spec);
@@ -209,9 +274,12 @@ static int prepare_script(int argc, char **argv, const char *help, bool is_submi
 }
 
 static const char render_help[] =
-    "usage: ddpjob render SPEC [--scheduler pbs|slurm] [-o FILE] [--template FILE] [--bindir DIR]\n"
+    "usage: ddpjob render SPEC [--scheduler pbs|slurm] [--site NAME|FILE] [-o FILE]\n"
+    "                          [--template FILE] [--bindir DIR]\n"
     "Prints the job script for SPEC without submitting anything (the dry run).\n"
     "  --scheduler  render for this scheduler instead of the spec's own\n"
+    "  --site       check against this site profile (instead of the spec's site:) and print\n"
+    "               the job's worst-case cost on stderr\n"
     "  -o FILE      write the script to FILE (mode 0755) instead of stdout\n"
     "  --template   use this template file instead of the installed one\n"
     "  --bindir     where ddpjob and ddpjob-agent are on the nodes (default: beside this ddpjob)\n"
@@ -252,8 +320,8 @@ static void file_name_from_job(const char *name, const char *suffix, char *out, 
 }
 
 static const char submit_help[] =
-    "usage: ddpjob submit SPEC [--scheduler pbs|slurm] [--dry-run] [--template FILE] [--bindir "
-    "DIR]\n"
+    "usage: ddpjob submit SPEC [--scheduler pbs|slurm] [--site NAME|FILE] [--dry-run]\n"
+    "                          [--template FILE] [--bindir DIR]\n"
     "Writes the job script into the job directory (the spec's workdir, else the current\n"
     "directory) and submits it with qsub or sbatch; prints the job id.\n"
     "  --dry-run    write the script and show the submit command without running it\n"

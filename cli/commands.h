@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 
+#include "site.h"
 #include "spec.h"
 
 enum {
@@ -14,11 +15,18 @@ enum {
     EXIT_SUBMITTER = 4,    /* qsub/sbatch missing, failed, or printed no job id */
 };
 
-/* Loads and validates a spec for its target scheduler (the override, else the spec's; none is
- * needed for a local run). Prints every problem; returns NULL with *exit_code set when the spec
- * cannot be used. */
-job_spec_t *load_for_scheduler(const char *path, sched_kind_t override, sched_kind_t *target,
-                               bool scheduler_needed, int *exit_code);
+typedef struct {
+    sched_kind_t sched;    /* --scheduler, else SCHED_UNSET for the spec's own */
+    const char *site;      /* --site, else NULL for the spec's site: (if any) */
+    bool scheduler_needed; /* false for a local run, or validate */
+} load_opts_t;
+
+/* Loads and validates a spec for its target scheduler and, when it names one, its site profile
+ * (whose rules it is checked against and whose choices it takes). Prints every problem, warning
+ * and note; returns NULL with *exit_code set when the spec cannot be used. *site (when site is
+ * not NULL) gets the profile, or NULL. */
+job_spec_t *load_for_scheduler(const char *path, const load_opts_t *opts, sched_kind_t *target,
+                               site_t **site, int *exit_code);
 
 int cmd_validate(int argc, char **argv);
 int cmd_render(int argc, char **argv);

@@ -7,64 +7,23 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "datafile.h"
 #include "ddp_file.h"
 #include "scheduler.h"
 #include "shquote.h"
 #include "template.h"
 
-char *render_self_dir(ddp_error_t *err)
-{
-    char path[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
-    if (n < 0) {
-        ddp_error_set(err, "cannot find our own executable: %s", strerror(errno));
-        return NULL;
-    }
-    path[n] = '\0';
-    char *dir = strdup(dirname(path));
-    if (!dir)
-        ddp_error_set(err, "out of memory");
-    return dir;
-}
-
-/* Finds the scheduler's template: the first candidate directory that has the file. */
+/* The scheduler's template: in $DDPJOB_TEMPLATE_DIR alone when it is set, else installed. */
 static char *find_template(const char *file, ddp_error_t *err)
 {
-    char *self = render_self_dir(err);
-    if (!self)
-        return NULL;
     const char *env_dir = getenv("DDPJOB_TEMPLATE_DIR");
-    /* The installed layout first, then the build tree's copy (build/cli/ddpjob finds
-     * build/templates). */
-    char *candidates[3] = {NULL, NULL, NULL};
-    int failed = 0;
-    if (env_dir && *env_dir)
-        failed |= asprintf(&candidates[0], "%s/%s", env_dir, file) < 0;
-    else {
-        failed |= asprintf(&candidates[1], "%s/../share/ddpjob/templates/%s", self, file) < 0;
-        failed |= asprintf(&candidates[2], "%s/../templates/%s", self, file) < 0;
+    bool from_env = env_dir && *env_dir;
+    char *path = datafile_find("template", &env_dir, 1, !from_env, "templates", "templates", file, err);
+    if (!path) {
+        ddp_error_t why = *err;
+        ddp_error_set(err, "%s; set DDPJOB_TEMPLATE_DIR or pass --template FILE", why.msg);
     }
-    free(self);
-    if (failed) {
-        ddp_error_set(err, "out of memory");
-        return NULL;
-    }
-    char *found = NULL;
-    for (int i = 0; i < 3; i++) {
-        if (!found && candidates[i] && access(candidates[i], R_OK) == 0)
-            found = candidates[i];
-        else
-            free(candidates[i]);
-    }
-    if (!found)
-        ddp_error_set(err,
-                      "template %s not found (looked in %s); set DDPJOB_TEMPLATE_DIR or "
-                      "pass --template FILE",
-                      file,
-                      env_dir && *env_dir ? "$DDPJOB_TEMPLATE_DIR"
-                                          : "the install and "
-                                            "build trees");
-    return found;
+    return path;
 }
 
 static int set_quoted(tmpl_ctx_t *ctx, const char *name, const char *value)
@@ -183,7 +142,7 @@ static int render_with(const job_spec_t *spec, const sched_ops_t *ops, const cha
         ddp_error_prefix(err, "template");
         goto out;
     }
-    if (!bindir_arg && !(self = render_self_dir(err)))
+    if (!bindir_arg && !(self = datafile_self_dir(err)))
         goto out;
     const char *bindir = bindir_arg ? bindir_arg : self;
     if (!(agent = program_path(bindir_arg, self, "ddpjob-agent", "agent")) ||

@@ -27,7 +27,4 @@ int render_script(const job_spec_t *spec, const render_opts_t *opts, FILE *out, 
  * standalone agent running the spec's command (template local.sh). */
 int render_local_script(const job_spec_t *spec, const char *bindir, FILE *out, ddp_error_t *err);
 
-/* The directory this ddpjob binary lives in (malloc'd), from /proc/self/exe. */
-char *render_self_dir(ddp_error_t *err);
-
 #endif

@@ -82,6 +82,7 @@ static const field_def_t slurm_fields[] = {
 static const field_def_t top_fields[] = {
     FIELD(name, F_STRING, name, REQUIRED | DIRECTIVE),
     FIELD(scheduler, F_SCHED, scheduler, 0),
+    FIELD(site, F_STRING, site, 0),
     INTFIELD(nodes, nodes, REQUIRED, 1, 100000),
     INTFIELD(gpus_per_node, gpus_per_node, 0, 0, 1024),
     INTFIELD(procs_per_node, procs_per_node, 0, 1, 1024),
@@ -142,6 +143,26 @@ static unsigned long node_line(const yaml_node_t *n)
 static unsigned long node_col(const yaml_node_t *n)
 {
     return (unsigned long)n->start_mark.column + 1;
+}
+
+static void record_loc(job_spec_t *spec, const char *field, const yaml_node_t *n)
+{
+    spec_field_loc_t *locs = realloc(spec->locs, (spec->loc_count + 1) * sizeof *locs);
+    if (!locs)
+        return;
+    spec->locs = locs;
+    char *copy = strdup(field);
+    if (!copy)
+        return;
+    spec->locs[spec->loc_count++] = (spec_field_loc_t){copy, {node_line(n), node_col(n)}};
+}
+
+spec_loc_t spec_field_loc(const job_spec_t *spec, const char *field)
+{
+    for (size_t i = 0; i < spec->loc_count; i++)
+        if (!strcmp(spec->locs[i].field, field))
+            return spec->locs[i].loc;
+    return (spec_loc_t){0, 0};
 }
 
 #define REPORT(ld, node, field, ...)                                                               \
@@ -421,6 +442,9 @@ static void parse_env(loader_t *ld, yaml_node_t *n, const char *field)
             REPORT(ld, v, field, "value of %s must be a string, got %s", key, node_kind(v));
             continue;
         }
+        char where[160];
+        snprintf(where, sizeof where, "%s.%s", field, key);
+        record_loc(spec, where, v);
         env_var_t *env = realloc(spec->env, (spec->env_count + 1) * sizeof *env);
         if (!env)
             return;
@@ -716,8 +740,7 @@ static void parse_mapping(loader_t *ld, yaml_node_t *map, const field_def_t *tab
         seen[i] = true;
         if (is_null(v) && !(table[i].flags & REQUIRED) && table[i].type != F_MAP)
             continue;
-        if (table[i].offset == offsetof(job_spec_t, name))
-            ld->spec->name_loc = (spec_loc_t){node_line(v), node_col(v)};
+        record_loc(ld->spec, field, v);
         parse_field(ld, v, &table[i], field);
     }
     for (size_t i = 0; i < nfields; i++)
@@ -803,8 +826,9 @@ void spec_check_for_scheduler(const job_spec_t *spec, sched_kind_t sched, diag_t
         diag_add(diag, 1, 1, "scheduler",
                  "missing: set scheduler: pbs or slurm in the spec, or "
                  "pass --scheduler");
+    spec_loc_t name_at = spec_field_loc(spec, "name");
     if (sched == SCHED_PBS && spec->name && !pbs_name_ok(spec->name))
-        diag_add(diag, spec->name_loc.line, spec->name_loc.col, "name",
+        diag_add(diag, name_at.line, name_at.col, "name",
                  "\"%s\" is not a valid PBS job name (a letter, then letters, digits, _ . + -; "
                  "at most 236 characters)",
                  spec->name);
@@ -816,6 +840,10 @@ void spec_destroy(job_spec_t *spec)
         return;
     free(spec->path);
     free(spec->name);
+    for (size_t i = 0; i < spec->loc_count; i++)
+        free(spec->locs[i].field);
+    free(spec->locs);
+    free(spec->site);
     free(spec->queue);
     free(spec->project);
     strv_free(&spec->modules);

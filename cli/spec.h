@@ -35,9 +35,16 @@ typedef struct {
 } spec_loc_t;
 
 typedef struct {
+    char *field; /* "cpus_per_node", "pbs.jobfs", "env.NCCL_IB_DISABLE" */
+    spec_loc_t loc;
+} spec_field_loc_t;
+
+typedef struct {
     char *path;
     char *name;
-    spec_loc_t name_loc;
+    spec_field_loc_t *locs; /* where each field given in the file is */
+    size_t loc_count;
+    char *site; /* a site profile's name or path (site.h) */
     sched_kind_t scheduler;
     long nodes;
     long gpus_per_node;  /* 0: a CPU-only job */
@@ -89,6 +96,9 @@ void spec_check_for_scheduler(const job_spec_t *spec, sched_kind_t sched, diag_t
 /* Appends args to the workload: after the command's arguments, or as more ddp-train options
  * for train:. A command given as one shell string takes none (err says so). */
 int spec_append_args(job_spec_t *spec, char *const *args, int n, ddp_error_t *err);
+
+/* Where `field` is in the file; line 0 when the spec does not give it. */
+spec_loc_t spec_field_loc(const job_spec_t *spec, const char *field);
 
 void spec_destroy(job_spec_t *spec);
 

@@ -41,7 +41,7 @@ expect_no_file out.sh "and writes nothing"
 run "$DDPJOB" render "$spec" --template /nonexistent.sh
 expect_eq "$RC" 3 "a missing template: exit 3"
 run env DDPJOB_TEMPLATE_DIR="$T" "$DDPJOB" render "$spec"
-expect_contains "$ERR" 'template slurm.sh not found (looked in $DDPJOB_TEMPLATE_DIR)' "DDPJOB_TEMPLATE_DIR is honoured"
+expect_contains "$ERR" "template slurm.sh not found (looked in $T); set DDPJOB_TEMPLATE_DIR" "DDPJOB_TEMPLATE_DIR is honoured"
 run "$DDPJOB" render "$spec" -o "$T/nodir/x.sh"
 expect_eq "$RC" 3 "an unwritable -o: exit 3"
 run "$DDPJOB" render "$spec" -o ok.sh

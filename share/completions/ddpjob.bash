@@ -11,11 +11,23 @@ _ddpjob() {
     --scheduler) mapfile -t COMPREPLY < <(compgen -W "pbs slurm" -- "$cur"); return ;;
     -o | --output | --template | --nodefile) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
     --bindir) mapfile -t COMPREPLY < <(compgen -d -- "$cur"); return ;;
+    --site)
+        # The profiles a site: or --site finds by name: the user's own and the installed ones.
+        local dir file names=
+        for dir in "${DDPJOB_SITE_DIR:-}" "${XDG_CONFIG_HOME:-$HOME/.config}/ddpjob/sites" \
+            "$(dirname "$(command -v ddpjob)")/../share/ddpjob/sites"; do
+            for file in "$dir"/*.yaml; do
+                [ -e "$file" ] && file=${file##*/} && names+=" ${file%.yaml}"
+            done
+        done
+        mapfile -t COMPREPLY < <(compgen -W "$names" -- "$cur")
+        return
+        ;;
     esac
     case ${COMP_WORDS[1]} in
-    validate) opts="--scheduler --help" ;;
-    render) opts="--scheduler --output --template --bindir --help" ;;
-    submit) opts="--scheduler --dry-run --template --bindir --help" ;;
+    validate) opts="--scheduler --site --help" ;;
+    render) opts="--scheduler --site --output --template --bindir --help" ;;
+    submit) opts="--scheduler --site --dry-run --template --bindir --help" ;;
     run) opts="--nproc-per-node --bindir --help" ;;
     nodes) opts="--slurm --nodefile --with-index --compress --help" ;;
     *) opts="" ;;

@@ -62,7 +62,7 @@ int cmd_run(int argc, char **argv)
     }
     int exit_code;
     sched_kind_t target;
-    load_opts_t load = {SCHED_UNSET, NULL, false};
+    load_opts_t load = {SCHED_UNSET, NULL, false, true};
     job_spec_t *spec = load_for_scheduler(argv[optind], &load, &target, NULL, &exit_code);
     if (!spec)
         return exit_code;

@@ -58,7 +58,7 @@ job_spec_t *load_for_scheduler(const char *path, const load_opts_t *opts, sched_
     /* A spec that failed to parse has no fields worth checking against a scheduler or site. */
     if (diag->count == 0 && (opts->scheduler_needed || *target != SCHED_UNSET))
         spec_check_for_scheduler(spec, *target, diag);
-    if (diag->count == 0 && (site = load_site(spec, opts->site, diag)))
+    if (diag->count == 0 && !opts->local_run && (site = load_site(spec, opts->site, diag)))
         site_rules_apply(site, spec, diag, remarks);
     print_lines(remarks);
     if (diag->count > 0) {
@@ -113,7 +113,7 @@ int cmd_validate(int argc, char **argv)
                                          {"site", required_argument, NULL, 'S'},
                                          {"help", no_argument, NULL, 'h'},
                                          {0}};
-    load_opts_t load = {SCHED_UNSET, NULL, false};
+    load_opts_t load = {SCHED_UNSET, NULL, false, false};
     int c;
     while ((c = getopt_long(argc, argv, "s:h", opts, NULL)) != -1) {
         if (c == 'h') {

@@ -19,6 +19,7 @@ typedef struct {
     sched_kind_t sched;    /* --scheduler, else SCHED_UNSET for the spec's own */
     const char *site;      /* --site, else NULL for the spec's site: (if any) */
     bool scheduler_needed; /* false for a local run, or validate */
+    bool local_run;        /* `ddpjob run`: a site's queue rules do not apply on this machine */
 } load_opts_t;
 
 /* Loads and validates a spec for its target scheduler and, when it names one, its site profile

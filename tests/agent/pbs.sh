@@ -65,6 +65,7 @@ nodes: 2
 gpus_per_node: 2
 cpus_per_node: 2
 walltime: "00:05:00"
+setup: export FROM_SETUP="ran on \$(hostname)"
 env: {FROM_SPEC: "from the spec"}
 command: [python3, env_ddp.py]
 SPEC
@@ -76,8 +77,8 @@ expect_eq "$STATUS" 0 "qstat -xf shows Exit_status = 0 for the job that succeede
 expect_contains "$OUT" "ddpjob: job $JOB: 2 node(s), 2 worker(s) each, master n1:" "the job script found its 2 nodes and master n1"
 for r in 0 1 2 3; do
     node=$((r / 2)) host=n$((r / 2 + 1)) local=$((r % 2))
-    expect_contains "$OUT" "[rank $r] host=$host RANK=$r LOCAL_RANK=$local WORLD_SIZE=4 LOCAL_WORLD_SIZE=2 GROUP_RANK=$node GROUP_WORLD_SIZE=2 MASTER_ADDR=n1 TORCHELASTIC_RUN_ID=$JOB FROM_SPEC=from the spec sum=6 expected=6 cwd=$jobdir python=$home/tools/python3" \
-        "rank $r on $host: right environment, the all_reduce, in the submission directory, the login's python3"
+    expect_contains "$OUT" "[rank $r] host=$host RANK=$r LOCAL_RANK=$local WORLD_SIZE=4 LOCAL_WORLD_SIZE=2 GROUP_RANK=$node GROUP_WORLD_SIZE=2 MASTER_ADDR=n1 TORCHELASTIC_RUN_ID=$JOB FROM_SPEC=from the spec sum=6 expected=6 cwd=$jobdir python=$home/tools/python3 setup=ran on $host" \
+        "rank $r on $host: right environment, the all_reduce, in the submission directory, the login's python3, the setup run there"
 done
 expect_no_file "$jobdir/.ddpjob" "the job's own files (token, node environment) are gone afterwards"
 
@@ -89,6 +90,12 @@ submit_and_wait fail.yaml
 expect_eq "$STATUS" 3 "a rank that exits 3 on n2 ends the PBS job with Exit_status = 3"
 expect_contains "$OUT" "job failed (exit 3): rank 3 (node 1, host n2, local rank 1) exited with code 3" \
     "and the job's output names the rank, node, host and code"
+
+sed -e 's/FAIL_RANK: "3"/KILL_RANK: "2"/' -e 's/^name: fail/name: killed/' "$jobdir/fail.yaml" >"$jobdir/killed.yaml"
+chown "$PBS_USER:" "$jobdir/killed.yaml"
+submit_and_wait killed.yaml
+expect_eq "$STATUS" 137 "a rank killed by SIGKILL on n2 ends the PBS job with Exit_status = 137"
+expect_contains "$OUT" "job failed (exit 137): rank 2 (node 1, host n2, local rank 0) killed by SIGKILL" "and the job's output names the rank, node, host and signal"
 
 # Node 1's agent is missing on n2 alone: its MoM's mount namespace hides the programs' directory.
 mkdir -p "$PBS_CLUSTER/empty"

@@ -1,5 +1,6 @@
 """Prints what a worker was given and checks it against a real all_reduce across the job."""
 import os
+import signal
 import socket
 import sys
 
@@ -14,8 +15,10 @@ names = ["RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK", "
          "MASTER_ADDR", "TORCHELASTIC_RUN_ID", "FROM_SPEC"]
 env = " ".join(f"{n}={os.environ.get(n, '-')}" for n in names)
 print(f"host={socket.gethostname()} {env} sum={int(t.item())} expected={world * (world - 1) // 2} "
-      f"cwd={os.getcwd()} python={sys.executable}",
+      f"cwd={os.getcwd()} python={sys.executable} setup={os.environ.get('FROM_SETUP', '-')}",
       flush=True)
 if os.environ.get("FAIL_RANK") == str(rank):
     raise SystemExit(3)
+if os.environ.get("KILL_RANK") == str(rank):
+    os.kill(os.getpid(), signal.SIGKILL)
 dist.destroy_process_group()

@@ -39,20 +39,28 @@ typedef struct {
     int temp_root; /* attempt_root is ours to remove */
     int sigfd;
     int stop_signal; /* the signal that told this agent to stop, or 0 */
+    /* The workers were asked to stop: the checkpoint signal, a forwarded USR1/USR2 or a stop
+     * signal. A worker that exits WORKER_EXIT_CHECKPOINTED then has done what it was asked. */
+    int planned_stop;
+    int64_t checkpoint_at; /* when the checkpoint signal is due (ddp_now_ms); 0: never */
+    int checkpoint_sent;
     guard_t guard;
     store_server_t *server;
     store_client_t *client, *watch;
 } agent_t;
 
 /* Everything about one attempt's end, as this agent knows it. */
+typedef enum { END_FAILED, END_DONE, END_CHECKPOINTED } end_kind_t;
+
 typedef struct {
     int round;
-    int end_known, done;
+    int end_known, done, checkpointed;
     failure_t first;
     int stopping, killed;
     int64_t kill_at;
-    int finished_reported;
+    int finished_reported; /* this node's workers have all ended well: it is settled */
     int64_t finish_deadline;
+    int64_t checkpoint_wait; /* a rank checkpointed on request: the others' time to follow */
     int64_t next_heartbeat;
     char **hb_value;   /* node 0: each node's last heartbeat count */
     int64_t *hb_since; /* node 0: when it last changed */
@@ -100,12 +108,14 @@ static void read_signals(agent_t *a, worker_t *w, int n)
         if (sig_forwarded(sig)) {
             if (w && workers_running(w, n)) {
                 workers_signal(w, n, sig);
+                a->planned_stop = 1;
                 say("forwarded SIG%s to %d worker(s)", sigabbrev_np(sig), workers_running(w, n));
             }
             continue;
         }
         if (!a->stop_signal)
             a->stop_signal = sig;
+        a->planned_stop = 1;
     }
 }
 
@@ -134,26 +144,38 @@ static void key_for(const attempt_t *t, char *buf, size_t size, const char *name
     rdzv_key(buf, size, t->round, name);
 }
 
-/* Records f as the attempt's end unless another agent got there first; either way t->first
- * becomes the end the store holds. Errors leave f as this agent's view. */
-static void publish_end(agent_t *a, attempt_t *t, const failure_t *f, int done)
+static failure_t node_failure(agent_t *a, failure_kind_t kind, int code, int node,
+                              const char *host, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
+
+/* Takes the end record `text` (from the store) as the attempt's end. */
+static void read_end(agent_t *a, attempt_t *t, const char *text)
+{
+    t->end_known = 1;
+    t->done = !strcmp(text, "done");
+    t->checkpointed = !strcmp(text, "checkpointed");
+    if (!t->done && !t->checkpointed && failure_decode(text, &t->first))
+        t->first = node_failure(a, FAIL_LOST, 1, -1, "-", "unreadable end record");
+}
+
+/* Records the attempt's end (f for END_FAILED) unless another agent got there first; either
+ * way t takes the end the store holds. Errors leave f as this agent's view. */
+static void publish_end(agent_t *a, attempt_t *t, const failure_t *f, end_kind_t kind)
 {
     char key[128], text[1024], *current = NULL;
     key_for(t, key, sizeof key, "end");
-    int n = done ? snprintf(text, sizeof text, "done") : failure_encode(f, text, sizeof text);
+    int n = kind == END_DONE           ? snprintf(text, sizeof text, "done")
+            : kind == END_CHECKPOINTED ? snprintf(text, sizeof text, "checkpointed")
+                                       : failure_encode(f, text, sizeof text);
     ddp_error_t err;
     int swapped = n < 0 ? -1 : store_cas(a->client, key, NULL, 0, text, (size_t)n, &current, &err);
     if (swapped < 0) {
-        if (!done)
+        if (kind == END_FAILED)
             t->first = *f;
-        t->end_known = !done;
+        t->end_known = kind == END_FAILED;
         say("cannot publish the end of the attempt: %s", err.msg);
     } else if (current) {
-        t->done = !strcmp(current, "done");
-        if (!t->done && failure_decode(current, &t->first) != 0) {
-            t->first = *f;
-        }
-        t->end_known = 1;
+        read_end(a, t, current);
     }
     free(current);
 }
@@ -176,10 +198,6 @@ static void begin_stop(agent_t *a, attempt_t *t, worker_t *w, int n, int sig)
             a->o->node_rank, sigabbrev_np(sig), a->o->grace_ms / 1000.0);
     }
 }
-
-static failure_t node_failure(agent_t *a, failure_kind_t kind, int code, int node,
-                              const char *host, const char *fmt, ...)
-    __attribute__((format(printf, 6, 7)));
 
 static failure_t node_failure(agent_t *a, failure_kind_t kind, int code, int node,
                               const char *host, const char *fmt, ...)
@@ -280,7 +298,7 @@ static void check_heartbeats(agent_t *a, attempt_t *t, worker_t *w, int n, const
     int gone;
     if (gone_nodes(a, t->round, &gone) > 0) {
         failure_t f = lost_node(a, gone, r);
-        publish_end(a, t, &f, 0);
+        publish_end(a, t, &f, END_FAILED);
         begin_stop(a, t, w, n, SIGTERM);
     }
     for (int i = 1; i < a->o->nnodes && !t->end_known; i++) {
@@ -295,7 +313,7 @@ static void check_heartbeats(agent_t *a, attempt_t *t, worker_t *w, int n, const
             failure_t f = node_failure(a, FAIL_LOST, 1, i, host,
                                        "agent lost: no heartbeat for %.1f s",
                                        (now - t->hb_since[i]) / 1000.0);
-            publish_end(a, t, &f, 0);
+            publish_end(a, t, &f, END_FAILED);
             begin_stop(a, t, w, n, SIGTERM);
         }
     }
@@ -344,21 +362,74 @@ static void check_hangs(agent_t *a, attempt_t *t, worker_t *w, int n)
         char line[1024];
         failure_line(&f, line, sizeof line);
         say("%s", line);
-        publish_end(a, t, &f, 0);
+        publish_end(a, t, &f, END_FAILED);
         begin_stop(a, t, w, n, SIGTERM);
     }
     free(ticks);
 }
 
+static int exit_code_of(const worker_t *w)
+{
+    return WIFEXITED(w->status) ? WEXITSTATUS(w->status) : -1;
+}
+
+/* This node's workers have all ended well (0, or checkpointed on request): counts it as
+ * settled one way or the other; the node that settles last publishes the job's end. */
+static void settle_node(agent_t *a, attempt_t *t, worker_t *w, int n, int checkpointed)
+{
+    char key[128];
+    int64_t settled = 0, counts[2] = {0, 0};
+    ddp_error_t err;
+    key_for(t, key, sizeof key, checkpointed ? "checkpointed" : "finished");
+    int failed = store_add(a->client, key, 1, NULL, &err);
+    key_for(t, key, sizeof key, "settled");
+    failed = failed || store_add(a->client, key, 1, &settled, &err);
+    if (failed) {
+        lose_store(a, t, w, n, err.msg);
+        return;
+    }
+    t->finished_reported = 1;
+    t->finish_deadline = ddp_deadline_in((int64_t)a->o->exit_timeout_s * 1000);
+    if (settled < a->o->nnodes)
+        return;
+    const char *kinds[2] = {"finished", "checkpointed"};
+    for (int i = 0; i < 2; i++) {
+        key_for(t, key, sizeof key, kinds[i]);
+        if (store_add(a->client, key, 0, &counts[i], &err)) {
+            lose_store(a, t, w, n, err.msg);
+            return;
+        }
+    }
+    if (counts[0] == a->o->nnodes) {
+        publish_end(a, t, NULL, END_DONE);
+    } else if (counts[1] == a->o->nnodes) {
+        publish_end(a, t, NULL, END_CHECKPOINTED);
+    } else {
+        failure_t f = node_failure(a, FAIL_WORKER, WORKER_EXIT_CHECKPOINTED, -1, "-",
+                                   "%lld node(s) checkpointed on request (exit %d) while %lld "
+                                   "finished: the job neither finished nor stopped as one",
+                                   (long long)counts[1], WORKER_EXIT_CHECKPOINTED,
+                                   (long long)counts[0]);
+        publish_end(a, t, &f, END_FAILED);
+    }
+}
+
 /* A worker has exited: its failure ends the attempt (unless a node that is gone explains it: a
- * worker whose peer vanished fails too); all of them finishing well is reported. */
+ * worker whose peer vanished fails too). One that checkpointed on request gives the others the
+ * grace to do the same. All of them ending well settles the node. */
 static void on_reaped(agent_t *a, attempt_t *t, worker_t *w, int n, const rdzv_result_t *r)
 {
     for (int i = 0; i < n; i++) {
         if (!w[i].reaped || w[i].stopped || t->end_known)
             continue;
-        if (WIFEXITED(w[i].status) && WEXITSTATUS(w[i].status) == 0)
+        int code = exit_code_of(&w[i]);
+        if (code == 0)
             continue;
+        if (code == WORKER_EXIT_CHECKPOINTED && a->planned_stop) {
+            if (!t->checkpoint_wait)
+                t->checkpoint_wait = ddp_deadline_in(a->o->grace_ms);
+            continue;
+        }
         failure_t f = {.kind = FAIL_WORKER, .node = a->o->node_rank, .rank = w[i].rank,
                        .local_rank = w[i].local_rank};
         snprintf(f.host, sizeof f.host, "%s", a->host);
@@ -370,24 +441,63 @@ static void on_reaped(agent_t *a, attempt_t *t, worker_t *w, int n, const rdzv_r
         int gone;
         if (gone_nodes(a, t->round, &gone) > 0 && gone != a->o->node_rank)
             f = lost_node(a, gone, r);
-        publish_end(a, t, &f, 0);
+        publish_end(a, t, &f, END_FAILED);
         begin_stop(a, t, w, n, SIGTERM);
         return;
     }
     if (t->stopping || t->finished_reported || workers_running(w, n))
         return;
-    char key[128];
-    int64_t finished = 0;
-    ddp_error_t err;
-    key_for(t, key, sizeof key, "finished");
-    if (store_add(a->client, key, 1, &finished, &err)) {
-        lose_store(a, t, w, n, err.msg);
+    int first_checkpointed = -1, first_finished = -1;
+    for (int i = 0; i < n; i++) {
+        if (exit_code_of(&w[i]) == 0 && first_finished < 0)
+            first_finished = i;
+        if (exit_code_of(&w[i]) == WORKER_EXIT_CHECKPOINTED && first_checkpointed < 0)
+            first_checkpointed = i;
+    }
+    if (first_checkpointed >= 0 && first_finished >= 0) {
+        const worker_t *c = &w[first_checkpointed];
+        failure_t f = {.kind = FAIL_WORKER, .code = WORKER_EXIT_CHECKPOINTED,
+                       .node = a->o->node_rank, .rank = c->rank, .local_rank = c->local_rank};
+        snprintf(f.host, sizeof f.host, "%s", a->host);
+        snprintf(f.what, sizeof f.what,
+                 "exited with code %d (checkpointed on request) while rank %d finished (exit 0)",
+                 WORKER_EXIT_CHECKPOINTED, w[first_finished].rank);
+        failure_stamp(&f);
+        publish_end(a, t, &f, END_FAILED);
         return;
     }
-    t->finished_reported = 1;
-    t->finish_deadline = ddp_deadline_in((int64_t)a->o->exit_timeout_s * 1000);
-    if (finished == a->o->nnodes)
-        publish_end(a, t, NULL, 1);
+    settle_node(a, t, w, n, first_checkpointed >= 0);
+}
+
+/* A rank checkpointed on request and the grace for the others ran out: the first still
+ * running fails the attempt. */
+static void check_checkpoint_wait(agent_t *a, attempt_t *t, worker_t *w, int n)
+{
+    for (int i = 0; i < n && !t->end_known; i++) {
+        if (w[i].reaped)
+            continue;
+        failure_t f = {.kind = FAIL_WORKER, .code = 1, .node = a->o->node_rank, .rank = w[i].rank,
+                       .local_rank = w[i].local_rank};
+        snprintf(f.host, sizeof f.host, "%s", a->host);
+        snprintf(f.what, sizeof f.what,
+                 "still running %.1f s after another rank checkpointed on request (--grace)",
+                 a->o->grace_ms / 1000.0);
+        failure_stamp(&f);
+        publish_end(a, t, &f, END_FAILED);
+        begin_stop(a, t, w, n, SIGTERM);
+    }
+}
+
+/* The checkpoint signal, once, --checkpoint-before the deadline. */
+static void send_checkpoint_signal(agent_t *a, worker_t *w, int n)
+{
+    int sig = a->o->checkpoint_signal;
+    a->checkpoint_sent = 1;
+    a->planned_stop = 1;
+    int running = workers_running(w, n);
+    workers_signal(w, n, sig);
+    say("%.0f s before the walltime: sent SIG%s to %d worker(s) to checkpoint",
+        ddp_ms_left(a->o->deadline_ms) / 1000.0, sigabbrev_np(sig), running);
 }
 
 static void on_watch(agent_t *a, attempt_t *t, worker_t *w, int n)
@@ -407,14 +517,9 @@ static void on_watch(agent_t *a, attempt_t *t, worker_t *w, int n)
             lose_store(a, t, w, n, err.msg);
         return;
     }
-    if (!t->end_known || t->done != !strcmp(val, "done")) {
-        t->end_known = 1;
-        t->done = !strcmp(val, "done");
-        if (!t->done && failure_decode(val, &t->first))
-            t->first = node_failure(a, FAIL_LOST, 1, -1, "-", "unreadable end record");
-    }
+    read_end(a, t, val);
     free(val);
-    if (!t->done)
+    if (!t->done && !t->checkpointed)
         begin_stop(a, t, w, n, SIGTERM);
 }
 
@@ -440,6 +545,10 @@ static void monitor(agent_t *a, attempt_t *t, worker_t *w, int n, const rdzv_res
             wake = t->kill_at;
         if (t->finished_reported && !t->end_known && t->finish_deadline < wake)
             wake = t->finish_deadline;
+        if (t->checkpoint_wait && !t->end_known && t->checkpoint_wait < wake)
+            wake = t->checkpoint_wait;
+        if (a->checkpoint_at && !a->checkpoint_sent && a->checkpoint_at < wake)
+            wake = a->checkpoint_at;
         /* SIGCHLD arrives through the signalfd; the short cap covers one that raced the mask. */
         int timeout = ddp_ms_left(wake);
         if (poll(pfd, (nfds_t)npfd, timeout > 200 ? 200 : timeout) < 0 && errno != EINTR)
@@ -451,7 +560,7 @@ static void monitor(agent_t *a, attempt_t *t, worker_t *w, int n, const rdzv_res
                                            a->host, "the agent received SIG%s",
                                            sigabbrev_np(a->stop_signal));
                 if (!t->end_known)
-                    publish_end(a, t, &f, 0);
+                    publish_end(a, t, &f, END_FAILED);
                 if (!t->end_known || t->done) {
                     t->first = f;
                     t->end_known = 1;
@@ -468,6 +577,11 @@ static void monitor(agent_t *a, attempt_t *t, worker_t *w, int n, const rdzv_res
         if (workers_reap(w, n) || (!t->finished_reported && !workers_running(w, n)))
             on_reaped(a, t, w, n, r);
         int64_t now = ddp_now_ms();
+        if (a->checkpoint_at && !a->checkpoint_sent && now >= a->checkpoint_at)
+            send_checkpoint_signal(a, w, n);
+        if (t->checkpoint_wait && !t->end_known && now >= t->checkpoint_wait &&
+            workers_running(w, n))
+            check_checkpoint_wait(a, t, w, n);
         if (t->stopping && !t->killed && now >= t->kill_at) {
             int left = workers_running(w, n);
             if (left)
@@ -480,7 +594,7 @@ static void monitor(agent_t *a, attempt_t *t, worker_t *w, int n, const rdzv_res
                                        "node %d finished, but other nodes were still running "
                                        "%d s later (--exit-timeout)",
                                        o->node_rank, o->exit_timeout_s);
-            publish_end(a, t, &f, 0);
+            publish_end(a, t, &f, END_FAILED);
         }
         if (!t->end_known && now >= t->next_heartbeat) {
             if (o->hang_timeout_ms)
@@ -526,11 +640,23 @@ static int connect_store(agent_t *a, store_client_t **out, ddp_error_t *err)
     }
 }
 
+/* The job was told to stop (a signal to an agent) and every worker of this node exited
+ * checkpointed: for this node that is a planned stop, not a failure. */
+static int stopped_with_checkpoints(const attempt_t *t, const worker_t *w, int n)
+{
+    if (t->done || t->first.kind != FAIL_SIGNAL || n == 0)
+        return 0;
+    for (int i = 0; i < n; i++)
+        if (exit_code_of(&w[i]) != WORKER_EXIT_CHECKPOINTED)
+            return 0;
+    return 1;
+}
+
 /* Whether a failed attempt is followed by another: a worker's failure, restarts left, and the
  * agent not told to stop. */
 static int will_restart(const agent_t *a, const attempt_t *t)
 {
-    return !t->done && t->first.kind == FAIL_WORKER && t->round < a->o->max_restarts &&
+    return !t->done && !t->checkpointed && t->first.kind == FAIL_WORKER && t->round < a->o->max_restarts &&
            !a->stop_signal;
 }
 
@@ -566,7 +692,8 @@ static int run_attempt(agent_t *a, attempt_t *t, ddp_error_t *err)
     worker_launch_t launch = {.nproc = o->nproc, .rank_base = r.rank_base,
                               .world_size = r.world_size, .node_rank = o->node_rank,
                               .nnodes = o->nnodes, .round = t->round,
-                              .max_restarts = o->max_restarts, .master_addr = o->master_addr,
+                              .max_restarts = o->max_restarts, .requeue_count = o->requeue_count,
+                              .master_addr = o->master_addr,
                               .run_id = o->run_id, .master_port = r.worker_port,
                               .worker_token = worker_token, .attempt_dir = attempt_dir,
                               .write_logs = o->log_dir != NULL,
@@ -589,13 +716,19 @@ static int run_attempt(agent_t *a, attempt_t *t, ddp_error_t *err)
         /* A worker that could not be started here (not one whose program is missing: that one
          * exits 127 by itself) is a failure of the job on this node. */
         failure_t f = node_failure(a, FAIL_WORKER, 1, o->node_rank, a->host, "%s", err->msg);
-        publish_end(a, t, &f, 0);
+        publish_end(a, t, &f, END_FAILED);
         monitor(a, t, w, 0, &r);
     } else {
         monitor(a, t, w, o->nproc, &r);
         workers_close(w, o->nproc);
         workers_kill_groups(w, o->nproc);
-        if (will_restart(a, t)) {
+        if (t->checkpointed) {
+            say("stopped for the walltime: checkpoint written by every rank; requeue to resume");
+        } else if (stopped_with_checkpoints(t, w, o->nproc)) {
+            t->checkpointed = 1;
+            say("stopped by SIG%s: checkpoint written by every rank of node %d; requeue to resume",
+                sigabbrev_np(t->first.code - 128), o->node_rank);
+        } else if (will_restart(a, t)) {
             char line[1024];
             failure_line(&t->first, line, sizeof line);
             say("attempt %d failed: %s; restarting every worker (restart %d of %d)", t->round,
@@ -685,6 +818,15 @@ static int setup(agent_t *a, ddp_error_t *err)
     }
     if (connect_store(a, &a->client, err) || connect_store(a, &a->watch, err))
         return -1;
+    if (o->checkpoint_signal && o->deadline_ms) {
+        a->checkpoint_at = o->deadline_ms - o->checkpoint_before_ms;
+        if (a->checkpoint_at <= ddp_now_ms()) {
+            say("the walltime leaves %.0f s, less than --checkpoint-before (%.0f s): no checkpoint "
+                "signal will be sent",
+                ddp_ms_left(o->deadline_ms) / 1000.0, o->checkpoint_before_ms / 1000.0);
+            a->checkpoint_at = 0;
+        }
+    }
     return 0;
 }
 
@@ -734,7 +876,7 @@ int agent_run(agent_options_t *o)
                 continue;
             say("%s", err.msg);
         }
-        status = t.first.code ? t.first.code : 1;
+        status = t.checkpointed ? WORKER_EXIT_CHECKPOINTED : t.first.code ? t.first.code : 1;
         /* Agents that are gone will not say goodbye. */
         int gone, lost = gone_nodes(&a, round, &gone);
         if (lost < 0)

@@ -9,7 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
+#include "ddp_clock.h"
 #include "ddp_file.h"
 #include "ddp_hmac.h"
 #include "ddp_net.h"
@@ -46,13 +48,20 @@ static const char usage_text[] =
     "  --no-python             run PROGRAM as given, even when it ends in .py\n"
     "  --local-rank-arg        append --local_rank=N to each worker's arguments, as\n"
     "                          torch.distributed.launch does (the variable LOCAL_RANK is always set)\n"
+    "  --deadline TIME         when the scheduler ends the job: Unix seconds, or +SECONDS from now\n"
+    "  --checkpoint-signal SIG sent once to every worker --checkpoint-before the deadline (USR1,\n"
+    "                          SIGUSR2, TERM, ...); without it nothing is sent early\n"
+    "  --checkpoint-before S   seconds before the deadline (default 180)\n"
+    "  --requeue-count N       this job is requeue N of a chain: the workers' restart count\n"
+    "                          (TORCHELASTIC_RESTART_COUNT) starts at N\n"
     "\n"
     "torchrun's spellings (--nproc_per_node, --node_rank, --master_addr, --master_port,\n"
     "--max_restarts, --rdzv_timeout) are accepted, and its --rdzv-backend c10d|static,\n"
     "--rdzv-endpoint HOST[:PORT] (the master), --rdzv-id (the run id) and --nnodes N:N.\n"
-    "Exit status: 0 when every worker of every node exited 0; else the first failing worker's\n"
-    "code (128+N for signal N); 1 for a failure of the job itself (rendezvous, a lost node);\n"
-    "2 for a usage error.\n";
+    "Exit status: 0 when every worker of every node exited 0; 75 when the job was stopped (the\n"
+    "checkpoint signal, a forwarded USR1/USR2, or a stop signal) and every rank exited 75,\n"
+    "checkpointed: requeue it to resume; else the first failing worker's code (128+N for\n"
+    "signal N); 1 for a failure of the job itself (rendezvous, a lost node); 2 for a usage error.\n";
 
 enum {
     OPT_NNODES = 256,
@@ -78,6 +87,10 @@ enum {
     OPT_MODULE,
     OPT_NO_PYTHON,
     OPT_LOCAL_RANK_ARG,
+    OPT_DEADLINE,
+    OPT_CHECKPOINT_SIGNAL,
+    OPT_CHECKPOINT_BEFORE,
+    OPT_REQUEUE_COUNT,
     OPT_HELP,
     OPT_VERSION,
 };
@@ -118,6 +131,10 @@ static const struct option long_options[] = {
     {"no-python", no_argument, NULL, OPT_NO_PYTHON},
     {"no_python", no_argument, NULL, OPT_NO_PYTHON},
     {"local-rank-arg", no_argument, NULL, OPT_LOCAL_RANK_ARG},
+    {"deadline", required_argument, NULL, OPT_DEADLINE},
+    {"checkpoint-signal", required_argument, NULL, OPT_CHECKPOINT_SIGNAL},
+    {"checkpoint-before", required_argument, NULL, OPT_CHECKPOINT_BEFORE},
+    {"requeue-count", required_argument, NULL, OPT_REQUEUE_COUNT},
     {"help", no_argument, NULL, OPT_HELP},
     {"version", no_argument, NULL, OPT_VERSION},
     {0},
@@ -129,6 +146,18 @@ static int parse_int(const char *text, long min, long max, int *out)
     if (ddp_parse_long(text, min, max, &v))
         return -1;
     *out = (int)v;
+    return 0;
+}
+
+/* Unix seconds, or +SECONDS from now, onto the ddp_now_ms clock. */
+static int parse_deadline(const char *text, int64_t *out_ms)
+{
+    long v;
+    int relative = text[0] == '+';
+    if (ddp_parse_long(text + relative, 0, LONG_MAX / 1000, &v))
+        return -1;
+    long from_now = relative ? v : v - (long)time(NULL);
+    *out_ms = ddp_now_ms() + (int64_t)from_now * 1000;
     return 0;
 }
 
@@ -370,7 +399,8 @@ static int take_token(agent_options_t *o, const char *token_file, ddp_error_t *e
 int agent_options_parse(int argc, char **argv, agent_options_t *o, ddp_error_t *err)
 {
     *o = (agent_options_t){.node_rank = -1, .rdzv_timeout_s = 300, .heartbeat_ms = 1000,
-                           .grace_ms = 10000, .exit_timeout_s = 300};
+                           .grace_ms = 10000, .exit_timeout_s = 300,
+                           .checkpoint_before_ms = 180000};
     const char *nproc_arg = "auto", *token_file = NULL, *python = "python3";
     int module = 0, no_python = 0;
     int port_set = 0, opt;
@@ -491,6 +521,18 @@ int agent_options_parse(int argc, char **argv, agent_options_t *o, ddp_error_t *
             break;
         case OPT_LOCAL_RANK_ARG:
             o->local_rank_arg = 1;
+            break;
+        case OPT_DEADLINE:
+            bad = parse_deadline(optarg, &o->deadline_ms);
+            break;
+        case OPT_CHECKPOINT_SIGNAL:
+            bad = (o->checkpoint_signal = ddp_parse_signal(optarg)) <= 0;
+            break;
+        case OPT_CHECKPOINT_BEFORE:
+            bad = parse_seconds_ms(optarg, 86400 * 7, &o->checkpoint_before_ms);
+            break;
+        case OPT_REQUEUE_COUNT:
+            bad = parse_int(optarg, 0, 1000000, &o->requeue_count);
             break;
         case 'h':
         case OPT_HELP:

@@ -8,6 +8,7 @@
 #define AGENT_OPTIONS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "ddp_error.h"
 
@@ -30,6 +31,10 @@ typedef struct {
     const char *identity; /* where node rank and master came from, for messages */
     char **command;       /* what each worker runs (the interpreter first, as torchrun adds it) */
     int local_rank_arg;   /* append --local_rank=N, as torch.distributed.launch does */
+    int64_t deadline_ms;       /* when the scheduler ends the job (ddp_now_ms clock); 0: unknown */
+    int checkpoint_signal;     /* sent once to every worker before the deadline; 0: none */
+    int checkpoint_before_ms;  /* how long before the deadline */
+    int requeue_count;         /* this job's place in a chain of requeued jobs (0: the first) */
 } agent_options_t;
 
 /* Fills o from argv and the environment. Returns 0, 1 when --help or --version was printed,

@@ -82,7 +82,7 @@ static int start_one(worker_t *w, const worker_launch_t *l, ddp_error_t *err)
     worker_env_t we = {.rank = w->rank, .local_rank = w->local_rank,
                        .world_size = l->world_size, .local_world_size = l->nproc,
                        .group_rank = l->node_rank, .group_world_size = l->nnodes,
-                       .restart_count = l->round, .max_restarts = l->max_restarts,
+                       .restart_count = l->requeue_count + l->round, .max_restarts = l->max_restarts,
                        .master_addr = l->master_addr, .master_port = l->master_port,
                        .run_id = l->run_id, .error_file = w->error_file,
                        .worker_token = l->worker_token};

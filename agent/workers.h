@@ -32,6 +32,7 @@ typedef struct {
 
 typedef struct {
     int nproc, rank_base, world_size, node_rank, nnodes, round, max_restarts;
+    int requeue_count; /* the restart count the workers see starts here */
     const char *master_addr, *run_id;
     int master_port;
     const char *worker_token; /* the attempt's DDPJOB_WORKER_TOKEN */

@@ -14,6 +14,7 @@
 #include "ddp_parse.h"
 #include "shquote.h"
 #include "units.h"
+#include "worker_env.h"
 
 typedef enum {
     F_STRING, /* one-line text */
@@ -104,28 +105,6 @@ static const field_def_t top_fields[] = {
     {"pbs", F_MAP, 0, 0, 0, 0, pbs_fields, offsetof(job_spec_t, pbs.present)},
     {"slurm", F_MAP, 0, 0, 0, 0, slurm_fields, offsetof(job_spec_t, slurm.present)},
     {NULL, 0, 0, 0, 0, 0, NULL, 0},
-};
-
-/* Variables the agent sets for every worker: a spec that sets them would be silently
- * overridden, so it is told instead. */
-static const char *const agent_owned_env[] = {
-    "RANK",
-    "LOCAL_RANK",
-    "WORLD_SIZE",
-    "LOCAL_WORLD_SIZE",
-    "GROUP_RANK",
-    "GROUP_WORLD_SIZE",
-    "ROLE_RANK",
-    "ROLE_WORLD_SIZE",
-    "ROLE_NAME",
-    "MASTER_ADDR",
-    "MASTER_PORT",
-    "TORCHELASTIC_RESTART_COUNT",
-    "TORCHELASTIC_MAX_RESTARTS",
-    "TORCHELASTIC_RUN_ID",
-    "TORCHELASTIC_USE_AGENT_STORE",
-    "TORCHELASTIC_ERROR_FILE",
-    NULL,
 };
 
 typedef struct {
@@ -425,10 +404,8 @@ static void parse_env(loader_t *ld, yaml_node_t *n, const char *field)
             continue;
         }
         const char *key = scalar(k);
-        bool owned = !strncmp(key, "DDPJOB_", 7);
-        for (int i = 0; agent_owned_env[i] && !owned; i++)
-            owned = !strcmp(key, agent_owned_env[i]);
-        if (owned) {
+        /* A variable the agent sets for every worker would be silently overridden. */
+        if (!strncmp(key, "DDPJOB_", 7) || worker_env_owns(key)) {
             REPORT(ld, k, field,
                    "%s is set by ddpjob-agent for each worker and cannot be set "
                    "in the spec",

@@ -1,7 +1,9 @@
 #include "ddp_parse.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
+#include <string.h>
 
 int ddp_parse_long(const char *text, long lo, long hi, long *out)
 {
@@ -27,4 +29,20 @@ int ddp_parse_double(const char *text, double lo, double hi, double *out)
         return -1;
     *out = v;
     return 0;
+}
+
+int ddp_parse_signal(const char *text)
+{
+    long number;
+    if (!text)
+        return -1;
+    if (ddp_parse_long(text, 1, NSIG - 1, &number) == 0)
+        return (int)number;
+    const char *name = strncmp(text, "SIG", 3) ? text : text + 3;
+    for (int sig = 1; sig < NSIG; sig++) {
+        const char *abbrev = sigabbrev_np(sig);
+        if (abbrev && !strcmp(abbrev, name))
+            return sig;
+    }
+    return -1;
 }

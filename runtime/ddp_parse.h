@@ -1,10 +1,13 @@
-/* ddp_parse: numbers read from command lines and environment variables. The whole text must be
- * the number (no sign of trouble left over: "8x", "" and overflow are errors), within [lo, hi]. */
+/* ddp_parse: numbers and signal names read from command lines, environment variables and specs.
+ * The whole text must be the value (no sign of trouble left over: "8x", "" and overflow are
+ * errors), numbers within [lo, hi]. */
 #ifndef DDP_PARSE_H
 #define DDP_PARSE_H
 
 /* 0 with *out set, or -1 (NULL text included), *out untouched. */
 int ddp_parse_long(const char *text, long lo, long hi, long *out);
 int ddp_parse_double(const char *text, double lo, double hi, double *out);
+/* A signal as USR1, SIGUSR1 or its number: the number, or -1. */
+int ddp_parse_signal(const char *text);
 
 #endif

@@ -12,6 +12,7 @@ static const char *const owned[] = {
     "ROLE_RANK", "ROLE_WORLD_SIZE", "ROLE_NAME", "MASTER_ADDR", "MASTER_PORT",
     "TORCHELASTIC_RESTART_COUNT", "TORCHELASTIC_MAX_RESTARTS", "TORCHELASTIC_RUN_ID",
     "TORCHELASTIC_USE_AGENT_STORE", "TORCHELASTIC_ERROR_FILE", "DDPJOB_TOKEN", "DDPJOB_WORKER_TOKEN",
+    "DDPJOB_RESTART_COUNT",
     NULL,
 };
 
@@ -22,6 +23,11 @@ static int is_owned(const char *entry)
         if (strlen(owned[i]) == len && !strncmp(entry, owned[i], len))
             return 1;
     return 0;
+}
+
+int worker_env_owns(const char *name)
+{
+    return is_owned(name);
 }
 
 static int inherited(char *const *base, const char *name)
@@ -62,6 +68,7 @@ char **worker_env_build(const worker_env_t *w, char *const *base, ddp_error_t *e
     ADD("MASTER_ADDR=%s", w->master_addr);
     ADD("MASTER_PORT=%d", w->master_port);
     ADD("TORCHELASTIC_RESTART_COUNT=%d", w->restart_count);
+    ADD("DDPJOB_RESTART_COUNT=%d", w->restart_count);
     ADD("TORCHELASTIC_MAX_RESTARTS=%d", w->max_restarts);
     ADD("TORCHELASTIC_RUN_ID=%s", w->run_id);
     /* Our store speaks its own protocol: PyTorch must make its own TCPStore at MASTER_PORT. */

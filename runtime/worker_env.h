@@ -16,7 +16,8 @@
 typedef struct {
     int rank, local_rank, world_size, local_world_size;
     int group_rank, group_world_size; /* node rank, number of nodes */
-    int restart_count, max_restarts;
+    int restart_count; /* restarts in this job plus the requeues before it */
+    int max_restarts;
     const char *master_addr;
     int master_port;
     const char *run_id;
@@ -25,6 +26,11 @@ typedef struct {
 } worker_env_t;
 
 #define WORKER_TOKEN_HEX 64
+
+/* A worker's exit status for "stopped on request with a checkpoint written; run me again to
+ * resume" (sysexits' EX_TEMPFAIL). After a checkpoint signal or a stop, every rank exiting with
+ * it makes the job end with it too, and a requeue resumes the job. */
+#define WORKER_EXIT_CHECKPOINTED 75
 
 /* HMAC-SHA256(job token, "ddpjob workers RUN_ID ATTEMPT") in hex: every agent of the attempt
  * computes the same, nobody without the job token can. */
@@ -35,5 +41,7 @@ void worker_token_derive(const void *job_token, size_t len, const char *run_id, 
  * contract's values. Free with worker_env_free. */
 char **worker_env_build(const worker_env_t *w, char *const *base, ddp_error_t *err);
 void worker_env_free(char **env);
+/* Whether the contract sets variable `name` (NAME or NAME=value) for every worker. */
+int worker_env_owns(const char *name);
 
 #endif

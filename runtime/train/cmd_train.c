@@ -23,9 +23,10 @@
 #include "reducer.h"
 #include "sampler.h"
 #include "train_options.h"
+#include "worker_env.h"
 
-/* sysexits' EX_TEMPFAIL: stopped on request with a checkpoint; run again with --resume. */
-#define TRAIN_EXIT_STOPPED 75
+/* Stopped on request with a checkpoint; run again with --resume (the agent's contract). */
+#define TRAIN_EXIT_STOPPED WORKER_EXIT_CHECKPOINTED
 
 /* How long after SIGTERM the other ranks may keep this one waiting: the step in progress and the
  * checkpoint take far less when they are alive; when one is gone (a partition), the job is being

@@ -310,15 +310,6 @@ int cmd_render(int argc, char **argv)
     return code;
 }
 
-/* A job name as a file name: anything but letters, digits and ._- becomes _. */
-static void file_name_from_job(const char *name, const char *suffix, char *out, size_t outsize)
-{
-    size_t i = 0;
-    for (; name[i] && i + strlen(suffix) + 1 < outsize; i++)
-        out[i] = (isalnum((unsigned char)name[i]) || strchr("._-", name[i])) ? name[i] : '_';
-    snprintf(out + i, outsize - i, "%s", suffix);
-}
-
 static const char submit_help[] =
     "usage: ddpjob submit SPEC [--scheduler pbs|slurm] [--site NAME|FILE] [--dry-run]\n"
     "                          [--template FILE] [--bindir DIR]\n"
@@ -350,7 +341,7 @@ int cmd_submit(int argc, char **argv)
         goto out;
     }
     char file[256];
-    file_name_from_job(spec->name, ops->script_suffix, file, sizeof file);
+    sched_script_file(ops, spec->name, file, sizeof file);
     if (asprintf(&script, "%s/%s", jobdir, file) < 0) {
         script = NULL;
         code = EXIT_SYSTEM;

@@ -3,6 +3,8 @@
 #include <errno.h>
 #include <libgen.h>
 #include <limits.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -99,6 +101,19 @@ static int fill_common(const job_spec_t *spec, const char *bindir, const char *a
     }
     rc |= spec->workdir ? set_quoted(ctx, "workdir", spec->workdir) : tmpl_set(ctx, "workdir", "");
 
+    /* The walltime contract: the agent's side of it, and whether a requeued train: run resumes. */
+    rc |= spec->walltime_s ? tmpl_setf(ctx, "walltime_s", "%llu", (unsigned long long)spec->walltime_s)
+                           : tmpl_set(ctx, "walltime_s", "");
+    rc |= spec->checkpoint.signal
+              ? tmpl_setf(ctx, "checkpoint_args", "--checkpoint-signal %s --checkpoint-before %ld",
+                          sigabbrev_np(spec->checkpoint.signal), spec->checkpoint.before_s)
+              : tmpl_set(ctx, "checkpoint_args", "");
+    rc |= spec->requeue ? tmpl_setf(ctx, "requeue", "%ld", spec->requeue) : tmpl_set(ctx, "requeue", "");
+    bool resumes = false;
+    for (size_t i = 0; i < spec->command.count; i++)
+        resumes |= !strcmp(spec->command.items[i], "--resume");
+    rc |= tmpl_set_bool(ctx, "train_resumes", spec->command_is_train && spec->requeue && !resumes);
+
     char *command = quoted_command(spec, trainer);
     rc |= command ? tmpl_set(ctx, "command", command) : -1;
     free(command);
@@ -151,7 +166,11 @@ static int render_with(const job_spec_t *spec, const sched_ops_t *ops, const cha
         goto out;
     }
     ctx = tmpl_ctx_create();
-    if (!ctx || fill_common(spec, bindir, agent, trainer, ctx) < 0 || (ops && ops->fill(spec, ctx) < 0)) {
+    char script_file[256] = "";
+    if (ops)
+        sched_script_file(ops, spec->name, script_file, sizeof script_file);
+    if (!ctx || fill_common(spec, bindir, agent, trainer, ctx) < 0 ||
+        set_quoted(ctx, "script_file", script_file) < 0 || (ops && ops->fill(spec, ctx) < 0)) {
         ddp_error_set(err, "out of memory");
         goto out;
     }

@@ -1,6 +1,7 @@
 #include "scheduler.h"
 
 #include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -104,7 +105,6 @@ static int slurm_fill(const job_spec_t *spec, tmpl_ctx_t *ctx)
     rc |= tmpl_set(ctx, "time", spec->walltime_s ? buf : "");
     rc |= tmpl_set(ctx, "constraint", spec->slurm.constraint ? spec->slurm.constraint : "");
     rc |= tmpl_set_bool(ctx, "exclusive", spec->slurm.exclusive);
-    rc |= tmpl_set(ctx, "signal", spec->slurm.signal ? spec->slurm.signal : "USR2@120");
     rc |= fill_directives(ctx, &spec->slurm.directives);
     return rc ? -1 : 0;
 }
@@ -168,4 +168,13 @@ const sched_ops_t *sched_get(sched_kind_t kind)
         if (sched_table[i].kind == kind)
             return &sched_table[i];
     return NULL;
+}
+
+void sched_script_file(const sched_ops_t *ops, const char *job_name, char *out, size_t outsize)
+{
+    size_t i = 0;
+    for (; job_name[i] && i + strlen(ops->script_suffix) + 1 < outsize; i++)
+        out[i] = (isalnum((unsigned char)job_name[i]) || strchr("._-", job_name[i])) ? job_name[i]
+                                                                                       : '_';
+    snprintf(out + i, outsize - i, "%s", ops->script_suffix);
 }

@@ -30,4 +30,9 @@ typedef struct sched_ops {
 
 const sched_ops_t *sched_get(sched_kind_t kind);
 
+/* The file `submit` writes a job's script to, in the job directory: the job name (anything but
+ * letters, digits and ._- becomes _) and the scheduler's suffix. A requeued PBS job submits it
+ * again. */
+void sched_script_file(const sched_ops_t *ops, const char *job_name, char *out, size_t outsize);
+
 #endif

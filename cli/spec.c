@@ -29,7 +29,8 @@ typedef enum {
     F_SCHED,
     F_LAUNCHER,
     F_PBS_RESOURCES,
-    F_SIGNAL, /* Slurm --signal: [B:|R:]SIG@SECONDS */
+    F_SIGNAME, /* a signal: USR1, SIGUSR1 or its number */
+    F_REPLACED, /* a field that is gone: its def's `sub` is unused, the message says what replaced it */
     F_TRAIN,  /* the built-in workload's options, turned into ddp-train's arguments */
     F_MAP,    /* nested table */
 } field_type_t;
@@ -74,9 +75,15 @@ static const field_def_t pbs_fields[] = {
 static const field_def_t slurm_fields[] = {
     {"constraint", F_STRING, offsetof(job_spec_t, slurm.constraint), DIRECTIVE, 0, 0, NULL, 0},
     {"exclusive", F_BOOL, offsetof(job_spec_t, slurm.exclusive), 0, 0, 0, NULL, 0},
-    {"signal", F_SIGNAL, offsetof(job_spec_t, slurm.signal), DIRECTIVE, 0, 0, NULL, 0},
+    {"signal", F_REPLACED, 0, 0, 0, 0, NULL, 0},
     {"directives", F_STRLIST, offsetof(job_spec_t, slurm.directives), DIRECTIVE_LINE, 0, 0, NULL,
      0},
+    {NULL, 0, 0, 0, 0, 0, NULL, 0},
+};
+
+static const field_def_t checkpoint_fields[] = {
+    {"signal", F_SIGNAME, offsetof(job_spec_t, checkpoint.signal), 0, 0, 0, NULL, 0},
+    {"before", F_INT, offsetof(job_spec_t, checkpoint.before_s), 0, 1, 604800, NULL, 0},
     {NULL, 0, 0, 0, 0, 0, NULL, 0},
 };
 
@@ -100,6 +107,8 @@ static const field_def_t top_fields[] = {
     INTFIELD(max_restarts, max_restarts, 0, 0, 1000),
     INTFIELD(rendezvous_timeout, rendezvous_timeout, 0, 1, 86400),
     INTFIELD(hang_timeout, hang_timeout, 0, 0, 604800),
+    {"checkpoint", F_MAP, 0, 0, 0, 0, checkpoint_fields, offsetof(job_spec_t, checkpoint.present)},
+    INTFIELD(requeue, requeue, 0, 0, 1000),
     FIELD(command, F_COMMAND, command, 0),
     FIELD(train, F_TRAIN, command, 0),
     {"pbs", F_MAP, 0, 0, 0, 0, pbs_fields, offsetof(job_spec_t, pbs.present)},
@@ -263,21 +272,14 @@ static void parse_string(loader_t *ld, yaml_node_t *n, const char *field, int fl
         *dst = strdup(scalar(n));
 }
 
-static void parse_signal(loader_t *ld, yaml_node_t *n, const char *field, char **dst)
+static void parse_signame(loader_t *ld, yaml_node_t *n, const char *field, int *dst)
 {
-    const char *s = n->type == YAML_SCALAR_NODE ? scalar(n) : "";
-    const char *p = s;
-    if (!strncmp(p, "B:", 2) || !strncmp(p, "R:", 2))
-        p += 2;
-    size_t name = strspn(p, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789");
-    size_t secs = name && p[name] == '@' ? strspn(p + name + 1, "0123456789") : 0;
-    if (!secs || p[name + 1 + secs] != '\0') {
-        char got[256];
-        REPORT(ld, n, field, "expected SIGNAL@SECONDS such as USR2@120, got %s",
+    char got[256];
+    if (n->type != YAML_SCALAR_NODE || (*dst = ddp_parse_signal(scalar(n))) <= 0) {
+        *dst = 0;
+        REPORT(ld, n, field, "expected a signal such as USR1 or SIGUSR2, got %s",
                describe(n, got, sizeof got));
-        return;
     }
-    *dst = strdup(s);
 }
 
 static void parse_text(loader_t *ld, yaml_node_t *n, const char *field, char **dst)
@@ -647,8 +649,13 @@ static void parse_field(loader_t *ld, yaml_node_t *v, const field_def_t *def, co
         else
             parse_train(ld, v, field);
         break;
-    case F_SIGNAL:
-        parse_signal(ld, v, field, dst);
+    case F_SIGNAME:
+        parse_signame(ld, v, field, dst);
+        break;
+    case F_REPLACED:
+        REPORT(ld, v, field,
+               "is gone: use checkpoint: {signal: USR2, before: 120}, which the agent sends once to "
+               "each worker (Slurm's own signal reached every worker twice)");
         break;
     case F_SCHED: {
         int kind = SCHED_UNSET;
@@ -725,6 +732,25 @@ static void parse_mapping(loader_t *ld, yaml_node_t *map, const field_def_t *tab
             diag_add(ld->diag, node_line(map), node_col(map), table[i].name, "missing (required)");
 }
 
+/* The fields of the walltime contract that only make sense together. */
+static void check_walltime_contract(const job_spec_t *spec, diag_t *diag)
+{
+    spec_loc_t at = spec_field_loc(spec, "checkpoint.before");
+    if (spec->checkpoint.signal && spec->walltime_s && (uint64_t)spec->checkpoint.before_s >= spec->walltime_s)
+        diag_add(diag, at.line ? at.line : 1, at.line ? at.col : 1, "checkpoint.before",
+                 "%ld s is not less than the walltime (%llu s): the checkpoint signal would come "
+                 "before the job had done anything",
+                 spec->checkpoint.before_s, (unsigned long long)spec->walltime_s);
+    bool has_dir = false;
+    for (size_t i = 0; i < spec->command.count; i++)
+        has_dir |= !strcmp(spec->command.items[i], "--checkpoint-dir");
+    at = spec_field_loc(spec, "requeue");
+    if (spec->requeue && spec->command_is_train && !has_dir)
+        diag_add(diag, at.line, at.col, "requeue",
+                 "a requeued train: run needs train.checkpoint_dir, or the next job has nothing to "
+                 "resume from");
+}
+
 job_spec_t *spec_load(const char *path, diag_t *diag, ddp_error_t *err)
 {
     size_t len = 0;
@@ -739,6 +765,7 @@ job_spec_t *spec_load(const char *path, diag_t *diag, ddp_error_t *err)
         return NULL;
     }
     spec->rendezvous_timeout = 300;
+    spec->checkpoint.before_s = 180;
 
     yaml_parser_t parser;
     yaml_document_t doc;
@@ -770,6 +797,7 @@ job_spec_t *spec_load(const char *path, diag_t *diag, ddp_error_t *err)
                      "missing (required, unless a train: block names the built-in workload)");
         if (spec->procs_per_node == 0)
             spec->procs_per_node = spec->gpus_per_node > 0 ? spec->gpus_per_node : 1;
+        check_walltime_contract(spec, diag);
     }
     yaml_document_t extra;
     if (yaml_parser_load(&parser, &extra)) {
@@ -835,7 +863,6 @@ void spec_destroy(job_spec_t *spec)
     strv_free(&spec->pbs.storage);
     strv_free(&spec->pbs.directives);
     free(spec->slurm.constraint);
-    free(spec->slurm.signal);
     strv_free(&spec->slurm.directives);
     free(spec);
 }

@@ -63,6 +63,15 @@ typedef struct {
     long max_restarts;
     long rendezvous_timeout;
     long hang_timeout; /* seconds; 0: off */
+    /* The walltime contract: `signal` goes once to every worker `before_s` seconds before the
+     * walltime; ranks that checkpoint and exit 75 end the job with 75, which `requeue` times
+     * resubmits the job to resume. */
+    struct {
+        bool present;
+        int signal; /* 0: nothing is sent early */
+        long before_s;
+    } checkpoint;
+    long requeue;
     strv_t command;
     bool command_is_shell; /* command was one string, run by sh -c */
     bool command_is_train; /* a train: block: command holds ddp-train's arguments ("train", ...);
@@ -80,7 +89,6 @@ typedef struct {
         bool present;
         char *constraint;
         bool exclusive;
-        char *signal; /* SIG@SECONDS, sent to the agents before the time limit */
         strv_t directives;
     } slurm;
 } job_spec_t;

@@ -19,5 +19,7 @@ export {{key}}={{value}}
 {{#workdir}}
 cd -- {{workdir}}
 {{/workdir}}
+{{! The spec's walltime counts from now here: the checkpoint signal can be tried on one machine. }}
 exec {{agent}} --standalone --nproc-per-node {{procs_per_node}} --run-id {{name_quoted}} \
-    --max-restarts {{max_restarts}} --rdzv-timeout {{rendezvous_timeout}} --hang-timeout {{hang_timeout}} -- {{command}}
+    --max-restarts {{max_restarts}} --rdzv-timeout {{rendezvous_timeout}} --hang-timeout {{hang_timeout}} \
+    {{#walltime_s}}--deadline +{{walltime_s}} {{/walltime_s}}{{checkpoint_args}} -- {{command}}

@@ -47,6 +47,15 @@ ddpjob_fail() {
     exit 1
 }
 
+# PBS gives no warning before the walltime (SIGTERM at the limit, SIGKILL soon after): the agents
+# learn when it comes, for the spec's checkpoint signal. This job's place in a chain of requeues
+# comes from its predecessor (qsub -v).
+ddpjob_walltime_args=()
+{{#walltime_s}}
+ddpjob_walltime_args+=(--deadline "$(($(date +%s) + {{walltime_s}}))")
+{{/walltime_s}}
+ddpjob_requeue=${DDPJOB_REQUEUE_COUNT:-0}
+
 # PBS starts this script in the home directory (and pbsdsh its tasks too): the job runs in the
 # spec's workdir, by default the directory it was submitted from, on every node.
 {{#workdir}}
@@ -129,12 +138,23 @@ ddpjob_port=$((10000 + ${ddpjob_jobnum:-0} % 20000))
 {{/master_port}}
 echo "ddpjob: job $ddpjob_jobid: {{nodes}} node(s), {{procs_per_node}} worker(s) each, master $ddpjob_master:$ddpjob_port, in $ddpjob_workdir"
 
+ddpjob_resume=()
+{{#requeue}}
+if [ "$ddpjob_requeue" -gt 0 ]; then
+    echo "ddpjob: requeue $ddpjob_requeue of {{requeue}} (job $ddpjob_jobid), resuming"
+{{#train_resumes}}
+    ddpjob_resume=(--resume)
+{{/train_resumes}}
+fi
+{{/requeue}}
+
 {{#launch_pbsdsh}}
 ddpjob_agent_args=(--nnodes {{nodes}} --nproc-per-node {{procs_per_node}}
     --master-addr "$ddpjob_master" --master-port "$ddpjob_port" --run-id "$ddpjob_jobid"
     --token-file "$ddpjob_token_file"
     --max-restarts {{max_restarts}} --rdzv-timeout {{rendezvous_timeout}} --hang-timeout {{hang_timeout}}
-    -- {{command}})
+    "${ddpjob_walltime_args[@]}" {{checkpoint_args}} --requeue-count "$ddpjob_requeue"
+    -- {{command}} "${ddpjob_resume[@]}")
 
 # pbsdsh starts the agents of nodes 1..N-1. Its own exit status means nothing (it always exits
 # 0); it prints a task's non-zero status ("pbsdsh: task 0x00000000 exit status 127"), and the
@@ -206,11 +226,21 @@ for ddpjob_rank in "${!ddpjob_remote_pids[@]}"; do
 done
 # PBS reports a task killed by signal S as 256+S; a shell's exit status says 128+S.
 [ "$ddpjob_status" -lt 256 ] || ddpjob_status=$((ddpjob_status - 128))
+{{#requeue}}
+# 75: every rank checkpointed on request. The job's successor is this script submitted again from
+# where `ddpjob submit` wrote it, told its place in the chain.
+if [ "$ddpjob_status" -eq 75 ] && [ "$ddpjob_requeue" -lt {{requeue}} ]; then
+    ddpjob_next=$(cd "$PBS_O_WORKDIR" && qsub -v "DDPJOB_REQUEUE_COUNT=$((ddpjob_requeue + 1))" {{script_file}}) ||
+        ddpjob_fail "qsub of the successor $PBS_O_WORKDIR/{{script_file}} failed: the job stays stopped (exit 75)"
+    echo "ddpjob: job $ddpjob_jobid stopped with every rank's checkpoint written; its successor $ddpjob_next resumes it ($((ddpjob_requeue + 1)) of {{requeue}})"
+fi
+{{/requeue}}
 exit "$ddpjob_status"
 {{/launch_pbsdsh}}
 {{#launch_ssh}}
 {{ddpjob}} launch --nodefile "$PBS_NODEFILE" --nproc-per-node {{procs_per_node}} \
     --master-port "$ddpjob_port" --run-id "$ddpjob_jobid" --token-file "$ddpjob_token_file" \
     --max-restarts {{max_restarts}} --rdzv-timeout {{rendezvous_timeout}} \
-    -- {{command}}
+    "${ddpjob_walltime_args[@]}" {{checkpoint_args}} --requeue-count "$ddpjob_requeue" \
+    -- {{command}} "${ddpjob_resume[@]}"
 {{/launch_ssh}}

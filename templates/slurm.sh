@@ -34,9 +34,12 @@
 #SBATCH --exclusive
 {{/exclusive}}
 #SBATCH --output=%x-%j.out
-{{! Without B: the signal goes to the job steps, i.e. straight to every agent, which forwards
-    it to its workers so they can checkpoint before the time limit. }}
-#SBATCH --signal={{signal}}
+{{! No --signal: Slurm would signal every process of the step, the workers too, and the agent
+    would forward it again. The agent sends the spec's checkpoint signal itself, once. }}
+{{#requeue}}
+#SBATCH --requeue
+#SBATCH --open-mode=append
+{{/requeue}}
 {{#directives}}
 #SBATCH {{directive}}
 {{/directives}}
@@ -96,9 +99,42 @@ DDPJOB_TOKEN=$(od -An -N32 -tx1 /dev/urandom | tr -d ' \n')
 export DDPJOB_TOKEN
 echo "ddpjob: job $SLURM_JOB_ID: {{nodes}} node(s), {{procs_per_node}} worker(s) each, master $ddpjob_master:$ddpjob_port"
 
+# When Slurm ends the job (its own end time, else the start plus the walltime), for the agents'
+# checkpoint signal; and this job's place in a chain of requeues.
+ddpjob_walltime_args=()
+ddpjob_end=$(squeue -h -j "$SLURM_JOB_ID" -o %e 2>/dev/null) || ddpjob_end=
+case $ddpjob_end in
+[0-9]*) ddpjob_deadline=$(date -d "$ddpjob_end" +%s 2>/dev/null) || ddpjob_deadline= ;;
+*) ddpjob_deadline= ;;
+esac
+{{#walltime_s}}
+[ -n "$ddpjob_deadline" ] || ddpjob_deadline=$(($(date +%s) + {{walltime_s}}))
+{{/walltime_s}}
+[ -z "$ddpjob_deadline" ] || ddpjob_walltime_args+=(--deadline "$ddpjob_deadline")
+ddpjob_requeue=${SLURM_RESTART_COUNT:-0}
+ddpjob_resume=()
+{{#requeue}}
+if [ "$ddpjob_requeue" -gt 0 ]; then
+    echo "ddpjob: requeue $ddpjob_requeue of {{requeue}} of job $SLURM_JOB_ID, resuming"
+{{#train_resumes}}
+    ddpjob_resume=(--resume)
+{{/train_resumes}}
+fi
+{{/requeue}}
+
+ddpjob_status=0
 srun --nodes={{nodes}} --ntasks={{nodes}} --ntasks-per-node=1 --kill-on-bad-exit=1 \
     /bin/bash -c "$ddpjob_node_cmd" ddpjob-node \
     {{agent}} --nnodes {{nodes}} --nproc-per-node {{procs_per_node}} \
     --master-addr "$ddpjob_master" --master-port "$ddpjob_port" --run-id "$SLURM_JOB_ID" \
     --max-restarts {{max_restarts}} --rdzv-timeout {{rendezvous_timeout}} --hang-timeout {{hang_timeout}} \
-    -- {{command}}
+    "${ddpjob_walltime_args[@]}" {{checkpoint_args}} --requeue-count "$ddpjob_requeue" \
+    -- {{command}} "${ddpjob_resume[@]}" || ddpjob_status=$?
+{{#requeue}}
+# 75: every rank checkpointed on request. The same job id goes back to the queue and resumes.
+if [ "$ddpjob_status" -eq 75 ] && [ "$ddpjob_requeue" -lt {{requeue}} ]; then
+    echo "ddpjob: job $SLURM_JOB_ID stopped with every rank's checkpoint written; requeueing it ($((ddpjob_requeue + 1)) of {{requeue}})"
+    scontrol requeue "$SLURM_JOB_ID" || ddpjob_fail "scontrol requeue $SLURM_JOB_ID failed: the job stays stopped (exit 75)"
+fi
+{{/requeue}}
+exit "$ddpjob_status"

@@ -184,8 +184,21 @@ check "not a mapping" "the spec must be a mapping of fields" '- a
 check "misspelt nested key" "case.yaml:5:7: pbs.storag: unknown field (did you mean pbs.storage?)" "${base}nodes: 1
 pbs: {storag: [a]}
 "
-check "malformed Slurm signal" 'slurm.signal: expected SIGNAL@SECONDS such as USR2@120, got "soon"' "${base}nodes: 1
-slurm: {signal: soon}
+check "slurm.signal is gone" 'slurm.signal: is gone: use checkpoint: {signal: USR2, before: 120}' "${base}nodes: 1
+slurm: {signal: USR2@120}
+"
+check "checkpoint signal by name" 'checkpoint.signal: expected a signal such as USR1 or SIGUSR2, got "SIGFOO"' "${base}nodes: 1
+checkpoint: {signal: SIGFOO}
+"
+check "checkpoint before the walltime" 'checkpoint.before: 600 s is not less than the walltime (300 s)' "${base}nodes: 1
+walltime: \"00:05:00\"
+checkpoint: {signal: USR1, before: 600}
+"
+check "requeue of train: without checkpoints" 'requeue: a requeued train: run needs train.checkpoint_dir' "name: t
+scheduler: slurm
+nodes: 1
+requeue: 2
+train: {synthetic: true}
 "
 check "agent-owned variable prefix" "env: DDPJOB_TOKEN is set by ddpjob-agent" "${base}nodes: 1
 env: {DDPJOB_TOKEN: x}

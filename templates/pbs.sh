@@ -230,9 +230,11 @@ done
 # 75: every rank checkpointed on request. The job's successor is this script submitted again from
 # where `ddpjob submit` wrote it, told its place in the chain.
 if [ "$ddpjob_status" -eq 75 ] && [ "$ddpjob_requeue" -lt {{requeue}} ]; then
-    ddpjob_next=$(cd "$PBS_O_WORKDIR" && qsub -v "DDPJOB_REQUEUE_COUNT=$((ddpjob_requeue + 1))" {{script_file}}) ||
-        ddpjob_fail "qsub of the successor $PBS_O_WORKDIR/{{script_file}} failed: the job stays stopped (exit 75)"
-    echo "ddpjob: job $ddpjob_jobid stopped with every rank's checkpoint written; its successor $ddpjob_next resumes it ($((ddpjob_requeue + 1)) of {{requeue}})"
+    if ddpjob_next=$(cd "$PBS_O_WORKDIR" && qsub -v "DDPJOB_REQUEUE_COUNT=$((ddpjob_requeue + 1))" {{script_file}}); then
+        echo "ddpjob: job $ddpjob_jobid stopped with every rank's checkpoint written; its successor $ddpjob_next resumes it ($((ddpjob_requeue + 1)) of {{requeue}})"
+    else
+        echo "ddpjob: job $ddpjob_jobid stopped with every rank's checkpoint written, but qsub of its successor failed; resume by hand: cd $PBS_O_WORKDIR && qsub -v DDPJOB_REQUEUE_COUNT=$((ddpjob_requeue + 1)) {{script_file}}" >&2
+    fi
 fi
 {{/requeue}}
 exit "$ddpjob_status"

@@ -134,7 +134,8 @@ srun --nodes={{nodes}} --ntasks={{nodes}} --ntasks-per-node=1 --kill-on-bad-exit
 # 75: every rank checkpointed on request. The same job id goes back to the queue and resumes.
 if [ "$ddpjob_status" -eq 75 ] && [ "$ddpjob_requeue" -lt {{requeue}} ]; then
     echo "ddpjob: job $SLURM_JOB_ID stopped with every rank's checkpoint written; requeueing it ($((ddpjob_requeue + 1)) of {{requeue}})"
-    scontrol requeue "$SLURM_JOB_ID" || ddpjob_fail "scontrol requeue $SLURM_JOB_ID failed: the job stays stopped (exit 75)"
+    scontrol requeue "$SLURM_JOB_ID" ||
+        echo "ddpjob: scontrol requeue $SLURM_JOB_ID failed; resume by hand: sbatch the script again (the checkpoints are written)" >&2
 fi
 {{/requeue}}
 exit "$ddpjob_status"

@@ -274,11 +274,12 @@ static int run(trainer_t *t, run_end_t *end, ddp_error_t *err)
             int n = left < o->batch_size ? (int)left : o->batch_size;
             if (train_step(t, n, &tally, err) || agree_to_stop(t, &stop, err))
                 return -1;
-            if (o->max_steps && t->step >= o->max_steps) {
+            /* At an epoch's last step the epoch's end saves, with the position past it. */
+            if (o->max_steps && t->step >= o->max_steps && t->batch < t->steps_per_epoch) {
                 *end = RUN_LIMIT;
                 return save(t, err);
             }
-            if (stop && t->batch < t->steps_per_epoch) { /* else the epoch's end saves */
+            if (stop && t->batch < t->steps_per_epoch) {
                 *end = RUN_STOPPED;
                 return save(t, err);
             }
@@ -300,6 +301,10 @@ static int run(trainer_t *t, run_end_t *end, ddp_error_t *err)
             return -1;
         if (stop) {
             *end = RUN_STOPPED;
+            return 0;
+        }
+        if (o->max_steps && t->step >= o->max_steps) {
+            *end = RUN_LIMIT;
             return 0;
         }
     }

@@ -34,7 +34,7 @@ home=$PBS_CLUSTER/home/$PBS_USER
 bin=$PBS_CLUSTER/bin
 jobdir=$home/jobs/e2e
 mkdir -p "$bin" "$home/tools" "$jobdir"
-cp "$DDPJOB" "$AGENT" "$bin/"
+cp "$DDPJOB" "$AGENT" "$TRAIN" "$bin/"
 cp -r "$BUILDDIR/templates" "$PBS_CLUSTER/templates"
 cp "$SRCDIR/tests/agent/py/env_ddp.py" "$jobdir/"
 # The user's login puts their own tools first: the workers must find python3 there on every node.
@@ -113,6 +113,48 @@ if [ $((SECONDS - started)) -lt 60 ]; then
     pass "... at once, not at the rendezvous timeout (300 s)"
 else
     fail "... at once, not at the rendezvous timeout (300 s)" "took $((SECONDS - started)) s"
+fi
+
+# The walltime contract on PBS, which warns of nothing before its limit: the agents send the
+# checkpoint signal 50 s before the 1-minute walltime, ddp-train checkpoints and every rank exits
+# 75, and the batch script submits its successor, which resumes; until the training is done. The
+# chain's last checkpoint equals an uninterrupted run's.
+cat >"$jobdir/chain.yaml" <<SPEC
+name: chain
+scheduler: pbs
+nodes: 2
+procs_per_node: 2
+cpus_per_node: 2
+walltime: "00:01:00"
+checkpoint: {signal: USR1, before: 50}
+requeue: 3
+# One BLAS kernel for the chain and the reference run (OpenBLAS picks by CPU and environment).
+env: {OPENBLAS_CORETYPE: Haswell}
+train: {synthetic: true, synthetic_size: "4096,512", epochs: 30, batch_size: 32, seed: 7, checkpoint_dir: ckpt}
+SPEC
+chown "$PBS_USER:" "$jobdir/chain.yaml"
+submit_and_wait chain.yaml
+links=1 chain=$OUT
+while next=$(sed -n 's/.*its successor \([^ ]*\) resumes it.*/\1/p' <<<"$OUT") && [ -n "$next" ] && [ "$links" -lt 5 ]; do
+    JOB=$next
+    local_deadline=$((SECONDS + 120))
+    while [ "$(pbs_state "$JOB" job_state)" != F ] && [ "$SECONDS" -lt "$local_deadline" ]; do sleep 0.5; done
+    OUT=$(cat "$jobdir/chain.o${JOB%%.*}" 2>/dev/null)
+    chain+=$'\n'"$OUT"
+    links=$((links + 1))
+done
+expect_contains "$chain" "its successor" "a link stopped by the checkpoint signal submits its successor"
+expect_contains "$chain" "ddpjob: requeue 1 of 3 (job" "which knows its place in the chain"
+expect_contains "$chain" "[rank 0] ddp-train: resuming from ckpt/checkpoint.ddpt at epoch" "and resumes from the checkpoint"
+expect_contains "$chain" "trained after 30 of 30 epochs" "the chain of $links PBS jobs trains to the end"
+expect_eq "$(pbs_state "$JOB" Exit_status)" 0 "and its last job ends with Exit_status = 0"
+start_agent whole OPENBLAS_CORETYPE=Haswell -- --standalone --nproc-per-node 4 "$TRAIN" train --synthetic --synthetic-size 4096,512 \
+    --epochs 30 --batch-size 32 --seed 7 --checkpoint-dir "$T/whole"
+wait_agent whole
+if [ "$RC" = 0 ] && diff=$("$TRAIN" diff "$T/whole/checkpoint.ddpt" "$jobdir/ckpt/checkpoint.ddpt" --tolerance 0); then
+    pass "the PBS chain's final checkpoint = an uninterrupted run's ($(tail -n 1 <<<"$diff"))"
+else
+    fail "the PBS chain's final checkpoint = an uninterrupted run's" "$chain" "$ERR" "${diff:-}"
 fi
 
 left=$(for i in 1 2; do ip netns pids "$(pbs_ns "n$i")"; done | xargs -r ps -o user=,args= -p | grep -v '^root ')

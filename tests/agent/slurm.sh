@@ -71,4 +71,72 @@ SPEC
 submit_and_wait train.yaml
 expect_contains "$OUT" "[rank 0] epoch 2/2 " "a train: spec trains on 2 nodes x 2 ranks under Slurm"
 expect_contains "$OUT" "trained after 2 of 2 epochs (32 steps, 4 ranks)" "... every rank took every step"
+
+# The walltime contract on the real Slurm. A job is requeued as the same job id; Slurm then holds
+# it ~2 minutes (BeginTime) before it may start again, which on a cluster is idle time anyway: the
+# test, as the admin, lets it start once the old run has left both nodes.
+wait_chain() { # JOB: until the job has left the queue; OUT gets its output
+    local deadline=$((SECONDS + 240)) state
+    while state=$(cluster_in head squeue -h -j "$1" -o '%T %r' 2>/dev/null) && [ -n "$state" ] &&
+        [ "$SECONDS" -lt "$deadline" ]; do
+        if [ "$state" = "PENDING BeginTime" ] &&
+            [ "$(cluster_in head sinfo -h -t idle -o '%D' 2>/dev/null)" = 2 ]; then
+            sleep 2
+            cluster_in head scontrol update JobId="$1" StartTime=now >/dev/null 2>&1
+        fi
+        sleep 0.3
+    done
+    OUT=$(cat "$T"/*-"$1".out 2>/dev/null)
+}
+
+# A PyTorch script that checkpoints on SIGUSR1 gets it exactly once per link: the agent sends it
+# 50 s before the 1-minute limit, Slurm itself sends nothing early.
+cat >signals.yaml <<SPEC
+name: signals
+scheduler: slurm
+nodes: 2
+procs_per_node: 2
+walltime: "00:01:00"
+checkpoint: {signal: USR1, before: 50}
+requeue: 1
+command: [/usr/bin/python3, "$SRCDIR/tests/agent/py/walltime_ddp.py"]
+SPEC
+run bash -c '. "$0/tests/cluster/slurm.sh"; cluster_in head "$1" submit "$2"' "$SRCDIR" "$DDPJOB" signals.yaml
+JOB=$(grep -o '[0-9][0-9]*' <<<"$OUT" | tail -n 1)
+wait_chain "$JOB"
+for r in 0 1 2 3; do
+    expect_contains "$OUT" "[rank $r] link 0: 1 signal(s), checkpointed" "rank $r got the checkpoint signal exactly once in the first link"
+    expect_contains "$OUT" "[rank $r] link 1: resumed" "rank $r ran again in the requeued link (restart count 1)"
+done
+expect_contains "$OUT" "ddpjob: job $JOB stopped with every rank's checkpoint written; requeueing it (1 of 1)" "the job requeued itself once"
+case "$OUT" in *"job failed"*) fail "the planned stop is not called a failure" "$OUT" ;; *) pass "the planned stop is not called a failure" ;; esac
+
+# ddp-train across requeues: more epochs than one link can do, each link stopped by the checkpoint
+# signal; the chain's last checkpoint equals an uninterrupted run's.
+cat >chain.yaml <<SPEC
+name: chain
+scheduler: slurm
+nodes: 2
+procs_per_node: 2
+walltime: "00:01:00"
+checkpoint: {signal: USR1, before: 50}
+requeue: 3
+# One BLAS kernel for the chain and the reference run (OpenBLAS picks by CPU and environment).
+env: {OPENBLAS_CORETYPE: Haswell}
+train: {synthetic: true, synthetic_size: "4096,512", epochs: 30, batch_size: 32, seed: 7, checkpoint_dir: $T/chain}
+SPEC
+run bash -c '. "$0/tests/cluster/slurm.sh"; cluster_in head "$1" submit "$2"' "$SRCDIR" "$DDPJOB" chain.yaml
+JOB=$(grep -o '[0-9][0-9]*' <<<"$OUT" | tail -n 1)
+wait_chain "$JOB"
+expect_contains "$OUT" "ddpjob: requeue 1 of 3 of job $JOB, resuming" "the first requeue resumes"
+expect_contains "$OUT" "[rank 0] ddp-train: resuming from $T/chain/checkpoint.ddpt at epoch" "from the checkpoint the first link wrote"
+expect_contains "$OUT" "trained after 30 of 30 epochs" "the chain trains to the end"
+start_agent whole OPENBLAS_CORETYPE=Haswell -- --standalone --nproc-per-node 4 "$TRAIN" train --synthetic --synthetic-size 4096,512 \
+    --epochs 30 --batch-size 32 --seed 7 --checkpoint-dir "$T/whole"
+wait_agent whole
+if [ "$RC" = 0 ] && diff=$("$TRAIN" diff "$T/whole/checkpoint.ddpt" "$T/chain/checkpoint.ddpt" --tolerance 0); then
+    pass "the requeued chain's final checkpoint = an uninterrupted run's ($(tail -n 1 <<<"$diff"))"
+else
+    fail "the requeued chain's final checkpoint = an uninterrupted run's" "$OUT" "$ERR" "${diff:-}"
+fi
 expect_no_leftovers "no process of the jobs is left on any node"

@@ -104,6 +104,8 @@ pbs_cluster_up() {
     pbs_in pbshead /etc/init.d/pbs start >"$PBS_CLUSTER/pbshead.log" 2>&1 || { cat "$PBS_CLUSTER/pbshead.log" >&2; return 1; }
     pbs_qmgr "set server job_history_enable=true" || return 1
     pbs_qmgr "set server scheduler_iteration=1"
+    # A user is the same user on every host (as at sites whose jobs may submit jobs).
+    pbs_qmgr "set server flatuid=true"
     # GPUs as PBS Pro sites define them: a host-level consumable the scheduler matches on.
     pbs_qmgr "create resource ngpus type=long, flag=nh" || return 1
     sed -i 's/^resources: "ncpus, mem, arch, host, vnode, aoe, eoe"$/resources: "ncpus, mem, arch, host, vnode, aoe, eoe, ngpus"/' \

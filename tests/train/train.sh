@@ -64,6 +64,18 @@ else
     fail "stopped after epoch 2 and resumed = uninterrupted" "$OUT" "$diff"
 fi
 
+# --max-steps at an epoch's last step (2048 samples / 2 ranks / batch 16 = 64 steps an epoch):
+# the checkpoint's position is the next epoch's start, and resuming from it is the whole run.
+ranks at_boundary 2 "${small[@]}" --epochs 4 --max-steps 128 --checkpoint-dir "$T/boundary"
+expect_eq "$("$TRAIN" inspect "$T/boundary/checkpoint.ddpt" | sed -n 's/^position *//p')" "epoch 2, batch 0, step 128" \
+    "--max-steps at an epoch's end leaves the position at the next epoch's start"
+ranks boundary_resume 2 "${small[@]}" --epochs 4 --resume --checkpoint-dir "$T/boundary"
+if [ "$RC" = 0 ] && diff=$("$TRAIN" diff "$T/whole/checkpoint.ddpt" "$T/boundary/checkpoint.ddpt" --tolerance 0); then
+    pass "stopped by --max-steps at an epoch's end and resumed = uninterrupted"
+else
+    fail "stopped by --max-steps at an epoch's end and resumed = uninterrupted" "$OUT" "${diff:-}"
+fi
+
 # SIGTERM to the agent mid-epoch: the workers finish the step, rank 0 checkpoints, all exit 75.
 start_agent term -- --standalone --nproc-per-node 2 "$TRAIN" train "${small[@]}" --epochs 4 \
     --checkpoint-dir "$T/term"

@@ -47,6 +47,21 @@ run env DDPJ_TESTMARK="$MARK" "$DDPJOB" run "$SRCDIR/share/examples/train-synthe
     --synthetic-size 512,128
 expect_contains "$OUT" "trained after 1 of 1 epochs" "-- ARGS reach a train: block as ddp-train options"
 
+# The walltime contract on one machine: the spec's walltime counts from the start, and its
+# checkpoint signal comes `before` seconds ahead; workers that checkpoint (exit 75) stop the run.
+cat >"$T/walltime.yaml" <<YAML
+name: walltime-test
+nodes: 1
+procs_per_node: 2
+walltime: "00:00:05"
+checkpoint: {signal: USR2, before: 3}
+command: 'trap "echo rank \$RANK checkpointed; exit 75" USR2; sleep 30 & wait'
+YAML
+run env DDPJ_TESTMARK="$MARK" "$DDPJOB" run "$T/walltime.yaml"
+expect_eq "$RC" 75 "ddpjob run honours walltime and checkpoint: every rank checkpointed, exit 75"
+expect_contains "$OUT" "[rank 1] rank 1 checkpointed" "the workers got the checkpoint signal"
+expect_contains "$ERR" "stopped for the walltime: checkpoint written by every rank; requeue to resume" "and the stop is a planned one"
+
 cd "$SRCDIR/share/examples" || exit 1
 run env DDPJ_TESTMARK="$MARK" "$DDPJOB" run local-ddp.yaml
 expect_eq "$RC" 0 "the bundled local-ddp example (the README's first command) runs"

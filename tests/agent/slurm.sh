@@ -92,14 +92,15 @@ wait_chain() { # JOB: until the job has left the queue; OUT gets its output
 }
 
 # A PyTorch script that checkpoints on SIGUSR1 gets it exactly once per link: the agent sends it
-# 50 s before the 1-minute limit, Slurm itself sends nothing early.
+# 90 s before the 2-minute limit (time for `import torch` on a busy machine: a signal that comes
+# before the script's handler exists kills it), Slurm itself sends nothing early.
 cat >signals.yaml <<SPEC
 name: signals
 scheduler: slurm
 nodes: 2
 procs_per_node: 2
-walltime: "00:01:00"
-checkpoint: {signal: USR1, before: 50}
+walltime: "00:02:00"
+checkpoint: {signal: USR1, before: 90}
 requeue: 1
 command: [/usr/bin/python3, "$SRCDIR/tests/agent/py/walltime_ddp.py"]
 SPEC

@@ -12,15 +12,16 @@ for f in bin/ddpjob bin/ddp-train share/ddpjob/templates/pbs.sh share/ddpjob/tem
     share/ddpjob/examples/gadi-pbs.yaml share/ddpjob/examples/slurm-2x8.yaml \
     share/ddpjob/examples/single-node.yaml share/ddpjob/examples/train-synthetic.yaml \
     share/ddpjob/examples/pbspro-select.yaml share/ddpjob/sites/gadi.yaml \
-    share/man/man1/ddpjob.1 share/man/man1/ddp-train.1 \
-    share/bash-completion/completions/ddpjob; do
+    share/man/man1/ddpjob.1 share/man/man1/ddp-train.1 share/man/man1/ddpjob-agent.1 \
+    share/bash-completion/completions/ddpjob share/bash-completion/completions/ddpjob-agent \
+    share/bash-completion/completions/ddp-train; do
     expect_file "$prefix/$f" "installs $f"
 done
 run env -u DDPJOB_TEMPLATE_DIR "$prefix/bin/ddpjob" render "$prefix/share/ddpjob/examples/gadi-pbs.yaml"
 expect_eq "$RC" 0 "the installed ddpjob renders an installed example (with the installed Gadi profile)"
 expect_contains "$ERR" "cost: at most 576.00 SU" "whose cost it prints"
 expect_contains "$OUT" "$prefix/bin/ddpjob-agent --node-rank 0" "and points the nodes at the installed agent"
-for page in ddpjob ddp-train; do
+for page in ddpjob ddpjob-agent ddp-train; do
     if msg=$(man -l "$prefix/share/man/man1/$page.1" 2>&1 >/dev/null | grep -v '^$'); then
         fail "the $page man page formats without warnings" "$msg"
     else

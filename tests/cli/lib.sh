@@ -18,9 +18,10 @@ fail() {
     TAP_FAILED=$((TAP_FAILED + 1))
     echo "not ok $TAP_N - $1"
     shift
-    local line
-    for line in "$@"; do
-        printf '#   %s\n' "$line"
+    # Every line of every detail is a TAP comment, so multi-line output stays valid TAP.
+    local detail
+    for detail in "$@"; do
+        printf '%s\n' "$detail" | sed 's/^/#   /'
     done
 }
 

@@ -2,8 +2,6 @@
 
 #include <ctype.h>
 #include <errno.h>
-#include <limits.h>
-#include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +11,7 @@
 #include "ddp_file.h"
 #include "ddp_parse.h"
 #include "shquote.h"
+#include "train_options.h"
 #include "units.h"
 #include "worker_env.h"
 
@@ -469,57 +468,10 @@ static void parse_command(loader_t *ld, yaml_node_t *n, const char *field)
     }
 }
 
-/* The train: block's options: each becomes --name-with-dashes VALUE for `ddp-train train`
- * (see share/man/ddp-train.1); booleans become a flag, or its --no- form where one exists. */
-typedef enum { T_INT, T_NUMBER, T_STRING, T_FLAG, T_BOOL } train_kind_t;
-
-static const struct {
-    const char *name;
-    train_kind_t kind;
-    const char *choices; /* T_STRING: allowed values separated by |, or NULL for any */
-} train_options[] = {
-    {"model", T_STRING, "mlp|resnet"},  {"widths", T_STRING, NULL},
-    {"depth", T_INT, NULL},             {"width", T_INT, NULL},
-    {"data", T_STRING, NULL},           {"synthetic", T_FLAG, NULL},
-    {"synthetic_size", T_STRING, NULL}, {"epochs", T_INT, NULL},
-    {"batch_size", T_INT, NULL},        {"lr", T_NUMBER, NULL},
-    {"momentum", T_NUMBER, NULL},       {"weight_decay", T_NUMBER, NULL},
-    {"schedule", T_STRING, "cosine|step|constant"},
-    {"warmup_epochs", T_NUMBER, NULL},  {"seed", T_INT, NULL},
-    {"checkpoint_dir", T_STRING, NULL}, {"resume", T_FLAG, NULL},
-    {"shuffle", T_BOOL, NULL},          {"drop_last", T_FLAG, NULL},
-    {"augment", T_BOOL, NULL},          {"bucket_cap_mb", T_NUMBER, NULL},
-    {"threads", T_INT, NULL},           {"backend", T_STRING, "tcp|nccl"},
-    {"timeout", T_NUMBER, NULL},
-};
-#define TRAIN_OPTION_COUNT (sizeof train_options / sizeof train_options[0])
-
-static bool train_value_ok(train_kind_t kind, const char *choices, const char *v)
-{
-    long n;
-    double d;
-    switch (kind) {
-    case T_INT:
-        return ddp_parse_long(v, 0, LONG_MAX, &n) == 0;
-    case T_NUMBER:
-        return ddp_parse_double(v, 0, HUGE_VAL, &d) == 0;
-    case T_STRING:
-        if (!*v || strchr(v, '\n'))
-            return false;
-        if (!choices)
-            return true;
-        for (const char *c = choices; *c;) {
-            size_t len = strcspn(c, "|");
-            if (strlen(v) == len && !strncmp(c, v, len))
-                return true;
-            c += len + (c[len] == '|');
-        }
-        return false;
-    default:
-        return true;
-    }
-}
-
+/* The train: block: each option of ddp-train's own table (train_options.h) as a YAML key with
+ * underscores, a value option becoming --name-with-dashes VALUE and a flag true/false (--name,
+ * or --no-name where there is one). Then ddp-train's own parser checks the result, so what
+ * validates is what ddp-train accepts. */
 static void parse_train(loader_t *ld, yaml_node_t *map, const char *prefix)
 {
     job_spec_t *spec = ld->spec;
@@ -528,55 +480,76 @@ static void parse_train(loader_t *ld, yaml_node_t *map, const char *prefix)
                node_kind(map));
         return;
     }
-    const char *names[TRAIN_OPTION_COUNT + 1];
-    for (size_t i = 0; i < TRAIN_OPTION_COUNT; i++)
-        names[i] = train_options[i].name;
-    names[TRAIN_OPTION_COUNT] = NULL;
+    enum { MAX_OPTIONS = 64 };
+    char keys[MAX_OPTIONS][40];
+    const char *names[MAX_OPTIONS + 1];
+    size_t count = 0;
+    for (; train_option_names[count].name && count < MAX_OPTIONS; count++) {
+        snprintf(keys[count], sizeof keys[count], "%s", train_option_names[count].name);
+        for (char *c = keys[count]; *c; c++)
+            if (*c == '-')
+                *c = '_';
+        names[count] = keys[count];
+    }
+    names[count] = NULL;
     spec->command_is_train = true;
     strv_push(&spec->command, "train", 5);
+    size_t reported = ld->diag->count;
     for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
         yaml_node_t *k = yaml_document_get_node(ld->doc, p->key);
         yaml_node_t *v = yaml_document_get_node(ld->doc, p->value);
         char field[128], flag[64];
         snprintf(field, sizeof field, "%.40s.%.80s", prefix, k->type == YAML_SCALAR_NODE ? scalar(k) : "?");
         size_t i = 0;
-        while (k->type == YAML_SCALAR_NODE && i < TRAIN_OPTION_COUNT && strcmp(names[i], scalar(k)))
+        while (k->type == YAML_SCALAR_NODE && i < count && strcmp(names[i], scalar(k)))
             i++;
-        if (i == TRAIN_OPTION_COUNT) {
+        if (i == count) {
             const char *hint = k->type == YAML_SCALAR_NODE ? diag_suggest(scalar(k), names) : NULL;
             REPORT(ld, k, field, "unknown ddp-train option%s%s%s", hint ? " (did you mean " : "",
                    hint ? hint : "", hint ? "?)" : "");
             continue;
         }
-        train_kind_t kind = train_options[i].kind;
-        snprintf(flag, sizeof flag, "--%s", names[i]);
-        for (char *c = flag; *c; c++)
-            if (*c == '_')
-                *c = '-';
-        if (kind == T_FLAG || kind == T_BOOL) {
+        record_loc(spec, field, v);
+        train_opt_form_t form = train_option_names[i].form;
+        if (form != TRAIN_OPT_VALUE) {
             bool on = false;
             size_t before = ld->diag->count;
             parse_bool(ld, v, field, &on);
-            if (ld->diag->count != before)
-                continue;
-            if (!on && kind == T_BOOL)
-                snprintf(flag, sizeof flag, "--no-%s", names[i]);
-            if (on || kind == T_BOOL)
+            if (ld->diag->count == before && (on || form == TRAIN_OPT_SWITCH)) {
+                snprintf(flag, sizeof flag, "--%s%s", on ? "" : "no-", train_option_names[i].name);
                 strv_push(&spec->command, flag, strlen(flag));
+            }
             continue;
         }
-        if (v->type != YAML_SCALAR_NODE || !train_value_ok(kind, train_options[i].choices, scalar(v))) {
+        if (v->type != YAML_SCALAR_NODE || !*scalar(v) || strchr(scalar(v), '\n')) {
             char got[256];
-            const char *want = kind == T_INT      ? "a whole number >= 0"
-                               : kind == T_NUMBER ? "a number >= 0"
-                               : train_options[i].choices ? train_options[i].choices
-                                                          : "one line of text";
-            REPORT(ld, v, field, "expected %s, got %s", want, describe(v, got, sizeof got));
+            REPORT(ld, v, field, "expected one value, got %s", describe(v, got, sizeof got));
             continue;
         }
+        snprintf(flag, sizeof flag, "--%s", train_option_names[i].name);
         strv_push(&spec->command, flag, strlen(flag));
         strv_push(&spec->command, scalar(v), strlen(scalar(v)));
     }
+    if (ld->diag->count != reported)
+        return;
+    train_options_t checked;
+    ddp_error_t err;
+    if (train_options_parse((int)spec->command.count, spec->command.items, &checked, &err) == 0)
+        return;
+    /* The error names the option ("--depth 0: bad value"): report it at that key. */
+    char key[64] = "";
+    if (!strncmp(err.msg, "--", 2)) {
+        size_t len = strcspn(err.msg + 2, " :");
+        snprintf(key, sizeof key, "%s.%.*s", prefix, (int)len, err.msg + 2);
+        for (char *c = key; *c; c++)
+            if (*c == '-')
+                *c = '_';
+    }
+    spec_loc_t at = spec_field_loc(spec, key);
+    if (!at.line)
+        at = (spec_loc_t){node_line(map), node_col(map)};
+    diag_add(ld->diag, at.line, at.col, at.line ? key : prefix, "ddp-train would refuse it: %s",
+             err.msg);
 }
 
 static void parse_enum(loader_t *ld, yaml_node_t *n, const char *field, const char *const *names,

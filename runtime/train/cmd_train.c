@@ -399,8 +399,13 @@ int cmd_train(int argc, char **argv)
 {
     session_options_t so = {0};
     train_options_t o;
-    if (session_parse(&argc, argv, &so) || train_options_parse(argc, argv, &o))
+    ddp_error_t err;
+    if (session_parse(&argc, argv, &so))
         return 2;
+    if (train_options_parse(argc, argv, &o, &err)) {
+        fprintf(stderr, "ddp-train train: %s\n%s", err.msg, train_usage);
+        return 2;
+    }
     struct sigaction sa = {.sa_handler = on_stop_signal};
     sigemptyset(&sa.sa_mask);
     sigaction(SIGTERM, &sa, NULL);
@@ -411,7 +416,6 @@ int cmd_train(int argc, char **argv)
     if (!pg)
         return 1;
     trainer_t t = {.o = &o, .pg = pg, .rank = pg_rank(pg), .world = pg_size(pg), .dev = &device_cpu};
-    ddp_error_t err;
     run_end_t end = RUN_DONE;
     /* The nccl backend reduces GPU memory, so the model lives on this rank's GPU. */
     int gpu = strcmp(pg_backend_name(pg), "nccl") == 0;

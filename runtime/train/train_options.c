@@ -21,6 +21,23 @@ const char train_usage[] =
     "  25 MiB buckets, 1 BLAS thread; augmentation on for --data, off for synthetic;\n"
     "  GPU convolutions in float32 (--tf32: TF32 tensor cores, PyTorch's default for them)\n";
 
+const train_option_name_t train_option_names[] = {
+    {"model", TRAIN_OPT_VALUE},         {"widths", TRAIN_OPT_VALUE},
+    {"depth", TRAIN_OPT_VALUE},         {"width", TRAIN_OPT_VALUE},
+    {"data", TRAIN_OPT_VALUE},          {"synthetic", TRAIN_OPT_FLAG},
+    {"synthetic-size", TRAIN_OPT_VALUE}, {"epochs", TRAIN_OPT_VALUE},
+    {"batch-size", TRAIN_OPT_VALUE},    {"lr", TRAIN_OPT_VALUE},
+    {"momentum", TRAIN_OPT_VALUE},      {"weight-decay", TRAIN_OPT_VALUE},
+    {"schedule", TRAIN_OPT_VALUE},      {"warmup-epochs", TRAIN_OPT_VALUE},
+    {"seed", TRAIN_OPT_VALUE},          {"checkpoint-dir", TRAIN_OPT_VALUE},
+    {"resume", TRAIN_OPT_FLAG},         {"shuffle", TRAIN_OPT_SWITCH},
+    {"drop-last", TRAIN_OPT_FLAG},      {"augment", TRAIN_OPT_SWITCH},
+    {"bucket-cap-mb", TRAIN_OPT_VALUE}, {"threads", TRAIN_OPT_VALUE},
+    {"stop-after-epochs", TRAIN_OPT_VALUE}, {"max-steps", TRAIN_OPT_VALUE},
+    {"tf32", TRAIN_OPT_FLAG},           {"backend", TRAIN_OPT_VALUE},
+    {"timeout", TRAIN_OPT_VALUE},       {NULL, TRAIN_OPT_VALUE},
+};
+
 static int parse_widths(const char *s, model_config_t *m)
 {
     char copy[256];
@@ -37,7 +54,7 @@ static int parse_widths(const char *s, model_config_t *m)
     return m->width_count ? 0 : -1;
 }
 
-int train_options_parse(int argc, char **argv, train_options_t *o)
+int train_options_parse(int argc, char **argv, train_options_t *o, ddp_error_t *err)
 {
     *o = (train_options_t){.model = {.name = "mlp", .widths = {256}, .width_count = 1, .depth = 20,
                                      .width = 1},
@@ -48,12 +65,14 @@ int train_options_parse(int argc, char **argv, train_options_t *o)
         const char *arg = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
         long n = 0;
         int bad = 0, takes = 1;
+        const char *want = "";
+        double unused;
         if (!strcmp(arg, "--synthetic")) {
             o->data_dir = NULL, takes = 0;
         } else if (!strcmp(arg, "--resume")) {
             o->resume = 1, takes = 0;
-        } else if (!strcmp(arg, "--no-shuffle")) {
-            o->shuffle = 0, takes = 0;
+        } else if (!strcmp(arg, "--shuffle") || !strcmp(arg, "--no-shuffle")) {
+            o->shuffle = arg[2] == 's', takes = 0;
         } else if (!strcmp(arg, "--tf32")) {
             o->tf32 = 1, takes = 0;
         } else if (!strcmp(arg, "--drop-last")) {
@@ -61,16 +80,17 @@ int train_options_parse(int argc, char **argv, train_options_t *o)
         } else if (!strcmp(arg, "--augment") || !strcmp(arg, "--no-augment")) {
             o->augment = arg[2] == 'a', takes = 0;
         } else if (!val) {
-            bad = 1;
+            return ddp_error_set(err, "%s needs a value", arg);
         } else if (!strcmp(arg, "--model")) {
-            bad = strcmp(val, "mlp") && strcmp(val, "resnet");
+            bad = strcmp(val, "mlp") && strcmp(val, "resnet"), want = "mlp or resnet";
             snprintf(o->model.name, sizeof o->model.name, "%s", val);
         } else if (!strcmp(arg, "--widths")) {
-            bad = parse_widths(val, &o->model);
+            bad = parse_widths(val, &o->model), want = "none or widths such as 256,128";
         } else if (!strcmp(arg, "--depth")) {
             bad = ddp_parse_long(val, 8, 1202, &n), o->model.depth = (int)n;
+            want = "a depth from 8 to 1202";
         } else if (!strcmp(arg, "--width")) {
-            bad = ddp_parse_long(val, 1, 64, &n), o->model.width = (int)n;
+            bad = ddp_parse_long(val, 1, 64, &n), o->model.width = (int)n, want = "1 to 64";
         } else if (!strcmp(arg, "--data")) {
             o->data_dir = val;
         } else if (!strcmp(arg, "--synthetic-size")) {
@@ -78,52 +98,58 @@ int train_options_parse(int argc, char **argv, train_options_t *o)
             char tail;
             bad = sscanf(val, "%lu,%lu%c", &tr, &te, &tail) != 2 || !tr || !te || tr > 10000000 ||
                   te > 10000000;
+            want = "TRAIN,TEST sample counts, each 1 to 10000000";
             o->synthetic_train = tr, o->synthetic_test = te;
         } else if (!strcmp(arg, "--epochs")) {
-            bad = ddp_parse_long(val, 1, 100000, &n), o->epochs = (int)n;
+            bad = ddp_parse_long(val, 1, 100000, &n), o->epochs = (int)n, want = "1 to 100000";
         } else if (!strcmp(arg, "--batch-size")) {
-            bad = ddp_parse_long(val, 1, 65536, &n), o->batch_size = (int)n;
+            bad = ddp_parse_long(val, 1, 65536, &n), o->batch_size = (int)n, want = "1 to 65536";
         } else if (!strcmp(arg, "--lr")) {
-            bad = ddp_parse_double(val, 0, 1e3, &o->lr);
+            bad = ddp_parse_double(val, 0, 1e3, &o->lr), want = "a number from 0 to 1000";
         } else if (!strcmp(arg, "--momentum")) {
-            bad = ddp_parse_double(val, 0, 0.9999, &o->momentum);
+            bad = ddp_parse_double(val, 0, 0.9999, &o->momentum), want = "a number from 0 to 0.9999";
         } else if (!strcmp(arg, "--weight-decay")) {
-            bad = ddp_parse_double(val, 0, 1, &o->weight_decay);
+            bad = ddp_parse_double(val, 0, 1, &o->weight_decay), want = "a number from 0 to 1";
         } else if (!strcmp(arg, "--warmup-epochs")) {
-            bad = ddp_parse_double(val, 0, 1e5, &o->warmup_epochs);
+            bad = ddp_parse_double(val, 0, 1e5, &o->warmup_epochs), want = "a number from 0 to 100000";
         } else if (!strcmp(arg, "--schedule")) {
             o->schedule = !strcmp(val, "cosine") ? SCHEDULE_COSINE
                           : !strcmp(val, "step") ? SCHEDULE_STEP
                                                  : SCHEDULE_CONSTANT;
             bad = o->schedule == SCHEDULE_CONSTANT && strcmp(val, "constant");
+            want = "cosine, step or constant";
         } else if (!strcmp(arg, "--seed")) {
             bad = ddp_parse_long(val, 0, 0x7fffffffL, &n), o->seed = (uint64_t)n;
+            want = "0 to 2147483647";
         } else if (!strcmp(arg, "--checkpoint-dir")) {
             o->checkpoint_dir = val;
         } else if (!strcmp(arg, "--bucket-cap-mb")) {
-            bad = ddp_parse_double(val, 0.001, 1e5, &o->bucket_cap_mb);
+            bad = ddp_parse_double(val, 0.001, 1e5, &o->bucket_cap_mb), want = "0.001 to 100000 MiB";
         } else if (!strcmp(arg, "--threads")) {
-            bad = ddp_parse_long(val, 1, 1024, &n), o->threads = (int)n;
+            bad = ddp_parse_long(val, 1, 1024, &n), o->threads = (int)n, want = "1 to 1024";
         } else if (!strcmp(arg, "--stop-after-epochs")) {
             bad = ddp_parse_long(val, 1, 100000, &n), o->stop_after_epochs = (int)n;
+            want = "1 to 100000";
         } else if (!strcmp(arg, "--max-steps")) {
-            bad = ddp_parse_long(val, 1, 1L << 40, &o->max_steps);
+            bad = ddp_parse_long(val, 1, 1L << 40, &o->max_steps), want = "a step count of at least 1";
+        } else if (!strcmp(arg, "--backend")) {
+            bad = strcmp(val, "tcp") && strcmp(val, "nccl"), want = "tcp or nccl";
+        } else if (!strcmp(arg, "--timeout")) {
+            bad = ddp_parse_double(val, 0.001, 1e7, &unused), want = "seconds, more than 0";
         } else {
-            fprintf(stderr, "ddp-train train: unknown option %s\n%s", arg, train_usage);
-            return -1;
+            return ddp_error_set(err, "unknown option %s", arg);
         }
-        if (bad) {
-            fprintf(stderr, "ddp-train train: %s %s: bad value\n%s", arg, val ? val : "", train_usage);
-            return -1;
-        }
+        if (bad)
+            return ddp_error_set(err, "%s %s: expected %s", arg, val, want);
         i += takes;
     }
     if (o->augment < 0)
         o->augment = o->data_dir != NULL;
-    if (o->resume && !o->checkpoint_dir) {
-        fprintf(stderr, "ddp-train train: --resume needs --checkpoint-dir\n");
-        return -1;
-    }
+    if (o->resume && !o->checkpoint_dir)
+        return ddp_error_set(err, "--resume needs --checkpoint-dir");
+    if (!strcmp(o->model.name, "resnet") && (o->model.depth - 2) % 6 != 0)
+        return ddp_error_set(err, "--depth %d: a ResNet's depth is 6n+2 (8, 14, 20, 32, 44, 56, 110, ...)",
+                             o->model.depth);
     return 0;
 }
 

@@ -1,11 +1,14 @@
 /* train_options: `ddp-train train`'s command line, its defaults (the tutorials': lr 0.1,
- * momentum 0.9, weight decay 1e-5) and the one-line form a checkpoint records. */
+ * momentum 0.9, weight decay 1e-5) and the one-line form a checkpoint records. Its option names
+ * and checks are also what ddpjob validates a spec's train: block with, so a spec that passes
+ * validation is one ddp-train accepts. */
 #ifndef DDP_TRAIN_OPTIONS_H
 #define DDP_TRAIN_OPTIONS_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ddp_error.h"
 #include "model.h"
 
 typedef enum { SCHEDULE_COSINE, SCHEDULE_STEP, SCHEDULE_CONSTANT } schedule_t;
@@ -27,8 +30,22 @@ typedef struct {
 
 extern const char train_usage[];
 
-/* Fills o from argv (after the session's options were taken out); -1 after printing why. */
-int train_options_parse(int argc, char **argv, train_options_t *o);
+/* How an option is written: with a value (--epochs 5), alone (--resume), or either way round
+ * (--augment / --no-augment). */
+typedef enum { TRAIN_OPT_VALUE, TRAIN_OPT_FLAG, TRAIN_OPT_SWITCH } train_opt_form_t;
+
+typedef struct {
+    const char *name; /* without the dashes */
+    train_opt_form_t form;
+} train_option_name_t;
+
+/* Every option of `ddp-train train`, the session's --backend and --timeout included;
+ * NULL-terminated. */
+extern const train_option_name_t train_option_names[];
+
+/* Fills o from argv (argv[0] is the command's name); -1 with err naming the option and why.
+ * --backend and --timeout, which the session takes out first, are checked when present. */
+int train_options_parse(int argc, char **argv, train_options_t *o, ddp_error_t *err);
 
 /* What must match for a checkpoint to resume this run: data, seed, batch size, shuffling. */
 void train_options_describe(const train_options_t *o, char *buf, size_t size);

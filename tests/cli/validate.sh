@@ -117,19 +117,29 @@ nodes: 1
 train:
   epoch: 3
 '
-check "train: a value of the wrong kind" 'case.yaml:5:10: train.model: expected mlp|resnet, got "vgg"' 'name: x
+check "train: a value of the wrong kind" 'case.yaml:5:10: train.model: ddp-train would refuse it: --model vgg: expected mlp or resnet' 'name: x
 scheduler: slurm
 nodes: 1
 train:
   model: vgg
   lr: fast
 '
-check "train: a number that is not one" 'case.yaml:6:7: train.lr: expected a number >= 0, got "fast"' 'name: x
+check "train: a number that is not one" 'case.yaml:6:7: train.lr: ddp-train would refuse it: --lr fast: expected a number from 0 to 1000' 'name: x
 scheduler: slurm
 nodes: 1
 train:
   model: mlp
   lr: fast
+'
+check "train: checked by ddp-train's own table (a range)" 'case.yaml:4:16: train.depth: ddp-train would refuse it: --depth 0: expected a depth from 8 to 1202' 'name: x
+scheduler: slurm
+nodes: 1
+train: {depth: 0}
+'
+check "train: checked by ddp-train's own rules (ResNet depth)" "train.depth: ddp-train would refuse it: --depth 10: a ResNet's depth is 6n+2" 'name: x
+scheduler: slurm
+nodes: 1
+train: {model: resnet, depth: 10}
 '
 check "command and train together" "train: the spec already has a command; give command or train, not both" 'name: x
 scheduler: slurm

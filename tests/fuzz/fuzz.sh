@@ -22,18 +22,18 @@ rt=$SRCDIR/runtime
 libddp=("$rt"/ddp_{error,hmac,file,clock,net,parse}.c "$rt"/hostlist.c "$rt"/store_{proto,server,client}.c)
 declare -A sources=(
     [hostlist]="$rt/ddp_error.c $rt/ddp_file.c $rt/ddp_parse.c $rt/hostlist.c"
-    [spec]="${libddp[*]} $rt/rendezvous.c $rt/worker_env.c $(printf "$SRCDIR/cli/%s.c " diag units shquote spec template scheduler render datafile spawn)"
+    [spec]="${libddp[*]} $rt/rendezvous.c $rt/worker_env.c $rt/train/train_options.c $(printf "$SRCDIR/cli/%s.c " diag units shquote spec template scheduler render datafile spawn)"
     [store]="${libddp[*]}"
 )
 flags=(-g -O1 "-fsanitize=fuzzer,address,undefined" -fno-sanitize-recover=undefined -D_GNU_SOURCE
-       -DDDPJOB_VERSION='"fuzz"' -I"$rt" -I"$SRCDIR/cli" -pthread)
+       -DDDPJOB_VERSION='"fuzz"' -I"$rt" -I"$rt/train" -I"$SRCDIR/cli" -pthread)
 export DDPJOB_TEMPLATE_DIR=$SRCDIR/templates
 echo "1..${#targets[@]}"
 i=0
 for t in "${targets[@]}"; do
     i=$((i + 1))
     # shellcheck disable=SC2086 # the sources are words
-    if ! build=$("$clang" "${flags[@]}" "$SRCDIR/tests/fuzz/fuzz_$t.c" ${sources[$t]} -lyaml \
+    if ! build=$("$clang" "${flags[@]}" "$SRCDIR/tests/fuzz/fuzz_$t.c" ${sources[$t]} -lyaml -lm \
         -o "$out/fuzz_$t" 2>&1); then
         echo "not ok $i - fuzz_$t builds"
         while IFS= read -r line; do echo "#   $line"; done <<<"$build"

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -776,6 +777,31 @@ static void goodbye(agent_t *a, int round, int expected)
         store_wait(a->client, &k, 1, GOODBYE_MS, NULL, NULL, &err);
 }
 
+/* --log-dir's folder for this run, which never holds an earlier run's logs: DIR/RUN_ID (with
+ * .requeueN for a requeued job, whose id is its predecessor's). A job's nodes share it (their
+ * ranks' folders differ); a one-node run whose id was used before (`ddpjob run` again, a
+ * standalone agent) takes the next free DIR/RUN_ID.K. */
+static int make_run_dir(agent_t *a, ddp_error_t *err)
+{
+    const agent_options_t *o = a->o;
+    char base[sizeof a->attempt_root - 16];
+    if (o->requeue_count)
+        snprintf(base, sizeof base, "%s/%s.requeue%d", o->log_dir, o->run_id, o->requeue_count);
+    else
+        snprintf(base, sizeof base, "%s/%s", o->log_dir, o->run_id);
+    snprintf(a->attempt_root, sizeof a->attempt_root, "%s", base);
+    for (int k = 1; mkdir(a->attempt_root, 0700) != 0; k++) {
+        if (errno != EEXIST)
+            return ddp_error_set(err, "cannot make %s: %s", a->attempt_root, strerror(errno));
+        if (o->nnodes > 1)
+            return 0;
+        if (k > 9999)
+            return ddp_error_set(err, "%s.1 to .9999 are all taken", base);
+        snprintf(a->attempt_root, sizeof a->attempt_root, "%s.%d", base, k);
+    }
+    return 0;
+}
+
 static int setup(agent_t *a, ddp_error_t *err)
 {
     const agent_options_t *o = a->o;
@@ -795,8 +821,7 @@ static int setup(agent_t *a, ddp_error_t *err)
     if (guard_start(&a->guard, err))
         return -1;
     if (o->log_dir) {
-        snprintf(a->attempt_root, sizeof a->attempt_root, "%s/%s", o->log_dir, o->run_id);
-        if (make_dirs(a->attempt_root, err))
+        if (make_dirs(o->log_dir, err) || make_run_dir(a, err))
             return ddp_error_prefix(err, "--log-dir");
     } else {
         const char *tmp = getenv("TMPDIR");

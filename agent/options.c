@@ -41,8 +41,10 @@ static const char usage_text[] =
     "                          group) for this long is hung, and fails the job (0, the\n"
     "                          default: never)\n"
     "  --exit-timeout SECONDS  how long a finished node waits for the rest (default 300)\n"
-    "  --log-dir DIR           also write each rank's stdout and stderr under DIR\n"
-    "  --error-file FILE       write a JSON failure report to FILE when the job fails\n"
+    "  --log-dir DIR           also write each rank's stdout and stderr under DIR/RUN_ID (never\n"
+    "                          over an earlier run's)\n"
+    "  --error-file FILE       write a JSON failure report to FILE when the job fails (%n in\n"
+    "                          FILE: this node's rank, for nodes that share a file system)\n"
     "  --python PATH           the interpreter for a PROGRAM ending in .py or -m (default python3)\n"
     "  -m, --module            PROGRAM is a Python module: run as python -m PROGRAM\n"
     "  --no-python             run PROGRAM as given, even when it ends in .py\n"
@@ -396,6 +398,20 @@ static int take_token(agent_options_t *o, const char *token_file, ddp_error_t *e
     return 0;
 }
 
+/* --error-file's %n becomes this node's rank. */
+static int expand_node_rank(agent_options_t *o, ddp_error_t *err)
+{
+    char *at = strstr(o->error_file, "%n"), *path = NULL;
+    if (!at)
+        return 0;
+    if (asprintf(&path, "%.*s%d%s", (int)(at - o->error_file), o->error_file, o->node_rank,
+                 at + 2) < 0)
+        return ddp_error_set(err, "out of memory");
+    free(o->error_file);
+    o->error_file = path;
+    return 0;
+}
+
 int agent_options_parse(int argc, char **argv, agent_options_t *o, ddp_error_t *err)
 {
     *o = (agent_options_t){.node_rank = -1, .rdzv_timeout_s = 300, .heartbeat_ms = 1000,
@@ -572,6 +588,8 @@ int agent_options_parse(int argc, char **argv, agent_options_t *o, ddp_error_t *
     }
     if (!o->run_id)
         o->run_id = strdup("none");
+    if (o->error_file && expand_node_rank(o, err))
+        return -1;
     return take_token(o, token_file, err);
 }
 

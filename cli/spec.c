@@ -106,6 +106,8 @@ static const field_def_t top_fields[] = {
     INTFIELD(max_restarts, max_restarts, 0, 0, 1000),
     INTFIELD(rendezvous_timeout, rendezvous_timeout, 0, 1, 86400),
     INTFIELD(hang_timeout, hang_timeout, 0, 0, 604800),
+    FIELD(log_dir, F_STRING, log_dir, 0),
+    FIELD(error_file, F_STRING, error_file, 0),
     {"checkpoint", F_MAP, 0, 0, 0, 0, checkpoint_fields, offsetof(job_spec_t, checkpoint.present)},
     INTFIELD(requeue, requeue, 0, 0, 1000),
     FIELD(command, F_COMMAND, command, 0),
@@ -705,8 +707,9 @@ static void parse_mapping(loader_t *ld, yaml_node_t *map, const field_def_t *tab
             diag_add(ld->diag, node_line(map), node_col(map), table[i].name, "missing (required)");
 }
 
-/* The fields of the walltime contract that only make sense together. */
-static void check_walltime_contract(const job_spec_t *spec, diag_t *diag)
+/* Fields that only make sense together: the walltime contract's, and a report file every node
+ * writes. */
+static void check_combinations(const job_spec_t *spec, diag_t *diag)
 {
     spec_loc_t at = spec_field_loc(spec, "checkpoint.before");
     if (spec->checkpoint.signal && spec->walltime_s && (uint64_t)spec->checkpoint.before_s >= spec->walltime_s)
@@ -714,6 +717,11 @@ static void check_walltime_contract(const job_spec_t *spec, diag_t *diag)
                  "%ld s is not less than the walltime (%llu s): the checkpoint signal would come "
                  "before the job had done anything",
                  spec->checkpoint.before_s, (unsigned long long)spec->walltime_s);
+    at = spec_field_loc(spec, "error_file");
+    if (spec->error_file && spec->nodes > 1 && !strstr(spec->error_file, "%n"))
+        diag_add(diag, at.line, at.col, "error_file",
+                 "every node of the job would write \"%s\": put %%n (the node's rank) in the name",
+                 spec->error_file);
     bool has_dir = false;
     for (size_t i = 0; i < spec->command.count; i++)
         has_dir |= !strcmp(spec->command.items[i], "--checkpoint-dir");
@@ -770,7 +778,7 @@ job_spec_t *spec_load(const char *path, diag_t *diag, ddp_error_t *err)
                      "missing (required, unless a train: block names the built-in workload)");
         if (spec->procs_per_node == 0)
             spec->procs_per_node = spec->gpus_per_node > 0 ? spec->gpus_per_node : 1;
-        check_walltime_contract(spec, diag);
+        check_combinations(spec, diag);
     }
     yaml_document_t extra;
     if (yaml_parser_load(&parser, &extra)) {
@@ -832,6 +840,8 @@ void spec_destroy(job_spec_t *spec)
     }
     free(spec->env);
     free(spec->workdir);
+    free(spec->log_dir);
+    free(spec->error_file);
     strv_free(&spec->command);
     strv_free(&spec->pbs.storage);
     strv_free(&spec->pbs.directives);

@@ -63,6 +63,8 @@ typedef struct {
     long max_restarts;
     long rendezvous_timeout;
     long hang_timeout; /* seconds; 0: off */
+    char *log_dir;     /* each rank's output under LOG_DIR/RUN_ID (the agent's --log-dir) */
+    char *error_file;  /* the JSON failure report (the agent's --error-file; %n: per node) */
     /* The walltime contract: `signal` goes once to every worker `before_s` seconds before the
      * walltime; ranks that checkpoint and exit 75 end the job with 75, which `requeue` times
      * resubmits the job to resume. */

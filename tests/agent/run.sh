@@ -62,6 +62,24 @@ expect_eq "$RC" 75 "ddpjob run honours walltime and checkpoint: every rank check
 expect_contains "$OUT" "[rank 1] rank 1 checkpointed" "the workers got the checkpoint signal"
 expect_contains "$ERR" "stopped for the walltime: checkpoint written by every rank; requeue to resume" "and the stop is a planned one"
 
+# log_dir: and error_file: reach the agent; a second run never writes over the first one's logs.
+mkdir -p "$T/reports"
+cat >"$T/reports/job.yaml" <<'YAML'
+name: reports
+nodes: 1
+procs_per_node: 2
+workdir: .
+log_dir: logs
+error_file: "failure-%n.json"
+command: 'echo "run $RUN rank $RANK"; if [ "$RANK" = 1 ]; then exit ${CODE:-0}; fi'
+YAML
+(cd "$T/reports" && env DDPJ_TESTMARK="$MARK" RUN=1 "$DDPJOB" run job.yaml >/dev/null 2>&1)
+(cd "$T/reports" && env DDPJ_TESTMARK="$MARK" RUN=2 CODE=4 "$DDPJOB" run job.yaml >/dev/null 2>&1)
+expect_eq "$(cat "$T/reports/logs/reports/attempt_0/rank_1/stdout.log" 2>&1)" "run 1 rank 1" "log_dir: each rank's output under LOG_DIR/RUN_ID"
+expect_eq "$(cat "$T/reports/logs/reports.1/attempt_0/rank_1/stdout.log" 2>&1)" "run 2 rank 1" "and the next run in LOG_DIR/RUN_ID.1, the first run's logs kept"
+json=$(/usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["exit_code"], d["first_failure"]["rank"])' "$T/reports/failure-0.json" 2>&1)
+expect_eq "$json" "4 1" "error_file: the failed run's JSON report, %n replaced by the node rank"
+
 cd "$SRCDIR/share/examples" || exit 1
 run env DDPJ_TESTMARK="$MARK" "$DDPJOB" run local-ddp.yaml
 expect_eq "$RC" 0 "the bundled local-ddp example (the README's first command) runs"

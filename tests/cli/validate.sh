@@ -210,6 +210,9 @@ nodes: 1
 requeue: 2
 train: {synthetic: true}
 "
+check "one error_file for several nodes" 'error_file: every node of the job would write "fail.json": put %n (the node' "${base}nodes: 2
+error_file: fail.json
+"
 check "agent-owned variable prefix" "env: DDPJOB_TOKEN is set by ddpjob-agent" "${base}nodes: 1
 env: {DDPJOB_TOKEN: x}
 "

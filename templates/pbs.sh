@@ -209,7 +209,10 @@ while kill -0 "$ddpjob_agent_pid" 2>/dev/null; do
 done
 ddpjob_status=0
 wait "$ddpjob_agent_pid" || ddpjob_status=$?
-[ -z "$ddpjob_stop_at" ] || [ "$SECONDS" -lt "$ddpjob_stop_at" ] || ddpjob_status=$ddpjob_failed_status
+if [ -n "$ddpjob_stop_at" ] && { [ "$SECONDS" -ge "$ddpjob_stop_at" ] || [ "$ddpjob_status" -eq 0 ]; }; then
+    [ "$ddpjob_status" -ne 0 ] || echo "ddpjob: $ddpjob_failed" >&2
+    ddpjob_status=$ddpjob_failed_status
+fi
 
 # The other agents end with node 0's; any still running after 30 s are stopped through pbsdsh.
 ddpjob_wait_until=$((SECONDS + 30))

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -29,15 +30,22 @@ static void *copy_out(void *arg)
     stream_t *s = arg;
     char buf[65536];
     for (;;) {
-        ssize_t n = read(s->pipe_read, buf, sizeof buf);
-        if (n == 0)
-            return NULL;
-        if (n < 0) {
+        /* busy is set before any byte leaves the pipe, so output_finish never sees an empty
+         * pipe and an idle copier while bytes are only in buf. */
+        struct pollfd ready = {.fd = s->pipe_read, .events = POLLIN};
+        if (poll(&ready, 1, -1) < 0) {
             if (errno == EINTR)
                 continue;
             return NULL;
         }
         s->busy = 1;
+        ssize_t n = read(s->pipe_read, buf, sizeof buf);
+        if (n <= 0) {
+            s->busy = 0;
+            if (n < 0 && errno == EINTR)
+                continue;
+            return NULL;
+        }
         for (char *p = buf; n > 0;) {
             ssize_t w = write(s->real_fd, p, (size_t)n);
             if (w < 0 && errno == EINTR)
@@ -111,12 +119,15 @@ void output_finish(int64_t stall_ms)
     for (int fd = 1; fd <= 2; fd++) {
         stream_t *s = &streams[fd];
         int queued = 0, before = -1;
-        int64_t moved = ddp_now_ms();
+        int64_t moved = ddp_now_ms(), give_up = moved + 10 * stall_ms;
         while (s->started && ((ioctl(s->pipe_read, FIONREAD, &queued) == 0 && queued > 0) || s->busy)) {
+            int64_t now = ddp_now_ms();
             if (queued != before) {
                 before = queued;
-                moved = ddp_now_ms();
-            } else if (ddp_now_ms() - moved > stall_ms) {
+                moved = now;
+            } else if ((s->busy && now - moved > stall_ms) || now > give_up) {
+                /* Stuck in a write nobody reads. A copier not yet scheduled on a busy machine
+                 * is not stuck, and is waited for (within the cap). */
                 break;
             }
             ddp_sleep_ms(10);

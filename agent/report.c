@@ -73,6 +73,9 @@ void failure_line(const failure_t *f, char *buf, size_t size)
         snprintf(buf, size, "%s at %s", f->what, f->when);
 }
 
+/* A worker exiting 2 this soon after its start is taken as refusing its arguments. */
+#define USAGE_ERROR_S 10
+
 /* A worker that failed by itself, as opposed to one the agent stopped. */
 static int failed_by_itself(const worker_t *w)
 {
@@ -97,6 +100,13 @@ void report_summary(FILE *out, const failure_t *first, const worker_t *w, int n,
                     w[i].rank, node, host, w[i].local_rank, what, when);
             size_t kept;
             relay_tail_line(&w[i].relay[1], 0, &kept);
+            /* Exit 2 at once is, by the convention argparse and getopt follow, the program
+             * refusing its own command line: the job never started. */
+            if (WIFEXITED(w[i].status) && WEXITSTATUS(w[i].status) == 2 &&
+                w[i].exit_time - w[i].start_time <= USAGE_ERROR_S)
+                fprintf(out, "ddpjob-agent:     exit 2 within %d s of its start: the workload's "
+                             "own usage error, not the job's; check the command's arguments\n",
+                        USAGE_ERROR_S);
             if (kept)
                 fprintf(out, "ddpjob-agent:     last lines of its stderr:\n");
             for (size_t k = 0; k < kept; k++)

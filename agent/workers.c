@@ -134,6 +134,7 @@ static int start_one(worker_t *w, const worker_launch_t *l, ddp_error_t *err)
     /* Also from here, so that a signal sent to the group right away cannot miss the child. */
     setpgid(pid, pid);
     w->pid = pid;
+    w->start_time = time(NULL);
     w->guard = l->guard;
     guard_watch(l->guard, pid);
     w->fds[0] = out[0];

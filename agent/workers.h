@@ -21,7 +21,7 @@ typedef struct {
     int fds[2]; /* read ends of its stdout and stderr pipes; -1 once closed */
     relay_t relay[2];
     int reaped, status; /* status: as from waitpid */
-    time_t exit_time;
+    time_t start_time, exit_time;
     int stopped; /* the agent had told it to stop before it exited */
     char dir[4096]; /* holds its error.json (and logs, with --log-dir) */
     char error_file[4200];

@@ -388,6 +388,17 @@ expect_eq "$RC" 1 "the straggling node's agent stops its worker and exits 1 too"
 expect_contains "$OUT" "[rank 1] started" "(its worker had started)"
 expect_no_leftovers "the straggling worker is gone"
 
+# --- the workload refuses its arguments -------------------------------------------------------
+# argparse's way: a usage line on stderr and exit 2 at once. The summary says whose error it is.
+worker usage.py 'import argparse
+argparse.ArgumentParser(prog="train.py").add_argument("--data", required=True)
+argparse.ArgumentParser(prog="train.py").parse_args(["--epochs", "3"])'
+run env DDPJ_TESTMARK="$MARK" "$AGENT" --standalone --nproc-per-node 1 --python /usr/bin/python3 "$T/usage.py"
+expect_eq "$RC" 2 "a workload that refuses its arguments fails the job with its exit 2"
+expect_contains "$ERR" "exit 2 within 10 s of its start: the workload's own usage error, not the job's" \
+    "and the summary says it is the workload's usage error"
+expect_contains "$ERR" "| train.py: error: unrecognized arguments: --epochs 3" "with the workload's own message"
+
 # --- node identity from mpirun (one agent per node) -----------------------------------------
 next_port
 run env DDPJ_TESTMARK="$MARK" MASTER_ADDR=127.0.0.1 MASTER_PORT="$PORT" USER_VAR=kept \

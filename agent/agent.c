@@ -699,6 +699,7 @@ static int run_attempt(agent_t *a, attempt_t *t, ddp_error_t *err)
                               .worker_token = worker_token, .attempt_dir = attempt_dir,
                               .write_logs = o->log_dir != NULL,
                               .command = o->command, .local_rank_arg = o->local_rank_arg,
+                              .gpu_binding = o->gpu_binding, .cpu_binding = o->cpu_binding,
                               .guard = &a->guard};
     worker_t *w = calloc((size_t)o->nproc, sizeof *w);
     t->hb_value = calloc((size_t)o->nnodes, sizeof *t->hb_value);

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "binding.h"
 #include "ddp_clock.h"
 #include "ddp_file.h"
 #include "ddp_hmac.h"
@@ -56,6 +57,10 @@ static const char usage_text[] =
     "  --checkpoint-before S   seconds before the deadline (default 180)\n"
     "  --requeue-count N       this job is requeue N of a chain: the workers' restart count\n"
     "                          (TORCHELASTIC_RESTART_COUNT) starts at N\n"
+    "  --gpu-binding per-rank|none  per-rank: each worker sees one GPU, its local rank's of the\n"
+    "                          visible set (CUDA_VISIBLE_DEVICES)\n"
+    "  --cpu-binding cores|numa|none  pin each worker to its share of this agent's CPUs:\n"
+    "                          equal contiguous shares, or one NUMA node's CPUs\n"
     "\n"
     "torchrun's spellings (--nproc_per_node, --node_rank, --master_addr, --master_port,\n"
     "--max_restarts, --rdzv_timeout) are accepted, and its --rdzv-backend c10d|static,\n"
@@ -93,6 +98,8 @@ enum {
     OPT_CHECKPOINT_SIGNAL,
     OPT_CHECKPOINT_BEFORE,
     OPT_REQUEUE_COUNT,
+    OPT_GPU_BINDING,
+    OPT_CPU_BINDING,
     OPT_HELP,
     OPT_VERSION,
 };
@@ -137,6 +144,8 @@ static const struct option long_options[] = {
     {"checkpoint-signal", required_argument, NULL, OPT_CHECKPOINT_SIGNAL},
     {"checkpoint-before", required_argument, NULL, OPT_CHECKPOINT_BEFORE},
     {"requeue-count", required_argument, NULL, OPT_REQUEUE_COUNT},
+    {"gpu-binding", required_argument, NULL, OPT_GPU_BINDING},
+    {"cpu-binding", required_argument, NULL, OPT_CPU_BINDING},
     {"help", no_argument, NULL, OPT_HELP},
     {"version", no_argument, NULL, OPT_VERSION},
     {0},
@@ -176,27 +185,8 @@ static int parse_seconds_ms(const char *text, long max_s, int *out_ms)
 /* Visible GPUs: CUDA_VISIBLE_DEVICES when set, else the NVIDIA device nodes. */
 static int count_gpus(void)
 {
-    const char *visible = getenv("CUDA_VISIBLE_DEVICES");
-    if (visible) {
-        int n = 0;
-        for (const char *p = visible; *p;) {
-            size_t len = strcspn(p, ",");
-            /* An entry of -1 or a blank hides every device after it, as CUDA does. */
-            if (len == 0 || !strncmp(p, "-1", 2))
-                break;
-            n++;
-            p += len + (p[len] == ',');
-        }
-        return n;
-    }
-    DIR *d = opendir("/dev");
-    int n = 0;
-    for (struct dirent *e; d && (e = readdir(d));)
-        if (!strncmp(e->d_name, "nvidia", 6) && isdigit((unsigned char)e->d_name[6]))
-            n++;
-    if (d)
-        closedir(d);
-    return n;
+    char ids[256][16];
+    return binding_visible_gpus(ids, 256);
 }
 
 /* What each worker runs: PROGRAM [ARGS...], after `python -m` for a module, or after `python`
@@ -549,6 +539,16 @@ int agent_options_parse(int argc, char **argv, agent_options_t *o, ddp_error_t *
             break;
         case OPT_REQUEUE_COUNT:
             bad = parse_int(optarg, 0, 1000000, &o->requeue_count);
+            break;
+        case OPT_GPU_BINDING:
+            bad = strcmp(optarg, "per-rank") && strcmp(optarg, "none");
+            o->gpu_binding = !strcmp(optarg, "per-rank") ? GPU_BINDING_PER_RANK : GPU_BINDING_NONE;
+            break;
+        case OPT_CPU_BINDING:
+            bad = strcmp(optarg, "cores") && strcmp(optarg, "numa") && strcmp(optarg, "none");
+            o->cpu_binding = !strcmp(optarg, "cores")  ? CPU_BINDING_CORES
+                             : !strcmp(optarg, "numa") ? CPU_BINDING_NUMA
+                                                       : CPU_BINDING_NONE;
             break;
         case 'h':
         case OPT_HELP:

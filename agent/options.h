@@ -35,6 +35,7 @@ typedef struct {
     int checkpoint_signal;     /* sent once to every worker before the deadline; 0: none */
     int checkpoint_before_ms;  /* how long before the deadline */
     int requeue_count;         /* this job's place in a chain of requeued jobs (0: the first) */
+    int gpu_binding, cpu_binding; /* binding.h's gpu_binding_t and cpu_binding_t */
 } agent_options_t;
 
 /* Fills o from argv and the environment. Returns 0, 1 when --help or --version was printed,

@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "binding.h"
 #include "ddp_clock.h"
 #include "worker_env.h"
 
@@ -47,9 +48,12 @@ static int open_log(const worker_t *w, const char *name, ddp_error_t *err)
 }
 
 /* In the child, before exec: never returns. */
-static void exec_worker(char **command, char **env, int out_fd, int err_fd, pid_t agent)
+static void exec_worker(char **command, char **env, int out_fd, int err_fd, pid_t agent,
+                        const cpu_set_t *cpus)
 {
     setpgid(0, 0);
+    if (cpus)
+        sched_setaffinity(0, sizeof *cpus, cpus);
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != agent)
         _exit(127); /* the agent died before the line above took effect */
@@ -86,6 +90,16 @@ static int start_one(worker_t *w, const worker_launch_t *l, ddp_error_t *err)
                        .master_addr = l->master_addr, .master_port = l->master_port,
                        .run_id = l->run_id, .error_file = w->error_file,
                        .worker_token = l->worker_token};
+    char gpu[16];
+    cpu_set_t cpus;
+    if (l->gpu_binding == GPU_BINDING_PER_RANK) {
+        if (binding_gpu(w->local_rank, l->nproc, gpu, sizeof gpu, err))
+            goto out;
+        we.cuda_visible_devices = gpu;
+    }
+    if (l->cpu_binding != CPU_BINDING_NONE &&
+        binding_cpus(l->cpu_binding, w->local_rank, l->nproc, &cpus, err))
+        goto out;
     unlink(w->error_file);
     if (!(env = worker_env_build(&we, environ, err)))
         goto out;
@@ -124,7 +138,8 @@ static int start_one(worker_t *w, const worker_launch_t *l, ddp_error_t *err)
     pid_t agent = getpid();
     pid_t pid = fork();
     if (pid == 0)
-        exec_worker(command, env, out[1], errp[1], agent);
+        exec_worker(command, env, out[1], errp[1], agent,
+                    l->cpu_binding != CPU_BINDING_NONE ? &cpus : NULL);
     if (command != l->command)
         free(command);
     if (pid < 0) {

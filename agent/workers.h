@@ -40,6 +40,7 @@ typedef struct {
     int write_logs;
     char **command;
     int local_rank_arg; /* append --local_rank=N to the command */
+    int gpu_binding, cpu_binding; /* binding.h */
     guard_t *guard; /* told of every worker's process group */
 } worker_launch_t;
 

@@ -108,6 +108,10 @@ static int fill_common(const job_spec_t *spec, const char *bindir, const char *a
         reports = NULL;
     rc |= reports ? tmpl_set(ctx, "report_args", reports) : -1;
     free(reports);
+    rc |= tmpl_setf(ctx, "binding_args", "%s%s%s%s", spec->gpu_binding ? " --gpu-binding " : "",
+                    spec->gpu_binding ? spec->gpu_binding : "",
+                    spec->cpu_binding ? " --cpu-binding " : "",
+                    spec->cpu_binding ? spec->cpu_binding : "");
     free(q_log);
     free(q_err);
 

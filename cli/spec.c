@@ -28,6 +28,7 @@ typedef enum {
     F_SCHED,
     F_LAUNCHER,
     F_PBS_RESOURCES,
+    F_CHOICE, /* one of the words in the field's `choices` */
     F_SIGNAME, /* a signal: USR1, SIGUSR1 or its number */
     F_REPLACED, /* a field that is gone: its def's `sub` is unused, the message says what replaced it */
     F_TRAIN,  /* the built-in workload's options, turned into ddp-train's arguments */
@@ -50,40 +51,44 @@ struct field_def {
     long min, max;
     const field_def_t *sub; /* F_MAP: the nested table, terminated by a NULL name */
     size_t present_offset;  /* F_MAP: bool set when the block appears */
+    const char *const *choices; /* F_CHOICE: the words, NULL-terminated */
 };
 
 #define FIELD(n, t, f, fl)                                                                         \
     {                                                                                              \
-#n, t, offsetof(job_spec_t, f), fl, 0, 0, NULL, 0                                          \
+#n, t, offsetof(job_spec_t, f), fl, 0, 0, NULL, 0, NULL                                    \
     }
 #define INTFIELD(n, f, fl, lo, hi)                                                                 \
     {                                                                                              \
-#n, F_INT, offsetof(job_spec_t, f), fl, lo, hi, NULL, 0                                    \
+#n, F_INT, offsetof(job_spec_t, f), fl, lo, hi, NULL, 0, NULL                              \
     }
 
 static const field_def_t pbs_fields[] = {
-    {"storage", F_STRLIST, offsetof(job_spec_t, pbs.storage), DIRECTIVE | PLUS_LIST, 0, 0, NULL, 0},
-    {"jobfs", F_SIZE, offsetof(job_spec_t, pbs.jobfs_bytes), 0, 0, 0, NULL, 0},
-    {"launcher", F_LAUNCHER, offsetof(job_spec_t, pbs.launcher), 0, 0, 0, NULL, 0},
-    {"resources", F_PBS_RESOURCES, offsetof(job_spec_t, pbs.resources), 0, 0, 0, NULL, 0},
-    {"exclusive", F_BOOL, offsetof(job_spec_t, pbs.exclusive), 0, 0, 0, NULL, 0},
-    {"directives", F_STRLIST, offsetof(job_spec_t, pbs.directives), DIRECTIVE_LINE, 0, 0, NULL, 0},
-    {NULL, 0, 0, 0, 0, 0, NULL, 0},
+    {"storage", F_STRLIST, offsetof(job_spec_t, pbs.storage), DIRECTIVE | PLUS_LIST, 0, 0, NULL, 0, NULL},
+    {"jobfs", F_SIZE, offsetof(job_spec_t, pbs.jobfs_bytes), 0, 0, 0, NULL, 0, NULL},
+    {"launcher", F_LAUNCHER, offsetof(job_spec_t, pbs.launcher), 0, 0, 0, NULL, 0, NULL},
+    {"resources", F_PBS_RESOURCES, offsetof(job_spec_t, pbs.resources), 0, 0, 0, NULL, 0, NULL},
+    {"exclusive", F_BOOL, offsetof(job_spec_t, pbs.exclusive), 0, 0, 0, NULL, 0, NULL},
+    {"directives", F_STRLIST, offsetof(job_spec_t, pbs.directives), DIRECTIVE_LINE, 0, 0, NULL, 0, NULL},
+    {NULL, 0, 0, 0, 0, 0, NULL, 0, NULL},
 };
 
 static const field_def_t slurm_fields[] = {
-    {"constraint", F_STRING, offsetof(job_spec_t, slurm.constraint), DIRECTIVE, 0, 0, NULL, 0},
-    {"exclusive", F_BOOL, offsetof(job_spec_t, slurm.exclusive), 0, 0, 0, NULL, 0},
-    {"signal", F_REPLACED, 0, 0, 0, 0, NULL, 0},
+    {"constraint", F_STRING, offsetof(job_spec_t, slurm.constraint), DIRECTIVE, 0, 0, NULL, 0, NULL},
+    {"exclusive", F_BOOL, offsetof(job_spec_t, slurm.exclusive), 0, 0, 0, NULL, 0, NULL},
+    {"signal", F_REPLACED, 0, 0, 0, 0, NULL, 0, NULL},
     {"directives", F_STRLIST, offsetof(job_spec_t, slurm.directives), DIRECTIVE_LINE, 0, 0, NULL,
-     0},
-    {NULL, 0, 0, 0, 0, 0, NULL, 0},
+     0, NULL},
+    {NULL, 0, 0, 0, 0, 0, NULL, 0, NULL},
 };
 
+static const char *const gpu_bindings[] = {"per-rank", "none", NULL};
+static const char *const cpu_bindings[] = {"cores", "numa", "none", NULL};
+
 static const field_def_t checkpoint_fields[] = {
-    {"signal", F_SIGNAME, offsetof(job_spec_t, checkpoint.signal), 0, 0, 0, NULL, 0},
-    {"before", F_INT, offsetof(job_spec_t, checkpoint.before_s), 0, 1, 604800, NULL, 0},
-    {NULL, 0, 0, 0, 0, 0, NULL, 0},
+    {"signal", F_SIGNAME, offsetof(job_spec_t, checkpoint.signal), 0, 0, 0, NULL, 0, NULL},
+    {"before", F_INT, offsetof(job_spec_t, checkpoint.before_s), 0, 1, 604800, NULL, 0, NULL},
+    {NULL, 0, 0, 0, 0, 0, NULL, 0, NULL},
 };
 
 static const field_def_t top_fields[] = {
@@ -108,13 +113,15 @@ static const field_def_t top_fields[] = {
     INTFIELD(hang_timeout, hang_timeout, 0, 0, 604800),
     FIELD(log_dir, F_STRING, log_dir, 0),
     FIELD(error_file, F_STRING, error_file, 0),
-    {"checkpoint", F_MAP, 0, 0, 0, 0, checkpoint_fields, offsetof(job_spec_t, checkpoint.present)},
+    {"gpu_binding", F_CHOICE, offsetof(job_spec_t, gpu_binding), 0, 0, 0, NULL, 0, gpu_bindings},
+    {"cpu_binding", F_CHOICE, offsetof(job_spec_t, cpu_binding), 0, 0, 0, NULL, 0, cpu_bindings},
+    {"checkpoint", F_MAP, 0, 0, 0, 0, checkpoint_fields, offsetof(job_spec_t, checkpoint.present), NULL},
     INTFIELD(requeue, requeue, 0, 0, 1000),
     FIELD(command, F_COMMAND, command, 0),
     FIELD(train, F_TRAIN, command, 0),
-    {"pbs", F_MAP, 0, 0, 0, 0, pbs_fields, offsetof(job_spec_t, pbs.present)},
-    {"slurm", F_MAP, 0, 0, 0, 0, slurm_fields, offsetof(job_spec_t, slurm.present)},
-    {NULL, 0, 0, 0, 0, 0, NULL, 0},
+    {"pbs", F_MAP, 0, 0, 0, 0, pbs_fields, offsetof(job_spec_t, pbs.present), NULL},
+    {"slurm", F_MAP, 0, 0, 0, 0, slurm_fields, offsetof(job_spec_t, slurm.present), NULL},
+    {NULL, 0, 0, 0, 0, 0, NULL, 0, NULL},
 };
 
 typedef struct {
@@ -650,6 +657,14 @@ static void parse_field(loader_t *ld, yaml_node_t *v, const field_def_t *def, co
         *(pbs_resources_t *)dst = (pbs_resources_t)kind;
         break;
     }
+    case F_CHOICE: {
+        int which = -1;
+        size_t before = ld->diag->count;
+        parse_enum(ld, v, field, def->choices, &which);
+        if (ld->diag->count == before)
+            *(char **)dst = strdup(def->choices[which]);
+        break;
+    }
     case F_MAP:
         *(bool *)(base + def->present_offset) = true;
         if (v->type != YAML_MAPPING_NODE)
@@ -842,6 +857,8 @@ void spec_destroy(job_spec_t *spec)
     free(spec->workdir);
     free(spec->log_dir);
     free(spec->error_file);
+    free(spec->gpu_binding);
+    free(spec->cpu_binding);
     strv_free(&spec->command);
     strv_free(&spec->pbs.storage);
     strv_free(&spec->pbs.directives);

@@ -65,6 +65,8 @@ typedef struct {
     long hang_timeout; /* seconds; 0: off */
     char *log_dir;     /* each rank's output under LOG_DIR/RUN_ID (the agent's --log-dir) */
     char *error_file;  /* the JSON failure report (the agent's --error-file; %n: per node) */
+    char *gpu_binding; /* the agent's --gpu-binding: per-rank or none (NULL: none) */
+    char *cpu_binding; /* the agent's --cpu-binding: cores, numa or none (NULL: none) */
     /* The walltime contract: `signal` goes once to every worker `before_s` seconds before the
      * walltime; ranks that checkpoint and exit 75 end the job with 75, which `requeue` times
      * resubmits the job to resume. */

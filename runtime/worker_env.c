@@ -53,7 +53,8 @@ char **worker_env_build(const worker_env_t *w, char *const *base, ddp_error_t *e
     size_t n = 0;
     int rc = 0;
     for (size_t i = 0; i < nbase && !rc; i++)
-        if (!is_owned(base[i]))
+        if (!is_owned(base[i]) &&
+            !(w->cuda_visible_devices && !strncmp(base[i], "CUDA_VISIBLE_DEVICES=", 21)))
             rc = !(env[n++] = strdup(base[i]));
 #define ADD(...) (rc = rc || asprintf(&env[n++], __VA_ARGS__) < 0)
     ADD("RANK=%d", w->rank);
@@ -77,6 +78,8 @@ char **worker_env_build(const worker_env_t *w, char *const *base, ddp_error_t *e
         ADD("TORCHELASTIC_ERROR_FILE=%s", w->error_file);
     if (w->worker_token)
         ADD("DDPJOB_WORKER_TOKEN=%s", w->worker_token);
+    if (w->cuda_visible_devices)
+        ADD("CUDA_VISIBLE_DEVICES=%s", w->cuda_visible_devices);
     if (!inherited(base, "NCCL_ASYNC_ERROR_HANDLING"))
         ADD("NCCL_ASYNC_ERROR_HANDLING=1");
     if (!inherited(base, "TORCH_NCCL_ASYNC_ERROR_HANDLING"))

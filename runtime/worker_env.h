@@ -23,6 +23,7 @@ typedef struct {
     const char *run_id;
     const char *error_file;   /* TORCHELASTIC_ERROR_FILE; NULL leaves it unset */
     const char *worker_token; /* DDPJOB_WORKER_TOKEN; NULL leaves it unset */
+    const char *cuda_visible_devices; /* this worker's GPU; NULL: the inherited value stays */
 } worker_env_t;
 
 #define WORKER_TOKEN_HEX 64

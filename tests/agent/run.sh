@@ -80,6 +80,42 @@ expect_eq "$(cat "$T/reports/logs/reports.1/attempt_0/rank_1/stdout.log" 2>&1)" 
 json=$(/usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["exit_code"], d["first_failure"]["rank"])' "$T/reports/failure-0.json" 2>&1)
 expect_eq "$json" "4 1" "error_file: the failed run's JSON report, %n replaced by the node rank"
 
+# gpu_binding and cpu_binding: each worker sees its own GPU of the visible set, and its share of
+# the CPUs this run may use (checked through the affinity the worker itself sees).
+cat >"$T/bind.yaml" <<'YAML'
+name: bind
+nodes: 1
+procs_per_node: 2
+gpu_binding: per-rank
+cpu_binding: cores
+command: 'echo "rank $RANK gpu=$CUDA_VISIBLE_DEVICES cpus=$(sed -n "s/^Cpus_allowed_list:\t//p" /proc/self/status)"'
+YAML
+run env DDPJ_TESTMARK="$MARK" CUDA_VISIBLE_DEVICES=3,5 "$DDPJOB" run "$T/bind.yaml"
+shares=$(/usr/bin/python3 -c '
+import os
+cpus = sorted(os.sched_getaffinity(0))
+n = 2
+for i in range(n):
+    lo, hi = i * len(cpus) // n, (i + 1) * len(cpus) // n
+    share = [cpus[j % len(cpus)] for j in range(lo, max(hi, lo + 1))]
+    print(",".join(map(str, share)))')
+for r in 0 1; do
+    want=$(sed -n "$((r + 1))p" <<<"$shares")
+    got=$(sed -n "s/^\[rank $r\] rank $r gpu=\([^ ]*\) cpus=\(.*\)/\1 \2/p" <<<"$OUT")
+    got_cpus=$(/usr/bin/python3 -c '
+import sys
+out = []
+for part in sys.argv[1].split(","):
+    lo, _, hi = part.partition("-")
+    out += range(int(lo), int(hi or lo) + 1)
+print(",".join(map(str, out)))' "${got#* }" 2>/dev/null)
+    expect_eq "${got%% *} $got_cpus" "$([ $r = 0 ] && echo 3 || echo 5) $want" \
+        "rank $r: gpu_binding per-rank gives it GPU $([ $r = 0 ] && echo 3 || echo 5), cpu_binding cores CPUs $want"
+done
+run env DDPJ_TESTMARK="$MARK" CUDA_VISIBLE_DEVICES=3 "$DDPJOB" run "$T/bind.yaml"
+expect_contains "$ERR" "--gpu-binding per-rank: 2 worker(s) but 1 visible GPU(s) (CUDA_VISIBLE_DEVICES=3)" \
+    "more workers than visible GPUs is an error naming both"
+
 cd "$SRCDIR/share/examples" || exit 1
 run env DDPJ_TESTMARK="$MARK" "$DDPJOB" run local-ddp.yaml
 expect_eq "$RC" 0 "the bundled local-ddp example (the README's first command) runs"

@@ -213,6 +213,9 @@ train: {synthetic: true}
 check "one error_file for several nodes" 'error_file: every node of the job would write "fail.json": put %n (the node' "${base}nodes: 2
 error_file: fail.json
 "
+check "an unknown binding" 'cpu_binding: expected cores or numa or none, got "sockets"' "${base}nodes: 1
+cpu_binding: sockets
+"
 check "agent-owned variable prefix" "env: DDPJOB_TOKEN is set by ddpjob-agent" "${base}nodes: 1
 env: {DDPJOB_TOKEN: x}
 "

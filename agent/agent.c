@@ -670,7 +670,8 @@ static int run_attempt(agent_t *a, attempt_t *t, ddp_error_t *err)
     if (o->node_rank == 0 && (worker_port = net_free_port(err)) < 0)
         return -1;
     rdzv_join_t join = {.round = t->round, .node_rank = o->node_rank, .nnodes = o->nnodes,
-                        .nproc = o->nproc, .host = a->host, .worker_port = worker_port,
+                        .nproc = o->nproc, .host = a->host, .run_id = o->run_id,
+                        .worker_port = worker_port,
                         .hosts = (const char *const *)o->hosts,
                         .deadline = ddp_deadline_in((int64_t)o->rdzv_timeout_s * 1000),
                         .cancelled = stop_requested, .waiting = rdzv_waiting, .ctx = a};

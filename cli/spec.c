@@ -114,6 +114,7 @@ static const field_def_t top_fields[] = {
     FIELD(log_dir, F_STRING, log_dir, 0),
     FIELD(error_file, F_STRING, error_file, 0),
     {"gpu_binding", F_CHOICE, offsetof(job_spec_t, gpu_binding), 0, 0, 0, NULL, 0, gpu_bindings},
+    FIELD(local_rank_arg, F_BOOL, local_rank_arg, 0),
     {"cpu_binding", F_CHOICE, offsetof(job_spec_t, cpu_binding), 0, 0, 0, NULL, 0, cpu_bindings},
     {"checkpoint", F_MAP, 0, 0, 0, 0, checkpoint_fields, offsetof(job_spec_t, checkpoint.present), NULL},
     INTFIELD(requeue, requeue, 0, 0, 1000),

@@ -67,6 +67,7 @@ typedef struct {
     char *error_file;  /* the JSON failure report (the agent's --error-file; %n: per node) */
     char *gpu_binding; /* the agent's --gpu-binding: per-rank or none (NULL: none) */
     char *cpu_binding; /* the agent's --cpu-binding: cores, numa or none (NULL: none) */
+    bool local_rank_arg; /* the agent's --local-rank-arg (torch.distributed.launch's --local_rank) */
     /* The walltime contract: `signal` goes once to every worker `before_s` seconds before the
      * walltime; ranks that checkpoint and exit 75 end the job with 75, which `requeue` times
      * resubmits the job to resume. */

@@ -147,34 +147,54 @@ out:
     return rc;
 }
 
-/* The first agent to join sets the job's node count; one given another count is refused, and
- * tells the others (who may be waiting for nodes that will never come) through the abort key. */
-static int check_shape(store_client_t *c, const rdzv_join_t *j, ddp_error_t *err)
+/* Tells every agent of the round (some may be waiting for nodes that will never come) why the
+ * join failed; returns -1. */
+static int abort_join(store_client_t *c, const rdzv_join_t *j, ddp_error_t *err)
 {
-    char key[128], mine[128], *theirs = NULL;
-    rdzv_key(key, sizeof key, j->round, "shape");
-    int n = snprintf(mine, sizeof mine, "%d %d %s", j->nnodes, j->node_rank, j->host);
-    int swapped = store_cas(c, key, NULL, 0, mine, (size_t)n, &theirs, err);
-    if (swapped < 0)
-        return ddp_error_prefix(err, "rendezvous");
-    int their_nnodes = 0, their_node = -1;
-    char their_host[256] = "?";
-    if (!swapped && (!theirs || sscanf(theirs, "%d %d %255s", &their_nnodes, &their_node,
-                                       their_host) < 2)) {
-        free(theirs);
-        return ddp_error_set(err, "rendezvous: malformed job shape in the store");
-    }
-    free(theirs);
-    if (swapped || their_nnodes == j->nnodes)
-        return 0;
-    ddp_error_set(err,
-                  "rendezvous: node rank %d (%s) was started with --nnodes %d, but node rank %d "
-                  "(%s) joined first with --nnodes %d: every agent must be given the same count",
-                  j->node_rank, j->host, j->nnodes, their_node, their_host, their_nnodes);
     char abort_key[128];
     rdzv_key(abort_key, sizeof abort_key, j->round, "abort");
     store_set(c, abort_key, err->msg, strlen(err->msg), NULL);
     return -1;
+}
+
+/* The first agent to join sets the job's node count and run id; one given another is refused,
+ * and every agent of the round is told which value differs. */
+static int check_shape(store_client_t *c, const rdzv_join_t *j, ddp_error_t *err)
+{
+    char key[128], mine[512], *theirs = NULL;
+    const char *run_id = j->run_id && *j->run_id ? j->run_id : "-";
+    rdzv_key(key, sizeof key, j->round, "shape");
+    int n = snprintf(mine, sizeof mine, "%d %d %s %.255s", j->nnodes, j->node_rank, j->host, run_id);
+    int swapped = store_cas(c, key, NULL, 0, mine, (size_t)n, &theirs, err);
+    if (swapped < 0)
+        return ddp_error_prefix(err, "rendezvous");
+    int their_nnodes = 0, their_node = -1;
+    char their_host[256] = "?", their_run[256] = "-";
+    if (!swapped && (!theirs || sscanf(theirs, "%d %d %255s %255s", &their_nnodes, &their_node,
+                                       their_host, their_run) < 2)) {
+        free(theirs);
+        return ddp_error_set(err, "rendezvous: malformed job shape in the store");
+    }
+    free(theirs);
+    if (swapped)
+        return 0;
+    if (their_nnodes != j->nnodes) {
+        ddp_error_set(err,
+                      "rendezvous: node rank %d (%s) was started with --nnodes %d, but node rank "
+                      "%d (%s) joined first with --nnodes %d: every agent must be given the same "
+                      "count",
+                      j->node_rank, j->host, j->nnodes, their_node, their_host, their_nnodes);
+        return abort_join(c, j, err);
+    }
+    if (strcmp(their_run, run_id) != 0) {
+        ddp_error_set(err,
+                      "rendezvous: node rank %d (%s) was started with run id %s, but node rank %d "
+                      "(%s) joined first with run id %s: every agent of a job must be given the "
+                      "same --run-id",
+                      j->node_rank, j->host, run_id, their_node, their_host, their_run);
+        return abort_join(c, j, err);
+    }
+    return 0;
 }
 
 int rdzv_join(store_client_t *c, const rdzv_join_t *j, rdzv_result_t *out, ddp_error_t *err)
@@ -191,11 +211,11 @@ int rdzv_join(store_client_t *c, const rdzv_join_t *j, rdzv_result_t *out, ddp_e
     if (!swapped) {
         const char *other = val ? strchr(val, ' ') : NULL;
         ddp_error_set(err,
-                      "rendezvous: node rank %d has already joined (from host %s): two agents "
-                      "were given the same node rank",
-                      j->node_rank, other ? other + 1 : "?");
+                      "rendezvous: node rank %d (%s) is taken: node rank %d has already joined "
+                      "from host %s; two agents were given the same node rank",
+                      j->node_rank, j->host, j->node_rank, other ? other + 1 : "?");
         free(val);
-        return -1;
+        return abort_join(c, j, err);
     }
     free(val);
     val = NULL;

@@ -23,6 +23,7 @@ typedef struct {
     int round; /* restart count: 0 for the first attempt */
     int node_rank, nnodes, nproc;
     const char *host;         /* this agent's host, recorded for the others' messages */
+    const char *run_id;       /* the job's run id: agents of another run are refused */
     int worker_port;          /* node 0 only: the MASTER_PORT its workers' process group uses */
     const char *const *hosts; /* optional, nnodes names: used to name missing nodes */
     int64_t deadline;

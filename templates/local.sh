@@ -22,4 +22,4 @@ cd -- {{workdir}}
 {{! The spec's walltime counts from now here: the checkpoint signal can be tried on one machine. }}
 exec {{agent}} --standalone --nproc-per-node {{procs_per_node}} --run-id {{name_quoted}} \
     --max-restarts {{max_restarts}} --rdzv-timeout {{rendezvous_timeout}} --hang-timeout {{hang_timeout}} \
-    {{#walltime_s}}--deadline +{{walltime_s}} {{/walltime_s}}{{checkpoint_args}}{{report_args}}{{binding_args}} -- {{command}}
+    {{#walltime_s}}--deadline +{{walltime_s}} {{/walltime_s}}{{checkpoint_args}}{{report_args}}{{worker_args}} -- {{command}}

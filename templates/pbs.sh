@@ -153,7 +153,7 @@ ddpjob_agent_args=(--nnodes {{nodes}} --nproc-per-node {{procs_per_node}}
     --master-addr "$ddpjob_master" --master-port "$ddpjob_port" --run-id "$ddpjob_jobid"
     --token-file "$ddpjob_token_file"
     --max-restarts {{max_restarts}} --rdzv-timeout {{rendezvous_timeout}} --hang-timeout {{hang_timeout}}
-    "${ddpjob_walltime_args[@]}" {{checkpoint_args}} --requeue-count "$ddpjob_requeue"{{report_args}}{{binding_args}}
+    "${ddpjob_walltime_args[@]}" {{checkpoint_args}} --requeue-count "$ddpjob_requeue"{{report_args}}{{worker_args}}
     -- {{command}} "${ddpjob_resume[@]}")
 
 # pbsdsh starts the agents of nodes 1..N-1. Its own exit status means nothing (it always exits
@@ -246,6 +246,6 @@ exit "$ddpjob_status"
 {{ddpjob}} launch --nodefile "$PBS_NODEFILE" --nproc-per-node {{procs_per_node}} \
     --master-port "$ddpjob_port" --run-id "$ddpjob_jobid" --token-file "$ddpjob_token_file" \
     --max-restarts {{max_restarts}} --rdzv-timeout {{rendezvous_timeout}} \
-    "${ddpjob_walltime_args[@]}" {{checkpoint_args}} --requeue-count "$ddpjob_requeue"{{report_args}}{{binding_args}} \
+    "${ddpjob_walltime_args[@]}" {{checkpoint_args}} --requeue-count "$ddpjob_requeue"{{report_args}}{{worker_args}} \
     -- {{command}} "${ddpjob_resume[@]}"
 {{/launch_ssh}}

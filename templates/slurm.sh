@@ -128,7 +128,7 @@ srun --nodes={{nodes}} --ntasks={{nodes}} --ntasks-per-node=1 --kill-on-bad-exit
     {{agent}} --nnodes {{nodes}} --nproc-per-node {{procs_per_node}} \
     --master-addr "$ddpjob_master" --master-port "$ddpjob_port" --run-id "$SLURM_JOB_ID" \
     --max-restarts {{max_restarts}} --rdzv-timeout {{rendezvous_timeout}} --hang-timeout {{hang_timeout}} \
-    "${ddpjob_walltime_args[@]}" {{checkpoint_args}} --requeue-count "$ddpjob_requeue"{{report_args}}{{binding_args}} \
+    "${ddpjob_walltime_args[@]}" {{checkpoint_args}} --requeue-count "$ddpjob_requeue"{{report_args}}{{worker_args}} \
     -- {{command}} "${ddpjob_resume[@]}" || ddpjob_status=$?
 {{#requeue}}
 # 75: every rank checkpointed on request. The same job id goes back to the queue and resumes.

@@ -97,6 +97,41 @@ expect_contains "$ERR" "$why" "and so does the one that joined first"
 if [ "$took" -lt 10 ]; then pass "at once, not at the timeout (${took} s of 30)"; else fail "took ${took} s"; fi
 expect_no_leftovers "nothing left after a node-count mismatch"
 
+# Two agents that hold the token but were given different run ids (two jobs' agents on one
+# port), and two given the same node rank: refused at once, both sides saying which value differs.
+next_port
+common=(--master-addr 127.0.0.1 --master-port "$PORT" --rdzv-timeout 30 --nproc-per-node 1 --nnodes 2)
+start=$(date +%s)
+start_agent n0 -- "${common[@]}" --node-rank 0 --run-id job-a "$T/env.sh"
+sleep 0.5
+start_agent n1 -- "${common[@]}" --node-rank 1 --run-id job-b "$T/env.sh"
+wait_agent n1
+err1=$ERR rc1=$RC
+wait_agent n0
+took=$(($(date +%s) - start))
+expect_eq "$RC/$rc1" 1/1 "agents given different run ids both fail"
+why="node rank 1 ($(hostname)) was started with run id job-b, but node rank 0 ($(hostname)) joined first with run id job-a"
+expect_contains "$err1" "$why" "the late one names both run ids"
+expect_contains "$ERR" "$why" "and so does the one that joined first"
+if [ "$took" -lt 10 ]; then pass "at once, not at the timeout (${took} s of 30)"; else fail "took ${took} s"; fi
+next_port
+common=(--master-addr 127.0.0.1 --master-port "$PORT" --rdzv-timeout 30 --nproc-per-node 1 --nnodes 3)
+start_agent n0 -- "${common[@]}" --node-rank 0 "$T/env.sh"
+sleep 0.5
+start_agent n1 -- "${common[@]}" --node-rank 1 "$T/env.sh"
+sleep 0.5
+start_agent n2 -- "${common[@]}" --node-rank 1 "$T/env.sh"
+wait_agent n2
+err2=$ERR rc2=$RC
+wait_agent n1
+err1=$ERR
+wait_agent n0
+expect_eq "$rc2/$RC" 1/1 "a second agent with a taken node rank fails, and so does the job"
+why="node rank 1 ($(hostname)) is taken: node rank 1 has already joined from host $(hostname)"
+expect_contains "$err2" "$why" "the second one says its node rank is taken"
+expect_contains "$ERR$err1" "$why" "and the agents waiting for it are told the same"
+expect_no_leftovers "nothing left after run-id and node-rank clashes"
+
 # --- node 0 stalls during the join ------------------------------------------------------------
 # Node 1's handshake waits on a node 0 that is stopped for 1.5 s: it tries again until
 # --rdzv-timeout instead of failing at its first unanswered try.

@@ -116,6 +116,11 @@ run env DDPJ_TESTMARK="$MARK" CUDA_VISIBLE_DEVICES=3 "$DDPJOB" run "$T/bind.yaml
 expect_contains "$ERR" "--gpu-binding per-rank: 2 worker(s) but 1 visible GPU(s) (CUDA_VISIBLE_DEVICES=3)" \
     "more workers than visible GPUs is an error naming both"
 
+# local_rank_arg: torch.distributed.launch's --local_rank=N, from the spec.
+printf 'name: lr\nnodes: 1\nprocs_per_node: 2\nlocal_rank_arg: true\ncommand: [sh, -c, "echo args: \\"$@\\"", x]\n' >"$T/lr.yaml"
+run env DDPJ_TESTMARK="$MARK" "$DDPJOB" run "$T/lr.yaml"
+expect_contains "$OUT" "[rank 1] args: --local_rank=1" "local_rank_arg: true appends --local_rank=N to each worker's arguments"
+
 cd "$SRCDIR/share/examples" || exit 1
 run env DDPJ_TESTMARK="$MARK" "$DDPJOB" run local-ddp.yaml
 expect_eq "$RC" 0 "the bundled local-ddp example (the README's first command) runs"

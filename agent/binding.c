@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int binding_visible_gpus(char ids[][16], int max)
+int binding_visible_gpus(char ids[][BINDING_GPU_ID_MAX], int max)
 {
     const char *visible = getenv("CUDA_VISIBLE_DEVICES");
     int n = 0;
@@ -35,7 +35,7 @@ int binding_visible_gpus(char ids[][16], int max)
 
 int binding_gpu(int local_rank, int nproc, char *out, size_t size, ddp_error_t *err)
 {
-    char ids[256][16];
+    char ids[256][BINDING_GPU_ID_MAX];
     int n = binding_visible_gpus(ids, 256);
     if (n < nproc)
         return ddp_error_set(err, "--gpu-binding per-rank: %d worker(s) but %d visible GPU(s) "

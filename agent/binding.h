@@ -15,8 +15,11 @@
 typedef enum { GPU_BINDING_NONE = 0, GPU_BINDING_PER_RANK } gpu_binding_t;
 typedef enum { CPU_BINDING_NONE = 0, CPU_BINDING_CORES, CPU_BINDING_NUMA } cpu_binding_t;
 
+/* Room for one GPU id: an index, or a UUID such as GPU-8f3c...-... or MIG-... */
+#define BINDING_GPU_ID_MAX 96
+
 /* The visible GPU ids of this node: a count, with each id into ids[i] (up to max). */
-int binding_visible_gpus(char ids[][16], int max);
+int binding_visible_gpus(char ids[][BINDING_GPU_ID_MAX], int max);
 
 /* Local rank `local_rank`'s GPU id into out; -1 with err when there are fewer GPUs than
  * workers. */

@@ -185,7 +185,7 @@ static int parse_seconds_ms(const char *text, long max_s, int *out_ms)
 /* Visible GPUs: CUDA_VISIBLE_DEVICES when set, else the NVIDIA device nodes. */
 static int count_gpus(void)
 {
-    char ids[256][16];
+    char ids[256][BINDING_GPU_ID_MAX];
     return binding_visible_gpus(ids, 256);
 }
 

@@ -90,7 +90,7 @@ static int start_one(worker_t *w, const worker_launch_t *l, ddp_error_t *err)
                        .master_addr = l->master_addr, .master_port = l->master_port,
                        .run_id = l->run_id, .error_file = w->error_file,
                        .worker_token = l->worker_token};
-    char gpu[16];
+    char gpu[BINDING_GPU_ID_MAX];
     cpu_set_t cpus;
     if (l->gpu_binding == GPU_BINDING_PER_RANK) {
         if (binding_gpu(w->local_rank, l->nproc, gpu, sizeof gpu, err))

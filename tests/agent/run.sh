@@ -112,6 +112,9 @@ print(",".join(map(str, out)))' "${got#* }" 2>/dev/null)
     expect_eq "${got%% *} $got_cpus" "$([ $r = 0 ] && echo 3 || echo 5) $want" \
         "rank $r: gpu_binding per-rank gives it GPU $([ $r = 0 ] && echo 3 || echo 5), cpu_binding cores CPUs $want"
 done
+uuids=GPU-8f3c1e2a-1111-2222-3333-444455556666,GPU-9f3c1e2a-1111-2222-3333-444455556666
+run env DDPJ_TESTMARK="$MARK" CUDA_VISIBLE_DEVICES=$uuids "$DDPJOB" run "$T/bind.yaml"
+expect_contains "$OUT" "[rank 1] rank 1 gpu=${uuids#*,} " "GPUs named by UUID are bound whole"
 run env DDPJ_TESTMARK="$MARK" CUDA_VISIBLE_DEVICES=3 "$DDPJOB" run "$T/bind.yaml"
 expect_contains "$ERR" "--gpu-binding per-rank: 2 worker(s) but 1 visible GPU(s) (CUDA_VISIBLE_DEVICES=3)" \
     "more workers than visible GPUs is an error naming both"

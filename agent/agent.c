@@ -43,8 +43,7 @@ typedef struct {
     /* The workers were asked to stop: the checkpoint signal, a forwarded USR1/USR2 or a stop
      * signal. A worker that exits WORKER_EXIT_CHECKPOINTED then has done what it was asked. */
     int planned_stop;
-    int64_t checkpoint_at; /* when the checkpoint signal is due (ddp_now_ms); 0: never */
-    int checkpoint_sent;
+    int64_t checkpoint_at; /* when the checkpoint signal is due (ddp_now_ms); 0: never, or sent */
     guard_t guard;
     store_server_t *server;
     store_client_t *client, *watch;
@@ -493,7 +492,7 @@ static void check_checkpoint_wait(agent_t *a, attempt_t *t, worker_t *w, int n)
 static void send_checkpoint_signal(agent_t *a, worker_t *w, int n)
 {
     int sig = a->o->checkpoint_signal;
-    a->checkpoint_sent = 1;
+    a->checkpoint_at = 0;
     a->planned_stop = 1;
     int running = workers_running(w, n);
     workers_signal(w, n, sig);
@@ -548,7 +547,7 @@ static void monitor(agent_t *a, attempt_t *t, worker_t *w, int n, const rdzv_res
             wake = t->finish_deadline;
         if (t->checkpoint_wait && !t->end_known && t->checkpoint_wait < wake)
             wake = t->checkpoint_wait;
-        if (a->checkpoint_at && !a->checkpoint_sent && a->checkpoint_at < wake)
+        if (a->checkpoint_at && a->checkpoint_at < wake)
             wake = a->checkpoint_at;
         /* SIGCHLD arrives through the signalfd; the short cap covers one that raced the mask. */
         int timeout = ddp_ms_left(wake);
@@ -578,7 +577,7 @@ static void monitor(agent_t *a, attempt_t *t, worker_t *w, int n, const rdzv_res
         if (workers_reap(w, n) || (!t->finished_reported && !workers_running(w, n)))
             on_reaped(a, t, w, n, r);
         int64_t now = ddp_now_ms();
-        if (a->checkpoint_at && !a->checkpoint_sent && now >= a->checkpoint_at)
+        if (a->checkpoint_at && now >= a->checkpoint_at)
             send_checkpoint_signal(a, w, n);
         if (t->checkpoint_wait && !t->end_known && now >= t->checkpoint_wait &&
             workers_running(w, n))

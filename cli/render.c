@@ -4,7 +4,6 @@
 #include <libgen.h>
 #include <limits.h>
 #include <signal.h>
-#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -125,10 +124,8 @@ static int fill_common(const job_spec_t *spec, const char *bindir, const char *a
                           sigabbrev_np(spec->checkpoint.signal), spec->checkpoint.before_s)
               : tmpl_set(ctx, "checkpoint_args", "");
     rc |= spec->requeue ? tmpl_setf(ctx, "requeue", "%ld", spec->requeue) : tmpl_set(ctx, "requeue", "");
-    bool resumes = false;
-    for (size_t i = 0; i < spec->command.count; i++)
-        resumes |= !strcmp(spec->command.items[i], "--resume");
-    rc |= tmpl_set_bool(ctx, "train_resumes", spec->command_is_train && spec->requeue && !resumes);
+    rc |= tmpl_set_bool(ctx, "train_resumes", spec->command_is_train && spec->requeue &&
+                                                  !spec_command_has(spec, "--resume"));
 
     char *command = quoted_command(spec, trainer);
     rc |= command ? tmpl_set(ctx, "command", command) : -1;

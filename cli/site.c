@@ -152,10 +152,12 @@ static void read_queues(reader_t *r, yaml_node_t *n, site_t *site)
 static void read_site(reader_t *r, yaml_node_t *root, site_t *site)
 {
     if (!root || root->type != YAML_MAPPING_NODE) {
-        if (root)
+        if (root) {
             bad(r, root, "profile", "expected a mapping of fields (name:, queues:, ...)");
-        else
-            ddp_error_set(r->err, "site profile %s is empty", r->path), r->failed++;
+        } else {
+            ddp_error_set(r->err, "site profile %s is empty", r->path);
+            r->failed++;
+        }
         return;
     }
     for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top;
@@ -201,10 +203,11 @@ static char *find_profile(const char *name_or_path, ddp_error_t *err)
     }
     char *file = NULL, *user_dir = NULL;
     const char *config = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
-    if (config && *config)
-        user_dir = asprintf(&user_dir, "%s/ddpjob/sites", config) < 0 ? NULL : user_dir;
-    else if (home && *home)
-        user_dir = asprintf(&user_dir, "%s/.config/ddpjob/sites", home) < 0 ? NULL : user_dir;
+    int made = config && *config ? asprintf(&user_dir, "%s/ddpjob/sites", config)
+               : home && *home   ? asprintf(&user_dir, "%s/.config/ddpjob/sites", home)
+                                 : 0;
+    if (made < 0)
+        user_dir = NULL;
     const char *dirs[] = {getenv("DDPJOB_SITE_DIR"), user_dir};
     char *path = NULL;
     if (asprintf(&file, "%s.yaml", name_or_path) < 0)

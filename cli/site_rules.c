@@ -1,6 +1,7 @@
 #include "site_rules.h"
 
 #include <ctype.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -15,23 +16,23 @@ static const site_queue_t *job_queue(const site_t *site, const job_spec_t *spec)
 
 /* Reports at `field`'s place in the file, or at the queue's (or line 1) when the spec leaves the
  * field out. */
-static void report(diag_t *d, const job_spec_t *spec, const char *field, const char *fmt,
-                   const char *msg)
+static void report(diag_t *d, const job_spec_t *spec, const char *field, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static void report(diag_t *d, const job_spec_t *spec, const char *field, const char *fmt, ...)
 {
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
     spec_loc_t at = spec_field_loc(spec, field);
     if (!at.line)
         at = spec_field_loc(spec, "queue");
     if (!at.line)
         at = (spec_loc_t){1, 1};
-    diag_add(d, at.line, at.col, field, fmt, msg);
+    diag_add(d, at.line, at.col, field, "%s", msg);
 }
-
-#define RULE(d, spec, field, ...)                                                                  \
-    do {                                                                                           \
-        char rule_msg_[512];                                                                       \
-        snprintf(rule_msg_, sizeof rule_msg_, __VA_ARGS__);                                        \
-        report(d, spec, field, "%s", rule_msg_);                                                   \
-    } while (0)
 
 static void queue_names(const site_t *site, char *out, size_t size, int with_gpus)
 {
@@ -59,21 +60,21 @@ static void check_gpus_and_cpus(const site_t *site, const site_queue_t *q, job_s
     char names[256];
     if (spec->gpus_per_node > 0 && q->gpus_per_node == 0) {
         queue_names(site, names, sizeof names, 1);
-        RULE(problems, spec, "gpus_per_node", "%ld, but %s has no GPUs: use a GPU queue (%s)",
+        report(problems, spec, "gpus_per_node", "%ld, but %s has no GPUs: use a GPU queue (%s)",
              spec->gpus_per_node, q->name, names[0] ? names : "the site has none");
         return;
     }
     if (q->gpus_per_node > 0 && spec->gpus_per_node == 0) {
-        RULE(problems, spec, "gpus_per_node", "missing: %s is a GPU queue (%ld per node)", q->name,
+        report(problems, spec, "gpus_per_node", "missing: %s is a GPU queue (%ld per node)", q->name,
              q->gpus_per_node);
         return;
     }
     if (spec->gpus_per_node > q->gpus_per_node && q->gpus_per_node > 0)
-        RULE(problems, spec, "gpus_per_node", "%ld is more than %s's %ld GPUs per node: use %ld",
+        report(problems, spec, "gpus_per_node", "%ld is more than %s's %ld GPUs per node: use %ld",
              spec->gpus_per_node, q->name, q->gpus_per_node, q->gpus_per_node);
     if (spec->nodes > 1 && q->whole_nodes && q->gpus_per_node > 0 &&
         spec->gpus_per_node < q->gpus_per_node)
-        RULE(problems, spec, "gpus_per_node",
+        report(problems, spec, "gpus_per_node",
              "%ld on %ld nodes breaks %s's rule that a job of several nodes takes whole nodes: use "
              "%ld",
              spec->gpus_per_node, spec->nodes, q->name, q->gpus_per_node);
@@ -89,20 +90,19 @@ static void check_gpus_and_cpus(const site_t *site, const site_queue_t *q, job_s
     }
     if (spec->cpus_per_node == 0 && want) {
         spec->cpus_per_node = want;
-        char line[160];
-        snprintf(line, sizeof line, "note: filled in as %ld (%s's %s)", want, q->name, why);
-        report(remarks, spec, "cpus_per_node", "%s", line);
+        report(remarks, spec, "cpus_per_node", "note: filled in as %ld (%s's %s)", want, q->name,
+               why);
     } else if (want && spec->cpus_per_node != want) {
         if (q->cpus_per_gpu && spec->gpus_per_node > 0)
-            RULE(problems, spec, "cpus_per_node", "%ld breaks %s's %ld CPUs per GPU: use %ld",
+            report(problems, spec, "cpus_per_node", "%ld breaks %s's %ld CPUs per GPU: use %ld",
                  spec->cpus_per_node, q->name, q->cpus_per_gpu, want);
         else
-            RULE(problems, spec, "cpus_per_node",
+            report(problems, spec, "cpus_per_node",
                  "%ld on %ld nodes breaks %s's rule that a job of several nodes takes whole "
                  "nodes: use %ld",
                  spec->cpus_per_node, spec->nodes, q->name, want);
     } else if (spec->cpus_per_node > q->cores_per_node) {
-        RULE(problems, spec, "cpus_per_node", "%ld is more than %s's %ld cores per node: use %ld",
+        report(problems, spec, "cpus_per_node", "%ld is more than %s's %ld cores per node: use %ld",
              spec->cpus_per_node, q->name, q->cores_per_node, q->cores_per_node);
     }
 }
@@ -113,18 +113,18 @@ static void check_sizes_and_time(const site_queue_t *q, const job_spec_t *spec, 
     if (q->mem_per_node && spec->mem_bytes > q->mem_per_node) {
         units_format_size(spec->mem_bytes, 1, got, sizeof got);
         units_format_size(q->mem_per_node, 1, max, sizeof max);
-        RULE(problems, spec, "mem", "%s per node is more than %s's %s: use at most %s", got,
+        report(problems, spec, "mem", "%s per node is more than %s's %s: use at most %s", got,
              q->name, max, max);
     }
     if (q->jobfs_per_node && spec->pbs.jobfs_bytes > q->jobfs_per_node) {
         units_format_size(spec->pbs.jobfs_bytes, 1, got, sizeof got);
         units_format_size(q->jobfs_per_node, 1, max, sizeof max);
-        RULE(problems, spec, "pbs.jobfs", "%s per node is more than %s's %s: use at most %s", got,
+        report(problems, spec, "pbs.jobfs", "%s per node is more than %s's %s: use at most %s", got,
              q->name, max, max);
     }
     long cores = (spec->cpus_per_node ? spec->cpus_per_node : 1) * spec->nodes, band = 0;
     if (q->walltime_count && cores > q->walltimes[q->walltime_count - 1].max_cores) {
-        RULE(problems, spec, "nodes", "%ld CPUs in all is more than %s takes (%ld)", cores,
+        report(problems, spec, "nodes", "%ld CPUs in all is more than %s takes (%ld)", cores,
              q->name, q->walltimes[q->walltime_count - 1].max_cores);
         return;
     }
@@ -132,7 +132,7 @@ static void check_sizes_and_time(const site_queue_t *q, const job_spec_t *spec, 
     if (limit && spec->walltime_s > limit) {
         units_format_hms(spec->walltime_s, got, sizeof got);
         units_format_hms(limit, max, sizeof max);
-        RULE(problems, spec, "walltime",
+        report(problems, spec, "walltime",
              "%s is over %s's limit for a job of %ld CPUs (up to %ld): use at most %s", got,
              q->name, cores, band, max);
     }
@@ -162,12 +162,9 @@ static void check_storage(const job_spec_t *spec, const char *field, const char 
             for (size_t i = 0; i < spec->pbs.storage.count; i++)
                 listed |= !strcmp(spec->pbs.storage.items[i], flag);
             if (!own && !listed) {
-                char line[256];
-                snprintf(line, sizeof line,
-                         "warning: uses %s%.*s, which the job cannot see without pbs.storage: "
-                         "[%s]",
-                         mounts[m].prefix, (int)len, proj, flag);
-                report(remarks, spec, field, "%s", line);
+                report(remarks, spec, field,
+                       "warning: uses %s%.*s, which the job cannot see without pbs.storage: [%s]",
+                       mounts[m].prefix, (int)len, proj, flag);
                 return;
             }
         }
@@ -188,7 +185,7 @@ void site_rules_apply(const site_t *site, job_spec_t *spec, diag_t *problems, di
         const char *hint = diag_suggest(spec->queue, names);
         char all[256];
         queue_names(site, all, sizeof all, -1);
-        RULE(problems, spec, "queue", "\"%s\" is not a queue of site %s%s%s%s; its queues: %s",
+        report(problems, spec, "queue", "\"%s\" is not a queue of site %s%s%s%s; its queues: %s",
              spec->queue, site->name, hint ? " (did you mean " : "", hint ? hint : "",
              hint ? "?)" : "", all);
     }
@@ -205,8 +202,8 @@ void site_rules_apply(const site_t *site, job_spec_t *spec, diag_t *problems, di
     for (size_t i = 0; i < spec->env_count && site->infiniband; i++)
         if (!strcmp(spec->env[i].key, "NCCL_IB_DISABLE") && strcmp(spec->env[i].value, "0")) {
             report(remarks, spec, "env.NCCL_IB_DISABLE",
-                   "%s", "warning: turns InfiniBand off on a site that has it, so every "
-                   "inter-node all_reduce goes over TCP sockets: leave it unset");
+                   "warning: turns InfiniBand off on a site that has it, so every inter-node "
+                   "all_reduce goes over TCP sockets: leave it unset");
         }
 }
 

@@ -154,6 +154,14 @@ static void record_loc(job_spec_t *spec, const char *field, const yaml_node_t *n
     spec->locs[spec->loc_count++] = (spec_field_loc_t){copy, {node_line(n), node_col(n)}};
 }
 
+bool spec_command_has(const job_spec_t *spec, const char *arg)
+{
+    for (size_t i = 0; i < spec->command.count; i++)
+        if (!strcmp(spec->command.items[i], arg))
+            return true;
+    return false;
+}
+
 spec_loc_t spec_field_loc(const job_spec_t *spec, const char *field)
 {
     for (size_t i = 0; i < spec->loc_count; i++)
@@ -738,11 +746,8 @@ static void check_combinations(const job_spec_t *spec, diag_t *diag)
         diag_add(diag, at.line, at.col, "error_file",
                  "every node of the job would write \"%s\": put %%n (the node's rank) in the name",
                  spec->error_file);
-    bool has_dir = false;
-    for (size_t i = 0; i < spec->command.count; i++)
-        has_dir |= !strcmp(spec->command.items[i], "--checkpoint-dir");
     at = spec_field_loc(spec, "requeue");
-    if (spec->requeue && spec->command_is_train && !has_dir)
+    if (spec->requeue && spec->command_is_train && !spec_command_has(spec, "--checkpoint-dir"))
         diag_add(diag, at.line, at.col, "requeue",
                  "a requeued train: run needs train.checkpoint_dir, or the next job has nothing to "
                  "resume from");

@@ -110,6 +110,9 @@ void spec_check_for_scheduler(const job_spec_t *spec, sched_kind_t sched, diag_t
  * for train:. A command given as one shell string takes none (err says so). */
 int spec_append_args(job_spec_t *spec, char *const *args, int n, ddp_error_t *err);
 
+/* Whether the workload's arguments include `arg` ("--resume", "--checkpoint-dir"). */
+bool spec_command_has(const job_spec_t *spec, const char *arg);
+
 /* Where `field` is in the file; line 0 when the spec does not give it. */
 spec_loc_t spec_field_loc(const job_spec_t *spec, const char *field);
 

@@ -16,18 +16,13 @@ static const char *const owned[] = {
     NULL,
 };
 
-static int is_owned(const char *entry)
+int worker_env_owns(const char *entry)
 {
     size_t len = strcspn(entry, "=");
     for (int i = 0; owned[i]; i++)
         if (strlen(owned[i]) == len && !strncmp(entry, owned[i], len))
             return 1;
     return 0;
-}
-
-int worker_env_owns(const char *name)
-{
-    return is_owned(name);
 }
 
 static int inherited(char *const *base, const char *name)
@@ -53,7 +48,7 @@ char **worker_env_build(const worker_env_t *w, char *const *base, ddp_error_t *e
     size_t n = 0;
     int rc = 0;
     for (size_t i = 0; i < nbase && !rc; i++)
-        if (!is_owned(base[i]) &&
+        if (!worker_env_owns(base[i]) &&
             !(w->cuda_visible_devices && !strncmp(base[i], "CUDA_VISIBLE_DEVICES=", 21)))
             rc = !(env[n++] = strdup(base[i]));
 #define ADD(...) (rc = rc || asprintf(&env[n++], __VA_ARGS__) < 0)

@@ -80,40 +80,38 @@ next_port
 common=(--master-addr 127.0.0.1 --master-port "$PORT" --rdzv-timeout 6 --nproc-per-node 1)
 run env DDPJ_TESTMARK="$MARK" "$AGENT" --nnodes 2 --node-rank 0 "${common[@]}" "$T/env.sh"
 expect_contains "$ERR" "node 0: waiting for node rank(s) 1 to join: 5 s of 6" "the join says every 5 s whom it waits for"
-next_port
-common=(--master-addr 127.0.0.1 --master-port "$PORT" --rdzv-timeout 30 --nproc-per-node 1)
-start=$(date +%s)
-start_agent n0 -- --nnodes 2 "${common[@]}" --node-rank 0 "$T/env.sh"
-sleep 0.5
-start_agent n1 -- --nnodes 3 "${common[@]}" --node-rank 1 "$T/env.sh"
-wait_agent n1
-err1=$ERR rc1=$RC
-wait_agent n0
-took=$(($(date +%s) - start))
-expect_eq "$RC/$rc1" 1/1 "agents given different --nnodes both fail"
-why="node rank 1 ($(hostname)) was started with --nnodes 3, but node rank 0 ($(hostname)) joined first with --nnodes 2"
-expect_contains "$err1" "$why" "the late one names both counts"
-expect_contains "$ERR" "$why" "and so does the one that joined first"
-if [ "$took" -lt 10 ]; then pass "at once, not at the timeout (${took} s of 30)"; else fail "took ${took} s"; fi
+# refused_at_once WHAT BOTH WHY ARGS0 -- ARGS1: node 0 joins with ARGS0, node 1 half a second
+# later with ARGS1; both must fail at once (not at the 30 s timeout), each saying WHY.
+refused_at_once() {
+    local what=$1 both=$2 why=$3 first=() start err1 rc1 took
+    shift 3
+    while [ "$1" != -- ]; do first+=("$1"); shift; done
+    shift
+    next_port
+    local common=(--master-addr 127.0.0.1 --master-port "$PORT" --rdzv-timeout 30 --nproc-per-node 1)
+    start=$(date +%s)
+    start_agent n0 -- "${common[@]}" --node-rank 0 "${first[@]}" "$T/env.sh"
+    sleep 0.5
+    start_agent n1 -- "${common[@]}" --node-rank 1 "$@" "$T/env.sh"
+    wait_agent n1
+    err1=$ERR rc1=$RC
+    wait_agent n0
+    took=$(($(date +%s) - start))
+    expect_eq "$RC/$rc1" 1/1 "agents given different $what both fail"
+    expect_contains "$err1" "$why" "the late one names both $both"
+    expect_contains "$ERR" "$why" "and so does the one that joined first"
+    if [ "$took" -lt 10 ]; then pass "at once, not at the timeout (${took} s of 30)"; else fail "took ${took} s"; fi
+}
+refused_at_once --nnodes counts \
+    "node rank 1 ($(hostname)) was started with --nnodes 3, but node rank 0 ($(hostname)) joined first with --nnodes 2" \
+    --nnodes 2 -- --nnodes 3
 expect_no_leftovers "nothing left after a node-count mismatch"
 
 # Two agents that hold the token but were given different run ids (two jobs' agents on one
 # port), and two given the same node rank: refused at once, both sides saying which value differs.
-next_port
-common=(--master-addr 127.0.0.1 --master-port "$PORT" --rdzv-timeout 30 --nproc-per-node 1 --nnodes 2)
-start=$(date +%s)
-start_agent n0 -- "${common[@]}" --node-rank 0 --run-id job-a "$T/env.sh"
-sleep 0.5
-start_agent n1 -- "${common[@]}" --node-rank 1 --run-id job-b "$T/env.sh"
-wait_agent n1
-err1=$ERR rc1=$RC
-wait_agent n0
-took=$(($(date +%s) - start))
-expect_eq "$RC/$rc1" 1/1 "agents given different run ids both fail"
-why="node rank 1 ($(hostname)) was started with run id job-b, but node rank 0 ($(hostname)) joined first with run id job-a"
-expect_contains "$err1" "$why" "the late one names both run ids"
-expect_contains "$ERR" "$why" "and so does the one that joined first"
-if [ "$took" -lt 10 ]; then pass "at once, not at the timeout (${took} s of 30)"; else fail "took ${took} s"; fi
+refused_at_once "run ids" "run ids" \
+    "node rank 1 ($(hostname)) was started with run id job-b, but node rank 0 ($(hostname)) joined first with run id job-a" \
+    --nnodes 2 --run-id job-a -- --nnodes 2 --run-id job-b
 next_port
 common=(--master-addr 127.0.0.1 --master-port "$PORT" --rdzv-timeout 30 --nproc-per-node 1 --nnodes 3)
 start_agent n0 -- "${common[@]}" --node-rank 0 "$T/env.sh"

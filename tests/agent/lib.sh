@@ -77,6 +77,22 @@ expect_no_leftovers() {
     fi
 }
 
+# expect_same_as_uninterrupted CHECKPOINT DESCRIPTION [DETAIL...]: the cluster suites' walltime
+# chain workload (ddp-train, 30 epochs of synthetic 4096,512, batch 32, seed 7, 4 ranks, one BLAS
+# kernel) run here without interruption ends with exactly the checkpoint CHECKPOINT.
+expect_same_as_uninterrupted() {
+    local ckpt=$1 what=$2 diff
+    shift 2
+    start_agent whole OPENBLAS_CORETYPE=Haswell -- --standalone --nproc-per-node 4 "$TRAIN" train \
+        --synthetic --synthetic-size 4096,512 --epochs 30 --batch-size 32 --seed 7 --checkpoint-dir "$T/whole"
+    wait_agent whole
+    if [ "$RC" = 0 ] && diff=$("$TRAIN" diff "$T/whole/checkpoint.ddpt" "$ckpt" --tolerance 0); then
+        pass "$what ($(tail -n 1 <<<"$diff"))"
+    else
+        fail "$what" "$@" "$ERR" "${diff:-}"
+    fi
+}
+
 # A worker program written into $T.
 worker() { # NAME BODY
     printf '#!/bin/bash\n%s\n' "$2" >"$T/$1"

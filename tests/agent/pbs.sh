@@ -149,14 +149,7 @@ expect_contains "$chain" "ddpjob: requeue 1 of 10 (job" "which knows its place i
 expect_contains "$chain" "[rank 0] ddp-train: resuming from ckpt/checkpoint.ddpt at epoch" "and resumes from the checkpoint"
 expect_contains "$chain" "trained after 30 of 30 epochs" "the chain of $links PBS jobs trains to the end"
 expect_eq "$(pbs_state "$JOB" Exit_status)" 0 "and its last job ends with Exit_status = 0"
-start_agent whole OPENBLAS_CORETYPE=Haswell -- --standalone --nproc-per-node 4 "$TRAIN" train --synthetic --synthetic-size 4096,512 \
-    --epochs 30 --batch-size 32 --seed 7 --checkpoint-dir "$T/whole"
-wait_agent whole
-if [ "$RC" = 0 ] && diff=$("$TRAIN" diff "$T/whole/checkpoint.ddpt" "$jobdir/ckpt/checkpoint.ddpt" --tolerance 0); then
-    pass "the PBS chain's final checkpoint = an uninterrupted run's ($(tail -n 1 <<<"$diff"))"
-else
-    fail "the PBS chain's final checkpoint = an uninterrupted run's" "$chain" "$ERR" "${diff:-}"
-fi
+expect_same_as_uninterrupted "$jobdir/ckpt/checkpoint.ddpt" "the PBS chain's final checkpoint = an uninterrupted run's" "$chain"
 
 left=$(for i in 1 2; do ip netns pids "$(pbs_ns "n$i")"; done | xargs -r ps -o user=,args= -p | grep -v '^root ')
 expect_eq "$left" "" "nothing of the jobs is left running on any node"

@@ -11,6 +11,9 @@
 # PBS itself is built by the install step from ../shared/tools/openpbs (PBS_EXEC below); where that
 # is absent, pbs_cluster_available says why.
 
+# shellcheck source=netns.sh
+. "$(dirname "${BASH_SOURCE[0]}")/netns.sh"
+
 PBS_EXEC=/opt/pbs
 PBS_USER=ddpjpbs
 
@@ -57,26 +60,6 @@ PBS_SCP=/usr/bin/scp
 CONF
 }
 
-pbs_make_namespaces() { # NODES
-    local nodes=$1 i
-    [ -d /run/netns ] || { mkdir -p /run/netns && touch "$PBS_CLUSTER/made-run-netns"; }
-    ip netns add "$(pbs_ns pbshead)" || return 1
-    ip -n "$(pbs_ns pbshead)" link set lo up
-    ip -n "$(pbs_ns pbshead)" link add br0 type bridge
-    ip -n "$(pbs_ns pbshead)" addr add 10.78.0.1/24 dev br0
-    ip -n "$(pbs_ns pbshead)" link set br0 up
-    printf '127.0.0.1 localhost\n10.78.0.1 pbshead\n' >"$PBS_CLUSTER/etc/hosts"
-    for i in $(seq "$nodes"); do
-        ip netns add "$(pbs_ns "n$i")" || return 1
-        ip -n "$(pbs_ns pbshead)" link add "v$i" type veth peer name eth0 netns "$(pbs_ns "n$i")"
-        ip -n "$(pbs_ns pbshead)" link set "v$i" master br0 up
-        ip -n "$(pbs_ns "n$i")" addr add "10.78.0.$((10 + i))/24" dev eth0
-        ip -n "$(pbs_ns "n$i")" link set eth0 up
-        ip -n "$(pbs_ns "n$i")" link set lo up
-        printf '10.78.0.%d n%d\n' $((10 + i)) "$i" >>"$PBS_CLUSTER/etc/hosts"
-    done
-}
-
 pbs_qmgr() { pbs_in pbshead "$PBS_EXEC/bin/qmgr" -c "$1"; }
 
 # pbs_cluster_up NODES [NCPUS [NGPUS]]: the server and NODES MoMs, each node offering NCPUS CPUs
@@ -98,7 +81,7 @@ pbs_cluster_up() {
     fi
     mkdir -p "$PBS_CLUSTER/home/$PBS_USER"
     chown "$PBS_USER:" "$PBS_CLUSTER/home/$PBS_USER"
-    pbs_make_namespaces "$nodes" || return 1
+    netns_make "$PBS_CLUSTER" pbs_ns 10.78.0 pbshead "$nodes" || return 1
     pbs_conf pbshead "$PBS_CLUSTER/pbshead" 1 1 1 0
     # The first start makes PBS_HOME, the data service's database and the default queue workq.
     pbs_in pbshead /etc/init.d/pbs start >"$PBS_CLUSTER/pbshead.log" 2>&1 || { cat "$PBS_CLUSTER/pbshead.log" >&2; return 1; }
@@ -136,14 +119,7 @@ pbs_cluster_down() {
     pbs_in pbshead /etc/init.d/pbs stop >/dev/null 2>&1
     # Whatever is still running in the cluster's namespaces: daemons, postgres, job tasks.
     pkill -9 -u "$PBS_USER" 2>/dev/null
-    for i in pbshead $(seq -f 'n%g' "${PBS_CLUSTER_NODES:-0}"); do
-        ip netns pids "$(pbs_ns "$i")" 2>/dev/null | xargs -r kill -9 2>/dev/null
-        ip netns del "$(pbs_ns "$i")" 2>/dev/null
-    done
-    if [ -e "$PBS_CLUSTER/made-run-netns" ]; then
-        umount /run/netns 2>/dev/null
-        rmdir /run/netns 2>/dev/null
-    fi
+    netns_remove "$PBS_CLUSTER" pbs_ns pbshead "${PBS_CLUSTER_NODES:-0}"
     [ -e "$PBS_CLUSTER/made-user" ] && userdel "$PBS_USER" 2>/dev/null
     rm -rf "$PBS_CLUSTER"
     PBS_CLUSTER=

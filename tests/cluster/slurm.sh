@@ -11,6 +11,9 @@
 # cluster_node_host to know what to expect. Everything lives under $CLUSTER and is stopped by
 # cluster_down, which also kills whatever carries the cluster's mark.
 
+# shellcheck source=netns.sh
+. "$(dirname "${BASH_SOURCE[0]}")/netns.sh"
+
 cluster_ns() { echo "ddpj$CLUSTER_ID-$1"; }
 
 # The Slurm name of node I, and the hostname its processes see.
@@ -45,26 +48,6 @@ cluster_in() {
         bash -c 'hostname "$0" && mount --bind "$CLUSTER/etc/hosts" /etc/hosts && exec "$@"' "$name" "$@"
 }
 
-cluster_make_namespaces() { # NODES
-    local nodes=$1 i
-    [ -d /run/netns ] || { mkdir -p /run/netns && touch "$CLUSTER/made-run-netns"; }
-    ip netns add "$(cluster_ns head)" || return 1
-    ip -n "$(cluster_ns head)" link set lo up
-    ip -n "$(cluster_ns head)" link add br0 type bridge
-    ip -n "$(cluster_ns head)" addr add 10.77.0.1/24 dev br0
-    ip -n "$(cluster_ns head)" link set br0 up
-    printf '127.0.0.1 localhost\n10.77.0.1 head\n' >"$CLUSTER/etc/hosts"
-    for i in $(seq "$nodes"); do
-        ip netns add "$(cluster_ns "n$i")" || return 1
-        ip -n "$(cluster_ns head)" link add "v$i" type veth peer name eth0 netns "$(cluster_ns "n$i")"
-        ip -n "$(cluster_ns head)" link set "v$i" master br0 up
-        ip -n "$(cluster_ns "n$i")" addr add "10.77.0.$((10 + i))/24" dev eth0
-        ip -n "$(cluster_ns "n$i")" link set eth0 up
-        ip -n "$(cluster_ns "n$i")" link set lo up
-        printf '10.77.0.%d n%d\n' $((10 + i)) "$i" >>"$CLUSTER/etc/hosts"
-    done
-}
-
 cluster_up() { # NODES
     local nodes=$1 i
     CLUSTER=$(mktemp -d "${TMPDIR:-/tmp}/ddpj-cluster.XXXXXX")
@@ -74,7 +57,7 @@ cluster_up() { # NODES
     export CLUSTER CLUSTER_ID CLUSTER_MODE
     mkdir -p "$CLUSTER"/{etc,munge,state,spool,log,run}
     chmod 755 "$CLUSTER" "$CLUSTER/munge"
-    [ "$CLUSTER_MODE" = plain ] || cluster_make_namespaces "$nodes" || return 1
+    [ "$CLUSTER_MODE" = plain ] || netns_make "$CLUSTER" cluster_ns 10.77.0 head "$nodes" || return 1
     dd if=/dev/urandom of="$CLUSTER/munge/key" bs=1024 count=1 status=none
     chmod 400 "$CLUSTER/munge/key"
     DDPJ_TESTCLUSTER=$CLUSTER munged --socket "$CLUSTER/munge/sock" --key-file "$CLUSTER/munge/key" \
@@ -145,14 +128,7 @@ cluster_down() {
         pid=${f#/proc/}
         kill -9 "${pid%/environ}" 2>/dev/null
     done
-    if [ "$CLUSTER_MODE" != plain ]; then
-        ip netns del "$(cluster_ns head)" 2>/dev/null
-        for i in $(seq "$CLUSTER_NODES"); do ip netns del "$(cluster_ns "n$i")" 2>/dev/null; done
-    fi
-    if [ -e "$CLUSTER/made-run-netns" ]; then
-        umount /run/netns 2>/dev/null
-        rmdir /run/netns 2>/dev/null
-    fi
+    [ "$CLUSTER_MODE" = plain ] || netns_remove "$CLUSTER" cluster_ns head "$CLUSTER_NODES"
     rm -rf "$CLUSTER"
     CLUSTER=
 }

@@ -7,7 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-int binding_visible_gpus(char ids[][BINDING_GPU_ID_MAX], int max)
+#define GPUS_MAX 256
+
+/* The visible GPU ids of this node: a count, with each id into ids[i] (up to max). */
+static int visible_gpus(char ids[][BINDING_GPU_ID_MAX], int max)
 {
     const char *visible = getenv("CUDA_VISIBLE_DEVICES");
     int n = 0;
@@ -33,10 +36,16 @@ int binding_visible_gpus(char ids[][BINDING_GPU_ID_MAX], int max)
     return n;
 }
 
+int binding_gpu_count(void)
+{
+    char ids[GPUS_MAX][BINDING_GPU_ID_MAX];
+    return visible_gpus(ids, GPUS_MAX);
+}
+
 int binding_gpu(int local_rank, int nproc, char *out, size_t size, ddp_error_t *err)
 {
-    char ids[256][BINDING_GPU_ID_MAX];
-    int n = binding_visible_gpus(ids, 256);
+    char ids[GPUS_MAX][BINDING_GPU_ID_MAX];
+    int n = visible_gpus(ids, GPUS_MAX);
     if (n < nproc)
         return ddp_error_set(err, "--gpu-binding per-rank: %d worker(s) but %d visible GPU(s) "
                                   "(CUDA_VISIBLE_DEVICES=%s)",

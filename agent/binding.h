@@ -18,8 +18,8 @@ typedef enum { CPU_BINDING_NONE = 0, CPU_BINDING_CORES, CPU_BINDING_NUMA } cpu_b
 /* Room for one GPU id: an index, or a UUID such as GPU-8f3c...-... or MIG-... */
 #define BINDING_GPU_ID_MAX 96
 
-/* The visible GPU ids of this node: a count, with each id into ids[i] (up to max). */
-int binding_visible_gpus(char ids[][BINDING_GPU_ID_MAX], int max);
+/* How many GPUs this node shows its workers. */
+int binding_gpu_count(void);
 
 /* Local rank `local_rank`'s GPU id into out; -1 with err when there are fewer GPUs than
  * workers. */

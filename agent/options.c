@@ -183,12 +183,6 @@ static int parse_seconds_ms(const char *text, long max_s, int *out_ms)
 }
 
 /* Visible GPUs: CUDA_VISIBLE_DEVICES when set, else the NVIDIA device nodes. */
-static int count_gpus(void)
-{
-    char ids[256][BINDING_GPU_ID_MAX];
-    return binding_visible_gpus(ids, 256);
-}
-
 /* What each worker runs: PROGRAM [ARGS...], after `python -m` for a module, or after `python`
  * for a PROGRAM ending in .py (as torchrun runs a script), unless python is NULL (--no-python).
  * The strings stay argv's. */
@@ -575,7 +569,7 @@ int agent_options_parse(int argc, char **argv, agent_options_t *o, ddp_error_t *
     if (resolve_identity(o, &port_set, err) || check_identity(o, port_set, err))
         return -1;
     if (!strcmp(nproc_arg, "auto") || !strcmp(nproc_arg, "gpu")) {
-        int gpus = count_gpus();
+        int gpus = binding_gpu_count();
         if (gpus == 0 && !strcmp(nproc_arg, "gpu"))
             return ddp_error_set(err, "--nproc-per-node gpu: no GPU is visible on this node "
                                       "(CUDA_VISIBLE_DEVICES=%s)",

@@ -47,6 +47,7 @@ typedef struct {
     guard_t guard;
     store_server_t *server;
     store_client_t *client, *watch;
+    int store_lost; /* node 0's store stopped answering: nothing more is asked of it */
 } agent_t;
 
 /* Everything about one attempt's end, as this agent knows it. */
@@ -64,6 +65,7 @@ typedef struct {
     int64_t next_heartbeat;
     char **hb_value;   /* node 0: each node's last heartbeat count */
     int64_t *hb_since; /* node 0: when it last changed */
+    int silent_node;   /* node 0: the node it found lost for want of heartbeats (0: none) */
 } attempt_t;
 
 static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -248,11 +250,11 @@ static void free_node_values(agent_t *a, char **vals)
     free(vals);
 }
 
-/* Nodes (other than 0) whose agent's store connection has closed in this round: each agent
- * asks the store to set gone/<node> when its connection closes, so a killed agent or a host
- * gone down is known at once, not after missed heartbeats. Returns their count and, in *first,
- * the lowest (-1: none); -1 when the store cannot be read. */
-static int gone_nodes(agent_t *a, int round, int *first)
+/* Nodes (other than 0) whose agent's store connection has closed in this round, and node
+ * `silent` (0: none) too: each agent asks the store to set gone/<node> when its connection
+ * closes, so a killed agent or a host gone down is known at once, not after missed heartbeats.
+ * Returns their count and, in *first, the lowest (-1: none); -1 when the store cannot be read. */
+static int gone_nodes(agent_t *a, int round, int silent, int *first)
 {
     *first = -1;
     char **vals = read_node_values(a, round, "gone");
@@ -260,7 +262,7 @@ static int gone_nodes(agent_t *a, int round, int *first)
         return -1;
     int count = 0;
     for (int i = 0; i < a->o->nnodes - 1; i++)
-        if (vals[i]) {
+        if (vals[i] || i + 1 == silent) {
             if (*first < 0)
                 *first = i + 1;
             count++;
@@ -278,6 +280,7 @@ static failure_t lost_node(agent_t *a, int node, const rdzv_result_t *r)
 
 static void lose_store(agent_t *a, attempt_t *t, worker_t *w, int n, const char *why)
 {
+    a->store_lost = 1;
     if (t->end_known)
         return;
     t->first = node_failure(a, FAIL_LOST, 1, 0, a->o->master_addr,
@@ -296,7 +299,7 @@ static void check_heartbeats(agent_t *a, attempt_t *t, worker_t *w, int n, const
         return;
     int64_t now = ddp_now_ms();
     int gone;
-    if (gone_nodes(a, t->round, &gone) > 0) {
+    if (gone_nodes(a, t->round, 0, &gone) > 0) {
         failure_t f = lost_node(a, gone, r);
         publish_end(a, t, &f, END_FAILED);
         begin_stop(a, t, w, n, SIGTERM);
@@ -313,6 +316,7 @@ static void check_heartbeats(agent_t *a, attempt_t *t, worker_t *w, int n, const
             failure_t f = node_failure(a, FAIL_LOST, 1, i, host,
                                        "agent lost: no heartbeat for %.1f s",
                                        (now - t->hb_since[i]) / 1000.0);
+            t->silent_node = i;
             publish_end(a, t, &f, END_FAILED);
             begin_stop(a, t, w, n, SIGTERM);
         }
@@ -334,30 +338,39 @@ static void heartbeat(agent_t *a, attempt_t *t, worker_t *w, int n, const rdzv_r
         lose_store(a, t, w, n, err.msg);
 }
 
-/* --hang-timeout: a worker whose process group has written nothing and used no CPU for that long
- * is hung (stopped, or blocked for ever in a collective), and fails the attempt. */
+/* --hang-timeout: a worker whose process group has written nothing and used under 1% of a CPU for
+ * that long is hung (blocked for ever in a collective, say: an idle process still wakes now and
+ * then, so "no CPU at all" would never hold), and fails the attempt. A stopped one (SIGSTOP)
+ * is hung after half of that, so that it, not the ranks left waiting for it, is named. */
 static void check_hangs(agent_t *a, attempt_t *t, worker_t *w, int n)
 {
-    int64_t now = ddp_now_ms();
-    unsigned long long *ticks = calloc((size_t)n, sizeof *ticks);
-    if (!ticks)
+    int64_t now = ddp_now_ms(), timeout = a->o->hang_timeout_ms;
+    unsigned long long allowance = (unsigned long long)(timeout / 100) * sysconf(_SC_CLK_TCK) / 1000;
+    worker_activity_t *act = calloc((size_t)n, sizeof *act);
+    if (!act)
         return;
-    workers_cpu_ticks(w, n, ticks);
+    workers_activity(w, n, act);
     for (int i = 0; i < n && !t->end_known; i++) {
         if (w[i].reaped || w[i].stopped)
             continue;
-        if (ticks[i] != w[i].cpu_ticks) {
-            w[i].cpu_ticks = ticks[i];
+        if (w[i].output_at > w[i].active_at || act[i].cpu_ticks > w[i].cpu_ticks + allowance) {
+            w[i].cpu_ticks = act[i].cpu_ticks;
             w[i].active_at = now;
             continue;
         }
-        if (now - w[i].active_at < a->o->hang_timeout_ms)
+        int64_t silent = now - w[i].active_at;
+        if (silent < (act[i].stopped ? timeout / 2 : timeout))
             continue;
         failure_t f = {.kind = FAIL_WORKER, .code = 1, .node = a->o->node_rank, .rank = w[i].rank,
                        .local_rank = w[i].local_rank};
         snprintf(f.host, sizeof f.host, "%s", a->host);
-        snprintf(f.what, sizeof f.what, "hung: no output and no CPU time for %.1f s (--hang-timeout)",
-                 (now - w[i].active_at) / 1000.0);
+        if (act[i].stopped)
+            snprintf(f.what, sizeof f.what,
+                     "hung: stopped by a signal, silent for %.1f s (--hang-timeout)", silent / 1000.0);
+        else
+            snprintf(f.what, sizeof f.what,
+                     "hung: no output and under 1%% of a CPU for %.1f s (--hang-timeout)",
+                     silent / 1000.0);
         failure_stamp(&f);
         char line[1024];
         failure_line(&f, line, sizeof line);
@@ -365,7 +378,7 @@ static void check_hangs(agent_t *a, attempt_t *t, worker_t *w, int n)
         publish_end(a, t, &f, END_FAILED);
         begin_stop(a, t, w, n, SIGTERM);
     }
-    free(ticks);
+    free(act);
 }
 
 static int exit_code_of(const worker_t *w)
@@ -439,7 +452,7 @@ static void on_reaped(agent_t *a, attempt_t *t, worker_t *w, int n, const rdzv_r
         failure_line(&f, line, sizeof line);
         say("%s", line);
         int gone;
-        if (gone_nodes(a, t->round, &gone) > 0 && gone != a->o->node_rank)
+        if (gone_nodes(a, t->round, 0, &gone) > 0 && gone != a->o->node_rank)
             f = lost_node(a, gone, r);
         publish_end(a, t, &f, END_FAILED);
         begin_stop(a, t, w, n, SIGTERM);
@@ -903,8 +916,10 @@ int agent_run(agent_options_t *o)
             say("%s", err.msg);
         }
         status = t.checkpointed ? WORKER_EXIT_CHECKPOINTED : t.first.code ? t.first.code : 1;
-        /* Agents that are gone will not say goodbye. */
-        int gone, lost = gone_nodes(&a, round, &gone);
+        if (a.store_lost)
+            break;
+        /* Agents that are gone, or silent, will not say goodbye. */
+        int gone, lost = gone_nodes(&a, round, t.silent_node, &gone);
         if (lost < 0)
             lost = t.first.kind == FAIL_LOST && t.first.node > 0;
         goodbye(&a, round, o->nnodes - lost);

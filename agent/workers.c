@@ -248,7 +248,7 @@ void workers_pump(worker_t *w, int n, int fd)
             char buf[65536];
             ssize_t got = read(fd, buf, sizeof buf);
             if (got > 0) {
-                w[i].active_at = ddp_now_ms();
+                w[i].output_at = ddp_now_ms();
                 relay_feed(&w[i].relay[s], buf, (size_t)got);
             } else if (got == 0 || (errno != EINTR && errno != EAGAIN)) {
                 relay_flush(&w[i].relay[s]);
@@ -259,9 +259,9 @@ void workers_pump(worker_t *w, int n, int fd)
         }
 }
 
-void workers_cpu_ticks(const worker_t *w, int n, unsigned long long *ticks)
+void workers_activity(const worker_t *w, int n, worker_activity_t *act)
 {
-    memset(ticks, 0, (size_t)n * sizeof *ticks);
+    memset(act, 0, (size_t)n * sizeof *act);
     DIR *d = opendir("/proc");
     for (struct dirent *e; d && (e = readdir(d));) {
         if (e->d_name[0] < '1' || e->d_name[0] > '9')
@@ -276,16 +276,21 @@ void workers_cpu_ticks(const worker_t *w, int n, unsigned long long *ticks)
         if (len <= 0)
             continue;
         stat[len] = '\0';
-        /* After the command name (which may hold spaces): state, ppid, pgrp, ... utime stime. */
+        /* The pid, the command name (which may hold spaces), then state, ppid, pgrp, ... utime
+         * stime. */
         const char *p = strrchr(stat, ')');
-        int pgrp;
+        char state;
+        int pid, pgrp;
         unsigned long long utime, stime;
-        if (!p || sscanf(p + 1, " %*c %*d %d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &pgrp,
-                         &utime, &stime) != 3)
+        if (!p || sscanf(stat, "%d", &pid) != 1 || sscanf(p + 1, " %c %*d %d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &state,
+                         &pgrp, &utime, &stime) != 4)
             continue;
         for (int i = 0; i < n; i++)
-            if (w[i].pid == pgrp)
-                ticks[i] += utime + stime;
+            if (w[i].pid == pgrp) {
+                act[i].cpu_ticks += utime + stime;
+                if (pid == pgrp && state == 'T')
+                    act[i].stopped = 1;
+            }
     }
     if (d)
         closedir(d);

@@ -26,9 +26,16 @@ typedef struct {
     char dir[4096]; /* holds its error.json (and logs, with --log-dir) */
     char error_file[4200];
     guard_t *guard;
-    int64_t active_at;           /* ddp_now_ms of its last output or CPU use seen */
-    unsigned long long cpu_ticks; /* of its process group, when last looked at */
+    int64_t output_at;            /* ddp_now_ms of its last output */
+    int64_t active_at;            /* when its current stretch of silence began (--hang-timeout) */
+    unsigned long long cpu_ticks; /* its process group's CPU time when that stretch began */
 } worker_t;
+
+/* What /proc says of a worker's process group at one moment. */
+typedef struct {
+    unsigned long long cpu_ticks; /* CPU time (clock ticks) of its live processes */
+    int stopped;                  /* its leader is stopped by a signal (state T) */
+} worker_activity_t;
 
 typedef struct {
     int nproc, rank_base, world_size, node_rank, nnodes, round, max_restarts;
@@ -56,9 +63,8 @@ int workers_reap(worker_t *w, int n);
 int workers_running(const worker_t *w, int n);
 /* Reads what is available on fd (one of a worker's pipes) and relays it; closes it at EOF. */
 void workers_pump(worker_t *w, int n, int fd);
-/* Each worker's CPU time (clock ticks) used by the live processes of its process group, into
- * ticks[0..n), from one pass over /proc. */
-void workers_cpu_ticks(const worker_t *w, int n, unsigned long long *ticks);
+/* Each worker's activity into act[0..n), from one pass over /proc. */
+void workers_activity(const worker_t *w, int n, worker_activity_t *act);
 /* Relays what is left on every pipe, then closes pipes and relays. */
 void workers_close(worker_t *w, int n);
 

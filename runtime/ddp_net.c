@@ -93,15 +93,15 @@ static int connect_one(int fd, const struct addrinfo *ai, int64_t deadline)
     return soerr;
 }
 
-int net_connect(const char *host, int port, int64_t deadline, int *refused, ddp_error_t *err)
+int net_connect(const char *host, int port, int64_t deadline, int *transient, ddp_error_t *err)
 {
     struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
                              .ai_flags = AI_NUMERICSERV};
     struct addrinfo *res = NULL;
     char service[16];
     snprintf(service, sizeof service, "%d", port);
-    if (refused)
-        *refused = 0;
+    if (transient)
+        *transient = 0;
     int rc = getaddrinfo(host, service, &hints, &res);
     if (rc)
         return ddp_error_set(err, "cannot resolve %s: %s", host, gai_strerror(rc));
@@ -121,8 +121,10 @@ int net_connect(const char *host, int port, int64_t deadline, int *refused, ddp_
     }
     freeaddrinfo(res);
     if (fd < 0) {
-        if (refused && saved == ECONNREFUSED)
-            *refused = 1;
+        if (transient && saved == ECONNREFUSED)
+            *transient = NET_REFUSED;
+        else if (transient && (saved == EHOSTUNREACH || saved == ENETUNREACH || saved == ETIMEDOUT))
+            *transient = NET_UNREACHABLE;
         return ddp_error_set(err, "cannot connect to %s:%d: %s", host, port,
                              saved == ETIMEDOUT ? "timed out" : strerror(saved));
     }

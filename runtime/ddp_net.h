@@ -17,9 +17,12 @@
  * use is reported as such. */
 int net_listen(const char *host, int port, int backlog, int *bound_port, ddp_error_t *err);
 
-/* Connects to host:port before `deadline`. Returns a blocking fd, or -1. `*refused` (if not
- * NULL) is set when the peer answered but nobody listens, which callers may retry. */
-int net_connect(const char *host, int port, int64_t deadline, int *refused, ddp_error_t *err);
+/* Connects to host:port before `deadline`. Returns a blocking fd, or -1. `*transient` (if not
+ * NULL) is set when what failed may pass, so callers may try again: the peer answered but nobody
+ * listens (NET_REFUSED), or its host could not be reached yet, as when it is still booting or
+ * its link comes up (NET_UNREACHABLE: no route, or no answer before the deadline). */
+enum { NET_REFUSED = 1, NET_UNREACHABLE = 2 };
+int net_connect(const char *host, int port, int64_t deadline, int *transient, ddp_error_t *err);
 
 /* Writes all `len` bytes before `deadline`. */
 int net_write_full(int fd, const void *buf, size_t len, int64_t deadline, ddp_error_t *err);

@@ -81,15 +81,15 @@ store_client_t *store_client_connect(const char *host, int port, const void *tok
     }
     c->timeout_ms = 30000;
     snprintf(c->where, sizeof c->where, "%s:%d", host, port);
-    /* Tries again while nobody listens, and after a handshake the store dropped (it sheds the
-     * oldest unproven connections when strangers crowd it). */
+    /* Tries again while nobody listens or the host cannot be reached yet, and after a handshake
+     * the store dropped (it sheds the oldest unproven connections when strangers crowd it). */
     for (int64_t backoff = 5;; backoff = backoff * 2 > 250 ? 250 : backoff * 2) {
-        int refused = 0;
-        c->fd = net_connect(host, port, deadline, &refused, err);
+        int transient = 0;
+        c->fd = net_connect(host, port, deadline, &transient, err);
         if (c->fd < 0) {
-            *retryable = refused;
-            if (!refused || ddp_ms_left(deadline) == 0) {
-                if (refused)
+            *retryable = transient != 0;
+            if (!transient || ddp_ms_left(deadline) == 0) {
+                if (transient == NET_REFUSED)
                     ddp_error_set(err, "cannot connect to %s: nobody listened there before the "
                                        "deadline",
                                   c->where);

@@ -11,6 +11,7 @@ packages=(
     slurm-wlm munge                                # a real Slurm cluster the suite starts itself
     openmpi-bin libopenmpi-dev                     # mpirun starts agents and workers; the MPI bench anchor
     iproute2 util-linux procps                     # network namespaces as separate hosts, pgrep
+    openssh-server openssh-client                  # real sshd hosts for `ddpjob launch`
 )
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq

@@ -19,7 +19,9 @@ next_port() {
     PORT=$((PORT_BASE + PORT_NEXT))
 }
 
-# start_agent NAME [ENV=VALUE...] -- AGENT_ARGS...: output goes to $T/NAME.out and $T/NAME.err.
+# start_agent NAME [ENV=VALUE...] -- AGENT_ARGS...: output goes to $T/NAME.out and $T/NAME.err;
+# killed after AGENT_KILL_AFTER seconds (default 120) if it has not ended by then; stdout goes to
+# AGENT_STDOUT instead when that is set.
 start_agent() {
     local name=$1
     shift
@@ -32,8 +34,8 @@ start_agent() {
     # Emptied here, before the agent starts, so nobody reads the last case's output as this one's.
     : >"$T/$name.out"
     : >"$T/$name.err"
-    env DDPJ_TESTMARK="$MARK" "${envs[@]}" timeout -s KILL 120 "$AGENT" "$@" \
-        >>"$T/$name.out" 2>>"$T/$name.err" &
+    env DDPJ_TESTMARK="$MARK" "${envs[@]}" timeout -s KILL "${AGENT_KILL_AFTER:-120}" "$AGENT" "$@" \
+        >>"${AGENT_STDOUT:-$T/$name.out}" 2>>"$T/$name.err" &
     AGENT_PID[$name]=$!
 }
 
@@ -56,7 +58,7 @@ marked_pids() {
         pid=${f#/proc/}
         pid=${pid%/environ}
         # Zombies waiting for the sandbox's init to reap them are gone already.
-        read -r _ _ state _ <"/proc/$pid/stat" 2>/dev/null && [ "$state" != Z ] && echo "$pid"
+        read -r _ _ state _ 2>/dev/null <"/proc/$pid/stat" && [ "$state" != Z ] && echo "$pid"
     done
 }
 

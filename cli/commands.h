@@ -34,5 +34,6 @@ int cmd_render(int argc, char **argv);
 int cmd_submit(int argc, char **argv);
 int cmd_nodes(int argc, char **argv);
 int cmd_run(int argc, char **argv);
+int cmd_launch(int argc, char **argv);
 
 #endif

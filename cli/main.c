@@ -14,6 +14,7 @@ static const struct {
     {"render", cmd_render, "print the PBS or Slurm script for a spec (the dry run)"},
     {"submit", cmd_submit, "write the script into the job directory and qsub/sbatch it"},
     {"run", cmd_run, "run a spec's workload on this machine under a local agent (one node)"},
+    {"launch", cmd_launch, "run a spec's job on hosts reached by SSH (no scheduler)"},
     {"nodes", cmd_nodes, "list a job's nodes from a Slurm hostlist or a PBS node file"},
 };
 

@@ -216,3 +216,8 @@ int render_local_script(const job_spec_t *spec, const char *bindir, FILE *out, d
 {
     return render_with(spec, NULL, "local.sh", NULL, bindir, out, NULL, err);
 }
+
+int render_ssh_script(const job_spec_t *spec, const char *bindir, FILE *out, ddp_error_t *err)
+{
+    return render_with(spec, NULL, "ssh.sh", NULL, bindir, out, NULL, err);
+}

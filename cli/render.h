@@ -27,4 +27,9 @@ int render_script(const job_spec_t *spec, const render_opts_t *opts, FILE *out, 
  * standalone agent running the spec's command (template local.sh). */
 int render_local_script(const job_spec_t *spec, const char *bindir, FILE *out, ddp_error_t *err);
 
+/* The script `ddpjob launch` runs on each host with bash over SSH: the token from stdin, the
+ * spec's node setup, then that node's agent (template ssh.sh; the node's facts are its
+ * positional parameters). */
+int render_ssh_script(const job_spec_t *spec, const char *bindir, FILE *out, ddp_error_t *err);
+
 #endif

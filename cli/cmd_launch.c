@@ -1,0 +1,367 @@
+/* launch: a spec's job on hosts reached by SSH, the way `mpirun -H` starts ranks, for hosts with
+ * no scheduler. One libssh2 session per host, all opened in parallel before anything starts
+ * (a host that cannot be reached, whose key is unknown or changed, or that refuses the login
+ * stops the launch there, nothing having run); then on each host bash runs the rendered ssh.sh
+ * (the spec's node setup, then that node's agent) with the job token as the first line on its
+ * stdin. Output comes back line by line behind the host's name. Ctrl-C or SIGTERM here closes
+ * every command's stdin, which stops each agent and so the job; a host whose agent could not
+ * start (126, 127) or whose connection drops stops the others at once. The exit status is node
+ * 0's agent's, which is the job's. */
+#include <getopt.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "ddp_clock.h"
+#include "ddp_parse.h"
+#include "launch_hosts.h"
+#include "render.h"
+#include "shquote.h"
+#include "ssh_config.h"
+#include "ssh_session.h"
+#include "store_proto.h"
+
+static const char launch_help[] =
+    "usage: ddpjob launch SPEC (--hosts H[:N],... | --hostfile FILE | --nodefile FILE) [OPTIONS]\n"
+    "       [-- ARGS...]\n"
+    "Runs the spec's job on hosts reached by SSH (libssh2): on each, the spec's modules, setup,\n"
+    "env and workdir, then ddpjob-agent as that node; the first host is node 0, the master.\n"
+    "ARGS are appended to the command. Exits with the job's status.\n"
+    "  --hosts LIST            hosts, each with its workers: a:2,b:4 (default: the spec's\n"
+    "                          procs_per_node)\n"
+    "  --hostfile FILE         one host per line: `host`, `host:N` or mpirun's `host slots=N`\n"
+    "  --nodefile FILE         a scheduler's node file (a host once per slot: PBS_NODEFILE)\n"
+    "  --nproc-per-node N      workers on every host (over the slots given)\n"
+    "  --bindir DIR            where ddpjob-agent is on the hosts (default: where it is here)\n"
+    "  --master-port PORT      node 0's rendezvous port (default: one chosen at random)\n"
+    "  --run-id ID             the job's id (default: launch-RANDOM)\n"
+    "  --connect-timeout S     to reach and log in to every host (default 30)\n"
+    "  --accept-new-host-keys  add the keys of hosts not yet in known_hosts (never a changed one)\n"
+    "  --ssh-config FILE       default ~/.ssh/config (HostName, Port, User, IdentityFile)\n"
+    "  --known-hosts FILE      default ~/.ssh/known_hosts\n"
+    "Logs in with ssh-agent's keys, else the identity files. The job token (DDPJOB_TOKEN, else\n"
+    "a new one) reaches each host on the command's stdin, never on a command line.\n";
+
+enum { EXIT_LAUNCH = 1 };
+
+typedef struct {
+    const char *alias;
+    int node, nproc;
+    ssh_target_t target;
+    ssh_session_t *session;
+    pthread_t thread;
+    char error[1024];
+    int status, finished, eof_sent;
+    char *line[2];
+    size_t line_len[2];
+} host_run_t;
+
+typedef struct {
+    host_run_t *hosts;
+    size_t count;
+    const char *known_hosts, *script;
+    int accept_new_keys;
+    int64_t deadline;
+    char master[256], run_id[128], token[80];
+    int port;
+    atomic_int stop; /* close every command's stdin */
+    pthread_mutex_t out_lock;
+} launch_t;
+
+static launch_t L = {.out_lock = PTHREAD_MUTEX_INITIALIZER};
+
+static void *open_host(void *arg)
+{
+    host_run_t *h = arg;
+    ddp_error_t err;
+    h->session = ssh_session_open(h->alias, &h->target, L.known_hosts, L.accept_new_keys,
+                                  L.deadline, &err);
+    if (!h->session)
+        snprintf(h->error, sizeof h->error, "%s", err.msg);
+    return NULL;
+}
+
+/* Passes a host's output on whole lines at a time, each behind the host's name. */
+static void host_output(void *arg, int stream, const char *data, size_t len)
+{
+    host_run_t *h = arg;
+    FILE *out = stream ? stderr : stdout;
+    char *grown = realloc(h->line[stream], h->line_len[stream] + len + 1);
+    if (!grown)
+        return;
+    h->line[stream] = grown;
+    memcpy(grown + h->line_len[stream], data, len);
+    h->line_len[stream] += len;
+    char *start = grown, *end = grown + h->line_len[stream], *nl;
+    pthread_mutex_lock(&L.out_lock);
+    while ((nl = memchr(start, '\n', (size_t)(end - start)))) {
+        fprintf(out, "%s: %.*s\n", h->alias, (int)(nl - start), start);
+        start = nl + 1;
+    }
+    fflush(out);
+    pthread_mutex_unlock(&L.out_lock);
+    h->line_len[stream] = (size_t)(end - start);
+    memmove(grown, start, h->line_len[stream]);
+}
+
+static void *run_host(void *arg)
+{
+    host_run_t *h = arg;
+    ddp_error_t err;
+    char *command = NULL, *input = NULL;
+    if (asprintf(&command, "exec bash -c %s ddpjob-launch %d %zu %s %d %s %d", L.script, h->node,
+                 L.count, L.master, L.port, L.run_id, h->nproc) < 0 ||
+        asprintf(&input, "%s\n", L.token) < 0) {
+        snprintf(h->error, sizeof h->error, "out of memory");
+        atomic_store(&L.stop, 1);
+        free(command);
+        return NULL;
+    }
+    int rc = ssh_session_exec(h->session, command, input, strlen(input), ddp_deadline_in(30000), &err);
+    free(command);
+    free(input);
+    while (rc == 0) {
+        if (atomic_load(&L.stop) && !h->eof_sent) {
+            ssh_session_eof(h->session);
+            h->eof_sent = 1;
+        }
+        rc = ssh_session_pump(h->session, 200, host_output, h, &err);
+    }
+    if (rc < 0) {
+        snprintf(h->error, sizeof h->error, "%s", err.msg);
+        atomic_store(&L.stop, 1);
+        return NULL;
+    }
+    for (int s = 0; s < 2; s++)
+        if (h->line_len[s])
+            host_output(h, s, "\n", 1);
+    h->status = ssh_session_exit_status(h->session);
+    h->finished = 1;
+    /* 126/127: bash could not run the agent there; the job cannot form without this node. */
+    if (h->status == 126 || h->status == 127) {
+        snprintf(h->error, sizeof h->error, "its agent could not start (exit %d; is ddpjob-agent "
+                 "there? --bindir)", h->status);
+        atomic_store(&L.stop, 1);
+    }
+    return NULL;
+}
+
+static int parse_int_option(const char *name, const char *text, long lo, long hi, long *out)
+{
+    if (ddp_parse_long(text, lo, hi, out) == 0)
+        return 0;
+    fprintf(stderr, "ddpjob launch: %s: invalid value \"%s\" (%ld to %ld)\n", name, text, lo, hi);
+    return -1;
+}
+
+static void home_path(char *out, size_t size, const char *rest)
+{
+    const char *home = getenv("HOME");
+    snprintf(out, size, "%s/%s", home && *home ? home : "/", rest);
+}
+
+int cmd_launch(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"hosts", required_argument, NULL, 'H'},        {"hostfile", required_argument, NULL, 'f'},
+        {"nodefile", required_argument, NULL, 'n'},     {"nproc-per-node", required_argument, NULL, 'p'},
+        {"bindir", required_argument, NULL, 'b'},       {"master-port", required_argument, NULL, 'P'},
+        {"run-id", required_argument, NULL, 'r'},       {"connect-timeout", required_argument, NULL, 't'},
+        {"accept-new-host-keys", no_argument, NULL, 'a'}, {"ssh-config", required_argument, NULL, 'c'},
+        {"known-hosts", required_argument, NULL, 'k'},  {"help", no_argument, NULL, 'h'},
+        {0}};
+    const char *hosts_list = NULL, *host_file = NULL, *bindir = NULL, *run_id = NULL;
+    long nproc = 0, port = 0, connect_s = 30;
+    char ssh_config[4096], known_hosts[4096];
+    home_path(ssh_config, sizeof ssh_config, ".ssh/config");
+    home_path(known_hosts, sizeof known_hosts, ".ssh/known_hosts");
+    int ours = 1;
+    while (ours < argc && strcmp(argv[ours], "--"))
+        ours++;
+    char **extra = argv + (ours < argc ? ours + 1 : argc);
+    int nextra = ours < argc ? argc - ours - 1 : 0;
+    argc = ours;
+    int c;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'h':
+            fputs(launch_help, stdout);
+            return EXIT_OK;
+        case 'H':
+            hosts_list = optarg;
+            break;
+        case 'f':
+        case 'n':
+            host_file = optarg;
+            break;
+        case 'p':
+            if (parse_int_option("--nproc-per-node", optarg, 1, 4096, &nproc))
+                return EXIT_USAGE;
+            break;
+        case 'b':
+            bindir = optarg;
+            break;
+        case 'P':
+            if (parse_int_option("--master-port", optarg, 1, 65535, &port))
+                return EXIT_USAGE;
+            break;
+        case 'r':
+            run_id = optarg;
+            break;
+        case 't':
+            if (parse_int_option("--connect-timeout", optarg, 1, 3600, &connect_s))
+                return EXIT_USAGE;
+            break;
+        case 'a':
+            L.accept_new_keys = 1;
+            break;
+        case 'c':
+            snprintf(ssh_config, sizeof ssh_config, "%s", optarg);
+            break;
+        case 'k':
+            snprintf(known_hosts, sizeof known_hosts, "%s", optarg);
+            break;
+        default:
+            fputs(launch_help, stderr);
+            return EXIT_USAGE;
+        }
+    }
+    if (optind != argc - 1 || !hosts_list == !host_file) {
+        fprintf(stderr, "ddpjob launch: give a SPEC and one of --hosts, --hostfile, --nodefile\n%s",
+                launch_help);
+        return EXIT_USAGE;
+    }
+    const char *spec_path = argv[optind];
+    ddp_error_t err;
+    launch_hosts_t hosts;
+    if (hosts_list ? launch_hosts_from_list(hosts_list, &hosts, &err)
+                   : launch_hosts_from_file(host_file, &hosts, &err)) {
+        fprintf(stderr, "ddpjob launch: %s\n", err.msg);
+        return EXIT_USAGE;
+    }
+    int exit_code;
+    sched_kind_t target;
+    load_opts_t load = {SCHED_UNSET, NULL, false, true};
+    job_spec_t *spec = load_for_scheduler(spec_path, &load, &target, NULL, &exit_code);
+    if (!spec) {
+        launch_hosts_free(&hosts);
+        return exit_code;
+    }
+    char *script = NULL;
+    size_t script_len = 0;
+    FILE *f = open_memstream(&script, &script_len);
+    int rc = spec_append_args(spec, extra, nextra, &err);
+    if (!rc)
+        rc = f ? render_ssh_script(spec, bindir, f, &err) : ddp_error_set(&err, "out of memory");
+    if (f)
+        fclose(f);
+    long spec_procs = spec->procs_per_node;
+    spec_destroy(spec);
+    char *quoted = rc ? NULL : shquote(script);
+    free(script);
+    if (rc || !quoted) {
+        fprintf(stderr, "ddpjob launch: %s: %s\n", spec_path, rc ? err.msg : "out of memory");
+        launch_hosts_free(&hosts);
+        return EXIT_SYSTEM;
+    }
+    L.script = quoted;
+    L.known_hosts = known_hosts;
+    L.count = hosts.count;
+    L.hosts = calloc(hosts.count, sizeof *L.hosts);
+    unsigned char random[16];
+    if (!L.hosts || store_random(random, sizeof random)) {
+        fprintf(stderr, "ddpjob launch: cannot start: %s\n", L.hosts ? "no random bytes" : "out of memory");
+        return EXIT_SYSTEM;
+    }
+    const char *token = getenv("DDPJOB_TOKEN");
+    if (token && *token)
+        snprintf(L.token, sizeof L.token, "%s", token);
+    else
+        for (int i = 0; i < 16; i++)
+            snprintf(L.token + 2 * i, 3, "%02x", random[i]);
+    if (run_id)
+        snprintf(L.run_id, sizeof L.run_id, "%s", run_id);
+    else
+        snprintf(L.run_id, sizeof L.run_id, "launch-%02x%02x%02x%02x", random[0], random[3],
+                 random[5], random[7]);
+    /* Below the ephemeral range, where the workers' own sockets live. */
+    L.port = port ? (int)port : 20000 + (random[8] << 8 | random[9]) % 12000;
+    for (size_t i = 0; i < hosts.count; i++) {
+        host_run_t *h = &L.hosts[i];
+        h->alias = hosts.hosts[i].name;
+        h->node = (int)i;
+        h->nproc = nproc ? (int)nproc : hosts.hosts[i].slots_given ? hosts.hosts[i].slots : (int)spec_procs;
+        if (ssh_config_lookup(ssh_config, h->alias, &h->target, &err)) {
+            fprintf(stderr, "ddpjob launch: %s\n", err.msg);
+            return EXIT_USAGE;
+        }
+    }
+    snprintf(L.master, sizeof L.master, "%s", L.hosts[0].target.hostname);
+
+    /* Signals are taken by this thread alone, with sigtimedwait. */
+    sigset_t signals;
+    sigemptyset(&signals);
+    sigaddset(&signals, SIGINT);
+    sigaddset(&signals, SIGTERM);
+    sigaddset(&signals, SIGHUP);
+    sigaddset(&signals, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &signals, NULL);
+    if (ssh_session_init(&err)) {
+        fprintf(stderr, "ddpjob launch: %s\n", err.msg);
+        return EXIT_SYSTEM;
+    }
+    L.deadline = ddp_deadline_in(connect_s * 1000);
+    for (size_t i = 0; i < L.count; i++)
+        pthread_create(&L.hosts[i].thread, NULL, open_host, &L.hosts[i]);
+    int failed = 0;
+    for (size_t i = 0; i < L.count; i++) {
+        pthread_join(L.hosts[i].thread, NULL);
+        if (!L.hosts[i].session) {
+            fprintf(stderr, "ddpjob launch: node %zu: %s\n", i, L.hosts[i].error);
+            failed = 1;
+        }
+    }
+    if (failed) {
+        fprintf(stderr, "ddpjob launch: nothing was started\n");
+        for (size_t i = 0; i < L.count; i++)
+            ssh_session_close(L.hosts[i].session);
+        return EXIT_LAUNCH;
+    }
+    fprintf(stderr, "ddpjob launch: job %s on %zu host(s), master %s:%d\n", L.run_id, L.count,
+            L.master, L.port);
+    for (size_t i = 0; i < L.count; i++)
+        pthread_create(&L.hosts[i].thread, NULL, run_host, &L.hosts[i]);
+    for (size_t done = 0; done < L.count;) {
+        struct timespec tick = {0, 200 * 1000 * 1000};
+        int sig = sigtimedwait(&signals, NULL, &tick);
+        if (sig > 0 && sig != SIGPIPE && !atomic_exchange(&L.stop, 1))
+            fprintf(stderr, "ddpjob launch: SIG%s: stopping the job on every host\n", sigabbrev_np(sig));
+        done = 0;
+        for (size_t i = 0; i < L.count; i++)
+            done += L.hosts[i].finished || L.hosts[i].error[0];
+    }
+    int status = -1;
+    for (size_t i = 0; i < L.count; i++) {
+        host_run_t *h = &L.hosts[i];
+        pthread_join(h->thread, NULL);
+        if (h->error[0])
+            fprintf(stderr, "ddpjob launch: node %d (%s): %s\n", h->node, h->alias, h->error);
+        if (status < 0 && h->finished && h->node == 0)
+            status = h->status;
+        ssh_session_close(h->session);
+        free(h->line[0]);
+        free(h->line[1]);
+    }
+    for (size_t i = 0; status <= 0 && i < L.count; i++)
+        if (L.hosts[i].error[0] || (L.hosts[i].finished && L.hosts[i].status))
+            status = L.hosts[i].finished && L.hosts[i].status ? L.hosts[i].status : EXIT_LAUNCH;
+    free(L.hosts);
+    free(quoted);
+    launch_hosts_free(&hosts);
+    return status < 0 ? EXIT_LAUNCH : status;
+}

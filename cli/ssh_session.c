@@ -1,0 +1,280 @@
+#include "ssh_session.h"
+
+#include <errno.h>
+#include <libssh2.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ddp_clock.h"
+#include "ddp_net.h"
+
+struct ssh_session {
+    int fd;
+    LIBSSH2_SESSION *session;
+    LIBSSH2_CHANNEL *channel;
+    char where[512]; /* alias (user@hostname:port) for messages */
+};
+
+int ssh_session_init(ddp_error_t *err)
+{
+    if (libssh2_init(0))
+        return ddp_error_set(err, "libssh2 cannot start");
+    return 0;
+}
+
+static int session_error(ssh_session_t *s, const char *what, ddp_error_t *err)
+{
+    char *msg = NULL;
+    libssh2_session_last_error(s->session, &msg, NULL, 0);
+    return ddp_error_set(err, "%s: %s: %s", s->where, what, msg && *msg ? msg : "failed");
+}
+
+static void fingerprint(ssh_session_t *s, char *out, size_t size)
+{
+    static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    const unsigned char *h =
+        (const unsigned char *)libssh2_hostkey_hash(s->session, LIBSSH2_HOSTKEY_HASH_SHA256);
+    size_t n = snprintf(out, size, "SHA256:");
+    /* OpenSSH's form: base64 of the 32 bytes, without padding. */
+    for (int i = 0; h && i < 32 && n + 5 < size; i += 3) {
+        unsigned v = h[i] << 16 | (i + 1 < 32 ? h[i + 1] << 8 : 0) | (i + 2 < 32 ? h[i + 2] : 0);
+        out[n++] = b64[v >> 18 & 63];
+        out[n++] = b64[v >> 12 & 63];
+        if (i + 1 < 32)
+            out[n++] = b64[v >> 6 & 63];
+        if (i + 2 < 32)
+            out[n++] = b64[v & 63];
+    }
+    out[n] = '\0';
+}
+
+static int key_type_mask(int type)
+{
+    switch (type) {
+    case LIBSSH2_HOSTKEY_TYPE_RSA:
+        return LIBSSH2_KNOWNHOST_KEY_SSHRSA;
+    case LIBSSH2_HOSTKEY_TYPE_DSS:
+        return LIBSSH2_KNOWNHOST_KEY_SSHDSS;
+    case LIBSSH2_HOSTKEY_TYPE_ECDSA_256:
+        return LIBSSH2_KNOWNHOST_KEY_ECDSA_256;
+    case LIBSSH2_HOSTKEY_TYPE_ECDSA_384:
+        return LIBSSH2_KNOWNHOST_KEY_ECDSA_384;
+    case LIBSSH2_HOSTKEY_TYPE_ECDSA_521:
+        return LIBSSH2_KNOWNHOST_KEY_ECDSA_521;
+    case LIBSSH2_HOSTKEY_TYPE_ED25519:
+        return LIBSSH2_KNOWNHOST_KEY_ED25519;
+    default:
+        return LIBSSH2_KNOWNHOST_KEY_UNKNOWN;
+    }
+}
+
+static int check_host_key(ssh_session_t *s, const char *alias, const ssh_target_t *t,
+                          const char *known_hosts, int accept_new, ddp_error_t *err)
+{
+    size_t len;
+    int type;
+    const char *key = libssh2_session_hostkey(s->session, &len, &type);
+    if (!key)
+        return session_error(s, "no host key", err);
+    LIBSSH2_KNOWNHOSTS *kh = libssh2_knownhost_init(s->session);
+    if (!kh)
+        return ddp_error_set(err, "out of memory");
+    libssh2_knownhost_readfile(kh, known_hosts, LIBSSH2_KNOWNHOST_FILE_OPENSSH);
+    int mask = LIBSSH2_KNOWNHOST_TYPE_PLAIN | LIBSSH2_KNOWNHOST_KEYENC_RAW | key_type_mask(type);
+    struct libssh2_knownhost *found = NULL;
+    int check = libssh2_knownhost_checkp(kh, t->hostname, t->port, key, len, mask, &found);
+    if (check != LIBSSH2_KNOWNHOST_CHECK_MATCH && strcmp(alias, t->hostname))
+        check = libssh2_knownhost_checkp(kh, alias, t->port, key, len, mask, &found);
+    char fp[80];
+    fingerprint(s, fp, sizeof fp);
+    int rc = 0;
+    if (check == LIBSSH2_KNOWNHOST_CHECK_MISMATCH) {
+        rc = ddp_error_set(err, "%s: the host key CHANGED (now %s): not what %s says; if the host "
+                           "was reinstalled, remove its old line there, else someone may be in the middle",
+                           s->where, fp, known_hosts);
+    } else if (check != LIBSSH2_KNOWNHOST_CHECK_MATCH && !accept_new) {
+        rc = ddp_error_set(err, "%s: unknown host key %s (not in %s): check it, then add it "
+                           "(ssh-keyscan, or --accept-new-host-keys)", s->where, fp, known_hosts);
+    } else if (check != LIBSSH2_KNOWNHOST_CHECK_MATCH) {
+        char name[300];
+        if (t->port == 22)
+            snprintf(name, sizeof name, "%s", alias);
+        else
+            snprintf(name, sizeof name, "[%s]:%d", alias, t->port);
+        if (libssh2_knownhost_addc(kh, name, NULL, key, len, NULL, 0, mask, NULL) ||
+            libssh2_knownhost_writefile(kh, known_hosts, LIBSSH2_KNOWNHOST_FILE_OPENSSH))
+            rc = session_error(s, "cannot add the new host key", err);
+        else
+            fprintf(stderr, "ddpjob launch: %s: added host key %s to %s\n", s->where, fp, known_hosts);
+    }
+    libssh2_knownhost_free(kh);
+    return rc;
+}
+
+static int authenticate(ssh_session_t *s, const ssh_target_t *t, ddp_error_t *err)
+{
+    LIBSSH2_AGENT *agent = getenv("SSH_AUTH_SOCK") ? libssh2_agent_init(s->session) : NULL;
+    if (agent && libssh2_agent_connect(agent) == 0 && libssh2_agent_list_identities(agent) == 0) {
+        struct libssh2_agent_publickey *id = NULL, *prev = NULL;
+        while (libssh2_agent_get_identity(agent, &id, prev) == 0) {
+            if (libssh2_agent_userauth(agent, t->user, id) == 0) {
+                libssh2_agent_disconnect(agent);
+                libssh2_agent_free(agent);
+                return 0;
+            }
+            prev = id;
+        }
+        libssh2_agent_disconnect(agent);
+    }
+    if (agent)
+        libssh2_agent_free(agent);
+    int tried = 0;
+    for (int i = 0; i < t->nidentities; i++) {
+        if (access(t->identities[i], R_OK))
+            continue;
+        tried++;
+        if (libssh2_userauth_publickey_fromfile_ex(s->session, t->user, strlen(t->user), NULL,
+                                                   t->identities[i], "") == 0)
+            return 0;
+    }
+    if (!tried)
+        return ddp_error_set(err, "%s: no ssh-agent key and no identity file (%s...) to log in with",
+                             s->where, t->identities[0]);
+    return session_error(s, "login refused for every key of ssh-agent and the identity files", err);
+}
+
+ssh_session_t *ssh_session_open(const char *alias, const ssh_target_t *t, const char *known_hosts,
+                                int accept_new_keys, int64_t deadline, ddp_error_t *err)
+{
+    ssh_session_t *s = calloc(1, sizeof *s);
+    if (!s) {
+        ddp_error_set(err, "out of memory");
+        return NULL;
+    }
+    snprintf(s->where, sizeof s->where, "%s (%s@%s:%d)", alias, t->user, t->hostname, t->port);
+    s->fd = net_connect(t->hostname, t->port, deadline, NULL, err);
+    if (s->fd < 0) {
+        ddp_error_prefix(err, "%s", alias);
+        free(s);
+        return NULL;
+    }
+    s->session = libssh2_session_init();
+    if (!s->session) {
+        ddp_error_set(err, "out of memory");
+        ssh_session_close(s);
+        return NULL;
+    }
+    libssh2_session_set_blocking(s->session, 1);
+    int64_t left = ddp_ms_left(deadline);
+    libssh2_session_set_timeout(s->session, left > 0 ? left : 1);
+    if (libssh2_session_handshake(s->session, s->fd)) {
+        session_error(s, "SSH handshake", err);
+        ssh_session_close(s);
+        return NULL;
+    }
+    if (check_host_key(s, alias, t, known_hosts, accept_new_keys, err) || authenticate(s, t, err)) {
+        ssh_session_close(s);
+        return NULL;
+    }
+    return s;
+}
+
+int ssh_session_exec(ssh_session_t *s, const char *command, const char *input, size_t len,
+                     int64_t deadline, ddp_error_t *err)
+{
+    int64_t left = ddp_ms_left(deadline);
+    libssh2_session_set_timeout(s->session, left > 0 ? left : 1);
+    s->channel = libssh2_channel_open_session(s->session);
+    if (!s->channel)
+        return session_error(s, "cannot open a channel", err);
+    if (libssh2_channel_exec(s->channel, command))
+        return session_error(s, "cannot start the command", err);
+    for (size_t done = 0; done < len;) {
+        ssize_t n = libssh2_channel_write(s->channel, input + done, len - done);
+        if (n < 0)
+            return session_error(s, "cannot write to the command", err);
+        done += (size_t)n;
+    }
+    libssh2_session_set_blocking(s->session, 0);
+    return 0;
+}
+
+int ssh_session_pump(ssh_session_t *s, int timeout_ms, ssh_output_fn fn, void *arg, ddp_error_t *err)
+{
+    char buf[32768];
+    int got_any = 0;
+    for (int stream = 0; stream < 2; stream++) {
+        for (;;) {
+            ssize_t n = libssh2_channel_read_ex(s->channel, stream, buf, sizeof buf);
+            if (n > 0) {
+                fn(arg, stream, buf, (size_t)n);
+                got_any = 1;
+                continue;
+            }
+            if (n == LIBSSH2_ERROR_EAGAIN || n == 0)
+                break;
+            return session_error(s, "connection lost", err);
+        }
+    }
+    if (libssh2_channel_eof(s->channel))
+        return 1;
+    if (got_any)
+        return 0;
+    int dir = libssh2_session_block_directions(s->session);
+    struct pollfd pfd = {.fd = s->fd, .events = POLLIN};
+    if (dir & LIBSSH2_SESSION_BLOCK_OUTBOUND)
+        pfd.events |= POLLOUT;
+    if (poll(&pfd, 1, timeout_ms) < 0 && errno != EINTR)
+        return ddp_error_set(err, "%s: poll: %s", s->where, strerror(errno));
+    return 0;
+}
+
+void ssh_session_eof(ssh_session_t *s)
+{
+    if (!s->channel)
+        return;
+    libssh2_session_set_blocking(s->session, 1);
+    libssh2_session_set_timeout(s->session, 2000);
+    libssh2_channel_send_eof(s->channel);
+    libssh2_session_set_blocking(s->session, 0);
+}
+
+int ssh_session_exit_status(ssh_session_t *s)
+{
+    char *sig = NULL;
+    libssh2_session_set_blocking(s->session, 1);
+    libssh2_session_set_timeout(s->session, 2000);
+    libssh2_channel_close(s->channel);
+    libssh2_channel_wait_closed(s->channel);
+    libssh2_channel_get_exit_signal(s->channel, &sig, NULL, NULL, NULL, NULL, NULL);
+    int status = libssh2_channel_get_exit_status(s->channel);
+    if (sig) {
+        /* The name as sshd sends it ("KILL"); 128+N as a shell reports it. */
+        for (int n = 1; n < 65; n++)
+            if (sigabbrev_np(n) && !strcmp(sigabbrev_np(n), sig))
+                status = 128 + n;
+        libssh2_free(s->session, sig);
+    }
+    return status;
+}
+
+void ssh_session_close(ssh_session_t *s)
+{
+    if (!s)
+        return;
+    if (s->channel)
+        libssh2_channel_free(s->channel);
+    if (s->session) {
+        libssh2_session_set_blocking(s->session, 1);
+        libssh2_session_set_timeout(s->session, 1000);
+        libssh2_session_disconnect(s->session, "done");
+        libssh2_session_free(s->session);
+    }
+    if (s->fd >= 0)
+        close(s->fd);
+    free(s);
+}

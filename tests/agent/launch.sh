@@ -1,0 +1,111 @@
+#!/bin/bash
+# `ddpjob launch` over real SSH: three hosts n1..n3, each Debian's sshd in its own network
+# namespace (tests/cluster/sshd.sh), the client (libssh2) on a login host. A real PyTorch gloo
+# job across them; a worker crash; Ctrl-C on the head; hosts with an unknown or changed key, an
+# address nobody answers at, and hosts without the agent: each named, and nothing left running
+# on any host.
+. "$SRCDIR/tests/agent/lib.sh"
+. "$SRCDIR/tests/cluster/sshd.sh"
+trap 'sshd_down; rm -rf "$T"; echo "1..$TAP_N"; [ "$TAP_FAILED" -eq 0 ]' EXIT
+if ! sshd_up "$T/ssh" 3 >"$T/sshd.log" 2>&1; then
+    fail "three sshd hosts in network namespaces" "$(cat "$T/sshd.log")"
+    exit 1
+fi
+pass "three sshd hosts (n1, n2, n3) in network namespaces"
+bindir=$(dirname "$AGENT")
+
+spec() { # NAME COMMAND (a YAML flow list)
+    cat >"$T/$1.yaml" <<YAML
+name: $1
+nodes: 3
+procs_per_node: 1
+env: {GLOO_SOCKET_IFNAME: eth0}
+command: $2
+YAML
+}
+
+# The job's processes on the hosts: whatever runs in their namespaces besides sshd itself.
+host_leftovers() {
+    local i pid
+    for i in 1 2 3; do
+        for pid in $(ip netns pids "$(sshd_ns "n$i")"); do
+            [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = sshd ] || echo "n$i: $(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null)"
+        done
+    done
+}
+
+expect_hosts_clean() {
+    local left
+    for _ in $(seq 50); do
+        left=$(host_leftovers)
+        [ -z "$left" ] && break
+        sleep 0.1
+    done
+    if [ -z "$left" ]; then pass "$1"; else fail "$1" "$left"; fi
+}
+
+launch() { # ARGS...: OUT, ERR, RC, TOOK (s)
+    local start=$SECONDS
+    run sshd_login timeout -s KILL 120 "$DDPJOB" launch "$@"
+    TOOK=$((SECONDS - start))
+}
+
+spec ddp "[/usr/bin/python3, $SRCDIR/tests/agent/py/env_ddp.py]"
+launch "$T/ddp.yaml" --hosts n1,n2:2,n3 --bindir "$bindir"
+expect_eq "$RC" 0 "a PyTorch gloo job on 3 hosts (n2 with 2 workers) exits 0"
+for r in 0 1 2 3; do
+    expect_contains "$OUT" "[rank $r] host=" "rank $r ran"
+done
+expect_contains "$OUT" "n2: [rank 2] host=n2 RANK=2 LOCAL_RANK=1 WORLD_SIZE=4 LOCAL_WORLD_SIZE=2 GROUP_RANK=1 GROUP_WORLD_SIZE=3 MASTER_ADDR=n1" \
+    "each line comes back behind its host; ranks, node ranks and the master are right"
+expect_contains "$OUT" "sum=6 expected=6" "an all_reduce across the hosts adds up"
+expect_hosts_clean "nothing left on any host after the job"
+
+spec crash "[bash, -c, 'if [ \$RANK = 2 ]; then echo failing >&2; exit 3; fi; sleep 60']"
+launch "$T/crash.yaml" --hosts n1,n2,n3 --bindir "$bindir"
+expect_eq "$RC" 3 "a worker exiting 3 on n3: launch exits 3"
+expect_contains "$ERR" "job failed (exit 3): rank 2 (node 2, host n3, local rank 0) exited with code 3" \
+    "naming the rank, node and host"
+if [ "$TOOK" -lt 20 ]; then pass "the whole job is torn down at once (${TOOK} s)"; else fail "teardown took ${TOOK} s"; fi
+expect_hosts_clean "nothing left on any host after the crash"
+
+# Ctrl-C on the head: every agent stops its workers, nothing is left.
+spec sleepy "[bash, -c, 'echo started; sleep 60']"
+sshd_login timeout -s KILL 120 "$DDPJOB" launch "$T/sleepy.yaml" --hosts n1,n2,n3 --bindir "$bindir" \
+    >"$T/sleepy.out" 2>"$T/sleepy.err" &
+launcher=$!
+for _ in $(seq 200); do [ "$(grep -c started "$T/sleepy.out")" = 3 ] && break; sleep 0.1; done
+start=$SECONDS
+pkill -INT -f "^$DDPJOB launch $T/sleepy.yaml"
+if wait "$launcher"; then RC=0; else RC=$?; fi
+expect_eq "$RC" 143 "Ctrl-C on the head stops the job: exit 143 (the agents' SIGTERM)"
+expect_contains "$(cat "$T/sleepy.err")" "SIGINT: stopping the job on every host" "and says so"
+if [ $((SECONDS - start)) -lt 15 ]; then pass "promptly ($((SECONDS - start)) s)"; else fail "it took $((SECONDS - start)) s"; fi
+expect_hosts_clean "nothing left on any host after Ctrl-C"
+
+# Host keys: unknown, and changed.
+grep -v '^n2,' "$T/ssh/home/.ssh/known_hosts" >"$T/kh-missing"
+launch "$T/ddp.yaml" --hosts n1,n2,n3 --bindir "$bindir" --known-hosts "$T/kh-missing"
+expect_eq "$RC" 1 "a host whose key is unknown: exit 1"
+expect_contains "$ERR" "node 1: n2 (root@n2:22): unknown host key SHA256:" "naming the host and the key's fingerprint"
+expect_contains "$ERR" "nothing was started" "before anything started"
+ssh-keygen -q -t ed25519 -N '' -f "$T/other-key"
+sed "s|^n2,\([^ ]*\) .*|n2,\1 $(cut -d' ' -f1-2 "$T/other-key.pub")|" "$T/ssh/home/.ssh/known_hosts" >"$T/kh-changed"
+launch "$T/ddp.yaml" --hosts n1,n2,n3 --bindir "$bindir" --known-hosts "$T/kh-changed"
+expect_eq "$RC" 1 "a host whose key changed: exit 1"
+expect_contains "$ERR" "node 1: n2 (root@n2:22): the host key CHANGED" "naming the host"
+launch "$T/ddp.yaml" --hosts n1,n2,n3 --bindir "$bindir" --known-hosts "$T/kh-changed" --accept-new-host-keys
+expect_contains "$ERR" "the host key CHANGED" "--accept-new-host-keys never accepts a changed key"
+
+# An address nobody answers at, within the deadline.
+launch "$T/ddp.yaml" --hosts n1,10.80.0.99 --bindir "$bindir" --connect-timeout 3
+expect_eq "$RC" 1 "a host that does not answer: exit 1"
+expect_contains "$ERR" "node 1: 10.80.0.99: cannot connect to 10.80.0.99:22" "naming it"
+if [ "$TOOK" -lt 10 ]; then pass "within the connect timeout (${TOOK} s of 3)"; else fail "took ${TOOK} s"; fi
+
+# Hosts without the agent.
+launch "$T/ddp.yaml" --hosts n1,n2,n3 --bindir /nonexistent
+expect_eq "$RC" 127 "no ddpjob-agent on the hosts: exit 127"
+expect_contains "$ERR" "its agent could not start (exit 127" "said as such"
+if [ "$TOOK" -lt 20 ]; then pass "at once (${TOOK} s)"; else fail "took ${TOOK} s"; fi
+expect_hosts_clean "nothing left on any host"

@@ -282,8 +282,9 @@ void workers_activity(const worker_t *w, int n, worker_activity_t *act)
         char state;
         int pid, pgrp;
         unsigned long long utime, stime;
-        if (!p || sscanf(stat, "%d", &pid) != 1 || sscanf(p + 1, " %c %*d %d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &state,
-                         &pgrp, &utime, &stime) != 4)
+        if (!p || sscanf(stat, "%d", &pid) != 1 ||
+            sscanf(p + 1, " %c %*d %d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &state, &pgrp,
+                   &utime, &stime) != 4)
             continue;
         for (int i = 0; i < n; i++)
             if (w[i].pid == pgrp) {

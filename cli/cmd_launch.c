@@ -351,7 +351,10 @@ int cmd_launch(int argc, char **argv)
         pthread_join(h->thread, NULL);
         if (h->error[0])
             fprintf(stderr, "ddpjob launch: node %d (%s): %s\n", h->node, h->alias, h->error);
-        if (status < 0 && h->finished && h->node == 0)
+        /* A host whose agent could not start is the cause, whatever node 0 then saw. */
+        if (h->finished && (h->status == 126 || h->status == 127))
+            status = h->status;
+        else if (status < 0 && h->finished && h->node == 0)
             status = h->status;
         ssh_session_close(h->session);
         free(h->line[0]);

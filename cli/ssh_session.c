@@ -217,6 +217,9 @@ int ssh_session_pump(ssh_session_t *s, int timeout_ms, ssh_output_fn fn, void *a
             }
             if (n == LIBSSH2_ERROR_EAGAIN || n == 0)
                 break;
+            /* A command that ended at once may have its channel closed before we read. */
+            if (n == LIBSSH2_ERROR_CHANNEL_CLOSED || libssh2_channel_eof(s->channel))
+                return 1;
             return session_error(s, "connection lost", err);
         }
     }

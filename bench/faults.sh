@@ -18,16 +18,13 @@ trap 'fault_net_down; rm -rf "$T"' EXIT
 fault_net_up >"$T/net.log" 2>&1 || { cat "$T/net.log" >&2; exit 1; }
 
 cause() {
-    local line
     if [ "$LAUNCHER" = agent ]; then
-        line=$(printf '%s\n%s\n' "$ERR0" "$ERR1" | grep -m1 'job failed') ||
-            line=$(grep 'ddpjob-agent:' <<<"$ERR0" | tail -n 1)
-        line=${line#ddpjob-agent: }
+        failure_line | cut -c1-90
     else
-        line=$(printf '%s\n%s\n' "$ERR0" "$ERR1" | awk '/Root Cause/ {r = 1} r && /rank *:/ {rank = $3}
-            r && /exitcode *:/ {printf "root cause: rank %s, exitcode %s", rank, $3; exit}')
+        printf '%s\n%s\n' "$ERR0" "$ERR1" | awk '/Root Cause/ {r = 1} r && /rank *:/ {rank = $3}
+            r && /exitcode *:/ {printf "root cause: rank %s, exitcode %s", rank, $3; exit}
+            END {if (!rank) printf "-"}'
     fi
-    printf '%s' "${line:--}" | sed 's/ at 20[0-9-]*T[0-9:]*Z//' | cut -c1-90
 }
 
 declare -A figure
@@ -38,7 +35,7 @@ row() { # CASE
     else
         printf '  %-13s %-8s %10s ms   %s; still running then: %s worker(s), %s launcher(s)\n' "$1" "$RC0/$RC1" \
             "> $((FAULT_CAP * 1000))" "$(cause)" "$(grep -v -c 'distributed.run\|ddpjob-agent' <<<"$LEFT")" \
-            "$(grep -c '^[^ ]*python3 -m torch.distributed.run\|^[^ ]*ddpjob-agent' <<<"$LEFT")"
+            "$(awk '($4 ~ /python3$/ && $6 == "torch.distributed.run") || $4 ~ /ddpjob-agent$/' <<<"$LEFT" | wc -l)"
     fi
 }
 

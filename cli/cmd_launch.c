@@ -1,7 +1,7 @@
 /* launch: a spec's job on hosts reached by SSH, the way `mpirun -H` starts ranks, for hosts with
  * no scheduler. One libssh2 session per host, all opened in parallel before anything starts
  * (a host that cannot be reached, whose key is unknown or changed, or that refuses the login
- * stops the launch there, nothing having run); then on each host bash runs the rendered ssh.sh
+ * stops the launch there, nothing having run); then on each host bash runs the rendered node.sh
  * (the spec's node setup, then that node's agent) with the job token as the first line on its
  * stdin. Output comes back line by line behind the host's name. Ctrl-C or SIGTERM here closes
  * every command's stdin, which stops each agent and so the job; a host whose agent could not
@@ -18,6 +18,7 @@
 
 #include "commands.h"
 #include "ddp_clock.h"
+#include "ddp_hmac.h"
 #include "ddp_parse.h"
 #include "launch_hosts.h"
 #include "render.h"
@@ -57,6 +58,7 @@ typedef struct {
     pthread_t thread;
     char error[1024];
     int status, finished, eof_sent;
+    atomic_int ended; /* its thread is done: read by the main thread while the others run */
     char *line[2];
     size_t line_len[2];
 } host_run_t;
@@ -67,7 +69,9 @@ typedef struct {
     const char *known_hosts, *script;
     int accept_new_keys;
     int64_t deadline;
-    char master[256], run_id[128], token[80];
+    char master[256], run_id[128];
+    char *token;
+    char *node_args; /* NNODES MASTER_ADDR MASTER_PORT RUN_ID, quoted for the remote shell */
     int port;
     atomic_int stop; /* close every command's stdin */
     pthread_mutex_t out_lock;
@@ -109,18 +113,17 @@ static void host_output(void *arg, int stream, const char *data, size_t len)
     memmove(grown, start, h->line_len[stream]);
 }
 
-static void *run_host(void *arg)
+static void run_host(host_run_t *h)
 {
-    host_run_t *h = arg;
     ddp_error_t err;
     char *command = NULL, *input = NULL;
-    if (asprintf(&command, "exec bash -c %s ddpjob-launch %d %zu %s %d %s %d", L.script, h->node,
-                 L.count, L.master, L.port, L.run_id, h->nproc) < 0 ||
+    if (asprintf(&command, "exec bash -c %s ddpjob-launch %d %s %d", L.script, h->node,
+                 L.node_args, h->nproc) < 0 ||
         asprintf(&input, "%s\n", L.token) < 0) {
         snprintf(h->error, sizeof h->error, "out of memory");
         atomic_store(&L.stop, 1);
         free(command);
-        return NULL;
+        return;
     }
     int rc = ssh_session_exec(h->session, command, input, strlen(input), ddp_deadline_in(30000), &err);
     free(command);
@@ -135,7 +138,7 @@ static void *run_host(void *arg)
     if (rc < 0) {
         snprintf(h->error, sizeof h->error, "%s", err.msg);
         atomic_store(&L.stop, 1);
-        return NULL;
+        return;
     }
     for (int s = 0; s < 2; s++)
         if (h->line_len[s])
@@ -148,6 +151,13 @@ static void *run_host(void *arg)
                  "there? --bindir)", h->status);
         atomic_store(&L.stop, 1);
     }
+}
+
+static void *host_thread(void *arg)
+{
+    host_run_t *h = arg;
+    run_host(h);
+    atomic_store(&h->ended, 1);
     return NULL;
 }
 
@@ -157,12 +167,6 @@ static int parse_int_option(const char *name, const char *text, long lo, long hi
         return 0;
     fprintf(stderr, "ddpjob launch: %s: invalid value \"%s\" (%ld to %ld)\n", name, text, lo, hi);
     return -1;
-}
-
-static void home_path(char *out, size_t size, const char *rest)
-{
-    const char *home = getenv("HOME");
-    snprintf(out, size, "%s/%s", home && *home ? home : "/", rest);
 }
 
 int cmd_launch(int argc, char **argv)
@@ -178,14 +182,11 @@ int cmd_launch(int argc, char **argv)
     const char *hosts_list = NULL, *host_file = NULL, *bindir = NULL, *run_id = NULL;
     long nproc = 0, port = 0, connect_s = 30;
     char ssh_config[4096], known_hosts[4096];
-    home_path(ssh_config, sizeof ssh_config, ".ssh/config");
-    home_path(known_hosts, sizeof known_hosts, ".ssh/known_hosts");
-    int ours = 1;
-    while (ours < argc && strcmp(argv[ours], "--"))
-        ours++;
-    char **extra = argv + (ours < argc ? ours + 1 : argc);
-    int nextra = ours < argc ? argc - ours - 1 : 0;
-    argc = ours;
+    ssh_expand_home("~/.ssh/config", ssh_config, sizeof ssh_config);
+    ssh_expand_home("~/.ssh/known_hosts", known_hosts, sizeof known_hosts);
+    char **extra;
+    int nextra;
+    argc = split_workload_args(argc, argv, &extra, &nextra);
     int c;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
@@ -257,7 +258,7 @@ int cmd_launch(int argc, char **argv)
     FILE *f = open_memstream(&script, &script_len);
     int rc = spec_append_args(spec, extra, nextra, &err);
     if (!rc)
-        rc = f ? render_ssh_script(spec, bindir, f, &err) : ddp_error_set(&err, "out of memory");
+        rc = f ? render_node_script(spec, bindir, true, f, &err) : ddp_error_set(&err, "out of memory");
     if (f)
         fclose(f);
     long spec_procs = spec->procs_per_node;
@@ -273,24 +274,25 @@ int cmd_launch(int argc, char **argv)
     L.known_hosts = known_hosts;
     L.count = hosts.count;
     L.hosts = calloc(hosts.count, sizeof *L.hosts);
-    unsigned char random[16];
-    if (!L.hosts || store_random(random, sizeof random)) {
-        fprintf(stderr, "ddpjob launch: cannot start: %s\n", L.hosts ? "no random bytes" : "out of memory");
+    /* A new token as the agent makes one; a run id and a port from the same draw. */
+    unsigned char random[32 + 4 + 2];
+    const char *token = getenv("DDPJOB_TOKEN");
+    char id_hex[9];
+    L.token = token && *token ? strdup(token) : malloc(2 * 32 + 1);
+    if (!L.hosts || !L.token || store_random(random, sizeof random)) {
+        fprintf(stderr, "ddpjob launch: cannot start: %s\n",
+                L.hosts && L.token ? "no random bytes" : "out of memory");
         return EXIT_SYSTEM;
     }
-    const char *token = getenv("DDPJOB_TOKEN");
-    if (token && *token)
-        snprintf(L.token, sizeof L.token, "%s", token);
-    else
-        for (int i = 0; i < 16; i++)
-            snprintf(L.token + 2 * i, 3, "%02x", random[i]);
+    if (!(token && *token))
+        ddp_hex(random, 32, L.token);
+    ddp_hex(random + 32, 4, id_hex);
     if (run_id)
         snprintf(L.run_id, sizeof L.run_id, "%s", run_id);
     else
-        snprintf(L.run_id, sizeof L.run_id, "launch-%02x%02x%02x%02x", random[0], random[3],
-                 random[5], random[7]);
+        snprintf(L.run_id, sizeof L.run_id, "launch-%s", id_hex);
     /* Below the ephemeral range, where the workers' own sockets live. */
-    L.port = port ? (int)port : 20000 + (random[8] << 8 | random[9]) % 12000;
+    L.port = port ? (int)port : 20000 + (random[36] << 8 | random[37]) % 12000;
     for (size_t i = 0; i < hosts.count; i++) {
         host_run_t *h = &L.hosts[i];
         h->alias = hosts.hosts[i].name;
@@ -302,6 +304,14 @@ int cmd_launch(int argc, char **argv)
         }
     }
     snprintf(L.master, sizeof L.master, "%s", L.hosts[0].target.hostname);
+    char *master_q = shquote(L.master), *run_id_q = shquote(L.run_id);
+    if (!master_q || !run_id_q ||
+        asprintf(&L.node_args, "%zu %s %d %s", L.count, master_q, L.port, run_id_q) < 0) {
+        fprintf(stderr, "ddpjob launch: out of memory\n");
+        return EXIT_SYSTEM;
+    }
+    free(master_q);
+    free(run_id_q);
 
     /* Signals are taken by this thread alone, with sigtimedwait. */
     sigset_t signals;
@@ -335,7 +345,7 @@ int cmd_launch(int argc, char **argv)
     fprintf(stderr, "ddpjob launch: job %s on %zu host(s), master %s:%d\n", L.run_id, L.count,
             L.master, L.port);
     for (size_t i = 0; i < L.count; i++)
-        pthread_create(&L.hosts[i].thread, NULL, run_host, &L.hosts[i]);
+        pthread_create(&L.hosts[i].thread, NULL, host_thread, &L.hosts[i]);
     for (size_t done = 0; done < L.count;) {
         struct timespec tick = {0, 200 * 1000 * 1000};
         int sig = sigtimedwait(&signals, NULL, &tick);
@@ -343,7 +353,7 @@ int cmd_launch(int argc, char **argv)
             fprintf(stderr, "ddpjob launch: SIG%s: stopping the job on every host\n", sigabbrev_np(sig));
         done = 0;
         for (size_t i = 0; i < L.count; i++)
-            done += L.hosts[i].finished || L.hosts[i].error[0];
+            done += (size_t)atomic_load(&L.hosts[i].ended);
     }
     int status = -1;
     for (size_t i = 0; i < L.count; i++) {
@@ -364,6 +374,8 @@ int cmd_launch(int argc, char **argv)
         if (L.hosts[i].error[0] || (L.hosts[i].finished && L.hosts[i].status))
             status = L.hosts[i].finished && L.hosts[i].status ? L.hosts[i].status : EXIT_LAUNCH;
     free(L.hosts);
+    free(L.token);
+    free(L.node_args);
     free(quoted);
     launch_hosts_free(&hosts);
     return status < 0 ? EXIT_LAUNCH : status;

@@ -1,6 +1,6 @@
 /* run: a spec's workload on this machine, one node, no scheduler (what `torchrun --standalone`
  * or mp.spawn is used for). The spec's setup, env and workdir are applied by a script rendered
- * from templates/local.sh, which then becomes the agent, so the job's exit status and signals
+ * from templates/node.sh, which then becomes the agent, so the job's exit status and signals
  * are the agent's. */
 #include <getopt.h>
 #include <stdio.h>
@@ -28,13 +28,9 @@ int cmd_run(int argc, char **argv)
     const char *bindir = NULL;
     long nproc = 0;
     int c;
-    /* What follows the first "--" is the workload's; getopt sees only what comes before. */
-    int ours = 1;
-    while (ours < argc && strcmp(argv[ours], "--"))
-        ours++;
-    char **extra = argv + (ours < argc ? ours + 1 : argc);
-    int nextra = ours < argc ? argc - ours - 1 : 0;
-    argc = ours;
+    char **extra;
+    int nextra;
+    argc = split_workload_args(argc, argv, &extra, &nextra);
     while ((c = getopt_long(argc, argv, "n:b:h", opts, NULL)) != -1) {
         char *end;
         switch (c) {
@@ -80,7 +76,7 @@ int cmd_run(int argc, char **argv)
     char *script = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&script, &len);
-    int rc = f ? render_local_script(spec, bindir, f, &err) : -1;
+    int rc = f ? render_node_script(spec, bindir, false, f, &err) : -1;
     if (f)
         fclose(f);
     spec_destroy(spec);

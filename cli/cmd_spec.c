@@ -40,6 +40,16 @@ static site_t *load_site(const job_spec_t *spec, const char *site_arg, diag_t *d
     return site;
 }
 
+int split_workload_args(int argc, char **argv, char ***extra, int *nextra)
+{
+    int ours = 1;
+    while (ours < argc && strcmp(argv[ours], "--"))
+        ours++;
+    *extra = argv + (ours < argc ? ours + 1 : argc);
+    *nextra = ours < argc ? argc - ours - 1 : 0;
+    return ours;
+}
+
 job_spec_t *load_for_scheduler(const char *path, const load_opts_t *opts, sched_kind_t *target,
                                site_t **site_out, int *exit_code)
 {

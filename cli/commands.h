@@ -29,6 +29,10 @@ typedef struct {
 job_spec_t *load_for_scheduler(const char *path, const load_opts_t *opts, sched_kind_t *target,
                                site_t **site, int *exit_code);
 
+/* Splits a command line at its first "--": returns how many words come before it (what getopt
+ * should see); *extra and *nextra get the words after it, the workload's own arguments. */
+int split_workload_args(int argc, char **argv, char ***extra, int *nextra);
+
 int cmd_validate(int argc, char **argv);
 int cmd_render(int argc, char **argv);
 int cmd_submit(int argc, char **argv);

@@ -154,10 +154,10 @@ static char *program_path(const char *bindir, const char *self, const char *name
 }
 
 /* Renders `template_file` (or template_path) with the common variables and, for a scheduler,
- * its own (ops; NULL for the local script). */
+ * its own (ops; NULL for the node script, which over_ssh says where it runs). */
 static int render_with(const job_spec_t *spec, const sched_ops_t *ops, const char *template_file,
-                       const char *template_path_arg, const char *bindir_arg, FILE *out,
-                       FILE *notes, ddp_error_t *err)
+                       const char *template_path_arg, const char *bindir_arg, bool over_ssh,
+                       FILE *out, FILE *notes, ddp_error_t *err)
 {
     char *template_path = NULL, *text = NULL, *self = NULL, *agent = NULL, *trainer = NULL;
     tmpl_ctx_t *ctx = NULL;
@@ -183,7 +183,8 @@ static int render_with(const job_spec_t *spec, const sched_ops_t *ops, const cha
     if (ops)
         sched_script_file(ops, spec->name, script_file, sizeof script_file);
     if (!ctx || fill_common(spec, bindir, agent, trainer, ctx) < 0 ||
-        set_quoted(ctx, "script_file", script_file) < 0 || (ops && ops->fill(spec, ctx) < 0)) {
+        set_quoted(ctx, "script_file", script_file) < 0 ||
+        tmpl_set_bool(ctx, "over_ssh", over_ssh) < 0 || (ops && ops->fill(spec, ctx) < 0)) {
         ddp_error_set(err, "out of memory");
         goto out;
     }
@@ -208,16 +209,12 @@ int render_script(const job_spec_t *spec, const render_opts_t *opts, FILE *out, 
     const sched_ops_t *ops = sched_get(opts->sched);
     if (!ops)
         return ddp_error_set(err, "no scheduler chosen");
-    return render_with(spec, ops, ops->template_file, opts->template_path, opts->bindir, out,
-                       notes, err);
+    return render_with(spec, ops, ops->template_file, opts->template_path, opts->bindir, false,
+                       out, notes, err);
 }
 
-int render_local_script(const job_spec_t *spec, const char *bindir, FILE *out, ddp_error_t *err)
+int render_node_script(const job_spec_t *spec, const char *bindir, bool over_ssh, FILE *out,
+                       ddp_error_t *err)
 {
-    return render_with(spec, NULL, "local.sh", NULL, bindir, out, NULL, err);
-}
-
-int render_ssh_script(const job_spec_t *spec, const char *bindir, FILE *out, ddp_error_t *err)
-{
-    return render_with(spec, NULL, "ssh.sh", NULL, bindir, out, NULL, err);
+    return render_with(spec, NULL, "node.sh", NULL, bindir, over_ssh, out, NULL, err);
 }

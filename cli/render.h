@@ -7,6 +7,7 @@
 #ifndef DDPJOB_RENDER_H
 #define DDPJOB_RENDER_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "ddp_error.h"
@@ -23,13 +24,11 @@ typedef struct {
 int render_script(const job_spec_t *spec, const render_opts_t *opts, FILE *out, FILE *notes,
                   ddp_error_t *err);
 
-/* The script `ddpjob run` executes with bash: the spec's node setup on this machine, then a
- * standalone agent running the spec's command (template local.sh). */
-int render_local_script(const job_spec_t *spec, const char *bindir, FILE *out, ddp_error_t *err);
-
-/* The script `ddpjob launch` runs on each host with bash over SSH: the token from stdin, the
- * spec's node setup, then that node's agent (template ssh.sh; the node's facts are its
- * positional parameters). */
-int render_ssh_script(const job_spec_t *spec, const char *bindir, FILE *out, ddp_error_t *err);
+/* The script of one node without a scheduler (template node.sh), run with bash: the spec's
+ * node setup, then the agent running the spec's command. `ddpjob run` executes it here (a
+ * standalone agent); `ddpjob launch` on each host over SSH (over_ssh: the token from stdin, the
+ * node's facts as positional parameters). */
+int render_node_script(const job_spec_t *spec, const char *bindir, bool over_ssh, FILE *out,
+                       ddp_error_t *err);
 
 #endif

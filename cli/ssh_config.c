@@ -20,7 +20,7 @@ static const char *home_dir(void)
     return pw ? pw->pw_dir : "/";
 }
 
-static void expand_home(const char *path, char *out, size_t size)
+void ssh_expand_home(const char *path, char *out, size_t size)
 {
     if (path[0] == '~' && path[1] == '/')
         snprintf(out, size, "%s%s", home_dir(), path + 1);
@@ -87,7 +87,7 @@ int ssh_config_lookup(const char *config_path, const char *host, ssh_target_t *t
             }
             t->port = (int)port;
         } else if (!strcasecmp(key, "IdentityFile") && t->nidentities < SSH_MAX_IDENTITIES) {
-            expand_home(value, t->identities[t->nidentities++], sizeof t->identities[0]);
+            ssh_expand_home(value, t->identities[t->nidentities++], sizeof t->identities[0]);
         }
     }
     if (f)
@@ -103,6 +103,6 @@ int ssh_config_lookup(const char *config_path, const char *host, ssh_target_t *t
     static const char *const defaults[] = {"~/.ssh/id_ed25519", "~/.ssh/id_ecdsa", "~/.ssh/id_rsa"};
     if (!t->nidentities)
         for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; i++)
-            expand_home(defaults[i], t->identities[t->nidentities++], sizeof t->identities[0]);
+            ssh_expand_home(defaults[i], t->identities[t->nidentities++], sizeof t->identities[0]);
     return 0;
 }

@@ -8,6 +8,8 @@
 #ifndef DDPJOB_SSH_CONFIG_H
 #define DDPJOB_SSH_CONFIG_H
 
+#include <stddef.h>
+
 #include "ddp_error.h"
 
 #define SSH_MAX_IDENTITIES 8
@@ -19,6 +21,9 @@ typedef struct {
     char identities[SSH_MAX_IDENTITIES][1024];
     int nidentities;
 } ssh_target_t;
+
+/* `path` with a leading ~/ made the user's home ($HOME, else the password entry's). */
+void ssh_expand_home(const char *path, char *out, size_t size);
 
 /* Fills *t for `host` from config_path (a missing file is no error). */
 int ssh_config_lookup(const char *config_path, const char *host, ssh_target_t *t, ddp_error_t *err);

@@ -26,6 +26,13 @@ int ssh_session_init(ddp_error_t *err)
     return 0;
 }
 
+/* Blocking libssh2 calls give up at the deadline (at least 1 ms from now). */
+static void set_deadline(ssh_session_t *s, int64_t deadline)
+{
+    int64_t left = ddp_ms_left(deadline);
+    libssh2_session_set_timeout(s->session, left > 0 ? left : 1);
+}
+
 static int session_error(ssh_session_t *s, const char *what, ddp_error_t *err)
 {
     char *msg = NULL;
@@ -169,8 +176,7 @@ ssh_session_t *ssh_session_open(const char *alias, const ssh_target_t *t, const 
         return NULL;
     }
     libssh2_session_set_blocking(s->session, 1);
-    int64_t left = ddp_ms_left(deadline);
-    libssh2_session_set_timeout(s->session, left > 0 ? left : 1);
+    set_deadline(s, deadline);
     if (libssh2_session_handshake(s->session, s->fd)) {
         session_error(s, "SSH handshake", err);
         ssh_session_close(s);
@@ -186,8 +192,7 @@ ssh_session_t *ssh_session_open(const char *alias, const ssh_target_t *t, const 
 int ssh_session_exec(ssh_session_t *s, const char *command, const char *input, size_t len,
                      int64_t deadline, ddp_error_t *err)
 {
-    int64_t left = ddp_ms_left(deadline);
-    libssh2_session_set_timeout(s->session, left > 0 ? left : 1);
+    set_deadline(s, deadline);
     s->channel = libssh2_channel_open_session(s->session);
     if (!s->channel)
         return session_error(s, "cannot open a channel", err);

@@ -33,15 +33,6 @@ fault_ok() {
     MATRIX+=("$(printf '%-22s %-9s %8s ms  %s' "$name" "$RC0/$RC1" "$TOOK_MS" "${note:-$(failure_line)}")")
 }
 
-# The line that names the cause: node 0's first "job failed", else node 1's, else node 0's last
-# (else node 1's).
-failure_line() {
-    local line
-    line=$(grep -m1 'job failed' <<<"$ERR0") || line=$(grep -m1 'job failed' <<<"$ERR1") ||
-        line=$(printf '%s\n%s\n' "$ERR1" "$ERR0" | grep 'ddpjob-agent:' | tail -n 1)
-    printf '%s' "${line#ddpjob-agent: }" | sed 's/ at 20[0-9-]*T[0-9:]*Z//' | cut -c1-120
-}
-
 node1="node 1, host $HOST, local rank 0"
 
 case_worker_exit

@@ -53,7 +53,7 @@ start_node() {
                 --redirects 1 --tee 1)
         [ -n "${TRAIN_ARGS:-}" ] && launch+=(--no_python)
     else
-        launch=("$AGENT_BIN" --python "$PY" --nnodes 2 --node-rank "$rank" --nproc-per-node 1 --master-addr "$MASTER"
+        launch=("$AGENT" --python "$PY" --nnodes 2 --node-rank "$rank" --nproc-per-node 1 --master-addr "$MASTER"
                 --master-port "$PORT" --heartbeat 0.5 --grace 3 --rdzv-timeout "$rdzv_timeout")
     fi
     [ -n "${NOFILE:-}" ] && launch=(prlimit --nofile="$NOFILE" "${launch[@]}")
@@ -61,7 +61,6 @@ start_node() {
         FAULT_DIR="$T/fault" OMP_NUM_THREADS=1 "${envs[@]}" -- \
         netns exec "${NODE_NS[$rank]}" "${launch[@]}" "${extra[@]}" "${program[@]}"
 }
-AGENT_BIN=$AGENT
 
 # new_job: a port and an empty ready directory for the next case.
 new_job() {
@@ -97,7 +96,8 @@ finish() {
     while left=$(marked_pids) && [ -n "$left" ] && [ "$(date +%s%N)" -lt "$cap" ]; do sleep 0.05; done
     if [ -n "$left" ]; then
         TOOK_MS=-1
-        LEFT=$(for p in $left; do tr '\0' ' ' <"/proc/$p/cmdline"; echo; done 2>/dev/null)
+        # State and age too: what outlives the cap is what needs explaining.
+        LEFT=$(ps -o pid=,stat=,etime=,args= -p "${left//$'\n'/,}" 2>/dev/null)
         kill -9 $left 2>/dev/null
     else
         TOOK_MS=$((($(date +%s%N) - FAULT_T0) / 1000000))
@@ -120,13 +120,19 @@ start_job() { # [ENV=VALUE...] [-- LAUNCHER_ARGS...]
     wait_ready n0 n1
 }
 
+# The line that names the cause: node 0's first "job failed", else node 1's, else node 0's last
+# agent line (else node 1's); without its time stamp.
+failure_line() {
+    local line
+    line=$(grep -m1 'job failed' <<<"$ERR0") || line=$(grep -m1 'job failed' <<<"$ERR1") ||
+        line=$(printf '%s\n%s\n' "$ERR1" "$ERR0" | grep 'ddpjob-agent:' | tail -n 1)
+    printf '%s' "${line#ddpjob-agent: }" | sed 's/ at 20[0-9-]*T[0-9:]*Z//' | cut -c1-120
+}
+
 # --- the cases ---------------------------------------------------------------------------------
 
 case_worker_exit() {
-    new_job
-    start_node n0 0 FAULT=exit FAULT_RANK=1
-    start_node n1 1 FAULT=exit FAULT_RANK=1
-    wait_ready n0 n1
+    start_job FAULT=exit FAULT_RANK=1
     fault_now
     finish n0 n1
 }
@@ -149,12 +155,8 @@ case_worker_stop() {
 }
 
 case_collective_hang() {
-    new_job
     # shellcheck disable=SC2046
-    start_node n0 0 FAULT=deadlock $(hang_args)
-    # shellcheck disable=SC2046
-    start_node n1 1 FAULT=deadlock $(hang_args)
-    wait_ready n0 n1
+    start_job FAULT=deadlock $(hang_args)
     fault_now
     finish n0 n1
 }
@@ -248,10 +250,7 @@ case_stdout_stall() {
 
 # Rank 1 writes FLOOD_LINES lines of 100 bytes at once; the job is otherwise healthy.
 case_output_flood() {
-    new_job
-    start_node n0 0 FAULT=flood FAULT_RANK=1 STEPS=60 FLOOD_LINES="$FLOOD_LINES"
-    start_node n1 1 FAULT=flood FAULT_RANK=1 STEPS=60 FLOOD_LINES="$FLOOD_LINES"
-    wait_ready n0 n1
+    start_job FAULT=flood FAULT_RANK=1 STEPS=60 FLOOD_LINES="$FLOOD_LINES"
     fault_now
     finish n0 n1
 }
@@ -259,10 +258,7 @@ case_output_flood() {
 # Job B (another token) is started on the port of a running job A: B's node 0 cannot have the
 # port, B's node 1 reaches A's store. A must run to its end; B must fail at once.
 case_two_jobs_one_port() {
-    new_job
-    start_node n0 0 STEPS=400
-    start_node n1 1 STEPS=400
-    wait_ready n0 n1
+    start_job STEPS=400
     fault_now
     RDZV_TIMEOUT=10 start_node b0 0 DDPJOB_TOKEN=job-b-$$
     RDZV_TIMEOUT=10 start_node b1 1 DDPJOB_TOKEN=job-b-$$

@@ -1,11 +1,15 @@
-{{! What `ddpjob launch SPEC` runs on each host over SSH, as
+{{! The script of one node without a scheduler, run with bash: `ddpjob run SPEC` executes it
+    here, and `ddpjob launch SPEC` on each host over SSH (over_ssh) as
       bash -c SCRIPT ddpjob-launch NODE_RANK NNODES MASTER_ADDR MASTER_PORT RUN_ID NPROC
-    The job token comes as the first line on stdin (never on a command line or in a file), then
-    the spec's node setup, then this node's agent. The head closing stdin (Ctrl-C there, or the
-    connection dropped) stops the agent, which stops the job. }}
+    with the job token as the first line on stdin (never on a command line or in a file). The
+    spec's node setup, then the agent: here it becomes this process, so that signals reach it
+    directly; over SSH the head closing stdin (Ctrl-C there, or the connection dropped) stops
+    it, which stops the job. }}
 set -eo pipefail
+{{#over_ssh}}
 IFS= read -r DDPJOB_TOKEN
 export DDPJOB_TOKEN
+{{/over_ssh}}
 {{#has_modules}}
 if ! type module >/dev/null 2>&1; then
     # shellcheck source=/dev/null
@@ -24,6 +28,13 @@ export {{key}}={{value}}
 {{#workdir}}
 cd -- {{workdir}}
 {{/workdir}}
+{{^over_ssh}}
+{{! The spec's walltime counts from now here: the checkpoint signal can be tried on one machine. }}
+exec {{agent}} --standalone --nproc-per-node {{procs_per_node}} --run-id {{name_quoted}} \
+    --max-restarts {{max_restarts}} --rdzv-timeout {{rendezvous_timeout}} --hang-timeout {{hang_timeout}} \
+    {{#walltime_s}}--deadline +{{walltime_s}} {{/walltime_s}}{{checkpoint_args}}{{report_args}}{{worker_args}} -- {{command}}
+{{/over_ssh}}
+{{#over_ssh}}
 {{agent}} --node-rank "$1" --nnodes "$2" --master-addr "$3" --master-port "$4" --run-id "$5" \
     --nproc-per-node "$6" --max-restarts {{max_restarts}} --rdzv-timeout {{rendezvous_timeout}} \
     --hang-timeout {{hang_timeout}} {{#walltime_s}}--deadline +{{walltime_s}} {{/walltime_s}}{{checkpoint_args}}{{report_args}}{{worker_args}} \
@@ -37,3 +48,4 @@ wait "$agent"
 status=$?
 kill "$watch" 2>/dev/null
 exit "$status"
+{{/over_ssh}}

@@ -93,7 +93,8 @@ fault_now() { FAULT_T0=$(date +%s%N); }
 finish() {
     local cap=$((FAULT_T0 + FAULT_CAP * 1000000000)) left i=0 name
     # The launchers' `timeout` wrappers carry the mark too: none left means every launcher ended.
-    while left=$(marked_pids) && [ -n "$left" ] && [ "$(date +%s%N)" -lt "$cap" ]; do sleep 0.05; done
+    # (marked_pids's own status is its last pid's check, not whether it found any.)
+    while left=$(marked_pids); [ -n "$left" ] && [ "$(date +%s%N)" -lt "$cap" ]; do sleep 0.05; done
     if [ -n "$left" ]; then
         TOOK_MS=-1
         # State and age too: what outlives the cap is what needs explaining.

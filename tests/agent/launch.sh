@@ -1,18 +1,21 @@
 #!/bin/bash
 # `ddpjob launch` over real SSH: three hosts n1..n3, each Debian's sshd in its own network
-# namespace (tests/cluster/sshd.sh), the client (libssh2) on a login host. A real PyTorch gloo
+# namespace (tests/cluster/sshd.sh), the client (libssh2) on a login host, logging in as an
+# unprivileged user that its ~/.ssh/config names. A real PyTorch gloo
 # job across them; a worker crash; Ctrl-C on the head; hosts with an unknown or changed key, an
 # address nobody answers at, and hosts without the agent: each named, and nothing left running
 # on any host.
 . "$SRCDIR/tests/agent/lib.sh"
 . "$SRCDIR/tests/cluster/sshd.sh"
 trap 'sshd_down; rm -rf "$T"; echo "1..$TAP_N"; [ "$TAP_FAILED" -eq 0 ]' EXIT
-if ! sshd_up "$T/ssh" 3 >"$T/sshd.log" 2>&1; then
+if ! sshd_up 3 >"$T/sshd.log" 2>&1; then
     fail "three sshd hosts in network namespaces" "$(cat "$T/sshd.log")"
     exit 1
 fi
 pass "three sshd hosts (n1, n2, n3) in network namespaces"
-bindir=$(dirname "$AGENT")
+# What the hosts' user runs must be where it can read it.
+bindir=$SSHD_DIR/bin
+cp "$AGENT" "$SRCDIR/tests/agent/py/env_ddp.py" "$bindir/"
 
 spec() { # NAME COMMAND (a YAML flow list)
     cat >"$T/$1.yaml" <<YAML
@@ -50,7 +53,7 @@ launch() { # ARGS...: OUT, ERR, RC, TOOK (s)
     TOOK=$((SECONDS - start))
 }
 
-spec ddp "[/usr/bin/python3, $SRCDIR/tests/agent/py/env_ddp.py]"
+spec ddp "[/usr/bin/python3, $bindir/env_ddp.py]"
 launch "$T/ddp.yaml" --hosts n1,n2:2,n3 --bindir "$bindir"
 expect_eq "$RC" 0 "a PyTorch gloo job on 3 hosts (n2 with 2 workers) exits 0"
 for r in 0 1 2 3; do
@@ -84,16 +87,16 @@ if [ $((SECONDS - start)) -lt 15 ]; then pass "promptly ($((SECONDS - start)) s)
 expect_hosts_clean "nothing left on any host after Ctrl-C"
 
 # Host keys: unknown, and changed.
-grep -v '^n2,' "$T/ssh/home/.ssh/known_hosts" >"$T/kh-missing"
+grep -v '^n2,' "$SSHD_DIR/client/.ssh/known_hosts" >"$T/kh-missing"
 launch "$T/ddp.yaml" --hosts n1,n2,n3 --bindir "$bindir" --known-hosts "$T/kh-missing"
 expect_eq "$RC" 1 "a host whose key is unknown: exit 1"
-expect_contains "$ERR" "node 1: n2 (root@n2:22): unknown host key SHA256:" "naming the host and the key's fingerprint"
+expect_contains "$ERR" "node 1: n2 ($SSHD_USER@n2:22): unknown host key SHA256:" "naming the host and the key's fingerprint"
 expect_contains "$ERR" "nothing was started" "before anything started"
 ssh-keygen -q -t ed25519 -N '' -f "$T/other-key"
-sed "s|^n2,\([^ ]*\) .*|n2,\1 $(cut -d' ' -f1-2 "$T/other-key.pub")|" "$T/ssh/home/.ssh/known_hosts" >"$T/kh-changed"
+sed "s|^n2,\([^ ]*\) .*|n2,\1 $(cut -d' ' -f1-2 "$T/other-key.pub")|" "$SSHD_DIR/client/.ssh/known_hosts" >"$T/kh-changed"
 launch "$T/ddp.yaml" --hosts n1,n2,n3 --bindir "$bindir" --known-hosts "$T/kh-changed"
 expect_eq "$RC" 1 "a host whose key changed: exit 1"
-expect_contains "$ERR" "node 1: n2 (root@n2:22): the host key CHANGED" "naming the host"
+expect_contains "$ERR" "node 1: n2 ($SSHD_USER@n2:22): the host key CHANGED" "naming the host"
 launch "$T/ddp.yaml" --hosts n1,n2,n3 --bindir "$bindir" --known-hosts "$T/kh-changed" --accept-new-host-keys
 expect_contains "$ERR" "the host key CHANGED" "--accept-new-host-keys never accepts a changed key"
 

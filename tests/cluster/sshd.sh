@@ -3,30 +3,43 @@
 # network, UTS and mount namespace (its own hostname, address and /etc/hosts), joined through a
 # bridge in a "login" namespace, where the client runs (libssh2 reads no ssh_config, so the client
 # itself must live where 10.80.0.x leads nowhere else). Keys, configs and pid files live under
-# SSHD_DIR; /etc/ssh is neither read nor changed. The client's HOME is SSHD_DIR/home, holding its
-# key (.ssh/id_ed25519) and known_hosts with every host's key.
+# SSHD_DIR (in /run, readable by the hosts' user); /etc/ssh is neither read nor changed. Logins
+# are as an unprivileged user made for the run, SSHD_USER, whose home is fresh (no startup files
+# of this machine's accounts run in its sessions); SSHD_DIR/bin is for what it runs. The
+# client's HOME is SSHD_DIR/client, holding its key (.ssh/id_ed25519), known_hosts with every
+# host's key, and an ssh config that names the user.
 # shellcheck source=netns.sh
 . "$(dirname "${BASH_SOURCE[0]}")/netns.sh"
 SSHD_ID=$$
 SSHD_NET=10.80.0
+SSHD_USER=ddpjssh
 sshd_ns() { echo "ddpjssh$SSHD_ID-$1"; }
 
-# sshd_up DIR NODES
+# sshd_up NODES
 sshd_up() {
-    SSHD_DIR=$1
-    SSHD_NODES=$2
+    SSHD_NODES=$1
+    SSHD_DIR=$(mktemp -d /run/ddpj-ssh.XXXXXX) || return 1
     local d=$SSHD_DIR i ns
-    mkdir -p "$d/etc" "$d/keys" "$d/run" "$d/home/.ssh" || return 1
-    chmod 700 "$d/home/.ssh"
+    chmod 755 "$d"
+    mkdir -p "$d/etc" "$d/keys" "$d/run" "$d/bin" "$d/client/.ssh" "$d/home/$SSHD_USER" || return 1
+    chmod 700 "$d/client/.ssh"
+    if ! id "$SSHD_USER" >/dev/null 2>&1; then
+        # Password '*': no password login, but not a locked account, which sshd refuses outright.
+        useradd -M -p '*' -d "$d/home/$SSHD_USER" -s /bin/bash "$SSHD_USER" || return 1
+        touch "$d/made-user"
+    fi
+    chown "$SSHD_USER:" "$d/home/$SSHD_USER"
     [ -d /run/sshd ] || { mkdir -p /run/sshd && touch "$d/made-run-sshd"; }
     netns_make "$d" sshd_ns "$SSHD_NET" login "$SSHD_NODES" || return 1
-    ssh-keygen -q -t ed25519 -N '' -C ddpjob-test -f "$d/home/.ssh/id_ed25519" || return 1
-    cp "$d/home/.ssh/id_ed25519.pub" "$d/keys/authorized_keys"
-    : >"$d/home/.ssh/known_hosts"
+    ssh-keygen -q -t ed25519 -N '' -C ddpjob-test -f "$d/client/.ssh/id_ed25519" || return 1
+    cp "$d/client/.ssh/id_ed25519.pub" "$d/keys/authorized_keys"
+    chmod 644 "$d/keys/authorized_keys"
+    printf 'Host *\n    User %s\n' "$SSHD_USER" >"$d/client/.ssh/config"
+    : >"$d/client/.ssh/known_hosts"
     for i in $(seq "$SSHD_NODES"); do
         ssh-keygen -q -t ed25519 -N '' -C "n$i" -f "$d/keys/host-n$i" || return 1
         printf 'n%d,%s.%d %s\n' "$i" "$SSHD_NET" $((10 + i)) "$(cut -d' ' -f1-2 "$d/keys/host-n$i.pub")" \
-            >>"$d/home/.ssh/known_hosts"
+            >>"$d/client/.ssh/known_hosts"
         cat >"$d/sshd-n$i.conf" <<CONF
 ListenAddress $SSHD_NET.$((10 + i)):22
 HostKey $d/keys/host-n$i
@@ -38,7 +51,7 @@ KbdInteractiveAuthentication no
 UsePAM no
 StrictModes no
 MaxStartups 200
-PermitRootLogin prohibit-password
+PermitRootLogin no
 CONF
         ns=$(sshd_ns "n$i")
         nsenter --net="/run/netns/$ns" -- unshare --uts --mount --propagation private \
@@ -55,13 +68,15 @@ sshd_down() {
     [ -n "${SSHD_DIR:-}" ] || return 0
     netns_remove "$SSHD_DIR" sshd_ns login "$SSHD_NODES"
     [ -e "$SSHD_DIR/made-run-sshd" ] && rmdir /run/sshd 2>/dev/null
+    [ -e "$SSHD_DIR/made-user" ] && userdel "$SSHD_USER" 2>/dev/null
+    rm -rf "$SSHD_DIR"
     SSHD_DIR=
 }
 
 # sshd_login COMMAND...: runs COMMAND on the login host (the namespace holding the bridge, with
-# the hosts' names in its /etc/hosts and HOME=SSHD_DIR/home).
+# the hosts' names in its /etc/hosts and HOME=SSHD_DIR/client).
 sshd_login() {
     nsenter --net="/run/netns/$(sshd_ns login)" -- unshare --mount --propagation private \
-        sh -c 'mount --bind "$1/etc/hosts" /etc/hosts && shift && HOME="$0/home" exec "$@"' \
+        sh -c 'mount --bind "$1/etc/hosts" /etc/hosts && shift && HOME="$0/client" exec "$@"' \
         "$SSHD_DIR" "$SSHD_DIR" "$@"
 }

@@ -1,5 +1,6 @@
 /* launch: a spec's job on hosts reached by SSH, the way `mpirun -H` starts ranks, for hosts with
- * no scheduler. One libssh2 session per host, all opened in parallel before anything starts
+ * no scheduler, and for a PBS job whose spec says `launcher: ssh` (its script hands over the node
+ * script it carries, --node-script). One libssh2 session per host, all opened in parallel before anything starts
  * (a host that cannot be reached, whose key is unknown or changed, or that refuses the login
  * stops the launch there, nothing having run); then on each host bash runs the rendered node.sh
  * (the spec's node setup, then that node's agent) with the job token as the first line on its
@@ -10,6 +11,7 @@
 #include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +20,7 @@
 
 #include "commands.h"
 #include "ddp_clock.h"
+#include "ddp_file.h"
 #include "ddp_hmac.h"
 #include "ddp_parse.h"
 #include "launch_hosts.h"
@@ -28,11 +31,13 @@
 #include "store_proto.h"
 
 static const char launch_help[] =
-    "usage: ddpjob launch SPEC (--hosts H[:N],... | --hostfile FILE | --nodefile FILE) [OPTIONS]\n"
-    "       [-- ARGS...]\n"
+    "usage: ddpjob launch (SPEC | --node-script FILE) (--hosts H[:N],... | --hostfile FILE |\n"
+    "       --nodefile FILE) [OPTIONS] [-- ARGS...]\n"
     "Runs the spec's job on hosts reached by SSH (libssh2): on each, the spec's modules, setup,\n"
     "env and workdir, then ddpjob-agent as that node; the first host is node 0, the master.\n"
     "ARGS are appended to the command. Exits with the job's status.\n"
+    "  --node-script FILE      instead of a SPEC, a node script it was rendered into (what a PBS\n"
+    "                          script with `launcher: ssh` passes)\n"
     "  --hosts LIST            hosts, each with its workers: a:2,b:4 (default: the spec's\n"
     "                          procs_per_node)\n"
     "  --hostfile FILE         one host per line: `host`, `host:N` or mpirun's `host slots=N`\n"
@@ -41,6 +46,8 @@ static const char launch_help[] =
     "  --bindir DIR            where ddpjob-agent is on the hosts (default: where it is here)\n"
     "  --master-port PORT      node 0's rendezvous port (default: one chosen at random)\n"
     "  --run-id ID             the job's id (default: launch-RANDOM)\n"
+    "  --workdir DIR           where each host's node setup starts (default: the login's home)\n"
+    "  --deadline TIME         --requeue-count N: passed to every agent (see ddpjob-agent --help)\n"
     "  --connect-timeout S     to reach and log in to every host (default 30)\n"
     "  --accept-new-host-keys  add the keys of hosts not yet in known_hosts (never a changed one)\n"
     "  --ssh-config FILE       default ~/.ssh/config (HostName, Port, User, IdentityFile)\n"
@@ -71,7 +78,9 @@ typedef struct {
     int64_t deadline;
     char master[256], run_id[128];
     char *token;
+    const char *cd;  /* `cd -- DIR && ` before the script, or "" */
     char *node_args; /* NNODES MASTER_ADDR MASTER_PORT RUN_ID, quoted for the remote shell */
+    char *tail;      /* after NPROC: the agent options, "--", the workload's ARGs; quoted */
     int port;
     atomic_int stop; /* close every command's stdin */
     pthread_mutex_t out_lock;
@@ -117,8 +126,8 @@ static void run_host(host_run_t *h)
 {
     ddp_error_t err;
     char *command = NULL, *input = NULL;
-    if (asprintf(&command, "exec bash -c %s ddpjob-launch %d %s %d", L.script, h->node,
-                 L.node_args, h->nproc) < 0 ||
+    if (asprintf(&command, "%sexec bash -c %s ddpjob-launch %d %s %d%s", L.cd, L.script, h->node,
+                 L.node_args, h->nproc, L.tail) < 0 ||
         asprintf(&input, "%s\n", L.token) < 0) {
         snprintf(h->error, sizeof h->error, "out of memory");
         atomic_store(&L.stop, 1);
@@ -161,6 +170,59 @@ static void *host_thread(void *arg)
     return NULL;
 }
 
+/* The script every host runs: node.sh rendered from the spec with ARGS appended to its command,
+ * or a node script as given. *spec_procs gets the spec's workers per node (0: no spec). */
+static char *node_script(const char *spec_path, const char *script_path, const char *bindir,
+                         char **extra, int nextra, long *spec_procs, int *exit_code)
+{
+    ddp_error_t err;
+    *spec_procs = 0;
+    *exit_code = EXIT_SYSTEM;
+    if (script_path) {
+        char *script = ddp_read_file(script_path, NULL, &err);
+        if (!script)
+            fprintf(stderr, "ddpjob launch: --node-script: %s\n", err.msg);
+        return script;
+    }
+    sched_kind_t target;
+    load_opts_t load = {SCHED_UNSET, NULL, false, true};
+    job_spec_t *spec = load_for_scheduler(spec_path, &load, &target, NULL, exit_code);
+    if (!spec)
+        return NULL;
+    char *script = NULL;
+    size_t script_len = 0;
+    FILE *f = open_memstream(&script, &script_len);
+    int rc = spec_append_args(spec, extra, nextra, &err);
+    if (!rc)
+        rc = f ? render_node_script(spec, bindir, true, f, &err) : ddp_error_set(&err, "out of memory");
+    if (f)
+        fclose(f);
+    *spec_procs = spec->procs_per_node;
+    spec_destroy(spec);
+    if (rc) {
+        fprintf(stderr, "ddpjob launch: %s: %s\n", spec_path, err.msg);
+        free(script);
+        return NULL;
+    }
+    return script;
+}
+
+/* Words for the remote shell, each quoted and behind a blank. */
+static char *quoted_words(char *const *words, int n)
+{
+    char *out = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&out, &len);
+    if (!f)
+        return NULL;
+    for (int i = 0; i < n; i++) {
+        fputc(' ', f);
+        shquote_write(f, words[i]);
+    }
+    fclose(f);
+    return out;
+}
+
 static int parse_int_option(const char *name, const char *text, long lo, long hi, long *out)
 {
     if (ddp_parse_long(text, lo, hi, out) == 0)
@@ -177,10 +239,13 @@ int cmd_launch(int argc, char **argv)
         {"bindir", required_argument, NULL, 'b'},       {"master-port", required_argument, NULL, 'P'},
         {"run-id", required_argument, NULL, 'r'},       {"connect-timeout", required_argument, NULL, 't'},
         {"accept-new-host-keys", no_argument, NULL, 'a'}, {"ssh-config", required_argument, NULL, 'c'},
-        {"known-hosts", required_argument, NULL, 'k'},  {"help", no_argument, NULL, 'h'},
+        {"known-hosts", required_argument, NULL, 'k'},  {"node-script", required_argument, NULL, 's'},
+        {"workdir", required_argument, NULL, 'w'},      {"deadline", required_argument, NULL, 'd'},
+        {"requeue-count", required_argument, NULL, 'q'}, {"help", no_argument, NULL, 'h'},
         {0}};
     const char *hosts_list = NULL, *host_file = NULL, *bindir = NULL, *run_id = NULL;
-    long nproc = 0, port = 0, connect_s = 30;
+    const char *script_path = NULL, *workdir = NULL, *deadline = NULL, *requeue_count = NULL;
+    long nproc = 0, port = 0, connect_s = 30, number;
     char ssh_config[4096], known_hosts[4096];
     ssh_expand_home("~/.ssh/config", ssh_config, sizeof ssh_config);
     ssh_expand_home("~/.ssh/known_hosts", known_hosts, sizeof known_hosts);
@@ -227,17 +292,34 @@ int cmd_launch(int argc, char **argv)
         case 'k':
             snprintf(known_hosts, sizeof known_hosts, "%s", optarg);
             break;
+        case 's':
+            script_path = optarg;
+            break;
+        case 'w':
+            workdir = optarg;
+            break;
+        case 'd':
+            /* Unix seconds or +SECONDS, checked here rather than by every agent at once. */
+            if (parse_int_option("--deadline", optarg + (optarg[0] == '+'), 1, INT64_MAX / 1000, &number))
+                return EXIT_USAGE;
+            deadline = optarg;
+            break;
+        case 'q':
+            if (parse_int_option("--requeue-count", optarg, 0, 1000000, &number))
+                return EXIT_USAGE;
+            requeue_count = optarg;
+            break;
         default:
             fputs(launch_help, stderr);
             return EXIT_USAGE;
         }
     }
-    if (optind != argc - 1 || !hosts_list == !host_file) {
-        fprintf(stderr, "ddpjob launch: give a SPEC and one of --hosts, --hostfile, --nodefile\n%s",
-                launch_help);
+    if (optind != argc - !script_path || !hosts_list == !host_file) {
+        fprintf(stderr, "ddpjob launch: give a SPEC or --node-script, and one of --hosts, "
+                        "--hostfile, --nodefile\n%s", launch_help);
         return EXIT_USAGE;
     }
-    const char *spec_path = argv[optind];
+    const char *spec_path = script_path ? NULL : argv[optind];
     ddp_error_t err;
     launch_hosts_t hosts;
     if (hosts_list ? launch_hosts_from_list(hosts_list, &hosts, &err)
@@ -246,30 +328,38 @@ int cmd_launch(int argc, char **argv)
         return EXIT_USAGE;
     }
     int exit_code;
-    sched_kind_t target;
-    load_opts_t load = {SCHED_UNSET, NULL, false, true};
-    job_spec_t *spec = load_for_scheduler(spec_path, &load, &target, NULL, &exit_code);
-    if (!spec) {
+    long spec_procs;
+    char *script = node_script(spec_path, script_path, bindir, extra, nextra, &spec_procs, &exit_code);
+    if (!script) {
         launch_hosts_free(&hosts);
         return exit_code;
     }
-    char *script = NULL;
-    size_t script_len = 0;
-    FILE *f = open_memstream(&script, &script_len);
-    int rc = spec_append_args(spec, extra, nextra, &err);
-    if (!rc)
-        rc = f ? render_node_script(spec, bindir, true, f, &err) : ddp_error_set(&err, "out of memory");
-    if (f)
-        fclose(f);
-    long spec_procs = spec->procs_per_node;
-    spec_destroy(spec);
-    char *quoted = rc ? NULL : shquote(script);
+    char *quoted = shquote(script), *workdir_q = workdir ? shquote(workdir) : NULL;
     free(script);
-    if (rc || !quoted) {
-        fprintf(stderr, "ddpjob launch: %s: %s\n", spec_path, rc ? err.msg : "out of memory");
-        launch_hosts_free(&hosts);
+    char *agent_options[4];
+    int nagent_options = 0;
+    if (deadline) {
+        agent_options[nagent_options++] = "--deadline";
+        agent_options[nagent_options++] = (char *)deadline;
+    }
+    if (requeue_count) {
+        agent_options[nagent_options++] = "--requeue-count";
+        agent_options[nagent_options++] = (char *)requeue_count;
+    }
+    /* With a spec, ARGS went into its command; a node script takes them after its "--". */
+    char *options_q = quoted_words(agent_options, nagent_options);
+    char *args_q = quoted_words(extra, script_path ? nextra : 0);
+    char *cd = NULL;
+    if (!quoted || !options_q || !args_q || (workdir && !workdir_q) ||
+        asprintf(&L.tail, "%s --%s", options_q, args_q) < 0 ||
+        asprintf(&cd, workdir ? "cd -- %s && " : "%s", workdir ? workdir_q : "") < 0) {
+        fprintf(stderr, "ddpjob launch: out of memory\n");
         return EXIT_SYSTEM;
     }
+    free(options_q);
+    free(args_q);
+    free(workdir_q);
+    L.cd = cd;
     L.script = quoted;
     L.known_hosts = known_hosts;
     L.count = hosts.count;
@@ -298,6 +388,11 @@ int cmd_launch(int argc, char **argv)
         h->alias = hosts.hosts[i].name;
         h->node = (int)i;
         h->nproc = nproc ? (int)nproc : hosts.hosts[i].slots_given ? hosts.hosts[i].slots : (int)spec_procs;
+        if (h->nproc <= 0) {
+            fprintf(stderr, "ddpjob launch: %s: how many workers? give --nproc-per-node or the "
+                            "host's slots\n", h->alias);
+            return EXIT_USAGE;
+        }
         if (ssh_config_lookup(ssh_config, h->alias, &h->target, &err)) {
             fprintf(stderr, "ddpjob launch: %s\n", err.msg);
             return EXIT_USAGE;
@@ -376,6 +471,8 @@ int cmd_launch(int argc, char **argv)
     free(L.hosts);
     free(L.token);
     free(L.node_args);
+    free(L.tail);
+    free(cd);
     free(quoted);
     launch_hosts_free(&hosts);
     return status < 0 ? EXIT_LAUNCH : status;

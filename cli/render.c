@@ -154,10 +154,11 @@ static char *program_path(const char *bindir, const char *self, const char *name
 }
 
 /* Renders `template_file` (or template_path) with the common variables and, for a scheduler,
- * its own (ops; NULL for the node script, which over_ssh says where it runs). */
+ * its own (ops; NULL for the node script, which over_ssh says where it runs). node_script: the
+ * node script a job script carries for `ddpjob launch --node-script`, or NULL. */
 static int render_with(const job_spec_t *spec, const sched_ops_t *ops, const char *template_file,
                        const char *template_path_arg, const char *bindir_arg, bool over_ssh,
-                       FILE *out, FILE *notes, ddp_error_t *err)
+                       const char *node_script, FILE *out, FILE *notes, ddp_error_t *err)
 {
     char *template_path = NULL, *text = NULL, *self = NULL, *agent = NULL, *trainer = NULL;
     tmpl_ctx_t *ctx = NULL;
@@ -184,7 +185,9 @@ static int render_with(const job_spec_t *spec, const sched_ops_t *ops, const cha
         sched_script_file(ops, spec->name, script_file, sizeof script_file);
     if (!ctx || fill_common(spec, bindir, agent, trainer, ctx) < 0 ||
         set_quoted(ctx, "script_file", script_file) < 0 ||
-        tmpl_set_bool(ctx, "over_ssh", over_ssh) < 0 || (ops && ops->fill(spec, ctx) < 0)) {
+        tmpl_set_bool(ctx, "over_ssh", over_ssh) < 0 ||
+        set_quoted(ctx, "node_script", node_script ? node_script : "") < 0 ||
+        (ops && ops->fill(spec, ctx) < 0)) {
         ddp_error_set(err, "out of memory");
         goto out;
     }
@@ -209,12 +212,28 @@ int render_script(const job_spec_t *spec, const render_opts_t *opts, FILE *out, 
     const sched_ops_t *ops = sched_get(opts->sched);
     if (!ops)
         return ddp_error_set(err, "no scheduler chosen");
-    return render_with(spec, ops, ops->template_file, opts->template_path, opts->bindir, false,
-                       out, notes, err);
+    /* A PBS job started over SSH hands every node the node script `ddpjob launch` runs. */
+    char *node_script = NULL;
+    size_t node_script_len = 0;
+    if (opts->sched == SCHED_PBS && spec->pbs.launcher == PBS_LAUNCH_SSH) {
+        FILE *f = open_memstream(&node_script, &node_script_len);
+        if (!f)
+            return ddp_error_set(err, "out of memory");
+        int rc = render_node_script(spec, opts->bindir, true, f, err);
+        fclose(f);
+        if (rc) {
+            free(node_script);
+            return -1;
+        }
+    }
+    int rc = render_with(spec, ops, ops->template_file, opts->template_path, opts->bindir, false,
+                         node_script, out, notes, err);
+    free(node_script);
+    return rc;
 }
 
 int render_node_script(const job_spec_t *spec, const char *bindir, bool over_ssh, FILE *out,
                        ddp_error_t *err)
 {
-    return render_with(spec, NULL, "node.sh", NULL, bindir, over_ssh, out, NULL, err);
+    return render_with(spec, NULL, "node.sh", NULL, bindir, over_ssh, NULL, out, NULL, err);
 }

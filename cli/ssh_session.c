@@ -2,6 +2,8 @@
 
 #include <errno.h>
 #include <libssh2.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -205,6 +207,12 @@ int ssh_session_exec(ssh_session_t *s, const char *command, const char *input, s
         done += (size_t)n;
     }
     libssh2_session_set_blocking(s->session, 0);
+    /* A host that vanishes (link cut, machine off) sends no FIN: keepalives give the connection
+     * traffic, and data unacknowledged for SSH_LOST_AFTER_MS fails the socket, so pump reports
+     * the connection lost rather than waiting out TCP's quarter of an hour. */
+    libssh2_keepalive_config(s->session, 1, SSH_KEEPALIVE_S);
+    unsigned lost_after = SSH_LOST_AFTER_MS;
+    setsockopt(s->fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &lost_after, sizeof lost_after);
     return 0;
 }
 
@@ -230,6 +238,9 @@ int ssh_session_pump(ssh_session_t *s, int timeout_ms, ssh_output_fn fn, void *a
     }
     if (libssh2_channel_eof(s->channel))
         return 1;
+    int next_keepalive_s;
+    if (libssh2_keepalive_send(s->session, &next_keepalive_s) < 0)
+        return session_error(s, "connection lost", err);
     if (got_any)
         return 0;
     int dir = libssh2_session_block_directions(s->session);

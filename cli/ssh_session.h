@@ -16,6 +16,10 @@
 
 typedef struct ssh_session ssh_session_t;
 
+/* While a command runs: a keepalive every SSH_KEEPALIVE_S, and a connection whose data goes
+ * unacknowledged for SSH_LOST_AFTER_MS is lost. */
+enum { SSH_KEEPALIVE_S = 5, SSH_LOST_AFTER_MS = 15000 };
+
 /* Once per process, before any thread opens a session. */
 int ssh_session_init(ddp_error_t *err);
 

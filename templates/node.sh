@@ -1,7 +1,9 @@
 {{! The script of one node without a scheduler, run with bash: `ddpjob run SPEC` executes it
     here, and `ddpjob launch SPEC` on each host over SSH (over_ssh) as
-      bash -c SCRIPT ddpjob-launch NODE_RANK NNODES MASTER_ADDR MASTER_PORT RUN_ID NPROC
-    with the job token as the first line on stdin (never on a command line or in a file). The
+      bash -c SCRIPT ddpjob-launch NODE_RANK NNODES MASTER_ADDR MASTER_PORT RUN_ID NPROC \
+          [AGENT_OPTION...] -- [ARG...]
+    with the job token as the first line on stdin (never on a command line or in a file); the
+    agent options come after the spec's (a later --deadline wins), the ARGs after its command. The
     spec's node setup, then the agent: here it becomes this process, so that signals reach it
     directly; over SSH the head closing stdin (Ctrl-C there, or the connection dropped) stops
     it, which stops the job. }}
@@ -35,10 +37,18 @@ exec {{agent}} --standalone --nproc-per-node {{procs_per_node}} --run-id {{name_
     {{#walltime_s}}--deadline +{{walltime_s}} {{/walltime_s}}{{checkpoint_args}}{{report_args}}{{worker_args}} -- {{command}}
 {{/over_ssh}}
 {{#over_ssh}}
-{{agent}} --node-rank "$1" --nnodes "$2" --master-addr "$3" --master-port "$4" --run-id "$5" \
-    --nproc-per-node "$6" --max-restarts {{max_restarts}} --rdzv-timeout {{rendezvous_timeout}} \
+node_facts=(--node-rank "$1" --nnodes "$2" --master-addr "$3" --master-port "$4" --run-id "$5"
+    --nproc-per-node "$6")
+shift 6
+agent_options=()
+while [ "$#" -gt 0 ] && [ "$1" != -- ]; do
+    agent_options+=("$1")
+    shift
+done
+[ "$#" -eq 0 ] || shift
+{{agent}} "${node_facts[@]}" --max-restarts {{max_restarts}} --rdzv-timeout {{rendezvous_timeout}} \
     --hang-timeout {{hang_timeout}} {{#walltime_s}}--deadline +{{walltime_s}} {{/walltime_s}}{{checkpoint_args}}{{report_args}}{{worker_args}} \
-    -- {{command}} </dev/null &
+    "${agent_options[@]}" -- {{command}} "$@" </dev/null &
 agent=$!
 # A background list's stdin would be /dev/null: the channel's is handed over explicitly.
 { while IFS= read -r _; do :; done; kill -TERM "$agent" 2>/dev/null; } <&0 &

@@ -93,9 +93,11 @@ ddpjob_jobid=${PBS_JOBID:?not inside a PBS job}
 ddpjob_dir=$ddpjob_workdir/.ddpjob/$ddpjob_jobid
 (umask 077 && mkdir -p "$ddpjob_dir") || ddpjob_fail "cannot make the job's directory $ddpjob_dir"
 trap 'rm -rf "$ddpjob_dir"; rmdir "${ddpjob_dir%/*}" 2>/dev/null' EXIT
+{{#launch_pbsdsh}}
 ddpjob_token_file=$ddpjob_dir/token
 (umask 077 && od -An -N32 -tx1 /dev/urandom | tr -d ' \n' >"$ddpjob_token_file") ||
     ddpjob_fail "cannot write the job token under $ddpjob_dir"
+{{/launch_pbsdsh}}
 
 {{#launch_pbsdsh}}
 # A pbsdsh task starts with PBS's bare environment (PATH=/bin:/usr/bin): it first takes this
@@ -229,6 +231,19 @@ for ddpjob_rank in "${!ddpjob_remote_pids[@]}"; do
 done
 # PBS reports a task killed by signal S as 256+S; a shell's exit status says 128+S.
 [ "$ddpjob_status" -lt 256 ] || ddpjob_status=$((ddpjob_status - 128))
+{{/launch_pbsdsh}}
+{{#launch_ssh}}
+# `ddpjob launch` starts every node's agent, this node's too, over SSH (keys in ~/.ssh, hosts in
+# ~/.ssh/known_hosts) and ends with the job's status; the job token travels on each connection.
+# Every node runs the node script this job carries, in the workdir.
+ddpjob_node_script=$ddpjob_dir/node.sh
+printf '%s\n' {{node_script}} >"$ddpjob_node_script" || ddpjob_fail "cannot write $ddpjob_node_script"
+ddpjob_status=0
+{{ddpjob}} launch --node-script "$ddpjob_node_script" --nodefile "$PBS_NODEFILE" \
+    --nproc-per-node {{procs_per_node}} --workdir "$ddpjob_workdir" --master-port "$ddpjob_port" \
+    --run-id "$ddpjob_jobid" "${ddpjob_walltime_args[@]}" --requeue-count "$ddpjob_requeue" \
+    -- "${ddpjob_resume[@]}" || ddpjob_status=$?
+{{/launch_ssh}}
 {{#requeue}}
 # 75: every rank checkpointed on request. The job's successor is this script submitted again from
 # where `ddpjob submit` wrote it, told its place in the chain.
@@ -241,11 +256,3 @@ if [ "$ddpjob_status" -eq 75 ] && [ "$ddpjob_requeue" -lt {{requeue}} ]; then
 fi
 {{/requeue}}
 exit "$ddpjob_status"
-{{/launch_pbsdsh}}
-{{#launch_ssh}}
-{{ddpjob}} launch --nodefile "$PBS_NODEFILE" --nproc-per-node {{procs_per_node}} \
-    --master-port "$ddpjob_port" --run-id "$ddpjob_jobid" --token-file "$ddpjob_token_file" \
-    --max-restarts {{max_restarts}} --rdzv-timeout {{rendezvous_timeout}} \
-    "${ddpjob_walltime_args[@]}" {{checkpoint_args}} --requeue-count "$ddpjob_requeue"{{report_args}}{{worker_args}} \
-    -- {{command}} "${ddpjob_resume[@]}"
-{{/launch_ssh}}

@@ -2,7 +2,8 @@
 # `ddpjob launch` over real SSH: three hosts n1..n3, each Debian's sshd in its own network
 # namespace (tests/cluster/sshd.sh), the client (libssh2) on a login host, logging in as an
 # unprivileged user that its ~/.ssh/config names. A real PyTorch gloo
-# job across them; a worker crash; Ctrl-C on the head; hosts with an unknown or changed key, an
+# job across them; a worker crash; Ctrl-C on the head; a dropped connection and a host cut off
+# mid-job; hosts with an unknown or changed key, an
 # address nobody answers at, and hosts without the agent: each named, and nothing left running
 # on any host.
 . "$SRCDIR/tests/agent/lib.sh"
@@ -53,6 +54,14 @@ launch() { # ARGS...: OUT, ERR, RC, TOOK (s)
     TOOK=$((SECONDS - start))
 }
 
+# start_sleepy: the sleepy job in the background (LAUNCHER), once a worker runs on every host.
+start_sleepy() {
+    sshd_login timeout -s KILL 120 "$DDPJOB" launch "$T/sleepy.yaml" --hosts n1,n2,n3 --bindir "$bindir" \
+        >"$T/sleepy.out" 2>"$T/sleepy.err" &
+    LAUNCHER=$!
+    for _ in $(seq 200); do [ "$(grep -c started "$T/sleepy.out")" = 3 ] && break; sleep 0.1; done
+}
+
 spec ddp "[/usr/bin/python3, $bindir/env_ddp.py]"
 launch "$T/ddp.yaml" --hosts n1,n2:2,n3 --bindir "$bindir"
 expect_eq "$RC" 0 "a PyTorch gloo job on 3 hosts (n2 with 2 workers) exits 0"
@@ -74,17 +83,38 @@ expect_hosts_clean "nothing left on any host after the crash"
 
 # Ctrl-C on the head: every agent stops its workers, nothing is left.
 spec sleepy "[bash, -c, 'echo started; sleep 60']"
-sshd_login timeout -s KILL 120 "$DDPJOB" launch "$T/sleepy.yaml" --hosts n1,n2,n3 --bindir "$bindir" \
-    >"$T/sleepy.out" 2>"$T/sleepy.err" &
-launcher=$!
-for _ in $(seq 200); do [ "$(grep -c started "$T/sleepy.out")" = 3 ] && break; sleep 0.1; done
+start_sleepy
 start=$SECONDS
 pkill -INT -f "^$DDPJOB launch $T/sleepy.yaml"
-if wait "$launcher"; then RC=0; else RC=$?; fi
+if wait "$LAUNCHER"; then RC=0; else RC=$?; fi
 expect_eq "$RC" 143 "Ctrl-C on the head stops the job: exit 143 (the agents' SIGTERM)"
 expect_contains "$(cat "$T/sleepy.err")" "SIGINT: stopping the job on every host" "and says so"
 if [ $((SECONDS - start)) -lt 15 ]; then pass "promptly ($((SECONDS - start)) s)"; else fail "it took $((SECONDS - start)) s"; fi
 expect_hosts_clean "nothing left on any host after Ctrl-C"
+
+# n2's connection dropped mid-job: its sshd session is killed.
+start_sleepy
+start=$SECONDS
+for pid in $(ip netns pids "$(sshd_ns n2)"); do
+    [ "$pid" = "$(cat "$SSHD_DIR/run/sshd-n2.pid")" ] || [ "$(cat "/proc/$pid/comm")" != sshd ] || kill -9 "$pid"
+done
+if wait "$LAUNCHER"; then RC=0; else RC=$?; fi
+if [ "$RC" -ne 0 ]; then pass "a dropped connection fails the job (exit $RC)"; else fail "a dropped connection fails the job" "exit 0"; fi
+expect_contains "$(cat "$T/sleepy.err")" "ddpjob launch: node 1 (n2): n2 ($SSHD_USER@n2:22): connection lost" "naming the host"
+if [ $((SECONDS - start)) -lt 20 ]; then pass "promptly ($((SECONDS - start)) s)"; else fail "it took $((SECONDS - start)) s"; fi
+expect_hosts_clean "nothing left on any host after the dropped connection"
+
+# n2 vanishes: its link is cut, nothing tells the head (no FIN), the agents find it lost.
+start_sleepy
+start=$SECONDS
+ip -n "$(sshd_ns login)" link set v2 down
+if wait "$LAUNCHER"; then RC=0; else RC=$?; fi
+ip -n "$(sshd_ns login)" link set v2 up
+if [ "$RC" -ne 0 ]; then pass "a host cut off fails the job (exit $RC)"; else fail "a host cut off fails the job" "exit 0"; fi
+expect_contains "$(cat "$T/sleepy.err")" "ddpjob launch: node 1 (n2): n2 ($SSHD_USER@n2:22): connection lost" "naming the host"
+took=$((SECONDS - start))
+if [ "$took" -lt 40 ]; then pass "within the keepalive bound (${took} s), not TCP's 15 minutes"; else fail "it took ${took} s"; fi
+expect_hosts_clean "nothing left on any host after the cut"
 
 # Host keys: unknown, and changed.
 grep -v '^n2,' "$SSHD_DIR/client/.ssh/known_hosts" >"$T/kh-missing"

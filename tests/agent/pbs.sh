@@ -8,6 +8,7 @@
 # start, must fail the PBS job (pbsdsh itself always exits 0), naming the node.
 . "$SRCDIR/tests/agent/lib.sh"
 . "$SRCDIR/tests/cluster/pbs.sh"
+. "$SRCDIR/tests/cluster/sshd.sh"
 
 if [ ! -d "$SRCDIR/../shared/tools/openpbs" ] && [ ! -x "$PBS_EXEC/sbin/pbs_server.bin" ]; then
     trap - EXIT
@@ -96,6 +97,41 @@ chown "$PBS_USER:" "$jobdir/killed.yaml"
 submit_and_wait killed.yaml
 expect_eq "$STATUS" 137 "a rank killed by SIGKILL on n2 ends the PBS job with Exit_status = 137"
 expect_contains "$OUT" "job failed (exit 137): rank 2 (node 1, host n2, local rank 0) killed by SIGKILL" "and the job's output names the rank, node, host and signal"
+
+# `launcher: ssh`: the batch shell's `ddpjob launch` starts both nodes' agents over SSH, as the
+# user, with the user's key and known_hosts; each node runs Debian's sshd in its namespace.
+mkdir -p /run/sshd "$home/.ssh"
+ssh-keygen -q -t ed25519 -N '' -f "$home/.ssh/id_ed25519"
+for i in 1 2; do
+    sshd_host_config "$PBS_CLUSTER/ssh" "n$i" "10.78.0.$((10 + i))" >>"$home/.ssh/known_hosts"
+    pbs_in "n$i" /usr/sbin/sshd -f "$PBS_CLUSTER/ssh/sshd-n$i.conf"
+done
+cp "$home/.ssh/id_ed25519.pub" "$PBS_CLUSTER/ssh/keys/authorized_keys"
+# sshd reads the authorized keys as the user; the host keys stay root's alone.
+chmod 755 "$PBS_CLUSTER/ssh" "$PBS_CLUSTER/ssh/keys"
+chmod 644 "$PBS_CLUSTER/ssh/keys/authorized_keys"
+chown -R "$PBS_USER:" "$home/.ssh"
+# What the login gave the batch shell, a command over SSH does not get: the setup says it.
+sed -e 's/^name: e2e/name: ssh/' -e 's/^setup: /setup: export PATH=$HOME\/tools:$PATH; /' \
+    "$jobdir/e2e.yaml" >"$jobdir/ssh.yaml"
+echo 'pbs: {launcher: ssh}' >>"$jobdir/ssh.yaml"
+chown "$PBS_USER:" "$jobdir/ssh.yaml"
+submit_and_wait ssh.yaml
+expect_eq "$STATUS" 0 "launcher: ssh: the job started over SSH ends with Exit_status = 0"
+expect_contains "$OUT" "ddpjob launch: job $JOB on 2 host(s), master n1:" "ddpjob launch reads PBS_NODEFILE: 2 hosts, master n1"
+for r in 0 1 2 3; do
+    node=$((r / 2)) host=n$((r / 2 + 1)) local=$((r % 2))
+    expect_contains "$OUT" "$host: [rank $r] host=$host RANK=$r LOCAL_RANK=$local WORLD_SIZE=4 LOCAL_WORLD_SIZE=2 GROUP_RANK=$node GROUP_WORLD_SIZE=2 MASTER_ADDR=n1 TORCHELASTIC_RUN_ID=$JOB FROM_SPEC=from the spec sum=6 expected=6 cwd=$jobdir python=$home/tools/python3 setup=ran on $host" \
+        "launcher: ssh: rank $r on $host: right environment, the all_reduce, in the submission directory, the setup run there"
+done
+expect_no_file "$jobdir/.ddpjob" "launcher: ssh: the job's own files (the node script) are gone afterwards"
+sed -e 's/^name: ssh/name: sshfail/' -e 's/env: {FROM_SPEC: "from the spec"}/env: {FROM_SPEC: "from the spec", FAIL_RANK: "3"}/' \
+    "$jobdir/ssh.yaml" >"$jobdir/sshfail.yaml"
+chown "$PBS_USER:" "$jobdir/sshfail.yaml"
+submit_and_wait sshfail.yaml
+expect_eq "$STATUS" 3 "launcher: ssh: a rank that exits 3 on n2 ends the PBS job with Exit_status = 3"
+expect_contains "$OUT" "job failed (exit 3): rank 3 (node 1, host n2, local rank 1) exited with code 3" \
+    "and the job's output names the rank, node, host and code"
 
 # Node 1's agent is missing on n2 alone: its MoM's mount namespace hides the programs' directory.
 mkdir -p "$PBS_CLUSTER/empty"

@@ -31,10 +31,12 @@ run "$DDPJOB" render "$SRCDIR/share/examples/slurm-2x8.yaml" --scheduler pbs --b
 expect_contains "$ERR" "the slurm: block is left out of a PBS script" "and the other way round"
 case "$OUT" in *mail-type*) fail "slurm directives do not leak into PBS" ;; *) pass "slurm directives do not leak into PBS" ;; esac
 
-# The SSH launcher variant of the PBS script hands the node file to `ddpjob launch`.
+# The SSH launcher variant of the PBS script hands the node file and the node script it carries to
+# `ddpjob launch`.
 sed 's/launcher: pbsdsh/launcher: ssh/' "$SRCDIR/share/examples/gadi-pbs.yaml" >"$T/ssh.yaml"
 run "$DDPJOB" render "$T/ssh.yaml" --bindir /opt/ddpjob/bin
-expect_contains "$OUT" '/opt/ddpjob/bin/ddpjob launch --nodefile "$PBS_NODEFILE" --nproc-per-node 4' \
+expect_contains "$OUT" '/opt/ddpjob/bin/ddpjob launch --node-script "$ddpjob_node_script" --nodefile "$PBS_NODEFILE" \
+    --nproc-per-node 4 --workdir "$ddpjob_workdir"' \
     "pbs.launcher: ssh starts the agents with ddpjob launch"
 case "$OUT" in *"pbsdsh -n \""*) fail "and not with pbsdsh" ;; *) pass "and not with pbsdsh" ;; esac
 printf '%s\n' "$OUT" >"$T/script"

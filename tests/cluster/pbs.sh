@@ -76,7 +76,8 @@ pbs_cluster_up() {
     mkdir -p "$PBS_CLUSTER"/{etc,home,pbshead}
     [ -c /dev/null ] || { echo "pbs: /dev/null is not the null device (see the OpenPBS README)" >&2; return 1; }
     if ! id "$PBS_USER" >/dev/null 2>&1; then
-        useradd -M -d "$PBS_CLUSTER/home/$PBS_USER" -s /bin/bash "$PBS_USER" || return 1
+        # Password '*': no password login, yet not locked, which sshd would refuse (launcher: ssh).
+        useradd -M -p '*' -d "$PBS_CLUSTER/home/$PBS_USER" -s /bin/bash "$PBS_USER" || return 1
         touch "$PBS_CLUSTER/made-user"
     fi
     mkdir -p "$PBS_CLUSTER/home/$PBS_USER"

@@ -15,6 +15,29 @@ SSHD_NET=10.80.0
 SSHD_USER=ddpjssh
 sshd_ns() { echo "ddpjssh$SSHD_ID-$1"; }
 
+# sshd_host_config DIR NAME ADDR: host NAME's key (DIR/keys/host-NAME) and sshd config
+# (DIR/sshd-NAME.conf: listening on ADDR:22, key logins alone, keys in DIR/keys/authorized_keys,
+# its pid in DIR/run); prints the host's known_hosts line.
+sshd_host_config() {
+    local d=$1 name=$2 addr=$3
+    mkdir -p "$d/keys" "$d/run" || return 1
+    ssh-keygen -q -t ed25519 -N '' -C "$name" -f "$d/keys/host-$name" || return 1
+    cat >"$d/sshd-$name.conf" <<CONF
+ListenAddress $addr:22
+HostKey $d/keys/host-$name
+PidFile $d/run/sshd-$name.pid
+AuthorizedKeysFile $d/keys/authorized_keys
+AuthenticationMethods publickey
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+UsePAM no
+StrictModes no
+MaxStartups 200
+PermitRootLogin no
+CONF
+    printf '%s,%s %s\n' "$name" "$addr" "$(cut -d' ' -f1-2 "$d/keys/host-$name.pub")"
+}
+
 # sshd_up NODES
 sshd_up() {
     SSHD_NODES=$1
@@ -37,22 +60,7 @@ sshd_up() {
     printf 'Host *\n    User %s\n' "$SSHD_USER" >"$d/client/.ssh/config"
     : >"$d/client/.ssh/known_hosts"
     for i in $(seq "$SSHD_NODES"); do
-        ssh-keygen -q -t ed25519 -N '' -C "n$i" -f "$d/keys/host-n$i" || return 1
-        printf 'n%d,%s.%d %s\n' "$i" "$SSHD_NET" $((10 + i)) "$(cut -d' ' -f1-2 "$d/keys/host-n$i.pub")" \
-            >>"$d/client/.ssh/known_hosts"
-        cat >"$d/sshd-n$i.conf" <<CONF
-ListenAddress $SSHD_NET.$((10 + i)):22
-HostKey $d/keys/host-n$i
-PidFile $d/run/sshd-n$i.pid
-AuthorizedKeysFile $d/keys/authorized_keys
-AuthenticationMethods publickey
-PasswordAuthentication no
-KbdInteractiveAuthentication no
-UsePAM no
-StrictModes no
-MaxStartups 200
-PermitRootLogin no
-CONF
+        sshd_host_config "$d" "n$i" "$SSHD_NET.$((10 + i))" >>"$d/client/.ssh/known_hosts" || return 1
         ns=$(sshd_ns "n$i")
         nsenter --net="/run/netns/$ns" -- unshare --uts --mount --propagation private \
             sh -c 'hostname "$1" && mount --bind "$2/etc/hosts" /etc/hosts && exec /usr/sbin/sshd -f "$3"' \

@@ -15,7 +15,9 @@
 
 #include "ddp_clock.h"
 #include "ddp_net.h"
+#include "fingerprint.h"
 #include "output.h"
+#include "preflight.h"
 #include "rendezvous.h"
 #include "report.h"
 #include "store_client.h"
@@ -655,6 +657,92 @@ static int connect_store(agent_t *a, store_client_t **out, ddp_error_t *err)
 
 /* The job was told to stop (a signal to an agent) and every worker of this node exited
  * checkpointed: for this node that is a planned stop, not a failure. */
+/* Before the first rendezvous: this node's fingerprint, for the preflight. */
+static int publish_fingerprint(agent_t *a, ddp_error_t *err)
+{
+    char key[128], name[64];
+    snprintf(name, sizeof name, "fingerprint/%d", a->o->node_rank);
+    rdzv_key(key, sizeof key, 0, name);
+    char *fp = fingerprint_collect(a->o->command, a->o->nproc);
+    int rc = fp ? store_set(a->client, key, fp, strlen(fp), err) : ddp_error_set(err, "out of memory");
+    free(fp);
+    return rc ? ddp_error_prefix(err, "node %d: publishing its fingerprint", a->o->node_rank) : 0;
+}
+
+/* After the first rendezvous, every fingerprint being in the store: node 0 prints the report;
+ * every node takes the same verdict from the same facts. Returns 1 when no worker is to start
+ * (doctor; strict, with the nodes differing: the job's end is then published). */
+static int preflight(agent_t *a, attempt_t *t)
+{
+    const agent_options_t *o = a->o;
+    if (o->preflight == PREFLIGHT_REPORT && o->node_rank != 0)
+        return 0;
+    char **keys = calloc((size_t)o->nnodes, sizeof *keys), **fp = calloc((size_t)o->nnodes, sizeof *fp);
+    ddp_error_t err = {0};
+    int ok = keys && fp;
+    for (int i = 0; ok && i < o->nnodes; i++) {
+        char name[64], key[128];
+        snprintf(name, sizeof name, "fingerprint/%d", i);
+        key_for(t, key, sizeof key, name);
+        ok = (keys[i] = strdup(key)) != NULL;
+    }
+    if (ok && store_get_many(a->client, (const char *const *)keys, (size_t)o->nnodes, fp, &err)) {
+        say("preflight: cannot read the nodes' fingerprints: %s", err.msg);
+        ok = 0;
+    }
+    int stop = 0;
+    if (ok && o->node_rank == 0) {
+        char *text = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&text, &len);
+        if (f) {
+            preflight_report(f, fp, o->nnodes, o->preflight == PREFLIGHT_ONLY);
+            fclose(f);
+            output_write(STDERR_FILENO, text, len);
+        }
+        free(text);
+    }
+    int differ = ok ? preflight_differences(fp, o->nnodes) : 0;
+    if (o->preflight == PREFLIGHT_ONLY) {
+        stop = 1;
+    } else if (o->preflight == PREFLIGHT_STRICT && (differ || !ok)) {
+        failure_t f = ok ? node_failure(a, FAIL_PREFLIGHT, 1, -1, "-",
+                                        "preflight: strict, and the nodes differ in %d fact(s) "
+                                        "(node 0's output lists them): no worker was started",
+                                        differ)
+                         : node_failure(a, FAIL_PREFLIGHT, 1, -1, "-",
+                                        "preflight: strict, and the nodes' fingerprints could "
+                                        "not be read: no worker was started");
+        publish_end(a, t, &f, END_FAILED);
+        stop = 1;
+    }
+    for (int i = 0; i < o->nnodes; i++) {
+        free(keys ? keys[i] : NULL);
+        free(fp ? fp[i] : NULL);
+    }
+    free(keys);
+    free(fp);
+    return stop;
+}
+
+/* The job failed for good: its summary on stderr, and the report file when asked for. */
+static void report_failure(agent_t *a, const attempt_t *t, const worker_t *w, int n)
+{
+    const agent_options_t *o = a->o;
+    char *summary = NULL;
+    size_t summary_len = 0;
+    FILE *f = open_memstream(&summary, &summary_len);
+    if (f) {
+        report_summary(f, &t->first, w, n, o->node_rank, a->host);
+        fclose(f);
+        output_write(STDERR_FILENO, summary, summary_len);
+    }
+    free(summary);
+    ddp_error_t err;
+    if (o->error_file && report_error_file(o->error_file, &t->first, w, n, o->node_rank, a->host, &err))
+        say("%s", err.msg);
+}
+
 static int stopped_with_checkpoints(const attempt_t *t, const worker_t *w, int n)
 {
     if (t->done || t->first.kind != FAIL_SIGNAL || n == 0)
@@ -688,7 +776,7 @@ static int run_attempt(agent_t *a, attempt_t *t, ddp_error_t *err)
                         .deadline = ddp_deadline_in((int64_t)o->rdzv_timeout_s * 1000),
                         .cancelled = stop_requested, .waiting = rdzv_waiting, .ctx = a};
     rdzv_result_t r;
-    if (rdzv_join(a->client, &join, &r, err))
+    if ((t->round == 0 && publish_fingerprint(a, err)) || rdzv_join(a->client, &join, &r, err))
         return -1;
     if (o->node_rank > 0) {
         char gone_key[128], name[64];
@@ -726,6 +814,11 @@ static int run_attempt(agent_t *a, attempt_t *t, ddp_error_t *err)
         ddp_error_set(err, "out of memory");
     } else if (store_wait_send(a->watch, &end_key, 1, WATCH_MS, err)) {
         ddp_error_prefix(err, "watching the job's end");
+    } else if (t->round == 0 && preflight(a, t)) {
+        /* No worker: the node settles at once, or takes the end the preflight published. */
+        monitor(a, t, w, 0, &r);
+        if (!t->done)
+            report_failure(a, t, w, 0);
     } else if (workers_start(w, &launch, err)) {
         say("%s", err->msg);
         /* A worker that could not be started here (not one whose program is missing: that one
@@ -749,18 +842,7 @@ static int run_attempt(agent_t *a, attempt_t *t, ddp_error_t *err)
             say("attempt %d failed: %s; restarting every worker (restart %d of %d)", t->round,
                 line, t->round + 1, o->max_restarts);
         } else if (!t->done) {
-            char *summary = NULL;
-            size_t summary_len = 0;
-            FILE *f = open_memstream(&summary, &summary_len);
-            if (f) {
-                report_summary(f, &t->first, w, o->nproc, o->node_rank, a->host);
-                fclose(f);
-                output_write(STDERR_FILENO, summary, summary_len);
-            }
-            free(summary);
-            if (o->error_file && report_error_file(o->error_file, &t->first, w, o->nproc,
-                                                   o->node_rank, a->host, err))
-                say("%s", err->msg);
+            report_failure(a, t, w, o->nproc);
         }
     }
     int rc = t->end_known || t->done ? 0 : -1;

@@ -18,6 +18,7 @@
 #include "ddp_net.h"
 #include "ddp_parse.h"
 #include "hostlist.h"
+#include "preflight.h"
 #include "store_proto.h"
 
 static const char usage_text[] =
@@ -61,6 +62,10 @@ static const char usage_text[] =
     "                          visible set (CUDA_VISIBLE_DEVICES)\n"
     "  --cpu-binding cores|numa|none  pin each worker to its share of this agent's CPUs:\n"
     "                          equal contiguous shares, or one NUMA node's CPUs\n"
+    "  --preflight report|strict|only  before any worker: node 0 prints what differs across\n"
+    "                          the nodes (driver, CUDA, NCCL, GPUs, InfiniBand, NCCL_* env,\n"
+    "                          python, torch) and advice (default report); strict fails the job\n"
+    "                          then; only prints every fact and starts no worker (ddpjob doctor)\n"
     "\n"
     "torchrun's spellings (--nproc_per_node, --node_rank, --master_addr, --master_port,\n"
     "--max_restarts, --rdzv_timeout) are accepted, and its --rdzv-backend c10d|static,\n"
@@ -100,6 +105,7 @@ enum {
     OPT_REQUEUE_COUNT,
     OPT_GPU_BINDING,
     OPT_CPU_BINDING,
+    OPT_PREFLIGHT,
     OPT_HELP,
     OPT_VERSION,
 };
@@ -146,6 +152,7 @@ static const struct option long_options[] = {
     {"requeue-count", required_argument, NULL, OPT_REQUEUE_COUNT},
     {"gpu-binding", required_argument, NULL, OPT_GPU_BINDING},
     {"cpu-binding", required_argument, NULL, OPT_CPU_BINDING},
+    {"preflight", required_argument, NULL, OPT_PREFLIGHT},
     {"help", no_argument, NULL, OPT_HELP},
     {"version", no_argument, NULL, OPT_VERSION},
     {0},
@@ -543,6 +550,12 @@ int agent_options_parse(int argc, char **argv, agent_options_t *o, ddp_error_t *
             o->cpu_binding = !strcmp(optarg, "cores")  ? CPU_BINDING_CORES
                              : !strcmp(optarg, "numa") ? CPU_BINDING_NUMA
                                                        : CPU_BINDING_NONE;
+            break;
+        case OPT_PREFLIGHT:
+            bad = strcmp(optarg, "report") && strcmp(optarg, "strict") && strcmp(optarg, "only");
+            o->preflight = !strcmp(optarg, "strict") ? PREFLIGHT_STRICT
+                           : !strcmp(optarg, "only") ? PREFLIGHT_ONLY
+                                                     : PREFLIGHT_REPORT;
             break;
         case 'h':
         case OPT_HELP:

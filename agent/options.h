@@ -36,6 +36,7 @@ typedef struct {
     int checkpoint_before_ms;  /* how long before the deadline */
     int requeue_count;         /* this job's place in a chain of requeued jobs (0: the first) */
     int gpu_binding, cpu_binding; /* binding.h's gpu_binding_t and cpu_binding_t */
+    int preflight;                /* preflight.h's preflight_mode_t */
 } agent_options_t;
 
 /* Fills o from argv and the environment. Returns 0, 1 when --help or --version was printed,

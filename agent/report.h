@@ -19,6 +19,7 @@ typedef enum {
     FAIL_LOST,    /* an agent or the store went away */
     FAIL_SIGNAL,  /* an agent was told to stop (SIGTERM, SIGINT, SIGHUP) */
     FAIL_TIMEOUT, /* a finished node waited too long for the others */
+    FAIL_PREFLIGHT, /* the nodes differ and the preflight is strict */
 } failure_kind_t;
 
 typedef struct {

@@ -92,7 +92,7 @@ static void *open_host(void *arg)
 {
     host_run_t *h = arg;
     ddp_error_t err;
-    h->session = ssh_session_open(h->alias, &h->target, L.known_hosts, L.accept_new_keys,
+    h->session = ssh_session_open(h->alias, &h->target, L.known_hosts, L.accept_new_keys, NULL,
                                   L.deadline, &err);
     if (!h->session)
         snprintf(h->error, sizeof h->error, "%s", err.msg);
@@ -173,7 +173,7 @@ static void *host_thread(void *arg)
 /* The script every host runs: node.sh rendered from the spec with ARGS appended to its command,
  * or a node script as given. *spec_procs gets the spec's workers per node (0: no spec). */
 static char *node_script(const char *spec_path, const char *script_path, const char *bindir,
-                         char **extra, int nextra, long *spec_procs, int *exit_code)
+                         bool doctor, char **extra, int nextra, long *spec_procs, int *exit_code)
 {
     ddp_error_t err;
     *spec_procs = 0;
@@ -185,10 +185,14 @@ static char *node_script(const char *spec_path, const char *script_path, const c
         return script;
     }
     sched_kind_t target;
-    load_opts_t load = {SCHED_UNSET, NULL, false, true};
-    job_spec_t *spec = load_for_scheduler(spec_path, &load, &target, NULL, exit_code);
-    if (!spec)
+    load_opts_t load = {SCHED_UNSET, NULL, false, true, doctor};
+    job_spec_t *spec = spec_path ? load_for_scheduler(spec_path, &load, &target, NULL, exit_code)
+                                 : spec_doctor_default(&err);
+    if (!spec) {
+        if (!spec_path)
+            fprintf(stderr, "ddpjob doctor: %s\n", err.msg);
         return NULL;
+    }
     char *script = NULL;
     size_t script_len = 0;
     FILE *f = open_memstream(&script, &script_len);
@@ -232,6 +236,11 @@ static int parse_int_option(const char *name, const char *text, long lo, long hi
 }
 
 int cmd_launch(int argc, char **argv)
+{
+    return launch_command(argc, argv, false);
+}
+
+int launch_command(int argc, char **argv, bool doctor)
 {
     static const struct option opts[] = {
         {"hosts", required_argument, NULL, 'H'},        {"hostfile", required_argument, NULL, 'f'},
@@ -314,12 +323,17 @@ int cmd_launch(int argc, char **argv)
             return EXIT_USAGE;
         }
     }
-    if (optind != argc - !script_path || !hosts_list == !host_file) {
-        fprintf(stderr, "ddpjob launch: give a SPEC or --node-script, and one of --hosts, "
-                        "--hostfile, --nodefile\n%s", launch_help);
+    /* doctor needs no spec: it then asks the hosts' python3 for its versions. */
+    int specs = argc - optind;
+    if (specs != !script_path && !(doctor && specs == 0)) {
+        fprintf(stderr, "ddpjob launch: give a SPEC or --node-script\n%s", launch_help);
         return EXIT_USAGE;
     }
-    const char *spec_path = script_path ? NULL : argv[optind];
+    if (!hosts_list == !host_file) {
+        fprintf(stderr, "ddpjob launch: give one of --hosts, --hostfile, --nodefile\n%s", launch_help);
+        return EXIT_USAGE;
+    }
+    const char *spec_path = specs ? argv[optind] : NULL;
     ddp_error_t err;
     launch_hosts_t hosts;
     if (hosts_list ? launch_hosts_from_list(hosts_list, &hosts, &err)
@@ -329,7 +343,8 @@ int cmd_launch(int argc, char **argv)
     }
     int exit_code;
     long spec_procs;
-    char *script = node_script(spec_path, script_path, bindir, extra, nextra, &spec_procs, &exit_code);
+    char *script = node_script(spec_path, script_path, bindir, doctor, extra, nextra, &spec_procs,
+                               &exit_code);
     if (!script) {
         launch_hosts_free(&hosts);
         return exit_code;

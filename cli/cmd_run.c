@@ -21,6 +21,11 @@ static const char run_help[] =
 
 int cmd_run(int argc, char **argv)
 {
+    return run_command(argc, argv, false);
+}
+
+int run_command(int argc, char **argv, bool doctor)
+{
     static const struct option opts[] = {{"nproc-per-node", required_argument, NULL, 'n'},
                                          {"bindir", required_argument, NULL, 'b'},
                                          {"help", no_argument, NULL, 'h'},
@@ -58,7 +63,7 @@ int cmd_run(int argc, char **argv)
     }
     int exit_code;
     sched_kind_t target;
-    load_opts_t load = {SCHED_UNSET, NULL, false, true};
+    load_opts_t load = {SCHED_UNSET, NULL, false, true, doctor};
     job_spec_t *spec = load_for_scheduler(argv[optind], &load, &target, NULL, &exit_code);
     if (!spec)
         return exit_code;

@@ -71,6 +71,11 @@ job_spec_t *load_for_scheduler(const char *path, const load_opts_t *opts, sched_
     if (diag->count == 0 && !opts->local_run && (site = load_site(spec, opts->site, diag)))
         site_rules_apply(site, spec, diag, remarks);
     print_lines(remarks);
+    if (diag->count == 0 && opts->doctor) {
+        free(spec->preflight);
+        if (!(spec->preflight = strdup("only")))
+            diag_add(diag, 1, 1, NULL, "out of memory");
+    }
     if (diag->count > 0) {
         print_lines(diag);
         fprintf(stderr, "ddpjob: %s: %zu problem%s; nothing was written\n", path, diag->count,
@@ -123,7 +128,7 @@ int cmd_validate(int argc, char **argv)
                                          {"site", required_argument, NULL, 'S'},
                                          {"help", no_argument, NULL, 'h'},
                                          {0}};
-    load_opts_t load = {SCHED_UNSET, NULL, false, false};
+    load_opts_t load = {SCHED_UNSET, NULL, false, false, false};
     int c;
     while ((c = getopt_long(argc, argv, "s:h", opts, NULL)) != -1) {
         if (c == 'h') {
@@ -260,13 +265,14 @@ static char *render_to_string(const job_spec_t *spec, const script_args_t *a, sc
 /* The steps render and submit share: parse the command line, load and validate the spec, render
  * its script into memory. Returns -1 when the caller should go on (then *spec and *text are
  * set), else the exit code to return. */
-static int prepare_script(int argc, char **argv, const char *help, bool is_submit, script_args_t *a,
-                          job_spec_t **spec, sched_kind_t *target, char **text)
+static int prepare_script(int argc, char **argv, const char *help, bool is_submit, bool doctor,
+                          script_args_t *a, job_spec_t **spec, sched_kind_t *target, char **text)
 {
     const char *path;
     int rc = parse_script_args(argc, argv, help, is_submit, a, &path);
     if (rc != 0)
         return rc > 0 ? EXIT_OK : EXIT_USAGE;
+    a->load.doctor = doctor;
     int code = EXIT_OK;
     site_t *site = NULL;
     *spec = load_for_scheduler(path, &a->load, target, &site, &code);
@@ -301,7 +307,7 @@ int cmd_render(int argc, char **argv)
     job_spec_t *spec;
     sched_kind_t target;
     char *text;
-    int code = prepare_script(argc, argv, render_help, false, &a, &spec, &target, &text);
+    int code = prepare_script(argc, argv, render_help, false, false, &a, &spec, &target, &text);
     if (code >= 0)
         return code;
     code = EXIT_OK;
@@ -331,11 +337,16 @@ static const char submit_help[] =
 
 int cmd_submit(int argc, char **argv)
 {
+    return submit_command(argc, argv, false);
+}
+
+int submit_command(int argc, char **argv, bool doctor)
+{
     script_args_t a;
     job_spec_t *spec;
     sched_kind_t target;
     char *text;
-    int code = prepare_script(argc, argv, submit_help, true, &a, &spec, &target, &text);
+    int code = prepare_script(argc, argv, submit_help, true, doctor, &a, &spec, &target, &text);
     if (code >= 0)
         return code;
     code = EXIT_OK;

@@ -20,6 +20,7 @@ typedef struct {
     const char *site;      /* --site, else NULL for the spec's site: (if any) */
     bool scheduler_needed; /* false for a local run, or validate */
     bool local_run;        /* `ddpjob run`: a site's queue rules do not apply on this machine */
+    bool doctor;           /* `ddpjob doctor`: the agents compare the nodes and start no worker */
 } load_opts_t;
 
 /* Loads and validates a spec for its target scheduler and, when it names one, its site profile
@@ -39,5 +40,12 @@ int cmd_submit(int argc, char **argv);
 int cmd_nodes(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_launch(int argc, char **argv);
+int cmd_doctor(int argc, char **argv);
+int cmd_setup_nodes(int argc, char **argv);
+
+/* run, submit and launch as doctor runs them (doctor: the spec's agents only compare nodes). */
+int run_command(int argc, char **argv, bool doctor);
+int submit_command(int argc, char **argv, bool doctor);
+int launch_command(int argc, char **argv, bool doctor);
 
 #endif

@@ -15,6 +15,8 @@ static const struct {
     {"submit", cmd_submit, "write the script into the job directory and qsub/sbatch it"},
     {"run", cmd_run, "run a spec's workload on this machine under a local agent (one node)"},
     {"launch", cmd_launch, "run a spec's job on hosts reached by SSH (no scheduler)"},
+    {"setup-nodes", cmd_setup_nodes, "check (and set up) key logins from this head to each host"},
+    {"doctor", cmd_doctor, "compare the nodes a job would run on (over SSH, in a batch job, here)"},
     {"nodes", cmd_nodes, "list a job's nodes from a Slurm hostlist or a PBS node file"},
 };
 

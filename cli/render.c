@@ -108,11 +108,12 @@ static int fill_common(const job_spec_t *spec, const char *bindir, const char *a
     rc |= reports ? tmpl_set(ctx, "report_args", reports) : -1;
     free(reports);
     /* How the agent starts each worker: its GPU, its CPUs, torch.distributed.launch's argument. */
-    rc |= tmpl_setf(ctx, "worker_args", "%s%s%s%s%s", spec->gpu_binding ? " --gpu-binding " : "",
+    rc |= tmpl_setf(ctx, "worker_args", "%s%s%s%s%s%s%s", spec->gpu_binding ? " --gpu-binding " : "",
                     spec->gpu_binding ? spec->gpu_binding : "",
                     spec->cpu_binding ? " --cpu-binding " : "",
                     spec->cpu_binding ? spec->cpu_binding : "",
-                    spec->local_rank_arg ? " --local-rank-arg" : "");
+                    spec->local_rank_arg ? " --local-rank-arg" : "",
+                    spec->preflight ? " --preflight " : "", spec->preflight ? spec->preflight : "");
     free(q_log);
     free(q_err);
 

@@ -84,6 +84,7 @@ static const field_def_t slurm_fields[] = {
 
 static const char *const gpu_bindings[] = {"per-rank", "none", NULL};
 static const char *const cpu_bindings[] = {"cores", "numa", "none", NULL};
+static const char *const preflights[] = {"report", "strict", NULL};
 
 static const field_def_t checkpoint_fields[] = {
     {"signal", F_SIGNAME, offsetof(job_spec_t, checkpoint.signal), 0, 0, 0, NULL, 0, NULL},
@@ -116,6 +117,7 @@ static const field_def_t top_fields[] = {
     {"gpu_binding", F_CHOICE, offsetof(job_spec_t, gpu_binding), 0, 0, 0, NULL, 0, gpu_bindings},
     FIELD(local_rank_arg, F_BOOL, local_rank_arg, 0),
     {"cpu_binding", F_CHOICE, offsetof(job_spec_t, cpu_binding), 0, 0, 0, NULL, 0, cpu_bindings},
+    {"preflight", F_CHOICE, offsetof(job_spec_t, preflight), 0, 0, 0, NULL, 0, preflights},
     {"checkpoint", F_MAP, 0, 0, 0, 0, checkpoint_fields, offsetof(job_spec_t, checkpoint.present), NULL},
     INTFIELD(requeue, requeue, 0, 0, 1000),
     FIELD(command, F_COMMAND, command, 0),
@@ -265,6 +267,23 @@ int spec_append_args(job_spec_t *spec, char *const *args, int n, ddp_error_t *er
         if (strv_push(&spec->command, args[i], strlen(args[i])))
             return ddp_error_set(err, "out of memory");
     return 0;
+}
+
+job_spec_t *spec_doctor_default(ddp_error_t *err)
+{
+    char *python[] = {"python3"};
+    job_spec_t *spec = calloc(1, sizeof *spec);
+    if (!spec || !(spec->path = strdup("(ddpjob doctor)")) || !(spec->name = strdup("doctor")) ||
+        !(spec->preflight = strdup("only")) || spec_append_args(spec, python, 1, err)) {
+        spec_destroy(spec);
+        ddp_error_set(err, "out of memory");
+        return NULL;
+    }
+    spec->nodes = 1;
+    spec->procs_per_node = 1;
+    spec->rendezvous_timeout = 60;
+    spec->checkpoint.before_s = 180;
+    return spec;
 }
 
 static void strv_free(strv_t *v)
@@ -865,6 +884,7 @@ void spec_destroy(job_spec_t *spec)
     free(spec->error_file);
     free(spec->gpu_binding);
     free(spec->cpu_binding);
+    free(spec->preflight);
     strv_free(&spec->command);
     strv_free(&spec->pbs.storage);
     strv_free(&spec->pbs.directives);

@@ -67,6 +67,7 @@ typedef struct {
     char *error_file;  /* the JSON failure report (the agent's --error-file; %n: per node) */
     char *gpu_binding; /* the agent's --gpu-binding: per-rank or none (NULL: none) */
     char *cpu_binding; /* the agent's --cpu-binding: cores, numa or none (NULL: none) */
+    char *preflight;   /* the agent's --preflight: report or strict (NULL: report) */
     bool local_rank_arg; /* the agent's --local-rank-arg (torch.distributed.launch's --local_rank) */
     /* The walltime contract: `signal` goes once to every worker `before_s` seconds before the
      * walltime; ranks that checkpoint and exit 75 end the job with 75, which `requeue` times
@@ -109,6 +110,10 @@ void spec_check_for_scheduler(const job_spec_t *spec, sched_kind_t sched, diag_t
 /* Appends args to the workload: after the command's arguments, or as more ddp-train options
  * for train:. A command given as one shell string takes none (err says so). */
 int spec_append_args(job_spec_t *spec, char *const *args, int n, ddp_error_t *err);
+
+/* What `ddpjob doctor --hosts` runs when given no spec: one agent per host, comparing them
+ * (preflight only), with python3 as the command so that its versions and torch's are read. */
+job_spec_t *spec_doctor_default(ddp_error_t *err);
 
 /* Whether the workload's arguments include `arg` ("--resume", "--checkpoint-dir"). */
 bool spec_command_has(const job_spec_t *spec, const char *arg);

@@ -157,7 +157,8 @@ static int authenticate(ssh_session_t *s, const ssh_target_t *t, ddp_error_t *er
 }
 
 ssh_session_t *ssh_session_open(const char *alias, const ssh_target_t *t, const char *known_hosts,
-                                int accept_new_keys, int64_t deadline, ddp_error_t *err)
+                                int accept_new_keys, const char *password, int64_t deadline,
+                                ddp_error_t *err)
 {
     ssh_session_t *s = calloc(1, sizeof *s);
     if (!s) {
@@ -184,7 +185,15 @@ ssh_session_t *ssh_session_open(const char *alias, const ssh_target_t *t, const 
         ssh_session_close(s);
         return NULL;
     }
-    if (check_host_key(s, alias, t, known_hosts, accept_new_keys, err) || authenticate(s, t, err)) {
+    /* The host is known to be itself before any credential goes to it. */
+    int failed = check_host_key(s, alias, t, known_hosts, accept_new_keys, err);
+    if (!failed && password)
+        failed = libssh2_userauth_password(s->session, t->user, password)
+                     ? session_error(s, "password login refused", err)
+                     : 0;
+    else if (!failed)
+        failed = authenticate(s, t, err);
+    if (failed) {
         ssh_session_close(s);
         return NULL;
     }

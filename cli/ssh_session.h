@@ -23,8 +23,10 @@ enum { SSH_KEEPALIVE_S = 5, SSH_LOST_AFTER_MS = 15000 };
 /* Once per process, before any thread opens a session. */
 int ssh_session_init(ddp_error_t *err);
 
+/* Logs in with `password` when given (setup-nodes, once, to install a key), else with keys. */
 ssh_session_t *ssh_session_open(const char *alias, const ssh_target_t *t, const char *known_hosts,
-                                int accept_new_keys, int64_t deadline, ddp_error_t *err);
+                                int accept_new_keys, const char *password, int64_t deadline,
+                                ddp_error_t *err);
 /* Starts `command`, then writes `input` to its stdin. */
 int ssh_session_exec(ssh_session_t *s, const char *command, const char *input, size_t len,
                      int64_t deadline, ddp_error_t *err);

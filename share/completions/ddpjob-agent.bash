@@ -12,6 +12,7 @@ _ddpjob_agent() {
     --nproc-per-node | --nproc_per_node) mapfile -t COMPREPLY < <(compgen -W "gpu auto" -- "$cur"); return ;;
     --checkpoint-signal) mapfile -t COMPREPLY < <(compgen -W "USR1 USR2 TERM INT HUP" -- "$cur"); return ;;
     --rdzv-backend | --rdzv_backend) mapfile -t COMPREPLY < <(compgen -W "c10d static" -- "$cur"); return ;;
+    --preflight) mapfile -t COMPREPLY < <(compgen -W "report strict only" -- "$cur"); return ;;
     esac
     if [ "${cur#-}" != "$cur" ]; then
         mapfile -t COMPREPLY < <(compgen -W "$("${COMP_WORDS[0]}" --help 2>/dev/null | grep -o -- '--[a-z][a-z_-]*' | sort -u)" -- "$cur")

@@ -4,13 +4,13 @@ _ddpjob() {
     cur=${COMP_WORDS[COMP_CWORD]}
     prev=${COMP_WORDS[COMP_CWORD - 1]}
     if [ "$COMP_CWORD" -eq 1 ]; then
-        mapfile -t COMPREPLY < <(compgen -W "validate render submit run launch nodes --help --version" -- "$cur")
+        mapfile -t COMPREPLY < <(compgen -W "validate render submit run launch doctor setup-nodes nodes --help --version" -- "$cur")
         return
     fi
     case $prev in
     --scheduler) mapfile -t COMPREPLY < <(compgen -W "pbs slurm" -- "$cur"); return ;;
-    -o | --output | --template | --nodefile | --hostfile | --ssh-config | --known-hosts) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
-    --bindir) mapfile -t COMPREPLY < <(compgen -d -- "$cur"); return ;;
+    -o | --output | --template | --nodefile | --hostfile | --ssh-config | --known-hosts | --node-script | --login-identity) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
+    --bindir | --workdir) mapfile -t COMPREPLY < <(compgen -d -- "$cur"); return ;;
     --site)
         # The profiles a site: or --site finds by name: the user's own and the installed ones.
         local dir file names=
@@ -29,7 +29,9 @@ _ddpjob() {
     render) opts="--scheduler --site --output --template --bindir --help" ;;
     submit) opts="--scheduler --site --dry-run --template --bindir --help" ;;
     run) opts="--nproc-per-node --bindir --help" ;;
-    launch) opts="--hosts --hostfile --nodefile --nproc-per-node --bindir --master-port --run-id --connect-timeout --accept-new-host-keys --ssh-config --known-hosts --help" ;;
+    launch) opts="--hosts --hostfile --nodefile --node-script --nproc-per-node --bindir --workdir --master-port --run-id --deadline --requeue-count --connect-timeout --accept-new-host-keys --ssh-config --known-hosts --help" ;;
+    setup-nodes) opts="--hosts --hostfile --install-key --login-identity --accept-new-host-keys --connect-timeout --ssh-config --known-hosts --help" ;;
+    doctor) opts="--hosts --hostfile --nodefile --submit --scheduler --site --nproc-per-node --bindir --connect-timeout --accept-new-host-keys --ssh-config --known-hosts --help" ;;
     nodes) opts="--slurm --nodefile --with-index --compress --help" ;;
     *) opts="" ;;
     esac

@@ -116,6 +116,79 @@ took=$((SECONDS - start))
 if [ "$took" -lt 40 ]; then pass "within the keepalive bound (${took} s), not TCP's 15 minutes"; else fail "it took ${took} s"; fi
 expect_hosts_clean "nothing left on any host after the cut"
 
+# The preflight: n2 made to differ by its setup (a fake nvidia-smi with two GPUs on its PATH, and
+# NCCL_SOCKET_IFNAME naming an interface it lacks). doctor reports it and starts nothing; a job
+# whose spec says `preflight: strict` fails before any worker starts.
+mkdir -p "$bindir/fakegpu"
+cat >"$bindir/fakegpu/nvidia-smi" <<'SMI'
+#!/bin/sh
+printf 'NVIDIA H100 80GB HBM3, 81559, 550.54.15\n%.0s' 1 2
+SMI
+chmod 755 "$bindir/fakegpu" "$bindir/fakegpu/nvidia-smi"
+differ_setup="setup: 'if [ \"\$(hostname)\" = n2 ]; then export PATH=$bindir/fakegpu:\$PATH NCCL_SOCKET_IFNAME=ib0; fi'"
+spec differ "[bash, -c, 'echo started']"
+echo "$differ_setup" >>"$T/differ.yaml"
+launch "$T/differ.yaml" --hosts n1,n2,n3 --bindir "$bindir" --nproc-per-node 4
+launch_out=$OUT launch_err=$ERR
+run sshd_login timeout -s KILL 120 "$DDPJOB" doctor "$T/differ.yaml" --hosts n1,n2,n3 --bindir "$bindir"
+expect_eq "$RC" 0 "doctor over SSH: exit 0"
+expect_contains "$ERR" "n1: ddpjob-agent: preflight: 3 node(s); 3 fact(s) that must agree differ" "node 0 counts what differs"
+expect_contains "$ERR" "n1:   gpus                 none on nodes 0, 2 (n1, n3); 2 x NVIDIA H100 80GB HBM3 (81559 MiB) on node 1 (n2)" \
+    "the table shows the GPUs, naming the nodes that have each"
+expect_contains "$ERR" "n1:   nvidia driver        none on nodes 0, 2 (n1, n3); 550.54.15 on node 1 (n2)" "the driver"
+expect_contains "$ERR" "n1:   \$NCCL_SOCKET_IFNAME  (unset) on nodes 0, 2 (n1, n3); ib0 on node 1 (n2)" "and the NCCL environment"
+expect_contains "$ERR" "n1:   kernel               $(uname -r) on every node" "what agrees is said once"
+expect_contains "$ERR" "advice: NCCL_SOCKET_IFNAME=ib0 names no interface of node 1 (n2), which has eth0 10.80.0.12/24" \
+    "advice: NCCL_SOCKET_IFNAME names an interface n2 lacks"
+expect_contains "$ERR" "advice: GPUs, no InfiniBand device and NCCL_IB_DISABLE unset on node 1 (n2)" "advice: no InfiniBand"
+case "$OUT" in *started*) fail "doctor starts no worker" "$OUT" ;; *) pass "doctor starts no worker" ;; esac
+expect_hosts_clean "nothing left on any host after doctor"
+expect_contains "$launch_err" "n1: ddpjob-agent: preflight: the 3 nodes differ in 3 fact(s):" "a job's preflight (report) prints what differs"
+expect_contains "$launch_err" "advice: fewer GPUs than workers on node 1 (n2)" "and advice: 2 GPUs for 4 workers"
+expect_eq "$(grep -c started <<<"$launch_out")" 12 "and runs the job anyway"
+echo 'preflight: strict' >>"$T/differ.yaml"
+launch "$T/differ.yaml" --hosts n1,n2,n3 --bindir "$bindir"
+expect_eq "$RC" 1 "preflight: strict with differing nodes: exit 1"
+expect_contains "$ERR" "job failed (exit 1): preflight: strict, and the nodes differ in 3 fact(s) (node 0's output lists them): no worker was started" \
+    "saying why"
+case "$OUT" in *started*) fail "no worker starts on any host" "$OUT" ;; *) pass "no worker starts on any host" ;; esac
+expect_hosts_clean "nothing left on any host after the refusal"
+run sshd_login timeout -s KILL 120 "$DDPJOB" doctor --hosts n1,n3 --bindir "$bindir"
+expect_eq "$RC" 0 "doctor with no spec on two alike hosts: exit 0"
+expect_contains "$ERR" "n1: ddpjob-agent: preflight: 2 node(s); 0 fact(s) that must agree differ" "nothing differs"
+expect_contains "$ERR" "n1:   torch          $(/usr/bin/python3 -c 'import importlib.metadata as m; print(m.version("torch"))') on every node" \
+    "without a spec: the hosts' python3 is asked for its version and torch's"
+
+# setup-nodes from a head whose key no host knows yet (its own HOME): each host named as refusing
+# it; --install-key logs in once with a key the hosts take and installs the head's key in the
+# user's ~/.ssh/authorized_keys (one home shared by the hosts, as on a cluster); then every host
+# takes the key login.
+head=$T/head
+mkdir -p "$head/.ssh"
+ssh-keygen -q -t ed25519 -N '' -f "$head/.ssh/id_ed25519"
+cp "$SSHD_DIR/client/.ssh/known_hosts" "$SSHD_DIR/client/.ssh/config" "$head/.ssh/"
+run sshd_login env HOME="$head" "$DDPJOB" setup-nodes --hosts n1,n2,n3
+expect_eq "$RC" 1 "setup-nodes: hosts that refuse the head's key: exit 1"
+expect_contains "$OUT" "n2: no key login: n2 ($SSHD_USER@n2:22): login refused" "naming each host"
+expect_contains "$OUT" "setup-nodes: 0 of 3 host(s) take a key login from this head" "and counting"
+run sshd_login env HOME="$head" "$DDPJOB" setup-nodes --hosts n1,n2,n3 --install-key \
+    --login-identity "$SSHD_DIR/client/.ssh/id_ed25519"
+expect_eq "$RC" 0 "setup-nodes --install-key: exit 0"
+expect_contains "$OUT" "n1: added $head/.ssh/id_ed25519.pub in ~/.ssh/authorized_keys
+n1: key login works now" "the head's key is installed on n1 and the key login then works"
+expect_contains "$OUT" "n2: key login works ($SSHD_USER@n2:22); nothing changed" "n2, sharing the home, needs nothing more"
+expect_eq "$(grep -c ddpjob-test "$SSHD_DIR/home/$SSHD_USER/.ssh/authorized_keys"; grep -cF "$(cut -d' ' -f2 "$head/.ssh/id_ed25519.pub")" "$SSHD_DIR/home/$SSHD_USER/.ssh/authorized_keys")" "0
+1" "the head's key was added once"
+run sshd_login env HOME="$head" "$DDPJOB" setup-nodes --hosts n1,n2,n3
+expect_eq "$RC" 0 "setup-nodes again: every host takes the key login"
+grep -v '^n3,' "$head/.ssh/known_hosts" >"$T/kh-n3"
+run sshd_login env HOME="$head" "$DDPJOB" setup-nodes --hosts n3 --install-key --known-hosts "$T/kh-n3" \
+    --login-identity "$SSHD_DIR/client/.ssh/id_ed25519"
+expect_contains "$OUT" "n3: no key login: n3 ($SSHD_USER@n3:22): unknown host key SHA256:" \
+    "an unknown host key is refused, --install-key or not"
+case "$OUT" in *"added"*) fail "and nothing is installed there" "$OUT" ;; *) pass "and nothing is installed there" ;; esac
+rm -rf "$SSHD_DIR/home/$SSHD_USER/.ssh"
+
 # Host keys: unknown, and changed.
 grep -v '^n2,' "$SSHD_DIR/client/.ssh/known_hosts" >"$T/kh-missing"
 launch "$T/ddp.yaml" --hosts n1,n2,n3 --bindir "$bindir" --known-hosts "$T/kh-missing"

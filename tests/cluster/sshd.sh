@@ -16,7 +16,8 @@ SSHD_USER=ddpjssh
 sshd_ns() { echo "ddpjssh$SSHD_ID-$1"; }
 
 # sshd_host_config DIR NAME ADDR: host NAME's key (DIR/keys/host-NAME) and sshd config
-# (DIR/sshd-NAME.conf: listening on ADDR:22, key logins alone, keys in DIR/keys/authorized_keys,
+# (DIR/sshd-NAME.conf: listening on ADDR:22, key logins alone, keys in DIR/keys/authorized_keys
+# and the user's ~/.ssh/authorized_keys,
 # its pid in DIR/run); prints the host's known_hosts line.
 sshd_host_config() {
     local d=$1 name=$2 addr=$3
@@ -26,7 +27,7 @@ sshd_host_config() {
 ListenAddress $addr:22
 HostKey $d/keys/host-$name
 PidFile $d/run/sshd-$name.pid
-AuthorizedKeysFile $d/keys/authorized_keys
+AuthorizedKeysFile $d/keys/authorized_keys .ssh/authorized_keys
 AuthenticationMethods publickey
 PasswordAuthentication no
 KbdInteractiveAuthentication no

@@ -1,4 +1,4 @@
-/* spawn: run a helper program (qsub, sbatch) and collect what it says, with a deadline.
+/* spawn: run a helper program (qsub, sbatch, nvidia-smi) and collect what it says, with a deadline.
  *
  * The child's stdout and stderr are read concurrently so that neither pipe can fill and stall
  * it; when the deadline passes the child is killed and the call fails. */

@@ -67,3 +67,10 @@ sed -i 's/^nodes: 0/nodes: 1/; s|^workdir: .*|workdir: /nonexistent/dir|' job.ya
 run "$DDPJOB" submit job.yaml --dry-run
 expect_eq "$RC" 3 "a missing workdir: exit 3"
 expect_contains "$ERR" "workdir /nonexistent/dir is not a directory" "names the directory"
+
+# doctor --submit: the spec's own script, its agents told to compare the nodes and start nothing.
+sed -i "s|^workdir: .*|workdir: $T/jobdir|" job.yaml
+run "$DDPJOB" doctor job.yaml --submit --dry-run --bindir /opt/ddpjob/bin
+expect_eq "$RC" 0 "doctor --submit --dry-run: exit 0"
+expect_contains "$OUT" "would run in $T/jobdir: sbatch --parsable sub-test.sbatch" "it is submitted as the job would be"
+expect_contains "$(cat jobdir/sub-test.sbatch)" "--preflight only" "with the agents in preflight-only mode"

@@ -1,10 +1,10 @@
 /* launch: a spec's job on hosts reached by SSH, the way `mpirun -H` starts ranks, for hosts with
  * no scheduler, and for a PBS job whose spec says `launcher: ssh` (its script hands over the node
- * script it carries, --node-script). One libssh2 session per host, all opened in parallel before anything starts
- * (a host that cannot be reached, whose key is unknown or changed, or that refuses the login
- * stops the launch there, nothing having run); then on each host bash runs the rendered node.sh
- * (the spec's node setup, then that node's agent) with the job token as the first line on its
- * stdin. Output comes back line by line behind the host's name. Ctrl-C or SIGTERM here closes
+ * script it carries, --node-script). One libssh2 session per host, all opened in parallel
+ * before anything starts (a host that cannot be reached, whose key is unknown or changed, or
+ * that refuses the login stops the launch there, nothing having run); then on each host bash
+ * runs the rendered node.sh (the spec's node setup, then that node's agent) with the job token
+ * as the first line on its stdin. Output comes back line by line behind the host's name. Ctrl-C or SIGTERM here closes
  * every command's stdin, which stops each agent and so the job; a host whose agent could not
  * start (126, 127) or whose connection drops stops the others at once. The exit status is node
  * 0's agent's, which is the job's. */
@@ -202,12 +202,12 @@ static char *node_script(const char *spec_path, const char *script_path, const c
     if (f)
         fclose(f);
     *spec_procs = spec->procs_per_node;
-    spec_destroy(spec);
     if (rc) {
-        fprintf(stderr, "ddpjob launch: %s: %s\n", spec_path, err.msg);
+        fprintf(stderr, "ddpjob launch: %s: %s\n", spec->path, err.msg);
         free(script);
-        return NULL;
+        script = NULL;
     }
+    spec_destroy(spec);
     return script;
 }
 

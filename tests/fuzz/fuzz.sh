@@ -22,7 +22,7 @@ rt=$SRCDIR/runtime
 libddp=("$rt"/ddp_{error,hmac,file,clock,net,parse}.c "$rt"/hostlist.c "$rt"/store_{proto,server,client}.c)
 declare -A sources=(
     [hostlist]="$rt/ddp_error.c $rt/ddp_file.c $rt/ddp_parse.c $rt/hostlist.c"
-    [spec]="${libddp[*]} $rt/rendezvous.c $rt/worker_env.c $rt/train/train_options.c $(printf "$SRCDIR/cli/%s.c " diag units shquote spec template scheduler render datafile spawn)"
+    [spec]="${libddp[*]} $rt/rendezvous.c $rt/worker_env.c $rt/spawn.c $rt/train/train_options.c $(printf "$SRCDIR/cli/%s.c " diag units shquote spec template scheduler render datafile)"
     [store]="${libddp[*]}"
 )
 flags=(-g -O1 "-fsanitize=fuzzer,address,undefined" -fno-sanitize-recover=undefined -D_GNU_SOURCE

@@ -13,6 +13,7 @@
 #include "commands.h"
 #include "ddp_clock.h"
 #include "ddp_file.h"
+#include "ddp_parse.h"
 #include "launch_hosts.h"
 #include "shquote.h"
 #include "ssh_config.h"
@@ -157,8 +158,7 @@ int cmd_setup_nodes(int argc, char **argv)
             accept_new = 1;
             break;
         case 't':
-            connect_s = strtol(optarg, NULL, 10);
-            if (connect_s < 1 || connect_s > 3600) {
+            if (ddp_parse_long(optarg, 1, 3600, &connect_s)) {
                 fprintf(stderr, "ddpjob setup-nodes: --connect-timeout: invalid value \"%s\"\n", optarg);
                 return EXIT_USAGE;
             }

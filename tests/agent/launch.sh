@@ -96,7 +96,7 @@ expect_hosts_clean "nothing left on any host after Ctrl-C"
 start_sleepy
 start=$SECONDS
 for pid in $(ip netns pids "$(sshd_ns n2)"); do
-    [ "$pid" = "$(cat "$SSHD_DIR/run/sshd-n2.pid")" ] || [ "$(cat "/proc/$pid/comm")" != sshd ] || kill -9 "$pid"
+    [ "$pid" = "$(cat "$SSHD_DIR/run/sshd-n2.pid")" ] || [ "$(cat "/proc/$pid/comm" 2>/dev/null)" != sshd ] || kill -9 "$pid"
 done
 if wait "$LAUNCHER"; then RC=0; else RC=$?; fi
 if [ "$RC" -ne 0 ]; then pass "a dropped connection fails the job (exit $RC)"; else fail "a dropped connection fails the job" "exit 0"; fi
@@ -187,6 +187,31 @@ run sshd_login env HOME="$head" "$DDPJOB" setup-nodes --hosts n3 --install-key -
 expect_contains "$OUT" "n3: no key login: n3 ($SSHD_USER@n3:22): unknown host key SHA256:" \
     "an unknown host key is refused, --install-key or not"
 case "$OUT" in *"added"*) fail "and nothing is installed there" "$OUT" ;; *) pass "and nothing is installed there" ;; esac
+rm -rf "$SSHD_DIR/home/$SSHD_USER/.ssh"
+
+# A fresh host that takes a password, as a rented one does: n3's sshd reloaded with password
+# logins on and the user given a password. A wrong one is refused and nothing installed; the
+# right one (DDPJOB_SSH_PASSWORD) installs the key once, after which no password is needed.
+password=$(head -c 12 /dev/urandom | base64)
+echo "$SSHD_USER:$password" | chpasswd
+sed -i 's/^AuthenticationMethods publickey$/AuthenticationMethods publickey password/
+        s/^PasswordAuthentication no$/PasswordAuthentication yes/' "$SSHD_DIR/sshd-n3.conf"
+kill -HUP "$(cat "$SSHD_DIR/run/sshd-n3.pid")"
+for _ in $(seq 50); do sshd_login bash -c 'exec 3<>/dev/tcp/n3/22' 2>/dev/null && break; sleep 0.1; done
+run sshd_login env HOME="$head" DDPJOB_SSH_PASSWORD=wrong "$DDPJOB" setup-nodes --hosts n3 --install-key
+expect_eq "$RC" 1 "setup-nodes --install-key with a wrong password: exit 1"
+expect_contains "$OUT" "n3 ($SSHD_USER@n3:22): password login refused" "naming the host"
+expect_eq "$(test -e "$SSHD_DIR/home/$SSHD_USER/.ssh/authorized_keys" && echo installed)" "" "and nothing is installed"
+run sshd_login env HOME="$head" "$DDPJOB" setup-nodes --hosts n3 --install-key </dev/null
+expect_eq "$RC" 1 "without a password and no terminal to ask on: exit 1"
+expect_contains "$OUT" "a password is needed to install the key" "saying what is needed"
+run sshd_login env HOME="$head" DDPJOB_SSH_PASSWORD="$password" "$DDPJOB" setup-nodes --hosts n3 --install-key
+expect_eq "$RC" 0 "setup-nodes --install-key with the host's password: exit 0"
+expect_contains "$OUT" "n3: added $head/.ssh/id_ed25519.pub in ~/.ssh/authorized_keys
+n3: key login works now" "the head's key is installed and the key login then works"
+run sshd_login env HOME="$head" "$DDPJOB" setup-nodes --hosts n3
+expect_eq "$RC" 0 "afterwards no password is needed"
+usermod -p '*' "$SSHD_USER"
 rm -rf "$SSHD_DIR/home/$SSHD_USER/.ssh"
 
 # Host keys: unknown, and changed.

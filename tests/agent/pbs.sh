@@ -47,15 +47,20 @@ pbs_state() { # JOB FIELD
     pbs_in pbshead "$PBS_EXEC/bin/qstat" -xf "$1" 2>/dev/null | sed -n "s/^ *$2 = //p"
 }
 
-submit_and_wait() { # SPEC: JOB gets the job id, OUT the job's output, STATUS its Exit_status
+# SPEC [DDPJOB_ARGS...] (default: submit SPEC): JOB gets the job id, OUT the job's output,
+# STATUS its Exit_status.
+submit_and_wait() {
+    local spec=$1
+    shift
+    [ "$#" -gt 0 ] || set -- submit "$spec"
     (cd "$jobdir" && pbs_as_user env DDPJOB_TEMPLATE_DIR="$PBS_CLUSTER/templates" \
-        "$bin/ddpjob" submit "$1" --bindir "$bin") >"$T/submit.out" 2>&1
+        "$bin/ddpjob" "$@" --bindir "$bin") >"$T/submit.out" 2>&1
     JOB=$(tail -n 1 "$T/submit.out")
     local deadline=$((SECONDS + 120))
     while [ "$(pbs_state "$JOB" job_state)" != F ] && [ "$SECONDS" -lt "$deadline" ]; do
         sleep 0.5
     done
-    OUT=$(cat "$jobdir/${1%.yaml}.o${JOB%%.*}" 2>/dev/null)
+    OUT=$(cat "$jobdir/${spec%.yaml}.o${JOB%%.*}" 2>/dev/null)
     STATUS=$(pbs_state "$JOB" Exit_status)
 }
 
@@ -82,6 +87,15 @@ for r in 0 1 2 3; do
         "rank $r on $host: right environment, the all_reduce, in the submission directory, the login's python3, the setup run there"
 done
 expect_no_file "$jobdir/.ddpjob" "the job's own files (token, node environment) are gone afterwards"
+
+# ddpjob doctor through the scheduler: the same job's agents on both nodes, preflight only.
+submit_and_wait e2e.yaml doctor e2e.yaml --submit
+expect_eq "$STATUS" 0 "ddpjob doctor --submit: the job ends with Exit_status = 0"
+expect_contains "$OUT" "ddpjob-agent: preflight: 2 node(s); 0 fact(s) that must agree differ" \
+    "and its output holds node 0's preflight of both nodes"
+expect_contains "$OUT" "torch          $(/usr/bin/python3 -c 'import importlib.metadata as m; print(m.version("torch"))') on every node" \
+    "with the login's python3 and its torch on every node"
+case "$OUT" in *"[rank "*) fail "doctor starts no worker" "$OUT" ;; *) pass "doctor starts no worker" ;; esac
 
 sed 's/env: {FROM_SPEC: "from the spec"}/env: {FROM_SPEC: "from the spec", FAIL_RANK: "3"}/' \
     "$jobdir/e2e.yaml" >"$jobdir/fail.yaml"

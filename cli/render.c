@@ -27,6 +27,26 @@ static char *find_template(const char *file, ddp_error_t *err)
     return path;
 }
 
+/* {{> name}} in a template: templates/partials/NAME.sh, found as the templates are. */
+static char *load_partial(void *arg, const char *name, char **origin, ddp_error_t *err)
+{
+    (void)arg;
+    if (!*name || strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789_-") != strlen(name)) {
+        ddp_error_set(err, "{{> %s}}: a partial's name is letters, digits, '_' and '-'", name);
+        return NULL;
+    }
+    char file[256];
+    snprintf(file, sizeof file, "partials/%s.sh", name);
+    if (!(*origin = find_template(file, err)))
+        return NULL;
+    char *text = ddp_read_file(*origin, NULL, err);
+    if (!text) {
+        free(*origin);
+        *origin = NULL;
+    }
+    return text;
+}
+
 static int set_quoted(tmpl_ctx_t *ctx, const char *name, const char *value)
 {
     char *q = shquote(value);
@@ -192,7 +212,8 @@ static int render_with(const job_spec_t *spec, const sched_ops_t *ops, const cha
         ddp_error_set(err, "out of memory");
         goto out;
     }
-    if (tmpl_render(text, template_path, ctx, out, err) < 0)
+    const tmpl_partials_t partials = {load_partial, NULL};
+    if (tmpl_render(text, template_path, ctx, &partials, out, err) < 0)
         goto out;
     if (ops)
         ops->note_ignored(spec, notes);

@@ -126,20 +126,35 @@ tmpl_ctx_t *tmpl_add_item(tmpl_ctx_t *ctx, const char *name)
     return item;
 }
 
-typedef enum { TOK_TEXT, TOK_VAR, TOK_SECTION, TOK_INVERTED, TOK_CLOSE, TOK_COMMENT } tok_type_t;
+typedef enum {
+    TOK_TEXT,
+    TOK_VAR,
+    TOK_SECTION,
+    TOK_INVERTED,
+    TOK_CLOSE,
+    TOK_COMMENT,
+    TOK_PARTIAL
+} tok_type_t;
+
+/* A partial that includes itself, directly or not, stops here. */
+enum { PARTIAL_DEPTH_MAX = 8 };
 
 typedef struct {
     tok_type_t type;
     const char *text; /* TEXT: the text; tags: the name */
     size_t len;
     unsigned line;
-    size_t match; /* SECTION/INVERTED: index of the closing token */
+    size_t match;       /* SECTION/INVERTED: index of the closing token */
+    const char *indent; /* PARTIAL on a line of its own: that line's indentation */
+    size_t indent_len;
 } token_t;
 
 typedef struct {
     token_t *toks;
     size_t n, cap;
     const char *origin;
+    const tmpl_partials_t *partials;
+    unsigned depth; /* partials around this text */
 } tokens_t;
 
 static int push_tok(tokens_t *t, token_t tok)
@@ -183,7 +198,7 @@ static int tokenize(const char *text, tokens_t *t, ddp_error_t *err)
         const char *open = strstr(p, "{{");
         const char *text_end = open ? open : p + strlen(p);
         if (!open) {
-            if (push_tok(t, (token_t){TOK_TEXT, p, (size_t)(text_end - p), line, 0}) < 0)
+            if (push_tok(t, (token_t){TOK_TEXT, p, (size_t)(text_end - p), line, 0, NULL, 0}) < 0)
                 return ddp_error_set(err, "out of memory");
             break;
         }
@@ -211,6 +226,10 @@ static int tokenize(const char *text, tokens_t *t, ddp_error_t *err)
             type = TOK_COMMENT;
             name++;
             break;
+        case '>':
+            type = TOK_PARTIAL;
+            name++;
+            break;
         }
         while (*name == ' ')
             name++;
@@ -221,6 +240,8 @@ static int tokenize(const char *text, tokens_t *t, ddp_error_t *err)
             return ddp_error_set(err, "%s:%u: empty tag", t->origin, tag_line);
 
         const char *after = close + 2;
+        const char *indent = NULL;
+        size_t indent_len = 0;
         if (type != TOK_VAR) {
             /* Standalone: only blanks around the tag on its line. Then the whole line goes. */
             const char *line_start = open;
@@ -231,12 +252,13 @@ static int tokenize(const char *text, tokens_t *t, ddp_error_t *err)
                 blank_between(after, line_end)) {
                 text_end = line_start;
                 after = *line_end ? line_end + 1 : line_end;
+                indent = line_start;
+                indent_len = (size_t)(open - line_start);
             }
         }
-        if (text_end > p &&
-            push_tok(t, (token_t){TOK_TEXT, p, (size_t)(text_end - p), line, 0}) < 0)
+        if (text_end > p && push_tok(t, (token_t){TOK_TEXT, p, (size_t)(text_end - p), line, 0, NULL, 0}) < 0)
             return ddp_error_set(err, "out of memory");
-        token_t tok = {type, name, (size_t)(name_end - name), tag_line, 0};
+        token_t tok = {type, name, (size_t)(name_end - name), tag_line, 0, indent, indent_len};
         if (type == TOK_SECTION || type == TOK_INVERTED) {
             if (depth == sizeof stack / sizeof stack[0])
                 return ddp_error_set(err, "%s:%u: sections nested too deeply", t->origin, tag_line);
@@ -265,6 +287,70 @@ static int tokenize(const char *text, tokens_t *t, ddp_error_t *err)
     return 0;
 }
 
+/* text with `indent` before each of its non-empty lines (malloc'd). */
+static char *indent_lines(const char *text, const char *indent, size_t indent_len)
+{
+    size_t lines = 1;
+    for (const char *c = text; *c; c++)
+        lines += *c == '\n';
+    char *out = malloc(strlen(text) + lines * indent_len + 1);
+    if (!out)
+        return NULL;
+    char *o = out;
+    for (const char *c = text; *c;) {
+        size_t len = strcspn(c, "\n");
+        if (len) {
+            memcpy(o, indent, indent_len);
+            o += indent_len;
+        }
+        memcpy(o, c, len + (c[len] == '\n'));
+        o += len + (c[len] == '\n');
+        c += len + (c[len] == '\n');
+    }
+    *o = '\0';
+    return out;
+}
+
+static int render_range(const tokens_t *t, size_t from, size_t to, const tmpl_ctx_t *ctx, FILE *out,
+                        ddp_error_t *err);
+
+/* {{> name}}: the partial's text, indented as its tag's line, rendered with the same values. */
+static int render_partial(const tokens_t *t, const token_t *tok, const tmpl_ctx_t *ctx, FILE *out,
+                          ddp_error_t *err)
+{
+    if (!t->partials)
+        return ddp_error_set(err, "%s:%u: {{> %.*s}}: no partials here", t->origin, tok->line,
+                             (int)tok->len, tok->text);
+    if (t->depth == PARTIAL_DEPTH_MAX)
+        return ddp_error_set(err, "%s:%u: {{> %.*s}}: partials nested more than %d deep", t->origin,
+                             tok->line, (int)tok->len, tok->text, PARTIAL_DEPTH_MAX);
+    char *name = strndup(tok->text, tok->len), *origin = NULL, *text = NULL, *indented = NULL;
+    tokens_t pt = {NULL, 0, 0, NULL, t->partials, t->depth + 1};
+    int rc = -1;
+    if (!name) {
+        ddp_error_set(err, "out of memory");
+        goto out;
+    }
+    if (!(text = t->partials->load(t->partials->arg, name, &origin, err))) {
+        ddp_error_prefix(err, "%s:%u", t->origin, tok->line);
+        goto out;
+    }
+    if (!(indented = indent_lines(text, tok->indent, tok->indent_len))) {
+        ddp_error_set(err, "out of memory");
+        goto out;
+    }
+    pt.origin = origin;
+    if (tokenize(indented, &pt, err) == 0)
+        rc = render_range(&pt, 0, pt.n, ctx, out, err);
+out:
+    free(pt.toks);
+    free(indented);
+    free(text);
+    free(origin);
+    free(name);
+    return rc;
+}
+
 static bool truthy(const tvar_t *v)
 {
     return v->str ? v->str[0] != '\0' : v->nitems > 0;
@@ -284,6 +370,11 @@ static int render_range(const tokens_t *t, size_t from, size_t to, const tmpl_ct
         }
         if (tok->type == TOK_COMMENT || tok->type == TOK_CLOSE)
             continue;
+        if (tok->type == TOK_PARTIAL) {
+            if (render_partial(t, tok, ctx, out, err) < 0)
+                return -1;
+            continue;
+        }
         const tvar_t *v = lookup(ctx, tok->text, tok->len);
         if (!v)
             return ddp_error_set(err, "%s:%u: unknown variable \"%.*s\"", t->origin, tok->line,
@@ -313,10 +404,10 @@ static int render_range(const tokens_t *t, size_t from, size_t to, const tmpl_ct
     return 0;
 }
 
-int tmpl_render(const char *text, const char *origin, const tmpl_ctx_t *ctx, FILE *out,
-                ddp_error_t *err)
+int tmpl_render(const char *text, const char *origin, const tmpl_ctx_t *ctx,
+                const tmpl_partials_t *partials, FILE *out, ddp_error_t *err)
 {
-    tokens_t t = {NULL, 0, 0, origin};
+    tokens_t t = {NULL, 0, 0, origin, partials, 0};
     int rc = tokenize(text, &t, err);
     if (rc == 0)
         rc = render_range(&t, 0, t.n, ctx, out, err);

@@ -12,21 +12,7 @@ set -eo pipefail
 IFS= read -r DDPJOB_TOKEN
 export DDPJOB_TOKEN
 {{/over_ssh}}
-{{#has_modules}}
-if ! type module >/dev/null 2>&1; then
-    # shellcheck source=/dev/null
-    . /etc/profile
-fi
-{{/has_modules}}
-{{#modules}}
-module load {{module}}
-{{/modules}}
-{{#setup}}
-{{setup}}
-{{/setup}}
-{{#env}}
-export {{key}}={{value}}
-{{/env}}
+{{> node_setup}}
 {{#workdir}}
 cd -- {{workdir}}
 {{/workdir}}

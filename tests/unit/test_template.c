@@ -1,7 +1,30 @@
 #include <stdlib.h>
+#include <string.h>
 
 #include "tap.h"
 #include "template.h"
+
+/* The partials the tests include, by name. */
+static char *load_test_partial(void *arg, const char *name, char **origin, ddp_error_t *err)
+{
+    (void)arg;
+    static const char *const partials[][2] = {
+        {"greet", "hello {{name}}\n"},
+        {"block", "a\n{{#yes}}\nb {{name}}\n\n{{/yes}}\n"},
+        {"self", "x {{> self}}"},
+        {"typo", "ok\n{{nmae}}\n"},
+    };
+    for (size_t i = 0; i < sizeof partials / sizeof partials[0]; i++)
+        if (!strcmp(name, partials[i][0])) {
+            if (asprintf(origin, "%s.partial", name) < 0)
+                return NULL;
+            return strdup(partials[i][1]);
+        }
+    ddp_error_set(err, "no partial \"%s\"", name);
+    return NULL;
+}
+
+static const tmpl_partials_t test_partials = {load_test_partial, NULL};
 
 static char *render(const char *text, const tmpl_ctx_t *ctx, char *errbuf, size_t errsize)
 {
@@ -9,7 +32,7 @@ static char *render(const char *text, const tmpl_ctx_t *ctx, char *errbuf, size_
     size_t len = 0;
     ddp_error_t err = {{0}};
     FILE *f = open_memstream(&out, &len);
-    int rc = tmpl_render(text, "t.tmpl", ctx, f, &err);
+    int rc = tmpl_render(text, "t.tmpl", ctx, &test_partials, f, &err);
     fclose(f);
     snprintf(errbuf, errsize, "%s", err.msg);
     if (rc < 0) {
@@ -63,6 +86,14 @@ int main(void)
     check("  {{#yes}}  \nX\n  {{/yes}}\n", ctx, "X\n", "indented standalone tags");
     check("x {{#yes}}y{{/yes}} z\n", ctx, "x y z\n", "inline section keeps its line");
 
+    check("[{{> greet}}]", ctx, "[hello job1\n]", "inline partial");
+    check("f() {\n    {{> block}}\n}\n", ctx, "f() {\n    a\n    b job1\n\n}\n",
+          "a partial on its own line takes its indentation, blank lines left blank");
+    check("{{#empty}}\n{{> greet}}\n{{/empty}}\n", ctx, "", "a partial in a section not taken");
+
+    check_error("x\n{{> nope}}\n", ctx, "t.tmpl:2: no partial \"nope\"");
+    check_error("{{> typo}}", ctx, "typo.partial:2: unknown variable \"nmae\"");
+    check_error("{{> self}}", ctx, "self.partial:1: {{> self}}: partials nested more than 8 deep");
     check_error("line1\n{{nmae}}\n", ctx, "t.tmpl:2: unknown variable \"nmae\"");
     check_error("{{#empty}}{{typo}}{{/empty}}", ctx, "t.tmpl:1: unknown variable \"typo\"");
     check_error("{{#yes}}\n\nx\n", ctx, "t.tmpl:1: {{#yes}} is never closed");

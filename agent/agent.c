@@ -27,9 +27,6 @@
 
 /* How long node 0 keeps the store up for the others to read the outcome and say goodbye. */
 #define GOODBYE_MS 5000
-/* Connecting to node 0's store: one try's time, and how often the wait is reported. */
-#define CONNECT_SLICE_MS 1000
-#define CONNECT_NOTE_MS 10000
 /* At the end, how long output that nobody reads is waited for before the agent exits anyway. */
 #define OUTPUT_STALL_MS 2000
 /* A parked WAIT on the end key is renewed after this long. */
@@ -52,17 +49,17 @@ typedef struct {
     int store_lost; /* node 0's store stopped answering: nothing more is asked of it */
 } agent_t;
 
-/* Everything about one attempt's end, as this agent knows it. */
-typedef enum { END_FAILED, END_DONE, END_CHECKPOINTED } end_kind_t;
+/* An attempt's end and this node's workers' phase: agent.h tells their states and transitions. */
+typedef enum { END_UNKNOWN, END_FAILED, END_DONE, END_CHECKPOINTED } end_kind_t;
+typedef enum { PHASE_RUNNING, PHASE_SETTLED, PHASE_STOPPING, PHASE_KILLED } workers_phase_t;
 
 typedef struct {
     int round;
-    int end_known, done, checkpointed;
-    failure_t first;
-    int stopping, killed;
-    int64_t kill_at;
-    int finished_reported; /* this node's workers have all ended well: it is settled */
-    int64_t finish_deadline;
+    end_kind_t end;
+    failure_t first; /* END_FAILED: the first failure anywhere */
+    workers_phase_t phase;
+    int64_t kill_at;         /* PHASE_STOPPING: when SIGKILL follows (--grace) */
+    int64_t finish_deadline; /* PHASE_SETTLED: how long the other nodes get (--exit-timeout) */
     int64_t checkpoint_wait; /* a rank checkpointed on request: the others' time to follow */
     int64_t next_heartbeat;
     char **hb_value;   /* node 0: each node's last heartbeat count */
@@ -123,7 +120,7 @@ static void read_signals(agent_t *a, worker_t *w, int n)
     }
 }
 
-static void rdzv_waiting(void *ctx, const char *line)
+static void say_waiting(void *ctx, const char *line)
 {
     const agent_t *a = ctx;
     say("node %d: %s", a->o->node_rank, line);
@@ -155,10 +152,10 @@ static failure_t node_failure(agent_t *a, failure_kind_t kind, int code, int nod
 /* Takes the end record `text` (from the store) as the attempt's end. */
 static void read_end(agent_t *a, attempt_t *t, const char *text)
 {
-    t->end_known = 1;
-    t->done = !strcmp(text, "done");
-    t->checkpointed = !strcmp(text, "checkpointed");
-    if (!t->done && !t->checkpointed && failure_decode(text, &t->first))
+    t->end = !strcmp(text, "done")           ? END_DONE
+             : !strcmp(text, "checkpointed") ? END_CHECKPOINTED
+                                             : END_FAILED;
+    if (t->end == END_FAILED && failure_decode(text, &t->first))
         t->first = node_failure(a, FAIL_LOST, 1, -1, "-", "unreadable end record");
 }
 
@@ -174,9 +171,10 @@ static void publish_end(agent_t *a, attempt_t *t, const failure_t *f, end_kind_t
     ddp_error_t err;
     int swapped = n < 0 ? -1 : store_cas(a->client, key, NULL, 0, text, (size_t)n, &current, &err);
     if (swapped < 0) {
-        if (kind == END_FAILED)
+        if (kind == END_FAILED) {
             t->first = *f;
-        t->end_known = kind == END_FAILED;
+            t->end = END_FAILED;
+        }
         say("cannot publish the end of the attempt: %s", err.msg);
     } else if (current) {
         read_end(a, t, current);
@@ -184,12 +182,24 @@ static void publish_end(agent_t *a, attempt_t *t, const failure_t *f, end_kind_t
     free(current);
 }
 
+/* The one way the workers' phase changes: forward only, each phase's deadline set on entry.
+ * Returns 0 when the phase was already `next` or later. */
+static int enter_phase(const agent_t *a, attempt_t *t, workers_phase_t next)
+{
+    if (t->phase >= next)
+        return 0;
+    t->phase = next;
+    if (next == PHASE_SETTLED)
+        t->finish_deadline = ddp_deadline_in((int64_t)a->o->exit_timeout_s * 1000);
+    else if (next == PHASE_STOPPING)
+        t->kill_at = ddp_deadline_in(a->o->grace_ms);
+    return 1;
+}
+
 static void begin_stop(agent_t *a, attempt_t *t, worker_t *w, int n, int sig)
 {
-    if (t->stopping)
+    if (!enter_phase(a, t, PHASE_STOPPING))
         return;
-    t->stopping = 1;
-    t->kill_at = ddp_deadline_in(a->o->grace_ms);
     for (int i = 0; i < n; i++)
         if (!w[i].reaped)
             w[i].stopped = 1;
@@ -283,12 +293,12 @@ static failure_t lost_node(agent_t *a, int node, const rdzv_result_t *r)
 static void lose_store(agent_t *a, attempt_t *t, worker_t *w, int n, const char *why)
 {
     a->store_lost = 1;
-    if (t->end_known)
+    if (t->end != END_UNKNOWN)
         return;
     t->first = node_failure(a, FAIL_LOST, 1, 0, a->o->master_addr,
                             "lost the rendezvous store of node 0 (%s:%d): %s", a->o->master_addr,
                             a->o->master_port, why);
-    t->end_known = 1;
+    t->end = END_FAILED;
     begin_stop(a, t, w, n, SIGTERM);
 }
 
@@ -306,7 +316,7 @@ static void check_heartbeats(agent_t *a, attempt_t *t, worker_t *w, int n, const
         publish_end(a, t, &f, END_FAILED);
         begin_stop(a, t, w, n, SIGTERM);
     }
-    for (int i = 1; i < a->o->nnodes && !t->end_known; i++) {
+    for (int i = 1; i < a->o->nnodes && t->end == END_UNKNOWN; i++) {
         char *val = vals[i - 1];
         if (val && (!t->hb_value[i] || strcmp(val, t->hb_value[i]) != 0)) {
             free(t->hb_value[i]);
@@ -352,7 +362,7 @@ static void check_hangs(agent_t *a, attempt_t *t, worker_t *w, int n)
     if (!act)
         return;
     workers_activity(w, n, act);
-    for (int i = 0; i < n && !t->end_known; i++) {
+    for (int i = 0; i < n && t->end == END_UNKNOWN; i++) {
         if (w[i].reaped || w[i].stopped)
             continue;
         if (w[i].output_at > w[i].active_at || act[i].cpu_ticks > w[i].cpu_ticks + allowance) {
@@ -403,8 +413,7 @@ static void settle_node(agent_t *a, attempt_t *t, worker_t *w, int n, int checkp
         lose_store(a, t, w, n, err.msg);
         return;
     }
-    t->finished_reported = 1;
-    t->finish_deadline = ddp_deadline_in((int64_t)a->o->exit_timeout_s * 1000);
+    enter_phase(a, t, PHASE_SETTLED);
     if (settled < a->o->nnodes)
         return;
     const char *kinds[2] = {"finished", "checkpointed"};
@@ -435,7 +444,7 @@ static void settle_node(agent_t *a, attempt_t *t, worker_t *w, int n, int checkp
 static void on_reaped(agent_t *a, attempt_t *t, worker_t *w, int n, const rdzv_result_t *r)
 {
     for (int i = 0; i < n; i++) {
-        if (!w[i].reaped || w[i].stopped || t->end_known)
+        if (!w[i].reaped || w[i].stopped || t->end != END_UNKNOWN)
             continue;
         int code = exit_code_of(&w[i]);
         if (code == 0)
@@ -460,7 +469,7 @@ static void on_reaped(agent_t *a, attempt_t *t, worker_t *w, int n, const rdzv_r
         begin_stop(a, t, w, n, SIGTERM);
         return;
     }
-    if (t->stopping || t->finished_reported || workers_running(w, n))
+    if (t->phase != PHASE_RUNNING || workers_running(w, n))
         return;
     int first_checkpointed = -1, first_finished = -1;
     for (int i = 0; i < n; i++) {
@@ -488,7 +497,7 @@ static void on_reaped(agent_t *a, attempt_t *t, worker_t *w, int n, const rdzv_r
  * running fails the attempt. */
 static void check_checkpoint_wait(agent_t *a, attempt_t *t, worker_t *w, int n)
 {
-    for (int i = 0; i < n && !t->end_known; i++) {
+    for (int i = 0; i < n && t->end == END_UNKNOWN; i++) {
         if (w[i].reaped)
             continue;
         failure_t f = {.kind = FAIL_WORKER, .code = 1, .node = a->o->node_rank, .rank = w[i].rank,
@@ -534,7 +543,7 @@ static void on_watch(agent_t *a, attempt_t *t, worker_t *w, int n)
     }
     read_end(a, t, val);
     free(val);
-    if (!t->done && !t->checkpointed)
+    if (t->end == END_FAILED)
         begin_stop(a, t, w, n, SIGTERM);
 }
 
@@ -545,22 +554,23 @@ static void monitor(agent_t *a, attempt_t *t, worker_t *w, int n, const rdzv_res
     const agent_options_t *o = a->o;
     struct pollfd *pfd = calloc((size_t)(2 * n + 2), sizeof *pfd);
     t->next_heartbeat = ddp_deadline_in(o->heartbeat_ms);
-    while (workers_running(w, n) || !t->end_known) {
+    while (workers_running(w, n) || t->end == END_UNKNOWN) {
         int npfd = 0;
         pfd[npfd++] = (struct pollfd){.fd = a->sigfd, .events = POLLIN};
         int watch_at = npfd;
-        pfd[npfd++] = (struct pollfd){.fd = t->end_known ? -1 : store_client_fd(a->watch),
+        pfd[npfd++] = (struct pollfd){.fd = t->end != END_UNKNOWN ? -1 : store_client_fd(a->watch),
                                       .events = POLLIN};
         for (int i = 0; i < n; i++)
             for (int s = 0; s < 2; s++)
                 if (w[i].fds[s] >= 0)
                     pfd[npfd++] = (struct pollfd){.fd = w[i].fds[s], .events = POLLIN};
-        int64_t wake = t->end_known ? ddp_deadline_in(200) : t->next_heartbeat;
-        if (t->stopping && !t->killed && t->kill_at < wake)
+        int end_known = t->end != END_UNKNOWN;
+        int64_t wake = end_known ? ddp_deadline_in(200) : t->next_heartbeat;
+        if (t->phase == PHASE_STOPPING && t->kill_at < wake)
             wake = t->kill_at;
-        if (t->finished_reported && !t->end_known && t->finish_deadline < wake)
+        if (t->phase == PHASE_SETTLED && !end_known && t->finish_deadline < wake)
             wake = t->finish_deadline;
-        if (t->checkpoint_wait && !t->end_known && t->checkpoint_wait < wake)
+        if (t->checkpoint_wait && !end_known && t->checkpoint_wait < wake)
             wake = t->checkpoint_wait;
         if (a->checkpoint_at && a->checkpoint_at < wake)
             wake = a->checkpoint_at;
@@ -570,16 +580,16 @@ static void monitor(agent_t *a, attempt_t *t, worker_t *w, int n, const rdzv_res
             break;
         if (pfd[0].revents) {
             read_signals(a, w, n);
-            if (a->stop_signal && !t->stopping) {
+            if (a->stop_signal && t->phase < PHASE_STOPPING) {
                 failure_t f = node_failure(a, FAIL_SIGNAL, 128 + a->stop_signal, o->node_rank,
                                            a->host, "the agent received SIG%s",
                                            sigabbrev_np(a->stop_signal));
-                if (!t->end_known)
+                if (t->end == END_UNKNOWN)
                     publish_end(a, t, &f, END_FAILED);
-                if (!t->end_known || t->done) {
+                /* Told to stop, this node did not finish, whatever the others did. */
+                if (t->end == END_UNKNOWN || t->end == END_DONE) {
                     t->first = f;
-                    t->end_known = 1;
-                    t->done = 0;
+                    t->end = END_FAILED;
                 }
                 begin_stop(a, t, w, n, a->stop_signal);
             }
@@ -589,29 +599,29 @@ static void monitor(agent_t *a, attempt_t *t, worker_t *w, int n, const rdzv_res
                 workers_pump(w, n, pfd[i].fd);
         if (pfd[watch_at].fd >= 0 && pfd[watch_at].revents)
             on_watch(a, t, w, n);
-        if (workers_reap(w, n) || (!t->finished_reported && !workers_running(w, n)))
+        if (workers_reap(w, n) || (t->phase == PHASE_RUNNING && !workers_running(w, n)))
             on_reaped(a, t, w, n, r);
         int64_t now = ddp_now_ms();
         if (a->checkpoint_at && now >= a->checkpoint_at)
             send_checkpoint_signal(a, w, n);
-        if (t->checkpoint_wait && !t->end_known && now >= t->checkpoint_wait &&
+        if (t->checkpoint_wait && t->end == END_UNKNOWN && now >= t->checkpoint_wait &&
             workers_running(w, n))
             check_checkpoint_wait(a, t, w, n);
-        if (t->stopping && !t->killed && now >= t->kill_at) {
+        if (t->phase == PHASE_STOPPING && now >= t->kill_at) {
             int left = workers_running(w, n);
             if (left)
                 say("%d worker(s) still running after %.1f s: SIGKILL", left, o->grace_ms / 1000.0);
             workers_signal(w, n, SIGKILL);
-            t->killed = 1;
+            enter_phase(a, t, PHASE_KILLED);
         }
-        if (t->finished_reported && !t->end_known && now >= t->finish_deadline) {
+        if (t->phase == PHASE_SETTLED && t->end == END_UNKNOWN && now >= t->finish_deadline) {
             failure_t f = node_failure(a, FAIL_TIMEOUT, 1, o->node_rank, a->host,
                                        "node %d finished, but other nodes were still running "
                                        "%d s later (--exit-timeout)",
                                        o->node_rank, o->exit_timeout_s);
             publish_end(a, t, &f, END_FAILED);
         }
-        if (!t->end_known && now >= t->next_heartbeat) {
+        if (t->end == END_UNKNOWN && now >= t->next_heartbeat) {
             if (o->hang_timeout_ms)
                 check_hangs(a, t, w, n);
             heartbeat(a, t, w, n, r);
@@ -627,32 +637,16 @@ static int connect_store(agent_t *a, store_client_t **out, ddp_error_t *err)
     /* Node 0 reaches its own store on loopback, whatever name the others use for it. */
     const char *host = o->node_rank == 0 ? "127.0.0.1" : o->master_addr;
     int port = a->server ? store_server_port(a->server) : o->master_port;
-    int64_t start = ddp_now_ms(), deadline = ddp_deadline_in((int64_t)o->rdzv_timeout_s * 1000);
-    int64_t next_note = start + CONNECT_NOTE_MS;
-    /* Tries in slices, so that a signal is answered and a store that stalled (a node 0 stopped
-     * for a moment, or busy) is tried again, until --rdzv-timeout. */
-    for (;;) {
-        if (stop_requested(a))
-            return ddp_error_set(err, "interrupted by SIG%s while connecting to the store",
-                                 sigabbrev_np(a->stop_signal));
-        int64_t slice = ddp_deadline_in(CONNECT_SLICE_MS);
-        int retryable;
-        *out = store_client_connect(host, port, o->token, o->token_len,
-                                    slice < deadline ? slice : deadline, &retryable, err);
-        if (*out) {
-            store_client_set_timeout(*out, o->heartbeat_ms * 2 > 2000 ? o->heartbeat_ms * 2 : 2000);
-            return 0;
-        }
-        if (!retryable || ddp_ms_left(deadline) == 0)
-            return ddp_error_prefix(err, "node %d", o->node_rank);
-        int64_t now = ddp_now_ms();
-        if (now >= next_note) {
-            say("node %d: still waiting for node 0's store (%lld of %d s): %s", o->node_rank,
-                (long long)((now - start) / 1000), o->rdzv_timeout_s, err->msg);
-            next_note = now + CONNECT_NOTE_MS;
-        }
-        ddp_sleep_ms(50);
-    }
+    const store_connect_hooks_t hooks = {stop_requested, say_waiting, a};
+    *out = store_client_connect(host, port, o->token, o->token_len,
+                                ddp_deadline_in((int64_t)o->rdzv_timeout_s * 1000), &hooks, err);
+    if (!*out && err->code == ECANCELED)
+        return ddp_error_set(err, "node %d: interrupted by SIG%s while connecting to the store",
+                             o->node_rank, sigabbrev_np(a->stop_signal));
+    if (!*out)
+        return ddp_error_prefix(err, "node %d", o->node_rank);
+    store_client_set_timeout(*out, o->heartbeat_ms * 2 > 2000 ? o->heartbeat_ms * 2 : 2000);
+    return 0;
 }
 
 /* The job was told to stop (a signal to an agent) and every worker of this node exited
@@ -745,7 +739,7 @@ static void report_failure(agent_t *a, const attempt_t *t, const worker_t *w, in
 
 static int stopped_with_checkpoints(const attempt_t *t, const worker_t *w, int n)
 {
-    if (t->done || t->first.kind != FAIL_SIGNAL || n == 0)
+    if (t->end != END_FAILED || t->first.kind != FAIL_SIGNAL || n == 0)
         return 0;
     for (int i = 0; i < n; i++)
         if (exit_code_of(&w[i]) != WORKER_EXIT_CHECKPOINTED)
@@ -757,8 +751,8 @@ static int stopped_with_checkpoints(const attempt_t *t, const worker_t *w, int n
  * agent not told to stop. */
 static int will_restart(const agent_t *a, const attempt_t *t)
 {
-    return !t->done && !t->checkpointed && t->first.kind == FAIL_WORKER && t->round < a->o->max_restarts &&
-           !a->stop_signal;
+    return t->end == END_FAILED && t->first.kind == FAIL_WORKER &&
+           t->round < a->o->max_restarts && !a->stop_signal;
 }
 
 /* Runs one attempt: rendezvous, workers, monitor. Fills t; returns -1 when the rendezvous
@@ -774,7 +768,7 @@ static int run_attempt(agent_t *a, attempt_t *t, ddp_error_t *err)
                         .worker_port = worker_port,
                         .hosts = (const char *const *)o->hosts,
                         .deadline = ddp_deadline_in((int64_t)o->rdzv_timeout_s * 1000),
-                        .cancelled = stop_requested, .waiting = rdzv_waiting, .ctx = a};
+                        .cancelled = stop_requested, .waiting = say_waiting, .ctx = a};
     rdzv_result_t r;
     if ((t->round == 0 && publish_fingerprint(a, err)) || rdzv_join(a->client, &join, &r, err))
         return -1;
@@ -817,7 +811,7 @@ static int run_attempt(agent_t *a, attempt_t *t, ddp_error_t *err)
     } else if (t->round == 0 && preflight(a, t)) {
         /* No worker: the node settles at once, or takes the end the preflight published. */
         monitor(a, t, w, 0, &r);
-        if (!t->done)
+        if (t->end != END_DONE)
             report_failure(a, t, w, 0);
     } else if (workers_start(w, &launch, err)) {
         say("%s", err->msg);
@@ -830,10 +824,10 @@ static int run_attempt(agent_t *a, attempt_t *t, ddp_error_t *err)
         monitor(a, t, w, o->nproc, &r);
         workers_close(w, o->nproc);
         workers_kill_groups(w, o->nproc);
-        if (t->checkpointed) {
+        if (t->end == END_CHECKPOINTED) {
             say("stopped for the walltime: checkpoint written by every rank; requeue to resume");
         } else if (stopped_with_checkpoints(t, w, o->nproc)) {
-            t->checkpointed = 1;
+            t->end = END_CHECKPOINTED;
             say("stopped by SIG%s: checkpoint written by every rank of node %d; requeue to resume",
                 sigabbrev_np(t->first.code - 128), o->node_rank);
         } else if (will_restart(a, t)) {
@@ -841,11 +835,11 @@ static int run_attempt(agent_t *a, attempt_t *t, ddp_error_t *err)
             failure_line(&t->first, line, sizeof line);
             say("attempt %d failed: %s; restarting every worker (restart %d of %d)", t->round,
                 line, t->round + 1, o->max_restarts);
-        } else if (!t->done) {
+        } else if (t->end != END_DONE) {
             report_failure(a, t, w, o->nproc);
         }
     }
-    int rc = t->end_known || t->done ? 0 : -1;
+    int rc = t->end != END_UNKNOWN ? 0 : -1;
     for (int i = 0; i < o->nnodes && t->hb_value; i++)
         free(t->hb_value[i]);
     free(t->hb_value);
@@ -982,7 +976,7 @@ int agent_run(agent_options_t *o)
             status = a.stop_signal ? 128 + a.stop_signal : 1;
             break;
         }
-        if (t.done) {
+        if (t.end == END_DONE) {
             status = 0;
             if (round > 0)
                 say("job succeeded after %d restart(s)", round);
@@ -997,7 +991,7 @@ int agent_run(agent_options_t *o)
                 continue;
             say("%s", err.msg);
         }
-        status = t.checkpointed ? WORKER_EXIT_CHECKPOINTED : t.first.code ? t.first.code : 1;
+        status = t.end == END_CHECKPOINTED ? WORKER_EXIT_CHECKPOINTED : t.first.code ? t.first.code : 1;
         if (a.store_lost)
             break;
         /* Agents that are gone, or silent, will not say goodbye. */

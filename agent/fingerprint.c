@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <dlfcn.h>
+#include <errno.h>
 #include <gnu/libc-version.h>
 #include <ifaddrs.h>
 #include <net/if.h>
@@ -33,7 +34,7 @@ static void fact(FILE *f, const char *name, const char *value)
 static const char *probe_failure(const char *program, int ran, const spawn_result_t *r,
                                  const ddp_error_t *err, char *buf, size_t size)
 {
-    if (!ran && strstr(err->msg, "not found"))
+    if (!ran && err->code == ENOENT)
         return "none";
     if (!ran)
         snprintf(buf, size, "%s: %.400s", program, err->msg);

@@ -18,6 +18,7 @@
 #include "ddp_net.h"
 #include "ddp_parse.h"
 #include "hostlist.h"
+#include "job_contract.h"
 #include "preflight.h"
 #include "store_proto.h"
 
@@ -313,7 +314,7 @@ static int resolve_identity(agent_options_t *o, int *port_set, ddp_error_t *err)
     if (!o->run_id && job_id)
         o->run_id = strdup(job_id);
     if (!*port_set && job_id) {
-        o->master_port = net_port_from_job_id(job_id);
+        o->master_port = job_port_from_id(job_id);
         *port_set = 1;
     }
     return 0;
@@ -432,14 +433,14 @@ int agent_options_parse(int argc, char **argv, agent_options_t *o, ddp_error_t *
             if (colon) {
                 char least[32];
                 snprintf(least, sizeof least, "%.*s", (int)(colon - optarg), optarg);
-                if (parse_int(least, 1, 100000, &o->nnodes) || parse_int(colon + 1, 1, 100000, &most))
+                if (parse_int(least, 1, JOB_NODES_MAX, &o->nnodes) || parse_int(colon + 1, 1, JOB_NODES_MAX, &most))
                     bad = 1;
                 else if (most != o->nnodes)
                     return ddp_error_set(err, "--nnodes %s: elastic node ranges are not supported; "
                                               "give one count (every node must join)",
                                          optarg);
             } else {
-                bad = parse_int(optarg, 1, 100000, &o->nnodes);
+                bad = parse_int(optarg, 1, JOB_NODES_MAX, &o->nnodes);
             }
             break;
         }
@@ -463,7 +464,7 @@ int agent_options_parse(int argc, char **argv, agent_options_t *o, ddp_error_t *
             break;
         }
         case OPT_NODE_RANK:
-            bad = parse_int(optarg, 0, 99999, &o->node_rank);
+            bad = parse_int(optarg, 0, JOB_NODES_MAX - 1, &o->node_rank);
             break;
         case OPT_NPROC:
             nproc_arg = optarg;
@@ -489,10 +490,10 @@ int agent_options_parse(int argc, char **argv, agent_options_t *o, ddp_error_t *
             token_file = optarg;
             break;
         case OPT_MAX_RESTARTS:
-            bad = parse_int(optarg, 0, 10000, &o->max_restarts);
+            bad = parse_int(optarg, 0, JOB_MAX_RESTARTS_MAX, &o->max_restarts);
             break;
         case OPT_RDZV_TIMEOUT:
-            bad = parse_int(optarg, 1, 86400 * 7, &o->rdzv_timeout_s);
+            bad = parse_int(optarg, 1, JOB_TIMEOUT_MAX_S, &o->rdzv_timeout_s);
             break;
         case OPT_HEARTBEAT:
             bad = parse_seconds_ms(optarg, 3600, &o->heartbeat_ms);
@@ -502,10 +503,10 @@ int agent_options_parse(int argc, char **argv, agent_options_t *o, ddp_error_t *
             break;
         case OPT_HANG_TIMEOUT:
             o->hang_timeout_ms = 0;
-            bad = strcmp(optarg, "0") && parse_seconds_ms(optarg, 86400 * 7, &o->hang_timeout_ms);
+            bad = strcmp(optarg, "0") && parse_seconds_ms(optarg, JOB_TIMEOUT_MAX_S, &o->hang_timeout_ms);
             break;
         case OPT_EXIT_TIMEOUT:
-            bad = parse_int(optarg, 1, 86400 * 7, &o->exit_timeout_s);
+            bad = parse_int(optarg, 1, JOB_TIMEOUT_MAX_S, &o->exit_timeout_s);
             break;
         case OPT_LOG_DIR:
             free(o->log_dir);
@@ -536,10 +537,10 @@ int agent_options_parse(int argc, char **argv, agent_options_t *o, ddp_error_t *
             bad = (o->checkpoint_signal = ddp_parse_signal(optarg)) <= 0;
             break;
         case OPT_CHECKPOINT_BEFORE:
-            bad = parse_seconds_ms(optarg, 86400 * 7, &o->checkpoint_before_ms);
+            bad = parse_seconds_ms(optarg, JOB_TIMEOUT_MAX_S, &o->checkpoint_before_ms);
             break;
         case OPT_REQUEUE_COUNT:
-            bad = parse_int(optarg, 0, 1000000, &o->requeue_count);
+            bad = parse_int(optarg, 0, JOB_REQUEUES_MAX, &o->requeue_count);
             break;
         case OPT_GPU_BINDING:
             bad = strcmp(optarg, "per-rank") && strcmp(optarg, "none");
@@ -589,7 +590,7 @@ int agent_options_parse(int argc, char **argv, agent_options_t *o, ddp_error_t *
                                  getenv("CUDA_VISIBLE_DEVICES") ? getenv("CUDA_VISIBLE_DEVICES")
                                                                 : "unset");
         o->nproc = gpus ? gpus : 1;
-    } else if (parse_int(nproc_arg, 1, 4096, &o->nproc)) {
+    } else if (parse_int(nproc_arg, 1, JOB_PROCS_PER_NODE_MAX, &o->nproc)) {
         return ddp_error_set(err, "--nproc-per-node: invalid value \"%s\" (a count, gpu or auto)",
                              nproc_arg);
     }

@@ -23,6 +23,7 @@
 #include "ddp_file.h"
 #include "ddp_hmac.h"
 #include "ddp_parse.h"
+#include "job_contract.h"
 #include "launch_hosts.h"
 #include "render.h"
 #include "shquote.h"
@@ -44,7 +45,8 @@ static const char launch_help[] =
     "  --nodefile FILE         a scheduler's node file (a host once per slot: PBS_NODEFILE)\n"
     "  --nproc-per-node N      workers on every host (over the slots given)\n"
     "  --bindir DIR            where ddpjob-agent is on the hosts (default: where it is here)\n"
-    "  --master-port PORT      node 0's rendezvous port (default: one chosen at random)\n"
+    "  --master-port PORT      node 0's rendezvous port (default: inside a Slurm or PBS job\n"
+    "                          the one its agents derive from the job id, else random)\n"
     "  --run-id ID             the job's id (default: launch-RANDOM)\n"
     "  --workdir DIR           where each host's node setup starts (default: the login's home)\n"
     "  --deadline TIME         --requeue-count N: passed to every agent (see ddpjob-agent --help)\n"
@@ -396,8 +398,13 @@ int launch_command(int argc, char **argv, bool doctor)
         snprintf(L.run_id, sizeof L.run_id, "%s", run_id);
     else
         snprintf(L.run_id, sizeof L.run_id, "launch-%s", id_hex);
-    /* Below the ephemeral range, where the workers' own sockets live. */
-    L.port = port ? (int)port : 20000 + (random[36] << 8 | random[37]) % 12000;
+    /* Inside a scheduler job the port its agents would derive themselves, else a random one. */
+    if (port)
+        L.port = (int)port;
+    else if (job_scheduler_id())
+        L.port = job_port_from_id(job_scheduler_id());
+    else
+        L.port = job_port_random((uint16_t)(random[36] << 8 | random[37]));
     for (size_t i = 0; i < hosts.count; i++) {
         host_run_t *h = &L.hosts[i];
         h->alias = hosts.hosts[i].name;

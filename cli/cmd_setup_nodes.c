@@ -4,6 +4,7 @@
  * the head's public key is appended to the host's ~/.ssh/authorized_keys, and the key login is
  * tried again. Host keys are checked as launch checks them: this never turns that off. Prints
  * what it found and what it changed; exits 0 when every host takes the key login. */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -208,8 +209,8 @@ int cmd_setup_nodes(int argc, char **argv)
             continue;
         }
         printf("%s: no key login: %s\n", alias, err.msg);
-        /* A host that is not itself, or not there, is not a matter of keys. */
-        if (!install || strstr(err.msg, "host key") || strstr(err.msg, "cannot connect"))
+        /* Only a refused login is a matter of keys: not a host that is not itself, or not there. */
+        if (!install || err.code != EACCES)
             continue;
         char *key = public_key(&t, key_path, sizeof key_path, &err);
         int added = 0;

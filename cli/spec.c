@@ -10,6 +10,7 @@
 
 #include "ddp_file.h"
 #include "ddp_parse.h"
+#include "job_contract.h"
 #include "shquote.h"
 #include "train_options.h"
 #include "units.h"
@@ -88,7 +89,7 @@ static const char *const preflights[] = {"report", "strict", NULL};
 
 static const field_def_t checkpoint_fields[] = {
     {"signal", F_SIGNAME, offsetof(job_spec_t, checkpoint.signal), 0, 0, 0, NULL, 0, NULL},
-    {"before", F_INT, offsetof(job_spec_t, checkpoint.before_s), 0, 1, 604800, NULL, 0, NULL},
+    {"before", F_INT, offsetof(job_spec_t, checkpoint.before_s), 0, 1, JOB_TIMEOUT_MAX_S, NULL, 0, NULL},
     {NULL, 0, 0, 0, 0, 0, NULL, 0, NULL},
 };
 
@@ -96,9 +97,9 @@ static const field_def_t top_fields[] = {
     FIELD(name, F_STRING, name, REQUIRED | DIRECTIVE),
     FIELD(scheduler, F_SCHED, scheduler, 0),
     FIELD(site, F_STRING, site, 0),
-    INTFIELD(nodes, nodes, REQUIRED, 1, 100000),
+    INTFIELD(nodes, nodes, REQUIRED, 1, JOB_NODES_MAX),
     INTFIELD(gpus_per_node, gpus_per_node, 0, 0, 1024),
-    INTFIELD(procs_per_node, procs_per_node, 0, 1, 1024),
+    INTFIELD(procs_per_node, procs_per_node, 0, 1, JOB_PROCS_PER_NODE_MAX),
     INTFIELD(cpus_per_node, cpus_per_node, 0, 1, 1000000),
     FIELD(mem, F_SIZE, mem_bytes, 0),
     FIELD(walltime, F_WALLTIME, walltime_s, 0),
@@ -109,9 +110,9 @@ static const field_def_t top_fields[] = {
     FIELD(env, F_ENV, env, 0),
     FIELD(workdir, F_STRING, workdir, 0),
     INTFIELD(master_port, master_port, 0, 1, 65535),
-    INTFIELD(max_restarts, max_restarts, 0, 0, 1000),
-    INTFIELD(rendezvous_timeout, rendezvous_timeout, 0, 1, 86400),
-    INTFIELD(hang_timeout, hang_timeout, 0, 0, 604800),
+    INTFIELD(max_restarts, max_restarts, 0, 0, JOB_MAX_RESTARTS_MAX),
+    INTFIELD(rendezvous_timeout, rendezvous_timeout, 0, 1, JOB_TIMEOUT_MAX_S),
+    INTFIELD(hang_timeout, hang_timeout, 0, 0, JOB_TIMEOUT_MAX_S),
     FIELD(log_dir, F_STRING, log_dir, 0),
     FIELD(error_file, F_STRING, error_file, 0),
     {"gpu_binding", F_CHOICE, offsetof(job_spec_t, gpu_binding), 0, 0, 0, NULL, 0, gpu_bindings},
@@ -119,7 +120,7 @@ static const field_def_t top_fields[] = {
     {"cpu_binding", F_CHOICE, offsetof(job_spec_t, cpu_binding), 0, 0, 0, NULL, 0, cpu_bindings},
     {"preflight", F_CHOICE, offsetof(job_spec_t, preflight), 0, 0, 0, NULL, 0, preflights},
     {"checkpoint", F_MAP, 0, 0, 0, 0, checkpoint_fields, offsetof(job_spec_t, checkpoint.present), NULL},
-    INTFIELD(requeue, requeue, 0, 0, 1000),
+    INTFIELD(requeue, requeue, 0, 0, JOB_REQUEUES_MAX),
     FIELD(command, F_COMMAND, command, 0),
     FIELD(train, F_TRAIN, command, 0),
     {"pbs", F_MAP, 0, 0, 0, 0, pbs_fields, offsetof(job_spec_t, pbs.present), NULL},

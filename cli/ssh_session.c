@@ -35,11 +35,12 @@ static void set_deadline(ssh_session_t *s, int64_t deadline)
     libssh2_session_set_timeout(s->session, left > 0 ? left : 1);
 }
 
-static int session_error(ssh_session_t *s, const char *what, ddp_error_t *err)
+/* libssh2's last error, behind what failed; code as ddp_error_code's. */
+static int session_error(ssh_session_t *s, int code, const char *what, ddp_error_t *err)
 {
     char *msg = NULL;
     libssh2_session_last_error(s->session, &msg, NULL, 0);
-    return ddp_error_set(err, "%s: %s: %s", s->where, what, msg && *msg ? msg : "failed");
+    return ddp_error_code(err, code, "%s: %s: %s", s->where, what, msg && *msg ? msg : "failed");
 }
 
 static void fingerprint(ssh_session_t *s, char *out, size_t size)
@@ -88,7 +89,7 @@ static int check_host_key(ssh_session_t *s, const char *alias, const ssh_target_
     int type;
     const char *key = libssh2_session_hostkey(s->session, &len, &type);
     if (!key)
-        return session_error(s, "no host key", err);
+        return session_error(s, 0, "no host key", err);
     LIBSSH2_KNOWNHOSTS *kh = libssh2_knownhost_init(s->session);
     if (!kh)
         return ddp_error_set(err, "out of memory");
@@ -116,7 +117,7 @@ static int check_host_key(ssh_session_t *s, const char *alias, const ssh_target_
             snprintf(name, sizeof name, "[%s]:%d", alias, t->port);
         if (libssh2_knownhost_addc(kh, name, NULL, key, len, NULL, 0, mask, NULL) ||
             libssh2_knownhost_writefile(kh, known_hosts, LIBSSH2_KNOWNHOST_FILE_OPENSSH))
-            rc = session_error(s, "cannot add the new host key", err);
+            rc = session_error(s, 0, "cannot add the new host key", err);
         else
             fprintf(stderr, "ddpjob launch: %s: added host key %s to %s\n", s->where, fp, known_hosts);
     }
@@ -151,9 +152,9 @@ static int authenticate(ssh_session_t *s, const ssh_target_t *t, ddp_error_t *er
             return 0;
     }
     if (!tried)
-        return ddp_error_set(err, "%s: no ssh-agent key and no identity file (%s...) to log in with",
+        return ddp_error_code(err, EACCES, "%s: no ssh-agent key and no identity file (%s...) to log in with",
                              s->where, t->identities[0]);
-    return session_error(s, "login refused for every key of ssh-agent and the identity files", err);
+    return session_error(s, EACCES, "login refused for every key of ssh-agent and the identity files", err);
 }
 
 ssh_session_t *ssh_session_open(const char *alias, const ssh_target_t *t, const char *known_hosts,
@@ -166,7 +167,7 @@ ssh_session_t *ssh_session_open(const char *alias, const ssh_target_t *t, const 
         return NULL;
     }
     snprintf(s->where, sizeof s->where, "%s (%s@%s:%d)", alias, t->user, t->hostname, t->port);
-    s->fd = net_connect(t->hostname, t->port, deadline, NULL, err);
+    s->fd = net_connect(t->hostname, t->port, deadline, err);
     if (s->fd < 0) {
         ddp_error_prefix(err, "%s", alias);
         free(s);
@@ -181,7 +182,7 @@ ssh_session_t *ssh_session_open(const char *alias, const ssh_target_t *t, const 
     libssh2_session_set_blocking(s->session, 1);
     set_deadline(s, deadline);
     if (libssh2_session_handshake(s->session, s->fd)) {
-        session_error(s, "SSH handshake", err);
+        session_error(s, 0, "SSH handshake", err);
         ssh_session_close(s);
         return NULL;
     }
@@ -189,7 +190,7 @@ ssh_session_t *ssh_session_open(const char *alias, const ssh_target_t *t, const 
     int failed = check_host_key(s, alias, t, known_hosts, accept_new_keys, err);
     if (!failed && password)
         failed = libssh2_userauth_password(s->session, t->user, password)
-                     ? session_error(s, "password login refused", err)
+                     ? session_error(s, EACCES, "password login refused", err)
                      : 0;
     else if (!failed)
         failed = authenticate(s, t, err);
@@ -206,13 +207,13 @@ int ssh_session_exec(ssh_session_t *s, const char *command, const char *input, s
     set_deadline(s, deadline);
     s->channel = libssh2_channel_open_session(s->session);
     if (!s->channel)
-        return session_error(s, "cannot open a channel", err);
+        return session_error(s, 0, "cannot open a channel", err);
     if (libssh2_channel_exec(s->channel, command))
-        return session_error(s, "cannot start the command", err);
+        return session_error(s, 0, "cannot start the command", err);
     for (size_t done = 0; done < len;) {
         ssize_t n = libssh2_channel_write(s->channel, input + done, len - done);
         if (n < 0)
-            return session_error(s, "cannot write to the command", err);
+            return session_error(s, 0, "cannot write to the command", err);
         done += (size_t)n;
     }
     libssh2_session_set_blocking(s->session, 0);
@@ -242,14 +243,14 @@ int ssh_session_pump(ssh_session_t *s, int timeout_ms, ssh_output_fn fn, void *a
             /* A command that ended at once may have its channel closed before we read. */
             if (n == LIBSSH2_ERROR_CHANNEL_CLOSED || libssh2_channel_eof(s->channel))
                 return 1;
-            return session_error(s, "connection lost", err);
+            return session_error(s, 0, "connection lost", err);
         }
     }
     if (libssh2_channel_eof(s->channel))
         return 1;
     int next_keepalive_s;
     if (libssh2_keepalive_send(s->session, &next_keepalive_s) < 0)
-        return session_error(s, "connection lost", err);
+        return session_error(s, 0, "connection lost", err);
     if (got_any)
         return 0;
     int dir = libssh2_session_block_directions(s->session);

@@ -23,7 +23,8 @@ enum { SSH_KEEPALIVE_S = 5, SSH_LOST_AFTER_MS = 15000 };
 /* Once per process, before any thread opens a session. */
 int ssh_session_init(ddp_error_t *err);
 
-/* Logs in with `password` when given (setup-nodes, once, to install a key), else with keys. */
+/* Logs in with `password` when given (setup-nodes, once, to install a key), else with keys. A
+ * refused login (or no key to try) fails with code EACCES. */
 ssh_session_t *ssh_session_open(const char *alias, const ssh_target_t *t, const char *known_hosts,
                                 int accept_new_keys, const char *password, int64_t deadline,
                                 ddp_error_t *err);

@@ -3,12 +3,29 @@
 #include <stdio.h>
 #include <string.h>
 
+static void set_message(ddp_error_t *err, int code, const char *fmt, va_list ap)
+{
+    vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+    err->code = code;
+}
+
 int ddp_error_set(ddp_error_t *err, const char *fmt, ...)
 {
     if (err) {
         va_list ap;
         va_start(ap, fmt);
-        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+        set_message(err, 0, fmt, ap);
+        va_end(ap);
+    }
+    return -1;
+}
+
+int ddp_error_code(ddp_error_t *err, int code, const char *fmt, ...)
+{
+    if (err) {
+        va_list ap;
+        va_start(ap, fmt);
+        set_message(err, code, fmt, ap);
         va_end(ap);
     }
     return -1;

@@ -1,6 +1,5 @@
 #include "ddp_net.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -93,15 +92,19 @@ static int connect_one(int fd, const struct addrinfo *ai, int64_t deadline)
     return soerr;
 }
 
-int net_connect(const char *host, int port, int64_t deadline, int *transient, ddp_error_t *err)
+int net_connect_transient(const ddp_error_t *err)
+{
+    return err->code == ECONNREFUSED || err->code == EHOSTUNREACH || err->code == ENETUNREACH ||
+           err->code == ETIMEDOUT;
+}
+
+int net_connect(const char *host, int port, int64_t deadline, ddp_error_t *err)
 {
     struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
                              .ai_flags = AI_NUMERICSERV};
     struct addrinfo *res = NULL;
     char service[16];
     snprintf(service, sizeof service, "%d", port);
-    if (transient)
-        *transient = 0;
     int rc = getaddrinfo(host, service, &hints, &res);
     if (rc)
         return ddp_error_set(err, "cannot resolve %s: %s", host, gai_strerror(rc));
@@ -120,14 +123,9 @@ int net_connect(const char *host, int port, int64_t deadline, int *transient, dd
         fd = -1;
     }
     freeaddrinfo(res);
-    if (fd < 0) {
-        if (transient && saved == ECONNREFUSED)
-            *transient = NET_REFUSED;
-        else if (transient && (saved == EHOSTUNREACH || saved == ENETUNREACH || saved == ETIMEDOUT))
-            *transient = NET_UNREACHABLE;
-        return ddp_error_set(err, "cannot connect to %s:%d: %s", host, port,
-                             saved == ETIMEDOUT ? "timed out" : strerror(saved));
-    }
+    if (fd < 0)
+        return ddp_error_code(err, saved, "cannot connect to %s:%d: %s", host, port,
+                              saved == ETIMEDOUT ? "timed out" : strerror(saved));
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     set_blocking(fd);
@@ -213,12 +211,4 @@ void net_hostname(char *buf, size_t size)
     if (gethostname(buf, size) != 0)
         snprintf(buf, size, "unknown");
     buf[size - 1] = '\0';
-}
-
-int net_port_from_job_id(const char *job_id)
-{
-    long n = 0;
-    for (const char *p = job_id; *p && isdigit((unsigned char)*p); p++)
-        n = (n * 10 + (*p - '0')) % 20000;
-    return 10000 + (int)n;
 }

@@ -17,12 +17,12 @@
  * use is reported as such. */
 int net_listen(const char *host, int port, int backlog, int *bound_port, ddp_error_t *err);
 
-/* Connects to host:port before `deadline`. Returns a blocking fd, or -1. `*transient` (if not
- * NULL) is set when what failed may pass, so callers may try again: the peer answered but nobody
- * listens (NET_REFUSED), or its host could not be reached yet, as when it is still booting or
- * its link comes up (NET_UNREACHABLE: no route, or no answer before the deadline). */
-enum { NET_REFUSED = 1, NET_UNREACHABLE = 2 };
-int net_connect(const char *host, int port, int64_t deadline, int *transient, ddp_error_t *err);
+/* Connects to host:port before `deadline`. Returns a blocking fd, or -1 with err's code
+ * connect's errno (ETIMEDOUT when the deadline passed; 0 when the name does not resolve). */
+int net_connect(const char *host, int port, int64_t deadline, ddp_error_t *err);
+/* Whether a failed net_connect may pass, so a later try makes sense: the peer answered but nobody
+ * listens, or its host cannot be reached yet, as when it is still booting or its link comes up. */
+int net_connect_transient(const ddp_error_t *err);
 
 /* Writes all `len` bytes before `deadline`. */
 int net_write_full(int fd, const void *buf, size_t len, int64_t deadline, ddp_error_t *err);
@@ -35,10 +35,6 @@ int net_set_nonblocking(int fd);
 /* A port that is free on every address right now, for a service that binds it a moment later
  * (the workers' MASTER_PORT). */
 int net_free_port(ddp_error_t *err);
-
-/* The rendezvous port a scheduler job uses when none is given: 10000 + (the job id's leading
- * number mod 20000), below the ephemeral range. templates/slurm.sh derives the same. */
-int net_port_from_job_id(const char *job_id);
 
 /* Raises the process's soft limit on open descriptors to its hard limit: a store holds one per
  * agent (and stranger), an agent two pipes per worker. */

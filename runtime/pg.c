@@ -9,6 +9,7 @@
 #include "ddp_net.h"
 #include "ddp_parse.h"
 #include "hostlist.h"
+#include "job_contract.h"
 #include "pg_backend.h"
 #include "store_server.h"
 
@@ -106,7 +107,7 @@ int pg_world_from_env(pg_world_t *w, ddp_error_t *err)
         if (w->master_port > 65535)
             return ddp_error_set(err, "MASTER_PORT=%d is not a port", w->master_port);
     } else if (getenv("SLURM_JOB_ID")) {
-        w->master_port = net_port_from_job_id(getenv("SLURM_JOB_ID")) + 1;
+        w->master_port = job_workers_port_from_id(getenv("SLURM_JOB_ID"));
     }
     if (w->size > 1 && (!addr || !w->master_port))
         return ddp_error_set(err, "a world of %d (from %s) needs MASTER_ADDR and MASTER_PORT "

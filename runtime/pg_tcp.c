@@ -236,7 +236,7 @@ void pg_give_up_waiting_at(int64_t at)
  * sooner). */
 static int progress(tcp_t *t, done_fn done, const void *ctx, int64_t deadline, ddp_error_t *err)
 {
-    ddp_error_t fault = {{0}};
+    ddp_error_t fault = {0};
     t->fault = &fault;
     int rc = -1;
     for (;;) {
@@ -837,7 +837,7 @@ static int dial_lower(tcp_t *t, char **addrs, const char *nonce, int64_t deadlin
         int port;
         if (sscanf(addrs[j], "%45s %d", ip, &port) != 2)
             return ddp_error_set(err, "rank %d's address \"%s\" is malformed", j, addrs[j]);
-        int fd = net_connect(ip, port, deadline, NULL, err);
+        int fd = net_connect(ip, port, deadline, err);
         if (fd < 0)
             return ddp_error_prefix(err, "cannot connect to rank %d", j);
         hello_t h;

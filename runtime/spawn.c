@@ -70,9 +70,9 @@ int spawn_capture(char *const argv[], const char *cwd, int timeout_ms, spawn_res
         waitpid(pid, NULL, 0);
         pid = -1;
         if (child_errno == ENOENT)
-            ddp_error_set(err, "%s: not found on PATH", argv[0]);
+            ddp_error_code(err, ENOENT, "%s: not found on PATH", argv[0]);
         else
-            ddp_error_set(err, "%s: cannot run: %s", argv[0], strerror(child_errno));
+            ddp_error_code(err, child_errno, "%s: cannot run: %s", argv[0], strerror(child_errno));
         goto out;
     }
 

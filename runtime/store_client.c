@@ -1,5 +1,6 @@
 #include "store_client.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,9 @@ static int client_fail(store_client_t *c, ddp_error_t *err)
     return ddp_error_prefix(err, "store %s", c->where);
 }
 
+/* One try's share of the wait: a store that stalls mid-handshake is tried again. */
+#define CONNECT_TRY_MS 1000
+
 /* *retryable: the store did not get as far as judging the token. */
 static int handshake(store_client_t *c, const void *token, size_t token_len, int64_t deadline,
                      int *retryable, ddp_error_t *err)
@@ -33,12 +37,13 @@ static int handshake(store_client_t *c, const void *token, size_t token_len, int
     *retryable = 1;
     ddp_error_t why;
     if (net_read_full(c->fd, hello, sizeof hello, deadline, &why))
-        return ddp_error_set(err, "no store greeting (%s): node 0 is busy or stopped, or another "
-                                  "service holds this port",
-                             why.msg);
+        return ddp_error_code(err, ETIMEDOUT,
+                              "no store greeting (%s): node 0 is busy or stopped, or another "
+                              "service holds this port",
+                              why.msg);
     *retryable = 0;
     if (memcmp(hello, STORE_MAGIC, STORE_MAGIC_LEN) != 0)
-        return ddp_error_set(err, "the service on this port is not a ddpjob store");
+        return ddp_error_code(err, EPROTO, "the service on this port is not a ddpjob store");
     const unsigned char *server_nonce = hello + STORE_MAGIC_LEN;
     unsigned char answer[STORE_NONCE_LEN + STORE_MAC_LEN];
     if (store_random(answer, STORE_NONCE_LEN))
@@ -51,65 +56,79 @@ static int handshake(store_client_t *c, const void *token, size_t token_len, int
     unsigned char verdict, server_mac[STORE_MAC_LEN], expected[STORE_MAC_LEN];
     if (net_read_full(c->fd, &verdict, 1, deadline, &why)) {
         *retryable = 1;
-        return ddp_error_set(err, "the store dropped the connection during the handshake (%s)",
-                             why.msg);
+        return ddp_error_code(err, ETIMEDOUT,
+                              "the store dropped the connection during the handshake (%s)",
+                              why.msg);
     }
     if (verdict != STORE_ACCEPTED)
-        return ddp_error_set(err, "refused this job's token (wrong DDPJOB_TOKEN, or another "
-                                  "job's store on this port)");
+        return ddp_error_code(err, EACCES, "refused this job's token (wrong DDPJOB_TOKEN, or "
+                                           "another job's store on this port)");
     if (net_read_full(c->fd, server_mac, sizeof server_mac, deadline, &why))
         return ddp_error_set(err, "handshake: %s", why.msg);
     store_auth_mac(token, token_len, "server", server_nonce, answer, expected);
     if (ddp_equal_secret(server_mac, expected, STORE_MAC_LEN) != 0)
-        return ddp_error_set(err, "does not know this job's token (another job's store on this "
-                                  "port?)");
+        return ddp_error_code(err, EACCES, "does not know this job's token (another job's store "
+                                           "on this port?)");
     return 0;
 }
 
 store_client_t *store_client_connect(const char *host, int port, const void *token,
-                                     size_t token_len, int64_t deadline, int *retryable,
-                                     ddp_error_t *err)
+                                     size_t token_len, int64_t deadline,
+                                     const store_connect_hooks_t *hooks, ddp_error_t *err)
 {
-    int again = 0;
-    if (!retryable)
-        retryable = &again;
-    *retryable = 0;
+    ddp_error_t unread;
+    if (!err)
+        err = &unread;
     store_client_t *c = calloc(1, sizeof *c);
     if (!c) {
         ddp_error_set(err, "out of memory");
         return NULL;
     }
     c->timeout_ms = 30000;
+    c->fd = -1;
     snprintf(c->where, sizeof c->where, "%s:%d", host, port);
+    int64_t start = ddp_now_ms(), next_note = start + STORE_CONNECT_NOTE_MS;
     /* Tries again while nobody listens or the host cannot be reached yet, and after a handshake
      * the store dropped (it sheds the oldest unproven connections when strangers crowd it). */
     for (int64_t backoff = 5;; backoff = backoff * 2 > 250 ? 250 : backoff * 2) {
-        int transient = 0;
-        c->fd = net_connect(host, port, deadline, &transient, err);
+        if (hooks && hooks->cancelled && hooks->cancelled(hooks->ctx)) {
+            ddp_error_code(err, ECANCELED, "connecting to the store at %s: cancelled", c->where);
+            break;
+        }
+        int64_t try_until = ddp_deadline_in(CONNECT_TRY_MS);
+        if (try_until > deadline)
+            try_until = deadline;
+        int retryable = 0;
+        c->fd = net_connect(host, port, try_until, err);
         if (c->fd < 0) {
-            *retryable = transient != 0;
-            if (!transient || ddp_ms_left(deadline) == 0) {
-                if (transient == NET_REFUSED)
-                    ddp_error_set(err, "cannot connect to %s: nobody listened there before the "
-                                       "deadline",
-                                  c->where);
-                free(c);
-                return NULL;
-            }
-        } else if (handshake(c, token, token_len, deadline, retryable, err) == 0) {
+            retryable = net_connect_transient(err);
+            if (err->code == ECONNREFUSED && ddp_ms_left(deadline) == 0)
+                ddp_error_code(err, ECONNREFUSED,
+                               "cannot connect to %s: nobody listened there before the deadline",
+                               c->where);
+        } else if (handshake(c, token, token_len, try_until, &retryable, err) == 0) {
             return c;
         } else {
             close(c->fd);
             c->fd = -1;
-            if (!*retryable || ddp_ms_left(deadline) == 0) {
-                client_fail(c, err);
-                store_client_close(c);
-                return NULL;
-            }
+            client_fail(c, err);
+        }
+        if (!retryable || ddp_ms_left(deadline) == 0)
+            break;
+        int64_t now = ddp_now_ms();
+        if (hooks && hooks->waiting && now >= next_note) {
+            char line[2048];
+            snprintf(line, sizeof line, "still waiting for the store at %s (%lld of %lld s): %s",
+                     c->where, (long long)((now - start) / 1000),
+                     (long long)((deadline - start + 500) / 1000), err->msg);
+            hooks->waiting(hooks->ctx, line);
+            next_note = now + STORE_CONNECT_NOTE_MS;
         }
         int64_t left = ddp_ms_left(deadline);
         ddp_sleep_ms(backoff < left ? backoff : left);
     }
+    store_client_close(c);
+    return NULL;
 }
 
 void store_client_close(store_client_t *c)

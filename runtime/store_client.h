@@ -14,14 +14,25 @@
 
 typedef struct store_client store_client_t;
 
+/* What may be told of a connect's wait: cancelled (optional) is asked between tries and ends
+ * the wait; waiting (optional) hears every STORE_CONNECT_NOTE_MS while the store has not
+ * answered, with what the last try met. */
+#define STORE_CONNECT_NOTE_MS 10000
+typedef struct {
+    int (*cancelled)(void *ctx);
+    void (*waiting)(void *ctx, const char *line);
+    void *ctx;
+} store_connect_hooks_t;
+
 /* Connects and proves the token. While nobody listens yet (the server's agent starting later
- * than this one), retries with a short, growing backoff until `deadline`. On failure,
- * *retryable (when not NULL) says whether a later try may succeed: nobody listened, or the
- * store did not finish the handshake (busy, stalled, or it dropped the connection); a store
- * that does not know the token, or a port held by another service, cannot be helped by one. */
+ * than this one), the host cannot be reached yet, or the store does not finish the handshake
+ * (busy, stalled, or it dropped the connection), tries again with a short, growing backoff
+ * until `deadline`; hooks may be NULL. Error codes: ECONNREFUSED (nobody listened),
+ * ETIMEDOUT (no answer in time), EACCES (the store does not know the token), EPROTO (another
+ * service holds the port), ECANCELED (hooks->cancelled said so). */
 store_client_t *store_client_connect(const char *host, int port, const void *token,
-                                     size_t token_len, int64_t deadline, int *retryable,
-                                     ddp_error_t *err);
+                                     size_t token_len, int64_t deadline,
+                                     const store_connect_hooks_t *hooks, ddp_error_t *err);
 void store_client_close(store_client_t *c);
 
 /* How long one ordinary request may take (default 30 s). */

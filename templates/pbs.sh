@@ -109,14 +109,7 @@ done <<<"$ddpjob_nodes"
 [ "${#ddpjob_hosts[@]}" -eq {{nodes}} ] ||
     ddpjob_fail "expected {{nodes}} nodes in $PBS_NODEFILE, found ${#ddpjob_hosts[@]}: ${ddpjob_hosts[*]}"
 ddpjob_master=${ddpjob_hosts[0]}
-{{#master_port}}
-ddpjob_port={{master_port}}
-{{/master_port}}
-{{^master_port}}
-ddpjob_jobnum=${ddpjob_jobid%%[!0-9]*}
-ddpjob_port=$((10000 + ${ddpjob_jobnum:-0} % 20000))
-{{/master_port}}
-echo "ddpjob: job $ddpjob_jobid: {{nodes}} node(s), {{procs_per_node}} worker(s) each, master $ddpjob_master:$ddpjob_port, in $ddpjob_workdir"
+echo "ddpjob: job $ddpjob_jobid: {{nodes}} node(s), {{procs_per_node}} worker(s) each, master $ddpjob_master, in $ddpjob_workdir"
 
 ddpjob_resume=()
 {{#requeue}}
@@ -129,8 +122,9 @@ fi
 {{/requeue}}
 
 {{#launch_pbsdsh}}
+# The agents derive the rendezvous port from PBS_JOBID.
 ddpjob_agent_args=(--nnodes {{nodes}} --nproc-per-node {{procs_per_node}}
-    --master-addr "$ddpjob_master" --master-port "$ddpjob_port" --run-id "$ddpjob_jobid"
+    --master-addr "$ddpjob_master" {{#master_port}}--master-port {{master_port}} {{/master_port}}--run-id "$ddpjob_jobid"
     --token-file "$ddpjob_token_file"
     --max-restarts {{max_restarts}} --rdzv-timeout {{rendezvous_timeout}} --hang-timeout {{hang_timeout}}
     "${ddpjob_walltime_args[@]}" {{checkpoint_args}} --requeue-count "$ddpjob_requeue"{{report_args}}{{worker_args}}
@@ -218,7 +212,7 @@ ddpjob_node_script=$ddpjob_dir/node.sh
 printf '%s\n' {{node_script}} >"$ddpjob_node_script" || ddpjob_fail "cannot write $ddpjob_node_script"
 ddpjob_status=0
 {{ddpjob}} launch --node-script "$ddpjob_node_script" --nodefile "$PBS_NODEFILE" \
-    --nproc-per-node {{procs_per_node}} --workdir "$ddpjob_workdir" --master-port "$ddpjob_port" \
+    --nproc-per-node {{procs_per_node}} --workdir "$ddpjob_workdir" {{#master_port}}--master-port {{master_port}} {{/master_port}}\
     --run-id "$ddpjob_jobid" "${ddpjob_walltime_args[@]}" --requeue-count "$ddpjob_requeue" \
     -- "${ddpjob_resume[@]}" || ddpjob_status=$?
 {{/launch_ssh}}

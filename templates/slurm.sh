@@ -65,17 +65,11 @@ mapfile -t ddpjob_hosts <<<"$ddpjob_nodes"
 [ "${#ddpjob_hosts[@]}" -eq {{nodes}} ] ||
     ddpjob_fail "expected {{nodes}} nodes, Slurm gave ${#ddpjob_hosts[@]} ($SLURM_JOB_NODELIST)"
 ddpjob_master=${ddpjob_hosts[0]}
-{{#master_port}}
-ddpjob_port={{master_port}}
-{{/master_port}}
-{{^master_port}}
-ddpjob_port=$((10000 + SLURM_JOB_ID % 20000))
-{{/master_port}}
 
 # The job token reaches the agents through srun's environment; it is never written to disk.
 DDPJOB_TOKEN=$(od -An -N32 -tx1 /dev/urandom | tr -d ' \n')
 export DDPJOB_TOKEN
-echo "ddpjob: job $SLURM_JOB_ID: {{nodes}} node(s), {{procs_per_node}} worker(s) each, master $ddpjob_master:$ddpjob_port"
+echo "ddpjob: job $SLURM_JOB_ID: {{nodes}} node(s), {{procs_per_node}} worker(s) each, master $ddpjob_master"
 
 # When Slurm ends the job (its own end time, else the start plus the walltime), for the agents'
 # checkpoint signal; and this job's place in a chain of requeues.
@@ -100,11 +94,12 @@ if [ "$ddpjob_requeue" -gt 0 ]; then
 fi
 {{/requeue}}
 
+# Each agent reads the rest from Slurm: the nodes, its own rank, the master (the first node), the
+# run id and the rendezvous port, both from the job id.
 ddpjob_status=0
 srun --nodes={{nodes}} --ntasks={{nodes}} --ntasks-per-node=1 --kill-on-bad-exit=1 \
     /bin/bash -c "$ddpjob_node_cmd" ddpjob-node \
-    {{agent}} --nnodes {{nodes}} --nproc-per-node {{procs_per_node}} \
-    --master-addr "$ddpjob_master" --master-port "$ddpjob_port" --run-id "$SLURM_JOB_ID" \
+    {{agent}} --nproc-per-node {{procs_per_node}} {{#master_port}}--master-port {{master_port}} {{/master_port}}\
     --max-restarts {{max_restarts}} --rdzv-timeout {{rendezvous_timeout}} --hang-timeout {{hang_timeout}} \
     "${ddpjob_walltime_args[@]}" {{checkpoint_args}} --requeue-count "$ddpjob_requeue"{{report_args}}{{worker_args}} \
     -- {{command}} "${ddpjob_resume[@]}" || ddpjob_status=$?

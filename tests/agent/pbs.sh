@@ -80,7 +80,7 @@ submit_and_wait e2e.yaml
 expect_contains "$(cat "$jobdir/e2e.pbs")" "#PBS -l select=2:ncpus=2:ngpus=2
 #PBS -l place=scatter" "the script asks PBS for 2 chunks of 2 CPUs and 2 GPUs, one per host"
 expect_eq "$STATUS" 0 "qstat -xf shows Exit_status = 0 for the job that succeeded"
-expect_contains "$OUT" "ddpjob: job $JOB: 2 node(s), 2 worker(s) each, master n1:" "the job script found its 2 nodes and master n1"
+expect_contains "$OUT" "ddpjob: job $JOB: 2 node(s), 2 worker(s) each, master n1, in $jobdir" "the job script found its 2 nodes and master n1"
 for r in 0 1 2 3; do
     node=$((r / 2)) host=n$((r / 2 + 1)) local=$((r % 2))
     expect_contains "$OUT" "[rank $r] host=$host RANK=$r LOCAL_RANK=$local WORLD_SIZE=4 LOCAL_WORLD_SIZE=2 GROUP_RANK=$node GROUP_WORLD_SIZE=2 MASTER_ADDR=n1 TORCHELASTIC_RUN_ID=$JOB FROM_SPEC=from the spec sum=6 expected=6 cwd=$jobdir python=$home/tools/python3 setup=ran on $host" \
@@ -132,7 +132,8 @@ echo 'pbs: {launcher: ssh}' >>"$jobdir/ssh.yaml"
 chown "$PBS_USER:" "$jobdir/ssh.yaml"
 submit_and_wait ssh.yaml
 expect_eq "$STATUS" 0 "launcher: ssh: the job started over SSH ends with Exit_status = 0"
-expect_contains "$OUT" "ddpjob launch: job $JOB on 2 host(s), master n1:" "ddpjob launch reads PBS_NODEFILE: 2 hosts, master n1"
+expect_contains "$OUT" "ddpjob launch: job $JOB on 2 host(s), master n1:$((10000 + ${JOB%%.*} % 20000))" \
+    "ddpjob launch reads PBS_NODEFILE: 2 hosts, master n1, the port the job id gives"
 for r in 0 1 2 3; do
     node=$((r / 2)) host=n$((r / 2 + 1)) local=$((r % 2))
     expect_contains "$OUT" "$host: [rank $r] host=$host RANK=$r LOCAL_RANK=$local WORLD_SIZE=4 LOCAL_WORLD_SIZE=2 GROUP_RANK=$node GROUP_WORLD_SIZE=2 MASTER_ADDR=n1 TORCHELASTIC_RUN_ID=$JOB FROM_SPEC=from the spec sum=6 expected=6 cwd=$jobdir python=$home/tools/python3 setup=ran on $host" \

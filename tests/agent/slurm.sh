@@ -51,7 +51,8 @@ SPEC
 submit_and_wait job.yaml
 state=$(cluster_in head scontrol -o show job "$JOB" 2>/dev/null | grep -o 'JobState=[A-Z]*\|ExitCode=[0-9:]*' | tr '\n' ' ')
 expect_eq "$state" "JobState=COMPLETED ExitCode=0:0 " "an unmodified tutorial script under a spec without checkpoint: runs to its end inside the limit: COMPLETED, 0"
-expect_contains "$OUT" "ddpjob: job $JOB: 2 node(s), 2 worker(s) each, master $n1:" "the job script found its 2 nodes and master $n1"
+expect_contains "$OUT" "ddpjob: job $JOB: 2 node(s), 2 worker(s) each, master $n1
+" "the job script found its 2 nodes and master $n1"
 expect_contains "$OUT" "node 0 of 2 ($(cluster_node_host 1)): ranks 0-1 of 4" "the agent on $n1 is node 0 with ranks 0-1"
 expect_contains "$OUT" "node 1 of 2 ($(cluster_node_host 2)): ranks 2-3 of 4" "the agent on $n2 is node 1 with ranks 2-3"
 for r in 0 1 2 3; do

@@ -47,12 +47,12 @@ run_job() {
 rm -rf "$T/rec"/* "$T/pbsdsh.log"
 run run_job
 expect_eq "$RC" 0 "the job succeeds when every agent does"
-expect_contains "$OUT" "master gadi-gpu-0101.gadi.nci.org.au:" "the first host of the node file is the master"
+expect_contains "$OUT" "master gadi-gpu-0101.gadi.nci.org.au," "the first host of the node file is the master"
 expect_eq "$(sort "$T/pbsdsh.log" | tr '\n' ' ')" "3 " "pbsdsh -n gets node 1's first line (vnode index); node 0's agent runs in the script"
 for rank in 0 1; do
     argv=$(cat "$T/rec/agent.$rank.argv" 2>/dev/null | tr '\n' ' ')
-    expect_contains "$argv" "--node-rank $rank --nnodes 2 --nproc-per-node 2 --master-addr gadi-gpu-0101.gadi.nci.org.au --master-port 23987 --run-id 140873987.gadi-pbs" \
-        "node $rank agent: rank, master, port derived from the job id, run id"
+    expect_contains "$argv" "--node-rank $rank --nnodes 2 --nproc-per-node 2 --master-addr gadi-gpu-0101.gadi.nci.org.au --run-id 140873987.gadi-pbs " \
+        "node $rank agent: rank, master, run id (the agent derives the port from PBS_JOBID)"
     expect_contains "$argv" "-- python3 train.py --epochs 5 " "node $rank agent: the workload after --"
     expect_eq "$(cat "$T/rec/agent.$rank.tokenmode" 2>/dev/null)" 600 "node $rank: the token file is private (0600)"
     env_file=$T/rec/agent.$rank.env
@@ -84,6 +84,12 @@ expect_contains "$ERR" "no host names in node file" "an empty node file is named
 run env -u PBS_O_WORKDIR bash "$T/job.pbs"
 expect_eq "$RC" 1 "outside PBS the script refuses to run"
 expect_contains "$ERR" "PBS_O_WORKDIR: not inside a PBS job" "and says why"
+
+# The agent itself derives the rendezvous port from PBS_JOBID: 10000 + 140873987 mod 20000.
+printf 'a\nb\n' >"$T/nodefile-ab"
+run env PBS_NODEFILE="$T/nodefile-ab" PBS_JOBID=140873987.gadi-pbs DDPJOB_TOKEN=t \
+    "$AGENT" --node-rank 1 --master-addr 127.0.0.1 --rdzv-timeout 1 /bin/true
+expect_contains "$ERR" "cannot connect to 127.0.0.1:23987" "the agent derives the rendezvous port from PBS_JOBID"
 
 # With master_port set, the port is the spec's.
 sed -i 's/^nodes: 2/nodes: 2\nmaster_port: 29555/' job.yaml

@@ -24,7 +24,7 @@ static store_server_t *server;
 static int authenticated(int port)
 {
     ddp_error_t err;
-    int fd = net_connect("127.0.0.1", port, ddp_deadline_in(1000), NULL, &err);
+    int fd = net_connect("127.0.0.1", port, ddp_deadline_in(1000), &err);
     unsigned char hello[STORE_MAGIC_LEN + STORE_NONCE_LEN], answer[STORE_NONCE_LEN + STORE_MAC_LEN];
     unsigned char mac[1 + STORE_MAC_LEN];
     if (fd < 0)

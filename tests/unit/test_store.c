@@ -57,7 +57,7 @@ static int hand_made_handshake(int port, int *accepted)
     ddp_error_t err;
     unsigned char hello[STORE_MAGIC_LEN + STORE_NONCE_LEN], answer[STORE_NONCE_LEN + STORE_MAC_LEN];
     unsigned char verdict[1 + STORE_MAC_LEN];
-    int fd = net_connect("127.0.0.1", port, ddp_deadline_in(2000), NULL, &err);
+    int fd = net_connect("127.0.0.1", port, ddp_deadline_in(2000), &err);
     net_read_full(fd, hello, sizeof hello, ddp_deadline_in(2000), &err);
     memset(answer, 7, STORE_NONCE_LEN);
     store_auth_mac(token, strlen(token), "client", hello + STORE_MAGIC_LEN, answer,

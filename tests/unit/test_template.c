@@ -30,7 +30,7 @@ static char *render(const char *text, const tmpl_ctx_t *ctx, char *errbuf, size_
 {
     char *out = NULL;
     size_t len = 0;
-    ddp_error_t err = {{0}};
+    ddp_error_t err = {0};
     FILE *f = open_memstream(&out, &len);
     int rc = tmpl_render(text, "t.tmpl", ctx, &test_partials, f, &err);
     fclose(f);

@@ -21,8 +21,7 @@ mpi_net=(--mca oob_tcp_if_include lo --mca btl_tcp_if_include lo)
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
-mpicc -O2 bench/allreduce_mpi.c -o "$build/allreduce_mpi"
-cc -O2 bench/loopback.c -o "$build/loopback"
+ninja -C "$build" bench/allreduce_mpi bench/loopback >/dev/null
 mpirun_args=(--oversubscribe)
 [ "$(id -u)" = 0 ] && mpirun_args+=(--allow-run-as-root)
 
@@ -52,7 +51,7 @@ gloo() {
 
 mpi() { # N BTL
     mpirun "${mpirun_args[@]}" -np "$1" "${mpi_net[@]}" ${2:+--mca btl "$2"} \
-        "$build/allreduce_mpi" "$budget" "${sizes[@]}"
+        "$build/bench/allreduce_mpi" "$budget" "${sizes[@]}"
 }
 
 systems=(ours gloo mpi_tcp mpi_sm)
@@ -63,7 +62,7 @@ for n in ${WORLDS:-2 4}; do
         mpi "$n" self,tcp >>"$out/mpi_tcp.$n"
         mpi "$n" "" >>"$out/mpi_sm.$n"
     done
-    limit=$("$build/loopback" "$n" | awk -v n="$n" '{print $2 / n / 1e9}')
+    limit=$("$build/bench/loopback" "$n" | awk -v n="$n" '{print $2 / n / 1e9}')
     echo "== all_reduce float32 sum, $n ranks: busbw GB/s (median of $reps), ratios ours/theirs; loopback limit $limit GB/s =="
     printf '%10s %9s %9s %9s %9s %9s %9s %9s %8s\n' bytes ours gloo mpi-tcp mpi-sm \
         x-gloo x-mpitcp x-mpism x-limit

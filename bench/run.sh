@@ -58,9 +58,8 @@ runs=$runs_saved
 
 echo
 echo "== rendezvous: K agents join, publish a record, get their ranks (median, seconds) =="
-cc -O2 -std=c17 -D_GNU_SOURCE -Iruntime bench/rdzv_scale.c "$build"/runtime/libddp.a \
-    -lcrypto -lpthread -o "$build/rdzv_scale"
-ours=$("$build/rdzv_scale" 64 1024 8192)
+ninja -C "$build" bench/rdzv_scale >/dev/null
+ours=$("$build/bench/rdzv_scale" 64 1024 8192)
 theirs=$(timeout 120 "$py" bench/tcpstore_scale.py 64 256 1024 || true)
 printf '%6s %10s %10s %8s\n' K ddpjob TCPStore speedup
 while read -r k t; do

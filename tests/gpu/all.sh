@@ -1,8 +1,8 @@
 #!/bin/bash
 # Everything GPU in one call on a lent GPU machine (the CUDA toolkit and PyTorch, no Debian
-# packages): the machine's facts, tests/gpu/standalone.sh (build + the GPU checks), then the
-# GPU benchmarks. Each part has its own deadline and log, so one that fails or hangs still
-# leaves the others' results.
+# packages): the machine's facts, tests/gpu/standalone.sh (the meson build + the GPU checks),
+# then the GPU benchmarks. Each part has its own deadline and log, so one that fails or hangs
+# still leaves the others' results. Run tests/gpu/tools.sh here first and carry .tools.
 #   tests/gpu/all.sh OUT_DIR   (OUT_DIR gets facts.txt, build.log, gpu.log, train_gpu.txt,
 #                               allreduce_gpu.txt)
 set -uo pipefail
@@ -27,16 +27,16 @@ PY
 } >"$out/facts.txt" 2>&1
 cat "$out/facts.txt"
 
-TORCH_PYTHON=$py timeout 300 bash tests/gpu/standalone.sh "$build" >"$out/build.log" 2>&1
+TORCH_PYTHON=$py timeout 400 bash tests/gpu/standalone.sh "$build" >"$out/build.log" 2>&1
 echo "standalone.sh: exit $?"
 cp "$build/gpu.log" "$out/gpu.log" 2>/dev/null
 grep -E '^(not )?ok|^1\.\.' "$out/gpu.log"
 
-REPS=${REPS:-3} timeout 420 bash bench/train_gpu.sh "$build/ddp-train" "$py" >"$out/train_gpu.txt" 2>&1
+REPS=${REPS:-3} timeout 420 bash bench/train_gpu.sh "$build/runtime/train/ddp-train" "$py" >"$out/train_gpu.txt" 2>&1
 echo "train_gpu.sh: exit $?"
 cat "$out/train_gpu.txt"
 if [ "${ALLREDUCE:-1}" = 1 ]; then
-    timeout 60 bash bench/allreduce_gpu.sh "$build/ddp-train" "$py" >"$out/allreduce_gpu.txt" 2>&1
+    timeout 60 bash bench/allreduce_gpu.sh "$build/runtime/train/ddp-train" "$py" >"$out/allreduce_gpu.txt" 2>&1
     echo "allreduce_gpu.sh: exit $?"
     cat "$out/allreduce_gpu.txt"
 fi

@@ -1,6 +1,6 @@
-/* A plain C cblas_sgemm (row-major only) for tests/gpu/standalone.sh, which builds ddp-train on
- * GPU machines that have no BLAS package. Correct, not fast: the CPU layers are not what the GPU
- * checks measure. The meson build links OpenBLAS instead. */
+/* A plain C cblas_sgemm for builds on machines without a BLAS package (a GPU machine with only
+ * the CUDA toolkit). Correct, not fast: the CPU layers are not what the GPU checks measure; the
+ * build links OpenBLAS where it is. */
 #include <cblas.h>
 
 void openblas_set_num_threads(int n) { (void)n; }
@@ -10,7 +10,11 @@ void cblas_sgemm(const enum CBLAS_ORDER order, const enum CBLAS_TRANSPOSE ta,
                  const float alpha, const float *a, const int lda, const float *b, const int ldb,
                  const float beta, float *c, const int ldc)
 {
-    (void)order;
+    /* Column-major C = op(A) op(B) is row-major C' = op(B)' op(A)'. */
+    if (order == CblasColMajor) {
+        cblas_sgemm(CblasRowMajor, tb, ta, n, m, k, alpha, b, ldb, a, lda, beta, c, ldc);
+        return;
+    }
     for (int i = 0; i < m; i++)
         for (int j = 0; j < n; j++) {
             float sum = 0;

@@ -13,7 +13,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "ddp_alloc.h"
 #include "ddp_clock.h"
+#include "ddp_file.h"
 #include "ddp_net.h"
 #include "fingerprint.h"
 #include "output.h"
@@ -552,7 +554,7 @@ static void on_watch(agent_t *a, attempt_t *t, worker_t *w, int n)
 static void monitor(agent_t *a, attempt_t *t, worker_t *w, int n, const rdzv_result_t *r)
 {
     const agent_options_t *o = a->o;
-    struct pollfd *pfd = calloc((size_t)(2 * n + 2), sizeof *pfd);
+    struct pollfd *pfd = ddp_xcalloc((size_t)(2 * n + 2), sizeof *pfd);
     t->next_heartbeat = ddp_deadline_in(o->heartbeat_ms);
     while (workers_running(w, n) || t->end == END_UNKNOWN) {
         int npfd = 0;
@@ -785,13 +787,13 @@ static int run_attempt(agent_t *a, attempt_t *t, ddp_error_t *err)
     char attempt_dir[4200], worker_token[WORKER_TOKEN_HEX + 1];
     snprintf(attempt_dir, sizeof attempt_dir, "%s/attempt_%d", a->attempt_root, t->round);
     worker_token_derive(o->token, o->token_len, o->run_id, t->round, worker_token);
-    worker_launch_t launch = {.nproc = o->nproc, .rank_base = r.rank_base,
-                              .world_size = r.world_size, .node_rank = o->node_rank,
-                              .nnodes = o->nnodes, .round = t->round,
-                              .max_restarts = o->max_restarts, .requeue_count = o->requeue_count,
-                              .master_addr = o->master_addr,
-                              .run_id = o->run_id, .master_port = r.worker_port,
-                              .worker_token = worker_token, .attempt_dir = attempt_dir,
+    worker_launch_t launch = {.env = {.world_size = r.world_size, .local_world_size = o->nproc,
+                                      .group_rank = o->node_rank, .group_world_size = o->nnodes,
+                                      .restart_count = o->requeue_count + t->round,
+                                      .max_restarts = o->max_restarts,
+                                      .master_addr = o->master_addr, .master_port = r.worker_port,
+                                      .run_id = o->run_id, .worker_token = worker_token},
+                              .rank_base = r.rank_base, .attempt_dir = attempt_dir,
                               .write_logs = o->log_dir != NULL,
                               .command = o->command, .local_rank_arg = o->local_rank_arg,
                               .gpu_binding = o->gpu_binding, .cpu_binding = o->cpu_binding,
@@ -911,7 +913,7 @@ static int setup(agent_t *a, ddp_error_t *err)
     if (guard_start(&a->guard, err))
         return -1;
     if (o->log_dir) {
-        if (make_dirs(o->log_dir, err) || make_run_dir(a, err))
+        if (ddp_make_dirs(o->log_dir, 0700, err) || make_run_dir(a, err))
             return ddp_error_prefix(err, "--log-dir");
     } else {
         const char *tmp = getenv("TMPDIR");

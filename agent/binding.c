@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ddp_parse.h"
+
 #define GPUS_MAX 256
 
 /* The visible GPU ids of this node: a count, with each id into ids[i] (up to max). */
@@ -65,16 +67,19 @@ static int read_cpulist(const char *path, cpu_set_t *set)
     int ok = fgets(text, sizeof text, f) != NULL;
     fclose(f);
     CPU_ZERO(set);
-    for (char *p = text; ok && *p && *p != '\n';) {
-        char *end;
-        long lo = strtol(p, &end, 10), hi = lo;
-        if (end == p)
+    text[strcspn(text, "\n")] = '\0';
+    char *save = NULL;
+    for (char *range = ok ? strtok_r(text, ",", &save) : NULL; range;
+         range = strtok_r(NULL, ",", &save)) {
+        char *dash = strchr(range, '-');
+        if (dash)
+            *dash = '\0';
+        long lo, hi;
+        if (ddp_parse_long(range, 0, CPU_SETSIZE - 1, &lo) ||
+            ddp_parse_long(dash ? dash + 1 : range, lo, CPU_SETSIZE - 1, &hi))
             return -1;
-        if (*end == '-')
-            hi = strtol(end + 1, &end, 10);
-        for (long c = lo; c <= hi && c < CPU_SETSIZE; c++)
+        for (long c = lo; c <= hi; c++)
             CPU_SET((int)c, set);
-        p = *end == ',' ? end + 1 : end;
     }
     return ok ? 0 : -1;
 }

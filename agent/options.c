@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "binding.h"
+#include "ddp_alloc.h"
 #include "ddp_clock.h"
 #include "ddp_file.h"
 #include "ddp_hmac.h"
@@ -190,19 +191,16 @@ static int parse_seconds_ms(const char *text, long max_s, int *out_ms)
     return *out_ms > 0 ? 0 : -1;
 }
 
-/* Visible GPUs: CUDA_VISIBLE_DEVICES when set, else the NVIDIA device nodes. */
 /* What each worker runs: PROGRAM [ARGS...], after `python -m` for a module, or after `python`
  * for a PROGRAM ending in .py (as torchrun runs a script), unless python is NULL (--no-python).
  * The strings stay argv's. */
-static int build_command(agent_options_t *o, char **program, int count, const char *python,
-                         int module)
+static void build_command(agent_options_t *o, char **program, int count, const char *python,
+                          int module)
 {
     size_t len = strlen(program[0]);
     int interpreted = python && (module || (len > 3 && !strcmp(program[0] + len - 3, ".py")));
     int extra = interpreted ? 1 + module : 0;
-    o->command = calloc((size_t)(count + extra + 1), sizeof *o->command);
-    if (!o->command)
-        return -1;
+    o->command = ddp_xcalloc((size_t)(count + extra + 1), sizeof *o->command);
     int k = 0;
     if (interpreted)
         o->command[k++] = (char *)python;
@@ -210,7 +208,6 @@ static int build_command(agent_options_t *o, char **program, int count, const ch
         o->command[k++] = "-m";
     for (int i = 0; i < count; i++)
         o->command[k++] = program[i];
-    return 0;
 }
 
 static int read_token_file(agent_options_t *o, const char *path, ddp_error_t *err)
@@ -289,7 +286,7 @@ static int resolve_identity(agent_options_t *o, int *port_set, ddp_error_t *err)
         if (o->nnodes == 0)
             o->nnodes = size;
         if (!o->master_addr && getenv("MASTER_ADDR"))
-            o->master_addr = strdup(getenv("MASTER_ADDR"));
+            o->master_addr = ddp_xstrdup(getenv("MASTER_ADDR"));
         if (!*port_set && getenv("MASTER_PORT") &&
             parse_int(getenv("MASTER_PORT"), 1, 65535, &o->master_port) == 0)
             *port_set = 1;
@@ -300,7 +297,7 @@ static int resolve_identity(agent_options_t *o, int *port_set, ddp_error_t *err)
         if (o->nnodes == 0)
             o->nnodes = (int)hl->count;
         if (!o->master_addr)
-            o->master_addr = strdup(hl->hosts[0]);
+            o->master_addr = ddp_xstrdup(hl->hosts[0]);
         if ((size_t)o->nnodes == hl->count) {
             o->hosts = hl->hosts;
             o->nhosts = hl->count;
@@ -312,7 +309,7 @@ static int resolve_identity(agent_options_t *o, int *port_set, ddp_error_t *err)
     if (o->node_rank < 0)
         o->node_rank = env_rank;
     if (!o->run_id && job_id)
-        o->run_id = strdup(job_id);
+        o->run_id = ddp_xstrdup(job_id);
     if (!*port_set && job_id) {
         o->master_port = job_port_from_id(job_id);
         *port_set = 1;
@@ -331,7 +328,7 @@ static int check_identity(agent_options_t *o, int port_set, ddp_error_t *err)
         o->nnodes = 1;
         o->node_rank = 0;
         free(o->master_addr);
-        o->master_addr = strdup("127.0.0.1");
+        o->master_addr = ddp_xstrdup("127.0.0.1");
         if (!port_set)
             o->master_port = 0;
         return 0;
@@ -352,7 +349,7 @@ static int check_identity(agent_options_t *o, int port_set, ddp_error_t *err)
             return ddp_error_set(err, "%d nodes, but the master is unknown: pass --master-addr "
                                       "(node 0's host)",
                                  o->nnodes);
-        o->master_addr = strdup("127.0.0.1");
+        o->master_addr = ddp_xstrdup("127.0.0.1");
     }
     if (!port_set) {
         if (o->nnodes > 1)
@@ -370,7 +367,7 @@ static int take_token(agent_options_t *o, const char *token_file, ddp_error_t *e
         return read_token_file(o, token_file, err);
     const char *env = getenv("DDPJOB_TOKEN");
     if (env && *env) {
-        o->token = strdup(env);
+        o->token = ddp_xstrdup(env);
         o->token_len = strlen(env);
         return 0;
     }
@@ -383,8 +380,9 @@ static int take_token(agent_options_t *o, const char *token_file, ddp_error_t *e
                              o->nnodes);
     /* One node: nobody else joins, so a private random token keeps strangers out. */
     unsigned char raw[32];
-    if (store_random(raw, sizeof raw) || !(o->token = malloc(2 * sizeof raw + 1)))
-        return ddp_error_set(err, "cannot make a job token");
+    if (ddp_random(raw, sizeof raw))
+        return ddp_error_set(err, "cannot make a job token: no random bytes");
+    o->token = ddp_xcalloc(2 * sizeof raw + 1, 1);
     ddp_hex(raw, sizeof raw, o->token);
     o->token_len = 2 * sizeof raw;
     return 0;
@@ -455,7 +453,7 @@ int agent_options_parse(int argc, char **argv, agent_options_t *o, ddp_error_t *
             /* HOST[:PORT], torchrun's spelling of the master's address. */
             const char *colon = strrchr(optarg, ':');
             free(o->master_addr);
-            o->master_addr = colon ? strndup(optarg, (size_t)(colon - optarg)) : strdup(optarg);
+            o->master_addr = colon ? ddp_xstrndup(optarg, (size_t)(colon - optarg)) : ddp_xstrdup(optarg);
             bad = !o->master_addr || !*o->master_addr;
             if (colon && !bad) {
                 bad = parse_int(colon + 1, 1, 65535, &o->master_port);
@@ -471,7 +469,7 @@ int agent_options_parse(int argc, char **argv, agent_options_t *o, ddp_error_t *
             break;
         case OPT_MASTER_ADDR:
             free(o->master_addr);
-            o->master_addr = strdup(optarg);
+            o->master_addr = ddp_xstrdup(optarg);
             bad = !*optarg;
             break;
         case OPT_MASTER_PORT:
@@ -484,7 +482,7 @@ int agent_options_parse(int argc, char **argv, agent_options_t *o, ddp_error_t *
         case OPT_RUN_ID:
         case OPT_RDZV_ID:
             free(o->run_id);
-            o->run_id = strdup(optarg);
+            o->run_id = ddp_xstrdup(optarg);
             break;
         case OPT_TOKEN_FILE:
             token_file = optarg;
@@ -510,11 +508,11 @@ int agent_options_parse(int argc, char **argv, agent_options_t *o, ddp_error_t *
             break;
         case OPT_LOG_DIR:
             free(o->log_dir);
-            o->log_dir = strdup(optarg);
+            o->log_dir = ddp_xstrdup(optarg);
             break;
         case OPT_ERROR_FILE:
             free(o->error_file);
-            o->error_file = strdup(optarg);
+            o->error_file = ddp_xstrdup(optarg);
             break;
         case OPT_PYTHON:
             python = optarg;
@@ -578,8 +576,7 @@ int agent_options_parse(int argc, char **argv, agent_options_t *o, ddp_error_t *
                                   "[ARGS...])");
     if (module && no_python)
         return ddp_error_set(err, "-m and --no-python exclude each other (a module needs python)");
-    if (build_command(o, argv + optind, argc - optind, no_python ? NULL : python, module))
-        return ddp_error_set(err, "out of memory");
+    build_command(o, argv + optind, argc - optind, no_python ? NULL : python, module);
     if (resolve_identity(o, &port_set, err) || check_identity(o, port_set, err))
         return -1;
     if (!strcmp(nproc_arg, "auto") || !strcmp(nproc_arg, "gpu")) {
@@ -595,7 +592,7 @@ int agent_options_parse(int argc, char **argv, agent_options_t *o, ddp_error_t *
                              nproc_arg);
     }
     if (!o->run_id)
-        o->run_id = strdup("none");
+        o->run_id = ddp_xstrdup("none");
     if (o->error_file && expand_node_rank(o, err))
         return -1;
     return take_token(o, token_file, err);

@@ -1,9 +1,11 @@
 #include "preflight.h"
 
 #include <arpa/inet.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "ddp_parse.h"
 #include "fingerprint.h"
 
 #define PREFIX "ddpjob-agent: preflight: "
@@ -187,6 +189,13 @@ static int common_network(char *const *fp, int nnodes)
     return 0;
 }
 
+/* A count from a fingerprint: 0 where it holds none ("none", or nothing). */
+static long count_of(const char *value)
+{
+    long n;
+    return ddp_parse_long(value, 0, LONG_MAX, &n) ? 0 : n;
+}
+
 /* Prints the advice whose condition holds on some nodes (marked), naming them. */
 static void advise(FILE *out, char *const *fp, int nnodes)
 {
@@ -195,7 +204,7 @@ static void advise(FILE *out, char *const *fp, int nnodes)
         return;
     int any = 0;
     for (int i = 0; i < nnodes; i++)
-        any |= mark[i] = atoi(value_of(fp, i, FP_GPU_COUNT, v)) > 0 &&
+        any |= mark[i] = count_of(value_of(fp, i, FP_GPU_COUNT, v)) > 0 &&
                          !strcmp(value_of(fp, i, FP_INFINIBAND, w), "none") &&
                          !fingerprint_get(fp[i], "$NCCL_IB_DISABLE", v, sizeof v);
     if (any) {
@@ -219,8 +228,8 @@ static void advise(FILE *out, char *const *fp, int nnodes)
               "interfaces): the workers may not reach each other or node 0's store\n", out);
     any = 0;
     for (int i = 0; i < nnodes; i++) {
-        int gpus = atoi(value_of(fp, i, FP_GPU_COUNT, v));
-        any |= mark[i] = gpus > 0 && gpus < atoi(value_of(fp, i, FP_WORKERS, w));
+        long gpus = count_of(value_of(fp, i, FP_GPU_COUNT, v));
+        any |= mark[i] = gpus > 0 && gpus < count_of(value_of(fp, i, FP_WORKERS, w));
     }
     if (any) {
         fputs(PREFIX "advice: fewer GPUs than workers on ", out);

@@ -9,33 +9,15 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "binding.h"
 #include "ddp_clock.h"
+#include "ddp_file.h"
 #include "worker_env.h"
 
 extern char **environ;
-
-int make_dirs(const char *path, ddp_error_t *err)
-{
-    char buf[4096];
-    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
-        return ddp_error_set(err, "%s: path too long", path);
-    for (char *p = buf + 1;; p++) {
-        if (*p != '/' && *p != '\0')
-            continue;
-        char c = *p;
-        *p = '\0';
-        if (mkdir(buf, 0700) != 0 && errno != EEXIST)
-            return ddp_error_set(err, "cannot make %s: %s", buf, strerror(errno));
-        if (c == '\0')
-            return 0;
-        *p = c;
-    }
-}
 
 static int open_log(const worker_t *w, const char *name, ddp_error_t *err)
 {
@@ -78,27 +60,25 @@ static int start_one(worker_t *w, const worker_launch_t *l, ddp_error_t *err)
     char **env = NULL;
     snprintf(w->dir, sizeof w->dir, "%s/rank_%d", l->attempt_dir, w->rank);
     snprintf(w->error_file, sizeof w->error_file, "%s/error.json", w->dir);
-    if (make_dirs(w->dir, err))
+    if (ddp_make_dirs(w->dir, 0700, err))
         return -1;
     if (l->write_logs && ((log_out = open_log(w, "stdout.log", err)) < 0 ||
                           (log_err = open_log(w, "stderr.log", err)) < 0))
         goto out;
-    worker_env_t we = {.rank = w->rank, .local_rank = w->local_rank,
-                       .world_size = l->world_size, .local_world_size = l->nproc,
-                       .group_rank = l->node_rank, .group_world_size = l->nnodes,
-                       .restart_count = l->requeue_count + l->round, .max_restarts = l->max_restarts,
-                       .master_addr = l->master_addr, .master_port = l->master_port,
-                       .run_id = l->run_id, .error_file = w->error_file,
-                       .worker_token = l->worker_token};
+    worker_env_t we = l->env;
+    we.rank = w->rank;
+    we.local_rank = w->local_rank;
+    we.error_file = w->error_file;
+    int nproc = l->env.local_world_size;
     char gpu[BINDING_GPU_ID_MAX];
     cpu_set_t cpus;
     if (l->gpu_binding == GPU_BINDING_PER_RANK) {
-        if (binding_gpu(w->local_rank, l->nproc, gpu, sizeof gpu, err))
+        if (binding_gpu(w->local_rank, nproc, gpu, sizeof gpu, err))
             goto out;
         we.cuda_visible_devices = gpu;
     }
     if (l->cpu_binding != CPU_BINDING_NONE &&
-        binding_cpus(l->cpu_binding, w->local_rank, l->nproc, &cpus, err))
+        binding_cpus(l->cpu_binding, w->local_rank, nproc, &cpus, err))
         goto out;
     unlink(w->error_file);
     if (!(env = worker_env_build(&we, environ, err)))
@@ -173,7 +153,7 @@ out:
 
 int workers_start(worker_t *w, const worker_launch_t *l, ddp_error_t *err)
 {
-    for (int i = 0; i < l->nproc; i++) {
+    for (int i = 0; i < l->env.local_world_size; i++) {
         memset(&w[i], 0, sizeof w[i]);
         w[i] = (worker_t){.local_rank = i, .rank = l->rank_base + i, .fds = {-1, -1},
                           .active_at = ddp_now_ms()};

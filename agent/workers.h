@@ -14,6 +14,7 @@
 #include "ddp_error.h"
 #include "guard.h"
 #include "relay.h"
+#include "worker_env.h"
 
 typedef struct {
     int local_rank, rank;
@@ -38,12 +39,12 @@ typedef struct {
 } worker_activity_t;
 
 typedef struct {
-    int nproc, rank_base, world_size, node_rank, nnodes, round, max_restarts;
-    int requeue_count; /* the restart count the workers see starts here */
-    const char *master_addr, *run_id;
-    int master_port;
-    const char *worker_token; /* the attempt's DDPJOB_WORKER_TOKEN */
-    const char *attempt_dir;  /* per-rank folders are made here */
+    /* What every worker of the attempt is told (worker_env.h), filled once by the agent:
+     * env.local_world_size workers start, each given its own rank, local rank, error file and
+     * GPU on top. */
+    worker_env_t env;
+    int rank_base;           /* the first worker's rank */
+    const char *attempt_dir; /* per-rank folders are made here */
     int write_logs;
     char **command;
     int local_rank_arg; /* append --local_rank=N to the command */
@@ -51,7 +52,7 @@ typedef struct {
     guard_t *guard; /* told of every worker's process group */
 } worker_launch_t;
 
-/* Starts l->nproc workers into w[0..nproc). On failure the ones started are killed and reaped. */
+/* Starts l->env.local_world_size workers into w[0..that). On failure the ones started are killed and reaped. */
 int workers_start(worker_t *w, const worker_launch_t *l, ddp_error_t *err);
 /* Sends sig to the process group of every worker not yet reaped. */
 void workers_signal(worker_t *w, int n, int sig);
@@ -67,8 +68,5 @@ void workers_pump(worker_t *w, int n, int fd);
 void workers_activity(const worker_t *w, int n, worker_activity_t *act);
 /* Relays what is left on every pipe, then closes pipes and relays. */
 void workers_close(worker_t *w, int n);
-
-/* mkdir -p */
-int make_dirs(const char *path, ddp_error_t *err);
 
 #endif

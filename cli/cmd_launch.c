@@ -386,7 +386,7 @@ int launch_command(int argc, char **argv, bool doctor)
     const char *token = getenv("DDPJOB_TOKEN");
     char id_hex[9];
     L.token = token && *token ? strdup(token) : malloc(2 * 32 + 1);
-    if (!L.hosts || !L.token || store_random(random, sizeof random)) {
+    if (!L.hosts || !L.token || ddp_random(random, sizeof random)) {
         fprintf(stderr, "ddpjob launch: cannot start: %s\n",
                 L.hosts && L.token ? "no random bytes" : "out of memory");
         return EXIT_SYSTEM;

@@ -9,6 +9,8 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "ddp_parse.h"
+#include "job_contract.h"
 #include "render.h"
 
 static const char run_help[] =
@@ -37,14 +39,12 @@ int run_command(int argc, char **argv, bool doctor)
     int nextra;
     argc = split_workload_args(argc, argv, &extra, &nextra);
     while ((c = getopt_long(argc, argv, "n:b:h", opts, NULL)) != -1) {
-        char *end;
         switch (c) {
         case 'h':
             fputs(run_help, stdout);
             return EXIT_OK;
         case 'n':
-            nproc = strtol(optarg, &end, 10);
-            if (*end || end == optarg || nproc < 1 || nproc > 4096) {
+            if (ddp_parse_long(optarg, 1, JOB_PROCS_PER_NODE_MAX, &nproc)) {
                 fprintf(stderr, "ddpjob run: --nproc-per-node: invalid value \"%s\"\n", optarg);
                 return EXIT_USAGE;
             }

@@ -1,13 +1,14 @@
 #include "spec.h"
 
 #include <ctype.h>
-#include <errno.h>
+#include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <yaml.h>
 
+#include "ddp_alloc.h"
 #include "ddp_file.h"
 #include "ddp_parse.h"
 #include "job_contract.h"
@@ -306,7 +307,7 @@ static void parse_string(loader_t *ld, yaml_node_t *n, const char *field, int fl
     if (!*scalar(n) && !(flags & REQUIRED))
         return;
     if (check_text(ld, n, field, flags, false))
-        *dst = strdup(scalar(n));
+        *dst = ddp_xstrdup(scalar(n));
 }
 
 static void parse_signame(loader_t *ld, yaml_node_t *n, const char *field, int *dst)
@@ -326,7 +327,7 @@ static void parse_text(loader_t *ld, yaml_node_t *n, const char *field, char **d
         return;
     }
     if (check_text(ld, n, field, 0, true))
-        *dst = strdup(scalar(n));
+        *dst = ddp_xstrdup(scalar(n));
 }
 
 static void parse_int(loader_t *ld, yaml_node_t *n, const field_def_t *def, const char *field,
@@ -337,10 +338,8 @@ static void parse_int(loader_t *ld, yaml_node_t *n, const field_def_t *def, cons
         return;
     }
     const char *s = scalar(n);
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (!*s || *end || errno || !(isdigit((unsigned char)s[0]) || s[0] == '-')) {
+    long v;
+    if (ddp_parse_long(s, LONG_MIN, LONG_MAX, &v) || !(isdigit((unsigned char)s[0]) || s[0] == '-')) {
         REPORT(ld, n, field, "expected a whole number, got \"%s\"", s);
         return;
     }
@@ -461,12 +460,9 @@ static void parse_env(loader_t *ld, yaml_node_t *n, const char *field)
         char where[160];
         snprintf(where, sizeof where, "%s.%s", field, key);
         record_loc(spec, where, v);
-        env_var_t *env = realloc(spec->env, (spec->env_count + 1) * sizeof *env);
-        if (!env)
-            return;
-        spec->env = env;
-        spec->env[spec->env_count].key = strdup(key);
-        spec->env[spec->env_count].value = strdup(scalar(v));
+        spec->env = ddp_xrealloc(spec->env, (spec->env_count + 1) * sizeof *spec->env);
+        spec->env[spec->env_count].key = ddp_xstrdup(key);
+        spec->env[spec->env_count].value = ddp_xstrdup(scalar(v));
         spec->env_count++;
     }
 }
@@ -691,7 +687,7 @@ static void parse_field(loader_t *ld, yaml_node_t *v, const field_def_t *def, co
         size_t before = ld->diag->count;
         parse_enum(ld, v, field, def->choices, &which);
         if (ld->diag->count == before)
-            *(char **)dst = strdup(def->choices[which]);
+            *(char **)dst = ddp_xstrdup(def->choices[which]);
         break;
     }
     case F_MAP:

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 char *ddp_read_file(const char *path, size_t *len, ddp_error_t *err)
@@ -85,4 +87,35 @@ error:
         close(fd);
     unlink(tmp);
     return -1;
+}
+
+int ddp_make_dirs(const char *path, mode_t mode, ddp_error_t *err)
+{
+    char buf[4096];
+    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
+        return ddp_error_set(err, "%s: path too long", path);
+    for (char *p = buf + 1;; p++) {
+        if (*p != '/' && *p != '\0')
+            continue;
+        char c = *p;
+        *p = '\0';
+        if (mkdir(buf, mode) != 0 && errno != EEXIST)
+            return ddp_error_code(err, errno, "cannot make %s: %s", buf, strerror(errno));
+        if (c == '\0')
+            return 0;
+        *p = c;
+    }
+}
+
+int ddp_random(void *buf, size_t len)
+{
+    unsigned char *p = buf;
+    while (len > 0) {
+        ssize_t n = getrandom(p, len, 0);
+        if (n < 0)
+            return -1;
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
 }

@@ -1,6 +1,6 @@
 /* ddp_file: whole files read into memory (specs, templates, node files) or written atomically
  * (job scripts, checkpoints, data sets): never half a file under the final name, even after a
- * crash. */
+ * crash; folders made with their parents; random bytes from the kernel. */
 #ifndef DDP_FILE_H
 #define DDP_FILE_H
 
@@ -19,5 +19,12 @@ char *ddp_read_file(const char *path, size_t *len, ddp_error_t *err);
  * "PATH: reason". */
 int ddp_write_file_atomic(const char *path, const void *data, size_t len, mode_t mode,
                           ddp_error_t *err);
+
+/* mkdir -p: `path` and the folders above it that are missing, each with `mode` (less the umask).
+ * On failure err says which folder and why. */
+int ddp_make_dirs(const char *path, mode_t mode, ddp_error_t *err);
+
+/* Fills buf with random bytes from the kernel (tokens, nonces); -1 when it cannot. */
+int ddp_random(void *buf, size_t len);
 
 #endif

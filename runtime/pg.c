@@ -146,8 +146,10 @@ pg_t *pg_create(const pg_world_t *w, const pg_options_t *o, ddp_error_t *err)
     }
     int64_t timeout_ms = o ? o->timeout_ms : 0;
     if (timeout_ms <= 0) {
-        const char *text = getenv("DDP_PG_TIMEOUT");
-        timeout_ms = text && atof(text) > 0 ? (int64_t)(atof(text) * 1000) : DEFAULT_TIMEOUT_MS;
+        double seconds;
+        timeout_ms = ddp_parse_double(getenv("DDP_PG_TIMEOUT"), 0.001, 1e9, &seconds) == 0
+                         ? (int64_t)(seconds * 1000)
+                         : DEFAULT_TIMEOUT_MS;
     }
     pg_t *pg = calloc(1, sizeof *pg);
     store_client_t *store = NULL;

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "ddp_clock.h"
+#include "ddp_file.h"
 #include "ddp_hmac.h"
 #include "ddp_net.h"
 #include "pg_backend.h"
@@ -777,7 +778,7 @@ static int exchange_addresses(tcp_t *t, store_client_t *store, int port, char **
         return -1;
     if (t->rank == 0) {
         unsigned char raw[NONCE_HEX / 2];
-        if (store_random(raw, sizeof raw))
+        if (ddp_random(raw, sizeof raw))
             return ddp_error_set(err, "no random bytes for the group's nonce");
         ddp_hex(raw, sizeof raw, nonce);
         if (store_set(store, "pg/nonce", nonce, NONCE_HEX, err))

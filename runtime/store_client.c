@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "ddp_clock.h"
+#include "ddp_file.h"
 #include "ddp_net.h"
 #include "ddp_hmac.h"
 #include "store_proto.h"
@@ -46,7 +47,7 @@ static int handshake(store_client_t *c, const void *token, size_t token_len, int
         return ddp_error_code(err, EPROTO, "the service on this port is not a ddpjob store");
     const unsigned char *server_nonce = hello + STORE_MAGIC_LEN;
     unsigned char answer[STORE_NONCE_LEN + STORE_MAC_LEN];
-    if (store_random(answer, STORE_NONCE_LEN))
+    if (ddp_random(answer, STORE_NONCE_LEN))
         return ddp_error_set(err, "no random bytes for the handshake");
     store_auth_mac(token, token_len, "client", server_nonce, answer, answer + STORE_NONCE_LEN);
     if (net_write_full(c->fd, answer, sizeof answer, deadline, err)) {

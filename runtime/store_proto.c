@@ -2,7 +2,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 
 #include "ddp_hmac.h"
 
@@ -134,17 +133,4 @@ void store_auth_mac(const void *token, size_t token_len, const char *role,
     memcpy(msg + role_len, server_nonce, STORE_NONCE_LEN);
     memcpy(msg + role_len + STORE_NONCE_LEN, client_nonce, STORE_NONCE_LEN);
     ddp_hmac_sha256(token, token_len, msg, role_len + 2 * STORE_NONCE_LEN, mac);
-}
-
-int store_random(void *buf, size_t len)
-{
-    unsigned char *p = buf;
-    while (len > 0) {
-        ssize_t n = getrandom(p, len, 0);
-        if (n < 0)
-            return -1;
-        p += n;
-        len -= (size_t)n;
-    }
-    return 0;
 }

@@ -81,7 +81,5 @@ void store_auth_mac(const void *token, size_t token_len, const char *role,
                     const unsigned char *server_nonce, const unsigned char *client_nonce,
                     unsigned char mac[STORE_MAC_LEN]);
 
-/* Fills buf with random bytes from the kernel; -1 when it cannot. */
-int store_random(void *buf, size_t len);
 
 #endif

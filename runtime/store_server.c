@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <limits.h>
 #include <inttypes.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -18,7 +19,9 @@
 #include <unistd.h>
 
 #include "ddp_clock.h"
+#include "ddp_file.h"
 #include "ddp_net.h"
+#include "ddp_parse.h"
 #include "ddp_hmac.h"
 #include "store_proto.h"
 
@@ -405,7 +408,7 @@ static void accept_all(store_server_t *s)
         s->npending++;
         struct epoll_event ev = {.events = EPOLLIN | EPOLLRDHUP, .data.fd = fd};
         c->events = EPOLLIN;
-        if (store_random(c->nonce, sizeof c->nonce) ||
+        if (ddp_random(c->nonce, sizeof c->nonce) ||
             store_buf_reserve(&c->out, STORE_MAGIC_LEN + STORE_NONCE_LEN) ||
             epoll_ctl(s->epoll_fd, EPOLL_CTL_ADD, fd, &ev)) {
             conn_close(s, c);
@@ -536,10 +539,8 @@ static int parse_i64(const unsigned char *p, size_t len, int64_t *out)
         return -1;
     memcpy(buf, p, len);
     buf[len] = '\0';
-    char *end;
-    errno = 0;
-    long long v = strtoll(buf, &end, 10);
-    if (errno || *end)
+    long v;
+    if (ddp_parse_long(buf, LONG_MIN, LONG_MAX, &v))
         return -1;
     *out = v;
     return 0;

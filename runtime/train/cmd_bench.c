@@ -3,14 +3,15 @@
  * algbw times nccl-tests' factor for the operation, so the numbers compare with theirs (size is
  * what nccl-tests calls it: the whole buffer for all_reduce, broadcast and reduce, the gathered
  * or scattered total for the others). --check verifies the last run's result on every rank. */
-#include <errno.h>
 #include <stdint.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "commands.h"
 #include "ddp_clock.h"
+#include "ddp_parse.h"
 
 typedef struct bench_op bench_op_t;
 
@@ -113,21 +114,33 @@ const char bench_usage[] =
     "  sizes take K, M, G (powers of 1024); defaults 4K to 64M, factor 2, 20 iters, 5 warmup\n"
     "  TYPE: float32 (default), float64, int32, int64, float16, bfloat16 (nccl only)\n";
 
+/* A size in bytes: a number, with K, M or G (powers of 1024) after it. */
 static int parse_bytes(const char *text, size_t *out)
 {
-    char *end;
-    errno = 0;
-    double v = strtod(text, &end);
-    double unit = 1;
-    switch (*end) {
+    char number[64];
+    size_t len = strlen(text);
+    double unit = 1, v;
+    if (len == 0 || len >= sizeof number)
+        return -1;
+    memcpy(number, text, len + 1);
+    switch (number[len - 1]) {
     case 'G': case 'g': unit *= 1024; /* fall through */
     case 'M': case 'm': unit *= 1024; /* fall through */
-    case 'K': case 'k': unit *= 1024; end++; break;
+    case 'K': case 'k': unit *= 1024; number[len - 1] = '\0'; break;
     default: break;
     }
-    if (errno || end == text || *end || !(v >= 0) || v * unit > 1e12)
+    if (ddp_parse_double(number, 0, 1e12 / unit, &v))
         return -1;
     *out = (size_t)(v * unit);
+    return 0;
+}
+
+static int parse_count(const char *text, long lo, int *out)
+{
+    long v;
+    if (ddp_parse_long(text, lo, INT_MAX, &v))
+        return -1;
+    *out = (int)v;
     return 0;
 }
 
@@ -150,13 +163,11 @@ static int parse_args(int argc, char **argv, bench_args_t *a)
         } else if (!strcmp(arg, "--max-bytes")) {
             bad = parse_bytes(val, &a->max_bytes);
         } else if (!strcmp(arg, "--step-factor")) {
-            a->step = atof(val);
-            bad = !(a->step > 1);
+            bad = ddp_parse_double(val, 1, 1e6, &a->step) || !(a->step > 1);
         } else if (!strcmp(arg, "--iters")) {
-            bad = (a->iters = atoi(val)) < 1;
+            bad = parse_count(val, 1, &a->iters);
         } else if (!strcmp(arg, "--warmup")) {
-            a->warmup = atoi(val);
-            bad = a->warmup < 0;
+            bad = parse_count(val, 0, &a->warmup);
         } else if (!strcmp(arg, "--dtype")) {
             bad = pg_dtype_parse(val, &a->dtype);
         } else {

@@ -7,6 +7,7 @@
  *                         magnitude, and the largest of all; with --tolerance, exit 1 above it
  *   make-data DIR [--size TRAIN,TEST] [--seed S]
  *                         the synthetic set written as CIFAR-10 files */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 #include "checkpoint.h"
 #include "commands.h"
 #include "data.h"
+#include "ddp_parse.h"
 
 int cmd_inspect(int argc, char **argv)
 {
@@ -48,9 +50,8 @@ int cmd_inspect(int argc, char **argv)
 int cmd_diff(int argc, char **argv)
 {
     double tolerance = -1;
-    if (argc == 5 && strcmp(argv[3], "--tolerance") == 0)
-        tolerance = atof(argv[4]);
-    else if (argc != 3) {
+    int with_tolerance = argc == 5 && strcmp(argv[3], "--tolerance") == 0;
+    if (with_tolerance ? ddp_parse_double(argv[4], 0, 1e30, &tolerance) != 0 : argc != 3) {
         fprintf(stderr, "usage: ddp-train diff A B [--tolerance T]\n");
         return 2;
     }
@@ -113,7 +114,10 @@ int cmd_make_data(int argc, char **argv)
             if (sscanf(argv[++i], "%lu,%lu%c", &train, &test, &tail) != 2 || !train || !test)
                 dir = NULL, argc = 0;
         } else if (!strcmp(argv[i], "--seed") && i + 1 < argc) {
-            seed = strtoul(argv[++i], NULL, 10);
+            long v = 0;
+            if (ddp_parse_long(argv[++i], 0, LONG_MAX, &v))
+                dir = NULL, argc = 0;
+            seed = (unsigned long)v;
         } else if (argv[i][0] != '-' && !dir) {
             dir = argv[i];
         } else {

@@ -6,16 +6,15 @@
  * prints a line per epoch and checkpoints after each; a SIGTERM, SIGUSR1 or SIGUSR2 ends the run after
  * the step in progress with a checkpoint and status TRAIN_EXIT_STOPPED, so a resubmitted job
  * resumes where it stopped (--resume). */
-#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "checkpoint.h"
-#include "ddp_clock.h"
 #include "commands.h"
+#include "ddp_clock.h"
+#include "ddp_file.h"
 #include "data.h"
 #include "device.h"
 #include "layers.h"
@@ -325,8 +324,8 @@ static int setup(trainer_t *t, ddp_error_t *err)
     model_config_describe(&o->model, t->model_text, sizeof t->model_text);
     train_options_describe(o, t->config_text, sizeof t->config_text);
     if (o->checkpoint_dir) {
-        if (mkdir(o->checkpoint_dir, 0777) < 0 && errno != EEXIST)
-            return ddp_error_set(err, "%s: %s", o->checkpoint_dir, strerror(errno));
+        if (ddp_make_dirs(o->checkpoint_dir, 0777, err))
+            return -1;
         snprintf(t->checkpoint, sizeof t->checkpoint, "%s/checkpoint.ddpt", o->checkpoint_dir);
     }
     if (load_data(t, err))

@@ -184,8 +184,8 @@ int data_write_cifar(const char *dir, const dataset_t *train, const dataset_t *t
                      ddp_error_t *err)
 {
     char path[4096];
-    if (mkdir(dir, 0777) < 0 && errno != EEXIST)
-        return ddp_error_set(err, "%s: %s", dir, strerror(errno));
+    if (ddp_make_dirs(dir, 0777, err))
+        return -1;
     snprintf(path, sizeof path, "%s/data_batch_1.bin", dir);
     if (write_set(path, train, err))
         return -1;

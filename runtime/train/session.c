@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "ddp_parse.h"
 
 int session_parse(int *argc, char **argv, session_options_t *o)
 {
@@ -14,9 +15,7 @@ int session_parse(int *argc, char **argv, session_options_t *o)
             if (arg[2] == 'b') {
                 o->backend = val;
             } else {
-                char *end;
-                o->timeout_s = strtod(val, &end);
-                if (*end || !(o->timeout_s > 0)) {
+                if (ddp_parse_double(val, 0, 1e9, &o->timeout_s) || !(o->timeout_s > 0)) {
                     fprintf(stderr, "ddp-train: --timeout %s: expected seconds > 0\n", val);
                     return -1;
                 }

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "ddp_clock.h"
+#include "ddp_file.h"
 #include "ddp_net.h"
 #include "store_proto.h"
 #include "store_server.h"
@@ -61,7 +62,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (fd < 0)
         abort(); /* the server stopped serving */
     unsigned char marker[16];
-    store_random(marker, sizeof marker);
+    ddp_random(marker, sizeof marker);
     store_buf_t tail = {0};
     put_request(&tail, STORE_SET, marker, sizeof marker);
     put_request(&tail, STORE_GET, NULL, 0);

@@ -144,7 +144,7 @@ static int remove_entry(const char *path, const struct stat *st, int flag, struc
 
 static void key_for(const attempt_t *t, char *buf, size_t size, const char *name)
 {
-    rdzv_key(buf, size, t->round, name);
+    ddp_rdzv_key(buf, size, t->round, name);
 }
 
 static failure_t node_failure(agent_t *a, failure_kind_t kind, int code, int node,
@@ -171,7 +171,8 @@ static void publish_end(agent_t *a, attempt_t *t, const failure_t *f, end_kind_t
             : kind == END_CHECKPOINTED ? snprintf(text, sizeof text, "checkpointed")
                                        : failure_encode(f, text, sizeof text);
     ddp_error_t err;
-    int swapped = n < 0 ? -1 : store_cas(a->client, key, NULL, 0, text, (size_t)n, &current, &err);
+    int swapped =
+        n < 0 ? -1 : ddp_store_cas(a->client, key, NULL, 0, text, (size_t)n, &current, &err);
     if (swapped < 0) {
         if (kind == END_FAILED) {
             t->first = *f;
@@ -240,12 +241,12 @@ static char **read_node_values(agent_t *a, int round, const char *what)
     for (int i = 0; ok && i < others; i++) {
         char key[128], name[64];
         snprintf(name, sizeof name, "%s/%d", what, i + 1);
-        rdzv_key(key, sizeof key, round, name);
+        ddp_rdzv_key(key, sizeof key, round, name);
         ok = (keys[i] = strdup(key)) != NULL;
     }
     ddp_error_t err;
     if (ok && others > 0 &&
-        store_get_many(a->client, (const char *const *)keys, (size_t)others, vals, &err))
+        ddp_store_get_many(a->client, (const char *const *)keys, (size_t)others, vals, &err))
         ok = 0;
     for (int i = 0; keys && i < others; i++)
         free(keys[i]);
@@ -348,7 +349,7 @@ static void heartbeat(agent_t *a, attempt_t *t, worker_t *w, int n, const rdzv_r
     snprintf(name, sizeof name, "hb/%d", a->o->node_rank);
     key_for(t, key, sizeof key, name);
     ddp_error_t err;
-    if (store_add(a->client, key, 1, NULL, &err))
+    if (ddp_store_add(a->client, key, 1, NULL, &err))
         lose_store(a, t, w, n, err.msg);
 }
 
@@ -408,9 +409,9 @@ static void settle_node(agent_t *a, attempt_t *t, worker_t *w, int n, int checkp
     int64_t settled = 0, counts[2] = {0, 0};
     ddp_error_t err;
     key_for(t, key, sizeof key, checkpointed ? "checkpointed" : "finished");
-    int failed = store_add(a->client, key, 1, NULL, &err);
+    int failed = ddp_store_add(a->client, key, 1, NULL, &err);
     key_for(t, key, sizeof key, "settled");
-    failed = failed || store_add(a->client, key, 1, &settled, &err);
+    failed = failed || ddp_store_add(a->client, key, 1, &settled, &err);
     if (failed) {
         lose_store(a, t, w, n, err.msg);
         return;
@@ -421,7 +422,7 @@ static void settle_node(agent_t *a, attempt_t *t, worker_t *w, int n, int checkp
     const char *kinds[2] = {"finished", "checkpointed"};
     for (int i = 0; i < 2; i++) {
         key_for(t, key, sizeof key, kinds[i]);
-        if (store_add(a->client, key, 0, &counts[i], &err)) {
+        if (ddp_store_add(a->client, key, 0, &counts[i], &err)) {
             lose_store(a, t, w, n, err.msg);
             return;
         }
@@ -530,7 +531,7 @@ static void on_watch(agent_t *a, attempt_t *t, worker_t *w, int n)
 {
     char *val = NULL;
     ddp_error_t err;
-    int got = store_wait_recv(a->watch, NULL, &val, &err);
+    int got = ddp_store_wait_recv(a->watch, NULL, &val, &err);
     if (got < 0) {
         lose_store(a, t, w, n, err.msg);
         return;
@@ -539,7 +540,7 @@ static void on_watch(agent_t *a, attempt_t *t, worker_t *w, int n)
         char key[128];
         key_for(t, key, sizeof key, "end");
         const char *k = key;
-        if (store_wait_send(a->watch, &k, 1, WATCH_MS, &err))
+        if (ddp_store_wait_send(a->watch, &k, 1, WATCH_MS, &err))
             lose_store(a, t, w, n, err.msg);
         return;
     }
@@ -560,8 +561,8 @@ static void monitor(agent_t *a, attempt_t *t, worker_t *w, int n, const rdzv_res
         int npfd = 0;
         pfd[npfd++] = (struct pollfd){.fd = a->sigfd, .events = POLLIN};
         int watch_at = npfd;
-        pfd[npfd++] = (struct pollfd){.fd = t->end != END_UNKNOWN ? -1 : store_client_fd(a->watch),
-                                      .events = POLLIN};
+        pfd[npfd++] = (struct pollfd){
+            .fd = t->end != END_UNKNOWN ? -1 : ddp_store_client_fd(a->watch), .events = POLLIN};
         for (int i = 0; i < n; i++)
             for (int s = 0; s < 2; s++)
                 if (w[i].fds[s] >= 0)
@@ -638,16 +639,17 @@ static int connect_store(agent_t *a, store_client_t **out, ddp_error_t *err)
     const agent_options_t *o = a->o;
     /* Node 0 reaches its own store on loopback, whatever name the others use for it. */
     const char *host = o->node_rank == 0 ? "127.0.0.1" : o->master_addr;
-    int port = a->server ? store_server_port(a->server) : o->master_port;
+    int port = a->server ? ddp_store_server_port(a->server) : o->master_port;
     const store_connect_hooks_t hooks = {stop_requested, say_waiting, a};
-    *out = store_client_connect(host, port, o->token, o->token_len,
-                                ddp_deadline_in((int64_t)o->rdzv_timeout_s * 1000), &hooks, err);
+    *out =
+        ddp_store_client_connect(host, port, o->token, o->token_len,
+                                 ddp_deadline_in((int64_t)o->rdzv_timeout_s * 1000), &hooks, err);
     if (!*out && err->code == ECANCELED)
         return ddp_error_set(err, "node %d: interrupted by SIG%s while connecting to the store",
                              o->node_rank, sigabbrev_np(a->stop_signal));
     if (!*out)
         return ddp_error_prefix(err, "node %d", o->node_rank);
-    store_client_set_timeout(*out, o->heartbeat_ms * 2 > 2000 ? o->heartbeat_ms * 2 : 2000);
+    ddp_store_client_set_timeout(*out, o->heartbeat_ms * 2 > 2000 ? o->heartbeat_ms * 2 : 2000);
     return 0;
 }
 
@@ -658,9 +660,10 @@ static int publish_fingerprint(agent_t *a, ddp_error_t *err)
 {
     char key[128], name[64];
     snprintf(name, sizeof name, "fingerprint/%d", a->o->node_rank);
-    rdzv_key(key, sizeof key, 0, name);
+    ddp_rdzv_key(key, sizeof key, 0, name);
     char *fp = fingerprint_collect(a->o->command, a->o->nproc);
-    int rc = fp ? store_set(a->client, key, fp, strlen(fp), err) : ddp_error_set(err, "out of memory");
+    int rc = fp ? ddp_store_set(a->client, key, fp, strlen(fp), err)
+                : ddp_error_set(err, "out of memory");
     free(fp);
     return rc ? ddp_error_prefix(err, "node %d: publishing its fingerprint", a->o->node_rank) : 0;
 }
@@ -682,7 +685,8 @@ static int preflight(agent_t *a, attempt_t *t)
         key_for(t, key, sizeof key, name);
         ok = (keys[i] = strdup(key)) != NULL;
     }
-    if (ok && store_get_many(a->client, (const char *const *)keys, (size_t)o->nnodes, fp, &err)) {
+    if (ok &&
+        ddp_store_get_many(a->client, (const char *const *)keys, (size_t)o->nnodes, fp, &err)) {
         say("preflight: cannot read the nodes' fingerprints: %s", err.msg);
         ok = 0;
     }
@@ -763,7 +767,7 @@ static int run_attempt(agent_t *a, attempt_t *t, ddp_error_t *err)
 {
     const agent_options_t *o = a->o;
     int worker_port = 0;
-    if (o->node_rank == 0 && (worker_port = net_free_port(err)) < 0)
+    if (o->node_rank == 0 && (worker_port = ddp_net_free_port(err)) < 0)
         return -1;
     rdzv_join_t join = {.round = t->round, .node_rank = o->node_rank, .nnodes = o->nnodes,
                         .nproc = o->nproc, .host = a->host, .run_id = o->run_id,
@@ -772,13 +776,13 @@ static int run_attempt(agent_t *a, attempt_t *t, ddp_error_t *err)
                         .deadline = ddp_deadline_in((int64_t)o->rdzv_timeout_s * 1000),
                         .cancelled = stop_requested, .waiting = say_waiting, .ctx = a};
     rdzv_result_t r;
-    if ((t->round == 0 && publish_fingerprint(a, err)) || rdzv_join(a->client, &join, &r, err))
+    if ((t->round == 0 && publish_fingerprint(a, err)) || ddp_rdzv_join(a->client, &join, &r, err))
         return -1;
     if (o->node_rank > 0) {
         char gone_key[128], name[64];
         snprintf(name, sizeof name, "gone/%d", o->node_rank);
         key_for(t, gone_key, sizeof gone_key, name);
-        if (store_set_on_close(a->client, gone_key, a->host, strlen(a->host), err))
+        if (ddp_store_set_on_close(a->client, gone_key, a->host, strlen(a->host), err))
             return ddp_error_prefix(err, "node %d", o->node_rank);
     }
     say("node %d of %d (%s): ranks %d-%d of %d, workers' master %s:%d, attempt %d",
@@ -786,7 +790,7 @@ static int run_attempt(agent_t *a, attempt_t *t, ddp_error_t *err)
         o->master_addr, r.worker_port, t->round);
     char attempt_dir[4200], worker_token[WORKER_TOKEN_HEX + 1];
     snprintf(attempt_dir, sizeof attempt_dir, "%s/attempt_%d", a->attempt_root, t->round);
-    worker_token_derive(o->token, o->token_len, o->run_id, t->round, worker_token);
+    ddp_worker_token_derive(o->token, o->token_len, o->run_id, t->round, worker_token);
     worker_launch_t launch = {.env = {.world_size = r.world_size, .local_world_size = o->nproc,
                                       .group_rank = o->node_rank, .group_world_size = o->nnodes,
                                       .restart_count = o->requeue_count + t->round,
@@ -808,7 +812,7 @@ static int run_attempt(agent_t *a, attempt_t *t, ddp_error_t *err)
     const char *end_key = key;
     if (!w || !t->hb_value || !t->hb_since) {
         ddp_error_set(err, "out of memory");
-    } else if (store_wait_send(a->watch, &end_key, 1, WATCH_MS, err)) {
+    } else if (ddp_store_wait_send(a->watch, &end_key, 1, WATCH_MS, err)) {
         ddp_error_prefix(err, "watching the job's end");
     } else if (t->round == 0 && preflight(a, t)) {
         /* No worker: the node settles at once, or takes the end the preflight published. */
@@ -847,7 +851,7 @@ static int run_attempt(agent_t *a, attempt_t *t, ddp_error_t *err)
     free(t->hb_value);
     free(t->hb_since);
     free(w);
-    rdzv_result_free(&r);
+    ddp_rdzv_result_free(&r);
     return rc;
 }
 
@@ -858,15 +862,15 @@ static void goodbye(agent_t *a, int round, int expected)
     char key[128], all[128];
     int64_t count = 0;
     ddp_error_t err;
-    rdzv_key(key, sizeof key, round, "exited");
-    rdzv_key(all, sizeof all, round, "all_exited");
-    if (store_add(a->client, key, 1, &count, &err))
+    ddp_rdzv_key(key, sizeof key, round, "exited");
+    ddp_rdzv_key(all, sizeof all, round, "all_exited");
+    if (ddp_store_add(a->client, key, 1, &count, &err))
         return;
     if (count == expected)
-        store_set(a->client, all, "1", 1, &err);
+        ddp_store_set(a->client, all, "1", 1, &err);
     const char *k = all;
     if (a->o->node_rank == 0 && count < expected)
-        store_wait(a->client, &k, 1, GOODBYE_MS, NULL, NULL, &err);
+        ddp_store_wait(a->client, &k, 1, GOODBYE_MS, NULL, NULL, &err);
 }
 
 /* --log-dir's folder for this run, which never holds an earlier run's logs: DIR/RUN_ID (with
@@ -905,10 +909,10 @@ static int setup(agent_t *a, ddp_error_t *err)
     /* Blocked before any thread starts, so the store's thread never takes them. */
     sigprocmask(SIG_BLOCK, &mask, NULL);
     signal(SIGPIPE, SIG_IGN);
-    net_raise_descriptor_limit();
+    ddp_net_raise_descriptor_limit();
     if ((a->sigfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC)) < 0)
         return ddp_error_set(err, "signalfd: %s", strerror(errno));
-    net_hostname(a->host, sizeof a->host);
+    ddp_net_hostname(a->host, sizeof a->host);
     /* Before any socket or thread exists, so the guard holds none of them. */
     if (guard_start(&a->guard, err))
         return -1;
@@ -926,8 +930,8 @@ static int setup(agent_t *a, ddp_error_t *err)
     }
     if (o->node_rank == 0) {
         const char *bind = o->nnodes == 1 ? "127.0.0.1" : NULL;
-        a->server = store_server_start(bind, o->master_port, o->token, o->token_len, log_store,
-                                       a, err);
+        a->server =
+            ddp_store_server_start(bind, o->master_port, o->token, o->token_len, log_store, a, err);
         if (!a->server)
             return ddp_error_prefix(err, "node 0 cannot serve the rendezvous store (--master-port "
                                          "%d)",
@@ -949,9 +953,9 @@ static int setup(agent_t *a, ddp_error_t *err)
 
 static void teardown(agent_t *a)
 {
-    store_client_close(a->watch);
-    store_client_close(a->client);
-    store_server_stop(a->server);
+    ddp_store_client_close(a->watch);
+    ddp_store_client_close(a->client);
+    ddp_store_server_stop(a->server);
     if (a->temp_root)
         nftw(a->attempt_root, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
     if (a->sigfd >= 0)
@@ -987,7 +991,7 @@ int agent_run(agent_options_t *o)
         }
         if (will_restart(&a, &t)) {
             /* A fresh watch connection: the old one may still hold the last attempt's answer. */
-            store_client_close(a.watch);
+            ddp_store_client_close(a.watch);
             a.watch = NULL;
             if (connect_store(&a, &a.watch, &err) == 0)
                 continue;

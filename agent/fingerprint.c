@@ -51,13 +51,13 @@ static void probe_gpus(FILE *f)
     spawn_result_t r = {0};
     ddp_error_t err = {0};
     char why[512];
-    int ran = spawn_capture(argv, NULL, PROBE_MS, &r, &err) == 0;
+    int ran = ddp_spawn_capture(argv, NULL, PROBE_MS, &r, &err) == 0;
     if (!ran || r.status != 0) {
         const char *failed = probe_failure("nvidia-smi", ran, &r, &err, why, sizeof why);
         fact(f, FP_GPUS, failed);
         fact(f, FP_GPU_COUNT, "0");
         fact(f, FP_DRIVER, failed);
-        spawn_result_free(&r);
+        ddp_spawn_result_free(&r);
         return;
     }
     /* "NAME, MiB, DRIVER" per GPU: the models are listed once each, with their counts. */
@@ -87,7 +87,7 @@ static void probe_gpus(FILE *f)
     fact(f, FP_GPUS, count ? models : "none");
     fact(f, FP_GPU_COUNT, count_text);
     fact(f, FP_DRIVER, driver);
-    spawn_result_free(&r);
+    ddp_spawn_result_free(&r);
 }
 
 /* A library's version through its own entry point (int fn(int *)), without initialising it. */
@@ -199,14 +199,14 @@ static void probe_python(FILE *f, char *const *command)
     spawn_result_t r = {0};
     ddp_error_t err = {0};
     char why[512], python[64], torch[64];
-    int ran = spawn_capture(argv, NULL, PROBE_MS, &r, &err) == 0;
+    int ran = ddp_spawn_capture(argv, NULL, PROBE_MS, &r, &err) == 0;
     if (ran && r.status == 0 && sscanf(r.out, "%63s %63s", python, torch) == 2) {
         fact(f, FP_PYTHON, python);
         fact(f, FP_TORCH, torch);
     } else {
         fact(f, FP_PYTHON, probe_failure(command[0], ran, &r, &err, why, sizeof why));
     }
-    spawn_result_free(&r);
+    ddp_spawn_result_free(&r);
 }
 
 char *fingerprint_collect(char *const *command, int nproc)

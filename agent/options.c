@@ -248,14 +248,14 @@ static int resolve_identity(agent_options_t *o, int *port_set, ddp_error_t *err)
         o->identity = "--standalone";
     } else if (nodelist) {
         o->identity = "Slurm";
-        if (!(hl = hostlist_expand(nodelist, err)))
+        if (!(hl = ddp_hostlist_expand(nodelist, err)))
             return ddp_error_prefix(err, "SLURM_JOB_NODELIST");
         const char *nodeid = getenv("SLURM_NODEID");
         if (nodeid && parse_int(nodeid, 0, INT_MAX, &env_rank))
             env_rank = -1;
         const char *localid = getenv("SLURM_LOCALID");
         if (localid && strcmp(localid, "0") != 0 && getenv("SLURM_STEP_ID")) {
-            hostlist_destroy(hl);
+            ddp_hostlist_destroy(hl);
             return ddp_error_set(err, "Slurm started more than one agent on this node (task "
                                       "%s): run one agent per node (srun --ntasks-per-node=1)",
                                  localid);
@@ -263,13 +263,13 @@ static int resolve_identity(agent_options_t *o, int *port_set, ddp_error_t *err)
         job_id = getenv("SLURM_JOB_ID");
     } else if (nodefile) {
         o->identity = "PBS";
-        if (!(hl = hostlist_from_nodefile(nodefile, err)))
+        if (!(hl = ddp_hostlist_from_nodefile(nodefile, err)))
             return ddp_error_prefix(err, "PBS_NODEFILE");
         char host[256];
-        net_hostname(host, sizeof host);
-        long at = hostlist_find(hl, host);
+        ddp_net_hostname(host, sizeof host);
+        long at = ddp_hostlist_find(hl, host);
         if (at < 0 && o->node_rank < 0) {
-            hostlist_destroy(hl);
+            ddp_hostlist_destroy(hl);
             return ddp_error_set(err, "PBS_NODEFILE %s does not name this host (%s): cannot "
                                       "tell this node's rank; pass --node-rank",
                                  nodefile, host);
@@ -304,14 +304,14 @@ static int resolve_identity(agent_options_t *o, int *port_set, ddp_error_t *err)
             hl->hosts = NULL;
             hl->count = 0;
         }
-        hostlist_destroy(hl);
+        ddp_hostlist_destroy(hl);
     }
     if (o->node_rank < 0)
         o->node_rank = env_rank;
     if (!o->run_id && job_id)
         o->run_id = ddp_xstrdup(job_id);
     if (!*port_set && job_id) {
-        o->master_port = job_port_from_id(job_id);
+        o->master_port = ddp_job_port_from_id(job_id);
         *port_set = 1;
     }
     return 0;

@@ -81,7 +81,7 @@ static int start_one(worker_t *w, const worker_launch_t *l, ddp_error_t *err)
         binding_cpus(l->cpu_binding, w->local_rank, nproc, &cpus, err))
         goto out;
     unlink(w->error_file);
-    if (!(env = worker_env_build(&we, environ, err)))
+    if (!(env = ddp_worker_env_build(&we, environ, err)))
         goto out;
     if (pipe2(out, O_CLOEXEC) || pipe2(errp, O_CLOEXEC)) {
         int e = errno;
@@ -147,7 +147,7 @@ out:
         close(log_out);
     if (log_err >= 0)
         close(log_err);
-    worker_env_free(env);
+    ddp_worker_env_free(env);
     return rc;
 }
 

@@ -24,8 +24,8 @@ static void *agent_main(void *arg)
 {
     struct agent *a = arg;
     a->rc = -1;
-    store_client_t *c = store_client_connect("127.0.0.1", a->port, token, strlen(token),
-                                             a->deadline, NULL, &a->err);
+    store_client_t *c = ddp_store_client_connect("127.0.0.1", a->port, token, strlen(token),
+                                                 a->deadline, NULL, &a->err);
     if (!c)
         return NULL;
     char host[32];
@@ -33,11 +33,11 @@ static void *agent_main(void *arg)
     rdzv_join_t j = {.node_rank = a->node, .nnodes = a->nnodes, .nproc = 1, .host = host,
                      .worker_port = 29500, .deadline = a->deadline};
     rdzv_result_t r;
-    a->rc = rdzv_join(c, &j, &r, &a->err);
+    a->rc = ddp_rdzv_join(c, &j, &r, &a->err);
     if (a->rc == 0 && r.rank_base != a->node)
         a->rc = -1;
-    rdzv_result_free(&r);
-    store_client_close(c);
+    ddp_rdzv_result_free(&r);
+    ddp_store_client_close(c);
     return NULL;
 }
 
@@ -45,7 +45,8 @@ static void *agent_main(void *arg)
 static double run_once(int k)
 {
     ddp_error_t err;
-    store_server_t *s = store_server_start("127.0.0.1", 0, token, strlen(token), NULL, NULL, &err);
+    store_server_t *s =
+        ddp_store_server_start("127.0.0.1", 0, token, strlen(token), NULL, NULL, &err);
     if (!s) {
         fprintf(stderr, "rdzv_scale: %s\n", err.msg);
         return -1;
@@ -57,7 +58,9 @@ static double run_once(int k)
     pthread_attr_setstacksize(&attr, 64 * 1024);
     int64_t start = ddp_now_ms();
     for (int i = 0; i < k; i++) {
-        a[i] = (struct agent){.port = store_server_port(s), .node = i, .nnodes = k,
+        a[i] = (struct agent){.port = ddp_store_server_port(s),
+                              .node = i,
+                              .nnodes = k,
                               .deadline = ddp_deadline_in(60000)};
         if (pthread_create(&t[i], &attr, agent_main, &a[i])) {
             fprintf(stderr, "rdzv_scale: cannot start thread %d\n", i);
@@ -71,7 +74,7 @@ static double run_once(int k)
             fprintf(stderr, "rdzv_scale: agent %d: %s\n", i, a[i].err.msg);
     }
     double secs = (ddp_now_ms() - start) / 1000.0;
-    store_server_stop(s);
+    ddp_store_server_stop(s);
     free(a);
     free(t);
     return failed ? -1 : secs;

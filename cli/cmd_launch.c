@@ -401,10 +401,10 @@ int launch_command(int argc, char **argv, bool doctor)
     /* Inside a scheduler job the port its agents would derive themselves, else a random one. */
     if (port)
         L.port = (int)port;
-    else if (job_scheduler_id())
-        L.port = job_port_from_id(job_scheduler_id());
+    else if (ddp_job_scheduler_id())
+        L.port = ddp_job_port_from_id(ddp_job_scheduler_id());
     else
-        L.port = job_port_random((uint16_t)(random[36] << 8 | random[37]));
+        L.port = ddp_job_port_random((uint16_t)(random[36] << 8 | random[37]));
     for (size_t i = 0; i < hosts.count; i++) {
         host_run_t *h = &L.hosts[i];
         h->alias = hosts.hosts[i].name;

@@ -53,13 +53,14 @@ int cmd_nodes(int argc, char **argv)
         return EXIT_USAGE;
     }
     ddp_error_t err;
-    hostlist_t *hl = expr ? hostlist_expand(expr, &err) : hostlist_from_nodefile(nodefile, &err);
+    hostlist_t *hl =
+        expr ? ddp_hostlist_expand(expr, &err) : ddp_hostlist_from_nodefile(nodefile, &err);
     if (!hl) {
         fprintf(stderr, "ddpjob: %s\n", err.msg);
         return EXIT_SYSTEM;
     }
     if (compress) {
-        char *text = hostlist_compress(hl);
+        char *text = ddp_hostlist_compress(hl);
         if (text)
             printf("%s\n", text);
         free(text);
@@ -70,6 +71,6 @@ int cmd_nodes(int argc, char **argv)
             printf("%s\n", hl->hosts[i]);
         }
     }
-    hostlist_destroy(hl);
+    ddp_hostlist_destroy(hl);
     return fflush(stdout) == 0 ? EXIT_OK : EXIT_SYSTEM;
 }

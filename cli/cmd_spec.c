@@ -388,7 +388,7 @@ int submit_command(int argc, char **argv, bool doctor)
         printf("\n");
         goto out;
     }
-    if (spawn_capture(sub_argv, jobdir, SUBMIT_TIMEOUT_MS, &res, &err) < 0) {
+    if (ddp_spawn_capture(sub_argv, jobdir, SUBMIT_TIMEOUT_MS, &res, &err) < 0) {
         fprintf(stderr, "ddpjob: cannot submit %s: %s (is this a %s login node?)\n", script,
                 err.msg, ops->name);
         code = EXIT_SUBMITTER;
@@ -410,7 +410,7 @@ int submit_command(int argc, char **argv, bool doctor)
     }
     printf("%s\n", job_id);
 out:
-    spawn_result_free(&res);
+    ddp_spawn_result_free(&res);
     free(script);
     free(text);
     spec_destroy(spec);

@@ -443,7 +443,7 @@ static void parse_env(loader_t *ld, yaml_node_t *n, const char *field)
         }
         const char *key = scalar(k);
         /* A variable the agent sets for every worker would be silently overridden. */
-        if (!strncmp(key, "DDPJOB_", 7) || worker_env_owns(key)) {
+        if (!strncmp(key, "DDPJOB_", 7) || ddp_worker_env_owns(key)) {
             REPORT(ld, k, field,
                    "%s is set by ddpjob-agent for each worker and cannot be set "
                    "in the spec",

@@ -167,7 +167,7 @@ ssh_session_t *ssh_session_open(const char *alias, const ssh_target_t *t, const 
         return NULL;
     }
     snprintf(s->where, sizeof s->where, "%s (%s@%s:%d)", alias, t->user, t->hostname, t->port);
-    s->fd = net_connect(t->hostname, t->port, deadline, err);
+    s->fd = ddp_net_connect(t->hostname, t->port, deadline, err);
     if (s->fd < 0) {
         ddp_error_prefix(err, "%s", alias);
         free(s);

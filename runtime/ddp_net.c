@@ -14,7 +14,7 @@
 
 #include "ddp_clock.h"
 
-int net_set_nonblocking(int fd)
+int ddp_net_set_nonblocking(int fd)
 {
     int flags = fcntl(fd, F_GETFL);
     return flags < 0 ? -1 : fcntl(fd, F_SETFL, flags | O_NONBLOCK);
@@ -26,7 +26,7 @@ static int set_blocking(int fd)
     return flags < 0 ? -1 : fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
 }
 
-int net_listen(const char *host, int port, int backlog, int *bound_port, ddp_error_t *err)
+int ddp_net_listen(const char *host, int port, int backlog, int *bound_port, ddp_error_t *err)
 {
     struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
                              .ai_flags = AI_PASSIVE | AI_NUMERICSERV};
@@ -92,13 +92,13 @@ static int connect_one(int fd, const struct addrinfo *ai, int64_t deadline)
     return soerr;
 }
 
-int net_connect_transient(const ddp_error_t *err)
+int ddp_net_connect_transient(const ddp_error_t *err)
 {
     return err->code == ECONNREFUSED || err->code == EHOSTUNREACH || err->code == ENETUNREACH ||
            err->code == ETIMEDOUT;
 }
 
-int net_connect(const char *host, int port, int64_t deadline, ddp_error_t *err)
+int ddp_net_connect(const char *host, int port, int64_t deadline, ddp_error_t *err)
 {
     struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
                              .ai_flags = AI_NUMERICSERV};
@@ -147,7 +147,7 @@ static int wait_ready(int fd, short events, int64_t deadline)
     }
 }
 
-int net_write_full(int fd, const void *buf, size_t len, int64_t deadline, ddp_error_t *err)
+int ddp_net_write_full(int fd, const void *buf, size_t len, int64_t deadline, ddp_error_t *err)
 {
     const char *p = buf;
     while (len > 0) {
@@ -166,7 +166,7 @@ int net_write_full(int fd, const void *buf, size_t len, int64_t deadline, ddp_er
     return 0;
 }
 
-int net_read_full(int fd, void *buf, size_t len, int64_t deadline, ddp_error_t *err)
+int ddp_net_read_full(int fd, void *buf, size_t len, int64_t deadline, ddp_error_t *err)
 {
     char *p = buf;
     while (len > 0) {
@@ -187,17 +187,17 @@ int net_read_full(int fd, void *buf, size_t len, int64_t deadline, ddp_error_t *
     return 0;
 }
 
-int net_free_port(ddp_error_t *err)
+int ddp_net_free_port(ddp_error_t *err)
 {
     int port = 0;
-    int fd = net_listen(NULL, 0, 1, &port, err);
+    int fd = ddp_net_listen(NULL, 0, 1, &port, err);
     if (fd < 0)
         return -1;
     close(fd);
     return port;
 }
 
-void net_raise_descriptor_limit(void)
+void ddp_net_raise_descriptor_limit(void)
 {
     struct rlimit files;
     if (getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {
@@ -206,7 +206,7 @@ void net_raise_descriptor_limit(void)
     }
 }
 
-void net_hostname(char *buf, size_t size)
+void ddp_net_hostname(char *buf, size_t size)
 {
     if (gethostname(buf, size) != 0)
         snprintf(buf, size, "unknown");

@@ -14,7 +14,7 @@ static hostlist_t *hostlist_new(void)
     return calloc(1, sizeof(hostlist_t));
 }
 
-void hostlist_destroy(hostlist_t *hl)
+void ddp_hostlist_destroy(hostlist_t *hl)
 {
     if (!hl)
         return;
@@ -25,7 +25,7 @@ void hostlist_destroy(hostlist_t *hl)
     free(hl);
 }
 
-long hostlist_find(const hostlist_t *hl, const char *host)
+long ddp_hostlist_find(const hostlist_t *hl, const char *host)
 {
     size_t hlen = strcspn(host, ".");
     for (size_t i = 0; i < hl->count; i++) {
@@ -281,7 +281,7 @@ out:
     return rc;
 }
 
-hostlist_t *hostlist_expand(const char *expr, ddp_error_t *err)
+hostlist_t *ddp_hostlist_expand(const char *expr, ddp_error_t *err)
 {
     hostlist_t *hl = hostlist_new();
     size_t cap = 0;
@@ -313,11 +313,11 @@ hostlist_t *hostlist_expand(const char *expr, ddp_error_t *err)
         hl->first_line[i] = i;
     return hl;
 error:
-    hostlist_destroy(hl);
+    ddp_hostlist_destroy(hl);
     return NULL;
 }
 
-hostlist_t *hostlist_from_nodefile_text(const char *text, const char *origin, ddp_error_t *err)
+hostlist_t *ddp_hostlist_from_nodefile_text(const char *text, const char *origin, ddp_error_t *err)
 {
     hostlist_t *hl = hostlist_new();
     size_t cap = 0;
@@ -359,11 +359,11 @@ hostlist_t *hostlist_from_nodefile_text(const char *text, const char *origin, dd
         goto error;
     return hl;
 error:
-    hostlist_destroy(hl);
+    ddp_hostlist_destroy(hl);
     return NULL;
 }
 
-hostlist_t *hostlist_from_nodefile(const char *path, ddp_error_t *err)
+hostlist_t *ddp_hostlist_from_nodefile(const char *path, ddp_error_t *err)
 {
     size_t size;
     char *text = ddp_read_file(path, &size, err);
@@ -373,7 +373,7 @@ hostlist_t *hostlist_from_nodefile(const char *path, ddp_error_t *err)
     if (memchr(text, '\0', size))
         ddp_error_set(err, "%s: not a text file (NUL byte)", path);
     else
-        hl = hostlist_from_nodefile_text(text, path, err);
+        hl = ddp_hostlist_from_nodefile_text(text, path, err);
     free(text);
     return hl;
 }
@@ -457,7 +457,7 @@ static void write_group(FILE *f, const numbered_t *g, size_t n)
 
 /* Sorting the numbered hosts by (prefix, padding, number) makes each group one run, in
  * O(n log n); the groups are then written where their first host stood in the list. */
-char *hostlist_compress(const hostlist_t *hl)
+char *ddp_hostlist_compress(const hostlist_t *hl)
 {
     char *out = NULL;
     size_t outlen = 0, n = 0;

@@ -5,7 +5,7 @@
  * unique names in first-seen order: the first host is the job's master, a host's index is its
  * node rank. This is our own code so that job scripts and agents never need `scontrol`.
  *
- * A hostlist_t owns its strings; hostlist_destroy frees everything and accepts NULL. */
+ * A hostlist_t owns its strings; ddp_hostlist_destroy frees everything and accepts NULL. */
 #ifndef DDP_HOSTLIST_H
 #define DDP_HOSTLIST_H
 
@@ -27,23 +27,23 @@ typedef struct {
 
 /* Expands a Slurm hostlist expression. Repeated hosts are kept once, in first-seen order.
  * Zero padding of ranges is kept (`n[08-10]` gives n08 n09 n10). */
-hostlist_t *hostlist_expand(const char *expr, ddp_error_t *err);
+hostlist_t *ddp_hostlist_expand(const char *expr, ddp_error_t *err);
 
 /* Reads a PBS node file: one host per line (surrounding blanks ignored, blank lines skipped). */
-hostlist_t *hostlist_from_nodefile(const char *path, ddp_error_t *err);
+hostlist_t *ddp_hostlist_from_nodefile(const char *path, ddp_error_t *err);
 
-/* Same as hostlist_from_nodefile, from text in memory; `origin` names it in errors. */
-hostlist_t *hostlist_from_nodefile_text(const char *text, const char *origin, ddp_error_t *err);
+/* Same as ddp_hostlist_from_nodefile, from text in memory; `origin` names it in errors. */
+hostlist_t *ddp_hostlist_from_nodefile_text(const char *text, const char *origin, ddp_error_t *err);
 
-/* The reverse of hostlist_expand: a compact expression for the list (`n[1,3-5],login`).
+/* The reverse of ddp_hostlist_expand: a compact expression for the list (`n[1,3-5],login`).
  * Hosts are grouped by their prefix before the trailing digits and by zero padding; groups keep
  * first-seen order. Returns a malloc'd string, or NULL on allocation failure. */
-char *hostlist_compress(const hostlist_t *hl);
+char *ddp_hostlist_compress(const hostlist_t *hl);
 
 /* Position of `host` in the list, matching a short name against a fully qualified one in either
  * direction (`gpu1` matches `gpu1.cluster`); -1 when absent. */
-long hostlist_find(const hostlist_t *hl, const char *host);
+long ddp_hostlist_find(const hostlist_t *hl, const char *host);
 
-void hostlist_destroy(hostlist_t *hl);
+void ddp_hostlist_destroy(hostlist_t *hl);
 
 #endif

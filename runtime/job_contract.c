@@ -6,7 +6,7 @@
 enum { DERIVED_PORT_BASE = 10000, DERIVED_PORT_SPAN = 20000 };
 enum { RANDOM_PORT_BASE = 20000, RANDOM_PORT_SPAN = 12000 };
 
-int job_port_from_id(const char *job_id)
+int ddp_job_port_from_id(const char *job_id)
 {
     long n = 0;
     for (const char *p = job_id; *p && isdigit((unsigned char)*p); p++)
@@ -14,18 +14,18 @@ int job_port_from_id(const char *job_id)
     return DERIVED_PORT_BASE + (int)n;
 }
 
-int job_workers_port_from_id(const char *job_id)
+int ddp_job_workers_port_from_id(const char *job_id)
 {
-    return job_port_from_id(job_id) + 1;
+    return ddp_job_port_from_id(job_id) + 1;
 }
 
-const char *job_scheduler_id(void)
+const char *ddp_job_scheduler_id(void)
 {
     const char *id = getenv("SLURM_JOB_ID");
     return id && *id ? id : getenv("PBS_JOBID");
 }
 
-int job_port_random(uint16_t random_bits)
+int ddp_job_port_random(uint16_t random_bits)
 {
     return RANDOM_PORT_BASE + random_bits % RANDOM_PORT_SPAN;
 }

@@ -19,14 +19,14 @@ enum {
 /* Node 0's rendezvous port inside a scheduler job (SLURM_JOB_ID, PBS_JOBID) when none is given:
  * 10000 + (the id's leading number mod 20000), below the ephemeral range, so that jobs sharing
  * a first node differ. */
-int job_port_from_id(const char *job_id);
+int ddp_job_port_from_id(const char *job_id);
 /* The port of the store that rank 0 of ddp-train serves when it is started straight by srun
  * (no agent, no MASTER_PORT): the next one, so that it never meets the agents'. */
-int job_workers_port_from_id(const char *job_id);
+int ddp_job_workers_port_from_id(const char *job_id);
 /* The scheduler job this process runs in (SLURM_JOB_ID, else PBS_JOBID), or NULL. */
-const char *job_scheduler_id(void);
+const char *ddp_job_scheduler_id(void);
 /* A rendezvous port for a job outside any scheduler (ddpjob launch), from 16 random bits:
  * 20000-31999, below the ephemeral range, where the workers' own sockets live. */
-int job_port_random(uint16_t random_bits);
+int ddp_job_port_random(uint16_t random_bits);
 
 #endif

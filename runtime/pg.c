@@ -97,17 +97,18 @@ int pg_world_from_env(pg_world_t *w, ddp_error_t *err)
     }
     const char *addr = getenv("MASTER_ADDR");
     hostlist_t *nodes = NULL;
-    if (!addr && getenv("SLURM_JOB_NODELIST") && (nodes = hostlist_expand(getenv("SLURM_JOB_NODELIST"), NULL)))
+    if (!addr && getenv("SLURM_JOB_NODELIST") &&
+        (nodes = ddp_hostlist_expand(getenv("SLURM_JOB_NODELIST"), NULL)))
         addr = nodes->hosts[0];
     snprintf(w->master_addr, sizeof w->master_addr, "%s", addr ? addr : "127.0.0.1");
-    hostlist_destroy(nodes);
+    ddp_hostlist_destroy(nodes);
     if (getenv("MASTER_PORT")) {
         if (env_int("MASTER_PORT", 1, &w->master_port, err))
             return -1;
         if (w->master_port > 65535)
             return ddp_error_set(err, "MASTER_PORT=%d is not a port", w->master_port);
     } else if (getenv("SLURM_JOB_ID")) {
-        w->master_port = job_workers_port_from_id(getenv("SLURM_JOB_ID"));
+        w->master_port = ddp_job_workers_port_from_id(getenv("SLURM_JOB_ID"));
     }
     if (w->size > 1 && (!addr || !w->master_port))
         return ddp_error_set(err, "a world of %d (from %s) needs MASTER_ADDR and MASTER_PORT "
@@ -162,33 +163,33 @@ pg_t *pg_create(const pg_world_t *w, const pg_options_t *o, ddp_error_t *err)
     size_t token_len = strlen(w->token);
     if (w->size > 1) {
         if (w->rank == 0 &&
-            !(pg->server = store_server_start(NULL, w->master_port, w->token, token_len,
-                                              log_to_stderr, &pg->world.rank, err))) {
+            !(pg->server = ddp_store_server_start(NULL, w->master_port, w->token, token_len,
+                                                  log_to_stderr, &pg->world.rank, err))) {
             ddp_error_prefix(err, "rank 0 cannot serve the group's store at port %d",
                              w->master_port);
             goto error;
         }
-        store = store_client_connect(w->master_addr, w->master_port, w->token, token_len,
-                                     ddp_deadline_in(timeout_ms), NULL, err);
+        store = ddp_store_client_connect(w->master_addr, w->master_port, w->token, token_len,
+                                         ddp_deadline_in(timeout_ms), NULL, err);
         if (!store) {
             ddp_error_prefix(err, "rank %d cannot reach rank 0's store at %s:%d", w->rank,
                              w->master_addr, w->master_port);
             goto error;
         }
-        store_client_set_timeout(store, timeout_ms);
+        ddp_store_client_set_timeout(store, timeout_ms);
     }
     if (!(pg->be = backend->create(w, store, timeout_ms, err)))
         goto error;
-    store_client_close(store);
+    ddp_store_client_close(store);
     store = NULL;
     if (!(pg->scratch = backend->alloc(pg->be, sizeof(int32_t), err)))
         goto error;
     return pg;
 error:
-    store_client_close(store);
+    ddp_store_client_close(store);
     if (pg->be)
         backend->destroy(pg->be);
-    store_server_stop(pg->server);
+    ddp_store_server_stop(pg->server);
     free(pg);
     return NULL;
 }
@@ -204,7 +205,7 @@ int pg_destroy(pg_t *pg, ddp_error_t *err)
     }
     pg->backend->free(pg->be, pg->scratch);
     pg->backend->destroy(pg->be);
-    store_server_stop(pg->server);
+    ddp_store_server_stop(pg->server);
     free(pg);
     return rc;
 }

@@ -119,11 +119,11 @@ static int share_unique_id(nccl_t *n, store_client_t *store, ncclUniqueId *id, d
         ncclResult_t rc = ncclGetUniqueId(id);
         if (rc != ncclSuccess)
             return ddp_error_set(err, "ncclGetUniqueId: %s", ncclGetErrorString(rc));
-        return store ? store_set(store, "pg/nccl-id", id, sizeof *id, err) : 0;
+        return store ? ddp_store_set(store, "pg/nccl-id", id, sizeof *id, err) : 0;
     }
     const char *key = "pg/nccl-id";
     char *val = NULL;
-    int got = store_wait(store, &key, 1, n->timeout_ms, NULL, &val, err);
+    int got = ddp_store_wait(store, &key, 1, n->timeout_ms, NULL, &val, err);
     if (got <= 0)
         return got < 0 ? -1
                        : ddp_error_set(err, "rank 0 published no NCCL id within %.0f s",

@@ -751,7 +751,7 @@ static int set_peer_socket(int fd)
 {
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    return net_set_nonblocking(fd);
+    return ddp_net_set_nonblocking(fd);
 }
 
 /* Rank r's listening address as the others should dial it: the address its connection to the
@@ -774,25 +774,26 @@ static int exchange_addresses(tcp_t *t, store_client_t *store, int port, char **
                               char nonce[NONCE_HEX + 1], ddp_error_t *err)
 {
     char ip[INET6_ADDRSTRLEN], key[64], val[INET6_ADDRSTRLEN + 16];
-    if (local_address(store_client_fd(store), ip, sizeof ip, err))
+    if (local_address(ddp_store_client_fd(store), ip, sizeof ip, err))
         return -1;
     if (t->rank == 0) {
         unsigned char raw[NONCE_HEX / 2];
         if (ddp_random(raw, sizeof raw))
             return ddp_error_set(err, "no random bytes for the group's nonce");
         ddp_hex(raw, sizeof raw, nonce);
-        if (store_set(store, "pg/nonce", nonce, NONCE_HEX, err))
+        if (ddp_store_set(store, "pg/nonce", nonce, NONCE_HEX, err))
             return -1;
     }
     snprintf(key, sizeof key, "pg/addr/%d", t->rank);
     snprintf(val, sizeof val, "%s %d", ip, port);
     int64_t joined = 0;
-    if (store_set(store, key, val, strlen(val), err) || store_add(store, "pg/joined", 1, &joined, err))
+    if (ddp_store_set(store, key, val, strlen(val), err) ||
+        ddp_store_add(store, "pg/joined", 1, &joined, err))
         return -1;
-    if (joined == t->size && store_set(store, "pg/ready", "1", 1, err))
+    if (joined == t->size && ddp_store_set(store, "pg/ready", "1", 1, err))
         return -1;
     const char *ready = "pg/ready";
-    int got = store_wait(store, &ready, 1, t->timeout_ms, NULL, NULL, err);
+    int got = ddp_store_wait(store, &ready, 1, t->timeout_ms, NULL, NULL, err);
     if (got <= 0)
         return got < 0 ? -1
                        : ddp_error_set(err, "not every rank joined the group within %.0f s",
@@ -806,10 +807,10 @@ static int exchange_addresses(tcp_t *t, store_client_t *store, int port, char **
     if (rc)
         ddp_error_set(err, "out of memory");
     else
-        rc = store_get_many(store, (const char *const *)keys, (size_t)t->size, addrs, err);
+        rc = ddp_store_get_many(store, (const char *const *)keys, (size_t)t->size, addrs, err);
     char *nonce_val = NULL;
     size_t nonce_len = 0;
-    if (!rc && store_get(store, "pg/nonce", &nonce_val, &nonce_len, err) != 1)
+    if (!rc && ddp_store_get(store, "pg/nonce", &nonce_val, &nonce_len, err) != 1)
         rc = ddp_error_set(err, "rank 0 published no nonce");
     if (!rc && nonce_len != NONCE_HEX)
         rc = ddp_error_set(err, "rank 0's nonce is malformed");
@@ -838,7 +839,7 @@ static int dial_lower(tcp_t *t, char **addrs, const char *nonce, int64_t deadlin
         int port;
         if (sscanf(addrs[j], "%45s %d", ip, &port) != 2)
             return ddp_error_set(err, "rank %d's address \"%s\" is malformed", j, addrs[j]);
-        int fd = net_connect(ip, port, deadline, err);
+        int fd = ddp_net_connect(ip, port, deadline, err);
         if (fd < 0)
             return ddp_error_prefix(err, "cannot connect to rank %d", j);
         hello_t h;
@@ -846,7 +847,7 @@ static int dial_lower(tcp_t *t, char **addrs, const char *nonce, int64_t deadlin
         for (int i = 0; i < 4; i++)
             h.rank[i] = (unsigned char)((unsigned)t->rank >> (24 - 8 * i));
         t->peers[j].fd = fd;
-        if (net_write_full(fd, &h, sizeof h, deadline, err))
+        if (ddp_net_write_full(fd, &h, sizeof h, deadline, err))
             return ddp_error_prefix(err, "hello to rank %d", j);
     }
     return 0;
@@ -872,7 +873,7 @@ static int accept_higher(tcp_t *t, int listen_fd, const char *nonce, int64_t dea
         ddp_error_t ignored;
         int64_t hello_deadline = ddp_deadline_in(5000) < deadline ? ddp_deadline_in(5000) : deadline;
         unsigned rank = 0;
-        if (net_read_full(fd, &h, sizeof h, hello_deadline, &ignored) == 0) {
+        if (ddp_net_read_full(fd, &h, sizeof h, hello_deadline, &ignored) == 0) {
             for (int i = 0; i < 4; i++)
                 rank = rank << 8 | h.rank[i];
         }
@@ -928,7 +929,7 @@ static void *tcp_create(const pg_world_t *w, store_client_t *store, int64_t time
         int64_t deadline = ddp_deadline_in(timeout_ms);
         int port;
         char nonce[NONCE_HEX + 1];
-        if ((listen_fd = net_listen(NULL, 0, w->size, &port, err)) < 0 ||
+        if ((listen_fd = ddp_net_listen(NULL, 0, w->size, &port, err)) < 0 ||
             exchange_addresses(t, store, port, addrs, nonce, err) ||
             dial_lower(t, addrs, nonce, deadline, err) ||
             accept_higher(t, listen_fd, nonce, deadline, err))

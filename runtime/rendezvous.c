@@ -9,7 +9,7 @@
 /* How much longer than node 0 the other agents wait, to hear node 0's reason for giving up. */
 #define RDZV_ABORT_SLACK_MS 2000
 
-void rdzv_key(char *buf, size_t size, int round, const char *name)
+void ddp_rdzv_key(char *buf, size_t size, int round, const char *name)
 {
     snprintf(buf, size, "r%d/%s", round, name);
 }
@@ -25,7 +25,7 @@ static void node_key(char *buf, size_t size, int round, const char *what, int no
 {
     char name[64];
     snprintf(name, sizeof name, "%s/%d", what, node);
-    rdzv_key(buf, size, round, name);
+    ddp_rdzv_key(buf, size, round, name);
 }
 
 static void name_missing(store_client_t *c, const rdzv_join_t *j, char *buf, size_t size);
@@ -52,7 +52,7 @@ static int wait_keys(store_client_t *c, const rdzv_join_t *j, const char *const 
         }
         int left = ddp_ms_left(deadline);
         int slice = (j->cancelled || j->waiting) && left > 250 ? 250 : left;
-        int got = store_wait(c, keys, nkeys, slice, which, val, err);
+        int got = ddp_store_wait(c, keys, nkeys, slice, which, val, err);
         if (got < 0)
             return ddp_error_prefix(err, "rendezvous");
         if (got > 0 || slice == left)
@@ -69,7 +69,7 @@ static void name_missing(store_client_t *c, const rdzv_join_t *j, char *buf, siz
     for (int i = 0; i < j->nnodes && used + 64 < size; i++) {
         char key[128], *val = NULL;
         node_key(key, sizeof key, j->round, "node", i);
-        int found = store_get(c, key, &val, NULL, NULL);
+        int found = ddp_store_get(c, key, &val, NULL, NULL);
         free(val);
         if (found != 0)
             continue;
@@ -114,7 +114,7 @@ static int assign_ranks(store_client_t *c, const rdzv_join_t *j, rdzv_result_t *
         ddp_error_set(err, "out of memory");
         goto out;
     }
-    if (store_get_many(c, (const char *const *)record_keys, (size_t)j->nnodes, records, err))
+    if (ddp_store_get_many(c, (const char *const *)record_keys, (size_t)j->nnodes, records, err))
         goto out;
     for (int i = 0; i < j->nnodes; i++) {
         int host_at = 0;
@@ -131,8 +131,8 @@ static int assign_ranks(store_client_t *c, const rdzv_join_t *j, rdzv_result_t *
             ddp_error_set(err, "out of memory");
             goto out;
         }
-    if (store_set_many(c, (const char *const *)assign_keys, (const char *const *)assignments,
-                       (size_t)j->nnodes, err))
+    if (ddp_store_set_many(c, (const char *const *)assign_keys, (const char *const *)assignments,
+                           (size_t)j->nnodes, err))
         goto out;
     out->rank_base = 0;
     out->world_size = world;
@@ -152,8 +152,8 @@ out:
 static int abort_join(store_client_t *c, const rdzv_join_t *j, ddp_error_t *err)
 {
     char abort_key[128];
-    rdzv_key(abort_key, sizeof abort_key, j->round, "abort");
-    store_set(c, abort_key, err->msg, strlen(err->msg), NULL);
+    ddp_rdzv_key(abort_key, sizeof abort_key, j->round, "abort");
+    ddp_store_set(c, abort_key, err->msg, strlen(err->msg), NULL);
     return -1;
 }
 
@@ -163,9 +163,9 @@ static int check_shape(store_client_t *c, const rdzv_join_t *j, ddp_error_t *err
 {
     char key[128], mine[512], *theirs = NULL;
     const char *run_id = j->run_id && *j->run_id ? j->run_id : "-";
-    rdzv_key(key, sizeof key, j->round, "shape");
+    ddp_rdzv_key(key, sizeof key, j->round, "shape");
     int n = snprintf(mine, sizeof mine, "%d %d %s %.255s", j->nnodes, j->node_rank, j->host, run_id);
-    int swapped = store_cas(c, key, NULL, 0, mine, (size_t)n, &theirs, err);
+    int swapped = ddp_store_cas(c, key, NULL, 0, mine, (size_t)n, &theirs, err);
     if (swapped < 0)
         return ddp_error_prefix(err, "rendezvous");
     int their_nnodes = 0, their_node = -1;
@@ -197,7 +197,7 @@ static int check_shape(store_client_t *c, const rdzv_join_t *j, ddp_error_t *err
     return 0;
 }
 
-int rdzv_join(store_client_t *c, const rdzv_join_t *j, rdzv_result_t *out, ddp_error_t *err)
+int ddp_rdzv_join(store_client_t *c, const rdzv_join_t *j, rdzv_result_t *out, ddp_error_t *err)
 {
     char key[128], record[512], *val = NULL;
     *out = (rdzv_result_t){.nnodes = j->nnodes};
@@ -205,7 +205,7 @@ int rdzv_join(store_client_t *c, const rdzv_join_t *j, rdzv_result_t *out, ddp_e
         return -1;
     node_key(key, sizeof key, j->round, "node", j->node_rank);
     int n = snprintf(record, sizeof record, "%d %s", j->nproc, j->host);
-    int swapped = store_cas(c, key, NULL, 0, record, (size_t)n, &val, err);
+    int swapped = ddp_store_cas(c, key, NULL, 0, record, (size_t)n, &val, err);
     if (swapped < 0)
         return ddp_error_prefix(err, "rendezvous");
     if (!swapped) {
@@ -220,17 +220,17 @@ int rdzv_join(store_client_t *c, const rdzv_join_t *j, rdzv_result_t *out, ddp_e
     free(val);
     val = NULL;
     int64_t joined;
-    rdzv_key(key, sizeof key, j->round, "joined");
-    if (store_add(c, key, 1, &joined, err))
+    ddp_rdzv_key(key, sizeof key, j->round, "joined");
+    if (ddp_store_add(c, key, 1, &joined, err))
         return ddp_error_prefix(err, "rendezvous");
-    rdzv_key(key, sizeof key, j->round, "complete");
-    if (joined == j->nnodes && store_set(c, key, "1", 1, err))
+    ddp_rdzv_key(key, sizeof key, j->round, "complete");
+    if (joined == j->nnodes && ddp_store_set(c, key, "1", 1, err))
         return ddp_error_prefix(err, "rendezvous");
     /* Node 0 gives up first and tells the others why (it may close the store right after);
      * the others wait a little longer for that word, and look for themselves only if it never
      * comes. */
     char abort_key[128];
-    rdzv_key(abort_key, sizeof abort_key, j->round, "abort");
+    ddp_rdzv_key(abort_key, sizeof abort_key, j->round, "abort");
     const char *keys[] = {key, abort_key};
     int64_t deadline = j->deadline + (j->node_rank == 0 ? 0 : RDZV_ABORT_SLACK_MS);
     int which = 0;
@@ -249,7 +249,7 @@ int rdzv_join(store_client_t *c, const rdzv_join_t *j, rdzv_result_t *out, ddp_e
         name_missing(c, j, missing, sizeof missing);
         ddp_error_set(err, "rendezvous timed out: node rank(s) %s never arrived", missing);
         if (j->node_rank == 0)
-            store_set(c, abort_key, err->msg, strlen(err->msg), NULL);
+            ddp_store_set(c, abort_key, err->msg, strlen(err->msg), NULL);
         return -1;
     }
     if (j->node_rank == 0)
@@ -266,7 +266,7 @@ int rdzv_join(store_client_t *c, const rdzv_join_t *j, rdzv_result_t *out, ddp_e
     return ok ? 0 : ddp_error_set(err, "rendezvous: malformed rank assignment from node 0");
 }
 
-void rdzv_result_free(rdzv_result_t *r)
+void ddp_rdzv_result_free(rdzv_result_t *r)
 {
     if (r->node_hosts)
         for (int i = 0; i < r->nnodes; i++)

@@ -46,11 +46,11 @@ typedef struct {
 } rdzv_result_t;
 
 /* 0 with *out filled; -1 with err set (also when cancelled, saying so). */
-int rdzv_join(store_client_t *c, const rdzv_join_t *j, rdzv_result_t *out, ddp_error_t *err);
-void rdzv_result_free(rdzv_result_t *r);
+int ddp_rdzv_join(store_client_t *c, const rdzv_join_t *j, rdzv_result_t *out, ddp_error_t *err);
+void ddp_rdzv_result_free(rdzv_result_t *r);
 
 /* Writes the store key "r<round>/<name>" into buf; the agents keep their per-attempt state
  * (heartbeats, the end of the attempt) under the same prefix. */
-void rdzv_key(char *buf, size_t size, int round, const char *name);
+void ddp_rdzv_key(char *buf, size_t size, int round, const char *name);
 
 #endif

@@ -18,15 +18,15 @@ static long long now_ms(void)
     return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-void spawn_result_free(spawn_result_t *res)
+void ddp_spawn_result_free(spawn_result_t *res)
 {
     free(res->out);
     free(res->err);
     res->out = res->err = NULL;
 }
 
-int spawn_capture(char *const argv[], const char *cwd, int timeout_ms, spawn_result_t *res,
-                  ddp_error_t *err)
+int ddp_spawn_capture(char *const argv[], const char *cwd, int timeout_ms, spawn_result_t *res,
+                      ddp_error_t *err)
 {
     int out_pipe[2] = {-1, -1}, err_pipe[2] = {-1, -1}, exec_pipe[2] = {-1, -1};
     FILE *out_mem = NULL, *err_mem = NULL;
@@ -134,6 +134,6 @@ out:
             close(exec_pipe[i]);
     }
     if (rc < 0)
-        spawn_result_free(res);
+        ddp_spawn_result_free(res);
     return rc;
 }

@@ -16,7 +16,7 @@ struct store_client {
     int fd;
     char where[300];
     int64_t timeout_ms;
-    int64_t wait_deadline; /* of the WAIT sent by store_wait_send */
+    int64_t wait_deadline; /* of the WAIT sent by ddp_store_wait_send */
     store_buf_t out;
     unsigned char *reply;
     size_t reply_cap;
@@ -37,7 +37,7 @@ static int handshake(store_client_t *c, const void *token, size_t token_len, int
     unsigned char hello[STORE_MAGIC_LEN + STORE_NONCE_LEN];
     *retryable = 1;
     ddp_error_t why;
-    if (net_read_full(c->fd, hello, sizeof hello, deadline, &why))
+    if (ddp_net_read_full(c->fd, hello, sizeof hello, deadline, &why))
         return ddp_error_code(err, ETIMEDOUT,
                               "no store greeting (%s): node 0 is busy or stopped, or another "
                               "service holds this port",
@@ -49,13 +49,13 @@ static int handshake(store_client_t *c, const void *token, size_t token_len, int
     unsigned char answer[STORE_NONCE_LEN + STORE_MAC_LEN];
     if (ddp_random(answer, STORE_NONCE_LEN))
         return ddp_error_set(err, "no random bytes for the handshake");
-    store_auth_mac(token, token_len, "client", server_nonce, answer, answer + STORE_NONCE_LEN);
-    if (net_write_full(c->fd, answer, sizeof answer, deadline, err)) {
+    ddp_store_auth_mac(token, token_len, "client", server_nonce, answer, answer + STORE_NONCE_LEN);
+    if (ddp_net_write_full(c->fd, answer, sizeof answer, deadline, err)) {
         *retryable = 1;
         return -1;
     }
     unsigned char verdict, server_mac[STORE_MAC_LEN], expected[STORE_MAC_LEN];
-    if (net_read_full(c->fd, &verdict, 1, deadline, &why)) {
+    if (ddp_net_read_full(c->fd, &verdict, 1, deadline, &why)) {
         *retryable = 1;
         return ddp_error_code(err, ETIMEDOUT,
                               "the store dropped the connection during the handshake (%s)",
@@ -64,18 +64,18 @@ static int handshake(store_client_t *c, const void *token, size_t token_len, int
     if (verdict != STORE_ACCEPTED)
         return ddp_error_code(err, EACCES, "refused this job's token (wrong DDPJOB_TOKEN, or "
                                            "another job's store on this port)");
-    if (net_read_full(c->fd, server_mac, sizeof server_mac, deadline, &why))
+    if (ddp_net_read_full(c->fd, server_mac, sizeof server_mac, deadline, &why))
         return ddp_error_set(err, "handshake: %s", why.msg);
-    store_auth_mac(token, token_len, "server", server_nonce, answer, expected);
+    ddp_store_auth_mac(token, token_len, "server", server_nonce, answer, expected);
     if (ddp_equal_secret(server_mac, expected, STORE_MAC_LEN) != 0)
         return ddp_error_code(err, EACCES, "does not know this job's token (another job's store "
                                            "on this port?)");
     return 0;
 }
 
-store_client_t *store_client_connect(const char *host, int port, const void *token,
-                                     size_t token_len, int64_t deadline,
-                                     const store_connect_hooks_t *hooks, ddp_error_t *err)
+store_client_t *ddp_store_client_connect(const char *host, int port, const void *token,
+                                         size_t token_len, int64_t deadline,
+                                         const store_connect_hooks_t *hooks, ddp_error_t *err)
 {
     ddp_error_t unread;
     if (!err)
@@ -100,9 +100,9 @@ store_client_t *store_client_connect(const char *host, int port, const void *tok
         if (try_until > deadline)
             try_until = deadline;
         int retryable = 0;
-        c->fd = net_connect(host, port, try_until, err);
+        c->fd = ddp_net_connect(host, port, try_until, err);
         if (c->fd < 0) {
-            retryable = net_connect_transient(err);
+            retryable = ddp_net_connect_transient(err);
             if (err->code == ECONNREFUSED && ddp_ms_left(deadline) == 0)
                 ddp_error_code(err, ECONNREFUSED,
                                "cannot connect to %s: nobody listened there before the deadline",
@@ -128,27 +128,27 @@ store_client_t *store_client_connect(const char *host, int port, const void *tok
         int64_t left = ddp_ms_left(deadline);
         ddp_sleep_ms(backoff < left ? backoff : left);
     }
-    store_client_close(c);
+    ddp_store_client_close(c);
     return NULL;
 }
 
-void store_client_close(store_client_t *c)
+void ddp_store_client_close(store_client_t *c)
 {
     if (!c)
         return;
     if (c->fd >= 0)
         close(c->fd);
-    store_buf_free(&c->out);
+    ddp_store_buf_free(&c->out);
     free(c->reply);
     free(c);
 }
 
-void store_client_set_timeout(store_client_t *c, int64_t ms)
+void ddp_store_client_set_timeout(store_client_t *c, int64_t ms)
 {
     c->timeout_ms = ms;
 }
 
-int store_client_fd(const store_client_t *c)
+int ddp_store_client_fd(const store_client_t *c)
 {
     return c->fd;
 }
@@ -156,7 +156,7 @@ int store_client_fd(const store_client_t *c)
 /* Sends the frame built in c->out. */
 static int send_request(store_client_t *c, int64_t deadline, ddp_error_t *err)
 {
-    int rc = net_write_full(c->fd, c->out.data, c->out.len, deadline, err);
+    int rc = ddp_net_write_full(c->fd, c->out.data, c->out.len, deadline, err);
     c->out.len = 0;
     return rc ? client_fail(c, err) : 0;
 }
@@ -165,9 +165,9 @@ static int send_request(store_client_t *c, int64_t deadline, ddp_error_t *err)
 static int read_reply(store_client_t *c, store_reader_t *r, int64_t deadline, ddp_error_t *err)
 {
     unsigned char head[4];
-    if (net_read_full(c->fd, head, 4, deadline, err))
+    if (ddp_net_read_full(c->fd, head, 4, deadline, err))
         return client_fail(c, err);
-    uint32_t len = store_load_u32(head);
+    uint32_t len = ddp_store_load_u32(head);
     if (len == 0 || len > STORE_MAX_FRAME) {
         ddp_error_set(err, "malformed reply (frame of %u bytes)", len);
         return client_fail(c, err);
@@ -179,7 +179,7 @@ static int read_reply(store_client_t *c, store_reader_t *r, int64_t deadline, dd
         c->reply = p;
         c->reply_cap = len;
     }
-    if (net_read_full(c->fd, c->reply, len, deadline, err))
+    if (ddp_net_read_full(c->fd, c->reply, len, deadline, err))
         return client_fail(c, err);
     *r = (store_reader_t){.p = c->reply, .end = c->reply + len};
     return 0;
@@ -200,8 +200,8 @@ static int begin(store_client_t *c, enum store_op op, const char *key, size_t *m
     if (key && strlen(key) > STORE_MAX_KEY)
         return ddp_error_set(err, "store key longer than %d bytes", STORE_MAX_KEY);
     c->out.len = 0;
-    if (store_frame_begin(&c->out, mark) || store_put_u8(&c->out, (uint8_t)op) ||
-        (key && store_put_str(&c->out, key, strlen(key))))
+    if (ddp_store_frame_begin(&c->out, mark) || ddp_store_put_u8(&c->out, (uint8_t)op) ||
+        (key && ddp_store_put_str(&c->out, key, strlen(key))))
         return ddp_error_set(err, "out of memory");
     return 0;
 }
@@ -210,7 +210,7 @@ static int finish(store_client_t *c, size_t mark, int rc, ddp_error_t *err)
 {
     if (rc)
         return ddp_error_set(err, "out of memory");
-    store_frame_end(&c->out, mark);
+    ddp_store_frame_end(&c->out, mark);
     return 0;
 }
 
@@ -232,14 +232,14 @@ static char *copy_value(const unsigned char *s, size_t len)
     return v;
 }
 
-int store_ping(store_client_t *c, ddp_error_t *err)
+int ddp_store_ping(store_client_t *c, ddp_error_t *err)
 {
     size_t mark;
     store_reader_t r;
     if (begin(c, STORE_PING, NULL, &mark, err) || finish(c, mark, 0, err) ||
         roundtrip(c, &r, err))
         return -1;
-    return store_get_u8(&r) != STORE_OK || r.bad ? malformed(c, err) : 0;
+    return ddp_store_get_u8(&r) != STORE_OK || r.bad ? malformed(c, err) : 0;
 }
 
 /* A request of a key and a value, answered with a bare OK: SET and SET_ON_CLOSE. */
@@ -250,35 +250,35 @@ static int key_value_request(store_client_t *c, enum store_op op, const char *ke
     store_reader_t r;
     if (len > STORE_MAX_VALUE)
         return ddp_error_set(err, "store value longer than %d bytes", STORE_MAX_VALUE);
-    if (begin(c, op, key, &mark, err) || finish(c, mark, store_put_str(&c->out, val, len), err) ||
-        roundtrip(c, &r, err))
+    if (begin(c, op, key, &mark, err) ||
+        finish(c, mark, ddp_store_put_str(&c->out, val, len), err) || roundtrip(c, &r, err))
         return -1;
-    return store_get_u8(&r) != STORE_OK || r.bad ? malformed(c, err) : 0;
+    return ddp_store_get_u8(&r) != STORE_OK || r.bad ? malformed(c, err) : 0;
 }
 
-int store_set(store_client_t *c, const char *key, const void *val, size_t len, ddp_error_t *err)
+int ddp_store_set(store_client_t *c, const char *key, const void *val, size_t len, ddp_error_t *err)
 {
     return key_value_request(c, STORE_SET, key, val, len, err);
 }
 
-int store_set_on_close(store_client_t *c, const char *key, const void *val, size_t len,
-                       ddp_error_t *err)
+int ddp_store_set_on_close(store_client_t *c, const char *key, const void *val, size_t len,
+                           ddp_error_t *err)
 {
     return key_value_request(c, STORE_SET_ON_CLOSE, key, val, len, err);
 }
 
-int store_get(store_client_t *c, const char *key, char **val, size_t *len, ddp_error_t *err)
+int ddp_store_get(store_client_t *c, const char *key, char **val, size_t *len, ddp_error_t *err)
 {
     size_t mark;
     store_reader_t r;
     if (begin(c, STORE_GET, key, &mark, err) || finish(c, mark, 0, err) ||
         roundtrip(c, &r, err))
         return -1;
-    uint8_t status = store_get_u8(&r);
+    uint8_t status = ddp_store_get_u8(&r);
     if (status == STORE_NOT_FOUND && !r.bad)
         return 0;
     const unsigned char *s;
-    size_t n = store_get_str(&r, &s, STORE_MAX_VALUE);
+    size_t n = ddp_store_get_str(&r, &s, STORE_MAX_VALUE);
     if (status != STORE_OK || r.bad)
         return malformed(c, err);
     if (len)
@@ -288,22 +288,22 @@ int store_get(store_client_t *c, const char *key, char **val, size_t *len, ddp_e
     return 1;
 }
 
-int store_add(store_client_t *c, const char *key, int64_t delta, int64_t *result,
-              ddp_error_t *err)
+int ddp_store_add(store_client_t *c, const char *key, int64_t delta, int64_t *result,
+                  ddp_error_t *err)
 {
     size_t mark;
     store_reader_t r;
     if (begin(c, STORE_ADD, key, &mark, err) ||
-        finish(c, mark, store_put_i64(&c->out, delta), err) || roundtrip(c, &r, err))
+        finish(c, mark, ddp_store_put_i64(&c->out, delta), err) || roundtrip(c, &r, err))
         return -1;
-    uint8_t status = store_get_u8(&r);
+    uint8_t status = ddp_store_get_u8(&r);
     if (status == STORE_ERROR) {
         const unsigned char *s;
-        size_t n = store_get_str(&r, &s, STORE_MAX_VALUE);
+        size_t n = ddp_store_get_str(&r, &s, STORE_MAX_VALUE);
         ddp_error_set(err, "add to %s: %.*s", key, r.bad ? 0 : (int)n, s ? (const char *)s : "");
         return client_fail(c, err);
     }
-    int64_t v = store_get_i64(&r);
+    int64_t v = ddp_store_get_i64(&r);
     if (status != STORE_OK || r.bad)
         return malformed(c, err);
     if (result)
@@ -311,8 +311,8 @@ int store_add(store_client_t *c, const char *key, int64_t delta, int64_t *result
     return 0;
 }
 
-int store_cas(store_client_t *c, const char *key, const void *expected, size_t expected_len,
-              const void *desired, size_t desired_len, char **current, ddp_error_t *err)
+int ddp_store_cas(store_client_t *c, const char *key, const void *expected, size_t expected_len,
+                  const void *desired, size_t desired_len, char **current, ddp_error_t *err)
 {
     size_t mark;
     store_reader_t r;
@@ -320,17 +320,17 @@ int store_cas(store_client_t *c, const char *key, const void *expected, size_t e
         return ddp_error_set(err, "store value longer than %d bytes", STORE_MAX_VALUE);
     if (begin(c, STORE_CAS, key, &mark, err) ||
         finish(c, mark,
-               store_put_u8(&c->out, expected != NULL) ||
-                   store_put_str(&c->out, expected, expected ? expected_len : 0) ||
-                   store_put_str(&c->out, desired, desired_len),
+               ddp_store_put_u8(&c->out, expected != NULL) ||
+                   ddp_store_put_str(&c->out, expected, expected ? expected_len : 0) ||
+                   ddp_store_put_str(&c->out, desired, desired_len),
                err) ||
         roundtrip(c, &r, err))
         return -1;
-    uint8_t status = store_get_u8(&r);
-    uint8_t swapped = store_get_u8(&r);
-    uint8_t present = store_get_u8(&r);
+    uint8_t status = ddp_store_get_u8(&r);
+    uint8_t swapped = ddp_store_get_u8(&r);
+    uint8_t present = ddp_store_get_u8(&r);
     const unsigned char *s;
-    size_t n = store_get_str(&r, &s, STORE_MAX_VALUE);
+    size_t n = ddp_store_get_str(&r, &s, STORE_MAX_VALUE);
     if (status != STORE_OK || r.bad)
         return malformed(c, err);
     if (current) {
@@ -341,8 +341,8 @@ int store_cas(store_client_t *c, const char *key, const void *expected, size_t e
     return swapped ? 1 : 0;
 }
 
-int store_wait_send(store_client_t *c, const char *const *keys, size_t nkeys, int64_t timeout_ms,
-                    ddp_error_t *err)
+int ddp_store_wait_send(store_client_t *c, const char *const *keys, size_t nkeys,
+                        int64_t timeout_ms, ddp_error_t *err)
 {
     size_t mark;
     if (nkeys == 0 || nkeys > STORE_MAX_WAIT_KEYS)
@@ -353,12 +353,12 @@ int store_wait_send(store_client_t *c, const char *const *keys, size_t nkeys, in
         timeout_ms = UINT32_MAX;
     if (begin(c, STORE_WAIT, NULL, &mark, err))
         return -1;
-    int rc = store_put_u32(&c->out, (uint32_t)timeout_ms) ||
-             store_put_u32(&c->out, (uint32_t)nkeys);
+    int rc = ddp_store_put_u32(&c->out, (uint32_t)timeout_ms) ||
+             ddp_store_put_u32(&c->out, (uint32_t)nkeys);
     for (size_t i = 0; i < nkeys && !rc; i++) {
         if (strlen(keys[i]) > STORE_MAX_KEY)
             return ddp_error_set(err, "store key longer than %d bytes", STORE_MAX_KEY);
-        rc = store_put_str(&c->out, keys[i], strlen(keys[i]));
+        rc = ddp_store_put_str(&c->out, keys[i], strlen(keys[i]));
     }
     if (finish(c, mark, rc, err))
         return -1;
@@ -366,17 +366,17 @@ int store_wait_send(store_client_t *c, const char *const *keys, size_t nkeys, in
     return send_request(c, ddp_deadline_in(c->timeout_ms), err);
 }
 
-int store_wait_recv(store_client_t *c, int *which, char **val, ddp_error_t *err)
+int ddp_store_wait_recv(store_client_t *c, int *which, char **val, ddp_error_t *err)
 {
     store_reader_t r;
     if (read_reply(c, &r, c->wait_deadline, err))
         return -1;
-    uint8_t status = store_get_u8(&r);
+    uint8_t status = ddp_store_get_u8(&r);
     if (status == STORE_TIMEOUT && !r.bad)
         return 0;
-    uint32_t index = store_get_u32(&r);
+    uint32_t index = ddp_store_get_u32(&r);
     const unsigned char *s;
-    size_t n = store_get_str(&r, &s, STORE_MAX_VALUE);
+    size_t n = ddp_store_get_str(&r, &s, STORE_MAX_VALUE);
     if (status != STORE_OK || r.bad)
         return malformed(c, err);
     if (which)
@@ -386,12 +386,12 @@ int store_wait_recv(store_client_t *c, int *which, char **val, ddp_error_t *err)
     return 1;
 }
 
-int store_wait(store_client_t *c, const char *const *keys, size_t nkeys, int64_t timeout_ms,
-               int *which, char **val, ddp_error_t *err)
+int ddp_store_wait(store_client_t *c, const char *const *keys, size_t nkeys, int64_t timeout_ms,
+                   int *which, char **val, ddp_error_t *err)
 {
-    if (store_wait_send(c, keys, nkeys, timeout_ms, err))
+    if (ddp_store_wait_send(c, keys, nkeys, timeout_ms, err))
         return -1;
-    return store_wait_recv(c, which, val, err);
+    return ddp_store_wait_recv(c, which, val, err);
 }
 
 /* Requests per pipelined batch: their replies stay far below what the server buffers for one
@@ -405,10 +405,11 @@ static int append_request(store_client_t *c, enum store_op op, const char *key, 
     size_t mark;
     if (strlen(key) > STORE_MAX_KEY)
         return ddp_error_set(err, "store key longer than %d bytes", STORE_MAX_KEY);
-    if (store_frame_begin(&c->out, &mark) || store_put_u8(&c->out, (uint8_t)op) ||
-        store_put_str(&c->out, key, strlen(key)) || (val && store_put_str(&c->out, val, strlen(val))))
+    if (ddp_store_frame_begin(&c->out, &mark) || ddp_store_put_u8(&c->out, (uint8_t)op) ||
+        ddp_store_put_str(&c->out, key, strlen(key)) ||
+        (val && ddp_store_put_str(&c->out, val, strlen(val))))
         return ddp_error_set(err, "out of memory");
-    store_frame_end(&c->out, mark);
+    ddp_store_frame_end(&c->out, mark);
     return 0;
 }
 
@@ -429,14 +430,14 @@ static int pipeline(store_client_t *c, enum store_op op, const char *const *keys
             store_reader_t r;
             if (read_reply(c, &r, deadline, err))
                 return -1;
-            uint8_t status = store_get_u8(&r);
+            uint8_t status = ddp_store_get_u8(&r);
             if (op == STORE_SET || status == STORE_NOT_FOUND) {
                 if (r.bad || (op == STORE_SET && status != STORE_OK))
                     return malformed(c, err);
                 continue;
             }
             const unsigned char *v;
-            size_t len = store_get_str(&r, &v, STORE_MAX_VALUE);
+            size_t len = ddp_store_get_str(&r, &v, STORE_MAX_VALUE);
             if (status != STORE_OK || r.bad)
                 return malformed(c, err);
             if (!(got_vals[i] = copy_value(v, len)))
@@ -446,28 +447,28 @@ static int pipeline(store_client_t *c, enum store_op op, const char *const *keys
     return 0;
 }
 
-int store_get_many(store_client_t *c, const char *const *keys, size_t n, char **vals,
-                   ddp_error_t *err)
+int ddp_store_get_many(store_client_t *c, const char *const *keys, size_t n, char **vals,
+                       ddp_error_t *err)
 {
     memset(vals, 0, n * sizeof *vals);
     return pipeline(c, STORE_GET, keys, NULL, vals, n, err);
 }
 
-int store_set_many(store_client_t *c, const char *const *keys, const char *const *vals, size_t n,
-                   ddp_error_t *err)
+int ddp_store_set_many(store_client_t *c, const char *const *keys, const char *const *vals,
+                       size_t n, ddp_error_t *err)
 {
     return pipeline(c, STORE_SET, keys, vals, NULL, n, err);
 }
 
-int store_delete(store_client_t *c, const char *key, int *existed, ddp_error_t *err)
+int ddp_store_delete(store_client_t *c, const char *key, int *existed, ddp_error_t *err)
 {
     size_t mark;
     store_reader_t r;
     if (begin(c, STORE_DEL, key, &mark, err) || finish(c, mark, 0, err) ||
         roundtrip(c, &r, err))
         return -1;
-    uint8_t status = store_get_u8(&r);
-    uint8_t was = store_get_u8(&r);
+    uint8_t status = ddp_store_get_u8(&r);
+    uint8_t was = ddp_store_get_u8(&r);
     if (status != STORE_OK || r.bad)
         return malformed(c, err);
     if (existed)

@@ -1,6 +1,6 @@
 /* store_client: a blocking client of the rendezvous store (see store_proto.h for the wire).
  *
- * Every call finishes before a deadline: the connect deadline given to store_client_connect,
+ * Every call finishes before a deadline: the connect deadline given to ddp_store_client_connect,
  * the client's per-request timeout, or a WAIT's own timeout plus that. Errors name the store's
  * address. Values handed back are malloc'd, NUL-terminated copies the caller frees. A client is
  * used by one thread at a time. */
@@ -30,44 +30,45 @@ typedef struct {
  * until `deadline`; hooks may be NULL. Error codes: ECONNREFUSED (nobody listened),
  * ETIMEDOUT (no answer in time), EACCES (the store does not know the token), EPROTO (another
  * service holds the port), ECANCELED (hooks->cancelled said so). */
-store_client_t *store_client_connect(const char *host, int port, const void *token,
-                                     size_t token_len, int64_t deadline,
-                                     const store_connect_hooks_t *hooks, ddp_error_t *err);
-void store_client_close(store_client_t *c);
+store_client_t *ddp_store_client_connect(const char *host, int port, const void *token,
+                                         size_t token_len, int64_t deadline,
+                                         const store_connect_hooks_t *hooks, ddp_error_t *err);
+void ddp_store_client_close(store_client_t *c);
 
 /* How long one ordinary request may take (default 30 s). */
-void store_client_set_timeout(store_client_t *c, int64_t ms);
-int store_client_fd(const store_client_t *c);
+void ddp_store_client_set_timeout(store_client_t *c, int64_t ms);
+int ddp_store_client_fd(const store_client_t *c);
 
-int store_ping(store_client_t *c, ddp_error_t *err);
-int store_set(store_client_t *c, const char *key, const void *val, size_t len, ddp_error_t *err);
+int ddp_store_ping(store_client_t *c, ddp_error_t *err);
+int ddp_store_set(store_client_t *c, const char *key, const void *val, size_t len,
+                  ddp_error_t *err);
 /* When this client's connection closes (closed, or the process ended or died), the store sets
  * key to val: how the others learn at once that a process is gone. A later call replaces it. */
-int store_set_on_close(store_client_t *c, const char *key, const void *val, size_t len,
-                       ddp_error_t *err);
+int ddp_store_set_on_close(store_client_t *c, const char *key, const void *val, size_t len,
+                           ddp_error_t *err);
 /* 1 and *val when the key exists, 0 when it does not, -1 on error. */
-int store_get(store_client_t *c, const char *key, char **val, size_t *len, ddp_error_t *err);
+int ddp_store_get(store_client_t *c, const char *key, char **val, size_t *len, ddp_error_t *err);
 /* Adds delta to the integer stored at key (absent counts as 0); *result gets the new value. */
-int store_add(store_client_t *c, const char *key, int64_t delta, int64_t *result,
-              ddp_error_t *err);
+int ddp_store_add(store_client_t *c, const char *key, int64_t delta, int64_t *result,
+                  ddp_error_t *err);
 /* Sets key to `desired` if its value is `expected` (expected NULL: if it is absent). Returns 1
  * when it swapped, 0 when not, -1 on error; *current (if not NULL) gets the value after the
  * call, or NULL when the key is absent. */
-int store_cas(store_client_t *c, const char *key, const void *expected, size_t expected_len,
-              const void *desired, size_t desired_len, char **current, ddp_error_t *err);
+int ddp_store_cas(store_client_t *c, const char *key, const void *expected, size_t expected_len,
+                  const void *desired, size_t desired_len, char **current, ddp_error_t *err);
 /* Waits up to timeout_ms for any of `keys` to exist: 1 with *which and *val, 0 on timeout. */
-int store_wait(store_client_t *c, const char *const *keys, size_t nkeys, int64_t timeout_ms,
-               int *which, char **val, ddp_error_t *err);
-/* The two halves of store_wait, for callers that poll store_client_fd in their own loop. */
-int store_wait_send(store_client_t *c, const char *const *keys, size_t nkeys, int64_t timeout_ms,
-                    ddp_error_t *err);
-int store_wait_recv(store_client_t *c, int *which, char **val, ddp_error_t *err);
+int ddp_store_wait(store_client_t *c, const char *const *keys, size_t nkeys, int64_t timeout_ms,
+                   int *which, char **val, ddp_error_t *err);
+/* The two halves of ddp_store_wait, for callers that poll ddp_store_client_fd in their own loop. */
+int ddp_store_wait_send(store_client_t *c, const char *const *keys, size_t nkeys,
+                        int64_t timeout_ms, ddp_error_t *err);
+int ddp_store_wait_recv(store_client_t *c, int *which, char **val, ddp_error_t *err);
 /* Pipelined GETs and SETs (requests sent in batches before their replies are read), for node 0
  * reading and writing one key per node. vals[i] is NULL where keys[i] is absent. */
-int store_get_many(store_client_t *c, const char *const *keys, size_t n, char **vals,
-                   ddp_error_t *err);
-int store_set_many(store_client_t *c, const char *const *keys, const char *const *vals, size_t n,
-                   ddp_error_t *err);
-int store_delete(store_client_t *c, const char *key, int *existed, ddp_error_t *err);
+int ddp_store_get_many(store_client_t *c, const char *const *keys, size_t n, char **vals,
+                       ddp_error_t *err);
+int ddp_store_set_many(store_client_t *c, const char *const *keys, const char *const *vals,
+                       size_t n, ddp_error_t *err);
+int ddp_store_delete(store_client_t *c, const char *key, int *existed, ddp_error_t *err);
 
 #endif

@@ -5,7 +5,7 @@
 
 #include "ddp_hmac.h"
 
-int store_buf_reserve(store_buf_t *b, size_t extra)
+int ddp_store_buf_reserve(store_buf_t *b, size_t extra)
 {
     if (b->len + extra <= b->cap)
         return 0;
@@ -20,9 +20,9 @@ int store_buf_reserve(store_buf_t *b, size_t extra)
     return 0;
 }
 
-int store_put_u8(store_buf_t *b, uint8_t v)
+int ddp_store_put_u8(store_buf_t *b, uint8_t v)
 {
-    if (store_buf_reserve(b, 1))
+    if (ddp_store_buf_reserve(b, 1))
         return -1;
     b->data[b->len++] = v;
     return 0;
@@ -36,24 +36,24 @@ static void store_u32_at(unsigned char *p, uint32_t v)
     p[3] = (unsigned char)v;
 }
 
-int store_put_u32(store_buf_t *b, uint32_t v)
+int ddp_store_put_u32(store_buf_t *b, uint32_t v)
 {
-    if (store_buf_reserve(b, 4))
+    if (ddp_store_buf_reserve(b, 4))
         return -1;
     store_u32_at(b->data + b->len, v);
     b->len += 4;
     return 0;
 }
 
-int store_put_i64(store_buf_t *b, int64_t v)
+int ddp_store_put_i64(store_buf_t *b, int64_t v)
 {
     uint64_t u = (uint64_t)v;
-    return store_put_u32(b, (uint32_t)(u >> 32)) || store_put_u32(b, (uint32_t)u) ? -1 : 0;
+    return ddp_store_put_u32(b, (uint32_t)(u >> 32)) || ddp_store_put_u32(b, (uint32_t)u) ? -1 : 0;
 }
 
-int store_put_str(store_buf_t *b, const void *s, size_t len)
+int ddp_store_put_str(store_buf_t *b, const void *s, size_t len)
 {
-    if (store_put_u32(b, (uint32_t)len) || store_buf_reserve(b, len))
+    if (ddp_store_put_u32(b, (uint32_t)len) || ddp_store_buf_reserve(b, len))
         return -1;
     if (len)
         memcpy(b->data + b->len, s, len);
@@ -61,29 +61,29 @@ int store_put_str(store_buf_t *b, const void *s, size_t len)
     return 0;
 }
 
-int store_frame_begin(store_buf_t *b, size_t *mark)
+int ddp_store_frame_begin(store_buf_t *b, size_t *mark)
 {
     *mark = b->len;
-    return store_put_u32(b, 0);
+    return ddp_store_put_u32(b, 0);
 }
 
-void store_frame_end(store_buf_t *b, size_t mark)
+void ddp_store_frame_end(store_buf_t *b, size_t mark)
 {
     store_u32_at(b->data + mark, (uint32_t)(b->len - mark - 4));
 }
 
-void store_buf_free(store_buf_t *b)
+void ddp_store_buf_free(store_buf_t *b)
 {
     free(b->data);
     *b = (store_buf_t){0};
 }
 
-uint32_t store_load_u32(const unsigned char *p)
+uint32_t ddp_store_load_u32(const unsigned char *p)
 {
     return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
 
-uint8_t store_get_u8(store_reader_t *r)
+uint8_t ddp_store_get_u8(store_reader_t *r)
 {
     if (r->bad || r->end - r->p < 1) {
         r->bad = 1;
@@ -92,27 +92,27 @@ uint8_t store_get_u8(store_reader_t *r)
     return *r->p++;
 }
 
-uint32_t store_get_u32(store_reader_t *r)
+uint32_t ddp_store_get_u32(store_reader_t *r)
 {
     if (r->bad || r->end - r->p < 4) {
         r->bad = 1;
         return 0;
     }
-    uint32_t v = store_load_u32(r->p);
+    uint32_t v = ddp_store_load_u32(r->p);
     r->p += 4;
     return v;
 }
 
-int64_t store_get_i64(store_reader_t *r)
+int64_t ddp_store_get_i64(store_reader_t *r)
 {
-    uint64_t hi = store_get_u32(r);
-    uint64_t lo = store_get_u32(r);
+    uint64_t hi = ddp_store_get_u32(r);
+    uint64_t lo = ddp_store_get_u32(r);
     return (int64_t)(hi << 32 | lo);
 }
 
-size_t store_get_str(store_reader_t *r, const unsigned char **s, size_t max)
+size_t ddp_store_get_str(store_reader_t *r, const unsigned char **s, size_t max)
 {
-    uint32_t len = store_get_u32(r);
+    uint32_t len = ddp_store_get_u32(r);
     if (r->bad || len > max || (size_t)(r->end - r->p) < len) {
         r->bad = 1;
         *s = NULL;
@@ -123,9 +123,9 @@ size_t store_get_str(store_reader_t *r, const unsigned char **s, size_t max)
     return len;
 }
 
-void store_auth_mac(const void *token, size_t token_len, const char *role,
-                    const unsigned char *server_nonce, const unsigned char *client_nonce,
-                    unsigned char mac[STORE_MAC_LEN])
+void ddp_store_auth_mac(const void *token, size_t token_len, const char *role,
+                        const unsigned char *server_nonce, const unsigned char *client_nonce,
+                        unsigned char mac[STORE_MAC_LEN])
 {
     unsigned char msg[16 + 2 * STORE_NONCE_LEN];
     size_t role_len = strlen(role);

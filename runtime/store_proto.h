@@ -52,15 +52,15 @@ typedef struct {
     size_t len, cap;
 } store_buf_t;
 
-int store_buf_reserve(store_buf_t *b, size_t extra);
-int store_put_u8(store_buf_t *b, uint8_t v);
-int store_put_u32(store_buf_t *b, uint32_t v);
-int store_put_i64(store_buf_t *b, int64_t v);
-int store_put_str(store_buf_t *b, const void *s, size_t len);
+int ddp_store_buf_reserve(store_buf_t *b, size_t extra);
+int ddp_store_put_u8(store_buf_t *b, uint8_t v);
+int ddp_store_put_u32(store_buf_t *b, uint32_t v);
+int ddp_store_put_i64(store_buf_t *b, int64_t v);
+int ddp_store_put_str(store_buf_t *b, const void *s, size_t len);
 /* Starts a frame (reserves its length) and finishes it (fills the length in). */
-int store_frame_begin(store_buf_t *b, size_t *mark);
-void store_frame_end(store_buf_t *b, size_t mark);
-void store_buf_free(store_buf_t *b);
+int ddp_store_frame_begin(store_buf_t *b, size_t *mark);
+void ddp_store_frame_end(store_buf_t *b, size_t mark);
+void ddp_store_buf_free(store_buf_t *b);
 
 /* A bounds-checked cursor over one received frame; `bad` is set by any read past the end. */
 typedef struct {
@@ -68,18 +68,17 @@ typedef struct {
     int bad;
 } store_reader_t;
 
-uint8_t store_get_u8(store_reader_t *r);
-uint32_t store_get_u32(store_reader_t *r);
-int64_t store_get_i64(store_reader_t *r);
+uint8_t ddp_store_get_u8(store_reader_t *r);
+uint32_t ddp_store_get_u32(store_reader_t *r);
+int64_t ddp_store_get_i64(store_reader_t *r);
 /* Points *s at a string inside the frame (not NUL-terminated) no longer than `max`. */
-size_t store_get_str(store_reader_t *r, const unsigned char **s, size_t max);
+size_t ddp_store_get_str(store_reader_t *r, const unsigned char **s, size_t max);
 
-uint32_t store_load_u32(const unsigned char *p);
+uint32_t ddp_store_load_u32(const unsigned char *p);
 
 /* HMAC-SHA256(token, role | server_nonce | client_nonce) into mac. */
-void store_auth_mac(const void *token, size_t token_len, const char *role,
-                    const unsigned char *server_nonce, const unsigned char *client_nonce,
-                    unsigned char mac[STORE_MAC_LEN]);
-
+void ddp_store_auth_mac(const void *token, size_t token_len, const char *role,
+                        const unsigned char *server_nonce, const unsigned char *client_nonce,
+                        unsigned char mac[STORE_MAC_LEN]);
 
 #endif

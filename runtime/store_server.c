@@ -256,8 +256,8 @@ static void conn_close(store_server_t *s, conn_t *c)
     s->conns[c->fd] = NULL;
     if (c->partial)
         s->npartial--;
-    store_buf_free(&c->in);
-    store_buf_free(&c->out);
+    ddp_store_buf_free(&c->in);
+    ddp_store_buf_free(&c->out);
     /* Set once the connection is gone: waking the key's waiters may close others. */
     if (c->close_key && !s->stopping)
         set_on_close(s, c->close_key, c->close_key_len, c->close_val, c->close_val_len);
@@ -409,7 +409,7 @@ static void accept_all(store_server_t *s)
         struct epoll_event ev = {.events = EPOLLIN | EPOLLRDHUP, .data.fd = fd};
         c->events = EPOLLIN;
         if (ddp_random(c->nonce, sizeof c->nonce) ||
-            store_buf_reserve(&c->out, STORE_MAGIC_LEN + STORE_NONCE_LEN) ||
+            ddp_store_buf_reserve(&c->out, STORE_MAGIC_LEN + STORE_NONCE_LEN) ||
             epoll_ctl(s->epoll_fd, EPOLL_CTL_ADD, fd, &ev)) {
             conn_close(s, c);
             continue;
@@ -432,7 +432,7 @@ static int conn_handshake(store_server_t *s, conn_t *c)
         return 0;
     const unsigned char *client_nonce = c->in.data;
     unsigned char expected[STORE_MAC_LEN];
-    store_auth_mac(s->token, s->token_len, "client", c->nonce, client_nonce, expected);
+    ddp_store_auth_mac(s->token, s->token_len, "client", c->nonce, client_nonce, expected);
     if (ddp_equal_secret(expected, c->in.data + STORE_NONCE_LEN, STORE_MAC_LEN) != 0) {
         refusal_log(s, "store: refused connection from %s: wrong job token", c->peer);
         /* Best effort: if it does not go out, the client sees a drop and tries again. */
@@ -441,12 +441,12 @@ static int conn_handshake(store_server_t *s, conn_t *c)
         return -1;
     }
     unsigned char mac[STORE_MAC_LEN];
-    store_auth_mac(s->token, s->token_len, "server", c->nonce, client_nonce, mac);
+    ddp_store_auth_mac(s->token, s->token_len, "server", c->nonce, client_nonce, mac);
     size_t used = STORE_NONCE_LEN + STORE_MAC_LEN;
     memmove(c->in.data, c->in.data + used, c->in.len - used);
     c->in.len -= used;
     conn_unpark(s, c);
-    if (store_buf_reserve(&c->out, 1 + STORE_MAC_LEN))
+    if (ddp_store_buf_reserve(&c->out, 1 + STORE_MAC_LEN))
         return -1;
     c->out.data[c->out.len++] = STORE_ACCEPTED;
     memcpy(c->out.data + c->out.len, mac, STORE_MAC_LEN);
@@ -457,16 +457,17 @@ static int conn_handshake(store_server_t *s, conn_t *c)
 /* Appends a reply frame: status, then what `fill` adds. */
 static int reply_begin(conn_t *c, enum store_status status, size_t *mark)
 {
-    return store_frame_begin(&c->out, mark) || store_put_u8(&c->out, (uint8_t)status) ? -1 : 0;
+    return ddp_store_frame_begin(&c->out, mark) || ddp_store_put_u8(&c->out, (uint8_t)status) ? -1
+                                                                                              : 0;
 }
 
 static int reply_value(conn_t *c, uint32_t index, const entry_t *e)
 {
     size_t mark;
-    if (reply_begin(c, STORE_OK, &mark) || store_put_u32(&c->out, index) ||
-        store_put_str(&c->out, e->val, e->val_len))
+    if (reply_begin(c, STORE_OK, &mark) || ddp_store_put_u32(&c->out, index) ||
+        ddp_store_put_str(&c->out, e->val, e->val_len))
         return -1;
-    store_frame_end(&c->out, mark);
+    ddp_store_frame_end(&c->out, mark);
     return 0;
 }
 
@@ -548,8 +549,8 @@ static int parse_i64(const unsigned char *p, size_t len, int64_t *out)
 
 static int handle_wait(store_server_t *s, conn_t *c, store_reader_t *r)
 {
-    uint32_t timeout_ms = store_get_u32(r);
-    uint32_t nkeys = store_get_u32(r);
+    uint32_t timeout_ms = ddp_store_get_u32(r);
+    uint32_t nkeys = ddp_store_get_u32(r);
     if (r->bad || nkeys == 0 || nkeys > STORE_MAX_WAIT_KEYS)
         return -1;
     entry_t **on = calloc(nkeys, sizeof *on);
@@ -557,7 +558,7 @@ static int handle_wait(store_server_t *s, conn_t *c, store_reader_t *r)
         return -1;
     for (uint32_t i = 0; i < nkeys; i++) {
         const unsigned char *key;
-        size_t len = store_get_str(r, &key, STORE_MAX_KEY);
+        size_t len = ddp_store_get_str(r, &key, STORE_MAX_KEY);
         if (r->bad || !(on[i] = table_find(s, key, len, 1))) {
             free(on);
             return -1;
@@ -578,7 +579,7 @@ static int handle_wait(store_server_t *s, conn_t *c, store_reader_t *r)
         free(on);
         if (reply_begin(c, STORE_TIMEOUT, &mark))
             return -1;
-        store_frame_end(&c->out, mark);
+        ddp_store_frame_end(&c->out, mark);
         return 0;
     }
     for (uint32_t i = 0; i < nkeys; i++) {
@@ -609,7 +610,7 @@ static int handle_wait(store_server_t *s, conn_t *c, store_reader_t *r)
 static int handle_request(store_server_t *s, conn_t *c, const unsigned char *body, size_t len)
 {
     store_reader_t r = {.p = body, .end = body + len};
-    uint8_t op = store_get_u8(&r);
+    uint8_t op = ddp_store_get_u8(&r);
     if (op == STORE_WAIT)
         return handle_wait(s, c, &r);
     const unsigned char *key = NULL, *val = NULL, *expected = NULL;
@@ -621,22 +622,22 @@ static int handle_request(store_server_t *s, conn_t *c, const unsigned char *bod
         break;
     case STORE_SET:
     case STORE_SET_ON_CLOSE:
-        key_len = store_get_str(&r, &key, STORE_MAX_KEY);
-        val_len = store_get_str(&r, &val, STORE_MAX_VALUE);
+        key_len = ddp_store_get_str(&r, &key, STORE_MAX_KEY);
+        val_len = ddp_store_get_str(&r, &val, STORE_MAX_VALUE);
         break;
     case STORE_GET:
     case STORE_DEL:
-        key_len = store_get_str(&r, &key, STORE_MAX_KEY);
+        key_len = ddp_store_get_str(&r, &key, STORE_MAX_KEY);
         break;
     case STORE_ADD:
-        key_len = store_get_str(&r, &key, STORE_MAX_KEY);
-        delta = store_get_i64(&r);
+        key_len = ddp_store_get_str(&r, &key, STORE_MAX_KEY);
+        delta = ddp_store_get_i64(&r);
         break;
     case STORE_CAS:
-        key_len = store_get_str(&r, &key, STORE_MAX_KEY);
-        has_expected = store_get_u8(&r);
-        expected_len = store_get_str(&r, &expected, STORE_MAX_VALUE);
-        val_len = store_get_str(&r, &val, STORE_MAX_VALUE);
+        key_len = ddp_store_get_str(&r, &key, STORE_MAX_KEY);
+        has_expected = ddp_store_get_u8(&r);
+        expected_len = ddp_store_get_str(&r, &expected, STORE_MAX_VALUE);
+        val_len = ddp_store_get_str(&r, &val, STORE_MAX_VALUE);
         break;
     default:
         return -1;
@@ -661,12 +662,12 @@ static int handle_request(store_server_t *s, conn_t *c, const unsigned char *bod
         break;
     case STORE_GET:
         if (e && e->present)
-            rc = reply_begin(c, STORE_OK, &mark) || store_put_str(out, e->val, e->val_len);
+            rc = reply_begin(c, STORE_OK, &mark) || ddp_store_put_str(out, e->val, e->val_len);
         else
             rc = reply_begin(c, STORE_NOT_FOUND, &mark);
         break;
     case STORE_DEL:
-        rc = reply_begin(c, STORE_OK, &mark) || store_put_u8(out, e && e->present);
+        rc = reply_begin(c, STORE_OK, &mark) || ddp_store_put_u8(out, e && e->present);
         if (e && e->present) {
             free(e->val);
             e->val = NULL;
@@ -678,19 +679,19 @@ static int handle_request(store_server_t *s, conn_t *c, const unsigned char *bod
         int64_t now = 0;
         if (e->present && parse_i64(e->val, e->val_len, &now)) {
             static const char msg[] = "the value is not an integer";
-            rc = reply_begin(c, STORE_ERROR, &mark) || store_put_str(out, msg, sizeof msg - 1);
+            rc = reply_begin(c, STORE_ERROR, &mark) || ddp_store_put_str(out, msg, sizeof msg - 1);
             break;
         }
         int64_t sum;
         if (__builtin_add_overflow(now, delta, &sum)) {
             static const char msg[] = "the sum is outside the 64-bit integer range";
-            rc = reply_begin(c, STORE_ERROR, &mark) || store_put_str(out, msg, sizeof msg - 1);
+            rc = reply_begin(c, STORE_ERROR, &mark) || ddp_store_put_str(out, msg, sizeof msg - 1);
             break;
         }
         char text[32];
         int n = snprintf(text, sizeof text, "%" PRId64, sum);
         rc = entry_assign(s, e, text, (size_t)n) || reply_begin(c, STORE_OK, &mark) ||
-             store_put_i64(out, sum);
+             ddp_store_put_i64(out, sum);
         break;
     }
     case STORE_CAS: {
@@ -700,14 +701,15 @@ static int handle_request(store_server_t *s, conn_t *c, const unsigned char *bod
                                    : !e->present;
         if (matches)
             rc = entry_assign(s, e, val, val_len);
-        rc = rc || reply_begin(c, STORE_OK, &mark) || store_put_u8(out, (uint8_t)matches) ||
-             store_put_u8(out, (uint8_t)e->present) || store_put_str(out, e->val, e->val_len);
+        rc = rc || reply_begin(c, STORE_OK, &mark) || ddp_store_put_u8(out, (uint8_t)matches) ||
+             ddp_store_put_u8(out, (uint8_t)e->present) ||
+             ddp_store_put_str(out, e->val, e->val_len);
         break;
     }
     }
     if (rc)
         return -1;
-    store_frame_end(out, mark);
+    ddp_store_frame_end(out, mark);
     return 0;
 }
 
@@ -718,7 +720,7 @@ static int conn_process(store_server_t *s, conn_t *c)
         return -1;
     size_t used = 0;
     while (c->state == CONN_READY && c->out.len < OUT_HIGH_WATER && c->in.len - used >= 4) {
-        uint32_t len = store_load_u32(c->in.data + used);
+        uint32_t len = ddp_store_load_u32(c->in.data + used);
         if (len == 0 || len > STORE_MAX_FRAME) {
             server_log(s, "store: closed connection from %s: frame of %u bytes (limit %d)",
                        c->peer, len, STORE_MAX_FRAME);
@@ -750,7 +752,7 @@ static int conn_process(store_server_t *s, conn_t *c)
 static int conn_read(store_server_t *s, conn_t *c)
 {
     for (;;) {
-        if (store_buf_reserve(&c->in, 65536))
+        if (ddp_store_buf_reserve(&c->in, 65536))
             return -1;
         size_t room = c->in.cap - c->in.len;
         ssize_t n = recv(c->fd, c->in.data + c->in.len, room, MSG_DONTWAIT);
@@ -793,7 +795,7 @@ static void expire(store_server_t *s)
             conn_close(s, c);
             continue;
         }
-        store_frame_end(&c->out, mark);
+        ddp_store_frame_end(&c->out, mark);
         if (conn_flush(s, c))
             conn_close(s, c);
         else
@@ -884,9 +886,9 @@ static void server_free(store_server_t *s)
     free(s);
 }
 
-store_server_t *store_server_start(const char *host, int port, const void *token,
-                                   size_t token_len, store_log_fn log, void *log_ctx,
-                                   ddp_error_t *err)
+store_server_t *ddp_store_server_start(const char *host, int port, const void *token,
+                                       size_t token_len, store_log_fn log, void *log_ctx,
+                                       ddp_error_t *err)
 {
     store_server_t *s = calloc(1, sizeof *s);
     if (!s) {
@@ -894,7 +896,7 @@ store_server_t *store_server_start(const char *host, int port, const void *token
         return NULL;
     }
     s->listen_fd = s->epoll_fd = s->stop_fd = -1;
-    net_raise_descriptor_limit();
+    ddp_net_raise_descriptor_limit();
     s->log = log;
     s->log_ctx = log_ctx;
     if (!(s->token = malloc(token_len ? token_len : 1))) {
@@ -903,9 +905,9 @@ store_server_t *store_server_start(const char *host, int port, const void *token
     }
     memcpy(s->token, token, token_len);
     s->token_len = token_len;
-    if ((s->listen_fd = net_listen(host, port, 4096, &s->port, err)) < 0)
+    if ((s->listen_fd = ddp_net_listen(host, port, 4096, &s->port, err)) < 0)
         goto error;
-    net_set_nonblocking(s->listen_fd);
+    ddp_net_set_nonblocking(s->listen_fd);
     s->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
     s->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     struct epoll_event lev = {.events = EPOLLIN, .data.fd = s->listen_fd};
@@ -927,12 +929,12 @@ error:
     return NULL;
 }
 
-int store_server_port(const store_server_t *s)
+int ddp_store_server_port(const store_server_t *s)
 {
     return s->port;
 }
 
-void store_server_stop(store_server_t *s)
+void ddp_store_server_stop(store_server_t *s)
 {
     if (!s)
         return;

@@ -16,7 +16,7 @@ static const char *const owned[] = {
     NULL,
 };
 
-int worker_env_owns(const char *entry)
+int ddp_worker_env_owns(const char *entry)
 {
     size_t len = strcspn(entry, "=");
     for (int i = 0; owned[i]; i++)
@@ -34,7 +34,7 @@ static int inherited(char *const *base, const char *name)
     return 0;
 }
 
-char **worker_env_build(const worker_env_t *w, char *const *base, ddp_error_t *err)
+char **ddp_worker_env_build(const worker_env_t *w, char *const *base, ddp_error_t *err)
 {
     size_t nbase = 0;
     while (base && base[nbase])
@@ -48,7 +48,7 @@ char **worker_env_build(const worker_env_t *w, char *const *base, ddp_error_t *e
     size_t n = 0;
     int rc = 0;
     for (size_t i = 0; i < nbase && !rc; i++)
-        if (!worker_env_owns(base[i]) &&
+        if (!ddp_worker_env_owns(base[i]) &&
             !(w->cuda_visible_devices && !strncmp(base[i], "CUDA_VISIBLE_DEVICES=", 21)))
             rc = !(env[n++] = strdup(base[i]));
 #define ADD(...) (rc = rc || asprintf(&env[n++], __VA_ARGS__) < 0)
@@ -84,15 +84,15 @@ char **worker_env_build(const worker_env_t *w, char *const *base, ddp_error_t *e
         ADD("OMP_NUM_THREADS=1");
 #undef ADD
     if (rc) {
-        worker_env_free(env);
+        ddp_worker_env_free(env);
         ddp_error_set(err, "out of memory");
         return NULL;
     }
     return env;
 }
 
-void worker_token_derive(const void *job_token, size_t len, const char *run_id, int attempt,
-                         char out[WORKER_TOKEN_HEX + 1])
+void ddp_worker_token_derive(const void *job_token, size_t len, const char *run_id, int attempt,
+                             char out[WORKER_TOKEN_HEX + 1])
 {
     char msg[512];
     snprintf(msg, sizeof msg, "ddpjob workers %s %d", run_id, attempt);
@@ -101,7 +101,7 @@ void worker_token_derive(const void *job_token, size_t len, const char *run_id, 
     ddp_hex(mac, sizeof mac, out);
 }
 
-void worker_env_free(char **env)
+void ddp_worker_env_free(char **env)
 {
     for (size_t i = 0; env && env[i]; i++)
         free(env[i]);

@@ -35,14 +35,14 @@ typedef struct {
 
 /* HMAC-SHA256(job token, "ddpjob workers RUN_ID ATTEMPT") in hex: every agent of the attempt
  * computes the same, nobody without the job token can. */
-void worker_token_derive(const void *job_token, size_t len, const char *run_id, int attempt,
-                         char out[WORKER_TOKEN_HEX + 1]);
+void ddp_worker_token_derive(const void *job_token, size_t len, const char *run_id, int attempt,
+                             char out[WORKER_TOKEN_HEX + 1]);
 
 /* A new NULL-terminated environment: `base` without the variables the contract owns, then the
- * contract's values. Free with worker_env_free. */
-char **worker_env_build(const worker_env_t *w, char *const *base, ddp_error_t *err);
-void worker_env_free(char **env);
+ * contract's values. Free with ddp_worker_env_free. */
+char **ddp_worker_env_build(const worker_env_t *w, char *const *base, ddp_error_t *err);
+void ddp_worker_env_free(char **env);
 /* Whether the contract sets variable `name` (NAME or NAME=value) for every worker. */
-int worker_env_owns(const char *name);
+int ddp_worker_env_owns(const char *name);
 
 #endif

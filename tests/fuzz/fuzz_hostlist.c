@@ -31,10 +31,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memcpy(text, data, size);
     text[size] = '\0';
     ddp_error_t err;
-    hostlist_t *hl = hostlist_expand(text, &err);
+    hostlist_t *hl = ddp_hostlist_expand(text, &err);
     if (hl) {
-        char *compressed = hostlist_compress(hl);
-        hostlist_t *again = compressed ? hostlist_expand(compressed, &err) : NULL;
+        char *compressed = ddp_hostlist_compress(hl);
+        hostlist_t *again = compressed ? ddp_hostlist_expand(compressed, &err) : NULL;
         if (!again || again->count != hl->count)
             abort();
         char **a = sorted_hosts(hl), **b = sorted_hosts(again);
@@ -43,11 +43,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 abort();
         free(a);
         free(b);
-        hostlist_destroy(again);
+        ddp_hostlist_destroy(again);
         free(compressed);
-        hostlist_destroy(hl);
+        ddp_hostlist_destroy(hl);
     }
-    hostlist_destroy(hostlist_from_nodefile_text(text, "fuzz", &err));
+    ddp_hostlist_destroy(ddp_hostlist_from_nodefile_text(text, "fuzz", &err));
     free(text);
     return 0;
 }

@@ -25,17 +25,17 @@ static store_server_t *server;
 static int authenticated(int port)
 {
     ddp_error_t err;
-    int fd = net_connect("127.0.0.1", port, ddp_deadline_in(1000), &err);
+    int fd = ddp_net_connect("127.0.0.1", port, ddp_deadline_in(1000), &err);
     unsigned char hello[STORE_MAGIC_LEN + STORE_NONCE_LEN], answer[STORE_NONCE_LEN + STORE_MAC_LEN];
     unsigned char mac[1 + STORE_MAC_LEN];
     if (fd < 0)
         return -1;
     memset(answer, 1, STORE_NONCE_LEN);
-    if (net_read_full(fd, hello, sizeof hello, ddp_deadline_in(1000), &err) == 0) {
-        store_auth_mac(token, sizeof token - 1, "client", hello + STORE_MAGIC_LEN, answer,
-                       answer + STORE_NONCE_LEN);
-        if (net_write_full(fd, answer, sizeof answer, ddp_deadline_in(1000), &err) == 0 &&
-            net_read_full(fd, mac, sizeof mac, ddp_deadline_in(1000), &err) == 0)
+    if (ddp_net_read_full(fd, hello, sizeof hello, ddp_deadline_in(1000), &err) == 0) {
+        ddp_store_auth_mac(token, sizeof token - 1, "client", hello + STORE_MAGIC_LEN, answer,
+                           answer + STORE_NONCE_LEN);
+        if (ddp_net_write_full(fd, answer, sizeof answer, ddp_deadline_in(1000), &err) == 0 &&
+            ddp_net_read_full(fd, mac, sizeof mac, ddp_deadline_in(1000), &err) == 0)
             return fd;
     }
     close(fd);
@@ -46,19 +46,19 @@ static void put_request(store_buf_t *b, int op, const void *val, size_t len)
 {
     size_t mark;
     static const char key[] = "fuzz/marker";
-    if (store_frame_begin(b, &mark) || store_put_u8(b, (uint8_t)op) ||
-        store_put_str(b, key, sizeof key - 1) || (val && store_put_str(b, val, len)))
+    if (ddp_store_frame_begin(b, &mark) || ddp_store_put_u8(b, (uint8_t)op) ||
+        ddp_store_put_str(b, key, sizeof key - 1) || (val && ddp_store_put_str(b, val, len)))
         abort();
-    store_frame_end(b, mark);
+    ddp_store_frame_end(b, mark);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     ddp_error_t err;
-    if (!server && !(server = store_server_start("127.0.0.1", 0, token, sizeof token - 1, NULL,
-                                                 NULL, &err)))
+    if (!server && !(server = ddp_store_server_start("127.0.0.1", 0, token, sizeof token - 1, NULL,
+                                                     NULL, &err)))
         abort();
-    int fd = authenticated(store_server_port(server));
+    int fd = authenticated(ddp_store_server_port(server));
     if (fd < 0)
         abort(); /* the server stopped serving */
     unsigned char marker[16];
@@ -66,8 +66,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     store_buf_t tail = {0};
     put_request(&tail, STORE_SET, marker, sizeof marker);
     put_request(&tail, STORE_GET, NULL, 0);
-    if (net_write_full(fd, data, size, ddp_deadline_in(10), &err) == 0 &&
-        net_write_full(fd, tail.data, tail.len, ddp_deadline_in(10), &err) == 0) {
+    if (ddp_net_write_full(fd, data, size, ddp_deadline_in(10), &err) == 0 &&
+        ddp_net_write_full(fd, tail.data, tail.len, ddp_deadline_in(10), &err) == 0) {
         static unsigned char seen[1 << 20];
         size_t have = 0;
         int64_t deadline = ddp_deadline_in(10);
@@ -81,7 +81,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 break;
         }
     }
-    store_buf_free(&tail);
+    ddp_store_buf_free(&tail);
     close(fd);
     return 0;
 }

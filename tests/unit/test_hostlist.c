@@ -24,9 +24,9 @@ static char *join_hosts(const hostlist_t *hl, const ddp_error_t *err, int with_l
 static char *expand(const char *expr)
 {
     ddp_error_t err;
-    hostlist_t *hl = hostlist_expand(expr, &err);
+    hostlist_t *hl = ddp_hostlist_expand(expr, &err);
     char *out = join_hosts(hl, &err, 0);
-    hostlist_destroy(hl);
+    ddp_hostlist_destroy(hl);
     return out;
 }
 
@@ -72,8 +72,8 @@ static char *expand_sorted(const char *expr)
 static void check_compress(const char *expr, const char *want)
 {
     ddp_error_t err;
-    hostlist_t *hl = hostlist_expand(expr, &err);
-    char *got = hl ? hostlist_compress(hl) : NULL;
+    hostlist_t *hl = ddp_hostlist_expand(expr, &err);
+    char *got = hl ? ddp_hostlist_compress(hl) : NULL;
     is_str(got, want, "compress %s", expr);
     /* And back again: the compressed form expands to the same hosts. */
     if (got) {
@@ -83,17 +83,17 @@ static void check_compress(const char *expr, const char *want)
         free(b);
     }
     free(got);
-    hostlist_destroy(hl);
+    ddp_hostlist_destroy(hl);
 }
 
 static void check_nodefile(const char *text, const char *want)
 {
     ddp_error_t err;
-    hostlist_t *hl = hostlist_from_nodefile_text(text, "nodefile", &err);
+    hostlist_t *hl = ddp_hostlist_from_nodefile_text(text, "nodefile", &err);
     char *out = join_hosts(hl, &err, 1);
     is_str(out, want, "nodefile %s", want);
     free(out);
-    hostlist_destroy(hl);
+    ddp_hostlist_destroy(hl);
 }
 
 int main(void)
@@ -137,14 +137,14 @@ int main(void)
     check_nodefile("a b\n", "ERR: nodefile:1: expected one host name per line, got \"a b\"");
 
     ddp_error_t err;
-    hostlist_t *hl = hostlist_expand("gpu1.cluster,gpu2", &err);
-    ok(hostlist_find(hl, "gpu1") == 0, "short name finds the FQDN entry");
-    ok(hostlist_find(hl, "gpu2.cluster") == 1, "FQDN finds the short entry");
-    ok(hostlist_find(hl, "gpu") == -1, "a prefix is not a match");
-    ok(hostlist_find(hl, "gpu1.other") == -1, "two different domains do not match");
-    hostlist_destroy(hl);
+    hostlist_t *hl = ddp_hostlist_expand("gpu1.cluster,gpu2", &err);
+    ok(ddp_hostlist_find(hl, "gpu1") == 0, "short name finds the FQDN entry");
+    ok(ddp_hostlist_find(hl, "gpu2.cluster") == 1, "FQDN finds the short entry");
+    ok(ddp_hostlist_find(hl, "gpu") == -1, "a prefix is not a match");
+    ok(ddp_hostlist_find(hl, "gpu1.other") == -1, "two different domains do not match");
+    ddp_hostlist_destroy(hl);
 
-    hl = hostlist_from_nodefile("/nonexistent/nodefile", &err);
+    hl = ddp_hostlist_from_nodefile("/nonexistent/nodefile", &err);
     ok(!hl && strstr(err.msg, "/nonexistent/nodefile: No such file"), "missing node file: %s",
        err.msg);
     return done_testing();

@@ -46,8 +46,8 @@ static int log_contains(const char *needle)
 
 static store_client_t *client(int port, const char *tok, ddp_error_t *err)
 {
-    return store_client_connect("127.0.0.1", port, tok, strlen(tok), ddp_deadline_in(2000), NULL,
-                                err);
+    return ddp_store_client_connect("127.0.0.1", port, tok, strlen(tok), ddp_deadline_in(2000),
+                                    NULL, err);
 }
 
 /* A connection that proves the token by hand (no store_client), for sending raw frames;
@@ -57,13 +57,13 @@ static int hand_made_handshake(int port, int *accepted)
     ddp_error_t err;
     unsigned char hello[STORE_MAGIC_LEN + STORE_NONCE_LEN], answer[STORE_NONCE_LEN + STORE_MAC_LEN];
     unsigned char verdict[1 + STORE_MAC_LEN];
-    int fd = net_connect("127.0.0.1", port, ddp_deadline_in(2000), &err);
-    net_read_full(fd, hello, sizeof hello, ddp_deadline_in(2000), &err);
+    int fd = ddp_net_connect("127.0.0.1", port, ddp_deadline_in(2000), &err);
+    ddp_net_read_full(fd, hello, sizeof hello, ddp_deadline_in(2000), &err);
     memset(answer, 7, STORE_NONCE_LEN);
-    store_auth_mac(token, strlen(token), "client", hello + STORE_MAGIC_LEN, answer,
-                   answer + STORE_NONCE_LEN);
-    net_write_full(fd, answer, sizeof answer, ddp_deadline_in(2000), &err);
-    *accepted = net_read_full(fd, verdict, sizeof verdict, ddp_deadline_in(2000), &err) == 0 &&
+    ddp_store_auth_mac(token, strlen(token), "client", hello + STORE_MAGIC_LEN, answer,
+                       answer + STORE_NONCE_LEN);
+    ddp_net_write_full(fd, answer, sizeof answer, ddp_deadline_in(2000), &err);
+    *accepted = ddp_net_read_full(fd, verdict, sizeof verdict, ddp_deadline_in(2000), &err) == 0 &&
                 verdict[0] == STORE_ACCEPTED;
     return fd;
 }
@@ -75,78 +75,78 @@ static void test_operations(int port)
     ok(c != NULL, "client connects with the right token (%s)", err.msg);
     if (!c)
         return;
-    ok(store_ping(c, &err) == 0, "ping");
+    ok(ddp_store_ping(c, &err) == 0, "ping");
     char *val = NULL;
     size_t len = 0;
-    ok(store_get(c, "missing", &val, &len, &err) == 0, "get of an absent key says so");
-    ok(store_set(c, "k", "v\0w", 3, &err) == 0, "set");
-    ok(store_get(c, "k", &val, &len, &err) == 1 && len == 3 && !memcmp(val, "v\0w", 3),
+    ok(ddp_store_get(c, "missing", &val, &len, &err) == 0, "get of an absent key says so");
+    ok(ddp_store_set(c, "k", "v\0w", 3, &err) == 0, "set");
+    ok(ddp_store_get(c, "k", &val, &len, &err) == 1 && len == 3 && !memcmp(val, "v\0w", 3),
        "get returns the bytes set, NUL included");
     free(val);
     int64_t sum = 0;
-    ok(store_add(c, "n", 5, &sum, &err) == 0 && sum == 5, "add to an absent key starts at 0");
-    ok(store_add(c, "n", -2, &sum, &err) == 0 && sum == 3, "add accumulates");
+    ok(ddp_store_add(c, "n", 5, &sum, &err) == 0 && sum == 5, "add to an absent key starts at 0");
+    ok(ddp_store_add(c, "n", -2, &sum, &err) == 0 && sum == 3, "add accumulates");
     store_client_t *mortal = client(port, token, &err);
-    ok(mortal && store_set_on_close(mortal, "gone/x", "closed", 6, &err) == 0,
+    ok(mortal && ddp_store_set_on_close(mortal, "gone/x", "closed", 6, &err) == 0,
        "a client asks for a key to be set when it goes (%s)", err.msg);
-    ok(store_get(c, "gone/x", &val, &len, &err) == 0, "which is not set while it is there");
-    store_client_close(mortal);
+    ok(ddp_store_get(c, "gone/x", &val, &len, &err) == 0, "which is not set while it is there");
+    ddp_store_client_close(mortal);
     const char *gone_key = "gone/x";
-    ok(store_wait(c, &gone_key, 1, 2000, NULL, &val, &err) == 1 && !strcmp(val, "closed"),
+    ok(ddp_store_wait(c, &gone_key, 1, 2000, NULL, &val, &err) == 1 && !strcmp(val, "closed"),
        "and is set when its connection closes");
     free(val);
-    ok(store_add(c, "big", INT64_MAX, &sum, &err) == 0 &&
-           store_add(c, "big", 1, &sum, &err) == -1 && strstr(err.msg, "outside the 64-bit"),
+    ok(ddp_store_add(c, "big", INT64_MAX, &sum, &err) == 0 &&
+           ddp_store_add(c, "big", 1, &sum, &err) == -1 && strstr(err.msg, "outside the 64-bit"),
        "an add past INT64_MAX is refused (%s)", err.msg);
-    ok(store_add(c, "big", INT64_MIN, &sum, &err) == 0 && sum == -1 &&
-           store_add(c, "big", INT64_MIN, &sum, &err) == -1 && store_add(c, "big", 0, &sum, &err) == 0 &&
-           sum == -1,
+    ok(ddp_store_add(c, "big", INT64_MIN, &sum, &err) == 0 && sum == -1 &&
+           ddp_store_add(c, "big", INT64_MIN, &sum, &err) == -1 &&
+           ddp_store_add(c, "big", 0, &sum, &err) == 0 && sum == -1,
        "so is one below INT64_MIN, and the value stays as it was");
-    ok(store_add(c, "k", 1, &sum, &err) == -1 && strstr(err.msg, "not an integer"),
+    ok(ddp_store_add(c, "k", 1, &sum, &err) == -1 && strstr(err.msg, "not an integer"),
        "add to a non-integer is an error: %s", err.msg);
     char *cur = NULL;
-    ok(store_cas(c, "c", NULL, 0, "a", 1, &cur, &err) == 1 && cur && !strcmp(cur, "a"),
+    ok(ddp_store_cas(c, "c", NULL, 0, "a", 1, &cur, &err) == 1 && cur && !strcmp(cur, "a"),
        "cas on an absent key swaps");
     free(cur);
-    ok(store_cas(c, "c", NULL, 0, "b", 1, &cur, &err) == 0 && cur && !strcmp(cur, "a"),
+    ok(ddp_store_cas(c, "c", NULL, 0, "b", 1, &cur, &err) == 0 && cur && !strcmp(cur, "a"),
        "cas expecting absence fails on a present key and returns the value");
     free(cur);
-    ok(store_cas(c, "c", "a", 1, "b", 1, &cur, &err) == 1 && !strcmp(cur, "b"),
+    ok(ddp_store_cas(c, "c", "a", 1, "b", 1, &cur, &err) == 1 && !strcmp(cur, "b"),
        "cas with the right expected value swaps");
     free(cur);
     int existed = 0;
-    ok(store_delete(c, "c", &existed, &err) == 0 && existed, "delete of a present key");
-    ok(store_get(c, "c", &val, NULL, &err) == 0, "deleted key is gone");
-    ok(store_delete(c, "c", &existed, &err) == 0 && !existed, "delete of an absent key");
+    ok(ddp_store_delete(c, "c", &existed, &err) == 0 && existed, "delete of a present key");
+    ok(ddp_store_get(c, "c", &val, NULL, &err) == 0, "deleted key is gone");
+    ok(ddp_store_delete(c, "c", &existed, &err) == 0 && !existed, "delete of an absent key");
 
     const char *keys[] = {"never", "k"};
     int which = -1;
-    ok(store_wait(c, keys, 2, 1000, &which, &val, &err) == 1 && which == 1 && !strcmp(val, "v"),
+    ok(ddp_store_wait(c, keys, 2, 1000, &which, &val, &err) == 1 && which == 1 && !strcmp(val, "v"),
        "wait on a present key answers at once with its index");
     free(val);
     int64_t t0 = ddp_now_ms();
-    ok(store_wait(c, keys, 1, 150, &which, &val, &err) == 0, "wait times out on an absent key");
+    ok(ddp_store_wait(c, keys, 1, 150, &which, &val, &err) == 0, "wait times out on an absent key");
     int64_t waited = ddp_now_ms() - t0;
     ok(waited >= 140 && waited < 1000, "the timeout is kept (%lld ms)", (long long)waited);
-    ok(store_ping(c, &err) == 0, "the connection works after a timed-out wait");
+    ok(ddp_store_ping(c, &err) == 0, "the connection works after a timed-out wait");
 
     store_client_t *other = client(port, token, &err);
-    ok(store_wait_send(c, keys, 1, 5000, &err) == 0, "a wait is parked");
-    ok(store_set(other, "never", "now", 3, &err) == 0, "another client sets the key");
-    ok(store_wait_recv(c, &which, &val, &err) == 1 && which == 0 && !strcmp(val, "now"),
+    ok(ddp_store_wait_send(c, keys, 1, 5000, &err) == 0, "a wait is parked");
+    ok(ddp_store_set(other, "never", "now", 3, &err) == 0, "another client sets the key");
+    ok(ddp_store_wait_recv(c, &which, &val, &err) == 1 && which == 0 && !strcmp(val, "now"),
        "the parked wait is answered by the other client's set");
     free(val);
-    store_client_close(other);
+    ddp_store_client_close(other);
 
     char *big = calloc(1, STORE_MAX_VALUE + 1);
-    ok(store_set(c, "big", big, STORE_MAX_VALUE, &err) == 0, "a value at the limit is stored");
-    ok(store_get(c, "big", &val, &len, &err) == 1 && len == STORE_MAX_VALUE,
+    ok(ddp_store_set(c, "big", big, STORE_MAX_VALUE, &err) == 0, "a value at the limit is stored");
+    ok(ddp_store_get(c, "big", &val, &len, &err) == 1 && len == STORE_MAX_VALUE,
        "and read back whole");
     free(val);
-    ok(store_set(c, "big", big, STORE_MAX_VALUE + 1, &err) == -1,
+    ok(ddp_store_set(c, "big", big, STORE_MAX_VALUE + 1, &err) == -1,
        "a value over the limit is refused by the client: %s", err.msg);
     free(big);
-    store_client_close(c);
+    ddp_store_client_close(c);
 }
 
 static void test_refusals(int port)
@@ -163,16 +163,17 @@ static void test_refusals(int port)
     ok(accepted, "a hand-made handshake is accepted");
     unsigned char mac[1];
     const unsigned char huge[] = {0x7f, 0xff, 0xff, 0xff, STORE_GET};
-    net_write_full(fd, huge, sizeof huge, ddp_deadline_in(2000), &err);
-    ok(net_read_full(fd, mac, 1, ddp_deadline_in(2000), &err) == -1 && strstr(err.msg, "closed"),
+    ddp_net_write_full(fd, huge, sizeof huge, ddp_deadline_in(2000), &err);
+    ok(ddp_net_read_full(fd, mac, 1, ddp_deadline_in(2000), &err) == -1 &&
+           strstr(err.msg, "closed"),
        "an oversized frame closes the connection: %s", err.msg);
     ok(log_contains("frame of 2147483647 bytes"), "and is logged");
     close(fd);
 
     fd = hand_made_handshake(port, &accepted);
     const unsigned char truncated[] = {0, 0, 0, 3, STORE_SET, 0, 9};
-    net_write_full(fd, truncated, sizeof truncated, ddp_deadline_in(2000), &err);
-    ok(net_read_full(fd, mac, 1, ddp_deadline_in(2000), &err) == -1,
+    ddp_net_write_full(fd, truncated, sizeof truncated, ddp_deadline_in(2000), &err);
+    ok(ddp_net_read_full(fd, mac, 1, ddp_deadline_in(2000), &err) == -1,
        "a frame whose fields overrun it closes the connection");
     ok(log_contains("malformed request"), "and is logged as malformed");
     close(fd);
@@ -180,22 +181,22 @@ static void test_refusals(int port)
     /* Half a request, then silence: closed after STORE_FRAME_IDLE_MS, not held for ever. */
     fd = hand_made_handshake(port, &accepted);
     const unsigned char half[] = {0, 0, 0, 100, STORE_SET};
-    net_write_full(fd, half, sizeof half, ddp_deadline_in(2000), &err);
+    ddp_net_write_full(fd, half, sizeof half, ddp_deadline_in(2000), &err);
     int64_t sent = ddp_now_ms();
-    ok(net_read_full(fd, mac, 1, ddp_deadline_in(STORE_FRAME_IDLE_MS + 3000), &err) == -1 &&
+    ok(ddp_net_read_full(fd, mac, 1, ddp_deadline_in(STORE_FRAME_IDLE_MS + 3000), &err) == -1 &&
            strstr(err.msg, "closed") && ddp_now_ms() - sent >= STORE_FRAME_IDLE_MS - 100,
        "half a request then silence is closed after %d ms (%s)", STORE_FRAME_IDLE_MS, err.msg);
     close(fd);
 
     c = client(port, token, &err);
-    ok(c && store_ping(c, &err) == 0, "the server still serves after all that");
-    store_client_close(c);
+    ok(c && ddp_store_ping(c, &err) == 0, "the server still serves after all that");
+    ddp_store_client_close(c);
 
     int busy_port = 0;
     ddp_error_t lerr = {0};
-    int busy = net_listen("127.0.0.1", 0, 1, &busy_port, &lerr);
-    store_server_t *s = store_server_start("127.0.0.1", busy_port, token, strlen(token), NULL,
-                                           NULL, &lerr);
+    int busy = ddp_net_listen("127.0.0.1", 0, 1, &busy_port, &lerr);
+    store_server_t *s =
+        ddp_store_server_start("127.0.0.1", busy_port, token, strlen(token), NULL, NULL, &lerr);
     ok(s == NULL && strstr(lerr.msg, "in use"), "a port in use is named: %s", lerr.msg);
     close(busy);
     int64_t t0 = ddp_now_ms();
@@ -224,8 +225,8 @@ static void *join_thread(void *arg)
         rdzv_join_t spec = {.round = j->round, .node_rank = j->node, .nnodes = j->nnodes,
                             .nproc = j->nproc, .host = host, .worker_port = 4242,
                             .deadline = j->deadline};
-        j->rc = rdzv_join(c, &spec, &j->result, &j->err);
-        store_client_close(c);
+        j->rc = ddp_rdzv_join(c, &spec, &j->result, &j->err);
+        ddp_store_client_close(c);
     }
     return NULL;
 }
@@ -257,7 +258,7 @@ static void test_rendezvous(int port)
     ok(j[0].result.node_hosts && !strcmp(j[0].result.node_hosts[4], "host4"),
        "node 0 learns every node's host");
     for (int i = 0; i < N; i++)
-        rdzv_result_free(&j[i].result);
+        ddp_rdzv_result_free(&j[i].result);
 
     /* Node ranks 1 and 3 of 4 never come. */
     struct joiner a = {.port = port, .node = 0, .nnodes = 4, .nproc = 1, .round = 1,
@@ -360,8 +361,8 @@ static void test_crowded(void)
     struct rlimit low = {files.rlim_max < 256 ? files.rlim_max : 256, files.rlim_max};
     setrlimit(RLIMIT_NOFILE, &low);
     ddp_error_t err = {0};
-    store_server_t *s = store_server_start("127.0.0.1", 0, token, strlen(token), count_log, NULL,
-                                           &err);
+    store_server_t *s =
+        ddp_store_server_start("127.0.0.1", 0, token, strlen(token), count_log, NULL, &err);
     ok(s != NULL, "a store starts with 256 descriptors (%s)", err.msg);
     if (!s)
         return;
@@ -375,15 +376,15 @@ static void test_crowded(void)
     }
     pid_t child = fork();
     if (child == 0)
-        crowd(store_server_port(s), 1100, to_parent[1], to_child[0]);
+        crowd(ddp_store_server_port(s), 1100, to_parent[1], to_child[0]);
     int opened = 0, closed = -1;
     ok(read(to_parent[0], &opened, sizeof opened) == sizeof opened && opened == 1100,
        "a stranger holds %d idle connections", opened);
     ddp_sleep_ms(2100); /* the store drops idle connections once they are 2 s old */
-    store_client_t *c = client(store_server_port(s), token, &err);
-    ok(c && store_ping(c, &err) == 0, "a client with the token still gets in (%s)",
+    store_client_t *c = client(ddp_store_server_port(s), token, &err);
+    ok(c && ddp_store_ping(c, &err) == 0, "a client with the token still gets in (%s)",
        c ? "ok" : err.msg);
-    store_client_close(c);
+    ddp_store_client_close(c);
     ddp_sleep_ms(200);
     if (write(to_child[1], "", 1) != 1 ||
         read(to_parent[0], &closed, sizeof closed) != sizeof closed)
@@ -392,7 +393,7 @@ static void test_crowded(void)
     ok(crowd_log_lines > 0 && crowd_log_lines < 10, "and logged that %d time(s), not once per drop",
        (int)crowd_log_lines);
     waitpid(child, NULL, 0);
-    store_server_stop(s);
+    ddp_store_server_stop(s);
 }
 
 int main(void)
@@ -400,15 +401,15 @@ int main(void)
     test_hmac();
     test_crowded();
     ddp_error_t err = {0};
-    store_server_t *s = store_server_start("127.0.0.1", 0, token, strlen(token), capture_log,
-                                           NULL, &err);
+    store_server_t *s =
+        ddp_store_server_start("127.0.0.1", 0, token, strlen(token), capture_log, NULL, &err);
     ok(s != NULL, "server starts on a free port (%s)", err.msg);
     if (!s)
         return done_testing();
-    int port = store_server_port(s);
+    int port = ddp_store_server_port(s);
     test_operations(port);
     test_refusals(port);
     test_rendezvous(port);
-    store_server_stop(s);
+    ddp_store_server_stop(s);
     return done_testing();
 }

@@ -10,13 +10,15 @@ if ! "$PY" -c 'import torch' 2>"$T/torch.err"; then
 fi
 export DDPJOB_TOKEN=torch-test-$$
 
-two_nodes() { # SCRIPT [ENV=VALUE...]: node 0 and node 1, two workers each
+two_nodes() { # SCRIPT [ENV=VALUE...]: node 0 and node 1, two workers each (SCRIPT: a path,
+    # or a name in tests/agent/py)
     local script=$1
+    [[ $script == */* ]] || script=$SRCDIR/tests/agent/py/$script
     shift
     next_port
     local common=(--nnodes 2 --nproc-per-node 2 --master-addr 127.0.0.1 --master-port "$PORT" --grace 3 --rdzv-timeout 60)
-    start_agent n1 "$@" -- "${common[@]}" --node-rank 1 "$PY" "$SRCDIR/tests/agent/py/$script"
-    start_agent n0 "$@" -- "${common[@]}" --node-rank 0 "$PY" "$SRCDIR/tests/agent/py/$script"
+    start_agent n1 "$@" -- "${common[@]}" --node-rank 1 "$PY" "$script"
+    start_agent n0 "$@" -- "${common[@]}" --node-rank 0 "$PY" "$script"
     wait_agent n0
     OUT0=$OUT ERR0=$ERR RC0=$RC
     wait_agent n1
@@ -33,12 +35,13 @@ done
 expect_contains "$OUT1" "[rank 3] rank 3 of 4: local 1 node 1" "ranks are node-major across the two agents"
 expect_no_leftovers "nothing left after the point-to-point program"
 
-two_nodes toy_ddp.py
-expect_eq "$RC0/$RC1" 0/0 "ToyModel DDP step: both agents exit 0"
+# The example the README runs: the PyTorch tutorial's ToyModel.
+two_nodes "$SRCDIR/share/examples/toy_ddp.py"
+expect_eq "$RC0/$RC1" 0/0 "ToyModel DDP steps (share/examples/toy_ddp.py): both agents exit 0"
 all="$OUT0
 $OUT1"
-expect_eq "$(grep -c 'ddp step done' <<<"$all")" 4 "all 4 ranks took the DDP step"
-expect_eq "$(grep -o 'checksum .*' <<<"$all" | sort -u | wc -l)" 1 "and hold identical parameters afterwards"
+expect_eq "$(grep -c 'rank [0-3] of 4 step 4 loss' <<<"$all")" 4 "all 4 ranks took the DDP steps"
+expect_eq "$(grep -o 'checksum [0-9.-]*' <<<"$all" | sort -u | wc -l)" 1 "and hold identical parameters afterwards"
 expect_no_leftovers "nothing left after the DDP program"
 
 start=$(date +%s)

@@ -24,6 +24,7 @@
 #include "ddp_hmac.h"
 #include "ddp_parse.h"
 #include "job_contract.h"
+#include "host_options.h"
 #include "launch_hosts.h"
 #include "render.h"
 #include "shquote.h"
@@ -244,40 +245,40 @@ int cmd_launch(int argc, char **argv)
 
 int launch_command(int argc, char **argv, bool doctor)
 {
-    static const struct option opts[] = {
-        {"hosts", required_argument, NULL, 'H'},        {"hostfile", required_argument, NULL, 'f'},
-        {"nodefile", required_argument, NULL, 'n'},     {"nproc-per-node", required_argument, NULL, 'p'},
-        {"bindir", required_argument, NULL, 'b'},       {"master-port", required_argument, NULL, 'P'},
-        {"run-id", required_argument, NULL, 'r'},       {"connect-timeout", required_argument, NULL, 't'},
-        {"accept-new-host-keys", no_argument, NULL, 'a'}, {"ssh-config", required_argument, NULL, 'c'},
-        {"known-hosts", required_argument, NULL, 'k'},  {"node-script", required_argument, NULL, 's'},
-        {"workdir", required_argument, NULL, 'w'},      {"deadline", required_argument, NULL, 'd'},
-        {"requeue-count", required_argument, NULL, 'q'}, {"help", no_argument, NULL, 'h'},
-        {0}};
-    const char *hosts_list = NULL, *host_file = NULL, *bindir = NULL, *run_id = NULL;
+    static const struct option opts[] = {HOST_OPTIONS_LONGOPTS,
+                                         {"nodefile", required_argument, NULL, 'n'},
+                                         {"nproc-per-node", required_argument, NULL, 'p'},
+                                         {"bindir", required_argument, NULL, 'b'},
+                                         {"master-port", required_argument, NULL, 'P'},
+                                         {"run-id", required_argument, NULL, 'r'},
+                                         {"node-script", required_argument, NULL, 's'},
+                                         {"workdir", required_argument, NULL, 'w'},
+                                         {"deadline", required_argument, NULL, 'd'},
+                                         {"requeue-count", required_argument, NULL, 'q'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {0}};
+    host_options_t ho;
+    host_options_init(&ho);
+    const char *bindir = NULL, *run_id = NULL;
     const char *script_path = NULL, *workdir = NULL, *deadline = NULL, *requeue_count = NULL;
-    long nproc = 0, port = 0, connect_s = 30, number;
-    char ssh_config[4096], known_hosts[4096];
-    ssh_expand_home("~/.ssh/config", ssh_config, sizeof ssh_config);
-    ssh_expand_home("~/.ssh/known_hosts", known_hosts, sizeof known_hosts);
+    long nproc = 0, port = 0, number;
     char **extra;
     int nextra;
     argc = split_workload_args(argc, argv, &extra, &nextra);
     int c;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        int taken =
+            host_options_take(&ho, c == 'n' ? 'f' : c, optarg, doctor ? "doctor" : "launch");
+        if (taken < 0)
+            return EXIT_USAGE;
+        if (taken)
+            continue;
         switch (c) {
         case 'h':
             fputs(launch_help, stdout);
             return EXIT_OK;
-        case 'H':
-            hosts_list = optarg;
-            break;
-        case 'f':
-        case 'n':
-            host_file = optarg;
-            break;
         case 'p':
-            if (parse_int_option("--nproc-per-node", optarg, 1, 4096, &nproc))
+            if (parse_int_option("--nproc-per-node", optarg, 1, JOB_PROCS_PER_NODE_MAX, &nproc))
                 return EXIT_USAGE;
             break;
         case 'b':
@@ -289,19 +290,6 @@ int launch_command(int argc, char **argv, bool doctor)
             break;
         case 'r':
             run_id = optarg;
-            break;
-        case 't':
-            if (parse_int_option("--connect-timeout", optarg, 1, 3600, &connect_s))
-                return EXIT_USAGE;
-            break;
-        case 'a':
-            L.accept_new_keys = 1;
-            break;
-        case 'c':
-            snprintf(ssh_config, sizeof ssh_config, "%s", optarg);
-            break;
-        case 'k':
-            snprintf(known_hosts, sizeof known_hosts, "%s", optarg);
             break;
         case 's':
             script_path = optarg;
@@ -316,7 +304,7 @@ int launch_command(int argc, char **argv, bool doctor)
             deadline = optarg;
             break;
         case 'q':
-            if (parse_int_option("--requeue-count", optarg, 0, 1000000, &number))
+            if (parse_int_option("--requeue-count", optarg, 0, JOB_REQUEUES_MAX, &number))
                 return EXIT_USAGE;
             requeue_count = optarg;
             break;
@@ -331,15 +319,10 @@ int launch_command(int argc, char **argv, bool doctor)
         fprintf(stderr, "ddpjob launch: give a SPEC or --node-script\n%s", launch_help);
         return EXIT_USAGE;
     }
-    if (!hosts_list == !host_file) {
-        fprintf(stderr, "ddpjob launch: give one of --hosts, --hostfile, --nodefile\n%s", launch_help);
-        return EXIT_USAGE;
-    }
     const char *spec_path = specs ? argv[optind] : NULL;
     ddp_error_t err;
     launch_hosts_t hosts;
-    if (hosts_list ? launch_hosts_from_list(hosts_list, &hosts, &err)
-                   : launch_hosts_from_file(host_file, &hosts, &err)) {
+    if (host_options_hosts(&ho, "--hostfile, --nodefile", &hosts, &err)) {
         fprintf(stderr, "ddpjob launch: %s\n", err.msg);
         return EXIT_USAGE;
     }
@@ -378,7 +361,8 @@ int launch_command(int argc, char **argv, bool doctor)
     free(workdir_q);
     L.cd = cd;
     L.script = quoted;
-    L.known_hosts = known_hosts;
+    L.known_hosts = ho.known_hosts;
+    L.accept_new_keys = ho.accept_new_keys;
     L.count = hosts.count;
     L.hosts = calloc(hosts.count, sizeof *L.hosts);
     /* A new token as the agent makes one; a run id and a port from the same draw. */
@@ -415,7 +399,7 @@ int launch_command(int argc, char **argv, bool doctor)
                             "host's slots\n", h->alias);
             return EXIT_USAGE;
         }
-        if (ssh_config_lookup(ssh_config, h->alias, &h->target, &err)) {
+        if (ssh_config_lookup(ho.ssh_config, h->alias, &h->target, &err)) {
             fprintf(stderr, "ddpjob launch: %s\n", err.msg);
             return EXIT_USAGE;
         }
@@ -442,7 +426,7 @@ int launch_command(int argc, char **argv, bool doctor)
         fprintf(stderr, "ddpjob launch: %s\n", err.msg);
         return EXIT_SYSTEM;
     }
-    L.deadline = ddp_deadline_in(connect_s * 1000);
+    L.deadline = ddp_deadline_in(ho.connect_s * 1000);
     for (size_t i = 0; i < L.count; i++)
         pthread_create(&L.hosts[i].thread, NULL, open_host, &L.hosts[i]);
     int failed = 0;

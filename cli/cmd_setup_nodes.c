@@ -15,6 +15,7 @@
 #include "ddp_clock.h"
 #include "ddp_file.h"
 #include "ddp_parse.h"
+#include "host_options.h"
 #include "launch_hosts.h"
 #include "shquote.h"
 #include "ssh_config.h"
@@ -125,64 +126,47 @@ static ssh_session_t *login_once(const char *alias, const ssh_target_t *t, const
 
 int cmd_setup_nodes(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"hosts", required_argument, NULL, 'H'},          {"hostfile", required_argument, NULL, 'f'},
-        {"install-key", no_argument, NULL, 'i'},          {"login-identity", required_argument, NULL, 'l'},
-        {"accept-new-host-keys", no_argument, NULL, 'a'}, {"connect-timeout", required_argument, NULL, 't'},
-        {"ssh-config", required_argument, NULL, 'c'},     {"known-hosts", required_argument, NULL, 'k'},
-        {"help", no_argument, NULL, 'h'},                 {0}};
-    const char *hosts_list = NULL, *host_file = NULL, *login_identity = NULL;
-    int install = 0, accept_new = 0;
-    long connect_s = 30;
-    char ssh_config[4096], known_hosts[4096];
-    ssh_expand_home("~/.ssh/config", ssh_config, sizeof ssh_config);
-    ssh_expand_home("~/.ssh/known_hosts", known_hosts, sizeof known_hosts);
+    static const struct option opts[] = {HOST_OPTIONS_LONGOPTS,
+                                         {"install-key", no_argument, NULL, 'i'},
+                                         {"login-identity", required_argument, NULL, 'l'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {0}};
+    host_options_t ho;
+    host_options_init(&ho);
+    const char *login_identity = NULL;
+    int install = 0;
     int c;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        int taken = host_options_take(&ho, c, optarg, "setup-nodes");
+        if (taken < 0)
+            return EXIT_USAGE;
+        if (taken)
+            continue;
         switch (c) {
         case 'h':
             fputs(setup_help, stdout);
             return EXIT_OK;
-        case 'H':
-            hosts_list = optarg;
-            break;
-        case 'f':
-            host_file = optarg;
-            break;
         case 'i':
             install = 1;
             break;
         case 'l':
             login_identity = optarg;
             break;
-        case 'a':
-            accept_new = 1;
-            break;
-        case 't':
-            if (ddp_parse_long(optarg, 1, 3600, &connect_s)) {
-                fprintf(stderr, "ddpjob setup-nodes: --connect-timeout: invalid value \"%s\"\n", optarg);
-                return EXIT_USAGE;
-            }
-            break;
-        case 'c':
-            snprintf(ssh_config, sizeof ssh_config, "%s", optarg);
-            break;
-        case 'k':
-            snprintf(known_hosts, sizeof known_hosts, "%s", optarg);
-            break;
         default:
             fputs(setup_help, stderr);
             return EXIT_USAGE;
         }
     }
-    if (optind != argc || !hosts_list == !host_file) {
-        fprintf(stderr, "ddpjob setup-nodes: give one of --hosts, --hostfile\n%s", setup_help);
+    if (optind != argc) {
+        fprintf(stderr, "ddpjob setup-nodes: unexpected argument \"%s\"\n%s", argv[optind],
+                setup_help);
         return EXIT_USAGE;
     }
     ddp_error_t err;
     launch_hosts_t hosts;
-    if (hosts_list ? launch_hosts_from_list(hosts_list, &hosts, &err)
-                   : launch_hosts_from_file(host_file, &hosts, &err)) {
+    const char *known_hosts = ho.known_hosts;
+    int accept_new = ho.accept_new_keys;
+    if (host_options_hosts(&ho, "--hostfile", &hosts, &err)) {
         fprintf(stderr, "ddpjob setup-nodes: %s\n", err.msg);
         return EXIT_USAGE;
     }
@@ -196,11 +180,11 @@ int cmd_setup_nodes(int argc, char **argv)
         const char *alias = hosts.hosts[i].name;
         ssh_target_t t;
         char key_path[1100];
-        if (ssh_config_lookup(ssh_config, alias, &t, &err)) {
+        if (ssh_config_lookup(ho.ssh_config, alias, &t, &err)) {
             printf("%s: %s\n", alias, err.msg);
             continue;
         }
-        int64_t deadline = ddp_deadline_in(connect_s * 1000);
+        int64_t deadline = ddp_deadline_in(ho.connect_s * 1000);
         ssh_session_t *s = ssh_session_open(alias, &t, known_hosts, accept_new, NULL, deadline, &err);
         if (s) {
             printf("%s: key login works (%s@%s:%d); nothing changed\n", alias, t.user, t.hostname, t.port);
@@ -221,7 +205,8 @@ int cmd_setup_nodes(int argc, char **argv)
             printf("%s: %s %s in ~/.ssh/authorized_keys\n", alias,
                    added ? "added" : "found (already there)", key_path);
             ssh_session_close(s);
-            s = ssh_session_open(alias, &t, known_hosts, accept_new, NULL, ddp_deadline_in(connect_s * 1000), &err);
+            s = ssh_session_open(alias, &t, known_hosts, accept_new, NULL,
+                                 ddp_deadline_in(ho.connect_s * 1000), &err);
             if (s) {
                 printf("%s: key login works now\n", alias);
                 ready++;

@@ -104,14 +104,30 @@ int cmd_diff(int argc, char **argv)
     return status;
 }
 
+/* --size TRAIN,TEST: two counts of samples, each at least 1. */
+static int parse_size(const char *text, unsigned long *train, unsigned long *test)
+{
+    char first[32];
+    const char *comma = strchr(text, ',');
+    long a, b;
+    if (!comma || (size_t)(comma - text) >= sizeof first)
+        return -1;
+    memcpy(first, text, (size_t)(comma - text));
+    first[comma - text] = '\0';
+    if (ddp_parse_long(first, 1, LONG_MAX, &a) || ddp_parse_long(comma + 1, 1, LONG_MAX, &b))
+        return -1;
+    *train = (unsigned long)a;
+    *test = (unsigned long)b;
+    return 0;
+}
+
 int cmd_make_data(int argc, char **argv)
 {
     unsigned long train = 8192, test = 2048, seed = 0;
     const char *dir = NULL;
     for (int i = 1; i < argc; i++) {
-        char tail;
         if (!strcmp(argv[i], "--size") && i + 1 < argc) {
-            if (sscanf(argv[++i], "%lu,%lu%c", &train, &test, &tail) != 2 || !train || !test)
+            if (parse_size(argv[++i], &train, &test))
                 dir = NULL, argc = 0;
         } else if (!strcmp(argv[i], "--seed") && i + 1 < argc) {
             long v = 0;

@@ -22,11 +22,15 @@ else
 fi
 n1=$(cluster_node_name 1) n2=$(cluster_node_name 2)
 
-submit() { # SPEC [ENV=VALUE...]: `ddpjob submit` from the head node; JOB gets the job id
-    local spec=$1
+# SPEC [ENV=VALUE...]: `ddpjob submit SPEC` (or, with SUBMIT set, `ddpjob $SUBMIT`) from the head
+# node; JOB gets the job id.
+submit() {
+    local spec=$1 args
     shift
-    run env DDPJ_TESTMARK="$MARK" "$@" bash -c '. "$0/tests/cluster/slurm.sh"; cluster_in head "$1" submit "$2"' \
-        "$SRCDIR" "$DDPJOB" "$spec"
+    args=(submit "$spec")
+    [ -z "${SUBMIT:-}" ] || read -ra args <<<"$SUBMIT"
+    run env DDPJ_TESTMARK="$MARK" "$@" bash -c '. "$0/tests/cluster/slurm.sh"; cluster_in head "$@"' \
+        "$SRCDIR" "$DDPJOB" "${args[@]}"
     JOB=$(grep -o '[0-9][0-9]*' <<<"$OUT" | tail -n 1)
 }
 
@@ -60,6 +64,14 @@ for r in 0 1 2 3; do
     expect_contains "$OUT" "[rank $r] host=$host RANK=$r LOCAL_RANK=$local WORLD_SIZE=4 LOCAL_WORLD_SIZE=2 GROUP_RANK=$node GROUP_WORLD_SIZE=2 MASTER_ADDR=$n1 TORCHELASTIC_RUN_ID=$JOB FROM_SPEC=from the spec sum=6 expected=6" \
         "rank $r on $host has the right environment and took part in the all_reduce"
 done
+
+# ddpjob doctor through Slurm: the same job's agents on both nodes, preflight only.
+SUBMIT="doctor job.yaml --submit" submit_and_wait job.yaml
+expect_contains "$OUT" "ddpjob-agent: preflight: 2 node(s); 0 fact(s) that must agree differ" \
+    "ddpjob doctor --submit: the job's output holds node 0's preflight of both nodes"
+case "$OUT" in *"[rank "*) fail "doctor starts no worker" "$OUT" ;; *) pass "doctor starts no worker" ;; esac
+state=$(cluster_in head scontrol -o show job "$JOB" 2>/dev/null | grep -o 'JobState=[A-Z]*\|ExitCode=[0-9:]*' | tr '\n' ' ')
+expect_eq "$state" "JobState=COMPLETED ExitCode=0:0 " "and the doctor's job completes with 0"
 
 submit_and_wait job.yaml FAIL_RANK=3
 expect_contains "$OUT" "job failed (exit 3): rank 3 (node 1, host $(cluster_node_host 2), local rank 1) exited with code 3" \

@@ -160,15 +160,6 @@ static const struct option long_options[] = {
     {0},
 };
 
-static int parse_int(const char *text, long min, long max, int *out)
-{
-    long v;
-    if (ddp_parse_long(text, min, max, &v))
-        return -1;
-    *out = (int)v;
-    return 0;
-}
-
 /* Unix seconds, or +SECONDS from now, onto the ddp_now_ms clock. */
 static int parse_deadline(const char *text, int64_t *out_ms)
 {
@@ -251,7 +242,7 @@ static int resolve_identity(agent_options_t *o, int *port_set, ddp_error_t *err)
         if (!(hl = ddp_hostlist_expand(nodelist, err)))
             return ddp_error_prefix(err, "SLURM_JOB_NODELIST");
         const char *nodeid = getenv("SLURM_NODEID");
-        if (nodeid && parse_int(nodeid, 0, INT_MAX, &env_rank))
+        if (nodeid && ddp_parse_int(nodeid, 0, INT_MAX, &env_rank))
             env_rank = -1;
         const char *localid = getenv("SLURM_LOCALID");
         if (localid && strcmp(localid, "0") != 0 && getenv("SLURM_STEP_ID")) {
@@ -279,16 +270,16 @@ static int resolve_identity(agent_options_t *o, int *port_set, ddp_error_t *err)
     } else if (ompi_rank) {
         o->identity = "mpirun";
         int size = 0;
-        if (parse_int(ompi_rank, 0, INT_MAX, &env_rank) ||
-            parse_int(getenv("OMPI_COMM_WORLD_SIZE") ? getenv("OMPI_COMM_WORLD_SIZE") : "", 1,
-                      INT_MAX, &size))
+        if (ddp_parse_int(ompi_rank, 0, INT_MAX, &env_rank) ||
+            ddp_parse_int(getenv("OMPI_COMM_WORLD_SIZE") ? getenv("OMPI_COMM_WORLD_SIZE") : "", 1,
+                          INT_MAX, &size))
             return ddp_error_set(err, "OMPI_COMM_WORLD_RANK/SIZE are not numbers");
         if (o->nnodes == 0)
             o->nnodes = size;
         if (!o->master_addr && getenv("MASTER_ADDR"))
             o->master_addr = ddp_xstrdup(getenv("MASTER_ADDR"));
         if (!*port_set && getenv("MASTER_PORT") &&
-            parse_int(getenv("MASTER_PORT"), 1, 65535, &o->master_port) == 0)
+            ddp_parse_int(getenv("MASTER_PORT"), 1, 65535, &o->master_port) == 0)
             *port_set = 1;
     } else {
         o->identity = "the command line";
@@ -431,14 +422,15 @@ int agent_options_parse(int argc, char **argv, agent_options_t *o, ddp_error_t *
             if (colon) {
                 char least[32];
                 snprintf(least, sizeof least, "%.*s", (int)(colon - optarg), optarg);
-                if (parse_int(least, 1, JOB_NODES_MAX, &o->nnodes) || parse_int(colon + 1, 1, JOB_NODES_MAX, &most))
+                if (ddp_parse_int(least, 1, JOB_NODES_MAX, &o->nnodes) ||
+                    ddp_parse_int(colon + 1, 1, JOB_NODES_MAX, &most))
                     bad = 1;
                 else if (most != o->nnodes)
                     return ddp_error_set(err, "--nnodes %s: elastic node ranges are not supported; "
                                               "give one count (every node must join)",
                                          optarg);
             } else {
-                bad = parse_int(optarg, 1, JOB_NODES_MAX, &o->nnodes);
+                bad = ddp_parse_int(optarg, 1, JOB_NODES_MAX, &o->nnodes);
             }
             break;
         }
@@ -456,13 +448,13 @@ int agent_options_parse(int argc, char **argv, agent_options_t *o, ddp_error_t *
             o->master_addr = colon ? ddp_xstrndup(optarg, (size_t)(colon - optarg)) : ddp_xstrdup(optarg);
             bad = !o->master_addr || !*o->master_addr;
             if (colon && !bad) {
-                bad = parse_int(colon + 1, 1, 65535, &o->master_port);
+                bad = ddp_parse_int(colon + 1, 1, 65535, &o->master_port);
                 port_set = 1;
             }
             break;
         }
         case OPT_NODE_RANK:
-            bad = parse_int(optarg, 0, JOB_NODES_MAX - 1, &o->node_rank);
+            bad = ddp_parse_int(optarg, 0, JOB_NODES_MAX - 1, &o->node_rank);
             break;
         case OPT_NPROC:
             nproc_arg = optarg;
@@ -473,7 +465,7 @@ int agent_options_parse(int argc, char **argv, agent_options_t *o, ddp_error_t *
             bad = !*optarg;
             break;
         case OPT_MASTER_PORT:
-            bad = parse_int(optarg, 1, 65535, &o->master_port);
+            bad = ddp_parse_int(optarg, 1, 65535, &o->master_port);
             port_set = 1;
             break;
         case OPT_STANDALONE:
@@ -488,10 +480,10 @@ int agent_options_parse(int argc, char **argv, agent_options_t *o, ddp_error_t *
             token_file = optarg;
             break;
         case OPT_MAX_RESTARTS:
-            bad = parse_int(optarg, 0, JOB_MAX_RESTARTS_MAX, &o->max_restarts);
+            bad = ddp_parse_int(optarg, 0, JOB_MAX_RESTARTS_MAX, &o->max_restarts);
             break;
         case OPT_RDZV_TIMEOUT:
-            bad = parse_int(optarg, 1, JOB_TIMEOUT_MAX_S, &o->rdzv_timeout_s);
+            bad = ddp_parse_int(optarg, 1, JOB_TIMEOUT_MAX_S, &o->rdzv_timeout_s);
             break;
         case OPT_HEARTBEAT:
             bad = parse_seconds_ms(optarg, 3600, &o->heartbeat_ms);
@@ -504,7 +496,7 @@ int agent_options_parse(int argc, char **argv, agent_options_t *o, ddp_error_t *
             bad = strcmp(optarg, "0") && parse_seconds_ms(optarg, JOB_TIMEOUT_MAX_S, &o->hang_timeout_ms);
             break;
         case OPT_EXIT_TIMEOUT:
-            bad = parse_int(optarg, 1, JOB_TIMEOUT_MAX_S, &o->exit_timeout_s);
+            bad = ddp_parse_int(optarg, 1, JOB_TIMEOUT_MAX_S, &o->exit_timeout_s);
             break;
         case OPT_LOG_DIR:
             free(o->log_dir);
@@ -538,7 +530,7 @@ int agent_options_parse(int argc, char **argv, agent_options_t *o, ddp_error_t *
             bad = parse_seconds_ms(optarg, JOB_TIMEOUT_MAX_S, &o->checkpoint_before_ms);
             break;
         case OPT_REQUEUE_COUNT:
-            bad = parse_int(optarg, 0, JOB_REQUEUES_MAX, &o->requeue_count);
+            bad = ddp_parse_int(optarg, 0, JOB_REQUEUES_MAX, &o->requeue_count);
             break;
         case OPT_GPU_BINDING:
             bad = strcmp(optarg, "per-rank") && strcmp(optarg, "none");
@@ -587,7 +579,7 @@ int agent_options_parse(int argc, char **argv, agent_options_t *o, ddp_error_t *
                                  getenv("CUDA_VISIBLE_DEVICES") ? getenv("CUDA_VISIBLE_DEVICES")
                                                                 : "unset");
         o->nproc = gpus ? gpus : 1;
-    } else if (parse_int(nproc_arg, 1, JOB_PROCS_PER_NODE_MAX, &o->nproc)) {
+    } else if (ddp_parse_int(nproc_arg, 1, JOB_PROCS_PER_NODE_MAX, &o->nproc)) {
         return ddp_error_set(err, "--nproc-per-node: invalid value \"%s\" (a count, gpu or auto)",
                              nproc_arg);
     }

@@ -100,15 +100,15 @@ static int install_key(ssh_session_t *s, const char *key, int *added, int64_t de
 }
 
 /* The one-time login for --install-key: a password, or the --login-identity key. */
-static ssh_session_t *login_once(const char *alias, const ssh_target_t *t, const char *known_hosts,
-                                 int accept_new, const char *login_identity, int64_t deadline,
-                                 ddp_error_t *err)
+static ssh_session_t *login_once(const char *alias, const ssh_target_t *t, const host_options_t *ho,
+                                 const char *login_identity, int64_t deadline, ddp_error_t *err)
 {
     if (login_identity) {
         ssh_target_t with = *t;
         snprintf(with.identities[0], sizeof with.identities[0], "%s", login_identity);
         with.nidentities = 1;
-        return ssh_session_open(alias, &with, known_hosts, accept_new, NULL, deadline, err);
+        return ssh_session_open(alias, &with, ho->known_hosts, ho->accept_new_keys, NULL, deadline,
+                                err);
     }
     const char *password = getenv("DDPJOB_SSH_PASSWORD");
     char prompt[512];
@@ -121,7 +121,8 @@ static ssh_session_t *login_once(const char *alias, const ssh_target_t *t, const
                       "terminal to ask on, or --login-identity FILE", alias);
         return NULL;
     }
-    return ssh_session_open(alias, t, known_hosts, accept_new, password, deadline, err);
+    return ssh_session_open(alias, t, ho->known_hosts, ho->accept_new_keys, password, deadline,
+                            err);
 }
 
 int cmd_setup_nodes(int argc, char **argv)
@@ -164,8 +165,6 @@ int cmd_setup_nodes(int argc, char **argv)
     }
     ddp_error_t err;
     launch_hosts_t hosts;
-    const char *known_hosts = ho.known_hosts;
-    int accept_new = ho.accept_new_keys;
     if (host_options_hosts(&ho, "--hostfile", &hosts, &err)) {
         fprintf(stderr, "ddpjob setup-nodes: %s\n", err.msg);
         return EXIT_USAGE;
@@ -185,7 +184,8 @@ int cmd_setup_nodes(int argc, char **argv)
             continue;
         }
         int64_t deadline = ddp_deadline_in(ho.connect_s * 1000);
-        ssh_session_t *s = ssh_session_open(alias, &t, known_hosts, accept_new, NULL, deadline, &err);
+        ssh_session_t *s =
+            ssh_session_open(alias, &t, ho.known_hosts, ho.accept_new_keys, NULL, deadline, &err);
         if (s) {
             printf("%s: key login works (%s@%s:%d); nothing changed\n", alias, t.user, t.hostname, t.port);
             ssh_session_close(s);
@@ -198,14 +198,14 @@ int cmd_setup_nodes(int argc, char **argv)
             continue;
         char *key = public_key(&t, key_path, sizeof key_path, &err);
         int added = 0;
-        s = key ? login_once(alias, &t, known_hosts, accept_new, login_identity, deadline, &err) : NULL;
+        s = key ? login_once(alias, &t, &ho, login_identity, deadline, &err) : NULL;
         if (!s || install_key(s, key, &added, deadline, &err)) {
             printf("%s: the key was not installed: %s\n", alias, err.msg);
         } else {
             printf("%s: %s %s in ~/.ssh/authorized_keys\n", alias,
                    added ? "added" : "found (already there)", key_path);
             ssh_session_close(s);
-            s = ssh_session_open(alias, &t, known_hosts, accept_new, NULL,
+            s = ssh_session_open(alias, &t, ho.known_hosts, ho.accept_new_keys, NULL,
                                  ddp_deadline_in(ho.connect_s * 1000), &err);
             if (s) {
                 printf("%s: key login works now\n", alias);

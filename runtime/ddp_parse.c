@@ -18,6 +18,15 @@ int ddp_parse_long(const char *text, long lo, long hi, long *out)
     return 0;
 }
 
+int ddp_parse_int(const char *text, int lo, int hi, int *out)
+{
+    long v;
+    if (ddp_parse_long(text, lo, hi, &v))
+        return -1;
+    *out = (int)v;
+    return 0;
+}
+
 int ddp_parse_double(const char *text, double lo, double hi, double *out)
 {
     if (!text)

@@ -6,6 +6,8 @@
 
 /* 0 with *out set, or -1 (NULL text included), *out untouched. */
 int ddp_parse_long(const char *text, long lo, long hi, long *out);
+/* The same into an int, for [lo, hi] within int's range. */
+int ddp_parse_int(const char *text, int lo, int hi, int *out);
 int ddp_parse_double(const char *text, double lo, double hi, double *out);
 /* A signal as USR1, SIGUSR1 or its number: the number, or -1. */
 int ddp_parse_signal(const char *text);

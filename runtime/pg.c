@@ -59,11 +59,9 @@ int pg_op_parse(const char *name, pg_op_t *out)
 static int env_int(const char *name, int min, int *out, ddp_error_t *err)
 {
     const char *text = getenv(name);
-    long v;
-    if (ddp_parse_long(text, min, INT_MAX, &v))
+    if (ddp_parse_int(text, min, INT_MAX, out))
         return ddp_error_set(err, "%s=%s is not a number >= %d", name, text ? text : "(unset)",
                              min);
-    *out = (int)v;
     return 0;
 }
 

@@ -135,15 +135,6 @@ static int parse_bytes(const char *text, size_t *out)
     return 0;
 }
 
-static int parse_count(const char *text, long lo, int *out)
-{
-    long v;
-    if (ddp_parse_long(text, lo, INT_MAX, &v))
-        return -1;
-    *out = (int)v;
-    return 0;
-}
-
 static int parse_args(int argc, char **argv, bench_args_t *a)
 {
     *a = (bench_args_t){.op = "all_reduce", .min_bytes = 4096, .max_bytes = 64u << 20,
@@ -165,9 +156,9 @@ static int parse_args(int argc, char **argv, bench_args_t *a)
         } else if (!strcmp(arg, "--step-factor")) {
             bad = ddp_parse_double(val, 1, 1e6, &a->step) || !(a->step > 1);
         } else if (!strcmp(arg, "--iters")) {
-            bad = parse_count(val, 1, &a->iters);
+            bad = ddp_parse_int(val, 1, INT_MAX, &a->iters);
         } else if (!strcmp(arg, "--warmup")) {
-            bad = parse_count(val, 0, &a->warmup);
+            bad = ddp_parse_int(val, 0, INT_MAX, &a->warmup);
         } else if (!strcmp(arg, "--dtype")) {
             bad = pg_dtype_parse(val, &a->dtype);
         } else {

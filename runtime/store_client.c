@@ -30,19 +30,18 @@ static int client_fail(store_client_t *c, ddp_error_t *err)
 /* One try's share of the wait: a store that stalls mid-handshake is tried again. */
 #define CONNECT_TRY_MS 1000
 
-/* *retryable: the store did not get as far as judging the token. */
+/* Fails with ETIMEDOUT or ECONNRESET where the store did not get as far as judging the token
+ * (worth another try), else with what settles it. */
 static int handshake(store_client_t *c, const void *token, size_t token_len, int64_t deadline,
-                     int *retryable, ddp_error_t *err)
+                     ddp_error_t *err)
 {
     unsigned char hello[STORE_MAGIC_LEN + STORE_NONCE_LEN];
-    *retryable = 1;
     ddp_error_t why;
     if (ddp_net_read_full(c->fd, hello, sizeof hello, deadline, &why))
         return ddp_error_code(err, ETIMEDOUT,
                               "no store greeting (%s): node 0 is busy or stopped, or another "
                               "service holds this port",
                               why.msg);
-    *retryable = 0;
     if (memcmp(hello, STORE_MAGIC, STORE_MAGIC_LEN) != 0)
         return ddp_error_code(err, EPROTO, "the service on this port is not a ddpjob store");
     const unsigned char *server_nonce = hello + STORE_MAGIC_LEN;
@@ -50,17 +49,12 @@ static int handshake(store_client_t *c, const void *token, size_t token_len, int
     if (ddp_random(answer, STORE_NONCE_LEN))
         return ddp_error_set(err, "no random bytes for the handshake");
     ddp_store_auth_mac(token, token_len, "client", server_nonce, answer, answer + STORE_NONCE_LEN);
-    if (ddp_net_write_full(c->fd, answer, sizeof answer, deadline, err)) {
-        *retryable = 1;
-        return -1;
-    }
+    if (ddp_net_write_full(c->fd, answer, sizeof answer, deadline, &why))
+        return ddp_error_code(err, ECONNRESET, "handshake: %s", why.msg);
     unsigned char verdict, server_mac[STORE_MAC_LEN], expected[STORE_MAC_LEN];
-    if (ddp_net_read_full(c->fd, &verdict, 1, deadline, &why)) {
-        *retryable = 1;
-        return ddp_error_code(err, ETIMEDOUT,
-                              "the store dropped the connection during the handshake (%s)",
-                              why.msg);
-    }
+    if (ddp_net_read_full(c->fd, &verdict, 1, deadline, &why))
+        return ddp_error_code(
+            err, ECONNRESET, "the store dropped the connection during the handshake (%s)", why.msg);
     if (verdict != STORE_ACCEPTED)
         return ddp_error_code(err, EACCES, "refused this job's token (wrong DDPJOB_TOKEN, or "
                                            "another job's store on this port)");
@@ -99,21 +93,20 @@ store_client_t *ddp_store_client_connect(const char *host, int port, const void 
         int64_t try_until = ddp_deadline_in(CONNECT_TRY_MS);
         if (try_until > deadline)
             try_until = deadline;
-        int retryable = 0;
         c->fd = ddp_net_connect(host, port, try_until, err);
         if (c->fd < 0) {
-            retryable = ddp_net_connect_transient(err);
             if (err->code == ECONNREFUSED && ddp_ms_left(deadline) == 0)
                 ddp_error_code(err, ECONNREFUSED,
                                "cannot connect to %s: nobody listened there before the deadline",
                                c->where);
-        } else if (handshake(c, token, token_len, try_until, &retryable, err) == 0) {
+        } else if (handshake(c, token, token_len, try_until, err) == 0) {
             return c;
         } else {
             close(c->fd);
             c->fd = -1;
             client_fail(c, err);
         }
+        int retryable = ddp_net_connect_transient(err) || err->code == ECONNRESET;
         if (!retryable || ddp_ms_left(deadline) == 0)
             break;
         int64_t now = ddp_now_ms();

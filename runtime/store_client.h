@@ -28,8 +28,9 @@ typedef struct {
  * than this one), the host cannot be reached yet, or the store does not finish the handshake
  * (busy, stalled, or it dropped the connection), tries again with a short, growing backoff
  * until `deadline`; hooks may be NULL. Error codes: ECONNREFUSED (nobody listened),
- * ETIMEDOUT (no answer in time), EACCES (the store does not know the token), EPROTO (another
- * service holds the port), ECANCELED (hooks->cancelled said so). */
+ * ETIMEDOUT (no answer in time), ECONNRESET (the store dropped the handshake), EACCES (the
+ * store does not know the token), EPROTO (another service holds the port), ECANCELED
+ * (hooks->cancelled said so). */
 store_client_t *ddp_store_client_connect(const char *host, int port, const void *token,
                                          size_t token_len, int64_t deadline,
                                          const store_connect_hooks_t *hooks, ddp_error_t *err);

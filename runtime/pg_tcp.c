@@ -33,6 +33,7 @@
 #include "ddp_net.h"
 #include "pg_backend.h"
 #include "pg_reduce.h"
+#include "pg_shm.h"
 #include "store_proto.h"
 
 /* The pipelining unit: small enough that reducing one segment overlaps receiving the next, big
@@ -64,6 +65,12 @@ typedef struct {
     xfer_t *send_head, *send_tail, *recv_head, *recv_tail;
 } peer_t;
 
+/* Ranks that run a TCP algorithm together, in ring order: everyone, or the hosts' leaders. */
+typedef struct {
+    int *ranks;
+    int n, pos; /* pos: this rank's place in ranks (-1: not a member) */
+} team_t;
+
 struct tcp {
     int rank, size;
     int64_t timeout_ms;
@@ -74,6 +81,12 @@ struct tcp {
     size_t pool_cap;
     unsigned char *stage; /* one segment: received data waiting to be reduced */
     int closing;        /* in the final barrier: peers that finished may close */
+    team_t everyone;
+    /* Ranks on this host share memory (pg_shm) when there are several. With several hosts too,
+     * all_reduce is hierarchical: within each host, then between the hosts' leaders. */
+    pg_shm_t *shm;
+    team_t leaders;
+    int hierarchical;
     int failed;         /* the queues were abandoned after an error */
     ddp_error_t *fault; /* set by a step that finds something wrong */
 };
@@ -116,20 +129,29 @@ static void abandon_queues(tcp_t *t)
  * be seen first. */
 #define LOSS_SETTLE_MS 100
 
+/* Whether peer i's connection has ended (hung up or failed). */
+static int hung_up(const tcp_t *t, int i)
+{
+    struct pollfd pfd = {.fd = t->peers[i].fd, .events = POLLRDHUP};
+    return pfd.fd >= 0 && poll(&pfd, 1, 0) > 0 && (pfd.revents & (POLLRDHUP | POLLHUP | POLLERR));
+}
+
 /* Every peer whose connection has ended, `known` (detected by the caller) included: the one that
- * died first is seen together with those that failed because of it, so all are named. */
-static int peer_lost(tcp_t *t, int known, int errnum, ddp_error_t *err)
+ * died first is seen together with those that failed because of it, so all are named. Only the
+ * `n_suspects` ranks of `suspects` are looked at, where that is not NULL. */
+static int peer_lost(tcp_t *t, int known, int errnum, const int *suspects, int n_suspects,
+                     ddp_error_t *err)
 {
     ddp_sleep_ms(LOSS_SETTLE_MS);
     char names[256] = "";
     size_t len = 0;
     int lost = 0;
-    for (int i = 0; i < t->size; i++) {
+    for (int k = 0; k < (suspects ? n_suspects : t->size); k++) {
+        int i = suspects ? suspects[k] : k;
         peer_t *p = &t->peers[i];
         if (p->fd < 0)
             continue;
-        struct pollfd pfd = {.fd = p->fd, .events = POLLRDHUP};
-        if (i != known && (poll(&pfd, 1, 0) <= 0 || !(pfd.revents & (POLLRDHUP | POLLHUP | POLLERR))))
+        if (i != known && !hung_up(t, i))
             continue;
         if (len + 16 < sizeof names)
             len += (size_t)snprintf(names + len, sizeof names - len, "%s%d", lost ? ", " : "", i);
@@ -172,10 +194,10 @@ static int pump_queue(tcp_t *t, int peer, int sending, ddp_error_t *err)
                     continue;
                 if (errno == EAGAIN || errno == EWOULDBLOCK)
                     return 0;
-                return peer_lost(t, peer, errno, err);
+                return peer_lost(t, peer, errno, NULL, 0, err);
             }
             if (n == 0)
-                return peer_lost(t, peer, 0, err);
+                return peer_lost(t, peer, 0, NULL, 0, err);
             x->done += (size_t)n;
         }
         if (x->done == x->len)
@@ -206,7 +228,7 @@ static int lost_peer(tcp_t *t, int n, ddp_error_t *err)
             int soerr = 0;
             socklen_t optlen = sizeof soerr;
             getsockopt(p->fd, SOL_SOCKET, SO_ERROR, &soerr, &optlen);
-            return peer_lost(t, t->pfd_peer[k], soerr, err);
+            return peer_lost(t, t->pfd_peer[k], soerr, NULL, 0, err);
         }
     }
     return 0;
@@ -402,14 +424,16 @@ static void chunk(size_t count, int n, int c, size_t esize, size_t *off, size_t 
 
 static int mod(int a, int n) { return ((a % n) + n) % n; }
 
-/* The ring from `in` to `out` (count elements; the same buffer for the all-gather alone):
- * reduce-scatter then all-gather, either phase optional. After reduce-scatter rank r holds the
- * reduction of chunk r in out. Received segments are reduced (or, in the all-gather, stored) and
- * sent on to the next rank while later ones arrive. */
-static int ring(tcp_t *t, const unsigned char *in, unsigned char *out, size_t count, size_t esize,
-                pg_reduce_fn reduce, int reduce_scatter, int all_gather, ddp_error_t *err)
+/* The ring of a team from `in` to `out` (count elements; the same buffer for the all-gather
+ * alone): reduce-scatter then all-gather, either phase optional. After reduce-scatter the member
+ * at place r holds the reduction of chunk r in out. Received segments are reduced (or, in the
+ * all-gather, stored) and sent on to the next member while later ones arrive. */
+static int ring(tcp_t *t, const team_t *team, const unsigned char *in, unsigned char *out,
+                size_t count, size_t esize, pg_reduce_fn reduce, int reduce_scatter, int all_gather,
+                ddp_error_t *err)
 {
-    int n = t->size, r = t->rank, next = mod(r + 1, n), prev = mod(r - 1, n);
+    int n = team->n, r = team->pos;
+    int next = team->ranks[mod(r + 1, n)], prev = team->ranks[mod(r - 1, n)];
     size_t off, len, total_segments = 0;
     for (int c = 0; c < n; c++) {
         chunk(count, n, c, esize, &off, &len);
@@ -463,13 +487,14 @@ static void merge(tcp_t *t, xfer_t *first, size_t n_first, xfer_t *second, size_
         enqueue(t, &second[j], send);
 }
 
-static int pair_all_reduce(tcp_t *t, const unsigned char *in, unsigned char *out, size_t count,
-                           size_t esize, pg_reduce_fn reduce, ddp_error_t *err)
+static int pair_all_reduce(tcp_t *t, const team_t *team, const unsigned char *in,
+                           unsigned char *out, size_t count, size_t esize, pg_reduce_fn reduce,
+                           ddp_error_t *err)
 {
-    int peer = 1 - t->rank;
+    int peer = team->ranks[1 - team->pos];
     size_t mine_off, mine_len, theirs_off, theirs_len;
-    chunk(count, 2, t->rank, esize, &mine_off, &mine_len);
-    chunk(count, 2, peer, esize, &theirs_off, &theirs_len);
+    chunk(count, 2, team->pos, esize, &mine_off, &mine_len);
+    chunk(count, 2, 1 - team->pos, esize, &theirs_off, &theirs_len);
     size_t nm = segments(mine_len), nt = segments(theirs_len);
     plan_t pl;
     if (plan_init(t, &pl, 2 * (nm + nt), reduce, esize, err))
@@ -494,23 +519,23 @@ static int pair_all_reduce(tcp_t *t, const unsigned char *in, unsigned char *out
  * inputs itself, in rank order, so every rank computes the bit-identical result. */
 #define DIRECT_MAX_BYTES (16u << 10)
 
-static int direct_all_reduce(tcp_t *t, const void *in, void *out, size_t bytes, size_t esize,
-                             pg_reduce_fn reduce, ddp_error_t *err)
+static int direct_all_reduce(tcp_t *t, const team_t *team, const void *in, void *out, size_t bytes,
+                             size_t esize, pg_reduce_fn reduce, ddp_error_t *err)
 {
-    unsigned char *slots = t->stage;
+    unsigned char *slots = t->stage, *mine = slots + bytes * (size_t)team->pos;
     plan_t pl;
-    if (plan_init(t, &pl, 2 * (size_t)t->size, NULL, esize, err))
+    if (plan_init(t, &pl, 2 * (size_t)team->n, NULL, esize, err))
         return -1;
-    memcpy(slots + bytes * (size_t)t->rank, in, bytes);
-    for (int q = 0; q < t->size; q++)
-        if (q != t->rank) {
-            plan_add(t, &pl, q, 1, slots + bytes * (size_t)t->rank, NULL, bytes, 0);
-            plan_add(t, &pl, q, 0, slots + bytes * (size_t)q, NULL, bytes, 0);
+    memcpy(mine, in, bytes);
+    for (int q = 0; q < team->n; q++)
+        if (q != team->pos) {
+            plan_add(t, &pl, team->ranks[q], 1, mine, NULL, bytes, 0);
+            plan_add(t, &pl, team->ranks[q], 0, slots + bytes * (size_t)q, NULL, bytes, 0);
         }
     if (plan_run(t, &pl, err))
         return -1;
     reduce(out, slots, slots + bytes, bytes / esize);
-    for (int q = 2; q < t->size; q++)
+    for (int q = 2; q < team->n; q++)
         reduce(out, out, slots + bytes * (size_t)q, bytes / esize);
     return 0;
 }
@@ -535,21 +560,90 @@ static void *tcp_alloc(void *be, size_t bytes, ddp_error_t *err)
 
 static void tcp_free(void *be, void *buf) { free(buf); }
 
+/* ---- shared memory ----------------------------------------------------------------------- */
+
+/* What a collective on shared memory watches while it waits: the same deadline, time to give up
+ * and dead-peer naming as the TCP progress loop. */
+typedef struct {
+    tcp_t *t;
+    int64_t deadline;
+} shm_wait_t;
+
+static int shm_check(void *ctx, const int *late, int n_late, ddp_error_t *err)
+{
+    shm_wait_t *w = ctx;
+    char who[256];
+    size_t len = 0;
+    who[0] = 0;
+    for (int k = 0; k < n_late && len + 16 < sizeof who; k++)
+        len += (size_t)snprintf(who + len, sizeof who - len, "%s%d", k ? ", " : "", late[k]);
+    for (int k = 0; k < n_late; k++)
+        if (hung_up(w->t, late[k]))
+            return peer_lost(w->t, late[k], 0, late, n_late, err);
+    int64_t give_up = give_up_at;
+    if (give_up && ddp_ms_left(give_up) == 0)
+        return ddp_error_set(err, "gave up waiting for rank(s) %s: this process was asked to stop",
+                             who);
+    if (ddp_ms_left(w->deadline) == 0)
+        return ddp_error_set(err, "timed out after %.0f s waiting for rank(s) %s",
+                             (double)w->t->timeout_ms / 1000, who);
+    return 0;
+}
+
+#define SHM_WATCH(t)                                                                               \
+    (&(pg_shm_watch_t){shm_check, &(shm_wait_t){(t), ddp_deadline_in((t)->timeout_ms)}})
+
+/* Whether a collective other than all_reduce runs on shared memory: when every rank is here. */
+static int all_on_this_host(const tcp_t *t)
+{
+    return t->shm && !t->hierarchical;
+}
+
+/* ---- all_reduce ------------------------------------------------------------------------- */
+
+static int team_all_reduce(tcp_t *t, const team_t *team, const void *in, void *out, size_t count,
+                           size_t esize, pg_reduce_fn reduce, ddp_error_t *err)
+{
+    size_t bytes = count * esize;
+    if (team->n == 1) {
+        memmove(out, in, bytes);
+        return 0;
+    }
+    if (bytes <= DIRECT_MAX_BYTES && bytes * (size_t)team->n <= SEGMENT_BYTES)
+        return direct_all_reduce(t, team, in, out, bytes, esize, reduce, err);
+    if (team->n == 2)
+        return pair_all_reduce(t, team, in, out, count, esize, reduce, err);
+    return ring(t, team, in, out, count, esize, reduce, 1, 1, err);
+}
+
+/* Each host's ranks reduce into their leader over shared memory, the leaders all_reduce over
+ * TCP, and each leader broadcasts the result to its host's ranks. */
+static int hierarchical_all_reduce(tcp_t *t, const void *in, void *out, size_t count, size_t esize,
+                                   pg_reduce_fn reduce, ddp_error_t *err)
+{
+    if (t->shm) {
+        if (pg_shm_reduce(t->shm, in, out, count, esize, reduce, 0, SHM_WATCH(t), err))
+            return -1;
+        in = out;
+    }
+    if (t->leaders.pos >= 0 && team_all_reduce(t, &t->leaders, in, out, count, esize, reduce, err))
+        return -1;
+    return t->shm ? pg_shm_broadcast(t->shm, out, count * esize, 0, SHM_WATCH(t), err) : 0;
+}
+
 static int tcp_all_reduce(void *be, const void *send, void *recv, size_t count, pg_dtype_t t_,
                           pg_op_t op, ddp_error_t *err)
 {
     tcp_t *t = be;
-    size_t esize = pg_dtype_size(t_), bytes = count * esize;
+    size_t esize = pg_dtype_size(t_);
     pg_reduce_fn reduce = pg_reducer(t_, op);
-    int rc = 0;
-    if (t->size == 1)
-        memmove(recv, send, bytes);
-    else if (bytes <= DIRECT_MAX_BYTES && bytes * (size_t)t->size <= SEGMENT_BYTES)
-        rc = direct_all_reduce(t, send, recv, bytes, esize, reduce, err);
-    else if (t->size == 2)
-        rc = pair_all_reduce(t, send, recv, count, esize, reduce, err);
+    int rc;
+    if (all_on_this_host(t))
+        rc = pg_shm_all_reduce(t->shm, send, recv, count, esize, reduce, SHM_WATCH(t), err);
+    else if (t->hierarchical)
+        rc = hierarchical_all_reduce(t, send, recv, count, esize, reduce, err);
     else
-        rc = ring(t, send, recv, count, esize, reduce, 1, 1, err);
+        rc = team_all_reduce(t, &t->everyone, send, recv, count, esize, reduce, err);
     if (rc)
         return -1;
     if (op == PG_AVG)
@@ -566,16 +660,22 @@ static int tcp_reduce_scatter(void *be, const void *send, void *recv, size_t cou
         memmove(recv, send, bytes);
         return 0;
     }
-    unsigned char *work = tcp_alloc(be, bytes * (size_t)t->size, err);
-    if (!work)
-        return -1;
-    int rc = ring(t, send, work, count * (size_t)t->size, esize, pg_reducer(t_, op), 1, 0, err);
-    if (rc == 0) {
-        memcpy(recv, work + bytes * (size_t)t->rank, bytes);
-        if (op == PG_AVG)
-            pg_reduce_divide(recv, count, t_, t->size);
+    int rc;
+    if (all_on_this_host(t)) {
+        rc = pg_shm_reduce_scatter(t->shm, send, recv, count, esize, pg_reducer(t_, op),
+                                   SHM_WATCH(t), err);
+    } else {
+        unsigned char *work = tcp_alloc(be, bytes * (size_t)t->size, err);
+        if (!work)
+            return -1;
+        rc = ring(t, &t->everyone, send, work, count * (size_t)t->size, esize, pg_reducer(t_, op),
+                  1, 0, err);
+        if (rc == 0)
+            memcpy(recv, work + bytes * (size_t)t->rank, bytes);
+        free(work);
     }
-    free(work);
+    if (rc == 0 && op == PG_AVG)
+        pg_reduce_divide(recv, count, t_, t->size);
     return rc;
 }
 
@@ -584,8 +684,11 @@ static int tcp_all_gather(void *be, const void *send, void *recv, size_t count, 
 {
     tcp_t *t = be;
     size_t bytes = count * pg_dtype_size(t_);
+    if (all_on_this_host(t))
+        return pg_shm_all_gather(t->shm, send, recv, bytes, SHM_WATCH(t), err);
     memmove((unsigned char *)recv + bytes * (size_t)t->rank, send, bytes);
-    return t->size > 1 ? ring(t, recv, recv, count * (size_t)t->size, pg_dtype_size(t_), NULL, 0, 1, err)
+    return t->size > 1 ? ring(t, &t->everyone, recv, recv, count * (size_t)t->size,
+                              pg_dtype_size(t_), NULL, 0, 1, err)
                        : 0;
 }
 
@@ -599,6 +702,8 @@ static int tcp_broadcast(void *be, void *buf, size_t count, pg_dtype_t t_, int r
     size_t bytes = count * pg_dtype_size(t_);
     if (n == 1)
         return 0;
+    if (all_on_this_host(t))
+        return pg_shm_broadcast(t->shm, buf, bytes, root, SHM_WATCH(t), err);
     plan_t pl;
     if (plan_init(t, &pl, 2 * segments(bytes), NULL, 1, err))
         return -1;
@@ -620,6 +725,14 @@ static int tcp_reduce(void *be, const void *send, void *recv, size_t count, pg_d
     size_t esize = pg_dtype_size(t_), bytes = count * esize;
     if (n == 1) {
         memmove(recv, send, bytes);
+        return 0;
+    }
+    if (all_on_this_host(t)) {
+        if (pg_shm_reduce(t->shm, send, recv, count, esize, pg_reducer(t_, op), root, SHM_WATCH(t),
+                          err))
+            return -1;
+        if (t->rank == root && op == PG_AVG)
+            pg_reduce_divide(recv, count, t_, n);
         return 0;
     }
     unsigned char *acc = t->rank == root ? recv : NULL;
@@ -670,12 +783,20 @@ static int root_exchange(tcp_t *t, const void *root_buf, void *own, size_t bytes
 static int tcp_scatter(void *be, const void *send, void *recv, size_t count, pg_dtype_t t_,
                        int root, ddp_error_t *err)
 {
+    tcp_t *t = be;
+    if (all_on_this_host(t))
+        return pg_shm_scatter(t->shm, send, recv, count * pg_dtype_size(t_), root, SHM_WATCH(t),
+                              err);
     return root_exchange(be, send, recv, count * pg_dtype_size(t_), root, 1, err);
 }
 
 static int tcp_gather(void *be, const void *send, void *recv, size_t count, pg_dtype_t t_,
                       int root, ddp_error_t *err)
 {
+    tcp_t *t = be;
+    if (all_on_this_host(t))
+        return pg_shm_gather(t->shm, send, recv, count * pg_dtype_size(t_), root, SHM_WATCH(t),
+                             err);
     return root_exchange(be, recv, (void *)send, count * pg_dtype_size(t_), root, 0, err);
 }
 
@@ -769,23 +890,27 @@ static int local_address(int store_fd, char *ip, size_t size, ddp_error_t *err)
     return 0;
 }
 
-/* Publishes this rank's address and waits for everybody's; *addrs[i] is "IP PORT". */
+/* Publishes this rank's address and host and waits for everybody's; *addrs[i] is "IP PORT HOST".
+ * Rank 0 makes the group's nonce and decides for all whether hosts share memory (*shm). */
 static int exchange_addresses(tcp_t *t, store_client_t *store, int port, char **addrs,
-                              char nonce[NONCE_HEX + 1], ddp_error_t *err)
+                              char nonce[NONCE_HEX + 1], int *shm, ddp_error_t *err)
 {
-    char ip[INET6_ADDRSTRLEN], key[64], val[INET6_ADDRSTRLEN + 16];
-    if (local_address(ddp_store_client_fd(store), ip, sizeof ip, err))
+    char ip[INET6_ADDRSTRLEN], key[64], host[160], val[INET6_ADDRSTRLEN + 192];
+    if (local_address(ddp_store_client_fd(store), ip, sizeof ip, err) ||
+        pg_shm_host_key(host, sizeof host, err))
         return -1;
     if (t->rank == 0) {
         unsigned char raw[NONCE_HEX / 2];
         if (ddp_random(raw, sizeof raw))
             return ddp_error_set(err, "no random bytes for the group's nonce");
         ddp_hex(raw, sizeof raw, nonce);
-        if (ddp_store_set(store, "pg/nonce", nonce, NONCE_HEX, err))
+        const char *shm_env = getenv("DDP_PG_SHM");
+        nonce[NONCE_HEX] = shm_env && !strcmp(shm_env, "0") ? '0' : '1';
+        if (ddp_store_set(store, "pg/nonce", nonce, NONCE_HEX + 1, err))
             return -1;
     }
     snprintf(key, sizeof key, "pg/addr/%d", t->rank);
-    snprintf(val, sizeof val, "%s %d", ip, port);
+    snprintf(val, sizeof val, "%s %d %s", ip, port, host);
     int64_t joined = 0;
     if (ddp_store_set(store, key, val, strlen(val), err) ||
         ddp_store_add(store, "pg/joined", 1, &joined, err))
@@ -812,10 +937,13 @@ static int exchange_addresses(tcp_t *t, store_client_t *store, int port, char **
     size_t nonce_len = 0;
     if (!rc && ddp_store_get(store, "pg/nonce", &nonce_val, &nonce_len, err) != 1)
         rc = ddp_error_set(err, "rank 0 published no nonce");
-    if (!rc && nonce_len != NONCE_HEX)
+    if (!rc && nonce_len != NONCE_HEX + 1)
         rc = ddp_error_set(err, "rank 0's nonce is malformed");
-    if (!rc)
-        memcpy(nonce, nonce_val, NONCE_HEX + 1);
+    if (!rc) {
+        memcpy(nonce, nonce_val, NONCE_HEX);
+        nonce[NONCE_HEX] = 0;
+        *shm = nonce_val[NONCE_HEX] == '1';
+    }
     free(nonce_val);
     for (int i = 0; i < t->size; i++)
         free(keys[i]);
@@ -889,11 +1017,66 @@ static int accept_higher(tcp_t *t, int listen_fd, const char *nonce, int64_t dea
     return 0;
 }
 
+/* ---- who shares a host ------------------------------------------------------------------ */
+
+static const char *host_of(const char *addr)
+{
+    const char *host = strchr(addr, ' ');
+    host = host ? strchr(host + 1, ' ') : NULL;
+    return host ? host + 1 : "";
+}
+
+/* The teams (everyone, the hosts' leaders: each host's lowest rank) and this host's shared
+ * memory, from the published addresses. */
+static int make_teams(tcp_t *t, char **addrs, const char *nonce, int shm, int64_t deadline,
+                      ddp_error_t *err)
+{
+    int n = t->size, *local = malloc((size_t)n * sizeof *local), n_local = 0, me = 0;
+    t->everyone.ranks = malloc((size_t)n * sizeof *t->everyone.ranks);
+    t->leaders.ranks = malloc((size_t)n * sizeof *t->leaders.ranks);
+    if (!local || !t->everyone.ranks || !t->leaders.ranks) {
+        free(local);
+        return ddp_error_set(err, "out of memory");
+    }
+    t->everyone.n = n;
+    t->everyone.pos = t->rank;
+    t->leaders.pos = -1;
+    const char *here = host_of(addrs[t->rank]);
+    for (int i = 0; i < n; i++) {
+        t->everyone.ranks[i] = i;
+        int first_of_host = 1;
+        for (int j = 0; j < i && first_of_host; j++)
+            first_of_host = strcmp(host_of(addrs[j]), host_of(addrs[i])) != 0;
+        if (first_of_host) {
+            if (!strcmp(host_of(addrs[i]), here))
+                t->leaders.pos = t->leaders.n;
+            t->leaders.ranks[t->leaders.n++] = i;
+        }
+        if (!strcmp(host_of(addrs[i]), here)) {
+            if (i == t->rank)
+                me = n_local;
+            local[n_local++] = i;
+        }
+    }
+    if (t->leaders.pos >= 0 && t->leaders.ranks[t->leaders.pos] != t->rank)
+        t->leaders.pos = -1;
+    int rc = 0;
+    /* The same on every rank (from the same addresses), so all take the same path. */
+    t->hierarchical = shm && t->leaders.n > 1 && t->leaders.n < n;
+    if (shm && n_local > 1 && !(t->shm = pg_shm_create(local, n_local, me, nonce, deadline, err)))
+        rc = -1;
+    free(local);
+    return rc;
+}
+
 static void tcp_destroy(void *be)
 {
     tcp_t *t = be;
     if (!t)
         return;
+    pg_shm_destroy(t->shm);
+    free(t->everyone.ranks);
+    free(t->leaders.ranks);
     for (int i = 0; t->peers && i < t->size; i++)
         if (t->peers[i].fd >= 0)
             close(t->peers[i].fd);
@@ -925,14 +1108,17 @@ static void *tcp_create(const pg_world_t *w, store_client_t *store, int64_t time
         goto oom;
     for (int i = 0; i < w->size; i++)
         t->peers[i].fd = -1;
+    t->everyone = (team_t){.n = 1};
     if (w->size > 1) {
         int64_t deadline = ddp_deadline_in(timeout_ms);
         int port;
         char nonce[NONCE_HEX + 1];
+        int shm;
         if ((listen_fd = ddp_net_listen(NULL, 0, w->size, &port, err)) < 0 ||
-            exchange_addresses(t, store, port, addrs, nonce, err) ||
+            exchange_addresses(t, store, port, addrs, nonce, &shm, err) ||
             dial_lower(t, addrs, nonce, deadline, err) ||
-            accept_higher(t, listen_fd, nonce, deadline, err))
+            accept_higher(t, listen_fd, nonce, deadline, err) ||
+            make_teams(t, addrs, nonce, shm, deadline, err))
             goto error;
         for (int i = 0; i < w->size; i++)
             if (i != w->rank && set_peer_socket(t->peers[i].fd) < 0) {

@@ -1,23 +1,46 @@
 #!/bin/bash
 # The process group (libddp) and ddp-train's demos, with real processes as ranks: every
 # operation, type and reduction for world sizes 1, 2, 3, 4, 5 and 8 (environment set by hand),
-# a peer killed mid-all_reduce, and `ddp-train hello` / `collectives` under ddpjob-agent, under
-# mpirun and by hand.
+# on one host (shared memory), over TCP alone, and over two hosts (network namespaces: shared
+# memory within each, the hierarchical all_reduce); a peer killed mid-all_reduce on shared memory
+# and on TCP; and `ddp-train hello` / `collectives` under ddpjob-agent, under mpirun and by hand.
 . "$SRCDIR/tests/agent/lib.sh"
+# shellcheck source=../cluster/netns.sh
+. "$SRCDIR/tests/cluster/netns.sh"
 : "${PG_CHECK:?run through meson test}" "${TRAIN:?run through meson test}"
 
+# Two hosts: namespaces n1 (PG_NET.11) and n2 (PG_NET.12), made before the first two-host world.
+PG_NET=10.81.0
+pg_ns() { echo "ddpjpg$$-$1"; }
+trap 'netns_remove "$T" pg_ns head 2; rm -rf "$T"; echo "1..$TAP_N"; [ "$TAP_FAILED" -eq 0 ]' EXIT
+
 # world N NAME CMD...: N ranks of CMD with the environment set by hand; $T/NAME.<rank>.out/.err
-# hold their output, RCS their exit statuses ("0 0 1 ...").
+# hold their output, RCS their exit statuses ("0 0 1 ...") and PIDS their (timeout's) pids.
+# WORLD_ENV (VAR=VALUE words) goes into every rank's environment; with WORLD_HOSTS set (one
+# namespace per rank), each rank runs in its namespace and rank 0's host is the master.
 world() {
-    local n=$1 name=$2 r pids=()
+    world_start "$@"
+    world_wait
+}
+
+world_start() {
+    local n=$1 name=$2 r master=127.0.0.1
     shift 2
     next_port
+    PIDS=()
+    [ -n "${WORLD_HOSTS[*]:-}" ] && master=$PG_NET.$((10 + ${WORLD_HOSTS[0]#n}))
     for ((r = 0; r < n; r++)); do
-        env DDPJ_TESTMARK="$MARK" RANK=$r WORLD_SIZE="$n" LOCAL_RANK=$r MASTER_ADDR=127.0.0.1 \
-            MASTER_PORT="$PORT" DDP_PG_TIMEOUT=60 timeout -s KILL 240 "$@" \
-            >"$T/$name.$r.out" 2>"$T/$name.$r.err" &
-        pids+=($!)
+        local in_host=()
+        [ -n "${WORLD_HOSTS[*]:-}" ] && in_host=(ip netns exec "$(pg_ns "${WORLD_HOSTS[$r]}")")
+        "${in_host[@]}" env DDPJ_TESTMARK="$MARK" RANK=$r WORLD_SIZE="$n" LOCAL_RANK=$r \
+            MASTER_ADDR="$master" MASTER_PORT="$PORT" DDP_PG_TIMEOUT=60 "${WORLD_ENV[@]}" \
+            timeout -s KILL 240 "$@" >"$T/$name.$r.out" 2>"$T/$name.$r.err" &
+        PIDS+=($!)
     done
+}
+
+world_wait() {
+    local r pids=("${PIDS[@]}")
     RCS=
     for r in "${pids[@]}"; do
         if wait "$r"; then RCS+="0 "; else RCS+="$? "; fi
@@ -42,40 +65,87 @@ expect_world_right() { # N NAME DESCRIPTION
     fi
 }
 
+# The segments ranks of one host share (memfds: never in /dev/shm), as each rank maps them.
+segments_of() { # PID...: how many of these processes map the group's segment
+    local pid n=0
+    for pid in "$@"; do grep -q '/memfd:ddp-pg' "/proc/$pid/maps" 2>/dev/null && n=$((n + 1)); done
+    echo "$n"
+}
+shm_before=$(ls -A /dev/shm | sort)
+
+# Every operation, type and reduction over shared memory (every rank here) and over TCP alone.
+WORLD_ENV=()
 for n in 1 2 3 4 5 8; do
     world "$n" "sweep$n" "$PG_CHECK" sweep 0 1 7 n5+1 1000 20011
-    expect_world_right "$n" "sweep$n" "world of $n: every operation, type and reduction, counts 0, 1, 7, $((5 * n + 1)), 1000, 20011"
+    expect_world_right "$n" "sweep$n" "world of $n on one host (shared memory): every operation, type and reduction, counts 0, 1, 7, $((5 * n + 1)), 1000, 20011"
+done
+WORLD_ENV=(DDP_PG_SHM=0)
+for n in 2 3 4 5 8; do
+    world "$n" "tcpsweep$n" "$PG_CHECK" sweep 0 1 7 n5+1 1000 20011
+    expect_world_right "$n" "tcpsweep$n" "world of $n over TCP alone (DDP_PG_SHM=0): every operation, type and reduction"
 done
 # 4 Mi floats (16 MiB) per rank, plus one so that no world size divides it.
 for n in 1 2 3 5 8; do
-    world "$n" "large$n" "$PG_CHECK" large 4194305
-    expect_world_right "$n" "large$n" "world of $n: every operation on 16 MiB of float32"
+    for transport in shm tcp; do
+        WORLD_ENV=()
+        [ $transport = tcp ] && WORLD_ENV=(DDP_PG_SHM=0)
+        world "$n" "large$transport$n" "$PG_CHECK" large 4194305
+        expect_world_right "$n" "large$transport$n" "world of $n ($transport): every operation on 16 MiB of float32"
+    done
 done
+WORLD_ENV=()
 expect_no_leftovers "no rank left running after the sweeps"
 
-# --- a peer killed mid-all_reduce ----------------------------------------------------------------
-next_port
-pids=()
-for r in 0 1 2 3; do
-    env DDPJ_TESTMARK="$MARK" RANK=$r WORLD_SIZE=4 MASTER_ADDR=127.0.0.1 MASTER_PORT="$PORT" \
-        DDP_PG_TIMEOUT=30 timeout -s KILL 60 "$PG_CHECK" loop 4194304 >"$T/kill.$r.out" 2>"$T/kill.$r.err" &
-    pids+=($!)
+# --- two hosts: shared memory within each, the hierarchical all_reduce between them ----------
+mkdir -p "$T/etc"
+netns_make "$T" pg_ns "$PG_NET" head 2 || fail "cannot make the two hosts' namespaces"
+for layout in "n1 n2" "n1 n1 n2" "n1 n1 n2 n2" "n1 n2 n1 n2" "n1 n1 n1 n2 n2" "n2 n1 n2 n1 n2 n1 n2 n1"; do
+    read -ra WORLD_HOSTS <<<"$layout"
+    n=${#WORLD_HOSTS[@]}
+    world "$n" "hosts$n" "$PG_CHECK" sweep 0 1 7 n5+1 1000 20011
+    expect_world_right "$n" "hosts$n" "world of $n on two hosts ($layout): every operation, type and reduction"
 done
-for _ in $(seq 200); do grep -q looping "$T/kill.2.out" && break; sleep 0.05; done
-start=$(date +%s%N)
-kill -9 "$(pgrep -P "${pids[2]}")"
-statuses= named=0
-for r in 0 1 3; do
-    if wait "${pids[$r]}"; then statuses+="0 "; else statuses+="$? "; fi
-    grep -qE "ranks? ([0-9]+, )*2[ ,:]" "$T/kill.$r.err" && named=$((named + 1))
+WORLD_HOSTS=(n1 n2 n2 n1 n1)
+world 5 hostslarge "$PG_CHECK" large 4194305
+expect_world_right 5 hostslarge "world of 5 on two hosts (n1 n2 n2 n1 n1): every operation on 16 MiB of float32"
+# The hierarchical path is taken: every rank maps its host's segment while the world runs.
+world_start 4 hostsloop "$PG_CHECK" loop 1048576
+for _ in $(seq 200); do grep -q looping "$T/hostsloop.3.out" && break; sleep 0.05; done
+mapped=$(segments_of $(for p in "${PIDS[@]}"; do pgrep -P "$p"; done))
+kill -9 $(for p in "${PIDS[@]}"; do pgrep -P "$p"; done) 2>/dev/null
+world_wait
+expect_eq "$mapped" 4 "on two hosts, every rank maps its host's shared segment"
+WORLD_HOSTS=()
+
+# --- a peer killed mid-all_reduce, on shared memory and on TCP ----------------------------------
+for transport in shm tcp; do
+    WORLD_ENV=(DDP_PG_TIMEOUT=30)
+    [ $transport = tcp ] && WORLD_ENV+=(DDP_PG_SHM=0)
+    world_start 4 "kill$transport" "$PG_CHECK" loop 4194304
+    for _ in $(seq 200); do grep -q looping "$T/kill$transport.2.out" && break; sleep 0.05; done
+    ranks=($(for p in "${PIDS[@]}"; do pgrep -P "$p"; done))
+    mapped=$(segments_of "${ranks[@]}")
+    start=$(date +%s%N)
+    kill -9 "${ranks[2]}"
+    world_wait
+    took=$((($(date +%s%N) - start) / 1000000))
+    named=0
+    for r in 0 1 3; do
+        grep -qE "ranks? ([0-9]+, )*2[ ,:]" "$T/kill$transport.$r.err" && named=$((named + 1))
+    done
+    if [ $transport = shm ]; then
+        expect_eq "$mapped" 4 "shm: the 4 ranks of one host map the shared segment"
+    else
+        expect_eq "$mapped" 0 "tcp: with DDP_PG_SHM=0 no rank maps a segment"
+    fi
+    expect_eq "$RCS" "2 2 137 2" "$transport: when rank 2 is killed mid-all_reduce, ranks 0, 1 and 3 fail (exit 2)"
+    expect_eq "$named" 3 "$transport: each of them names rank 2"
+    expect_contains "$(cat "$T/kill$transport.3.err")" "closed" "$transport: and says what happened to it"
+    if [ "$took" -lt 30000 ]; then pass "$transport: within the deadline (${took} ms, deadline 30 s)"; else fail "$transport: took ${took} ms"; fi
+    expect_no_leftovers "$transport: nothing left after the killed peer"
 done
-took=$((($(date +%s%N) - start) / 1000000))
-wait "${pids[2]}"
-expect_eq "$statuses" "2 2 2 " "when rank 2 is killed mid-all_reduce, ranks 0, 1 and 3 fail (exit 2)"
-expect_eq "$named" 3 "each of them names rank 2"
-expect_contains "$(cat "$T/kill.3.err")" "closed" "and says what happened to it"
-if [ "$took" -lt 30000 ]; then pass "within the deadline (${took} ms, deadline 30 s)"; else fail "took ${took} ms"; fi
-expect_no_leftovers "nothing left after the killed peer"
+WORLD_ENV=()
+expect_eq "$(ls -A /dev/shm | sort)" "$shm_before" "no segment left in /dev/shm after every world above"
 
 # --- a rank that never comes: the deadline names who is missing -------------------------------
 next_port

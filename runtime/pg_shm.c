@@ -1,0 +1,682 @@
+#include "pg_shm.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <poll.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ddp_clock.h"
+#include "ddp_file.h"
+#include "ddp_net.h"
+
+/* Counters sit on lines of their own (two cache lines: the adjacent-line prefetcher would
+ * otherwise make neighbours share). */
+#define LINE 128
+/* Stage slots per rank: how many blocks may be in flight at once. */
+#define DEPTH 4
+/* One block's bytes per rank (all its pieces). Small enough that the stages stay in the
+ * caches between the copy in and the reads of the owners. */
+#define BLOCK_BYTES (256u << 10)
+#define PIECE_MIN 1024u
+/* All-reduces up to this size take one step: every rank reduces every stage itself, which
+ * saves the second wait of the owner scheme where latency, not bandwidth, is what counts. */
+#define SMALL_BYTES (16u << 10)
+/* How long a waiting rank spins (or yields) before it sleeps, how often it runs the caller's
+ * check, and the longest single sleep (so that the check keeps its rhythm). */
+#define SPIN_NS 50000
+#define SPIN_OVERSUBSCRIBED_NS 2000000
+#define CHECK_NS 1000000
+#define SLEEP_NS 20000000
+#define NONCE_HEX 32
+
+typedef struct {
+    _Atomic uint64_t value;
+    char pad[LINE - sizeof(uint64_t)];
+} counter_t;
+
+/* How far a rank got, in blocks since the group began. */
+typedef struct {
+    counter_t written, reduced, finished;
+} progress_t;
+
+typedef struct {
+    _Atomic uint32_t
+        doorbell; /* bumped (and futex-woken) when a counter moves and someone sleeps */
+    char pad0[LINE - sizeof(uint32_t)];
+    _Atomic uint32_t sleepers;
+    char pad1[LINE - sizeof(uint32_t)];
+} header_t;
+
+struct pg_shm {
+    int n, me;
+    int *members;
+    int *late;
+    size_t piece, block; /* block = n * piece */
+    unsigned char *base;
+    size_t size;
+    header_t *header;
+    progress_t *progress;
+    unsigned char *stages, *results;
+    uint64_t seq; /* blocks used so far: the same on every member */
+    int oversubscribed;
+};
+
+typedef enum {
+    ALL_REDUCE,
+    REDUCE,
+    REDUCE_SCATTER,
+    BROADCAST,
+    ALL_GATHER,
+    GATHER,
+    SCATTER,
+    SMALL_ALL_REDUCE,
+} kind_t;
+
+typedef struct {
+    kind_t kind;
+    const unsigned char *in;
+    unsigned char *out;
+    size_t count, esize; /* elements in all (split kinds) or per chunk */
+    pg_reduce_fn reduce;
+    int root;
+} op_t;
+
+/* ---- the segment ------------------------------------------------------------------------ */
+
+static size_t segment_size(size_t n, size_t piece)
+{
+    return sizeof(header_t) + n * sizeof(progress_t) + n * DEPTH * (n * piece) + n * DEPTH * piece;
+}
+
+static void layout(pg_shm_t *s, unsigned char *base)
+{
+    s->base = base;
+    s->header = (header_t *)base;
+    s->progress = (progress_t *)(base + sizeof(header_t));
+    s->stages = (unsigned char *)(s->progress + s->n);
+    s->results = s->stages + (size_t)s->n * DEPTH * s->block;
+}
+
+static unsigned char *stage(const pg_shm_t *s, int rank, uint64_t block)
+{
+    return s->stages + ((size_t)rank * DEPTH + block % DEPTH) * s->block;
+}
+
+static unsigned char *result(const pg_shm_t *s, int owner, uint64_t block)
+{
+    return s->results + ((size_t)owner * DEPTH + block % DEPTH) * s->piece;
+}
+
+int pg_shm_host_key(char *key, size_t size, ddp_error_t *err)
+{
+    size_t len;
+    char *boot = ddp_read_file("/proc/sys/kernel/random/boot_id", &len, err);
+    struct stat st;
+    if (!boot)
+        return -1;
+    boot[strcspn(boot, "\n")] = 0;
+    int rc = 0;
+    if (stat("/proc/self/ns/net", &st) < 0)
+        rc = ddp_error_set(err, "/proc/self/ns/net: %s", strerror(errno));
+    else
+        snprintf(key, size, "%s:%llx:%llx", boot, (unsigned long long)st.st_dev,
+                 (unsigned long long)st.st_ino);
+    free(boot);
+    return rc;
+}
+
+/* The hello a member sends the leader: the nonce and its global rank. */
+typedef struct {
+    char nonce[NONCE_HEX];
+    uint32_t rank;
+} hello_t;
+
+static socklen_t socket_address(struct sockaddr_un *sa, const char *nonce, int leader)
+{
+    memset(sa, 0, sizeof *sa);
+    sa->sun_family = AF_UNIX;
+    /* Abstract (leading NUL): no file to remove, gone when the socket closes. */
+    int len = snprintf(sa->sun_path + 1, sizeof sa->sun_path - 1, "ddp-pg-%s-%d", nonce, leader);
+    return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)len);
+}
+
+static int same_user(int fd)
+{
+    struct ucred cred;
+    socklen_t len = sizeof cred;
+    return getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 && cred.uid == geteuid();
+}
+
+static int send_segment(int fd, int memfd, int64_t deadline, ddp_error_t *err)
+{
+    char byte = 1;
+    char control[CMSG_SPACE(sizeof(int))] = {0};
+    struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+    struct msghdr msg = {
+        .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control, .msg_controllen = sizeof control};
+    struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(c), &memfd, sizeof(int));
+    struct pollfd pfd = {.fd = fd, .events = POLLOUT};
+    if (poll(&pfd, 1, ddp_ms_left(deadline)) <= 0 || sendmsg(fd, &msg, MSG_NOSIGNAL) != 1)
+        return ddp_error_set(err, "cannot hand the segment over: %s", strerror(errno));
+    return 0;
+}
+
+static int receive_segment(int fd, int64_t deadline, ddp_error_t *err)
+{
+    char byte;
+    char control[CMSG_SPACE(sizeof(int))];
+    struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+    struct msghdr msg = {
+        .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control, .msg_controllen = sizeof control};
+    struct pollfd pfd = {.fd = fd, .events = POLLIN};
+    if (poll(&pfd, 1, ddp_ms_left(deadline)) <= 0)
+        return ddp_error_set(err, "the host's first rank never handed the segment over");
+    if (recvmsg(fd, &msg, MSG_CMSG_CLOEXEC) != 1)
+        return ddp_error_set(err, "receiving the segment: %s", errno ? strerror(errno) : "closed");
+    struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+    if (!c || c->cmsg_type != SCM_RIGHTS || c->cmsg_len != CMSG_LEN(sizeof(int)))
+        return ddp_error_set(err, "the host's first rank sent no segment");
+    int memfd;
+    memcpy(&memfd, CMSG_DATA(c), sizeof memfd);
+    return memfd;
+}
+
+/* The leader: accepts every other member that proves the nonce and hands each the segment. */
+static int serve_members(pg_shm_t *s, int listen_fd, int memfd, const char *nonce, int64_t deadline,
+                         ddp_error_t *err)
+{
+    char *joined = calloc((size_t)s->n, 1);
+    int missing = s->n - 1, rc = -1;
+    if (!joined)
+        return ddp_error_set(err, "out of memory");
+    while (missing > 0) {
+        struct pollfd pfd = {.fd = listen_fd, .events = POLLIN};
+        if (poll(&pfd, 1, ddp_ms_left(deadline)) <= 0 && ddp_ms_left(deadline) == 0) {
+            ddp_error_set(err, "%d rank(s) of this host never came for the segment", missing);
+            goto out;
+        }
+        int fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
+        if (fd < 0)
+            continue;
+        hello_t h = {0};
+        ddp_error_t ignored;
+        int64_t hello_deadline =
+            ddp_deadline_in(5000) < deadline ? ddp_deadline_in(5000) : deadline;
+        int index = -1;
+        if (same_user(fd) && ddp_net_read_full(fd, &h, sizeof h, hello_deadline, &ignored) == 0 &&
+            memcmp(h.nonce, nonce, NONCE_HEX) == 0)
+            for (int i = 1; i < s->n; i++)
+                if ((uint32_t)s->members[i] == h.rank && !joined[i])
+                    index = i;
+        /* Strangers are dropped; the wait goes on. */
+        if (index > 0 && send_segment(fd, memfd, deadline, err) == 0) {
+            joined[index] = 1;
+            missing--;
+        }
+        close(fd);
+    }
+    rc = 0;
+out:
+    free(joined);
+    return rc;
+}
+
+/* A member: asks the leader (which may not listen yet) for the segment. */
+static int fetch_segment(pg_shm_t *s, const char *nonce, int64_t deadline, ddp_error_t *err)
+{
+    struct sockaddr_un sa;
+    socklen_t sa_len = socket_address(&sa, nonce, s->members[0]);
+    for (;;) {
+        int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+            return ddp_error_set(err, "socket: %s", strerror(errno));
+        if (connect(fd, (struct sockaddr *)&sa, sa_len) == 0) {
+            hello_t h = {.rank = (uint32_t)s->members[s->me]};
+            memcpy(h.nonce, nonce, NONCE_HEX);
+            int memfd = -1;
+            if (!same_user(fd))
+                ddp_error_set(err, "the host's segment is offered by another user");
+            else if (ddp_net_write_full(fd, &h, sizeof h, deadline, err) == 0)
+                memfd = receive_segment(fd, deadline, err);
+            close(fd);
+            return memfd;
+        }
+        int errnum = errno;
+        close(fd);
+        if (errnum != ECONNREFUSED && errnum != ENOENT)
+            return ddp_error_set(err, "connect: %s", strerror(errnum));
+        if (ddp_ms_left(deadline) == 0)
+            return ddp_error_set(err, "rank %d (this host's first) never offered the segment",
+                                 s->members[0]);
+        ddp_sleep_ms(2);
+    }
+}
+
+static int cpus_available(void)
+{
+    cpu_set_t set;
+    return sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
+}
+
+pg_shm_t *pg_shm_create(const int *members, int n, int me, const char *nonce, int64_t deadline,
+                        ddp_error_t *err)
+{
+    pg_shm_t *s = calloc(1, sizeof *s);
+    int memfd = -1, listen_fd = -1;
+    if (!s || !(s->members = malloc((size_t)n * sizeof *s->members)) ||
+        !(s->late = malloc((size_t)n * sizeof *s->late))) {
+        ddp_error_set(err, "out of memory");
+        goto error;
+    }
+    memcpy(s->members, members, (size_t)n * sizeof *members);
+    s->n = n;
+    s->me = me;
+    s->piece = (BLOCK_BYTES / (size_t)n) & ~(size_t)63;
+    if (s->piece < PIECE_MIN)
+        s->piece = PIECE_MIN;
+    s->block = (size_t)n * s->piece;
+    s->size = segment_size((size_t)n, s->piece);
+    s->oversubscribed = n > cpus_available();
+    if (me == 0) {
+        struct sockaddr_un sa;
+        socklen_t sa_len = socket_address(&sa, nonce, members[0]);
+        if ((memfd = (int)syscall(SYS_memfd_create, "ddp-pg", MFD_CLOEXEC)) < 0 ||
+            ftruncate(memfd, (off_t)s->size) < 0) {
+            ddp_error_set(err, "cannot make a %zu-byte segment: %s", s->size, strerror(errno));
+            goto error;
+        }
+        if ((listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0 ||
+            bind(listen_fd, (struct sockaddr *)&sa, sa_len) < 0 || listen(listen_fd, n) < 0) {
+            ddp_error_set(err, "cannot offer the segment: %s", strerror(errno));
+            goto error;
+        }
+        if (serve_members(s, listen_fd, memfd, nonce, deadline, err))
+            goto error;
+    } else if ((memfd = fetch_segment(s, nonce, deadline, err)) < 0) {
+        goto error;
+    } else {
+        struct stat st;
+        if (fstat(memfd, &st) < 0 || (size_t)st.st_size != s->size) {
+            ddp_error_set(err, "the segment from rank %d has the wrong size", members[0]);
+            goto error;
+        }
+    }
+    void *base = mmap(NULL, s->size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, memfd, 0);
+    if (base == MAP_FAILED) {
+        ddp_error_set(err, "cannot map the segment: %s", strerror(errno));
+        goto error;
+    }
+    layout(s, base);
+    close(memfd);
+    if (listen_fd >= 0)
+        close(listen_fd);
+    return s;
+error:
+    if (memfd >= 0)
+        close(memfd);
+    if (listen_fd >= 0)
+        close(listen_fd);
+    pg_shm_destroy(s);
+    ddp_error_prefix(err, "shared memory of this host's %d ranks", n);
+    return NULL;
+}
+
+void pg_shm_destroy(pg_shm_t *s)
+{
+    if (!s)
+        return;
+    if (s->base)
+        munmap(s->base, s->size);
+    free(s->members);
+    free(s->late);
+    free(s);
+}
+
+/* ---- waiting ---------------------------------------------------------------------------- */
+
+static void relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+
+static int64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void publish(pg_shm_t *s, counter_t *c, uint64_t value)
+{
+    atomic_store(&c->value, value);
+    if (atomic_load(&s->header->sleepers)) {
+        atomic_fetch_add(&s->header->doorbell, 1);
+        syscall(SYS_futex, &s->header->doorbell, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+    }
+}
+
+/* Whether every member's counter (written, reduced or finished) reached `value`. */
+static int all_reached(const pg_shm_t *s, size_t which, uint64_t value)
+{
+    for (int q = 0; q < s->n; q++) {
+        const counter_t *c = (const counter_t *)((const char *)&s->progress[q] + which);
+        if (atomic_load_explicit(&c->value, memory_order_acquire) < value)
+            return 0;
+    }
+    return 1;
+}
+
+#define WRITTEN offsetof(progress_t, written)
+#define REDUCED offsetof(progress_t, reduced)
+#define FINISHED offsetof(progress_t, finished)
+
+/* The members that have not finished the collective ending at block `end`. */
+static int late_members(pg_shm_t *s, uint64_t end)
+{
+    int n = 0;
+    for (int q = 0; q < s->n; q++)
+        if (q != s->me && atomic_load(&s->progress[q].finished.value) < end)
+            s->late[n++] = s->members[q];
+    return n;
+}
+
+/* ---- one collective --------------------------------------------------------------------- */
+
+static int has_reduction(kind_t k)
+{
+    return k == ALL_REDUCE || k == REDUCE || k == REDUCE_SCATTER;
+}
+static int splits_buffer(kind_t k)
+{
+    return k == ALL_REDUCE || k == REDUCE || k == BROADCAST;
+}
+
+/* Chunk j (owner j's part): where it starts in `in` and in `out`, and its length. */
+static void chunk_of(const pg_shm_t *s, const op_t *op, int j, size_t *in_off, size_t *out_off,
+                     size_t *len)
+{
+    if (splits_buffer(op->kind)) {
+        size_t base = op->count / (size_t)s->n, rem = op->count % (size_t)s->n, uj = (size_t)j;
+        *in_off = *out_off = (uj * base + (uj < rem ? uj : rem)) * op->esize;
+        *len = (base + (uj < rem)) * op->esize;
+        return;
+    }
+    *len = op->count * op->esize;
+    *in_off = op->kind == REDUCE_SCATTER || op->kind == SCATTER ? (size_t)j * *len : 0;
+    *out_off = op->kind == ALL_GATHER || op->kind == GATHER ? (size_t)j * *len : 0;
+}
+
+/* Piece `k` of chunk j; its length is 0 past the chunk's end. */
+static size_t piece_of(const pg_shm_t *s, const op_t *op, int j, size_t k, size_t *in_off,
+                       size_t *out_off)
+{
+    size_t len, at = k * s->piece;
+    chunk_of(s, op, j, in_off, out_off, &len);
+    *in_off += at;
+    *out_off += at;
+    return len > at ? (len - at < s->piece ? len - at : s->piece) : 0;
+}
+
+/* Whether this rank copies piece j into its stage. */
+static int writes_piece(const pg_shm_t *s, const op_t *op, int j)
+{
+    switch (op->kind) {
+    case BROADCAST:
+        return s->me == op->root;
+    case SCATTER:
+        return s->me == op->root && j != s->me;
+    case ALL_GATHER:
+    case GATHER:
+        return j == s->me;
+    default:
+        return j != s->me; /* an owner reads its own piece where it is */
+    }
+}
+
+static void copy_in(pg_shm_t *s, const op_t *op, size_t k)
+{
+    unsigned char *to = stage(s, s->me, s->seq + k);
+    if (op->kind == SMALL_ALL_REDUCE) {
+        memcpy(to, op->in, op->count * op->esize);
+        return;
+    }
+    for (int j = 0; j < s->n; j++) {
+        size_t in_off, out_off, len = piece_of(s, op, j, k, &in_off, &out_off);
+        if (len && writes_piece(s, op, j))
+            memcpy(to + (size_t)j * s->piece, op->in + in_off, len);
+    }
+}
+
+/* The owner's piece over every stage, its own input first and then the others in rank order
+ * (every rank takes the owner's result, so all agree bit for bit). */
+static void reduce_piece(pg_shm_t *s, const op_t *op, size_t k)
+{
+    size_t in_off, out_off, len = piece_of(s, op, s->me, k, &in_off, &out_off);
+    if (!len)
+        return;
+    int direct = op->kind == REDUCE_SCATTER || (op->kind == REDUCE && s->me == op->root);
+    unsigned char *dst = direct ? op->out + out_off : result(s, s->me, s->seq + k);
+    const unsigned char *acc = op->in + in_off;
+    for (int q = 0; q < s->n; q++)
+        if (q != s->me) {
+            op->reduce(dst, acc, stage(s, q, s->seq + k) + (size_t)s->me * s->piece,
+                       len / op->esize);
+            acc = dst;
+        }
+}
+
+static void copy_out(pg_shm_t *s, const op_t *op, size_t k)
+{
+    uint64_t block = s->seq + k;
+    if (op->kind == SMALL_ALL_REDUCE) {
+        size_t count = op->count;
+        op->reduce(op->out, stage(s, 0, block), stage(s, 1, block), count);
+        for (int q = 2; q < s->n; q++)
+            op->reduce(op->out, op->out, stage(s, q, block), count);
+        return;
+    }
+    int me = s->me, root = op->root;
+    for (int j = 0; j < s->n; j++) {
+        size_t in_off, out_off, len = piece_of(s, op, j, k, &in_off, &out_off);
+        const unsigned char *from = NULL;
+        switch (op->kind) {
+        case ALL_REDUCE:
+            from = result(s, j, block);
+            break;
+        case REDUCE:
+            from = me == root && j != me ? result(s, j, block) : NULL;
+            break;
+        case BROADCAST:
+            from = me != root ? stage(s, root, block) + (size_t)j * s->piece : NULL;
+            break;
+        case SCATTER:
+            from = me != root && j == me ? stage(s, root, block) + (size_t)j * s->piece : NULL;
+            break;
+        case ALL_GATHER:
+            from = j != me ? stage(s, j, block) + (size_t)j * s->piece : NULL;
+            break;
+        case GATHER:
+            from = me == root && j != me ? stage(s, j, block) + (size_t)j * s->piece : NULL;
+            break;
+        default:
+            break;
+        }
+        if (len && from)
+            memcpy(op->out + out_off, from, len);
+    }
+}
+
+typedef enum { IDLE, COPY_OUT, REDUCE_PIECE, COPY_IN } phase_t;
+
+/* The next step this rank may take: the oldest block's first (it frees a slot soonest). */
+static phase_t next_phase(const pg_shm_t *s, const op_t *op, size_t nb, size_t cin, size_t red,
+                          size_t cout)
+{
+    int reduces = has_reduction(op->kind);
+    size_t ready_for_out = reduces ? red : cin;
+    if (cout < ready_for_out && all_reached(s, reduces ? REDUCED : WRITTEN, s->seq + cout + 1))
+        return COPY_OUT;
+    if (reduces && red < cin && all_reached(s, WRITTEN, s->seq + red + 1))
+        return REDUCE_PIECE;
+    uint64_t block = s->seq + cin;
+    if (cin < nb && (block < DEPTH || all_reached(s, FINISHED, block - DEPTH + 1)))
+        return COPY_IN;
+    return IDLE;
+}
+
+static int run(pg_shm_t *s, const op_t *op, size_t nb, const pg_shm_watch_t *w, ddp_error_t *err)
+{
+    progress_t *mine = &s->progress[s->me];
+    size_t cin = 0, red = 0, cout = 0;
+    int64_t idle_since = 0, last_check = 0;
+    while (cout < nb) {
+        switch (next_phase(s, op, nb, cin, red, cout)) {
+        case COPY_OUT:
+            copy_out(s, op, cout);
+            publish(s, &mine->finished, s->seq + ++cout);
+            idle_since = 0;
+            continue;
+        case REDUCE_PIECE:
+            reduce_piece(s, op, red);
+            publish(s, &mine->reduced, s->seq + ++red);
+            idle_since = 0;
+            continue;
+        case COPY_IN:
+            copy_in(s, op, cin);
+            publish(s, &mine->written, s->seq + ++cin);
+            idle_since = 0;
+            continue;
+        case IDLE:
+            break;
+        }
+        int64_t now = now_ns();
+        if (!idle_since)
+            idle_since = last_check = now;
+        if (now - last_check >= CHECK_NS) {
+            last_check = now;
+            int n_late = late_members(s, s->seq + nb);
+            if (w->check(w->ctx, s->late, n_late, err))
+                return -1;
+        }
+        if (now - idle_since < (s->oversubscribed ? SPIN_OVERSUBSCRIBED_NS : SPIN_NS)) {
+            if (s->oversubscribed)
+                sched_yield();
+            else
+                relax();
+            continue;
+        }
+        /* Registered as a sleeper before the last look, so a counter that moves after it
+         * also rings the doorbell: no wake-up is lost. */
+        atomic_fetch_add(&s->header->sleepers, 1);
+        uint32_t bell = atomic_load(&s->header->doorbell);
+        if (next_phase(s, op, nb, cin, red, cout) == IDLE) {
+            struct timespec slice = {.tv_sec = 0, .tv_nsec = SLEEP_NS};
+            syscall(SYS_futex, &s->header->doorbell, FUTEX_WAIT, bell, &slice, NULL, 0);
+        }
+        atomic_fetch_sub(&s->header->sleepers, 1);
+        last_check = 0;
+    }
+    s->seq += nb;
+    return 0;
+}
+
+static size_t blocks_for(const pg_shm_t *s, const op_t *op)
+{
+    size_t in_off, out_off, len;
+    chunk_of(s, op, 0, &in_off, &out_off, &len); /* chunk 0 is never shorter than the others */
+    return (len + s->piece - 1) / s->piece;
+}
+
+static int collective(pg_shm_t *s, const op_t *op, const pg_shm_watch_t *w, ddp_error_t *err)
+{
+    return run(s, op, blocks_for(s, op), w, err);
+}
+
+int pg_shm_all_reduce(pg_shm_t *s, const void *in, void *out, size_t count, size_t esize,
+                      pg_reduce_fn reduce, const pg_shm_watch_t *w, ddp_error_t *err)
+{
+    size_t bytes = count * esize;
+    op_t op = {
+        .kind = ALL_REDUCE, .in = in, .out = out, .count = count, .esize = esize, .reduce = reduce};
+    if (bytes && bytes <= SMALL_BYTES && bytes <= s->block) {
+        op.kind = SMALL_ALL_REDUCE;
+        return run(s, &op, 1, w, err);
+    }
+    return collective(s, &op, w, err);
+}
+
+int pg_shm_reduce(pg_shm_t *s, const void *in, void *out, size_t count, size_t esize,
+                  pg_reduce_fn reduce, int root, const pg_shm_watch_t *w, ddp_error_t *err)
+{
+    op_t op = {.kind = REDUCE,
+               .in = in,
+               .out = out,
+               .count = count,
+               .esize = esize,
+               .reduce = reduce,
+               .root = root};
+    return collective(s, &op, w, err);
+}
+
+int pg_shm_reduce_scatter(pg_shm_t *s, const void *in, void *out, size_t count, size_t esize,
+                          pg_reduce_fn reduce, const pg_shm_watch_t *w, ddp_error_t *err)
+{
+    op_t op = {.kind = REDUCE_SCATTER,
+               .in = in,
+               .out = out,
+               .count = count,
+               .esize = esize,
+               .reduce = reduce};
+    return collective(s, &op, w, err);
+}
+
+int pg_shm_broadcast(pg_shm_t *s, void *buf, size_t bytes, int root, const pg_shm_watch_t *w,
+                     ddp_error_t *err)
+{
+    op_t op = {.kind = BROADCAST, .in = buf, .out = buf, .count = bytes, .esize = 1, .root = root};
+    return collective(s, &op, w, err);
+}
+
+int pg_shm_all_gather(pg_shm_t *s, const void *in, void *out, size_t bytes, const pg_shm_watch_t *w,
+                      ddp_error_t *err)
+{
+    memmove((unsigned char *)out + bytes * (size_t)s->me, in, bytes);
+    op_t op = {.kind = ALL_GATHER, .in = in, .out = out, .count = bytes, .esize = 1};
+    return collective(s, &op, w, err);
+}
+
+int pg_shm_gather(pg_shm_t *s, const void *in, void *out, size_t bytes, int root,
+                  const pg_shm_watch_t *w, ddp_error_t *err)
+{
+    if (s->me == root)
+        memmove((unsigned char *)out + bytes * (size_t)root, in, bytes);
+    op_t op = {.kind = GATHER, .in = in, .out = out, .count = bytes, .esize = 1, .root = root};
+    return collective(s, &op, w, err);
+}
+
+int pg_shm_scatter(pg_shm_t *s, const void *in, void *out, size_t bytes, int root,
+                   const pg_shm_watch_t *w, ddp_error_t *err)
+{
+    if (s->me == root)
+        memmove(out, (const unsigned char *)in + bytes * (size_t)root, bytes);
+    op_t op = {.kind = SCATTER, .in = in, .out = out, .count = bytes, .esize = 1, .root = root};
+    return collective(s, &op, w, err);
+}

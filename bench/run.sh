@@ -39,20 +39,31 @@ for n in 1 2 4 8; do
             (ao > 0.001 ? sprintf("1/%.0f", to / ao) : "<1/" sprintf("%.0f", to / 0.001)) }'
 done
 
+# peak_rss_mib CMD...: the largest resident set (MiB) of CMD and everything it waited for.
+peak_rss_mib() {
+    "$py" -c 'import resource, subprocess, sys
+subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+print("%.1f" % (resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024))' "$@"
+}
+
 echo
-echo "== launcher's own cost: N /bin/true workers, so nothing but the launcher is timed (median of $((runs * 3))) =="
-printf '%3s %9s %9s %9s %14s %14s %9s\n' N shell agent torchrun agent-overhead torch-overhead ratio
+echo "== launcher's own cost: N /bin/true workers, so nothing but the launcher is timed (median of $((runs * 3)); peak RSS in MiB) =="
+printf '%3s %9s %9s %9s %14s %14s %9s %9s %9s\n' N shell agent torchrun agent-overhead torch-overhead \
+    ratio agent-rss torch-rss
 runs_saved=$runs
 runs=$((runs * 3))
 for n in 1 2 4 8; do
     shell=$(PORT=1 median_time bench/launch_shell.sh "$n" /bin/true)
-    ours=$(median_time "$agent" --standalone --nproc-per-node "$n" /bin/true)
-    theirs=$(median_time "$py" -m torch.distributed.run --standalone --nproc_per_node "$n" \
-        --redirects 1 --tee 1 --monitor_interval 0.1 --no_python /bin/true)
-    awk -v n="$n" -v s="$shell" -v a="$ours" -v t="$theirs" 'BEGIN {
+    agent_cmd=("$agent" --standalone --nproc-per-node "$n" /bin/true)
+    torch_cmd=("$py" -m torch.distributed.run --standalone --nproc_per_node "$n" --redirects 1 \
+        --tee 1 --monitor_interval 0.1 --no_python /bin/true)
+    ours=$(median_time "${agent_cmd[@]}")
+    theirs=$(median_time "${torch_cmd[@]}")
+    awk -v n="$n" -v s="$shell" -v a="$ours" -v t="$theirs" -v ar="$(peak_rss_mib "${agent_cmd[@]}")" \
+        -v tr="$(peak_rss_mib "${torch_cmd[@]}")" 'BEGIN {
         ao = a - s; to = t - s
-        printf "%3d %9.3f %9.3f %9.3f %14.3f %14.3f %9s\n", n, s, a, t, ao, to,
-            (ao > 0.001 ? sprintf("1/%.0f", to / ao) : "<1/" sprintf("%.0f", to / 0.001)) }'
+        printf "%3d %9.3f %9.3f %9.3f %14.3f %14.3f %9s %9.1f %9.1f\n", n, s, a, t, ao, to,
+            (ao > 0.001 ? sprintf("1/%.0f", to / ao) : "<1/" sprintf("%.0f", to / 0.001)), ar, tr }'
 done
 runs=$runs_saved
 

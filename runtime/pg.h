@@ -7,9 +7,10 @@
  * DDPJOB_TOKEN when one is set) through which the ranks find each other; the store is kept until
  * pg_destroy.
  *
- * Behind one interface sit the backends (pg_backend.h): `tcp` for host buffers, `nccl` for GPU
- * buffers. Buffers handed to an operation live where the backend wants them: pg_alloc and the
- * copy helpers hide the difference, so a program runs unchanged on either.
+ * Behind one interface sit the backends (pg_backend.h): `tcp` for host buffers (ranks on one host
+ * share memory instead, pg_shm.h, unless rank 0 sees DDP_PG_SHM=0), `nccl` for GPU buffers. Buffers
+ * handed to an operation live where the backend wants them: pg_alloc and the copy helpers hide the
+ * difference, so a program runs unchanged on either.
  *
  * Every operation returns 0, or -1 with err naming what failed (the peer rank, the deadline).
  * Every operation finishes or fails within the group's timeout. After a failure the group is

@@ -14,7 +14,13 @@
  *
  * A peer whose connection closes or resets while an operation runs is named at once, whatever
  * the operation was waiting for (every connection is watched for hang-ups, so the ranks that
- * were not its neighbours in a ring learn of it too); nothing outlives the deadline. */
+ * were not its neighbours in a ring learn of it too); nothing outlives the deadline.
+ *
+ * Ranks on one host (pg_shm_host_key) run the collectives through shared memory (pg_shm.c)
+ * instead, keeping their connections for point to point and as the sign of life the shared
+ * memory waits watch. When the group spans several hosts and some hold several ranks, all_reduce
+ * is hierarchical (within each host, then the ring of the hosts' leaders over TCP, then back
+ * within each host); the other collectives stay on the flat TCP algorithms. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>

@@ -5,7 +5,8 @@
 # (shared memory within each host, the ring between the hosts' leaders), the same with
 # DDP_PG_SHM=0 (the flat ring over all 4 ranks), and PyTorch gloo (bench/allreduce_gloo.py).
 #   bench/allreduce_hosts.sh [BUILD_DIR]   (as root: it makes network namespaces)
-# Sizes, iteration rule, medians of REPS interleaved runs and busbw as in bench/allreduce.sh.
+# Sizes (SIZES overrides), iteration rule, medians of REPS interleaved runs and busbw as in
+# bench/allreduce.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
@@ -14,7 +15,7 @@ train=$PWD/$build/runtime/train/ddp-train
 py=/usr/bin/python3
 reps=${REPS:-3}
 budget=$((1 << 30))
-sizes=(4096 16384 65536 262144 1048576 4194304 16777216 67108864 268435456)
+read -ra sizes <<<"${SIZES:-4096 16384 65536 262144 1048576 4194304 16777216 67108864 268435456}"
 net=10.82.0
 dir=$(mktemp -d)
 export DDPJOB_TOKEN=bench-hosts-$$

@@ -586,6 +586,7 @@ static int run(pg_shm_t *s, const op_t *op, size_t nb, const pg_shm_watch_t *w, 
         /* Registered as a sleeper before the last look, so a counter that moves after it
          * also rings the doorbell: no wake-up is lost. */
         atomic_fetch_add(&s->header->sleepers, 1);
+        atomic_thread_fence(memory_order_seq_cst);
         uint32_t bell = atomic_load(&s->header->doorbell);
         if (next_phase(s, op, nb, cin, red, cout) == IDLE) {
             struct timespec slice = {.tv_sec = 0, .tv_nsec = SLEEP_NS};

@@ -644,9 +644,12 @@ static int tcp_all_reduce(void *be, const void *send, void *recv, size_t count, 
     size_t esize = pg_dtype_size(t_);
     pg_reduce_fn reduce = pg_reducer(t_, op);
     int rc;
+    size_t bytes = count * esize;
+    /* Small buffers: one round trip among all ranks beats the hierarchy's three steps. */
+    int direct = bytes <= DIRECT_MAX_BYTES && bytes * (size_t)t->size <= SEGMENT_BYTES;
     if (all_on_this_host(t))
         rc = pg_shm_all_reduce(t->shm, send, recv, count, esize, reduce, SHM_WATCH(t), err);
-    else if (t->hierarchical)
+    else if (t->hierarchical && !direct)
         rc = hierarchical_all_reduce(t, send, recv, count, esize, reduce, err);
     else
         rc = team_all_reduce(t, &t->everyone, send, recv, count, esize, reduce, err);

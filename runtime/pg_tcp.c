@@ -578,22 +578,23 @@ typedef struct {
 static int shm_check(void *ctx, const int *late, int n_late, ddp_error_t *err)
 {
     shm_wait_t *w = ctx;
+    for (int k = 0; k < n_late; k++)
+        if (hung_up(w->t, late[k]))
+            return peer_lost(w->t, late[k], 0, late, n_late, err);
+    int64_t give_up = give_up_at;
+    int giving_up = give_up && ddp_ms_left(give_up) == 0;
+    if (!giving_up && ddp_ms_left(w->deadline) > 0)
+        return 0;
     char who[256];
     size_t len = 0;
     who[0] = 0;
     for (int k = 0; k < n_late && len + 16 < sizeof who; k++)
         len += (size_t)snprintf(who + len, sizeof who - len, "%s%d", k ? ", " : "", late[k]);
-    for (int k = 0; k < n_late; k++)
-        if (hung_up(w->t, late[k]))
-            return peer_lost(w->t, late[k], 0, late, n_late, err);
-    int64_t give_up = give_up_at;
-    if (give_up && ddp_ms_left(give_up) == 0)
+    if (giving_up)
         return ddp_error_set(err, "gave up waiting for rank(s) %s: this process was asked to stop",
                              who);
-    if (ddp_ms_left(w->deadline) == 0)
-        return ddp_error_set(err, "timed out after %.0f s waiting for rank(s) %s",
-                             (double)w->t->timeout_ms / 1000, who);
-    return 0;
+    return ddp_error_set(err, "timed out after %.0f s waiting for rank(s) %s",
+                         (double)w->t->timeout_ms / 1000, who);
 }
 
 #define SHM_WATCH(t)                                                                               \

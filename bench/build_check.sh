@@ -16,6 +16,7 @@ check() { # WHAT COMMAND...: ok when COMMAND exits 0 and prints something
 }
 check "rdzv_scale: 8 agents join one store" "$BENCH_DIR/rdzv_scale" 8
 check "loopback: one stream's bandwidth" "$BENCH_DIR/loopback" 1
+check "peak_rss: of /bin/true" "$BENCH_DIR/peak_rss" /bin/true
 check "memcpy_bw: two copiers at once" "$BENCH_DIR/memcpy_bw" 2 65536 4096
 if [ -x "$BENCH_DIR/allreduce_mpi" ]; then
     as_root=()

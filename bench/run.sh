@@ -39,12 +39,9 @@ for n in 1 2 4 8; do
             (ao > 0.001 ? sprintf("1/%.0f", to / ao) : "<1/" sprintf("%.0f", to / 0.001)) }'
 done
 
+ninja -C "$build" bench/peak_rss >/dev/null
 # peak_rss_mib CMD...: the largest resident set (MiB) of CMD and everything it waited for.
-peak_rss_mib() {
-    "$py" -c 'import resource, subprocess, sys
-subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-print("%.1f" % (resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024))' "$@"
-}
+peak_rss_mib() { "$build/bench/peak_rss" "$@" | awk '{printf "%.1f", $1 / 1024}'; }
 
 echo
 echo "== launcher's own cost: N /bin/true workers, so nothing but the launcher is timed (median of $((runs * 3)); peak RSS in MiB) =="

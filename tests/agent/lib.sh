@@ -81,13 +81,28 @@ expect_no_leftovers() {
 
 # expect_same_as_uninterrupted CHECKPOINT DESCRIPTION [DETAIL...]: the cluster suites' walltime
 # chain workload (ddp-train, 30 epochs of synthetic 4096,512, batch 32, seed 7, 4 ranks, one BLAS
-# kernel) run here without interruption ends with exactly the checkpoint CHECKPOINT.
+# kernel) run without interruption ends with exactly the checkpoint CHECKPOINT. The run has the
+# chain's layout, 2 hosts x 2 workers, where REFERENCE_HOSTS names the hosts' two namespaces
+# (REFERENCE_MASTER: the first one's address): the sums of an all_reduce are grouped by host
+# there, so only the same layout gives the same bits. Without it: 4 workers here.
 expect_same_as_uninterrupted() {
     local ckpt=$1 what=$2 diff
     shift 2
-    start_agent whole OPENBLAS_CORETYPE=Haswell -- --standalone --nproc-per-node 4 "$TRAIN" train \
-        --synthetic --synthetic-size 4096,512 --epochs 30 --batch-size 32 --seed 7 --checkpoint-dir "$T/whole"
-    wait_agent whole
+    local job=(train --synthetic --synthetic-size 4096,512 --epochs 30 --batch-size 32 --seed 7
+        --checkpoint-dir "$T/whole")
+    if [ -n "${REFERENCE_HOSTS[*]:-}" ]; then
+        next_port
+        local node common=(--nnodes 2 --nproc-per-node 2 --master-addr "$REFERENCE_MASTER" --master-port "$PORT")
+        for node in 1 0; do
+            AGENT=ip start_agent "whole$node" OPENBLAS_CORETYPE=Haswell DDPJOB_TOKEN=reference-$$ -- \
+                netns exec "${REFERENCE_HOSTS[$node]}" "$AGENT" "${common[@]}" --node-rank "$node" "$TRAIN" "${job[@]}"
+        done
+        wait_agent whole1
+        wait_agent whole0
+    else
+        start_agent whole0 OPENBLAS_CORETYPE=Haswell -- --standalone --nproc-per-node 4 "$TRAIN" "${job[@]}"
+        wait_agent whole0
+    fi
     if [ "$RC" = 0 ] && diff=$("$TRAIN" diff "$T/whole/checkpoint.ddpt" "$ckpt" --tolerance 0); then
         pass "$what ($(tail -n 1 <<<"$diff"))"
     else

@@ -200,6 +200,7 @@ expect_contains "$chain" "ddpjob: requeue 1 of 10 (job" "which knows its place i
 expect_contains "$chain" "[rank 0] ddp-train: resuming from ckpt/checkpoint.ddpt at epoch" "and resumes from the checkpoint"
 expect_contains "$chain" "trained after 30 of 30 epochs" "the chain of $links PBS jobs trains to the end"
 expect_eq "$(pbs_state "$JOB" Exit_status)" 0 "and its last job ends with Exit_status = 0"
+REFERENCE_HOSTS=("$(pbs_ns n1)" "$(pbs_ns n2)") REFERENCE_MASTER=10.78.0.11
 expect_same_as_uninterrupted "$jobdir/ckpt/checkpoint.ddpt" "the PBS chain's final checkpoint = an uninterrupted run's" "$chain"
 
 left=$(for i in 1 2; do ip netns pids "$(pbs_ns "n$i")"; done | xargs -r ps -o user=,args= -p | grep -v '^root ')

@@ -150,5 +150,6 @@ wait_chain "$JOB"
 expect_contains "$OUT" "ddpjob: requeue 1 of 10 of job $JOB, resuming" "the first requeue resumes"
 expect_contains "$OUT" "[rank 0] ddp-train: resuming from $T/chain/checkpoint.ddpt at epoch" "from the checkpoint the first link wrote"
 expect_contains "$OUT" "trained after 30 of 30 epochs" "the chain trains to the end"
+[ "$CLUSTER_MODE" = plain ] || REFERENCE_HOSTS=("$(cluster_ns n1)" "$(cluster_ns n2)") REFERENCE_MASTER=10.77.0.11
 expect_same_as_uninterrupted "$T/chain/checkpoint.ddpt" "the requeued chain's final checkpoint = an uninterrupted run's" "$OUT"
 expect_no_leftovers "no process of the jobs is left on any node"

@@ -29,12 +29,6 @@ mpirun_args=(--oversubscribe)
 # shellcheck source=lib.sh
 . bench/lib.sh
 
-seconds_of() { # FILE SIZE: the median seconds of that size's runs
-    awk -v s="$2" '$1 == s {print $2}' "$1" | median
-}
-
-iterations() { local n=$((budget / $1)); echo $((n < 5 ? 5 : n > 200 ? 200 : n)); }
-
 ours() { # N [DDP_PG_SHM]: `bytes seconds` per size
     local s it
     for s in "${sizes[@]}"; do

@@ -28,7 +28,6 @@ trap 'netns_remove "$dir" host_ns head 2; rm -rf "$dir"' EXIT
 mkdir -p "$dir/etc"
 netns_make "$dir" host_ns "$net" head 2
 
-iterations() { local n=$((budget / $1)); echo $((n < 5 ? 5 : n > 200 ? 200 : n)); }
 port=$((21000 + $$ % 8000))
 
 # job ENV PROGRAM...: both hosts' agents (2 workers each) on PROGRAM; node 0's output on stdout.
@@ -68,9 +67,8 @@ done
 echo "== all_reduce float32 sum, 2 hosts x 2 ranks (network namespaces): busbw GB/s (median of $reps) =="
 printf '%10s %12s %9s %9s %9s %9s\n' bytes hierarchical flat gloo x-flat x-gloo
 for s in "${sizes[@]}"; do
-    awk -v s="$s" -v h="$(awk -v s="$s" '$1 == s {print $2}' "$dir/hier" | median)" \
-        -v f="$(awk -v s="$s" '$1 == s {print $2}' "$dir/flat" | median)" \
-        -v g="$(awk -v s="$s" '$1 == s {print $2}' "$dir/gloo" | median)" 'BEGIN {
+    awk -v s="$s" -v h="$(seconds_of "$dir/hier" "$s")" -v f="$(seconds_of "$dir/flat" "$s")" \
+        -v g="$(seconds_of "$dir/gloo" "$s")" 'BEGIN {
         k = 2 * 3 / 4 / 1e9
         printf "%10d %12.3f %9.3f %9.3f %8.2fx %8.2fx\n", s, s / h * k, s / f * k, s / g * k, f / h, g / h }'
 done

@@ -357,13 +357,6 @@ static void relax(void)
 #endif
 }
 
-static int64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 static void publish(pg_shm_t *s, counter_t *c, uint64_t value)
 {
     atomic_store(&c->value, value);
@@ -567,7 +560,7 @@ static int run(pg_shm_t *s, const op_t *op, size_t nb, const pg_shm_watch_t *w, 
         case IDLE:
             break;
         }
-        int64_t now = now_ns();
+        int64_t now = (int64_t)(ddp_now_s() * 1e9);
         if (!idle_since)
             idle_since = last_check = now;
         if (now - last_check >= CHECK_NS) {

@@ -135,6 +135,13 @@ static void abandon_queues(tcp_t *t)
  * be seen first. */
 #define LOSS_SETTLE_MS 100
 
+/* Appends ", RANK" (or "RANK" first) to the list in buf while it fits. */
+static void list_rank(char *buf, size_t size, size_t *len, int rank)
+{
+    if (*len + 16 < size)
+        *len += (size_t)snprintf(buf + *len, size - *len, "%s%d", *len ? ", " : "", rank);
+}
+
 /* Whether peer i's connection has ended (hung up or failed). */
 static int hung_up(const tcp_t *t, int i)
 {
@@ -159,8 +166,7 @@ static int peer_lost(tcp_t *t, int known, int errnum, const int *suspects, int n
             continue;
         if (i != known && !hung_up(t, i))
             continue;
-        if (len + 16 < sizeof names)
-            len += (size_t)snprintf(names + len, sizeof names - len, "%s%d", lost ? ", " : "", i);
+        list_rank(names, sizeof names, &len, i);
         lost++;
     }
     abandon_queues(t);
@@ -246,9 +252,9 @@ static void waiting_names(tcp_t *t, char *buf, size_t size)
 {
     size_t len = 0;
     buf[0] = 0;
-    for (int i = 0; i < t->size && len + 16 < size; i++)
+    for (int i = 0; i < t->size; i++)
         if (t->peers[i].send_head || t->peers[i].recv_head)
-            len += (size_t)snprintf(buf + len, size - len, "%s%d", len ? ", " : "", i);
+            list_rank(buf, size, &len, i);
 }
 
 /* The longest one poll of a wait sleeps, so that a time to give up set meanwhile is seen. */
@@ -525,6 +531,11 @@ static int pair_all_reduce(tcp_t *t, const team_t *team, const unsigned char *in
  * inputs itself, in rank order, so every rank computes the bit-identical result. */
 #define DIRECT_MAX_BYTES (16u << 10)
 
+static int takes_direct(size_t bytes, int ranks)
+{
+    return bytes <= DIRECT_MAX_BYTES && bytes * (size_t)ranks <= SEGMENT_BYTES;
+}
+
 static int direct_all_reduce(tcp_t *t, const team_t *team, const void *in, void *out, size_t bytes,
                              size_t esize, pg_reduce_fn reduce, ddp_error_t *err)
 {
@@ -585,11 +596,10 @@ static int shm_check(void *ctx, const int *late, int n_late, ddp_error_t *err)
     int giving_up = give_up && ddp_ms_left(give_up) == 0;
     if (!giving_up && ddp_ms_left(w->deadline) > 0)
         return 0;
-    char who[256];
+    char who[256] = "";
     size_t len = 0;
-    who[0] = 0;
-    for (int k = 0; k < n_late && len + 16 < sizeof who; k++)
-        len += (size_t)snprintf(who + len, sizeof who - len, "%s%d", k ? ", " : "", late[k]);
+    for (int k = 0; k < n_late; k++)
+        list_rank(who, sizeof who, &len, late[k]);
     if (giving_up)
         return ddp_error_set(err, "gave up waiting for rank(s) %s: this process was asked to stop",
                              who);
@@ -616,7 +626,7 @@ static int team_all_reduce(tcp_t *t, const team_t *team, const void *in, void *o
         memmove(out, in, bytes);
         return 0;
     }
-    if (bytes <= DIRECT_MAX_BYTES && bytes * (size_t)team->n <= SEGMENT_BYTES)
+    if (takes_direct(bytes, team->n))
         return direct_all_reduce(t, team, in, out, bytes, esize, reduce, err);
     if (team->n == 2)
         return pair_all_reduce(t, team, in, out, count, esize, reduce, err);
@@ -645,12 +655,10 @@ static int tcp_all_reduce(void *be, const void *send, void *recv, size_t count, 
     size_t esize = pg_dtype_size(t_);
     pg_reduce_fn reduce = pg_reducer(t_, op);
     int rc;
-    size_t bytes = count * esize;
-    /* Small buffers: one round trip among all ranks beats the hierarchy's three steps. */
-    int direct = bytes <= DIRECT_MAX_BYTES && bytes * (size_t)t->size <= SEGMENT_BYTES;
     if (all_on_this_host(t))
         rc = pg_shm_all_reduce(t->shm, send, recv, count, esize, reduce, SHM_WATCH(t), err);
-    else if (t->hierarchical && !direct)
+    /* Small buffers: one round trip among all ranks beats the hierarchy's three steps. */
+    else if (t->hierarchical && !takes_direct(count * esize, t->size))
         rc = hierarchical_all_reduce(t, send, recv, count, esize, reduce, err);
     else
         rc = team_all_reduce(t, &t->everyone, send, recv, count, esize, reduce, err);
@@ -1058,7 +1066,7 @@ static int make_teams(tcp_t *t, char **addrs, const char *nonce, int shm, int64_
         for (int j = 0; j < i && first_of_host; j++)
             first_of_host = strcmp(host_of(addrs[j]), host_of(addrs[i])) != 0;
         if (first_of_host) {
-            if (!strcmp(host_of(addrs[i]), here))
+            if (i == t->rank)
                 t->leaders.pos = t->leaders.n;
             t->leaders.ranks[t->leaders.n++] = i;
         }
@@ -1068,8 +1076,6 @@ static int make_teams(tcp_t *t, char **addrs, const char *nonce, int shm, int64_
             local[n_local++] = i;
         }
     }
-    if (t->leaders.pos >= 0 && t->leaders.ranks[t->leaders.pos] != t->rank)
-        t->leaders.pos = -1;
     int rc = 0;
     /* The same on every rank (from the same addresses), so all take the same path. */
     t->hierarchical = shm && t->leaders.n > 1 && t->leaders.n < n;

@@ -39,6 +39,12 @@ world_start() {
     done
 }
 
+# The running world's ranks themselves (PIDS are the timeouts that run them).
+rank_pids() {
+    local p
+    for p in "${PIDS[@]}"; do pgrep -P "$p"; done
+}
+
 world_wait() {
     local r pids=("${PIDS[@]}")
     RCS=
@@ -111,8 +117,9 @@ expect_world_right 5 hostslarge "world of 5 on two hosts (n1 n2 n2 n1 n1): every
 # The hierarchical path is taken: every rank maps its host's segment while the world runs.
 world_start 4 hostsloop "$PG_CHECK" loop 1048576
 for _ in $(seq 200); do grep -q looping "$T/hostsloop.3.out" && break; sleep 0.05; done
-mapped=$(segments_of $(for p in "${PIDS[@]}"; do pgrep -P "$p"; done))
-kill -9 $(for p in "${PIDS[@]}"; do pgrep -P "$p"; done) 2>/dev/null
+ranks=($(rank_pids))
+mapped=$(segments_of "${ranks[@]}")
+kill -9 "${ranks[@]}" 2>/dev/null
 world_wait
 expect_eq "$mapped" 4 "on two hosts, every rank maps its host's shared segment"
 WORLD_HOSTS=()
@@ -123,7 +130,7 @@ for transport in shm tcp; do
     [ $transport = tcp ] && WORLD_ENV+=(DDP_PG_SHM=0)
     world_start 4 "kill$transport" "$PG_CHECK" loop 4194304
     for _ in $(seq 200); do grep -q looping "$T/kill$transport.2.out" && break; sleep 0.05; done
-    ranks=($(for p in "${PIDS[@]}"; do pgrep -P "$p"; done))
+    ranks=($(rank_pids))
     mapped=$(segments_of "${ranks[@]}")
     start=$(date +%s%N)
     kill -9 "${ranks[2]}"

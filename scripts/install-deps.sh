@@ -5,6 +5,7 @@ packages=(
     build-essential meson ninja-build pkg-config   # the build
     libyaml-dev libssh2-1-dev                      # spec parsing, SSH launch
     libopenblas-dev                                # ddp-train's CPU GEMMs
+    libdnnl-dev                                    # ddp-train's CPU convolutions (oneDNN)
     shellcheck man-db                              # the suite lints every script, formats the man page
     clang libclang-rt-14-dev                       # the fuzz targets (libFuzzer, ASan, UBSan)
     python3-torch                                  # real PyTorch workers (for /usr/bin/python3)

@@ -411,10 +411,15 @@ int cmd_train(int argc, char **argv)
     sigaction(SIGUSR1, &sa, NULL);
     sigaction(SIGUSR2, &sa, NULL); /* what the Slurm script asks for before the time limit */
     layers_set_threads(o.threads);
+    const device_ops_t *cpu = device_cpu_open(o.cpu_conv, &err);
+    if (!cpu) {
+        fprintf(stderr, "ddp-train train: %s\n", err.msg);
+        return 2;
+    }
     pg_t *pg = session_open("train", &so);
     if (!pg)
         return 1;
-    trainer_t t = {.o = &o, .pg = pg, .rank = pg_rank(pg), .world = pg_size(pg), .dev = &device_cpu};
+    trainer_t t = {.o = &o, .pg = pg, .rank = pg_rank(pg), .world = pg_size(pg)};
     run_end_t end = RUN_DONE;
     /* The nccl backend reduces GPU memory, so the model lives on this rank's GPU. */
     int gpu = strcmp(pg_backend_name(pg), "nccl") == 0;
@@ -422,6 +427,8 @@ int cmd_train(int argc, char **argv)
         fprintf(stderr, "ddp-train train: rank %d: --backend nccl: %s\n", t.rank, err.msg);
         return session_close("train", pg, 1);
     }
+    if (!gpu)
+        t.dev = cpu;
     int status = setup(&t, &err) || run(&t, &end, &err) ? 1 : 0;
     if (status && stop_signal == SIGTERM) {
         fprintf(stderr, "ddp-train train: rank %d: stopped by SIGTERM while the other ranks did not "

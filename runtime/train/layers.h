@@ -54,7 +54,7 @@ void avgpool_backward(int batch, int c, int hw, const float *dout, float *din);
 double softmax_xent(int batch, int classes, const float *logits, const unsigned char *labels,
                     float *dlogits, int *correct);
 
-/* Threads the BLAS may use (one per rank where ranks share a machine). */
+/* Threads the BLAS and oneDNN may use (one per rank where ranks share a machine). */
 void layers_set_threads(int n);
 
 #endif

@@ -15,11 +15,13 @@ const char train_usage[] =
     "                       [--warmup-epochs E] [--seed S] [--checkpoint-dir D] [--resume]\n"
     "                       [--no-shuffle] [--drop-last] [--augment|--no-augment]\n"
     "                       [--bucket-cap-mb M] [--threads N] [--stop-after-epochs N]\n"
-    "                       [--max-steps N] [--tf32] [--backend tcp|nccl] [--timeout SECONDS]\n"
+    "                       [--max-steps N] [--tf32] [--cpu-conv onednn|im2col]\n"
+    "                       [--backend tcp|nccl] [--timeout SECONDS]\n"
     "  defaults: mlp with widths 256, synthetic data (8192 train, 2048 test), 5 epochs,\n"
     "  batch 64 per rank, lr 0.1, momentum 0.9, weight decay 1e-5, cosine schedule, seed 0,\n"
     "  25 MiB buckets, 1 BLAS thread; augmentation on for --data, off for synthetic;\n"
-    "  GPU convolutions in float32 (--tf32: TF32 tensor cores, PyTorch's default for them)\n";
+    "  GPU convolutions in float32 (--tf32: TF32 tensor cores, PyTorch's default for them);\n"
+    "  CPU convolutions on oneDNN where this build has it, else im2col + GEMM\n";
 
 const train_option_name_t train_option_names[] = {
     {"model", TRAIN_OPT_VALUE},         {"widths", TRAIN_OPT_VALUE},
@@ -34,8 +36,9 @@ const train_option_name_t train_option_names[] = {
     {"drop-last", TRAIN_OPT_FLAG},      {"augment", TRAIN_OPT_SWITCH},
     {"bucket-cap-mb", TRAIN_OPT_VALUE}, {"threads", TRAIN_OPT_VALUE},
     {"stop-after-epochs", TRAIN_OPT_VALUE}, {"max-steps", TRAIN_OPT_VALUE},
-    {"tf32", TRAIN_OPT_FLAG},           {"backend", TRAIN_OPT_VALUE},
-    {"timeout", TRAIN_OPT_VALUE},       {NULL, TRAIN_OPT_VALUE},
+    {"tf32", TRAIN_OPT_FLAG},           {"cpu-conv", TRAIN_OPT_VALUE},
+    {"backend", TRAIN_OPT_VALUE},       {"timeout", TRAIN_OPT_VALUE},
+    {NULL, TRAIN_OPT_VALUE},
 };
 
 static int parse_widths(const char *s, model_config_t *m)
@@ -132,6 +135,9 @@ int train_options_parse(int argc, char **argv, train_options_t *o, ddp_error_t *
             want = "1 to 100000";
         } else if (!strcmp(arg, "--max-steps")) {
             bad = ddp_parse_long(val, 1, 1L << 40, &o->max_steps), want = "a step count of at least 1";
+        } else if (!strcmp(arg, "--cpu-conv")) {
+            bad = strcmp(val, "onednn") && strcmp(val, "im2col"), want = "onednn or im2col";
+            o->cpu_conv = val;
         } else if (!strcmp(arg, "--backend")) {
             bad = strcmp(val, "tcp") && strcmp(val, "nccl"), want = "tcp or nccl";
         } else if (!strcmp(arg, "--timeout")) {

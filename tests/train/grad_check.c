@@ -1,13 +1,15 @@
 /* Every layer's backward against finite differences: for each parameter tensor of a small MLP
  * and a small ResNet (so linear, conv with stride 1 and 2, 1x1 shortcut conv, batch norm in
  * training mode, ReLU, residual add, average pooling and softmax cross-entropy all lie on the
- * path), a few entries' analytic gradients are compared with central differences of the loss. */
+ * path), a few entries' analytic gradients are compared with central differences of the loss;
+ * the ResNet on both CPU convolution paths. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../unit/tap.h"
+#include "conv_dnnl.h"
 #include "model.h"
 #include "rng.h"
 
@@ -22,11 +24,11 @@ static double mean_loss(model_t *m, const float *input, const unsigned char *lab
     return model_loss(m, labels, BATCH, &correct) / BATCH;
 }
 
-static void check_model(const model_config_t *cfg)
+static void check_model(const model_config_t *cfg, const device_ops_t *dev)
 {
     ddp_error_t err;
-    model_t *m = model_create(cfg, &device_cpu, BATCH, &err);
-    ok(m != NULL, "%s builds (%s)", cfg->name, m ? "ok" : err.msg);
+    model_t *m = model_create(cfg, dev, BATCH, &err);
+    ok(m != NULL, "%s on %s builds (%s)", cfg->name, dev->name, m ? "ok" : err.msg);
     if (!m)
         return;
     model_init(m, 7, model_params(m), model_buffers(m));
@@ -66,8 +68,10 @@ static void check_model(const model_config_t *cfg)
                          analytic, numeric);
             }
         }
-        ok(bad == 0, "%s %s: gradient matches finite differences at %d entries (worst relative %.2g)",
-           cfg->name, t->name, ENTRIES, worst);
+        ok(bad == 0,
+           "%s on %s, %s: gradient matches finite differences at %d entries (worst "
+           "relative %.2g)",
+           cfg->name, dev->name, t->name, ENTRIES, worst);
         if (bad)
             printf("#   %s\n", detail);
     }
@@ -79,7 +83,10 @@ int main(void)
 {
     model_config_t mlp = {.name = "mlp", .widths = {32, 16}, .width_count = 2};
     model_config_t resnet = {.name = "resnet", .depth = 8, .width = 1};
-    check_model(&mlp);
-    check_model(&resnet);
+    check_model(&mlp, &device_cpu);
+    /* Both convolution paths: oneDNN's (device_cpu, where the build has it) and im2col's. */
+    printf("# device_cpu's convolutions: %s\n", conv_dnnl_kind);
+    check_model(&resnet, &device_cpu);
+    check_model(&resnet, &device_cpu_im2col);
     return done_testing();
 }

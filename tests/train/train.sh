@@ -193,14 +193,29 @@ expect_contains "$out" "$T/corrupt/test_batch.bin: No such file or directory" "a
 # Same data (the first 16 records), same starting weights (recovered from the checkpoint), same
 # SGD; parameters, momentum and batch-norm statistics compared tensor by tensor.
 step_args=(--data "$T/cifar" --no-augment --no-shuffle --batch-size 16 --max-steps 1 --schedule constant)
-for model in "mlp --widths 64,32" "resnet --depth 8 --width 1"; do
+# The ResNet on both CPU convolution paths: oneDNN's (the build's default) and im2col's.
+while read -r what model; do
     rm -rf "$T/step"
     # shellcheck disable=SC2086 # the model's options are words
     "$TRAIN" train --model $model "${step_args[@]}" --checkpoint-dir "$T/step" >"$T/step.log" 2>&1
     if out=$(/usr/bin/python3 "$SRCDIR/tests/train/torch_step.py" "$T/step/checkpoint.ddpt" "$T/cifar" 16 0.1 0.9 1e-5 2>&1); then
-        pass "one step of ${model%% *} equals PyTorch's ($(tail -n 1 <<<"$out"))"
+        pass "one step of $what equals PyTorch's ($(tail -n 1 <<<"$out"))"
     else
-        fail "one step of ${model%% *} equals PyTorch's" "$(cat "$T/step.log")" "$out"
+        fail "one step of $what equals PyTorch's" "$(cat "$T/step.log")" "$out"
+    fi
+done <<'MODELS'
+mlp mlp --widths 64,32
+resnet(onednn) resnet --depth 8 --width 1 --cpu-conv onednn
+resnet(im2col) resnet --depth 8 --width 1 --cpu-conv im2col
+MODELS
+# Each path is the one named: oneDNN's verbose mode lists the convolutions it ran.
+for conv in onednn im2col; do
+    ran=$(DNNL_VERBOSE=1 "$TRAIN" train --model resnet --depth 8 --cpu-conv "$conv" --max-steps 1 \
+        --synthetic-size 16,16 --batch-size 16 2>&1 | grep -c 'exec,cpu,convolution')
+    if [ "$conv" = onednn ]; then
+        expect_eq "$((ran > 0))" 1 "--cpu-conv onednn runs oneDNN's convolution primitives ($ran)"
+    else
+        expect_eq "$ran" 0 "--cpu-conv im2col runs none of oneDNN's"
     fi
 done
 # The comparison notices a difference: PyTorch with another weight decay is not our step.

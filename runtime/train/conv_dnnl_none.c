@@ -1,0 +1,23 @@
+/* conv_dnnl without oneDNN: the im2col path's convolutions. */
+#include "conv_dnnl.h"
+
+const char conv_dnnl_kind[] = "im2col";
+
+size_t conv_dnnl_workspace(const conv_shape_t *s, int batch)
+{
+    return conv_workspace(s, batch);
+}
+
+void conv_dnnl_forward(const conv_shape_t *s, int batch, const float *in, const float *weight,
+                       float *out, float *work)
+{
+    conv_forward(s, batch, in, weight, out, work);
+}
+
+void conv_dnnl_backward(const conv_shape_t *s, int batch, const float *in, const float *weight,
+                        const float *dout, float *din, float *dweight, float *work)
+{
+    conv_backward(s, batch, in, weight, dout, din, dweight, work);
+}
+
+void conv_dnnl_set_threads(int n) {}

@@ -24,6 +24,9 @@ typedef struct plan {
     port_t fwd_src, fwd_weights, fwd_dst;
     port_t bd_diff_dst, bd_weights, bd_diff_src;
     port_t bw_src, bw_diff_dst, bw_diff_weights;
+    /* Both backward primitives read the output gradient in the same layout (the usual case):
+     * backward-data takes the copy backward-weights' port made. */
+    int diff_dst_shared;
     struct plan *next;
 } plan_t;
 
@@ -177,6 +180,8 @@ static int plan_build(plan_t *p)
         port_make(&p->bw_diff_dst, &dst_user, query(bw, dnnl_query_diff_dst_md), INTO_PRIMITIVE) ||
         port_make(&p->bw_diff_weights, &w_user, query(bw, dnnl_query_diff_weights_md),
                   OUT_OF_PRIMITIVE);
+    p->diff_dst_shared = !bad && dnnl_memory_desc_equal(query(bd, dnnl_query_diff_dst_md),
+                                                        query(bw, dnnl_query_diff_dst_md));
     dnnl_primitive_desc_t pds[] = {fwd, bd, bw};
     for (size_t i = 0; i < 3; i++)
         if (pds[i])
@@ -246,7 +251,9 @@ void conv_dnnl_backward(const conv_shape_t *s, int batch, const float *in, const
     port_out(&p->bw_diff_weights);
     if (din) {
         run(p->backward_data, 3,
-            (dnnl_exec_arg_t[]){{DNNL_ARG_DIFF_DST, port_in(&p->bd_diff_dst, dout)},
+            (dnnl_exec_arg_t[]){{DNNL_ARG_DIFF_DST, p->diff_dst_shared
+                                                        ? p->bw_diff_dst.inner
+                                                        : port_in(&p->bd_diff_dst, dout)},
                                 {DNNL_ARG_WEIGHTS, port_in(&p->bd_weights, weight)},
                                 {DNNL_ARG_DIFF_SRC, port_target(&p->bd_diff_src, din)}});
         port_out(&p->bd_diff_src);

@@ -3,8 +3,9 @@
  *
  * oneDNN picks its own blocked layouts; each call reorders the caller's plain tensors into them
  * and back. Primitives and their buffers are made on first use of a shape and batch size and kept
- * for the life of the process. Where the build has no oneDNN (conv_dnnl_none.c), or oneDNN makes
- * no primitive for a shape, these are the im2col path's convolutions. */
+ * for the life of the process, so one thread at a time may call these (the training loop's).
+ * Where the build has no oneDNN (conv_dnnl_none.c), or oneDNN makes no primitive for a shape,
+ * these are the im2col path's convolutions. */
 #ifndef DDP_TRAIN_CONV_DNNL_H
 #define DDP_TRAIN_CONV_DNNL_H
 

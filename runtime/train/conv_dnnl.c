@@ -134,7 +134,6 @@ static void plan_destroy(plan_t *p)
     for (size_t i = 0; i < 3; i++)
         if (prims[i])
             dnnl_primitive_destroy(prims[i]);
-    memset(p, 0, sizeof *p);
 }
 
 /* The three primitives with their layouts chosen by oneDNN (format "any"). -1 where oneDNN
@@ -172,7 +171,6 @@ static int plan_build(plan_t *p)
         port_make(&p->fwd_src, &src_user, query(fwd, dnnl_query_src_md), INTO_PRIMITIVE) ||
         port_make(&p->fwd_weights, &w_user, query(fwd, dnnl_query_weights_md), INTO_PRIMITIVE) ||
         port_make(&p->fwd_dst, &dst_user, query(fwd, dnnl_query_dst_md), OUT_OF_PRIMITIVE) ||
-        port_make(&p->bd_diff_dst, &dst_user, query(bd, dnnl_query_diff_dst_md), INTO_PRIMITIVE) ||
         port_make(&p->bd_weights, &w_user, query(bd, dnnl_query_weights_md), INTO_PRIMITIVE) ||
         port_make(&p->bd_diff_src, &src_user, query(bd, dnnl_query_diff_src_md),
                   ADDED_OUT_OF_PRIMITIVE) ||
@@ -182,6 +180,9 @@ static int plan_build(plan_t *p)
                   OUT_OF_PRIMITIVE);
     p->diff_dst_shared = !bad && dnnl_memory_desc_equal(query(bd, dnnl_query_diff_dst_md),
                                                         query(bw, dnnl_query_diff_dst_md));
+    bad = bad ||
+          (!p->diff_dst_shared && port_make(&p->bd_diff_dst, &dst_user,
+                                            query(bd, dnnl_query_diff_dst_md), INTO_PRIMITIVE));
     dnnl_primitive_desc_t pds[] = {fwd, bd, bw};
     for (size_t i = 0; i < 3; i++)
         if (pds[i])
@@ -203,21 +204,12 @@ static plan_t *plan_for(const conv_shape_t *s, int batch)
         return NULL;
     p->shape = *s;
     p->batch = batch;
-    if (plan_build(p) == 0) {
-        p->usable = 1;
-    } else {
-        plan_destroy(p);
-        p->shape = *s;
-        p->batch = batch;
-    }
+    p->usable = plan_build(p) == 0;
+    if (!p->usable)
+        plan_destroy(p); /* kept in the list, so the shape is not tried again */
     p->next = plans;
     plans = p;
     return p->usable ? p : NULL;
-}
-
-size_t conv_dnnl_workspace(const conv_shape_t *s, int batch)
-{
-    return conv_workspace(s, batch);
 }
 
 void conv_dnnl_forward(const conv_shape_t *s, int batch, const float *in, const float *weight,

@@ -5,7 +5,7 @@
  * and back. Primitives and their buffers are made on first use of a shape and batch size and kept
  * for the life of the process, so one thread at a time may call these (the training loop's).
  * Where the build has no oneDNN (conv_dnnl_none.c), or oneDNN makes no primitive for a shape,
- * these are the im2col path's convolutions. */
+ * these are the im2col path's convolutions; `work` is that path's (conv_workspace floats). */
 #ifndef DDP_TRAIN_CONV_DNNL_H
 #define DDP_TRAIN_CONV_DNNL_H
 
@@ -16,7 +16,6 @@
 /* "onednn" or "im2col": what these functions are in this build. */
 extern const char conv_dnnl_kind[];
 
-size_t conv_dnnl_workspace(const conv_shape_t *s, int batch);
 void conv_dnnl_forward(const conv_shape_t *s, int batch, const float *in, const float *weight,
                        float *out, float *work);
 void conv_dnnl_backward(const conv_shape_t *s, int batch, const float *in, const float *weight,

@@ -3,11 +3,6 @@
 
 const char conv_dnnl_kind[] = "im2col";
 
-size_t conv_dnnl_workspace(const conv_shape_t *s, int batch)
-{
-    return conv_workspace(s, batch);
-}
-
 void conv_dnnl_forward(const conv_shape_t *s, int batch, const float *in, const float *weight,
                        float *out, float *work)
 {

@@ -32,7 +32,7 @@ static void cpu_sgd(float *p, const float *g, float *v, size_t n, float lr, floa
 
 const device_ops_t device_cpu = {
     .name = "cpu",
-    .conv_workspace = conv_dnnl_workspace,
+    .conv_workspace = conv_workspace,
     .conv_forward = conv_dnnl_forward,
     .conv_backward = conv_dnnl_backward,
     CPU_OPS_BUT_CONV,

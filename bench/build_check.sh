@@ -18,6 +18,12 @@ check "rdzv_scale: 8 agents join one store" "$BENCH_DIR/rdzv_scale" 8
 check "loopback: one stream's bandwidth" "$BENCH_DIR/loopback" 1
 check "peak_rss: of /bin/true" "$BENCH_DIR/peak_rss" /bin/true
 check "memcpy_bw: two copiers at once" "$BENCH_DIR/memcpy_bw" 2 65536 4096
+if [ -x "$BENCH_DIR/batchnorm" ]; then
+    check "batchnorm: ours against oneDNN's at batch 2" "$BENCH_DIR/batchnorm" 2
+else
+    n=$((n + 1))
+    echo "ok $n # SKIP no oneDNN to build batchnorm against"
+fi
 if [ -x "$BENCH_DIR/allreduce_mpi" ]; then
     as_root=()
     [ "$(id -u)" = 0 ] && as_root=(--allow-run-as-root)

@@ -33,11 +33,11 @@ typedef struct {
     void (*linear_backward)(int batch, int in_dim, int out_dim, const float *in,
                             const float *weight, const float *dout, float *din, float *dweight,
                             float *dbias);
-    void (*bn_forward)(int batch, int c, int hw, const float *in, const float *gamma,
-                       const float *beta, float *running, int training, float *saved, float *out);
-    void (*bn_backward)(int batch, int c, int hw, const float *in, const float *gamma,
-                        const float *saved, const float *dout, float *din, float *dgamma,
-                        float *dbeta);
+    void (*bn_forward)(const bn_shape_t *s, const float *in, const float *gamma, const float *beta,
+                       float *running, int training, float *saved, float *out);
+    void (*bn_backward)(const bn_shape_t *s, const float *in, const float *gamma,
+                        const float *saved, const float *out, const float *dout, float *din,
+                        float *dgamma, float *dbeta);
     void (*relu_forward)(size_t n, const float *in, float *out);
     void (*relu_backward)(size_t n, const float *out, const float *dout, float *din);
     void (*add_forward)(size_t n, const float *a, const float *b, float *out);

@@ -216,10 +216,18 @@ int bn_slices(int batch, int hw)
     return slices < 1 ? 1 : slices > 64 ? 64 : slices;
 }
 
+/* The output gradient through the fused ReLU (layers.h's bn_shape_t): none where it was
+ * clamped. */
+__device__ float bn_output_grad(bool relu, const float *out, const float *dout, index_t at)
+{
+    return relu && !(out[at] > 0) ? 0.0f : dout[at];
+}
+
 /* Sums x and x^2 (grad: dy and dy * xhat, xhat from `saved`) over slice blockIdx.x % slices of
  * channel blockIdx.x / slices. */
-__global__ void bn_partial_sums_kernel(int batch, int c, int hw, int slices, const float *in,
-                                       const float *saved, const float *dout, double *partial)
+__global__ void bn_partial_sums_kernel(int batch, int c, int hw, int slices, bool relu,
+                                       const float *in, const float *saved, const float *out,
+                                       const float *dout, double *partial)
 {
     int ch = blockIdx.x / slices, slice = blockIdx.x % slices;
     index_t n = batch * hw, begin = (index_t)((size_t)n * slice / slices),
@@ -228,8 +236,9 @@ __global__ void bn_partial_sums_kernel(int batch, int c, int hw, int slices, con
     for (index_t i = begin + threadIdx.x; i < end; i += blockDim.x) {
         index_t at = (i / hw * c + ch) * hw + i % hw;
         if (dout) {
-            first += dout[at];
-            second += dout[at] * (in[at] - saved[ch]) * saved[c + ch];
+            float dy = bn_output_grad(relu, out, dout, at);
+            first += dy;
+            second += dy * (in[at] - saved[ch]) * saved[c + ch];
         } else {
             first += in[at];
             second += (double)in[at] * in[at];
@@ -284,8 +293,9 @@ __global__ void bn_grad_sums_kernel(int c, int slices, const double *partial, fl
     dbeta[ch] = (float)sdy;
 }
 
-__global__ void bn_apply_kernel(int batch, int c, int hw, const float *in, const float *gamma,
-                                const float *beta, const float *stats, bool running, float *out)
+__global__ void bn_apply_kernel(int batch, int c, int hw, bool relu, const float *in,
+                                const float *gamma, const float *beta, const float *stats,
+                                bool running, float *out)
 {
     GRID_STRIDE(i, (index_t)(batch * c * hw))
     {
@@ -293,13 +303,15 @@ __global__ void bn_apply_kernel(int batch, int c, int hw, const float *in, const
         float mean = stats[ch];
         float invstd = running ? 1.0f / sqrtf(stats[c + ch] + BN_EPS) : stats[c + ch];
         float scale = gamma[ch] * invstd;
-        out[i] = in[i] * scale + (beta[ch] - mean * scale);
+        float y = in[i] * scale + (beta[ch] - mean * scale);
+        out[i] = relu && !(y > 0) ? 0.0f : y;
     }
 }
 
-__global__ void bn_input_grad_kernel(int batch, int c, int hw, const float *in, const float *gamma,
-                                     const float *saved, const float *dout, const float *dgamma,
-                                     const float *dbeta, float *din)
+__global__ void bn_input_grad_kernel(int batch, int c, int hw, bool relu, const float *in,
+                                     const float *gamma, const float *saved, const float *out,
+                                     const float *dout, const float *dgamma, const float *dbeta,
+                                     float *din)
 {
     float n = (float)batch * (float)hw;
     GRID_STRIDE(i, (index_t)(batch * c * hw))
@@ -307,7 +319,8 @@ __global__ void bn_input_grad_kernel(int batch, int c, int hw, const float *in, 
         int ch = i / hw % c;
         float mean = saved[ch], invstd = saved[c + ch];
         float k = gamma[ch] * invstd / n;
-        din[i] += k * (n * dout[i] - dbeta[ch] - (in[i] - mean) * invstd * dgamma[ch]);
+        float dy = bn_output_grad(relu, out, dout, i);
+        din[i] += k * (n * dy - dbeta[ch] - (in[i] - mean) * invstd * dgamma[ch]);
     }
 }
 
@@ -654,33 +667,37 @@ void cuda_linear_backward(int batch, int in_dim, int out_dim, const float *in, c
              in_dim);
 }
 
-void cuda_bn_forward(int batch, int c, int hw, const float *in, const float *gamma,
-                     const float *beta, float *running, int training, float *saved, float *out)
+void cuda_bn_forward(const bn_shape_t *s, const float *in, const float *gamma, const float *beta,
+                     float *running, int training, float *saved, float *out)
 {
+    int batch = s->batch, c = s->c, hw = s->hw;
     if (training) {
         int slices = bn_slices(batch, hw);
         double *partial = bn_partial((size_t)2 * c * slices);
         if (!partial)
             return;
-        LAUNCH(bn_partial_sums_kernel, c * slices, batch, c, hw, slices, in, NULL, NULL, partial);
+        LAUNCH(bn_partial_sums_kernel, c * slices, batch, c, hw, slices, false, in, NULL, NULL,
+               NULL, partial);
         LAUNCH(bn_stats_kernel, blocks_for(c), batch, c, hw, slices, partial, running, saved);
     }
-    LAUNCH(bn_apply_kernel, grid((size_t)batch * c * hw), batch, c, hw, in, gamma, beta,
-           training ? saved : running, !training, out);
+    LAUNCH(bn_apply_kernel, grid((size_t)batch * c * hw), batch, c, hw, s->relu != 0, in, gamma,
+           beta, training ? saved : running, !training, out);
 }
 
-void cuda_bn_backward(int batch, int c, int hw, const float *in, const float *gamma,
-                      const float *saved, const float *dout, float *din, float *dgamma,
-                      float *dbeta)
+void cuda_bn_backward(const bn_shape_t *s, const float *in, const float *gamma, const float *saved,
+                      const float *out, const float *dout, float *din, float *dgamma, float *dbeta)
 {
+    int batch = s->batch, c = s->c, hw = s->hw;
+    bool relu = s->relu != 0;
     int slices = bn_slices(batch, hw);
     double *partial = bn_partial((size_t)2 * c * slices);
     if (!partial)
         return;
-    LAUNCH(bn_partial_sums_kernel, c * slices, batch, c, hw, slices, in, saved, dout, partial);
+    LAUNCH(bn_partial_sums_kernel, c * slices, batch, c, hw, slices, relu, in, saved, out, dout,
+           partial);
     LAUNCH(bn_grad_sums_kernel, blocks_for(c), c, slices, partial, dgamma, dbeta);
-    LAUNCH(bn_input_grad_kernel, grid((size_t)batch * c * hw), batch, c, hw, in, gamma, saved, dout,
-           dgamma, dbeta, din);
+    LAUNCH(bn_input_grad_kernel, grid((size_t)batch * c * hw), batch, c, hw, relu, in, gamma, saved,
+           out, dout, dgamma, dbeta, din);
 }
 
 void cuda_relu_forward(size_t n, const float *in, float *out)

@@ -31,13 +31,21 @@ void linear_backward(int batch, int in_dim, int out_dim, const float *in, const 
 #define BN_EPS 1e-5f
 #define BN_MOMENTUM 0.1f
 
+/* One batch norm's tensors: [batch, c, hw]; relu: a ReLU fused on its output (out = max(0, y)),
+ * one pass over the tensor instead of two, each way. */
+typedef struct {
+    int batch, c, hw;
+    int relu;
+} bn_shape_t;
+
 /* Training mode normalises with the batch's statistics (saving mean and 1/std per channel in
  * `saved`, 2*c floats) and updates the running ones as PyTorch does (unbiased variance);
- * evaluation uses the running statistics. running = [mean c][var c]. */
-void bn_forward(int batch, int c, int hw, const float *in, const float *gamma, const float *beta,
+ * evaluation uses the running statistics. running = [mean c][var c]. Backward reads `out` (the
+ * forward's) for the fused ReLU's mask. */
+void bn_forward(const bn_shape_t *s, const float *in, const float *gamma, const float *beta,
                 float *running, int training, float *saved, float *out);
-void bn_backward(int batch, int c, int hw, const float *in, const float *gamma, const float *saved,
-                 const float *dout, float *din, float *dgamma, float *dbeta);
+void bn_backward(const bn_shape_t *s, const float *in, const float *gamma, const float *saved,
+                 const float *out, const float *dout, float *din, float *dgamma, float *dbeta);
 
 void relu_forward(size_t n, const float *in, float *out);
 void relu_backward(size_t n, const float *out, const float *dout, float *din);

@@ -19,6 +19,7 @@ typedef struct {
     int has_params;
     size_t running;    /* bn: running mean and variance in the buffers */
     size_t saved;      /* bn: batch mean and 1/std of the last training forward */
+    int relu;          /* bn: the ReLU that follows it, fused */
     size_t act;        /* offset of this node's output in the activation arenas */
 } node_t;
 
@@ -129,7 +130,8 @@ static int conv(model_t *m, int in, int co, int k, int stride, const char *name)
     return id;
 }
 
-static int batchnorm(model_t *m, int in, const char *name)
+/* relu: the ReLU after it runs inside it (one node, one pass over the tensor each way). */
+static int batchnorm(model_t *m, int in, const char *name, int relu)
 {
     const node_t *src = &m->nodes[in];
     int id = add_node(m, NODE_BN, in, -1, src->c, src->h, src->w);
@@ -143,6 +145,7 @@ static int batchnorm(model_t *m, int in, const char *name)
     add_tensor(m, name, "running_var", 1, 1, &c);
     n->has_params = 1;
     n->saved = m->saved_count;
+    n->relu = relu;
     m->saved_count += 2 * (size_t)c;
     return id;
 }
@@ -187,17 +190,17 @@ static int basic_block(model_t *m, int in, int planes, int stride, const char *p
     snprintf(name, sizeof name, "%s.conv1", prefix);
     int x = conv(m, in, planes, 3, stride, name);
     snprintf(name, sizeof name, "%s.bn1", prefix);
-    x = same_shape(m, NODE_RELU, batchnorm(m, x, name), -1);
+    x = batchnorm(m, x, name, 1);
     snprintf(name, sizeof name, "%s.conv2", prefix);
     x = conv(m, x, planes, 3, 1, name);
     snprintf(name, sizeof name, "%s.bn2", prefix);
-    x = batchnorm(m, x, name);
+    x = batchnorm(m, x, name, 0);
     int shortcut = in;
     if (!m->failed && (stride != 1 || m->nodes[in].c != planes)) {
         snprintf(name, sizeof name, "%s.shortcut.0", prefix);
         shortcut = conv(m, in, planes, 1, stride, name);
         snprintf(name, sizeof name, "%s.shortcut.1", prefix);
-        shortcut = batchnorm(m, shortcut, name);
+        shortcut = batchnorm(m, shortcut, name, 0);
     }
     if (m->failed)
         return 0;
@@ -208,7 +211,7 @@ static void build_resnet(model_t *m)
 {
     int blocks = (m->cfg.depth - 2) / 6, w = m->cfg.width;
     int x = add_node(m, NODE_INPUT, -1, -1, IMAGE_C, IMAGE_H, IMAGE_W);
-    x = same_shape(m, NODE_RELU, batchnorm(m, conv(m, x, 16 * w, 3, 1, "conv1"), "bn1"), -1);
+    x = batchnorm(m, conv(m, x, 16 * w, 3, 1, "conv1"), "bn1", 1);
     for (int stage = 0; stage < 3 && !m->failed; stage++)
         for (int b = 0; b < blocks && !m->failed; b++) {
             char prefix[24];
@@ -323,8 +326,9 @@ const float *model_forward(model_t *m, const float *input, int batch, int traini
             d->conv_forward(&n->conv, batch, x, m->params + n->weight, y, m->work);
             break;
         case NODE_BN:
-            d->bn_forward(batch, n->c, n->h * n->w, x, m->params + n->weight, m->params + n->bias,
-                       m->buffers + n->running, training, m->saved + n->saved, y);
+            d->bn_forward(&(bn_shape_t){batch, n->c, n->h * n->w, n->relu}, x,
+                          m->params + n->weight, m->params + n->bias, m->buffers + n->running,
+                          training, m->saved + n->saved, y);
             break;
         case NODE_RELU:
             d->relu_forward(total, x, y);
@@ -371,8 +375,9 @@ int model_backward(model_t *m, const float *input, int batch, grads_ready_fn rea
                           m->work);
             break;
         case NODE_BN:
-            d->bn_backward(batch, n->c, n->h * n->w, x, m->params + n->weight, m->saved + n->saved, dy,
-                        dx, m->grads + n->weight, m->grads + n->bias);
+            d->bn_backward(&(bn_shape_t){batch, n->c, n->h * n->w, n->relu}, x,
+                           m->params + n->weight, m->saved + n->saved, m->acts + n->act, dy, dx,
+                           m->grads + n->weight, m->grads + n->bias);
             break;
         case NODE_RELU:
             d->relu_backward(total, m->acts + n->act, dy, dx);

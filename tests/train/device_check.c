@@ -153,28 +153,27 @@ static void check_linear(int batch, int in_dim, int out_dim)
     PAIRS_FREE(&in, &weight, &bias, &out, &dout, &din, &dweight, &dbias);
 }
 
-static void check_batch_norm(int batch, int c, int hw)
+static void check_batch_norm(int batch, int c, int hw, int relu)
 {
     size_t n = (size_t)batch * c * hw;
+    const bn_shape_t shape = {batch, c, hw, relu};
     pair_t in = pair_new(n, 2.0, 0.5), gamma = pair_random(c), beta = pair_random(c);
     pair_t running = pair_new(2 * (size_t)c, 0.2, 1.0), saved = pair_zero(2 * (size_t)c);
     pair_t out = pair_zero(n), eval_out = pair_zero(n), dout = pair_random(n);
     pair_t din = pair_random(n), dgamma = pair_random(c), dbeta = pair_random(c);
-    device_cpu.bn_forward(batch, c, hw, in.cpu, gamma.cpu, beta.cpu, running.cpu, 1, saved.cpu,
-                          out.cpu);
-    gpu->bn_forward(batch, c, hw, in.gpu, gamma.gpu, beta.gpu, running.gpu, 1, saved.gpu, out.gpu);
-    device_cpu.bn_backward(batch, c, hw, in.cpu, gamma.cpu, saved.cpu, dout.cpu, din.cpu,
+    device_cpu.bn_forward(&shape, in.cpu, gamma.cpu, beta.cpu, running.cpu, 1, saved.cpu, out.cpu);
+    gpu->bn_forward(&shape, in.gpu, gamma.gpu, beta.gpu, running.gpu, 1, saved.gpu, out.gpu);
+    device_cpu.bn_backward(&shape, in.cpu, gamma.cpu, saved.cpu, out.cpu, dout.cpu, din.cpu,
                            dgamma.cpu, dbeta.cpu);
-    gpu->bn_backward(batch, c, hw, in.gpu, gamma.gpu, saved.gpu, dout.gpu, din.gpu, dgamma.gpu,
+    gpu->bn_backward(&shape, in.gpu, gamma.gpu, saved.gpu, out.gpu, dout.gpu, din.gpu, dgamma.gpu,
                      dbeta.gpu);
-    device_cpu.bn_forward(batch, c, hw, in.cpu, gamma.cpu, beta.cpu, running.cpu, 0, NULL,
-                          eval_out.cpu);
-    gpu->bn_forward(batch, c, hw, in.gpu, gamma.gpu, beta.gpu, running.gpu, 0, NULL, eval_out.gpu);
-    char what[100];
+    device_cpu.bn_forward(&shape, in.cpu, gamma.cpu, beta.cpu, running.cpu, 0, NULL, eval_out.cpu);
+    gpu->bn_forward(&shape, in.gpu, gamma.gpu, beta.gpu, running.gpu, 0, NULL, eval_out.gpu);
+    char what[120];
     snprintf(what, sizeof what,
-             "batch norm of %d channels x %d, batch %d (training, running "
+             "batch norm%s of %d channels x %d, batch %d (training, running "
              "statistics, backward, evaluation)",
-             c, hw, batch);
+             relu ? " + ReLU" : "", c, hw, batch);
     double worst = fmax(fmax(pair_difference(&out), pair_difference(&running)),
                         fmax(pair_difference(&saved), pair_difference(&eval_out)));
     worst = fmax(worst, fmax(pair_difference(&din),
@@ -333,10 +332,12 @@ int main(void)
     for (size_t i = 0; i < sizeof convs / sizeof *convs; i++)
         check_conv(convs[i], i == 0 ? 2 : 3);
     check_linear(5, 37, 10);
-    check_batch_norm(3, 5, 100);
-    check_batch_norm(4, 3, 1);
-    check_batch_norm(4, 3, 2500);  /* channels summed in several slices */
-    check_batch_norm(2, 2, 80000); /* in the most slices there are */
+    for (int relu = 0; relu <= 1; relu++) {
+        check_batch_norm(3, 5, 100, relu);
+        check_batch_norm(4, 3, 1, relu);
+        check_batch_norm(4, 3, 2500, relu);  /* channels summed in several slices */
+        check_batch_norm(2, 2, 80000, relu); /* in the most slices there are */
+    }
     check_elementwise(1000);
     check_pool_and_loss(2, 7, 49, 10); /* smaller than the models' batch: the loss rows grow */
     model_config_t mlp = {.name = "mlp", .widths = {64, 32}, .width_count = 2};

@@ -4,7 +4,6 @@
  * NCHW tensors the other layers hold.
  *   batchnorm BATCH   -> one line per shape, milliseconds per forward + backward, and ratios
  * Single thread (one rank per core), median of REPS runs of 20 after a warm-up. */
-#include <math.h>
 #include <oneapi/dnnl/dnnl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -147,11 +146,12 @@ static dnnl_primitive_t reorder_primitive(dnnl_engine_t engine, const dnnl_memor
     return p;
 }
 
-/* oneDNN's fused batch norm + ReLU for t's shape in the blocked layout its convolutions use on
- * this CPU (16 channels per block with AVX-512, else 8); `impl` gets its implementation. */
-static void onednn_make(onednn_t *o, dnnl_engine_t engine, tensors_t *t, const char **impl)
+/* oneDNN's fused batch norm + ReLU for t's shape (side x side planes) in the blocked layout its
+ * convolutions use on this CPU (16 channels per block with AVX-512, else 8); `impl` gets its
+ * implementation. */
+static void onednn_make(onednn_t *o, dnnl_engine_t engine, tensors_t *t, int side,
+                        const char **impl)
 {
-    int side = (int)sqrt((double)t->shape.hw);
     dnnl_dims_t dims = {t->shape.batch, t->shape.c, side, side}, channels = {t->shape.c};
     dnnl_format_tag_t blocked =
         dnnl_get_effective_cpu_isa() >= dnnl_cpu_isa_avx512_core ? dnnl_nChw16c : dnnl_nChw8c;
@@ -231,7 +231,7 @@ int main(int argc, char **argv)
         t.gamma = filled(c, 0.2f, 1), t.beta = filled(c, 0.2f, 0), t.running = filled(2 * c, 0, 1);
         t.saved = filled(2 * c, 0, 0), t.dgamma = filled(c, 0, 0), t.dbeta = filled(c, 0, 0);
         const char *impl;
-        onednn_make(&o, engine, &t, &impl);
+        onednn_make(&o, engine, &t, side, &impl);
         double separate = time_step(ours_separate, &t, NULL),
                fused = time_step(ours_fused, &t, NULL);
         double with_reorders = time_step(onednn_step, &t, &o);

@@ -29,8 +29,6 @@
 
 /* How long node 0 keeps the store up for the others to read the outcome and say goodbye. */
 #define GOODBYE_MS 5000
-/* At the end, how long output that nobody reads is waited for before the agent exits anyway. */
-#define OUTPUT_STALL_MS 2000
 /* A parked WAIT on the end key is renewed after this long. */
 #define WATCH_MS 3600000
 
@@ -87,7 +85,7 @@ static void say(const char *fmt, ...)
         len = sizeof line - 2;
     line[len++] = '\n';
     /* One write, so the line stays whole beside the workers' relayed lines. */
-    output_write(STDERR_FILENO, line, len);
+    output_write(STDERR_FILENO, OUTPUT_AGENT, line, len);
 }
 
 static void log_store(void *ctx, const char *line)
@@ -355,7 +353,8 @@ static void heartbeat(agent_t *a, attempt_t *t, worker_t *w, int n, const rdzv_r
 
 /* --hang-timeout: a worker whose process group has written nothing and used under 1% of a CPU for
  * that long is hung (blocked for ever in a collective, say: an idle process still wakes now and
- * then, so "no CPU at all" would never hold), and fails the attempt. A stopped one (SIGSTOP)
+ * then, so "no CPU at all" would never hold), and fails the attempt; one blocked in a write the
+ * agent holds back (output.h) is waiting for the reader, not hung. A stopped one (SIGSTOP)
  * is hung after half of that, so that it, not the ranks left waiting for it, is named. */
 static void check_hangs(agent_t *a, attempt_t *t, worker_t *w, int n)
 {
@@ -368,7 +367,8 @@ static void check_hangs(agent_t *a, attempt_t *t, worker_t *w, int n)
     for (int i = 0; i < n && t->end == END_UNKNOWN; i++) {
         if (w[i].reaped || w[i].stopped)
             continue;
-        if (w[i].output_at > w[i].active_at || act[i].cpu_ticks > w[i].cpu_ticks + allowance) {
+        if (w[i].output_at > w[i].active_at || act[i].cpu_ticks > w[i].cpu_ticks + allowance ||
+            workers_held_back(&w[i])) {
             w[i].cpu_ticks = act[i].cpu_ticks;
             w[i].active_at = now;
             continue;
@@ -555,7 +555,7 @@ static void on_watch(agent_t *a, attempt_t *t, worker_t *w, int n)
 static void monitor(agent_t *a, attempt_t *t, worker_t *w, int n, const rdzv_result_t *r)
 {
     const agent_options_t *o = a->o;
-    struct pollfd *pfd = ddp_xcalloc((size_t)(2 * n + 2), sizeof *pfd);
+    struct pollfd *pfd = ddp_xcalloc((size_t)(2 * n + 4), sizeof *pfd);
     t->next_heartbeat = ddp_deadline_in(o->heartbeat_ms);
     while (workers_running(w, n) || t->end == END_UNKNOWN) {
         int npfd = 0;
@@ -563,9 +563,15 @@ static void monitor(agent_t *a, attempt_t *t, worker_t *w, int n, const rdzv_res
         int watch_at = npfd;
         pfd[npfd++] = (struct pollfd){
             .fd = t->end != END_UNKNOWN ? -1 : ddp_store_client_fd(a->watch), .events = POLLIN};
+        /* Backpressure: a stream whose pipe is full is waited on, and the workers feeding it
+         * are not read until it drains (output.h). */
+        int backlogged[2] = {output_backlogged(STDOUT_FILENO), output_backlogged(STDERR_FILENO)};
+        for (int s = 0; s < 2; s++)
+            pfd[npfd++] = (struct pollfd){.fd = backlogged[s] ? 1 + s : -1, .events = POLLOUT};
+        int workers_at = npfd;
         for (int i = 0; i < n; i++)
             for (int s = 0; s < 2; s++)
-                if (w[i].fds[s] >= 0)
+                if (w[i].fds[s] >= 0 && !backlogged[s])
                     pfd[npfd++] = (struct pollfd){.fd = w[i].fds[s], .events = POLLIN};
         int end_known = t->end != END_UNKNOWN;
         int64_t wake = end_known ? ddp_deadline_in(200) : t->next_heartbeat;
@@ -597,7 +603,8 @@ static void monitor(agent_t *a, attempt_t *t, worker_t *w, int n, const rdzv_res
                 begin_stop(a, t, w, n, a->stop_signal);
             }
         }
-        for (int i = 2; i < npfd; i++)
+        output_service();
+        for (int i = workers_at; i < npfd; i++)
             if (pfd[i].revents)
                 workers_pump(w, n, pfd[i].fd);
         if (pfd[watch_at].fd >= 0 && pfd[watch_at].revents)
@@ -698,7 +705,7 @@ static int preflight(agent_t *a, attempt_t *t)
         if (f) {
             preflight_report(f, fp, o->nnodes, o->preflight == PREFLIGHT_ONLY);
             fclose(f);
-            output_write(STDERR_FILENO, text, len);
+            output_write(STDERR_FILENO, OUTPUT_AGENT, text, len);
         }
         free(text);
     }
@@ -735,7 +742,7 @@ static void report_failure(agent_t *a, const attempt_t *t, const worker_t *w, in
     if (f) {
         report_summary(f, &t->first, w, n, o->node_rank, a->host);
         fclose(f);
-        output_write(STDERR_FILENO, summary, summary_len);
+        output_write(STDERR_FILENO, OUTPUT_AGENT, summary, summary_len);
     }
     free(summary);
     ddp_error_t err;
@@ -968,7 +975,7 @@ int agent_run(agent_options_t *o)
     agent_t a = {.o = o, .sigfd = -1, .guard = {.fd = -1, .pid = -1}};
     ddp_error_t err = {0};
     int status = 1;
-    if (output_start(&err))
+    if (output_start(o->output_stall_ms, &err))
         say("%s (writing to the real outputs, which may block)", err.msg);
     if (setup(&a, &err)) {
         say("%s", err.msg);
@@ -1009,6 +1016,6 @@ int agent_run(agent_options_t *o)
     }
 out:
     teardown(&a);
-    output_finish(OUTPUT_STALL_MS);
+    output_finish();
     return status;
 }

@@ -20,6 +20,7 @@
 #include "ddp_parse.h"
 #include "hostlist.h"
 #include "job_contract.h"
+#include "output.h"
 #include "preflight.h"
 #include "store_proto.h"
 
@@ -45,6 +46,10 @@ static const char usage_text[] =
     "                          process group) for this long is hung, and fails the job; a\n"
     "                          stopped one after half of it (0, the default: never)\n"
     "  --exit-timeout SECONDS  how long a finished node waits for the rest (default 300)\n"
+    "  --output-stall-timeout SECONDS  while this agent's stdout or stderr is read, workers\n"
+    "                          wait for it (no line is lost); only once the reader has taken\n"
+    "                          nothing for this long are lines dropped, counted and reported\n"
+    "                          (default 10)\n"
     "  --log-dir DIR           also write each rank's stdout and stderr under DIR/RUN_ID (never\n"
     "                          over an earlier run's)\n"
     "  --error-file FILE       write a JSON failure report to FILE when the job fails (%n in\n"
@@ -92,6 +97,7 @@ enum {
     OPT_GRACE,
     OPT_HANG_TIMEOUT,
     OPT_EXIT_TIMEOUT,
+    OPT_OUTPUT_STALL_TIMEOUT,
     OPT_LOG_DIR,
     OPT_ERROR_FILE,
     OPT_RDZV_BACKEND,
@@ -134,6 +140,7 @@ static const struct option long_options[] = {
     {"grace", required_argument, NULL, OPT_GRACE},
     {"hang-timeout", required_argument, NULL, OPT_HANG_TIMEOUT},
     {"exit-timeout", required_argument, NULL, OPT_EXIT_TIMEOUT},
+    {"output-stall-timeout", required_argument, NULL, OPT_OUTPUT_STALL_TIMEOUT},
     {"log-dir", required_argument, NULL, OPT_LOG_DIR},
     {"log_dir", required_argument, NULL, OPT_LOG_DIR},
     {"error-file", required_argument, NULL, OPT_ERROR_FILE},
@@ -397,6 +404,7 @@ int agent_options_parse(int argc, char **argv, agent_options_t *o, ddp_error_t *
 {
     *o = (agent_options_t){.node_rank = -1, .rdzv_timeout_s = 300, .heartbeat_ms = 1000,
                            .grace_ms = 10000, .exit_timeout_s = 300,
+                           .output_stall_ms = OUTPUT_STALL_DEFAULT_MS,
                            .checkpoint_before_ms = 180000};
     const char *nproc_arg = "auto", *token_file = NULL, *python = "python3";
     int module = 0, no_python = 0;
@@ -497,6 +505,9 @@ int agent_options_parse(int argc, char **argv, agent_options_t *o, ddp_error_t *
             break;
         case OPT_EXIT_TIMEOUT:
             bad = ddp_parse_int(optarg, 1, JOB_TIMEOUT_MAX_S, &o->exit_timeout_s);
+            break;
+        case OPT_OUTPUT_STALL_TIMEOUT:
+            bad = parse_seconds_ms(optarg, JOB_TIMEOUT_MAX_S, &o->output_stall_ms);
             break;
         case OPT_LOG_DIR:
             free(o->log_dir);

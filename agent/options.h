@@ -22,6 +22,7 @@ typedef struct {
     int grace_ms;     /* between SIGTERM and SIGKILL when workers are stopped */
     int hang_timeout_ms; /* a worker silent and idle this long is hung; 0: never */
     int exit_timeout_s; /* how long a finished node waits for the others */
+    int output_stall_ms; /* output.h's stall deadline */
     char *log_dir, *run_id, *error_file; /* error_file: %n already replaced by the node rank */
     int standalone;
     char *token;

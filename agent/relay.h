@@ -16,6 +16,7 @@
 
 typedef struct {
     int dest_fd, log_fd; /* log_fd -1: none; the relay closes it */
+    int rank;
     char prefix[32];
     char *line;
     size_t len;

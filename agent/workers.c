@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -15,6 +16,7 @@
 #include "binding.h"
 #include "ddp_clock.h"
 #include "ddp_file.h"
+#include "output.h"
 #include "worker_env.h"
 
 extern char **environ;
@@ -237,6 +239,17 @@ void workers_pump(worker_t *w, int n, int fd)
             }
             return;
         }
+}
+
+int workers_held_back(const worker_t *w)
+{
+    for (int s = 0; s < 2; s++) {
+        int queued = 0;
+        if (w->fds[s] >= 0 && output_backlogged(1 + s) &&
+            ioctl(w->fds[s], FIONREAD, &queued) == 0 && queued > 0)
+            return 1;
+    }
+    return 0;
 }
 
 void workers_activity(const worker_t *w, int n, worker_activity_t *act)

@@ -64,6 +64,9 @@ int workers_reap(worker_t *w, int n);
 int workers_running(const worker_t *w, int n);
 /* Reads what is available on fd (one of a worker's pipes) and relays it; closes it at EOF. */
 void workers_pump(worker_t *w, int n, int fd);
+/* Whether w has written output that the agent holds back in its pipe while the agent's own
+ * output is backlogged (output.h): it is waiting for the reader. */
+int workers_held_back(const worker_t *w);
 /* Each worker's activity into act[0..n), from one pass over /proc. */
 void workers_activity(const worker_t *w, int n, worker_activity_t *act);
 /* Relays what is left on every pipe, then closes pipes and relays. */

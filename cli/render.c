@@ -119,11 +119,14 @@ static int fill_common(const job_spec_t *spec, const char *bindir, const char *a
         rc |= item ? set_quoted(item, "value", spec->env[i].value) : -1;
     }
     rc |= spec->workdir ? set_quoted(ctx, "workdir", spec->workdir) : tmpl_set(ctx, "workdir", "");
-    /* The agent's reports, as its options with a blank before each (empty when none is asked). */
+    /* The agent's output and reports, as its options with a blank before each (empty when
+     * none is asked). */
     char *reports = NULL, *q_log = spec->log_dir ? shquote(spec->log_dir) : NULL,
-         *q_err = spec->error_file ? shquote(spec->error_file) : NULL;
-    if (asprintf(&reports, "%s%s%s%s", q_log ? " --log-dir " : "", q_log ? q_log : "",
-                 q_err ? " --error-file " : "", q_err ? q_err : "") < 0)
+         *q_err = spec->error_file ? shquote(spec->error_file) : NULL, stall[48] = "";
+    if (spec->output_stall_timeout)
+        snprintf(stall, sizeof stall, " --output-stall-timeout %ld", spec->output_stall_timeout);
+    if (asprintf(&reports, "%s%s%s%s%s", q_log ? " --log-dir " : "", q_log ? q_log : "",
+                 q_err ? " --error-file " : "", q_err ? q_err : "", stall) < 0)
         reports = NULL;
     rc |= reports ? tmpl_set(ctx, "report_args", reports) : -1;
     free(reports);

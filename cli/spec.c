@@ -114,6 +114,7 @@ static const field_def_t top_fields[] = {
     INTFIELD(max_restarts, max_restarts, 0, 0, JOB_MAX_RESTARTS_MAX),
     INTFIELD(rendezvous_timeout, rendezvous_timeout, 0, 1, JOB_TIMEOUT_MAX_S),
     INTFIELD(hang_timeout, hang_timeout, 0, 0, JOB_TIMEOUT_MAX_S),
+    INTFIELD(output_stall_timeout, output_stall_timeout, 0, 1, JOB_TIMEOUT_MAX_S),
     FIELD(log_dir, F_STRING, log_dir, 0),
     FIELD(error_file, F_STRING, error_file, 0),
     {"gpu_binding", F_CHOICE, offsetof(job_spec_t, gpu_binding), 0, 0, 0, NULL, 0, gpu_bindings},

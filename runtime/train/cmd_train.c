@@ -271,7 +271,14 @@ static int run(trainer_t *t, run_end_t *end, ddp_error_t *err)
         while (t->batch < t->steps_per_epoch) {
             long left = (long)t->sampler.num_samples - t->batch * o->batch_size;
             int n = left < o->batch_size ? (int)left : o->batch_size;
-            if (train_step(t, n, &tally, err) || agree_to_stop(t, &stop, err))
+            double step_start = ddp_now_s();
+            if (train_step(t, n, &tally, err))
+                return -1;
+            /* Before the stop vote, so a signal during the pause is taken at this step. */
+            double rest_ms = (double)o->min_step_ms - (ddp_now_s() - step_start) * 1000;
+            if (rest_ms > 0)
+                ddp_sleep_ms((int64_t)rest_ms);
+            if (agree_to_stop(t, &stop, err))
                 return -1;
             /* At an epoch's last step the epoch's end saves, with the position past it. */
             if (o->max_steps && t->step >= o->max_steps && t->batch < t->steps_per_epoch) {

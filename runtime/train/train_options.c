@@ -15,13 +15,15 @@ const char train_usage[] =
     "                       [--warmup-epochs E] [--seed S] [--checkpoint-dir D] [--resume]\n"
     "                       [--no-shuffle] [--drop-last] [--augment|--no-augment]\n"
     "                       [--bucket-cap-mb M] [--threads N] [--stop-after-epochs N]\n"
-    "                       [--max-steps N] [--tf32] [--cpu-conv onednn|im2col]\n"
-    "                       [--backend tcp|nccl] [--timeout SECONDS]\n"
+    "                       [--max-steps N] [--min-step-ms MS] [--tf32]\n"
+    "                       [--cpu-conv onednn|im2col] [--backend tcp|nccl] [--timeout SECONDS]\n"
     "  defaults: mlp with widths 256, synthetic data (8192 train, 2048 test), 5 epochs,\n"
     "  batch 64 per rank, lr 0.1, momentum 0.9, weight decay 1e-5, cosine schedule, seed 0,\n"
     "  25 MiB buckets, 1 BLAS thread; augmentation on for --data, off for synthetic;\n"
     "  GPU convolutions in float32 (--tf32: TF32 tensor cores, PyTorch's default for them);\n"
-    "  CPU convolutions on oneDNN where this build has it, else im2col + GEMM\n";
+    "  CPU convolutions on oneDNN where this build has it, else im2col + GEMM;\n"
+    "  --min-step-ms: each step takes at least MS ms (the rest slept), so that a small model\n"
+    "  rehearses a long run's walltime, checkpoint and requeue path at a known pace\n";
 
 const train_option_name_t train_option_names[] = {
     {"model", TRAIN_OPT_VALUE},         {"widths", TRAIN_OPT_VALUE},
@@ -36,6 +38,7 @@ const train_option_name_t train_option_names[] = {
     {"drop-last", TRAIN_OPT_FLAG},      {"augment", TRAIN_OPT_SWITCH},
     {"bucket-cap-mb", TRAIN_OPT_VALUE}, {"threads", TRAIN_OPT_VALUE},
     {"stop-after-epochs", TRAIN_OPT_VALUE}, {"max-steps", TRAIN_OPT_VALUE},
+    {"min-step-ms", TRAIN_OPT_VALUE},
     {"tf32", TRAIN_OPT_FLAG},           {"cpu-conv", TRAIN_OPT_VALUE},
     {"backend", TRAIN_OPT_VALUE},       {"timeout", TRAIN_OPT_VALUE},
     {NULL, TRAIN_OPT_VALUE},
@@ -135,6 +138,8 @@ int train_options_parse(int argc, char **argv, train_options_t *o, ddp_error_t *
             want = "1 to 100000";
         } else if (!strcmp(arg, "--max-steps")) {
             bad = ddp_parse_long(val, 1, 1L << 40, &o->max_steps), want = "a step count of at least 1";
+        } else if (!strcmp(arg, "--min-step-ms")) {
+            bad = ddp_parse_long(val, 0, 3600000, &n), o->min_step_ms = n, want = "0 to 3600000";
         } else if (!strcmp(arg, "--cpu-conv")) {
             bad = strcmp(val, "onednn") && strcmp(val, "im2col"), want = "onednn or im2col";
             o->cpu_conv = val;

@@ -27,6 +27,7 @@ typedef struct {
     const char *cpu_conv;  /* "onednn", "im2col", or NULL: the build's best */
     int stop_after_epochs; /* 0: run every epoch */
     long max_steps;        /* 0: no limit */
+    long min_step_ms;      /* each step lasts at least this long (a pace for rehearsals) */
 } train_options_t;
 
 extern const char train_usage[];

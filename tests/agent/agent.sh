@@ -291,23 +291,87 @@ expect_eq "$RC" 1 "node 1 exits 1 when node 0 (the store) is killed"
 expect_contains "$ERR" "lost the rendezvous store of node 0" "and says it lost the store"
 expect_no_leftovers "nothing left after node 0's agent was killed"
 
-# --- nobody reads the agent's output ---------------------------------------------------------
-# stdout goes to a FIFO whose reader never reads: the job still ends, the output it could not
-# pass on is dropped, and the agent says so on stderr.
-worker flood.sh 'head -c 20000000 /dev/zero | tr "\0" x | fold -w 100; echo flooded >&2'
-mkfifo "$T/stall"
-sleep 120 <"$T/stall" &
-reader=$!
+# --- the agent's output and its reader -------------------------------------------------------
+# Two ranks each write LINES numbered lines of 100 bytes at once, then (with TAIL) more after a
+# pause. count_lines FILE RANK: "N lines, N torn, N out of order" for that rank's lines in FILE.
+worker numbered.sh "$(cat <<'WORKER'
+awk -v n="$LINES" 'BEGIN { x = sprintf("%91s", ""); gsub(/ /, "x", x)
+    for (i = 0; i < n; i++) printf "%07d %s\n", i, x }'
+if [ -n "${TAIL:-}" ]; then sleep "$TAIL"; echo "rank $RANK after the pause"; fi
+echo "rank $RANK wrote $LINES lines" >&2
+WORKER
+)"
+count_lines() {
+    grep "^\[rank $2\] [0-9]\{7\} " "$1" | awk -v x="$(printf 'x%.0s' $(seq 91))" \
+        'NF != 4 || $4 != x { torn++ } $3 + 0 != NR - 1 { order++ }
+         END { printf "%d lines, %d torn, %d out of order", NR, torn, order }'
+}
+# reader_fifo NAME PAUSE: a FIFO at $T/NAME.fifo whose reader waits PAUSE seconds before it
+# copies everything to $T/NAME.read (PAUSE "never": it never reads).
+reader_fifo() {
+    rm -f "$T/$1.fifo"
+    mkfifo "$T/$1.fifo"
+    if [ "$2" = never ]; then
+        sleep 120 <"$T/$1.fifo" &
+    else
+        { sleep "$2"; cat; } <"$T/$1.fifo" >"$T/$1.read" &
+    fi
+    READER=$!
+}
+
+# A reader that pauses for 3 s, shorter than the stall deadline (10 s by default), while 2 ranks
+# write 150,000 lines each, far more than the agent's pipe holds: nothing is lost, the workers
+# wait in their writes.
+reader_fifo pause 3
 start=$(date +%s%N)
-DDPJ_TESTMARK="$MARK" timeout -s KILL 60 "$AGENT" --standalone --nproc-per-node 1 "$T/flood.sh" \
-    >"$T/stall" 2>"$T/stall.err"
-rc=$?
+AGENT_STDOUT=$T/pause.fifo start_agent pause LINES=150000 -- --standalone --nproc-per-node 2 "$T/numbered.sh"
+wait_agent pause
+wait "$READER"
 took=$((($(date +%s%N) - start) / 1000000))
-kill "$reader"
-expect_eq "$rc" 0 "a job whose agent's stdout nobody reads still ends, with its status"
+expect_eq "$RC" 0 "a reader that pauses shorter than the stall deadline: the job succeeds"
+for r in 0 1; do
+    expect_eq "$(count_lines "$T/pause.read" "$r")" "150000 lines, 0 torn, 0 out of order" \
+        "... and every line of rank $r arrives whole, once, in order"
+done
+if [ "$took" -ge 3000 ]; then pass "... the workers waited for the reader (${took} ms)"; else
+    fail "the workers waited for the reader" "the job took ${took} ms with a reader paused for 3 s"; fi
+case "$ERR" in *dropped*) fail "... nothing is dropped" "$ERR" ;; *) pass "... nothing is dropped" ;; esac
+
+# A reader that stalls for 6 s, past a stall deadline of 1.5 s, and then reads again while the
+# job still runs: lines are dropped only after the deadline, the agent says how many of which
+# rank, and that count is exactly what never arrived.
+reader_fifo stall 6
+AGENT_STDOUT=$T/stall.fifo start_agent stall LINES=150000 TAIL=8 -- --standalone --nproc-per-node 2 \
+    --output-stall-timeout 1.5 "$T/numbered.sh"
+wait_agent stall
+wait "$READER"
+expect_eq "$RC" 0 "a reader that stalls past the stall deadline: the job still succeeds"
+message=$(grep "line(s) of stdout dropped" <<<"$ERR")
+expect_contains "$message" "the reader of this agent's stdout had taken nothing for" \
+    "... and the agent says that lines were dropped while the reader had stalled"
+for r in 0 1; do
+    got=$(count_lines "$T/stall.read" "$r")
+    said=$(sed -n "s/.*rank $r: \([0-9]*\).*/\1/p" <<<"$message")
+    expect_eq "$((${got%% lines*} + ${said:-0}))/${got#* lines, }" "150000/0 torn, 0 out of order" \
+        "... rank $r: the lines that arrived (${got%% lines*}) and the dropped count (${said:-none}) make all 150000, none torn"
+    expect_contains "$(cat "$T/stall.read")" "[rank $r] rank $r after the pause" "... and rank $r's later lines arrive again"
+done
+stalled=$(sed -n "s/.*had taken nothing for \([0-9.]*\) s.*/\1/p" <<<"$message")
+if awk -v s="${stalled:-0}" 'BEGIN { exit !(s >= 1.5) }'; then pass "... after the deadline (stalled ${stalled} s)"; else
+    fail "lines are dropped only after the stall deadline" "$message"; fi
+
+# A reader that never reads (a FIFO, like a pipe into a stopped process): the job still ends,
+# with its status, within a bounded time, and the agent says what it dropped.
+reader_fifo never never
+start=$(date +%s%N)
+AGENT_STDOUT=$T/never.fifo start_agent never LINES=200000 -- --standalone --nproc-per-node 1 \
+    --output-stall-timeout 2 "$T/numbered.sh"
+wait_agent never
+took=$((($(date +%s%N) - start) / 1000000))
+kill "$READER"
+expect_eq "$RC" 0 "a job whose agent's stdout nobody reads still ends, with its status"
 if [ "$took" -lt 20000 ]; then pass "within a bounded time (${took} ms)"; else fail "it took ${took} ms"; fi
-expect_contains "$(cat "$T/stall.err")" "line(s) of output dropped: nothing read this agent's output" \
-    "and the agent says that it dropped output"
+expect_contains "$ERR" "line(s) of stdout dropped (rank 0: " "and the agent says that it dropped output, and whose"
 expect_no_leftovers "nothing left after a stalled reader"
 
 # --- torchrun's habits ---------------------------------------------------------------------

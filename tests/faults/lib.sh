@@ -249,11 +249,19 @@ case_stdout_stall() {
     kill "$reader"
 }
 
-# Rank 1 writes FLOOD_LINES lines of 100 bytes at once; the job is otherwise healthy.
+# Rank 1 writes FLOOD_LINES lines of 100 bytes at once; the job is otherwise healthy. Two busy
+# loops at the agents' own priority run beside it throughout, so that the agents' copier threads
+# are scheduled late, as on a busy node.
 case_output_flood() {
+    local hogs=()
+    for _ in 1 2; do
+        bash -c 'while :; do :; done' &
+        hogs+=($!)
+    done
     start_job FAULT=flood FAULT_RANK=1 STEPS=60 FLOOD_LINES="$FLOOD_LINES"
     fault_now
     finish n0 n1
+    kill "${hogs[@]}"
 }
 
 # Job B (another token) is started on the port of a running job A: B's node 0 cannot have the

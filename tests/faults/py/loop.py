@@ -1,6 +1,7 @@
 """The fault matrix's workload: gloo all_reduces in a loop, STEPS of them (0: until stopped).
 At step 20 each rank writes its pid to FAULT_DIR/rank<R> and says it is ready; then FAULT
-happens on rank FAULT_RANK: exit (code 3), flood (FLOOD_LINES lines of 100 bytes on stdout),
+happens on rank FAULT_RANK: exit (code 3), flood (FLOOD_LINES lines of 100 bytes on stdout, each
+its 7-digit number, a blank and 91 x's),
 or, on every rank, deadlock (each waits to receive from the other: blocked for ever in a
 collective)."""
 import os
@@ -29,9 +30,9 @@ while steps == 0 or step < steps:
             print(f"rank {rank}: failing on purpose", file=sys.stderr, flush=True)
             sys.exit(3)
         if rank == fault_rank and fault == "flood":
-            line = "x" * 99 + "\n"
-            for _ in range(int(os.environ.get("FLOOD_LINES", "200000"))):
-                sys.stdout.write(line)
+            tail = " " + "x" * 91 + "\n"
+            for i in range(int(os.environ.get("FLOOD_LINES", "200000"))):
+                sys.stdout.write(f"{i:07d}{tail}")
             sys.stdout.flush()
     step += 1
     time.sleep(0.01)

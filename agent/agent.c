@@ -29,6 +29,9 @@
 
 /* How long node 0 keeps the store up for the others to read the outcome and say goodbye. */
 #define GOODBYE_MS 5000
+/* How long a node whose workers have ended waits for its own probe, so that its fingerprint is
+ * in the store before it counts itself done (and node 0 reports on all) or says why it failed. */
+#define PREFLIGHT_SETTLE_MS 3000
 /* A parked WAIT on the end key is renewed after this long. */
 #define WATCH_MS 3600000
 
@@ -47,6 +50,8 @@ typedef struct {
     store_server_t *server;
     store_client_t *client, *watch;
     int store_lost; /* node 0's store stopped answering: nothing more is asked of it */
+    fingerprint_probe_t *probe; /* this node's fingerprint, collected beside the workers */
+    int preflight_pending;      /* node 0: the report beside the workers is yet to be printed */
 } agent_t;
 
 /* An attempt's end and this node's workers' phase: agent.h tells their states and transitions. */
@@ -68,6 +73,7 @@ typedef struct {
 } attempt_t;
 
 static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void preflight_beside(agent_t *a, int64_t wait_ms);
 
 static void say(const char *fmt, ...)
 {
@@ -339,6 +345,8 @@ static void check_heartbeats(agent_t *a, attempt_t *t, worker_t *w, int n, const
 
 static void heartbeat(agent_t *a, attempt_t *t, worker_t *w, int n, const rdzv_result_t *r)
 {
+    if (a->probe || a->preflight_pending)
+        preflight_beside(a, 0);
     if (a->o->node_rank == 0) {
         check_heartbeats(a, t, w, n, r);
         return;
@@ -408,6 +416,9 @@ static void settle_node(agent_t *a, attempt_t *t, worker_t *w, int n, int checkp
     char key[128];
     int64_t settled = 0, counts[2] = {0, 0};
     ddp_error_t err;
+    /* Its fingerprint first: once the last node has settled, node 0 reports on every node's. */
+    if (a->probe || a->preflight_pending)
+        preflight_beside(a, PREFLIGHT_SETTLE_MS);
     key_for(t, key, sizeof key, checkpointed ? "checkpointed" : "finished");
     int failed = ddp_store_add(a->client, key, 1, NULL, &err);
     key_for(t, key, sizeof key, "settled");
@@ -604,6 +615,8 @@ static void monitor(agent_t *a, attempt_t *t, worker_t *w, int n, const rdzv_res
             }
         }
         output_service();
+        if (a->probe)
+            preflight_beside(a, 0);
         for (int i = workers_at; i < npfd; i++)
             if (pfd[i].revents)
                 workers_pump(w, n, pfd[i].fd);
@@ -660,59 +673,85 @@ static int connect_store(agent_t *a, store_client_t **out, ddp_error_t *err)
     return 0;
 }
 
-/* The job was told to stop (a signal to an agent) and every worker of this node exited
- * checkpointed: for this node that is a planned stop, not a failure. */
-/* Before the first rendezvous: this node's fingerprint, for the preflight. */
-static int publish_fingerprint(agent_t *a, ddp_error_t *err)
+/* Whether the preflight comes before the workers: doctor's (only), and strict on several nodes,
+ * whose verdict may stop the job. report on several nodes runs beside the workers, which never
+ * wait for it; one node has nothing to compare. */
+static int preflight_first(const agent_options_t *o)
+{
+    return o->preflight == PREFLIGHT_ONLY || (o->preflight == PREFLIGHT_STRICT && o->nnodes > 1);
+}
+
+/* This node's fingerprint into the store, counted in (fp NULL: out of memory). */
+static int publish_fingerprint(agent_t *a, const char *fp, ddp_error_t *err)
 {
     char key[128], name[64];
     snprintf(name, sizeof name, "fingerprint/%d", a->o->node_rank);
     ddp_rdzv_key(key, sizeof key, 0, name);
-    char *fp = fingerprint_collect(a->o->command, a->o->nproc);
-    int rc = fp ? ddp_store_set(a->client, key, fp, strlen(fp), err)
-                : ddp_error_set(err, "out of memory");
-    free(fp);
+    int rc = !fp ? ddp_error_set(err, "out of memory")
+                 : ddp_store_set(a->client, key, fp, strlen(fp), err);
+    ddp_rdzv_key(key, sizeof key, 0, "fingerprints");
+    rc = rc || ddp_store_add(a->client, key, 1, NULL, err);
     return rc ? ddp_error_prefix(err, "node %d: publishing its fingerprint", a->o->node_rank) : 0;
 }
 
-/* After the first rendezvous, every fingerprint being in the store: node 0 prints the report;
- * every node takes the same verdict from the same facts. Returns 1 when no worker is to start
- * (doctor; strict, with the nodes differing: the job's end is then published). */
+/* Every node's fingerprint into fp[0..nnodes) (malloc'd; the caller frees them); 0, or -1 with
+ * err set. */
+static int read_fingerprints(agent_t *a, char **fp, ddp_error_t *err)
+{
+    int n = a->o->nnodes, rc = 0;
+    char **keys = ddp_xcalloc((size_t)n, sizeof *keys);
+    for (int i = 0; i < n; i++) {
+        char name[64], key[128];
+        snprintf(name, sizeof name, "fingerprint/%d", i);
+        ddp_rdzv_key(key, sizeof key, 0, name);
+        keys[i] = ddp_xstrdup(key);
+    }
+    rc = ddp_store_get_many(a->client, (const char *const *)keys, (size_t)n, fp, err);
+    for (int i = 0; i < n; i++)
+        free(keys[i]);
+    free(keys);
+    return rc;
+}
+
+static void free_fingerprints(char **fp, int n)
+{
+    for (int i = 0; i < n; i++)
+        free(fp[i]);
+    free(fp);
+}
+
+/* Node 0's report of the nodes' fingerprints, on its stderr. */
+static void print_preflight(const agent_options_t *o, char **fp)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (f) {
+        preflight_report(f, fp, o->nnodes, o->preflight == PREFLIGHT_ONLY);
+        fclose(f);
+        output_write(STDERR_FILENO, OUTPUT_AGENT, text, len);
+    }
+    free(text);
+}
+
+/* The preflight that comes first (preflight_first), every fingerprint being in the store: node 0
+ * prints the report; every node takes the same verdict from the same facts. Returns 1 when no
+ * worker is to start (doctor; strict, with the nodes differing: the job's end is then
+ * published). */
 static int preflight(agent_t *a, attempt_t *t)
 {
     const agent_options_t *o = a->o;
-    if (o->preflight == PREFLIGHT_REPORT && o->node_rank != 0)
-        return 0;
-    char **keys = calloc((size_t)o->nnodes, sizeof *keys), **fp = calloc((size_t)o->nnodes, sizeof *fp);
+    char **fp = ddp_xcalloc((size_t)o->nnodes, sizeof *fp);
     ddp_error_t err = {0};
-    int ok = keys && fp;
-    for (int i = 0; ok && i < o->nnodes; i++) {
-        char name[64], key[128];
-        snprintf(name, sizeof name, "fingerprint/%d", i);
-        key_for(t, key, sizeof key, name);
-        ok = (keys[i] = strdup(key)) != NULL;
-    }
-    if (ok &&
-        ddp_store_get_many(a->client, (const char *const *)keys, (size_t)o->nnodes, fp, &err)) {
+    int ok = read_fingerprints(a, fp, &err) == 0;
+    if (!ok)
         say("preflight: cannot read the nodes' fingerprints: %s", err.msg);
-        ok = 0;
-    }
-    int stop = 0;
-    if (ok && o->node_rank == 0) {
-        char *text = NULL;
-        size_t len = 0;
-        FILE *f = open_memstream(&text, &len);
-        if (f) {
-            preflight_report(f, fp, o->nnodes, o->preflight == PREFLIGHT_ONLY);
-            fclose(f);
-            output_write(STDERR_FILENO, OUTPUT_AGENT, text, len);
-        }
-        free(text);
-    }
-    int differ = ok ? preflight_differences(fp, o->nnodes) : 0;
+    if (ok && o->node_rank == 0)
+        print_preflight(o, fp);
+    int differ = ok ? preflight_differences(fp, o->nnodes) : 0, stop = 0;
     if (o->preflight == PREFLIGHT_ONLY) {
         stop = 1;
-    } else if (o->preflight == PREFLIGHT_STRICT && (differ || !ok)) {
+    } else if (differ || !ok) {
         failure_t f = ok ? node_failure(a, FAIL_PREFLIGHT, 1, -1, "-",
                                         "preflight: strict, and the nodes differ in %d fact(s) "
                                         "(node 0's output lists them): no worker was started",
@@ -723,13 +762,41 @@ static int preflight(agent_t *a, attempt_t *t)
         publish_end(a, t, &f, END_FAILED);
         stop = 1;
     }
-    for (int i = 0; i < o->nnodes; i++) {
-        free(keys ? keys[i] : NULL);
-        free(fp ? fp[i] : NULL);
-    }
-    free(keys);
-    free(fp);
+    free_fingerprints(fp, o->nnodes);
     return stop;
+}
+
+/* The preflight beside the workers (report on several nodes). Each node publishes its
+ * fingerprint once its probe is done (wait_ms: how long to wait for that now; the probe's own
+ * deadlines bound it); node 0 prints the report once every node's is in. A store that fails
+ * here is the heartbeat's to notice. */
+static void preflight_beside(agent_t *a, int64_t wait_ms)
+{
+    const agent_options_t *o = a->o;
+    ddp_error_t err;
+    int64_t give_up = ddp_deadline_in(wait_ms);
+    char *mine = fingerprint_take(&a->probe);
+    while (a->probe && !mine && ddp_now_ms() < give_up) {
+        ddp_sleep_ms(20);
+        mine = fingerprint_take(&a->probe);
+    }
+    if (mine && publish_fingerprint(a, mine, &err))
+        say("preflight: %s", err.msg);
+    free(mine);
+    if (!a->preflight_pending || a->store_lost)
+        return;
+    char key[128];
+    int64_t published = 0;
+    ddp_rdzv_key(key, sizeof key, 0, "fingerprints");
+    if (ddp_store_add(a->client, key, 0, &published, &err) || published < o->nnodes)
+        return;
+    a->preflight_pending = 0;
+    char **fp = ddp_xcalloc((size_t)o->nnodes, sizeof *fp);
+    if (read_fingerprints(a, fp, &err))
+        say("preflight: cannot read the nodes' fingerprints: %s", err.msg);
+    else
+        print_preflight(o, fp);
+    free_fingerprints(fp, o->nnodes);
 }
 
 /* The job failed for good: its summary on stderr, and the report file when asked for. */
@@ -783,7 +850,19 @@ static int run_attempt(agent_t *a, attempt_t *t, ddp_error_t *err)
                         .deadline = ddp_deadline_in((int64_t)o->rdzv_timeout_s * 1000),
                         .cancelled = stop_requested, .waiting = say_waiting, .ctx = a};
     rdzv_result_t r;
-    if ((t->round == 0 && publish_fingerprint(a, err)) || ddp_rdzv_join(a->client, &join, &r, err))
+    if (t->round == 0 && o->preflight == PREFLIGHT_REPORT && o->nnodes > 1) {
+        a->probe = fingerprint_start(o->command, o->nproc);
+        a->preflight_pending = o->node_rank == 0;
+        if (!a->probe)
+            say("preflight: cannot start this node's probe: no report");
+    } else if (t->round == 0 && preflight_first(o)) {
+        char *fp = fingerprint_collect(o->command, o->nproc);
+        int failed = publish_fingerprint(a, fp, err);
+        free(fp);
+        if (failed)
+            return -1;
+    }
+    if (ddp_rdzv_join(a->client, &join, &r, err))
         return -1;
     if (o->node_rank > 0) {
         char gone_key[128], name[64];
@@ -821,7 +900,7 @@ static int run_attempt(agent_t *a, attempt_t *t, ddp_error_t *err)
         ddp_error_set(err, "out of memory");
     } else if (ddp_store_wait_send(a->watch, &end_key, 1, WATCH_MS, err)) {
         ddp_error_prefix(err, "watching the job's end");
-    } else if (t->round == 0 && preflight(a, t)) {
+    } else if (t->round == 0 && preflight_first(o) && preflight(a, t)) {
         /* No worker: the node settles at once, or takes the end the preflight published. */
         monitor(a, t, w, 0, &r);
         if (t->end != END_DONE)
@@ -849,7 +928,11 @@ static int run_attempt(agent_t *a, attempt_t *t, ddp_error_t *err)
             say("attempt %d failed: %s; restarting every worker (restart %d of %d)", t->round,
                 line, t->round + 1, o->max_restarts);
         } else if (t->end != END_DONE) {
+            /* A job that failed early is where the nodes' differences matter most. */
+            preflight_beside(a, PREFLIGHT_SETTLE_MS);
             report_failure(a, t, w, o->nproc);
+        } else if (a->preflight_pending) {
+            preflight_beside(a, 0); /* every node settled with its fingerprint in */
         }
     }
     int rc = t->end != END_UNKNOWN ? 0 : -1;
@@ -960,6 +1043,7 @@ static int setup(agent_t *a, ddp_error_t *err)
 
 static void teardown(agent_t *a)
 {
+    fingerprint_cancel(&a->probe);
     ddp_store_client_close(a->watch);
     ddp_store_client_close(a->client);
     ddp_store_server_stop(a->server);

@@ -6,12 +6,16 @@
 #include <errno.h>
 #include <gnu/libc-version.h>
 #include <ifaddrs.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/utsname.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "spawn.h"
@@ -63,7 +67,8 @@ static void probe_gpus(FILE *f)
     /* "NAME, MiB, DRIVER" per GPU: the models are listed once each, with their counts. */
     char models[1024] = "", driver[128] = "none", model[256], last[256] = "";
     int count = 0, same = 0;
-    for (char *line = strtok(r.out, "\n"); line; line = strtok(NULL, "\n")) {
+    char *saved;
+    for (char *line = strtok_r(r.out, "\n", &saved); line; line = strtok_r(NULL, "\n", &saved)) {
         char name[200], mem[32], drv[100];
         if (sscanf(line, "%199[^,], %31[^,], %99s", name, mem, drv) != 3)
             continue;
@@ -232,6 +237,91 @@ char *fingerprint_collect(char *const *command, int nproc)
     if (command && command[0])
         probe_python(f, command);
     return fclose(f) == 0 ? text : (free(text), NULL);
+}
+
+struct fingerprint_probe {
+    pid_t pid;
+    int fd; /* the child's fingerprint arrives here */
+    char *text;
+    size_t len;
+};
+
+fingerprint_probe_t *fingerprint_start(char *const *command, int nproc)
+{
+    fingerprint_probe_t *p = calloc(1, sizeof *p);
+    int fds[2];
+    if (!p || pipe2(fds, O_CLOEXEC)) {
+        free(p);
+        return NULL;
+    }
+    p->pid = fork();
+    if (p->pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        char *text = fingerprint_collect(command, nproc);
+        for (size_t done = 0, len = text ? strlen(text) : 0; done < len;) {
+            ssize_t n = write(fds[1], text + done, len - done);
+            if (n <= 0)
+                break;
+            done += (size_t)n;
+        }
+        _exit(0);
+    }
+    close(fds[1]);
+    if (p->pid < 0) {
+        close(fds[0]);
+        free(p);
+        return NULL;
+    }
+    p->fd = fds[0];
+    fcntl(p->fd, F_SETFL, O_NONBLOCK);
+    return p;
+}
+
+/* Frees the probe, its child reaped (and first killed, when kill is set). */
+static void probe_end(fingerprint_probe_t **probe, int kill_it)
+{
+    fingerprint_probe_t *p = *probe;
+    if (kill_it)
+        kill(p->pid, SIGKILL);
+    waitpid(p->pid, NULL, 0);
+    close(p->fd);
+    free(p->text);
+    free(p);
+    *probe = NULL;
+}
+
+char *fingerprint_take(fingerprint_probe_t **probe)
+{
+    fingerprint_probe_t *p = *probe;
+    if (!p)
+        return NULL;
+    for (;;) {
+        char buf[4096];
+        ssize_t n = read(p->fd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && errno == EAGAIN)
+            return NULL;
+        if (n <= 0)
+            break;
+        char *grown = realloc(p->text, p->len + (size_t)n + 1);
+        if (!grown)
+            break;
+        memcpy(grown + p->len, buf, (size_t)n);
+        p->text = grown;
+        p->len += (size_t)n;
+        p->text[p->len] = '\0';
+    }
+    char *text = p->text ? p->text : strdup("");
+    p->text = NULL;
+    probe_end(probe, 0);
+    return text;
+}
+
+void fingerprint_cancel(fingerprint_probe_t **probe)
+{
+    if (*probe)
+        probe_end(probe, 1);
 }
 
 int fingerprint_compared(const char *name)

@@ -28,6 +28,16 @@
 /* A malloc'd fingerprint of this node; NULL when out of memory. */
 char *fingerprint_collect(char *const *command, int nproc);
 
+/* The same, collected by a child process of its own so that nothing waits for it (killed if the
+ * agent dies). NULL when no child could be started. */
+typedef struct fingerprint_probe fingerprint_probe_t;
+fingerprint_probe_t *fingerprint_start(char *const *command, int nproc);
+/* The fingerprint once collected (malloc'd; the probe is then freed, its child reaped, and
+ * *probe NULL), else NULL. Never blocks. */
+char *fingerprint_take(fingerprint_probe_t **probe);
+/* Kills and reaps a probe not yet taken; *probe becomes NULL. */
+void fingerprint_cancel(fingerprint_probe_t **probe);
+
 /* Whether fact `name` must be the same on every node (not the host, its addresses, its workers
  * and GPU count, which the advice weighs). */
 int fingerprint_compared(const char *name);

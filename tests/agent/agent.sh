@@ -91,7 +91,8 @@ refused_at_once() {
     local common=(--master-addr 127.0.0.1 --master-port "$PORT" --rdzv-timeout 30 --nproc-per-node 1)
     start=$(date +%s)
     start_agent n0 -- "${common[@]}" --node-rank 0 "${first[@]}" "$T/env.sh"
-    sleep 0.5
+    # Node 0 joins its own store moments after it listens: it joined first.
+    wait_listening && sleep 0.5
     start_agent n1 -- "${common[@]}" --node-rank 1 "$@" "$T/env.sh"
     wait_agent n1
     err1=$ERR rc1=$RC
@@ -115,8 +116,10 @@ refused_at_once "run ids" "run ids" \
 next_port
 common=(--master-addr 127.0.0.1 --master-port "$PORT" --rdzv-timeout 30 --nproc-per-node 1 --nnodes 3)
 start_agent n0 -- "${common[@]}" --node-rank 0 "$T/env.sh"
-sleep 0.5
+wait_listening && sleep 0.5
 start_agent n1 -- "${common[@]}" --node-rank 1 "$T/env.sh"
+# Node 1 joins moments after it connects to the store.
+for _ in $(seq 300); do ss -tnp "dport = :$PORT" | grep -q "pid=$(agent_pid n1)," && break; sleep 0.1; done
 sleep 0.5
 start_agent n2 -- "${common[@]}" --node-rank 1 "$T/env.sh"
 wait_agent n2
@@ -136,7 +139,7 @@ expect_no_leftovers "nothing left after run-id and node-rank clashes"
 next_port
 common=(--nnodes 2 --master-addr 127.0.0.1 --master-port "$PORT" --rdzv-timeout 30 --nproc-per-node 1)
 start_agent n0 -- "${common[@]}" --node-rank 0 "$T/env.sh"
-for _ in $(seq 50); do ss -ltn "sport = :$PORT" | grep -q LISTEN && break; sleep 0.1; done
+wait_listening
 kill -STOP "$(agent_pid n0)"
 start_agent n1 -- "${common[@]}" --node-rank 1 "$T/env.sh"
 sleep 1.5
@@ -155,7 +158,7 @@ s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(64); held = []
 while True: held.append(s.accept())' "$PORT" &
 foreign=$!
-for _ in $(seq 50); do ss -ltn "sport = :$PORT" | grep -q LISTEN && break; sleep 0.1; done
+wait_listening
 run env DDPJ_TESTMARK="$MARK" "$AGENT" --nnodes 2 --node-rank 1 --master-addr 127.0.0.1 --master-port "$PORT" \
     --rdzv-timeout 3 "$T/env.sh"
 kill "$foreign"

@@ -39,6 +39,12 @@ start_agent() {
     AGENT_PID[$name]=$!
 }
 
+# Until something listens on PORT here (node 0's store, once its agent is up), at most 30 s.
+wait_listening() {
+    for _ in $(seq 300); do ss -ltn "sport = :$PORT" | grep -q LISTEN && return 0; sleep 0.1; done
+    return 1
+}
+
 # The pid of agent NAME itself (start_agent's $! is the `timeout` wrapping it).
 agent_pid() {
     pgrep -P "${AGENT_PID[$1]}" -x ddpjob-agent
@@ -79,16 +85,27 @@ expect_no_leftovers() {
     fi
 }
 
+# The walltime chains' workload (the PBS and Slurm suites' train: block) and its uninterrupted
+# reference: CHAIN_EPOCHS epochs of 4096 samples over 4 ranks at batch 32 (32 steps each), each
+# step at least CHAIN_MIN_STEP_MS. That floor (32 s in all) keeps any link, on however fast a
+# machine, from finishing before its checkpoint signal (20 s in), so the chain has 2 links or
+# more; a machine 5x slower than ours still needs few (its steps are slower than the floor).
+CHAIN_EPOCHS=10 CHAIN_MIN_STEP_MS=100
+chain_train() { # CHECKPOINT_DIR: the spec's train: block
+    echo "{synthetic: true, synthetic_size: \"4096,512\", epochs: $CHAIN_EPOCHS, batch_size: 32, seed: 7," \
+        "min_step_ms: $CHAIN_MIN_STEP_MS, checkpoint_dir: $1}"
+}
+
 # expect_same_as_uninterrupted CHECKPOINT DESCRIPTION [DETAIL...]: the cluster suites' walltime
-# chain workload (ddp-train, 30 epochs of synthetic 4096,512, batch 32, seed 7, 4 ranks, one BLAS
-# kernel) run without interruption ends with exactly the checkpoint CHECKPOINT. The run has the
+# chain workload (chain_train's, without its step floor; 4 ranks, one BLAS kernel) run without
+# interruption ends with exactly the checkpoint CHECKPOINT. The run has the
 # chain's layout, 2 hosts x 2 workers, where REFERENCE_HOSTS names the hosts' two namespaces
 # (REFERENCE_MASTER: the first one's address): the sums of an all_reduce are grouped by host
 # there, so only the same layout gives the same bits. Without it: 4 workers here.
 expect_same_as_uninterrupted() {
     local ckpt=$1 what=$2 diff
     shift 2
-    local job=(train --synthetic --synthetic-size 4096,512 --epochs 30 --batch-size 32 --seed 7
+    local job=(train --synthetic --synthetic-size 4096,512 --epochs "$CHAIN_EPOCHS" --batch-size 32 --seed 7
         --checkpoint-dir "$T/whole")
     if [ -n "${REFERENCE_HOSTS[*]:-}" ]; then
         next_port

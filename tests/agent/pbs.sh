@@ -167,7 +167,7 @@ else
 fi
 
 # The walltime contract on PBS, which warns of nothing before its limit: the agents send the
-# checkpoint signal 50 s before the 1-minute walltime, ddp-train checkpoints and every rank exits
+# checkpoint signal 40 s before the 1-minute walltime, ddp-train checkpoints and every rank exits
 # 75, and the batch script submits its successor, which resumes; until the training is done. The
 # chain's last checkpoint equals an uninterrupted run's.
 cat >"$jobdir/chain.yaml" <<SPEC
@@ -177,12 +177,12 @@ nodes: 2
 procs_per_node: 2
 cpus_per_node: 2
 walltime: "00:01:00"
-checkpoint: {signal: USR1, before: 50}
-# About 3 links on an idle machine; the suites run side by side, so more may be needed.
+checkpoint: {signal: USR1, before: 40}
+# 2 links at least (chain_train); a slower or busier machine needs more.
 requeue: 10
 # One BLAS kernel for the chain and the reference run (OpenBLAS picks by CPU and environment).
 env: {OPENBLAS_CORETYPE: Haswell}
-train: {synthetic: true, synthetic_size: "4096,512", epochs: 30, batch_size: 32, seed: 7, checkpoint_dir: ckpt}
+train: $(chain_train ckpt)
 SPEC
 chown "$PBS_USER:" "$jobdir/chain.yaml"
 submit_and_wait chain.yaml
@@ -198,7 +198,7 @@ done
 expect_contains "$chain" "its successor" "a link stopped by the checkpoint signal submits its successor"
 expect_contains "$chain" "ddpjob: requeue 1 of 10 (job" "which knows its place in the chain"
 expect_contains "$chain" "[rank 0] ddp-train: resuming from ckpt/checkpoint.ddpt at epoch" "and resumes from the checkpoint"
-expect_contains "$chain" "trained after 30 of 30 epochs" "the chain of $links PBS jobs trains to the end"
+expect_contains "$chain" "trained after $CHAIN_EPOCHS of $CHAIN_EPOCHS epochs" "the chain of $links PBS jobs trains to the end"
 expect_eq "$(pbs_state "$JOB" Exit_status)" 0 "and its last job ends with Exit_status = 0"
 REFERENCE_HOSTS=("$(pbs_ns n1)" "$(pbs_ns n2)") REFERENCE_MASTER=10.78.0.11
 expect_same_as_uninterrupted "$jobdir/ckpt/checkpoint.ddpt" "the PBS chain's final checkpoint = an uninterrupted run's" "$chain"

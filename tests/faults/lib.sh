@@ -295,10 +295,11 @@ case_idle_connections() {
     kill "$holder"
 }
 
-# The scheduler's walltime stop: SIGTERM to both launchers during ddp-train's second epoch,
-# then the job again with --resume; CKPT_DIFF compares its end with an uninterrupted run's.
+# The scheduler's walltime stop: SIGTERM to both launchers during ddp-train's second epoch (each
+# step at least 30 ms: an epoch lasts 1 s or more on a machine of any speed), then the job again
+# with --resume; CKPT_DIFF compares its end with an uninterrupted run's.
 case_walltime() {
-    local args="train --synthetic --synthetic-size 2048,256 --epochs 4 --batch-size 32 --seed 7"
+    local args="train --synthetic --synthetic-size 2048,256 --epochs 4 --batch-size 32 --seed 7 --min-step-ms 30"
     rm -rf "$T/whole" "$T/chain"
     new_job
     TRAIN_ARGS="$args --checkpoint-dir $T/whole" start_node n0 0

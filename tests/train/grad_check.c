@@ -38,7 +38,13 @@ static void check_model(const model_config_t *cfg, const device_ops_t *dev)
     for (size_t i = 0; i < BATCH * IMAGE_SIZE; i++)
         input[i] = (float)rng_normal(&r);
     mean_loss(m, input, labels);
-    model_backward(m, input, BATCH, NULL, NULL, &err);
+    int backward_rc = model_backward(m, input, BATCH, NULL, NULL, &err);
+    ok(backward_rc == 0, "%s on %s: backward runs (%s)", cfg->name, dev->name,
+       backward_rc == 0 ? "ok" : err.msg);
+    if (backward_rc) {
+        model_destroy(m);
+        return;
+    }
     float *params = model_params(m);
     float *grads = malloc(model_param_count(m) * sizeof *grads);
     memcpy(grads, model_grads(m), model_param_count(m) * sizeof *grads);

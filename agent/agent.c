@@ -304,7 +304,7 @@ static void lose_store(agent_t *a, attempt_t *t, worker_t *w, int n, const char 
         return;
     t->first = node_failure(a, FAIL_LOST, 1, 0, a->o->master_addr,
                             "lost the rendezvous store of node 0 (%s:%d): %s", a->o->master_addr,
-                            a->o->master_port, why);
+                            a->o->store_port, why);
     t->end = END_FAILED;
     begin_stop(a, t, w, n, SIGTERM);
 }
@@ -659,7 +659,7 @@ static int connect_store(agent_t *a, store_client_t **out, ddp_error_t *err)
     const agent_options_t *o = a->o;
     /* Node 0 reaches its own store on loopback, whatever name the others use for it. */
     const char *host = o->node_rank == 0 ? "127.0.0.1" : o->master_addr;
-    int port = a->server ? ddp_store_server_port(a->server) : o->master_port;
+    int port = a->server ? ddp_store_server_port(a->server) : o->store_port;
     const store_connect_hooks_t hooks = {stop_requested, say_waiting, a};
     *out =
         ddp_store_client_connect(host, port, o->token, o->token_len,
@@ -835,13 +835,26 @@ static int will_restart(const agent_t *a, const attempt_t *t)
            t->round < a->o->max_restarts && !a->stop_signal;
 }
 
+/* Node 0: the workers' MASTER_PORT: --master-port, which must be free for rank 0's store (a
+ * taken one is said here, not as a worker's "Address already in use"), or any free port. */
+static int workers_port(const agent_options_t *o, ddp_error_t *err)
+{
+    if (!o->master_port)
+        return ddp_net_free_port(err);
+    int fd = ddp_net_listen(NULL, o->master_port, 1, NULL, err);
+    if (fd < 0)
+        return ddp_error_prefix(err, "node 0: the workers' MASTER_PORT (--master-port)");
+    close(fd);
+    return o->master_port;
+}
+
 /* Runs one attempt: rendezvous, workers, monitor. Fills t; returns -1 when the rendezvous
  * failed (err says why). */
 static int run_attempt(agent_t *a, attempt_t *t, ddp_error_t *err)
 {
     const agent_options_t *o = a->o;
     int worker_port = 0;
-    if (o->node_rank == 0 && (worker_port = ddp_net_free_port(err)) < 0)
+    if (o->node_rank == 0 && (worker_port = workers_port(o, err)) < 0)
         return -1;
     rdzv_join_t join = {.round = t->round, .node_rank = o->node_rank, .nnodes = o->nnodes,
                         .nproc = o->nproc, .host = a->host, .run_id = o->run_id,
@@ -1021,11 +1034,11 @@ static int setup(agent_t *a, ddp_error_t *err)
     if (o->node_rank == 0) {
         const char *bind = o->nnodes == 1 ? "127.0.0.1" : NULL;
         a->server =
-            ddp_store_server_start(bind, o->master_port, o->token, o->token_len, log_store, a, err);
+            ddp_store_server_start(bind, o->store_port, o->token, o->token_len, log_store, a, err);
         if (!a->server)
-            return ddp_error_prefix(err, "node 0 cannot serve the rendezvous store (--master-port "
-                                         "%d)",
-                                    o->master_port);
+            return ddp_error_prefix(err, "node 0 cannot serve the rendezvous store (port %d, the "
+                                         "one after --master-port %d)",
+                                    o->store_port, o->master_port);
     }
     if (connect_store(a, &a->client, err) || connect_store(a, &a->watch, err))
         return -1;
@@ -1061,6 +1074,9 @@ int agent_run(agent_options_t *o)
     int status = 1;
     if (output_start(o->output_stall_ms, &err))
         say("%s (writing to the real outputs, which may block)", err.msg);
+    for (int i = 0; i < 2; i++)
+        if (o->ignored_notes[i])
+            say("%s", o->ignored_notes[i]);
     if (setup(&a, &err)) {
         say("%s", err.msg);
         status = a.stop_signal ? 128 + a.stop_signal : 1;

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "binding.h"
 #include "ddp_alloc.h"
@@ -24,7 +25,8 @@
 #include "preflight.h"
 #include "store_proto.h"
 
-static const char usage_text[] =
+/* In parts: C compilers need only take string literals of 4095 characters. */
+static const char *const usage_text[] = {
     "usage: ddpjob-agent [OPTIONS] [--] PROGRAM [ARGS...]\n"
     "\n"
     "Runs PROGRAM as this node's workers of a data-parallel job, with the environment torchrun\n"
@@ -32,9 +34,11 @@ static const char usage_text[] =
     "\n"
     "  --nnodes N              nodes in the job (default: from Slurm/PBS/mpirun, else 1)\n"
     "  --node-rank R           this node's rank (default: from Slurm/PBS/mpirun)\n"
-    "  --nproc-per-node N|gpu|auto  workers on this node (auto: one per visible GPU, else 1)\n"
+    "  --nproc-per-node N|gpu|cpu|auto  workers on this node (default 1; gpu: one per visible\n"
+    "                          GPU; cpu: one per CPU; auto: gpu where a GPU is visible, else cpu)\n"
     "  --master-addr HOST      node 0's host (default: the first node of the job)\n"
-    "  --master-port PORT      where node 0's rendezvous store listens\n"
+    "  --master-port PORT      the workers' MASTER_PORT (rank 0's store, as with torchrun); the\n"
+    "                          agents' rendezvous store listens on the next port\n"
     "  --standalone            one node, ports chosen here\n"
     "  --run-id ID             the job's id (default: the scheduler's job id)\n"
     "  --token-file FILE       the job token (mode 0600); or set DDPJOB_TOKEN\n"
@@ -54,8 +58,11 @@ static const char usage_text[] =
     "                          over an earlier run's)\n"
     "  --error-file FILE       write a JSON failure report to FILE when the job fails (%n in\n"
     "                          FILE: this node's rank, for nodes that share a file system)\n"
-    "  --python PATH           the interpreter for a PROGRAM ending in .py or -m (default python3)\n"
-    "  -m, --module            PROGRAM is a Python module: run as python -m PROGRAM\n"
+    ,
+    "  --python PATH           the interpreter for a PROGRAM ending in .py, -m or --run-path\n"
+    "                          (default $PYTHON_EXEC, else python3); it runs with -u, as torchrun's\n"
+    "  -m, --module            PROGRAM is a Python module: run as python -u -m PROGRAM\n"
+    "  --run-path              run the script PROGRAM through runpy.run_path, as torchrun does\n"
     "  --no-python             run PROGRAM as given, even when it ends in .py\n"
     "  --local-rank-arg        append --local_rank=N to each worker's arguments, as\n"
     "                          torch.distributed.launch does (the variable LOCAL_RANK is always set)\n"
@@ -74,13 +81,18 @@ static const char usage_text[] =
     "                          python, torch) and advice (default report); strict fails the job\n"
     "                          then; only prints every fact and starts no worker (ddpjob doctor)\n"
     "\n"
+    ,
     "torchrun's spellings (--nproc_per_node, --node_rank, --master_addr, --master_port,\n"
-    "--max_restarts, --rdzv_timeout) are accepted, and its --rdzv-backend c10d|static,\n"
-    "--rdzv-endpoint HOST[:PORT] (the master), --rdzv-id (the run id) and --nnodes N:N.\n"
+    "--max_restarts, --rdzv_timeout, ...) are accepted, and its --rdzv-backend c10d|static,\n"
+    "--rdzv-endpoint HOST[:PORT] (the master), --rdzv-id (the run id) and --nnodes N:N; so are\n"
+    "--monitor-interval and --start-method, which change nothing here (the agent hears a\n"
+    "worker's exit at once; it always starts workers by fork and exec). As with torchrun, PET_NAME\n"
+    "gives a torchrun option's default (PET_NNODES=2, PET_NO_PYTHON=1, ...); its flags win.\n"
     "Exit status: 0 when every worker of every node exited 0; 75 when the job was stopped (the\n"
     "checkpoint signal, a forwarded USR1/USR2, or a stop signal) and every rank exited 75,\n"
     "checkpointed: requeue it to resume; else the first failing worker's code (128+N for\n"
-    "signal N); 1 for a failure of the job itself (rendezvous, a lost node); 2 for a usage error.\n";
+    "signal N); 1 for a failure of the job itself (rendezvous, a lost node); 2 for a usage error.\n",
+    NULL};
 
 enum {
     OPT_NNODES = 256,
@@ -106,6 +118,9 @@ enum {
     OPT_PYTHON,
     OPT_MODULE,
     OPT_NO_PYTHON,
+    OPT_RUN_PATH,
+    OPT_MONITOR_INTERVAL,
+    OPT_START_METHOD,
     OPT_LOCAL_RANK_ARG,
     OPT_DEADLINE,
     OPT_CHECKPOINT_SIGNAL,
@@ -154,6 +169,12 @@ static const struct option long_options[] = {
     {"module", no_argument, NULL, OPT_MODULE},
     {"no-python", no_argument, NULL, OPT_NO_PYTHON},
     {"no_python", no_argument, NULL, OPT_NO_PYTHON},
+    {"run-path", no_argument, NULL, OPT_RUN_PATH},
+    {"run_path", no_argument, NULL, OPT_RUN_PATH},
+    {"monitor-interval", required_argument, NULL, OPT_MONITOR_INTERVAL},
+    {"monitor_interval", required_argument, NULL, OPT_MONITOR_INTERVAL},
+    {"start-method", required_argument, NULL, OPT_START_METHOD},
+    {"start_method", required_argument, NULL, OPT_START_METHOD},
     {"local-rank-arg", no_argument, NULL, OPT_LOCAL_RANK_ARG},
     {"deadline", required_argument, NULL, OPT_DEADLINE},
     {"checkpoint-signal", required_argument, NULL, OPT_CHECKPOINT_SIGNAL},
@@ -189,21 +210,35 @@ static int parse_seconds_ms(const char *text, long max_s, int *out_ms)
     return *out_ms > 0 ? 0 : -1;
 }
 
-/* What each worker runs: PROGRAM [ARGS...], after `python -m` for a module, or after `python`
- * for a PROGRAM ending in .py (as torchrun runs a script), unless python is NULL (--no-python).
- * The strings stay argv's. */
+/* How PROGRAM is run: as given, or under python (as torchrun: with -u, so that its output is not
+ * held back in a buffer), as a script, a module (-m) or through runpy (--run-path). */
+typedef enum { RUN_AS_GIVEN, RUN_SCRIPT, RUN_MODULE, RUN_RUNPY } run_kind_t;
+
+/* runpy.run_path with the script as sys.argv[0], as torchrun's --run-path. */
+static const char runpy_code[] =
+    "import runpy, sys; sys.argv = sys.argv[1:]; runpy.run_path(sys.argv[0], run_name='__main__')";
+
+/* What each worker runs: PROGRAM [ARGS...] after the interpreter its kind asks for. A PROGRAM
+ * ending in .py runs under python unless kind is RUN_AS_GIVEN by --no-python (as torchrun runs a
+ * script). The strings stay argv's. */
 static void build_command(agent_options_t *o, char **program, int count, const char *python,
-                          int module)
+                          run_kind_t kind, int no_python)
 {
     size_t len = strlen(program[0]);
-    int interpreted = python && (module || (len > 3 && !strcmp(program[0] + len - 3, ".py")));
-    int extra = interpreted ? 1 + module : 0;
-    o->command = ddp_xcalloc((size_t)(count + extra + 1), sizeof *o->command);
+    if (kind == RUN_AS_GIVEN && !no_python && len > 3 && !strcmp(program[0] + len - 3, ".py"))
+        kind = RUN_SCRIPT;
+    o->command = ddp_xcalloc((size_t)count + 5, sizeof *o->command);
     int k = 0;
-    if (interpreted)
+    if (kind != RUN_AS_GIVEN) {
         o->command[k++] = (char *)python;
-    if (interpreted && module)
+        o->command[k++] = "-u";
+    }
+    if (kind == RUN_MODULE)
         o->command[k++] = "-m";
+    if (kind == RUN_RUNPY) {
+        o->command[k++] = "-c";
+        o->command[k++] = (char *)runpy_code;
+    }
     for (int i = 0; i < count; i++)
         o->command[k++] = program[i];
 }
@@ -400,14 +435,104 @@ static int expand_node_rank(agent_options_t *o, ddp_error_t *err)
     return 0;
 }
 
+/* torchrun's options whose default comes from the environment, as PET_ + the name in capitals
+ * (torchrun's `env` action; its flags take 0 or 1 there). */
+static const char *const pet_names[] = {
+    "nnodes", "nproc_per_node", "node_rank", "master_addr", "master_port", "rdzv_backend",
+    "rdzv_endpoint", "rdzv_id", "standalone", "max_restarts", "monitor_interval", "start_method",
+    "module", "no_python", "run_path", "log_dir", "redirects", "tee", "local_ranks_filter", NULL};
+
+static const struct option *long_option_named(const char *name)
+{
+    for (const struct option *opt = long_options; opt->name; opt++)
+        if (!strcmp(opt->name, name))
+            return opt;
+    return NULL;
+}
+
+/* argv with the PET_* defaults first ("--name=value", or "--name" for a flag set to 1), so that
+ * the command line's own flags, parsed after them, win. pet_vars[i] names the variable behind
+ * args[1 + i]; *npet of them. */
+static char **with_pet_defaults(int argc, char **argv, int *new_argc, const char **pet_vars,
+                                int *npet, ddp_error_t *err)
+{
+    static char var_names[sizeof pet_names / sizeof *pet_names][48];
+    char **args = ddp_xcalloc((size_t)argc + sizeof pet_names / sizeof *pet_names + 1, sizeof *args);
+    int n = 0;
+    args[n++] = ddp_xstrdup(argv[0]);
+    *npet = 0;
+    for (int i = 0; pet_names[i]; i++) {
+        char *var = var_names[i];
+        snprintf(var, sizeof var_names[i], "PET_%s", pet_names[i]);
+        for (char *c = var; *c; c++)
+            *c = (char)toupper((unsigned char)*c);
+        const char *value = getenv(var);
+        const struct option *opt = long_option_named(pet_names[i]);
+        if (!value || !opt)
+            continue;
+        char *arg = NULL;
+        if (opt->has_arg == no_argument) {
+            if (strcmp(value, "0") && strcmp(value, "1")) {
+                ddp_error_set(err, "%s=%s: expected 0 or 1", var, value);
+                goto fail;
+            }
+            if (!strcmp(value, "0"))
+                continue;
+        }
+        if (opt->has_arg == no_argument ? asprintf(&arg, "--%s", pet_names[i]) < 0
+                                        : asprintf(&arg, "--%s=%s", pet_names[i], value) < 0) {
+            ddp_error_set(err, "out of memory");
+            goto fail;
+        }
+        pet_vars[(*npet)++] = var;
+        args[n++] = arg;
+    }
+    for (int i = 1; i < argc; i++)
+        args[n++] = ddp_xstrdup(argv[i]);
+    *new_argc = n;
+    return args;
+fail:
+    for (int i = 0; i < n; i++)
+        free(args[i]);
+    free(args);
+    return NULL;
+}
+
+/* Workers for --nproc-per-node's words; -1 with err set for gpu on a node without one. */
+static int nproc_for(const char *word, ddp_error_t *err)
+{
+    int gpus = binding_gpu_count();
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    if (!strcmp(word, "gpu") && gpus == 0)
+        return ddp_error_set(err, "--nproc-per-node gpu: no GPU is visible on this node "
+                                  "(CUDA_VISIBLE_DEVICES=%s)",
+                             getenv("CUDA_VISIBLE_DEVICES") ? getenv("CUDA_VISIBLE_DEVICES")
+                                                            : "unset");
+    if (!strcmp(word, "gpu") || (!strcmp(word, "auto") && gpus > 0))
+        return gpus;
+    return cpus < 1 ? 1 : cpus > JOB_PROCS_PER_NODE_MAX ? JOB_PROCS_PER_NODE_MAX : (int)cpus;
+}
+
 int agent_options_parse(int argc, char **argv, agent_options_t *o, ddp_error_t *err)
 {
+    const char *pet_vars[sizeof pet_names / sizeof *pet_names];
+    int npet = 0, full_argc = 0;
+    char **full_argv = with_pet_defaults(argc, argv, &full_argc, pet_vars, &npet, err);
+    if (!full_argv)
+        return -1;
+    argc = full_argc;
+    argv = full_argv;
+
     *o = (agent_options_t){.node_rank = -1, .rdzv_timeout_s = 300, .heartbeat_ms = 1000,
                            .grace_ms = 10000, .exit_timeout_s = 300,
                            .output_stall_ms = OUTPUT_STALL_DEFAULT_MS,
-                           .checkpoint_before_ms = 180000};
-    const char *nproc_arg = "auto", *token_file = NULL, *python = "python3";
-    int module = 0, no_python = 0;
+                           .checkpoint_before_ms = 180000,
+                           .args = full_argv}; /* the command will point into them */
+    const char *nproc_arg = "1", *token_file = NULL;
+    const char *python = getenv("PYTHON_EXEC") && *getenv("PYTHON_EXEC") ? getenv("PYTHON_EXEC")
+                                                                       : "python3";
+    /* How the program is to run, and the option (or PET_ variable) that said so. */
+    char module[64] = "", no_python[64] = "", run_path[64] = "";
     int port_set = 0, opt;
     optind = 1;
     opterr = 0;
@@ -416,7 +541,10 @@ int agent_options_parse(int argc, char **argv, agent_options_t *o, ddp_error_t *
     while ((opt = getopt_long(argc, argv, "+hm", long_options, &which)) != -1) {
         /* The option as the user wrote it (argv[optind - 1] is its value when one follows). */
         char name[64];
-        if (which >= 0)
+        int from_env = optind - 1 >= 1 && optind - 1 <= npet;
+        if (from_env)
+            snprintf(name, sizeof name, "%s", pet_vars[optind - 2]);
+        else if (which >= 0)
             snprintf(name, sizeof name, "--%s", long_options[which].name);
         else
             snprintf(name, sizeof name, "%s", argv[optind - 1]);
@@ -523,10 +651,25 @@ int agent_options_parse(int argc, char **argv, agent_options_t *o, ddp_error_t *
             break;
         case 'm':
         case OPT_MODULE:
-            module = 1;
+            snprintf(module, sizeof module, "%s", name);
             break;
         case OPT_NO_PYTHON:
-            no_python = 1;
+            snprintf(no_python, sizeof no_python, "%s", name);
+            break;
+        case OPT_RUN_PATH:
+            snprintf(run_path, sizeof run_path, "%s", name);
+            break;
+        case OPT_MONITOR_INTERVAL: {
+            double unused;
+            bad = ddp_parse_double(optarg, 0, 3600, &unused);
+            o->ignored_notes[0] = "--monitor-interval changes nothing here: the agent hears a worker's "
+                              "exit at once";
+            break;
+        }
+        case OPT_START_METHOD:
+            bad = strcmp(optarg, "spawn") && strcmp(optarg, "fork") && strcmp(optarg, "forkserver");
+            o->ignored_notes[1] = "--start-method changes nothing here: every worker is a process of its "
+                              "own, started by fork and exec";
             break;
         case OPT_LOCAL_RANK_ARG:
             o->local_rank_arg = 1;
@@ -561,7 +704,8 @@ int agent_options_parse(int argc, char **argv, agent_options_t *o, ddp_error_t *
             break;
         case 'h':
         case OPT_HELP:
-            fputs(usage_text, stdout);
+            for (int i = 0; usage_text[i]; i++)
+                fputs(usage_text[i], stdout);
             return 1;
         case OPT_VERSION:
             printf("ddpjob-agent %s\n", DDPJOB_VERSION);
@@ -577,23 +721,27 @@ int agent_options_parse(int argc, char **argv, agent_options_t *o, ddp_error_t *
     if (optind >= argc)
         return ddp_error_set(err, "no program to run (usage: ddpjob-agent [OPTIONS] PROGRAM "
                                   "[ARGS...])");
-    if (module && no_python)
-        return ddp_error_set(err, "-m and --no-python exclude each other (a module needs python)");
-    build_command(o, argv + optind, argc - optind, no_python ? NULL : python, module);
+    if (*module && *no_python)
+        return ddp_error_set(err, "%s and %s exclude each other: a module needs python", module,
+                             no_python);
+    if (*run_path && (*module || *no_python))
+        return ddp_error_set(err, "%s and %s exclude each other: --run-path runs a script under "
+                                  "python",
+                             run_path, *module ? module : no_python);
+    build_command(o, argv + optind, argc - optind, python,
+                  *module ? RUN_MODULE : *run_path ? RUN_RUNPY : RUN_AS_GIVEN, *no_python);
     if (resolve_identity(o, &port_set, err) || check_identity(o, port_set, err))
         return -1;
-    if (!strcmp(nproc_arg, "auto") || !strcmp(nproc_arg, "gpu")) {
-        int gpus = binding_gpu_count();
-        if (gpus == 0 && !strcmp(nproc_arg, "gpu"))
-            return ddp_error_set(err, "--nproc-per-node gpu: no GPU is visible on this node "
-                                      "(CUDA_VISIBLE_DEVICES=%s)",
-                                 getenv("CUDA_VISIBLE_DEVICES") ? getenv("CUDA_VISIBLE_DEVICES")
-                                                                : "unset");
-        o->nproc = gpus ? gpus : 1;
+    if (!strcmp(nproc_arg, "auto") || !strcmp(nproc_arg, "gpu") || !strcmp(nproc_arg, "cpu")) {
+        if ((o->nproc = nproc_for(nproc_arg, err)) < 0)
+            return -1;
     } else if (ddp_parse_int(nproc_arg, 1, JOB_PROCS_PER_NODE_MAX, &o->nproc)) {
-        return ddp_error_set(err, "--nproc-per-node: invalid value \"%s\" (a count, gpu or auto)",
+        return ddp_error_set(err, "--nproc-per-node: invalid value \"%s\" (a count, gpu, cpu or "
+                                  "auto)",
                              nproc_arg);
     }
+    if (o->master_port)
+        o->store_port = ddp_job_store_port(o->master_port);
     if (!o->run_id)
         o->run_id = ddp_xstrdup("none");
     if (o->error_file && expand_node_rank(o, err))
@@ -603,6 +751,9 @@ int agent_options_parse(int argc, char **argv, agent_options_t *o, ddp_error_t *
 
 void agent_options_free(agent_options_t *o)
 {
+    for (size_t i = 0; o->args && o->args[i]; i++)
+        free(o->args[i]);
+    free(o->args);
     free(o->command);
     free(o->master_addr);
     free(o->run_id);

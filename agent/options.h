@@ -15,7 +15,8 @@
 typedef struct {
     int nnodes, node_rank, nproc;
     char *master_addr;
-    int master_port; /* where node 0's store listens; 0 with --standalone: any */
+    int master_port; /* the workers' MASTER_PORT; 0 with --standalone: any free one */
+    int store_port;  /* where node 0's store listens (job_contract.h); 0 with --standalone: any */
     int max_restarts;
     int rdzv_timeout_s;
     int heartbeat_ms; /* an agent silent for two of these is lost */
@@ -38,6 +39,8 @@ typedef struct {
     int requeue_count;         /* this job's place in a chain of requeued jobs (0: the first) */
     int gpu_binding, cpu_binding; /* binding.h's gpu_binding_t and cpu_binding_t */
     int preflight;                /* preflight.h's preflight_mode_t */
+    const char *ignored_notes[2]; /* torchrun options taken that change nothing: said once */
+    char **args; /* the command line after the PET_* defaults; the command points into it */
 } agent_options_t;
 
 /* Fills o from argv and the environment. Returns 0, 1 when --help or --version was printed,

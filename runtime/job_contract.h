@@ -16,17 +16,21 @@ enum {
     JOB_TIMEOUT_MAX_S = 7 * 86400,      /* rendezvous, hang, exit and checkpoint-before */
 };
 
-/* Node 0's rendezvous port inside a scheduler job (SLURM_JOB_ID, PBS_JOBID) when none is given:
- * 10000 + (the id's leading number mod 20000), below the ephemeral range, so that jobs sharing
- * a first node differ. */
+/* A job's ports: the workers' MASTER_PORT is the master port, as torchrun's contract has it
+ * (scripts use it in init_method=tcp://...: rank 0's own store listens there), and the agents'
+ * rendezvous store listens on the next one, which every agent derives from the master port. */
+int ddp_job_store_port(int master_port);
+/* The master port inside a scheduler job (SLURM_JOB_ID, PBS_JOBID) when none is given: 10000 +
+ * 2 x (the id's leading number mod 10000), below the ephemeral range, so that jobs sharing a
+ * first node differ, and even, so that one job's store port is never another's master port. */
 int ddp_job_port_from_id(const char *job_id);
 /* The port of the store that rank 0 of ddp-train serves when it is started straight by srun
- * (no agent, no MASTER_PORT): the next one, so that it never meets the agents'. */
+ * (no agent, no MASTER_PORT): the store port, which no agent holds there. */
 int ddp_job_workers_port_from_id(const char *job_id);
 /* The scheduler job this process runs in (SLURM_JOB_ID, else PBS_JOBID), or NULL. */
 const char *ddp_job_scheduler_id(void);
-/* A rendezvous port for a job outside any scheduler (ddpjob launch), from 16 random bits:
- * 20000-31999, below the ephemeral range, where the workers' own sockets live. */
+/* A master port for a job outside any scheduler (ddpjob launch), from 16 random bits: even,
+ * 20000-31998, below the ephemeral range, where the workers' own sockets live. */
 int ddp_job_port_random(uint16_t random_bits);
 
 #endif

@@ -79,6 +79,10 @@ char **ddp_worker_env_build(const worker_env_t *w, char *const *base, ddp_error_
         ADD("NCCL_ASYNC_ERROR_HANDLING=1");
     if (!inherited(base, "TORCH_NCCL_ASYNC_ERROR_HANDLING"))
         ADD("TORCH_NCCL_ASYNC_ERROR_HANDLING=1");
+    /* torchrun runs python -u; this reaches a python started any other way (a spec's command,
+     * a shell script), so a worker's prints reach the log as it runs and survive a SIGTERM. */
+    if (!inherited(base, "PYTHONUNBUFFERED"))
+        ADD("PYTHONUNBUFFERED=1");
     /* As torchrun: several workers on a node each running all cores' threads would thrash. */
     if (w->local_world_size > 1 && !inherited(base, "OMP_NUM_THREADS"))
         ADD("OMP_NUM_THREADS=1");

@@ -2,7 +2,8 @@
  *
  * What current torchrun gives each worker, so that an unmodified PyTorch script works: ranks,
  * sizes, master address and port, the TORCHELASTIC_* variables, and a few defaults that are
- * only set when the user has not set them. Everything else of the agent's environment passes
+ * only set when the user has not set them (OMP_NUM_THREADS, NCCL's error handling, and
+ * PYTHONUNBUFFERED, as torchrun's python -u). Everything else of the agent's environment passes
  * through, except the job token: workers get their own secret instead (DDPJOB_WORKER_TOKEN,
  * derived from the job token, the run and the attempt), which authenticates the store rank 0
  * of ddp-train serves, so no stranger and no worker of another attempt can join the group. */

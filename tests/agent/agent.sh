@@ -119,7 +119,7 @@ start_agent n0 -- "${common[@]}" --node-rank 0 "$T/env.sh"
 wait_listening && sleep 0.5
 start_agent n1 -- "${common[@]}" --node-rank 1 "$T/env.sh"
 # Node 1 joins moments after it connects to the store.
-for _ in $(seq 300); do ss -tnp "dport = :$PORT" | grep -q "pid=$(agent_pid n1)," && break; sleep 0.1; done
+for _ in $(seq 300); do ss -tnp "dport = :$STORE_PORT" | grep -q "pid=$(agent_pid n1)," && break; sleep 0.1; done
 sleep 0.5
 start_agent n2 -- "${common[@]}" --node-rank 1 "$T/env.sh"
 wait_agent n2
@@ -156,7 +156,7 @@ next_port
 /usr/bin/python3 -c 'import socket, sys, time
 s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(64); held = []
-while True: held.append(s.accept())' "$PORT" &
+while True: held.append(s.accept())' "$STORE_PORT" &
 foreign=$!
 wait_listening
 run env DDPJ_TESTMARK="$MARK" "$AGENT" --nnodes 2 --node-rank 1 --master-addr 127.0.0.1 --master-port "$PORT" \

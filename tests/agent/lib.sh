@@ -7,16 +7,19 @@
 # Every process of a test carries this mark in its environment (the test shell itself does not),
 # so leftovers can be found by it.
 MARK=ddpjob-test-$$-$RANDOM
-# Below the kernel's ephemeral range (32768 and up), where the ranks' own sockets live.
-PORT_BASE=$((20000 + ($$ * 7) % 12000))
+# Below the kernel's ephemeral range (32768 and up), where the ranks' own sockets live; even, as
+# a job takes two ports (job_contract.h).
+PORT_BASE=$((20000 + 2 * (($$ * 7) % 6000)))
 PORT_NEXT=0
 declare -A AGENT_PID
 
-# Sets PORT to a port for a store: distinct per case and per suite run, so that suites running
-# at once do not collide.
+# Sets PORT to a job's master port (the workers' MASTER_PORT) and STORE_PORT to the agents' store
+# port after it: distinct per case and per suite run, so that suites running at once do not
+# collide.
 next_port() {
-    PORT_NEXT=$((PORT_NEXT + 1))
+    PORT_NEXT=$((PORT_NEXT + 2))
     PORT=$((PORT_BASE + PORT_NEXT))
+    STORE_PORT=$((PORT + 1))
 }
 
 # start_agent NAME [ENV=VALUE...] -- AGENT_ARGS...: output goes to $T/NAME.out and $T/NAME.err;
@@ -39,9 +42,9 @@ start_agent() {
     AGENT_PID[$name]=$!
 }
 
-# Until something listens on PORT here (node 0's store, once its agent is up), at most 30 s.
+# Until node 0's store listens on STORE_PORT here (its agent is up), at most 30 s.
 wait_listening() {
-    for _ in $(seq 300); do ss -ltn "sport = :$PORT" | grep -q LISTEN && return 0; sleep 0.1; done
+    for _ in $(seq 300); do ss -ltn "sport = :$STORE_PORT" | grep -q LISTEN && return 0; sleep 0.1; done
     return 1
 }
 

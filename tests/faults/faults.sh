@@ -75,7 +75,7 @@ if [ "$CKPT_SAME" = 1 ]; then pass "walltime: it ends exactly where the uninterr
     fail "walltime: it ends exactly where the uninterrupted run ended" "$CKPT_DIFF"; fi
 
 case_port_taken
-fault_ok "port taken" 1/1 15000 "cannot listen on *:$PORT: the port is in use" \
+fault_ok "port taken" 1/1 15000 "cannot listen on *:$STORE_PORT: the port is in use" \
     "another service holds this port"
 
 case_node_never_starts

@@ -62,6 +62,10 @@ start_node() {
         netns exec "${NODE_NS[$rank]}" "${launch[@]}" "${extra[@]}" "${program[@]}"
 }
 
+# The port of the launchers' rendezvous store: torchrun's is at the master port, the agents' on
+# the next one.
+rdzv_port() { if [ "$LAUNCHER" = torchrun ]; then echo "$PORT"; else echo "$STORE_PORT"; fi; }
+
 # new_job: a port and an empty ready directory for the next case.
 new_job() {
     next_port
@@ -209,7 +213,7 @@ case_port_taken() {
 s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 s.bind(("0.0.0.0", int(sys.argv[1]))); s.listen(64); open(sys.argv[2], "w").close()
 held = []
-while True: held.append(s.accept())' "$PORT" "$T/fault/listening" &
+while True: held.append(s.accept())' "$(rdzv_port)" "$T/fault/listening" &
     local squatter=$!
     for _ in $(seq 100); do [ -e "$T/fault/listening" ] && break; sleep 0.05; done
     fault_now
@@ -284,8 +288,8 @@ case_two_jobs_one_port() {
 case_idle_connections() {
     new_job
     NOFILE=1024:4096 start_node n0 0 STEPS=60
-    for _ in $(seq 100); do in_node 0 ss -ltn | grep -q ":$PORT " && break; sleep 0.05; done
-    in_node 1 "$PY" "$FAULT_PY/hold_connections.py" "$MASTER" "$PORT" "$CONNECTIONS" "$T/fault/held" &
+    for _ in $(seq 100); do in_node 0 ss -ltn | grep -q ":$(rdzv_port) " && break; sleep 0.05; done
+    in_node 1 "$PY" "$FAULT_PY/hold_connections.py" "$MASTER" "$(rdzv_port)" "$CONNECTIONS" "$T/fault/held" &
     local holder=$!
     for _ in $(seq 600); do [ -s "$T/fault/held" ] && break; sleep 0.05; done
     HELD=$(cat "$T/fault/held" 2>/dev/null)

@@ -129,7 +129,10 @@ static void read_signals(agent_t *a, worker_t *w, int n)
 static void say_waiting(void *ctx, const char *line)
 {
     const agent_t *a = ctx;
-    say("node %d: %s", a->o->node_rank, line);
+    if (a->o->node_rank < 0)
+        say("node (rank not yet handed out): %s", line);
+    else
+        say("node %d: %s", a->o->node_rank, line);
 }
 
 static int stop_requested(void *ctx)
@@ -897,7 +900,9 @@ static int run_attempt(agent_t *a, attempt_t *t, ddp_error_t *err)
                                       .master_addr = o->master_addr, .master_port = r.worker_port,
                                       .run_id = o->run_id, .worker_token = worker_token},
                               .rank_base = r.rank_base, .attempt_dir = attempt_dir,
-                              .write_logs = o->log_dir != NULL,
+                              .write_logs = o->log_dir || o->redirects || o->tee,
+                              .redirects = o->redirects, .local_ranks_filter = o->local_ranks_filter,
+                              .prefix_template = o->prefix_template,
                               .command = o->command, .local_rank_arg = o->local_rank_arg,
                               .gpu_binding = o->gpu_binding, .cpu_binding = o->cpu_binding,
                               .guard = &a->guard};
@@ -1001,6 +1006,50 @@ static int make_run_dir(agent_t *a, ddp_error_t *err)
     return 0;
 }
 
+/* Node 0's rendezvous store. */
+static int serve_store(agent_t *a, ddp_error_t *err)
+{
+    const agent_options_t *o = a->o;
+    const char *bind = o->nnodes == 1 ? "127.0.0.1" : NULL;
+    a->server = ddp_store_server_start(bind, o->store_port, o->token, o->token_len, log_store, a, err);
+    if (!a->server)
+        return ddp_error_prefix(err, "node 0 cannot serve the rendezvous store (port %d, the one "
+                                     "after --master-port %d)",
+                                o->store_port, o->master_port);
+    return 0;
+}
+
+/* torchrun's c10d rendezvous without node ranks: the agent on the endpoint's host that gets the
+ * store's port serves the store and is node 0; the others take ranks 1, 2, ... in the order they
+ * ask the store for one. */
+static int claim_node_rank(agent_t *a, ddp_error_t *err)
+{
+    agent_options_t *o = a->o;
+    int rank = -1;
+    /* A taken port means another agent here serves it: this one asks, as the others do. */
+    if (ddp_net_is_local(o->master_addr)) {
+        if (serve_store(a, err) == 0)
+            rank = 0;
+        else if (err->code != EADDRINUSE)
+            return -1;
+    }
+    if (rank < 0) {
+        char key[128];
+        int64_t taken = 0;
+        ddp_rdzv_key(key, sizeof key, 0, "node_ranks_taken");
+        if (connect_store(a, &a->client, err) || ddp_store_add(a->client, key, 1, &taken, err))
+            return ddp_error_prefix(err, "asking the store for a node rank");
+        if (taken >= o->nnodes)
+            return ddp_error_set(err, "every node rank of --nnodes %d is taken: more agents than "
+                                      "nodes joined run %s",
+                                 o->nnodes, o->run_id);
+        rank = (int)taken;
+    }
+    say("node rank %d, handed out by the c10d rendezvous at %s:%d", rank, o->master_addr,
+        o->store_port);
+    return agent_options_set_node_rank(o, rank, err);
+}
+
 static int setup(agent_t *a, ddp_error_t *err)
 {
     const agent_options_t *o = a->o;
@@ -1029,18 +1078,18 @@ static int setup(agent_t *a, ddp_error_t *err)
         if (!mkdtemp(a->attempt_root))
             return ddp_error_set(err, "cannot make a folder under %s: %s", tmp ? tmp : "/tmp",
                                  strerror(errno));
-        a->temp_root = 1;
+        /* As torchrun's, the log files asked for without a folder stay in a temporary one. */
+        a->temp_root = !o->redirects && !o->tee;
+        if (!a->temp_root)
+            say("the workers' log files: %s/attempt_N/rank_R/{stdout,stderr}.log", a->attempt_root);
     }
-    if (o->node_rank == 0) {
-        const char *bind = o->nnodes == 1 ? "127.0.0.1" : NULL;
-        a->server =
-            ddp_store_server_start(bind, o->store_port, o->token, o->token_len, log_store, a, err);
-        if (!a->server)
-            return ddp_error_prefix(err, "node 0 cannot serve the rendezvous store (port %d, the "
-                                         "one after --master-port %d)",
-                                    o->store_port, o->master_port);
+    if (o->node_rank < 0) {
+        if (claim_node_rank(a, err))
+            return -1;
+    } else if (o->node_rank == 0 && serve_store(a, err)) {
+        return -1;
     }
-    if (connect_store(a, &a->client, err) || connect_store(a, &a->watch, err))
+    if ((!a->client && connect_store(a, &a->client, err)) || connect_store(a, &a->watch, err))
         return -1;
     if (o->checkpoint_signal && o->deadline_ms) {
         a->checkpoint_at = o->deadline_ms - o->checkpoint_before_ms;

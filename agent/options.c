@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "binding.h"
+#include "console.h"
 #include "ddp_alloc.h"
 #include "ddp_clock.h"
 #include "ddp_file.h"
@@ -56,6 +57,14 @@ static const char *const usage_text[] = {
     "                          (default 10)\n"
     "  --log-dir DIR           also write each rank's stdout and stderr under DIR/RUN_ID (never\n"
     "                          over an earlier run's)\n"
+    "  -r, --redirects S       keep streams S off the console, in the log files only (S: 0 none,\n"
+    "                          1 stdout, 2 stderr, 3 both; or per local rank, 0:3,1:2)\n"
+    "  -t, --tee S             write streams S to log files too (a temporary folder, kept and\n"
+    "                          named, without --log-dir)\n"
+    "  --local-ranks-filter L  only these local ranks' output on the console (0 or 0,2)\n"
+    "  --log-line-prefix T     each console line's prefix: ${rank}, ${local_rank}, ${role_name};\n"
+    "                          \"\" for none (default $TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE, else\n"
+    "                          \"[rank ${rank}] \")\n"
     "  --error-file FILE       write a JSON failure report to FILE when the job fails (%n in\n"
     "                          FILE: this node's rank, for nodes that share a file system)\n"
     ,
@@ -111,6 +120,10 @@ enum {
     OPT_EXIT_TIMEOUT,
     OPT_OUTPUT_STALL_TIMEOUT,
     OPT_LOG_DIR,
+    OPT_REDIRECTS,
+    OPT_TEE,
+    OPT_LOCAL_RANKS_FILTER,
+    OPT_LOG_LINE_PREFIX,
     OPT_ERROR_FILE,
     OPT_RDZV_BACKEND,
     OPT_RDZV_ENDPOINT,
@@ -158,6 +171,11 @@ static const struct option long_options[] = {
     {"output-stall-timeout", required_argument, NULL, OPT_OUTPUT_STALL_TIMEOUT},
     {"log-dir", required_argument, NULL, OPT_LOG_DIR},
     {"log_dir", required_argument, NULL, OPT_LOG_DIR},
+    {"redirects", required_argument, NULL, OPT_REDIRECTS},
+    {"tee", required_argument, NULL, OPT_TEE},
+    {"local-ranks-filter", required_argument, NULL, OPT_LOCAL_RANKS_FILTER},
+    {"local_ranks_filter", required_argument, NULL, OPT_LOCAL_RANKS_FILTER},
+    {"log-line-prefix", required_argument, NULL, OPT_LOG_LINE_PREFIX},
     {"error-file", required_argument, NULL, OPT_ERROR_FILE},
     {"rdzv-backend", required_argument, NULL, OPT_RDZV_BACKEND},
     {"rdzv_backend", required_argument, NULL, OPT_RDZV_BACKEND},
@@ -370,9 +388,11 @@ static int check_identity(agent_options_t *o, int port_set, ddp_error_t *err)
         o->nnodes = 1;
     if (o->nnodes == 1 && o->node_rank < 0)
         o->node_rank = 0;
-    if (o->node_rank < 0)
+    /* torchrun's c10d rendezvous hands out the node ranks; the agent does the same at setup. */
+    if (o->node_rank < 0 && !o->rdzv_c10d)
         return ddp_error_set(err, "%d nodes, but this node's rank is unknown (identity from %s): "
-                                  "pass --node-rank, or run inside a Slurm or PBS job",
+                                  "pass --node-rank, or --rdzv-backend c10d to have ranks handed "
+                                  "out, or run inside a Slurm or PBS job",
                              o->nnodes, o->identity);
     if (o->node_rank >= o->nnodes)
         return ddp_error_set(err, "node rank %d is outside a job of %d node(s)", o->node_rank,
@@ -424,6 +444,8 @@ static int take_token(agent_options_t *o, const char *token_file, ddp_error_t *e
 /* --error-file's %n becomes this node's rank. */
 static int expand_node_rank(agent_options_t *o, ddp_error_t *err)
 {
+    if (o->node_rank < 0)
+        return 0; /* handed out later: agent_options_set_node_rank */
     char *at = strstr(o->error_file, "%n"), *path = NULL;
     if (!at)
         return 0;
@@ -528,6 +550,7 @@ int agent_options_parse(int argc, char **argv, agent_options_t *o, ddp_error_t *
                            .output_stall_ms = OUTPUT_STALL_DEFAULT_MS,
                            .checkpoint_before_ms = 180000,
                            .args = full_argv}; /* the command will point into them */
+    o->prefix_template = getenv("TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE");
     const char *nproc_arg = "1", *token_file = NULL;
     const char *python = getenv("PYTHON_EXEC") && *getenv("PYTHON_EXEC") ? getenv("PYTHON_EXEC")
                                                                        : "python3";
@@ -538,7 +561,7 @@ int agent_options_parse(int argc, char **argv, agent_options_t *o, ddp_error_t *
     opterr = 0;
     /* "+": options end at the program, whose own flags are left alone. */
     int which = -1;
-    while ((opt = getopt_long(argc, argv, "+hm", long_options, &which)) != -1) {
+    while ((opt = getopt_long(argc, argv, "+hmr:t:", long_options, &which)) != -1) {
         /* The option as the user wrote it (argv[optind - 1] is its value when one follows). */
         char name[64];
         int from_env = optind - 1 >= 1 && optind - 1 <= npet;
@@ -546,6 +569,8 @@ int agent_options_parse(int argc, char **argv, agent_options_t *o, ddp_error_t *
             snprintf(name, sizeof name, "%s", pet_vars[optind - 2]);
         else if (which >= 0)
             snprintf(name, sizeof name, "--%s", long_options[which].name);
+        else if (opt == 'r' || opt == 't')
+            snprintf(name, sizeof name, "-%c", opt);
         else
             snprintf(name, sizeof name, "%s", argv[optind - 1]);
         which = -1;
@@ -572,6 +597,7 @@ int agent_options_parse(int argc, char **argv, agent_options_t *o, ddp_error_t *
         }
         case OPT_RDZV_BACKEND:
             /* Both are a store on one node, which is what ddpjob's rendezvous is. */
+            o->rdzv_c10d = !strcmp(optarg, "c10d");
             if (strcmp(optarg, "c10d") && strcmp(optarg, "static"))
                 return ddp_error_set(err, "--rdzv-backend %s: not supported (ddpjob's rendezvous is "
                                           "its own store on node 0; c10d and static map onto it)",
@@ -640,6 +666,26 @@ int agent_options_parse(int argc, char **argv, agent_options_t *o, ddp_error_t *
         case OPT_LOG_DIR:
             free(o->log_dir);
             o->log_dir = ddp_xstrdup(optarg);
+            break;
+        case 'r':
+        case OPT_REDIRECTS:
+            if (console_check_streams(optarg, name, err))
+                return -1;
+            o->redirects = strcmp(optarg, "0") ? optarg : NULL;
+            break;
+        case 't':
+        case OPT_TEE:
+            if (console_check_streams(optarg, name, err))
+                return -1;
+            o->tee = strcmp(optarg, "0") ? optarg : NULL;
+            break;
+        case OPT_LOCAL_RANKS_FILTER:
+            if (console_check_filter(optarg, err))
+                return -1;
+            o->local_ranks_filter = optarg;
+            break;
+        case OPT_LOG_LINE_PREFIX:
+            o->prefix_template = optarg;
             break;
         case OPT_ERROR_FILE:
             free(o->error_file);
@@ -711,7 +757,7 @@ int agent_options_parse(int argc, char **argv, agent_options_t *o, ddp_error_t *
             printf("ddpjob-agent %s\n", DDPJOB_VERSION);
             return 1;
         default:
-            if (optopt >= OPT_NNODES)
+            if (optopt >= OPT_NNODES || optopt == 'r' || optopt == 't')
                 return ddp_error_set(err, "%s needs a value", name);
             return ddp_error_set(err, "unknown option %s (see --help)", name);
         }
@@ -747,6 +793,12 @@ int agent_options_parse(int argc, char **argv, agent_options_t *o, ddp_error_t *
     if (o->error_file && expand_node_rank(o, err))
         return -1;
     return take_token(o, token_file, err);
+}
+
+int agent_options_set_node_rank(agent_options_t *o, int node_rank, ddp_error_t *err)
+{
+    o->node_rank = node_rank;
+    return o->error_file ? expand_node_rank(o, err) : 0;
 }
 
 void agent_options_free(agent_options_t *o)

@@ -13,7 +13,8 @@
 #include "ddp_error.h"
 
 typedef struct {
-    int nnodes, node_rank, nproc;
+    int nnodes, node_rank, nproc; /* node_rank -1: handed out at the rendezvous (rdzv_c10d) */
+    int rdzv_c10d;                /* --rdzv-backend c10d */
     char *master_addr;
     int master_port; /* the workers' MASTER_PORT; 0 with --standalone: any free one */
     int store_port;  /* where node 0's store listens (job_contract.h); 0 with --standalone: any */
@@ -25,6 +26,9 @@ typedef struct {
     int exit_timeout_s; /* how long a finished node waits for the others */
     int output_stall_ms; /* output.h's stall deadline */
     char *log_dir, *run_id, *error_file; /* error_file: %n already replaced by the node rank */
+    /* console.h's: torchrun's --redirects, --tee and --local-ranks-filter (NULL: none), the
+     * lines' prefix template (NULL: the default). Strings of args or the environment. */
+    const char *redirects, *tee, *local_ranks_filter, *prefix_template;
     int standalone;
     char *token;
     size_t token_len;
@@ -46,6 +50,8 @@ typedef struct {
 /* Fills o from argv and the environment. Returns 0, 1 when --help or --version was printed,
  * or -1 with err set (a usage error). */
 int agent_options_parse(int argc, char **argv, agent_options_t *o, ddp_error_t *err);
+/* Takes the node rank handed out at the rendezvous (what depends on it follows). */
+int agent_options_set_node_rank(agent_options_t *o, int node_rank, ddp_error_t *err);
 void agent_options_free(agent_options_t *o);
 
 #endif

@@ -22,14 +22,16 @@ static void write_all(int fd, const char *p, size_t len)
     }
 }
 
-int relay_init(relay_t *r, int dest_fd, int log_fd, int rank, int keep_tail)
+int relay_init(relay_t *r, int dest_fd, int log_fd, int rank, const char *prefix, int console,
+               int keep_tail)
 {
     memset(r, 0, sizeof *r);
     r->dest_fd = dest_fd;
     r->log_fd = log_fd;
     r->keep_tail = keep_tail;
     r->rank = rank;
-    snprintf(r->prefix, sizeof r->prefix, "[rank %d] ", rank);
+    r->console = console;
+    snprintf(r->prefix, sizeof r->prefix, "%s", prefix);
     r->line = malloc(sizeof r->prefix + RELAY_LINE_MAX + 1);
     return r->line ? 0 : -1;
 }
@@ -66,7 +68,8 @@ static void emit(relay_t *r)
     memcpy(start, r->prefix, plen);
     char *text = r->line + sizeof r->prefix;
     text[r->len] = '\n';
-    output_write(r->dest_fd, r->rank, start, plen + r->len + 1);
+    if (r->console)
+        output_write(r->dest_fd, r->rank, start, plen + r->len + 1);
     if (r->keep_tail && says_something(text, r->len)) {
         char *slot = r->tail[r->tail_count++ % RELAY_TAIL_LINES];
         size_t n = r->len < RELAY_TAIL_WIDTH - 1 ? r->len : RELAY_TAIL_WIDTH - 1;

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "binding.h"
+#include "console.h"
 #include "ddp_clock.h"
 #include "ddp_file.h"
 #include "output.h"
@@ -97,8 +98,14 @@ static int start_one(worker_t *w, const worker_launch_t *l, ddp_error_t *err)
             ddp_error_set(err, "pipe: %s", strerror(e));
         goto out;
     }
-    if (relay_init(&w->relay[0], STDOUT_FILENO, log_out, w->rank, 0) ||
-        relay_init(&w->relay[1], STDERR_FILENO, log_err, w->rank, 1)) {
+    char prefix[RELAY_PREFIX_MAX];
+    console_prefix(l->prefix_template, w->rank, w->local_rank, prefix, sizeof prefix);
+    int shown = console_filter_passes(l->local_ranks_filter, w->local_rank),
+        redirected = console_streams_for(l->redirects, w->local_rank);
+    if (relay_init(&w->relay[0], STDOUT_FILENO, log_out, w->rank, prefix,
+                   shown && !(redirected & CONSOLE_STDOUT), 0) ||
+        relay_init(&w->relay[1], STDERR_FILENO, log_err, w->rank, prefix,
+                   shown && !(redirected & CONSOLE_STDERR), 1)) {
         ddp_error_set(err, "out of memory");
         goto out;
     }

@@ -46,6 +46,9 @@ typedef struct {
     int rank_base;           /* the first worker's rank */
     const char *attempt_dir; /* per-rank folders are made here */
     int write_logs;
+    /* console.h: the streams only written to the log files, the local ranks on the console,
+     * the lines' prefix (NULL: each its default). */
+    const char *redirects, *local_ranks_filter, *prefix_template;
     char **command;
     int local_rank_arg; /* append --local_rank=N to the command */
     int gpu_binding, cpu_binding; /* binding.h */

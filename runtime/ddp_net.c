@@ -57,7 +57,7 @@ int ddp_net_listen(const char *host, int port, int backlog, int *bound_port, ddp
     freeaddrinfo(res);
     if (fd < 0) {
         if (saved == EADDRINUSE)
-            return ddp_error_set(err,
+            return ddp_error_code(err, EADDRINUSE,
                                  "cannot listen on %s:%d: the port is in use (another job or "
                                  "service holds it; choose another port)",
                                  where, port);
@@ -195,6 +195,24 @@ int ddp_net_free_port(ddp_error_t *err)
         return -1;
     close(fd);
     return port;
+}
+
+int ddp_net_is_local(const char *host)
+{
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
+    struct addrinfo *res = NULL;
+    if (getaddrinfo(host, NULL, &hints, &res))
+        return 0;
+    int local = 0;
+    /* An address is this host's exactly when a socket can be bound to it. */
+    for (struct addrinfo *ai = res; ai && !local; ai = ai->ai_next) {
+        int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
+        local = fd >= 0 && bind(fd, ai->ai_addr, ai->ai_addrlen) == 0;
+        if (fd >= 0)
+            close(fd);
+    }
+    freeaddrinfo(res);
+    return local;
 }
 
 void ddp_net_raise_descriptor_limit(void)

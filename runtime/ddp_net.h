@@ -14,7 +14,7 @@
 
 /* Listens on `host` (NULL or "" for every address) and `port` (0: the kernel picks one).
  * *bound_port (if not NULL) gets the port. Returns the listening fd, or -1. A port already in
- * use is reported as such. */
+ * use is reported as such, with code EADDRINUSE. */
 int ddp_net_listen(const char *host, int port, int backlog, int *bound_port, ddp_error_t *err);
 
 /* Connects to host:port before `deadline`. Returns a blocking fd, or -1 with err's code
@@ -36,6 +36,9 @@ int ddp_net_set_nonblocking(int fd);
 /* A port that is free on every address right now, for a service that binds it a moment later
  * (the workers' MASTER_PORT). */
 int ddp_net_free_port(ddp_error_t *err);
+
+/* Whether host names an address of this machine (one a socket can be bound to). */
+int ddp_net_is_local(const char *host);
 
 /* Raises the process's soft limit on open descriptors to its hard limit: a store holds one per
  * agent (and stranger), an agent two pipes per worker. */

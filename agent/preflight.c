@@ -4,9 +4,14 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "agent_state.h"
+#include "ddp_alloc.h"
+#include "ddp_clock.h"
 #include "ddp_parse.h"
 #include "fingerprint.h"
+#include "output.h"
 
 #define PREFIX "ddpjob-agent: preflight: "
 #define VALUE_MAX 2048
@@ -270,4 +275,132 @@ void preflight_report(FILE *out, char *const *fp, int nnodes, int all)
     advise(out, fp, nnodes);
     names_free(&names);
     free(mark);
+}
+
+/* ---- the store side: the nodes' fingerprints through the job's store ---- */
+
+/* Whether the preflight comes before the workers: doctor's (only), and strict on several nodes,
+ * whose verdict may stop the job. report on several nodes runs beside the workers, which never
+ * wait for it; one node has nothing to compare. */
+int preflight_first(const agent_options_t *o)
+{
+    return o->preflight == PREFLIGHT_ONLY || (o->preflight == PREFLIGHT_STRICT && o->nnodes > 1);
+}
+
+/* This node's fingerprint into the store, counted in (fp NULL: out of memory). */
+int preflight_publish_fingerprint(agent_t *a, const char *fp, ddp_error_t *err)
+{
+    char key[128], name[64];
+    snprintf(name, sizeof name, "fingerprint/%d", a->o->node_rank);
+    ddp_rdzv_key(key, sizeof key, 0, name);
+    int rc = !fp ? ddp_error_set(err, "out of memory")
+                 : ddp_store_set(a->client, key, fp, strlen(fp), err);
+    ddp_rdzv_key(key, sizeof key, 0, "fingerprints");
+    rc = rc || ddp_store_add(a->client, key, 1, NULL, err);
+    return rc ? ddp_error_prefix(err, "node %d: publishing its fingerprint", a->o->node_rank) : 0;
+}
+
+/* Every node's fingerprint into fp[0..nnodes) (malloc'd; the caller frees them); 0, or -1 with
+ * err set. */
+static int read_fingerprints(agent_t *a, char **fp, ddp_error_t *err)
+{
+    int n = a->o->nnodes, rc = 0;
+    char **keys = ddp_xcalloc((size_t)n, sizeof *keys);
+    for (int i = 0; i < n; i++) {
+        char name[64], key[128];
+        snprintf(name, sizeof name, "fingerprint/%d", i);
+        ddp_rdzv_key(key, sizeof key, 0, name);
+        keys[i] = ddp_xstrdup(key);
+    }
+    rc = ddp_store_get_many(a->client, (const char *const *)keys, (size_t)n, fp, err);
+    for (int i = 0; i < n; i++)
+        free(keys[i]);
+    free(keys);
+    return rc;
+}
+
+static void free_fingerprints(char **fp, int n)
+{
+    for (int i = 0; i < n; i++)
+        free(fp[i]);
+    free(fp);
+}
+
+/* Node 0's report of the nodes' fingerprints, on its stderr. */
+static void print_preflight(const agent_options_t *o, char **fp)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (f) {
+        preflight_report(f, fp, o->nnodes, o->preflight == PREFLIGHT_ONLY);
+        fclose(f);
+        output_write(STDERR_FILENO, OUTPUT_AGENT, text, len);
+    }
+    free(text);
+}
+
+/* The preflight that comes first (preflight_first), every fingerprint being in the store: node 0
+ * prints the report; every node takes the same verdict from the same facts. Returns 1 when no
+ * worker is to start (doctor; strict, with the nodes differing: the job's end is then
+ * published). */
+int preflight_before_workers(agent_t *a, attempt_t *t)
+{
+    const agent_options_t *o = a->o;
+    char **fp = ddp_xcalloc((size_t)o->nnodes, sizeof *fp);
+    ddp_error_t err = {0};
+    int ok = read_fingerprints(a, fp, &err) == 0;
+    if (!ok)
+        agent_say("preflight: cannot read the nodes' fingerprints: %s", err.msg);
+    if (ok && o->node_rank == 0)
+        print_preflight(o, fp);
+    int differ = ok ? preflight_differences(fp, o->nnodes) : 0, stop = 0;
+    if (o->preflight == PREFLIGHT_ONLY) {
+        stop = 1;
+    } else if (differ || !ok) {
+        failure_t f = ok ? node_failure(a, FAIL_PREFLIGHT, 1, -1, "-",
+                                        "preflight: strict, and the nodes differ in %d fact(s) "
+                                        "(node 0's output lists them): no worker was started",
+                                        differ)
+                         : node_failure(a, FAIL_PREFLIGHT, 1, -1, "-",
+                                        "preflight: strict, and the nodes' fingerprints could "
+                                        "not be read: no worker was started");
+        attempt_publish_end(a, t, &f, END_FAILED);
+        stop = 1;
+    }
+    free_fingerprints(fp, o->nnodes);
+    return stop;
+}
+
+/* The preflight beside the workers (report on several nodes). Each node publishes its
+ * fingerprint once its probe is done (wait_ms: how long to wait for that now; the probe's own
+ * deadlines bound it); node 0 prints the report once every node's is in. A store that fails
+ * here is the heartbeat's to notice. */
+void preflight_beside(agent_t *a, int64_t wait_ms)
+{
+    const agent_options_t *o = a->o;
+    ddp_error_t err;
+    int64_t give_up = ddp_deadline_in(wait_ms);
+    char *mine = fingerprint_take(&a->probe);
+    while (a->probe && !mine && ddp_now_ms() < give_up) {
+        ddp_sleep_ms(20);
+        mine = fingerprint_take(&a->probe);
+    }
+    if (mine && preflight_publish_fingerprint(a, mine, &err))
+        agent_say("preflight: %s", err.msg);
+    free(mine);
+    if (!a->preflight_pending || a->store_lost)
+        return;
+    char key[128];
+    int64_t published = 0;
+    ddp_rdzv_key(key, sizeof key, 0, "fingerprints");
+    if (ddp_store_add(a->client, key, 0, &published, &err) || published < o->nnodes)
+        return;
+    a->preflight_pending = 0;
+    char **fp = ddp_xcalloc((size_t)o->nnodes, sizeof *fp);
+    if (read_fingerprints(a, fp, &err))
+        agent_say("preflight: cannot read the nodes' fingerprints: %s", err.msg);
+    else
+        print_preflight(o, fp);
+    free_fingerprints(fp, o->nnodes);
 }

@@ -1,0 +1,267 @@
+#include "agent_state.h"
+
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "ddp_clock.h"
+void attempt_key(const attempt_t *t, char *buf, size_t size, const char *name)
+{
+    ddp_rdzv_key(buf, size, t->round, name);
+}
+
+/* Takes the end record `text` (from the store) as the attempt's end. */
+static void read_end(agent_t *a, attempt_t *t, const char *text)
+{
+    end_kind_t end = !strcmp(text, "done")           ? END_DONE
+                     : !strcmp(text, "checkpointed") ? END_CHECKPOINTED
+                                                     : END_FAILED;
+    failure_t first = {0};
+    if (end == END_FAILED && failure_decode(text, &first))
+        first = node_failure(a, FAIL_LOST, 1, -1, "-", "unreadable end record");
+    attempt_set_end(t, end, &first);
+}
+
+void attempt_set_end(attempt_t *t, end_kind_t end, const failure_t *first)
+{
+    t->end = end;
+    if (end == END_FAILED && first)
+        t->first = *first;
+}
+
+/* Records the attempt's end (f for END_FAILED) unless another agent got there first; either
+ * way t takes the end the store holds. Errors leave f as this agent's view. */
+void attempt_publish_end(agent_t *a, attempt_t *t, const failure_t *f, end_kind_t kind)
+{
+    char key[128], text[1024], *current = NULL;
+    attempt_key(t, key, sizeof key, "end");
+    int n = kind == END_DONE           ? snprintf(text, sizeof text, "done")
+            : kind == END_CHECKPOINTED ? snprintf(text, sizeof text, "checkpointed")
+                                       : failure_encode(f, text, sizeof text);
+    ddp_error_t err = {0};
+    int swapped = n < 0 ? ddp_error_set(&err, "its record does not fit in %zu bytes", sizeof text)
+                        : ddp_store_cas(a->client, key, NULL, 0, text, (size_t)n, &current, &err);
+    if (swapped < 0) {
+        if (kind == END_FAILED)
+            attempt_set_end(t, END_FAILED, f);
+        agent_say("cannot publish the end of the attempt: %s", err.msg);
+    } else if (current) {
+        read_end(a, t, current);
+    }
+    free(current);
+}
+
+/* The one way the workers' phase changes: forward only, each phase's deadline set on entry.
+ * Returns 0 when the phase was already `next` or later. */
+int attempt_enter_phase(const agent_t *a, attempt_t *t, workers_phase_t next)
+{
+    if (t->phase >= next)
+        return 0;
+    t->phase = next;
+    if (next == PHASE_SETTLED)
+        t->finish_deadline = ddp_deadline_in((int64_t)a->o->exit_timeout_s * 1000);
+    else if (next == PHASE_STOPPING)
+        t->kill_at = ddp_deadline_in(a->o->grace_ms);
+    return 1;
+}
+
+void attempt_begin_stop(agent_t *a, attempt_t *t, worker_t *w, int n, int sig)
+{
+    if (!attempt_enter_phase(a, t, PHASE_STOPPING))
+        return;
+    for (int i = 0; i < n; i++)
+        if (!w[i].reaped)
+            w[i].stopped = 1;
+    int running = workers_running(w, n);
+    if (running) {
+        workers_signal(w, n, sig);
+        /* A stopped worker (SIGSTOP, Ctrl-Z) would hold the signal until the grace ran out. */
+        workers_signal(w, n, SIGCONT);
+        agent_say("stopping %d worker(s) on node %d (SIG%s, SIGKILL after %.1f s)", running,
+            a->o->node_rank, sigabbrev_np(sig), a->o->grace_ms / 1000.0);
+    }
+}
+
+failure_t node_failure(agent_t *a, failure_kind_t kind, int code, int node,
+                              const char *host, const char *fmt, ...)
+{
+    failure_t f = {.kind = kind, .code = code, .node = node, .rank = -1, .local_rank = -1};
+    snprintf(f.host, sizeof f.host, "%s", host && *host ? host : "-");
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(f.what, sizeof f.what, fmt, ap);
+    va_end(ap);
+    failure_stamp(&f);
+    return f;
+}
+
+failure_t worker_failure(const agent_t *a, const worker_t *w, int code, const char *fmt, ...)
+{
+    failure_t f = {.kind = FAIL_WORKER, .code = code, .node = a->o->node_rank, .rank = w->rank,
+                   .local_rank = w->local_rank};
+    snprintf(f.host, sizeof f.host, "%s", a->host);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(f.what, sizeof f.what, fmt, ap);
+    va_end(ap);
+    failure_stamp(&f);
+    return f;
+}
+
+static int exit_code_of(const worker_t *w)
+{
+    return WIFEXITED(w->status) ? WEXITSTATUS(w->status) : -1;
+}
+
+/* This node's workers have all ended well (0, or checkpointed on request): counts it as
+ * settled one way or the other; the node that settles last publishes the job's end. */
+static void settle_node(agent_t *a, attempt_t *t, worker_t *w, int n, int checkpointed)
+{
+    char key[128];
+    int64_t settled = 0, counts[2] = {0, 0};
+    ddp_error_t err;
+    /* Its fingerprint first: once the last node has settled, node 0 reports on every node's. */
+    if (a->probe || a->preflight_pending)
+        preflight_beside(a, PREFLIGHT_SETTLE_MS);
+    attempt_key(t, key, sizeof key, checkpointed ? "checkpointed" : "finished");
+    int failed = ddp_store_add(a->client, key, 1, NULL, &err);
+    attempt_key(t, key, sizeof key, "settled");
+    failed = failed || ddp_store_add(a->client, key, 1, &settled, &err);
+    if (failed) {
+        liveness_lose_store(a, t, w, n, err.msg);
+        return;
+    }
+    attempt_enter_phase(a, t, PHASE_SETTLED);
+    if (settled < a->o->nnodes)
+        return;
+    const char *kinds[2] = {"finished", "checkpointed"};
+    for (int i = 0; i < 2; i++) {
+        attempt_key(t, key, sizeof key, kinds[i]);
+        if (ddp_store_add(a->client, key, 0, &counts[i], &err)) {
+            liveness_lose_store(a, t, w, n, err.msg);
+            return;
+        }
+    }
+    if (counts[0] == a->o->nnodes) {
+        attempt_publish_end(a, t, NULL, END_DONE);
+    } else if (counts[1] == a->o->nnodes) {
+        attempt_publish_end(a, t, NULL, END_CHECKPOINTED);
+    } else {
+        failure_t f = node_failure(a, FAIL_WORKER, WORKER_EXIT_CHECKPOINTED, -1, "-",
+                                   "%lld node(s) checkpointed on request (exit %d) while %lld "
+                                   "finished: the job neither finished nor stopped as one",
+                                   (long long)counts[1], WORKER_EXIT_CHECKPOINTED,
+                                   (long long)counts[0]);
+        attempt_publish_end(a, t, &f, END_FAILED);
+    }
+}
+
+/* A worker has exited: its failure ends the attempt (unless a node that is gone explains it: a
+ * worker whose peer vanished fails too). One that checkpointed on request gives the others the
+ * grace to do the same. All of them ending well settles the node. */
+void attempt_on_reaped(agent_t *a, attempt_t *t, worker_t *w, int n, const rdzv_result_t *r)
+{
+    for (int i = 0; i < n; i++) {
+        if (!w[i].reaped || w[i].stopped || t->end != END_UNKNOWN)
+            continue;
+        int code = exit_code_of(&w[i]);
+        if (code == 0)
+            continue;
+        if (code == WORKER_EXIT_CHECKPOINTED && a->planned_stop) {
+            if (!t->checkpoint_wait)
+                t->checkpoint_wait = ddp_deadline_in(a->o->grace_ms);
+            continue;
+        }
+        char what[sizeof ((failure_t *)0)->what];
+        int code_or_signal;
+        failure_from_status(w[i].status, what, sizeof what, &code_or_signal);
+        failure_t f = worker_failure(a, &w[i], code_or_signal, "%s", what);
+        char line[1024];
+        failure_line(&f, line, sizeof line);
+        agent_say("%s", line);
+        int gone;
+        if (liveness_gone_nodes(a, t->round, 0, &gone) > 0 && gone != a->o->node_rank)
+            f = liveness_lost_node(a, gone, r);
+        attempt_publish_end(a, t, &f, END_FAILED);
+        attempt_begin_stop(a, t, w, n, SIGTERM);
+        return;
+    }
+    if (t->phase != PHASE_RUNNING || workers_running(w, n))
+        return;
+    int first_checkpointed = -1, first_finished = -1;
+    for (int i = 0; i < n; i++) {
+        if (exit_code_of(&w[i]) == 0 && first_finished < 0)
+            first_finished = i;
+        if (exit_code_of(&w[i]) == WORKER_EXIT_CHECKPOINTED && first_checkpointed < 0)
+            first_checkpointed = i;
+    }
+    if (first_checkpointed >= 0 && first_finished >= 0) {
+        failure_t f = worker_failure(
+            a, &w[first_checkpointed], WORKER_EXIT_CHECKPOINTED,
+            "exited with code %d (checkpointed on request) while rank %d finished (exit 0)",
+            WORKER_EXIT_CHECKPOINTED, w[first_finished].rank);
+        attempt_publish_end(a, t, &f, END_FAILED);
+        return;
+    }
+    settle_node(a, t, w, n, first_checkpointed >= 0);
+}
+
+/* A rank checkpointed on request and the grace for the others ran out: the first still
+ * running fails the attempt. */
+void attempt_check_checkpoint_wait(agent_t *a, attempt_t *t, worker_t *w, int n)
+{
+    for (int i = 0; i < n && t->end == END_UNKNOWN; i++) {
+        if (w[i].reaped)
+            continue;
+        failure_t f = worker_failure(
+            a, &w[i], 1, "still running %.1f s after another rank checkpointed on request (--grace)",
+            a->o->grace_ms / 1000.0);
+        attempt_publish_end(a, t, &f, END_FAILED);
+        attempt_begin_stop(a, t, w, n, SIGTERM);
+    }
+}
+
+void attempt_on_watch(agent_t *a, attempt_t *t, worker_t *w, int n)
+{
+    char *val = NULL;
+    ddp_error_t err;
+    int got = ddp_store_wait_recv(a->watch, NULL, &val, &err);
+    if (got < 0) {
+        liveness_lose_store(a, t, w, n, err.msg);
+        return;
+    }
+    if (got == 0) {
+        char key[128];
+        attempt_key(t, key, sizeof key, "end");
+        const char *k = key;
+        if (ddp_store_wait_send(a->watch, &k, 1, WATCH_MS, &err))
+            liveness_lose_store(a, t, w, n, err.msg);
+        return;
+    }
+    read_end(a, t, val);
+    free(val);
+    if (t->end == END_FAILED)
+        attempt_begin_stop(a, t, w, n, SIGTERM);
+}
+
+int attempt_stopped_with_checkpoints(const attempt_t *t, const worker_t *w, int n)
+{
+    if (t->end != END_FAILED || t->first.kind != FAIL_SIGNAL || n == 0)
+        return 0;
+    for (int i = 0; i < n; i++)
+        if (exit_code_of(&w[i]) != WORKER_EXIT_CHECKPOINTED)
+            return 0;
+    return 1;
+}
+
+/* Whether a failed attempt is followed by another: a worker's failure, restarts left, and the
+ * agent not told to stop. */
+int attempt_will_restart(const agent_t *a, const attempt_t *t)
+{
+    return t->end == END_FAILED && t->first.kind == FAIL_WORKER &&
+           t->round < a->o->max_restarts && !a->stop_signal;
+}

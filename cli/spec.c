@@ -704,12 +704,20 @@ static void parse_field(loader_t *ld, yaml_node_t *v, const field_def_t *def, co
 static void parse_mapping(loader_t *ld, yaml_node_t *map, const field_def_t *table,
                           const char *prefix)
 {
-    const char *names[32];
-    bool seen[32] = {false};
     size_t nfields = 0;
-    for (; table[nfields].name; nfields++)
-        names[nfields] = table[nfields].name;
-    names[nfields] = NULL;
+    while (table[nfields].name)
+        nfields++;
+    /* The names for suggestions, NULL-terminated, and which fields this mapping has set. */
+    const char **names = calloc(nfields + 1, sizeof *names);
+    bool *seen = calloc(nfields + 1, sizeof *seen);
+    if (!names || !seen) {
+        free(names);
+        free(seen);
+        REPORT(ld, map, prefix, "out of memory");
+        return;
+    }
+    for (size_t i = 0; i < nfields; i++)
+        names[i] = table[i].name;
 
     for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top;
          p++) {
@@ -746,6 +754,8 @@ static void parse_mapping(loader_t *ld, yaml_node_t *map, const field_def_t *tab
     for (size_t i = 0; i < nfields; i++)
         if ((table[i].flags & REQUIRED) && !seen[i])
             diag_add(ld->diag, node_line(map), node_col(map), table[i].name, "missing (required)");
+    free(names);
+    free(seen);
 }
 
 /* Fields that only make sense together: the walltime contract's, and a report file every node

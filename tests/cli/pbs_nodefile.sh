@@ -85,11 +85,12 @@ run env -u PBS_O_WORKDIR bash "$T/job.pbs"
 expect_eq "$RC" 1 "outside PBS the script refuses to run"
 expect_contains "$ERR" "PBS_O_WORKDIR: not inside a PBS job" "and says why"
 
-# The agent itself derives the rendezvous port from PBS_JOBID: 10000 + 140873987 mod 20000.
+# The agent itself derives the master port from PBS_JOBID, 10000 + 2 x (140873987 mod 10000) =
+# 17974, and the store's, the next one: node 1 connects there.
 printf 'a\nb\n' >"$T/nodefile-ab"
 run env PBS_NODEFILE="$T/nodefile-ab" PBS_JOBID=140873987.gadi-pbs DDPJOB_TOKEN=t \
     "$AGENT" --node-rank 1 --master-addr 127.0.0.1 --rdzv-timeout 1 /bin/true
-expect_contains "$ERR" "cannot connect to 127.0.0.1:23987" "the agent derives the rendezvous port from PBS_JOBID"
+expect_contains "$ERR" "cannot connect to 127.0.0.1:17975" "the agent derives the rendezvous port from PBS_JOBID"
 
 # With master_port set, the port is the spec's.
 sed -i 's/^nodes: 2/nodes: 2\nmaster_port: 29555/' job.yaml

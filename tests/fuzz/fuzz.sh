@@ -19,19 +19,15 @@ if [ -z "$clang" ]; then
 fi
 
 rt=$SRCDIR/runtime
-# libddp is every runtime/*.c but the process group's (pg*), as runtime/meson.build builds it,
-# here instrumented.
-libddp=()
-for f in "$rt"/*.c; do
-    case ${f##*/} in pg*) ;; *) libddp+=("$f") ;; esac
-done
+# The base and job libraries (runtime/base, runtime/job), here instrumented.
+libddp=("$rt"/base/*.c "$rt"/job/*.c)
 declare -A sources=(
     [hostlist]="${libddp[*]}"
     [spec]="${libddp[*]} $rt/train/train_options.c $(printf "$SRCDIR/cli/%s.c " diag units shquote spec template scheduler render datafile)"
     [store]="${libddp[*]}"
 )
 flags=(-g -O1 "-fsanitize=fuzzer,address,undefined" -fno-sanitize-recover=undefined -D_GNU_SOURCE
-       -DDDPJOB_VERSION='"fuzz"' -I"$rt" -I"$rt/train" -I"$SRCDIR/cli" -pthread)
+       -DDDPJOB_VERSION='"fuzz"' -I"$rt/base" -I"$rt/job" -I"$rt/train" -I"$SRCDIR/cli" -pthread)
 export DDPJOB_TEMPLATE_DIR=$SRCDIR/templates
 echo "1..${#targets[@]}"
 i=0

@@ -60,7 +60,10 @@ submit_and_wait() {
     while [ "$(pbs_state "$JOB" job_state)" != F ] && [ "$SECONDS" -lt "$deadline" ]; do
         sleep 0.5
     done
-    OUT=$(cat "$jobdir/${spec%.yaml}.o${JOB%%.*}" 2>/dev/null)
+    # The MoM copies the output back as the job ends; on a busy machine that may come late.
+    local out=$jobdir/${spec%.yaml}.o${JOB%%.*}
+    for _ in $(seq 300); do [ -s "$out" ] && break; sleep 0.1; done
+    OUT=$(cat "$out" 2>/dev/null || ls -l "$PBS_CLUSTER"/n*/undelivered "$PBS_CLUSTER"/n*/mom_logs 2>&1)
     STATUS=$(pbs_state "$JOB" Exit_status)
 }
 
@@ -132,7 +135,7 @@ echo 'pbs: {launcher: ssh}' >>"$jobdir/ssh.yaml"
 chown "$PBS_USER:" "$jobdir/ssh.yaml"
 submit_and_wait ssh.yaml
 expect_eq "$STATUS" 0 "launcher: ssh: the job started over SSH ends with Exit_status = 0"
-expect_contains "$OUT" "ddpjob launch: job $JOB on 2 host(s), master n1:$((10000 + ${JOB%%.*} % 20000))" \
+expect_contains "$OUT" "ddpjob launch: job $JOB on 2 host(s), master n1:$((10000 + 2 * (${JOB%%.*} % 10000)))" \
     "ddpjob launch reads PBS_NODEFILE: 2 hosts, master n1, the port the job id gives"
 for r in 0 1 2 3; do
     node=$((r / 2)) host=n$((r / 2 + 1)) local=$((r % 2))

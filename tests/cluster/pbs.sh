@@ -79,6 +79,10 @@ pbs_cluster_up() {
         # Password '*': no password login, yet not locked, which sshd would refuse (launcher: ssh).
         useradd -M -p '*' -d "$PBS_CLUSTER/home/$PBS_USER" -s /bin/bash "$PBS_USER" || return 1
         touch "$PBS_CLUSTER/made-user"
+    else
+        # Left by a run that was killed before its cleanup: its home must be this cluster's.
+        usermod -d "$PBS_CLUSTER/home/$PBS_USER" "$PBS_USER" || return 1
+        touch "$PBS_CLUSTER/made-user"
     fi
     mkdir -p "$PBS_CLUSTER/home/$PBS_USER"
     chown "$PBS_USER:" "$PBS_CLUSTER/home/$PBS_USER"

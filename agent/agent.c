@@ -71,7 +71,8 @@ static void read_signals(agent_t *a, worker_t *w, int n)
             if (w && workers_running(w, n)) {
                 workers_signal(w, n, sig);
                 a->planned_stop = 1;
-                agent_say("forwarded SIG%s to %d worker(s)", sigabbrev_np(sig), workers_running(w, n));
+                agent_say("forwarded SIG%s to %d worker(s)", sigabbrev_np(sig),
+                          workers_running(w, n));
             }
             continue;
         }
@@ -97,7 +98,6 @@ static int stop_requested(void *ctx)
     return a->stop_signal != 0;
 }
 
-
 /* The checkpoint signal, once, --checkpoint-before the deadline. */
 static void send_checkpoint_signal(agent_t *a, worker_t *w, int n)
 {
@@ -107,7 +107,7 @@ static void send_checkpoint_signal(agent_t *a, worker_t *w, int n)
     int running = workers_running(w, n);
     workers_signal(w, n, sig);
     agent_say("%.0f s before the walltime: sent SIG%s to %d worker(s) to checkpoint",
-        ddp_ms_left(a->o->deadline_ms) / 1000.0, sigabbrev_np(sig), running);
+              ddp_ms_left(a->o->deadline_ms) / 1000.0, sigabbrev_np(sig), running);
 }
 
 /* The poll loop of one attempt; returns when every worker has been reaped and the attempt's end
@@ -150,9 +150,9 @@ static void monitor(agent_t *a, attempt_t *t, worker_t *w, int n, const rdzv_res
         if (pfd[0].revents) {
             read_signals(a, w, n);
             if (a->stop_signal && t->phase < PHASE_STOPPING) {
-                failure_t f = node_failure(a, FAIL_SIGNAL, 128 + a->stop_signal, o->node_rank,
-                                           a->host, "the agent received SIG%s",
-                                           sigabbrev_np(a->stop_signal));
+                failure_t f =
+                    node_failure(a, FAIL_SIGNAL, 128 + a->stop_signal, o->node_rank, a->host,
+                                 "the agent received SIG%s", sigabbrev_np(a->stop_signal));
                 if (t->end == END_UNKNOWN)
                     attempt_publish_end(a, t, &f, END_FAILED);
                 /* Told to stop, this node did not finish, whatever the others did. */
@@ -180,7 +180,8 @@ static void monitor(agent_t *a, attempt_t *t, worker_t *w, int n, const rdzv_res
         if (t->phase == PHASE_STOPPING && now >= t->kill_at) {
             int left = workers_running(w, n);
             if (left)
-                agent_say("%d worker(s) still running after %.1f s: SIGKILL", left, o->grace_ms / 1000.0);
+                agent_say("%d worker(s) still running after %.1f s: SIGKILL", left,
+                          o->grace_ms / 1000.0);
             workers_signal(w, n, SIGKILL);
             attempt_enter_phase(a, t, PHASE_KILLED);
         }
@@ -234,7 +235,8 @@ static void report_failure(agent_t *a, const attempt_t *t, const worker_t *w, in
     }
     free(summary);
     ddp_error_t err;
-    if (o->error_file && report_error_file(o->error_file, &t->first, w, n, o->node_rank, a->host, &err))
+    if (o->error_file &&
+        report_error_file(o->error_file, &t->first, w, n, o->node_rank, a->host, &err))
         agent_say("%s", err.msg);
 }
 
@@ -259,12 +261,18 @@ static int run_attempt(agent_t *a, attempt_t *t, ddp_error_t *err)
     int worker_port = 0;
     if (o->node_rank == 0 && (worker_port = workers_port(o, err)) < 0)
         return -1;
-    rdzv_join_t join = {.round = t->round, .node_rank = o->node_rank, .nnodes = o->nnodes,
-                        .nproc = o->nproc, .host = a->host, .run_id = o->run_id,
+    rdzv_join_t join = {.round = t->round,
+                        .node_rank = o->node_rank,
+                        .nnodes = o->nnodes,
+                        .nproc = o->nproc,
+                        .host = a->host,
+                        .run_id = o->run_id,
                         .worker_port = worker_port,
                         .hosts = (const char *const *)o->hosts,
                         .deadline = ddp_deadline_in((int64_t)o->rdzv_timeout_s * 1000),
-                        .cancelled = stop_requested, .waiting = say_waiting, .ctx = a};
+                        .cancelled = stop_requested,
+                        .waiting = say_waiting,
+                        .ctx = a};
     rdzv_result_t r;
     if (t->round == 0 && o->preflight == PREFLIGHT_REPORT && o->nnodes > 1) {
         a->probe = fingerprint_start(o->command, o->nproc);
@@ -288,23 +296,31 @@ static int run_attempt(agent_t *a, attempt_t *t, ddp_error_t *err)
             return ddp_error_prefix(err, "node %d", o->node_rank);
     }
     agent_say("node %d of %d (%s): ranks %d-%d of %d, workers' master %s:%d, attempt %d",
-        o->node_rank, o->nnodes, a->host, r.rank_base, r.rank_base + o->nproc - 1, r.world_size,
-        o->master_addr, r.worker_port, t->round);
+              o->node_rank, o->nnodes, a->host, r.rank_base, r.rank_base + o->nproc - 1,
+              r.world_size, o->master_addr, r.worker_port, t->round);
     char attempt_dir[4200], worker_token[WORKER_TOKEN_HEX + 1];
     snprintf(attempt_dir, sizeof attempt_dir, "%s/attempt_%d", a->attempt_root, t->round);
     ddp_worker_token_derive(o->token, o->token_len, o->run_id, t->round, worker_token);
-    worker_launch_t launch = {.env = {.world_size = r.world_size, .local_world_size = o->nproc,
-                                      .group_rank = o->node_rank, .group_world_size = o->nnodes,
+    worker_launch_t launch = {.env = {.world_size = r.world_size,
+                                      .local_world_size = o->nproc,
+                                      .group_rank = o->node_rank,
+                                      .group_world_size = o->nnodes,
                                       .restart_count = o->requeue_count + t->round,
                                       .max_restarts = o->max_restarts,
-                                      .master_addr = o->master_addr, .master_port = r.worker_port,
-                                      .run_id = o->run_id, .worker_token = worker_token},
-                              .rank_base = r.rank_base, .attempt_dir = attempt_dir,
+                                      .master_addr = o->master_addr,
+                                      .master_port = r.worker_port,
+                                      .run_id = o->run_id,
+                                      .worker_token = worker_token},
+                              .rank_base = r.rank_base,
+                              .attempt_dir = attempt_dir,
                               .write_logs = o->log_dir || o->redirects || o->tee,
-                              .redirects = o->redirects, .local_ranks_filter = o->local_ranks_filter,
+                              .redirects = o->redirects,
+                              .local_ranks_filter = o->local_ranks_filter,
                               .prefix_template = o->prefix_template,
-                              .command = o->command, .local_rank_arg = o->local_rank_arg,
-                              .gpu_binding = o->gpu_binding, .cpu_binding = o->cpu_binding,
+                              .command = o->command,
+                              .local_rank_arg = o->local_rank_arg,
+                              .gpu_binding = o->gpu_binding,
+                              .cpu_binding = o->cpu_binding,
                               .guard = &a->guard};
     worker_t *w = calloc((size_t)o->nproc, sizeof *w);
     t->hb_value = calloc((size_t)o->nnodes, sizeof *t->hb_value);
@@ -335,16 +351,18 @@ static int run_attempt(agent_t *a, attempt_t *t, ddp_error_t *err)
         workers_close(w, o->nproc);
         workers_kill_groups(w, o->nproc);
         if (t->end == END_CHECKPOINTED) {
-            agent_say("stopped for the walltime: checkpoint written by every rank; requeue to resume");
+            agent_say(
+                "stopped for the walltime: checkpoint written by every rank; requeue to resume");
         } else if (attempt_stopped_with_checkpoints(t, w, o->nproc)) {
             attempt_set_end(t, END_CHECKPOINTED, NULL);
-            agent_say("stopped by SIG%s: checkpoint written by every rank of node %d; requeue to resume",
+            agent_say(
+                "stopped by SIG%s: checkpoint written by every rank of node %d; requeue to resume",
                 sigabbrev_np(t->first.code - 128), o->node_rank);
         } else if (attempt_will_restart(a, t)) {
             char line[1024];
             failure_line(&t->first, line, sizeof line);
             agent_say("attempt %d failed: %s; restarting every worker (restart %d of %d)", t->round,
-                line, t->round + 1, o->max_restarts);
+                      line, t->round + 1, o->max_restarts);
         } else if (t->end != END_DONE) {
             /* A job that failed early is where the nodes' differences matter most. */
             preflight_beside(a, PREFLIGHT_SETTLE_MS);
@@ -386,10 +404,12 @@ static int serve_store(agent_t *a, ddp_error_t *err)
 {
     const agent_options_t *o = a->o;
     const char *bind = o->nnodes == 1 ? "127.0.0.1" : NULL;
-    a->server = ddp_store_server_start(bind, o->store_port, o->token, o->token_len, log_store, a, err);
+    a->server =
+        ddp_store_server_start(bind, o->store_port, o->token, o->token_len, log_store, a, err);
     if (!a->server)
-        return ddp_error_prefix(err, "node 0 cannot serve the rendezvous store (port %d, the one "
-                                     "after --master-port %d)",
+        return ddp_error_prefix(err,
+                                "node 0 cannot serve the rendezvous store (port %d, the one "
+                                "after --master-port %d)",
                                 o->store_port, o->master_port);
     return 0;
 }
@@ -412,16 +432,18 @@ static int claim_node_rank(agent_t *a, ddp_error_t *err)
         char key[128];
         int64_t taken = 0;
         ddp_rdzv_key(key, sizeof key, 0, "node_ranks_taken");
-        if (agent_connect_store(a, &a->client, err) || ddp_store_add(a->client, key, 1, &taken, err))
+        if (agent_connect_store(a, &a->client, err) ||
+            ddp_store_add(a->client, key, 1, &taken, err))
             return ddp_error_prefix(err, "asking the store for a node rank");
         if (taken >= o->nnodes)
-            return ddp_error_set(err, "every node rank of --nnodes %d is taken: more agents than "
-                                      "nodes joined run %s",
+            return ddp_error_set(err,
+                                 "every node rank of --nnodes %d is taken: more agents than "
+                                 "nodes joined run %s",
                                  o->nnodes, o->run_id);
         rank = (int)taken;
     }
     agent_say("node rank %d, handed out by the c10d rendezvous at %s:%d", rank, o->master_addr,
-        o->store_port);
+              o->store_port);
     return agent_options_set_node_rank(o, rank, err);
 }
 
@@ -456,7 +478,8 @@ static int setup(agent_t *a, ddp_error_t *err)
         /* As torchrun's, the log files asked for without a folder stay in a temporary one. */
         a->temp_root = !o->redirects && !o->tee;
         if (!a->temp_root)
-            agent_say("the workers' log files: %s/attempt_N/rank_R/{stdout,stderr}.log", a->attempt_root);
+            agent_say("the workers' log files: %s/attempt_N/rank_R/{stdout,stderr}.log",
+                      a->attempt_root);
     }
     if (o->node_rank < 0) {
         if (claim_node_rank(a, err))
@@ -464,12 +487,14 @@ static int setup(agent_t *a, ddp_error_t *err)
     } else if (o->node_rank == 0 && serve_store(a, err)) {
         return -1;
     }
-    if ((!a->client && agent_connect_store(a, &a->client, err)) || agent_connect_store(a, &a->watch, err))
+    if ((!a->client && agent_connect_store(a, &a->client, err)) ||
+        agent_connect_store(a, &a->watch, err))
         return -1;
     if (o->checkpoint_signal && o->deadline_ms) {
         a->checkpoint_at = o->deadline_ms - o->checkpoint_before_ms;
         if (a->checkpoint_at <= ddp_now_ms()) {
-            agent_say("the walltime leaves %.0f s, less than --checkpoint-before (%.0f s): no checkpoint "
+            agent_say(
+                "the walltime leaves %.0f s, less than --checkpoint-before (%.0f s): no checkpoint "
                 "signal will be sent",
                 ddp_ms_left(o->deadline_ms) / 1000.0, o->checkpoint_before_ms / 1000.0);
             a->checkpoint_at = 0;
@@ -527,7 +552,9 @@ int agent_run(agent_options_t *o)
                 continue;
             agent_say("%s", err.msg);
         }
-        status = t.end == END_CHECKPOINTED ? WORKER_EXIT_CHECKPOINTED : t.first.code ? t.first.code : 1;
+        status = t.end == END_CHECKPOINTED ? WORKER_EXIT_CHECKPOINTED
+                 : t.first.code            ? t.first.code
+                                           : 1;
         if (a.store_lost)
             break;
         /* Agents that are gone, or silent, will not say goodbye. */

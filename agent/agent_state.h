@@ -38,7 +38,7 @@ typedef struct agent {
     guard_t guard;
     store_server_t *server;
     store_client_t *client, *watch;
-    int store_lost; /* node 0's store stopped answering: nothing more is asked of it */
+    int store_lost;             /* node 0's store stopped answering: nothing more is asked of it */
     fingerprint_probe_t *probe; /* this node's fingerprint, collected beside the workers */
     int preflight_pending;      /* node 0: the report beside the workers is yet to be printed */
 } agent_t;
@@ -48,9 +48,9 @@ typedef enum { PHASE_RUNNING, PHASE_SETTLED, PHASE_STOPPING, PHASE_KILLED } work
 
 typedef struct {
     int round;
-    end_kind_t end;  /* written by attempt_set_end alone */
-    failure_t first; /* END_FAILED: the first failure anywhere */
-    workers_phase_t phase; /* written by attempt_enter_phase alone */
+    end_kind_t end;          /* written by attempt_set_end alone */
+    failure_t first;         /* END_FAILED: the first failure anywhere */
+    workers_phase_t phase;   /* written by attempt_enter_phase alone */
     int64_t kill_at;         /* PHASE_STOPPING: when SIGKILL follows (--grace) */
     int64_t finish_deadline; /* PHASE_SETTLED: how long the other nodes get (--exit-timeout) */
     int64_t checkpoint_wait; /* a rank checkpointed on request: the others' time to follow */

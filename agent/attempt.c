@@ -82,33 +82,42 @@ void attempt_begin_stop(agent_t *a, attempt_t *t, worker_t *w, int n, int sig)
         /* A stopped worker (SIGSTOP, Ctrl-Z) would hold the signal until the grace ran out. */
         workers_signal(w, n, SIGCONT);
         agent_say("stopping %d worker(s) on node %d (SIG%s, SIGKILL after %.1f s)", running,
-            a->o->node_rank, sigabbrev_np(sig), a->o->grace_ms / 1000.0);
+                  a->o->node_rank, sigabbrev_np(sig), a->o->grace_ms / 1000.0);
     }
 }
 
-failure_t node_failure(agent_t *a, failure_kind_t kind, int code, int node,
-                              const char *host, const char *fmt, ...)
+/* f with its what from fmt and its time stamped. */
+static failure_t described(failure_t f, const char *fmt, va_list ap)
+{
+    vsnprintf(f.what, sizeof f.what, fmt, ap);
+    failure_stamp(&f);
+    return f;
+}
+
+failure_t node_failure(agent_t *a, failure_kind_t kind, int code, int node, const char *host,
+                       const char *fmt, ...)
 {
     failure_t f = {.kind = kind, .code = code, .node = node, .rank = -1, .local_rank = -1};
     snprintf(f.host, sizeof f.host, "%s", host && *host ? host : "-");
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(f.what, sizeof f.what, fmt, ap);
+    f = described(f, fmt, ap);
     va_end(ap);
-    failure_stamp(&f);
     return f;
 }
 
 failure_t worker_failure(const agent_t *a, const worker_t *w, int code, const char *fmt, ...)
 {
-    failure_t f = {.kind = FAIL_WORKER, .code = code, .node = a->o->node_rank, .rank = w->rank,
+    failure_t f = {.kind = FAIL_WORKER,
+                   .code = code,
+                   .node = a->o->node_rank,
+                   .rank = w->rank,
                    .local_rank = w->local_rank};
     snprintf(f.host, sizeof f.host, "%s", a->host);
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(f.what, sizeof f.what, fmt, ap);
+    f = described(f, fmt, ap);
     va_end(ap);
-    failure_stamp(&f);
     return f;
 }
 
@@ -151,11 +160,11 @@ static void settle_node(agent_t *a, attempt_t *t, worker_t *w, int n, int checkp
     } else if (counts[1] == a->o->nnodes) {
         attempt_publish_end(a, t, NULL, END_CHECKPOINTED);
     } else {
-        failure_t f = node_failure(a, FAIL_WORKER, WORKER_EXIT_CHECKPOINTED, -1, "-",
-                                   "%lld node(s) checkpointed on request (exit %d) while %lld "
-                                   "finished: the job neither finished nor stopped as one",
-                                   (long long)counts[1], WORKER_EXIT_CHECKPOINTED,
-                                   (long long)counts[0]);
+        failure_t f =
+            node_failure(a, FAIL_WORKER, WORKER_EXIT_CHECKPOINTED, -1, "-",
+                         "%lld node(s) checkpointed on request (exit %d) while %lld "
+                         "finished: the job neither finished nor stopped as one",
+                         (long long)counts[1], WORKER_EXIT_CHECKPOINTED, (long long)counts[0]);
         attempt_publish_end(a, t, &f, END_FAILED);
     }
 }
@@ -176,7 +185,7 @@ void attempt_on_reaped(agent_t *a, attempt_t *t, worker_t *w, int n, const rdzv_
                 t->checkpoint_wait = ddp_deadline_in(a->o->grace_ms);
             continue;
         }
-        char what[sizeof ((failure_t *)0)->what];
+        char what[sizeof((failure_t *)0)->what];
         int code_or_signal;
         failure_from_status(w[i].status, what, sizeof what, &code_or_signal);
         failure_t f = worker_failure(a, &w[i], code_or_signal, "%s", what);
@@ -218,7 +227,8 @@ void attempt_check_checkpoint_wait(agent_t *a, attempt_t *t, worker_t *w, int n)
         if (w[i].reaped)
             continue;
         failure_t f = worker_failure(
-            a, &w[i], 1, "still running %.1f s after another rank checkpointed on request (--grace)",
+            a, &w[i], 1,
+            "still running %.1f s after another rank checkpointed on request (--grace)",
             a->o->grace_ms / 1000.0);
         attempt_publish_end(a, t, &f, END_FAILED);
         attempt_begin_stop(a, t, w, n, SIGTERM);
@@ -262,6 +272,6 @@ int attempt_stopped_with_checkpoints(const attempt_t *t, const worker_t *w, int 
  * agent not told to stop. */
 int attempt_will_restart(const agent_t *a, const attempt_t *t)
 {
-    return t->end == END_FAILED && t->first.kind == FAIL_WORKER &&
-           t->round < a->o->max_restarts && !a->stop_signal;
+    return t->end == END_FAILED && t->first.kind == FAIL_WORKER && t->round < a->o->max_restarts &&
+           !a->stop_signal;
 }

@@ -41,8 +41,9 @@ static int accept_item(int lr, int streams, void *ctx)
 int console_check_streams(const char *spec, const char *what_option, ddp_error_t *err)
 {
     if (each_streams_item(spec, accept_item, NULL))
-        return ddp_error_set(err, "%s %s: expected 0-3 (0 none, 1 stdout, 2 stderr, 3 both) or "
-                                  "LOCAL_RANK:0-3 items separated by commas",
+        return ddp_error_set(err,
+                             "%s %s: expected 0-3 (0 none, 1 stdout, 2 stderr, 3 both) or "
+                             "LOCAL_RANK:0-3 items separated by commas",
                              what_option, spec);
     return 0;
 }
@@ -72,12 +73,14 @@ int console_check_filter(const char *spec, ddp_error_t *err)
     char copy[1024], *saved;
     int lr, items = 0;
     snprintf(copy, sizeof copy, "%s", spec);
-    for (char *item = strtok_r(copy, ",", &saved); item; item = strtok_r(NULL, ",", &saved), items++)
+    for (char *item = strtok_r(copy, ",", &saved); item;
+         item = strtok_r(NULL, ",", &saved), items++)
         if (ddp_parse_int(item, 0, JOB_PROCS_PER_NODE_MAX - 1, &lr))
             items = -1000000;
     if (items <= 0 || strlen(spec) >= sizeof copy)
-        return ddp_error_set(err, "--local-ranks-filter %s: expected local ranks separated by "
-                                  "commas (0,1)",
+        return ddp_error_set(err,
+                             "--local-ranks-filter %s: expected local ranks separated by "
+                             "commas (0,1)",
                              spec);
     return 0;
 }
@@ -109,7 +112,8 @@ void console_prefix(const char *template, int rank, int local_rank, char *buf, s
         for (size_t i = k; *t == '$' && i-- > 0 && !used;) {
             size_t len = strlen(names[i]);
             int braced = t[1] == '{';
-            if (!strncmp(t + 1 + braced, names[i], len) && (!braced || t[1 + braced + len] == '}')) {
+            if (!strncmp(t + 1 + braced, names[i], len) &&
+                (!braced || t[1 + braced + len] == '}')) {
                 used = 1 + (size_t)braced + len + (size_t)braced;
                 n += (size_t)(i == 0   ? snprintf(buf + n, size - n, "%d", rank)
                               : i == 1 ? snprintf(buf + n, size - n, "%d", local_rank)

@@ -43,7 +43,8 @@ static const char *probe_failure(const char *program, int ran, const spawn_resul
     if (!ran)
         snprintf(buf, size, "%s: %.400s", program, err->msg);
     else
-        snprintf(buf, size, "%s failed (exit %d): %.200s", program, r->status, r->err ? r->err : "");
+        snprintf(buf, size, "%s failed (exit %d): %.200s", program, r->status,
+                 r->err ? r->err : "");
     return buf;
 }
 
@@ -120,7 +121,8 @@ static void probe_libraries(FILE *f)
     }
     if (library_version("libnccl.so.2", "ncclGetVersion", &v) == 0) {
         /* NCCL_VERSION_CODE: X*1000+Y*100+Z before 2.9, X*10000+Y*100+Z since. */
-        int major = v >= 10000 ? v / 10000 : v / 1000, minor = v >= 10000 ? v % 10000 / 100 : v % 1000 / 100;
+        int major = v >= 10000 ? v / 10000 : v / 1000,
+            minor = v >= 10000 ? v % 10000 / 100 : v % 1000 / 100;
         snprintf(text, sizeof text, "%d.%d.%d", major, minor, v % 100);
         fact(f, FP_NCCL, text);
     } else {
@@ -169,7 +171,8 @@ static void probe_interfaces(FILE *f)
                 prefix += __builtin_popcount(mask[b]);
             inet_ntop(family, raw, addr, sizeof addr);
             size_t n = strlen(list);
-            snprintf(list + n, sizeof list - n, "%s%s %s/%d", n ? ", " : "", i->ifa_name, addr, prefix);
+            snprintf(list + n, sizeof list - n, "%s%s %s/%d", n ? ", " : "", i->ifa_name, addr,
+                     prefix);
         }
         freeifaddrs(all);
     }

@@ -108,9 +108,9 @@ static void check_heartbeats(agent_t *a, attempt_t *t, worker_t *w, int n, const
             t->hb_since[i] = now;
         } else if (now - t->hb_since[i] > 2 * (int64_t)a->o->heartbeat_ms) {
             const char *host = r->node_hosts ? r->node_hosts[i] : "?";
-            failure_t f = node_failure(a, FAIL_LOST, 1, i, host,
-                                       "agent lost: no heartbeat for %.1f s",
-                                       (now - t->hb_since[i]) / 1000.0);
+            failure_t f =
+                node_failure(a, FAIL_LOST, 1, i, host, "agent lost: no heartbeat for %.1f s",
+                             (now - t->hb_since[i]) / 1000.0);
             t->silent_node = i;
             attempt_publish_end(a, t, &f, END_FAILED);
             attempt_begin_stop(a, t, w, n, SIGTERM);
@@ -143,7 +143,8 @@ void liveness_heartbeat(agent_t *a, attempt_t *t, worker_t *w, int n, const rdzv
 void liveness_check_hangs(agent_t *a, attempt_t *t, worker_t *w, int n)
 {
     int64_t now = ddp_now_ms(), timeout = a->o->hang_timeout_ms;
-    unsigned long long allowance = (unsigned long long)(timeout / 100) * sysconf(_SC_CLK_TCK) / 1000;
+    unsigned long long allowance =
+        (unsigned long long)(timeout / 100) * sysconf(_SC_CLK_TCK) / 1000;
     worker_activity_t *act = calloc((size_t)n, sizeof *act);
     if (!act)
         return;
@@ -160,14 +161,15 @@ void liveness_check_hangs(agent_t *a, attempt_t *t, worker_t *w, int n)
         int64_t silent = now - w[i].active_at;
         if (silent < (act[i].stopped ? timeout / 2 : timeout))
             continue;
-        failure_t f =
-            act[i].stopped
-                ? worker_failure(a, &w[i], 1, "hung: stopped by a signal, silent for %.1f s "
-                                              "(--hang-timeout)",
-                                 silent / 1000.0)
-                : worker_failure(a, &w[i], 1, "hung: no output and under 1%% of a CPU for %.1f s "
-                                              "(--hang-timeout)",
-                                 silent / 1000.0);
+        failure_t f = act[i].stopped
+                          ? worker_failure(a, &w[i], 1,
+                                           "hung: stopped by a signal, silent for %.1f s "
+                                           "(--hang-timeout)",
+                                           silent / 1000.0)
+                          : worker_failure(a, &w[i], 1,
+                                           "hung: no output and under 1%% of a CPU for %.1f s "
+                                           "(--hang-timeout)",
+                                           silent / 1000.0);
         char line[1024];
         failure_line(&f, line, sizeof line);
         agent_say("%s", line);

@@ -63,13 +63,13 @@ static const char *const usage_text[] = {
     "                          named, without --log-dir)\n"
     "  --local-ranks-filter L  only these local ranks' output on the console (0 or 0,2)\n"
     "  --log-line-prefix T     each console line's prefix: ${rank}, ${local_rank}, ${role_name};\n"
-    "                          \"\" for none (default $TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE, else\n"
-    "                          \"[rank ${rank}] \")\n"
+    "                          \"\" for none (default: $TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE,\n"
+    "                          else \"[rank ${rank}] \")\n"
     "  --error-file FILE       write a JSON failure report to FILE when the job fails (%n in\n"
-    "                          FILE: this node's rank, for nodes that share a file system)\n"
-    ,
+    "                          FILE: this node's rank, for nodes that share a file system)\n",
     "  --python PATH           the interpreter for a PROGRAM ending in .py, -m or --run-path\n"
-    "                          (default $PYTHON_EXEC, else python3); it runs with -u, as torchrun's\n"
+    "                          (default $PYTHON_EXEC, else python3); it runs with -u, as\n"
+    "                          torchrun's does\n"
     "  -m, --module            PROGRAM is a Python module: run as python -u -m PROGRAM\n"
     "  --run-path              run the script PROGRAM through runpy.run_path, as torchrun does\n"
     "  --no-python             run PROGRAM as given, even when it ends in .py\n"
@@ -89,14 +89,14 @@ static const char *const usage_text[] = {
     "                          the nodes (driver, CUDA, NCCL, GPUs, InfiniBand, NCCL_* env,\n"
     "                          python, torch) and advice (default report); strict fails the job\n"
     "                          then; only prints every fact and starts no worker (ddpjob doctor)\n"
-    "\n"
-    ,
+    "\n",
     "torchrun's spellings (--nproc_per_node, --node_rank, --master_addr, --master_port,\n"
     "--max_restarts, --rdzv_timeout, ...) are accepted, and its --rdzv-backend c10d|static,\n"
     "--rdzv-endpoint HOST[:PORT] (the master), --rdzv-id (the run id) and --nnodes N:N; so are\n"
     "--monitor-interval and --start-method, which change nothing here (the agent hears a\n"
-    "worker's exit at once; it always starts workers by fork and exec). As with torchrun, PET_NAME\n"
-    "gives a torchrun option's default (PET_NNODES=2, PET_NO_PYTHON=1, ...); its flags win.\n"
+    "worker's exit at once; it always starts workers by fork and exec). As with torchrun,\n"
+    "PET_NAME gives a torchrun option's default (PET_NNODES=2, PET_NO_PYTHON=1, ...); its flags\n"
+    "win.\n"
     "Exit status: 0 when every worker of every node exited 0; 75 when the job was stopped (the\n"
     "checkpoint signal, a forwarded USR1/USR2, or a stop signal) and every rank exited 75,\n"
     "checkpointed: requeue it to resume; else the first failing worker's code (128+N for\n"
@@ -479,7 +479,8 @@ static char **with_pet_defaults(int argc, char **argv, int *new_argc, const char
                                 int *npet, ddp_error_t *err)
 {
     static char var_names[sizeof pet_names / sizeof *pet_names][48];
-    char **args = ddp_xcalloc((size_t)argc + sizeof pet_names / sizeof *pet_names + 1, sizeof *args);
+    size_t most = (size_t)argc + sizeof pet_names / sizeof *pet_names + 1;
+    char **args = ddp_xcalloc(most, sizeof *args);
     int n = 0;
     args[n++] = ddp_xstrdup(argv[0]);
     *npet = 0;
@@ -669,15 +670,12 @@ int agent_options_parse(int argc, char **argv, agent_options_t *o, ddp_error_t *
             break;
         case 'r':
         case OPT_REDIRECTS:
-            if (console_check_streams(optarg, name, err))
-                return -1;
-            o->redirects = strcmp(optarg, "0") ? optarg : NULL;
-            break;
         case 't':
         case OPT_TEE:
             if (console_check_streams(optarg, name, err))
                 return -1;
-            o->tee = strcmp(optarg, "0") ? optarg : NULL;
+            *(opt == 'r' || opt == OPT_REDIRECTS ? &o->redirects : &o->tee) =
+                strcmp(optarg, "0") ? optarg : NULL;
             break;
         case OPT_LOCAL_RANKS_FILTER:
             if (console_check_filter(optarg, err))
@@ -708,14 +706,14 @@ int agent_options_parse(int argc, char **argv, agent_options_t *o, ddp_error_t *
         case OPT_MONITOR_INTERVAL: {
             double unused;
             bad = ddp_parse_double(optarg, 0, 3600, &unused);
-            o->ignored_notes[0] = "--monitor-interval changes nothing here: the agent hears a worker's "
-                              "exit at once";
+            o->ignored_notes[0] =
+                "--monitor-interval changes nothing here: the agent hears a worker's exit at once";
             break;
         }
         case OPT_START_METHOD:
             bad = strcmp(optarg, "spawn") && strcmp(optarg, "fork") && strcmp(optarg, "forkserver");
-            o->ignored_notes[1] = "--start-method changes nothing here: every worker is a process of its "
-                              "own, started by fork and exec";
+            o->ignored_notes[1] = "--start-method changes nothing here: every worker is a process "
+                                  "of its own, started by fork and exec";
             break;
         case OPT_LOCAL_RANK_ARG:
             o->local_rank_arg = 1;

@@ -41,7 +41,7 @@ typedef struct {
     size_t ndrops;
 } stream_t;
 
-static stream_t streams[3]; /* [1] stdout, [2] stderr */
+static stream_t streams[3];                              /* [1] stdout, [2] stderr */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER; /* the store's thread says things too */
 static int64_t stall_deadline_ms = OUTPUT_STALL_DEFAULT_MS;
 

@@ -34,7 +34,8 @@ static int fact_names(char *const *fp, int nnodes, names_t *out)
                 end = line + strlen(line);
             if (tab && tab < end) {
                 size_t len = (size_t)(tab - line), j = 0;
-                while (j < out->count && (strlen(out->names[j]) != len || strncmp(out->names[j], line, len)))
+                while (j < out->count &&
+                       (strlen(out->names[j]) != len || strncmp(out->names[j], line, len)))
                     j++;
                 if (j == out->count) {
                     char **grown = realloc(out->names, (out->count + 1) * sizeof *grown);
@@ -160,7 +161,8 @@ static int networks(const char *interfaces, char nets[][32], int max)
     char list[VALUE_MAX], *save = NULL;
     int n = 0;
     snprintf(list, sizeof list, "%s", interfaces);
-    for (char *item = strtok_r(list, ",", &save); item && n < max; item = strtok_r(NULL, ",", &save)) {
+    for (char *item = strtok_r(list, ",", &save); item && n < max;
+         item = strtok_r(NULL, ",", &save)) {
         char name[64], addr[64];
         int len;
         struct in_addr a;
@@ -215,7 +217,8 @@ static void advise(FILE *out, char *const *fp, int nnodes)
     if (any) {
         fputs(PREFIX "advice: GPUs, no InfiniBand device and NCCL_IB_DISABLE unset on ", out);
         print_nodes(out, fp, nnodes, mark);
-        fputs(": NCCL may try InfiniBand first; put NCCL_IB_DISABLE: \"1\" in the spec's env\n", out);
+        fputs(": NCCL may try InfiniBand first; put NCCL_IB_DISABLE: \"1\" in the spec's env\n",
+              out);
     }
     for (int i = 0; i < nnodes; i++) {
         memset(mark, 0, (size_t)nnodes);
@@ -230,7 +233,8 @@ static void advise(FILE *out, char *const *fp, int nnodes)
     }
     if (nnodes > 1 && !common_network(fp, nnodes))
         fputs(PREFIX "advice: no IPv4 network holds an address of every node (see their "
-              "interfaces): the workers may not reach each other or node 0's store\n", out);
+                     "interfaces): the workers may not reach each other or node 0's store\n",
+              out);
     any = 0;
     for (int i = 0; i < nnodes; i++) {
         long gpus = count_of(value_of(fp, i, FP_GPU_COUNT, v));

@@ -91,8 +91,9 @@ static int start_one(worker_t *w, const worker_launch_t *l, ddp_error_t *err)
         struct rlimit files = {0};
         getrlimit(RLIMIT_NOFILE, &files);
         if (e == EMFILE)
-            ddp_error_set(err, "pipe: %s (the agent may hold %llu descriptors and keeps 2 per "
-                               "worker: raise `ulimit -n` or start fewer workers)",
+            ddp_error_set(err,
+                          "pipe: %s (the agent may hold %llu descriptors and keeps 2 per "
+                          "worker: raise `ulimit -n` or start fewer workers)",
                           strerror(e), (unsigned long long)files.rlim_cur);
         else
             ddp_error_set(err, "pipe: %s", strerror(e));
@@ -164,8 +165,8 @@ int workers_start(worker_t *w, const worker_launch_t *l, ddp_error_t *err)
 {
     for (int i = 0; i < l->env.local_world_size; i++) {
         memset(&w[i], 0, sizeof w[i]);
-        w[i] = (worker_t){.local_rank = i, .rank = l->rank_base + i, .fds = {-1, -1},
-                          .active_at = ddp_now_ms()};
+        w[i] = (worker_t){
+            .local_rank = i, .rank = l->rank_base + i, .fds = {-1, -1}, .active_at = ddp_now_ms()};
         w[i].relay[0].log_fd = w[i].relay[1].log_fd = -1;
         if (start_one(&w[i], l, err)) {
             ddp_error_prefix(err, "starting rank %d", w[i].rank);

@@ -70,7 +70,7 @@ expect_eq "$(grep -o 'master_port=[0-9]* sum=[0-9]* expected=[0-9]*' <<<"$OUT" |
 "$PY" -c 'import socket, sys, time
 s = socket.socket(); s.bind(("0.0.0.0", int(sys.argv[1]))); s.listen(1); time.sleep(60)' "$PORT" &
 squatter=$!
-for _ in $(seq 100); do ss -ltn "sport = :$PORT" | grep -q LISTEN && break; sleep 0.1; done
+for _ in $(seq 600); do ss -ltn "sport = :$PORT" | grep -q LISTEN && break; sleep 0.1; done
 one taken -- --standalone --nproc-per-node 2 --master-port "$PORT" "$CASE"
 kill "$squatter"
 expect_eq "$RC" 1 "a --master-port that another process holds fails the job"

@@ -112,7 +112,7 @@ static void send_checkpoint_signal(agent_t *a, worker_t *w, int n)
 
 /* The poll loop of one attempt; returns when every worker has been reaped and the attempt's end
  * is known. */
-static void monitor(agent_t *a, attempt_t *t, worker_t *w, int n, const rdzv_result_t *r)
+static void monitor(agent_t *a, attempt_t *t, worker_t *w, int n, const ddp_rdzv_result_t *r)
 {
     const agent_options_t *o = a->o;
     struct pollfd *pfd = ddp_xcalloc((size_t)(2 * n + 4), sizeof *pfd);
@@ -202,13 +202,13 @@ static void monitor(agent_t *a, attempt_t *t, worker_t *w, int n, const rdzv_res
     free(pfd);
 }
 
-int agent_connect_store(agent_t *a, store_client_t **out, ddp_error_t *err)
+int agent_connect_store(agent_t *a, ddp_store_client_t **out, ddp_error_t *err)
 {
     const agent_options_t *o = a->o;
     /* Node 0 reaches its own store on loopback, whatever name the others use for it. */
     const char *host = o->node_rank == 0 ? "127.0.0.1" : o->master_addr;
     int port = a->server ? ddp_store_server_port(a->server) : o->store_port;
-    const store_connect_hooks_t hooks = {stop_requested, say_waiting, a};
+    const ddp_store_connect_hooks_t hooks = {stop_requested, say_waiting, a};
     *out =
         ddp_store_client_connect(host, port, o->token, o->token_len,
                                  ddp_deadline_in((int64_t)o->rdzv_timeout_s * 1000), &hooks, err);
@@ -261,19 +261,19 @@ static int run_attempt(agent_t *a, attempt_t *t, ddp_error_t *err)
     int worker_port = 0;
     if (o->node_rank == 0 && (worker_port = workers_port(o, err)) < 0)
         return -1;
-    rdzv_join_t join = {.round = t->round,
-                        .node_rank = o->node_rank,
-                        .nnodes = o->nnodes,
-                        .nproc = o->nproc,
-                        .host = a->host,
-                        .run_id = o->run_id,
-                        .worker_port = worker_port,
-                        .hosts = (const char *const *)o->hosts,
-                        .deadline = ddp_deadline_in((int64_t)o->rdzv_timeout_s * 1000),
-                        .cancelled = stop_requested,
-                        .waiting = say_waiting,
-                        .ctx = a};
-    rdzv_result_t r;
+    ddp_rdzv_join_t join = {.round = t->round,
+                            .node_rank = o->node_rank,
+                            .nnodes = o->nnodes,
+                            .nproc = o->nproc,
+                            .host = a->host,
+                            .run_id = o->run_id,
+                            .worker_port = worker_port,
+                            .hosts = (const char *const *)o->hosts,
+                            .deadline = ddp_deadline_in((int64_t)o->rdzv_timeout_s * 1000),
+                            .cancelled = stop_requested,
+                            .waiting = say_waiting,
+                            .ctx = a};
+    ddp_rdzv_result_t r;
     if (t->round == 0 && o->preflight == PREFLIGHT_REPORT && o->nnodes > 1) {
         a->probe = fingerprint_start(o->command, o->nproc);
         a->preflight_pending = o->node_rank == 0;

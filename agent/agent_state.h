@@ -36,8 +36,8 @@ typedef struct agent {
     int planned_stop;
     int64_t checkpoint_at; /* when the checkpoint signal is due (ddp_now_ms); 0: never, or sent */
     guard_t guard;
-    store_server_t *server;
-    store_client_t *client, *watch;
+    ddp_store_server_t *server;
+    ddp_store_client_t *client, *watch;
     int store_lost;             /* node 0's store stopped answering: nothing more is asked of it */
     fingerprint_probe_t *probe; /* this node's fingerprint, collected beside the workers */
     int preflight_pending;      /* node 0: the report beside the workers is yet to be printed */
@@ -63,7 +63,7 @@ typedef struct {
 /* agent.c */
 /* One line "ddpjob-agent: ..." on stderr, written whole. */
 void agent_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-int agent_connect_store(agent_t *a, store_client_t **out, ddp_error_t *err);
+int agent_connect_store(agent_t *a, ddp_store_client_t **out, ddp_error_t *err);
 
 /* attempt.c */
 /* The store key r<round>/name of the attempt. */
@@ -84,7 +84,7 @@ failure_t node_failure(agent_t *a, failure_kind_t kind, int code, int node, cons
 /* A failure of worker w of this node, stamped now. */
 failure_t worker_failure(const agent_t *a, const worker_t *w, int code, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
-void attempt_on_reaped(agent_t *a, attempt_t *t, worker_t *w, int n, const rdzv_result_t *r);
+void attempt_on_reaped(agent_t *a, attempt_t *t, worker_t *w, int n, const ddp_rdzv_result_t *r);
 void attempt_check_checkpoint_wait(agent_t *a, attempt_t *t, worker_t *w, int n);
 void attempt_on_watch(agent_t *a, attempt_t *t, worker_t *w, int n);
 int attempt_stopped_with_checkpoints(const attempt_t *t, const worker_t *w, int n);
@@ -92,9 +92,9 @@ int attempt_will_restart(const agent_t *a, const attempt_t *t);
 
 /* liveness.c */
 int liveness_gone_nodes(agent_t *a, int round, int silent, int *first);
-failure_t liveness_lost_node(agent_t *a, int node, const rdzv_result_t *r);
+failure_t liveness_lost_node(agent_t *a, int node, const ddp_rdzv_result_t *r);
 void liveness_lose_store(agent_t *a, attempt_t *t, worker_t *w, int n, const char *why);
-void liveness_heartbeat(agent_t *a, attempt_t *t, worker_t *w, int n, const rdzv_result_t *r);
+void liveness_heartbeat(agent_t *a, attempt_t *t, worker_t *w, int n, const ddp_rdzv_result_t *r);
 void liveness_check_hangs(agent_t *a, attempt_t *t, worker_t *w, int n);
 
 /* preflight.c, the store side */

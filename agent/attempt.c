@@ -172,7 +172,7 @@ static void settle_node(agent_t *a, attempt_t *t, worker_t *w, int n, int checkp
 /* A worker has exited: its failure ends the attempt (unless a node that is gone explains it: a
  * worker whose peer vanished fails too). One that checkpointed on request gives the others the
  * grace to do the same. All of them ending well settles the node. */
-void attempt_on_reaped(agent_t *a, attempt_t *t, worker_t *w, int n, const rdzv_result_t *r)
+void attempt_on_reaped(agent_t *a, attempt_t *t, worker_t *w, int n, const ddp_rdzv_result_t *r)
 {
     for (int i = 0; i < n; i++) {
         if (!w[i].reaped || w[i].stopped || t->end != END_UNKNOWN)

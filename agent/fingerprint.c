@@ -35,7 +35,7 @@ static void fact(FILE *f, const char *name, const char *value)
 }
 
 /* What a probe's failure says: "none" when its program is absent. */
-static const char *probe_failure(const char *program, int ran, const spawn_result_t *r,
+static const char *probe_failure(const char *program, int ran, const ddp_spawn_result_t *r,
                                  const ddp_error_t *err, char *buf, size_t size)
 {
     if (!ran && err->code == ENOENT)
@@ -53,7 +53,7 @@ static void probe_gpus(FILE *f)
 {
     char *argv[] = {"nvidia-smi", "--query-gpu=name,memory.total,driver_version",
                     "--format=csv,noheader,nounits", NULL};
-    spawn_result_t r = {0};
+    ddp_spawn_result_t r = {0};
     ddp_error_t err = {0};
     char why[512];
     int ran = ddp_spawn_capture(argv, NULL, PROBE_MS, &r, &err) == 0;
@@ -204,7 +204,7 @@ static void probe_python(FILE *f, char *const *command)
                     "try:\n    t = m.version('torch')\nexcept Exception:\n    t = 'none'\n"
                     "print(sys.version.split()[0], t)",
                     NULL};
-    spawn_result_t r = {0};
+    ddp_spawn_result_t r = {0};
     ddp_error_t err = {0};
     char why[512], python[64], torch[64];
     int ran = ddp_spawn_capture(argv, NULL, PROBE_MS, &r, &err) == 0;

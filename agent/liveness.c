@@ -66,7 +66,7 @@ int liveness_gone_nodes(agent_t *a, int round, int silent, int *first)
     return count;
 }
 
-failure_t liveness_lost_node(agent_t *a, int node, const rdzv_result_t *r)
+failure_t liveness_lost_node(agent_t *a, int node, const ddp_rdzv_result_t *r)
 {
     return node_failure(a, FAIL_LOST, 1, node, r->node_hosts ? r->node_hosts[node] : "?",
                         "agent lost: its connection to node 0's store closed (the agent was "
@@ -86,7 +86,8 @@ void liveness_lose_store(agent_t *a, attempt_t *t, worker_t *w, int n, const cha
 }
 
 /* Node 0: an agent whose heartbeat count has not moved for two intervals is lost. */
-static void check_heartbeats(agent_t *a, attempt_t *t, worker_t *w, int n, const rdzv_result_t *r)
+static void check_heartbeats(agent_t *a, attempt_t *t, worker_t *w, int n,
+                             const ddp_rdzv_result_t *r)
 {
     /* One pipelined read of every node's count: this runs every interval on node 0's loop. */
     char **vals = read_node_values(a, t->round, "hb");
@@ -119,7 +120,7 @@ static void check_heartbeats(agent_t *a, attempt_t *t, worker_t *w, int n, const
     free_node_values(a, vals);
 }
 
-void liveness_heartbeat(agent_t *a, attempt_t *t, worker_t *w, int n, const rdzv_result_t *r)
+void liveness_heartbeat(agent_t *a, attempt_t *t, worker_t *w, int n, const ddp_rdzv_result_t *r)
 {
     if (a->probe || a->preflight_pending)
         preflight_beside(a, 0);

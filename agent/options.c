@@ -293,7 +293,7 @@ static int resolve_identity(agent_options_t *o, int *port_set, ddp_error_t *err)
     const char *nodefile = getenv("PBS_NODEFILE");
     const char *ompi_rank = getenv("OMPI_COMM_WORLD_RANK");
     const char *job_id = NULL;
-    hostlist_t *hl = NULL;
+    ddp_hostlist_t *hl = NULL;
     int env_rank = -1;
     if (o->standalone) {
         o->identity = "--standalone";

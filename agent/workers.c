@@ -68,7 +68,7 @@ static int start_one(worker_t *w, const worker_launch_t *l, ddp_error_t *err)
     if (l->write_logs && ((log_out = open_log(w, "stdout.log", err)) < 0 ||
                           (log_err = open_log(w, "stderr.log", err)) < 0))
         goto out;
-    worker_env_t we = l->env;
+    ddp_worker_env_t we = l->env;
     we.rank = w->rank;
     we.local_rank = w->local_rank;
     we.error_file = w->error_file;

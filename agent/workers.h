@@ -42,7 +42,7 @@ typedef struct {
     /* What every worker of the attempt is told (worker_env.h), filled once by the agent:
      * env.local_world_size workers start, each given its own rank, local rank, error file and
      * GPU on top. */
-    worker_env_t env;
+    ddp_worker_env_t env;
     int rank_base;           /* the first worker's rank */
     const char *attempt_dir; /* per-rank folders are made here */
     int write_logs;

@@ -24,15 +24,19 @@ static void *agent_main(void *arg)
 {
     struct agent *a = arg;
     a->rc = -1;
-    store_client_t *c = ddp_store_client_connect("127.0.0.1", a->port, token, strlen(token),
-                                                 a->deadline, NULL, &a->err);
+    ddp_store_client_t *c = ddp_store_client_connect("127.0.0.1", a->port, token, strlen(token),
+                                                     a->deadline, NULL, &a->err);
     if (!c)
         return NULL;
     char host[32];
     snprintf(host, sizeof host, "host%d", a->node);
-    rdzv_join_t j = {.node_rank = a->node, .nnodes = a->nnodes, .nproc = 1, .host = host,
-                     .worker_port = 29500, .deadline = a->deadline};
-    rdzv_result_t r;
+    ddp_rdzv_join_t j = {.node_rank = a->node,
+                         .nnodes = a->nnodes,
+                         .nproc = 1,
+                         .host = host,
+                         .worker_port = 29500,
+                         .deadline = a->deadline};
+    ddp_rdzv_result_t r;
     a->rc = ddp_rdzv_join(c, &j, &r, &a->err);
     if (a->rc == 0 && r.rank_base != a->node)
         a->rc = -1;
@@ -45,7 +49,7 @@ static void *agent_main(void *arg)
 static double run_once(int k)
 {
     ddp_error_t err;
-    store_server_t *s =
+    ddp_store_server_t *s =
         ddp_store_server_start("127.0.0.1", 0, token, strlen(token), NULL, NULL, &err);
     if (!s) {
         fprintf(stderr, "rdzv_scale: %s\n", err.msg);

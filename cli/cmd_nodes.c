@@ -53,7 +53,7 @@ int cmd_nodes(int argc, char **argv)
         return EXIT_USAGE;
     }
     ddp_error_t err;
-    hostlist_t *hl =
+    ddp_hostlist_t *hl =
         expr ? ddp_hostlist_expand(expr, &err) : ddp_hostlist_from_nodefile(nodefile, &err);
     if (!hl) {
         fprintf(stderr, "ddpjob: %s\n", err.msg);

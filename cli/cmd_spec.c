@@ -352,7 +352,7 @@ int submit_command(int argc, char **argv, bool doctor)
     code = EXIT_OK;
     const sched_ops_t *ops = sched_get(target);
     char *script = NULL;
-    spawn_result_t res = {0};
+    ddp_spawn_result_t res = {0};
     ddp_error_t err;
     const char *jobdir = spec->workdir ? spec->workdir : ".";
     struct stat st;

@@ -8,24 +8,18 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
-static long long now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
+#include "ddp_clock.h"
 
-void ddp_spawn_result_free(spawn_result_t *res)
+void ddp_spawn_result_free(ddp_spawn_result_t *res)
 {
     free(res->out);
     free(res->err);
     res->out = res->err = NULL;
 }
 
-int ddp_spawn_capture(char *const argv[], const char *cwd, int timeout_ms, spawn_result_t *res,
+int ddp_spawn_capture(char *const argv[], const char *cwd, int timeout_ms, ddp_spawn_result_t *res,
                       ddp_error_t *err)
 {
     int out_pipe[2] = {-1, -1}, err_pipe[2] = {-1, -1}, exec_pipe[2] = {-1, -1};
@@ -82,17 +76,17 @@ int ddp_spawn_capture(char *const argv[], const char *cwd, int timeout_ms, spawn
         ddp_error_set(err, "out of memory");
         goto out;
     }
-    long long deadline = now_ms() + timeout_ms;
+    int64_t deadline = ddp_deadline_in(timeout_ms);
     struct pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
     FILE *sinks[2] = {out_mem, err_mem};
     int open_fds = 2;
     while (open_fds > 0) {
-        long long left = deadline - now_ms();
+        int left = ddp_ms_left(deadline);
         if (left <= 0) {
             ddp_error_set(err, "%s: no answer within %d s; stopped it", argv[0], timeout_ms / 1000);
             goto out;
         }
-        int n = poll(fds, 2, (int)left);
+        int n = poll(fds, 2, left);
         if (n < 0 && errno != EINTR) {
             ddp_error_set(err, "poll: %s", strerror(errno));
             goto out;

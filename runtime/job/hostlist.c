@@ -9,12 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-static hostlist_t *hostlist_new(void)
+static ddp_hostlist_t *hostlist_new(void)
 {
-    return calloc(1, sizeof(hostlist_t));
+    return calloc(1, sizeof(ddp_hostlist_t));
 }
 
-void ddp_hostlist_destroy(hostlist_t *hl)
+void ddp_hostlist_destroy(ddp_hostlist_t *hl)
 {
     if (!hl)
         return;
@@ -25,7 +25,7 @@ void ddp_hostlist_destroy(hostlist_t *hl)
     free(hl);
 }
 
-long ddp_hostlist_find(const hostlist_t *hl, const char *host)
+long ddp_hostlist_find(const ddp_hostlist_t *hl, const char *host)
 {
     size_t hlen = strcspn(host, ".");
     for (size_t i = 0; i < hl->count; i++) {
@@ -41,8 +41,8 @@ long ddp_hostlist_find(const hostlist_t *hl, const char *host)
 }
 
 /* Appends a host; duplicates are removed once the list is complete (hostlist_dedupe). */
-static int hostlist_append(hostlist_t *hl, const char *host, size_t len, size_t line, size_t *cap,
-                           ddp_error_t *err)
+static int hostlist_append(ddp_hostlist_t *hl, const char *host, size_t len, size_t line,
+                           size_t *cap, ddp_error_t *err)
 {
     if (hl->count >= HOSTLIST_MAX_HOSTS)
         return ddp_error_set(err, "more than %d hosts", HOSTLIST_MAX_HOSTS);
@@ -77,7 +77,7 @@ static int cmp_host_index(const void *a, const void *b, void *arg)
 
 /* Keeps the first occurrence of each host, in original order. Sorting indices keeps this
  * O(n log n), so a node file of a 10 000-node job with 48 lines per node stays fast. */
-static int hostlist_dedupe(hostlist_t *hl, ddp_error_t *err)
+static int hostlist_dedupe(ddp_hostlist_t *hl, ddp_error_t *err)
 {
     if (hl->count < 2)
         return 0;
@@ -184,7 +184,7 @@ static void free_parts(part_t *parts, size_t n)
 
 /* Expands parts[k..] onto the host name built so far in buf, adding complete names to hl. */
 static int expand_parts(const part_t *parts, size_t nparts, size_t k, char *buf, size_t used,
-                        size_t bufsize, hostlist_t *hl, size_t *cap, ddp_error_t *err)
+                        size_t bufsize, ddp_hostlist_t *hl, size_t *cap, ddp_error_t *err)
 {
     if (k == nparts)
         return hostlist_append(hl, buf, used, hl->count, cap, err);
@@ -209,8 +209,8 @@ static int expand_parts(const part_t *parts, size_t nparts, size_t k, char *buf,
 }
 
 /* Splits one comma-free item ("a[1-2]-b[01-02]") into parts and expands it. */
-static int expand_item(const char *item, size_t len, const char *expr, hostlist_t *hl, size_t *cap,
-                       ddp_error_t *err)
+static int expand_item(const char *item, size_t len, const char *expr, ddp_hostlist_t *hl,
+                       size_t *cap, ddp_error_t *err)
 {
     part_t *parts = NULL;
     size_t nparts = 0;
@@ -281,9 +281,9 @@ out:
     return rc;
 }
 
-hostlist_t *ddp_hostlist_expand(const char *expr, ddp_error_t *err)
+ddp_hostlist_t *ddp_hostlist_expand(const char *expr, ddp_error_t *err)
 {
-    hostlist_t *hl = hostlist_new();
+    ddp_hostlist_t *hl = hostlist_new();
     size_t cap = 0;
     if (!hl) {
         ddp_error_set(err, "out of memory");
@@ -317,9 +317,10 @@ error:
     return NULL;
 }
 
-hostlist_t *ddp_hostlist_from_nodefile_text(const char *text, const char *origin, ddp_error_t *err)
+ddp_hostlist_t *ddp_hostlist_from_nodefile_text(const char *text, const char *origin,
+                                                ddp_error_t *err)
 {
-    hostlist_t *hl = hostlist_new();
+    ddp_hostlist_t *hl = hostlist_new();
     size_t cap = 0;
     size_t line_index = 0;
     size_t lineno = 0;
@@ -363,13 +364,13 @@ error:
     return NULL;
 }
 
-hostlist_t *ddp_hostlist_from_nodefile(const char *path, ddp_error_t *err)
+ddp_hostlist_t *ddp_hostlist_from_nodefile(const char *path, ddp_error_t *err)
 {
     size_t size;
     char *text = ddp_read_file(path, &size, err);
     if (!text)
         return NULL;
-    hostlist_t *hl = NULL;
+    ddp_hostlist_t *hl = NULL;
     if (memchr(text, '\0', size))
         ddp_error_set(err, "%s: not a text file (NUL byte)", path);
     else
@@ -457,7 +458,7 @@ static void write_group(FILE *f, const numbered_t *g, size_t n)
 
 /* Sorting the numbered hosts by (prefix, padding, number) makes each group one run, in
  * O(n log n); the groups are then written where their first host stood in the list. */
-char *ddp_hostlist_compress(const hostlist_t *hl)
+char *ddp_hostlist_compress(const ddp_hostlist_t *hl)
 {
     char *out = NULL;
     size_t outlen = 0, n = 0;

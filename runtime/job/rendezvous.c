@@ -28,12 +28,12 @@ static void node_key(char *buf, size_t size, int round, const char *what, int no
     ddp_rdzv_key(buf, size, round, name);
 }
 
-static void name_missing(store_client_t *c, const rdzv_join_t *j, char *buf, size_t size);
+static void name_missing(ddp_store_client_t *c, const ddp_rdzv_join_t *j, char *buf, size_t size);
 
 /* Waits for any of keys until `deadline` in slices, so that j->cancelled is heard and, while
  * `joining`, j->waiting told who is missing. Returns 1 with *which and *val (if not NULL), 0 on
  * timeout, -1 on error or cancellation. */
-static int wait_keys(store_client_t *c, const rdzv_join_t *j, const char *const *keys,
+static int wait_keys(ddp_store_client_t *c, const ddp_rdzv_join_t *j, const char *const *keys,
                      size_t nkeys, int64_t deadline, int joining, int *which, char **val,
                      ddp_error_t *err)
 {
@@ -61,7 +61,7 @@ static int wait_keys(store_client_t *c, const rdzv_join_t *j, const char *const 
 }
 
 /* Lists the node ranks without a record, for the timeout message. */
-static void name_missing(store_client_t *c, const rdzv_join_t *j, char *buf, size_t size)
+static void name_missing(ddp_store_client_t *c, const ddp_rdzv_join_t *j, char *buf, size_t size)
 {
     size_t used = 0;
     int missing = 0;
@@ -85,7 +85,7 @@ static void name_missing(store_client_t *c, const rdzv_join_t *j, char *buf, siz
 }
 
 /* Node rank i's key of kind `what` for every node, as one malloc'd array of strings. */
-static char **node_keys(const rdzv_join_t *j, const char *what)
+static char **node_keys(const ddp_rdzv_join_t *j, const char *what)
 {
     char **keys = calloc((size_t)j->nnodes, sizeof *keys);
     for (int i = 0; keys && i < j->nnodes; i++) {
@@ -101,7 +101,7 @@ static char **node_keys(const rdzv_join_t *j, const char *what)
 
 /* Node 0: reads every record in node order and publishes each node's first rank (both
  * pipelined: with thousands of nodes, one round trip each would dominate the join). */
-static int assign_ranks(store_client_t *c, const rdzv_join_t *j, rdzv_result_t *out,
+static int assign_ranks(ddp_store_client_t *c, const ddp_rdzv_join_t *j, ddp_rdzv_result_t *out,
                         ddp_error_t *err)
 {
     int rc = -1, world = 0;
@@ -149,7 +149,7 @@ out:
 
 /* Tells every agent of the round (some may be waiting for nodes that will never come) why the
  * join failed; returns -1. */
-static int abort_join(store_client_t *c, const rdzv_join_t *j, ddp_error_t *err)
+static int abort_join(ddp_store_client_t *c, const ddp_rdzv_join_t *j, ddp_error_t *err)
 {
     char abort_key[128];
     ddp_rdzv_key(abort_key, sizeof abort_key, j->round, "abort");
@@ -159,7 +159,7 @@ static int abort_join(store_client_t *c, const rdzv_join_t *j, ddp_error_t *err)
 
 /* The first agent to join sets the job's node count and run id; one given another is refused,
  * and every agent of the round is told which value differs. */
-static int check_shape(store_client_t *c, const rdzv_join_t *j, ddp_error_t *err)
+static int check_shape(ddp_store_client_t *c, const ddp_rdzv_join_t *j, ddp_error_t *err)
 {
     char key[128], mine[512], *theirs = NULL;
     const char *run_id = j->run_id && *j->run_id ? j->run_id : "-";
@@ -197,10 +197,11 @@ static int check_shape(store_client_t *c, const rdzv_join_t *j, ddp_error_t *err
     return 0;
 }
 
-int ddp_rdzv_join(store_client_t *c, const rdzv_join_t *j, rdzv_result_t *out, ddp_error_t *err)
+int ddp_rdzv_join(ddp_store_client_t *c, const ddp_rdzv_join_t *j, ddp_rdzv_result_t *out,
+                  ddp_error_t *err)
 {
     char key[128], record[512], *val = NULL;
-    *out = (rdzv_result_t){.nnodes = j->nnodes};
+    *out = (ddp_rdzv_result_t){.nnodes = j->nnodes};
     if (check_shape(c, j, err))
         return -1;
     node_key(key, sizeof key, j->round, "node", j->node_rank);
@@ -266,7 +267,7 @@ int ddp_rdzv_join(store_client_t *c, const rdzv_join_t *j, rdzv_result_t *out, d
     return ok ? 0 : ddp_error_set(err, "rendezvous: malformed rank assignment from node 0");
 }
 
-void ddp_rdzv_result_free(rdzv_result_t *r)
+void ddp_rdzv_result_free(ddp_rdzv_result_t *r)
 {
     if (r->node_hosts)
         for (int i = 0; i < r->nnodes; i++)

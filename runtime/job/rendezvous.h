@@ -33,7 +33,7 @@ typedef struct {
     /* Optional: told every RDZV_NOTE_MS while nodes are missing ("waiting for node rank(s) ..."). */
     void (*waiting)(void *ctx, const char *line);
     void *ctx;
-} rdzv_join_t;
+} ddp_rdzv_join_t;
 
 #define RDZV_NOTE_MS 5000
 
@@ -43,11 +43,12 @@ typedef struct {
     int worker_port;
     char **node_hosts; /* node 0 only: each node's recorded host (others: NULL) */
     int nnodes;
-} rdzv_result_t;
+} ddp_rdzv_result_t;
 
 /* 0 with *out filled; -1 with err set (also when cancelled, saying so). */
-int ddp_rdzv_join(store_client_t *c, const rdzv_join_t *j, rdzv_result_t *out, ddp_error_t *err);
-void ddp_rdzv_result_free(rdzv_result_t *r);
+int ddp_rdzv_join(ddp_store_client_t *c, const ddp_rdzv_join_t *j, ddp_rdzv_result_t *out,
+                  ddp_error_t *err);
+void ddp_rdzv_result_free(ddp_rdzv_result_t *r);
 
 /* Writes the store key "r<round>/<name>" into buf; the agents keep their per-attempt state
  * (heartbeats, the end of the attempt) under the same prefix. */

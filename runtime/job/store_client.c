@@ -12,17 +12,17 @@
 #include "ddp_hmac.h"
 #include "store_proto.h"
 
-struct store_client {
+struct ddp_store_client {
     int fd;
     char where[300];
     int64_t timeout_ms;
     int64_t wait_deadline; /* of the WAIT sent by ddp_store_wait_send */
-    store_buf_t out;
+    ddp_store_buf_t out;
     unsigned char *reply;
     size_t reply_cap;
 };
 
-static int client_fail(store_client_t *c, ddp_error_t *err)
+static int client_fail(ddp_store_client_t *c, ddp_error_t *err)
 {
     return ddp_error_prefix(err, "store %s", c->where);
 }
@@ -32,7 +32,7 @@ static int client_fail(store_client_t *c, ddp_error_t *err)
 
 /* Fails with ETIMEDOUT or ECONNRESET where the store did not get as far as judging the token
  * (worth another try), else with what settles it. */
-static int handshake(store_client_t *c, const void *token, size_t token_len, int64_t deadline,
+static int handshake(ddp_store_client_t *c, const void *token, size_t token_len, int64_t deadline,
                      ddp_error_t *err)
 {
     unsigned char hello[STORE_MAGIC_LEN + STORE_NONCE_LEN];
@@ -67,14 +67,15 @@ static int handshake(store_client_t *c, const void *token, size_t token_len, int
     return 0;
 }
 
-store_client_t *ddp_store_client_connect(const char *host, int port, const void *token,
-                                         size_t token_len, int64_t deadline,
-                                         const store_connect_hooks_t *hooks, ddp_error_t *err)
+ddp_store_client_t *ddp_store_client_connect(const char *host, int port, const void *token,
+                                             size_t token_len, int64_t deadline,
+                                             const ddp_store_connect_hooks_t *hooks,
+                                             ddp_error_t *err)
 {
     ddp_error_t unread;
     if (!err)
         err = &unread;
-    store_client_t *c = calloc(1, sizeof *c);
+    ddp_store_client_t *c = calloc(1, sizeof *c);
     if (!c) {
         ddp_error_set(err, "out of memory");
         return NULL;
@@ -125,7 +126,7 @@ store_client_t *ddp_store_client_connect(const char *host, int port, const void 
     return NULL;
 }
 
-void ddp_store_client_close(store_client_t *c)
+void ddp_store_client_close(ddp_store_client_t *c)
 {
     if (!c)
         return;
@@ -136,18 +137,18 @@ void ddp_store_client_close(store_client_t *c)
     free(c);
 }
 
-void ddp_store_client_set_timeout(store_client_t *c, int64_t ms)
+void ddp_store_client_set_timeout(ddp_store_client_t *c, int64_t ms)
 {
     c->timeout_ms = ms;
 }
 
-int ddp_store_client_fd(const store_client_t *c)
+int ddp_store_client_fd(const ddp_store_client_t *c)
 {
     return c->fd;
 }
 
 /* Sends the frame built in c->out. */
-static int send_request(store_client_t *c, int64_t deadline, ddp_error_t *err)
+static int send_request(ddp_store_client_t *c, int64_t deadline, ddp_error_t *err)
 {
     int rc = ddp_net_write_full(c->fd, c->out.data, c->out.len, deadline, err);
     c->out.len = 0;
@@ -155,7 +156,8 @@ static int send_request(store_client_t *c, int64_t deadline, ddp_error_t *err)
 }
 
 /* Reads one reply frame; r covers its body. */
-static int read_reply(store_client_t *c, store_reader_t *r, int64_t deadline, ddp_error_t *err)
+static int read_reply(ddp_store_client_t *c, ddp_store_reader_t *r, int64_t deadline,
+                      ddp_error_t *err)
 {
     unsigned char head[4];
     if (ddp_net_read_full(c->fd, head, 4, deadline, err))
@@ -174,12 +176,12 @@ static int read_reply(store_client_t *c, store_reader_t *r, int64_t deadline, dd
     }
     if (ddp_net_read_full(c->fd, c->reply, len, deadline, err))
         return client_fail(c, err);
-    *r = (store_reader_t){.p = c->reply, .end = c->reply + len};
+    *r = (ddp_store_reader_t){.p = c->reply, .end = c->reply + len};
     return 0;
 }
 
 /* Sends the request in c->out and reads its reply within the per-request timeout. */
-static int roundtrip(store_client_t *c, store_reader_t *r, ddp_error_t *err)
+static int roundtrip(ddp_store_client_t *c, ddp_store_reader_t *r, ddp_error_t *err)
 {
     int64_t deadline = ddp_deadline_in(c->timeout_ms);
     if (send_request(c, deadline, err) || read_reply(c, r, deadline, err))
@@ -187,7 +189,7 @@ static int roundtrip(store_client_t *c, store_reader_t *r, ddp_error_t *err)
     return 0;
 }
 
-static int begin(store_client_t *c, enum store_op op, const char *key, size_t *mark,
+static int begin(ddp_store_client_t *c, enum store_op op, const char *key, size_t *mark,
                  ddp_error_t *err)
 {
     if (key && strlen(key) > STORE_MAX_KEY)
@@ -199,7 +201,7 @@ static int begin(store_client_t *c, enum store_op op, const char *key, size_t *m
     return 0;
 }
 
-static int finish(store_client_t *c, size_t mark, int rc, ddp_error_t *err)
+static int finish(ddp_store_client_t *c, size_t mark, int rc, ddp_error_t *err)
 {
     if (rc)
         return ddp_error_set(err, "out of memory");
@@ -207,7 +209,7 @@ static int finish(store_client_t *c, size_t mark, int rc, ddp_error_t *err)
     return 0;
 }
 
-static int malformed(store_client_t *c, ddp_error_t *err)
+static int malformed(ddp_store_client_t *c, ddp_error_t *err)
 {
     ddp_error_set(err, "malformed reply");
     return client_fail(c, err);
@@ -225,10 +227,10 @@ static char *copy_value(const unsigned char *s, size_t len)
     return v;
 }
 
-int ddp_store_ping(store_client_t *c, ddp_error_t *err)
+int ddp_store_ping(ddp_store_client_t *c, ddp_error_t *err)
 {
     size_t mark;
-    store_reader_t r;
+    ddp_store_reader_t r;
     if (begin(c, STORE_PING, NULL, &mark, err) || finish(c, mark, 0, err) ||
         roundtrip(c, &r, err))
         return -1;
@@ -236,11 +238,11 @@ int ddp_store_ping(store_client_t *c, ddp_error_t *err)
 }
 
 /* A request of a key and a value, answered with a bare OK: SET and SET_ON_CLOSE. */
-static int key_value_request(store_client_t *c, enum store_op op, const char *key,
+static int key_value_request(ddp_store_client_t *c, enum store_op op, const char *key,
                              const void *val, size_t len, ddp_error_t *err)
 {
     size_t mark;
-    store_reader_t r;
+    ddp_store_reader_t r;
     if (len > STORE_MAX_VALUE)
         return ddp_error_set(err, "store value longer than %d bytes", STORE_MAX_VALUE);
     if (begin(c, op, key, &mark, err) ||
@@ -249,21 +251,22 @@ static int key_value_request(store_client_t *c, enum store_op op, const char *ke
     return ddp_store_get_u8(&r) != STORE_OK || r.bad ? malformed(c, err) : 0;
 }
 
-int ddp_store_set(store_client_t *c, const char *key, const void *val, size_t len, ddp_error_t *err)
+int ddp_store_set(ddp_store_client_t *c, const char *key, const void *val, size_t len,
+                  ddp_error_t *err)
 {
     return key_value_request(c, STORE_SET, key, val, len, err);
 }
 
-int ddp_store_set_on_close(store_client_t *c, const char *key, const void *val, size_t len,
+int ddp_store_set_on_close(ddp_store_client_t *c, const char *key, const void *val, size_t len,
                            ddp_error_t *err)
 {
     return key_value_request(c, STORE_SET_ON_CLOSE, key, val, len, err);
 }
 
-int ddp_store_get(store_client_t *c, const char *key, char **val, size_t *len, ddp_error_t *err)
+int ddp_store_get(ddp_store_client_t *c, const char *key, char **val, size_t *len, ddp_error_t *err)
 {
     size_t mark;
-    store_reader_t r;
+    ddp_store_reader_t r;
     if (begin(c, STORE_GET, key, &mark, err) || finish(c, mark, 0, err) ||
         roundtrip(c, &r, err))
         return -1;
@@ -281,11 +284,11 @@ int ddp_store_get(store_client_t *c, const char *key, char **val, size_t *len, d
     return 1;
 }
 
-int ddp_store_add(store_client_t *c, const char *key, int64_t delta, int64_t *result,
+int ddp_store_add(ddp_store_client_t *c, const char *key, int64_t delta, int64_t *result,
                   ddp_error_t *err)
 {
     size_t mark;
-    store_reader_t r;
+    ddp_store_reader_t r;
     if (begin(c, STORE_ADD, key, &mark, err) ||
         finish(c, mark, ddp_store_put_i64(&c->out, delta), err) || roundtrip(c, &r, err))
         return -1;
@@ -304,11 +307,11 @@ int ddp_store_add(store_client_t *c, const char *key, int64_t delta, int64_t *re
     return 0;
 }
 
-int ddp_store_cas(store_client_t *c, const char *key, const void *expected, size_t expected_len,
+int ddp_store_cas(ddp_store_client_t *c, const char *key, const void *expected, size_t expected_len,
                   const void *desired, size_t desired_len, char **current, ddp_error_t *err)
 {
     size_t mark;
-    store_reader_t r;
+    ddp_store_reader_t r;
     if (desired_len > STORE_MAX_VALUE || expected_len > STORE_MAX_VALUE)
         return ddp_error_set(err, "store value longer than %d bytes", STORE_MAX_VALUE);
     if (begin(c, STORE_CAS, key, &mark, err) ||
@@ -334,7 +337,7 @@ int ddp_store_cas(store_client_t *c, const char *key, const void *expected, size
     return swapped ? 1 : 0;
 }
 
-int ddp_store_wait_send(store_client_t *c, const char *const *keys, size_t nkeys,
+int ddp_store_wait_send(ddp_store_client_t *c, const char *const *keys, size_t nkeys,
                         int64_t timeout_ms, ddp_error_t *err)
 {
     size_t mark;
@@ -359,9 +362,9 @@ int ddp_store_wait_send(store_client_t *c, const char *const *keys, size_t nkeys
     return send_request(c, ddp_deadline_in(c->timeout_ms), err);
 }
 
-int ddp_store_wait_recv(store_client_t *c, int *which, char **val, ddp_error_t *err)
+int ddp_store_wait_recv(ddp_store_client_t *c, int *which, char **val, ddp_error_t *err)
 {
-    store_reader_t r;
+    ddp_store_reader_t r;
     if (read_reply(c, &r, c->wait_deadline, err))
         return -1;
     uint8_t status = ddp_store_get_u8(&r);
@@ -379,7 +382,7 @@ int ddp_store_wait_recv(store_client_t *c, int *which, char **val, ddp_error_t *
     return 1;
 }
 
-int ddp_store_wait(store_client_t *c, const char *const *keys, size_t nkeys, int64_t timeout_ms,
+int ddp_store_wait(ddp_store_client_t *c, const char *const *keys, size_t nkeys, int64_t timeout_ms,
                    int *which, char **val, ddp_error_t *err)
 {
     if (ddp_store_wait_send(c, keys, nkeys, timeout_ms, err))
@@ -392,7 +395,7 @@ int ddp_store_wait(store_client_t *c, const char *const *keys, size_t nkeys, int
 #define PIPELINE_BATCH 256
 
 /* Appends one request frame to c->out (without sending it). */
-static int append_request(store_client_t *c, enum store_op op, const char *key, const char *val,
+static int append_request(ddp_store_client_t *c, enum store_op op, const char *key, const char *val,
                           ddp_error_t *err)
 {
     size_t mark;
@@ -407,7 +410,7 @@ static int append_request(store_client_t *c, enum store_op op, const char *key, 
 }
 
 /* Sends batches of GET (vals != NULL) or SET requests and reads their replies in order. */
-static int pipeline(store_client_t *c, enum store_op op, const char *const *keys,
+static int pipeline(ddp_store_client_t *c, enum store_op op, const char *const *keys,
                     const char *const *set_vals, char **got_vals, size_t n, ddp_error_t *err)
 {
     for (size_t first = 0; first < n; first += PIPELINE_BATCH) {
@@ -420,7 +423,7 @@ static int pipeline(store_client_t *c, enum store_op op, const char *const *keys
         if (send_request(c, deadline, err))
             return -1;
         for (size_t i = first; i < first + count; i++) {
-            store_reader_t r;
+            ddp_store_reader_t r;
             if (read_reply(c, &r, deadline, err))
                 return -1;
             uint8_t status = ddp_store_get_u8(&r);
@@ -440,23 +443,23 @@ static int pipeline(store_client_t *c, enum store_op op, const char *const *keys
     return 0;
 }
 
-int ddp_store_get_many(store_client_t *c, const char *const *keys, size_t n, char **vals,
+int ddp_store_get_many(ddp_store_client_t *c, const char *const *keys, size_t n, char **vals,
                        ddp_error_t *err)
 {
     memset(vals, 0, n * sizeof *vals);
     return pipeline(c, STORE_GET, keys, NULL, vals, n, err);
 }
 
-int ddp_store_set_many(store_client_t *c, const char *const *keys, const char *const *vals,
+int ddp_store_set_many(ddp_store_client_t *c, const char *const *keys, const char *const *vals,
                        size_t n, ddp_error_t *err)
 {
     return pipeline(c, STORE_SET, keys, vals, NULL, n, err);
 }
 
-int ddp_store_delete(store_client_t *c, const char *key, int *existed, ddp_error_t *err)
+int ddp_store_delete(ddp_store_client_t *c, const char *key, int *existed, ddp_error_t *err)
 {
     size_t mark;
-    store_reader_t r;
+    ddp_store_reader_t r;
     if (begin(c, STORE_DEL, key, &mark, err) || finish(c, mark, 0, err) ||
         roundtrip(c, &r, err))
         return -1;

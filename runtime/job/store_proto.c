@@ -5,7 +5,7 @@
 
 #include "ddp_hmac.h"
 
-int ddp_store_buf_reserve(store_buf_t *b, size_t extra)
+int ddp_store_buf_reserve(ddp_store_buf_t *b, size_t extra)
 {
     if (b->len + extra <= b->cap)
         return 0;
@@ -20,7 +20,7 @@ int ddp_store_buf_reserve(store_buf_t *b, size_t extra)
     return 0;
 }
 
-int ddp_store_put_u8(store_buf_t *b, uint8_t v)
+int ddp_store_put_u8(ddp_store_buf_t *b, uint8_t v)
 {
     if (ddp_store_buf_reserve(b, 1))
         return -1;
@@ -36,7 +36,7 @@ static void store_u32_at(unsigned char *p, uint32_t v)
     p[3] = (unsigned char)v;
 }
 
-int ddp_store_put_u32(store_buf_t *b, uint32_t v)
+int ddp_store_put_u32(ddp_store_buf_t *b, uint32_t v)
 {
     if (ddp_store_buf_reserve(b, 4))
         return -1;
@@ -45,13 +45,13 @@ int ddp_store_put_u32(store_buf_t *b, uint32_t v)
     return 0;
 }
 
-int ddp_store_put_i64(store_buf_t *b, int64_t v)
+int ddp_store_put_i64(ddp_store_buf_t *b, int64_t v)
 {
     uint64_t u = (uint64_t)v;
     return ddp_store_put_u32(b, (uint32_t)(u >> 32)) || ddp_store_put_u32(b, (uint32_t)u) ? -1 : 0;
 }
 
-int ddp_store_put_str(store_buf_t *b, const void *s, size_t len)
+int ddp_store_put_str(ddp_store_buf_t *b, const void *s, size_t len)
 {
     if (ddp_store_put_u32(b, (uint32_t)len) || ddp_store_buf_reserve(b, len))
         return -1;
@@ -61,21 +61,21 @@ int ddp_store_put_str(store_buf_t *b, const void *s, size_t len)
     return 0;
 }
 
-int ddp_store_frame_begin(store_buf_t *b, size_t *mark)
+int ddp_store_frame_begin(ddp_store_buf_t *b, size_t *mark)
 {
     *mark = b->len;
     return ddp_store_put_u32(b, 0);
 }
 
-void ddp_store_frame_end(store_buf_t *b, size_t mark)
+void ddp_store_frame_end(ddp_store_buf_t *b, size_t mark)
 {
     store_u32_at(b->data + mark, (uint32_t)(b->len - mark - 4));
 }
 
-void ddp_store_buf_free(store_buf_t *b)
+void ddp_store_buf_free(ddp_store_buf_t *b)
 {
     free(b->data);
-    *b = (store_buf_t){0};
+    *b = (ddp_store_buf_t){0};
 }
 
 uint32_t ddp_store_load_u32(const unsigned char *p)
@@ -83,7 +83,7 @@ uint32_t ddp_store_load_u32(const unsigned char *p)
     return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
 
-uint8_t ddp_store_get_u8(store_reader_t *r)
+uint8_t ddp_store_get_u8(ddp_store_reader_t *r)
 {
     if (r->bad || r->end - r->p < 1) {
         r->bad = 1;
@@ -92,7 +92,7 @@ uint8_t ddp_store_get_u8(store_reader_t *r)
     return *r->p++;
 }
 
-uint32_t ddp_store_get_u32(store_reader_t *r)
+uint32_t ddp_store_get_u32(ddp_store_reader_t *r)
 {
     if (r->bad || r->end - r->p < 4) {
         r->bad = 1;
@@ -103,14 +103,14 @@ uint32_t ddp_store_get_u32(store_reader_t *r)
     return v;
 }
 
-int64_t ddp_store_get_i64(store_reader_t *r)
+int64_t ddp_store_get_i64(ddp_store_reader_t *r)
 {
     uint64_t hi = ddp_store_get_u32(r);
     uint64_t lo = ddp_store_get_u32(r);
     return (int64_t)(hi << 32 | lo);
 }
 
-size_t ddp_store_get_str(store_reader_t *r, const unsigned char **s, size_t max)
+size_t ddp_store_get_str(ddp_store_reader_t *r, const unsigned char **s, size_t max)
 {
     uint32_t len = ddp_store_get_u32(r);
     if (r->bad || len > max || (size_t)(r->end - r->p) < len) {

@@ -50,29 +50,29 @@ enum store_status {
 typedef struct {
     unsigned char *data;
     size_t len, cap;
-} store_buf_t;
+} ddp_store_buf_t;
 
-int ddp_store_buf_reserve(store_buf_t *b, size_t extra);
-int ddp_store_put_u8(store_buf_t *b, uint8_t v);
-int ddp_store_put_u32(store_buf_t *b, uint32_t v);
-int ddp_store_put_i64(store_buf_t *b, int64_t v);
-int ddp_store_put_str(store_buf_t *b, const void *s, size_t len);
+int ddp_store_buf_reserve(ddp_store_buf_t *b, size_t extra);
+int ddp_store_put_u8(ddp_store_buf_t *b, uint8_t v);
+int ddp_store_put_u32(ddp_store_buf_t *b, uint32_t v);
+int ddp_store_put_i64(ddp_store_buf_t *b, int64_t v);
+int ddp_store_put_str(ddp_store_buf_t *b, const void *s, size_t len);
 /* Starts a frame (reserves its length) and finishes it (fills the length in). */
-int ddp_store_frame_begin(store_buf_t *b, size_t *mark);
-void ddp_store_frame_end(store_buf_t *b, size_t mark);
-void ddp_store_buf_free(store_buf_t *b);
+int ddp_store_frame_begin(ddp_store_buf_t *b, size_t *mark);
+void ddp_store_frame_end(ddp_store_buf_t *b, size_t mark);
+void ddp_store_buf_free(ddp_store_buf_t *b);
 
 /* A bounds-checked cursor over one received frame; `bad` is set by any read past the end. */
 typedef struct {
     const unsigned char *p, *end;
     int bad;
-} store_reader_t;
+} ddp_store_reader_t;
 
-uint8_t ddp_store_get_u8(store_reader_t *r);
-uint32_t ddp_store_get_u32(store_reader_t *r);
-int64_t ddp_store_get_i64(store_reader_t *r);
+uint8_t ddp_store_get_u8(ddp_store_reader_t *r);
+uint32_t ddp_store_get_u32(ddp_store_reader_t *r);
+int64_t ddp_store_get_i64(ddp_store_reader_t *r);
 /* Points *s at a string inside the frame (not NUL-terminated) no longer than `max`. */
-size_t ddp_store_get_str(store_reader_t *r, const unsigned char **s, size_t max);
+size_t ddp_store_get_str(ddp_store_reader_t *r, const unsigned char **s, size_t max);
 
 uint32_t ddp_store_load_u32(const unsigned char *p);
 

@@ -55,7 +55,7 @@ typedef struct {
     int64_t deadline; /* of the handshake, or of the parked WAIT */
     int64_t input_at; /* ddp_now_ms of the last bytes received */
     int partial;      /* holds part of a frame (counted in the server's npartial) */
-    store_buf_t in, out;
+    ddp_store_buf_t in, out;
     size_t out_sent;
     uint32_t events; /* what epoll currently watches */
     entry_t **waiting_on;
@@ -75,7 +75,7 @@ struct entry {
     size_t nwaiters, waiters_cap;
 };
 
-struct store_server {
+struct ddp_store_server {
     int listen_fd, epoll_fd, stop_fd, port;
     unsigned char *token;
     size_t token_len;
@@ -97,10 +97,10 @@ struct store_server {
     unsigned long refusals_unsaid;
 };
 
-static void server_log(store_server_t *s, const char *fmt, ...)
+static void server_log(ddp_store_server_t *s, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
-static void server_log(store_server_t *s, const char *fmt, ...)
+static void server_log(ddp_store_server_t *s, const char *fmt, ...)
 {
     if (!s->log)
         return;
@@ -114,10 +114,10 @@ static void server_log(store_server_t *s, const char *fmt, ...)
 
 /* A refused or dropped connection: logged at a bounded rate (a flood of them must not flood the
  * job's log). */
-static void refusal_log(store_server_t *s, const char *fmt, ...)
+static void refusal_log(ddp_store_server_t *s, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
-static void refusal_log(store_server_t *s, const char *fmt, ...)
+static void refusal_log(ddp_store_server_t *s, const char *fmt, ...)
 {
     int64_t now = ddp_now_ms();
     if (s->refusal_logged_at && now - s->refusal_logged_at < REFUSAL_LOG_MS) {
@@ -148,7 +148,7 @@ static uint64_t hash_key(const char *key, size_t len)
     return h;
 }
 
-static int table_grow(store_server_t *s)
+static int table_grow(ddp_store_server_t *s)
 {
     size_t cap = s->table_cap ? s->table_cap * 2 : 1024;
     entry_t **table = calloc(cap, sizeof *table);
@@ -171,7 +171,7 @@ static int table_grow(store_server_t *s)
 
 /* The entry for key, created (absent, no waiters) when `create` is set. Entries are never
  * removed: DEL only marks them absent, which keeps linear probing simple. */
-static entry_t *table_find(store_server_t *s, const unsigned char *key, size_t len, int create)
+static entry_t *table_find(ddp_store_server_t *s, const unsigned char *key, size_t len, int create)
 {
     if (s->table_cap) {
         size_t j = hash_key((const char *)key, len) & (s->table_cap - 1);
@@ -209,7 +209,7 @@ static void entry_free(entry_t *e)
 
 /* ---- connections ---- */
 
-static int conn_watch(store_server_t *s, conn_t *c, uint32_t events)
+static int conn_watch(ddp_store_server_t *s, conn_t *c, uint32_t events)
 {
     if (events == c->events)
         return 0;
@@ -227,7 +227,7 @@ static void entry_drop_waiter(entry_t *e, conn_t *c)
         }
 }
 
-static void conn_unpark(store_server_t *s, conn_t *c)
+static void conn_unpark(ddp_store_server_t *s, conn_t *c)
 {
     for (size_t i = 0; i < c->nwaiting; i++)
         entry_drop_waiter(c->waiting_on[i], c);
@@ -241,10 +241,10 @@ static void conn_unpark(store_server_t *s, conn_t *c)
     c->state = CONN_READY;
 }
 
-static void set_on_close(store_server_t *s, const unsigned char *key, size_t key_len,
+static void set_on_close(ddp_store_server_t *s, const unsigned char *key, size_t key_len,
                          const unsigned char *val, size_t val_len);
 
-static void conn_close(store_server_t *s, conn_t *c)
+static void conn_close(ddp_store_server_t *s, conn_t *c)
 {
     if (c->state == CONN_WAITING || c->state == CONN_HANDSHAKE)
         conn_unpark(s, c);
@@ -266,7 +266,7 @@ static void conn_close(store_server_t *s, conn_t *c)
     free(c);
 }
 
-static void queue_ready(store_server_t *s, conn_t *c)
+static void queue_ready(ddp_store_server_t *s, conn_t *c)
 {
     if (c->queued)
         return;
@@ -283,7 +283,7 @@ static void queue_ready(store_server_t *s, conn_t *c)
 }
 
 /* Sends what it can of c's output; watches for writability while some is left. */
-static int conn_flush(store_server_t *s, conn_t *c)
+static int conn_flush(ddp_store_server_t *s, conn_t *c)
 {
     while (c->out_sent < c->out.len) {
         ssize_t n = send(c->fd, c->out.data + c->out_sent, c->out.len - c->out_sent,
@@ -316,7 +316,7 @@ static int stale_pending(const conn_t *c, int64_t now)
 }
 
 /* Drops the stale unauthenticated connection to go first; 0 when there is none. */
-static int shed_one(store_server_t *s, const conn_t *newest)
+static int shed_one(ddp_store_server_t *s, const conn_t *newest)
 {
     int64_t now = ddp_now_ms();
     conn_t *oldest = NULL, *oldest_same = NULL;
@@ -345,13 +345,13 @@ static int shed_one(store_server_t *s, const conn_t *newest)
 
 /* Drops stale unauthenticated connections while there are more than PENDING_CAP, after
  * `newest` arrived. */
-static void shed_pending(store_server_t *s, const conn_t *newest)
+static void shed_pending(ddp_store_server_t *s, const conn_t *newest)
 {
     while (s->npending > PENDING_CAP && shed_one(s, newest))
         ;
 }
 
-static void accept_all(store_server_t *s)
+static void accept_all(ddp_store_server_t *s)
 {
     for (;;) {
         struct sockaddr_storage ss;
@@ -426,7 +426,7 @@ static void accept_all(store_server_t *s)
 }
 
 /* Checks the client's proof of the token; answers with the server's. */
-static int conn_handshake(store_server_t *s, conn_t *c)
+static int conn_handshake(ddp_store_server_t *s, conn_t *c)
 {
     if (c->in.len < STORE_NONCE_LEN + STORE_MAC_LEN)
         return 0;
@@ -472,7 +472,7 @@ static int reply_value(conn_t *c, uint32_t index, const entry_t *e)
 }
 
 /* Answers every WAIT parked on e, which has just been set. */
-static void entry_wake(store_server_t *s, entry_t *e)
+static void entry_wake(ddp_store_server_t *s, entry_t *e)
 {
     while (e->nwaiters) {
         conn_t *c = e->waiters[e->nwaiters - 1];
@@ -489,7 +489,7 @@ static void entry_wake(store_server_t *s, entry_t *e)
     }
 }
 
-static int entry_assign(store_server_t *s, entry_t *e, const void *val, size_t len)
+static int entry_assign(ddp_store_server_t *s, entry_t *e, const void *val, size_t len)
 {
     unsigned char *copy = malloc(len ? len : 1);
     if (!copy)
@@ -504,7 +504,7 @@ static int entry_assign(store_server_t *s, entry_t *e, const void *val, size_t l
     return 0;
 }
 
-static void set_on_close(store_server_t *s, const unsigned char *key, size_t key_len,
+static void set_on_close(ddp_store_server_t *s, const unsigned char *key, size_t key_len,
                          const unsigned char *val, size_t val_len)
 {
     entry_t *e = table_find(s, key, key_len, 1);
@@ -547,7 +547,7 @@ static int parse_i64(const unsigned char *p, size_t len, int64_t *out)
     return 0;
 }
 
-static int handle_wait(store_server_t *s, conn_t *c, store_reader_t *r)
+static int handle_wait(ddp_store_server_t *s, conn_t *c, ddp_store_reader_t *r)
 {
     uint32_t timeout_ms = ddp_store_get_u32(r);
     uint32_t nkeys = ddp_store_get_u32(r);
@@ -607,9 +607,9 @@ static int handle_wait(store_server_t *s, conn_t *c, store_reader_t *r)
 
 /* Handles one request frame; -1 means the request was malformed or memory ran out, and the
  * connection is closed. */
-static int handle_request(store_server_t *s, conn_t *c, const unsigned char *body, size_t len)
+static int handle_request(ddp_store_server_t *s, conn_t *c, const unsigned char *body, size_t len)
 {
-    store_reader_t r = {.p = body, .end = body + len};
+    ddp_store_reader_t r = {.p = body, .end = body + len};
     uint8_t op = ddp_store_get_u8(&r);
     if (op == STORE_WAIT)
         return handle_wait(s, c, &r);
@@ -648,7 +648,7 @@ static int handle_request(store_server_t *s, conn_t *c, const unsigned char *bod
     if (key && !e && op != STORE_GET && op != STORE_DEL)
         return -1;
     size_t mark;
-    store_buf_t *out = &c->out;
+    ddp_store_buf_t *out = &c->out;
     int rc = 0;
     switch (op) {
     case STORE_PING:
@@ -714,7 +714,7 @@ static int handle_request(store_server_t *s, conn_t *c, const unsigned char *bod
 }
 
 /* Processes the complete frames buffered for c, as long as c is ready for requests. */
-static int conn_process(store_server_t *s, conn_t *c)
+static int conn_process(ddp_store_server_t *s, conn_t *c)
 {
     if (c->state == CONN_HANDSHAKE && conn_handshake(s, c))
         return -1;
@@ -749,7 +749,7 @@ static int conn_process(store_server_t *s, conn_t *c)
     return conn_flush(s, c);
 }
 
-static int conn_read(store_server_t *s, conn_t *c)
+static int conn_read(ddp_store_server_t *s, conn_t *c)
 {
     for (;;) {
         if (ddp_store_buf_reserve(&c->in, 65536))
@@ -769,7 +769,7 @@ static int conn_read(store_server_t *s, conn_t *c)
 }
 
 /* Ends handshakes and WAITs whose deadlines have passed. */
-static void expire(store_server_t *s)
+static void expire(ddp_store_server_t *s)
 {
     int64_t now = ddp_now_ms();
     for (size_t fd = 0; fd < s->conns_cap && (s->nparked || s->npartial); fd++) {
@@ -808,7 +808,7 @@ static void expire(store_server_t *s)
     }
 }
 
-static void process_ready(store_server_t *s)
+static void process_ready(ddp_store_server_t *s)
 {
     for (size_t i = 0; i < s->nready; i++) {
         conn_t *c = s->ready[i];
@@ -823,7 +823,7 @@ static void process_ready(store_server_t *s)
 
 static void *server_main(void *arg)
 {
-    store_server_t *s = arg;
+    ddp_store_server_t *s = arg;
     struct epoll_event events[256];
     int64_t next_tick = ddp_deadline_in(TICK_MS);
     for (;;) {
@@ -862,7 +862,7 @@ static void *server_main(void *arg)
     return NULL;
 }
 
-static void server_free(store_server_t *s)
+static void server_free(ddp_store_server_t *s)
 {
     s->stopping = 1;
     for (size_t fd = 0; fd < s->conns_cap; fd++)
@@ -886,11 +886,11 @@ static void server_free(store_server_t *s)
     free(s);
 }
 
-store_server_t *ddp_store_server_start(const char *host, int port, const void *token,
-                                       size_t token_len, store_log_fn log, void *log_ctx,
-                                       ddp_error_t *err)
+ddp_store_server_t *ddp_store_server_start(const char *host, int port, const void *token,
+                                           size_t token_len, store_log_fn log, void *log_ctx,
+                                           ddp_error_t *err)
 {
-    store_server_t *s = calloc(1, sizeof *s);
+    ddp_store_server_t *s = calloc(1, sizeof *s);
     if (!s) {
         ddp_error_set(err, "out of memory");
         return NULL;
@@ -929,12 +929,12 @@ error:
     return NULL;
 }
 
-int ddp_store_server_port(const store_server_t *s)
+int ddp_store_server_port(const ddp_store_server_t *s)
 {
     return s->port;
 }
 
-void ddp_store_server_stop(store_server_t *s)
+void ddp_store_server_stop(ddp_store_server_t *s)
 {
     if (!s)
         return;

@@ -23,14 +23,14 @@
 #define STORE_FRAME_IDLE_MS 5000
 
 typedef void (*store_log_fn)(void *ctx, const char *line);
-typedef struct store_server store_server_t;
+typedef struct ddp_store_server ddp_store_server_t;
 
 /* Listens on host:port (host NULL: every address; port 0: any free port) and starts serving. */
-store_server_t *ddp_store_server_start(const char *host, int port, const void *token,
-                                       size_t token_len, store_log_fn log, void *log_ctx,
-                                       ddp_error_t *err);
-int ddp_store_server_port(const store_server_t *s);
+ddp_store_server_t *ddp_store_server_start(const char *host, int port, const void *token,
+                                           size_t token_len, store_log_fn log, void *log_ctx,
+                                           ddp_error_t *err);
+int ddp_store_server_port(const ddp_store_server_t *s);
 /* Stops the thread, closes every connection and frees the server; accepts NULL. */
-void ddp_store_server_stop(store_server_t *s);
+void ddp_store_server_stop(ddp_store_server_t *s);
 
 #endif

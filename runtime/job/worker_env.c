@@ -34,7 +34,7 @@ static int inherited(char *const *base, const char *name)
     return 0;
 }
 
-char **ddp_worker_env_build(const worker_env_t *w, char *const *base, ddp_error_t *err)
+char **ddp_worker_env_build(const ddp_worker_env_t *w, char *const *base, ddp_error_t *err)
 {
     size_t nbase = 0;
     while (base && base[nbase])

@@ -25,7 +25,7 @@ typedef struct {
     const char *error_file;   /* TORCHELASTIC_ERROR_FILE; NULL leaves it unset */
     const char *worker_token; /* DDPJOB_WORKER_TOKEN; NULL leaves it unset */
     const char *cuda_visible_devices; /* this worker's GPU; NULL: the inherited value stays */
-} worker_env_t;
+} ddp_worker_env_t;
 
 #define WORKER_TOKEN_HEX 64
 
@@ -41,7 +41,7 @@ void ddp_worker_token_derive(const void *job_token, size_t len, const char *run_
 
 /* A new NULL-terminated environment: `base` without the variables the contract owns, then the
  * contract's values. Free with ddp_worker_env_free. */
-char **ddp_worker_env_build(const worker_env_t *w, char *const *base, ddp_error_t *err);
+char **ddp_worker_env_build(const ddp_worker_env_t *w, char *const *base, ddp_error_t *err);
 void ddp_worker_env_free(char **env);
 /* Whether the contract sets variable `name` (NAME or NAME=value) for every worker. */
 int ddp_worker_env_owns(const char *name);

@@ -19,7 +19,7 @@ struct pg {
     const pg_backend_t *backend;
     void *be;
     pg_world_t world;
-    store_server_t *server; /* rank 0 only */
+    ddp_store_server_t *server; /* rank 0 only */
     void *scratch;          /* one int32 in backend memory, for barriers */
     int broken;
     ddp_error_t failure; /* the first failure, repeated by every later call */
@@ -94,7 +94,7 @@ int pg_world_from_env(pg_world_t *w, ddp_error_t *err)
             return -1;
     }
     const char *addr = getenv("MASTER_ADDR");
-    hostlist_t *nodes = NULL;
+    ddp_hostlist_t *nodes = NULL;
     if (!addr && getenv("SLURM_JOB_NODELIST") &&
         (nodes = ddp_hostlist_expand(getenv("SLURM_JOB_NODELIST"), NULL)))
         addr = nodes->hosts[0];
@@ -151,7 +151,7 @@ pg_t *pg_create(const pg_world_t *w, const pg_options_t *o, ddp_error_t *err)
                          : DEFAULT_TIMEOUT_MS;
     }
     pg_t *pg = calloc(1, sizeof *pg);
-    store_client_t *store = NULL;
+    ddp_store_client_t *store = NULL;
     if (!pg) {
         ddp_error_set(err, "out of memory");
         return NULL;

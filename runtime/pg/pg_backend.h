@@ -14,7 +14,7 @@ typedef struct pg_backend {
     const char *name;
     /* `store` is connected for the whole of create and may be used to meet the other ranks
      * (keys under "pg/"); it is not kept. */
-    void *(*create)(const pg_world_t *w, store_client_t *store, int64_t timeout_ms,
+    void *(*create)(const pg_world_t *w, ddp_store_client_t *store, int64_t timeout_ms,
                     ddp_error_t *err);
     void (*destroy)(void *be);
     int (*supports)(pg_dtype_t t);

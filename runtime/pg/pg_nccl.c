@@ -113,7 +113,7 @@ static int finish(nccl_t *n, ncclResult_t launched, const char *what, ddp_error_
     }
 }
 
-static int share_unique_id(nccl_t *n, store_client_t *store, ncclUniqueId *id, ddp_error_t *err)
+static int share_unique_id(nccl_t *n, ddp_store_client_t *store, ncclUniqueId *id, ddp_error_t *err)
 {
     if (n->rank == 0) {
         ncclResult_t rc = ncclGetUniqueId(id);
@@ -149,7 +149,7 @@ static void nccl_destroy(void *be)
     free(n);
 }
 
-static void *nccl_create(const pg_world_t *w, store_client_t *store, int64_t timeout_ms,
+static void *nccl_create(const pg_world_t *w, ddp_store_client_t *store, int64_t timeout_ms,
                          ddp_error_t *err)
 {
     int devices = 0;

@@ -2,7 +2,7 @@
  * says why it cannot work instead of being an unknown name. */
 #include "pg_backend.h"
 
-static void *none_create(const pg_world_t *w, store_client_t *store, int64_t timeout_ms,
+static void *none_create(const pg_world_t *w, ddp_store_client_t *store, int64_t timeout_ms,
                          ddp_error_t *err)
 {
     ddp_error_set(err, "nccl backend: this build has no GPU support (the CUDA toolkit was not "

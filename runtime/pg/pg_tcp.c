@@ -910,7 +910,7 @@ static int local_address(int store_fd, char *ip, size_t size, ddp_error_t *err)
 
 /* Publishes this rank's address and host and waits for everybody's; *addrs[i] is "IP PORT HOST".
  * Rank 0 makes the group's nonce and decides for all whether hosts share memory (*shm). */
-static int exchange_addresses(tcp_t *t, store_client_t *store, int port, char **addrs,
+static int exchange_addresses(tcp_t *t, ddp_store_client_t *store, int port, char **addrs,
                               char nonce[NONCE_HEX + 1], int *shm, ddp_error_t *err)
 {
     char ip[INET6_ADDRSTRLEN], key[64], host[160], val[INET6_ADDRSTRLEN + 192];
@@ -1104,7 +1104,7 @@ static void tcp_destroy(void *be)
     free(t);
 }
 
-static void *tcp_create(const pg_world_t *w, store_client_t *store, int64_t timeout_ms,
+static void *tcp_create(const pg_world_t *w, ddp_store_client_t *store, int64_t timeout_ms,
                         ddp_error_t *err)
 {
     tcp_t *t = calloc(1, sizeof *t);

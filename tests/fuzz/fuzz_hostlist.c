@@ -13,7 +13,7 @@ static int cmp_str(const void *a, const void *b)
 }
 
 /* The hosts of hl, sorted (compression may reorder within a group); the caller frees the array. */
-static char **sorted_hosts(const hostlist_t *hl)
+static char **sorted_hosts(const ddp_hostlist_t *hl)
 {
     char **v = malloc((hl->count + 1) * sizeof *v);
     if (!v)
@@ -31,10 +31,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memcpy(text, data, size);
     text[size] = '\0';
     ddp_error_t err;
-    hostlist_t *hl = ddp_hostlist_expand(text, &err);
+    ddp_hostlist_t *hl = ddp_hostlist_expand(text, &err);
     if (hl) {
         char *compressed = ddp_hostlist_compress(hl);
-        hostlist_t *again = compressed ? ddp_hostlist_expand(compressed, &err) : NULL;
+        ddp_hostlist_t *again = compressed ? ddp_hostlist_expand(compressed, &err) : NULL;
         if (!again || again->count != hl->count)
             abort();
         char **a = sorted_hosts(hl), **b = sorted_hosts(again);

@@ -19,7 +19,7 @@
 #include "store_server.h"
 
 static const char token[] = "fuzz-token";
-static store_server_t *server;
+static ddp_store_server_t *server;
 
 /* A connection that has proven the token; -1 on failure. */
 static int authenticated(int port)
@@ -42,7 +42,7 @@ static int authenticated(int port)
     return -1;
 }
 
-static void put_request(store_buf_t *b, int op, const void *val, size_t len)
+static void put_request(ddp_store_buf_t *b, int op, const void *val, size_t len)
 {
     size_t mark;
     static const char key[] = "fuzz/marker";
@@ -63,7 +63,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort(); /* the server stopped serving */
     unsigned char marker[16];
     ddp_random(marker, sizeof marker);
-    store_buf_t tail = {0};
+    ddp_store_buf_t tail = {0};
     put_request(&tail, STORE_SET, marker, sizeof marker);
     put_request(&tail, STORE_GET, NULL, 0);
     if (ddp_net_write_full(fd, data, size, ddp_deadline_in(10), &err) == 0 &&

@@ -4,7 +4,7 @@
 #include "tap.h"
 
 /* The hosts joined with spaces (each as LINE:HOST when with_lines), or "ERR: message". */
-static char *join_hosts(const hostlist_t *hl, const ddp_error_t *err, int with_lines)
+static char *join_hosts(const ddp_hostlist_t *hl, const ddp_error_t *err, int with_lines)
 {
     char *out = NULL;
     size_t len = 0;
@@ -24,7 +24,7 @@ static char *join_hosts(const hostlist_t *hl, const ddp_error_t *err, int with_l
 static char *expand(const char *expr)
 {
     ddp_error_t err;
-    hostlist_t *hl = ddp_hostlist_expand(expr, &err);
+    ddp_hostlist_t *hl = ddp_hostlist_expand(expr, &err);
     char *out = join_hosts(hl, &err, 0);
     ddp_hostlist_destroy(hl);
     return out;
@@ -72,7 +72,7 @@ static char *expand_sorted(const char *expr)
 static void check_compress(const char *expr, const char *want)
 {
     ddp_error_t err;
-    hostlist_t *hl = ddp_hostlist_expand(expr, &err);
+    ddp_hostlist_t *hl = ddp_hostlist_expand(expr, &err);
     char *got = hl ? ddp_hostlist_compress(hl) : NULL;
     is_str(got, want, "compress %s", expr);
     /* And back again: the compressed form expands to the same hosts. */
@@ -89,7 +89,7 @@ static void check_compress(const char *expr, const char *want)
 static void check_nodefile(const char *text, const char *want)
 {
     ddp_error_t err;
-    hostlist_t *hl = ddp_hostlist_from_nodefile_text(text, "nodefile", &err);
+    ddp_hostlist_t *hl = ddp_hostlist_from_nodefile_text(text, "nodefile", &err);
     char *out = join_hosts(hl, &err, 1);
     is_str(out, want, "nodefile %s", want);
     free(out);
@@ -137,7 +137,7 @@ int main(void)
     check_nodefile("a b\n", "ERR: nodefile:1: expected one host name per line, got \"a b\"");
 
     ddp_error_t err;
-    hostlist_t *hl = ddp_hostlist_expand("gpu1.cluster,gpu2", &err);
+    ddp_hostlist_t *hl = ddp_hostlist_expand("gpu1.cluster,gpu2", &err);
     ok(ddp_hostlist_find(hl, "gpu1") == 0, "short name finds the FQDN entry");
     ok(ddp_hostlist_find(hl, "gpu2.cluster") == 1, "FQDN finds the short entry");
     ok(ddp_hostlist_find(hl, "gpu") == -1, "a prefix is not a match");

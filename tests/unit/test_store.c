@@ -44,7 +44,7 @@ static int log_contains(const char *needle)
     }
 }
 
-static store_client_t *client(int port, const char *tok, ddp_error_t *err)
+static ddp_store_client_t *client(int port, const char *tok, ddp_error_t *err)
 {
     return ddp_store_client_connect("127.0.0.1", port, tok, strlen(tok), ddp_deadline_in(2000),
                                     NULL, err);
@@ -71,7 +71,7 @@ static int hand_made_handshake(int port, int *accepted)
 static void test_operations(int port)
 {
     ddp_error_t err = {0};
-    store_client_t *c = client(port, token, &err);
+    ddp_store_client_t *c = client(port, token, &err);
     ok(c != NULL, "client connects with the right token (%s)", err.msg);
     if (!c)
         return;
@@ -86,7 +86,7 @@ static void test_operations(int port)
     int64_t sum = 0;
     ok(ddp_store_add(c, "n", 5, &sum, &err) == 0 && sum == 5, "add to an absent key starts at 0");
     ok(ddp_store_add(c, "n", -2, &sum, &err) == 0 && sum == 3, "add accumulates");
-    store_client_t *mortal = client(port, token, &err);
+    ddp_store_client_t *mortal = client(port, token, &err);
     ok(mortal && ddp_store_set_on_close(mortal, "gone/x", "closed", 6, &err) == 0,
        "a client asks for a key to be set when it goes (%s)", err.msg);
     ok(ddp_store_get(c, "gone/x", &val, &len, &err) == 0, "which is not set while it is there");
@@ -130,7 +130,7 @@ static void test_operations(int port)
     ok(waited >= 140 && waited < 1000, "the timeout is kept (%lld ms)", (long long)waited);
     ok(ddp_store_ping(c, &err) == 0, "the connection works after a timed-out wait");
 
-    store_client_t *other = client(port, token, &err);
+    ddp_store_client_t *other = client(port, token, &err);
     ok(ddp_store_wait_send(c, keys, 1, 5000, &err) == 0, "a wait is parked");
     ok(ddp_store_set(other, "never", "now", 3, &err) == 0, "another client sets the key");
     ok(ddp_store_wait_recv(c, &which, &val, &err) == 1 && which == 0 && !strcmp(val, "now"),
@@ -152,7 +152,7 @@ static void test_operations(int port)
 static void test_refusals(int port)
 {
     ddp_error_t err = {0};
-    store_client_t *c = client(port, "wrong-token", &err);
+    ddp_store_client_t *c = client(port, "wrong-token", &err);
     ok(c == NULL && strstr(err.msg, "refused this job's token"),
        "a wrong token is refused: %s", err.msg);
     ok(log_contains("refused connection from 127.0.0.1"), "and the server logs the refusal");
@@ -195,7 +195,7 @@ static void test_refusals(int port)
     int busy_port = 0;
     ddp_error_t lerr = {0};
     int busy = ddp_net_listen("127.0.0.1", 0, 1, &busy_port, &lerr);
-    store_server_t *s =
+    ddp_store_server_t *s =
         ddp_store_server_start("127.0.0.1", busy_port, token, strlen(token), NULL, NULL, &lerr);
     ok(s == NULL && strstr(lerr.msg, "in use"), "a port in use is named: %s", lerr.msg);
     close(busy);
@@ -209,7 +209,7 @@ static void test_refusals(int port)
 struct joiner {
     int port, node, nnodes, nproc, round;
     int64_t deadline;
-    rdzv_result_t result;
+    ddp_rdzv_result_t result;
     int rc;
     ddp_error_t err;
 };
@@ -217,14 +217,18 @@ struct joiner {
 static void *join_thread(void *arg)
 {
     struct joiner *j = arg;
-    store_client_t *c = client(j->port, token, &j->err);
+    ddp_store_client_t *c = client(j->port, token, &j->err);
     j->rc = -1;
     if (c) {
         char host[32];
         snprintf(host, sizeof host, "host%d", j->node);
-        rdzv_join_t spec = {.round = j->round, .node_rank = j->node, .nnodes = j->nnodes,
-                            .nproc = j->nproc, .host = host, .worker_port = 4242,
-                            .deadline = j->deadline};
+        ddp_rdzv_join_t spec = {.round = j->round,
+                                .node_rank = j->node,
+                                .nnodes = j->nnodes,
+                                .nproc = j->nproc,
+                                .host = host,
+                                .worker_port = 4242,
+                                .deadline = j->deadline};
         j->rc = ddp_rdzv_join(c, &spec, &j->result, &j->err);
         ddp_store_client_close(c);
     }
@@ -361,7 +365,7 @@ static void test_crowded(void)
     struct rlimit low = {files.rlim_max < 256 ? files.rlim_max : 256, files.rlim_max};
     setrlimit(RLIMIT_NOFILE, &low);
     ddp_error_t err = {0};
-    store_server_t *s =
+    ddp_store_server_t *s =
         ddp_store_server_start("127.0.0.1", 0, token, strlen(token), count_log, NULL, &err);
     ok(s != NULL, "a store starts with 256 descriptors (%s)", err.msg);
     if (!s)
@@ -381,7 +385,7 @@ static void test_crowded(void)
     ok(read(to_parent[0], &opened, sizeof opened) == sizeof opened && opened == 1100,
        "a stranger holds %d idle connections", opened);
     ddp_sleep_ms(2100); /* the store drops idle connections once they are 2 s old */
-    store_client_t *c = client(ddp_store_server_port(s), token, &err);
+    ddp_store_client_t *c = client(ddp_store_server_port(s), token, &err);
     ok(c && ddp_store_ping(c, &err) == 0, "a client with the token still gets in (%s)",
        c ? "ok" : err.msg);
     ddp_store_client_close(c);
@@ -401,7 +405,7 @@ int main(void)
     test_hmac();
     test_crowded();
     ddp_error_t err = {0};
-    store_server_t *s =
+    ddp_store_server_t *s =
         ddp_store_server_start("127.0.0.1", 0, token, strlen(token), capture_log, NULL, &err);
     ok(s != NULL, "server starts on a free port (%s)", err.msg);
     if (!s)

@@ -39,7 +39,7 @@ char **ddp_worker_env_build(const ddp_worker_env_t *w, char *const *base, ddp_er
     size_t nbase = 0;
     while (base && base[nbase])
         nbase++;
-    enum { MAX_ADDED = 24 };
+    enum { MAX_ADDED = 32 }; /* more than the ADDs below */
     char **env = calloc(nbase + MAX_ADDED + 1, sizeof *env);
     if (!env) {
         ddp_error_set(err, "out of memory");

@@ -29,7 +29,7 @@ expect_contains "$ERR" "the pbs: block (storage, jobfs, launcher, directives) is
     "rendering a PBS spec for Slurm notes the dropped pbs: block"
 run "$DDPJOB" render "$SRCDIR/share/examples/slurm-2x8.yaml" --scheduler pbs --bindir /x
 expect_contains "$ERR" "the slurm: block is left out of a PBS script" "and the other way round"
-case "$OUT" in *mail-type*) fail "slurm directives do not leak into PBS" ;; *) pass "slurm directives do not leak into PBS" ;; esac
+expect_lacks "$OUT" "mail-type" "slurm directives do not leak into PBS"
 
 # The SSH launcher variant of the PBS script hands the node file and the node script it carries to
 # `ddpjob launch`.
@@ -38,6 +38,6 @@ run "$DDPJOB" render "$T/ssh.yaml" --bindir /opt/ddpjob/bin
 expect_contains "$OUT" '/opt/ddpjob/bin/ddpjob launch --node-script "$ddpjob_node_script" --nodefile "$PBS_NODEFILE" \
     --nproc-per-node 4 --workdir "$ddpjob_workdir"' \
     "pbs.launcher: ssh starts the agents with ddpjob launch"
-case "$OUT" in *"pbsdsh -n \""*) fail "and not with pbsdsh" ;; *) pass "and not with pbsdsh" ;; esac
+expect_lacks "$OUT" 'pbsdsh -n "' "and not with pbsdsh"
 printf '%s\n' "$OUT" >"$T/script"
 if msg=$(bash -n "$T/script" 2>&1 && shellcheck "$T/script" 2>&1); then pass "bash -n and shellcheck accept it"; else fail "bash -n and shellcheck accept it" "$msg"; fi

@@ -41,6 +41,13 @@ expect_contains() { # HAYSTACK NEEDLE DESCRIPTION
     esac
 }
 
+expect_lacks() { # HAYSTACK NEEDLE DESCRIPTION
+    case "$1" in
+    *"$2"*) fail "$3" "unexpected: $2" "in: $1" ;;
+    *) pass "$3" ;;
+    esac
+}
+
 expect_file() { # PATH DESCRIPTION
     if [ -e "$1" ]; then pass "$2"; else fail "$2" "no such file: $1"; fi
 }

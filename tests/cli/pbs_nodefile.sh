@@ -61,7 +61,7 @@ for rank in 0 1; do
     expect_eq "$(cat "$T/rec/agent.$rank.pwd" 2>/dev/null)" "$T/workdir" "node $rank: runs in the submission directory"
 done
 expect_no_file "$T/workdir/.ddpjob/140873987.gadi-pbs/token" "the token file is removed at the end"
-if grep -rqs DDPJOB_TOKEN "$T/job.pbs"; then fail "the token is not in the script"; else pass "the token is not in the script"; fi
+expect_lacks "$(cat "$T/job.pbs")" DDPJOB_TOKEN "the token is not in the script"
 
 # A failing node fails the job with its status (which pbsdsh only prints), and the script names it.
 rm -rf "$T/rec"/* "$T/pbsdsh.log"

@@ -240,6 +240,31 @@ static void report_failure(agent_t *a, const attempt_t *t, const worker_t *w, in
         agent_say("%s", err.msg);
 }
 
+/* What the attempt's end means for this node, said once its workers are gone. */
+static void say_outcome(agent_t *a, attempt_t *t, const worker_t *w)
+{
+    const agent_options_t *o = a->o;
+    if (t->end == END_CHECKPOINTED) {
+        agent_say("stopped for the walltime: checkpoint written by every rank; requeue to resume");
+    } else if (attempt_stopped_with_checkpoints(t, w, o->nproc)) {
+        attempt_set_end(t, END_CHECKPOINTED, NULL);
+        agent_say("stopped by SIG%s: checkpoint written by every rank of node %d; requeue to "
+                  "resume",
+                  sigabbrev_np(t->first.code - 128), o->node_rank);
+    } else if (attempt_will_restart(a, t)) {
+        char line[1024];
+        failure_line(&t->first, line, sizeof line);
+        agent_say("attempt %d failed: %s; restarting every worker (restart %d of %d)", t->round,
+                  line, t->round + 1, o->max_restarts);
+    } else if (t->end != END_DONE) {
+        /* A job that failed early is where the nodes' differences matter most. */
+        preflight_beside(a, PREFLIGHT_SETTLE_MS);
+        report_failure(a, t, w, o->nproc);
+    } else if (a->preflight_pending) {
+        preflight_beside(a, 0); /* every node settled with its fingerprint in */
+    }
+}
+
 /* Node 0: the workers' MASTER_PORT: --master-port, which must be free for rank 0's store (a
  * taken one is said here, not as a worker's "Address already in use"), or any free port. */
 static int workers_port(const agent_options_t *o, ddp_error_t *err)
@@ -350,26 +375,7 @@ static int run_attempt(agent_t *a, attempt_t *t, ddp_error_t *err)
         monitor(a, t, w, o->nproc, &r);
         workers_close(w, o->nproc);
         workers_kill_groups(w, o->nproc);
-        if (t->end == END_CHECKPOINTED) {
-            agent_say(
-                "stopped for the walltime: checkpoint written by every rank; requeue to resume");
-        } else if (attempt_stopped_with_checkpoints(t, w, o->nproc)) {
-            attempt_set_end(t, END_CHECKPOINTED, NULL);
-            agent_say(
-                "stopped by SIG%s: checkpoint written by every rank of node %d; requeue to resume",
-                sigabbrev_np(t->first.code - 128), o->node_rank);
-        } else if (attempt_will_restart(a, t)) {
-            char line[1024];
-            failure_line(&t->first, line, sizeof line);
-            agent_say("attempt %d failed: %s; restarting every worker (restart %d of %d)", t->round,
-                      line, t->round + 1, o->max_restarts);
-        } else if (t->end != END_DONE) {
-            /* A job that failed early is where the nodes' differences matter most. */
-            preflight_beside(a, PREFLIGHT_SETTLE_MS);
-            report_failure(a, t, w, o->nproc);
-        } else if (a->preflight_pending) {
-            preflight_beside(a, 0); /* every node settled with its fingerprint in */
-        }
+        say_outcome(a, t, w);
     }
     int rc = t->end != END_UNKNOWN ? 0 : -1;
     for (int i = 0; i < o->nnodes && t->hb_value; i++)

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,185 +27,236 @@
 #include "preflight.h"
 #include "store_proto.h"
 
-/* In parts: C compilers need only take string literals of 4095 characters. */
-static const char *const usage_text[] = {
+static const char usage_head[] =
     "usage: ddpjob-agent [OPTIONS] [--] PROGRAM [ARGS...]\n"
     "\n"
     "Runs PROGRAM as this node's workers of a data-parallel job, with the environment torchrun\n"
     "gives (RANK, LOCAL_RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT, ...). One agent per node.\n"
+    "\n";
+
+static const char usage_tail[] =
     "\n"
-    "  --nnodes N              nodes in the job (default: from Slurm/PBS/mpirun, else 1)\n"
-    "  --node-rank R           this node's rank (default: from Slurm/PBS/mpirun)\n"
-    "  --nproc-per-node N|gpu|cpu|auto  workers on this node (default 1; gpu: one per visible\n"
-    "                          GPU; cpu: one per CPU; auto: gpu where a GPU is visible, else cpu)\n"
-    "  --master-addr HOST      node 0's host (default: the first node of the job)\n"
-    "  --master-port PORT      the workers' MASTER_PORT (rank 0's store, as with torchrun); the\n"
-    "                          agents' rendezvous store listens on the next port\n"
-    "  --standalone            one node, ports chosen here\n"
-    "  --run-id ID             the job's id (default: the scheduler's job id)\n"
-    "  --token-file FILE       the job token (mode 0600); or set DDPJOB_TOKEN\n"
-    "  --max-restarts N        restart every worker after a failure up to N times (default 0)\n"
-    "  --rdzv-timeout SECONDS  how long to wait for every node to join (default 300)\n"
-    "  --heartbeat SECONDS     heartbeat interval; an agent silent for two is lost (default 1)\n"
-    "  --grace SECONDS         from SIGTERM to SIGKILL when stopping workers (default 10)\n"
-    "  --hang-timeout SECONDS  a worker that writes nothing and uses under 1% of a CPU (its\n"
-    "                          process group) for this long is hung, and fails the job; a\n"
-    "                          stopped one after half of it (0, the default: never)\n"
-    "  --exit-timeout SECONDS  how long a finished node waits for the rest (default 300)\n"
-    "  --output-stall-timeout SECONDS  while this agent's stdout or stderr is read, workers\n"
-    "                          wait for it (no line is lost); only once the reader has taken\n"
-    "                          nothing for this long are lines dropped, counted and reported\n"
-    "                          (default 10)\n"
-    "  --log-dir DIR           also write each rank's stdout and stderr under DIR/RUN_ID (never\n"
-    "                          over an earlier run's)\n"
-    "  -r, --redirects S       keep streams S off the console, in the log files only (S: 0 none,\n"
-    "                          1 stdout, 2 stderr, 3 both; or per local rank, 0:3,1:2)\n"
-    "  -t, --tee S             write streams S to log files too (a temporary folder, kept and\n"
-    "                          named, without --log-dir)\n"
-    "  --local-ranks-filter L  only these local ranks' output on the console (0 or 0,2)\n"
-    "  --log-line-prefix T     each console line's prefix: ${rank}, ${local_rank}, ${role_name};\n"
-    "                          \"\" for none (default: $TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE,\n"
-    "                          else \"[rank ${rank}] \")\n"
-    "  --error-file FILE       write a JSON failure report to FILE when the job fails (%n in\n"
-    "                          FILE: this node's rank, for nodes that share a file system)\n",
-    "  --python PATH           the interpreter for a PROGRAM ending in .py, -m or --run-path\n"
-    "                          (default $PYTHON_EXEC, else python3); it runs with -u, as\n"
-    "                          torchrun's does\n"
-    "  -m, --module            PROGRAM is a Python module: run as python -u -m PROGRAM\n"
-    "  --run-path              run the script PROGRAM through runpy.run_path, as torchrun does\n"
-    "  --no-python             run PROGRAM as given, even when it ends in .py\n"
-    "  --local-rank-arg        append --local_rank=N to each worker's arguments, as\n"
-    "                          torch.distributed.launch does (the variable LOCAL_RANK is always set)\n"
-    "  --deadline TIME         when the scheduler ends the job: Unix seconds, or +SECONDS from now\n"
-    "  --checkpoint-signal SIG sent once to every worker --checkpoint-before the deadline (USR1,\n"
-    "                          SIGUSR2, TERM, ...); without it nothing is sent early\n"
-    "  --checkpoint-before S   seconds before the deadline (default 180)\n"
-    "  --requeue-count N       this job is requeue N of a chain: the workers' restart count\n"
-    "                          (TORCHELASTIC_RESTART_COUNT) starts at N\n"
-    "  --gpu-binding per-rank|none  per-rank: each worker sees one GPU, its local rank's of the\n"
-    "                          visible set (CUDA_VISIBLE_DEVICES)\n"
-    "  --cpu-binding cores|numa|none  pin each worker to its share of this agent's CPUs:\n"
-    "                          equal contiguous shares, or one NUMA node's CPUs\n"
-    "  --preflight report|strict|only  before any worker: node 0 prints what differs across\n"
-    "                          the nodes (driver, CUDA, NCCL, GPUs, InfiniBand, NCCL_* env,\n"
-    "                          python, torch) and advice (default report); strict fails the job\n"
-    "                          then; only prints every fact and starts no worker (ddpjob doctor)\n"
-    "\n",
-    "torchrun's spellings (--nproc_per_node, --node_rank, --master_addr, --master_port,\n"
-    "--max_restarts, --rdzv_timeout, ...) are accepted, and its --rdzv-backend c10d|static,\n"
-    "--rdzv-endpoint HOST[:PORT] (the master), --rdzv-id (the run id) and --nnodes N:N; so are\n"
-    "--monitor-interval and --start-method, which change nothing here (the agent hears a\n"
-    "worker's exit at once; it always starts workers by fork and exec). As with torchrun,\n"
-    "PET_NAME gives a torchrun option's default (PET_NNODES=2, PET_NO_PYTHON=1, ...); its flags\n"
-    "win.\n"
+    "torchrun's spellings (--nproc_per_node, --node_rank, ...) are accepted, and its\n"
+    "--rdzv-backend c10d|static, --rdzv-endpoint HOST[:PORT] (the master), --rdzv-id (the run\n"
+    "id) and --nnodes N:N. As with torchrun, PET_NAME gives a torchrun option's default\n"
+    "(PET_NNODES=2, PET_NO_PYTHON=1, ...); its flags win.\n"
     "Exit status: 0 when every worker of every node exited 0; 75 when the job was stopped (the\n"
     "checkpoint signal, a forwarded USR1/USR2, or a stop signal) and every rank exited 75,\n"
     "checkpointed: requeue it to resume; else the first failing worker's code (128+N for\n"
-    "signal N); 1 for a failure of the job itself (rendezvous, a lost node); 2 for a usage error.\n",
-    NULL};
+    "signal N); 1 for a failure of the job itself (rendezvous, a lost node); 2 for a usage error.\n";
 
-enum {
-    OPT_NNODES = 256,
-    OPT_NODE_RANK,
-    OPT_NPROC,
-    OPT_MASTER_ADDR,
-    OPT_MASTER_PORT,
-    OPT_STANDALONE,
-    OPT_RUN_ID,
-    OPT_TOKEN_FILE,
-    OPT_MAX_RESTARTS,
-    OPT_RDZV_TIMEOUT,
-    OPT_HEARTBEAT,
-    OPT_GRACE,
-    OPT_HANG_TIMEOUT,
-    OPT_EXIT_TIMEOUT,
-    OPT_OUTPUT_STALL_TIMEOUT,
-    OPT_LOG_DIR,
-    OPT_REDIRECTS,
-    OPT_TEE,
-    OPT_LOCAL_RANKS_FILTER,
-    OPT_LOG_LINE_PREFIX,
-    OPT_ERROR_FILE,
-    OPT_RDZV_BACKEND,
-    OPT_RDZV_ENDPOINT,
-    OPT_RDZV_ID,
-    OPT_PYTHON,
-    OPT_MODULE,
-    OPT_NO_PYTHON,
-    OPT_RUN_PATH,
-    OPT_MONITOR_INTERVAL,
-    OPT_START_METHOD,
-    OPT_LOCAL_RANK_ARG,
-    OPT_DEADLINE,
-    OPT_CHECKPOINT_SIGNAL,
-    OPT_CHECKPOINT_BEFORE,
-    OPT_REQUEUE_COUNT,
-    OPT_GPU_BINDING,
-    OPT_CPU_BINDING,
-    OPT_PREFLIGHT,
-    OPT_HELP,
-    OPT_VERSION,
-};
+/* How an option's value is taken: generic kinds set a field of agent_options_t; OTHER ones are
+ * take_other's, by id. */
+typedef enum { KIND_FLAG, KIND_INT, KIND_MS, KIND_STR, KIND_OTHER } option_kind_t;
 
-static const struct option long_options[] = {
-    {"nnodes", required_argument, NULL, OPT_NNODES},
-    {"node-rank", required_argument, NULL, OPT_NODE_RANK},
-    {"node_rank", required_argument, NULL, OPT_NODE_RANK},
-    {"nproc-per-node", required_argument, NULL, OPT_NPROC},
-    {"nproc_per_node", required_argument, NULL, OPT_NPROC},
-    {"master-addr", required_argument, NULL, OPT_MASTER_ADDR},
-    {"master_addr", required_argument, NULL, OPT_MASTER_ADDR},
-    {"master-port", required_argument, NULL, OPT_MASTER_PORT},
-    {"master_port", required_argument, NULL, OPT_MASTER_PORT},
-    {"standalone", no_argument, NULL, OPT_STANDALONE},
-    {"run-id", required_argument, NULL, OPT_RUN_ID},
-    {"run_id", required_argument, NULL, OPT_RUN_ID},
-    {"token-file", required_argument, NULL, OPT_TOKEN_FILE},
-    {"max-restarts", required_argument, NULL, OPT_MAX_RESTARTS},
-    {"max_restarts", required_argument, NULL, OPT_MAX_RESTARTS},
-    {"rdzv-timeout", required_argument, NULL, OPT_RDZV_TIMEOUT},
-    {"rdzv_timeout", required_argument, NULL, OPT_RDZV_TIMEOUT},
-    {"heartbeat", required_argument, NULL, OPT_HEARTBEAT},
-    {"grace", required_argument, NULL, OPT_GRACE},
-    {"hang-timeout", required_argument, NULL, OPT_HANG_TIMEOUT},
-    {"exit-timeout", required_argument, NULL, OPT_EXIT_TIMEOUT},
-    {"output-stall-timeout", required_argument, NULL, OPT_OUTPUT_STALL_TIMEOUT},
-    {"log-dir", required_argument, NULL, OPT_LOG_DIR},
-    {"log_dir", required_argument, NULL, OPT_LOG_DIR},
-    {"redirects", required_argument, NULL, OPT_REDIRECTS},
-    {"tee", required_argument, NULL, OPT_TEE},
-    {"local-ranks-filter", required_argument, NULL, OPT_LOCAL_RANKS_FILTER},
-    {"local_ranks_filter", required_argument, NULL, OPT_LOCAL_RANKS_FILTER},
-    {"log-line-prefix", required_argument, NULL, OPT_LOG_LINE_PREFIX},
-    {"error-file", required_argument, NULL, OPT_ERROR_FILE},
-    {"rdzv-backend", required_argument, NULL, OPT_RDZV_BACKEND},
-    {"rdzv_backend", required_argument, NULL, OPT_RDZV_BACKEND},
-    {"rdzv-endpoint", required_argument, NULL, OPT_RDZV_ENDPOINT},
-    {"rdzv_endpoint", required_argument, NULL, OPT_RDZV_ENDPOINT},
-    {"rdzv-id", required_argument, NULL, OPT_RDZV_ID},
-    {"rdzv_id", required_argument, NULL, OPT_RDZV_ID},
-    {"python", required_argument, NULL, OPT_PYTHON},
-    {"module", no_argument, NULL, OPT_MODULE},
-    {"no-python", no_argument, NULL, OPT_NO_PYTHON},
-    {"no_python", no_argument, NULL, OPT_NO_PYTHON},
-    {"run-path", no_argument, NULL, OPT_RUN_PATH},
-    {"run_path", no_argument, NULL, OPT_RUN_PATH},
-    {"monitor-interval", required_argument, NULL, OPT_MONITOR_INTERVAL},
-    {"monitor_interval", required_argument, NULL, OPT_MONITOR_INTERVAL},
-    {"start-method", required_argument, NULL, OPT_START_METHOD},
-    {"start_method", required_argument, NULL, OPT_START_METHOD},
-    {"local-rank-arg", no_argument, NULL, OPT_LOCAL_RANK_ARG},
-    {"deadline", required_argument, NULL, OPT_DEADLINE},
-    {"checkpoint-signal", required_argument, NULL, OPT_CHECKPOINT_SIGNAL},
-    {"checkpoint-before", required_argument, NULL, OPT_CHECKPOINT_BEFORE},
-    {"requeue-count", required_argument, NULL, OPT_REQUEUE_COUNT},
-    {"gpu-binding", required_argument, NULL, OPT_GPU_BINDING},
-    {"cpu-binding", required_argument, NULL, OPT_CPU_BINDING},
-    {"preflight", required_argument, NULL, OPT_PREFLIGHT},
-    {"help", no_argument, NULL, OPT_HELP},
-    {"version", no_argument, NULL, OPT_VERSION},
-    {0},
+typedef enum {
+    ID_NONE,
+    ID_NNODES,
+    ID_NPROC,
+    ID_MASTER_ADDR,
+    ID_MASTER_PORT,
+    ID_RUN_ID,
+    ID_TOKEN_FILE,
+    ID_HANG_TIMEOUT,
+    ID_REDIRECTS,
+    ID_TEE,
+    ID_LOCAL_RANKS_FILTER,
+    ID_LOG_LINE_PREFIX,
+    ID_RDZV_BACKEND,
+    ID_RDZV_ENDPOINT,
+    ID_PYTHON,
+    ID_MODULE,
+    ID_NO_PYTHON,
+    ID_RUN_PATH,
+    ID_MONITOR_INTERVAL,
+    ID_START_METHOD,
+    ID_DEADLINE,
+    ID_CHECKPOINT_SIGNAL,
+    ID_GPU_BINDING,
+    ID_CPU_BINDING,
+    ID_PREFLIGHT,
+    ID_HELP,
+    ID_VERSION,
+} option_id_t;
+
+typedef struct {
+    const char *name;  /* --name */
+    char short_name;   /* -c, or 0 */
+    int torchrun;      /* torchrun's option: its underscore spelling and PET_NAME are taken too */
+    const char *value; /* its value's name in --help; NULL: a flag */
+    option_kind_t kind;
+    size_t field;  /* KIND_FLAG, _INT, _MS, _STR: the field it sets */
+    long lo, hi;   /* KIND_INT: the bounds; KIND_MS: the most seconds */
+    option_id_t id; /* KIND_OTHER */
+    const char *help; /* --help's text; a newline starts an indented line */
+} option_t;
+
+#define FIELD(f) offsetof(agent_options_t, f)
+#define OTHER(id) KIND_OTHER, 0, 0, 0, id
+/* The one table of ddpjob-agent's options: it drives parsing, --help and the completions. */
+static const option_t options[] = {
+    {"nnodes", 0, 1, "N", OTHER(ID_NNODES), "nodes in the job (default: from Slurm/PBS/mpirun, else 1)"},
+    {"node-rank", 0, 1, "R", KIND_INT, FIELD(node_rank), 0, JOB_NODES_MAX - 1, ID_NONE,
+     "this node's rank (default: from Slurm/PBS/mpirun; handed out with c10d)"},
+    {"nproc-per-node", 0, 1, "N|gpu|cpu|auto", OTHER(ID_NPROC),
+     "workers on this node (default 1; gpu: one per visible\n"
+     "GPU; cpu: one per CPU; auto: gpu where a GPU is visible, else cpu)"},
+    {"master-addr", 0, 1, "HOST", OTHER(ID_MASTER_ADDR), "node 0's host (default: the first node of the job)"},
+    {"master-port", 0, 1, "PORT", OTHER(ID_MASTER_PORT),
+     "the workers' MASTER_PORT (rank 0's store, as with torchrun); the\n"
+     "agents' rendezvous store listens on the next port"},
+    {"standalone", 0, 1, NULL, KIND_FLAG, FIELD(standalone), 0, 0, ID_NONE, "one node, ports chosen here"},
+    {"rdzv-backend", 0, 1, "c10d|static", OTHER(ID_RDZV_BACKEND),
+     "c10d hands out node ranks to agents given none"},
+    {"rdzv-endpoint", 0, 1, "HOST[:PORT]", OTHER(ID_RDZV_ENDPOINT), "the master's host and port"},
+    {"rdzv-id", 0, 1, "ID", OTHER(ID_RUN_ID), "the job's id (as --run-id)"},
+    {"run-id", 0, 1, "ID", OTHER(ID_RUN_ID), "the job's id (default: the scheduler's job id)"},
+    {"token-file", 0, 0, "FILE", OTHER(ID_TOKEN_FILE), "the job token (mode 0600); or set DDPJOB_TOKEN"},
+    {"max-restarts", 0, 1, "N", KIND_INT, FIELD(max_restarts), 0, JOB_MAX_RESTARTS_MAX, ID_NONE,
+     "restart every worker after a failure up to N times (default 0)"},
+    {"rdzv-timeout", 0, 1, "SECONDS", KIND_INT, FIELD(rdzv_timeout_s), 1, JOB_TIMEOUT_MAX_S, ID_NONE,
+     "how long to wait for every node to join (default 300)"},
+    {"heartbeat", 0, 0, "SECONDS", KIND_MS, FIELD(heartbeat_ms), 0, 3600, ID_NONE,
+     "heartbeat interval; an agent silent for two is lost (default 1)"},
+    {"grace", 0, 0, "SECONDS", KIND_MS, FIELD(grace_ms), 0, 3600, ID_NONE,
+     "from SIGTERM to SIGKILL when stopping workers (default 10)"},
+    {"hang-timeout", 0, 0, "SECONDS", OTHER(ID_HANG_TIMEOUT),
+     "a worker that writes nothing and uses under 1% of a CPU (its\n"
+     "process group) for this long is hung, and fails the job; a\n"
+     "stopped one after half of it (0, the default: never)"},
+    {"exit-timeout", 0, 0, "SECONDS", KIND_INT, FIELD(exit_timeout_s), 1, JOB_TIMEOUT_MAX_S, ID_NONE,
+     "how long a finished node waits for the rest (default 300)"},
+    {"output-stall-timeout", 0, 0, "SECONDS", KIND_MS, FIELD(output_stall_ms), 0, JOB_TIMEOUT_MAX_S,
+     ID_NONE,
+     "while this agent's stdout or stderr is read, workers\n"
+     "wait for it (no line is lost); only once the reader has taken\n"
+     "nothing for this long are lines dropped, counted and reported (default 10)"},
+    {"log-dir", 0, 1, "DIR", KIND_STR, FIELD(log_dir), 0, 0, ID_NONE,
+     "also write each rank's stdout and stderr under DIR/RUN_ID (never\n"
+     "over an earlier run's)"},
+    {"redirects", 'r', 1, "S", OTHER(ID_REDIRECTS),
+     "keep streams S off the console, in the log files only (S: 0 none,\n"
+     "1 stdout, 2 stderr, 3 both; or per local rank, 0:3,1:2)"},
+    {"tee", 't', 1, "S", OTHER(ID_TEE),
+     "write streams S to log files too (a temporary folder, kept and\n"
+     "named, without --log-dir)"},
+    {"local-ranks-filter", 0, 1, "L", OTHER(ID_LOCAL_RANKS_FILTER),
+     "only these local ranks' output on the console (0 or 0,2)"},
+    {"log-line-prefix", 0, 0, "T", OTHER(ID_LOG_LINE_PREFIX),
+     "each console line's prefix: ${rank}, ${local_rank}, ${role_name};\n"
+     "\"\" for none (default: $TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE,\n"
+     "else \"[rank ${rank}] \")"},
+    {"error-file", 0, 0, "FILE", KIND_STR, FIELD(error_file), 0, 0, ID_NONE,
+     "write a JSON failure report to FILE when the job fails (%n in\n"
+     "FILE: this node's rank, for nodes that share a file system)"},
+    {"python", 0, 0, "PATH", OTHER(ID_PYTHON),
+     "the interpreter for a PROGRAM ending in .py, -m or --run-path\n"
+     "(default $PYTHON_EXEC, else python3); it runs with -u, as torchrun's does"},
+    {"module", 'm', 1, NULL, OTHER(ID_MODULE), "PROGRAM is a Python module: run as python -u -m PROGRAM"},
+    {"run-path", 0, 1, NULL, OTHER(ID_RUN_PATH),
+     "run the script PROGRAM through runpy.run_path, as torchrun does"},
+    {"no-python", 0, 1, NULL, OTHER(ID_NO_PYTHON), "run PROGRAM as given, even when it ends in .py"},
+    {"local-rank-arg", 0, 0, NULL, KIND_FLAG, FIELD(local_rank_arg), 0, 0, ID_NONE,
+     "append --local_rank=N to each worker's arguments, as\n"
+     "torch.distributed.launch does (the variable LOCAL_RANK is always set)"},
+    {"monitor-interval", 0, 1, "SECONDS", OTHER(ID_MONITOR_INTERVAL),
+     "taken and noted: the agent hears a worker's exit at once"},
+    {"start-method", 0, 1, "spawn|fork|forkserver", OTHER(ID_START_METHOD),
+     "taken and noted: every worker is started by fork and exec"},
+    {"deadline", 0, 0, "TIME", OTHER(ID_DEADLINE),
+     "when the scheduler ends the job: Unix seconds, or +SECONDS from now"},
+    {"checkpoint-signal", 0, 0, "SIG", OTHER(ID_CHECKPOINT_SIGNAL),
+     "sent once to every worker --checkpoint-before the deadline (USR1,\n"
+     "SIGUSR2, TERM, ...); without it nothing is sent early"},
+    {"checkpoint-before", 0, 0, "S", KIND_MS, FIELD(checkpoint_before_ms), 0, JOB_TIMEOUT_MAX_S,
+     ID_NONE, "seconds before the deadline (default 180)"},
+    {"requeue-count", 0, 0, "N", KIND_INT, FIELD(requeue_count), 0, JOB_REQUEUES_MAX, ID_NONE,
+     "this job is requeue N of a chain: the workers' restart count\n"
+     "(TORCHELASTIC_RESTART_COUNT) starts at N"},
+    {"gpu-binding", 0, 0, "per-rank|none", OTHER(ID_GPU_BINDING),
+     "per-rank: each worker sees one GPU, its local rank's of the\n"
+     "visible set (CUDA_VISIBLE_DEVICES)"},
+    {"cpu-binding", 0, 0, "cores|numa|none", OTHER(ID_CPU_BINDING),
+     "pin each worker to its share of this agent's CPUs:\n"
+     "equal contiguous shares, or one NUMA node's CPUs"},
+    {"preflight", 0, 0, "report|strict|only", OTHER(ID_PREFLIGHT),
+     "node 0 prints what differs across the nodes (driver, CUDA,\n"
+     "NCCL, GPUs, InfiniBand, NCCL_* env, python, torch) and advice: report (the\n"
+     "default) beside the workers; strict before them, failing the job when they\n"
+     "differ; only: every fact, no worker (ddpjob doctor)"},
+    {"help", 'h', 0, NULL, OTHER(ID_HELP), "this text"},
+    {"version", 0, 0, NULL, OTHER(ID_VERSION), "the version"},
 };
+#define NOPTIONS (sizeof options / sizeof *options)
+
+static void print_usage(FILE *f)
+{
+    fputs(usage_head, f);
+    for (size_t i = 0; i < NOPTIONS; i++) {
+        const option_t *opt = &options[i];
+        char head[64];
+        int n = snprintf(head, sizeof head, "  %s%s%s--%s%s%s", opt->short_name ? "-" : "",
+                         opt->short_name ? (char[]){opt->short_name, '\0'} : "",
+                         opt->short_name ? ", " : "", opt->name, opt->value ? " " : "",
+                         opt->value ? opt->value : "");
+        fprintf(f, "%-*s", n < 26 ? 26 : n + 1, head);
+        for (const char *line = opt->help; line;) {
+            const char *end = strchr(line, '\n');
+            fprintf(f, "%.*s\n", end ? (int)(end - line) : (int)strlen(line), line);
+            line = end ? end + 1 : NULL;
+            if (line)
+                fprintf(f, "%26s", "");
+        }
+    }
+    fputs(usage_tail, f);
+}
+
+/* getopt's table from options[]: each long name, and torchrun's underscore spelling where it
+ * has one; val is 256 + the option's index. Made once. */
+static const struct option *long_options(void)
+{
+    static struct option table[2 * NOPTIONS + 1];
+    static char underscored[NOPTIONS][32];
+    if (table[0].name)
+        return table;
+    size_t n = 0;
+    for (size_t i = 0; i < NOPTIONS; i++) {
+        int has_arg = options[i].value ? required_argument : no_argument;
+        table[n++] = (struct option){options[i].name, has_arg, NULL, 256 + (int)i};
+        if (!options[i].torchrun || !strchr(options[i].name, '-'))
+            continue;
+        snprintf(underscored[i], sizeof underscored[i], "%s", options[i].name);
+        for (char *c = underscored[i]; *c; c++)
+            *c = *c == '-' ? '_' : *c;
+        table[n++] = (struct option){underscored[i], has_arg, NULL, 256 + (int)i};
+    }
+    return table;
+}
+
+/* "+": options end at the program, whose own flags are left alone; then the short options. */
+static const char *short_options(void)
+{
+    static char text[2 * NOPTIONS + 2];
+    if (text[0])
+        return text;
+    size_t n = 0;
+    text[n++] = '+';
+    for (size_t i = 0; i < NOPTIONS; i++)
+        if (options[i].short_name) {
+            text[n++] = options[i].short_name;
+            if (options[i].value)
+                text[n++] = ':';
+        }
+    return text;
+}
+
+static const option_t *option_by_short(int c)
+{
+    for (size_t i = 0; i < NOPTIONS; i++)
+        if (options[i].short_name == c)
+            return &options[i];
+    return NULL;
+}
 
 /* Unix seconds, or +SECONDS from now, onto the ddp_now_ms clock. */
 static int parse_deadline(const char *text, int64_t *out_ms)
@@ -457,53 +509,36 @@ static int expand_node_rank(agent_options_t *o, ddp_error_t *err)
     return 0;
 }
 
-/* torchrun's options whose default comes from the environment, as PET_ + the name in capitals
- * (torchrun's `env` action; its flags take 0 or 1 there). */
-static const char *const pet_names[] = {
-    "nnodes", "nproc_per_node", "node_rank", "master_addr", "master_port", "rdzv_backend",
-    "rdzv_endpoint", "rdzv_id", "standalone", "max_restarts", "monitor_interval", "start_method",
-    "module", "no_python", "run_path", "log_dir", "redirects", "tee", "local_ranks_filter", NULL};
-
-static const struct option *long_option_named(const char *name)
-{
-    for (const struct option *opt = long_options; opt->name; opt++)
-        if (!strcmp(opt->name, name))
-            return opt;
-    return NULL;
-}
-
 /* argv with the PET_* defaults first ("--name=value", or "--name" for a flag set to 1), so that
- * the command line's own flags, parsed after them, win. pet_vars[i] names the variable behind
- * args[1 + i]; *npet of them. */
+ * the command line's own flags, parsed after them, win: each torchrun option's default comes
+ * from PET_ + its name in capitals (torchrun's `env` action; its flags take 0 or 1 there).
+ * pet_vars[i] names the variable behind args[1 + i]; *npet of them. */
 static char **with_pet_defaults(int argc, char **argv, int *new_argc, const char **pet_vars,
                                 int *npet, ddp_error_t *err)
 {
-    static char var_names[sizeof pet_names / sizeof *pet_names][48];
-    size_t most = (size_t)argc + sizeof pet_names / sizeof *pet_names + 1;
-    char **args = ddp_xcalloc(most, sizeof *args);
+    static char var_names[NOPTIONS][48];
+    char **args = ddp_xcalloc((size_t)argc + NOPTIONS + 1, sizeof *args);
     int n = 0;
     args[n++] = ddp_xstrdup(argv[0]);
     *npet = 0;
-    for (int i = 0; pet_names[i]; i++) {
+    for (size_t i = 0; i < NOPTIONS; i++) {
+        const option_t *opt = &options[i];
         char *var = var_names[i];
-        snprintf(var, sizeof var_names[i], "PET_%s", pet_names[i]);
+        snprintf(var, sizeof var_names[i], "PET_%s", opt->name);
         for (char *c = var; *c; c++)
-            *c = (char)toupper((unsigned char)*c);
+            *c = *c == '-' ? '_' : (char)toupper((unsigned char)*c);
         const char *value = getenv(var);
-        const struct option *opt = long_option_named(pet_names[i]);
-        if (!value || !opt)
+        if (!opt->torchrun || !value)
+            continue;
+        if (!opt->value && strcmp(value, "0") && strcmp(value, "1")) {
+            ddp_error_set(err, "%s=%s: expected 0 or 1", var, value);
+            goto fail;
+        }
+        if (!opt->value && !strcmp(value, "0"))
             continue;
         char *arg = NULL;
-        if (opt->has_arg == no_argument) {
-            if (strcmp(value, "0") && strcmp(value, "1")) {
-                ddp_error_set(err, "%s=%s: expected 0 or 1", var, value);
-                goto fail;
-            }
-            if (!strcmp(value, "0"))
-                continue;
-        }
-        if (opt->has_arg == no_argument ? asprintf(&arg, "--%s", pet_names[i]) < 0
-                                        : asprintf(&arg, "--%s=%s", pet_names[i], value) < 0) {
+        if (opt->value ? asprintf(&arg, "--%s=%s", opt->name, value) < 0
+                       : asprintf(&arg, "--%s", opt->name) < 0) {
             ddp_error_set(err, "out of memory");
             goto fail;
         }
@@ -536,253 +571,225 @@ static int nproc_for(const char *word, ddp_error_t *err)
     return cpus < 1 ? 1 : cpus > JOB_PROCS_PER_NODE_MAX ? JOB_PROCS_PER_NODE_MAX : (int)cpus;
 }
 
+/* What the command line says beyond agent_options_t's own fields, until the options are whole. */
+typedef struct {
+    const char *nproc, *token_file, *python;
+    /* How the program is to run, and the option (or PET_ variable) that said so. */
+    char module[64], no_python[64], run_path[64];
+    int port_set;
+} parse_state_t;
+
+/* A choice among words: its index in words, or -1. */
+static int word_index(const char *text, const char *const *words)
+{
+    for (int i = 0; words[i]; i++)
+        if (!strcmp(text, words[i]))
+            return i;
+    return -1;
+}
+
+/* torchrun's --nnodes N or MIN:MAX, when it names one count. */
+static int take_nnodes(agent_options_t *o, const char *value, ddp_error_t *err)
+{
+    const char *colon = strchr(value, ':');
+    int least, most;
+    if (!colon)
+        return ddp_parse_int(value, 1, JOB_NODES_MAX, &o->nnodes) ? 1 : 0;
+    char text[32];
+    snprintf(text, sizeof text, "%.*s", (int)(colon - value), value);
+    if (ddp_parse_int(text, 1, JOB_NODES_MAX, &least) ||
+        ddp_parse_int(colon + 1, 1, JOB_NODES_MAX, &most))
+        return 1;
+    if (most != least)
+        return ddp_error_set(err, "--nnodes %s: elastic node ranges are not supported; give one "
+                                  "count (every node must join)",
+                             value);
+    o->nnodes = least;
+    return 0;
+}
+
+/* HOST[:PORT], torchrun's spelling of the master's address. */
+static int take_endpoint(agent_options_t *o, parse_state_t *p, const char *value)
+{
+    const char *colon = strrchr(value, ':');
+    free(o->master_addr);
+    o->master_addr = colon ? ddp_xstrndup(value, (size_t)(colon - value)) : ddp_xstrdup(value);
+    if (!*o->master_addr)
+        return 1;
+    if (!colon)
+        return 0;
+    p->port_set = 1;
+    return ddp_parse_int(colon + 1, 1, 65535, &o->master_port) ? 1 : 0;
+}
+
+/* An OTHER option: 0, 1 for a bad value (said by the caller), -1 with err set. */
+static int take_other(agent_options_t *o, parse_state_t *p, const option_t *opt, const char *name,
+                      const char *v, ddp_error_t *err)
+{
+    static const char *const gpu_words[] = {"none", "per-rank", NULL};
+    static const char *const cpu_words[] = {"none", "cores", "numa", NULL};
+    static const char *const preflight_words[] = {"report", "strict", "only", NULL};
+    static const char *const start_words[] = {"spawn", "fork", "forkserver", NULL};
+    double seconds;
+    switch (opt->id) {
+    case ID_NNODES: return take_nnodes(o, v, err);
+    case ID_NPROC: p->nproc = v; return 0;
+    case ID_MASTER_ADDR:
+        free(o->master_addr);
+        o->master_addr = ddp_xstrdup(v);
+        return !*v;
+    case ID_MASTER_PORT: p->port_set = 1; return ddp_parse_int(v, 1, 65535, &o->master_port) ? 1 : 0;
+    case ID_RUN_ID: free(o->run_id); o->run_id = ddp_xstrdup(v); return 0;
+    case ID_TOKEN_FILE: p->token_file = v; return 0;
+    case ID_HANG_TIMEOUT:
+        o->hang_timeout_ms = 0;
+        return strcmp(v, "0") && parse_seconds_ms(v, JOB_TIMEOUT_MAX_S, &o->hang_timeout_ms);
+    case ID_REDIRECTS:
+    case ID_TEE:
+        if (console_check_streams(v, name, err))
+            return -1;
+        *(opt->id == ID_REDIRECTS ? &o->redirects : &o->tee) = strcmp(v, "0") ? v : NULL;
+        return 0;
+    case ID_LOCAL_RANKS_FILTER: o->local_ranks_filter = v; return console_check_filter(v, err);
+    case ID_LOG_LINE_PREFIX: o->prefix_template = v; return 0;
+    case ID_RDZV_BACKEND:
+        /* Both are a store on one node, which is what ddpjob's rendezvous is. */
+        if (strcmp(v, "c10d") && strcmp(v, "static"))
+            return ddp_error_set(err, "--rdzv-backend %s: not supported (ddpjob's rendezvous is its "
+                                      "own store on node 0; c10d and static map onto it)",
+                                 v);
+        o->rdzv_c10d = !strcmp(v, "c10d");
+        return 0;
+    case ID_RDZV_ENDPOINT: return take_endpoint(o, p, v);
+    case ID_PYTHON: p->python = v; return !*v;
+    case ID_MODULE: snprintf(p->module, sizeof p->module, "%s", name); return 0;
+    case ID_NO_PYTHON: snprintf(p->no_python, sizeof p->no_python, "%s", name); return 0;
+    case ID_RUN_PATH: snprintf(p->run_path, sizeof p->run_path, "%s", name); return 0;
+    case ID_MONITOR_INTERVAL:
+        o->ignored_notes[0] =
+            "--monitor-interval changes nothing here: the agent hears a worker's exit at once";
+        return ddp_parse_double(v, 0, 3600, &seconds) ? 1 : 0;
+    case ID_START_METHOD:
+        o->ignored_notes[1] = "--start-method changes nothing here: every worker is a process of "
+                              "its own, started by fork and exec";
+        return word_index(v, start_words) < 0;
+    case ID_DEADLINE: return parse_deadline(v, &o->deadline_ms) ? 1 : 0;
+    case ID_CHECKPOINT_SIGNAL: return (o->checkpoint_signal = ddp_parse_signal(v)) <= 0;
+    case ID_GPU_BINDING:
+        o->gpu_binding = word_index(v, gpu_words) == 1 ? GPU_BINDING_PER_RANK : GPU_BINDING_NONE;
+        return word_index(v, gpu_words) < 0;
+    case ID_CPU_BINDING: {
+        int k = word_index(v, cpu_words);
+        o->cpu_binding = k == 1 ? CPU_BINDING_CORES : k == 2 ? CPU_BINDING_NUMA : CPU_BINDING_NONE;
+        return k < 0;
+    }
+    case ID_PREFLIGHT: {
+        int k = word_index(v, preflight_words);
+        o->preflight = k == 1 ? PREFLIGHT_STRICT : k == 2 ? PREFLIGHT_ONLY : PREFLIGHT_REPORT;
+        return k < 0;
+    }
+    case ID_HELP: print_usage(stdout); return 2;
+    case ID_VERSION: printf("ddpjob-agent %s\n", DDPJOB_VERSION); return 2;
+    case ID_NONE: break;
+    }
+    return 0;
+}
+
+/* One option from the command line: 0, 1 for a bad value, 2 when --help or --version said all,
+ * -1 with err set. */
+static int take_option(agent_options_t *o, parse_state_t *p, const option_t *opt, const char *name,
+                       const char *v, ddp_error_t *err)
+{
+    char *at = (char *)o + opt->field;
+    switch (opt->kind) {
+    case KIND_FLAG: *(int *)at = 1; return 0;
+    case KIND_INT: return ddp_parse_int(v, (int)opt->lo, (int)opt->hi, (int *)at) ? 1 : 0;
+    case KIND_MS: return parse_seconds_ms(v, opt->hi, (int *)at) ? 1 : 0;
+    case KIND_STR:
+        free(*(char **)at);
+        *(char **)at = ddp_xstrdup(v);
+        return 0;
+    case KIND_OTHER: break;
+    }
+    return take_other(o, p, opt, name, v, err);
+}
+
+/* The options after the environment's defaults: filled into o and p; 0, 1 when --help or
+ * --version was printed, -1 with err set. */
+static int read_options(int argc, char **argv, int npet, const char **pet_vars,
+                        agent_options_t *o, parse_state_t *p, ddp_error_t *err)
+{
+    const struct option *longs = long_options();
+    int c, which = -1;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, short_options(), longs, &which)) != -1) {
+        const option_t *opt = c >= 256 ? &options[c - 256] : option_by_short(c);
+        /* The option as the user wrote it, or the PET_ variable that gave it. */
+        char name[64];
+        if (optind - 1 >= 1 && optind - 1 <= npet)
+            snprintf(name, sizeof name, "%s", pet_vars[optind - 2]);
+        else if (which >= 0)
+            snprintf(name, sizeof name, "--%s", longs[which].name);
+        else if (opt)
+            snprintf(name, sizeof name, "-%c", opt->short_name);
+        else
+            snprintf(name, sizeof name, "%s", argv[optind - 1]);
+        which = -1;
+        if (!opt) {
+            const option_t *wanted = optopt ? option_by_short(optopt) : NULL;
+            if (optopt >= 256 || (wanted && wanted->value))
+                return ddp_error_set(err, "%s needs a value", name);
+            return ddp_error_set(err, "unknown option %s (see --help)", name);
+        }
+        int rc = take_option(o, p, opt, name, optarg, err);
+        if (rc == 1)
+            return ddp_error_set(err, "%s: invalid value \"%s\"", name, optarg);
+        if (rc)
+            return rc < 0 ? -1 : 1;
+    }
+    return 0;
+}
+
 int agent_options_parse(int argc, char **argv, agent_options_t *o, ddp_error_t *err)
 {
-    const char *pet_vars[sizeof pet_names / sizeof *pet_names];
+    const char *pet_vars[NOPTIONS];
     int npet = 0, full_argc = 0;
     char **full_argv = with_pet_defaults(argc, argv, &full_argc, pet_vars, &npet, err);
-    if (!full_argv)
-        return -1;
-    argc = full_argc;
-    argv = full_argv;
-
     *o = (agent_options_t){.node_rank = -1, .rdzv_timeout_s = 300, .heartbeat_ms = 1000,
                            .grace_ms = 10000, .exit_timeout_s = 300,
                            .output_stall_ms = OUTPUT_STALL_DEFAULT_MS,
                            .checkpoint_before_ms = 180000,
                            .args = full_argv}; /* the command will point into them */
+    if (!full_argv)
+        return -1;
     o->prefix_template = getenv("TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE");
-    const char *nproc_arg = "1", *token_file = NULL;
-    const char *python = getenv("PYTHON_EXEC") && *getenv("PYTHON_EXEC") ? getenv("PYTHON_EXEC")
-                                                                       : "python3";
-    /* How the program is to run, and the option (or PET_ variable) that said so. */
-    char module[64] = "", no_python[64] = "", run_path[64] = "";
-    int port_set = 0, opt;
-    optind = 1;
-    opterr = 0;
-    /* "+": options end at the program, whose own flags are left alone. */
-    int which = -1;
-    while ((opt = getopt_long(argc, argv, "+hmr:t:", long_options, &which)) != -1) {
-        /* The option as the user wrote it (argv[optind - 1] is its value when one follows). */
-        char name[64];
-        int from_env = optind - 1 >= 1 && optind - 1 <= npet;
-        if (from_env)
-            snprintf(name, sizeof name, "%s", pet_vars[optind - 2]);
-        else if (which >= 0)
-            snprintf(name, sizeof name, "--%s", long_options[which].name);
-        else if (opt == 'r' || opt == 't')
-            snprintf(name, sizeof name, "-%c", opt);
-        else
-            snprintf(name, sizeof name, "%s", argv[optind - 1]);
-        which = -1;
-        int bad = 0;
-        switch (opt) {
-        case OPT_NNODES: {
-            /* torchrun's MIN:MAX, when it names one count. */
-            const char *colon = strchr(optarg, ':');
-            int most;
-            if (colon) {
-                char least[32];
-                snprintf(least, sizeof least, "%.*s", (int)(colon - optarg), optarg);
-                if (ddp_parse_int(least, 1, JOB_NODES_MAX, &o->nnodes) ||
-                    ddp_parse_int(colon + 1, 1, JOB_NODES_MAX, &most))
-                    bad = 1;
-                else if (most != o->nnodes)
-                    return ddp_error_set(err, "--nnodes %s: elastic node ranges are not supported; "
-                                              "give one count (every node must join)",
-                                         optarg);
-            } else {
-                bad = ddp_parse_int(optarg, 1, JOB_NODES_MAX, &o->nnodes);
-            }
-            break;
-        }
-        case OPT_RDZV_BACKEND:
-            /* Both are a store on one node, which is what ddpjob's rendezvous is. */
-            o->rdzv_c10d = !strcmp(optarg, "c10d");
-            if (strcmp(optarg, "c10d") && strcmp(optarg, "static"))
-                return ddp_error_set(err, "--rdzv-backend %s: not supported (ddpjob's rendezvous is "
-                                          "its own store on node 0; c10d and static map onto it)",
-                                     optarg);
-            break;
-        case OPT_RDZV_ENDPOINT: {
-            /* HOST[:PORT], torchrun's spelling of the master's address. */
-            const char *colon = strrchr(optarg, ':');
-            free(o->master_addr);
-            o->master_addr = colon ? ddp_xstrndup(optarg, (size_t)(colon - optarg)) : ddp_xstrdup(optarg);
-            bad = !o->master_addr || !*o->master_addr;
-            if (colon && !bad) {
-                bad = ddp_parse_int(colon + 1, 1, 65535, &o->master_port);
-                port_set = 1;
-            }
-            break;
-        }
-        case OPT_NODE_RANK:
-            bad = ddp_parse_int(optarg, 0, JOB_NODES_MAX - 1, &o->node_rank);
-            break;
-        case OPT_NPROC:
-            nproc_arg = optarg;
-            break;
-        case OPT_MASTER_ADDR:
-            free(o->master_addr);
-            o->master_addr = ddp_xstrdup(optarg);
-            bad = !*optarg;
-            break;
-        case OPT_MASTER_PORT:
-            bad = ddp_parse_int(optarg, 1, 65535, &o->master_port);
-            port_set = 1;
-            break;
-        case OPT_STANDALONE:
-            o->standalone = 1;
-            break;
-        case OPT_RUN_ID:
-        case OPT_RDZV_ID:
-            free(o->run_id);
-            o->run_id = ddp_xstrdup(optarg);
-            break;
-        case OPT_TOKEN_FILE:
-            token_file = optarg;
-            break;
-        case OPT_MAX_RESTARTS:
-            bad = ddp_parse_int(optarg, 0, JOB_MAX_RESTARTS_MAX, &o->max_restarts);
-            break;
-        case OPT_RDZV_TIMEOUT:
-            bad = ddp_parse_int(optarg, 1, JOB_TIMEOUT_MAX_S, &o->rdzv_timeout_s);
-            break;
-        case OPT_HEARTBEAT:
-            bad = parse_seconds_ms(optarg, 3600, &o->heartbeat_ms);
-            break;
-        case OPT_GRACE:
-            bad = parse_seconds_ms(optarg, 3600, &o->grace_ms);
-            break;
-        case OPT_HANG_TIMEOUT:
-            o->hang_timeout_ms = 0;
-            bad = strcmp(optarg, "0") && parse_seconds_ms(optarg, JOB_TIMEOUT_MAX_S, &o->hang_timeout_ms);
-            break;
-        case OPT_EXIT_TIMEOUT:
-            bad = ddp_parse_int(optarg, 1, JOB_TIMEOUT_MAX_S, &o->exit_timeout_s);
-            break;
-        case OPT_OUTPUT_STALL_TIMEOUT:
-            bad = parse_seconds_ms(optarg, JOB_TIMEOUT_MAX_S, &o->output_stall_ms);
-            break;
-        case OPT_LOG_DIR:
-            free(o->log_dir);
-            o->log_dir = ddp_xstrdup(optarg);
-            break;
-        case 'r':
-        case OPT_REDIRECTS:
-        case 't':
-        case OPT_TEE:
-            if (console_check_streams(optarg, name, err))
-                return -1;
-            *(opt == 'r' || opt == OPT_REDIRECTS ? &o->redirects : &o->tee) =
-                strcmp(optarg, "0") ? optarg : NULL;
-            break;
-        case OPT_LOCAL_RANKS_FILTER:
-            if (console_check_filter(optarg, err))
-                return -1;
-            o->local_ranks_filter = optarg;
-            break;
-        case OPT_LOG_LINE_PREFIX:
-            o->prefix_template = optarg;
-            break;
-        case OPT_ERROR_FILE:
-            free(o->error_file);
-            o->error_file = ddp_xstrdup(optarg);
-            break;
-        case OPT_PYTHON:
-            python = optarg;
-            bad = !*optarg;
-            break;
-        case 'm':
-        case OPT_MODULE:
-            snprintf(module, sizeof module, "%s", name);
-            break;
-        case OPT_NO_PYTHON:
-            snprintf(no_python, sizeof no_python, "%s", name);
-            break;
-        case OPT_RUN_PATH:
-            snprintf(run_path, sizeof run_path, "%s", name);
-            break;
-        case OPT_MONITOR_INTERVAL: {
-            double unused;
-            bad = ddp_parse_double(optarg, 0, 3600, &unused);
-            o->ignored_notes[0] =
-                "--monitor-interval changes nothing here: the agent hears a worker's exit at once";
-            break;
-        }
-        case OPT_START_METHOD:
-            bad = strcmp(optarg, "spawn") && strcmp(optarg, "fork") && strcmp(optarg, "forkserver");
-            o->ignored_notes[1] = "--start-method changes nothing here: every worker is a process "
-                                  "of its own, started by fork and exec";
-            break;
-        case OPT_LOCAL_RANK_ARG:
-            o->local_rank_arg = 1;
-            break;
-        case OPT_DEADLINE:
-            bad = parse_deadline(optarg, &o->deadline_ms);
-            break;
-        case OPT_CHECKPOINT_SIGNAL:
-            bad = (o->checkpoint_signal = ddp_parse_signal(optarg)) <= 0;
-            break;
-        case OPT_CHECKPOINT_BEFORE:
-            bad = parse_seconds_ms(optarg, JOB_TIMEOUT_MAX_S, &o->checkpoint_before_ms);
-            break;
-        case OPT_REQUEUE_COUNT:
-            bad = ddp_parse_int(optarg, 0, JOB_REQUEUES_MAX, &o->requeue_count);
-            break;
-        case OPT_GPU_BINDING:
-            bad = strcmp(optarg, "per-rank") && strcmp(optarg, "none");
-            o->gpu_binding = !strcmp(optarg, "per-rank") ? GPU_BINDING_PER_RANK : GPU_BINDING_NONE;
-            break;
-        case OPT_CPU_BINDING:
-            bad = strcmp(optarg, "cores") && strcmp(optarg, "numa") && strcmp(optarg, "none");
-            o->cpu_binding = !strcmp(optarg, "cores")  ? CPU_BINDING_CORES
-                             : !strcmp(optarg, "numa") ? CPU_BINDING_NUMA
-                                                       : CPU_BINDING_NONE;
-            break;
-        case OPT_PREFLIGHT:
-            bad = strcmp(optarg, "report") && strcmp(optarg, "strict") && strcmp(optarg, "only");
-            o->preflight = !strcmp(optarg, "strict") ? PREFLIGHT_STRICT
-                           : !strcmp(optarg, "only") ? PREFLIGHT_ONLY
-                                                     : PREFLIGHT_REPORT;
-            break;
-        case 'h':
-        case OPT_HELP:
-            for (int i = 0; usage_text[i]; i++)
-                fputs(usage_text[i], stdout);
-            return 1;
-        case OPT_VERSION:
-            printf("ddpjob-agent %s\n", DDPJOB_VERSION);
-            return 1;
-        default:
-            if (optopt >= OPT_NNODES || optopt == 'r' || optopt == 't')
-                return ddp_error_set(err, "%s needs a value", name);
-            return ddp_error_set(err, "unknown option %s (see --help)", name);
-        }
-        if (bad)
-            return ddp_error_set(err, "%s: invalid value \"%s\"", name, optarg);
-    }
-    if (optind >= argc)
+    const char *python_exec = getenv("PYTHON_EXEC");
+    parse_state_t p = {.nproc = "1", .python = python_exec && *python_exec ? python_exec : "python3"};
+    int rc = read_options(full_argc, full_argv, npet, pet_vars, o, &p, err);
+    if (rc)
+        return rc;
+    if (optind >= full_argc)
         return ddp_error_set(err, "no program to run (usage: ddpjob-agent [OPTIONS] PROGRAM "
                                   "[ARGS...])");
-    if (*module && *no_python)
-        return ddp_error_set(err, "%s and %s exclude each other: a module needs python", module,
-                             no_python);
-    if (*run_path && (*module || *no_python))
+    if (*p.module && *p.no_python)
+        return ddp_error_set(err, "%s and %s exclude each other: a module needs python", p.module,
+                             p.no_python);
+    if (*p.run_path && (*p.module || *p.no_python))
         return ddp_error_set(err, "%s and %s exclude each other: --run-path runs a script under "
                                   "python",
-                             run_path, *module ? module : no_python);
-    build_command(o, argv + optind, argc - optind, python,
-                  *module ? RUN_MODULE : *run_path ? RUN_RUNPY : RUN_AS_GIVEN, *no_python);
-    if (resolve_identity(o, &port_set, err) || check_identity(o, port_set, err))
+                             p.run_path, *p.module ? p.module : p.no_python);
+    build_command(o, full_argv + optind, full_argc - optind, p.python,
+                  *p.module ? RUN_MODULE : *p.run_path ? RUN_RUNPY : RUN_AS_GIVEN, *p.no_python);
+    if (resolve_identity(o, &p.port_set, err) || check_identity(o, p.port_set, err))
         return -1;
-    if (!strcmp(nproc_arg, "auto") || !strcmp(nproc_arg, "gpu") || !strcmp(nproc_arg, "cpu")) {
-        if ((o->nproc = nproc_for(nproc_arg, err)) < 0)
+    if (word_index(p.nproc, (const char *const[]){"auto", "gpu", "cpu", NULL}) >= 0) {
+        if ((o->nproc = nproc_for(p.nproc, err)) < 0)
             return -1;
-    } else if (ddp_parse_int(nproc_arg, 1, JOB_PROCS_PER_NODE_MAX, &o->nproc)) {
+    } else if (ddp_parse_int(p.nproc, 1, JOB_PROCS_PER_NODE_MAX, &o->nproc)) {
         return ddp_error_set(err, "--nproc-per-node: invalid value \"%s\" (a count, gpu, cpu or "
                                   "auto)",
-                             nproc_arg);
+                             p.nproc);
     }
     if (o->master_port)
         o->store_port = ddp_job_store_port(o->master_port);
@@ -790,7 +797,7 @@ int agent_options_parse(int argc, char **argv, agent_options_t *o, ddp_error_t *
         o->run_id = ddp_xstrdup("none");
     if (o->error_file && expand_node_rank(o, err))
         return -1;
-    return take_token(o, token_file, err);
+    return take_token(o, p.token_file, err);
 }
 
 int agent_options_set_node_rank(agent_options_t *o, int node_rank, ddp_error_t *err)

@@ -57,6 +57,19 @@ static void exec_worker(char **command, char **env, int out_fd, int err_fd, pid_
     _exit(127);
 }
 
+/* The worker's two relays, with its console prefix and what reaches the console (console.h). */
+static int init_relays(worker_t *w, const worker_launch_t *l, int log_out, int log_err)
+{
+    char prefix[RELAY_PREFIX_MAX];
+    console_prefix(l->prefix_template, w->rank, w->local_rank, prefix, sizeof prefix);
+    int shown = console_filter_passes(l->local_ranks_filter, w->local_rank),
+        redirected = console_streams_for(l->redirects, w->local_rank);
+    return relay_init(&w->relay[0], STDOUT_FILENO, log_out, w->rank, prefix,
+                      shown && !(redirected & CONSOLE_STDOUT), 0) ||
+           relay_init(&w->relay[1], STDERR_FILENO, log_err, w->rank, prefix,
+                      shown && !(redirected & CONSOLE_STDERR), 1);
+}
+
 static int start_one(worker_t *w, const worker_launch_t *l, ddp_error_t *err)
 {
     int out[2] = {-1, -1}, errp[2] = {-1, -1}, log_out = -1, log_err = -1, rc = -1;
@@ -99,14 +112,7 @@ static int start_one(worker_t *w, const worker_launch_t *l, ddp_error_t *err)
             ddp_error_set(err, "pipe: %s", strerror(e));
         goto out;
     }
-    char prefix[RELAY_PREFIX_MAX];
-    console_prefix(l->prefix_template, w->rank, w->local_rank, prefix, sizeof prefix);
-    int shown = console_filter_passes(l->local_ranks_filter, w->local_rank),
-        redirected = console_streams_for(l->redirects, w->local_rank);
-    if (relay_init(&w->relay[0], STDOUT_FILENO, log_out, w->rank, prefix,
-                   shown && !(redirected & CONSOLE_STDOUT), 0) ||
-        relay_init(&w->relay[1], STDERR_FILENO, log_err, w->rank, prefix,
-                   shown && !(redirected & CONSOLE_STDERR), 1)) {
+    if (init_relays(w, l, log_out, log_err)) {
         ddp_error_set(err, "out of memory");
         goto out;
     }

@@ -1,6 +1,7 @@
-# bash completion for ddpjob-agent: its options come from its own --help, so they never drift.
+# bash completion for ddpjob-agent: its options, and the words an option takes, come from its
+# own --help (made from its one option table), so they never drift.
 _ddpjob_agent() {
-    local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD - 1]} i
+    local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD - 1]} i words
     # After the program (the first word that is not an option or an option's value), complete files.
     for ((i = 1; i < COMP_CWORD; i++)); do
         case ${COMP_WORDS[i]} in
@@ -8,11 +9,19 @@ _ddpjob_agent() {
         esac
     done
     case $prev in
-    --token-file | --log-dir | --error-file | --python) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
-    --nproc-per-node | --nproc_per_node) mapfile -t COMPREPLY < <(compgen -W "gpu auto" -- "$cur"); return ;;
+    --token-file | --log-dir | --log_dir | --error-file | --python) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
     --checkpoint-signal) mapfile -t COMPREPLY < <(compgen -W "USR1 USR2 TERM INT HUP" -- "$cur"); return ;;
-    --rdzv-backend | --rdzv_backend) mapfile -t COMPREPLY < <(compgen -W "c10d static" -- "$cur"); return ;;
-    --preflight) mapfile -t COMPREPLY < <(compgen -W "report strict only" -- "$cur"); return ;;
+    --*)
+        # "  --preflight report|strict|only  ..." in --help: the words between the bars (not a
+        # placeholder such as N).
+        words=$("${COMP_WORDS[0]}" --help 2>/dev/null |
+            sed -n "s/^  \(-., \)\{0,1\}${prev//_/-} \([A-Za-z0-9-]*|[a-z0-9|-]*\) .*/\2/p" |
+            tr '|' '\n' | grep -v '^[A-Z]*$')
+        if [ -n "$words" ]; then
+            mapfile -t COMPREPLY < <(compgen -W "$words" -- "$cur")
+            return
+        fi
+        ;;
     esac
     if [ "${cur#-}" != "$cur" ]; then
         mapfile -t COMPREPLY < <(compgen -W "$("${COMP_WORDS[0]}" --help 2>/dev/null | grep -o -- '--[a-z][a-z_-]*' | sort -u)" -- "$cur")

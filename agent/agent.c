@@ -278,6 +278,34 @@ static int workers_port(const agent_options_t *o, ddp_error_t *err)
     return o->master_port;
 }
 
+/* What every worker of this attempt is told and how it starts (workers.h). */
+static worker_launch_t launch_for(agent_t *a, const attempt_t *t, const ddp_rdzv_result_t *rr,
+                                  const char *attempt_dir, const char *worker_token)
+{
+    const agent_options_t *o = a->o;
+    return (worker_launch_t){.env = {.world_size = rr->world_size,
+                                     .local_world_size = o->nproc,
+                                     .group_rank = o->node_rank,
+                                     .group_world_size = o->nnodes,
+                                     .restart_count = o->requeue_count + t->round,
+                                     .max_restarts = o->max_restarts,
+                                     .master_addr = o->master_addr,
+                                     .master_port = rr->worker_port,
+                                     .run_id = o->run_id,
+                                     .worker_token = worker_token},
+                             .rank_base = rr->rank_base,
+                             .attempt_dir = attempt_dir,
+                             .write_logs = o->log_dir || o->redirects || o->tee,
+                             .redirects = o->redirects,
+                             .local_ranks_filter = o->local_ranks_filter,
+                             .prefix_template = o->prefix_template,
+                             .command = o->command,
+                             .local_rank_arg = o->local_rank_arg,
+                             .gpu_binding = o->gpu_binding,
+                             .cpu_binding = o->cpu_binding,
+                             .guard = &a->guard};
+}
+
 /* Runs one attempt: rendezvous, workers, monitor. Fills t; returns -1 when the rendezvous
  * failed (err says why). */
 static int run_attempt(agent_t *a, attempt_t *t, ddp_error_t *err)
@@ -326,27 +354,7 @@ static int run_attempt(agent_t *a, attempt_t *t, ddp_error_t *err)
     char attempt_dir[4200], worker_token[WORKER_TOKEN_HEX + 1];
     snprintf(attempt_dir, sizeof attempt_dir, "%s/attempt_%d", a->attempt_root, t->round);
     ddp_worker_token_derive(o->token, o->token_len, o->run_id, t->round, worker_token);
-    worker_launch_t launch = {.env = {.world_size = r.world_size,
-                                      .local_world_size = o->nproc,
-                                      .group_rank = o->node_rank,
-                                      .group_world_size = o->nnodes,
-                                      .restart_count = o->requeue_count + t->round,
-                                      .max_restarts = o->max_restarts,
-                                      .master_addr = o->master_addr,
-                                      .master_port = r.worker_port,
-                                      .run_id = o->run_id,
-                                      .worker_token = worker_token},
-                              .rank_base = r.rank_base,
-                              .attempt_dir = attempt_dir,
-                              .write_logs = o->log_dir || o->redirects || o->tee,
-                              .redirects = o->redirects,
-                              .local_ranks_filter = o->local_ranks_filter,
-                              .prefix_template = o->prefix_template,
-                              .command = o->command,
-                              .local_rank_arg = o->local_rank_arg,
-                              .gpu_binding = o->gpu_binding,
-                              .cpu_binding = o->cpu_binding,
-                              .guard = &a->guard};
+    worker_launch_t launch = launch_for(a, t, &r, attempt_dir, worker_token);
     worker_t *w = calloc((size_t)o->nproc, sizeof *w);
     t->hb_value = calloc((size_t)o->nnodes, sizeof *t->hb_value);
     t->hb_since = calloc((size_t)o->nnodes, sizeof *t->hb_since);

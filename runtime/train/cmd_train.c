@@ -409,7 +409,7 @@ int cmd_train(int argc, char **argv)
     if (session_parse(&argc, argv, &so))
         return 2;
     if (train_options_parse(argc, argv, &o, &err)) {
-        fprintf(stderr, "ddp-train train: %s\n%s", err.msg, train_usage);
+        fprintf(stderr, "ddp-train train: %s\n%s", err.msg, train_usage());
         return 2;
     }
     struct sigaction sa = {.sa_handler = on_stop_signal};

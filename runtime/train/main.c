@@ -38,7 +38,7 @@ static int is_help(const char *arg)
 
 int main(int argc, char **argv)
 {
-    static const struct {
+    const struct {
         const char *name;
         int (*run)(int, char **);
         const char *usage;
@@ -46,7 +46,7 @@ int main(int argc, char **argv)
         {"hello", cmd_hello, "usage: ddp-train hello " SESSION_USAGE},
         {"collectives", cmd_collectives, "usage: ddp-train collectives " SESSION_USAGE},
         {"bench", cmd_bench, bench_usage},
-        {"train", cmd_train, train_usage},
+        {"train", cmd_train, train_usage()},
         {"inspect", cmd_inspect, "usage: ddp-train inspect CHECKPOINT\n"},
         {"diff", cmd_diff, "usage: ddp-train diff A B [--tolerance T]\n"},
         {"make-data", cmd_make_data, "usage: ddp-train make-data DIR [--size TRAIN,TEST] [--seed S]\n"},

@@ -30,19 +30,35 @@ typedef struct {
     long min_step_ms;      /* each step lasts at least this long (a pace for rehearsals) */
 } train_options_t;
 
-extern const char train_usage[];
+/* `ddp-train train`'s usage, made from its option table. */
+const char *train_usage(void);
 
 /* How an option is written: with a value (--epochs 5), alone (--resume), or either way round
  * (--augment / --no-augment). */
 typedef enum { TRAIN_OPT_VALUE, TRAIN_OPT_FLAG, TRAIN_OPT_SWITCH } train_opt_form_t;
+/* How its value is taken: into a field of train_options_t of that type, within [lo, hi]; or
+ * by a rule of its own (TRAIN_TAKE_OTHER). */
+typedef enum {
+    TRAIN_TAKE_FLAG,
+    TRAIN_TAKE_INT,
+    TRAIN_TAKE_LONG,
+    TRAIN_TAKE_DOUBLE,
+    TRAIN_TAKE_STR,
+    TRAIN_TAKE_OTHER
+} train_take_t;
 
 typedef struct {
     const char *name; /* without the dashes */
     train_opt_form_t form;
+    const char *value; /* its value's shape in the usage; NULL: none */
+    train_take_t take;
+    size_t field;
+    double lo, hi;
+    const char *want; /* what a bad value is told to be */
 } train_option_name_t;
 
 /* Every option of `ddp-train train`, the session's --backend and --timeout included;
- * NULL-terminated. */
+ * NULL-terminated: the one table that drives parsing, the usage and ddpjob's train: check. */
 extern const train_option_name_t train_option_names[];
 
 /* Fills o from argv (argv[0] is the command's name); -1 with err naming the option and why.

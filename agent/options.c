@@ -626,9 +626,6 @@ static int take_endpoint(agent_options_t *o, parse_state_t *p, const char *value
 static int take_other(agent_options_t *o, parse_state_t *p, const option_t *opt, const char *name,
                       const char *v, ddp_error_t *err)
 {
-    static const char *const gpu_words[] = {"none", "per-rank", NULL};
-    static const char *const cpu_words[] = {"none", "cores", "numa", NULL};
-    static const char *const preflight_words[] = {"report", "strict", "only", NULL};
     static const char *const start_words[] = {"spawn", "fork", "forkserver", NULL};
     double seconds;
     switch (opt->id) {
@@ -676,18 +673,18 @@ static int take_other(agent_options_t *o, parse_state_t *p, const option_t *opt,
     case ID_DEADLINE: return parse_deadline(v, &o->deadline_ms) ? 1 : 0;
     case ID_CHECKPOINT_SIGNAL: return (o->checkpoint_signal = ddp_parse_signal(v)) <= 0;
     case ID_GPU_BINDING:
-        o->gpu_binding = word_index(v, gpu_words) == 1 ? GPU_BINDING_PER_RANK : GPU_BINDING_NONE;
-        return word_index(v, gpu_words) < 0;
-    case ID_CPU_BINDING: {
-        int k = word_index(v, cpu_words);
-        o->cpu_binding = k == 1 ? CPU_BINDING_CORES : k == 2 ? CPU_BINDING_NUMA : CPU_BINDING_NONE;
-        return k < 0;
-    }
-    case ID_PREFLIGHT: {
-        int k = word_index(v, preflight_words);
-        o->preflight = k == 1 ? PREFLIGHT_STRICT : k == 2 ? PREFLIGHT_ONLY : PREFLIGHT_REPORT;
-        return k < 0;
-    }
+        o->gpu_binding = !strcmp(v, "per-rank") ? GPU_BINDING_PER_RANK : GPU_BINDING_NONE;
+        return word_index(v, job_gpu_binding_words) < 0;
+    case ID_CPU_BINDING:
+        o->cpu_binding = !strcmp(v, "cores")  ? CPU_BINDING_CORES
+                         : !strcmp(v, "numa") ? CPU_BINDING_NUMA
+                                              : CPU_BINDING_NONE;
+        return word_index(v, job_cpu_binding_words) < 0;
+    case ID_PREFLIGHT:
+        o->preflight = !strcmp(v, "strict") ? PREFLIGHT_STRICT
+                       : !strcmp(v, "only") ? PREFLIGHT_ONLY
+                                            : PREFLIGHT_REPORT;
+        return word_index(v, job_preflight_words) < 0 && strcmp(v, "only");
     case ID_HELP: print_usage(stdout); return 2;
     case ID_VERSION: printf("ddpjob-agent %s\n", DDPJOB_VERSION); return 2;
     case ID_NONE: break;

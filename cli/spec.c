@@ -84,10 +84,6 @@ static const field_def_t slurm_fields[] = {
     {NULL, 0, 0, 0, 0, 0, NULL, 0, NULL},
 };
 
-static const char *const gpu_bindings[] = {"per-rank", "none", NULL};
-static const char *const cpu_bindings[] = {"cores", "numa", "none", NULL};
-static const char *const preflights[] = {"report", "strict", NULL};
-
 static const field_def_t checkpoint_fields[] = {
     {"signal", F_SIGNAME, offsetof(job_spec_t, checkpoint.signal), 0, 0, 0, NULL, 0, NULL},
     {"before", F_INT, offsetof(job_spec_t, checkpoint.before_s), 0, 1, JOB_TIMEOUT_MAX_S, NULL, 0, NULL},
@@ -117,10 +113,10 @@ static const field_def_t top_fields[] = {
     INTFIELD(output_stall_timeout, output_stall_timeout, 0, 1, JOB_TIMEOUT_MAX_S),
     FIELD(log_dir, F_STRING, log_dir, 0),
     FIELD(error_file, F_STRING, error_file, 0),
-    {"gpu_binding", F_CHOICE, offsetof(job_spec_t, gpu_binding), 0, 0, 0, NULL, 0, gpu_bindings},
+    {"gpu_binding", F_CHOICE, offsetof(job_spec_t, gpu_binding), 0, 0, 0, NULL, 0, job_gpu_binding_words},
     FIELD(local_rank_arg, F_BOOL, local_rank_arg, 0),
-    {"cpu_binding", F_CHOICE, offsetof(job_spec_t, cpu_binding), 0, 0, 0, NULL, 0, cpu_bindings},
-    {"preflight", F_CHOICE, offsetof(job_spec_t, preflight), 0, 0, 0, NULL, 0, preflights},
+    {"cpu_binding", F_CHOICE, offsetof(job_spec_t, cpu_binding), 0, 0, 0, NULL, 0, job_cpu_binding_words},
+    {"preflight", F_CHOICE, offsetof(job_spec_t, preflight), 0, 0, 0, NULL, 0, job_preflight_words},
     {"checkpoint", F_MAP, 0, 0, 0, 0, checkpoint_fields, offsetof(job_spec_t, checkpoint.present), NULL},
     INTFIELD(requeue, requeue, 0, 0, JOB_REQUEUES_MAX),
     FIELD(command, F_COMMAND, command, 0),

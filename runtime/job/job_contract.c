@@ -3,6 +3,10 @@
 #include <ctype.h>
 #include <stdlib.h>
 
+const char *const job_gpu_binding_words[] = {"per-rank", "none", NULL};
+const char *const job_cpu_binding_words[] = {"cores", "numa", "none", NULL};
+const char *const job_preflight_words[] = {"report", "strict", NULL};
+
 /* Spans count port pairs (master, store). */
 enum { DERIVED_PORT_BASE = 10000, DERIVED_PORT_PAIRS = 10000 };
 enum { RANDOM_PORT_BASE = 20000, RANDOM_PORT_PAIRS = 6000 };

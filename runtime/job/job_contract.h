@@ -16,6 +16,13 @@ enum {
     JOB_TIMEOUT_MAX_S = 7 * 86400,      /* rendezvous, hang, exit and checkpoint-before */
 };
 
+/* The words a spec's gpu_binding:, cpu_binding: and preflight: take, which the agent's options of
+ * the same names take too (its --preflight also takes "only", for ddpjob doctor);
+ * NULL-terminated. */
+extern const char *const job_gpu_binding_words[];
+extern const char *const job_cpu_binding_words[];
+extern const char *const job_preflight_words[];
+
 /* A job's ports: the workers' MASTER_PORT is the master port, as torchrun's contract has it
  * (scripts use it in init_method=tcp://...: rank 0's own store listens there), and the agents'
  * rendezvous store listens on the next one, which every agent derives from the master port. */

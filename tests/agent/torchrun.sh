@@ -66,9 +66,12 @@ one tcp TR_INIT=tcp -- --standalone --nproc-per-node 2 --master-port "$PORT" "$C
 expect_eq "$RC" 0 "init_method=tcp://MASTER_ADDR:MASTER_PORT with the --master-port given: the job succeeds"
 expect_eq "$(grep -o 'master_port=[0-9]* sum=[0-9]* expected=[0-9]*' <<<"$OUT" | sort -u)" \
     "master_port=$PORT sum=1 expected=1" "... the workers' MASTER_PORT is exactly --master-port, and the all_reduce is right"
-# A taken MASTER_PORT is named by the agent, not left to rank 0's "Address already in use".
+# A taken MASTER_PORT is named by the agent, not left to rank 0's "Address already in use". (A
+# port of its own: the last case's may still have connections in TIME_WAIT.)
+next_port
 "$PY" -c 'import socket, sys, time
-s = socket.socket(); s.bind(("0.0.0.0", int(sys.argv[1]))); s.listen(1); time.sleep(60)' "$PORT" &
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("0.0.0.0", int(sys.argv[1]))); s.listen(1); time.sleep(60)' "$PORT" &
 squatter=$!
 for _ in $(seq 600); do ss -ltn "sport = :$PORT" | grep -q LISTEN && break; sleep 0.1; done
 one taken -- --standalone --nproc-per-node 2 --master-port "$PORT" "$CASE"

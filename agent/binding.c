@@ -49,10 +49,11 @@ int binding_gpu(int local_rank, int nproc, char *out, size_t size, ddp_error_t *
     char ids[GPUS_MAX][BINDING_GPU_ID_MAX];
     int n = visible_gpus(ids, GPUS_MAX);
     if (n < nproc)
-        return ddp_error_set(err, "--gpu-binding per-rank: %d worker(s) but %d visible GPU(s) "
-                                  "(CUDA_VISIBLE_DEVICES=%s)",
-                             nproc, n, getenv("CUDA_VISIBLE_DEVICES") ? getenv("CUDA_VISIBLE_DEVICES")
-                                                                      : "unset");
+        return ddp_error_set(
+            err,
+            "--gpu-binding per-rank: %d worker(s) but %d visible GPU(s) "
+            "(CUDA_VISIBLE_DEVICES=%s)",
+            nproc, n, getenv("CUDA_VISIBLE_DEVICES") ? getenv("CUDA_VISIBLE_DEVICES") : "unset");
     snprintf(out, size, "%s", ids[local_rank]);
     return 0;
 }

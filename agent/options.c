@@ -43,7 +43,8 @@ static const char usage_tail[] =
     "Exit status: 0 when every worker of every node exited 0; 75 when the job was stopped (the\n"
     "checkpoint signal, a forwarded USR1/USR2, or a stop signal) and every rank exited 75,\n"
     "checkpointed: requeue it to resume; else the first failing worker's code (128+N for\n"
-    "signal N); 1 for a failure of the job itself (rendezvous, a lost node); 2 for a usage error.\n";
+    "signal N); 1 for a failure of the job itself (rendezvous, a lost node); 2 for a usage "
+    "error.\n";
 
 /* How an option's value is taken: generic kinds set a field of agent_options_t; OTHER ones are
  * take_other's, by id. */
@@ -85,9 +86,9 @@ typedef struct {
     int torchrun;      /* torchrun's option: its underscore spelling and PET_NAME are taken too */
     const char *value; /* its value's name in --help; NULL: a flag */
     option_kind_t kind;
-    size_t field;  /* KIND_FLAG, _INT, _MS, _STR: the field it sets */
-    long lo, hi;   /* KIND_INT: the bounds; KIND_MS: the most seconds */
-    option_id_t id; /* KIND_OTHER */
+    size_t field;     /* KIND_FLAG, _INT, _MS, _STR: the field it sets */
+    long lo, hi;      /* KIND_INT: the bounds; KIND_MS: the most seconds */
+    option_id_t id;   /* KIND_OTHER */
     const char *help; /* --help's text; a newline starts an indented line */
 } option_t;
 
@@ -95,27 +96,31 @@ typedef struct {
 #define OTHER(id) KIND_OTHER, 0, 0, 0, id
 /* The one table of ddpjob-agent's options: it drives parsing, --help and the completions. */
 static const option_t options[] = {
-    {"nnodes", 0, 1, "N", OTHER(ID_NNODES), "nodes in the job (default: from Slurm/PBS/mpirun, else 1)"},
+    {"nnodes", 0, 1, "N", OTHER(ID_NNODES),
+     "nodes in the job (default: from Slurm/PBS/mpirun, else 1)"},
     {"node-rank", 0, 1, "R", KIND_INT, FIELD(node_rank), 0, JOB_NODES_MAX - 1, ID_NONE,
      "this node's rank (default: from Slurm/PBS/mpirun; handed out with c10d)"},
     {"nproc-per-node", 0, 1, "N|gpu|cpu|auto", OTHER(ID_NPROC),
      "workers on this node (default 1; gpu: one per visible\n"
      "GPU; cpu: one per CPU; auto: gpu where a GPU is visible, else cpu)"},
-    {"master-addr", 0, 1, "HOST", OTHER(ID_MASTER_ADDR), "node 0's host (default: the first node of the job)"},
+    {"master-addr", 0, 1, "HOST", OTHER(ID_MASTER_ADDR),
+     "node 0's host (default: the first node of the job)"},
     {"master-port", 0, 1, "PORT", OTHER(ID_MASTER_PORT),
      "the workers' MASTER_PORT (rank 0's store, as with torchrun); the\n"
      "agents' rendezvous store listens on the next port"},
-    {"standalone", 0, 1, NULL, KIND_FLAG, FIELD(standalone), 0, 0, ID_NONE, "one node, ports chosen here"},
+    {"standalone", 0, 1, NULL, KIND_FLAG, FIELD(standalone), 0, 0, ID_NONE,
+     "one node, ports chosen here"},
     {"rdzv-backend", 0, 1, "c10d|static", OTHER(ID_RDZV_BACKEND),
      "c10d hands out node ranks to agents given none"},
     {"rdzv-endpoint", 0, 1, "HOST[:PORT]", OTHER(ID_RDZV_ENDPOINT), "the master's host and port"},
     {"rdzv-id", 0, 1, "ID", OTHER(ID_RUN_ID), "the job's id (as --run-id)"},
     {"run-id", 0, 1, "ID", OTHER(ID_RUN_ID), "the job's id (default: the scheduler's job id)"},
-    {"token-file", 0, 0, "FILE", OTHER(ID_TOKEN_FILE), "the job token (mode 0600); or set DDPJOB_TOKEN"},
+    {"token-file", 0, 0, "FILE", OTHER(ID_TOKEN_FILE),
+     "the job token (mode 0600); or set DDPJOB_TOKEN"},
     {"max-restarts", 0, 1, "N", KIND_INT, FIELD(max_restarts), 0, JOB_MAX_RESTARTS_MAX, ID_NONE,
      "restart every worker after a failure up to N times (default 0)"},
-    {"rdzv-timeout", 0, 1, "SECONDS", KIND_INT, FIELD(rdzv_timeout_s), 1, JOB_TIMEOUT_MAX_S, ID_NONE,
-     "how long to wait for every node to join (default 300)"},
+    {"rdzv-timeout", 0, 1, "SECONDS", KIND_INT, FIELD(rdzv_timeout_s), 1, JOB_TIMEOUT_MAX_S,
+     ID_NONE, "how long to wait for every node to join (default 300)"},
     {"heartbeat", 0, 0, "SECONDS", KIND_MS, FIELD(heartbeat_ms), 0, 3600, ID_NONE,
      "heartbeat interval; an agent silent for two is lost (default 1)"},
     {"grace", 0, 0, "SECONDS", KIND_MS, FIELD(grace_ms), 0, 3600, ID_NONE,
@@ -124,8 +129,8 @@ static const option_t options[] = {
      "a worker that writes nothing and uses under 1% of a CPU (its\n"
      "process group) for this long is hung, and fails the job; a\n"
      "stopped one after half of it (0, the default: never)"},
-    {"exit-timeout", 0, 0, "SECONDS", KIND_INT, FIELD(exit_timeout_s), 1, JOB_TIMEOUT_MAX_S, ID_NONE,
-     "how long a finished node waits for the rest (default 300)"},
+    {"exit-timeout", 0, 0, "SECONDS", KIND_INT, FIELD(exit_timeout_s), 1, JOB_TIMEOUT_MAX_S,
+     ID_NONE, "how long a finished node waits for the rest (default 300)"},
     {"output-stall-timeout", 0, 0, "SECONDS", KIND_MS, FIELD(output_stall_ms), 0, JOB_TIMEOUT_MAX_S,
      ID_NONE,
      "while this agent's stdout or stderr is read, workers\n"
@@ -152,10 +157,12 @@ static const option_t options[] = {
     {"python", 0, 0, "PATH", OTHER(ID_PYTHON),
      "the interpreter for a PROGRAM ending in .py, -m or --run-path\n"
      "(default $PYTHON_EXEC, else python3); it runs with -u, as torchrun's does"},
-    {"module", 'm', 1, NULL, OTHER(ID_MODULE), "PROGRAM is a Python module: run as python -u -m PROGRAM"},
+    {"module", 'm', 1, NULL, OTHER(ID_MODULE),
+     "PROGRAM is a Python module: run as python -u -m PROGRAM"},
     {"run-path", 0, 1, NULL, OTHER(ID_RUN_PATH),
      "run the script PROGRAM through runpy.run_path, as torchrun does"},
-    {"no-python", 0, 1, NULL, OTHER(ID_NO_PYTHON), "run PROGRAM as given, even when it ends in .py"},
+    {"no-python", 0, 1, NULL, OTHER(ID_NO_PYTHON),
+     "run PROGRAM as given, even when it ends in .py"},
     {"local-rank-arg", 0, 0, NULL, KIND_FLAG, FIELD(local_rank_arg), 0, 0, ID_NONE,
      "append --local_rank=N to each worker's arguments, as\n"
      "torch.distributed.launch does (the variable LOCAL_RANK is always set)"},
@@ -359,8 +366,9 @@ static int resolve_identity(agent_options_t *o, int *port_set, ddp_error_t *err)
         const char *localid = getenv("SLURM_LOCALID");
         if (localid && strcmp(localid, "0") != 0 && getenv("SLURM_STEP_ID")) {
             ddp_hostlist_destroy(hl);
-            return ddp_error_set(err, "Slurm started more than one agent on this node (task "
-                                      "%s): run one agent per node (srun --ntasks-per-node=1)",
+            return ddp_error_set(err,
+                                 "Slurm started more than one agent on this node (task "
+                                 "%s): run one agent per node (srun --ntasks-per-node=1)",
                                  localid);
         }
         job_id = getenv("SLURM_JOB_ID");
@@ -373,8 +381,9 @@ static int resolve_identity(agent_options_t *o, int *port_set, ddp_error_t *err)
         long at = ddp_hostlist_find(hl, host);
         if (at < 0 && o->node_rank < 0) {
             ddp_hostlist_destroy(hl);
-            return ddp_error_set(err, "PBS_NODEFILE %s does not name this host (%s): cannot "
-                                      "tell this node's rank; pass --node-rank",
+            return ddp_error_set(err,
+                                 "PBS_NODEFILE %s does not name this host (%s): cannot "
+                                 "tell this node's rank; pass --node-rank",
                                  nodefile, host);
         }
         env_rank = (int)at;
@@ -425,8 +434,9 @@ static int check_identity(agent_options_t *o, int port_set, ddp_error_t *err)
 {
     if (o->standalone) {
         if (o->nnodes > 1 || o->node_rank > 0)
-            return ddp_error_set(err, "--standalone runs one node; it cannot be combined with "
-                                      "--nnodes %d or --node-rank %d",
+            return ddp_error_set(err,
+                                 "--standalone runs one node; it cannot be combined with "
+                                 "--nnodes %d or --node-rank %d",
                                  o->nnodes, o->node_rank);
         o->nnodes = 1;
         o->node_rank = 0;
@@ -442,24 +452,27 @@ static int check_identity(agent_options_t *o, int port_set, ddp_error_t *err)
         o->node_rank = 0;
     /* torchrun's c10d rendezvous hands out the node ranks; the agent does the same at setup. */
     if (o->node_rank < 0 && !o->rdzv_c10d)
-        return ddp_error_set(err, "%d nodes, but this node's rank is unknown (identity from %s): "
-                                  "pass --node-rank, or --rdzv-backend c10d to have ranks handed "
-                                  "out, or run inside a Slurm or PBS job",
+        return ddp_error_set(err,
+                             "%d nodes, but this node's rank is unknown (identity from %s): "
+                             "pass --node-rank, or --rdzv-backend c10d to have ranks handed "
+                             "out, or run inside a Slurm or PBS job",
                              o->nnodes, o->identity);
     if (o->node_rank >= o->nnodes)
         return ddp_error_set(err, "node rank %d is outside a job of %d node(s)", o->node_rank,
                              o->nnodes);
     if (!o->master_addr) {
         if (o->nnodes > 1)
-            return ddp_error_set(err, "%d nodes, but the master is unknown: pass --master-addr "
-                                      "(node 0's host)",
+            return ddp_error_set(err,
+                                 "%d nodes, but the master is unknown: pass --master-addr "
+                                 "(node 0's host)",
                                  o->nnodes);
         o->master_addr = ddp_xstrdup("127.0.0.1");
     }
     if (!port_set) {
         if (o->nnodes > 1)
-            return ddp_error_set(err, "%d nodes, but no --master-port: every agent must be "
-                                      "given the same port",
+            return ddp_error_set(err,
+                                 "%d nodes, but no --master-port: every agent must be "
+                                 "given the same port",
                                  o->nnodes);
         o->master_port = 0;
     }
@@ -562,8 +575,9 @@ static int nproc_for(const char *word, ddp_error_t *err)
     int gpus = binding_gpu_count();
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     if (!strcmp(word, "gpu") && gpus == 0)
-        return ddp_error_set(err, "--nproc-per-node gpu: no GPU is visible on this node "
-                                  "(CUDA_VISIBLE_DEVICES=%s)",
+        return ddp_error_set(err,
+                             "--nproc-per-node gpu: no GPU is visible on this node "
+                             "(CUDA_VISIBLE_DEVICES=%s)",
                              getenv("CUDA_VISIBLE_DEVICES") ? getenv("CUDA_VISIBLE_DEVICES")
                                                             : "unset");
     if (!strcmp(word, "gpu") || (!strcmp(word, "auto") && gpus > 0))
@@ -601,8 +615,9 @@ static int take_nnodes(agent_options_t *o, const char *value, ddp_error_t *err)
         ddp_parse_int(colon + 1, 1, JOB_NODES_MAX, &most))
         return 1;
     if (most != least)
-        return ddp_error_set(err, "--nnodes %s: elastic node ranges are not supported; give one "
-                                  "count (every node must join)",
+        return ddp_error_set(err,
+                             "--nnodes %s: elastic node ranges are not supported; give one "
+                             "count (every node must join)",
                              value);
     o->nnodes = least;
     return 0;
@@ -629,15 +644,25 @@ static int take_other(agent_options_t *o, parse_state_t *p, const option_t *opt,
     static const char *const start_words[] = {"spawn", "fork", "forkserver", NULL};
     double seconds;
     switch (opt->id) {
-    case ID_NNODES: return take_nnodes(o, v, err);
-    case ID_NPROC: p->nproc = v; return 0;
+    case ID_NNODES:
+        return take_nnodes(o, v, err);
+    case ID_NPROC:
+        p->nproc = v;
+        return 0;
     case ID_MASTER_ADDR:
         free(o->master_addr);
         o->master_addr = ddp_xstrdup(v);
         return !*v;
-    case ID_MASTER_PORT: p->port_set = 1; return ddp_parse_int(v, 1, 65535, &o->master_port) ? 1 : 0;
-    case ID_RUN_ID: free(o->run_id); o->run_id = ddp_xstrdup(v); return 0;
-    case ID_TOKEN_FILE: p->token_file = v; return 0;
+    case ID_MASTER_PORT:
+        p->port_set = 1;
+        return ddp_parse_int(v, 1, 65535, &o->master_port) ? 1 : 0;
+    case ID_RUN_ID:
+        free(o->run_id);
+        o->run_id = ddp_xstrdup(v);
+        return 0;
+    case ID_TOKEN_FILE:
+        p->token_file = v;
+        return 0;
     case ID_HANG_TIMEOUT:
         o->hang_timeout_ms = 0;
         return strcmp(v, "0") && parse_seconds_ms(v, JOB_TIMEOUT_MAX_S, &o->hang_timeout_ms);
@@ -647,21 +672,35 @@ static int take_other(agent_options_t *o, parse_state_t *p, const option_t *opt,
             return -1;
         *(opt->id == ID_REDIRECTS ? &o->redirects : &o->tee) = strcmp(v, "0") ? v : NULL;
         return 0;
-    case ID_LOCAL_RANKS_FILTER: o->local_ranks_filter = v; return console_check_filter(v, err);
-    case ID_LOG_LINE_PREFIX: o->prefix_template = v; return 0;
+    case ID_LOCAL_RANKS_FILTER:
+        o->local_ranks_filter = v;
+        return console_check_filter(v, err);
+    case ID_LOG_LINE_PREFIX:
+        o->prefix_template = v;
+        return 0;
     case ID_RDZV_BACKEND:
         /* Both are a store on one node, which is what ddpjob's rendezvous is. */
         if (strcmp(v, "c10d") && strcmp(v, "static"))
-            return ddp_error_set(err, "--rdzv-backend %s: not supported (ddpjob's rendezvous is its "
-                                      "own store on node 0; c10d and static map onto it)",
+            return ddp_error_set(err,
+                                 "--rdzv-backend %s: not supported (ddpjob's rendezvous is its "
+                                 "own store on node 0; c10d and static map onto it)",
                                  v);
         o->rdzv_c10d = !strcmp(v, "c10d");
         return 0;
-    case ID_RDZV_ENDPOINT: return take_endpoint(o, p, v);
-    case ID_PYTHON: p->python = v; return !*v;
-    case ID_MODULE: snprintf(p->module, sizeof p->module, "%s", name); return 0;
-    case ID_NO_PYTHON: snprintf(p->no_python, sizeof p->no_python, "%s", name); return 0;
-    case ID_RUN_PATH: snprintf(p->run_path, sizeof p->run_path, "%s", name); return 0;
+    case ID_RDZV_ENDPOINT:
+        return take_endpoint(o, p, v);
+    case ID_PYTHON:
+        p->python = v;
+        return !*v;
+    case ID_MODULE:
+        snprintf(p->module, sizeof p->module, "%s", name);
+        return 0;
+    case ID_NO_PYTHON:
+        snprintf(p->no_python, sizeof p->no_python, "%s", name);
+        return 0;
+    case ID_RUN_PATH:
+        snprintf(p->run_path, sizeof p->run_path, "%s", name);
+        return 0;
     case ID_MONITOR_INTERVAL:
         o->ignored_notes[0] =
             "--monitor-interval changes nothing here: the agent hears a worker's exit at once";
@@ -670,8 +709,10 @@ static int take_other(agent_options_t *o, parse_state_t *p, const option_t *opt,
         o->ignored_notes[1] = "--start-method changes nothing here: every worker is a process of "
                               "its own, started by fork and exec";
         return word_index(v, start_words) < 0;
-    case ID_DEADLINE: return parse_deadline(v, &o->deadline_ms) ? 1 : 0;
-    case ID_CHECKPOINT_SIGNAL: return (o->checkpoint_signal = ddp_parse_signal(v)) <= 0;
+    case ID_DEADLINE:
+        return parse_deadline(v, &o->deadline_ms) ? 1 : 0;
+    case ID_CHECKPOINT_SIGNAL:
+        return (o->checkpoint_signal = ddp_parse_signal(v)) <= 0;
     case ID_GPU_BINDING:
         o->gpu_binding = !strcmp(v, "per-rank") ? GPU_BINDING_PER_RANK : GPU_BINDING_NONE;
         return word_index(v, job_gpu_binding_words) < 0;
@@ -685,9 +726,14 @@ static int take_other(agent_options_t *o, parse_state_t *p, const option_t *opt,
                        : !strcmp(v, "only") ? PREFLIGHT_ONLY
                                             : PREFLIGHT_REPORT;
         return word_index(v, job_preflight_words) < 0 && strcmp(v, "only");
-    case ID_HELP: print_usage(stdout); return 2;
-    case ID_VERSION: printf("ddpjob-agent %s\n", DDPJOB_VERSION); return 2;
-    case ID_NONE: break;
+    case ID_HELP:
+        print_usage(stdout);
+        return 2;
+    case ID_VERSION:
+        printf("ddpjob-agent %s\n", DDPJOB_VERSION);
+        return 2;
+    case ID_NONE:
+        break;
     }
     return 0;
 }
@@ -699,22 +745,27 @@ static int take_option(agent_options_t *o, parse_state_t *p, const option_t *opt
 {
     char *at = (char *)o + opt->field;
     switch (opt->kind) {
-    case KIND_FLAG: *(int *)at = 1; return 0;
-    case KIND_INT: return ddp_parse_int(v, (int)opt->lo, (int)opt->hi, (int *)at) ? 1 : 0;
-    case KIND_MS: return parse_seconds_ms(v, opt->hi, (int *)at) ? 1 : 0;
+    case KIND_FLAG:
+        *(int *)at = 1;
+        return 0;
+    case KIND_INT:
+        return ddp_parse_int(v, (int)opt->lo, (int)opt->hi, (int *)at) ? 1 : 0;
+    case KIND_MS:
+        return parse_seconds_ms(v, opt->hi, (int *)at) ? 1 : 0;
     case KIND_STR:
         free(*(char **)at);
         *(char **)at = ddp_xstrdup(v);
         return 0;
-    case KIND_OTHER: break;
+    case KIND_OTHER:
+        break;
     }
     return take_other(o, p, opt, name, v, err);
 }
 
 /* The options after the environment's defaults: filled into o and p; 0, 1 when --help or
  * --version was printed, -1 with err set. */
-static int read_options(int argc, char **argv, int npet, const char **pet_vars,
-                        agent_options_t *o, parse_state_t *p, ddp_error_t *err)
+static int read_options(int argc, char **argv, int npet, const char **pet_vars, agent_options_t *o,
+                        parse_state_t *p, ddp_error_t *err)
 {
     const struct option *longs = long_options();
     int c, which = -1;
@@ -753,8 +804,11 @@ int agent_options_parse(int argc, char **argv, agent_options_t *o, ddp_error_t *
     const char *pet_vars[NOPTIONS];
     int npet = 0, full_argc = 0;
     char **full_argv = with_pet_defaults(argc, argv, &full_argc, pet_vars, &npet, err);
-    *o = (agent_options_t){.node_rank = -1, .rdzv_timeout_s = 300, .heartbeat_ms = 1000,
-                           .grace_ms = 10000, .exit_timeout_s = 300,
+    *o = (agent_options_t){.node_rank = -1,
+                           .rdzv_timeout_s = 300,
+                           .heartbeat_ms = 1000,
+                           .grace_ms = 10000,
+                           .exit_timeout_s = 300,
                            .output_stall_ms = OUTPUT_STALL_DEFAULT_MS,
                            .checkpoint_before_ms = 180000,
                            .args = full_argv}; /* the command will point into them */
@@ -762,7 +816,8 @@ int agent_options_parse(int argc, char **argv, agent_options_t *o, ddp_error_t *
         return -1;
     o->prefix_template = getenv("TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE");
     const char *python_exec = getenv("PYTHON_EXEC");
-    parse_state_t p = {.nproc = "1", .python = python_exec && *python_exec ? python_exec : "python3"};
+    parse_state_t p = {.nproc = "1",
+                       .python = python_exec && *python_exec ? python_exec : "python3"};
     int rc = read_options(full_argc, full_argv, npet, pet_vars, o, &p, err);
     if (rc)
         return rc;
@@ -773,19 +828,24 @@ int agent_options_parse(int argc, char **argv, agent_options_t *o, ddp_error_t *
         return ddp_error_set(err, "%s and %s exclude each other: a module needs python", p.module,
                              p.no_python);
     if (*p.run_path && (*p.module || *p.no_python))
-        return ddp_error_set(err, "%s and %s exclude each other: --run-path runs a script under "
-                                  "python",
+        return ddp_error_set(err,
+                             "%s and %s exclude each other: --run-path runs a script under "
+                             "python",
                              p.run_path, *p.module ? p.module : p.no_python);
     build_command(o, full_argv + optind, full_argc - optind, p.python,
-                  *p.module ? RUN_MODULE : *p.run_path ? RUN_RUNPY : RUN_AS_GIVEN, *p.no_python);
+                  *p.module     ? RUN_MODULE
+                  : *p.run_path ? RUN_RUNPY
+                                : RUN_AS_GIVEN,
+                  *p.no_python);
     if (resolve_identity(o, &p.port_set, err) || check_identity(o, p.port_set, err))
         return -1;
     if (word_index(p.nproc, (const char *const[]){"auto", "gpu", "cpu", NULL}) >= 0) {
         if ((o->nproc = nproc_for(p.nproc, err)) < 0)
             return -1;
     } else if (ddp_parse_int(p.nproc, 1, JOB_PROCS_PER_NODE_MAX, &o->nproc)) {
-        return ddp_error_set(err, "--nproc-per-node: invalid value \"%s\" (a count, gpu, cpu or "
-                                  "auto)",
+        return ddp_error_set(err,
+                             "--nproc-per-node: invalid value \"%s\" (a count, gpu, cpu or "
+                             "auto)",
                              p.nproc);
     }
     if (o->master_port)

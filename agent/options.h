@@ -20,11 +20,11 @@ typedef struct {
     int store_port;  /* where node 0's store listens (job_contract.h); 0 with --standalone: any */
     int max_restarts;
     int rdzv_timeout_s;
-    int heartbeat_ms; /* an agent silent for two of these is lost */
-    int grace_ms;     /* between SIGTERM and SIGKILL when workers are stopped */
-    int hang_timeout_ms; /* a worker silent and idle this long is hung; 0: never */
-    int exit_timeout_s; /* how long a finished node waits for the others */
-    int output_stall_ms; /* output.h's stall deadline */
+    int heartbeat_ms;                    /* an agent silent for two of these is lost */
+    int grace_ms;                        /* between SIGTERM and SIGKILL when workers are stopped */
+    int hang_timeout_ms;                 /* a worker silent and idle this long is hung; 0: never */
+    int exit_timeout_s;                  /* how long a finished node waits for the others */
+    int output_stall_ms;                 /* output.h's stall deadline */
     char *log_dir, *run_id, *error_file; /* error_file: %n already replaced by the node rank */
     /* console.h's: torchrun's --redirects, --tee and --local-ranks-filter (NULL: none), the
      * lines' prefix template (NULL: the default). Strings of args or the environment. */
@@ -34,13 +34,13 @@ typedef struct {
     size_t token_len;
     char **hosts; /* the job's nodes when the environment names them, else NULL */
     size_t nhosts;
-    const char *identity; /* where node rank and master came from, for messages */
-    char **command;       /* what each worker runs (the interpreter first, as torchrun adds it) */
-    int local_rank_arg;   /* append --local_rank=N, as torch.distributed.launch does */
-    int64_t deadline_ms;       /* when the scheduler ends the job (ddp_now_ms clock); 0: unknown */
-    int checkpoint_signal;     /* sent once to every worker before the deadline; 0: none */
-    int checkpoint_before_ms;  /* how long before the deadline */
-    int requeue_count;         /* this job's place in a chain of requeued jobs (0: the first) */
+    const char *identity;  /* where node rank and master came from, for messages */
+    char **command;        /* what each worker runs (the interpreter first, as torchrun adds it) */
+    int local_rank_arg;    /* append --local_rank=N, as torch.distributed.launch does */
+    int64_t deadline_ms;   /* when the scheduler ends the job (ddp_now_ms clock); 0: unknown */
+    int checkpoint_signal; /* sent once to every worker before the deadline; 0: none */
+    int checkpoint_before_ms;     /* how long before the deadline */
+    int requeue_count;            /* this job's place in a chain of requeued jobs (0: the first) */
     int gpu_binding, cpu_binding; /* binding.h's gpu_binding_t and cpu_binding_t */
     int preflight;                /* preflight.h's preflight_mode_t */
     const char *ignored_notes[2]; /* torchrun options taken that change nothing: said once */

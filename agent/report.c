@@ -65,8 +65,8 @@ int failure_decode(const char *text, failure_t *f)
 void failure_line(const failure_t *f, char *buf, size_t size)
 {
     if (f->rank >= 0)
-        snprintf(buf, size, "rank %d (node %d, host %s, local rank %d) %s at %s", f->rank,
-                 f->node, f->host, f->local_rank, f->what, f->when);
+        snprintf(buf, size, "rank %d (node %d, host %s, local rank %d) %s at %s", f->rank, f->node,
+                 f->host, f->local_rank, f->what, f->when);
     else if (f->node >= 0)
         snprintf(buf, size, "node %d (host %s): %s at %s", f->node, f->host, f->what, f->when);
     else
@@ -104,8 +104,9 @@ void report_summary(FILE *out, const failure_t *first, const worker_t *w, int n,
              * refusing its own command line: the job never started. */
             if (WIFEXITED(w[i].status) && WEXITSTATUS(w[i].status) == 2 &&
                 w[i].exit_time - w[i].start_time <= USAGE_ERROR_S)
-                fprintf(out, "ddpjob-agent:     exit 2 within %d s of its start: the workload's "
-                             "own usage error, not the job's; check the command's arguments\n",
+                fprintf(out,
+                        "ddpjob-agent:     exit 2 within %d s of its start: the workload's "
+                        "own usage error, not the job's; check the command's arguments\n",
                         USAGE_ERROR_S);
             if (kept)
                 fprintf(out, "ddpjob-agent:     last lines of its stderr:\n");
@@ -115,8 +116,9 @@ void report_summary(FILE *out, const failure_t *first, const worker_t *w, int n,
                 fprintf(out, "ddpjob-agent:     it wrote an error file (TORCHELASTIC_ERROR_FILE; "
                              "--error-file's report holds it)\n");
         } else if (w[i].stopped && code != 0) {
-            fprintf(out, "ddpjob-agent:   rank %d (node %d, host %s, local rank %d) stopped by "
-                         "the agent (%s)\n",
+            fprintf(out,
+                    "ddpjob-agent:   rank %d (node %d, host %s, local rank %d) stopped by "
+                    "the agent (%s)\n",
                     w[i].rank, node, host, w[i].local_rank, what);
         }
     }
@@ -167,8 +169,8 @@ static char *read_error_file(const char *path)
     return text;
 }
 
-int report_error_file(const char *path, const failure_t *first, const worker_t *w, int n,
-                      int node, const char *host, ddp_error_t *err)
+int report_error_file(const char *path, const failure_t *first, const worker_t *w, int n, int node,
+                      const char *host, ddp_error_t *err)
 {
     char tmp[4200];
     snprintf(tmp, sizeof tmp, "%s.tmp%d", path, (int)getpid());
@@ -185,8 +187,8 @@ int report_error_file(const char *path, const failure_t *first, const worker_t *
     for (int i = 0; i < n; i++) {
         if (!failed_by_itself(&w[i]))
             continue;
-        failure_t x = {.kind = FAIL_WORKER, .node = node, .rank = w[i].rank,
-                       .local_rank = w[i].local_rank};
+        failure_t x = {
+            .kind = FAIL_WORKER, .node = node, .rank = w[i].rank, .local_rank = w[i].local_rank};
         snprintf(x.host, sizeof x.host, "%s", host);
         failure_from_status(w[i].status, x.what, sizeof x.what, &x.code);
         format_time(w[i].exit_time, x.when, sizeof x.when);

@@ -15,16 +15,16 @@
 #include "workers.h"
 
 typedef enum {
-    FAIL_WORKER,  /* a worker exited non-zero or died of a signal: restartable */
-    FAIL_LOST,    /* an agent or the store went away */
-    FAIL_SIGNAL,  /* an agent was told to stop (SIGTERM, SIGINT, SIGHUP) */
-    FAIL_TIMEOUT, /* a finished node waited too long for the others */
+    FAIL_WORKER,    /* a worker exited non-zero or died of a signal: restartable */
+    FAIL_LOST,      /* an agent or the store went away */
+    FAIL_SIGNAL,    /* an agent was told to stop (SIGTERM, SIGINT, SIGHUP) */
+    FAIL_TIMEOUT,   /* a finished node waited too long for the others */
     FAIL_PREFLIGHT, /* the nodes differ and the preflight is strict */
 } failure_kind_t;
 
 typedef struct {
     failure_kind_t kind;
-    int code; /* the job's exit status */
+    int code;                   /* the job's exit status */
     int node, rank, local_rank; /* -1 where it does not apply */
     char host[256];
     char when[32];
@@ -44,7 +44,7 @@ void failure_line(const failure_t *f, char *buf, size_t size);
 void report_summary(FILE *out, const failure_t *first, const worker_t *w, int n, int node,
                     const char *host);
 /* Writes the JSON report to path (atomically). */
-int report_error_file(const char *path, const failure_t *first, const worker_t *w, int n,
-                      int node, const char *host, ddp_error_t *err);
+int report_error_file(const char *path, const failure_t *first, const worker_t *w, int n, int node,
+                      const char *host, ddp_error_t *err);
 
 #endif

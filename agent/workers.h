@@ -23,7 +23,7 @@ typedef struct {
     relay_t relay[2];
     int reaped, status; /* status: as from waitpid */
     time_t start_time, exit_time;
-    int stopped; /* the agent had told it to stop before it exited */
+    int stopped;    /* the agent had told it to stop before it exited */
     char dir[4096]; /* holds its error.json (and logs, with --log-dir) */
     char error_file[4200];
     guard_t *guard;
@@ -50,12 +50,13 @@ typedef struct {
      * the lines' prefix (NULL: each its default). */
     const char *redirects, *local_ranks_filter, *prefix_template;
     char **command;
-    int local_rank_arg; /* append --local_rank=N to the command */
+    int local_rank_arg;           /* append --local_rank=N to the command */
     int gpu_binding, cpu_binding; /* binding.h */
-    guard_t *guard; /* told of every worker's process group */
+    guard_t *guard;               /* told of every worker's process group */
 } worker_launch_t;
 
-/* Starts l->env.local_world_size workers into w[0..that). On failure the ones started are killed and reaped. */
+/* Starts l->env.local_world_size workers into w[0..that). On failure the ones started are killed
+ * and reaped. */
 int workers_start(worker_t *w, const worker_launch_t *l, ddp_error_t *err);
 /* Sends sig to the process group of every worker not yet reaped. */
 void workers_signal(worker_t *w, int n, int sig);

@@ -10,7 +10,8 @@
 #include "commands.h"
 
 static const char doctor_help[] =
-    "usage: ddpjob doctor [SPEC] (--hosts H,... | --hostfile FILE | --nodefile FILE) [LAUNCH OPTIONS]\n"
+    "usage: ddpjob doctor [SPEC] (--hosts H,... | --hostfile FILE | --nodefile FILE) [LAUNCH "
+    "OPTIONS]\n"
     "       ddpjob doctor SPEC --submit [SUBMIT OPTIONS]\n"
     "       ddpjob doctor SPEC [RUN OPTIONS]\n"
     "Compares the nodes a job would run on without starting its workload: every node's kernel,\n"

@@ -4,10 +4,10 @@
  * before anything starts (a host that cannot be reached, whose key is unknown or changed, or
  * that refuses the login stops the launch there, nothing having run); then on each host bash
  * runs the rendered node.sh (the spec's node setup, then that node's agent) with the job token
- * as the first line on its stdin. Output comes back line by line behind the host's name. Ctrl-C or SIGTERM here closes
- * every command's stdin, which stops each agent and so the job; a host whose agent could not
- * start (126, 127) or whose connection drops stops the others at once. The exit status is node
- * 0's agent's, which is the job's. */
+ * as the first line on its stdin. Output comes back line by line behind the host's name. Ctrl-C or
+ * SIGTERM here closes every command's stdin, which stops each agent and so the job; a host whose
+ * agent could not start (126, 127) or whose connection drops stops the others at once. The exit
+ * status is node 0's agent's, which is the job's. */
 #include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
@@ -137,7 +137,8 @@ static void run_host(host_run_t *h)
         free(command);
         return;
     }
-    int rc = ssh_session_exec(h->session, command, input, strlen(input), ddp_deadline_in(30000), &err);
+    int rc =
+        ssh_session_exec(h->session, command, input, strlen(input), ddp_deadline_in(30000), &err);
     free(command);
     free(input);
     while (rc == 0) {
@@ -159,8 +160,10 @@ static void run_host(host_run_t *h)
     h->finished = 1;
     /* 126/127: bash could not run the agent there; the job cannot form without this node. */
     if (h->status == 126 || h->status == 127) {
-        snprintf(h->error, sizeof h->error, "its agent could not start (exit %d; is ddpjob-agent "
-                 "there? --bindir)", h->status);
+        snprintf(h->error, sizeof h->error,
+                 "its agent could not start (exit %d; is ddpjob-agent "
+                 "there? --bindir)",
+                 h->status);
         atomic_store(&L.stop, 1);
     }
 }
@@ -201,7 +204,8 @@ static char *node_script(const char *spec_path, const char *script_path, const c
     FILE *f = open_memstream(&script, &script_len);
     int rc = spec_append_args(spec, extra, nextra, &err);
     if (!rc)
-        rc = f ? render_node_script(spec, bindir, true, f, &err) : ddp_error_set(&err, "out of memory");
+        rc = f ? render_node_script(spec, bindir, true, f, &err)
+               : ddp_error_set(&err, "out of memory");
     if (f)
         fclose(f);
     *spec_procs = spec->procs_per_node;
@@ -299,7 +303,8 @@ int launch_command(int argc, char **argv, bool doctor)
             break;
         case 'd':
             /* Unix seconds or +SECONDS, checked here rather than by every agent at once. */
-            if (parse_int_option("--deadline", optarg + (optarg[0] == '+'), 1, INT64_MAX / 1000, &number))
+            if (parse_int_option("--deadline", optarg + (optarg[0] == '+'), 1, INT64_MAX / 1000,
+                                 &number))
                 return EXIT_USAGE;
             deadline = optarg;
             break;
@@ -328,8 +333,8 @@ int launch_command(int argc, char **argv, bool doctor)
     }
     int exit_code;
     long spec_procs;
-    char *script = node_script(spec_path, script_path, bindir, doctor, extra, nextra, &spec_procs,
-                               &exit_code);
+    char *script =
+        node_script(spec_path, script_path, bindir, doctor, extra, nextra, &spec_procs, &exit_code);
     if (!script) {
         launch_hosts_free(&hosts);
         return exit_code;
@@ -393,10 +398,14 @@ int launch_command(int argc, char **argv, bool doctor)
         host_run_t *h = &L.hosts[i];
         h->alias = hosts.hosts[i].name;
         h->node = (int)i;
-        h->nproc = nproc ? (int)nproc : hosts.hosts[i].slots_given ? hosts.hosts[i].slots : (int)spec_procs;
+        h->nproc = nproc                        ? (int)nproc
+                   : hosts.hosts[i].slots_given ? hosts.hosts[i].slots
+                                                : (int)spec_procs;
         if (h->nproc <= 0) {
-            fprintf(stderr, "ddpjob launch: %s: how many workers? give --nproc-per-node or the "
-                            "host's slots\n", h->alias);
+            fprintf(stderr,
+                    "ddpjob launch: %s: how many workers? give --nproc-per-node or the "
+                    "host's slots\n",
+                    h->alias);
             return EXIT_USAGE;
         }
         if (ssh_config_lookup(ho.ssh_config, h->alias, &h->target, &err)) {
@@ -451,7 +460,8 @@ int launch_command(int argc, char **argv, bool doctor)
         struct timespec tick = {0, 200 * 1000 * 1000};
         int sig = sigtimedwait(&signals, NULL, &tick);
         if (sig > 0 && sig != SIGPIPE && !atomic_exchange(&L.stop, 1))
-            fprintf(stderr, "ddpjob launch: SIG%s: stopping the job on every host\n", sigabbrev_np(sig));
+            fprintf(stderr, "ddpjob launch: SIG%s: stopping the job on every host\n",
+                    sigabbrev_np(sig));
         done = 0;
         for (size_t i = 0; i < L.count; i++)
             done += (size_t)atomic_load(&L.hosts[i].ended);

@@ -49,7 +49,8 @@ static char *public_key(const ssh_target_t *t, char *path, size_t size, ddp_erro
             return key;
         }
     }
-    ddp_error_set(err, "no public key to install (%s.pub, ...): make one with ssh-keygen -t ed25519",
+    ddp_error_set(err,
+                  "no public key to install (%s.pub, ...): make one with ssh-keygen -t ed25519",
                   t->identities[0]);
     return NULL;
 }
@@ -113,12 +114,15 @@ static ssh_session_t *login_once(const char *alias, const ssh_target_t *t, const
     const char *password = getenv("DDPJOB_SSH_PASSWORD");
     char prompt[512];
     if (!password && isatty(STDIN_FILENO)) {
-        snprintf(prompt, sizeof prompt, "%s@%s's password (once, to install the key): ", t->user, alias);
+        snprintf(prompt, sizeof prompt, "%s@%s's password (once, to install the key): ", t->user,
+                 alias);
         password = getpass(prompt);
     }
     if (!password) {
-        ddp_error_set(err, "%s: a password is needed to install the key: DDPJOB_SSH_PASSWORD, a "
-                      "terminal to ask on, or --login-identity FILE", alias);
+        ddp_error_set(err,
+                      "%s: a password is needed to install the key: DDPJOB_SSH_PASSWORD, a "
+                      "terminal to ask on, or --login-identity FILE",
+                      alias);
         return NULL;
     }
     return ssh_session_open(alias, t, ho->known_hosts, ho->accept_new_keys, password, deadline,
@@ -187,7 +191,8 @@ int cmd_setup_nodes(int argc, char **argv)
         ssh_session_t *s =
             ssh_session_open(alias, &t, ho.known_hosts, ho.accept_new_keys, NULL, deadline, &err);
         if (s) {
-            printf("%s: key login works (%s@%s:%d); nothing changed\n", alias, t.user, t.hostname, t.port);
+            printf("%s: key login works (%s@%s:%d); nothing changed\n", alias, t.user, t.hostname,
+                   t.port);
             ssh_session_close(s);
             ready++;
             continue;
@@ -212,7 +217,8 @@ int cmd_setup_nodes(int argc, char **argv)
                 ready++;
             } else {
                 printf("%s: key login still refused: %s (the host's sshd may not read "
-                       "~/.ssh/authorized_keys, or refuses keys)\n", alias, err.msg);
+                       "~/.ssh/authorized_keys, or refuses keys)\n",
+                       alias, err.msg);
             }
         }
         ssh_session_close(s);

@@ -160,10 +160,10 @@ int cmd_validate(int argc, char **argv)
                    "scheduler: or --scheduler)\n",
                    argv[i]);
         else if (spec)
-            printf("%s: ok (%s, %ld node%s x %ld worker%s%s%s)\n", argv[i],
-                   sched_kind_name(target), spec->nodes, spec->nodes == 1 ? "" : "s",
-                   spec->procs_per_node, spec->procs_per_node == 1 ? "" : "s",
-                   site ? ", site " : "", site ? site->name : "");
+            printf("%s: ok (%s, %ld node%s x %ld worker%s%s%s)\n", argv[i], sched_kind_name(target),
+                   spec->nodes, spec->nodes == 1 ? "" : "s", spec->procs_per_node,
+                   spec->procs_per_node == 1 ? "" : "s", site ? ", site " : "",
+                   site ? site->name : "");
         if (spec)
             print_cost(stdout, site, spec, argv[i]);
         worst = code > worst ? code : worst;

@@ -76,7 +76,8 @@ char *datafile_find(const char *what, const char *const *dirs, size_t ndirs, int
     if (rc < 0)
         ddp_error_set(err, "out of memory");
     else if (rc > 0)
-        ddp_error_set(err, "%s %s not found (looked in %s)", what, file, looked ? looked : "nothing");
+        ddp_error_set(err, "%s %s not found (looked in %s)", what, file,
+                      looked ? looked : "nothing");
     free(looked);
     return path;
 }

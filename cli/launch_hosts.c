@@ -19,7 +19,8 @@ static int add_host(launch_hosts_t *h, const char *name, size_t len, long slots,
             h->hosts[i].slots += (int)slots;
             h->hosts[i].slots_given = 1;
             if (h->hosts[i].slots > MAX_SLOTS)
-                return ddp_error_set(err, "host %s: more than %d slots", h->hosts[i].name, MAX_SLOTS);
+                return ddp_error_set(err, "host %s: more than %d slots", h->hosts[i].name,
+                                     MAX_SLOTS);
             return 0;
         }
     launch_host_t *grown = realloc(h->hosts, (h->count + 1) * sizeof *grown);

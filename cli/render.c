@@ -19,7 +19,8 @@ static char *find_template(const char *file, ddp_error_t *err)
 {
     const char *env_dir = getenv("DDPJOB_TEMPLATE_DIR");
     bool from_env = env_dir && *env_dir;
-    char *path = datafile_find("template", &env_dir, 1, !from_env, "templates", "templates", file, err);
+    char *path =
+        datafile_find("template", &env_dir, 1, !from_env, "templates", "templates", file, err);
     if (!path) {
         ddp_error_t why = *err;
         ddp_error_set(err, "%s; set DDPJOB_TEMPLATE_DIR or pass --template FILE", why.msg);
@@ -131,25 +132,27 @@ static int fill_common(const job_spec_t *spec, const char *bindir, const char *a
     rc |= reports ? tmpl_set(ctx, "report_args", reports) : -1;
     free(reports);
     /* How the agent starts each worker: its GPU, its CPUs, torch.distributed.launch's argument. */
-    rc |= tmpl_setf(ctx, "worker_args", "%s%s%s%s%s%s%s", spec->gpu_binding ? " --gpu-binding " : "",
-                    spec->gpu_binding ? spec->gpu_binding : "",
-                    spec->cpu_binding ? " --cpu-binding " : "",
-                    spec->cpu_binding ? spec->cpu_binding : "",
-                    spec->local_rank_arg ? " --local-rank-arg" : "",
-                    spec->preflight ? " --preflight " : "", spec->preflight ? spec->preflight : "");
+    rc |= tmpl_setf(
+        ctx, "worker_args", "%s%s%s%s%s%s%s", spec->gpu_binding ? " --gpu-binding " : "",
+        spec->gpu_binding ? spec->gpu_binding : "", spec->cpu_binding ? " --cpu-binding " : "",
+        spec->cpu_binding ? spec->cpu_binding : "", spec->local_rank_arg ? " --local-rank-arg" : "",
+        spec->preflight ? " --preflight " : "", spec->preflight ? spec->preflight : "");
     free(q_log);
     free(q_err);
 
     /* The walltime contract: the agent's side of it, and whether a requeued train: run resumes. */
-    rc |= spec->walltime_s ? tmpl_setf(ctx, "walltime_s", "%llu", (unsigned long long)spec->walltime_s)
-                           : tmpl_set(ctx, "walltime_s", "");
+    rc |= spec->walltime_s
+              ? tmpl_setf(ctx, "walltime_s", "%llu", (unsigned long long)spec->walltime_s)
+              : tmpl_set(ctx, "walltime_s", "");
     rc |= spec->checkpoint.signal
               ? tmpl_setf(ctx, "checkpoint_args", "--checkpoint-signal %s --checkpoint-before %ld",
                           sigabbrev_np(spec->checkpoint.signal), spec->checkpoint.before_s)
               : tmpl_set(ctx, "checkpoint_args", "");
-    rc |= spec->requeue ? tmpl_setf(ctx, "requeue", "%ld", spec->requeue) : tmpl_set(ctx, "requeue", "");
-    rc |= tmpl_set_bool(ctx, "train_resumes", spec->command_is_train && spec->requeue &&
-                                                  !spec_command_has(spec, "--resume"));
+    rc |= spec->requeue ? tmpl_setf(ctx, "requeue", "%ld", spec->requeue)
+                        : tmpl_set(ctx, "requeue", "");
+    rc |= tmpl_set_bool(ctx, "train_resumes",
+                        spec->command_is_train && spec->requeue &&
+                            !spec_command_has(spec, "--resume"));
 
     char *command = quoted_command(spec, trainer);
     rc |= command ? tmpl_set(ctx, "command", command) : -1;

@@ -174,7 +174,7 @@ void sched_script_file(const sched_ops_t *ops, const char *job_name, char *out, 
 {
     size_t i = 0;
     for (; job_name[i] && i + strlen(ops->script_suffix) + 1 < outsize; i++)
-        out[i] = (isalnum((unsigned char)job_name[i]) || strchr("._-", job_name[i])) ? job_name[i]
-                                                                                       : '_';
+        out[i] =
+            (isalnum((unsigned char)job_name[i]) || strchr("._-", job_name[i])) ? job_name[i] : '_';
     snprintf(out + i, outsize - i, "%s", ops->script_suffix);
 }

@@ -170,7 +170,8 @@ static void read_site(reader_t *r, yaml_node_t *root, site_t *site)
         else if (!strcmp(key, "pbs_resources")) {
             const char *d = scalar_of(r, v, key);
             if (!strcmp(d, "select") || !strcmp(d, "gadi"))
-                site->pbs_resources = !strcmp(d, "gadi") ? PBS_RESOURCES_GADI : PBS_RESOURCES_SELECT;
+                site->pbs_resources =
+                    !strcmp(d, "gadi") ? PBS_RESOURCES_GADI : PBS_RESOURCES_SELECT;
             else
                 bad(r, v, key, "expected select or gadi");
         } else if (!strcmp(key, "infiniband"))

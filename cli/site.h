@@ -16,15 +16,15 @@
 #include "spec.h"
 
 typedef struct {
-    long max_cores;      /* the limit holds for jobs of up to this many CPUs in all */
+    long max_cores; /* the limit holds for jobs of up to this many CPUs in all */
     uint64_t walltime_s;
 } site_walltime_t;
 
 typedef struct {
     char *name;
     long cores_per_node;
-    long gpus_per_node;   /* 0: a CPU queue */
-    long cpus_per_gpu;    /* 0: no rule */
+    long gpus_per_node;      /* 0: a CPU queue */
+    long cpus_per_gpu;       /* 0: no rule */
     uint64_t mem_per_node;   /* the most a job may ask of one node */
     uint64_t mem_per_cpu;    /* the memory charged as one CPU; 0: mem_per_node / cores_per_node */
     uint64_t jobfs_per_node; /* 0: not limited */

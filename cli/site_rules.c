@@ -61,23 +61,24 @@ static void check_gpus_and_cpus(const site_t *site, const site_queue_t *q, job_s
     if (spec->gpus_per_node > 0 && q->gpus_per_node == 0) {
         queue_names(site, names, sizeof names, 1);
         report(problems, spec, "gpus_per_node", "%ld, but %s has no GPUs: use a GPU queue (%s)",
-             spec->gpus_per_node, q->name, names[0] ? names : "the site has none");
+               spec->gpus_per_node, q->name, names[0] ? names : "the site has none");
         return;
     }
     if (q->gpus_per_node > 0 && spec->gpus_per_node == 0) {
-        report(problems, spec, "gpus_per_node", "missing: %s is a GPU queue (%ld per node)", q->name,
-             q->gpus_per_node);
+        report(problems, spec, "gpus_per_node", "missing: %s is a GPU queue (%ld per node)",
+               q->name, q->gpus_per_node);
         return;
     }
     if (spec->gpus_per_node > q->gpus_per_node && q->gpus_per_node > 0)
         report(problems, spec, "gpus_per_node", "%ld is more than %s's %ld GPUs per node: use %ld",
-             spec->gpus_per_node, q->name, q->gpus_per_node, q->gpus_per_node);
+               spec->gpus_per_node, q->name, q->gpus_per_node, q->gpus_per_node);
     if (spec->nodes > 1 && q->whole_nodes && q->gpus_per_node > 0 &&
         spec->gpus_per_node < q->gpus_per_node)
-        report(problems, spec, "gpus_per_node",
-             "%ld on %ld nodes breaks %s's rule that a job of several nodes takes whole nodes: use "
-             "%ld",
-             spec->gpus_per_node, spec->nodes, q->name, q->gpus_per_node);
+        report(
+            problems, spec, "gpus_per_node",
+            "%ld on %ld nodes breaks %s's rule that a job of several nodes takes whole nodes: use "
+            "%ld",
+            spec->gpus_per_node, spec->nodes, q->name, q->gpus_per_node);
 
     long want = 0;
     char why[64] = "";
@@ -95,15 +96,15 @@ static void check_gpus_and_cpus(const site_t *site, const site_queue_t *q, job_s
     } else if (want && spec->cpus_per_node != want) {
         if (q->cpus_per_gpu && spec->gpus_per_node > 0)
             report(problems, spec, "cpus_per_node", "%ld breaks %s's %ld CPUs per GPU: use %ld",
-                 spec->cpus_per_node, q->name, q->cpus_per_gpu, want);
+                   spec->cpus_per_node, q->name, q->cpus_per_gpu, want);
         else
             report(problems, spec, "cpus_per_node",
-                 "%ld on %ld nodes breaks %s's rule that a job of several nodes takes whole "
-                 "nodes: use %ld",
-                 spec->cpus_per_node, spec->nodes, q->name, want);
+                   "%ld on %ld nodes breaks %s's rule that a job of several nodes takes whole "
+                   "nodes: use %ld",
+                   spec->cpus_per_node, spec->nodes, q->name, want);
     } else if (spec->cpus_per_node > q->cores_per_node) {
         report(problems, spec, "cpus_per_node", "%ld is more than %s's %ld cores per node: use %ld",
-             spec->cpus_per_node, q->name, q->cores_per_node, q->cores_per_node);
+               spec->cpus_per_node, q->name, q->cores_per_node, q->cores_per_node);
     }
 }
 
@@ -114,18 +115,18 @@ static void check_sizes_and_time(const site_queue_t *q, const job_spec_t *spec, 
         units_format_size(spec->mem_bytes, 1, got, sizeof got);
         units_format_size(q->mem_per_node, 1, max, sizeof max);
         report(problems, spec, "mem", "%s per node is more than %s's %s: use at most %s", got,
-             q->name, max, max);
+               q->name, max, max);
     }
     if (q->jobfs_per_node && spec->pbs.jobfs_bytes > q->jobfs_per_node) {
         units_format_size(spec->pbs.jobfs_bytes, 1, got, sizeof got);
         units_format_size(q->jobfs_per_node, 1, max, sizeof max);
         report(problems, spec, "pbs.jobfs", "%s per node is more than %s's %s: use at most %s", got,
-             q->name, max, max);
+               q->name, max, max);
     }
     long cores = (spec->cpus_per_node ? spec->cpus_per_node : 1) * spec->nodes, band = 0;
     if (q->walltime_count && cores > q->walltimes[q->walltime_count - 1].max_cores) {
         report(problems, spec, "nodes", "%ld CPUs in all is more than %s takes (%ld)", cores,
-             q->name, q->walltimes[q->walltime_count - 1].max_cores);
+               q->name, q->walltimes[q->walltime_count - 1].max_cores);
         return;
     }
     uint64_t limit = walltime_limit(q, cores, &band);
@@ -133,8 +134,8 @@ static void check_sizes_and_time(const site_queue_t *q, const job_spec_t *spec, 
         units_format_hms(spec->walltime_s, got, sizeof got);
         units_format_hms(limit, max, sizeof max);
         report(problems, spec, "walltime",
-             "%s is over %s's limit for a job of %ld CPUs (up to %ld): use at most %s", got,
-             q->name, cores, band, max);
+               "%s is over %s's limit for a job of %ld CPUs (up to %ld): use at most %s", got,
+               q->name, cores, band, max);
     }
 }
 
@@ -147,7 +148,8 @@ static void check_storage(const job_spec_t *spec, const char *field, const char 
         const char *prefix, *flag;
     } mounts[] = {{"/scratch/", "scratch"}, {"/g/data/", "gdata"}};
     for (size_t m = 0; m < 2 && text; m++) {
-        for (const char *p = strstr(text, mounts[m].prefix); p; p = strstr(p + 1, mounts[m].prefix)) {
+        for (const char *p = strstr(text, mounts[m].prefix); p;
+             p = strstr(p + 1, mounts[m].prefix)) {
             const char *proj = p + strlen(mounts[m].prefix);
             size_t len = 0;
             while (isalnum((unsigned char)proj[len]) || proj[len] == '_')
@@ -186,8 +188,8 @@ void site_rules_apply(const site_t *site, job_spec_t *spec, diag_t *problems, di
         char all[256];
         queue_names(site, all, sizeof all, -1);
         report(problems, spec, "queue", "\"%s\" is not a queue of site %s%s%s%s; its queues: %s",
-             spec->queue, site->name, hint ? " (did you mean " : "", hint ? hint : "",
-             hint ? "?)" : "", all);
+               spec->queue, site->name, hint ? " (did you mean " : "", hint ? hint : "",
+               hint ? "?)" : "", all);
     }
     if (q) {
         check_gpus_and_cpus(site, q, spec, problems, remarks);
@@ -221,8 +223,8 @@ int site_rules_cost(const site_t *site, const job_spec_t *spec, char *line, size
     double cpus = (double)(spec->cpus_per_node ? spec->cpus_per_node : 1) * (double)spec->nodes;
     double mem_per_cpu = q->mem_per_cpu ? (double)q->mem_per_cpu
                                         : (double)q->mem_per_node / (double)q->cores_per_node;
-    double mem_cpus = mem_per_cpu > 0 ? (double)spec->mem_bytes * (double)spec->nodes / mem_per_cpu
-                                      : 0;
+    double mem_cpus =
+        mem_per_cpu > 0 ? (double)spec->mem_bytes * (double)spec->nodes / mem_per_cpu : 0;
     double charged = mem_cpus > cpus ? mem_cpus : cpus;
     double hours = (double)spec->walltime_s / 3600.0;
     const char *unit = site->charge_unit ? site->charge_unit : "units";

@@ -30,11 +30,12 @@ typedef enum {
     F_SCHED,
     F_LAUNCHER,
     F_PBS_RESOURCES,
-    F_CHOICE, /* one of the words in the field's `choices` */
-    F_SIGNAME, /* a signal: USR1, SIGUSR1 or its number */
-    F_REPLACED, /* a field that is gone: its def's `sub` is unused, the message says what replaced it */
-    F_TRAIN,  /* the built-in workload's options, turned into ddp-train's arguments */
-    F_MAP,    /* nested table */
+    F_CHOICE,   /* one of the words in the field's `choices` */
+    F_SIGNAME,  /* a signal: USR1, SIGUSR1 or its number */
+    F_REPLACED, /* a field that is gone: its def's `sub` is unused, the message says what replaced
+                   it */
+    F_TRAIN,    /* the built-in workload's options, turned into ddp-train's arguments */
+    F_MAP,      /* nested table */
 } field_type_t;
 
 enum {
@@ -51,8 +52,8 @@ struct field_def {
     size_t offset;
     int flags;
     long min, max;
-    const field_def_t *sub; /* F_MAP: the nested table, terminated by a NULL name */
-    size_t present_offset;  /* F_MAP: bool set when the block appears */
+    const field_def_t *sub;     /* F_MAP: the nested table, terminated by a NULL name */
+    size_t present_offset;      /* F_MAP: bool set when the block appears */
     const char *const *choices; /* F_CHOICE: the words, NULL-terminated */
 };
 
@@ -66,27 +67,31 @@ struct field_def {
     }
 
 static const field_def_t pbs_fields[] = {
-    {"storage", F_STRLIST, offsetof(job_spec_t, pbs.storage), DIRECTIVE | PLUS_LIST, 0, 0, NULL, 0, NULL},
+    {"storage", F_STRLIST, offsetof(job_spec_t, pbs.storage), DIRECTIVE | PLUS_LIST, 0, 0, NULL, 0,
+     NULL},
     {"jobfs", F_SIZE, offsetof(job_spec_t, pbs.jobfs_bytes), 0, 0, 0, NULL, 0, NULL},
     {"launcher", F_LAUNCHER, offsetof(job_spec_t, pbs.launcher), 0, 0, 0, NULL, 0, NULL},
     {"resources", F_PBS_RESOURCES, offsetof(job_spec_t, pbs.resources), 0, 0, 0, NULL, 0, NULL},
     {"exclusive", F_BOOL, offsetof(job_spec_t, pbs.exclusive), 0, 0, 0, NULL, 0, NULL},
-    {"directives", F_STRLIST, offsetof(job_spec_t, pbs.directives), DIRECTIVE_LINE, 0, 0, NULL, 0, NULL},
+    {"directives", F_STRLIST, offsetof(job_spec_t, pbs.directives), DIRECTIVE_LINE, 0, 0, NULL, 0,
+     NULL},
     {NULL, 0, 0, 0, 0, 0, NULL, 0, NULL},
 };
 
 static const field_def_t slurm_fields[] = {
-    {"constraint", F_STRING, offsetof(job_spec_t, slurm.constraint), DIRECTIVE, 0, 0, NULL, 0, NULL},
+    {"constraint", F_STRING, offsetof(job_spec_t, slurm.constraint), DIRECTIVE, 0, 0, NULL, 0,
+     NULL},
     {"exclusive", F_BOOL, offsetof(job_spec_t, slurm.exclusive), 0, 0, 0, NULL, 0, NULL},
     {"signal", F_REPLACED, 0, 0, 0, 0, NULL, 0, NULL},
-    {"directives", F_STRLIST, offsetof(job_spec_t, slurm.directives), DIRECTIVE_LINE, 0, 0, NULL,
-     0, NULL},
+    {"directives", F_STRLIST, offsetof(job_spec_t, slurm.directives), DIRECTIVE_LINE, 0, 0, NULL, 0,
+     NULL},
     {NULL, 0, 0, 0, 0, 0, NULL, 0, NULL},
 };
 
 static const field_def_t checkpoint_fields[] = {
     {"signal", F_SIGNAME, offsetof(job_spec_t, checkpoint.signal), 0, 0, 0, NULL, 0, NULL},
-    {"before", F_INT, offsetof(job_spec_t, checkpoint.before_s), 0, 1, JOB_TIMEOUT_MAX_S, NULL, 0, NULL},
+    {"before", F_INT, offsetof(job_spec_t, checkpoint.before_s), 0, 1, JOB_TIMEOUT_MAX_S, NULL, 0,
+     NULL},
     {NULL, 0, 0, 0, 0, 0, NULL, 0, NULL},
 };
 
@@ -113,11 +118,14 @@ static const field_def_t top_fields[] = {
     INTFIELD(output_stall_timeout, output_stall_timeout, 0, 1, JOB_TIMEOUT_MAX_S),
     FIELD(log_dir, F_STRING, log_dir, 0),
     FIELD(error_file, F_STRING, error_file, 0),
-    {"gpu_binding", F_CHOICE, offsetof(job_spec_t, gpu_binding), 0, 0, 0, NULL, 0, job_gpu_binding_words},
+    {"gpu_binding", F_CHOICE, offsetof(job_spec_t, gpu_binding), 0, 0, 0, NULL, 0,
+     job_gpu_binding_words},
     FIELD(local_rank_arg, F_BOOL, local_rank_arg, 0),
-    {"cpu_binding", F_CHOICE, offsetof(job_spec_t, cpu_binding), 0, 0, 0, NULL, 0, job_cpu_binding_words},
+    {"cpu_binding", F_CHOICE, offsetof(job_spec_t, cpu_binding), 0, 0, 0, NULL, 0,
+     job_cpu_binding_words},
     {"preflight", F_CHOICE, offsetof(job_spec_t, preflight), 0, 0, 0, NULL, 0, job_preflight_words},
-    {"checkpoint", F_MAP, 0, 0, 0, 0, checkpoint_fields, offsetof(job_spec_t, checkpoint.present), NULL},
+    {"checkpoint", F_MAP, 0, 0, 0, 0, checkpoint_fields, offsetof(job_spec_t, checkpoint.present),
+     NULL},
     INTFIELD(requeue, requeue, 0, 0, JOB_REQUEUES_MAX),
     FIELD(command, F_COMMAND, command, 0),
     FIELD(train, F_TRAIN, command, 0),
@@ -336,7 +344,8 @@ static void parse_int(loader_t *ld, yaml_node_t *n, const field_def_t *def, cons
     }
     const char *s = scalar(n);
     long v;
-    if (ddp_parse_long(s, LONG_MIN, LONG_MAX, &v) || !(isdigit((unsigned char)s[0]) || s[0] == '-')) {
+    if (ddp_parse_long(s, LONG_MIN, LONG_MAX, &v) ||
+        !(isdigit((unsigned char)s[0]) || s[0] == '-')) {
         REPORT(ld, n, field, "expected a whole number, got \"%s\"", s);
         return;
     }
@@ -526,11 +535,13 @@ static void parse_train(loader_t *ld, yaml_node_t *map, const char *prefix)
     spec->command_is_train = true;
     strv_push(&spec->command, "train", 5);
     size_t reported = ld->diag->count;
-    for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
+    for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top;
+         p++) {
         yaml_node_t *k = yaml_document_get_node(ld->doc, p->key);
         yaml_node_t *v = yaml_document_get_node(ld->doc, p->value);
         char field[128], flag[64];
-        snprintf(field, sizeof field, "%.40s.%.80s", prefix, k->type == YAML_SCALAR_NODE ? scalar(k) : "?");
+        snprintf(field, sizeof field, "%.40s.%.80s", prefix,
+                 k->type == YAML_SCALAR_NODE ? scalar(k) : "?");
         size_t i = 0;
         while (k->type == YAML_SCALAR_NODE && i < count && strcmp(names[i], scalar(k)))
             i++;
@@ -642,7 +653,8 @@ static void parse_field(loader_t *ld, yaml_node_t *v, const field_def_t *def, co
     case F_COMMAND:
         ld->workload_seen = true;
         if (ld->spec->command_is_train)
-            REPORT(ld, v, field, "the spec already has a train: block; give command or train, not both");
+            REPORT(ld, v, field,
+                   "the spec already has a train: block; give command or train, not both");
         else
             parse_command(ld, v, field);
         break;
@@ -657,9 +669,10 @@ static void parse_field(loader_t *ld, yaml_node_t *v, const field_def_t *def, co
         parse_signame(ld, v, field, dst);
         break;
     case F_REPLACED:
-        REPORT(ld, v, field,
-               "is gone: use checkpoint: {signal: USR2, before: 120}, which the agent sends once to "
-               "each worker (Slurm's own signal reached every worker twice)");
+        REPORT(
+            ld, v, field,
+            "is gone: use checkpoint: {signal: USR2, before: 120}, which the agent sends once to "
+            "each worker (Slurm's own signal reached every worker twice)");
         break;
     case F_SCHED: {
         int kind = SCHED_UNSET;
@@ -759,7 +772,8 @@ static void parse_mapping(loader_t *ld, yaml_node_t *map, const field_def_t *tab
 static void check_combinations(const job_spec_t *spec, diag_t *diag)
 {
     spec_loc_t at = spec_field_loc(spec, "checkpoint.before");
-    if (spec->checkpoint.signal && spec->walltime_s && (uint64_t)spec->checkpoint.before_s >= spec->walltime_s)
+    if (spec->checkpoint.signal && spec->walltime_s &&
+        (uint64_t)spec->checkpoint.before_s >= spec->walltime_s)
         diag_add(diag, at.line ? at.line : 1, at.line ? at.col : 1, "checkpoint.before",
                  "%ld s is not less than the walltime (%llu s): the checkpoint signal would come "
                  "before the job had done anything",

@@ -62,15 +62,16 @@ typedef struct {
     long master_port; /* 0: derived from the job id in the script */
     long max_restarts;
     long rendezvous_timeout;
-    long hang_timeout; /* seconds; 0: off */
+    long hang_timeout;         /* seconds; 0: off */
     long output_stall_timeout; /* seconds the agent's output may stall before lines drop; 0: the
                                 * agent's default */
-    char *log_dir;     /* each rank's output under LOG_DIR/RUN_ID (the agent's --log-dir) */
+    char *log_dir;             /* each rank's output under LOG_DIR/RUN_ID (the agent's --log-dir) */
     char *error_file;  /* the JSON failure report (the agent's --error-file; %n: per node) */
     char *gpu_binding; /* the agent's --gpu-binding: per-rank or none (NULL: none) */
     char *cpu_binding; /* the agent's --cpu-binding: cores, numa or none (NULL: none) */
     char *preflight;   /* the agent's --preflight: report or strict (NULL: report) */
-    bool local_rank_arg; /* the agent's --local-rank-arg (torch.distributed.launch's --local_rank) */
+    bool
+        local_rank_arg; /* the agent's --local-rank-arg (torch.distributed.launch's --local_rank) */
     /* The walltime contract: `signal` goes once to every worker `before_s` seconds before the
      * walltime; ranks that checkpoint and exit 75 end the job with 75, which `requeue` times
      * resubmits the job to resume. */

@@ -32,7 +32,8 @@ void ssh_expand_home(const char *path, char *out, size_t size)
 static int host_matches(char *patterns, const char *host)
 {
     int hit = 0;
-    for (char *save = NULL, *p = strtok_r(patterns, " \t", &save); p; p = strtok_r(NULL, " \t", &save)) {
+    for (char *save = NULL, *p = strtok_r(patterns, " \t", &save); p;
+         p = strtok_r(NULL, " \t", &save)) {
         if (*p == '!') {
             if (fnmatch(p + 1, host, 0) == 0)
                 return 0;

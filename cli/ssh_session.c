@@ -103,12 +103,16 @@ static int check_host_key(ssh_session_t *s, const char *alias, const ssh_target_
     fingerprint(s, fp, sizeof fp);
     int rc = 0;
     if (check == LIBSSH2_KNOWNHOST_CHECK_MISMATCH) {
-        rc = ddp_error_set(err, "%s: the host key CHANGED (now %s): not what %s says; if the host "
-                           "was reinstalled, remove its old line there, else someone may be in the middle",
-                           s->where, fp, known_hosts);
+        rc = ddp_error_set(
+            err,
+            "%s: the host key CHANGED (now %s): not what %s says; if the host "
+            "was reinstalled, remove its old line there, else someone may be in the middle",
+            s->where, fp, known_hosts);
     } else if (check != LIBSSH2_KNOWNHOST_CHECK_MATCH && !accept_new) {
-        rc = ddp_error_set(err, "%s: unknown host key %s (not in %s): check it, then add it "
-                           "(ssh-keyscan, or --accept-new-host-keys)", s->where, fp, known_hosts);
+        rc = ddp_error_set(err,
+                           "%s: unknown host key %s (not in %s): check it, then add it "
+                           "(ssh-keyscan, or --accept-new-host-keys)",
+                           s->where, fp, known_hosts);
     } else if (check != LIBSSH2_KNOWNHOST_CHECK_MATCH) {
         char name[300];
         if (t->port == 22)
@@ -119,7 +123,8 @@ static int check_host_key(ssh_session_t *s, const char *alias, const ssh_target_
             libssh2_knownhost_writefile(kh, known_hosts, LIBSSH2_KNOWNHOST_FILE_OPENSSH))
             rc = session_error(s, 0, "cannot add the new host key", err);
         else
-            fprintf(stderr, "ddpjob launch: %s: added host key %s to %s\n", s->where, fp, known_hosts);
+            fprintf(stderr, "ddpjob launch: %s: added host key %s to %s\n", s->where, fp,
+                    known_hosts);
     }
     libssh2_knownhost_free(kh);
     return rc;
@@ -152,9 +157,11 @@ static int authenticate(ssh_session_t *s, const ssh_target_t *t, ddp_error_t *er
             return 0;
     }
     if (!tried)
-        return ddp_error_code(err, EACCES, "%s: no ssh-agent key and no identity file (%s...) to log in with",
-                             s->where, t->identities[0]);
-    return session_error(s, EACCES, "login refused for every key of ssh-agent and the identity files", err);
+        return ddp_error_code(err, EACCES,
+                              "%s: no ssh-agent key and no identity file (%s...) to log in with",
+                              s->where, t->identities[0]);
+    return session_error(s, EACCES,
+                         "login refused for every key of ssh-agent and the identity files", err);
 }
 
 ssh_session_t *ssh_session_open(const char *alias, const ssh_target_t *t, const char *known_hosts,
@@ -226,7 +233,8 @@ int ssh_session_exec(ssh_session_t *s, const char *command, const char *input, s
     return 0;
 }
 
-int ssh_session_pump(ssh_session_t *s, int timeout_ms, ssh_output_fn fn, void *arg, ddp_error_t *err)
+int ssh_session_pump(ssh_session_t *s, int timeout_ms, ssh_output_fn fn, void *arg,
+                     ddp_error_t *err)
 {
     char buf[32768];
     int got_any = 0;

@@ -35,7 +35,8 @@ int ssh_session_exec(ssh_session_t *s, const char *command, const char *input, s
 typedef void (*ssh_output_fn)(void *arg, int stream, const char *data, size_t len);
 /* Waits up to timeout_ms for output and passes it on. Returns 1 once the command has ended and
  * all its output is passed on, 0 while it runs, -1 when the connection failed. */
-int ssh_session_pump(ssh_session_t *s, int timeout_ms, ssh_output_fn fn, void *arg, ddp_error_t *err);
+int ssh_session_pump(ssh_session_t *s, int timeout_ms, ssh_output_fn fn, void *arg,
+                     ddp_error_t *err);
 /* Closes the command's stdin. */
 void ssh_session_eof(ssh_session_t *s);
 /* The command's exit status (128+N when killed by signal N), once pump returned 1. */

@@ -256,7 +256,8 @@ static int tokenize(const char *text, tokens_t *t, ddp_error_t *err)
                 indent_len = (size_t)(open - line_start);
             }
         }
-        if (text_end > p && push_tok(t, (token_t){TOK_TEXT, p, (size_t)(text_end - p), line, 0, NULL, 0}) < 0)
+        if (text_end > p &&
+            push_tok(t, (token_t){TOK_TEXT, p, (size_t)(text_end - p), line, 0, NULL, 0}) < 0)
             return ddp_error_set(err, "out of memory");
         token_t tok = {type, name, (size_t)(name_end - name), tag_line, 0, indent, indent_len};
         if (type == TOK_SECTION || type == TOK_INVERTED) {

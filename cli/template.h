@@ -6,9 +6,9 @@
  * {{! text}} is a comment; {{> name}} renders the partial template `name` (loaded by the
  * caller's partials) in place, with the current values; on a line of its own, every line of the
  * partial gets that line's indentation. A line holding only a section, comment or partial tag
- * vanishes entirely, so templates can be laid out readably. A name that the context does not define, or a section
- * that is not closed, is an error naming the template line. Names resolve in the innermost list
- * item first, then outwards. */
+ * vanishes entirely, so templates can be laid out readably. A name that the context does not
+ * define, or a section that is not closed, is an error naming the template line. Names resolve in
+ * the innermost list item first, then outwards. */
 #ifndef DDPJOB_TEMPLATE_H
 #define DDPJOB_TEMPLATE_H
 

@@ -6,7 +6,7 @@ packages=(
     libyaml-dev libssh2-1-dev                      # spec parsing, SSH launch
     libopenblas-dev                                # ddp-train's CPU GEMMs
     libdnnl-dev                                    # ddp-train's CPU convolutions (oneDNN)
-    shellcheck man-db                              # the suite lints every script, formats the man page
+    shellcheck man-db clang-format                 # the suite lints every script and source, formats the man page
     clang libclang-rt-14-dev                       # the fuzz targets (libFuzzer, ASan, UBSan)
     python3-torch                                  # real PyTorch workers (for /usr/bin/python3)
     slurm-wlm munge                                # a real Slurm cluster the suite starts itself

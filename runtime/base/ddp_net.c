@@ -28,7 +28,8 @@ static int set_blocking(int fd)
 
 int ddp_net_listen(const char *host, int port, int backlog, int *bound_port, ddp_error_t *err)
 {
-    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+    struct addrinfo hints = {.ai_family = AF_UNSPEC,
+                             .ai_socktype = SOCK_STREAM,
                              .ai_flags = AI_PASSIVE | AI_NUMERICSERV};
     struct addrinfo *res = NULL;
     char service[16];
@@ -58,9 +59,9 @@ int ddp_net_listen(const char *host, int port, int backlog, int *bound_port, ddp
     if (fd < 0) {
         if (saved == EADDRINUSE)
             return ddp_error_code(err, EADDRINUSE,
-                                 "cannot listen on %s:%d: the port is in use (another job or "
-                                 "service holds it; choose another port)",
-                                 where, port);
+                                  "cannot listen on %s:%d: the port is in use (another job or "
+                                  "service holds it; choose another port)",
+                                  where, port);
         return ddp_error_set(err, "cannot listen on %s:%d: %s", where, port, strerror(saved));
     }
     if (bound_port) {
@@ -100,8 +101,8 @@ int ddp_net_connect_transient(const ddp_error_t *err)
 
 int ddp_net_connect(const char *host, int port, int64_t deadline, ddp_error_t *err)
 {
-    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
-                             .ai_flags = AI_NUMERICSERV};
+    struct addrinfo hints = {
+        .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV};
     struct addrinfo *res = NULL;
     char service[16];
     snprintf(service, sizeof service, "%d", port);
@@ -110,8 +111,7 @@ int ddp_net_connect(const char *host, int port, int64_t deadline, ddp_error_t *e
         return ddp_error_set(err, "cannot resolve %s: %s", host, gai_strerror(rc));
     int fd = -1, saved = 0;
     for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
-        fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK,
-                    ai->ai_protocol);
+        fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, ai->ai_protocol);
         if (fd < 0) {
             saved = errno;
             continue;
@@ -172,7 +172,8 @@ int ddp_net_read_full(int fd, void *buf, size_t len, int64_t deadline, ddp_error
     while (len > 0) {
         int werr = wait_ready(fd, POLLIN, deadline);
         if (werr)
-            return ddp_error_set(err, "receive: %s", werr == ETIMEDOUT ? "timed out" : strerror(werr));
+            return ddp_error_set(err, "receive: %s",
+                                 werr == ETIMEDOUT ? "timed out" : strerror(werr));
         ssize_t n = recv(fd, p, len, MSG_DONTWAIT);
         if (n == 0)
             return ddp_error_set(err, "receive: connection closed by peer");

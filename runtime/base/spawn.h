@@ -2,8 +2,8 @@
  *
  * The child's stdout and stderr are read concurrently so that neither pipe can fill and stall
  * it; when the deadline passes the child is killed and the call fails. */
-#ifndef DDPJOB_SPAWN_H
-#define DDPJOB_SPAWN_H
+#ifndef DDP_SPAWN_H
+#define DDP_SPAWN_H
 
 #include "ddp_error.h"
 

@@ -12,8 +12,8 @@ enum {
     JOB_NODES_MAX = 100000,
     JOB_PROCS_PER_NODE_MAX = 1024,
     JOB_MAX_RESTARTS_MAX = 1000,
-    JOB_REQUEUES_MAX = 1000,            /* a chain's links; the agent's --requeue-count too */
-    JOB_TIMEOUT_MAX_S = 7 * 86400,      /* rendezvous, hang, exit and checkpoint-before */
+    JOB_REQUEUES_MAX = 1000,       /* a chain's links; the agent's --requeue-count too */
+    JOB_TIMEOUT_MAX_S = 7 * 86400, /* rendezvous, hang, exit and checkpoint-before */
 };
 
 /* The words a spec's gpu_binding:, cpu_binding: and preflight: take, which the agent's options of

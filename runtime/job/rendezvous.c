@@ -164,7 +164,8 @@ static int check_shape(ddp_store_client_t *c, const ddp_rdzv_join_t *j, ddp_erro
     char key[128], mine[512], *theirs = NULL;
     const char *run_id = j->run_id && *j->run_id ? j->run_id : "-";
     ddp_rdzv_key(key, sizeof key, j->round, "shape");
-    int n = snprintf(mine, sizeof mine, "%d %d %s %.255s", j->nnodes, j->node_rank, j->host, run_id);
+    int n =
+        snprintf(mine, sizeof mine, "%d %d %s %.255s", j->nnodes, j->node_rank, j->host, run_id);
     int swapped = ddp_store_cas(c, key, NULL, 0, mine, (size_t)n, &theirs, err);
     if (swapped < 0)
         return ddp_error_prefix(err, "rendezvous");

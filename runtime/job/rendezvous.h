@@ -30,7 +30,8 @@ typedef struct {
     /* Optional: asked between slices of a wait; non-zero abandons the join (a signal to stop
      * the agent must not wait for the rendezvous deadline). */
     int (*cancelled)(void *ctx);
-    /* Optional: told every RDZV_NOTE_MS while nodes are missing ("waiting for node rank(s) ..."). */
+    /* Optional: told every RDZV_NOTE_MS while nodes are missing ("waiting for node rank(s) ...").
+     */
     void (*waiting)(void *ctx, const char *line);
     void *ctx;
 } ddp_rdzv_join_t;

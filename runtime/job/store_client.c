@@ -56,14 +56,16 @@ static int handshake(ddp_store_client_t *c, const void *token, size_t token_len,
         return ddp_error_code(
             err, ECONNRESET, "the store dropped the connection during the handshake (%s)", why.msg);
     if (verdict != STORE_ACCEPTED)
-        return ddp_error_code(err, EACCES, "refused this job's token (wrong DDPJOB_TOKEN, or "
-                                           "another job's store on this port)");
+        return ddp_error_code(err, EACCES,
+                              "refused this job's token (wrong DDPJOB_TOKEN, or "
+                              "another job's store on this port)");
     if (ddp_net_read_full(c->fd, server_mac, sizeof server_mac, deadline, &why))
         return ddp_error_set(err, "handshake: %s", why.msg);
     ddp_store_auth_mac(token, token_len, "server", server_nonce, answer, expected);
     if (ddp_equal_secret(server_mac, expected, STORE_MAC_LEN) != 0)
-        return ddp_error_code(err, EACCES, "does not know this job's token (another job's store "
-                                           "on this port?)");
+        return ddp_error_code(err, EACCES,
+                              "does not know this job's token (another job's store "
+                              "on this port?)");
     return 0;
 }
 
@@ -231,8 +233,7 @@ int ddp_store_ping(ddp_store_client_t *c, ddp_error_t *err)
 {
     size_t mark;
     ddp_store_reader_t r;
-    if (begin(c, STORE_PING, NULL, &mark, err) || finish(c, mark, 0, err) ||
-        roundtrip(c, &r, err))
+    if (begin(c, STORE_PING, NULL, &mark, err) || finish(c, mark, 0, err) || roundtrip(c, &r, err))
         return -1;
     return ddp_store_get_u8(&r) != STORE_OK || r.bad ? malformed(c, err) : 0;
 }
@@ -267,8 +268,7 @@ int ddp_store_get(ddp_store_client_t *c, const char *key, char **val, size_t *le
 {
     size_t mark;
     ddp_store_reader_t r;
-    if (begin(c, STORE_GET, key, &mark, err) || finish(c, mark, 0, err) ||
-        roundtrip(c, &r, err))
+    if (begin(c, STORE_GET, key, &mark, err) || finish(c, mark, 0, err) || roundtrip(c, &r, err))
         return -1;
     uint8_t status = ddp_store_get_u8(&r);
     if (status == STORE_NOT_FOUND && !r.bad)
@@ -460,8 +460,7 @@ int ddp_store_delete(ddp_store_client_t *c, const char *key, int *existed, ddp_e
 {
     size_t mark;
     ddp_store_reader_t r;
-    if (begin(c, STORE_DEL, key, &mark, err) || finish(c, mark, 0, err) ||
-        roundtrip(c, &r, err))
+    if (begin(c, STORE_DEL, key, &mark, err) || finish(c, mark, 0, err) || roundtrip(c, &r, err))
         return -1;
     uint8_t status = ddp_store_get_u8(&r);
     uint8_t was = ddp_store_get_u8(&r);

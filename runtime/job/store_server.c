@@ -49,7 +49,7 @@ typedef struct {
     int fd;
     conn_state_t state;
     char peer[64];
-    char addr[48];    /* the peer's address alone */
+    char addr[48];       /* the peer's address alone */
     int64_t accepted_at; /* ddp_now_ms */
     unsigned char nonce[STORE_NONCE_LEN];
     int64_t deadline; /* of the handshake, or of the parked WAIT */
@@ -90,9 +90,9 @@ struct ddp_store_server {
     conn_t **ready; /* connections whose buffered input must be processed */
     size_t nready, ready_cap;
     int accept_paused;
-    int stopping; /* server_free: closing connections sets nothing */
-    size_t npending;     /* connections in CONN_HANDSHAKE */
-    size_t npartial;     /* connections holding part of a frame */
+    int stopping;    /* server_free: closing connections sets nothing */
+    size_t npending; /* connections in CONN_HANDSHAKE */
+    size_t npartial; /* connections holding part of a frame */
     int64_t refusal_logged_at;
     unsigned long refusals_unsaid;
 };
@@ -336,8 +336,9 @@ static int shed_one(ddp_store_server_t *s, const conn_t *newest)
     conn_t *victim = same >= PENDING_PER_PEER ? oldest_same : oldest;
     if (!victim)
         return 0;
-    refusal_log(s, "store: dropped connection from %s: %zu connections have not proven the job "
-                   "token (limit %d), this one silent the longest",
+    refusal_log(s,
+                "store: dropped connection from %s: %zu connections have not proven the job "
+                "token (limit %d), this one silent the longest",
                 victim->peer, s->npending, PENDING_CAP);
     conn_close(s, victim);
     return 1;
@@ -695,10 +696,10 @@ static int handle_request(ddp_store_server_t *s, conn_t *c, const unsigned char 
         break;
     }
     case STORE_CAS: {
-        int matches = has_expected ? e->present && e->val_len == expected_len &&
-                                         (expected_len == 0 ||
-                                          memcmp(e->val, expected, expected_len) == 0)
-                                   : !e->present;
+        int matches = has_expected
+                          ? e->present && e->val_len == expected_len &&
+                                (expected_len == 0 || memcmp(e->val, expected, expected_len) == 0)
+                          : !e->present;
         if (matches)
             rc = entry_assign(s, e, val, val_len);
         rc = rc || reply_begin(c, STORE_OK, &mark) || ddp_store_put_u8(out, (uint8_t)matches) ||
@@ -722,8 +723,8 @@ static int conn_process(ddp_store_server_t *s, conn_t *c)
     while (c->state == CONN_READY && c->out.len < OUT_HIGH_WATER && c->in.len - used >= 4) {
         uint32_t len = ddp_store_load_u32(c->in.data + used);
         if (len == 0 || len > STORE_MAX_FRAME) {
-            server_log(s, "store: closed connection from %s: frame of %u bytes (limit %d)",
-                       c->peer, len, STORE_MAX_FRAME);
+            server_log(s, "store: closed connection from %s: frame of %u bytes (limit %d)", c->peer,
+                       len, STORE_MAX_FRAME);
             return -1;
         }
         if (c->in.len - used - 4 < len)
@@ -775,8 +776,9 @@ static void expire(ddp_store_server_t *s)
     for (size_t fd = 0; fd < s->conns_cap && (s->nparked || s->npartial); fd++) {
         conn_t *c = s->conns[fd];
         if (c && c->partial && now - c->input_at > STORE_FRAME_IDLE_MS) {
-            refusal_log(s, "store: closed connection from %s: half a request, then nothing for "
-                           "%d ms",
+            refusal_log(s,
+                        "store: closed connection from %s: half a request, then nothing for "
+                        "%d ms",
                         c->peer, STORE_FRAME_IDLE_MS);
             conn_close(s, c);
             continue;
@@ -785,7 +787,7 @@ static void expire(ddp_store_server_t *s)
             continue;
         if (c->state == CONN_HANDSHAKE) {
             refusal_log(s, "store: closed connection from %s: no handshake within %d ms", c->peer,
-                       STORE_HANDSHAKE_MS);
+                        STORE_HANDSHAKE_MS);
             conn_close(s, c);
             continue;
         }
@@ -843,8 +845,8 @@ static void *server_main(void *arg)
             if (!c)
                 continue;
             uint32_t ev = events[i].events;
-            int closing = (ev & (EPOLLERR | EPOLLHUP)) ||
-                          ((ev & EPOLLRDHUP) && c->state == CONN_WAITING);
+            int closing =
+                (ev & (EPOLLERR | EPOLLHUP)) || ((ev & EPOLLRDHUP) && c->state == CONN_WAITING);
             if (!closing && (ev & EPOLLIN))
                 closing = conn_read(s, c) || conn_process(s, c);
             if (!closing && (ev & EPOLLOUT))

@@ -17,13 +17,13 @@
 typedef struct {
     int rank, local_rank, world_size, local_world_size;
     int group_rank, group_world_size; /* node rank, number of nodes */
-    int restart_count; /* restarts in this job plus the requeues before it */
+    int restart_count;                /* restarts in this job plus the requeues before it */
     int max_restarts;
     const char *master_addr;
     int master_port;
     const char *run_id;
-    const char *error_file;   /* TORCHELASTIC_ERROR_FILE; NULL leaves it unset */
-    const char *worker_token; /* DDPJOB_WORKER_TOKEN; NULL leaves it unset */
+    const char *error_file;           /* TORCHELASTIC_ERROR_FILE; NULL leaves it unset */
+    const char *worker_token;         /* DDPJOB_WORKER_TOKEN; NULL leaves it unset */
     const char *cuda_visible_devices; /* this worker's GPU; NULL: the inherited value stays */
 } ddp_worker_env_t;
 

@@ -20,7 +20,7 @@ struct pg {
     void *be;
     pg_world_t world;
     ddp_store_server_t *server; /* rank 0 only */
-    void *scratch;          /* one int32 in backend memory, for barriers */
+    void *scratch;              /* one int32 in backend memory, for barriers */
     int broken;
     ddp_error_t failure; /* the first failure, repeated by every later call */
 };
@@ -29,14 +29,23 @@ static const struct {
     const char *name;
     size_t size;
 } dtypes[PG_DTYPE_COUNT] = {
-    [PG_FLOAT32] = {"float32", 4}, [PG_FLOAT64] = {"float64", 8},  [PG_INT32] = {"int32", 4},
+    [PG_FLOAT32] = {"float32", 4}, [PG_FLOAT64] = {"float64", 8}, [PG_INT32] = {"int32", 4},
     [PG_INT64] = {"int64", 8},     [PG_FLOAT16] = {"float16", 2}, [PG_BFLOAT16] = {"bfloat16", 2},
 };
 static const char *const op_names[PG_OP_COUNT] = {"sum", "prod", "min", "max", "avg"};
 
-size_t pg_dtype_size(pg_dtype_t t) { return dtypes[t].size; }
-const char *pg_dtype_name(pg_dtype_t t) { return dtypes[t].name; }
-const char *pg_op_name(pg_op_t op) { return op_names[op]; }
+size_t pg_dtype_size(pg_dtype_t t)
+{
+    return dtypes[t].size;
+}
+const char *pg_dtype_name(pg_dtype_t t)
+{
+    return dtypes[t].name;
+}
+const char *pg_op_name(pg_op_t op)
+{
+    return op_names[op];
+}
 
 int pg_dtype_parse(const char *name, pg_dtype_t *out)
 {
@@ -90,7 +99,8 @@ int pg_world_from_env(pg_world_t *w, ddp_error_t *err)
         if (w->rank >= w->size)
             return ddp_error_set(err, "%s=%d is outside a world of %d", launchers[i].rank, w->rank,
                                  w->size);
-        if (getenv(launchers[i].local_rank) && env_int(launchers[i].local_rank, 0, &w->local_rank, err))
+        if (getenv(launchers[i].local_rank) &&
+            env_int(launchers[i].local_rank, 0, &w->local_rank, err))
             return -1;
     }
     const char *addr = getenv("MASTER_ADDR");
@@ -109,8 +119,9 @@ int pg_world_from_env(pg_world_t *w, ddp_error_t *err)
         w->master_port = ddp_job_workers_port_from_id(getenv("SLURM_JOB_ID"));
     }
     if (w->size > 1 && (!addr || !w->master_port))
-        return ddp_error_set(err, "a world of %d (from %s) needs MASTER_ADDR and MASTER_PORT "
-                                  "(where rank 0 serves the group's store)",
+        return ddp_error_set(err,
+                             "a world of %d (from %s) needs MASTER_ADDR and MASTER_PORT "
+                             "(where rank 0 serves the group's store)",
                              w->size, w->source);
     const char *token = getenv("DDPJOB_WORKER_TOKEN");
     if (!token)
@@ -208,11 +219,26 @@ int pg_destroy(pg_t *pg, ddp_error_t *err)
     return rc;
 }
 
-int pg_rank(const pg_t *pg) { return pg->world.rank; }
-int pg_size(const pg_t *pg) { return pg->world.size; }
-int pg_local_rank(const pg_t *pg) { return pg->world.local_rank; }
-const char *pg_backend_name(const pg_t *pg) { return pg->backend->name; }
-int pg_supports(const pg_t *pg, pg_dtype_t t) { return pg->backend->supports(t); }
+int pg_rank(const pg_t *pg)
+{
+    return pg->world.rank;
+}
+int pg_size(const pg_t *pg)
+{
+    return pg->world.size;
+}
+int pg_local_rank(const pg_t *pg)
+{
+    return pg->world.local_rank;
+}
+const char *pg_backend_name(const pg_t *pg)
+{
+    return pg->backend->name;
+}
+int pg_supports(const pg_t *pg, pg_dtype_t t)
+{
+    return pg->backend->supports(t);
+}
 
 /* ---- checks shared by every operation ----------------------------------------------------- */
 
@@ -252,8 +278,8 @@ static int check_type(pg_t *pg, pg_dtype_t t, int op, const char *what, ddp_erro
     if ((unsigned)t >= PG_DTYPE_COUNT)
         return ddp_error_set(err, "%s: unknown type %d", what, (int)t);
     if (!pg->backend->supports(t))
-        return ddp_error_set(err, "%s: the %s backend does not handle %s", what,
-                             pg->backend->name, pg_dtype_name(t));
+        return ddp_error_set(err, "%s: the %s backend does not handle %s", what, pg->backend->name,
+                             pg_dtype_name(t));
     if (op >= 0 && op >= PG_OP_COUNT)
         return ddp_error_set(err, "%s: unknown reduction %d", what, op);
     return 0;
@@ -280,7 +306,10 @@ int pg_copy_out(pg_t *pg, void *dst, const void *src, size_t bytes, ddp_error_t 
     return pg->backend->copy_out(pg->be, dst, src, bytes, err);
 }
 
-int pg_sync(pg_t *pg, ddp_error_t *err) { return pg->backend->sync(pg->be, err); }
+int pg_sync(pg_t *pg, ddp_error_t *err)
+{
+    return pg->backend->sync(pg->be, err);
+}
 
 /* ---- point to point ------------------------------------------------------------------------ */
 
@@ -310,8 +339,7 @@ pg_request_t *pg_isend(pg_t *pg, const void *buf, size_t count, pg_dtype_t t, in
     return start_p2p(pg, (void *)buf, count, t, peer, 1, err);
 }
 
-pg_request_t *pg_irecv(pg_t *pg, void *buf, size_t count, pg_dtype_t t, int peer,
-                       ddp_error_t *err)
+pg_request_t *pg_irecv(pg_t *pg, void *buf, size_t count, pg_dtype_t t, int peer, ddp_error_t *err)
 {
     return start_p2p(pg, buf, count, t, peer, 0, err);
 }
@@ -346,11 +374,11 @@ int pg_barrier(pg_t *pg, ddp_error_t *err)
 {
     if (usable(pg, err))
         return -1;
-    return outcome(pg,
-                   pg->backend->all_reduce(pg->be, pg->scratch, pg->scratch, 1, PG_INT32, PG_SUM,
-                                           err) ||
-                       pg->backend->sync(pg->be, err),
-                   "barrier", err);
+    return outcome(
+        pg,
+        pg->backend->all_reduce(pg->be, pg->scratch, pg->scratch, 1, PG_INT32, PG_SUM, err) ||
+            pg->backend->sync(pg->be, err),
+        "barrier", err);
 }
 
 int pg_broadcast(pg_t *pg, void *buf, size_t count, pg_dtype_t t, int root, ddp_error_t *err)
@@ -358,8 +386,7 @@ int pg_broadcast(pg_t *pg, void *buf, size_t count, pg_dtype_t t, int root, ddp_
     if (usable(pg, err) || check_type(pg, t, -1, "broadcast", err) ||
         check_rank(pg, root, "root", "broadcast", err))
         return -1;
-    return outcome(pg, pg->backend->broadcast(pg->be, buf, count, t, root, err), "broadcast",
-                   err);
+    return outcome(pg, pg->backend->broadcast(pg->be, buf, count, t, root, err), "broadcast", err);
 }
 
 int pg_reduce(pg_t *pg, const void *send, void *recv, size_t count, pg_dtype_t t, pg_op_t op,
@@ -368,8 +395,8 @@ int pg_reduce(pg_t *pg, const void *send, void *recv, size_t count, pg_dtype_t t
     if (usable(pg, err) || check_type(pg, t, (int)op, "reduce", err) ||
         check_rank(pg, root, "root", "reduce", err))
         return -1;
-    return outcome(pg, pg->backend->reduce(pg->be, send, recv, count, t, op, root, err),
-                   "reduce", err);
+    return outcome(pg, pg->backend->reduce(pg->be, send, recv, count, t, op, root, err), "reduce",
+                   err);
 }
 
 int pg_all_reduce(pg_t *pg, const void *send, void *recv, size_t count, pg_dtype_t t, pg_op_t op,
@@ -377,8 +404,8 @@ int pg_all_reduce(pg_t *pg, const void *send, void *recv, size_t count, pg_dtype
 {
     if (usable(pg, err) || check_type(pg, t, (int)op, "all_reduce", err))
         return -1;
-    return outcome(pg, pg->backend->all_reduce(pg->be, send, recv, count, t, op, err),
-                   "all_reduce", err);
+    return outcome(pg, pg->backend->all_reduce(pg->be, send, recv, count, t, op, err), "all_reduce",
+                   err);
 }
 
 int pg_scatter(pg_t *pg, const void *send, void *recv, size_t count, pg_dtype_t t, int root,
@@ -397,8 +424,7 @@ int pg_gather(pg_t *pg, const void *send, void *recv, size_t count, pg_dtype_t t
     if (usable(pg, err) || check_type(pg, t, -1, "gather", err) ||
         check_rank(pg, root, "root", "gather", err))
         return -1;
-    return outcome(pg, pg->backend->gather(pg->be, send, recv, count, t, root, err), "gather",
-                   err);
+    return outcome(pg, pg->backend->gather(pg->be, send, recv, count, t, root, err), "gather", err);
 }
 
 int pg_all_gather(pg_t *pg, const void *send, void *recv, size_t count, pg_dtype_t t,

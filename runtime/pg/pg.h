@@ -49,7 +49,7 @@ typedef struct {
     int rank, size, local_rank;
     char master_addr[256];
     int master_port;
-    char token[256]; /* empty: the store is not authenticated */
+    char token[256];    /* empty: the store is not authenticated */
     const char *source; /* which launcher's variables were used, for messages */
 } pg_world_t;
 
@@ -57,7 +57,8 @@ int pg_world_from_env(pg_world_t *w, ddp_error_t *err);
 
 typedef struct {
     const char *backend; /* "tcp" (default) or "nccl" */
-    int64_t timeout_ms;  /* per operation; 0: DDP_PG_TIMEOUT seconds from the environment, else 300 s */
+    int64_t
+        timeout_ms; /* per operation; 0: DDP_PG_TIMEOUT seconds from the environment, else 300 s */
 } pg_options_t;
 
 typedef struct pg pg_t;
@@ -96,8 +97,7 @@ int pg_recv(pg_t *pg, void *buf, size_t count, pg_dtype_t t, int peer, ddp_error
  * until then. Requests may be waited for in any order. */
 pg_request_t *pg_isend(pg_t *pg, const void *buf, size_t count, pg_dtype_t t, int peer,
                        ddp_error_t *err);
-pg_request_t *pg_irecv(pg_t *pg, void *buf, size_t count, pg_dtype_t t, int peer,
-                       ddp_error_t *err);
+pg_request_t *pg_irecv(pg_t *pg, void *buf, size_t count, pg_dtype_t t, int peer, ddp_error_t *err);
 int pg_wait(pg_t *pg, pg_request_t *req, ddp_error_t *err);
 
 /* Collectives. `count` is per rank where a buffer is split by rank: scatter's and gather's

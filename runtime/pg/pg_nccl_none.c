@@ -10,7 +10,10 @@ static void *none_create(const pg_world_t *w, ddp_store_client_t *store, int64_t
     return NULL;
 }
 
-static int none_supports(pg_dtype_t t) { return 0; }
+static int none_supports(pg_dtype_t t)
+{
+    return 0;
+}
 
 const pg_backend_t pg_nccl_backend = {
     .name = "nccl",

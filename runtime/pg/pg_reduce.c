@@ -5,38 +5,38 @@
 /* Arithmetic type A does the sums and products of storage type T (unsigned for integers, so
  * that overflow wraps instead of being undefined). */
 /* One kernel: dst = a OP b, with an in-place loop for dst == a so both forms vectorise. */
-#define KERNEL(fn, T, EXPR)                                                                      \
-    static void fn(void *d, const void *pa, const void *pb, size_t n)                            \
-    {                                                                                            \
-        const T *restrict b = pb;                                                                \
-        if (d == pa) {                                                                           \
-            T *restrict o = d;                                                                   \
-            for (size_t i = 0; i < n; i++) {                                                     \
-                T x = o[i], y = b[i];                                                            \
-                o[i] = EXPR;                                                                     \
-            }                                                                                    \
-        } else {                                                                                 \
-            T *restrict o = d;                                                                   \
-            const T *restrict a = pa;                                                            \
-            for (size_t i = 0; i < n; i++) {                                                     \
-                T x = a[i], y = b[i];                                                            \
-                o[i] = EXPR;                                                                     \
-            }                                                                                    \
-        }                                                                                        \
+#define KERNEL(fn, T, EXPR)                                                                        \
+    static void fn(void *d, const void *pa, const void *pb, size_t n)                              \
+    {                                                                                              \
+        const T *restrict b = pb;                                                                  \
+        if (d == pa) {                                                                             \
+            T *restrict o = d;                                                                     \
+            for (size_t i = 0; i < n; i++) {                                                       \
+                T x = o[i], y = b[i];                                                              \
+                o[i] = EXPR;                                                                       \
+            }                                                                                      \
+        } else {                                                                                   \
+            T *restrict o = d;                                                                     \
+            const T *restrict a = pa;                                                              \
+            for (size_t i = 0; i < n; i++) {                                                       \
+                T x = a[i], y = b[i];                                                              \
+                o[i] = EXPR;                                                                       \
+            }                                                                                      \
+        }                                                                                          \
     }
 
 /* Arithmetic type A does the sums and products of storage type T (unsigned for integers, so
  * that overflow wraps instead of being undefined). */
-#define KERNELS(name, T, A)                                                                      \
-    KERNEL(sum_##name, T, (T)((A)x + (A)y))                                                      \
-    KERNEL(prod_##name, T, (T)((A)x * (A)y))                                                     \
-    KERNEL(min_##name, T, y < x ? y : x)                                                         \
-    KERNEL(max_##name, T, y > x ? y : x)                                                         \
-    static void div_##name(void *d, size_t n, int by)                                            \
-    {                                                                                            \
-        T *a = d;                                                                                \
-        for (size_t i = 0; i < n; i++)                                                           \
-            a[i] = (T)(a[i] / (T)by);                                                            \
+#define KERNELS(name, T, A)                                                                        \
+    KERNEL(sum_##name, T, (T)((A)x + (A)y))                                                        \
+    KERNEL(prod_##name, T, (T)((A)x * (A)y))                                                       \
+    KERNEL(min_##name, T, y < x ? y : x)                                                           \
+    KERNEL(max_##name, T, y > x ? y : x)                                                           \
+    static void div_##name(void *d, size_t n, int by)                                              \
+    {                                                                                              \
+        T *a = d;                                                                                  \
+        for (size_t i = 0; i < n; i++)                                                             \
+            a[i] = (T)(a[i] / (T)by);                                                              \
     }
 
 KERNELS(f32, float, float)
@@ -54,7 +54,10 @@ static const struct {
     [PG_INT64] = {{sum_i64, prod_i64, min_i64, max_i64, sum_i64}, div_i64},
 };
 
-pg_reduce_fn pg_reducer(pg_dtype_t t, pg_op_t op) { return kernels[t].fn[op]; }
+pg_reduce_fn pg_reducer(pg_dtype_t t, pg_op_t op)
+{
+    return kernels[t].fn[op];
+}
 
 void pg_reduce_divide(void *buf, size_t count, pg_dtype_t t, int n)
 {

@@ -57,11 +57,11 @@ struct xfer {
     int peer;
     void (*step)(tcp_t *t, xfer_t *x);
     void *ctx;
-    unsigned char *target; /* where a received segment is reduced into or sent from again */
+    unsigned char *target;       /* where a received segment is reduced into or sent from again */
     const unsigned char *source; /* what a received segment is reduced with */
     int forward;
-    int held;         /* a queued send whose data is not ready yet: the queue waits at it */
-    xfer_t *release;  /* the held send this transfer's completion makes ready */
+    int held;        /* a queued send whose data is not ready yet: the queue waits at it */
+    xfer_t *release; /* the held send this transfer's completion makes ready */
     int finished;
     xfer_t *next;
 };
@@ -83,10 +83,10 @@ struct tcp {
     peer_t *peers;
     struct pollfd *pfd;
     int *pfd_peer;
-    xfer_t *pool;       /* the running collective's transfers (one collective at a time) */
+    xfer_t *pool; /* the running collective's transfers (one collective at a time) */
     size_t pool_cap;
     unsigned char *stage; /* one segment: received data waiting to be reduced */
-    int closing;        /* in the final barrier: peers that finished may close */
+    int closing;          /* in the final barrier: peers that finished may close */
     team_t everyone;
     /* Ranks on this host share memory (pg_shm) when there are several. With several hosts too,
      * all_reduce is hierarchical: within each host, then between the hosts' leaders. */
@@ -172,7 +172,8 @@ static int peer_lost(tcp_t *t, int known, int errnum, const int *suspects, int n
     abandon_queues(t);
     const char *whom = lost > 1 ? "ranks" : "rank";
     if (errnum)
-        return ddp_error_set(err, "lost the connection to %s %s: %s", whom, names, strerror(errnum));
+        return ddp_error_set(err, "lost the connection to %s %s: %s", whom, names,
+                             strerror(errnum));
     return ddp_error_set(err, "%s %s closed the connection (exited or died)", whom, names);
 }
 
@@ -332,8 +333,14 @@ out:
     return rc;
 }
 
-static int xfer_finished(const void *ctx) { return ((const xfer_t *)ctx)->finished; }
-static int counter_zero(const void *ctx) { return *(const size_t *)ctx == 0; }
+static int xfer_finished(const void *ctx)
+{
+    return ((const xfer_t *)ctx)->finished;
+}
+static int counter_zero(const void *ctx)
+{
+    return *(const size_t *)ctx == 0;
+}
 
 /* ---- collectives as plans of transfers ---------------------------------------------------- */
 
@@ -371,13 +378,21 @@ static void plan_add(tcp_t *t, plan_t *pl, int peer, int send, unsigned char *bu
                      unsigned char *target, size_t len, int forward)
 {
     xfer_t *x = &pl->pool[pl->used++];
-    *x = (xfer_t){.buf = buf, .len = len, .peer = peer, .step = plan_step, .ctx = pl,
-                  .target = target, .forward = forward};
+    *x = (xfer_t){.buf = buf,
+                  .len = len,
+                  .peer = peer,
+                  .step = plan_step,
+                  .ctx = pl,
+                  .target = target,
+                  .forward = forward};
     pl->pending++;
     enqueue(t, x, send);
 }
 
-static size_t segments(size_t len) { return (len + SEGMENT_BYTES - 1) / SEGMENT_BYTES; }
+static size_t segments(size_t len)
+{
+    return (len + SEGMENT_BYTES - 1) / SEGMENT_BYTES;
+}
 
 /* `len` bytes at `at` as the plan's next segments(len) transfers, not queued yet; with `reduce`
  * a received segment lands in the stage and is reduced into `at` with the input's same bytes.
@@ -389,7 +404,10 @@ static xfer_t *plan_segment_xfers(plan_t *pl, int peer, unsigned char *at, size_
         xfer_t *x = &pl->pool[pl->used++];
         *x = (xfer_t){.buf = reduce ? pl->stage : at + off,
                       .len = len - off < SEGMENT_BYTES ? len - off : SEGMENT_BYTES,
-                      .peer = peer, .step = plan_step, .ctx = pl, .target = at + off};
+                      .peer = peer,
+                      .step = plan_step,
+                      .ctx = pl,
+                      .target = at + off};
         if (reduce)
             x->source = pl->in + (x->target - pl->out);
         pl->pending++;
@@ -434,7 +452,10 @@ static void chunk(size_t count, int n, int c, size_t esize, size_t *off, size_t 
     *len = (base + (uc < rem)) * esize;
 }
 
-static int mod(int a, int n) { return ((a % n) + n) % n; }
+static int mod(int a, int n)
+{
+    return ((a % n) + n) % n;
+}
 
 /* The ring of a team from `in` to `out` (count elements; the same buffer for the all-gather
  * alone): reduce-scatter then all-gather, either phase optional. After reduce-scatter the member
@@ -513,7 +534,8 @@ static int pair_all_reduce(tcp_t *t, const team_t *team, const unsigned char *in
         return -1;
     pl.in = in;
     pl.out = out;
-    xfer_t *raw_out = plan_segment_xfers(&pl, peer, (unsigned char *)in + theirs_off, theirs_len, 0);
+    xfer_t *raw_out =
+        plan_segment_xfers(&pl, peer, (unsigned char *)in + theirs_off, theirs_len, 0);
     xfer_t *done_out = plan_segment_xfers(&pl, peer, out + mine_off, mine_len, 0);
     xfer_t *raw_in = plan_segment_xfers(&pl, peer, out + mine_off, mine_len, 1);
     xfer_t *done_in = plan_segment_xfers(&pl, peer, out + theirs_off, theirs_len, 0);
@@ -575,7 +597,10 @@ static void *tcp_alloc(void *be, size_t bytes, ddp_error_t *err)
     return p;
 }
 
-static void tcp_free(void *be, void *buf) { free(buf); }
+static void tcp_free(void *be, void *buf)
+{
+    free(buf);
+}
 
 /* ---- shared memory ----------------------------------------------------------------------- */
 
@@ -808,8 +833,8 @@ static int tcp_scatter(void *be, const void *send, void *recv, size_t count, pg_
     return root_exchange(be, send, recv, count * pg_dtype_size(t_), root, 1, err);
 }
 
-static int tcp_gather(void *be, const void *send, void *recv, size_t count, pg_dtype_t t_,
-                      int root, ddp_error_t *err)
+static int tcp_gather(void *be, const void *send, void *recv, size_t count, pg_dtype_t t_, int root,
+                      ddp_error_t *err)
 {
     tcp_t *t = be;
     if (all_on_this_host(t))
@@ -853,7 +878,10 @@ static void *start_p2p(tcp_t *t, void *buf, size_t bytes, int peer, int send, dd
     req->expected = bytes;
     for (int i = 0; i < 8; i++)
         req->wire_len[i] = send ? (unsigned char)((uint64_t)bytes >> (56 - 8 * i)) : 0;
-    req->header = (xfer_t){.buf = req->wire_len, .len = 8, .peer = peer, .ctx = req,
+    req->header = (xfer_t){.buf = req->wire_len,
+                           .len = 8,
+                           .peer = peer,
+                           .ctx = req,
                            .step = send ? NULL : check_header};
     req->body = (xfer_t){.buf = buf, .len = bytes, .peer = peer, .ctx = req};
     enqueue(t, &req->header, send);
@@ -1007,8 +1035,8 @@ static int accept_higher(tcp_t *t, int listen_fd, const char *nonce, int64_t dea
         struct pollfd pfd = {.fd = listen_fd, .events = POLLIN};
         int ready = poll(&pfd, 1, ddp_ms_left(deadline));
         if (ready <= 0 && ddp_ms_left(deadline) == 0)
-            return ddp_error_set(err, "%d rank(s) above %d never connected within %.0f s",
-                                 missing, t->rank, (double)t->timeout_ms / 1000);
+            return ddp_error_set(err, "%d rank(s) above %d never connected within %.0f s", missing,
+                                 t->rank, (double)t->timeout_ms / 1000);
         if (ready <= 0)
             continue;
         int fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
@@ -1017,7 +1045,8 @@ static int accept_higher(tcp_t *t, int listen_fd, const char *nonce, int64_t dea
         hello_t h;
         memset(&h, 0, sizeof h);
         ddp_error_t ignored;
-        int64_t hello_deadline = ddp_deadline_in(5000) < deadline ? ddp_deadline_in(5000) : deadline;
+        int64_t hello_deadline =
+            ddp_deadline_in(5000) < deadline ? ddp_deadline_in(5000) : deadline;
         unsigned rank = 0;
         if (ddp_net_read_full(fd, &h, sizeof h, hello_deadline, &ignored) == 0) {
             for (int i = 0; i < 4; i++)
@@ -1161,7 +1190,10 @@ error:
     return NULL;
 }
 
-static int tcp_supports(pg_dtype_t t) { return pg_reducer(t, PG_SUM) != NULL; }
+static int tcp_supports(pg_dtype_t t)
+{
+    return pg_reducer(t, PG_SUM) != NULL;
+}
 
 static int tcp_copy(void *be, void *dst, const void *src, size_t bytes, ddp_error_t *err)
 {
@@ -1169,7 +1201,10 @@ static int tcp_copy(void *be, void *dst, const void *src, size_t bytes, ddp_erro
     return 0;
 }
 
-static int tcp_sync(void *be, ddp_error_t *err) { return 0; }
+static int tcp_sync(void *be, ddp_error_t *err)
+{
+    return 0;
+}
 
 const pg_backend_t pg_tcp_backend = {
     .name = "tcp",

@@ -11,7 +11,10 @@
 static const char *const kind_names[] = {"param", "momentum", "buffer"};
 #define KIND_COUNT (int)(sizeof kind_names / sizeof *kind_names)
 
-const char *checkpoint_kind_name(ckpt_kind_t kind) { return kind_names[kind]; }
+const char *checkpoint_kind_name(ckpt_kind_t kind)
+{
+    return kind_names[kind];
+}
 
 uint64_t checkpoint_fnv1a(const void *data, size_t len, uint64_t hash)
 {
@@ -126,7 +129,8 @@ int checkpoint_read(const char *path, checkpoint_t *c, ddp_error_t *err)
         return -1;
     unsigned char *bytes = (unsigned char *)image;
     if (size < sizeof MAGIC + 8 || memcmp(image, MAGIC, strlen(MAGIC)) != 0) {
-        ddp_error_set(err, "%s: not a ddp-train checkpoint (no \"DDPTRAIN-CHECKPOINT 1\" header)", path);
+        ddp_error_set(err, "%s: not a ddp-train checkpoint (no \"DDPTRAIN-CHECKPOINT 1\" header)",
+                      path);
         goto error;
     }
     uint64_t stored = 0;
@@ -142,11 +146,13 @@ int checkpoint_read(const char *path, checkpoint_t *c, ddp_error_t *err)
             snprintf(c->model, sizeof c->model, "%s", line + 6);
         else if (strncmp(line, "config ", 7) == 0)
             snprintf(c->config, sizeof c->config, "%s", line + 7);
-        else if (sscanf(line, "position epoch=%d batch=%ld step=%ld", &c->epoch, &c->batch, &c->step) == 3 ||
+        else if (sscanf(line, "position epoch=%d batch=%ld step=%ld", &c->epoch, &c->batch,
+                        &c->step) == 3 ||
                  sscanf(line, "world %d", &c->world) == 1)
             continue;
         else if (strncmp(line, "tensor ", 7) == 0) {
-            ckpt_tensor_t *grown = realloc(c->tensors, (size_t)(c->tensor_count + 1) * sizeof *grown);
+            ckpt_tensor_t *grown =
+                realloc(c->tensors, (size_t)(c->tensor_count + 1) * sizeof *grown);
             if (!grown) {
                 ddp_error_set(err, "out of memory");
                 goto error;

@@ -30,24 +30,57 @@ struct bench_op {
 };
 
 /* The input every rank starts from: small integers, exact in every type. */
-static double input_value(int rank, size_t i) { return (double)(rank + 1 + (int)(i % 13)); }
-static double sum_over_ranks(int n, size_t i) { return n * (n + 1) / 2.0 + n * (double)(i % 13); }
+static double input_value(int rank, size_t i)
+{
+    return (double)(rank + 1 + (int)(i % 13));
+}
+static double sum_over_ranks(int n, size_t i)
+{
+    return n * (n + 1) / 2.0 + n * (double)(i % 13);
+}
 
-static double ring_factor(int n) { return 2.0 * (n - 1) / n; }
-static double split_factor(int n) { return (double)(n - 1) / n; }
-static double one_factor(int n) { return 1; }
+static double ring_factor(int n)
+{
+    return 2.0 * (n - 1) / n;
+}
+static double split_factor(int n)
+{
+    return (double)(n - 1) / n;
+}
+static double one_factor(int n)
+{
+    return 1;
+}
 
-static size_t whole(size_t count, int n, int rank) { return count; }
-static size_t at_root(size_t count, int n, int rank) { return rank == 0 ? count : 0; }
-static size_t piece(size_t count, int n, int rank) { return count / (size_t)n; }
-static size_t piece_at_root(size_t count, int n, int rank) { return rank == 0 ? count : 0; }
+static size_t whole(size_t count, int n, int rank)
+{
+    return count;
+}
+static size_t at_root(size_t count, int n, int rank)
+{
+    return rank == 0 ? count : 0;
+}
+static size_t piece(size_t count, int n, int rank)
+{
+    return count / (size_t)n;
+}
+static size_t piece_at_root(size_t count, int n, int rank)
+{
+    return rank == 0 ? count : 0;
+}
 
-static double exp_sum(size_t count, int n, int rank, size_t i) { return sum_over_ranks(n, i); }
+static double exp_sum(size_t count, int n, int rank, size_t i)
+{
+    return sum_over_ranks(n, i);
+}
 static double exp_sum_piece(size_t count, int n, int rank, size_t i)
 {
     return sum_over_ranks(n, (size_t)rank * (count / (size_t)n) + i);
 }
-static double exp_root_input(size_t count, int n, int rank, size_t i) { return input_value(0, i); }
+static double exp_root_input(size_t count, int n, int rank, size_t i)
+{
+    return input_value(0, i);
+}
 static double exp_scattered(size_t count, int n, int rank, size_t i)
 {
     return input_value(0, (size_t)rank * (count / (size_t)n) + i);
@@ -70,7 +103,8 @@ static int run_broadcast(pg_t *pg, void *s, void *r, size_t count, pg_dtype_t t,
 {
     return pg_broadcast(pg, s, count, t, 0, err);
 }
-static int run_reduce_scatter(pg_t *pg, void *s, void *r, size_t count, pg_dtype_t t, ddp_error_t *err)
+static int run_reduce_scatter(pg_t *pg, void *s, void *r, size_t count, pg_dtype_t t,
+                              ddp_error_t *err)
 {
     return pg_reduce_scatter(pg, s, r, count / (size_t)pg_size(pg), t, PG_SUM, err);
 }
@@ -124,10 +158,19 @@ static int parse_bytes(const char *text, size_t *out)
         return -1;
     memcpy(number, text, len + 1);
     switch (number[len - 1]) {
-    case 'G': case 'g': unit *= 1024; /* fall through */
-    case 'M': case 'm': unit *= 1024; /* fall through */
-    case 'K': case 'k': unit *= 1024; number[len - 1] = '\0'; break;
-    default: break;
+    case 'G':
+    case 'g':
+        unit *= 1024; /* fall through */
+    case 'M':
+    case 'm':
+        unit *= 1024; /* fall through */
+    case 'K':
+    case 'k':
+        unit *= 1024;
+        number[len - 1] = '\0';
+        break;
+    default:
+        break;
     }
     if (ddp_parse_double(number, 0, 1e12 / unit, &v))
         return -1;
@@ -137,8 +180,13 @@ static int parse_bytes(const char *text, size_t *out)
 
 static int parse_args(int argc, char **argv, bench_args_t *a)
 {
-    *a = (bench_args_t){.op = "all_reduce", .min_bytes = 4096, .max_bytes = 64u << 20,
-                        .step = 2, .iters = 20, .warmup = 5, .dtype = PG_FLOAT32};
+    *a = (bench_args_t){.op = "all_reduce",
+                        .min_bytes = 4096,
+                        .max_bytes = 64u << 20,
+                        .step = 2,
+                        .iters = 20,
+                        .warmup = 5,
+                        .dtype = PG_FLOAT32};
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
         int bad = 0, takes = 1;
@@ -166,7 +214,8 @@ static int parse_args(int argc, char **argv, bench_args_t *a)
             return -1;
         }
         if (bad) {
-            fprintf(stderr, "ddp-train bench: %s %s: bad value\n%s", arg, val ? val : "", bench_usage);
+            fprintf(stderr, "ddp-train bench: %s %s: bad value\n%s", arg, val ? val : "",
+                    bench_usage);
             return -1;
         }
         i += takes;
@@ -188,26 +237,43 @@ static int parse_args(int argc, char **argv, bench_args_t *a)
 static double element(const void *buf, pg_dtype_t t, size_t i)
 {
     switch (t) {
-    case PG_FLOAT32: return ((const float *)buf)[i];
-    case PG_FLOAT64: return ((const double *)buf)[i];
-    case PG_INT32: return ((const int32_t *)buf)[i];
-    case PG_INT64: return (double)((const int64_t *)buf)[i];
-    default: return 0;
+    case PG_FLOAT32:
+        return ((const float *)buf)[i];
+    case PG_FLOAT64:
+        return ((const double *)buf)[i];
+    case PG_INT32:
+        return ((const int32_t *)buf)[i];
+    case PG_INT64:
+        return (double)((const int64_t *)buf)[i];
+    default:
+        return 0;
     }
 }
 
 static void set_element(void *buf, pg_dtype_t t, size_t i, double v)
 {
     switch (t) {
-    case PG_FLOAT32: ((float *)buf)[i] = (float)v; break;
-    case PG_FLOAT64: ((double *)buf)[i] = v; break;
-    case PG_INT32: ((int32_t *)buf)[i] = (int32_t)v; break;
-    case PG_INT64: ((int64_t *)buf)[i] = (int64_t)v; break;
-    default: break;
+    case PG_FLOAT32:
+        ((float *)buf)[i] = (float)v;
+        break;
+    case PG_FLOAT64:
+        ((double *)buf)[i] = v;
+        break;
+    case PG_INT32:
+        ((int32_t *)buf)[i] = (int32_t)v;
+        break;
+    case PG_INT64:
+        ((int64_t *)buf)[i] = (int64_t)v;
+        break;
+    default:
+        break;
     }
 }
 
-static int checkable(pg_dtype_t t) { return t <= PG_INT64; }
+static int checkable(pg_dtype_t t)
+{
+    return t <= PG_INT64;
+}
 
 /* A reduction across ranks of one host value, through backend memory. */
 static int reduce_scalar(pg_t *pg, void *dev, double *v, pg_op_t op, ddp_error_t *err)
@@ -277,8 +343,8 @@ static int bench_size(bench_t *b, const bench_op_t *op, size_t bytes, ddp_error_
         char wrong_text[32];
         snprintf(wrong_text, sizeof wrong_text, wrong < 0 ? "N/A" : "%.0f", wrong);
         printf("%12zu  %12zu  %8s  %6s  %6d  %10.2f  %7.3f  %7.3f  %6s\n", bytes, count,
-               pg_dtype_name(b->a->dtype), op->reduces ? "sum" : "none", op->root, time_us,
-               algbw, busbw, wrong_text);
+               pg_dtype_name(b->a->dtype), op->reduces ? "sum" : "none", op->root, time_us, algbw,
+               busbw, wrong_text);
         fflush(stdout);
     }
     return wrong > 0 ? 1 : 0;
@@ -290,8 +356,8 @@ static int bench_op(bench_t *b, const bench_op_t *op, ddp_error_t *err)
         printf("# %s, %d rank(s), backend %s\n", op->name, pg_size(b->pg), pg_backend_name(b->pg));
         printf("#%11s  %12s  %8s  %6s  %6s  %10s  %7s  %7s  %6s\n", "size", "count", "type",
                "redop", "root", "time", "algbw", "busbw", "#wrong");
-        printf("#%11s  %12s  %8s  %6s  %6s  %10s  %7s  %7s  %6s\n", "(B)", "(elements)", "", "",
-               "", "(us)", "(GB/s)", "(GB/s)", "");
+        printf("#%11s  %12s  %8s  %6s  %6s  %10s  %7s  %7s  %6s\n", "(B)", "(elements)", "", "", "",
+               "(us)", "(GB/s)", "(GB/s)", "");
     }
     int wrong = 0;
     for (double bytes = (double)b->a->min_bytes; bytes <= (double)b->a->max_bytes;
@@ -316,8 +382,8 @@ int cmd_bench(int argc, char **argv)
     ddp_error_t err;
     int rank = pg_rank(pg), status = 1;
     if (!pg_supports(pg, args.dtype)) {
-        fprintf(stderr, "ddp-train bench: the %s backend does not handle %s\n",
-                pg_backend_name(pg), pg_dtype_name(args.dtype));
+        fprintf(stderr, "ddp-train bench: the %s backend does not handle %s\n", pg_backend_name(pg),
+                pg_dtype_name(args.dtype));
         return session_close("bench", pg, 2);
     }
     size_t room = args.max_bytes + 64;
@@ -342,7 +408,9 @@ int cmd_bench(int argc, char **argv)
         wrong |= rc;
     }
     if (rank == 0) {
-        printf("# Out of bounds values : %s\n", wrong ? "WRONG" : args.check ? "0 OK" : "not checked");
+        printf("# Out of bounds values : %s\n", wrong        ? "WRONG"
+                                                : args.check ? "0 OK"
+                                                             : "not checked");
         printf("# Avg bus bandwidth    : %g\n", b.rows ? b.busbw_sum / b.rows : 0);
     }
     status = wrong ? 1 : 0;

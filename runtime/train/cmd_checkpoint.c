@@ -39,9 +39,10 @@ int cmd_inspect(int argc, char **argv)
         double sq = 0;
         for (size_t k = 0; k < t->count; k++)
             sq += (double)t->data[k] * t->data[k];
-        printf("%-36s %-9s %10zu  %016llx %12.6g\n", t->name, checkpoint_kind_name(t->kind), t->count,
-               (unsigned long long)checkpoint_fnv1a(t->data, t->count * sizeof(float), CKPT_FNV_INIT),
-               t->count ? sqrt(sq / (double)t->count) : 0.0);
+        printf(
+            "%-36s %-9s %10zu  %016llx %12.6g\n", t->name, checkpoint_kind_name(t->kind), t->count,
+            (unsigned long long)checkpoint_fnv1a(t->data, t->count * sizeof(float), CKPT_FNV_INIT),
+            t->count ? sqrt(sq / (double)t->count) : 0.0);
     }
     checkpoint_free(&c);
     return 0;
@@ -146,12 +147,14 @@ int cmd_make_data(int argc, char **argv)
     }
     dataset_t tr, te;
     ddp_error_t err;
-    if (data_synthetic(seed, train, test, &tr, &te, &err) || data_write_cifar(dir, &tr, &te, &err)) {
+    if (data_synthetic(seed, train, test, &tr, &te, &err) ||
+        data_write_cifar(dir, &tr, &te, &err)) {
         fprintf(stderr, "ddp-train make-data: %s\n", err.msg);
         return 1;
     }
     printf("wrote %lu training and %lu test images (seed %lu) to %s/data_batch_1.bin and "
-           "%s/test_batch.bin\n", train, test, seed, dir, dir);
+           "%s/test_batch.bin\n",
+           train, test, seed, dir, dir);
     data_free(&tr);
     data_free(&te);
     return 0;

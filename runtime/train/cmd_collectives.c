@@ -19,13 +19,28 @@ typedef struct {
     int root_only; /* only the root (rank 0) has a result */
 } case_t;
 
-static int one(int n) { return 1; }
-static int two(int n) { return 2; }
-static int per_rank(int n) { return n; }
+static int one(int n)
+{
+    return 1;
+}
+static int two(int n)
+{
+    return 2;
+}
+static int per_rank(int n)
+{
+    return n;
+}
 
 /* send/recv and isend/irecv: each rank passes its number to the next around a ring. */
-static float rank_value(int rank, int i) { return (float)(rank + i); }
-static float from_prev(int rank, int n, int i) { return (float)((rank + n - 1) % n + i); }
+static float rank_value(int rank, int i)
+{
+    return (float)(rank + i);
+}
+static float from_prev(int rank, int n, int i)
+{
+    return (float)((rank + n - 1) % n + i);
+}
 
 static int run_send_recv(pg_t *pg, float *in, float *out, int n, ddp_error_t *err)
 {
@@ -58,16 +73,28 @@ static int run_isend_irecv(pg_t *pg, float *in, float *out, int n, ddp_error_t *
 }
 
 /* broadcast: rank 0's [42, 43] everywhere. */
-static float bcast_input(int rank, int i) { return rank == 0 ? (float)(42 + i) : 0; }
-static float bcast_expected(int rank, int n, int i) { return (float)(42 + i); }
+static float bcast_input(int rank, int i)
+{
+    return rank == 0 ? (float)(42 + i) : 0;
+}
+static float bcast_expected(int rank, int n, int i)
+{
+    return (float)(42 + i);
+}
 static int run_broadcast(pg_t *pg, float *in, float *out, int n, ddp_error_t *err)
 {
     return pg_broadcast(pg, in, 2, PG_FLOAT32, 0, err);
 }
 
 /* reduce and all_reduce: the sum of [rank+1, 2*(rank+1)]. */
-static float plus_one(int rank, int i) { return (float)((rank + 1) * (i + 1)); }
-static float sum_of_plus_one(int rank, int n, int i) { return (float)(n * (n + 1) / 2 * (i + 1)); }
+static float plus_one(int rank, int i)
+{
+    return (float)((rank + 1) * (i + 1));
+}
+static float sum_of_plus_one(int rank, int n, int i)
+{
+    return (float)(n * (n + 1) / 2 * (i + 1));
+}
 static int run_reduce(pg_t *pg, float *in, float *out, int n, ddp_error_t *err)
 {
     return pg_reduce(pg, in, out, 2, PG_FLOAT32, PG_SUM, 0, err);
@@ -79,14 +106,26 @@ static int run_all_reduce(pg_t *pg, float *in, float *out, int n, ddp_error_t *e
 
 /* scatter: rank 0 holds [0, 10, 20, ...]; rank r gets 10*r. gather and all_gather: the ranks'
  * numbers side by side. */
-static float tens(int rank, int i) { return rank == 0 ? (float)(10 * i) : -1; }
-static float own_ten(int rank, int n, int i) { return (float)(10 * rank); }
+static float tens(int rank, int i)
+{
+    return rank == 0 ? (float)(10 * i) : -1;
+}
+static float own_ten(int rank, int n, int i)
+{
+    return (float)(10 * rank);
+}
 static int run_scatter(pg_t *pg, float *in, float *out, int n, ddp_error_t *err)
 {
     return pg_scatter(pg, in, out, 1, PG_FLOAT32, 0, err);
 }
-static float rank_number(int rank, int i) { return (float)rank; }
-static float position(int rank, int n, int i) { return (float)i; }
+static float rank_number(int rank, int i)
+{
+    return (float)rank;
+}
+static float position(int rank, int n, int i)
+{
+    return (float)i;
+}
 static int run_gather(pg_t *pg, float *in, float *out, int n, ddp_error_t *err)
 {
     return pg_gather(pg, in, out, 1, PG_FLOAT32, 0, err);
@@ -97,8 +136,14 @@ static int run_all_gather(pg_t *pg, float *in, float *out, int n, ddp_error_t *e
 }
 
 /* reduce_scatter: rank q contributes q + i at position i; rank r gets the sum at position r. */
-static float rank_plus_position(int rank, int i) { return (float)(rank + i); }
-static float column_sum(int rank, int n, int i) { return (float)(n * rank + n * (n - 1) / 2); }
+static float rank_plus_position(int rank, int i)
+{
+    return (float)(rank + i);
+}
+static float column_sum(int rank, int n, int i)
+{
+    return (float)(n * rank + n * (n - 1) / 2);
+}
 static int run_reduce_scatter(pg_t *pg, float *in, float *out, int n, ddp_error_t *err)
 {
     return pg_reduce_scatter(pg, in, out, 1, PG_FLOAT32, PG_SUM, err);
@@ -188,7 +233,8 @@ int cmd_collectives(int argc, char **argv)
         int rc = run_case(pg, &cases[i], &err);
         fflush(stdout);
         if (rc < 0) {
-            fprintf(stderr, "ddp-train collectives: rank %d: %s: %s\n", rank, cases[i].name, err.msg);
+            fprintf(stderr, "ddp-train collectives: rank %d: %s: %s\n", rank, cases[i].name,
+                    err.msg);
             return session_close("collectives", pg, 1);
         }
         wrong += rc;
@@ -198,7 +244,7 @@ int cmd_collectives(int argc, char **argv)
         return session_close("collectives", pg, 1);
     }
     printf("Rank %d: barrier ok; %d of %zu operations %s\n", rank,
-           wrong ? wrong : (int)(sizeof cases / sizeof *cases),
-           sizeof cases / sizeof *cases, wrong ? "gave WRONG results" : "correct");
+           wrong ? wrong : (int)(sizeof cases / sizeof *cases), sizeof cases / sizeof *cases,
+           wrong ? "gave WRONG results" : "correct");
     return session_close("collectives", pg, wrong ? 1 : 0);
 }

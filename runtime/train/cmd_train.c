@@ -3,8 +3,8 @@
  * Each step: this rank's batch (DistributedSampler order), batch-norm buffers from rank 0 (DDP's
  * broadcast_buffers), forward, loss, backward with the gradient buckets averaged across ranks
  * as backward produces them, SGD with momentum and weight decay at the schedule's rate. Rank 0
- * prints a line per epoch and checkpoints after each; a SIGTERM, SIGUSR1 or SIGUSR2 ends the run after
- * the step in progress with a checkpoint and status TRAIN_EXIT_STOPPED, so a resubmitted job
+ * prints a line per epoch and checkpoints after each; a SIGTERM, SIGUSR1 or SIGUSR2 ends the run
+ * after the step in progress with a checkpoint and status TRAIN_EXIT_STOPPED, so a resubmitted job
  * resumes where it stopped (--resume). */
 #include <signal.h>
 #include <stdio.h>
@@ -49,12 +49,12 @@ typedef struct {
     const device_ops_t *dev;
     model_t *model;
     reducer_t *reducer;
-    float *momentum;       /* device */
-    ckpt_state_t host;     /* the model's state on the host: init, checkpoints, resume */
-    double *scalars;       /* backend memory for reducing host values across ranks */
+    float *momentum;   /* device */
+    ckpt_state_t host; /* the model's state on the host: init, checkpoints, resume */
+    double *scalars;   /* backend memory for reducing host values across ranks */
     dataset_t train, test;
     sampler_t sampler;
-    float *images;         /* a batch on the host (the device's own buffer when that is host memory) */
+    float *images; /* a batch on the host (the device's own buffer when that is host memory) */
     float *device_images;
     unsigned char *labels;
     long steps_per_epoch, total_steps, step;
@@ -119,11 +119,13 @@ static int resume(trainer_t *t, ddp_error_t *err)
         ddp_error_set(err, "cannot resume: %s was made with \"%s\", this run has \"%s\"",
                       t->checkpoint, c.config, t->config_text);
     else if (c.world != t->world)
-        ddp_error_set(err, "cannot resume: %s was made by %d ranks, this run has %d",
-                      t->checkpoint, c.world, t->world);
+        ddp_error_set(err, "cannot resume: %s was made by %d ranks, this run has %d", t->checkpoint,
+                      c.world, t->world);
     else if (c.batch >= t->steps_per_epoch || c.epoch < 0)
-        ddp_error_set(err, "cannot resume: %s: position epoch %d batch %ld is outside an epoch of "
-                      "%ld batches", t->checkpoint, c.epoch, c.batch, t->steps_per_epoch);
+        ddp_error_set(err,
+                      "cannot resume: %s: position epoch %d batch %ld is outside an epoch of "
+                      "%ld batches",
+                      t->checkpoint, c.epoch, c.batch, t->steps_per_epoch);
     else if (checkpoint_restore(&c, t->checkpoint, t->model, &t->host, err) == 0) {
         move_state(t, 1);
         t->epoch = c.epoch;
@@ -156,7 +158,8 @@ static int save(trainer_t *t, ddp_error_t *err)
         return -1;
     int rc = 0;
     if (t->rank == 0) {
-        checkpoint_t meta = {.epoch = t->epoch, .batch = t->batch, .step = t->step, .world = t->world};
+        checkpoint_t meta = {
+            .epoch = t->epoch, .batch = t->batch, .step = t->step, .world = t->world};
         snprintf(meta.model, sizeof meta.model, "%s", t->model_text);
         snprintf(meta.config, sizeof meta.config, "%s", t->config_text);
         move_state(t, 0);
@@ -194,7 +197,8 @@ typedef struct {
 static int train_step(trainer_t *t, int n, tally_t *tally, ddp_error_t *err)
 {
     const size_t *idx = t->sampler.mine + t->batch * t->o->batch_size;
-    data_batch(&t->train, idx, n, t->o->augment, t->o->seed, (uint64_t)t->epoch, t->images, t->labels);
+    data_batch(&t->train, idx, n, t->o->augment, t->o->seed, (uint64_t)t->epoch, t->images,
+               t->labels);
     stage_batch(t, n);
     if (sync_from_rank0(t, 0, err))
         return -1;
@@ -260,8 +264,8 @@ static int run(trainer_t *t, run_end_t *end, ddp_error_t *err)
 {
     const train_options_t *o = t->o;
     double start = ddp_now_s(), test_acc = 0, test_loss = 0;
-    int last_epoch = o->stop_after_epochs && o->stop_after_epochs < o->epochs ? o->stop_after_epochs
-                                                                              : o->epochs;
+    int last_epoch =
+        o->stop_after_epochs && o->stop_after_epochs < o->epochs ? o->stop_after_epochs : o->epochs;
     int stop = 0;
     *end = RUN_DONE;
     while (t->epoch < last_epoch) {
@@ -290,7 +294,8 @@ static int run(trainer_t *t, run_end_t *end, ddp_error_t *err)
                 return save(t, err);
             }
         }
-        double seconds = ddp_now_s() - epoch_start, sums[3] = {tally.loss, tally.correct, tally.count};
+        double seconds = ddp_now_s() - epoch_start,
+               sums[3] = {tally.loss, tally.correct, tally.count};
         if (reduce_host(t, sums, 3, PG_SUM, err) || evaluate(t, &test_acc, &test_loss, err))
             return -1;
         if (t->rank == 0) {
@@ -337,12 +342,14 @@ static int setup(trainer_t *t, ddp_error_t *err)
     }
     if (load_data(t, err))
         return -1;
-    if (sampler_init(&t->sampler, t->train.count, t->rank, t->world, o->shuffle, o->drop_last, o->seed))
+    if (sampler_init(&t->sampler, t->train.count, t->rank, t->world, o->shuffle, o->drop_last,
+                     o->seed))
         return ddp_error_set(err, "out of memory");
     if (t->sampler.num_samples == 0)
         return ddp_error_set(err, "%zu training samples leave nothing for %d ranks", t->train.count,
                              t->world);
-    t->steps_per_epoch = (long)((t->sampler.num_samples + (size_t)o->batch_size - 1) / (size_t)o->batch_size);
+    t->steps_per_epoch =
+        (long)((t->sampler.num_samples + (size_t)o->batch_size - 1) / (size_t)o->batch_size);
     t->total_steps = t->steps_per_epoch * o->epochs;
     if (!(t->model = model_create(&o->model, t->dev, o->batch_size, err)))
         return -1;
@@ -365,8 +372,7 @@ static int setup(trainer_t *t, ddp_error_t *err)
     if (o->resume && resume(t, err))
         return -1;
     if (!(t->reducer = reducer_create(t->pg, model_grads(t->model), np,
-                                      (size_t)(o->bucket_cap_mb * 1024 * 1024),
-                                      t->dev, err)))
+                                      (size_t)(o->bucket_cap_mb * 1024 * 1024), t->dev, err)))
         return -1;
     if (t->rank == 0) {
         printf("ddp-train: %s, %zu parameters in %d bucket(s); %zu train / %zu test samples, "
@@ -438,24 +444,27 @@ int cmd_train(int argc, char **argv)
         t.dev = cpu;
     int status = setup(&t, &err) || run(&t, &end, &err) ? 1 : 0;
     if (status && stop_signal == SIGTERM) {
-        fprintf(stderr, "ddp-train train: rank %d: stopped by SIGTERM while the other ranks did not "
-                        "answer (%s); nothing saved\n",
+        fprintf(stderr,
+                "ddp-train train: rank %d: stopped by SIGTERM while the other ranks did not "
+                "answer (%s); nothing saved\n",
                 t.rank, err.msg);
         status = 128 + SIGTERM;
     } else if (status) {
         fprintf(stderr, "ddp-train train: rank %d: %s\n", t.rank, err.msg);
-    }
-    else if (end == RUN_STOPPED) {
+    } else if (end == RUN_STOPPED) {
         if (t.rank == 0)
-            fprintf(stderr, "ddp-train train: stopped by %s after step %ld (epoch %d, batch %ld)%s%s; "
+            fprintf(stderr,
+                    "ddp-train train: stopped by %s after step %ld (epoch %d, batch %ld)%s%s; "
                     "exit status %d: run again with --resume\n",
                     stop_signal ? strsignal(stop_signal) : "a signal to another rank", t.step,
-                    t.epoch + 1, t.batch, o.checkpoint_dir ? ", checkpoint " : " (no --checkpoint-dir: nothing saved)",
+                    t.epoch + 1, t.batch,
+                    o.checkpoint_dir ? ", checkpoint " : " (no --checkpoint-dir: nothing saved)",
                     o.checkpoint_dir ? t.checkpoint : "", TRAIN_EXIT_STOPPED);
         status = TRAIN_EXIT_STOPPED;
     } else if (end == RUN_LIMIT && t.rank == 0) {
         printf("stopped at --max-steps %ld (epoch %d, batch %ld)%s%s\n", o.max_steps, t.epoch + 1,
-               t.batch, o.checkpoint_dir ? "  checkpoint " : "", o.checkpoint_dir ? t.checkpoint : "");
+               t.batch, o.checkpoint_dir ? "  checkpoint " : "",
+               o.checkpoint_dir ? t.checkpoint : "");
     }
     teardown(&t);
     return session_close("train", pg, status);

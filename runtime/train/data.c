@@ -16,7 +16,8 @@ static int grow(dataset_t *set, size_t more, ddp_error_t *err)
     unsigned char *labels = realloc(set->labels, set->count + more + 1);
     if (labels)
         set->labels = labels;
-    unsigned char *images = labels ? realloc(set->images, (set->count + more) * IMAGE_SIZE + 1) : NULL;
+    unsigned char *images =
+        labels ? realloc(set->images, (set->count + more) * IMAGE_SIZE + 1) : NULL;
     if (!images)
         return ddp_error_set(err, "out of memory for %zu images", set->count + more);
     set->images = images;
@@ -42,7 +43,8 @@ static int read_cifar_file(const char *path, dataset_t *set, ddp_error_t *err)
         goto out;
     }
     if (size % CIFAR_RECORD) {
-        ddp_error_set(err, "%s: truncated: %zu bytes is not a whole number of %d-byte records "
+        ddp_error_set(err,
+                      "%s: truncated: %zu bytes is not a whole number of %d-byte records "
                       "(the record at offset %zu has only %zu bytes)",
                       path, size, CIFAR_RECORD, records * CIFAR_RECORD, size % CIFAR_RECORD);
         goto out;
@@ -56,7 +58,8 @@ static int read_cifar_file(const char *path, dataset_t *set, ddp_error_t *err)
             goto out;
         }
         if (record[0] >= CLASSES) {
-            ddp_error_set(err, "%s: record %zu at offset %zu has label %d; CIFAR-10 labels are 0 to 9",
+            ddp_error_set(err,
+                          "%s: record %zu at offset %zu has label %d; CIFAR-10 labels are 0 to 9",
                           path, i, i * CIFAR_RECORD, record[0]);
             goto out;
         }
@@ -218,7 +221,8 @@ void data_batch(const dataset_t *set, const size_t *idx, int n, int augment, uin
             flip = (int)rng_below(&r, 2);
         }
         for (int c = 0; c < IMAGE_C; c++) {
-            float scale = 1.0f / (255.0f * channel_std[c]), shift = channel_mean[c] / channel_std[c];
+            float scale = 1.0f / (255.0f * channel_std[c]),
+                  shift = channel_mean[c] / channel_std[c];
             for (int y = 0; y < IMAGE_H; y++)
                 for (int x = 0; x < IMAGE_W; x++) {
                     int sy = y + dy, sx = (flip ? IMAGE_W - 1 - x : x) + dx;

@@ -13,7 +13,7 @@
 
 typedef struct {
     const char *name;
-    int host_memory; /* its memory is the host's: no staging copy needed */
+    int host_memory;              /* its memory is the host's: no staging copy needed */
     void *(*alloc)(size_t bytes); /* zero-filled; NULL when out of memory */
     void (*free)(void *p);
     void (*upload)(void *device_dst, const void *host_src, size_t bytes);

@@ -6,13 +6,26 @@
 #include "conv_dnnl.h"
 #include "device.h"
 
-static void *cpu_alloc(size_t bytes) { return calloc(bytes ? bytes : 1, 1); }
-static void cpu_copy(void *dst, const void *src, size_t bytes) { memcpy(dst, src, bytes); }
-static void cpu_zero(void *p, size_t bytes) { memset(p, 0, bytes); }
-static int cpu_sync(ddp_error_t *err) { return 0; }
+static void *cpu_alloc(size_t bytes)
+{
+    return calloc(bytes ? bytes : 1, 1);
+}
+static void cpu_copy(void *dst, const void *src, size_t bytes)
+{
+    memcpy(dst, src, bytes);
+}
+static void cpu_zero(void *p, size_t bytes)
+{
+    memset(p, 0, bytes);
+}
+static int cpu_sync(ddp_error_t *err)
+{
+    return 0;
+}
 static void cpu_bind_thread(void) {}
 
-static void cpu_sgd(float *p, const float *g, float *v, size_t n, float lr, float momentum, float wd)
+static void cpu_sgd(float *p, const float *g, float *v, size_t n, float lr, float momentum,
+                    float wd)
 {
     for (size_t i = 0; i < n; i++) {
         v[i] = momentum * v[i] + (g[i] + wd * p[i]);

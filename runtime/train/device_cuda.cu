@@ -548,8 +548,8 @@ const conv_plan *conv_plan_for(const conv_shape_t *s, int batch)
             note_dnn(st);
             return NULL;
         }
-    /* cuDNN runs every algorithm for the direction and ranks them by time (once per shape and
-     * batch); the fastest deterministic one that fits is taken, with the math it ran in. */
+        /* cuDNN runs every algorithm for the direction and ranks them by time (once per shape and
+         * batch); the fastest deterministic one that fits is taken, with the math it ran in. */
 #define CHOOSE(finder, perf_t, count_enum, d, field, ...)                                          \
     do {                                                                                           \
         perf_t perf[count_enum];                                                                   \
@@ -559,7 +559,7 @@ const conv_plan *conv_plan_for(const conv_shape_t *s, int batch)
             return NULL;                                                                           \
         }                                                                                          \
         int k = 0;                                                                                 \
-        while (k < n && (perf[k].status || perf[k].determinism != CUDNN_DETERMINISTIC ||          \
+        while (k < n && (perf[k].status || perf[k].determinism != CUDNN_DETERMINISTIC ||           \
                          perf[k].memory > limit))                                                  \
             k++;                                                                                   \
         if (k == n) {                                                                              \
@@ -609,12 +609,12 @@ void cuda_conv_backward(const conv_shape_t *s, int batch, const float *in, const
     if (!p)
         return;
     note_dnn(cudnnConvolutionBackwardFilter(ctx.dnn, &one, p->x, in, p->y, dout,
-                                            p->conv[BACKWARD_FILTER], p->backward_filter, work, p->work_bytes, &zero, p->w,
-                                            dweight));
+                                            p->conv[BACKWARD_FILTER], p->backward_filter, work,
+                                            p->work_bytes, &zero, p->w, dweight));
     if (din)
         note_dnn(cudnnConvolutionBackwardData(ctx.dnn, &one, p->w, weight, p->y, dout,
-                                              p->conv[BACKWARD_DATA], p->backward_data, work, p->work_bytes, &one, p->x,
-                                              din));
+                                              p->conv[BACKWARD_DATA], p->backward_data, work,
+                                              p->work_bytes, &one, p->x, din));
 }
 #else
 size_t cuda_conv_workspace(const conv_shape_t *s, int batch)

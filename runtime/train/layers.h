@@ -9,9 +9,9 @@
 #include <stddef.h>
 
 typedef struct {
-    int c, h, w;         /* input */
-    int co, ho, wo;      /* output */
-    int k, stride, pad;  /* square kernel */
+    int c, h, w;        /* input */
+    int co, ho, wo;     /* output */
+    int k, stride, pad; /* square kernel */
 } conv_shape_t;
 
 /* work: conv_workspace(s, batch) floats. On the CPU one sample's column matrix at a time (it

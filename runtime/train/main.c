@@ -49,7 +49,8 @@ int main(int argc, char **argv)
         {"train", cmd_train, train_usage()},
         {"inspect", cmd_inspect, "usage: ddp-train inspect CHECKPOINT\n"},
         {"diff", cmd_diff, "usage: ddp-train diff A B [--tolerance T]\n"},
-        {"make-data", cmd_make_data, "usage: ddp-train make-data DIR [--size TRAIN,TEST] [--seed S]\n"},
+        {"make-data", cmd_make_data,
+         "usage: ddp-train make-data DIR [--size TRAIN,TEST] [--seed S]\n"},
     };
     if (argc < 2 || is_help(argv[1])) {
         fputs(usage_text, argc < 2 ? stderr : stdout);

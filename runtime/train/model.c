@@ -8,19 +8,27 @@
 #include "layers.h"
 #include "rng.h"
 
-typedef enum { NODE_INPUT, NODE_CONV, NODE_BN, NODE_RELU, NODE_ADD, NODE_POOL, NODE_LINEAR } node_kind_t;
+typedef enum {
+    NODE_INPUT,
+    NODE_CONV,
+    NODE_BN,
+    NODE_RELU,
+    NODE_ADD,
+    NODE_POOL,
+    NODE_LINEAR
+} node_kind_t;
 
 typedef struct {
     node_kind_t kind;
     int in0, in1;
-    int c, h, w;       /* output, per sample (linear: c features, h = w = 1) */
-    conv_shape_t conv; /* conv */
+    int c, h, w;         /* output, per sample (linear: c features, h = w = 1) */
+    conv_shape_t conv;   /* conv */
     size_t weight, bias; /* param offsets: conv/linear weight and linear bias; bn gamma and beta */
     int has_params;
-    size_t running;    /* bn: running mean and variance in the buffers */
-    size_t saved;      /* bn: batch mean and 1/std of the last training forward */
-    int relu;          /* bn: the ReLU that follows it, fused */
-    size_t act;        /* offset of this node's output in the activation arenas */
+    size_t running; /* bn: running mean and variance in the buffers */
+    size_t saved;   /* bn: batch mean and 1/std of the last training forward */
+    int relu;       /* bn: the ReLU that follows it, fused */
+    size_t act;     /* offset of this node's output in the activation arenas */
 } node_t;
 
 struct model {
@@ -41,13 +49,14 @@ int model_config_check(const model_config_t *cfg, ddp_error_t *err)
     if (strcmp(cfg->name, "mlp") == 0) {
         for (int i = 0; i < cfg->width_count; i++)
             if (cfg->widths[i] < 1 || cfg->widths[i] > 65536)
-                return ddp_error_set(err, "mlp width %d is out of range (1 to 65536)", cfg->widths[i]);
+                return ddp_error_set(err, "mlp width %d is out of range (1 to 65536)",
+                                     cfg->widths[i]);
         return 0;
     }
     if (strcmp(cfg->name, "resnet") == 0) {
         if (cfg->depth < 8 || (cfg->depth - 2) % 6 != 0 || cfg->depth > 1202)
-            return ddp_error_set(err, "resnet depth %d is not 6n+2 (8, 14, 20, 32, 44, 56, 110, ...)",
-                                 cfg->depth);
+            return ddp_error_set(
+                err, "resnet depth %d is not 6n+2 (8, 14, 20, 32, 44, 56, 110, ...)", cfg->depth);
         if (cfg->width < 1 || cfg->width > 64)
             return ddp_error_set(err, "resnet width %d is out of range (1 to 64)", cfg->width);
         return 0;
@@ -114,7 +123,8 @@ static int add_node(model_t *m, node_kind_t kind, int in0, int in1, int c, int h
 static int conv(model_t *m, int in, int co, int k, int stride, const char *name)
 {
     const node_t *src = &m->nodes[in];
-    int pad = k / 2, ho = (src->h + 2 * pad - k) / stride + 1, wo = (src->w + 2 * pad - k) / stride + 1;
+    int pad = k / 2, ho = (src->h + 2 * pad - k) / stride + 1,
+        wo = (src->w + 2 * pad - k) / stride + 1;
     int id = add_node(m, NODE_CONV, in, -1, co, ho, wo);
     if (m->failed)
         return 0;
@@ -232,7 +242,8 @@ void model_destroy(model_t *m)
         return;
     free(m->nodes);
     free(m->tensors);
-    float *device_arrays[] = {m->params, m->grads, m->buffers, m->acts, m->act_grads, m->saved, m->work};
+    float *device_arrays[] = {m->params,    m->grads, m->buffers, m->acts,
+                              m->act_grads, m->saved, m->work};
     for (size_t i = 0; i < sizeof device_arrays / sizeof *device_arrays; i++)
         if (device_arrays[i])
             m->dev->free(device_arrays[i]);
@@ -267,8 +278,8 @@ model_t *model_create(const model_config_t *cfg, const device_ops_t *dev, int ba
     }
     if (m->failed || !m->params || !m->grads || !m->buffers || !m->acts || !m->act_grads ||
         !m->saved || !m->work) {
-        ddp_error_set(err, "out of %s memory for the model's %zu activations (batch %d)",
-                      dev->name, m->act_count, batch_cap);
+        ddp_error_set(err, "out of %s memory for the model's %zu activations (batch %d)", dev->name,
+                      m->act_count, batch_cap);
         model_destroy(m);
         return NULL;
     }
@@ -286,7 +297,8 @@ void model_init(model_t *m, uint64_t seed, float *host_params, float *host_buffe
             double std = sqrt(2.0 / (double)(t->dims[0] * t->dims[2] * t->dims[3]));
             for (size_t k = 0; k < t->count; k++)
                 p[k] = (float)(rng_normal(&r) * std);
-        } else if (t->ndim == 2 || (strcmp(leaf, "bias") == 0 && i > 0 && m->tensors[i - 1].ndim == 2)) {
+        } else if (t->ndim == 2 ||
+                   (strcmp(leaf, "bias") == 0 && i > 0 && m->tensors[i - 1].ndim == 2)) {
             /* linear weight and bias: U(-1/sqrt(fan_in), 1/sqrt(fan_in)) */
             int fan_in = t->ndim == 2 ? t->dims[1] : m->tensors[i - 1].dims[1];
             double bound = 1.0 / sqrt((double)fan_in);
@@ -300,17 +312,41 @@ void model_init(model_t *m, uint64_t seed, float *host_params, float *host_buffe
     }
 }
 
-size_t model_param_count(const model_t *m) { return m->param_count; }
-size_t model_buffer_count(const model_t *m) { return m->buffer_count; }
-float *model_params(model_t *m) { return m->params; }
-float *model_grads(model_t *m) { return m->grads; }
-float *model_buffers(model_t *m) { return m->buffers; }
-int model_tensor_count(const model_t *m) { return m->tensor_count; }
-const tensor_info_t *model_tensor(const model_t *m, int i) { return &m->tensors[i]; }
+size_t model_param_count(const model_t *m)
+{
+    return m->param_count;
+}
+size_t model_buffer_count(const model_t *m)
+{
+    return m->buffer_count;
+}
+float *model_params(model_t *m)
+{
+    return m->params;
+}
+float *model_grads(model_t *m)
+{
+    return m->grads;
+}
+float *model_buffers(model_t *m)
+{
+    return m->buffers;
+}
+int model_tensor_count(const model_t *m)
+{
+    return m->tensor_count;
+}
+const tensor_info_t *model_tensor(const model_t *m, int i)
+{
+    return &m->tensors[i];
+}
 
 /* ---- running it --------------------------------------------------------------------------- */
 
-static size_t node_size(const node_t *n) { return (size_t)n->c * n->h * n->w; }
+static size_t node_size(const node_t *n)
+{
+    return (size_t)n->c * n->h * n->w;
+}
 
 const float *model_forward(model_t *m, const float *input, int batch, int training)
 {
@@ -341,7 +377,7 @@ const float *model_forward(model_t *m, const float *input, int batch, int traini
             break;
         case NODE_LINEAR:
             d->linear_forward(batch, (int)node_size(a), n->c, x, m->params + n->weight,
-                           m->params + n->bias, y);
+                              m->params + n->bias, y);
             break;
         case NODE_INPUT:
             break;
@@ -371,8 +407,8 @@ int model_backward(model_t *m, const float *input, int batch, grads_ready_fn rea
         size_t total = (size_t)batch * node_size(n);
         switch (n->kind) {
         case NODE_CONV:
-            d->conv_backward(&n->conv, batch, x, m->params + n->weight, dy, dx, m->grads + n->weight,
-                          m->work);
+            d->conv_backward(&n->conv, batch, x, m->params + n->weight, dy, dx,
+                             m->grads + n->weight, m->work);
             break;
         case NODE_BN:
             d->bn_backward(&(bn_shape_t){batch, n->c, n->h * n->w, n->relu}, x,
@@ -390,7 +426,7 @@ int model_backward(model_t *m, const float *input, int batch, grads_ready_fn rea
             break;
         case NODE_LINEAR:
             d->linear_backward(batch, (int)node_size(a), n->c, x, m->params + n->weight, dy, dx,
-                            m->grads + n->weight, m->grads + n->bias);
+                               m->grads + n->weight, m->grads + n->bias);
             break;
         case NODE_INPUT:
             break;

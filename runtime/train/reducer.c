@@ -41,8 +41,8 @@ static void *communicate(void *arg)
         pthread_mutex_lock(&r->lock);
         if (rc && !r->failed) {
             r->failed = 1;
-            ddp_error_set(&r->error, "averaging gradient bucket %d (elements %zu-%zu): %s",
-                          r->done, b.lo, b.hi, err.msg);
+            ddp_error_set(&r->error, "averaging gradient bucket %d (elements %zu-%zu): %s", r->done,
+                          b.lo, b.hi, err.msg);
         }
         r->done++;
         pthread_cond_broadcast(&r->changed);
@@ -55,7 +55,8 @@ reducer_t *reducer_create(pg_t *pg, float *grads, size_t count, size_t bucket_ca
                           const device_ops_t *dev, ddp_error_t *err)
 {
     reducer_t *r = calloc(1, sizeof *r);
-    size_t cap = bucket_cap_bytes / sizeof(float), first = REDUCER_FIRST_BUCKET_BYTES / sizeof(float);
+    size_t cap = bucket_cap_bytes / sizeof(float),
+           first = REDUCER_FIRST_BUCKET_BYTES / sizeof(float);
     if (cap < 1)
         cap = 1;
     if (first > count)
@@ -105,7 +106,10 @@ void reducer_destroy(reducer_t *r)
     free(r);
 }
 
-int reducer_bucket_count(const reducer_t *r) { return r->count; }
+int reducer_bucket_count(const reducer_t *r)
+{
+    return r->count;
+}
 
 void reducer_start(reducer_t *r)
 {

@@ -35,10 +35,16 @@ static inline rng_t rng_keyed(uint64_t seed, uint64_t purpose, uint64_t a, uint6
 }
 
 /* Uniform in [0, 1). */
-static inline double rng_uniform(rng_t *r) { return (double)(rng_next(r) >> 11) * 0x1.0p-53; }
+static inline double rng_uniform(rng_t *r)
+{
+    return (double)(rng_next(r) >> 11) * 0x1.0p-53;
+}
 
 /* Uniform integer in [0, n). */
-static inline uint64_t rng_below(rng_t *r, uint64_t n) { return (uint64_t)(rng_uniform(r) * (double)n); }
+static inline uint64_t rng_below(rng_t *r, uint64_t n)
+{
+    return (uint64_t)(rng_uniform(r) * (double)n);
+}
 
 /* Standard normal (Box-Muller). */
 static inline double rng_normal(rng_t *r)

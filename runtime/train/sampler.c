@@ -8,8 +8,12 @@ int sampler_init(sampler_t *s, size_t total, int rank, int world, int shuffle, i
                  uint64_t seed)
 {
     size_t w = (size_t)world;
-    *s = (sampler_t){.total = total, .rank = rank, .world = world, .shuffle = shuffle,
-                     .drop_last = drop_last, .seed = seed};
+    *s = (sampler_t){.total = total,
+                     .rank = rank,
+                     .world = world,
+                     .shuffle = shuffle,
+                     .drop_last = drop_last,
+                     .seed = seed};
     s->num_samples = drop_last && total % w ? (total - w + w - 1) / w : (total + w - 1) / w;
     if (drop_last && total < w)
         s->num_samples = 0;

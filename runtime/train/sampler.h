@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 typedef struct {
-    size_t total;       /* dataset size N */
+    size_t total; /* dataset size N */
     int rank, world;
     int shuffle, drop_last;
     uint64_t seed;

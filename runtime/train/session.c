@@ -33,8 +33,9 @@ int session_no_arguments(const char *prog, int argc, char **argv)
 {
     if (argc <= 1)
         return 0;
-    fprintf(stderr, "ddp-train %s: unexpected argument \"%s\"\n"
-                    "usage: ddp-train %s [--backend tcp|nccl] [--timeout SECONDS]\n",
+    fprintf(stderr,
+            "ddp-train %s: unexpected argument \"%s\"\n"
+            "usage: ddp-train %s [--backend tcp|nccl] [--timeout SECONDS]\n",
             prog, argv[1], prog);
     return -1;
 }
@@ -50,8 +51,8 @@ pg_t *session_open(const char *prog, const session_options_t *o)
     pg_options_t opt = {.backend = o->backend, .timeout_ms = (int64_t)(o->timeout_s * 1000)};
     pg_t *pg = pg_create(&world, &opt, &err);
     if (!pg)
-        fprintf(stderr, "ddp-train %s: rank %d of %d (from %s): %s\n", prog, world.rank,
-                world.size, world.source, err.msg);
+        fprintf(stderr, "ddp-train %s: rank %d of %d (from %s): %s\n", prog, world.rank, world.size,
+                world.source, err.msg);
     return pg;
 }
 

@@ -28,7 +28,10 @@ static int probe(void)
 }
 
 /* Inputs are small integers, exact in every type, so results compare bit for bit. */
-static double input(size_t i) { return (double)((int)(i % 7) - 3); }
+static double input(size_t i)
+{
+    return (double)((int)(i % 7) - 3);
+}
 
 /* Encodes v (a small integer, so no rounding) in type t. */
 static void store(void *buf, pg_dtype_t t, size_t i, double v)
@@ -37,19 +40,30 @@ static void store(void *buf, pg_dtype_t t, size_t i, double v)
     uint32_t bits;
     memcpy(&bits, &f, sizeof bits);
     switch (t) {
-    case PG_FLOAT32: ((float *)buf)[i] = f; break;
-    case PG_FLOAT64: ((double *)buf)[i] = v; break;
-    case PG_INT32: ((int32_t *)buf)[i] = (int32_t)v; break;
-    case PG_INT64: ((int64_t *)buf)[i] = (int64_t)v; break;
-    case PG_BFLOAT16: ((uint16_t *)buf)[i] = (uint16_t)(bits >> 16); break;
+    case PG_FLOAT32:
+        ((float *)buf)[i] = f;
+        break;
+    case PG_FLOAT64:
+        ((double *)buf)[i] = v;
+        break;
+    case PG_INT32:
+        ((int32_t *)buf)[i] = (int32_t)v;
+        break;
+    case PG_INT64:
+        ((int64_t *)buf)[i] = (int64_t)v;
+        break;
+    case PG_BFLOAT16:
+        ((uint16_t *)buf)[i] = (uint16_t)(bits >> 16);
+        break;
     case PG_FLOAT16: {
         uint16_t sign = (uint16_t)(bits >> 16 & 0x8000);
         int exp = (int)(bits >> 23 & 0xff);
-        ((uint16_t *)buf)[i] = exp == 0 ? sign
-                                        : (uint16_t)(sign | (exp - 127 + 15) << 10 | (bits >> 13 & 0x3ff));
+        ((uint16_t *)buf)[i] =
+            exp == 0 ? sign : (uint16_t)(sign | (exp - 127 + 15) << 10 | (bits >> 13 & 0x3ff));
         break;
     }
-    default: break;
+    default:
+        break;
     }
 }
 
@@ -115,9 +129,10 @@ static int ops(void)
         fprintf(stderr, "gpu_check: %s\n", err.msg);
         return 2;
     }
-    int rc = (c.in = pg_alloc(c.pg, sizeof host, &err)) && (c.out = pg_alloc(c.pg, sizeof host, &err))
-                 ? 0
-                 : -1;
+    int rc =
+        (c.in = pg_alloc(c.pg, sizeof host, &err)) && (c.out = pg_alloc(c.pg, sizeof host, &err))
+            ? 0
+            : -1;
     for (pg_dtype_t t = 0; t < PG_DTYPE_COUNT && rc == 0; t++) {
         rc = check_type(&c, t, &err);
         if (rc == 0)

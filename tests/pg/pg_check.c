@@ -32,11 +32,21 @@ static double fold(pg_op_t op, size_t i)
     for (int r = 1; r < size; r++) {
         double v = input(r, i);
         switch (op) {
-        case PG_SUM: case PG_AVG: acc += v; break;
-        case PG_PROD: acc *= v; break;
-        case PG_MIN: acc = v < acc ? v : acc; break;
-        case PG_MAX: acc = v > acc ? v : acc; break;
-        default: break;
+        case PG_SUM:
+        case PG_AVG:
+            acc += v;
+            break;
+        case PG_PROD:
+            acc *= v;
+            break;
+        case PG_MIN:
+            acc = v < acc ? v : acc;
+            break;
+        case PG_MAX:
+            acc = v > acc ? v : acc;
+            break;
+        default:
+            break;
         }
     }
     return acc;
@@ -55,20 +65,32 @@ static double expected_reduction(pg_op_t op, pg_dtype_t t, size_t i)
 static double get(const void *b, pg_dtype_t t, size_t i)
 {
     switch (t) {
-    case PG_FLOAT32: return ((const float *)b)[i];
-    case PG_FLOAT64: return ((const double *)b)[i];
-    case PG_INT32: return ((const int32_t *)b)[i];
-    default: return (double)((const int64_t *)b)[i];
+    case PG_FLOAT32:
+        return ((const float *)b)[i];
+    case PG_FLOAT64:
+        return ((const double *)b)[i];
+    case PG_INT32:
+        return ((const int32_t *)b)[i];
+    default:
+        return (double)((const int64_t *)b)[i];
     }
 }
 
 static void put(void *b, pg_dtype_t t, size_t i, double v)
 {
     switch (t) {
-    case PG_FLOAT32: ((float *)b)[i] = (float)v; break;
-    case PG_FLOAT64: ((double *)b)[i] = v; break;
-    case PG_INT32: ((int32_t *)b)[i] = (int32_t)v; break;
-    default: ((int64_t *)b)[i] = (int64_t)v; break;
+    case PG_FLOAT32:
+        ((float *)b)[i] = (float)v;
+        break;
+    case PG_FLOAT64:
+        ((double *)b)[i] = v;
+        break;
+    case PG_INT32:
+        ((int32_t *)b)[i] = (int32_t)v;
+        break;
+    default:
+        ((int64_t *)b)[i] = (int64_t)v;
+        break;
     }
 }
 
@@ -121,7 +143,10 @@ static double exp_reduced_mine(pg_op_t op, pg_dtype_t t, size_t i, size_t count)
 {
     return expected_reduction(op, t, (size_t)rank * count + i);
 }
-static int root_of(size_t count) { return (int)(count % (size_t)size); }
+static int root_of(size_t count)
+{
+    return (int)(count % (size_t)size);
+}
 static double exp_root_input(pg_op_t op, pg_dtype_t t, size_t i, size_t count)
 {
     return input(root_of(count), i);
@@ -218,10 +243,10 @@ static int movers(pg_dtype_t t, size_t count)
         /* Around the ring, blocking: even ranks send first so the calls pair up. */
         void *got = junk(t, count);
         int next = (rank + 1) % size, prev = (rank + size - 1) % size;
-        int bad = rank % 2 == 0 ? pg_send(pg, mine, count, t, next, &err) ||
-                                      pg_recv(pg, got, count, t, prev, &err)
-                                : pg_recv(pg, got, count, t, prev, &err) ||
-                                      pg_send(pg, mine, count, t, next, &err);
+        int bad =
+            rank % 2 == 0
+                ? pg_send(pg, mine, count, t, next, &err) || pg_recv(pg, got, count, t, prev, &err)
+                : pg_recv(pg, got, count, t, prev, &err) || pg_send(pg, mine, count, t, next, &err);
         if (bad)
             rc = failed("send/recv", &err);
         else
@@ -253,7 +278,8 @@ int main(int argc, char **argv)
     ddp_error_t err;
     pg_world_t world;
     if (argc < 3 || pg_world_from_env(&world, &err)) {
-        fprintf(stderr, "usage: pg_check sweep|large|loop COUNT... (%s)\n", argc < 3 ? "" : err.msg);
+        fprintf(stderr, "usage: pg_check sweep|large|loop COUNT... (%s)\n",
+                argc < 3 ? "" : err.msg);
         return 2;
     }
     if (!(pg = pg_create(&world, NULL, &err))) {

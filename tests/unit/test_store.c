@@ -153,8 +153,8 @@ static void test_refusals(int port)
 {
     ddp_error_t err = {0};
     ddp_store_client_t *c = client(port, "wrong-token", &err);
-    ok(c == NULL && strstr(err.msg, "refused this job's token"),
-       "a wrong token is refused: %s", err.msg);
+    ok(c == NULL && strstr(err.msg, "refused this job's token"), "a wrong token is refused: %s",
+       err.msg);
     ok(log_contains("refused connection from 127.0.0.1"), "and the server logs the refusal");
 
     /* A peer that speaks garbage after the handshake: the server closes it and goes on. */
@@ -243,8 +243,12 @@ static void test_rendezvous(int port)
     pthread_t t[N];
     /* Start in reverse so that node 0 is the last to arrive. */
     for (int i = N - 1; i >= 0; i--) {
-        j[i] = (struct joiner){.port = port, .node = i, .nnodes = N, .nproc = nproc[i],
-                               .round = 0, .deadline = ddp_deadline_in(5000)};
+        j[i] = (struct joiner){.port = port,
+                               .node = i,
+                               .nnodes = N,
+                               .nproc = nproc[i],
+                               .round = 0,
+                               .deadline = ddp_deadline_in(5000)};
         pthread_create(&t[i], NULL, join_thread, &j[i]);
     }
     int all_ok = 1, base = 0;
@@ -265,9 +269,17 @@ static void test_rendezvous(int port)
         ddp_rdzv_result_free(&j[i].result);
 
     /* Node ranks 1 and 3 of 4 never come. */
-    struct joiner a = {.port = port, .node = 0, .nnodes = 4, .nproc = 1, .round = 1,
+    struct joiner a = {.port = port,
+                       .node = 0,
+                       .nnodes = 4,
+                       .nproc = 1,
+                       .round = 1,
                        .deadline = ddp_deadline_in(300)};
-    struct joiner b = {.port = port, .node = 2, .nnodes = 4, .nproc = 1, .round = 1,
+    struct joiner b = {.port = port,
+                       .node = 2,
+                       .nnodes = 4,
+                       .nproc = 1,
+                       .round = 1,
                        .deadline = ddp_deadline_in(300)};
     pthread_create(&t[0], NULL, join_thread, &a);
     pthread_create(&t[1], NULL, join_thread, &b);
@@ -277,7 +289,11 @@ static void test_rendezvous(int port)
        "a rendezvous timeout names the missing nodes: %s", a.err.msg);
     ok(b.rc == -1 && strstr(b.err.msg, "1, 3 never arrived"), "on every waiting agent");
 
-    struct joiner dup = {.port = port, .node = 2, .nnodes = 4, .nproc = 1, .round = 1,
+    struct joiner dup = {.port = port,
+                         .node = 2,
+                         .nnodes = 4,
+                         .nproc = 1,
+                         .round = 1,
                          .deadline = ddp_deadline_in(300)};
     join_thread(&dup);
     ok(dup.rc == -1 && strstr(dup.err.msg, "node rank 2 has already joined from host host2"),
@@ -335,7 +351,8 @@ static void crowd(int port, int n, int ready, int go)
     files.rlim_cur = files.rlim_max;
     setrlimit(RLIMIT_NOFILE, &files);
     int *fds = calloc((size_t)n, sizeof *fds), opened = 0;
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+    struct sockaddr_in sa = {.sin_family = AF_INET,
+                             .sin_port = htons((uint16_t)port),
                              .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     for (; fds && opened < n; opened++) {
         fds[opened] = socket(AF_INET, SOCK_STREAM, 0);

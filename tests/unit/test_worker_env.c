@@ -26,26 +26,51 @@ static size_t count_of(char **env, const char *name)
 
 int main(void)
 {
-    ddp_worker_env_t w = {.rank = 5, .local_rank = 1, .world_size = 8, .local_world_size = 4,
-                          .group_rank = 1, .group_world_size = 2, .restart_count = 3,
-                          .max_restarts = 4, .master_addr = "gpu01", .master_port = 29500,
-                          .run_id = "job-7", .error_file = "/tmp/e.json", .worker_token = "abc"};
-    char *base[] = {"RANK=99", "MASTER_PORT=1", "DDPJOB_TOKEN=secret", "USER_VAR=kept",
-                    "CUDA_VISIBLE_DEVICES=0,1", NULL};
+    ddp_worker_env_t w = {.rank = 5,
+                          .local_rank = 1,
+                          .world_size = 8,
+                          .local_world_size = 4,
+                          .group_rank = 1,
+                          .group_world_size = 2,
+                          .restart_count = 3,
+                          .max_restarts = 4,
+                          .master_addr = "gpu01",
+                          .master_port = 29500,
+                          .run_id = "job-7",
+                          .error_file = "/tmp/e.json",
+                          .worker_token = "abc"};
+    char *base[] = {"RANK=99",
+                    "MASTER_PORT=1",
+                    "DDPJOB_TOKEN=secret",
+                    "USER_VAR=kept",
+                    "CUDA_VISIBLE_DEVICES=0,1",
+                    NULL};
     ddp_error_t err;
     char **env = ddp_worker_env_build(&w, base, &err);
     ok(env != NULL, "the environment is built");
     static const struct {
         const char *name, *want;
     } torchrun[] = {
-        {"RANK", "5"}, {"LOCAL_RANK", "1"}, {"WORLD_SIZE", "8"}, {"LOCAL_WORLD_SIZE", "4"},
-        {"GROUP_RANK", "1"}, {"GROUP_WORLD_SIZE", "2"}, {"ROLE_RANK", "5"},
-        {"ROLE_WORLD_SIZE", "8"}, {"ROLE_NAME", "default"}, {"MASTER_ADDR", "gpu01"},
-        {"MASTER_PORT", "29500"}, {"TORCHELASTIC_RESTART_COUNT", "3"},
-        {"TORCHELASTIC_MAX_RESTARTS", "4"}, {"TORCHELASTIC_RUN_ID", "job-7"},
-        {"TORCHELASTIC_USE_AGENT_STORE", "False"}, {"TORCHELASTIC_ERROR_FILE", "/tmp/e.json"},
-        {"DDPJOB_WORKER_TOKEN", "abc"}, {"TORCH_NCCL_ASYNC_ERROR_HANDLING", "1"},
-        {"OMP_NUM_THREADS", "1"}, {"PYTHONUNBUFFERED", "1"},
+        {"RANK", "5"},
+        {"LOCAL_RANK", "1"},
+        {"WORLD_SIZE", "8"},
+        {"LOCAL_WORLD_SIZE", "4"},
+        {"GROUP_RANK", "1"},
+        {"GROUP_WORLD_SIZE", "2"},
+        {"ROLE_RANK", "5"},
+        {"ROLE_WORLD_SIZE", "8"},
+        {"ROLE_NAME", "default"},
+        {"MASTER_ADDR", "gpu01"},
+        {"MASTER_PORT", "29500"},
+        {"TORCHELASTIC_RESTART_COUNT", "3"},
+        {"TORCHELASTIC_MAX_RESTARTS", "4"},
+        {"TORCHELASTIC_RUN_ID", "job-7"},
+        {"TORCHELASTIC_USE_AGENT_STORE", "False"},
+        {"TORCHELASTIC_ERROR_FILE", "/tmp/e.json"},
+        {"DDPJOB_WORKER_TOKEN", "abc"},
+        {"TORCH_NCCL_ASYNC_ERROR_HANDLING", "1"},
+        {"OMP_NUM_THREADS", "1"},
+        {"PYTHONUNBUFFERED", "1"},
     };
     for (size_t i = 0; i < sizeof torchrun / sizeof *torchrun; i++) {
         is_str(value_of(env, torchrun[i].name), torchrun[i].want, "%s=%s", torchrun[i].name,
@@ -59,8 +84,8 @@ int main(void)
 
     /* The user's own choices win over the defaults; one worker gets no OMP_NUM_THREADS; a
      * worker's own GPU replaces the inherited list. */
-    char *chosen[] = {"OMP_NUM_THREADS=6", "PYTHONUNBUFFERED=0", "TORCH_NCCL_ASYNC_ERROR_HANDLING=0",
-                      "CUDA_VISIBLE_DEVICES=0,1", NULL};
+    char *chosen[] = {"OMP_NUM_THREADS=6", "PYTHONUNBUFFERED=0",
+                      "TORCH_NCCL_ASYNC_ERROR_HANDLING=0", "CUDA_VISIBLE_DEVICES=0,1", NULL};
     w.local_world_size = 1;
     w.cuda_visible_devices = "1";
     env = ddp_worker_env_build(&w, chosen, &err);
@@ -84,7 +109,8 @@ int main(void)
     ddp_worker_token_derive("job", 3, "run", 0, t1);
     ddp_worker_token_derive("job", 3, "run", 0, t2);
     ddp_worker_token_derive("job", 3, "run", 1, t3);
-    ok(!strcmp(t1, t2) && strlen(t1) == WORKER_TOKEN_HEX, "every agent derives the same worker token");
+    ok(!strcmp(t1, t2) && strlen(t1) == WORKER_TOKEN_HEX,
+       "every agent derives the same worker token");
     ok(strcmp(t1, t3) != 0, "... and another attempt's differs");
     return done_testing();
 }

@@ -3,7 +3,10 @@
  * build links OpenBLAS where it is. */
 #include <cblas.h>
 
-void openblas_set_num_threads(int n) { (void)n; }
+void openblas_set_num_threads(int n)
+{
+    (void)n;
+}
 
 void cblas_sgemm(const enum CBLAS_ORDER order, const enum CBLAS_TRANSPOSE ta,
                  const enum CBLAS_TRANSPOSE tb, const int m, const int n, const int k,

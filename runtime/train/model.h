@@ -18,26 +18,13 @@
 
 #include "ddp_error.h"
 #include "device.h"
+#include "model_config.h"
 
-#define MODEL_MAX_WIDTHS 8
 #define IMAGE_C 3
 #define IMAGE_H 32
 #define IMAGE_W 32
 #define IMAGE_SIZE (IMAGE_C * IMAGE_H * IMAGE_W)
 #define CLASSES 10
-
-typedef struct {
-    char name[16];                /* "mlp" or "resnet" */
-    int widths[MODEL_MAX_WIDTHS]; /* mlp hidden layers */
-    int width_count;
-    int depth; /* resnet: 6n+2 */
-    int width; /* resnet channel multiplier */
-} model_config_t;
-
-/* Checks the configuration; err names what is wrong. */
-int model_config_check(const model_config_t *cfg, ddp_error_t *err);
-/* "mlp widths=256,128" / "resnet depth=20 width=1": what a checkpoint records and compares. */
-void model_config_describe(const model_config_t *cfg, char *buf, size_t size);
 
 typedef struct {
     char name[48];

@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 #include "ddp_error.h"
-#include "model.h"
+#include "model_config.h"
 
 typedef enum { SCHEDULE_COSINE, SCHEDULE_STEP, SCHEDULE_CONSTANT } schedule_t;
 

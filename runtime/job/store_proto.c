@@ -134,3 +134,40 @@ void ddp_store_auth_mac(const void *token, size_t token_len, const char *role,
     memcpy(msg + role_len + STORE_NONCE_LEN, client_nonce, STORE_NONCE_LEN);
     ddp_hmac_sha256(token, token_len, msg, role_len + 2 * STORE_NONCE_LEN, mac);
 }
+
+int ddp_store_decode_request(const unsigned char *body, size_t len, ddp_store_request_t *req,
+                             ddp_store_reader_t *rest)
+{
+    ddp_store_reader_t r = {.p = body, .end = body + len};
+    *req = (ddp_store_request_t){.op = ddp_store_get_u8(&r)};
+    switch (req->op) {
+    case STORE_WAIT:
+        if (rest)
+            *rest = r;
+        return r.bad ? -1 : 0;
+    case STORE_PING:
+        break;
+    case STORE_SET:
+    case STORE_SET_ON_CLOSE:
+        req->key_len = ddp_store_get_str(&r, &req->key, STORE_MAX_KEY);
+        req->val_len = ddp_store_get_str(&r, &req->val, STORE_MAX_VALUE);
+        break;
+    case STORE_GET:
+    case STORE_DEL:
+        req->key_len = ddp_store_get_str(&r, &req->key, STORE_MAX_KEY);
+        break;
+    case STORE_ADD:
+        req->key_len = ddp_store_get_str(&r, &req->key, STORE_MAX_KEY);
+        req->delta = ddp_store_get_i64(&r);
+        break;
+    case STORE_CAS:
+        req->key_len = ddp_store_get_str(&r, &req->key, STORE_MAX_KEY);
+        req->has_expected = ddp_store_get_u8(&r);
+        req->expected_len = ddp_store_get_str(&r, &req->expected, STORE_MAX_VALUE);
+        req->val_len = ddp_store_get_str(&r, &req->val, STORE_MAX_VALUE);
+        break;
+    default:
+        return -1;
+    }
+    return r.bad || r.p != r.end ? -1 : 0;
+}

@@ -76,6 +76,22 @@ size_t ddp_store_get_str(ddp_store_reader_t *r, const unsigned char **s, size_t 
 
 uint32_t ddp_store_load_u32(const unsigned char *p);
 
+/* A request as the server reads it: its operation and arguments, the strings pointing into the
+ * frame. WAIT is the server's own to read (its keys are many). */
+typedef struct {
+    uint8_t op;
+    const unsigned char *key, *val, *expected; /* NULL where the operation takes none */
+    size_t key_len, val_len, expected_len;
+    int64_t delta;        /* ADD */
+    uint8_t has_expected; /* CAS: compare with `expected` (else: swap only if absent) */
+} ddp_store_request_t;
+
+/* Decodes a request frame's body: 0, or -1 for a malformed one (an unknown operation, a string
+ * over its limit, bytes missing or left over). For STORE_WAIT only req->op is set, and *rest
+ * (when not NULL) is the reader just after it. */
+int ddp_store_decode_request(const unsigned char *body, size_t len, ddp_store_request_t *req,
+                             ddp_store_reader_t *rest);
+
 /* HMAC-SHA256(token, role | server_nonce | client_nonce) into mac. */
 void ddp_store_auth_mac(const void *token, size_t token_len, const char *role,
                         const unsigned char *server_nonce, const unsigned char *client_nonce,

@@ -608,109 +608,102 @@ static int handle_wait(ddp_store_server_t *s, conn_t *c, ddp_store_reader_t *r)
 
 /* Handles one request frame; -1 means the request was malformed or memory ran out, and the
  * connection is closed. */
+/* The replies of the operations on one key: each writes its reply frame's body after `mark`. */
+static int op_get(conn_t *c, const entry_t *e)
+{
+    if (!e || !e->present)
+        return 0;
+    return ddp_store_put_str(&c->out, e->val, e->val_len);
+}
+
+static int op_del(conn_t *c, entry_t *e)
+{
+    int had = e && e->present;
+    if (had) {
+        free(e->val);
+        e->val = NULL;
+        e->val_len = 0;
+        e->present = 0;
+    }
+    return ddp_store_put_u8(&c->out, (uint8_t)had);
+}
+
+/* ADD: why the sum cannot be made (NULL: it can, into *sum). */
+static const char *add_refusal(const entry_t *e, int64_t delta, int64_t *sum)
+{
+    int64_t now = 0;
+    if (e->present && parse_i64(e->val, e->val_len, &now))
+        return "the value is not an integer";
+    if (__builtin_add_overflow(now, delta, sum))
+        return "the sum is outside the 64-bit integer range";
+    return NULL;
+}
+
+static int op_add(ddp_store_server_t *s, conn_t *c, entry_t *e, int64_t sum)
+{
+    char text[32];
+    int n = snprintf(text, sizeof text, "%" PRId64, sum);
+    return entry_assign(s, e, text, (size_t)n) || ddp_store_put_i64(&c->out, sum);
+}
+
+static int op_cas(ddp_store_server_t *s, conn_t *c, entry_t *e, const ddp_store_request_t *q)
+{
+    int matches = q->has_expected ? e->present && e->val_len == q->expected_len &&
+                                        (q->expected_len == 0 ||
+                                         memcmp(e->val, q->expected, q->expected_len) == 0)
+                                  : !e->present;
+    if (matches && entry_assign(s, e, q->val, q->val_len))
+        return -1;
+    return ddp_store_put_u8(&c->out, (uint8_t)matches) ||
+           ddp_store_put_u8(&c->out, (uint8_t)e->present) ||
+           ddp_store_put_str(&c->out, e->val, e->val_len);
+}
+
 static int handle_request(ddp_store_server_t *s, conn_t *c, const unsigned char *body, size_t len)
 {
-    ddp_store_reader_t r = {.p = body, .end = body + len};
-    uint8_t op = ddp_store_get_u8(&r);
-    if (op == STORE_WAIT)
-        return handle_wait(s, c, &r);
-    const unsigned char *key = NULL, *val = NULL, *expected = NULL;
-    size_t key_len = 0, val_len = 0, expected_len = 0;
-    int64_t delta = 0;
-    uint8_t has_expected = 0;
-    switch (op) {
-    case STORE_PING:
-        break;
+    ddp_store_request_t q;
+    ddp_store_reader_t rest;
+    if (ddp_store_decode_request(body, len, &q, &rest))
+        return -1;
+    if (q.op == STORE_WAIT)
+        return handle_wait(s, c, &rest);
+    /* Reads leave a missing key missing; every other operation makes its entry. */
+    int reads = q.op == STORE_GET || q.op == STORE_DEL;
+    entry_t *e = q.key ? table_find(s, q.key, q.key_len, !reads) : NULL;
+    if (q.key && !e && !reads)
+        return -1;
+    int64_t sum = 0;
+    const char *refused = q.op == STORE_ADD ? add_refusal(e, q.delta, &sum) : NULL;
+    enum store_status status = refused                                   ? STORE_ERROR
+                               : q.op == STORE_GET && !(e && e->present) ? STORE_NOT_FOUND
+                                                                         : STORE_OK;
+    size_t mark;
+    if (reply_begin(c, status, &mark))
+        return -1;
+    int rc = 0;
+    switch (q.op) {
     case STORE_SET:
+        rc = entry_assign(s, e, q.val, q.val_len);
+        break;
     case STORE_SET_ON_CLOSE:
-        key_len = ddp_store_get_str(&r, &key, STORE_MAX_KEY);
-        val_len = ddp_store_get_str(&r, &val, STORE_MAX_VALUE);
+        rc = bind_on_close(c, q.key, q.key_len, q.val, q.val_len);
         break;
     case STORE_GET:
+        rc = op_get(c, e);
+        break;
     case STORE_DEL:
-        key_len = ddp_store_get_str(&r, &key, STORE_MAX_KEY);
+        rc = op_del(c, e);
         break;
     case STORE_ADD:
-        key_len = ddp_store_get_str(&r, &key, STORE_MAX_KEY);
-        delta = ddp_store_get_i64(&r);
+        rc = refused ? ddp_store_put_str(&c->out, refused, strlen(refused)) : op_add(s, c, e, sum);
         break;
     case STORE_CAS:
-        key_len = ddp_store_get_str(&r, &key, STORE_MAX_KEY);
-        has_expected = ddp_store_get_u8(&r);
-        expected_len = ddp_store_get_str(&r, &expected, STORE_MAX_VALUE);
-        val_len = ddp_store_get_str(&r, &val, STORE_MAX_VALUE);
+        rc = op_cas(s, c, e, &q);
         break;
-    default:
-        return -1;
-    }
-    if (r.bad || r.p != r.end)
-        return -1;
-    entry_t *e = key ? table_find(s, key, key_len, op != STORE_GET && op != STORE_DEL) : NULL;
-    if (key && !e && op != STORE_GET && op != STORE_DEL)
-        return -1;
-    size_t mark;
-    ddp_store_buf_t *out = &c->out;
-    int rc = 0;
-    switch (op) {
-    case STORE_PING:
-        rc = reply_begin(c, STORE_OK, &mark);
-        break;
-    case STORE_SET:
-        rc = entry_assign(s, e, val, val_len) || reply_begin(c, STORE_OK, &mark);
-        break;
-    case STORE_SET_ON_CLOSE:
-        rc = bind_on_close(c, key, key_len, val, val_len) || reply_begin(c, STORE_OK, &mark);
-        break;
-    case STORE_GET:
-        if (e && e->present)
-            rc = reply_begin(c, STORE_OK, &mark) || ddp_store_put_str(out, e->val, e->val_len);
-        else
-            rc = reply_begin(c, STORE_NOT_FOUND, &mark);
-        break;
-    case STORE_DEL:
-        rc = reply_begin(c, STORE_OK, &mark) || ddp_store_put_u8(out, e && e->present);
-        if (e && e->present) {
-            free(e->val);
-            e->val = NULL;
-            e->val_len = 0;
-            e->present = 0;
-        }
-        break;
-    case STORE_ADD: {
-        int64_t now = 0;
-        if (e->present && parse_i64(e->val, e->val_len, &now)) {
-            static const char msg[] = "the value is not an integer";
-            rc = reply_begin(c, STORE_ERROR, &mark) || ddp_store_put_str(out, msg, sizeof msg - 1);
-            break;
-        }
-        int64_t sum;
-        if (__builtin_add_overflow(now, delta, &sum)) {
-            static const char msg[] = "the sum is outside the 64-bit integer range";
-            rc = reply_begin(c, STORE_ERROR, &mark) || ddp_store_put_str(out, msg, sizeof msg - 1);
-            break;
-        }
-        char text[32];
-        int n = snprintf(text, sizeof text, "%" PRId64, sum);
-        rc = entry_assign(s, e, text, (size_t)n) || reply_begin(c, STORE_OK, &mark) ||
-             ddp_store_put_i64(out, sum);
-        break;
-    }
-    case STORE_CAS: {
-        int matches = has_expected
-                          ? e->present && e->val_len == expected_len &&
-                                (expected_len == 0 || memcmp(e->val, expected, expected_len) == 0)
-                          : !e->present;
-        if (matches)
-            rc = entry_assign(s, e, val, val_len);
-        rc = rc || reply_begin(c, STORE_OK, &mark) || ddp_store_put_u8(out, (uint8_t)matches) ||
-             ddp_store_put_u8(out, (uint8_t)e->present) ||
-             ddp_store_put_str(out, e->val, e->val_len);
-        break;
-    }
     }
     if (rc)
         return -1;
-    ddp_store_frame_end(out, mark);
+    ddp_store_frame_end(&c->out, mark);
     return 0;
 }
 

@@ -8,7 +8,7 @@ set -u
 : "${SRCDIR:?run through meson test}" "${BUILDDIR:?run through meson test}"
 seconds=${FUZZ_SECONDS:-30}
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(hostlist spec store)
+[ ${#targets[@]} -gt 0 ] || targets=(hostlist spec store request)
 out=$BUILDDIR/fuzz
 mkdir -p "$out"
 clang=$(command -v clang || true)
@@ -25,6 +25,7 @@ declare -A sources=(
     [hostlist]="${libddp[*]}"
     [spec]="${libddp[*]} $rt/train/train_options.c $(printf "$SRCDIR/cli/%s.c " diag units shquote spec template scheduler render datafile)"
     [store]="${libddp[*]}"
+    [request]="${libddp[*]}"
 )
 flags=(-g -O1 "-fsanitize=fuzzer,address,undefined" -fno-sanitize-recover=undefined -D_GNU_SOURCE
        -DDDPJOB_VERSION='"fuzz"' -I"$rt/base" -I"$rt/job" -I"$rt/train" -I"$SRCDIR/cli" -pthread)

@@ -205,9 +205,11 @@ for cmd in hello collectives; do
     start_agent n1 -- "${common[@]}" --node-rank 1 "$TRAIN" "$cmd"
     start_agent n0 -- "${common[@]}" --node-rank 0 "$TRAIN" "$cmd"
     wait_agent n0
-    out0=$OUT rc0=$RC
+    out0=$OUT rc0=$RC err0=$ERR
     wait_agent n1
-    expect_eq "$rc0/$RC" 0/0 "ddp-train $cmd under two ddpjob-agents (2 nodes x 2 workers) exits 0"
+    if [ "$rc0/$RC" = 0/0 ]; then pass "ddp-train $cmd under two ddpjob-agents (2 nodes x 2 workers) exits 0"; else
+        fail "ddp-train $cmd under two ddpjob-agents (2 nodes x 2 workers) exits 0" "exit $rc0/$RC" \
+            "node 0: $err0" "node 1: $ERR"; fi
     case $cmd in
     hello) expect_contains "$OUT" "[rank 3] Rank 3 has received data from rank 0" "rank 3 on node 1 received rank 0's tensor" ;;
     collectives) expect_eq "$(printf '%s\n%s\n' "$out0" "$OUT" | grep -c '9 of 9 operations correct')" 4 "all 4 ranks report every operation correct" ;;

@@ -60,7 +60,10 @@ static const char launch_help[] =
 
 enum { EXIT_LAUNCH = 1 };
 
+typedef struct launch launch_t;
+
 typedef struct {
+    launch_t *job;
     const char *alias;
     int node, nproc;
     ssh_target_t target;
@@ -73,30 +76,39 @@ typedef struct {
     size_t line_len[2];
 } host_run_t;
 
-typedef struct {
+struct launch {
     host_run_t *hosts;
     size_t count;
-    const char *known_hosts, *script;
+    const char *known_hosts;
+    char *script; /* the node script, quoted for the remote shell */
     int accept_new_keys;
     int64_t deadline;
     char master[256], run_id[128];
     char *token;
-    const char *cd;  /* `cd -- DIR && ` before the script, or "" */
+    char *cd;        /* `cd -- DIR && ` before the script, or "" */
     char *node_args; /* NNODES MASTER_ADDR MASTER_PORT RUN_ID, quoted for the remote shell */
     char *tail;      /* after NPROC: the agent options, "--", the workload's ARGs; quoted */
     int port;
     atomic_int stop; /* close every command's stdin */
     pthread_mutex_t out_lock;
-} launch_t;
+};
 
-static launch_t L = {.out_lock = PTHREAD_MUTEX_INITIALIZER};
+/* What the command line asks for. */
+typedef struct {
+    host_options_t ho;
+    const char *bindir, *run_id, *script_path, *workdir, *deadline, *requeue_count, *spec_path;
+    long nproc, port;
+    char **extra; /* the workload's ARGS, after "--" */
+    int nextra;
+    bool doctor;
+} launch_request_t;
 
 static void *open_host(void *arg)
 {
     host_run_t *h = arg;
     ddp_error_t err;
-    h->session = ssh_session_open(h->alias, &h->target, L.known_hosts, L.accept_new_keys, NULL,
-                                  L.deadline, &err);
+    h->session = ssh_session_open(h->alias, &h->target, h->job->known_hosts,
+                                  h->job->accept_new_keys, NULL, h->job->deadline, &err);
     if (!h->session)
         snprintf(h->error, sizeof h->error, "%s", err.msg);
     return NULL;
@@ -114,26 +126,27 @@ static void host_output(void *arg, int stream, const char *data, size_t len)
     memcpy(grown + h->line_len[stream], data, len);
     h->line_len[stream] += len;
     char *start = grown, *end = grown + h->line_len[stream], *nl;
-    pthread_mutex_lock(&L.out_lock);
+    pthread_mutex_lock(&h->job->out_lock);
     while ((nl = memchr(start, '\n', (size_t)(end - start)))) {
         fprintf(out, "%s: %.*s\n", h->alias, (int)(nl - start), start);
         start = nl + 1;
     }
     fflush(out);
-    pthread_mutex_unlock(&L.out_lock);
+    pthread_mutex_unlock(&h->job->out_lock);
     h->line_len[stream] = (size_t)(end - start);
     memmove(grown, start, h->line_len[stream]);
 }
 
 static void run_host(host_run_t *h)
 {
+    launch_t *L = h->job;
     ddp_error_t err;
     char *command = NULL, *input = NULL;
-    if (asprintf(&command, "%sexec bash -c %s ddpjob-launch %d %s %d%s", L.cd, L.script, h->node,
-                 L.node_args, h->nproc, L.tail) < 0 ||
-        asprintf(&input, "%s\n", L.token) < 0) {
+    if (asprintf(&command, "%sexec bash -c %s ddpjob-launch %d %s %d%s", L->cd, L->script, h->node,
+                 L->node_args, h->nproc, L->tail) < 0 ||
+        asprintf(&input, "%s\n", L->token) < 0) {
         snprintf(h->error, sizeof h->error, "out of memory");
-        atomic_store(&L.stop, 1);
+        atomic_store(&L->stop, 1);
         free(command);
         return;
     }
@@ -142,7 +155,7 @@ static void run_host(host_run_t *h)
     free(command);
     free(input);
     while (rc == 0) {
-        if (atomic_load(&L.stop) && !h->eof_sent) {
+        if (atomic_load(&L->stop) && !h->eof_sent) {
             ssh_session_eof(h->session);
             h->eof_sent = 1;
         }
@@ -150,7 +163,7 @@ static void run_host(host_run_t *h)
     }
     if (rc < 0) {
         snprintf(h->error, sizeof h->error, "%s", err.msg);
-        atomic_store(&L.stop, 1);
+        atomic_store(&L->stop, 1);
         return;
     }
     for (int s = 0; s < 2; s++)
@@ -164,7 +177,7 @@ static void run_host(host_run_t *h)
                  "its agent could not start (exit %d; is ddpjob-agent "
                  "there? --bindir)",
                  h->status);
-        atomic_store(&L.stop, 1);
+        atomic_store(&L->stop, 1);
     }
 }
 
@@ -247,7 +260,8 @@ int cmd_launch(int argc, char **argv)
     return launch_command(argc, argv, false);
 }
 
-int launch_command(int argc, char **argv, bool doctor)
+/* The command line into r: 0, or the exit status to end with (EXIT_OK after --help). */
+static int parse_launch_args(int argc, char **argv, bool doctor, launch_request_t *r)
 {
     static const struct option opts[] = {HOST_OPTIONS_LONGOPTS,
                                          {"nodefile", required_argument, NULL, 'n'},
@@ -261,146 +275,145 @@ int launch_command(int argc, char **argv, bool doctor)
                                          {"requeue-count", required_argument, NULL, 'q'},
                                          {"help", no_argument, NULL, 'h'},
                                          {0}};
-    host_options_t ho;
-    host_options_init(&ho);
-    const char *bindir = NULL, *run_id = NULL;
-    const char *script_path = NULL, *workdir = NULL, *deadline = NULL, *requeue_count = NULL;
-    long nproc = 0, port = 0, number;
-    char **extra;
-    int nextra;
-    argc = split_workload_args(argc, argv, &extra, &nextra);
+    *r = (launch_request_t){.doctor = doctor};
+    host_options_init(&r->ho);
+    long number;
+    argc = split_workload_args(argc, argv, &r->extra, &r->nextra);
     int c;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         int taken =
-            host_options_take(&ho, c == 'n' ? 'f' : c, optarg, doctor ? "doctor" : "launch");
+            host_options_take(&r->ho, c == 'n' ? 'f' : c, optarg, doctor ? "doctor" : "launch");
         if (taken < 0)
             return EXIT_USAGE;
         if (taken)
             continue;
+        int bad = 0;
         switch (c) {
         case 'h':
             fputs(launch_help, stdout);
             return EXIT_OK;
         case 'p':
-            if (parse_int_option("--nproc-per-node", optarg, 1, JOB_PROCS_PER_NODE_MAX, &nproc))
-                return EXIT_USAGE;
+            bad =
+                parse_int_option("--nproc-per-node", optarg, 1, JOB_PROCS_PER_NODE_MAX, &r->nproc);
             break;
         case 'b':
-            bindir = optarg;
+            r->bindir = optarg;
             break;
         case 'P':
-            if (parse_int_option("--master-port", optarg, 1, 65535, &port))
-                return EXIT_USAGE;
+            bad = parse_int_option("--master-port", optarg, 1, 65535, &r->port);
             break;
         case 'r':
-            run_id = optarg;
+            r->run_id = optarg;
             break;
         case 's':
-            script_path = optarg;
+            r->script_path = optarg;
             break;
         case 'w':
-            workdir = optarg;
+            r->workdir = optarg;
             break;
         case 'd':
             /* Unix seconds or +SECONDS, checked here rather than by every agent at once. */
-            if (parse_int_option("--deadline", optarg + (optarg[0] == '+'), 1, INT64_MAX / 1000,
-                                 &number))
-                return EXIT_USAGE;
-            deadline = optarg;
+            bad = parse_int_option("--deadline", optarg + (optarg[0] == '+'), 1, INT64_MAX / 1000,
+                                   &number);
+            r->deadline = optarg;
             break;
         case 'q':
-            if (parse_int_option("--requeue-count", optarg, 0, JOB_REQUEUES_MAX, &number))
-                return EXIT_USAGE;
-            requeue_count = optarg;
+            bad = parse_int_option("--requeue-count", optarg, 0, JOB_REQUEUES_MAX, &number);
+            r->requeue_count = optarg;
             break;
         default:
             fputs(launch_help, stderr);
             return EXIT_USAGE;
         }
+        if (bad)
+            return EXIT_USAGE;
     }
     /* doctor needs no spec: it then asks the hosts' python3 for its versions. */
     int specs = argc - optind;
-    if (specs != !script_path && !(doctor && specs == 0)) {
+    if (specs != !r->script_path && !(doctor && specs == 0)) {
         fprintf(stderr, "ddpjob launch: give a SPEC or --node-script\n%s", launch_help);
         return EXIT_USAGE;
     }
-    const char *spec_path = specs ? argv[optind] : NULL;
-    ddp_error_t err;
-    launch_hosts_t hosts;
-    if (host_options_hosts(&ho, "--hostfile, --nodefile", &hosts, &err)) {
-        fprintf(stderr, "ddpjob launch: %s\n", err.msg);
-        return EXIT_USAGE;
-    }
+    r->spec_path = specs ? argv[optind] : NULL;
+    return 0;
+}
+
+/* The remote command's parts: the node script quoted, the cd into the workdir, and the tail
+ * (the agent options, "--", a node script's ARGS). *spec_procs: the spec's workers per node. */
+static int prepare_command(launch_t *L, const launch_request_t *r, long *spec_procs)
+{
     int exit_code;
-    long spec_procs;
-    char *script =
-        node_script(spec_path, script_path, bindir, doctor, extra, nextra, &spec_procs, &exit_code);
-    if (!script) {
-        launch_hosts_free(&hosts);
+    char *script = node_script(r->spec_path, r->script_path, r->bindir, r->doctor, r->extra,
+                               r->nextra, spec_procs, &exit_code);
+    if (!script)
         return exit_code;
-    }
-    char *quoted = shquote(script), *workdir_q = workdir ? shquote(workdir) : NULL;
+    L->script = shquote(script);
     free(script);
     char *agent_options[4];
     int nagent_options = 0;
-    if (deadline) {
+    if (r->deadline) {
         agent_options[nagent_options++] = "--deadline";
-        agent_options[nagent_options++] = (char *)deadline;
+        agent_options[nagent_options++] = (char *)r->deadline;
     }
-    if (requeue_count) {
+    if (r->requeue_count) {
         agent_options[nagent_options++] = "--requeue-count";
-        agent_options[nagent_options++] = (char *)requeue_count;
+        agent_options[nagent_options++] = (char *)r->requeue_count;
     }
     /* With a spec, ARGS went into its command; a node script takes them after its "--". */
     char *options_q = quoted_words(agent_options, nagent_options);
-    char *args_q = quoted_words(extra, script_path ? nextra : 0);
-    char *cd = NULL;
-    if (!quoted || !options_q || !args_q || (workdir && !workdir_q) ||
-        asprintf(&L.tail, "%s --%s", options_q, args_q) < 0 ||
-        asprintf(&cd, workdir ? "cd -- %s && " : "%s", workdir ? workdir_q : "") < 0) {
-        fprintf(stderr, "ddpjob launch: out of memory\n");
-        return EXIT_SYSTEM;
-    }
+    char *args_q = quoted_words(r->extra, r->script_path ? r->nextra : 0);
+    char *workdir_q = r->workdir ? shquote(r->workdir) : NULL;
+    int failed =
+        !L->script || !options_q || !args_q || (r->workdir && !workdir_q) ||
+        asprintf(&L->tail, "%s --%s", options_q, args_q) < 0 ||
+        asprintf(&L->cd, r->workdir ? "cd -- %s && " : "%s", r->workdir ? workdir_q : "") < 0;
     free(options_q);
     free(args_q);
     free(workdir_q);
-    L.cd = cd;
-    L.script = quoted;
-    L.known_hosts = ho.known_hosts;
-    L.accept_new_keys = ho.accept_new_keys;
-    L.count = hosts.count;
-    L.hosts = calloc(hosts.count, sizeof *L.hosts);
-    /* A new token as the agent makes one; a run id and a port from the same draw. */
+    if (failed) {
+        fprintf(stderr, "ddpjob launch: out of memory\n");
+        return EXIT_SYSTEM;
+    }
+    return 0;
+}
+
+/* The token, run id and port (a new token as the agent makes one; a run id and a port from the
+ * same draw), and each host's workers and SSH target: 0, or the exit status. */
+static int prepare_job(launch_t *L, const launch_request_t *r, const launch_hosts_t *hosts,
+                       long spec_procs)
+{
+    ddp_error_t err;
+    L->known_hosts = r->ho.known_hosts;
+    L->accept_new_keys = r->ho.accept_new_keys;
+    L->count = hosts->count;
+    L->hosts = calloc(hosts->count, sizeof *L->hosts);
     unsigned char random[32 + 4 + 2];
     const char *token = getenv("DDPJOB_TOKEN");
     char id_hex[9];
-    L.token = token && *token ? strdup(token) : malloc(2 * 32 + 1);
-    if (!L.hosts || !L.token || ddp_random(random, sizeof random)) {
+    L->token = token && *token ? strdup(token) : malloc(2 * 32 + 1);
+    if (!L->hosts || !L->token || ddp_random(random, sizeof random)) {
         fprintf(stderr, "ddpjob launch: cannot start: %s\n",
-                L.hosts && L.token ? "no random bytes" : "out of memory");
+                L->hosts && L->token ? "no random bytes" : "out of memory");
         return EXIT_SYSTEM;
     }
     if (!(token && *token))
-        ddp_hex(random, 32, L.token);
+        ddp_hex(random, 32, L->token);
     ddp_hex(random + 32, 4, id_hex);
-    if (run_id)
-        snprintf(L.run_id, sizeof L.run_id, "%s", run_id);
-    else
-        snprintf(L.run_id, sizeof L.run_id, "launch-%s", id_hex);
+    snprintf(L->run_id, sizeof L->run_id, "%s%s", r->run_id ? "" : "launch-",
+             r->run_id ? r->run_id : id_hex);
     /* Inside a scheduler job the port its agents would derive themselves, else a random one. */
-    if (port)
-        L.port = (int)port;
-    else if (ddp_job_scheduler_id())
-        L.port = ddp_job_port_from_id(ddp_job_scheduler_id());
-    else
-        L.port = ddp_job_port_random((uint16_t)(random[36] << 8 | random[37]));
-    for (size_t i = 0; i < hosts.count; i++) {
-        host_run_t *h = &L.hosts[i];
-        h->alias = hosts.hosts[i].name;
+    L->port = r->port ? (int)r->port
+              : ddp_job_scheduler_id()
+                  ? ddp_job_port_from_id(ddp_job_scheduler_id())
+                  : ddp_job_port_random((uint16_t)(random[36] << 8 | random[37]));
+    for (size_t i = 0; i < hosts->count; i++) {
+        host_run_t *h = &L->hosts[i];
+        h->job = L;
+        h->alias = hosts->hosts[i].name;
         h->node = (int)i;
-        h->nproc = nproc                        ? (int)nproc
-                   : hosts.hosts[i].slots_given ? hosts.hosts[i].slots
-                                                : (int)spec_procs;
+        h->nproc = r->nproc                      ? (int)r->nproc
+                   : hosts->hosts[i].slots_given ? hosts->hosts[i].slots
+                                                 : (int)spec_procs;
         if (h->nproc <= 0) {
             fprintf(stderr,
                     "ddpjob launch: %s: how many workers? give --nproc-per-node or the "
@@ -408,21 +421,119 @@ int launch_command(int argc, char **argv, bool doctor)
                     h->alias);
             return EXIT_USAGE;
         }
-        if (ssh_config_lookup(ho.ssh_config, h->alias, &h->target, &err)) {
+        if (ssh_config_lookup(r->ho.ssh_config, h->alias, &h->target, &err)) {
             fprintf(stderr, "ddpjob launch: %s\n", err.msg);
             return EXIT_USAGE;
         }
     }
-    snprintf(L.master, sizeof L.master, "%s", L.hosts[0].target.hostname);
-    char *master_q = shquote(L.master), *run_id_q = shquote(L.run_id);
-    if (!master_q || !run_id_q ||
-        asprintf(&L.node_args, "%zu %s %d %s", L.count, master_q, L.port, run_id_q) < 0) {
+    snprintf(L->master, sizeof L->master, "%s", L->hosts[0].target.hostname);
+    char *master_q = shquote(L->master), *run_id_q = shquote(L->run_id);
+    int failed = !master_q || !run_id_q ||
+                 asprintf(&L->node_args, "%zu %s %d %s", L->count, master_q, L->port, run_id_q) < 0;
+    free(master_q);
+    free(run_id_q);
+    if (failed) {
         fprintf(stderr, "ddpjob launch: out of memory\n");
         return EXIT_SYSTEM;
     }
-    free(master_q);
-    free(run_id_q);
+    return 0;
+}
 
+/* Every host's session, opened in parallel: 0, or EXIT_LAUNCH with each failure said. */
+static int open_sessions(launch_t *L, int connect_s)
+{
+    ddp_error_t err;
+    if (ssh_session_init(&err)) {
+        fprintf(stderr, "ddpjob launch: %s\n", err.msg);
+        return EXIT_SYSTEM;
+    }
+    L->deadline = ddp_deadline_in(connect_s * 1000);
+    for (size_t i = 0; i < L->count; i++)
+        pthread_create(&L->hosts[i].thread, NULL, open_host, &L->hosts[i]);
+    int failed = 0;
+    for (size_t i = 0; i < L->count; i++) {
+        pthread_join(L->hosts[i].thread, NULL);
+        if (!L->hosts[i].session) {
+            fprintf(stderr, "ddpjob launch: node %zu: %s\n", i, L->hosts[i].error);
+            failed = 1;
+        }
+    }
+    if (failed)
+        fprintf(stderr, "ddpjob launch: nothing was started\n");
+    return failed ? EXIT_LAUNCH : 0;
+}
+
+/* Runs the job on every host until each has ended; a stop signal here stops them all. */
+static void run_hosts(launch_t *L, const sigset_t *signals)
+{
+    fprintf(stderr, "ddpjob launch: job %s on %zu host(s), master %s:%d\n", L->run_id, L->count,
+            L->master, L->port);
+    for (size_t i = 0; i < L->count; i++)
+        pthread_create(&L->hosts[i].thread, NULL, host_thread, &L->hosts[i]);
+    for (size_t done = 0; done < L->count;) {
+        struct timespec tick = {0, 200 * 1000 * 1000};
+        int sig = sigtimedwait(signals, NULL, &tick);
+        if (sig > 0 && sig != SIGPIPE && !atomic_exchange(&L->stop, 1))
+            fprintf(stderr, "ddpjob launch: SIG%s: stopping the job on every host\n",
+                    sigabbrev_np(sig));
+        done = 0;
+        for (size_t i = 0; i < L->count; i++)
+            done += (size_t)atomic_load(&L->hosts[i].ended);
+    }
+    for (size_t i = 0; i < L->count; i++)
+        pthread_join(L->hosts[i].thread, NULL);
+}
+
+/* The job's status: a host whose agent could not start, else node 0's agent's, else the first
+ * failure; each host's error said. */
+static int job_status(const launch_t *L)
+{
+    int status = -1;
+    for (size_t i = 0; i < L->count; i++) {
+        const host_run_t *h = &L->hosts[i];
+        if (h->error[0])
+            fprintf(stderr, "ddpjob launch: node %d (%s): %s\n", h->node, h->alias, h->error);
+        /* A host whose agent could not start is the cause, whatever node 0 then saw. */
+        if (h->finished && (h->status == 126 || h->status == 127))
+            status = h->status;
+        else if (status < 0 && h->finished && h->node == 0)
+            status = h->status;
+    }
+    for (size_t i = 0; status <= 0 && i < L->count; i++)
+        if (L->hosts[i].error[0] || (L->hosts[i].finished && L->hosts[i].status))
+            status = L->hosts[i].finished && L->hosts[i].status ? L->hosts[i].status : EXIT_LAUNCH;
+    return status < 0 ? EXIT_LAUNCH : status;
+}
+
+static void launch_free(launch_t *L)
+{
+    for (size_t i = 0; L->hosts && i < L->count; i++) {
+        ssh_session_close(L->hosts[i].session);
+        free(L->hosts[i].line[0]);
+        free(L->hosts[i].line[1]);
+    }
+    free(L->hosts);
+    free(L->token);
+    free(L->node_args);
+    free(L->tail);
+    free(L->cd);
+    free(L->script);
+}
+
+int launch_command(int argc, char **argv, bool doctor)
+{
+    launch_request_t r;
+    int rc = parse_launch_args(argc, argv, doctor, &r);
+    if (rc)
+        return rc;
+    ddp_error_t err;
+    launch_hosts_t hosts;
+    if (host_options_hosts(&r.ho, "--hostfile, --nodefile", &hosts, &err)) {
+        fprintf(stderr, "ddpjob launch: %s\n", err.msg);
+        return EXIT_USAGE;
+    }
+    launch_t L = {.out_lock = PTHREAD_MUTEX_INITIALIZER};
+    long spec_procs = 0;
     /* Signals are taken by this thread alone, with sigtimedwait. */
     sigset_t signals;
     sigemptyset(&signals);
@@ -431,65 +542,13 @@ int launch_command(int argc, char **argv, bool doctor)
     sigaddset(&signals, SIGHUP);
     sigaddset(&signals, SIGPIPE);
     pthread_sigmask(SIG_BLOCK, &signals, NULL);
-    if (ssh_session_init(&err)) {
-        fprintf(stderr, "ddpjob launch: %s\n", err.msg);
-        return EXIT_SYSTEM;
+    if (!(rc = prepare_command(&L, &r, &spec_procs)) &&
+        !(rc = prepare_job(&L, &r, &hosts, spec_procs)) &&
+        !(rc = open_sessions(&L, r.ho.connect_s))) {
+        run_hosts(&L, &signals);
+        rc = job_status(&L);
     }
-    L.deadline = ddp_deadline_in(ho.connect_s * 1000);
-    for (size_t i = 0; i < L.count; i++)
-        pthread_create(&L.hosts[i].thread, NULL, open_host, &L.hosts[i]);
-    int failed = 0;
-    for (size_t i = 0; i < L.count; i++) {
-        pthread_join(L.hosts[i].thread, NULL);
-        if (!L.hosts[i].session) {
-            fprintf(stderr, "ddpjob launch: node %zu: %s\n", i, L.hosts[i].error);
-            failed = 1;
-        }
-    }
-    if (failed) {
-        fprintf(stderr, "ddpjob launch: nothing was started\n");
-        for (size_t i = 0; i < L.count; i++)
-            ssh_session_close(L.hosts[i].session);
-        return EXIT_LAUNCH;
-    }
-    fprintf(stderr, "ddpjob launch: job %s on %zu host(s), master %s:%d\n", L.run_id, L.count,
-            L.master, L.port);
-    for (size_t i = 0; i < L.count; i++)
-        pthread_create(&L.hosts[i].thread, NULL, host_thread, &L.hosts[i]);
-    for (size_t done = 0; done < L.count;) {
-        struct timespec tick = {0, 200 * 1000 * 1000};
-        int sig = sigtimedwait(&signals, NULL, &tick);
-        if (sig > 0 && sig != SIGPIPE && !atomic_exchange(&L.stop, 1))
-            fprintf(stderr, "ddpjob launch: SIG%s: stopping the job on every host\n",
-                    sigabbrev_np(sig));
-        done = 0;
-        for (size_t i = 0; i < L.count; i++)
-            done += (size_t)atomic_load(&L.hosts[i].ended);
-    }
-    int status = -1;
-    for (size_t i = 0; i < L.count; i++) {
-        host_run_t *h = &L.hosts[i];
-        pthread_join(h->thread, NULL);
-        if (h->error[0])
-            fprintf(stderr, "ddpjob launch: node %d (%s): %s\n", h->node, h->alias, h->error);
-        /* A host whose agent could not start is the cause, whatever node 0 then saw. */
-        if (h->finished && (h->status == 126 || h->status == 127))
-            status = h->status;
-        else if (status < 0 && h->finished && h->node == 0)
-            status = h->status;
-        ssh_session_close(h->session);
-        free(h->line[0]);
-        free(h->line[1]);
-    }
-    for (size_t i = 0; status <= 0 && i < L.count; i++)
-        if (L.hosts[i].error[0] || (L.hosts[i].finished && L.hosts[i].status))
-            status = L.hosts[i].finished && L.hosts[i].status ? L.hosts[i].status : EXIT_LAUNCH;
-    free(L.hosts);
-    free(L.token);
-    free(L.node_args);
-    free(L.tail);
-    free(cd);
-    free(quoted);
+    launch_free(&L);
     launch_hosts_free(&hosts);
-    return status < 0 ? EXIT_LAUNCH : status;
+    return rc;
 }

@@ -1,7 +1,7 @@
 #!/bin/bash
 # ddpjob-agent end to end on this machine: real agents on 127.0.0.1 as several nodes, bash
 # workers, every failure the issue names, and no process left behind after each case.
-. "$SRCDIR/tests/agent/lib.sh"
+. "$SRCDIR/tests/lib/agents.sh"
 
 export DDPJOB_TOKEN=test-token-$$
 worker env.sh 'printf "%s\n" "rank=$RANK local=$LOCAL_RANK world=$WORLD_SIZE lws=$LOCAL_WORLD_SIZE group=$GROUP_RANK/$GROUP_WORLD_SIZE role=$ROLE_RANK/$ROLE_WORLD_SIZE/$ROLE_NAME master=$MASTER_ADDR:$MASTER_PORT restart=$TORCHELASTIC_RESTART_COUNT/$TORCHELASTIC_MAX_RESTARTS run=$TORCHELASTIC_RUN_ID store=$TORCHELASTIC_USE_AGENT_STORE nccl=$NCCL_ASYNC_ERROR_HANDLING/$TORCH_NCCL_ASYNC_ERROR_HANDLING omp=${OMP_NUM_THREADS-unset} token=${DDPJOB_TOKEN-unset} wtoken=${DDPJOB_WORKER_TOKEN-unset} user=$USER_VAR errfile=${TORCHELASTIC_ERROR_FILE:+set}"'

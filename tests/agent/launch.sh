@@ -6,9 +6,9 @@
 # mid-job; hosts with an unknown or changed key, an
 # address nobody answers at, and hosts without the agent: each named, and nothing left running
 # on any host.
-. "$SRCDIR/tests/agent/lib.sh"
+. "$SRCDIR/tests/lib/agents.sh"
 . "$SRCDIR/tests/cluster/sshd.sh"
-trap 'sshd_down; rm -rf "$T"; echo "1..$TAP_N"; [ "$TAP_FAILED" -eq 0 ]' EXIT
+at_exit 'sshd_down'
 if ! sshd_up 3 >"$T/sshd.log" 2>&1; then
     fail "three sshd hosts in network namespaces" "$(cat "$T/sshd.log")"
     exit 1

@@ -6,7 +6,7 @@
 # batch shell; the rendered script asks for select=2:ncpus=2:ngpus=2, node 0's agent runs in the
 # batch shell and pbsdsh starts node 1's. Then a rank that exits 3, and a node whose agent cannot
 # start, must fail the PBS job (pbsdsh itself always exits 0), naming the node.
-. "$SRCDIR/tests/agent/lib.sh"
+. "$SRCDIR/tests/lib/agents.sh"
 . "$SRCDIR/tests/cluster/pbs.sh"
 . "$SRCDIR/tests/cluster/sshd.sh"
 
@@ -16,7 +16,7 @@ if [ ! -d "$SRCDIR/../shared/tools/openpbs" ] && [ ! -x "$PBS_EXEC/sbin/pbs_serv
     echo "1..0 # SKIP no real PBS: ../shared/tools/openpbs is absent beside the project and OpenPBS is not installed"
     exit 0
 fi
-trap 'pbs_cluster_down; rm -rf "$T"; echo "1..$TAP_N"; [ "$TAP_FAILED" -eq 0 ]' EXIT
+at_exit 'pbs_cluster_down'
 
 why=$(pbs_cluster_unavailable)
 if [ -n "$why" ]; then

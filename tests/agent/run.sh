@@ -1,7 +1,7 @@
 #!/bin/bash
 # `ddpjob run SPEC`: the spec's workload under a local agent, its env, setup and workdir applied,
 # and the job's exit status as ddpjob's.
-. "$SRCDIR/tests/agent/lib.sh"
+. "$SRCDIR/tests/lib/agents.sh"
 
 mkdir -p "$T/work dir"
 cat >"$T/job.yaml" <<YAML

@@ -5,9 +5,9 @@
 # `ddpjob submit` sends a spec whose command is a real PyTorch DDP program (gloo); the rendered
 # script reads SLURM_JOB_NODELIST, srun starts one real agent per node, and the agents meet
 # across the two hosts; then the built-in workload (a train: spec) trains across both nodes.
-. "$SRCDIR/tests/agent/lib.sh"
+. "$SRCDIR/tests/lib/agents.sh"
 . "$SRCDIR/tests/cluster/slurm.sh"
-trap 'cluster_down; rm -rf "$T"; echo "1..$TAP_N"; [ "$TAP_FAILED" -eq 0 ]' EXIT
+at_exit 'cluster_down'
 cd "$T" || exit 1
 
 if ! cluster_up 2 >"$T/cluster.log" 2>&1; then

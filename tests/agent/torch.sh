@@ -2,7 +2,7 @@
 # Real PyTorch workers (Debian's python3-torch, gloo) under two real agents on this machine as
 # node 0 and node 1: the tutorial programs ddpjob-agent replaces torchrun for, and a worker
 # killed in the middle of a collective.
-. "$SRCDIR/tests/agent/lib.sh"
+. "$SRCDIR/tests/lib/agents.sh"
 PY=/usr/bin/python3
 if ! "$PY" -c 'import torch' 2>"$T/torch.err"; then
     fail "PyTorch is importable by $PY (install python3-torch)" "$(cat "$T/torch.err")"
@@ -16,13 +16,8 @@ two_nodes() { # SCRIPT [ENV=VALUE...]: node 0 and node 1, two workers each (SCRI
     [[ $script == */* ]] || script=$SRCDIR/tests/agent/py/$script
     shift
     next_port
-    local common=(--nnodes 2 --nproc-per-node 2 --master-addr 127.0.0.1 --master-port "$PORT" --grace 3 --rdzv-timeout 60)
-    start_agent n1 "$@" -- "${common[@]}" --node-rank 1 "$PY" "$script"
-    start_agent n0 "$@" -- "${common[@]}" --node-rank 0 "$PY" "$script"
-    wait_agent n0
-    OUT0=$OUT ERR0=$ERR RC0=$RC
-    wait_agent n1
-    OUT1=$OUT ERR1=$ERR RC1=$RC
+    two_agents "$@" -- --nnodes 2 --nproc-per-node 2 --master-addr 127.0.0.1 --master-port "$PORT" \
+        --grace 3 --rdzv-timeout 60 "$PY" "$script"
 }
 
 two_nodes p2p.py

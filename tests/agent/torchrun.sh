@@ -6,7 +6,7 @@
 # PYTHON_EXEC, c10d rendezvous with and without node ranks, --redirects, --tee,
 # --local-ranks-filter and the line prefix template, options that change nothing here, and the
 # seeds' torch.distributed.launch line with ddpjob-agent in its place.
-. "$SRCDIR/tests/agent/lib.sh"
+. "$SRCDIR/tests/lib/agents.sh"
 PY=/usr/bin/python3
 CASE=$SRCDIR/tests/agent/py/torchrun_case.py
 if ! "$PY" -c 'import torch' 2>"$T/torch.err"; then
@@ -120,30 +120,22 @@ expect_eq "$(grep -c '^rank=0 world=1' <<<"$OUT")" 1 "--log-line-prefix '': no p
 
 # --- two nodes ----------------------------------------------------------------------------------
 export DDPJOB_TOKEN=torchrun-test-$$
-# two NAME [ENV=VALUE...] -- ARGS...: the same ARGS on both nodes, each node's extra arguments
-# in NODE0/NODE1 (arrays); RC "rc0/rc1", OUT both outputs.
+# two [ENV=VALUE...] -- ARGS...: the same ARGS on both nodes, each node's own arguments in
+# NODE0_ARGS/NODE1_ARGS (two_agents); RC "rc0/rc1", OUT both nodes' output, stderr too.
 two() {
-    local name=$1 envs=()
-    shift
-    while [ "$1" != -- ]; do envs+=("$1"); shift; done
-    shift
-    start_agent "${name}1" "${envs[@]}" -- "${NODE1[@]}" "$@"
-    start_agent "${name}0" "${envs[@]}" -- "${NODE0[@]}" "$@"
-    wait_agent "${name}0"
-    local rc0=$RC out0=$OUT$ERR
-    wait_agent "${name}1"
-    RC=$rc0/$RC OUT=$out0$'\n'$OUT$ERR
+    two_agents "$@"
+    RC=$RC0/$RC1 OUT=$OUT0$ERR0$'\n'$OUT1$ERR1
 }
 sums() { grep -o 'sum=[0-9]* expected=[0-9]*' <<<"$1" | sort | uniq -c | awk '{print $1, $2, $3}'; }
 
 next_port
-NODE0=(--node-rank 0) NODE1=(--node-rank 1)
-two static -- --nnodes 2 --nproc-per-node 2 --master-addr 127.0.0.1 --master-port "$PORT" "$CASE"
+NODE0_ARGS=(--node-rank 0) NODE1_ARGS=(--node-rank 1)
+two -- --nnodes 2 --nproc-per-node 2 --master-addr 127.0.0.1 --master-port "$PORT" "$CASE"
 expect_eq "$RC/$(sums "$OUT")" "0/0/4 sum=6 expected=6" "two nodes, static rendezvous with node ranks: 4 ranks, one all_reduce"
 
 next_port
-NODE0=() NODE1=()
-two c10d -- --nnodes 2 --nproc-per-node 2 --rdzv-backend c10d --rdzv-endpoint "127.0.0.1:$PORT" --rdzv-id job7 "$CASE"
+NODE0_ARGS=() NODE1_ARGS=()
+two -- --nnodes 2 --nproc-per-node 2 --rdzv-backend c10d --rdzv-endpoint "127.0.0.1:$PORT" --rdzv-id job7 "$CASE"
 expect_eq "$RC/$(sums "$OUT")" "0/0/4 sum=6 expected=6" "two nodes, the same c10d command on each (no --node-rank): 4 ranks"
 expect_eq "$(grep -o 'node rank [01], handed out by the c10d rendezvous' <<<"$OUT" | sort | tr '\n' ' ')" \
     "node rank 0, handed out by the c10d rendezvous node rank 1, handed out by the c10d rendezvous " \
@@ -152,12 +144,12 @@ expect_eq "$(grep -o 'group=[01] master_port=[0-9]*' <<<"$OUT" | sort -u | tr '\
     "group=0 master_port=$PORT group=1 master_port=$PORT " "... and the workers' MASTER_PORT is the endpoint's port"
 
 next_port
-NODE0=(--node-rank 0) NODE1=(--node-rank 1)
-two c10d_ranked -- --nnodes 2 --nproc-per-node 2 --rdzv-backend c10d --rdzv-endpoint "127.0.0.1:$PORT" --rdzv-id job8 "$CASE"
+NODE0_ARGS=(--node-rank 0) NODE1_ARGS=(--node-rank 1)
+two -- --nnodes 2 --nproc-per-node 2 --rdzv-backend c10d --rdzv-endpoint "127.0.0.1:$PORT" --rdzv-id job8 "$CASE"
 expect_eq "$RC/$(sums "$OUT")" "0/0/4 sum=6 expected=6" "two nodes, c10d with node ranks: 4 ranks"
 
 next_port
-NODE0=() NODE1=()
+NODE0_ARGS=() NODE1_ARGS=()
 start_agent pet1 PET_NNODES=2 PET_NPROC_PER_NODE=2 PET_NODE_RANK=1 PET_MASTER_ADDR=127.0.0.1 \
     PET_MASTER_PORT="$PORT" PET_RDZV_ID=pet-job -- "$CASE"
 start_agent pet0 PET_NNODES=2 PET_NPROC_PER_NODE=2 PET_NODE_RANK=0 PET_MASTER_ADDR=127.0.0.1 \
@@ -172,8 +164,8 @@ expect_eq "$rc0/$RC/$(sums "$out0$OUT")" "0/0/4 sum=6 expected=6" "two nodes fro
 # the launcher's place (and with --local-rank-arg, which passes --local_rank as it does).
 for extra in "" --local-rank-arg; do
     next_port
-    NODE0=(--node_rank=0) NODE1=(--node_rank=1)
-    two seeds -- $extra --nproc_per_node=2 --nnodes=2 --master_addr=127.0.0.1 --master_port="$PORT" \
+    NODE0_ARGS=(--node_rank=0) NODE1_ARGS=(--node_rank=1)
+    two -- $extra --nproc_per_node=2 --nnodes=2 --master_addr=127.0.0.1 --master_port="$PORT" \
         "$SRCDIR/tests/agent/py/launch_main.py" --backend=gloo
     expect_eq "$RC/$(grep -c 'of 4: sum 10' <<<"$OUT")" 0/0/4 "the seeds' torch.distributed.launch line under ddpjob-agent${extra:+ $extra}: 4 ranks, right sums"
     expect_eq "$(grep -o 'rank [0-9] local_rank [0-9]' <<<"$OUT" | sort | tr '\n' ' ')" \

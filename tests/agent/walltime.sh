@@ -5,7 +5,7 @@
 # every agent exits 75 with "requeue to resume"; mixed outcomes are reported as what they are;
 # without --checkpoint-signal nothing is sent; a stop signal to the agents whose workers all
 # checkpoint is a planned stop too; --requeue-count starts the workers' restart count.
-. "$SRCDIR/tests/agent/lib.sh"
+. "$SRCDIR/tests/lib/agents.sh"
 cd "$T" || exit 1
 export DDPJOB_TOKEN=test-token-$$
 
@@ -33,14 +33,8 @@ two_nodes() { # ENV... -- AGENT_ARGS...: RC0/RC1, ERR0/ERR1, OUT (both nodes' ou
     while [ "$1" != -- ]; do envs+=("$1"); shift; done
     shift
     next_port
-    local common=(--nnodes 2 --master-addr 127.0.0.1 --master-port "$PORT" --nproc-per-node 2 "$@")
-    start_agent n0 "${envs[@]}" -- "${common[@]}" --node-rank 0 "$T/ckpt.sh"
-    start_agent n1 "${envs[@]}" -- "${common[@]}" --node-rank 1 "$T/ckpt.sh"
-    wait_agent n1
-    RC1=$RC ERR1=$ERR OUT1=$OUT
-    wait_agent n0
-    RC0=$RC ERR0=$ERR
-    OUT="$OUT$OUT1"
+    two_agents "${envs[@]}" -- --nnodes 2 --master-addr 127.0.0.1 --master-port "$PORT" \
+        --nproc-per-node 2 "$@" "$T/ckpt.sh"
 }
 
 started=$SECONDS

@@ -1,6 +1,6 @@
 #!/bin/bash
 # The command line itself: version, help, usage errors, exit codes, --template, the nodes helper.
-. "$SRCDIR/tests/cli/lib.sh"
+. "$SRCDIR/tests/lib/tap.sh"
 cd "$T" || exit 1
 
 run "$DDPJOB" --version

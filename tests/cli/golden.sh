@@ -1,7 +1,7 @@
 #!/bin/bash
 # The bundled examples render to the expected scripts (tests/golden), for both schedulers, and
 # every rendered script passes bash -n and shellcheck. UPDATE_GOLDEN=1 rewrites the expectations.
-. "$SRCDIR/tests/cli/lib.sh"
+. "$SRCDIR/tests/lib/tap.sh"
 
 for spec in "$SRCDIR"/share/examples/*.yaml; do
     base=$(basename "$spec" .yaml)

@@ -1,7 +1,7 @@
 #!/bin/bash
 # --help on every command and subcommand of the three programs (exit 0, the usage on stdout,
 # nothing on stderr) and --version on each; an unknown subcommand is a usage error (exit 2).
-. "$SRCDIR/tests/cli/lib.sh"
+. "$SRCDIR/tests/lib/tap.sh"
 : "${AGENT:?}" "${TRAIN:?}"
 
 check_help() { # NAME CMD...

@@ -2,7 +2,7 @@
 # Hostile values in a spec reach the program as literal text and are never executed: the
 # rendered script is run for real under bash (Slurm-style environment, srun stand-in running
 # the one task here) and the agent stand-in records exactly what it received.
-. "$SRCDIR/tests/cli/lib.sh"
+. "$SRCDIR/tests/lib/tap.sh"
 cd "$T" || exit 1
 
 make_bindir "$T/bin" "$T/rec"

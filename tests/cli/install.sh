@@ -1,7 +1,7 @@
 #!/bin/bash
 # `meson install` puts the binary, templates, examples, man page and completion in place, and the
 # installed ddpjob renders with the installed templates.
-. "$SRCDIR/tests/cli/lib.sh"
+. "$SRCDIR/tests/lib/tap.sh"
 : "${BUILDDIR:?run through meson test}"
 
 run meson install -C "$BUILDDIR" --destdir "$T/inst" --quiet

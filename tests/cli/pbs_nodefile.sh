@@ -5,7 +5,7 @@
 # token in a 0600 file, and exits with a failing node's status. A stand-in pbsdsh on PATH runs the
 # task here and records its -n; like OpenPBS's it always exits 0 and prints a task's non-zero
 # status. tests/agent/pbs.sh runs the script on a real OpenPBS.
-. "$SRCDIR/tests/cli/lib.sh"
+. "$SRCDIR/tests/lib/tap.sh"
 cd "$T" || exit 1
 
 make_bindir "$T/bin" "$T/rec"

@@ -3,7 +3,7 @@
 # fixes it, what it fills in, its warnings, and worst-case costs checked against NCI's own worked
 # examples (opus.nci.org.au "Job Costs") and hand computations; a user's own profile and broken
 # profiles.
-. "$SRCDIR/tests/cli/lib.sh"
+. "$SRCDIR/tests/lib/tap.sh"
 cd "$T" || exit 1
 
 spec() { # FILE then the spec's lines on stdin, after a common head

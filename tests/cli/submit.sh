@@ -3,7 +3,7 @@
 # every way submitting can fail gives a clear error and exit 4. The happy path against a real
 # sbatch runs in the Slurm end-to-end suite; here stand-ins play a submitter that succeeds,
 # fails or talks nonsense.
-. "$SRCDIR/tests/cli/lib.sh"
+. "$SRCDIR/tests/lib/tap.sh"
 cd "$T" || exit 1
 
 mkdir -p jobdir path empty

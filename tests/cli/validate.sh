@@ -1,7 +1,7 @@
 #!/bin/bash
 # Validation reports every problem at once as FILE:LINE:COL: FIELD: PROBLEM, exits 1 and writes
 # nothing; a valid spec passes.
-. "$SRCDIR/tests/cli/lib.sh"
+. "$SRCDIR/tests/lib/tap.sh"
 cd "$T" || exit 1
 
 cat >job.yaml <<'SPEC'

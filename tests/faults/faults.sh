@@ -5,7 +5,7 @@
 # that the time from the fault until all is gone stays under a generous bound; the table at the
 # end lists the figures (bench/faults.sh sets them beside torchrun's).
 . "$SRCDIR/tests/faults/lib.sh"
-trap 'fault_net_down; rm -rf "$T"; echo "1..$TAP_N"; [ "$TAP_FAILED" -eq 0 ]' EXIT
+at_exit 'fault_net_down'
 if ! "$PY" -c 'import torch' 2>"$T/torch.err"; then
     fail "PyTorch is importable by $PY (install python3-torch)" "$(cat "$T/torch.err")"
     exit 1

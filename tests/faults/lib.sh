@@ -7,8 +7,8 @@
 # launcher's exit status), ERR0/ERR1, OUT0/OUT1 and TOOK_MS (fault to nothing of the job left
 # running; -1 when something was still running FAULT_CAP seconds after the fault and had to be
 # killed).
-# shellcheck source=../agent/lib.sh
-. "$SRCDIR/tests/agent/lib.sh"
+# shellcheck source=../lib/agents.sh
+. "$SRCDIR/tests/lib/agents.sh"
 # shellcheck source=../cluster/netns.sh
 . "$SRCDIR/tests/cluster/netns.sh"
 PY=/usr/bin/python3

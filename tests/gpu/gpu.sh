@@ -11,7 +11,7 @@ if ! reason=$("$GPU_CHECK" probe 2>&1); then
     echo "1..0 # SKIP no GPU on this machine: $reason"
     exit 0
 fi
-. "$SRCDIR/tests/agent/lib.sh"
+. "$SRCDIR/tests/lib/agents.sh"
 : "${TRAIN:?run through meson test}"
 echo "# $reason"
 

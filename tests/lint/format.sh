@@ -1,7 +1,7 @@
 #!/bin/bash
 # Every C, CUDA and header file of the project is as clang-format (the project's .clang-format:
 # 100 columns) writes it; a file that is not is listed with the first lines that differ.
-. "$SRCDIR/tests/cli/lib.sh"
+. "$SRCDIR/tests/lib/tap.sh"
 cd "$SRCDIR" || exit 1
 if ! command -v clang-format >/dev/null; then
     fail "clang-format is installed (scripts/install-deps.sh installs it)"

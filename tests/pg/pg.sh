@@ -4,7 +4,7 @@
 # on one host (shared memory), over TCP alone, and over two hosts (network namespaces: shared
 # memory within each, the hierarchical all_reduce); a peer killed mid-all_reduce on shared memory
 # and on TCP; and `ddp-train hello` / `collectives` under ddpjob-agent, under mpirun and by hand.
-. "$SRCDIR/tests/agent/lib.sh"
+. "$SRCDIR/tests/lib/agents.sh"
 # shellcheck source=../cluster/netns.sh
 . "$SRCDIR/tests/cluster/netns.sh"
 : "${PG_CHECK:?run through meson test}" "${TRAIN:?run through meson test}"
@@ -12,7 +12,7 @@
 # Two hosts: namespaces n1 (PG_NET.11) and n2 (PG_NET.12), made before the first two-host world.
 PG_NET=10.81.0
 pg_ns() { echo "ddpjpg$$-$1"; }
-trap 'netns_remove "$T" pg_ns head 2; rm -rf "$T"; echo "1..$TAP_N"; [ "$TAP_FAILED" -eq 0 ]' EXIT
+at_exit 'netns_remove "$T" pg_ns head 2'
 
 # world N NAME CMD...: N ranks of CMD with the environment set by hand; $T/NAME.<rank>.out/.err
 # hold their output, RCS their exit statuses ("0 0 1 ...") and PIDS their (timeout's) pids.

@@ -2,7 +2,7 @@
 # ddp-train train with real ranks under ddpjob-agent: DDP equivalence (4 and 3 ranks against one
 # rank with the combined batch), learning on synthetic data, resume after an epoch and after a
 # SIGTERM mid-epoch (against an uninterrupted run), checkpoint and data errors, inspect/diff.
-. "$SRCDIR/tests/agent/lib.sh"
+. "$SRCDIR/tests/lib/agents.sh"
 : "${TRAIN:?run through meson test}"
 
 # ranks NAME N ARGS...: ddp-train train ARGS on N ranks under one agent; RC, OUT (stdout and

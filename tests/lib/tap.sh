@@ -6,7 +6,21 @@ set -u
 TAP_N=0
 TAP_FAILED=0
 T=$(mktemp -d "${TMPDIR:-/tmp}/ddpjob-test.XXXXXX")
-trap 'rm -rf "$T"; echo "1..$TAP_N"; [ "$TAP_FAILED" -eq 0 ]' EXIT
+TAP_AT_EXIT=()
+
+# at_exit COMMAND: run when the suite ends, however it ends, before its temporary directory goes
+# and the plan is printed (the last one given runs first).
+at_exit() { TAP_AT_EXIT=("$1" "${TAP_AT_EXIT[@]}"); }
+
+# The one exit hook of every suite.
+tap_end() {
+    local command
+    for command in "${TAP_AT_EXIT[@]}"; do eval "$command"; done
+    rm -rf "$T"
+    echo "1..$TAP_N"
+    [ "$TAP_FAILED" -eq 0 ]
+}
+trap tap_end EXIT
 
 pass() {
     TAP_N=$((TAP_N + 1))

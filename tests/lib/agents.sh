@@ -1,7 +1,7 @@
 # Shared by the agent suites: run real ddpjob-agents in the background, wait for them with a
 # deadline, and prove that nothing they started is left running.
-# shellcheck source=../cli/lib.sh
-. "$SRCDIR/tests/cli/lib.sh"
+# shellcheck source=tap.sh
+. "$SRCDIR/tests/lib/tap.sh"
 : "${AGENT:?run through meson test}"
 
 # Every process of a test carries this mark in its environment (the test shell itself does not),
@@ -46,6 +46,24 @@ start_agent() {
 wait_listening() {
     for _ in $(seq 300); do ss -ltn "sport = :$STORE_PORT" | grep -q LISTEN && return 0; sleep 0.1; done
     return 1
+}
+
+# two_agents [ENV=VALUE...] -- AGENT_ARGS...: one job's node 1 and node 0, started in that order
+# with NODE1_ARGS / NODE0_ARGS (arrays; by default --node-rank 1 / --node-rank 0) before
+# AGENT_ARGS, and both waited for: RC0/RC1, OUT0/OUT1, ERR0/ERR1, and OUT, both nodes' stdout.
+two_agents() {
+    local envs=() node0=(--node-rank 0) node1=(--node-rank 1)
+    while [ "$1" != -- ]; do envs+=("$1"); shift; done
+    shift
+    if declare -p NODE0_ARGS >/dev/null 2>&1; then node0=("${NODE0_ARGS[@]}"); fi
+    if declare -p NODE1_ARGS >/dev/null 2>&1; then node1=("${NODE1_ARGS[@]}"); fi
+    start_agent n1 "${envs[@]}" -- "${node1[@]}" "$@"
+    start_agent n0 "${envs[@]}" -- "${node0[@]}" "$@"
+    wait_agent n0
+    RC0=$RC OUT0=$OUT ERR0=$ERR
+    wait_agent n1
+    RC1=$RC OUT1=$OUT ERR1=$ERR
+    OUT=$OUT0$OUT1
 }
 
 # The pid of agent NAME itself (start_agent's $! is the `timeout` wrapping it).

@@ -260,7 +260,7 @@ int cmd_launch(int argc, char **argv)
     return launch_command(argc, argv, false);
 }
 
-/* The command line into r: 0, or the exit status to end with (EXIT_OK after --help). */
+/* The command line into r: 0, -1 when --help said all, or the exit status to end with. */
 static int parse_launch_args(int argc, char **argv, bool doctor, launch_request_t *r)
 {
     static const struct option opts[] = {HOST_OPTIONS_LONGOPTS,
@@ -291,7 +291,7 @@ static int parse_launch_args(int argc, char **argv, bool doctor, launch_request_
         switch (c) {
         case 'h':
             fputs(launch_help, stdout);
-            return EXIT_OK;
+            return -1;
         case 'p':
             bad =
                 parse_int_option("--nproc-per-node", optarg, 1, JOB_PROCS_PER_NODE_MAX, &r->nproc);
@@ -525,7 +525,7 @@ int launch_command(int argc, char **argv, bool doctor)
     launch_request_t r;
     int rc = parse_launch_args(argc, argv, doctor, &r);
     if (rc)
-        return rc;
+        return rc < 0 ? EXIT_OK : rc;
     ddp_error_t err;
     launch_hosts_t hosts;
     if (host_options_hosts(&r.ho, "--hostfile, --nodefile", &hosts, &err)) {

@@ -62,8 +62,12 @@ submit_and_wait() {
     done
     # The MoM copies the output back as the job ends; on a busy machine that may come late.
     local out=$jobdir/${spec%.yaml}.o${JOB%%.*}
-    for _ in $(seq 300); do [ -s "$out" ] && break; sleep 0.1; done
-    OUT=$(cat "$out" 2>/dev/null || ls -l "$PBS_CLUSTER"/n*/undelivered "$PBS_CLUSTER"/n*/mom_logs 2>&1)
+    for _ in $(seq 100); do [ -s "$out" ] && break; sleep 0.1; done
+    # What the MoMs said of the job when its output is missing (undelivered, say).
+    OUT=$(cat "$out" 2>/dev/null || {
+        ls -l "$PBS_CLUSTER"/n*/undelivered
+        grep -h "${JOB%%.*}\.pbshead" "$PBS_CLUSTER"/n*/mom_logs/* | tail -n 20
+    } 2>&1)
     STATUS=$(pbs_state "$JOB" Exit_status)
 }
 

@@ -62,12 +62,32 @@ CONF
 
 pbs_qmgr() { pbs_in pbshead "$PBS_EXEC/bin/qmgr" -c "$1"; }
 
+# A cluster whose suite was killed (meson's timeout sends SIGKILL, which no exit hook outlives)
+# is swept before a new one starts: its daemons would hold the ports every cluster uses. Its
+# namespaces name the suite's pid, its folder holds it.
+pbs_sweep_stale() {
+    local ns id dir
+    for ns in $(ip netns list | awk '/^ddpjpbs[0-9]+-/ {print $1}'); do
+        id=${ns#ddpjpbs}
+        id=${id%%-*}
+        kill -0 "$id" 2>/dev/null && continue
+        ip netns pids "$ns" | xargs -r kill -9
+        ip netns delete "$ns"
+    done
+    for dir in /run/ddpj-pbs.*; do
+        [ -s "$dir/owner" ] && ! kill -0 "$(cat "$dir/owner")" 2>/dev/null && rm -rf "$dir"
+    done
+    return 0
+}
+
 # pbs_cluster_up NODES [NCPUS [NGPUS]]: the server and NODES MoMs, each node offering NCPUS CPUs
 # (default 2) and NGPUS GPUs (a host-level resource, default 0), a queue workq, job history on.
 pbs_cluster_up() {
     local nodes=$1 ncpus=${2:-2} ngpus=${3:-0} i
     # PBS refuses a home on a world-writable path such as /tmp: /run is root's alone.
+    pbs_sweep_stale
     PBS_CLUSTER=$(mktemp -d /run/ddpj-pbs.XXXXXX)
+    echo $$ >"$PBS_CLUSTER/owner"
     PBS_CLUSTER_ID=$$
     PBS_CLUSTER_NODES=$nodes
     export PBS_CLUSTER PBS_CLUSTER_ID
@@ -104,9 +124,13 @@ pbs_cluster_up() {
         pbs_conf "n$i" "$PBS_CLUSTER/n$i" 0 0 0 1
         mkdir -p "$PBS_CLUSTER/n$i"
         pbs_in "n$i" /etc/init.d/pbs start >"$PBS_CLUSTER/n$i.log" 2>&1 || { cat "$PBS_CLUSTER/n$i.log" >&2; return 1; }
-        # Every host sees the same files: job output goes back by cp, not scp.
+        # Every host sees the same files: job output goes back by cp, not scp. The MoM is
+        # restarted to read it: with a SIGHUP right after its start instead, the first job's
+        # output was now and then left undelivered on a busy machine.
         printf '$usecp *:/ /\n' >>"$PBS_CLUSTER/n$i/mom_priv/config"
-        pbs_in "n$i" kill -HUP "$(cat "$PBS_CLUSTER/n$i/mom_priv/mom.lock")"
+        pbs_in "n$i" /etc/init.d/pbs stop >>"$PBS_CLUSTER/n$i.log" 2>&1
+        pbs_in "n$i" /etc/init.d/pbs start >>"$PBS_CLUSTER/n$i.log" 2>&1 ||
+            { cat "$PBS_CLUSTER/n$i.log" >&2; return 1; }
     done
     local deadline=$((SECONDS + 60))
     while [ "$(pbs_in pbshead "$PBS_EXEC/bin/pbsnodes" -a 2>/dev/null | grep -c 'state = free')" != "$nodes" ]; do

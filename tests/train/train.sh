@@ -28,12 +28,12 @@ paced=(--min-step-ms 20)
 # whose input is within rounding of zero, and the runs part for a reason that is not DDP's.
 for w in 4 3; do
     ranks "ddp$w" "$w" --widths none --batch-size 8 --max-steps 12 --checkpoint-dir "$T/ddp$w" --seed 3
-    ddp_rc=$RC
+    ddp_rc=$RC ddp_out=$OUT
     ranks "one$w" 1 --widths none --batch-size $((8 * w)) --max-steps 12 --checkpoint-dir "$T/one$w" --seed 3
     if [ "$ddp_rc/$RC" = 0/0 ] && diff=$("$TRAIN" diff "$T/ddp$w/checkpoint.ddpt" "$T/one$w/checkpoint.ddpt" --tolerance 1e-4); then
         pass "DDP: $w ranks x batch 8 for 12 steps = 1 rank x batch $((8 * w)) ($(tail -n 1 <<<"$diff"))"
     else
-        fail "DDP: $w ranks x batch 8 = 1 rank x batch $((8 * w))" "exit $ddp_rc (DDP) / $RC (one rank)" "$OUT" "${diff:-}"
+        fail "DDP: $w ranks x batch 8 = 1 rank x batch $((8 * w))" "exit $ddp_rc (DDP) / $RC (one rank)" "DDP run: $ddp_out" "one rank: $OUT" "${diff:-}"
     fi
 done
 # The same comparison must see a real difference: one rank with batch 8 trains on other samples.

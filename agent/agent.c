@@ -260,7 +260,7 @@ static void say_outcome(agent_t *a, attempt_t *t, const worker_t *w)
         /* A job that failed early is where the nodes' differences matter most. */
         preflight_beside(a, PREFLIGHT_SETTLE_MS);
         report_failure(a, t, w, o->nproc);
-    } else if (a->preflight_pending) {
+    } else {
         preflight_beside(a, 0); /* every node settled with its fingerprint in */
     }
 }

@@ -134,8 +134,7 @@ static void settle_node(agent_t *a, attempt_t *t, worker_t *w, int n, int checkp
     int64_t settled = 0, counts[2] = {0, 0};
     ddp_error_t err;
     /* Its fingerprint first: once the last node has settled, node 0 reports on every node's. */
-    if (a->probe || a->preflight_pending)
-        preflight_beside(a, PREFLIGHT_SETTLE_MS);
+    preflight_beside(a, PREFLIGHT_SETTLE_MS);
     attempt_key(t, key, sizeof key, checkpointed ? "checkpointed" : "finished");
     int failed = ddp_store_add(a->client, key, 1, NULL, &err);
     attempt_key(t, key, sizeof key, "settled");

@@ -68,16 +68,26 @@ int console_streams_for(const char *spec, int lr)
     return l.streams;
 }
 
-int console_check_filter(const char *spec, ddp_error_t *err)
+/* Whether local rank lr is among spec's (lr -1: none is); -1 for a malformed spec. */
+static int filter_lists(const char *spec, int lr)
 {
     char copy[1024], *saved;
-    int lr, items = 0;
+    int item_lr, found = 0, items = 0;
+    if (strlen(spec) >= sizeof copy)
+        return -1;
     snprintf(copy, sizeof copy, "%s", spec);
-    for (char *item = strtok_r(copy, ",", &saved); item;
-         item = strtok_r(NULL, ",", &saved), items++)
-        if (ddp_parse_int(item, 0, JOB_PROCS_PER_NODE_MAX - 1, &lr))
-            items = -1000000;
-    if (items <= 0 || strlen(spec) >= sizeof copy)
+    for (char *item = strtok_r(copy, ",", &saved); item; item = strtok_r(NULL, ",", &saved)) {
+        if (ddp_parse_int(item, 0, JOB_PROCS_PER_NODE_MAX - 1, &item_lr))
+            return -1;
+        found |= item_lr == lr;
+        items++;
+    }
+    return items ? found : -1;
+}
+
+int console_check_filter(const char *spec, ddp_error_t *err)
+{
+    if (filter_lists(spec, -1) < 0)
         return ddp_error_set(err,
                              "--local-ranks-filter %s: expected local ranks separated by "
                              "commas (0,1)",
@@ -87,15 +97,7 @@ int console_check_filter(const char *spec, ddp_error_t *err)
 
 int console_filter_passes(const char *spec, int lr)
 {
-    if (!spec)
-        return 1;
-    char copy[1024], *saved;
-    int item_lr;
-    snprintf(copy, sizeof copy, "%s", spec);
-    for (char *item = strtok_r(copy, ",", &saved); item; item = strtok_r(NULL, ",", &saved))
-        if (ddp_parse_int(item, 0, JOB_PROCS_PER_NODE_MAX - 1, &item_lr) == 0 && item_lr == lr)
-            return 1;
-    return 0;
+    return !spec || filter_lists(spec, lr) > 0;
 }
 
 void console_prefix(const char *template, int rank, int local_rank, char *buf, size_t size)

@@ -122,8 +122,7 @@ static void check_heartbeats(agent_t *a, attempt_t *t, worker_t *w, int n,
 
 void liveness_heartbeat(agent_t *a, attempt_t *t, worker_t *w, int n, const ddp_rdzv_result_t *r)
 {
-    if (a->probe || a->preflight_pending)
-        preflight_beside(a, 0);
+    preflight_beside(a, 0);
     if (a->o->node_rank == 0) {
         check_heartbeats(a, t, w, n, r);
         return;

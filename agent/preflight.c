@@ -382,6 +382,8 @@ int preflight_before_workers(agent_t *a, attempt_t *t)
  * here is the heartbeat's to notice. */
 void preflight_beside(agent_t *a, int64_t wait_ms)
 {
+    if (!a->probe && !a->preflight_pending)
+        return;
     const agent_options_t *o = a->o;
     ddp_error_t err;
     int64_t give_up = ddp_deadline_in(wait_ms);

@@ -566,7 +566,10 @@ static int run(pg_shm_t *s, const op_t *op, size_t nb, const pg_shm_watch_t *w, 
         if (now - last_check >= CHECK_NS) {
             last_check = now;
             int n_late = late_members(s, s->seq + nb);
-            if (w->check(w->ctx, s->late, n_late, err))
+            /* A member seen late, then gone, may have finished and left in between (it
+             * publishes its progress before it closes its connection): only a failure over
+             * the same late members stands. */
+            if (w->check(w->ctx, s->late, n_late, err) && late_members(s, s->seq + nb) == n_late)
                 return -1;
         }
         if (now - idle_since < (s->oversubscribed ? SPIN_OVERSUBSCRIBED_NS : SPIN_NS)) {

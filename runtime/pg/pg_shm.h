@@ -28,7 +28,8 @@
 typedef struct pg_shm pg_shm_t;
 
 /* Called while a collective waits on other ranks: `late` holds the global ranks that have not
- * finished the collective. Returns -1 with err set to end the wait (deadline, a peer gone). */
+ * finished the collective. Returns -1 with err set to end the wait (deadline, a peer gone); the
+ * wait ends only if the late members are the same after the call. */
 typedef int (*pg_shm_check_fn)(void *ctx, const int *late, int n_late, ddp_error_t *err);
 
 typedef struct {

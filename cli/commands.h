@@ -38,6 +38,7 @@ int cmd_validate(int argc, char **argv);
 int cmd_render(int argc, char **argv);
 int cmd_submit(int argc, char **argv);
 int cmd_nodes(int argc, char **argv);
+int cmd_pbs_agents(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_launch(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);

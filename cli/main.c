@@ -18,6 +18,7 @@ static const struct {
     {"setup-nodes", cmd_setup_nodes, "check (and set up) key logins from this head to each host"},
     {"doctor", cmd_doctor, "compare the nodes a job would run on (over SSH, in a batch job, here)"},
     {"nodes", cmd_nodes, "list a job's nodes from a Slurm hostlist or a PBS node file"},
+    {"pbs-agents", cmd_pbs_agents, "start and watch a PBS job's agents (run by the PBS script)"},
 };
 
 static void usage(FILE *f)

@@ -96,16 +96,11 @@ ddpjob_node_env=$ddpjob_dir/node-env
 
 ddpjob_node_setup
 
-# PBS_NODEFILE has one line per CPU or chunk: its unique hosts, in order, are the nodes, the first
-# is the master, and each host's first line number is the vnode index pbsdsh -n takes.
-ddpjob_nodes=$({{ddpjob}} nodes --nodefile "${PBS_NODEFILE:?not inside a PBS job}" --with-index) ||
+# PBS_NODEFILE has one line per CPU or chunk: its unique hosts, in order, are the nodes, and the
+# first is the master.
+ddpjob_nodes=$({{ddpjob}} nodes --nodefile "${PBS_NODEFILE:?not inside a PBS job}") ||
     ddpjob_fail "cannot read PBS_NODEFILE=$PBS_NODEFILE"
-ddpjob_hosts=()
-ddpjob_vnodes=()
-while read -r ddpjob_vnode ddpjob_host; do
-    ddpjob_vnodes+=("$ddpjob_vnode")
-    ddpjob_hosts+=("$ddpjob_host")
-done <<<"$ddpjob_nodes"
+mapfile -t ddpjob_hosts <<<"$ddpjob_nodes"
 [ "${#ddpjob_hosts[@]}" -eq {{nodes}} ] ||
     ddpjob_fail "expected {{nodes}} nodes in $PBS_NODEFILE, found ${#ddpjob_hosts[@]}: ${ddpjob_hosts[*]}"
 ddpjob_master=${ddpjob_hosts[0]}
@@ -130,79 +125,12 @@ ddpjob_agent_args=(--nnodes {{nodes}} --nproc-per-node {{procs_per_node}}
     "${ddpjob_walltime_args[@]}" {{checkpoint_args}} --requeue-count "$ddpjob_requeue"{{report_args}}{{worker_args}}
     -- {{command}} "${ddpjob_resume[@]}")
 
-# pbsdsh starts the agents of nodes 1..N-1. Its own exit status means nothing (it always exits
-# 0); it prints a task's non-zero status ("pbsdsh: task 0x00000000 exit status 127"), and the
-# task's output goes to the job's output, not through it.
-ddpjob_remote_pids=()
-for ((ddpjob_rank = 1; ddpjob_rank < {{nodes}}; ddpjob_rank++)); do
-    pbsdsh -n "${ddpjob_vnodes[$ddpjob_rank]}" -- /bin/bash -c '. "$1" && ddpjob_node_setup && shift && exec "$@"' \
-        "ddpjob: node $ddpjob_rank (${ddpjob_hosts[$ddpjob_rank]})" "$ddpjob_node_env" {{agent}} --node-rank "$ddpjob_rank" "${ddpjob_agent_args[@]}" \
-        >"$ddpjob_dir/pbsdsh-$ddpjob_rank" 2>&1 &
-    ddpjob_remote_pids[ddpjob_rank]=$!
-done
-
-# Node 0's agent runs in this shell: it learns every node's outcome through the store, so its
-# status is the job's. Only a node whose agent never joined is invisible to it: when a node's task
-# ends with a status and node 0's agent has not ended by itself soon after, it is stopped, rather
-# than left waiting out the rendezvous timeout. At once when the agent could not be run at all
-# (126, 127 from bash; 254 from PBS).
-{{agent}} --node-rank 0 "${ddpjob_agent_args[@]}" &
-ddpjob_agent_pid=$!
-ddpjob_failed=
-ddpjob_failed_status=
-ddpjob_stop_at=
-ddpjob_task_status() { # RANK: the status pbsdsh printed for that node's task; empty for 0
-    sed -n 's/^pbsdsh: task .* exit status \([0-9]*\)$/\1/p' "$ddpjob_dir/pbsdsh-$1" | head -n 1
-}
-while kill -0 "$ddpjob_agent_pid" 2>/dev/null; do
-    for ddpjob_rank in "${!ddpjob_remote_pids[@]}"; do
-        kill -0 "${ddpjob_remote_pids[$ddpjob_rank]}" 2>/dev/null && continue
-        unset 'ddpjob_remote_pids[ddpjob_rank]'
-        ddpjob_task_rc=$(ddpjob_task_status "$ddpjob_rank")
-        if [ -n "$ddpjob_task_rc" ] && [ -z "$ddpjob_stop_at" ]; then
-            ddpjob_failed_status=$ddpjob_task_rc
-            ddpjob_failed="node $ddpjob_rank (${ddpjob_hosts[$ddpjob_rank]}): its agent"
-            case $ddpjob_task_rc in
-            126 | 127 | 254)
-                ddpjob_failed+=" could not start (status $ddpjob_task_rc; its output is above)"
-                ddpjob_stop_at=$SECONDS
-                ;;
-            *)
-                ddpjob_failed+=" ended with status $ddpjob_task_rc, yet node 0's did not follow"
-                ddpjob_stop_at=$((SECONDS + 20)) # past the agent's own 10 s grace for its workers
-                ;;
-            esac
-        fi
-    done
-    if [ -n "$ddpjob_stop_at" ] && [ "$SECONDS" -ge "$ddpjob_stop_at" ]; then
-        echo "ddpjob: $ddpjob_failed; stopping the job" >&2
-        kill -TERM "$ddpjob_agent_pid" 2>/dev/null
-        break
-    fi
-    sleep 0.5
-done
+# Node 0's agent runs here and learns every joined node's outcome through the store, so its status
+# is the job's; `ddpjob pbs-agents` starts the other nodes' agents through pbsdsh and stops the job
+# when one of them cannot start, or ends while node 0's goes on (ddpjob(1)).
 ddpjob_status=0
-wait "$ddpjob_agent_pid" || ddpjob_status=$?
-if [ -n "$ddpjob_stop_at" ] && { [ "$SECONDS" -ge "$ddpjob_stop_at" ] || [ "$ddpjob_status" -eq 0 ]; }; then
-    [ "$ddpjob_status" -ne 0 ] || echo "ddpjob: $ddpjob_failed" >&2
-    ddpjob_status=$ddpjob_failed_status
-fi
-
-# The other agents end with node 0's; any still running after 30 s are stopped through pbsdsh.
-ddpjob_wait_until=$((SECONDS + 30))
-for ddpjob_rank in "${!ddpjob_remote_pids[@]}"; do
-    while kill -0 "${ddpjob_remote_pids[$ddpjob_rank]}" 2>/dev/null && [ "$SECONDS" -lt "$ddpjob_wait_until" ]; do
-        sleep 0.5
-    done
-    kill -TERM "${ddpjob_remote_pids[$ddpjob_rank]}" 2>/dev/null || true
-    wait "${ddpjob_remote_pids[$ddpjob_rank]}" || true
-    if [ "$ddpjob_status" -eq 0 ] && [ -n "$(ddpjob_task_status "$ddpjob_rank")" ]; then
-        ddpjob_status=$(ddpjob_task_status "$ddpjob_rank")
-        echo "ddpjob: node $ddpjob_rank (${ddpjob_hosts[$ddpjob_rank]}): its agent ended with status $ddpjob_status" >&2
-    fi
-done
-# PBS reports a task killed by signal S as 256+S; a shell's exit status says 128+S.
-[ "$ddpjob_status" -lt 256 ] || ddpjob_status=$((ddpjob_status - 128))
+{{ddpjob}} pbs-agents --nodefile "$PBS_NODEFILE" --nodes {{nodes}} --node-env "$ddpjob_node_env" \
+    --task-dir "$ddpjob_dir" -- {{agent}} "${ddpjob_agent_args[@]}" || ddpjob_status=$?
 {{/launch_pbsdsh}}
 {{#launch_ssh}}
 # `ddpjob launch` starts every node's agent, this node's too, over SSH (keys in ~/.ssh, hosts in

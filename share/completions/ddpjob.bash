@@ -4,7 +4,7 @@ _ddpjob() {
     cur=${COMP_WORDS[COMP_CWORD]}
     prev=${COMP_WORDS[COMP_CWORD - 1]}
     if [ "$COMP_CWORD" -eq 1 ]; then
-        mapfile -t COMPREPLY < <(compgen -W "validate render submit run launch doctor setup-nodes nodes --help --version" -- "$cur")
+        mapfile -t COMPREPLY < <(compgen -W "validate render submit run launch doctor setup-nodes nodes pbs-agents --help --version" -- "$cur")
         return
     fi
     case $prev in
@@ -33,6 +33,7 @@ _ddpjob() {
     setup-nodes) opts="--hosts --hostfile --install-key --login-identity --accept-new-host-keys --connect-timeout --ssh-config --known-hosts --help" ;;
     doctor) opts="--hosts --hostfile --nodefile --submit --scheduler --site --nproc-per-node --bindir --connect-timeout --accept-new-host-keys --ssh-config --known-hosts --help" ;;
     nodes) opts="--slurm --nodefile --with-index --compress --help" ;;
+    pbs-agents) opts="--nodefile --nodes --node-env --task-dir --help" ;;
     *) opts="" ;;
     esac
     if [ "${cur#-}" != "$cur" ]; then

@@ -20,7 +20,7 @@ done
 run env -u DDPJOB_TEMPLATE_DIR "$prefix/bin/ddpjob" render "$prefix/share/ddpjob/examples/gadi-pbs.yaml"
 expect_eq "$RC" 0 "the installed ddpjob renders an installed example (with the installed Gadi profile)"
 expect_contains "$ERR" "cost: at most 576.00 SU" "whose cost it prints"
-expect_contains "$OUT" "$prefix/bin/ddpjob-agent --node-rank 0" "and points the nodes at the installed agent"
+expect_contains "$OUT" "-- $prefix/bin/ddpjob-agent \"\${ddpjob_agent_args[@]}\"" "and points the nodes at the installed agent"
 for page in ddpjob ddpjob-agent ddp-train; do
     if msg=$(man -l "$prefix/share/man/man1/$page.1" 2>&1 >/dev/null | grep -v '^$'); then
         fail "the $page man page formats without warnings" "$msg"

@@ -66,12 +66,20 @@ pbs_qmgr() { pbs_in pbshead "$PBS_EXEC/bin/qmgr" -c "$1"; }
 # is swept before a new one starts: its daemons would hold the ports every cluster uses. Its
 # namespaces name the suite's pid, its folder holds it.
 pbs_sweep_stale() {
-    local ns id dir
+    local ns id dir pids tries
     for ns in $(ip netns list | awk '/^ddpjpbs[0-9]+-/ {print $1}'); do
         id=${ns#ddpjpbs}
         id=${id%%-*}
         kill -0 "$id" 2>/dev/null && continue
-        ip netns pids "$ns" | xargs -r kill -9
+        pids=$(ip netns pids "$ns")
+        # shellcheck disable=SC2086 # a list of pids
+        [ -z "$pids" ] || kill -9 $pids
+        # Gone before the next cluster starts: a data service still dying holds its files.
+        tries=0
+        # shellcheck disable=SC2086
+        while [ -n "$pids" ] && kill -0 $pids 2>/dev/null && [ $((tries += 1)) -le 50 ]; do
+            sleep 0.2
+        done
         ip netns delete "$ns"
     done
     for dir in /run/ddpj-pbs.*; do
@@ -126,11 +134,21 @@ pbs_cluster_up() {
         pbs_in "n$i" /etc/init.d/pbs start >"$PBS_CLUSTER/n$i.log" 2>&1 || { cat "$PBS_CLUSTER/n$i.log" >&2; return 1; }
         # Every host sees the same files: job output goes back by cp, not scp. The MoM is
         # restarted to read it: with a SIGHUP right after its start instead, the first job's
-        # output was now and then left undelivered on a busy machine.
+        # output was now and then left undelivered on a busy machine. The init script's stop
+        # only sends the signal, and its start does nothing while the old MoM still lives.
         printf '$usecp *:/ /\n' >>"$PBS_CLUSTER/n$i/mom_priv/config"
+        local mom_pid
+        mom_pid=$(cat "$PBS_CLUSTER/n$i/mom_priv/mom.lock" 2>/dev/null)
         pbs_in "n$i" /etc/init.d/pbs stop >>"$PBS_CLUSTER/n$i.log" 2>&1
+        local gone_by=$((SECONDS + 60))
+        while [ -n "$mom_pid" ] && kill -0 "$mom_pid" 2>/dev/null; do
+            [ "$SECONDS" -lt "$gone_by" ] || { echo "pbs: n$i's first MoM (pid $mom_pid) still runs 60 s after its stop" >&2; return 1; }
+            sleep 0.2
+        done
         pbs_in "n$i" /etc/init.d/pbs start >>"$PBS_CLUSTER/n$i.log" 2>&1 ||
             { cat "$PBS_CLUSTER/n$i.log" >&2; return 1; }
+        [ "$(cat "$PBS_CLUSTER/n$i/mom_priv/mom.lock" 2>/dev/null)" != "$mom_pid" ] ||
+            { echo "pbs: n$i's MoM was not restarted to read \$usecp" >&2; cat "$PBS_CLUSTER/n$i.log" >&2; return 1; }
     done
     local deadline=$((SECONDS + 60))
     while [ "$(pbs_in pbshead "$PBS_EXEC/bin/pbsnodes" -a 2>/dev/null | grep -c 'state = free')" != "$nodes" ]; do

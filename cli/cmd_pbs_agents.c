@@ -59,12 +59,10 @@ typedef struct {
 
 static int parse_args(int argc, char **argv, pbs_agents_args_t *a)
 {
-    static const struct option opts[] = {{"nodefile", required_argument, NULL, 'f'},
-                                         {"nodes", required_argument, NULL, 'n'},
-                                         {"node-env", required_argument, NULL, 'e'},
-                                         {"task-dir", required_argument, NULL, 'd'},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {0}};
+    static const struct option opts[] = {
+        {"nodefile", required_argument, NULL, 'f'}, {"nodes", required_argument, NULL, 'n'},
+        {"node-env", required_argument, NULL, 'e'}, {"task-dir", required_argument, NULL, 'd'},
+        {"help", no_argument, NULL, 'h'},           {0}};
     int before = split_workload_args(argc, argv, &a->agent, &a->nagent);
     int c;
     while ((c = getopt_long(before, argv, "h", opts, NULL)) != -1) {
@@ -101,8 +99,7 @@ static int parse_args(int argc, char **argv, pbs_agents_args_t *a)
 }
 
 /* AGENT --node-rank R AGENT-OPTIONS, after `prefix` words; malloc'd, NULL-terminated. */
-static char **agent_argv(const pbs_agents_args_t *a, char *const *prefix, int nprefix,
-                         char *rank)
+static char **agent_argv(const pbs_agents_args_t *a, char *const *prefix, int nprefix, char *rank)
 {
     char **argv = calloc((size_t)(nprefix + a->nagent + 3), sizeof *argv);
     if (!argv)
@@ -146,8 +143,9 @@ static int start_remote(supervisor_t *s, const pbs_agents_args_t *a, int rank)
     snprintf(label, sizeof label, "ddpjob: node %d (%s)", rank, s->hl->hosts[rank]);
     snprintf(rank_text, sizeof rank_text, "%d", rank);
     snprintf(out, sizeof out, "%s/pbsdsh-%d", a->task_dir, rank);
-    char *prefix[] = {"pbsdsh", "-n", vnode, "--", "/bin/bash", "-c", (char *)node_shell,
-                      label, (char *)a->node_env};
+    char *prefix[] = {
+        "pbsdsh",           "-n", vnode, "--", "/bin/bash", "-c", (char *)node_shell, label,
+        (char *)a->node_env};
     char **argv = agent_argv(a, prefix, sizeof prefix / sizeof prefix[0], rank_text);
     if (!argv)
         return -1;
@@ -200,8 +198,8 @@ static void reap(supervisor_t *s, const pbs_agents_args_t *a)
             char why[256];
             int64_t grace = pbs_task_grace_ms(status, why, sizeof why);
             s->failed_status = status;
-            snprintf(s->failed, sizeof s->failed, "node %d (%s): its agent %s", r,
-                     s->hl->hosts[r], why);
+            snprintf(s->failed, sizeof s->failed, "node %d (%s): its agent %s", r, s->hl->hosts[r],
+                     why);
             s->stop_at = ddp_now_ms() + grace;
             break;
         }

@@ -8,6 +8,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "ddp_json.h"
+
 /* How much of a worker's error file the JSON report embeds. */
 #define ERROR_FILE_MAX 65536
 
@@ -125,34 +127,18 @@ void report_summary(FILE *out, const failure_t *first, const worker_t *w, int n,
     fflush(out);
 }
 
-static void json_string(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            fprintf(f, "\\%c", *p);
-        else if (*p == '\n')
-            fputs("\\n", f);
-        else if (*p < 0x20)
-            fprintf(f, "\\u%04x", *p);
-        else
-            fputc(*p, f);
-    }
-    fputc('"', f);
-}
-
 /* The fields of a failure, without the braces, so that callers can add their own. */
 static void json_failure_fields(FILE *f, const failure_t *x)
 {
     fprintf(f, "\"kind\": ");
-    json_string(f, kind_names[x->kind]);
+    ddp_json_string(f, kind_names[x->kind]);
     fprintf(f, ", \"exit_code\": %d, \"node\": %d, \"rank\": %d, \"local_rank\": %d, \"host\": ",
             x->code, x->node, x->rank, x->local_rank);
-    json_string(f, x->host);
+    ddp_json_string(f, x->host);
     fprintf(f, ", \"time\": ");
-    json_string(f, x->when);
+    ddp_json_string(f, x->when);
     fprintf(f, ", \"what\": ");
-    json_string(f, x->what);
+    ddp_json_string(f, x->what);
 }
 
 /* A worker's error file (at most ERROR_FILE_MAX bytes of it), or NULL when it wrote none. */
@@ -181,7 +167,7 @@ int report_error_file(const char *path, const failure_t *first, const worker_t *
             first->code);
     json_failure_fields(f, first);
     fprintf(f, "},\n  \"node\": %d,\n  \"host\": ", node);
-    json_string(f, host);
+    ddp_json_string(f, host);
     fprintf(f, ",\n  \"failed_ranks\": [");
     int count = 0;
     for (int i = 0; i < n; i++) {
@@ -200,14 +186,14 @@ int report_error_file(const char *path, const failure_t *first, const worker_t *
         for (size_t k = 0; k < kept; k++) {
             if (k)
                 fputs(", ", f);
-            json_string(f, relay_tail_line(&w[i].relay[1], k, NULL));
+            ddp_json_string(f, relay_tail_line(&w[i].relay[1], k, NULL));
         }
         /* The worker's TORCHELASTIC_ERROR_FILE itself, not its path: the agent's temporary
          * directory that holds it is gone once the agent exits. */
         fprintf(f, "], \"error\": ");
         char *error = read_error_file(w[i].error_file);
         if (error)
-            json_string(f, error);
+            ddp_json_string(f, error);
         else
             fputs("null", f);
         free(error);

@@ -6,9 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "commands.h"
 #include "ddp_file.h"
+#include "job_record.h"
 #include "render.h"
 #include "scheduler.h"
 #include "site_rules.h"
@@ -340,6 +342,37 @@ int cmd_submit(int argc, char **argv)
     return submit_command(argc, argv, false);
 }
 
+/* The job's record (job_record.h) in its workdir, before it is submitted. */
+static int make_record(const job_spec_t *spec, const sched_ops_t *ops, const char *jobdir,
+                       const char *script_text, char **dir, ddp_error_t *err)
+{
+    job_record_t r = {.submitted = (int64_t)time(NULL),
+                      .nodes = (int)spec->nodes,
+                      .procs_per_node = (int)spec->procs_per_node,
+                      .walltime_s = (int64_t)spec->walltime_s,
+                      .requeue = (int)spec->requeue};
+    char *workdir = realpath(jobdir, NULL), *spec_path = realpath(spec->path, NULL);
+    snprintf(r.name, sizeof r.name, "%s", spec->name);
+    snprintf(r.scheduler, sizeof r.scheduler, "%s", ops->name);
+    snprintf(r.workdir, sizeof r.workdir, "%s", workdir ? workdir : jobdir);
+    snprintf(r.spec, sizeof r.spec, "%s", spec_path ? spec_path : spec->path);
+    free(workdir);
+    free(spec_path);
+    char *spec_text = ddp_read_file(spec->path, NULL, err);
+    int rc = spec_text ? job_record_create(&r, spec_text, script_text, dir, err) : -1;
+    free(spec_text);
+    /* qsub -v takes VAR=VALUE,...: a record path with a comma cannot travel. */
+    if (rc == 0 && strpbrk(*dir, ",'\"\n")) {
+        ddp_error_set(err, "its folder %s holds a comma or quote, which qsub -v cannot pass",
+                      *dir);
+        job_record_remove(*dir);
+        free(*dir);
+        *dir = NULL;
+        rc = -1;
+    }
+    return rc;
+}
+
 int submit_command(int argc, char **argv, bool doctor)
 {
     script_args_t a;
@@ -351,7 +384,7 @@ int submit_command(int argc, char **argv, bool doctor)
         return code;
     code = EXIT_OK;
     const sched_ops_t *ops = sched_get(target);
-    char *script = NULL;
+    char *script = NULL, *record = NULL, *record_var = NULL;
     ddp_spawn_result_t res = {0};
     ddp_error_t err;
     const char *jobdir = spec->workdir ? spec->workdir : ".";
@@ -379,6 +412,24 @@ int submit_command(int argc, char **argv, bool doctor)
     sub_argv[n++] = (char *)ops->submit_program;
     for (size_t i = 0; ops->submit_args[i]; i++)
         sub_argv[n++] = (char *)ops->submit_args[i];
+    if (!a.dry_run && !doctor) {
+        if (make_record(spec, ops, jobdir, text, &record, &err)) {
+            fprintf(stderr, "ddpjob: %s: cannot make the job's record: %s\n", spec->path, err.msg);
+            code = EXIT_SYSTEM;
+            goto out;
+        }
+        /* The job finds its record through its environment: sbatch passes the submitter's on,
+         * qsub what -v names. */
+        setenv("DDPJOB_RECORD", record, 1);
+        if (asprintf(&record_var, "DDPJOB_RECORD=%s", record) < 0) {
+            code = EXIT_SYSTEM;
+            goto out;
+        }
+        if (target == SCHED_PBS) {
+            sub_argv[n++] = "-v";
+            sub_argv[n++] = record_var;
+        }
+    }
     sub_argv[n++] = file;
     sub_argv[n] = NULL;
     if (a.dry_run) {
@@ -408,8 +459,24 @@ int submit_command(int argc, char **argv, bool doctor)
         code = EXIT_SUBMITTER;
         goto out;
     }
+    if (record) {
+        job_record_t submitted = {0};
+        if (job_record_add_link(record, 0, job_id, &err) ||
+            job_record_read(record, &submitted, &err))
+            fprintf(stderr, "ddpjob: warning: job %s: its record %s is incomplete: %s\n", job_id,
+                    record, err.msg);
+        else if (job_index_add(&submitted, job_id, &err))
+            fprintf(stderr, "ddpjob: warning: job %s is not in the index of jobs: %s\n", job_id,
+                    err.msg);
+        if (submitted.dir)
+            job_record_free(&submitted);
+    }
     printf("%s\n", job_id);
 out:
+    if (record && code != EXIT_OK)
+        job_record_remove(record);
+    free(record);
+    free(record_var);
     ddp_spawn_result_free(&res);
     free(script);
     free(text);

@@ -130,6 +130,8 @@ static int fill_common(const job_spec_t *spec, const char *bindir, const char *a
                  q_err ? " --error-file " : "", q_err ? q_err : "", stall) < 0)
         reports = NULL;
     rc |= reports ? tmpl_set(ctx, "report_args", reports) : -1;
+    rc |= tmpl_set_bool(ctx, "own_log_dir", spec->log_dir != NULL);
+    rc |= tmpl_set_bool(ctx, "own_error_file", spec->error_file != NULL);
     free(reports);
     /* How the agent starts each worker: its GPU, its CPUs, torch.distributed.launch's argument. */
     rc |= tmpl_setf(

@@ -71,6 +71,8 @@ ddpjob_jobid=${PBS_JOBID:?not inside a PBS job}
 ddpjob_dir=$ddpjob_workdir/.ddpjob/$ddpjob_jobid
 (umask 077 && mkdir -p "$ddpjob_dir") || ddpjob_fail "cannot make the job's directory $ddpjob_dir"
 trap 'rm -rf "$ddpjob_dir"; rmdir "${ddpjob_dir%/*}" 2>/dev/null' EXIT
+
+{{> job_record}}
 {{#launch_pbsdsh}}
 ddpjob_token_file=$ddpjob_dir/token
 (umask 077 && od -An -N32 -tx1 /dev/urandom | tr -d ' \n' >"$ddpjob_token_file") ||
@@ -123,7 +125,7 @@ ddpjob_agent_args=(--nnodes {{nodes}} --nproc-per-node {{procs_per_node}}
     --token-file "$ddpjob_token_file"
     --max-restarts {{max_restarts}} --rdzv-timeout {{rendezvous_timeout}} --hang-timeout {{hang_timeout}}
     "${ddpjob_walltime_args[@]}" {{checkpoint_args}} --requeue-count "$ddpjob_requeue"{{report_args}}{{worker_args}}
-    -- {{command}} "${ddpjob_resume[@]}")
+    "${ddpjob_record_args[@]}" -- {{command}} "${ddpjob_resume[@]}")
 
 # Node 0's agent runs here and learns every joined node's outcome through the store, so its status
 # is the job's; `ddpjob pbs-agents` starts the other nodes' agents through pbsdsh and stops the job
@@ -148,11 +150,17 @@ ddpjob_status=0
 # 75: every rank checkpointed on request. The job's successor is this script submitted again from
 # where `ddpjob submit` wrote it, told its place in the chain.
 if [ "$ddpjob_status" -eq 75 ] && [ "$ddpjob_requeue" -lt {{requeue}} ]; then
-    if ddpjob_next=$(cd "$PBS_O_WORKDIR" && qsub -v "DDPJOB_REQUEUE_COUNT=$((ddpjob_requeue + 1))" {{script_file}}); then
+    if ddpjob_cancelled; then
+        echo "ddpjob: job $ddpjob_jobid stopped with every rank's checkpoint written; cancelled, so no successor"
+    elif ddpjob_next=$(cd "$PBS_O_WORKDIR" && qsub -v "DDPJOB_REQUEUE_COUNT=$((ddpjob_requeue + 1))${DDPJOB_RECORD:+,DDPJOB_RECORD=$DDPJOB_RECORD}" {{script_file}}); then
         echo "ddpjob: job $ddpjob_jobid stopped with every rank's checkpoint written; its successor $ddpjob_next resumes it ($((ddpjob_requeue + 1)) of {{requeue}})"
+        [ -z "${DDPJOB_RECORD:-}" ] || echo "$((ddpjob_requeue + 1)) $ddpjob_next" >>"$DDPJOB_RECORD/links"
+        # A cancel that came while qsub ran did not see the successor: it goes now.
+        if ddpjob_cancelled; then qdel "$ddpjob_next"; fi
     else
         echo "ddpjob: job $ddpjob_jobid stopped with every rank's checkpoint written, but qsub of its successor failed; resume by hand: cd $PBS_O_WORKDIR && qsub -v DDPJOB_REQUEUE_COUNT=$((ddpjob_requeue + 1)) {{script_file}}" >&2
     fi
 fi
 {{/requeue}}
+ddpjob_record_end "$ddpjob_status"
 exit "$ddpjob_status"

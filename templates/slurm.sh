@@ -84,6 +84,9 @@ esac
 {{/walltime_s}}
 [ -z "$ddpjob_deadline" ] || ddpjob_walltime_args+=(--deadline "$ddpjob_deadline")
 ddpjob_requeue=${SLURM_RESTART_COUNT:-0}
+ddpjob_jobid=$SLURM_JOB_ID
+
+{{> job_record}}
 ddpjob_resume=()
 {{#requeue}}
 if [ "$ddpjob_requeue" -gt 0 ]; then
@@ -102,13 +105,18 @@ srun --nodes={{nodes}} --ntasks={{nodes}} --ntasks-per-node=1 --kill-on-bad-exit
     {{agent}} --nproc-per-node {{procs_per_node}} {{#master_port}}--master-port {{master_port}} {{/master_port}}\
     --max-restarts {{max_restarts}} --rdzv-timeout {{rendezvous_timeout}} --hang-timeout {{hang_timeout}} \
     "${ddpjob_walltime_args[@]}" {{checkpoint_args}} --requeue-count "$ddpjob_requeue"{{report_args}}{{worker_args}} \
-    -- {{command}} "${ddpjob_resume[@]}" || ddpjob_status=$?
+    "${ddpjob_record_args[@]}" -- {{command}} "${ddpjob_resume[@]}" || ddpjob_status=$?
 {{#requeue}}
 # 75: every rank checkpointed on request. The same job id goes back to the queue and resumes.
 if [ "$ddpjob_status" -eq 75 ] && [ "$ddpjob_requeue" -lt {{requeue}} ]; then
-    echo "ddpjob: job $SLURM_JOB_ID stopped with every rank's checkpoint written; requeueing it ($((ddpjob_requeue + 1)) of {{requeue}})"
-    scontrol requeue "$SLURM_JOB_ID" ||
-        echo "ddpjob: scontrol requeue $SLURM_JOB_ID failed; resume by hand: sbatch the script again (the checkpoints are written)" >&2
+    if ddpjob_cancelled; then
+        echo "ddpjob: job $SLURM_JOB_ID stopped with every rank's checkpoint written; cancelled, so not requeued"
+    else
+        echo "ddpjob: job $SLURM_JOB_ID stopped with every rank's checkpoint written; requeueing it ($((ddpjob_requeue + 1)) of {{requeue}})"
+        scontrol requeue "$SLURM_JOB_ID" ||
+            echo "ddpjob: scontrol requeue $SLURM_JOB_ID failed; resume by hand: sbatch the script again (the checkpoints are written)" >&2
+    fi
 fi
 {{/requeue}}
+ddpjob_record_end "$ddpjob_status"
 exit "$ddpjob_status"

@@ -25,9 +25,18 @@ submit() {
     shift
     args=(submit "$spec")
     [ -z "${SUBMIT:-}" ] || read -ra args <<<"$SUBMIT"
-    run env DDPJ_TESTMARK="$MARK" "$@" bash -c '. "$0/tests/cluster/slurm.sh"; cluster_in head "$@"' \
+    run env DDPJ_TESTMARK="$MARK" XDG_STATE_HOME="$T/state" "$@" bash -c '. "$0/tests/cluster/slurm.sh"; cluster_in head "$@"' \
         "$SRCDIR" "$DDPJOB" "${args[@]}"
     JOB=$(grep -o '[0-9][0-9]*' <<<"$OUT" | tail -n 1)
+}
+
+# ddpjob ARGS... on the head node, from DIR ($T unless given as DIR=...), with this suite's
+# index of jobs: RC, OUT, ERR.
+dj() {
+    local dir=$T
+    case $1 in DIR=*) dir=${1#DIR=}; shift ;; esac
+    run env XDG_STATE_HOME="$T/state" bash -c '. "$0/tests/cluster/slurm.sh"; cd "$1" && shift && cluster_in head "$@"' \
+        "$SRCDIR" "$dir" "$DDPJOB" "$@"
 }
 
 submit_and_wait() { # SPEC [ENV=VALUE...]: JOB gets the job id, OUT the job's output
@@ -62,6 +71,31 @@ for r in 0 1 2 3; do
 done
 
 # ddpjob doctor through Slurm: the same job's agents on both nodes, preflight only.
+# After submit: the job's record answers once Slurm (no accounting here; MinJobAge 4 s, purged
+# on slurmctld's next sweep) has forgotten the job.
+e2e_out=$OUT
+for _ in $(seq 600); do
+    [ -z "$(cluster_in head squeue -h -t all -j "$JOB" 2>/dev/null)" ] && break
+    sleep 0.2
+done
+dj status "$JOB"
+expect_contains "$OUT" "e2e (slurm job $JOB): completed, exit 0 (from its record" "status of a completed job Slurm has forgotten: from the record"
+dj wait "$JOB"
+expect_eq "$RC" 0 "wait on a completed job exits 0"
+dj logs "$JOB" --rank 3
+expect_contains "$OUT" "host=n2 RANK=3 LOCAL_RANK=1" "logs --rank 3: rank 3's own lines, from the record"
+expect_lacks "$OUT" "RANK=2 " "and no other rank's"
+dj logs "$JOB" --node 0
+expect_contains "$OUT" "[rank 1] host=n1 RANK=1" "logs --node 0: node 0's ranks, prefixed"
+dj DIR=/ list
+expect_contains "$OUT" "e2e (slurm job $JOB): completed" "list from another directory finds the job"
+dj DIR=/ status e2e --json
+expect_contains "$OUT" "\"id\": \"$JOB\", \"job_ids\": [\"$JOB\"], \"scheduler\": \"slurm\", \"state\": \"completed\"" "status --json by the spec's name"
+dj status no-such-job
+expect_eq "$RC" 3 "status of an unknown job exits 3"
+expect_contains "$ERR" "no job \"no-such-job\": not a job record's folder, and no job of that name or scheduler id in the index $T/state/ddpjob/jobs" "naming what was looked for and where"
+OUT=$e2e_out
+
 SUBMIT="doctor job.yaml --submit" submit_and_wait job.yaml
 expect_contains "$OUT" "ddpjob-agent: preflight: 2 node(s); 0 fact(s) that must agree differ" \
     "ddpjob doctor --submit: the job's output holds node 0's preflight of both nodes"
@@ -74,6 +108,37 @@ expect_contains "$OUT" "job failed (exit 3): rank 3 (node 1, host n2, local rank
     "a failing rank on $n2 is named in the job's output"
 state=$(cluster_in head scontrol -o show job "$JOB" 2>/dev/null | grep -o 'JobState=[A-Z]*\|ExitCode=[0-9:]*' | tr '\n' ' ')
 expect_eq "$state" "JobState=FAILED ExitCode=3:0 " "and Slurm records the job as failed with the worker's code"
+dj status "$JOB"
+expect_contains "$OUT" "e2e (slurm job $JOB): failed, exit 3" "status: failed, exit 3"
+expect_contains "$OUT" "  rank 3 (node 1, host n2): exited with code 3" "status names rank 3, its host and code"
+dj wait "$JOB"
+expect_eq "$RC" 3 "wait on it exits with the job's status, 3"
+
+# cancel: a job whose ranks would sleep for minutes ends at once, nothing of it left.
+cat >sleepy.yaml <<SPEC
+name: sleepy
+scheduler: slurm
+nodes: 2
+procs_per_node: 2
+walltime: "00:05:00"
+command: [/bin/sleep, "300"]
+SPEC
+submit sleepy.yaml
+for _ in $(seq 600); do
+    [ "$(cluster_in head squeue -h -j "$JOB" -o %T 2>/dev/null)" = RUNNING ] && [ -n "$(ls -d "$T"/.ddpjob/jobs/sleepy.*/link-0/started 2>/dev/null)" ] && break
+    sleep 0.1
+done
+dj status sleepy
+expect_contains "$OUT" "sleepy (slurm job $JOB): running (squeue RUNNING)" "status of a running job: from squeue"
+dj cancel "$JOB"
+expect_eq "$RC" 0 "cancel of a running job exits 0 once it has ended"
+expect_contains "$OUT" "job $JOB (sleepy): cancelled" "and says so"
+dj status "$JOB"
+expect_contains "$OUT" "sleepy (slurm job $JOB): cancelled" "status afterwards: cancelled"
+dj wait "$JOB"
+expect_eq "$RC" 1 "wait on a cancelled job exits 1"
+sleep 1
+expect_lacks "$(pgrep -a sleep)" "sleep 300" "nothing of the cancelled job runs on any node"
 # The built-in workload across the two nodes: ddp-train's ranks meet over the nodes' addresses.
 cat >train.yaml <<SPEC
 name: e2e-train
@@ -146,6 +211,15 @@ wait_chain "$JOB"
 expect_contains "$OUT" "ddpjob: requeue 1 of 10 of job $JOB, resuming" "the first requeue resumes"
 expect_contains "$OUT" "[rank 0] ddp-train: resuming from $T/chain/checkpoint.ddpt at epoch" "from the checkpoint the first link wrote"
 expect_contains "$OUT" "trained after $CHAIN_EPOCHS of $CHAIN_EPOCHS epochs" "the chain trains to the end"
+dj status "$JOB"
+links=$(sed -n 's/^  link \([0-9]*\) of \([0-9]*\).*/\1 \2/p' <<<"$OUT")
+if [ "${links% *}" = "${links#* }" ] && [ "${links% *}" -ge 2 ]; then pass "status of the chain: completed at its last link ($links)"; else
+    fail "status of the chain: completed at its last link" "$OUT"; fi
+expect_contains "$OUT" "chain (slurm job $JOB): completed, exit 0" "... completed, exit 0"
+dj logs "$JOB" --rank 0 --link 1
+expect_contains "$OUT" "epoch 1/$CHAIN_EPOCHS" "logs --link 1: the first link's lines"
+dj logs "$JOB" --rank 0 --link 2
+expect_contains "$OUT" "resuming from $T/chain/checkpoint.ddpt" "logs --link 2: the requeued link's lines"
 REFERENCE_HOSTS=("$(cluster_ns n1)" "$(cluster_ns n2)") REFERENCE_MASTER=10.77.0.11
 expect_same_as_uninterrupted "$T/chain/checkpoint.ddpt" "the requeued chain's final checkpoint = an uninterrupted run's" "$OUT"
 expect_no_leftovers "no process of the jobs is left on any node"

@@ -1,0 +1,39 @@
+/* job_state: one vocabulary for a job's state, whatever the scheduler says (documented in
+ * ddpjob(1), STATES). The mappings from Slurm's states and PBS's job_state + Exit_status are
+ * here and nowhere else. */
+#ifndef DDPJOB_JOB_STATE_H
+#define DDPJOB_JOB_STATE_H
+
+typedef enum {
+    JOB_UNKNOWN,
+    JOB_PENDING,
+    JOB_RUNNING,
+    JOB_REQUEUED, /* a link ended checkpointed; its successor is queued or starting */
+    JOB_COMPLETED,
+    JOB_FAILED,
+    JOB_CANCELLED,
+    JOB_TIMEOUT,
+    JOB_OUT_OF_MEMORY,
+    JOB_NODE_FAILURE,
+} job_state_t;
+
+/* The state's word ("pending", "out of memory", ...), as status prints it and its JSON holds. */
+const char *job_state_name(job_state_t s);
+
+/* Whether the job has ended for good (nothing of it runs or waits in a queue). */
+int job_state_final(job_state_t s);
+
+/* From a Slurm state word as squeue, scontrol and sacct print it ("COMPLETED", "CANCELLED by
+ * 1000", "OUT_OF_MEMORY", "NODE_FAIL", also lower case and with a trailing '+'). */
+job_state_t job_state_from_slurm(const char *state);
+
+/* From PBS's job_state letter and, for a finished job (F or X), its Exit_status (-1 unknown):
+ * PBS reports a job killed by signal S as 256+S (265: SIGKILL, which qdel of a running job
+ * ends with; some sites say 128+S), a walltime kill as -29 (JOB_EXEC_KILL_WALLTIME). */
+job_state_t job_state_from_pbs(char state, int exit_status);
+
+/* From the job's own record: the batch shell's final status (75: checkpointed, requeued when a
+ * later link exists), or -1 while the link has not ended. */
+job_state_t job_state_from_exit(int status, int has_successor, int cancelled);
+
+#endif

@@ -1,0 +1,267 @@
+#include "job_view.h"
+
+#include <glob.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+
+#include "ddp_file.h"
+#include "ddp_json.h"
+
+/* ---- the agents' failure reports ------------------------------------------------------- */
+
+static const char *field(yaml_document_t *doc, yaml_node_t *map, const char *key)
+{
+    if (!map || map->type != YAML_MAPPING_NODE)
+        return NULL;
+    for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top;
+         p++) {
+        yaml_node_t *k = yaml_document_get_node(doc, p->key),
+                    *v = yaml_document_get_node(doc, p->value);
+        if (k && v && k->type == YAML_SCALAR_NODE && v->type == YAML_SCALAR_NODE &&
+            !strcmp((char *)k->data.scalar.value, key))
+            return (const char *)v->data.scalar.value;
+    }
+    return NULL;
+}
+
+static yaml_node_t *child(yaml_document_t *doc, yaml_node_t *map, const char *key)
+{
+    if (!map || map->type != YAML_MAPPING_NODE)
+        return NULL;
+    for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top;
+         p++) {
+        yaml_node_t *k = yaml_document_get_node(doc, p->key);
+        if (k && k->type == YAML_SCALAR_NODE && !strcmp((char *)k->data.scalar.value, key))
+            return yaml_document_get_node(doc, p->value);
+    }
+    return NULL;
+}
+
+static void add_failed(job_view_t *v, yaml_document_t *doc, yaml_node_t *m)
+{
+    const char *rank = field(doc, m, "rank"), *what = field(doc, m, "what");
+    if (!rank || !what)
+        return;
+    failed_rank_t *more = realloc(v->failed, (size_t)(v->nfailed + 1) * sizeof *more);
+    if (!more)
+        return;
+    v->failed = more;
+    failed_rank_t *f = &v->failed[v->nfailed++];
+    const char *node = field(doc, m, "node"), *host = field(doc, m, "host"),
+               *code = field(doc, m, "exit_code");
+    f->rank = atoi(rank);
+    f->node = node ? atoi(node) : -1;
+    f->exit_code = code ? atoi(code) : -1;
+    snprintf(f->host, sizeof f->host, "%s", host ? host : "");
+    snprintf(f->cause, sizeof f->cause, "%s", what);
+}
+
+/* A report cut short (its node died while writing) does not parse: it is passed over. */
+static void read_report(job_view_t *v, const char *path)
+{
+    ddp_error_t err;
+    size_t len;
+    char *text = ddp_read_file(path, &len, &err);
+    if (!text)
+        return;
+    yaml_parser_t parser;
+    yaml_document_t doc;
+    yaml_parser_initialize(&parser);
+    yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+    if (yaml_parser_load(&parser, &doc)) {
+        yaml_node_t *ranks = child(&doc, yaml_document_get_root_node(&doc), "failed_ranks");
+        if (ranks && ranks->type == YAML_SEQUENCE_NODE)
+            for (yaml_node_item_t *i = ranks->data.sequence.items.start;
+                 i < ranks->data.sequence.items.top; i++)
+                add_failed(v, &doc, yaml_document_get_node(&doc, *i));
+        yaml_document_delete(&doc);
+    }
+    yaml_parser_delete(&parser);
+    free(text);
+}
+
+static void read_reports(job_view_t *v)
+{
+    char pattern[8192];
+    snprintf(pattern, sizeof pattern, "%s/link-%d/error-node*.json", v->rec.dir, v->link);
+    glob_t g;
+    if (glob(pattern, 0, NULL, &g) == 0)
+        for (size_t i = 0; i < g.gl_pathc; i++)
+            read_report(v, g.gl_pathv[i]);
+    globfree(&g);
+}
+
+/* ---- the state ------------------------------------------------------------------------- */
+
+const char *job_view_id(const job_view_t *v)
+{
+    return v->link < v->rec.nlinks ? v->rec.links[v->link].id : "";
+}
+
+/* The scheduler's word where it has one; the record's end where the scheduler has forgotten
+ * the job or only says it ended (the record knows a checkpointed link, a cancel). */
+static void decide(job_view_t *v)
+{
+    const job_link_t *l = v->link < v->rec.nlinks ? &v->rec.links[v->link] : NULL;
+    int has_successor = v->link + 1 < v->rec.nlinks;
+    v->exit_status = -1;
+    v->state = JOB_UNKNOWN;
+    if (v->sched.found) {
+        v->state = v->sched.state;
+        v->exit_status = v->sched.exit_status;
+        v->source = v->sched.source;
+    }
+    if (l && l->ended && (!v->sched.found || v->state == JOB_COMPLETED ||
+                          v->state == JOB_FAILED || v->state == JOB_REQUEUED)) {
+        v->state = job_state_from_exit(l->status, has_successor, v->rec.cancelled);
+        v->exit_status = l->status;
+        if (!v->sched.found)
+            v->source = "record";
+    }
+    if (v->rec.cancelled && job_state_final(v->state) && v->state != JOB_COMPLETED)
+        v->state = JOB_CANCELLED;
+    if (!v->sched.found && !(l && l->ended))
+        v->source = "record";
+}
+
+int job_views_load(char *const *dirs, size_t n, job_view_t *views, ddp_error_t *err)
+{
+    memset(views, 0, n * sizeof *views);
+    sched_job_t *slurm = calloc(n + 1, sizeof *slurm), *pbs = calloc(n + 1, sizeof *pbs);
+    if (!slurm || !pbs) {
+        free(slurm);
+        free(pbs);
+        return ddp_error_set(err, "out of memory");
+    }
+    for (size_t i = 0; i < n; i++) {
+        job_view_t *v = &views[i];
+        if (job_record_read(dirs[i], &v->rec, err))
+            continue;
+        v->link = v->rec.nlinks ? v->rec.nlinks - 1 : 0;
+        sched_job_t *q = !strcmp(v->rec.scheduler, "pbs") ? &pbs[i] : &slurm[i];
+        snprintf(q->id, sizeof q->id, "%s", job_view_id(v));
+    }
+    ddp_error_t slurm_err = {0}, pbs_err = {0};
+    int rc = 0;
+    for (size_t i = 0; i < n; i++)
+        if (slurm[i].id[0]) {
+            rc |= sched_query_slurm(slurm, n, &slurm_err);
+            break;
+        }
+    for (size_t i = 0; i < n; i++)
+        if (pbs[i].id[0]) {
+            rc |= sched_query_pbs(pbs, n, &pbs_err);
+            break;
+        }
+    for (size_t i = 0; i < n; i++) {
+        job_view_t *v = &views[i];
+        if (!v->rec.dir)
+            continue;
+        v->sched = !strcmp(v->rec.scheduler, "pbs") ? pbs[i] : slurm[i];
+        decide(v);
+        read_reports(v);
+    }
+    free(slurm);
+    free(pbs);
+    if (rc)
+        *err = slurm_err.msg[0] ? slurm_err : pbs_err;
+    return rc ? -1 : 0;
+}
+
+void job_views_free(job_view_t *views, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        job_record_free(&views[i].rec);
+        free(views[i].failed);
+    }
+}
+
+int job_view_exit(const job_view_t *v)
+{
+    if (v->state == JOB_COMPLETED)
+        return 0;
+    return v->exit_status > 0 && v->exit_status < 256 ? v->exit_status : 1;
+}
+
+/* ---- printing -------------------------------------------------------------------------- */
+
+static int link_count(const job_view_t *v)
+{
+    return v->rec.nlinks > 0 ? v->rec.nlinks : 1;
+}
+
+void job_view_print(FILE *f, const job_view_t *v)
+{
+    fprintf(f, "%s (%s job %s): %s", v->rec.name[0] ? v->rec.name : "?",
+            v->rec.scheduler[0] ? v->rec.scheduler : "?", job_view_id(v)[0] ? job_view_id(v) : "?",
+            job_state_name(v->state));
+    if (v->exit_status >= 0 && job_state_final(v->state))
+        fprintf(f, ", exit %d", v->exit_status);
+    if (v->sched.found)
+        fprintf(f, " (%s %s%s%s)", v->sched.source, v->sched.sched_state,
+                v->sched.reason[0] ? ": " : "", v->sched.reason);
+    else
+        fprintf(f, " (from its record: the scheduler no longer knows it)");
+    fprintf(f, "\n  link %d of %d", v->link + 1, link_count(v));
+    if (v->rec.requeue)
+        fprintf(f, " (requeues allowed: %d)", v->rec.requeue);
+    if (v->sched.nodes[0])
+        fprintf(f, ", nodes %s", v->sched.nodes);
+    else if (v->rec.nodes)
+        fprintf(f, ", %d node(s)", v->rec.nodes);
+    if (v->sched.elapsed[0])
+        fprintf(f, ", elapsed %s", v->sched.elapsed);
+    if (v->sched.walltime[0])
+        fprintf(f, " of %s", v->sched.walltime);
+    fprintf(f, "\n");
+    for (int i = 0; i < v->nfailed; i++)
+        fprintf(f, "  rank %d (node %d, host %s): %s\n", v->failed[i].rank, v->failed[i].node,
+                v->failed[i].host, v->failed[i].cause);
+    fprintf(f, "  record %s\n", v->rec.dir);
+}
+
+static void json_text(FILE *f, const char *key, const char *value, int last)
+{
+    fprintf(f, "\"%s\": ", key);
+    ddp_json_string(f, value && *value ? value : NULL);
+    fputs(last ? "" : ", ", f);
+}
+
+void job_view_json(FILE *f, const job_view_t *v)
+{
+    fputc('{', f);
+    json_text(f, "name", v->rec.name, 0);
+    json_text(f, "id", job_view_id(v), 0);
+    fprintf(f, "\"job_ids\": [");
+    for (int k = 0; k < v->rec.nlinks; k++) {
+        fputs(k ? ", " : "", f);
+        ddp_json_string(f, v->rec.links[k].id);
+    }
+    fputs("], ", f);
+    json_text(f, "scheduler", v->rec.scheduler, 0);
+    json_text(f, "state", job_state_name(v->state), 0);
+    json_text(f, "scheduler_state", v->sched.found ? v->sched.sched_state : NULL, 0);
+    json_text(f, "reason", v->sched.found ? v->sched.reason : NULL, 0);
+    json_text(f, "source", v->source, 0);
+    if (v->exit_status >= 0)
+        fprintf(f, "\"exit_status\": %d, ", v->exit_status);
+    else
+        fputs("\"exit_status\": null, ", f);
+    fprintf(f, "\"link\": %d, \"links\": %d, \"nodes\": %d, ", v->link + 1, link_count(v),
+            v->rec.nodes);
+    json_text(f, "hosts", v->sched.nodes, 0);
+    json_text(f, "elapsed", v->sched.elapsed, 0);
+    json_text(f, "walltime", v->sched.walltime, 0);
+    json_text(f, "record", v->rec.dir, 0);
+    fputs("\"failed_ranks\": [", f);
+    for (int i = 0; i < v->nfailed; i++) {
+        const failed_rank_t *x = &v->failed[i];
+        fprintf(f, "%s{\"rank\": %d, \"node\": %d, \"exit_code\": %d, ", i ? ", " : "", x->rank,
+                x->node, x->exit_code);
+        json_text(f, "host", x->host, 0);
+        json_text(f, "cause", x->cause, 1);
+        fputc('}', f);
+    }
+    fputs("]}", f);
+}

@@ -1,0 +1,42 @@
+/* sched_query: what the scheduler says of many jobs, in one call per source (not one per job):
+ * Slurm's squeue (jobs it still holds), then sacct for the rest where accounting exists; PBS's
+ * qstat -x -f (finished jobs too, while the server keeps its history). The parsers are apart
+ * from the calls, for the unit tests. Text formats, not JSON: squeue -o/sacct -P and qstat -f's
+ * "key = value" have kept their shape across the releases sites run, where the JSON's field
+ * names changed with Slurm's OpenAPI versions (job_state a string before 23.11, a list after). */
+#ifndef DDPJOB_SCHED_QUERY_H
+#define DDPJOB_SCHED_QUERY_H
+
+#include <stddef.h>
+
+#include "ddp_error.h"
+#include "job_state.h"
+
+typedef struct {
+    char id[128];        /* asked for */
+    int found;           /* the scheduler knows it */
+    const char *source;  /* "squeue", "sacct", "qstat" */
+    job_state_t state;
+    char sched_state[64]; /* the scheduler's own word */
+    char reason[256];     /* Slurm's reason, PBS's comment */
+    int exit_status;      /* -1 unknown */
+    char elapsed[32], walltime[32], nodes[512];
+} sched_job_t;
+
+/* Each of the n jobs as the scheduler knows them (found 0 where it does not). A scheduler
+ * command that cannot run or fails is named in err with its stderr (-1); sacct failing because
+ * accounting is off is not an error. */
+int sched_query_slurm(sched_job_t *jobs, size_t n, ddp_error_t *err);
+int sched_query_pbs(sched_job_t *jobs, size_t n, ddp_error_t *err);
+
+/* squeue -h -o '%i|%T|%r|%M|%l|%N' lines; sacct -n -P -X -o
+ * JobIDRaw,State,ExitCode,Elapsed,Timelimit,NodeList,Reason lines; qstat -x -f output. Each
+ * fills the jobs it finds that are not found yet; returns how many. */
+size_t sched_parse_squeue(const char *text, sched_job_t *jobs, size_t n);
+size_t sched_parse_sacct(const char *text, sched_job_t *jobs, size_t n);
+size_t sched_parse_qstat(const char *text, sched_job_t *jobs, size_t n);
+
+/* How many scheduler commands this process has run (for the benchmark). */
+extern int sched_query_calls;
+
+#endif

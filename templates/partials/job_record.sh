@@ -1,0 +1,29 @@
+{{! This link's part of the job's record (ddpjob(1), JOB RECORD), when `ddpjob submit` made one:
+    needs ddpjob_jobid and ddpjob_requeue. }}
+# The job's record, when `ddpjob submit` made one: this link's start and end, the agents' failure
+# reports and each rank's logs, for `ddpjob status`, `logs`, `cancel` and `wait`.
+ddpjob_record_args=()
+ddpjob_link_dir=
+if [ -n "${DDPJOB_RECORD:-}" ]; then
+    ddpjob_link_dir=$DDPJOB_RECORD/link-$ddpjob_requeue
+    { mkdir -p "$ddpjob_link_dir" && echo "$ddpjob_requeue $ddpjob_jobid" >>"$DDPJOB_RECORD/links" &&
+        echo "$(date +%s) $ddpjob_jobid $(hostname)" >"$ddpjob_link_dir/started"; } ||
+        ddpjob_fail "cannot write the job's record $DDPJOB_RECORD"
+{{^own_log_dir}}
+    ddpjob_record_args+=(--log-dir "$ddpjob_link_dir/logs")
+{{/own_log_dir}}
+{{^own_error_file}}
+    ddpjob_record_args+=(--error-file "$ddpjob_link_dir/error-node%n.json")
+{{/own_error_file}}
+fi
+# ddpjob_record_end STATUS: the link's end, in the record.
+ddpjob_record_end() {
+    [ -z "$ddpjob_link_dir" ] || echo "$1 $(date +%s)" >"$ddpjob_link_dir/ended" ||
+        echo "ddpjob: cannot write $ddpjob_link_dir/ended" >&2
+}
+{{#requeue}}
+# Whether `ddpjob cancel` was asked: then no link submits a successor.
+ddpjob_cancelled() {
+    [ -n "${DDPJOB_RECORD:-}" ] && [ -e "$DDPJOB_RECORD/cancelled" ]
+}
+{{/requeue}}

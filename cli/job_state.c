@@ -78,7 +78,8 @@ job_state_t job_state_from_pbs(char state, int exit_status)
             return JOB_CANCELLED;
         if (exit_status == 75)
             return JOB_REQUEUED;
-        return exit_status == -1 ? JOB_UNKNOWN : JOB_FAILED;
+        /* Finished without an exit status: deleted before it ran. */
+        return exit_status == -1 ? JOB_CANCELLED : JOB_FAILED;
     default:
         return JOB_UNKNOWN;
     }

@@ -29,7 +29,8 @@ job_state_t job_state_from_slurm(const char *state);
 
 /* From PBS's job_state letter and, for a finished job (F or X), its Exit_status (-1 unknown):
  * PBS reports a job killed by signal S as 256+S (265: SIGKILL, which qdel of a running job
- * ends with; some sites say 128+S), a walltime kill as -29 (JOB_EXEC_KILL_WALLTIME). */
+ * ends with; some sites say 128+S), a walltime kill as -29 (JOB_EXEC_KILL_WALLTIME); a job
+ * finished without an exit status was deleted before it ran. */
 job_state_t job_state_from_pbs(char state, int exit_status);
 
 /* From the job's own record: the batch shell's final status (75: checkpointed, requeued when a

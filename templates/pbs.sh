@@ -66,11 +66,12 @@ ddpjob_node_setup() {
     :
 }
 
-# The job's own files live in the workdir, which every node sees; nothing is left there after.
+# The job's own files live in the workdir, which every node sees; nothing is left there after
+# (.ddpjob itself stays while it holds job records; under set -e the trap must not fail).
 ddpjob_jobid=${PBS_JOBID:?not inside a PBS job}
 ddpjob_dir=$ddpjob_workdir/.ddpjob/$ddpjob_jobid
 (umask 077 && mkdir -p "$ddpjob_dir") || ddpjob_fail "cannot make the job's directory $ddpjob_dir"
-trap 'rm -rf "$ddpjob_dir"; rmdir "${ddpjob_dir%/*}" 2>/dev/null' EXIT
+trap 'rm -rf "$ddpjob_dir"; rmdir "${ddpjob_dir%/*}" 2>/dev/null || :' EXIT
 
 {{> job_record}}
 {{#launch_pbsdsh}}

@@ -71,6 +71,14 @@ submit_and_wait() {
     STATUS=$(pbs_state "$JOB" Exit_status)
 }
 
+# ddpjob ARGS... as the user, from DIR (default the submission directory): RC, OUT, ERR.
+pj() {
+    local dir=$jobdir back=$PWD
+    case $1 in DIR=*) dir=${1#DIR=}; shift ;; esac
+    cd "$dir" && run pbs_as_user "$bin/ddpjob" "$@"
+    cd "$back" || return
+}
+
 cat >"$jobdir/e2e.yaml" <<SPEC
 name: e2e
 scheduler: pbs
@@ -93,7 +101,21 @@ for r in 0 1 2 3; do
     expect_contains "$OUT" "[rank $r] host=$host RANK=$r LOCAL_RANK=$local WORLD_SIZE=4 LOCAL_WORLD_SIZE=2 GROUP_RANK=$node GROUP_WORLD_SIZE=2 MASTER_ADDR=n1 TORCHELASTIC_RUN_ID=$JOB FROM_SPEC=from the spec sum=6 expected=6 cwd=$jobdir python=$home/tools/python3 setup=ran on $host" \
         "rank $r on $host: right environment, the all_reduce, in the submission directory, the login's python3, the setup run there"
 done
-expect_no_file "$jobdir/.ddpjob" "the job's own files (token, node environment) are gone afterwards"
+expect_no_file "$jobdir/.ddpjob/$JOB" "the job's own files (token, node environment) are gone afterwards"
+
+# After submit, on the real OpenPBS: status from qstat -x, logs from the job's record, list
+# from another directory; once the server has dropped the job from its history, the record
+# alone answers.
+pj status "$JOB"
+expect_contains "$OUT" "e2e (pbs job $JOB): completed, exit 0 (qstat F" "status of a finished PBS job: from qstat -x"
+pj logs "$JOB" --rank 3
+expect_contains "$OUT" "host=n2 RANK=3 LOCAL_RANK=1" "logs --rank 3: rank 3's lines from the record"
+pj DIR=/ list
+expect_contains "$OUT" "e2e (pbs job $JOB): completed" "list from another directory finds the job"
+pbs_in pbshead "$PBS_EXEC/bin/qdel" -x "$JOB" >/dev/null 2>&1
+for _ in $(seq 100); do [ -z "$(pbs_state "$JOB" job_state)" ] && break; sleep 0.2; done
+pj status "$JOB"
+expect_contains "$OUT" "e2e (pbs job $JOB): completed, exit 0 (from its record" "after the server purged it: the record alone says it completed"
 
 # ddpjob doctor through the scheduler: the same job's agents on both nodes, preflight only.
 submit_and_wait e2e.yaml doctor e2e.yaml --submit
@@ -112,6 +134,41 @@ submit_and_wait fail.yaml
 expect_eq "$STATUS" 3 "a rank that exits 3 on n2 ends the PBS job with Exit_status = 3"
 expect_contains "$OUT" "job failed (exit 3): rank 3 (node 1, host n2, local rank 1) exited with code 3" \
     "and the job's output names the rank, node, host and code"
+pj status "$JOB"
+expect_contains "$OUT" "fail (pbs job $JOB): failed, exit 3" "status: failed, exit 3"
+expect_contains "$OUT" "  rank 3 (node 1, host n2): exited with code 3" "status names rank 3, its host and code"
+pj wait "$JOB"
+expect_eq "$RC" 3 "wait on it exits with the job's status, 3"
+
+# cancel of a chain whose successor is already queued: link 0 checkpoints (exits 75) while the
+# scheduler is paused, so its successor waits in the queue; cancel must end both.
+cat >"$jobdir/stop.yaml" <<SPEC
+name: stop
+scheduler: pbs
+nodes: 2
+procs_per_node: 1
+cpus_per_node: 2
+walltime: "00:05:00"
+requeue: 3
+command: [/bin/sh, -c, "sleep 2; exit 75"]
+SPEC
+chown "$PBS_USER:" "$jobdir/stop.yaml"
+pj submit stop.yaml --bindir "$bin"
+JOB=$(tail -n 1 <<<"$OUT")
+record=$(ls -d "$jobdir"/.ddpjob/jobs/stop.* | tail -n 1)
+for _ in $(seq 300); do [ -e "$record/link-0/started" ] && break; sleep 0.1; done
+pbs_qmgr "set server scheduling=false"
+for _ in $(seq 300); do [ "$(wc -l <"$record/links" 2>/dev/null)" -ge 3 ] && break; sleep 0.1; done
+next=$(sed -n 's/^1 //p' "$record/links" | tail -n 1)
+expect_eq "$(pbs_state "$next" job_state)" Q "link 0 checkpointed and its successor waits in the queue"
+pj cancel stop
+expect_eq "$RC" 0 "cancel of the chain exits 0"
+pbs_qmgr "set server scheduling=true"
+sleep 3
+expect_eq "$(pbs_state "$next" job_state)/$(pbs_state "$JOB" job_state)" F/F "neither link runs again"
+expect_no_file "$record/link-1/started" "the successor never started"
+pj status stop
+expect_contains "$OUT" "stop (pbs job $next): cancelled" "status of the chain: cancelled, at its queued successor"
 
 sed -e 's/FAIL_RANK: "3"/KILL_RANK: "2"/' -e 's/^name: fail/name: killed/' "$jobdir/fail.yaml" >"$jobdir/killed.yaml"
 chown "$PBS_USER:" "$jobdir/killed.yaml"
@@ -146,7 +203,7 @@ for r in 0 1 2 3; do
     expect_contains "$OUT" "$host: [rank $r] host=$host RANK=$r LOCAL_RANK=$local WORLD_SIZE=4 LOCAL_WORLD_SIZE=2 GROUP_RANK=$node GROUP_WORLD_SIZE=2 MASTER_ADDR=n1 TORCHELASTIC_RUN_ID=$JOB FROM_SPEC=from the spec sum=6 expected=6 cwd=$jobdir python=$home/tools/python3 setup=ran on $host" \
         "launcher: ssh: rank $r on $host: right environment, the all_reduce, in the submission directory, the setup run there"
 done
-expect_no_file "$jobdir/.ddpjob" "launcher: ssh: the job's own files (the node script) are gone afterwards"
+expect_no_file "$jobdir/.ddpjob/$JOB" "launcher: ssh: the job's own files (the node script) are gone afterwards"
 sed -e 's/^name: ssh/name: sshfail/' -e 's/env: {FROM_SPEC: "from the spec"}/env: {FROM_SPEC: "from the spec", FAIL_RANK: "3"}/' \
     "$jobdir/ssh.yaml" >"$jobdir/sshfail.yaml"
 chown "$PBS_USER:" "$jobdir/sshfail.yaml"

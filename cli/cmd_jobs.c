@@ -320,8 +320,8 @@ int cmd_cancel(int argc, char **argv)
         if (run_scheduler(sig_argv, 0))
             rc = EXIT_SUBMITTER;
         else
-            printf("asked job %s to checkpoint (SIG%s); waiting for it to end\n",
-                   job_view_id(&v), signal_arg);
+            printf("asked job %s to checkpoint (SIG%s); waiting for it to end\n", job_view_id(&v),
+                   signal_arg);
     } else if (rc == EXIT_OK && nids) {
         char *argv2[64 + 2];
         size_t a = 0;
@@ -344,8 +344,8 @@ int cmd_cancel(int argc, char **argv)
         if (ended)
             break;
         if (ddp_ms_left(deadline) == 0) {
-            fprintf(stderr, "ddpjob cancel: %s has not ended %d s after the cancel\n",
-                    argv[optind], CANCEL_WAIT_MS / 1000);
+            fprintf(stderr, "ddpjob cancel: %s has not ended %d s after the cancel\n", argv[optind],
+                    CANCEL_WAIT_MS / 1000);
             rc = 1;
             break;
         }
@@ -430,15 +430,18 @@ static void print_logs(const job_view_t *v, const logs_args_t *a, char ***seen, 
 int cmd_logs(int argc, char **argv)
 {
     static const struct option opts[] = {
-        {"rank", required_argument, NULL, 'r'}, {"node", required_argument, NULL, 'n'},
+        {"rank", required_argument, NULL, 'r'},    {"node", required_argument, NULL, 'n'},
         {"attempt", required_argument, NULL, 'a'}, {"link", required_argument, NULL, 'l'},
-        {"stderr", no_argument, NULL, 'e'},       {"follow", no_argument, NULL, 'f'},
-        {"help", no_argument, NULL, 'h'},         {0}};
+        {"stderr", no_argument, NULL, 'e'},        {"follow", no_argument, NULL, 'f'},
+        {"help", no_argument, NULL, 'h'},          {0}};
     logs_args_t a = {.rank = -1, .node = -1, .attempt = -1, .link = -1};
     int c;
     while ((c = getopt_long(argc, argv, "fh", opts, NULL)) != -1) {
-        int *target = c == 'r' ? &a.rank : c == 'n' ? &a.node : c == 'a' ? &a.attempt
-                                       : c == 'l' ? &a.link : NULL;
+        int *target = c == 'r'   ? &a.rank
+                      : c == 'n' ? &a.node
+                      : c == 'a' ? &a.attempt
+                      : c == 'l' ? &a.link
+                                 : NULL;
         if (target) {
             if (ddp_parse_int(optarg, 0, 1 << 24, target)) {
                 fprintf(stderr, "ddpjob logs: %s: expected a number >= 0\n", optarg);

@@ -363,8 +363,7 @@ static int make_record(const job_spec_t *spec, const sched_ops_t *ops, const cha
     free(spec_text);
     /* qsub -v takes VAR=VALUE,...: a record path with a comma cannot travel. */
     if (rc == 0 && strpbrk(*dir, ",'\"\n")) {
-        ddp_error_set(err, "its folder %s holds a comma or quote, which qsub -v cannot pass",
-                      *dir);
+        ddp_error_set(err, "its folder %s holds a comma or quote, which qsub -v cannot pass", *dir);
         job_record_remove(*dir);
         free(*dir);
         *dir = NULL;

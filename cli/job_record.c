@@ -286,9 +286,8 @@ char *job_index_path(void)
     char *path = NULL;
     if (state && *state == '/')
         return asprintf(&path, "%s/ddpjob/jobs", state) < 0 ? NULL : path;
-    return asprintf(&path, "%s/.local/state/ddpjob/jobs", home && *home ? home : "/tmp") < 0
-               ? NULL
-               : path;
+    return asprintf(&path, "%s/.local/state/ddpjob/jobs", home && *home ? home : "/tmp") < 0 ? NULL
+                                                                                             : path;
 }
 
 int job_index_add(const job_record_t *r, const char *first_id, ddp_error_t *err)

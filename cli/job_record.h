@@ -30,12 +30,12 @@
 #define JOB_RECORD_VERSION 1
 
 typedef struct {
-    char id[128];      /* the scheduler's job id; "" when unknown */
-    int started;       /* link-K/started was written */
+    char id[128]; /* the scheduler's job id; "" when unknown */
+    int started;  /* link-K/started was written */
     int64_t start_time;
-    char host[256];    /* where its batch shell ran */
-    int ended;         /* link-K/ended was written */
-    int status;        /* its final status, when ended */
+    char host[256]; /* where its batch shell ran */
+    int ended;      /* link-K/ended was written */
+    int status;     /* its final status, when ended */
     int64_t end_time;
 } job_link_t;
 

@@ -5,11 +5,16 @@
 #include <strings.h>
 
 static const char *const names[] = {
-    [JOB_UNKNOWN] = "unknown",     [JOB_PENDING] = "pending",
-    [JOB_RUNNING] = "running",     [JOB_REQUEUED] = "requeued",
-    [JOB_COMPLETED] = "completed", [JOB_FAILED] = "failed",
-    [JOB_CANCELLED] = "cancelled", [JOB_TIMEOUT] = "timeout",
-    [JOB_OUT_OF_MEMORY] = "out of memory", [JOB_NODE_FAILURE] = "node failure",
+    [JOB_UNKNOWN] = "unknown",
+    [JOB_PENDING] = "pending",
+    [JOB_RUNNING] = "running",
+    [JOB_REQUEUED] = "requeued",
+    [JOB_COMPLETED] = "completed",
+    [JOB_FAILED] = "failed",
+    [JOB_CANCELLED] = "cancelled",
+    [JOB_TIMEOUT] = "timeout",
+    [JOB_OUT_OF_MEMORY] = "out of memory",
+    [JOB_NODE_FAILURE] = "node failure",
 };
 
 const char *job_state_name(job_state_t s)
@@ -28,17 +33,17 @@ job_state_t job_state_from_slurm(const char *state)
         const char *word;
         job_state_t state;
     } map[] = {
-        {"PENDING", JOB_PENDING},         {"CONFIGURING", JOB_RUNNING},
-        {"RUNNING", JOB_RUNNING},         {"COMPLETING", JOB_RUNNING},
-        {"SUSPENDED", JOB_RUNNING},       {"STOPPED", JOB_RUNNING},
-        {"RESIZING", JOB_RUNNING},        {"SIGNALING", JOB_RUNNING},
-        {"STAGE_OUT", JOB_RUNNING},       {"REQUEUED", JOB_REQUEUED},
-        {"REQUEUE_HOLD", JOB_REQUEUED},   {"REQUEUE_FED", JOB_REQUEUED},
-        {"COMPLETED", JOB_COMPLETED},     {"FAILED", JOB_FAILED},
-        {"BOOT_FAIL", JOB_NODE_FAILURE},  {"NODE_FAIL", JOB_NODE_FAILURE},
-        {"CANCELLED", JOB_CANCELLED},     {"REVOKED", JOB_CANCELLED},
-        {"PREEMPTED", JOB_CANCELLED},     {"DEADLINE", JOB_TIMEOUT},
-        {"TIMEOUT", JOB_TIMEOUT},         {"OUT_OF_MEMORY", JOB_OUT_OF_MEMORY},
+        {"PENDING", JOB_PENDING},        {"CONFIGURING", JOB_RUNNING},
+        {"RUNNING", JOB_RUNNING},        {"COMPLETING", JOB_RUNNING},
+        {"SUSPENDED", JOB_RUNNING},      {"STOPPED", JOB_RUNNING},
+        {"RESIZING", JOB_RUNNING},       {"SIGNALING", JOB_RUNNING},
+        {"STAGE_OUT", JOB_RUNNING},      {"REQUEUED", JOB_REQUEUED},
+        {"REQUEUE_HOLD", JOB_REQUEUED},  {"REQUEUE_FED", JOB_REQUEUED},
+        {"COMPLETED", JOB_COMPLETED},    {"FAILED", JOB_FAILED},
+        {"BOOT_FAIL", JOB_NODE_FAILURE}, {"NODE_FAIL", JOB_NODE_FAILURE},
+        {"CANCELLED", JOB_CANCELLED},    {"REVOKED", JOB_CANCELLED},
+        {"PREEMPTED", JOB_CANCELLED},    {"DEADLINE", JOB_TIMEOUT},
+        {"TIMEOUT", JOB_TIMEOUT},        {"OUT_OF_MEMORY", JOB_OUT_OF_MEMORY},
         {"SPECIAL_EXIT", JOB_FAILED},
     };
     if (!state)

@@ -112,8 +112,9 @@ static void decide(job_view_t *v)
         v->exit_status = v->sched.exit_status;
         v->source = v->sched.source;
     }
-    if (l && l->ended && (!v->sched.found || v->state == JOB_COMPLETED ||
-                          v->state == JOB_FAILED || v->state == JOB_REQUEUED)) {
+    if (l && l->ended &&
+        (!v->sched.found || v->state == JOB_COMPLETED || v->state == JOB_FAILED ||
+         v->state == JOB_REQUEUED)) {
         v->state = job_state_from_exit(l->status, has_successor, v->rec.cancelled);
         v->exit_status = l->status;
         if (!v->sched.found)

@@ -19,7 +19,7 @@ typedef struct {
     int link;          /* the current link: the chain's last */
     sched_job_t sched; /* the scheduler's word on it (sched.found 0: none) */
     job_state_t state;
-    int exit_status; /* -1 unknown */
+    int exit_status;    /* -1 unknown */
     const char *source; /* what decided the state: the scheduler's command, or "record" */
     failed_rank_t *failed;
     int nfailed;

@@ -227,8 +227,10 @@ int sched_query_slurm(sched_job_t *jobs, size_t n, ddp_error_t *err)
     free(ids);
     if (!(ids = missing_ids(jobs, n)))
         return 0;
-    char *sacct[] = {"sacct", "-n", "-P", "-X", "-j", ids, "-o",
-                     "JobIDRaw,State,ExitCode,Elapsed,Timelimit,NodeList,Reason", NULL};
+    char *sacct[] = {
+        "sacct", "-n", "-P", "-X",
+        "-j",    ids,  "-o", "JobIDRaw,State,ExitCode,Elapsed,Timelimit,NodeList,Reason",
+        NULL};
     /* Without accounting sacct fails: the record answers for those jobs. */
     if (run_query(sacct, &out, 1, &failed, err) == 0 && !failed)
         sched_parse_sacct(out, jobs, n);

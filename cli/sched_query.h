@@ -13,9 +13,9 @@
 #include "job_state.h"
 
 typedef struct {
-    char id[128];        /* asked for */
-    int found;           /* the scheduler knows it */
-    const char *source;  /* "squeue", "sacct", "qstat" */
+    char id[128];       /* asked for */
+    int found;          /* the scheduler knows it */
+    const char *source; /* "squeue", "sacct", "qstat" */
     job_state_t state;
     char sched_state[64]; /* the scheduler's own word */
     char reason[256];     /* Slurm's reason, PBS's comment */

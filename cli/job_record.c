@@ -133,7 +133,10 @@ static int json_field(const char *text, const char *key, char *out, size_t size)
         while (at[n] && at[n] != ',' && at[n] != '\n' && n + 1 < size)
             out[n] = at[n], n++;
         out[n] = 0;
-        return at[n] == ',' || at[n] == '\n' ? 0 : -1; /* a line cut short is no value */
+        if (at[n] == ',' || at[n] == '\n')
+            return 0;
+        out[0] = 0; /* a line cut short is no value */
+        return -1;
     }
     for (at++; *at && *at != '"' && n + 1 < size; at++) {
         char c = *at;
@@ -141,12 +144,15 @@ static int json_field(const char *text, const char *key, char *out, size_t size)
             c = *++at;
             c = c == 'n' ? '\n' : c == 't' ? '\t' : c;
             if (!c)
-                return -1;
+                break;
         }
         out[n++] = c;
     }
     out[n] = 0;
-    return *at == '"' ? 0 : -1;
+    if (*at == '"')
+        return 0;
+    out[0] = 0; /* cut short: no value */
+    return -1;
 }
 
 static void read_job_json(const char *dir, job_record_t *r)

@@ -1,0 +1,146 @@
+/* The state vocabulary's mappings, the schedulers' outputs as the parsers read them (Slurm 22.05
+ * as installed here, OpenPBS 23.06's qstat -f with a wrapped value), and a job record cut short
+ * by a node that died while writing it. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "job_record.h"
+#include "job_state.h"
+#include "sched_query.h"
+#include "tap.h"
+
+static void write_text(const char *dir, const char *name, const char *text)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    if (f) {
+        fputs(text, f);
+        fclose(f);
+    }
+}
+
+int main(void)
+{
+    static const struct {
+        const char *word;
+        job_state_t want;
+    } slurm[] = {
+        {"PENDING", JOB_PENDING},
+        {"RUNNING", JOB_RUNNING},
+        {"COMPLETING", JOB_RUNNING},
+        {"COMPLETED", JOB_COMPLETED},
+        {"FAILED", JOB_FAILED},
+        {"CANCELLED by 1000", JOB_CANCELLED},
+        {"CANCELLED+", JOB_CANCELLED},
+        {"TIMEOUT", JOB_TIMEOUT},
+        {"OUT_OF_MEMORY", JOB_OUT_OF_MEMORY},
+        {"NODE_FAIL", JOB_NODE_FAILURE},
+        {"BOOT_FAIL", JOB_NODE_FAILURE},
+        {"REQUEUED", JOB_REQUEUED},
+        {"PREEMPTED", JOB_CANCELLED},
+        {"running", JOB_RUNNING},
+        {"", JOB_UNKNOWN},
+        {"SOMETHING_NEW", JOB_UNKNOWN},
+    };
+    for (size_t i = 0; i < sizeof slurm / sizeof slurm[0]; i++)
+        ok(job_state_from_slurm(slurm[i].word) == slurm[i].want, "Slurm \"%s\" is %s",
+           slurm[i].word, job_state_name(slurm[i].want));
+
+    ok(job_state_from_pbs('Q', -1) == JOB_PENDING, "PBS Q: pending");
+    ok(job_state_from_pbs('H', -1) == JOB_PENDING, "PBS H (held): pending");
+    ok(job_state_from_pbs('R', -1) == JOB_RUNNING, "PBS R: running");
+    ok(job_state_from_pbs('E', -1) == JOB_RUNNING, "PBS E (exiting): running");
+    ok(job_state_from_pbs('F', 0) == JOB_COMPLETED, "PBS F, 0: completed");
+    ok(job_state_from_pbs('F', 3) == JOB_FAILED, "PBS F, 3: failed");
+    ok(job_state_from_pbs('F', 265) == JOB_CANCELLED, "PBS F, 265 (256+SIGKILL, qdel): cancelled");
+    ok(job_state_from_pbs('F', 137) == JOB_CANCELLED,
+       "PBS F, 137 (sites that say 128+9): cancelled");
+    ok(job_state_from_pbs('F', -29) == JOB_TIMEOUT, "PBS F, -29 (walltime): timeout");
+    ok(job_state_from_pbs('F', -1) == JOB_CANCELLED,
+       "PBS F without a status: deleted before it ran");
+    ok(job_state_from_pbs('X', 0) == JOB_COMPLETED, "PBS X (a subjob), 0: completed");
+
+    ok(job_state_from_exit(0, 0, 0) == JOB_COMPLETED, "record: 0 completed");
+    ok(job_state_from_exit(3, 0, 0) == JOB_FAILED, "record: 3 failed");
+    ok(job_state_from_exit(75, 1, 0) == JOB_REQUEUED, "record: 75 with a successor: requeued");
+    ok(job_state_from_exit(75, 0, 0) == JOB_TIMEOUT, "record: 75, no requeue left: timeout");
+    ok(job_state_from_exit(75, 0, 1) == JOB_CANCELLED,
+       "record: 75 after cancel --checkpoint: cancelled");
+    ok(job_state_from_exit(-1, 0, 0) == JOB_RUNNING, "record: no end yet: running");
+    ok(!job_state_final(JOB_REQUEUED) && job_state_final(JOB_OUT_OF_MEMORY),
+       "requeued is not an end; out of memory is");
+
+    sched_job_t jobs[3] = {{.id = "41"}, {.id = "42"}, {.id = "43"}};
+    size_t n = sched_parse_squeue("42|RUNNING|None|0:07|5:00|n[1-2]\n"
+                                  "4|PENDING|Resources|0:00|5:00|\n"
+                                  "garbage line\n",
+                                  jobs, 3);
+    ok(n == 1 && jobs[1].found && jobs[1].state == JOB_RUNNING &&
+           !strcmp(jobs[1].nodes, "n[1-2]") && !strcmp(jobs[1].elapsed, "0:07") &&
+           jobs[1].reason[0] == 0,
+       "squeue: 42 running on n[1-2]; 4 is not 41..43; a line without the fields is passed over");
+    n = sched_parse_sacct("41|OUT_OF_MEMORY|0:125|00:01:02|00:05:00|n1|None\n"
+                          "43|CANCELLED by 0|0:15|00:00:03|00:05:00|n[1-2]|None\n",
+                          jobs, 3);
+    ok(n == 2 && jobs[0].state == JOB_OUT_OF_MEMORY && jobs[0].exit_status == 128 + 125,
+       "sacct: 41 out of memory");
+    ok(jobs[2].state == JOB_CANCELLED && jobs[2].exit_status == 128 + 15,
+       "sacct: 43 cancelled, by signal 15 (ExitCode 0:15)");
+
+    sched_job_t pbs[2] = {{.id = "7.pbshead"}, {.id = "8"}};
+    n = sched_parse_qstat(
+        "Job Id: 7.pbshead\n"
+        "    Job_Name = e2e\n"
+        "    job_state = F\n"
+        "    comment = Job run at Tue Nov 24 at 07:02 on (n1:ncpus=2:ngpus=2)+(n2:\n"
+        "\tncpus=2:ngpus=2) and finished\n"
+        "    exec_host = n1/0*2+n2/0*2\n"
+        "    Exit_status = 3\n"
+        "    resources_used.walltime = 00:00:05\n"
+        "    Resource_List.walltime = 00:05:00\n"
+        "\n"
+        "Job Id: 8.pbshead\n"
+        "    job_state = Q\n",
+        pbs, 2);
+    ok(n == 2 && pbs[0].state == JOB_FAILED && pbs[0].exit_status == 3 &&
+           !strcmp(pbs[0].elapsed, "00:00:05") && !strcmp(pbs[0].walltime, "00:05:00") &&
+           !strcmp(pbs[0].nodes, "n1/0*2+n2/0*2"),
+       "qstat -f: 7.pbshead failed with 3, its walltime used and asked, its hosts");
+    is_str(
+        pbs[0].reason,
+        "Job run at Tue Nov 24 at 07:02 on (n1:ncpus=2:ngpus=2)+(n2:ncpus=2:ngpus=2) and finished",
+        "a wrapped value (a tab-led continuation) is joined");
+    ok(pbs[1].found && pbs[1].state == JOB_PENDING, "\"8\" names 8.pbshead: pending");
+
+    /* A record whose writer died mid-line: what is whole counts. */
+    char dir[] = "/tmp/test_job_state.XXXXXX";
+    ok(mkdtemp(dir) != NULL, "a record folder");
+    write_text(dir, "job.json",
+               "{\n  \"version\": 1,\n  \"name\": \"cut\",\n  \"scheduler\": \"pbs\",\n"
+               "  \"workdir\": \"/wor");
+    write_text(dir, "links", "0 11.pbshead\n1 12.pbs");
+    mkdir(strcat(strcpy((char[4096]){0}, dir), "/link-0"), 0755);
+    write_text(dir, "link-0/started", "1700000000 11.pbshead n1\n");
+    write_text(dir, "link-0/ended", "75 17000");
+    job_record_t r;
+    ddp_error_t err;
+    ok(job_record_read(dir, &r, &err) == 0, "a truncated record reads");
+    ok(r.version == 1 && !strcmp(r.name, "cut") && !strcmp(r.scheduler, "pbs") && r.workdir[0] == 0,
+       "job.json: the whole fields, not the one cut short");
+    ok(r.nlinks == 1 && !strcmp(r.links[0].id, "11.pbshead"), "links: the whole line only");
+    ok(r.links[0].started && !strcmp(r.links[0].host, "n1") && !r.links[0].ended,
+       "link 0 started on n1; its end, cut short, is not an end");
+    job_record_free(&r);
+    char empty[] = "/tmp/test_job_state.XXXXXX";
+    ok(mkdtemp(empty) && job_record_read(empty, &r, &err) == -1 &&
+           strstr(err.msg, "holds no job record"),
+       "a folder without a record is named as such");
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s'", dir, empty);
+    ok(system(cmd) == 0, "cleaned up");
+    return done_testing();
+}

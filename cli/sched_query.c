@@ -68,11 +68,20 @@ size_t sched_parse_squeue(const char *text, sched_job_t *jobs, size_t n)
     return found;
 }
 
+/* A requeued job has a line per run, oldest first: the last one is its state now. */
 size_t sched_parse_sacct(const char *text, sched_job_t *jobs, size_t n)
 {
-    char *copy_text = strdup(text ? text : ""), *save = NULL;
-    size_t found = 0;
+    char *copy_text = strdup(text ? text : ""), *save = NULL, **lines = NULL;
+    size_t found = 0, count = 0;
     for (char *line = strtok_r(copy_text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        char **more = realloc(lines, (count + 1) * sizeof *lines);
+        if (!more)
+            break;
+        lines = more;
+        lines[count++] = line;
+    }
+    while (count > 0) {
+        char *line = lines[--count];
         char *f[7];
         if (split_bars(line, f, 7) != 7)
             continue;
@@ -93,6 +102,7 @@ size_t sched_parse_sacct(const char *text, sched_job_t *jobs, size_t n)
         copy(j->reason, sizeof j->reason, strcmp(f[6], "None") ? f[6] : "");
         found++;
     }
+    free(lines);
     free(copy_text);
     return found;
 }

@@ -10,6 +10,7 @@ packages=(
     clang libclang-rt-14-dev                       # the fuzz targets (libFuzzer, ASan, UBSan)
     python3-torch                                  # real PyTorch workers (for /usr/bin/python3)
     slurm-wlm munge                                # a real Slurm cluster the suite starts itself
+    slurmdbd mariadb-server                        # ... and again with its accounting (sacct)
     openmpi-bin libopenmpi-dev                     # mpirun starts agents and workers; the MPI bench anchor
     iproute2 util-linux procps                     # network namespaces as separate hosts, pgrep
     openssh-server openssh-client                  # real sshd hosts for `ddpjob launch`

@@ -12,25 +12,72 @@
 
 cluster_ns() { echo "ddpj$CLUSTER_ID-$1"; }
 
-# cluster_in NAME CMD...: runs CMD in node NAME's (or head's) namespaces.
+# cluster_in NAME CMD...: runs CMD in node NAME's (or head's) namespaces. The cluster's munged
+# is at munge's default socket there too: Slurm 22.05's connections to slurmdbd ignore AuthInfo.
 cluster_in() {
     local name=$1
     shift
     nsenter --net="/run/netns/$(cluster_ns "$name")" -- unshare --uts --mount --propagation private \
-        bash -c 'hostname "$0" && mount --bind "$CLUSTER/etc/hosts" /etc/hosts && exec "$@"' "$name" "$@"
+        bash -c 'hostname "$0" && mount --bind "$CLUSTER/etc/hosts" /etc/hosts &&
+            mount --bind "$CLUSTER/munge" /run/munge && exec "$@"' "$name" "$@"
 }
 
-cluster_up() { # NODES
-    local nodes=$1 i
+# slurm_accounting: a real MariaDB and Debian's slurmdbd in the head namespace (the database on
+# head's loopback, its files the mysql user's under $CLUSTER/mysql; slurmdbd on head's address),
+# the cluster registered; slurm.conf then points at slurmdbd (cluster_up's ACCOUNTING=1).
+slurm_accounting() {
+    mkdir -p "$CLUSTER/mysql"
+    chown mysql: "$CLUSTER/mysql"
+    mariadb-install-db --user=mysql --datadir="$CLUSTER/mysql" --skip-test-db \
+        --auth-root-authentication-method=normal >"$CLUSTER/log/mariadb-install.log" 2>&1 || return 1
+    DDPJ_TESTCLUSTER=$CLUSTER cluster_in head mariadbd --no-defaults --user=mysql \
+        --datadir="$CLUSTER/mysql" --socket="$CLUSTER/mysql/mysql.sock" --pid-file="$CLUSTER/mysql/mariadb.pid" \
+        --bind-address=127.0.0.1 --port=3306 --log-error="$CLUSTER/mysql/mariadb.log" &
+    disown
+    local deadline=$((SECONDS + 60))
+    until cluster_in head mariadb --no-defaults -h 127.0.0.1 -P 3306 -u root -e 'select 1' >/dev/null 2>&1; do
+        [ "$SECONDS" -lt "$deadline" ] || { echo "cluster: MariaDB not up after 60 s" >&2; tail -n 20 "$CLUSTER/mysql/mariadb.log" >&2; return 1; }
+        sleep 0.3
+    done
+    cat >"$CLUSTER/etc/slurmdbd.conf" <<CONF
+AuthType=auth/munge
+AuthInfo=socket=$CLUSTER/munge/sock
+DbdHost=head
+DbdAddr=10.77.0.1
+DbdPort=16819
+SlurmUser=root
+StorageType=accounting_storage/mysql
+StorageHost=127.0.0.1
+StoragePort=3306
+StorageUser=root
+StorageLoc=ddpj_acct
+PidFile=$CLUSTER/run/slurmdbd.pid
+LogFile=$CLUSTER/log/slurmdbd.log
+CONF
+    chmod 600 "$CLUSTER/etc/slurmdbd.conf"
+    # slurmdbd reads slurmdbd.conf beside slurm.conf.
+    SLURM_CONF=$CLUSTER/etc/slurm.conf DDPJ_TESTCLUSTER=$CLUSTER cluster_in head slurmdbd || return 1
+    deadline=$((SECONDS + 60))
+    until SLURM_CONF=$CLUSTER/etc/slurm.conf cluster_in head sacctmgr -i add cluster ddpj >/dev/null 2>&1 ||
+        SLURM_CONF=$CLUSTER/etc/slurm.conf cluster_in head sacctmgr -n list cluster format=cluster 2>/dev/null | grep -q ddpj; do
+        [ "$SECONDS" -lt "$deadline" ] || { echo "cluster: slurmdbd does not answer after 60 s" >&2; tail -n 20 "$CLUSTER/log/slurmdbd.log" >&2; return 1; }
+        sleep 0.5
+    done
+}
+
+cluster_up() { # NODES (ACCOUNTING=1: with slurmdbd and MariaDB)
+    local nodes=$1 i storage=none
+    [ "${ACCOUNTING:-0}" = 0 ] || storage=slurmdbd
     CLUSTER=$(mktemp -d "${TMPDIR:-/tmp}/ddpj-cluster.XXXXXX")
     CLUSTER_ID=$$
     CLUSTER_NODES=$nodes
     export CLUSTER CLUSTER_ID
-    mkdir -p "$CLUSTER"/{etc,munge,state,spool,log,run}
+    mkdir -p "$CLUSTER"/{etc,munge,state,spool,log,run} /run/munge
     chmod 755 "$CLUSTER" "$CLUSTER/munge"
     netns_make "$CLUSTER" cluster_ns 10.77.0 head "$nodes" || return 1
     dd if=/dev/urandom of="$CLUSTER/munge/key" bs=1024 count=1 status=none
     chmod 400 "$CLUSTER/munge/key"
+    ln -s sock "$CLUSTER/munge/munge.socket.2"
     DDPJ_TESTCLUSTER=$CLUSTER munged --socket "$CLUSTER/munge/sock" --key-file "$CLUSTER/munge/key" \
         --pid-file "$CLUSTER/run/munged.pid" --log-file "$CLUSTER/log/munged.log" \
         --seed-file "$CLUSTER/munge/seed" || return 1
@@ -48,7 +95,9 @@ SelectTypeParameters=CR_Core
 ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
 JobAcctGatherType=jobacct_gather/none
-AccountingStorageType=accounting_storage/none
+AccountingStorageType=accounting_storage/$storage
+AccountingStorageHost=head
+AccountingStoragePort=16819
 MpiDefault=none
 SlurmUser=root
 SlurmdUser=root
@@ -73,6 +122,7 @@ CONF
     echo "PartitionName=debug Nodes=$names Default=YES MaxTime=INFINITE State=UP" >>"$CLUSTER/etc/slurm.conf"
     : >"$CLUSTER/etc/plugstack.conf"
     export SLURM_CONF=$CLUSTER/etc/slurm.conf
+    if [ "$storage" = slurmdbd ]; then slurm_accounting || return 1; fi
     DDPJ_TESTCLUSTER=$CLUSTER cluster_in head slurmctld -f "$SLURM_CONF" || return 1
     for i in $(seq "$nodes"); do
         DDPJ_TESTCLUSTER=$CLUSTER cluster_in "n$i" slurmd -f "$SLURM_CONF" -N "n$i" || return 1

@@ -83,11 +83,12 @@ int main(void)
            !strcmp(jobs[1].nodes, "n[1-2]") && !strcmp(jobs[1].elapsed, "0:07") &&
            jobs[1].reason[0] == 0,
        "squeue: 42 running on n[1-2]; 4 is not 41..43; a line without the fields is passed over");
-    n = sched_parse_sacct("41|OUT_OF_MEMORY|0:125|00:01:02|00:05:00|n1|None\n"
+    n = sched_parse_sacct("41|REQUEUED|0:0|00:00:30|00:05:00|n1|None\n"
+                          "41|OUT_OF_MEMORY|0:125|00:01:02|00:05:00|n1|None\n"
                           "43|CANCELLED by 0|0:15|00:00:03|00:05:00|n[1-2]|None\n",
                           jobs, 3);
     ok(n == 2 && jobs[0].state == JOB_OUT_OF_MEMORY && jobs[0].exit_status == 128 + 125,
-       "sacct: 41 out of memory");
+       "sacct: 41 out of memory (its last run; the requeued one before it passed over)");
     ok(jobs[2].state == JOB_CANCELLED && jobs[2].exit_status == 128 + 15,
        "sacct: 43 cancelled, by signal 15 (ExitCode 0:15)");
 

@@ -147,6 +147,40 @@ dj wait "$JOB"
 expect_eq "$RC" 1 "wait on a cancelled job exits 1"
 sleep 1
 expect_lacks "$(pgrep -a sleep)" "sleep $((300 + $$ % 100))" "nothing of the cancelled job runs on any node"
+# cancel --checkpoint ("stop and save"): the workers checkpoint on the spec's signal, the job
+# ends with 75 and is not requeued, though its spec allows it.
+cat >stopsave.yaml <<SPEC
+name: stopsave
+scheduler: slurm
+nodes: 2
+procs_per_node: 2
+walltime: "00:05:00"
+checkpoint: {signal: USR1, before: 40}
+requeue: 3
+train: $(chain_train "$T/stopsave")
+SPEC
+submit stopsave.yaml
+for _ in $(seq 600); do
+    dj logs "$JOB" --rank 0
+    grep -q "epoch 1/$CHAIN_EPOCHS" <<<"$OUT" && break
+    sleep 0.2
+done
+dj cancel "$JOB" --checkpoint
+expect_eq "$RC" 0 "cancel --checkpoint of a training job exits 0 once it has ended"
+expect_contains "$OUT" "asked job $JOB to checkpoint (SIGUSR1)" "it asks the workers to checkpoint with the spec's signal"
+dj status "$JOB"
+expect_contains "$OUT" "stopsave (slurm job $JOB): cancelled, exit 75" "status: cancelled, exit 75 (every rank checkpointed)"
+expect_contains "$OUT" "link 1 of 1" "and it was not requeued"
+position=$("$TRAIN" inspect "$T/stopsave/checkpoint.ddpt" 2>&1 | sed -n 's/^position *//p')
+step=$(sed -n 's/.*, step \([0-9]*\)$/\1/p' <<<"$position")
+if [ -n "$step" ] && [ "$step" -gt 0 ] && [ "$step" -lt $((CHAIN_EPOCHS * 32)) ]; then
+    pass "the checkpoint holds the position it stopped at, mid-training ($position)"
+else
+    fail "the checkpoint holds the position it stopped at" "position: ${position:-none}"
+fi
+dj wait "$JOB"
+expect_eq "$RC" 75 "wait on it exits 75"
+
 # The built-in workload across the two nodes: ddp-train's ranks meet over the nodes' addresses.
 cat >train.yaml <<SPEC
 name: e2e-train

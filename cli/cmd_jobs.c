@@ -262,22 +262,61 @@ static int run_scheduler(char **argv, int tolerate_failure)
     return failed ? -1 : 0;
 }
 
-/* The checkpoint signal of the spec the job was submitted with (SIGUSR1 when it names none). */
-static const char *checkpoint_signal(const job_view_t *v)
+/* Asks the running job's workers to checkpoint, with its spec's signal: on Slurm to the job's
+ * steps (the agents) with scancel, not to its batch shell; on PBS through the job's record, which
+ * the batch script's supervisor watches (qsig reaches only the first node's session, and ends
+ * the job's login shell, and with it the job, at once). */
+static int ask_checkpoint(const job_view_t *v, int pbs)
 {
-    char path[8192];
-    snprintf(path, sizeof path, "%s/script", v->rec.dir);
-    ddp_error_t err;
-    char *script = ddp_read_file(path, NULL, &err);
-    static char name[16];
-    snprintf(name, sizeof name, "USR1");
-    const char *at = script ? strstr(script, "--checkpoint-signal ") : NULL;
-    if (at)
-        sscanf(at + strlen("--checkpoint-signal "), "%15[A-Z0-9]", name);
-    free(script);
-    if (!strncmp(name, "SIG", 3))
-        memmove(name, name + 3, strlen(name + 3) + 1);
-    return name;
+    const char *sig = v->rec.checkpoint_signal;
+    if (pbs) {
+        char path[8192];
+        snprintf(path, sizeof path, "%s/checkpoint-request", v->rec.dir);
+        ddp_error_t err;
+        if (ddp_write_file_atomic(path, sig, strlen(sig), 0644, &err) < 0) {
+            fprintf(stderr, "ddpjob cancel: %s\n", err.msg);
+            return EXIT_SYSTEM;
+        }
+    } else {
+        char *argv[] = {"scancel", "--signal", (char *)sig, (char *)job_view_id(v), NULL};
+        if (run_scheduler(argv, 0))
+            return EXIT_SUBMITTER;
+    }
+    printf("asked job %s to checkpoint (SIG%s); waiting for it to end\n", job_view_id(v), sig);
+    return EXIT_OK;
+}
+
+/* scancel/qdel of the links that may still run or wait. */
+static int end_links(int pbs, char **ids, size_t nids)
+{
+    char *argv[64 + 2];
+    size_t a = 0;
+    argv[a++] = pbs ? "qdel" : "scancel";
+    for (size_t i = 0; i < nids; i++)
+        argv[a++] = ids[i];
+    argv[a] = NULL;
+    /* qdel fails for a link that has just finished: what counts is that all end. */
+    return run_scheduler(argv, 1) ? EXIT_SUBMITTER : EXIT_OK;
+}
+
+/* Waits until the job in `dir` has ended, saying how; -1 when it has not within `ms`. */
+static int wait_ended(char *dir, int ms)
+{
+    int64_t deadline = ddp_deadline_in(ms);
+    for (;;) {
+        job_view_t v;
+        ddp_error_t err;
+        job_views_load(&dir, 1, &v, &err);
+        int ended = job_state_final(v.state) || (!v.sched.found && v.state != JOB_RUNNING);
+        if (ended)
+            printf("job %s (%s): %s\n", job_view_id(&v), v.rec.name, job_state_name(v.state));
+        job_views_free(&v, 1);
+        if (ended)
+            return 0;
+        if (ddp_ms_left(deadline) == 0)
+            return -1;
+        ddp_sleep_ms(500);
+    }
 }
 
 int cmd_cancel(int argc, char **argv)
@@ -302,6 +341,15 @@ int cmd_cancel(int argc, char **argv)
     job_view_t v;
     ddp_error_t err;
     job_views_load(dirs, 1, &v, &err);
+    if (checkpoint && !v.rec.checkpoint_signal[0]) {
+        fprintf(stderr,
+                "ddpjob cancel: %s: its spec (%s) names no checkpoint signal, so its workers "
+                "cannot be asked to checkpoint; cancel it without --checkpoint\n",
+                argv[optind], v.rec.spec);
+        job_views_free(&v, 1);
+        job_index_free(dirs);
+        return EXIT_USAGE;
+    }
     int rc = EXIT_OK;
     /* First, so that a link ending now submits no successor. */
     if (job_record_mark_cancelled(v.rec.dir, &err)) {
@@ -311,45 +359,27 @@ int cmd_cancel(int argc, char **argv)
     char *ids[64];
     size_t nids = live_ids(&v, ids, 64);
     int pbs = !strcmp(v.rec.scheduler, "pbs");
-    if (rc == EXIT_OK && nids && checkpoint && v.state == JOB_RUNNING) {
-        /* Slurm: the job's steps only (the agents), not the batch shell. */
-        char signal_arg[32];
-        snprintf(signal_arg, sizeof signal_arg, "%s", checkpoint_signal(&v));
-        char *sig_argv[] = {pbs ? "qsig" : "scancel", pbs ? "-s" : "--signal", signal_arg,
-                            (char *)job_view_id(&v), NULL};
-        if (run_scheduler(sig_argv, 0))
-            rc = EXIT_SUBMITTER;
-        else
-            printf("asked job %s to checkpoint (SIG%s); waiting for it to end\n", job_view_id(&v),
-                   signal_arg);
-    } else if (rc == EXIT_OK && nids) {
-        char *argv2[64 + 2];
-        size_t a = 0;
-        argv2[a++] = pbs ? "qdel" : "scancel";
-        for (size_t i = 0; i < nids; i++)
-            argv2[a++] = ids[i];
-        argv2[a] = NULL;
-        /* qdel fails for a link that has just finished: what counts is that all end. */
-        if (run_scheduler(argv2, 1))
-            rc = EXIT_SUBMITTER;
-    }
+    int asked = rc == EXIT_OK && nids && checkpoint && v.state == JOB_RUNNING;
+    if (asked)
+        rc = ask_checkpoint(&v, pbs);
+    else if (rc == EXIT_OK && nids)
+        rc = end_links(pbs, ids, nids);
     job_views_free(&v, 1);
-    int64_t deadline = ddp_deadline_in(CANCEL_WAIT_MS);
-    while (rc == EXIT_OK) {
-        job_views_load(dirs, 1, &v, &err);
-        int ended = job_state_final(v.state) || (!v.sched.found && v.state != JOB_RUNNING);
-        if (ended)
-            printf("job %s (%s): %s\n", job_view_id(&v), v.rec.name, job_state_name(v.state));
-        job_views_free(&v, 1);
-        if (ended)
-            break;
-        if (ddp_ms_left(deadline) == 0) {
+    if (rc == EXIT_OK && wait_ended(dirs[0], asked ? CANCEL_WAIT_MS / 2 : CANCEL_WAIT_MS)) {
+        if (asked) {
+            /* The workers did not checkpoint in time (a job started over SSH has no one to
+             * take the request, a worker ignores the signal): the job ends all the same. */
+            fprintf(stderr,
+                    "ddpjob cancel: %s did not end within %d s of the checkpoint request; "
+                    "cancelling it\n",
+                    argv[optind], CANCEL_WAIT_MS / 2000);
+            rc = end_links(pbs, ids, nids);
+        }
+        if (rc == EXIT_OK && (!asked || wait_ended(dirs[0], CANCEL_WAIT_MS))) {
             fprintf(stderr, "ddpjob cancel: %s has not ended %d s after the cancel\n", argv[optind],
                     CANCEL_WAIT_MS / 1000);
             rc = 1;
-            break;
         }
-        ddp_sleep_ms(500);
     }
     job_index_free(dirs);
     return rc;

@@ -22,13 +22,15 @@
 
 static const char pbs_agents_help[] =
     "usage: ddpjob pbs-agents --nodefile FILE --nodes N --node-env FILE --task-dir DIR\n"
+    "                         [--checkpoint-file FILE --checkpoint-signal SIG]\n"
     "                         -- AGENT [AGENT-OPTIONS...]\n"
     "Run by a generated PBS script on the job's first node: starts `AGENT --node-rank R\n"
     "AGENT-OPTIONS` on every other node of FILE through pbsdsh (after sourcing the node-env\n"
     "file and running its ddpjob_node_setup there), runs node 0's agent here, and exits with\n"
     "the job's status. A node whose agent cannot start stops the job at once; one whose agent\n"
     "ended while node 0's goes on stops it after 20 s; the other agents may outlive node 0's by\n"
-    "30 s. Each node's pbsdsh output goes to DIR/pbsdsh-R.\n"
+    "30 s. Each node's pbsdsh output goes to DIR/pbsdsh-R. Once the checkpoint FILE exists\n"
+    "(`ddpjob cancel --checkpoint` writes it), node 0's agent gets SIG, once.\n"
     "Exit: the job's status (that of node 0's agent, or of the node that failed first); 2 usage,\n"
     "3 an unreadable node file or a process that could not be started.\n";
 
@@ -37,6 +39,8 @@ static const char node_shell[] = ". \"$1\" && ddpjob_node_setup && shift && exec
 
 typedef struct {
     const char *nodefile, *node_env, *task_dir;
+    const char *checkpoint_file; /* once it exists, node 0's agent gets checkpoint_signal */
+    int checkpoint_signal;
     int nodes;
     char **agent; /* AGENT and its options, NULL-terminated */
     int nagent;
@@ -59,10 +63,14 @@ typedef struct {
 
 static int parse_args(int argc, char **argv, pbs_agents_args_t *a)
 {
-    static const struct option opts[] = {
-        {"nodefile", required_argument, NULL, 'f'}, {"nodes", required_argument, NULL, 'n'},
-        {"node-env", required_argument, NULL, 'e'}, {"task-dir", required_argument, NULL, 'd'},
-        {"help", no_argument, NULL, 'h'},           {0}};
+    static const struct option opts[] = {{"nodefile", required_argument, NULL, 'f'},
+                                         {"nodes", required_argument, NULL, 'n'},
+                                         {"node-env", required_argument, NULL, 'e'},
+                                         {"task-dir", required_argument, NULL, 'd'},
+                                         {"checkpoint-file", required_argument, NULL, 'c'},
+                                         {"checkpoint-signal", required_argument, NULL, 's'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {0}};
     int before = split_workload_args(argc, argv, &a->agent, &a->nagent);
     int c;
     while ((c = getopt_long(before, argv, "h", opts, NULL)) != -1) {
@@ -82,6 +90,16 @@ static int parse_args(int argc, char **argv, pbs_agents_args_t *a)
         case 'd':
             a->task_dir = optarg;
             break;
+        case 'c':
+            a->checkpoint_file = optarg;
+            break;
+        case 's':
+            if ((a->checkpoint_signal = ddp_parse_signal(optarg)) <= 0) {
+                fprintf(stderr, "ddpjob pbs-agents: --checkpoint-signal %s: not a signal\n",
+                        optarg);
+                return EXIT_USAGE;
+            }
+            break;
         case 'h':
             fputs(pbs_agents_help, stdout);
             return -1;
@@ -91,7 +109,7 @@ static int parse_args(int argc, char **argv, pbs_agents_args_t *a)
         }
     }
     if (optind != before || !a->nodefile || !a->nodes || !a->node_env || !a->task_dir ||
-        a->nagent < 1) {
+        a->nagent < 1 || !a->checkpoint_file != !a->checkpoint_signal) {
         fputs(pbs_agents_help, stderr);
         return EXIT_USAGE;
     }
@@ -115,8 +133,9 @@ static char **agent_argv(const pbs_agents_args_t *a, char *const *prefix, int np
     return argv;
 }
 
-/* Forks argv with the default signal mask, its output into `out` when not NULL. */
-static pid_t start(char **argv, const char *out)
+/* Forks argv with the default signal mask, its output into `out` when not NULL; a pbsdsh
+ * (`is_pbsdsh`) ignores SIGUSR1 and SIGUSR2. */
+static pid_t start(char **argv, const char *out, int is_pbsdsh)
 {
     pid_t pid = fork();
     if (pid != 0)
@@ -124,6 +143,12 @@ static pid_t start(char **argv, const char *out)
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
+    /* qsig's checkpoint signal reaches every process of the job's session here, pbsdsh too,
+     * which it would end; the tasks pbsdsh asked for run under their own MoMs. */
+    if (is_pbsdsh) {
+        signal(SIGUSR1, SIG_IGN);
+        signal(SIGUSR2, SIG_IGN);
+    }
     if (out) {
         int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
         if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0) {
@@ -149,7 +174,7 @@ static int start_remote(supervisor_t *s, const pbs_agents_args_t *a, int rank)
     char **argv = agent_argv(a, prefix, sizeof prefix / sizeof prefix[0], rank_text);
     if (!argv)
         return -1;
-    s->tasks[rank].pid = start(argv, out);
+    s->tasks[rank].pid = start(argv, out, 1);
     free(argv);
     return s->tasks[rank].pid > 0 ? 0 : -1;
 }
@@ -277,15 +302,21 @@ static int supervise(supervisor_t *s, const pbs_agents_args_t *a, int sigfd)
             return EXIT_SYSTEM;
         }
     char **argv = agent_argv(a, NULL, 0, "0");
-    s->agent_pid = argv ? start(argv, NULL) : -1;
+    s->agent_pid = argv ? start(argv, NULL, 0) : -1;
     free(argv);
     if (s->agent_pid < 0) {
         fprintf(stderr, "ddpjob pbs-agents: cannot start node 0's agent: %s\n", strerror(errno));
         stop_tasks(s, a->nodes);
         return EXIT_SYSTEM;
     }
-    int stopped = 0;
+    int stopped = 0, checkpoint_asked = 0;
     while (s->agent_pid) {
+        if (a->checkpoint_file && !checkpoint_asked && access(a->checkpoint_file, F_OK) == 0) {
+            fprintf(stderr, "ddpjob: a checkpoint was asked (%s): SIG%s to node 0's agent\n",
+                    a->checkpoint_file, sigabbrev_np(a->checkpoint_signal));
+            kill(s->agent_pid, a->checkpoint_signal);
+            checkpoint_asked = 1;
+        }
         if (s->stop_at && !stopped && ddp_ms_left(s->stop_at) == 0) {
             fprintf(stderr, "ddpjob: %s; stopping the job\n", s->failed);
             kill(s->agent_pid, SIGTERM);

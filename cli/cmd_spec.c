@@ -356,6 +356,9 @@ static int make_record(const job_spec_t *spec, const sched_ops_t *ops, const cha
     snprintf(r.scheduler, sizeof r.scheduler, "%s", ops->name);
     snprintf(r.workdir, sizeof r.workdir, "%s", workdir ? workdir : jobdir);
     snprintf(r.spec, sizeof r.spec, "%s", spec_path ? spec_path : spec->path);
+    if (spec->checkpoint.signal)
+        snprintf(r.checkpoint_signal, sizeof r.checkpoint_signal, "%s",
+                 sigabbrev_np(spec->checkpoint.signal));
     free(workdir);
     free(spec_path);
     char *spec_text = ddp_read_file(spec->path, NULL, err);

@@ -36,6 +36,8 @@ static char *job_json(const job_record_t *r)
     ddp_json_string(f, r->workdir);
     fprintf(f, ",\n  \"spec\": ");
     ddp_json_string(f, r->spec);
+    fprintf(f, ",\n  \"checkpoint_signal\": ");
+    ddp_json_string(f, r->checkpoint_signal);
     fprintf(f,
             ",\n  \"submitted\": %lld,\n  \"nodes\": %d,\n  \"procs_per_node\": %d,\n"
             "  \"walltime_s\": %lld,\n  \"requeue\": %d\n}\n",
@@ -170,6 +172,7 @@ static void read_job_json(const char *dir, job_record_t *r)
     json_field(text, "scheduler", r->scheduler, sizeof r->scheduler);
     json_field(text, "workdir", r->workdir, sizeof r->workdir);
     json_field(text, "spec", r->spec, sizeof r->spec);
+    json_field(text, "checkpoint_signal", r->checkpoint_signal, sizeof r->checkpoint_signal);
     if (!json_field(text, "submitted", value, sizeof value) &&
         !ddp_parse_long(value, 0, 1L << 40, &v))
         r->submitted = v;

@@ -4,12 +4,14 @@
  *
  *   WORKDIR/.ddpjob/jobs/NAME.YYYYMMDD-HHMMSS.XXXXXX/   the record (its path: DDPJOB_RECORD)
  *     job.json           written by submit: version, name, scheduler, workdir, spec, submitted,
- *                        nodes, procs_per_node, walltime_s, requeue
+ *                        nodes, procs_per_node, walltime_s, requeue, checkpoint_signal
  *     spec.yaml, script  the spec and the script as submitted
  *     links              "K JOBID" per line: link K of the chain (a requeue) is scheduler job
  *                        JOBID; written by submit (0), by a link submitting its successor and by
  *                        each link when it starts; the last line for a K counts
  *     cancelled          present once `ddpjob cancel` was asked: no link submits a successor
+ *     checkpoint-request written by `ddpjob cancel --checkpoint` for a PBS job: the batch
+ *                        script's supervisor then sends node 0's agent the checkpoint signal
  *     link-K/started     "EPOCH JOBID HOST", when the batch shell of link K started
  *     link-K/ended       "STATUS EPOCH": its final status
  *     link-K/error-node*.json   each failed node's agent report (--error-file)
@@ -43,6 +45,7 @@ typedef struct {
     char *dir; /* the record's folder */
     int version;
     char name[256], scheduler[16], workdir[4096], spec[4096];
+    char checkpoint_signal[16]; /* the spec's, without SIG ("USR1"); "" when it names none */
     int64_t submitted;
     int nodes, procs_per_node, requeue;
     int64_t walltime_s;

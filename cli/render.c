@@ -150,6 +150,8 @@ static int fill_common(const job_spec_t *spec, const char *bindir, const char *a
               ? tmpl_setf(ctx, "checkpoint_args", "--checkpoint-signal %s --checkpoint-before %ld",
                           sigabbrev_np(spec->checkpoint.signal), spec->checkpoint.before_s)
               : tmpl_set(ctx, "checkpoint_args", "");
+    rc |= tmpl_set(ctx, "checkpoint_signal",
+                   spec->checkpoint.signal ? sigabbrev_np(spec->checkpoint.signal) : "");
     rc |= spec->requeue ? tmpl_setf(ctx, "requeue", "%ld", spec->requeue)
                         : tmpl_set(ctx, "requeue", "");
     rc |= tmpl_set_bool(ctx, "train_resumes",

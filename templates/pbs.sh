@@ -131,9 +131,16 @@ ddpjob_agent_args=(--nnodes {{nodes}} --nproc-per-node {{procs_per_node}}
 # Node 0's agent runs here and learns every joined node's outcome through the store, so its status
 # is the job's; `ddpjob pbs-agents` starts the other nodes' agents through pbsdsh and stops the job
 # when one of them cannot start, or ends while node 0's goes on (ddpjob(1)).
+# `ddpjob cancel --checkpoint` asks through the job's record: qsig would reach only this node's
+# session, and end the job's login shell, and with it the job, before the checkpoint is written.
+ddpjob_supervisor_args=()
+{{#checkpoint_signal}}
+[ -z "$ddpjob_link_dir" ] || ddpjob_supervisor_args=(--checkpoint-file "$DDPJOB_RECORD/checkpoint-request"
+    --checkpoint-signal {{checkpoint_signal}})
+{{/checkpoint_signal}}
 ddpjob_status=0
 {{ddpjob}} pbs-agents --nodefile "$PBS_NODEFILE" --nodes {{nodes}} --node-env "$ddpjob_node_env" \
-    --task-dir "$ddpjob_dir" -- {{agent}} "${ddpjob_agent_args[@]}" || ddpjob_status=$?
+    --task-dir "$ddpjob_dir" "${ddpjob_supervisor_args[@]}" -- {{agent}} "${ddpjob_agent_args[@]}" || ddpjob_status=$?
 {{/launch_pbsdsh}}
 {{#launch_ssh}}
 # `ddpjob launch` starts every node's agent, this node's too, over SSH (keys in ~/.ssh, hosts in

@@ -33,7 +33,7 @@ _ddpjob() {
     setup-nodes) opts="--hosts --hostfile --install-key --login-identity --accept-new-host-keys --connect-timeout --ssh-config --known-hosts --help" ;;
     doctor) opts="--hosts --hostfile --nodefile --submit --scheduler --site --nproc-per-node --bindir --connect-timeout --accept-new-host-keys --ssh-config --known-hosts --help" ;;
     nodes) opts="--slurm --nodefile --with-index --compress --help" ;;
-    pbs-agents) opts="--nodefile --nodes --node-env --task-dir --help" ;;
+    pbs-agents) opts="--nodefile --nodes --node-env --task-dir --checkpoint-file --checkpoint-signal --help" ;;
     *) opts="" ;;
     esac
     if [ "${cur#-}" != "$cur" ]; then

@@ -170,6 +170,41 @@ expect_no_file "$record/link-1/started" "the successor never started"
 pj status stop
 expect_contains "$OUT" "stop (pbs job $next): cancelled" "status of the chain: cancelled, at its queued successor"
 
+# cancel --checkpoint: the request goes through the job's record to the batch script's
+# supervisor, which signals node 0's agent; its workers checkpoint and the ranks agree to stop,
+# so every rank exits 75; the job is not requeued, though its spec allows it.
+cat >"$jobdir/stopsave.yaml" <<SPEC
+name: stopsave
+scheduler: pbs
+nodes: 2
+procs_per_node: 2
+cpus_per_node: 2
+walltime: "00:05:00"
+checkpoint: {signal: USR1, before: 40}
+requeue: 3
+train: $(chain_train stopsave)
+SPEC
+chown "$PBS_USER:" "$jobdir/stopsave.yaml"
+pj submit stopsave.yaml --bindir "$bin"
+JOB=$(tail -n 1 <<<"$OUT")
+for _ in $(seq 600); do
+    pj logs "$JOB" --rank 0
+    grep -q "epoch 1/$CHAIN_EPOCHS" <<<"$OUT" && break
+    sleep 0.2
+done
+pj cancel "$JOB" --checkpoint
+expect_eq "$RC" 0 "cancel --checkpoint of a PBS training job exits 0 once it has ended"
+expect_contains "$OUT" "asked job $JOB to checkpoint (SIGUSR1)" "it asks the workers to checkpoint with the spec's signal"
+pj status "$JOB"
+expect_contains "$OUT" "stopsave (pbs job $JOB): cancelled, exit 75" "status: cancelled, exit 75 (every rank checkpointed)"
+expect_contains "$OUT" "link 1 of 1" "and it was not requeued"
+step=$("$TRAIN" inspect "$jobdir/stopsave/checkpoint.ddpt" 2>&1 | sed -n 's/^position .*, step \([0-9]*\)$/\1/p')
+if [ -n "$step" ] && [ "$step" -gt 0 ] && [ "$step" -lt $((CHAIN_EPOCHS * 32)) ]; then
+    pass "the checkpoint holds the step it stopped at, mid-training ($step)"
+else
+    fail "the checkpoint holds the step it stopped at, mid-training" "step: ${step:-none}"
+fi
+
 sed -e 's/FAIL_RANK: "3"/KILL_RANK: "2"/' -e 's/^name: fail/name: killed/' "$jobdir/fail.yaml" >"$jobdir/killed.yaml"
 chown "$PBS_USER:" "$jobdir/killed.yaml"
 submit_and_wait killed.yaml

@@ -4,7 +4,7 @@ _ddpjob() {
     cur=${COMP_WORDS[COMP_CWORD]}
     prev=${COMP_WORDS[COMP_CWORD - 1]}
     if [ "$COMP_CWORD" -eq 1 ]; then
-        mapfile -t COMPREPLY < <(compgen -W "validate render submit run launch doctor setup-nodes nodes pbs-agents --help --version" -- "$cur")
+        mapfile -t COMPREPLY < <(compgen -W "validate render submit status logs cancel list wait run launch doctor setup-nodes nodes pbs-agents --help --version" -- "$cur")
         return
     fi
     case $prev in
@@ -33,6 +33,11 @@ _ddpjob() {
     setup-nodes) opts="--hosts --hostfile --install-key --login-identity --accept-new-host-keys --connect-timeout --ssh-config --known-hosts --help" ;;
     doctor) opts="--hosts --hostfile --nodefile --submit --scheduler --site --nproc-per-node --bindir --connect-timeout --accept-new-host-keys --ssh-config --known-hosts --help" ;;
     nodes) opts="--slurm --nodefile --with-index --compress --help" ;;
+    status) opts="--json --help" ;;
+    logs) opts="--rank --node --attempt --link --stderr --follow -f --help" ;;
+    cancel) opts="--checkpoint --help" ;;
+    list) opts="--all --json --help" ;;
+    wait) opts="--timeout --help" ;;
     pbs-agents) opts="--nodefile --nodes --node-env --task-dir --checkpoint-file --checkpoint-signal --help" ;;
     *) opts="" ;;
     esac

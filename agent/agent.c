@@ -17,6 +17,7 @@
 #include "ddp_clock.h"
 #include "ddp_file.h"
 #include "ddp_net.h"
+#include "ddp_signal.h"
 #include "fingerprint.h"
 #include "output.h"
 #include "preflight.h"
@@ -464,17 +465,11 @@ static int claim_node_rank(agent_t *a, ddp_error_t *err)
 static int setup(agent_t *a, ddp_error_t *err)
 {
     const agent_options_t *o = a->o;
-    sigset_t mask;
-    sigemptyset(&mask);
-    int sigs[] = {SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2};
-    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
-        sigaddset(&mask, sigs[i]);
-    /* Blocked before any thread starts, so the store's thread never takes them. */
-    sigprocmask(SIG_BLOCK, &mask, NULL);
+    /* Before any thread starts, so the store's thread never takes them. */
+    if ((a->sigfd = ddp_supervisor_signalfd(err)) < 0)
+        return -1;
     signal(SIGPIPE, SIG_IGN);
     ddp_net_raise_descriptor_limit();
-    if ((a->sigfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC)) < 0)
-        return ddp_error_set(err, "signalfd: %s", strerror(errno));
     ddp_net_hostname(a->host, sizeof a->host);
     /* Before any socket or thread exists, so the guard holds none of them. */
     if (guard_start(&a->guard, err))

@@ -17,6 +17,7 @@
 #include "ddp_clock.h"
 #include "ddp_file.h"
 #include "ddp_parse.h"
+#include "ddp_signal.h"
 #include "hostlist.h"
 #include "pbs_tasks.h"
 
@@ -349,16 +350,10 @@ int cmd_pbs_agents(int argc, char **argv)
         ddp_hostlist_destroy(s.hl);
         return EXIT_SYSTEM;
     }
-    sigset_t mask;
-    sigemptyset(&mask);
-    int sigs[] = {SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2};
-    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
-        sigaddset(&mask, sigs[i]);
-    sigprocmask(SIG_BLOCK, &mask, NULL);
-    int sigfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+    int sigfd = ddp_supervisor_signalfd(&err);
     s.tasks = calloc((size_t)a.nodes, sizeof *s.tasks);
     if (sigfd < 0 || !s.tasks) {
-        fprintf(stderr, "ddpjob pbs-agents: %s\n", strerror(errno));
+        fprintf(stderr, "ddpjob pbs-agents: %s\n", sigfd < 0 ? err.msg : "out of memory");
         rc = EXIT_SYSTEM;
     } else {
         rc = supervise(&s, &a, sigfd);

@@ -375,6 +375,22 @@ static int make_record(const job_spec_t *spec, const sched_ops_t *ops, const cha
     return rc;
 }
 
+/* The submitted job's first id into its record, and the job into the index: a failure here
+ * leaves a job that runs, so it is a warning. */
+static void record_submitted(const char *record, const char *job_id)
+{
+    ddp_error_t err;
+    job_record_t submitted = {0};
+    if (job_record_add_link(record, 0, job_id, &err) || job_record_read(record, &submitted, &err))
+        fprintf(stderr, "ddpjob: warning: job %s: its record %s is incomplete: %s\n", job_id,
+                record, err.msg);
+    else if (job_index_add(&submitted, job_id, &err))
+        fprintf(stderr, "ddpjob: warning: job %s is not in the index of jobs: %s\n", job_id,
+                err.msg);
+    if (submitted.dir)
+        job_record_free(&submitted);
+}
+
 int submit_command(int argc, char **argv, bool doctor)
 {
     script_args_t a;
@@ -461,18 +477,8 @@ int submit_command(int argc, char **argv, bool doctor)
         code = EXIT_SUBMITTER;
         goto out;
     }
-    if (record) {
-        job_record_t submitted = {0};
-        if (job_record_add_link(record, 0, job_id, &err) ||
-            job_record_read(record, &submitted, &err))
-            fprintf(stderr, "ddpjob: warning: job %s: its record %s is incomplete: %s\n", job_id,
-                    record, err.msg);
-        else if (job_index_add(&submitted, job_id, &err))
-            fprintf(stderr, "ddpjob: warning: job %s is not in the index of jobs: %s\n", job_id,
-                    err.msg);
-        if (submitted.dir)
-            job_record_free(&submitted);
-    }
+    if (record)
+        record_submitted(record, job_id);
     printf("%s\n", job_id);
 out:
     if (record && code != EXIT_OK)

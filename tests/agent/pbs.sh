@@ -170,6 +170,31 @@ expect_no_file "$record/link-1/started" "the successor never started"
 pj status stop
 expect_contains "$OUT" "stop (pbs job $next): cancelled" "status of the chain: cancelled, at its queued successor"
 
+# cancel of a running job: nothing of it is left on either node.
+cat >"$jobdir/sleepy.yaml" <<SPEC
+name: sleepy
+scheduler: pbs
+nodes: 2
+procs_per_node: 2
+cpus_per_node: 2
+walltime: "00:05:00"
+command: [/bin/sleep, "$((300 + $$ % 100))"]
+SPEC
+chown "$PBS_USER:" "$jobdir/sleepy.yaml"
+pj submit sleepy.yaml --bindir "$bin"
+JOB=$(tail -n 1 <<<"$OUT")
+for _ in $(seq 600); do [ "$(pgrep -c -f "sleep $((300 + $$ % 100))")" -ge 4 ] && break; sleep 0.1; done
+pj status sleepy
+expect_contains "$OUT" "sleepy (pbs job $JOB): running (qstat R" "status of a running PBS job: from qstat"
+pj cancel sleepy
+expect_eq "$RC" 0 "cancel of a running PBS job exits 0 once it has ended"
+pj status sleepy
+expect_contains "$OUT" "sleepy (pbs job $JOB): cancelled" "status afterwards: cancelled"
+pj wait sleepy
+expect_eq "$RC" 1 "wait on it exits 1"
+for _ in $(seq 50); do pgrep -f "sleep $((300 + $$ % 100))" >/dev/null || break; sleep 0.2; done
+expect_lacks "$(pgrep -af "sleep $((300 + $$ % 100))")" "sleep" "nothing of the cancelled job runs on any node"
+
 # cancel --checkpoint: the request goes through the job's record to the batch script's
 # supervisor, which signals node 0's agent; its workers checkpoint and the ranks agree to stop,
 # so every rank exits 75; the job is not requeued, though its spec allows it.
@@ -299,6 +324,15 @@ expect_contains "$chain" "ddpjob: requeue 1 of 10 (job" "which knows its place i
 expect_contains "$chain" "[rank 0] ddp-train: resuming from ckpt/checkpoint.ddpt at epoch" "and resumes from the checkpoint"
 expect_contains "$chain" "trained after $CHAIN_EPOCHS of $CHAIN_EPOCHS epochs" "the chain of $links PBS jobs trains to the end"
 expect_eq "$(pbs_state "$JOB" Exit_status)" 0 "and its last job ends with Exit_status = 0"
+pj status chain
+expect_contains "$OUT" "chain (pbs job $JOB): completed, exit 0" "status of the chain, by its name: completed at its last job"
+expect_contains "$OUT" "link $links of $links" "... link $links of $links"
+pj wait chain
+expect_eq "$RC" 0 "wait on the chain exits 0"
+pj logs chain --rank 0 --link 1
+expect_contains "$OUT" "epoch 1/$CHAIN_EPOCHS" "logs --link 1: the first job's lines"
+pj logs chain --rank 0 --link "$links"
+expect_contains "$OUT" "resuming from ckpt/checkpoint.ddpt" "logs --link $links: the last job's lines"
 REFERENCE_HOSTS=("$(pbs_ns n1)" "$(pbs_ns n2)") REFERENCE_MASTER=10.78.0.11
 expect_same_as_uninterrupted "$jobdir/ckpt/checkpoint.ddpt" "the PBS chain's final checkpoint = an uninterrupted run's" "$chain"
 

@@ -165,6 +165,10 @@ for _ in $(seq 600); do
     grep -q "epoch 1/$CHAIN_EPOCHS" <<<"$OUT" && break
     sleep 0.2
 done
+# logs -f follows rank 0's stderr from now on, and must end by itself when the job does.
+XDG_STATE_HOME="$T/state" bash -c '. "$0/tests/cluster/slurm.sh"; cd "$1" && cluster_in head "$2" logs "$3" --rank 0 --stderr -f' \
+    "$SRCDIR" "$T" "$DDPJOB" "$JOB" >"$T/follow.out" 2>&1 &
+follow=$!
 dj cancel "$JOB" --checkpoint
 expect_eq "$RC" 0 "cancel --checkpoint of a training job exits 0 once it has ended"
 expect_contains "$OUT" "asked job $JOB to checkpoint (SIGUSR1)" "it asks the workers to checkpoint with the spec's signal"
@@ -180,6 +184,15 @@ else
 fi
 dj wait "$JOB"
 expect_eq "$RC" 75 "wait on it exits 75"
+for _ in $(seq 100); do kill -0 "$follow" 2>/dev/null || break; sleep 0.2; done
+if kill -0 "$follow" 2>/dev/null; then
+    kill "$follow"
+    fail "logs -f ends by itself when the job has ended" "still running 20 s after"
+else
+    pass "logs -f ends by itself when the job has ended"
+fi
+expect_contains "$(cat "$T/follow.out")" "ddp-train train: stopped by User defined signal 1 after step" \
+    "and it followed: the line rank 0 wrote after it started"
 
 # The built-in workload across the two nodes: ddp-train's ranks meet over the nodes' addresses.
 cat >train.yaml <<SPEC
@@ -258,6 +271,8 @@ links=$(sed -n 's/^  link \([0-9]*\) of \([0-9]*\).*/\1 \2/p' <<<"$OUT")
 if [ "${links% *}" = "${links#* }" ] && [ "${links% *}" -ge 2 ]; then pass "status of the chain: completed at its last link ($links)"; else
     fail "status of the chain: completed at its last link" "$OUT"; fi
 expect_contains "$OUT" "chain (slurm job $JOB): completed, exit 0" "... completed, exit 0"
+dj wait "$JOB"
+expect_eq "$RC" 0 "wait on the chain exits 0"
 dj logs "$JOB" --rank 0 --link 1
 expect_contains "$OUT" "epoch 1/$CHAIN_EPOCHS" "logs --link 1: the first link's lines"
 dj logs "$JOB" --rank 0 --link 2

@@ -2,7 +2,6 @@
  * and the schedulers (sched_query), seen together (job_view). */
 #include <getopt.h>
 #include <glob.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -397,9 +396,30 @@ typedef struct {
     int rank, node, attempt, link, err_stream, follow;
 } logs_args_t;
 
-/* Each matching log file, in order (link, attempt, rank), printed from *offsets onwards. */
-static void print_logs(const job_view_t *v, const logs_args_t *a, char ***seen, long **offsets,
-                       size_t *nseen)
+/* A log file the job's record holds, and how far it has been printed. */
+typedef struct {
+    int link, attempt, rank;
+    char *path;
+    long offset;
+} log_file_t;
+
+typedef struct {
+    log_file_t *files;
+    size_t n;
+} log_set_t;
+
+static int log_order(const void *x, const void *y)
+{
+    const log_file_t *a = x, *b = y;
+    if (a->link != b->link)
+        return a->link < b->link ? -1 : 1;
+    if (a->attempt != b->attempt)
+        return a->attempt < b->attempt ? -1 : 1;
+    return a->rank < b->rank ? -1 : a->rank > b->rank;
+}
+
+/* Adds the record's log files that match and are new, kept in order (link, attempt, rank). */
+static void find_logs(const job_view_t *v, const logs_args_t *a, log_set_t *set)
 {
     char pattern[8192];
     snprintf(pattern, sizeof pattern, "%s/link-*/logs/*/attempt_*/rank_*/%s.log", v->rec.dir,
@@ -407,53 +427,61 @@ static void print_logs(const job_view_t *v, const logs_args_t *a, char ***seen, 
     glob_t g;
     if (glob(pattern, 0, NULL, &g) != 0)
         return;
+    int per_node = v->rec.procs_per_node > 0 ? v->rec.procs_per_node : 1;
     for (size_t i = 0; i < g.gl_pathc; i++) {
         const char *path = g.gl_pathv[i];
-        int link = -1, attempt = -1, rank = -1;
         const char *l = strstr(path + strlen(v->rec.dir), "/link-");
         const char *at = strstr(path, "/attempt_"), *r = strstr(path, "/rank_");
         if (!l || !at || !r)
             continue;
-        link = atoi(l + 6);
-        attempt = atoi(at + 9);
-        rank = atoi(r + 6);
-        int per_node = v->rec.procs_per_node > 0 ? v->rec.procs_per_node : 1;
-        if ((a->link >= 0 && link != a->link) || (a->attempt >= 0 && attempt != a->attempt) ||
-            (a->rank >= 0 && rank != a->rank) || (a->node >= 0 && rank / per_node != a->node))
+        log_file_t f = {.link = atoi(l + 6), .attempt = atoi(at + 9), .rank = atoi(r + 6)};
+        if ((a->link >= 0 && f.link != a->link) || (a->attempt >= 0 && f.attempt != a->attempt) ||
+            (a->rank >= 0 && f.rank != a->rank) || (a->node >= 0 && f.rank / per_node != a->node))
             continue;
         size_t k = 0;
-        while (k < *nseen && strcmp((*seen)[k], path))
+        while (k < set->n && strcmp(set->files[k].path, path))
             k++;
-        if (k == *nseen) {
-            char **s = realloc(*seen, (k + 1) * sizeof *s);
-            long *o = realloc(*offsets, (k + 1) * sizeof *o);
-            if (s)
-                *seen = s;
-            if (o)
-                *offsets = o;
-            if (!s || !o || !((*seen)[k] = strdup(path)))
-                continue;
-            (*offsets)[k] = 0;
-            (*nseen)++;
-        }
-        FILE *f = fopen(path, "r");
-        if (!f || fseek(f, (*offsets)[k], SEEK_SET)) {
+        if (k < set->n)
+            continue;
+        log_file_t *more = realloc(set->files, (set->n + 1) * sizeof *more);
+        if (!more || !(f.path = strdup(path)))
+            break;
+        set->files = more;
+        set->files[set->n++] = f;
+    }
+    globfree(&g);
+    qsort(set->files, set->n, sizeof *set->files, log_order);
+}
+
+/* Prints what each file holds past its offset: whole lines, and at the end (`last`) what is
+ * left of a line never ended. */
+static void print_logs(log_set_t *set, const logs_args_t *a, int last)
+{
+    char line[65536];
+    for (size_t k = 0; k < set->n; k++) {
+        log_file_t *lf = &set->files[k];
+        FILE *f = fopen(lf->path, "r");
+        if (!f || fseek(f, lf->offset, SEEK_SET)) {
             if (f)
                 fclose(f);
             continue;
         }
-        char line[65536];
-        /* Whole lines only: a line still being written is printed once it ends. */
-        while (fgets(line, sizeof line, f) && strchr(line, '\n')) {
-            (*offsets)[k] = ftell(f);
-            if (a->rank >= 0)
-                fputs(line, stdout);
-            else
-                printf("[rank %d] %s", rank, line);
+        /* A line still being written is printed once it ends (or is longer than the buffer). */
+        while (fgets(line, sizeof line, f)) {
+            size_t len = strlen(line);
+            if (len == 0) /* a NUL byte in the file: the rest is not text */
+                break;
+            if (line[len - 1] != '\n' && len + 1 < sizeof line && !last)
+                break;
+            lf->offset = ftell(f);
+            if (a->rank < 0)
+                printf("[rank %d] ", lf->rank);
+            fputs(line, stdout);
+            if (line[len - 1] != '\n')
+                putchar('\n');
         }
         fclose(f);
     }
-    globfree(&g);
     fflush(stdout);
 }
 
@@ -498,9 +526,7 @@ int cmd_logs(int argc, char **argv)
     char **dirs = find_records(1, argv + optind, 0, &n);
     if (!dirs)
         return EXIT_SYSTEM;
-    char **seen = NULL;
-    long *offsets = NULL;
-    size_t nseen = 0;
+    log_set_t set = {0};
     int64_t unaccounted_since = 0;
     for (;;) {
         job_view_t v;
@@ -509,18 +535,19 @@ int cmd_logs(int argc, char **argv)
         int ended = job_state_final(v.state);
         if (!v.sched.found && v.state != JOB_RUNNING && !ended && !unaccounted_since)
             unaccounted_since = ddp_now_ms();
+        int last = !a.follow || ended ||
+                   (unaccounted_since && ddp_now_ms() - unaccounted_since > VANISHED_MS);
         /* After the state: lines written before the end are all printed. */
-        print_logs(&v, &a, &seen, &offsets, &nseen);
+        find_logs(&v, &a, &set);
+        print_logs(&set, &a, last);
         job_views_free(&v, 1);
-        if (!a.follow || ended ||
-            (unaccounted_since && ddp_now_ms() - unaccounted_since > VANISHED_MS))
+        if (last)
             break;
         ddp_sleep_ms(POLL_MS / 4);
     }
-    for (size_t i = 0; i < nseen; i++)
-        free(seen[i]);
-    free(seen);
-    free(offsets);
+    for (size_t i = 0; i < set.n; i++)
+        free(set.files[i].path);
+    free(set.files);
     job_index_free(dirs);
     return EXIT_OK;
 }

@@ -3,6 +3,7 @@
 #include <glob.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <yaml.h>
 
 #include "ddp_file.h"
@@ -124,6 +125,14 @@ static void decide(job_view_t *v)
         v->state = JOB_CANCELLED;
     if (!v->sched.found && !(l && l->ended))
         v->source = "record";
+    if (v->sched.elapsed[0]) {
+        snprintf(v->elapsed, sizeof v->elapsed, "%s", v->sched.elapsed);
+    } else if (l && l->started && (l->ended || !job_state_final(v->state))) {
+        long long s = (l->ended ? l->end_time : (int64_t)time(NULL)) - l->start_time;
+        s = s < 0 ? 0 : s;
+        snprintf(v->elapsed, sizeof v->elapsed, "%02lld:%02lld:%02lld", s / 3600, s / 60 % 60,
+                 s % 60);
+    }
 }
 
 int job_views_load(char *const *dirs, size_t n, job_view_t *views, ddp_error_t *err)
@@ -211,8 +220,8 @@ void job_view_print(FILE *f, const job_view_t *v)
         fprintf(f, ", nodes %s", v->sched.nodes);
     else if (v->rec.nodes)
         fprintf(f, ", %d node(s)", v->rec.nodes);
-    if (v->sched.elapsed[0])
-        fprintf(f, ", elapsed %s", v->sched.elapsed);
+    if (v->elapsed[0])
+        fprintf(f, ", elapsed %s", v->elapsed);
     if (v->sched.walltime[0])
         fprintf(f, " of %s", v->sched.walltime);
     fprintf(f, "\n");
@@ -252,7 +261,7 @@ void job_view_json(FILE *f, const job_view_t *v)
     fprintf(f, "\"link\": %d, \"links\": %d, \"nodes\": %d, ", v->link + 1, link_count(v),
             v->rec.nodes);
     json_text(f, "hosts", v->sched.nodes, 0);
-    json_text(f, "elapsed", v->sched.elapsed, 0);
+    json_text(f, "elapsed", v->elapsed, 0);
     json_text(f, "walltime", v->sched.walltime, 0);
     json_text(f, "record", v->rec.dir, 0);
     fputs("\"failed_ranks\": [", f);

@@ -20,6 +20,7 @@ typedef struct {
     sched_job_t sched; /* the scheduler's word on it (sched.found 0: none) */
     job_state_t state;
     int exit_status;    /* -1 unknown */
+    char elapsed[32];   /* the scheduler's, else the current link's from its record; "" unknown */
     const char *source; /* what decided the state: the scheduler's command, or "record" */
     failed_rank_t *failed;
     int nfailed;

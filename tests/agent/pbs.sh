@@ -116,6 +116,8 @@ pbs_in pbshead "$PBS_EXEC/bin/qdel" -x "$JOB" >/dev/null 2>&1
 for _ in $(seq 100); do [ -z "$(pbs_state "$JOB" job_state)" ] && break; sleep 0.2; done
 pj status "$JOB"
 expect_contains "$OUT" "e2e (pbs job $JOB): completed, exit 0 (from its record" "after the server purged it: the record alone says it completed"
+expect_contains "$OUT" "2 node(s), elapsed 00:0" "... on 2 nodes, and how long it ran (from the link's start and end)"
+
 
 # ddpjob doctor through the scheduler: the same job's agents on both nodes, preflight only.
 submit_and_wait e2e.yaml doctor e2e.yaml --submit

@@ -88,6 +88,8 @@ for _ in $(seq 600); do
 done
 dj status "$JOB"
 expect_contains "$OUT" "e2e (slurm job $JOB): completed, exit 0 ($forgotten" "status of a completed job slurmctld has forgotten: $forgotten"
+expect_contains "$OUT" ", elapsed 00:0" "... with its elapsed time"
+
 dj wait "$JOB"
 expect_eq "$RC" 0 "wait on a completed job exits 0"
 dj logs "$JOB" --rank 3

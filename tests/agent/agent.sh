@@ -65,14 +65,11 @@ expect_contains "$ERR" "readable by others (mode 0644)" "a token file others can
 # --- a node that never comes -----------------------------------------------------------------
 next_port
 common=(--nnodes 3 --master-addr 127.0.0.1 --master-port "$PORT" --rdzv-timeout 2 --nproc-per-node 1)
-start_agent n0 -- "${common[@]}" --node-rank 0 "$T/env.sh"
-start_agent n1 -- "${common[@]}" --node-rank 1 "$T/env.sh"
-wait_agent n0
-expect_eq "$RC" 1 "node 0 exits 1 when node 2 never joins"
-expect_contains "$ERR" "rendezvous timed out: node rank(s) 2 never arrived" "naming the missing node rank"
-wait_agent n1
-expect_eq "$RC" 1 "so does node 1"
-expect_contains "$ERR" "node rank(s) 2 never arrived" "with the same reason"
+two_agents -- "${common[@]}" "$T/env.sh"
+expect_eq "$RC0" 1 "node 0 exits 1 when node 2 never joins"
+expect_contains "$ERR0" "rendezvous timed out: node rank(s) 2 never arrived" "naming the missing node rank"
+expect_eq "$RC1" 1 "so does node 1"
+expect_contains "$ERR1" "node rank(s) 2 never arrived" "with the same reason"
 expect_no_leftovers "nothing left after a failed rendezvous"
 
 # Waiting is reported, and agents given different node counts are refused at once.
@@ -415,19 +412,16 @@ if [ "$TORCHELASTIC_RESTART_COUNT" = 0 ] && [ "$RANK" = 1 ]; then exit 3; fi
 if [ "$TORCHELASTIC_RESTART_COUNT" = 0 ]; then sleep 30; fi'
 next_port
 common=(--nnodes 2 --master-addr 127.0.0.1 --master-port "$PORT" --nproc-per-node 1 --max-restarts 2 --grace 1)
-start_agent n0 -- "${common[@]}" --node-rank 0 "$T/flaky.sh"
-start_agent n1 -- "${common[@]}" --node-rank 1 "$T/flaky.sh"
-wait_agent n1
-expect_eq "$RC" 0 "a job whose worker fails once succeeds after a restart"
-expect_contains "$OUT" "[rank 1] attempt 1 of rank 1" "the restarted worker sees TORCHELASTIC_RESTART_COUNT=1"
-expect_contains "$ERR" "attempt 0 failed: rank 1 (node 1, host $(hostname), local rank 0) exited with code 3" \
+two_agents -- "${common[@]}" "$T/flaky.sh"
+expect_eq "$RC1" 0 "a job whose worker fails once succeeds after a restart"
+expect_contains "$OUT1" "[rank 1] attempt 1 of rank 1" "the restarted worker sees TORCHELASTIC_RESTART_COUNT=1"
+expect_contains "$ERR1" "attempt 0 failed: rank 1 (node 1, host $(hostname), local rank 0) exited with code 3" \
     "the agent says which attempt failed and why"
-expect_contains "$ERR" "; restarting every worker (restart 1 of 2)" "and that it restarts"
-expect_lacks "$ERR" "job failed" "no 'job failed' for a job that then succeeded"
-expect_contains "$ERR" "job succeeded after 1 restart(s)" "the last line says the job succeeded after the restart"
-wait_agent n0
-expect_eq "$RC" 0 "every agent exits 0 after the successful restart"
-expect_contains "$OUT" "[rank 0] attempt 1 of rank 0" "the healthy node's workers were restarted too"
+expect_contains "$ERR1" "; restarting every worker (restart 1 of 2)" "and that it restarts"
+expect_lacks "$ERR1" "job failed" "no 'job failed' for a job that then succeeded"
+expect_contains "$ERR1" "job succeeded after 1 restart(s)" "the last line says the job succeeded after the restart"
+expect_eq "$RC0" 0 "every agent exits 0 after the successful restart"
+expect_contains "$OUT0" "[rank 0] attempt 1 of rank 0" "the healthy node's workers were restarted too"
 
 worker always.sh 'exit 5'
 start_agent n0 -- --standalone --nproc-per-node 2 --max-restarts 1 "$T/always.sh"

@@ -226,13 +226,16 @@ static const char cancel_help[] =
     "usage: ddpjob cancel JOB [--checkpoint]\n"
     "Ends JOB and any queued successor in its chain (scancel/qdel), so nothing of it runs again,\n"
     "and waits (up to 120 s) until the scheduler has ended it. --checkpoint first asks the\n"
-    "workers to checkpoint (the spec's checkpoint signal, through the scheduler), so the job\n"
-    "stops with every rank's checkpoint written (exit 75) and is not requeued.\n"
+    "workers to checkpoint (the spec's checkpoint signal), so the job stops with every rank's\n"
+    "checkpoint written (exit 75) and is not requeued; one not ended 60 s later is cancelled.\n"
     "Exit: 0 when the job has ended, 1 when it had not within 120 s, 2 usage, 3 not found,\n"
     "4 the scheduler's command failed.\n";
 
+/* A link's scheduler id, copied out of a view (which is freed before the fallback cancel). */
+typedef char job_id_t[sizeof(((job_link_t *)0)->id)];
+
 /* The ids of the chain's links that may still run or wait, without repeats. */
-static size_t live_ids(const job_view_t *v, char **ids, size_t max)
+static size_t live_ids(const job_view_t *v, job_id_t *ids, size_t max)
 {
     size_t n = 0;
     for (int k = 0; k < v->rec.nlinks && n < max; k++) {
@@ -241,7 +244,7 @@ static size_t live_ids(const job_view_t *v, char **ids, size_t max)
         for (size_t i = 0; i < n; i++)
             seen |= !strcmp(ids[i], l->id);
         if (l->id[0] && !seen && !(l->ended && k + 1 < v->rec.nlinks))
-            ids[n++] = (char *)l->id;
+            snprintf(ids[n++], sizeof ids[0], "%s", l->id);
     }
     return n;
 }
@@ -286,7 +289,7 @@ static int ask_checkpoint(const job_view_t *v, int pbs)
 }
 
 /* scancel/qdel of the links that may still run or wait. */
-static int end_links(int pbs, char **ids, size_t nids)
+static int end_links(int pbs, job_id_t *ids, size_t nids)
 {
     char *argv[64 + 2];
     size_t a = 0;
@@ -355,7 +358,7 @@ int cmd_cancel(int argc, char **argv)
         fprintf(stderr, "ddpjob cancel: %s\n", err.msg);
         rc = EXIT_SYSTEM;
     }
-    char *ids[64];
+    job_id_t ids[64];
     size_t nids = live_ids(&v, ids, 64);
     int pbs = !strcmp(v.rec.scheduler, "pbs");
     int asked = rc == EXIT_OK && nids && checkpoint && v.state == JOB_RUNNING;

@@ -144,6 +144,26 @@ int cmd_list(int argc, char **argv)
     return status_or_list(argc, argv, 1);
 }
 
+/* Loads the job in dir into *v: 1 once it has ended, or has been accounted for by neither its
+ * scheduler nor its record for VANISHED_MS (*vanished then set); else 0. */
+static int look(char *dir, job_view_t *v, int64_t *unaccounted_since, int *vanished)
+{
+    ddp_error_t err;
+    if (job_views_load(&dir, 1, v, &err) && isatty(2))
+        fprintf(stderr, "ddpjob: %s\n", err.msg);
+    *vanished = 0;
+    if (job_state_final(v->state))
+        return 1;
+    if (v->state != JOB_UNKNOWN || v->sched.found) {
+        *unaccounted_since = 0;
+        return 0;
+    }
+    if (!*unaccounted_since)
+        *unaccounted_since = ddp_now_ms();
+    *vanished = ddp_now_ms() - *unaccounted_since > VANISHED_MS;
+    return *vanished;
+}
+
 /* ---- wait ----------------------------------------------------------------------------- */
 
 static const char wait_help[] =
@@ -183,29 +203,21 @@ int cmd_wait(int argc, char **argv)
     char said[256] = "";
     while (rc < 0) {
         job_view_t v;
-        ddp_error_t err;
-        if (job_views_load(dirs, 1, &v, &err) && tty)
-            fprintf(stderr, "ddpjob wait: %s\n", err.msg);
+        int vanished, over = look(dirs[0], &v, &unaccounted_since, &vanished);
         char now[256];
         snprintf(now, sizeof now, "%s, link %d of %d", job_state_name(v.state), v.link + 1,
                  v.rec.nlinks ? v.rec.nlinks : 1);
         if (tty && strcmp(now, said))
             fprintf(stderr, "ddpjob wait: %s (job %s): %s\n", v.rec.name, job_view_id(&v), now);
         snprintf(said, sizeof said, "%s", now);
-        if (job_state_final(v.state)) {
+        if (vanished) {
+            fprintf(stderr,
+                    "ddpjob wait: job %s (%s): its scheduler no longer knows it and its "
+                    "record %s has no end after %d s\n",
+                    job_view_id(&v), v.rec.name, v.rec.dir, VANISHED_MS / 1000);
+            rc = EXIT_SYSTEM;
+        } else if (over) {
             rc = job_view_exit(&v);
-        } else if (v.state == JOB_UNKNOWN && !v.sched.found) {
-            if (!unaccounted_since)
-                unaccounted_since = ddp_now_ms();
-            else if (ddp_now_ms() - unaccounted_since > VANISHED_MS) {
-                fprintf(stderr,
-                        "ddpjob wait: job %s (%s): its scheduler no longer knows it and its "
-                        "record %s has no end after %d s\n",
-                        job_view_id(&v), v.rec.name, v.rec.dir, VANISHED_MS / 1000);
-                rc = EXIT_SYSTEM;
-            }
-        } else {
-            unaccounted_since = 0;
         }
         job_views_free(&v, 1);
         if (rc < 0 && deadline && ddp_ms_left(deadline) == 0) {
@@ -251,17 +263,12 @@ static size_t live_ids(const job_view_t *v, job_id_t *ids, size_t max)
 
 static int run_scheduler(char **argv, int tolerate_failure)
 {
-    ddp_spawn_result_t res = {0};
     ddp_error_t err;
-    int rc = ddp_spawn_capture(argv, NULL, 60000, &res, &err);
-    if (rc < 0)
-        fprintf(stderr, "ddpjob cancel: %s: %s\n", argv[0], err.msg);
-    else if (res.status != 0 && !tolerate_failure)
-        fprintf(stderr, "ddpjob cancel: %s failed (exit status %d): %s", argv[0], res.status,
-                *res.err ? res.err : "(no output)\n");
-    int failed = rc < 0 || (res.status != 0 && !tolerate_failure);
-    ddp_spawn_result_free(&res);
-    return failed ? -1 : 0;
+    int failed;
+    if (sched_run(argv, NULL, tolerate_failure, &failed, &err) == 0)
+        return 0;
+    fprintf(stderr, "ddpjob cancel: %s\n", err.msg);
+    return -1;
 }
 
 /* Asks the running job's workers to checkpoint, with its spec's signal: on Slurm to the job's
@@ -533,13 +540,7 @@ int cmd_logs(int argc, char **argv)
     int64_t unaccounted_since = 0;
     for (;;) {
         job_view_t v;
-        ddp_error_t err;
-        job_views_load(dirs, 1, &v, &err);
-        int ended = job_state_final(v.state);
-        if (!v.sched.found && v.state != JOB_RUNNING && !ended && !unaccounted_since)
-            unaccounted_since = ddp_now_ms();
-        int last = !a.follow || ended ||
-                   (unaccounted_since && ddp_now_ms() - unaccounted_since > VANISHED_MS);
+        int vanished, last = look(dirs[0], &v, &unaccounted_since, &vanished) || !a.follow;
         /* After the state: lines written before the end are all printed. */
         find_logs(&v, &a, &set);
         print_logs(&set, &a, last);

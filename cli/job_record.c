@@ -157,35 +157,39 @@ static int json_field(const char *text, const char *key, char *out, size_t size)
     return -1;
 }
 
+/* A number field of job.json within [lo, hi] into *out; left as it is otherwise. */
+static void json_long(const char *text, const char *key, long lo, long hi, int64_t *out)
+{
+    char value[64];
+    long v;
+    if (!json_field(text, key, value, sizeof value) && !ddp_parse_long(value, lo, hi, &v))
+        *out = v;
+}
+
 static void read_job_json(const char *dir, job_record_t *r)
 {
-    char path[8192], value[4096];
+    char path[8192];
     snprintf(path, sizeof path, "%s/job.json", dir);
     ddp_error_t err;
     char *text = ddp_read_file(path, NULL, &err);
     if (!text)
         return;
-    long v;
-    if (!json_field(text, "version", value, sizeof value) && !ddp_parse_long(value, 0, 1000, &v))
-        r->version = (int)v;
+    int64_t version = 0, nodes = 0, procs = 0, requeue = 0;
+    json_long(text, "version", 0, 1000, &version);
     json_field(text, "name", r->name, sizeof r->name);
     json_field(text, "scheduler", r->scheduler, sizeof r->scheduler);
     json_field(text, "workdir", r->workdir, sizeof r->workdir);
     json_field(text, "spec", r->spec, sizeof r->spec);
     json_field(text, "checkpoint_signal", r->checkpoint_signal, sizeof r->checkpoint_signal);
-    if (!json_field(text, "submitted", value, sizeof value) &&
-        !ddp_parse_long(value, 0, 1L << 40, &v))
-        r->submitted = v;
-    if (!json_field(text, "nodes", value, sizeof value) && !ddp_parse_long(value, 0, 1 << 20, &v))
-        r->nodes = (int)v;
-    if (!json_field(text, "procs_per_node", value, sizeof value) &&
-        !ddp_parse_long(value, 0, 1 << 20, &v))
-        r->procs_per_node = (int)v;
-    if (!json_field(text, "walltime_s", value, sizeof value) &&
-        !ddp_parse_long(value, 0, 1L << 40, &v))
-        r->walltime_s = v;
-    if (!json_field(text, "requeue", value, sizeof value) && !ddp_parse_long(value, 0, 1 << 20, &v))
-        r->requeue = (int)v;
+    json_long(text, "submitted", 0, 1L << 40, &r->submitted);
+    json_long(text, "nodes", 0, 1 << 20, &nodes);
+    json_long(text, "procs_per_node", 0, 1 << 20, &procs);
+    json_long(text, "walltime_s", 0, 1L << 40, &r->walltime_s);
+    json_long(text, "requeue", 0, 1 << 20, &requeue);
+    r->version = (int)version;
+    r->nodes = (int)nodes;
+    r->procs_per_node = (int)procs;
+    r->requeue = (int)requeue;
     free(text);
 }
 
@@ -360,17 +364,18 @@ void job_index_free(char **dirs)
     free(dirs);
 }
 
+int job_id_names(const char *asked, const char *id, size_t id_len)
+{
+    size_t len = strlen(asked);
+    return len && len <= id_len && !strncmp(asked, id, len) && (len == id_len || id[len] == '.');
+}
+
 static int names_record(const char *job, const job_record_t *r)
 {
     if (!strcmp(job, r->name))
         return 1;
     for (int k = 0; k < r->nlinks; k++)
-        if (r->links[k].id[0] && !strcmp(job, r->links[k].id))
-            return 1;
-    /* "123" names Slurm's 123 and PBS's 123.server alike. */
-    size_t len = strlen(job);
-    for (int k = 0; k < r->nlinks; k++)
-        if (!strncmp(job, r->links[k].id, len) && r->links[k].id[len] == '.')
+        if (job_id_names(job, r->links[k].id, strlen(r->links[k].id)))
             return 1;
     return 0;
 }

@@ -25,6 +25,7 @@
 #ifndef DDPJOB_JOB_RECORD_H
 #define DDPJOB_JOB_RECORD_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "ddp_error.h"
@@ -78,6 +79,11 @@ int job_index_add(const job_record_t *r, const char *first_id, ddp_error_t *err)
  * array); records whose folder is gone are left out. */
 char **job_index_records(void);
 void job_index_free(char **dirs);
+
+/* Whether the job id `asked` names the scheduler's `id` (its first id_len bytes): the same, or
+ * its start before a '.' ("123" names PBS's 123.server, which qstat may print as
+ * 123.server.domain when 123.server was asked). */
+int job_id_names(const char *asked, const char *id, size_t id_len);
 
 /* The record that `job` names: a record's folder, a scheduler job id of any link of its chain,
  * or a spec name (the newest job of that name). Into *dir (malloc'd). -1 with err naming what

@@ -11,21 +11,6 @@
 
 /* ---- the agents' failure reports ------------------------------------------------------- */
 
-static const char *field(yaml_document_t *doc, yaml_node_t *map, const char *key)
-{
-    if (!map || map->type != YAML_MAPPING_NODE)
-        return NULL;
-    for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top;
-         p++) {
-        yaml_node_t *k = yaml_document_get_node(doc, p->key),
-                    *v = yaml_document_get_node(doc, p->value);
-        if (k && v && k->type == YAML_SCALAR_NODE && v->type == YAML_SCALAR_NODE &&
-            !strcmp((char *)k->data.scalar.value, key))
-            return (const char *)v->data.scalar.value;
-    }
-    return NULL;
-}
-
 static yaml_node_t *child(yaml_document_t *doc, yaml_node_t *map, const char *key)
 {
     if (!map || map->type != YAML_MAPPING_NODE)
@@ -37,6 +22,12 @@ static yaml_node_t *child(yaml_document_t *doc, yaml_node_t *map, const char *ke
             return yaml_document_get_node(doc, p->value);
     }
     return NULL;
+}
+
+static const char *field(yaml_document_t *doc, yaml_node_t *map, const char *key)
+{
+    yaml_node_t *v = child(doc, map, key);
+    return v && v->type == YAML_SCALAR_NODE ? (const char *)v->data.scalar.value : NULL;
 }
 
 static void add_failed(job_view_t *v, yaml_document_t *doc, yaml_node_t *m)

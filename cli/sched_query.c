@@ -4,22 +4,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "job_record.h"
 #include "spawn.h"
 
 #define QUERY_TIMEOUT_MS 60000
 
-int sched_query_calls;
-
+/* The job not found yet that the scheduler's `id` (id_len bytes) is. */
 static sched_job_t *find(sched_job_t *jobs, size_t n, const char *id, size_t id_len)
 {
-    for (size_t i = 0; i < n; i++) {
-        size_t len = strlen(jobs[i].id);
-        if (jobs[i].found || len > id_len)
-            continue;
-        /* PBS prints 12.server.domain for 12.server; an id asked as "12" matches "12.x" too. */
-        if (!strncmp(jobs[i].id, id, len) && (len == id_len || id[len] == '.'))
+    for (size_t i = 0; i < n; i++)
+        if (!jobs[i].found && job_id_names(jobs[i].id, id, id_len))
             return &jobs[i];
-    }
     return NULL;
 }
 
@@ -37,6 +32,25 @@ static int split_bars(char *line, char **f, int max)
     return n;
 }
 
+/* The lines of text with exactly `nfields` '|'-separated fields, in order: each line's fields
+ * at lines[k * nfields ...] (pointers into *buf, which the caller frees with the array). */
+static char **bar_lines(const char *text, int nfields, size_t *count, char **buf)
+{
+    char *save = NULL, **lines = NULL;
+    *count = 0;
+    *buf = strdup(text ? text : "");
+    for (char *line = *buf ? strtok_r(*buf, "\n", &save) : NULL; line;
+         line = strtok_r(NULL, "\n", &save)) {
+        char **more = realloc(lines, (*count + 1) * (size_t)nfields * sizeof *lines);
+        if (!more)
+            break;
+        lines = more;
+        if (split_bars(line, lines + *count * (size_t)nfields, nfields) == nfields)
+            (*count)++;
+    }
+    return lines;
+}
+
 static void copy(char *dst, size_t size, const char *src)
 {
     snprintf(dst, size, "%s", src ? src : "");
@@ -44,12 +58,11 @@ static void copy(char *dst, size_t size, const char *src)
 
 size_t sched_parse_squeue(const char *text, sched_job_t *jobs, size_t n)
 {
-    char *copy_text = strdup(text ? text : ""), *save = NULL;
-    size_t found = 0;
-    for (char *line = strtok_r(copy_text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-        char *f[6];
-        if (split_bars(line, f, 6) != 6)
-            continue;
+    char *buf;
+    size_t count, found = 0;
+    char **lines = bar_lines(text, 6, &count, &buf);
+    for (size_t k = 0; k < count; k++) {
+        char **f = lines + k * 6;
         sched_job_t *j = find(jobs, n, f[0], strlen(f[0]));
         if (!j)
             continue;
@@ -64,27 +77,19 @@ size_t sched_parse_squeue(const char *text, sched_job_t *jobs, size_t n)
         j->exit_status = -1;
         found++;
     }
-    free(copy_text);
+    free(lines);
+    free(buf);
     return found;
 }
 
 /* A requeued job has a line per run, oldest first: the last one is its state now. */
 size_t sched_parse_sacct(const char *text, sched_job_t *jobs, size_t n)
 {
-    char *copy_text = strdup(text ? text : ""), *save = NULL, **lines = NULL;
-    size_t found = 0, count = 0;
-    for (char *line = strtok_r(copy_text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-        char **more = realloc(lines, (count + 1) * sizeof *lines);
-        if (!more)
-            break;
-        lines = more;
-        lines[count++] = line;
-    }
+    char *buf;
+    size_t count, found = 0;
+    char **lines = bar_lines(text, 7, &count, &buf);
     while (count > 0) {
-        char *line = lines[--count];
-        char *f[7];
-        if (split_bars(line, f, 7) != 7)
-            continue;
+        char **f = lines + --count * 7;
         sched_job_t *j = find(jobs, n, f[0], strlen(f[0]));
         if (!j)
             continue;
@@ -103,7 +108,7 @@ size_t sched_parse_sacct(const char *text, sched_job_t *jobs, size_t n)
         found++;
     }
     free(lines);
-    free(copy_text);
+    free(buf);
     return found;
 }
 
@@ -172,13 +177,11 @@ size_t sched_parse_qstat(const char *text, sched_job_t *jobs, size_t n)
     return found;
 }
 
-/* Runs argv; its stdout into *out. -1 with err naming the command and its stderr when it cannot
- * run or fails, unless `failure_ok`. */
-static int run_query(char **argv, char **out, int failure_ok, int *failed, ddp_error_t *err)
+int sched_run(char **argv, char **out, int failure_ok, int *failed, ddp_error_t *err)
 {
     ddp_spawn_result_t res = {0};
-    sched_query_calls++;
-    *out = NULL;
+    if (out)
+        *out = NULL;
     *failed = 0;
     if (ddp_spawn_capture(argv, NULL, QUERY_TIMEOUT_MS, &res, err) < 0)
         return ddp_error_prefix(err, "%s", argv[0]);
@@ -194,8 +197,10 @@ static int run_query(char **argv, char **out, int failure_ok, int *failed, ddp_e
             return -1;
         }
     }
-    *out = res.out;
-    res.out = NULL;
+    if (out) {
+        *out = res.out;
+        res.out = NULL;
+    }
     ddp_spawn_result_free(&res);
     return 0;
 }
@@ -228,7 +233,7 @@ int sched_query_slurm(sched_job_t *jobs, size_t n, ddp_error_t *err)
     /* Every job of this user that Slurm still holds, finished ones within MinJobAge too: no
      * error for an id it has forgotten, which squeue -j gives. */
     char *squeue[] = {"squeue", "-h", "-a", "-t", "all", "--me", "-o", "%i|%T|%r|%M|%l|%N", NULL};
-    if (run_query(squeue, &out, 0, &failed, err)) {
+    if (sched_run(squeue, &out, 0, &failed, err)) {
         free(ids);
         return -1;
     }
@@ -242,7 +247,7 @@ int sched_query_slurm(sched_job_t *jobs, size_t n, ddp_error_t *err)
         "-j",    ids,  "-o", "JobIDRaw,State,ExitCode,Elapsed,Timelimit,NodeList,Reason",
         NULL};
     /* Without accounting sacct fails: the record answers for those jobs. */
-    if (run_query(sacct, &out, 1, &failed, err) == 0 && !failed)
+    if (sched_run(sacct, &out, 1, &failed, err) == 0 && !failed)
         sched_parse_sacct(out, jobs, n);
     free(out);
     free(ids);
@@ -269,7 +274,7 @@ int sched_query_pbs(sched_job_t *jobs, size_t n, ddp_error_t *err)
     char *out = NULL;
     int failed;
     /* qstat fails when any id is unknown (purged from the history) yet prints the others. */
-    int rc = run_query(argv, &out, 1, &failed, err);
+    int rc = sched_run(argv, &out, 1, &failed, err);
     free(argv);
     if (rc)
         return -1;

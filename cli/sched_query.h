@@ -36,7 +36,9 @@ size_t sched_parse_squeue(const char *text, sched_job_t *jobs, size_t n);
 size_t sched_parse_sacct(const char *text, sched_job_t *jobs, size_t n);
 size_t sched_parse_qstat(const char *text, sched_job_t *jobs, size_t n);
 
-/* How many scheduler commands this process has run (for the benchmark). */
-extern int sched_query_calls;
+/* Runs a scheduler command (argv[0] looked up on PATH); its stdout into *out unless out is
+ * NULL. -1 with err naming the command (and its stderr, trimmed) when it cannot run, or when it
+ * fails and `failure_ok` is 0; *failed says whether it exited non-zero. */
+int sched_run(char **argv, char **out, int failure_ok, int *failed, ddp_error_t *err);
 
 #endif

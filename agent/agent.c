@@ -144,6 +144,8 @@ static void monitor(agent_t *a, attempt_t *t, worker_t *w, int n, const ddp_rdzv
             wake = t->checkpoint_wait;
         if (a->checkpoint_at && a->checkpoint_at < wake)
             wake = a->checkpoint_at;
+        if (t->held_until && t->held_until < wake)
+            wake = t->held_until;
         /* SIGCHLD arrives through the signalfd; the short cap covers one that raced the mask. */
         int timeout = ddp_ms_left(wake);
         if (poll(pfd, (nfds_t)npfd, timeout > 200 ? 200 : timeout) < 0 && errno != EINTR)
@@ -173,6 +175,8 @@ static void monitor(agent_t *a, attempt_t *t, worker_t *w, int n, const ddp_rdzv
         if (workers_reap(w, n) || (t->phase == PHASE_RUNNING && !workers_running(w, n)))
             attempt_on_reaped(a, t, w, n, r);
         int64_t now = ddp_now_ms();
+        if (t->held_until && now >= t->held_until)
+            attempt_release_held(a, t, w, n, r);
         if (a->checkpoint_at && now >= a->checkpoint_at)
             send_checkpoint_signal(a, w, n);
         if (t->checkpoint_wait && t->end == END_UNKNOWN && now >= t->checkpoint_wait &&
@@ -364,6 +368,7 @@ static int run_attempt(agent_t *a, attempt_t *t, ddp_error_t *err)
     char key[128];
     attempt_key(t, key, sizeof key, "end");
     const char *end_key = key;
+    oom_watch_start(&t->oom);
     if (!w || !t->hb_value || !t->hb_since) {
         ddp_error_set(err, "out of memory");
     } else if (ddp_store_wait_send(a->watch, &end_key, 1, WATCH_MS, err)) {
@@ -384,6 +389,8 @@ static int run_attempt(agent_t *a, attempt_t *t, ddp_error_t *err)
         monitor(a, t, w, o->nproc, &r);
         workers_close(w, o->nproc);
         workers_kill_groups(w, o->nproc);
+        if (t->end == END_FAILED && t->first.cause == CAUSE_CONSEQUENCE)
+            attempt_refresh_end(a, t);
         say_outcome(a, t, w);
     }
     int rc = t->end != END_UNKNOWN ? 0 : -1;

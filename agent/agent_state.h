@@ -11,6 +11,7 @@
 #include "ddp_error.h"
 #include "fingerprint.h"
 #include "guard.h"
+#include "oom.h"
 #include "options.h"
 #include "rendezvous.h"
 #include "report.h"
@@ -21,6 +22,10 @@
 /* How long a node whose workers have ended waits for its own probe, so that its fingerprint is
  * in the store before it counts itself done (and node 0 reports on all) or says why it failed. */
 #define PREFLIGHT_SETTLE_MS 3000
+/* How long a failure that another one caused (cause.h) waits for that one to be published
+ * before it stands for the job: the first failure's own exit reaches its agent within this, even
+ * when it closed its connections (and so failed its peers) before it ended. */
+#define CONSEQUENCE_HOLD_MS 3000
 /* A parked WAIT on the end key is renewed after this long. */
 #define WATCH_MS 3600000
 
@@ -58,6 +63,9 @@ typedef struct {
     char **hb_value;   /* node 0: each node's last heartbeat count */
     int64_t *hb_since; /* node 0: when it last changed */
     int silent_node;   /* node 0: the node it found lost for want of heartbeats (0: none) */
+    oom_watch_t oom;   /* the OOM kills counted before the workers started */
+    failure_t held;    /* a consequence, waiting for its cause until held_until */
+    int64_t held_until;
 } attempt_t;
 
 /* agent.c */
@@ -86,6 +94,11 @@ failure_t worker_failure(const agent_t *a, const worker_t *w, int code, const ch
     __attribute__((format(printf, 4, 5)));
 void attempt_on_reaped(agent_t *a, attempt_t *t, worker_t *w, int n, const ddp_rdzv_result_t *r);
 void attempt_check_checkpoint_wait(agent_t *a, attempt_t *t, worker_t *w, int n);
+/* A consequence held for its cause until now: it stands for the job. */
+void attempt_release_held(agent_t *a, attempt_t *t, worker_t *w, int n, const ddp_rdzv_result_t *r);
+/* Reads the attempt's end again: a consequence published first may have been replaced by the
+ * failure that caused it. */
+void attempt_refresh_end(agent_t *a, attempt_t *t);
 void attempt_on_watch(agent_t *a, attempt_t *t, worker_t *w, int n);
 int attempt_stopped_with_checkpoints(const attempt_t *t, const worker_t *w, int n);
 int attempt_will_restart(const agent_t *a, const attempt_t *t);

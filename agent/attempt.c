@@ -45,6 +45,16 @@ void attempt_publish_end(agent_t *a, attempt_t *t, const failure_t *f, end_kind_
     ddp_error_t err = {0};
     int swapped = n < 0 ? ddp_error_set(&err, "its record does not fit in %zu bytes", sizeof text)
                         : ddp_store_cas(a->client, key, NULL, 0, text, (size_t)n, &current, &err);
+    failure_t there;
+    /* A consequence published ahead of its cause gives way to it; a cause stays. */
+    if (swapped == 0 && current && kind == END_FAILED && f->cause != CAUSE_CONSEQUENCE &&
+        !failure_decode(current, &there) && there.cause == CAUSE_CONSEQUENCE) {
+        char *expected = current;
+        current = NULL;
+        swapped = ddp_store_cas(a->client, key, expected, strlen(expected), text, (size_t)n,
+                                &current, &err);
+        free(expected);
+    }
     if (swapped < 0) {
         if (kind == END_FAILED)
             attempt_set_end(t, END_FAILED, f);
@@ -53,6 +63,16 @@ void attempt_publish_end(agent_t *a, attempt_t *t, const failure_t *f, end_kind_
         read_end(a, t, current);
     }
     free(current);
+}
+
+void attempt_refresh_end(agent_t *a, attempt_t *t)
+{
+    char key[128], *text = NULL;
+    attempt_key(t, key, sizeof key, "end");
+    ddp_error_t err;
+    if (!a->store_lost && ddp_store_get(a->client, key, &text, NULL, &err) == 1 && text)
+        read_end(a, t, text);
+    free(text);
 }
 
 /* The one way the workers' phase changes: forward only, each phase's deadline set on entry.
@@ -168,8 +188,61 @@ static void settle_node(agent_t *a, attempt_t *t, worker_t *w, int n, int checkp
     }
 }
 
-/* A worker has exited: its failure ends the attempt (unless a node that is gone explains it: a
- * worker whose peer vanished fails too). One that checkpointed on request gives the others the
+/* What more than its status says of a worker that failed by itself (cause.h): an OOM kill
+ * counted since the start, or its last words blaming a peer. */
+static void judge(attempt_t *t, worker_t *w)
+{
+    if (w->judged)
+        return;
+    w->judged = 1;
+    w->mem_limit = w->mem_peak = -1;
+    if (WIFSIGNALED(w->status) && WTERMSIG(w->status) == SIGKILL) {
+        oom_kill_t k;
+        if (oom_explain(&t->oom, &k)) {
+            w->cause = CAUSE_OUT_OF_MEMORY;
+            oom_describe(&k, w->cause_detail, sizeof w->cause_detail);
+            w->mem_limit = k.limit;
+            w->mem_peak = k.peak;
+        }
+        return;
+    }
+    workers_drain(w, 1);
+    size_t kept;
+    relay_tail_line(&w->relay[1], 0, &kept);
+    for (size_t k = 0; k < kept && w->cause == CAUSE_OWN; k++)
+        if (cause_peer_lost(relay_tail_line(&w->relay[1], k, NULL), w->cause_detail,
+                            sizeof w->cause_detail))
+            w->cause = CAUSE_CONSEQUENCE;
+}
+
+/* The node (other than this one) whose agent is gone, or -1. */
+static int gone_elsewhere(agent_t *a, const attempt_t *t)
+{
+    int gone;
+    return liveness_gone_nodes(a, t->round, 0, &gone) > 0 && gone != a->o->node_rank ? gone : -1;
+}
+
+/* A failure stands for the job: published (a node that is gone explains a worker's failure: a
+ * worker whose peer vanished fails too), and this node's workers stopped. */
+static void fail_attempt(agent_t *a, attempt_t *t, worker_t *w, int n, const ddp_rdzv_result_t *r,
+                         failure_t f)
+{
+    int gone = gone_elsewhere(a, t);
+    if (gone >= 0)
+        f = liveness_lost_node(a, gone, r);
+    attempt_publish_end(a, t, &f, END_FAILED);
+    attempt_begin_stop(a, t, w, n, SIGTERM);
+}
+
+void attempt_release_held(agent_t *a, attempt_t *t, worker_t *w, int n, const ddp_rdzv_result_t *r)
+{
+    t->held_until = 0;
+    if (t->end == END_UNKNOWN)
+        fail_attempt(a, t, w, n, r, t->held);
+}
+
+/* A worker has exited: its failure ends the attempt, a consequence (cause.h) once its cause has
+ * had CONSEQUENCE_HOLD_MS to come first. One that checkpointed on request gives the others the
  * grace to do the same. All of them ending well settles the node. */
 void attempt_on_reaped(agent_t *a, attempt_t *t, worker_t *w, int n, const ddp_rdzv_result_t *r)
 {
@@ -184,21 +257,25 @@ void attempt_on_reaped(agent_t *a, attempt_t *t, worker_t *w, int n, const ddp_r
                 t->checkpoint_wait = ddp_deadline_in(a->o->grace_ms);
             continue;
         }
-        char what[sizeof((failure_t *)0)->what];
-        int code_or_signal;
-        failure_from_status(w[i].status, what, sizeof what, &code_or_signal);
-        failure_t f = worker_failure(a, &w[i], code_or_signal, "%s", what);
+        int seen = w[i].judged;
+        judge(t, &w[i]);
+        failure_t f = failure_of_worker(&w[i], a->o->node_rank, a->host);
         char line[1024];
         failure_line(&f, line, sizeof line);
-        agent_say("%s", line);
-        int gone;
-        if (liveness_gone_nodes(a, t->round, 0, &gone) > 0 && gone != a->o->node_rank)
-            f = liveness_lost_node(a, gone, r);
-        attempt_publish_end(a, t, &f, END_FAILED);
-        attempt_begin_stop(a, t, w, n, SIGTERM);
-        return;
+        if (f.cause != CAUSE_CONSEQUENCE || gone_elsewhere(a, t) >= 0) {
+            agent_say("%s", line);
+            fail_attempt(a, t, w, n, r, f);
+            return;
+        }
+        if (!seen && !t->held_until) {
+            agent_say("%s: a consequence (its stderr says \"%s\"); waiting up to %.0f s for the "
+                      "failure that caused it",
+                      line, w[i].cause_detail, CONSEQUENCE_HOLD_MS / 1000.0);
+            t->held = f;
+            t->held_until = ddp_deadline_in(CONSEQUENCE_HOLD_MS);
+        }
     }
-    if (t->phase != PHASE_RUNNING || workers_running(w, n))
+    if (t->held_until || t->phase != PHASE_RUNNING || workers_running(w, n))
         return;
     int first_checkpointed = -1, first_finished = -1;
     for (int i = 0; i < n; i++) {

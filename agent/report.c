@@ -42,18 +42,23 @@ void failure_from_status(int status, char *what, size_t size, int *code)
 
 int failure_encode(const failure_t *f, char *buf, size_t size)
 {
-    int n = snprintf(buf, size, "%s %d %d %d %d %s %s\n%s", kind_names[f->kind], f->code, f->node,
-                     f->rank, f->local_rank, f->host[0] ? f->host : "-", f->when, f->what);
+    int n = snprintf(buf, size, "%s %d %d %d %d %s %s %s\n%s", kind_names[f->kind], f->code,
+                     f->node, f->rank, f->local_rank, f->host[0] ? f->host : "-", f->when,
+                     cause_name(f->cause), f->what);
     return n < 0 || (size_t)n >= size ? -1 : n;
 }
 
 int failure_decode(const char *text, failure_t *f)
 {
-    char kind[16];
+    char kind[16], cause[32];
     memset(f, 0, sizeof *f);
-    if (sscanf(text, "%15s %d %d %d %d %255s %31s", kind, &f->code, &f->node, &f->rank,
-               &f->local_rank, f->host, f->when) != 7)
+    if (sscanf(text, "%15s %d %d %d %d %255s %31s %31s", kind, &f->code, &f->node, &f->rank,
+               &f->local_rank, f->host, f->when, cause) != 8)
         return -1;
+    int c = cause_from_name(cause);
+    if (c < 0)
+        return -1;
+    f->cause = (failure_cause_t)c;
     const char *nl = strchr(text, '\n');
     snprintf(f->what, sizeof f->what, "%s", nl ? nl + 1 : "");
     for (size_t i = 0; i < sizeof kind_names / sizeof kind_names[0]; i++)
@@ -75,6 +80,21 @@ void failure_line(const failure_t *f, char *buf, size_t size)
         snprintf(buf, size, "%s at %s", f->what, f->when);
 }
 
+failure_t failure_of_worker(const worker_t *w, int node, const char *host)
+{
+    failure_t f = {.kind = FAIL_WORKER,
+                   .node = node,
+                   .rank = w->rank,
+                   .local_rank = w->local_rank,
+                   .cause = w->cause};
+    snprintf(f.host, sizeof f.host, "%s", host);
+    failure_from_status(w->status, f.what, sizeof f.what, &f.code);
+    if (w->cause == CAUSE_OUT_OF_MEMORY)
+        snprintf(f.what, sizeof f.what, "%s", w->cause_detail);
+    format_time(w->exit_time, f.when, sizeof f.when);
+    return f;
+}
+
 /* A worker exiting 2 this soon after its start is taken as refusing its arguments. */
 #define USAGE_ERROR_S 10
 
@@ -84,45 +104,59 @@ static int failed_by_itself(const worker_t *w)
     return w->reaped && !w->stopped && (!WIFEXITED(w->status) || WEXITSTATUS(w->status) != 0);
 }
 
+/* A rank of this node that failed by itself: what, why, and its last words. */
+static void summarise_failed(FILE *out, const worker_t *w, int node, const char *host)
+{
+    char line[1024];
+    failure_t x = failure_of_worker(w, node, host);
+    failure_line(&x, line, sizeof line);
+    fprintf(out, "ddpjob-agent:   %s\n", line);
+    if (x.cause == CAUSE_CONSEQUENCE)
+        fprintf(out,
+                "ddpjob-agent:     a consequence, not the cause: its stderr says \"%s\" (a peer "
+                "went first)\n",
+                w->cause_detail);
+    size_t kept;
+    relay_tail_line(&w->relay[1], 0, &kept);
+    /* Exit 2 at once is, by the convention argparse and getopt follow, the program refusing its
+     * own command line: the job never started. */
+    if (WIFEXITED(w->status) && WEXITSTATUS(w->status) == 2 &&
+        w->exit_time - w->start_time <= USAGE_ERROR_S)
+        fprintf(out,
+                "ddpjob-agent:     exit 2 within %d s of its start: the workload's own usage "
+                "error, not the job's; check the command's arguments\n",
+                USAGE_ERROR_S);
+    if (kept)
+        fprintf(out, "ddpjob-agent:     last lines of its stderr:\n");
+    for (size_t k = 0; k < kept; k++)
+        fprintf(out, "ddpjob-agent:     | %s\n", relay_tail_line(&w->relay[1], k, NULL));
+    if (access(w->error_file, R_OK) == 0)
+        fprintf(out, "ddpjob-agent:     it wrote an error file (TORCHELASTIC_ERROR_FILE; "
+                     "--error-file's report holds it)\n");
+}
+
 void report_summary(FILE *out, const failure_t *first, const worker_t *w, int n, int node,
                     const char *host)
 {
     char line[1024];
     failure_line(first, line, sizeof line);
     fprintf(out, "ddpjob-agent: job failed (exit %d): %s\n", first->code, line);
+    /* This node's ranks that failed by themselves, the consequences after the rest. */
+    for (int consequences = 0; consequences < 2; consequences++)
+        for (int i = 0; i < n; i++)
+            if (failed_by_itself(&w[i]) && (w[i].cause == CAUSE_CONSEQUENCE) == consequences)
+                summarise_failed(out, &w[i], node, host);
     for (int i = 0; i < n; i++) {
-        char what[128], when[32];
+        char what[128];
         int code;
-        if (!w[i].reaped)
+        if (!w[i].reaped || !w[i].stopped)
             continue;
         failure_from_status(w[i].status, what, sizeof what, &code);
-        format_time(w[i].exit_time, when, sizeof when);
-        if (failed_by_itself(&w[i])) {
-            fprintf(out, "ddpjob-agent:   rank %d (node %d, host %s, local rank %d) %s at %s\n",
-                    w[i].rank, node, host, w[i].local_rank, what, when);
-            size_t kept;
-            relay_tail_line(&w[i].relay[1], 0, &kept);
-            /* Exit 2 at once is, by the convention argparse and getopt follow, the program
-             * refusing its own command line: the job never started. */
-            if (WIFEXITED(w[i].status) && WEXITSTATUS(w[i].status) == 2 &&
-                w[i].exit_time - w[i].start_time <= USAGE_ERROR_S)
-                fprintf(out,
-                        "ddpjob-agent:     exit 2 within %d s of its start: the workload's "
-                        "own usage error, not the job's; check the command's arguments\n",
-                        USAGE_ERROR_S);
-            if (kept)
-                fprintf(out, "ddpjob-agent:     last lines of its stderr:\n");
-            for (size_t k = 0; k < kept; k++)
-                fprintf(out, "ddpjob-agent:     | %s\n", relay_tail_line(&w[i].relay[1], k, NULL));
-            if (access(w[i].error_file, R_OK) == 0)
-                fprintf(out, "ddpjob-agent:     it wrote an error file (TORCHELASTIC_ERROR_FILE; "
-                             "--error-file's report holds it)\n");
-        } else if (w[i].stopped && code != 0) {
+        if (code != 0)
             fprintf(out,
-                    "ddpjob-agent:   rank %d (node %d, host %s, local rank %d) stopped by "
-                    "the agent (%s)\n",
+                    "ddpjob-agent:   rank %d (node %d, host %s, local rank %d) stopped by the "
+                    "agent (%s)\n",
                     w[i].rank, node, host, w[i].local_rank, what);
-        }
     }
     fflush(out);
 }
@@ -139,6 +173,17 @@ static void json_failure_fields(FILE *f, const failure_t *x)
     ddp_json_string(f, x->when);
     fprintf(f, ", \"what\": ");
     ddp_json_string(f, x->what);
+    fprintf(f, ", \"cause\": ");
+    ddp_json_string(f, cause_name(x->cause));
+}
+
+/* A byte count, or null when unknown. */
+static void json_bytes(FILE *f, long long bytes)
+{
+    if (bytes < 0)
+        fputs("null", f);
+    else
+        fprintf(f, "%lld", bytes);
 }
 
 /* A worker's error file (at most ERROR_FILE_MAX bytes of it), or NULL when it wrote none. */
@@ -173,13 +218,20 @@ int report_error_file(const char *path, const failure_t *first, const worker_t *
     for (int i = 0; i < n; i++) {
         if (!failed_by_itself(&w[i]))
             continue;
-        failure_t x = {
-            .kind = FAIL_WORKER, .node = node, .rank = w[i].rank, .local_rank = w[i].local_rank};
-        snprintf(x.host, sizeof x.host, "%s", host);
-        failure_from_status(w[i].status, x.what, sizeof x.what, &x.code);
-        format_time(w[i].exit_time, x.when, sizeof x.when);
+        failure_t x = failure_of_worker(&w[i], node, host);
         fprintf(f, "%s\n    {", count++ ? "," : "");
         json_failure_fields(f, &x);
+        fprintf(f, ", \"cause_detail\": ");
+        if (x.cause != CAUSE_OWN)
+            ddp_json_string(f, w[i].cause_detail);
+        else
+            fputs("null", f);
+        if (x.cause == CAUSE_OUT_OF_MEMORY) {
+            fprintf(f, ", \"memory_limit_bytes\": ");
+            json_bytes(f, w[i].mem_limit);
+            fprintf(f, ", \"memory_peak_bytes\": ");
+            json_bytes(f, w[i].mem_peak);
+        }
         fprintf(f, ", \"stderr_tail\": [");
         size_t kept;
         relay_tail_line(&w[i].relay[1], 0, &kept);

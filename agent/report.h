@@ -1,16 +1,18 @@
 /* report: what went wrong in a job, told the same way by every agent.
  *
  * A failure_t is the first failure of an attempt: which node, host and rank, what happened
- * (an exit code, a signal, a lost agent, a signal to the agent, a straggler) and when, and the
- * status the job exits with. It travels between agents through the store as text. At the end,
- * each agent prints the job's first failure and the failed ranks of its own node (with the last
- * lines of their stderr), and writes the same facts as JSON to --error-file when asked. */
+ * (an exit code, a signal, a lost agent, a signal to the agent, a straggler) and when, why where
+ * the agent found out (cause.h), and the status the job exits with. It travels between agents
+ * through the store as text. At the end, each agent prints the job's first failure and the failed
+ * ranks of its own node (with the last lines of their stderr), and writes the same facts as JSON to
+ * --error-file when asked. */
 #ifndef AGENT_REPORT_H
 #define AGENT_REPORT_H
 
 #include <stddef.h>
 #include <stdio.h>
 
+#include "cause.h"
 #include "ddp_error.h"
 #include "workers.h"
 
@@ -26,6 +28,7 @@ typedef struct {
     failure_kind_t kind;
     int code;                   /* the job's exit status */
     int node, rank, local_rank; /* -1 where it does not apply */
+    failure_cause_t cause;      /* a worker's: its own, out of memory, or a consequence */
     char host[256];
     char when[32];
     char what[512];
@@ -35,6 +38,9 @@ typedef struct {
 void failure_stamp(failure_t *f);
 /* "exited with code 3" / "killed by SIGKILL" for a wait status; *code gets 3 / 137. */
 void failure_from_status(int status, char *what, size_t size, int *code);
+/* What ended worker w, as a failure of this node's (node, host): its status, or, where the agent
+ * found more, the out-of-memory kill. */
+failure_t failure_of_worker(const worker_t *w, int node, const char *host);
 int failure_encode(const failure_t *f, char *buf, size_t size);
 int failure_decode(const char *text, failure_t *f);
 /* One line: "rank 3 (node 1, host n2, local rank 1) exited with code 7 at ...". */

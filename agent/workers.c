@@ -304,20 +304,26 @@ void workers_activity(const worker_t *w, int n, worker_activity_t *act)
         closedir(d);
 }
 
+void workers_drain(worker_t *w, int s)
+{
+    int fd = w->fds[s];
+    if (fd < 0)
+        return;
+    /* A grandchild still holding the write end must not keep us here. */
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+    char buf[65536];
+    ssize_t got;
+    for (int chunk = 0; chunk < 64 && (got = read(fd, buf, sizeof buf)) > 0; chunk++)
+        relay_feed(&w->relay[s], buf, (size_t)got);
+}
+
 void workers_close(worker_t *w, int n)
 {
     for (int i = 0; i < n; i++)
         for (int s = 0; s < 2; s++) {
-            int fd = w[i].fds[s];
-            if (fd >= 0) {
-                /* Whatever the exited worker left in the pipe; a grandchild still holding
-                 * the write end must not keep us here. */
-                fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
-                char buf[65536];
-                ssize_t got;
-                for (int chunk = 0; chunk < 64 && (got = read(fd, buf, sizeof buf)) > 0; chunk++)
-                    relay_feed(&w[i].relay[s], buf, (size_t)got);
-                close(fd);
+            if (w[i].fds[s] >= 0) {
+                workers_drain(&w[i], s);
+                close(w[i].fds[s]);
                 w[i].fds[s] = -1;
             }
             relay_flush(&w[i].relay[s]);

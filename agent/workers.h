@@ -11,6 +11,7 @@
 #include <sys/types.h>
 #include <time.h>
 
+#include "cause.h"
 #include "ddp_error.h"
 #include "guard.h"
 #include "relay.h"
@@ -23,8 +24,14 @@ typedef struct {
     relay_t relay[2];
     int reaped, status; /* status: as from waitpid */
     time_t start_time, exit_time;
-    int stopped;    /* the agent had told it to stop before it exited */
-    char dir[4096]; /* holds its error.json (and logs, with --log-dir) */
+    int stopped; /* the agent had told it to stop before it exited */
+    /* What the agent found out of its end beyond its status (cause.h), looked for once. */
+    int judged;
+    failure_cause_t cause;
+    char cause_detail[512];        /* out of memory: what oom_describe says; a consequence: the
+                                      words of its stderr that say so */
+    long long mem_limit, mem_peak; /* an out-of-memory kill's figures (bytes; -1 unknown) */
+    char dir[4096];                /* holds its error.json (and logs, with --log-dir) */
     char error_file[4200];
     guard_t *guard;
     int64_t output_at;            /* ddp_now_ms of its last output */
@@ -73,6 +80,9 @@ void workers_pump(worker_t *w, int n, int fd);
 int workers_held_back(const worker_t *w);
 /* Each worker's activity into act[0..n), from one pass over /proc. */
 void workers_activity(const worker_t *w, int n, worker_activity_t *act);
+/* Relays what an exited worker left in its pipe for stream s (0 stdout, 1 stderr), without
+ * waiting for the end of the stream. */
+void workers_drain(worker_t *w, int s);
 /* Relays what is left on every pipe, then closes pipes and relays. */
 void workers_close(worker_t *w, int n);
 

@@ -182,6 +182,7 @@ wait_agent n0
 expect_eq "$RC/$rc1" 137/137 "both agents exit 128+9 when a worker is killed by SIGKILL"
 expect_contains "$ERR" "job failed (exit 137): rank 2 (node 1, host $(hostname), local rank 0) killed by SIGKILL" \
     "node 0's summary names the failed rank, node, host and signal"
+expect_lacks "$err1" "out-of-memory" "a SIGKILL by hand is not called an OOM kill"
 expect_contains "$ERR" "rank 0 (node 0, host $(hostname), local rank 0) stopped by the agent" \
     "and its own workers as stopped by the agent"
 expect_contains "$OUT$ERR" "[rank 0] rank 0 stopping" "node 0's workers got SIGTERM first"
@@ -192,6 +193,41 @@ expect_eq "$json" "137 2 2 killed by SIGKILL about to die" "--error-file writes 
 json=$(/usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["first_failure"]["host"], d["first_failure"]["node"], len(d["failed_ranks"]))' "$T/error0.json" 2>&1)
 expect_eq "$json" "$(hostname) 1 0" "node 0's error file names the first failure elsewhere"
 expect_no_leftovers "no worker (or its children) left after a crash"
+
+# --- out of memory, in a real memory cgroup ---------------------------------------------------
+# The agent (and so its workers) in a group limited to 64 MiB: rank 1 allocates 256 MiB and the
+# kernel's OOM killer ends it; the same group's rank 1 SIGKILLed by hand is no OOM kill.
+# shellcheck source=../lib/cgroup.sh
+. "$SRCDIR/tests/lib/cgroup.sh"
+in_cgroup_script "$T/in_cgroup"
+if mem_cgroup_make "ddpjob-test-$$" 64M; then
+    at_exit "mem_cgroup_remove $CGROUP"
+    worker hog.sh 'echo $$ >"$T_DIR/rank$RANK.pid"
+    if [ "$RANK" = 1 ] && [ "$HOG" = 1 ]; then exec /usr/bin/python3 -c "bytearray(256 << 20)"; fi
+    sleep 60 & wait'
+    run env DDPJ_TESTMARK="$MARK" T_DIR="$T" HOG=1 "$T/in_cgroup" "$CGROUP" "$AGENT" --standalone \
+        --nproc-per-node 2 --error-file "$T/oom.json" "$T/hog.sh"
+    expect_eq "$RC" 137 "a worker killed by the OOM killer: the job exits 128+9"
+    expect_contains "$ERR" "job failed (exit 137): rank 1 (node 0, host $(hostname), local rank 1) killed by the out-of-memory killer: its memory cgroup's limit 64 MiB was reached (/ddpjob-test-$$, peak" \
+        "the summary names the OOM kill, the rank, the group and its limit"
+    json=$(/usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); f=d["failed_ranks"][0]; print(d["first_failure"]["cause"], f["rank"], f["cause"], f["memory_limit_bytes"], f["memory_peak_bytes"] > 0)' "$T/oom.json" 2>&1)
+    expect_eq "$json" "out_of_memory 1 out_of_memory 67108864 True" "--error-file carries the OOM kill as data (cause, limit, peak)"
+    expect_no_leftovers "nothing left after an OOM kill"
+
+    rm -f "$T"/rank*.pid
+    env DDPJ_TESTMARK="$MARK" T_DIR="$T" HOG=0 "$T/in_cgroup" "$CGROUP" "$AGENT" --standalone \
+        --nproc-per-node 2 "$T/hog.sh" >"$T/oom.out" 2>"$T/oom.err" &
+    AGENT_PID[oom]=$!
+    for _ in $(seq 100); do [ -s "$T/rank1.pid" ] && break; sleep 0.1; done
+    kill -9 "$(cat "$T/rank1.pid")"
+    wait_agent oom
+    expect_contains "$ERR" "rank 1 (node 0, host $(hostname), local rank 1) killed by SIGKILL" \
+        "a plain SIGKILL in the same limited group is named as the signal"
+    expect_lacks "$ERR" "out-of-memory" "and not as an OOM kill"
+    expect_no_leftovers "nothing left after the SIGKILL"
+else
+    fail "a memory cgroup to run an agent in" "$CGROUP_WHY"
+fi
 
 # A worker's TORCHELASTIC_ERROR_FILE reaches --error-file's report as text (its directory is the
 # agent's temporary one, gone at exit).

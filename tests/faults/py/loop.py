@@ -1,6 +1,7 @@
 """The fault matrix's workload: gloo all_reduces in a loop, STEPS of them (0: until stopped).
 At step 20 each rank writes its pid to FAULT_DIR/rank<R> and says it is ready; then FAULT
-happens on rank FAULT_RANK: exit (code 3), flood (FLOOD_LINES lines of 100 bytes on stdout, each
+happens on rank FAULT_RANK: exit (code 3), exit_late (its connections closed EXIT_DELAY
+seconds, default 0.5, before it exits 3: its peers fail first, of its going), flood (FLOOD_LINES lines of 100 bytes on stdout, each
 its 7-digit number, a blank and 91 x's),
 or, on every rank, deadlock (each waits to receive from the other: blocked for ever in a
 collective)."""
@@ -26,8 +27,11 @@ while steps == 0 or step < steps:
         print(f"rank {rank} ready", flush=True)
         if fault == "deadlock":
             dist.recv(t, src=(rank + 1) % world)
-        if rank == fault_rank and fault == "exit":
+        if rank == fault_rank and fault in ("exit", "exit_late"):
             print(f"rank {rank}: failing on purpose", file=sys.stderr, flush=True)
+            if fault == "exit_late":
+                dist.destroy_process_group()
+                time.sleep(float(os.environ.get("EXIT_DELAY", "0.5")))
             sys.exit(3)
         if rank == fault_rank and fault == "flood":
             tail = " " + "x" * 91 + "\n"

@@ -1,0 +1,42 @@
+#include "cause.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const char *const names[] = {"own", "out_of_memory", "consequence"};
+
+/* What the communication libraries say when the other end went away first. */
+static const char *const peer_lost[] = {
+    "Connection closed by peer",                          /* gloo's tcp pair */
+    "Connection reset by peer",                           /* gloo, PyTorch's TCPStore, any socket */
+    "Timed out waiting",                                  /* gloo: a peer never sent its part */
+    "remote process exited or there was a network error", /* NCCL's ncclRemoteError */
+    "Watchdog caught collective operation timeout",       /* PyTorch's NCCL watchdog */
+    "NCCL communicator was aborted",
+    "closed the connection (exited or died)", /* libddp */
+    "lost the connection to rank",            /* libddp */
+    "(a peer is gone or stuck)",              /* libddp over NCCL */
+};
+
+const char *cause_name(failure_cause_t c)
+{
+    return names[c];
+}
+
+int cause_from_name(const char *name)
+{
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (!strcmp(name, names[i]))
+            return (int)i;
+    return -1;
+}
+
+int cause_peer_lost(const char *line, char *evidence, size_t size)
+{
+    for (size_t i = 0; i < sizeof peer_lost / sizeof peer_lost[0]; i++)
+        if (strstr(line, peer_lost[i])) {
+            snprintf(evidence, size, "%s", peer_lost[i]);
+            return 1;
+        }
+    return 0;
+}

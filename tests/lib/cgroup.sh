@@ -1,0 +1,40 @@
+# shellcheck shell=bash
+# Real memory cgroups for the suites: a group with a memory limit (cgroup v1's memory controller,
+# as this kind of machine has it, else cgroup v2's), commands started inside it, and its removal.
+
+# mem_cgroup_make NAME LIMIT: a new memory cgroup NAME limited to LIMIT (e.g. 64M), swap
+# included: its folder in CGROUP; 1 when this machine has no memory controller to make one in
+# (CGROUP_WHY says so).
+mem_cgroup_make() {
+    local v1=/sys/fs/cgroup/memory v2=/sys/fs/cgroup
+    if [ -f "$v1/memory.limit_in_bytes" ]; then
+        CGROUP=$v1/$1
+        mkdir -p "$CGROUP" && echo "$2" >"$CGROUP/memory.limit_in_bytes" || return 1
+        # Swap would let the group page out instead of reaching its limit.
+        [ ! -f "$CGROUP/memory.memsw.limit_in_bytes" ] || echo "$2" >"$CGROUP/memory.memsw.limit_in_bytes"
+    elif grep -qw memory "$v2/cgroup.subtree_control" 2>/dev/null; then
+        CGROUP=$v2/$1
+        mkdir -p "$CGROUP" && echo "$2" >"$CGROUP/memory.max" || return 1
+        [ ! -f "$CGROUP/memory.swap.max" ] || echo 0 >"$CGROUP/memory.swap.max"
+    else
+        CGROUP_WHY="no cgroup memory controller: neither $v1 nor $v2/cgroup.subtree_control has one"
+        return 1
+    fi
+}
+
+# in_cgroup_script PATH: writes a wrapper that runs `PATH DIR COMMAND...` as COMMAND inside the
+# cgroup DIR (and so do its children).
+in_cgroup_script() {
+    printf '%s\n' '#!/bin/sh' 'echo $$ >"$1/cgroup.procs" || exit 125' 'shift' 'exec "$@"' >"$1"
+    chmod +x "$1"
+}
+
+# mem_cgroup_remove DIR: removes the group once its last process has gone (at most 10 s).
+mem_cgroup_remove() {
+    local i
+    for i in $(seq 100); do
+        [ -s "$1/cgroup.procs" ] || break
+        sleep 0.1
+    done
+    rmdir "$1" 2>/dev/null
+}

@@ -45,8 +45,20 @@ static void add_failed(job_view_t *v, yaml_document_t *doc, yaml_node_t *m)
     f->rank = atoi(rank);
     f->node = node ? atoi(node) : -1;
     f->exit_code = code ? atoi(code) : -1;
+    const char *cause = field(doc, m, "cause");
+    f->out_of_memory = cause && !strcmp(cause, "out_of_memory");
+    f->consequence = cause && !strcmp(cause, "consequence");
     snprintf(f->host, sizeof f->host, "%s", host ? host : "");
     snprintf(f->cause, sizeof f->cause, "%s", what);
+}
+
+/* The causes first, then the failures they brought on; by rank within each. */
+static int cause_first(const void *a, const void *b)
+{
+    const failed_rank_t *x = a, *y = b;
+    if (x->consequence != y->consequence)
+        return x->consequence - y->consequence;
+    return (x->rank > y->rank) - (x->rank < y->rank);
 }
 
 /* A report cut short (its node died while writing) does not parse: it is passed over. */
@@ -62,7 +74,11 @@ static void read_report(job_view_t *v, const char *path)
     yaml_parser_initialize(&parser);
     yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
     if (yaml_parser_load(&parser, &doc)) {
-        yaml_node_t *ranks = child(&doc, yaml_document_get_root_node(&doc), "failed_ranks");
+        yaml_node_t *root = yaml_document_get_root_node(&doc);
+        const char *first_cause = field(&doc, child(&doc, root, "first_failure"), "cause");
+        if (first_cause && !strcmp(first_cause, "out_of_memory"))
+            v->killed_for_memory = 1;
+        yaml_node_t *ranks = child(&doc, root, "failed_ranks");
         if (ranks && ranks->type == YAML_SEQUENCE_NODE)
             for (yaml_node_item_t *i = ranks->data.sequence.items.start;
                  i < ranks->data.sequence.items.top; i++)
@@ -82,6 +98,8 @@ static void read_reports(job_view_t *v)
         for (size_t i = 0; i < g.gl_pathc; i++)
             read_report(v, g.gl_pathv[i]);
     globfree(&g);
+    if (v->nfailed > 1)
+        qsort(v->failed, (size_t)v->nfailed, sizeof *v->failed, cause_first);
 }
 
 /* ---- the state ------------------------------------------------------------------------- */
@@ -114,6 +132,9 @@ static void decide(job_view_t *v)
     }
     if (v->rec.cancelled && job_state_final(v->state) && v->state != JOB_COMPLETED)
         v->state = JOB_CANCELLED;
+    /* Where the scheduler saw only a failure, the agents knew the kernel's OOM killer did it. */
+    if (v->state == JOB_FAILED && v->killed_for_memory)
+        v->state = JOB_OUT_OF_MEMORY;
     if (!v->sched.found && !(l && l->ended))
         v->source = "record";
     if (v->sched.elapsed[0]) {
@@ -160,8 +181,8 @@ int job_views_load(char *const *dirs, size_t n, job_view_t *views, ddp_error_t *
         if (!v->rec.dir)
             continue;
         v->sched = !strcmp(v->rec.scheduler, "pbs") ? pbs[i] : slurm[i];
-        decide(v);
         read_reports(v);
+        decide(v);
     }
     free(slurm);
     free(pbs);
@@ -217,8 +238,9 @@ void job_view_print(FILE *f, const job_view_t *v)
         fprintf(f, " of %s", v->sched.walltime);
     fprintf(f, "\n");
     for (int i = 0; i < v->nfailed; i++)
-        fprintf(f, "  rank %d (node %d, host %s): %s\n", v->failed[i].rank, v->failed[i].node,
-                v->failed[i].host, v->failed[i].cause);
+        fprintf(f, "  rank %d (node %d, host %s): %s%s\n", v->failed[i].rank, v->failed[i].node,
+                v->failed[i].host, v->failed[i].cause,
+                v->failed[i].consequence ? " (a consequence: a peer went first)" : "");
     fprintf(f, "  record %s\n", v->rec.dir);
 }
 
@@ -261,6 +283,8 @@ void job_view_json(FILE *f, const job_view_t *v)
         fprintf(f, "%s{\"rank\": %d, \"node\": %d, \"exit_code\": %d, ", i ? ", " : "", x->rank,
                 x->node, x->exit_code);
         json_text(f, "host", x->host, 0);
+        fprintf(f, "\"out_of_memory\": %s, \"consequence\": %s, ",
+                x->out_of_memory ? "true" : "false", x->consequence ? "true" : "false");
         json_text(f, "cause", x->cause, 1);
         fputc('}', f);
     }

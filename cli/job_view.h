@@ -11,6 +11,7 @@
 
 typedef struct {
     int rank, node, exit_code;
+    int out_of_memory, consequence; /* the agent's findings (its error file's "cause") */
     char host[256], cause[512];
 } failed_rank_t;
 
@@ -22,8 +23,9 @@ typedef struct {
     int exit_status;    /* -1 unknown */
     char elapsed[32];   /* the scheduler's, else the current link's from its record; "" unknown */
     const char *source; /* what decided the state: the scheduler's command, or "record" */
-    failed_rank_t *failed;
+    failed_rank_t *failed; /* the causes first, their consequences after */
     int nfailed;
+    int killed_for_memory; /* the agents' first failure was an OOM kill */
 } job_view_t;
 
 /* Reads the records in dirs[0..n) into views and asks each scheduler once for all of them. A

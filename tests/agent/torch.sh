@@ -39,6 +39,26 @@ expect_eq "$(grep -c 'rank [0-3] of 4 step 4 loss' <<<"$all")" 4 "all 4 ranks to
 expect_eq "$(grep -o 'checksum [0-9.-]*' <<<"$all" | sort -u | wc -l)" 1 "and hold identical parameters afterwards"
 expect_no_leftovers "nothing left after the DDP program"
 
+# The root cause on three nodes: rank 1 closes its gloo connections a second before it exits 3,
+# so rank 0 and rank 2 fail first, of the lost peer; every node names rank 1.
+next_port
+mkdir -p "$T/fault"
+for node in 2 1 0; do
+    start_agent "n$node" FAULT=exit_late FAULT_RANK=1 EXIT_DELAY=1 FAULT_DIR="$T/fault" -- \
+        --nnodes 3 --node-rank "$node" --nproc-per-node 1 --master-addr 127.0.0.1 \
+        --master-port "$PORT" --grace 3 --rdzv-timeout 60 "$PY" "$SRCDIR/tests/faults/py/loop.py"
+done
+for node in 0 1 2; do
+    wait_agent "n$node"
+    expect_eq "$RC" 3 "three nodes, rank 1 exits 3 after its peers failed: node $node exits 3"
+    expect_contains "$ERR" "job failed (exit 3): rank 1 (node 1, host $(hostname), local rank 0) exited with code 3" \
+        "and names rank 1 as the cause"
+    [ "$node" = 1 ] || expect_contains "$ERR" "rank $node (node $node, host $(hostname), local rank 0) exited with code 1 at" \
+        "node $node lists its own rank's failure"
+    [ "$node" = 1 ] || expect_contains "$ERR" "a consequence, not the cause" "as a consequence"
+done
+expect_no_leftovers "nothing left after the three-node failure"
+
 start=$(date +%s)
 two_nodes allreduce_crash.py CRASH_RANK=3
 took=$(($(date +%s) - start))

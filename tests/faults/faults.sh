@@ -39,6 +39,32 @@ case_worker_exit
 fault_ok "worker exit 3" 3/3 10000 "job failed (exit 3): rank 1 ($node1) exited with code 3" \
     "rank 1 ($node1) exited with code 3"
 
+# The root cause first, however the exits interleave: rank 1's sys.exit(3) closes its gloo
+# sockets before its process ends, so node 0's worker often fails of the lost peer first.
+ROOT_RUNS=${ROOT_RUNS:-30}
+named=0
+for _ in $(seq "$ROOT_RUNS"); do
+    case_worker_exit
+    if [ "$RC0/$RC1" != 3/3 ] ||
+        ! grep -qF "job failed (exit 3): rank 1 ($node1) exited with code 3" <<<"$ERR0$ERR1"; then
+        break
+    fi
+    named=$((named + 1))
+done
+if [ "$named" = "$ROOT_RUNS" ]; then
+    pass "worker exit 3: rank 1 named as the cause in $ROOT_RUNS consecutive runs"
+else
+    fail "worker exit 3: rank 1 named as the cause in $ROOT_RUNS consecutive runs" \
+        "run $((named + 1)): exit $RC0/$RC1" "$(grep 'job failed' <<<"$ERR0$ERR1")"
+fi
+# Rank 1 closes its connections half a second before it exits: node 0's worker fails first,
+# every time, and is listed as a consequence.
+case_worker_exit_late
+fault_ok "worker exit 3, late" 3/3 10000 "job failed (exit 3): rank 1 ($node1) exited with code 3" \
+    "rank 1 ($node1) exited with code 3"
+expect_contains "$ERR0" "a consequence, not the cause: its stderr says \"Connection" \
+    "worker exit 3, late: node 0's own failed rank is listed as a consequence of the lost peer"
+
 case_worker_kill
 fault_ok "worker SIGKILL" 137/137 10000 "job failed (exit 137): rank 1 ($node1) killed by SIGKILL" \
     "rank 1 ($node1) killed by SIGKILL"

@@ -142,6 +142,12 @@ case_worker_exit() {
     finish n0 n1
 }
 
+case_worker_exit_late() {
+    start_job FAULT=exit_late FAULT_RANK=1
+    fault_now
+    finish n0 n1
+}
+
 case_worker_kill() {
     start_job
     fault_now

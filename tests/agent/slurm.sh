@@ -124,6 +124,26 @@ expect_contains "$OUT" "  rank 3 (node 1, host n2): exited with code 3" "status 
 dj wait "$JOB"
 expect_eq "$RC" 3 "wait on it exits with the job's status, 3"
 
+# Out of memory under Slurm's own memory cgroups (task/cgroup, ConstrainRAMSpace=yes): rank 3
+# asks for 1 GiB in a job of 256 MiB per node.
+cat >oom.yaml <<SPEC
+name: oom
+scheduler: slurm
+nodes: 2
+procs_per_node: 2
+mem: 256M
+walltime: "00:05:00"
+command: [/usr/bin/python3, -c, "import os, time; os.environ['RANK'] == '3' and bytearray(1 << 30); time.sleep(60)"]
+SPEC
+submit_and_wait oom.yaml
+expect_contains "$OUT" "job failed (exit 137): rank 3 (node 1, host n2, local rank 1) killed by the out-of-memory killer: its memory cgroup's limit 256 MiB was reached (/slurm_n2/uid_0/job_$JOB/" \
+    "a rank past the job's --mem: the agent names the OOM kill and Slurm's limit"
+expect_contains "$OUT" "Detected 1 oom-kill event(s) in StepId=$JOB." "Slurm saw the same kill"
+dj status "$JOB"
+# srun ends a step that had an OOM kill with 1, whatever its task's own status (the agent's 137).
+expect_contains "$OUT" "oom (slurm job $JOB): out of memory, exit 1 (" "status: out of memory"
+expect_contains "$OUT" "  rank 3 (node 1, host n2): killed by the out-of-memory killer" "status names the rank the OOM killer ended"
+
 # cancel: a job whose ranks would sleep for minutes ends at once, nothing of it left.
 cat >sleepy.yaml <<SPEC
 name: sleepy

@@ -91,9 +91,10 @@ AuthType=auth/munge
 AuthInfo=socket=$CLUSTER/munge/sock
 CredType=cred/munge
 SelectType=select/cons_tres
-SelectTypeParameters=CR_Core
+SelectTypeParameters=CR_Core_Memory
+DefMemPerNode=4096
 ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
+TaskPlugin=task/cgroup
 JobAcctGatherType=jobacct_gather/none
 AccountingStorageType=accounting_storage/$storage
 AccountingStorageHost=head
@@ -113,7 +114,7 @@ SchedulerParameters=batch_sched_delay=0
 MinJobAge=4
 ReturnToService=2
 MailProg=/bin/true
-NodeName=DEFAULT CPUs=2 State=UNKNOWN
+NodeName=DEFAULT CPUs=2 RealMemory=65536 State=UNKNOWN
 CONF
     for i in $(seq "$nodes"); do
         names+=${names:+,}n$i
@@ -121,6 +122,9 @@ CONF
     done
     echo "PartitionName=debug Nodes=$names Default=YES MaxTime=INFINITE State=UP" >>"$CLUSTER/etc/slurm.conf"
     : >"$CLUSTER/etc/plugstack.conf"
+    # Each job step in a memory cgroup limited to its --mem, as production clusters run.
+    printf '%s\n' ConstrainRAMSpace=yes ConstrainSwapSpace=yes AllowedSwapSpace=0 \
+        >"$CLUSTER/etc/cgroup.conf"
     export SLURM_CONF=$CLUSTER/etc/slurm.conf
     if [ "$storage" = slurmdbd ]; then slurm_accounting || return 1; fi
     DDPJ_TESTCLUSTER=$CLUSTER cluster_in head slurmctld -f "$SLURM_CONF" || return 1

@@ -386,7 +386,13 @@ static int run_attempt(agent_t *a, attempt_t *t, ddp_error_t *err)
         attempt_publish_end(a, t, &f, END_FAILED);
         monitor(a, t, w, 0, &r);
     } else {
+        t->progress = progress_local_new(o->nproc, o->slow_window_ms, o->heartbeat_ms);
+        if (o->node_rank == 0 && progress_job_init(&t->job, r.world_size, ddp_now_ms()))
+            agent_say("no memory to follow the ranks' progress");
         monitor(a, t, w, o->nproc, &r);
+        progress_local_free(t->progress);
+        progress_job_free(&t->job);
+        t->progress = NULL;
         workers_close(w, o->nproc);
         workers_kill_groups(w, o->nproc);
         if (t->end == END_FAILED && t->first.cause == CAUSE_CONSEQUENCE)

@@ -13,6 +13,7 @@
 #include "guard.h"
 #include "oom.h"
 #include "options.h"
+#include "progress.h"
 #include "rendezvous.h"
 #include "report.h"
 #include "store_client.h"
@@ -64,7 +65,9 @@ typedef struct {
     int64_t *hb_since; /* node 0: when it last changed */
     int silent_node;   /* node 0: the node it found lost for want of heartbeats (0: none) */
     oom_watch_t oom;   /* the OOM kills counted before the workers started */
-    failure_t held;    /* a consequence, waiting for its cause until held_until */
+    progress_local_t *progress; /* this node's workers' steps and busy time (progress.h) */
+    progress_job_t job;         /* node 0: every rank's */
+    failure_t held;             /* a consequence, waiting for its cause until held_until */
     int64_t held_until;
 } attempt_t;
 

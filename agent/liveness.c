@@ -100,6 +100,11 @@ static void check_heartbeats(agent_t *a, attempt_t *t, worker_t *w, int n,
         attempt_publish_end(a, t, &f, END_FAILED);
         attempt_begin_stop(a, t, w, n, SIGTERM);
     }
+    char **figures = t->job.ranks ? read_node_values(a, t->round, "prog") : NULL;
+    for (int i = 1; figures && i < a->o->nnodes; i++)
+        if (figures[i - 1])
+            progress_job_update(&t->job, i, figures[i - 1], now);
+    free_node_values(a, figures);
     for (int i = 1; i < a->o->nnodes && t->end == END_UNKNOWN; i++) {
         char *val = vals[i - 1];
         if (val && (!t->hb_value[i] || strcmp(val, t->hb_value[i]) != 0)) {
@@ -120,18 +125,105 @@ static void check_heartbeats(agent_t *a, attempt_t *t, worker_t *w, int n,
     free_node_values(a, vals);
 }
 
+/* This node's workers' steps and busy time, sampled now: "RANK/LOCAL:STEP:BUSY ..." in buf
+ * (progress.h); its length, 0 when no worker reports its step. */
+static size_t sample_progress(attempt_t *t, const worker_t *w, int n, char *buf, size_t size)
+{
+    buf[0] = '\0';
+    int *ranks = t->progress ? calloc((size_t)n + 1, sizeof *ranks) : NULL;
+    if (!ranks)
+        return 0;
+    int64_t now = ddp_now_ms();
+    for (int i = 0; i < n; i++) {
+        ranks[i] = w[i].rank;
+        if (!w[i].reaped)
+            progress_sample(t->progress, i, w[i].progress_file, w[i].pid, now);
+    }
+    size_t len = progress_encode(t->progress, ranks, buf, size);
+    free(ranks);
+    return len;
+}
+
+/* "rank 3 (node 1, host n2, local rank 1)" of rank r as node 0 knows it. */
+static void rank_name(const attempt_t *t, const ddp_rdzv_result_t *r, int rank, char *buf,
+                      size_t size)
+{
+    const progress_rank_t *x = &t->job.ranks[rank];
+    snprintf(buf, size, "rank %d (node %d, host %s, local rank %d)", rank, x->node,
+             r->node_hosts && x->node >= 0 ? r->node_hosts[x->node] : "?", x->local_rank);
+}
+
+/* Node 0: every rank's figures against the median's; with --hang-timeout, the rank the others
+ * wait for when no step moves (progress.h). */
+static void check_progress(agent_t *a, attempt_t *t, worker_t *w, int n, const ddp_rdzv_result_t *r)
+{
+    const agent_options_t *o = a->o;
+    progress_event_t ev[16];
+    int events = progress_judge(&t->job, o->slow_factor, ev, 16);
+    char who[512];
+    for (int k = 0; k < events; k++) {
+        rank_name(t, r, ev[k].rank, who, sizeof who);
+        const char *how = ev[k].kind == PROGRESS_SLOW     ? "is slow"
+                          : ev[k].kind == PROGRESS_SLOWER ? "is slower still"
+                                                          : "is no longer slow";
+        agent_say("%s %s: busy %.1f ms per step, %.1fx the median rank's %.1f ms (over %.0f s, "
+                  "at step %lld; --slow-factor %.2g)",
+                  who, how, ev[k].busy_us / 1000.0, ev[k].ratio, ev[k].median_us / 1000.0,
+                  o->slow_window_ms / 1000.0, t->job.ranks[ev[k].rank].fig.step, o->slow_factor);
+    }
+    int rank;
+    int64_t now = ddp_now_ms();
+    int stalled =
+        o->hang_timeout_ms ? progress_stalled(&t->job, now, o->hang_timeout_ms, &rank) : 0;
+    if (!stalled || t->end != END_UNKNOWN)
+        return;
+    double idle = (now - t->job.moved_at) / 1000.0;
+    failure_t f;
+    if (stalled == 1) {
+        const progress_rank_t *x = &t->job.ranks[rank];
+        f = node_failure(a, FAIL_WORKER, 1, x->node,
+                         r->node_hosts && x->node >= 0 ? r->node_hosts[x->node] : "?",
+                         "stalled: at step %lld while the others wait at step %lld, no step "
+                         "anywhere for %.1f s (--hang-timeout)",
+                         x->fig.step, t->job.max_step, idle);
+        f.rank = rank;
+        f.local_rank = x->local_rank;
+    } else {
+        f = node_failure(a, FAIL_WORKER, 1, -1, "-",
+                         "hung: every rank at step %lld, no step anywhere for %.1f s "
+                         "(--hang-timeout)",
+                         t->job.max_step, idle);
+    }
+    char line[1024];
+    failure_line(&f, line, sizeof line);
+    agent_say("%s", line);
+    attempt_publish_end(a, t, &f, END_FAILED);
+    attempt_begin_stop(a, t, w, n, SIGTERM);
+}
+
 void liveness_heartbeat(agent_t *a, attempt_t *t, worker_t *w, int n, const ddp_rdzv_result_t *r)
 {
     preflight_beside(a, 0);
+    char figures[8192];
+    size_t len = sample_progress(t, w, n, figures, sizeof figures);
     if (a->o->node_rank == 0) {
+        if (len && t->job.ranks)
+            progress_job_update(&t->job, 0, figures, ddp_now_ms());
         check_heartbeats(a, t, w, n, r);
+        if (t->job.ranks && t->end == END_UNKNOWN)
+            check_progress(a, t, w, n, r);
         return;
     }
     char key[128], name[64];
     snprintf(name, sizeof name, "hb/%d", a->o->node_rank);
     attempt_key(t, key, sizeof key, name);
     ddp_error_t err;
-    if (ddp_store_add(a->client, key, 1, NULL, &err))
+    int failed = ddp_store_add(a->client, key, 1, NULL, &err);
+    snprintf(name, sizeof name, "prog/%d", a->o->node_rank);
+    attempt_key(t, key, sizeof key, name);
+    if (!failed && len)
+        failed = ddp_store_set(a->client, key, figures, len, &err);
+    if (failed)
         liveness_lose_store(a, t, w, n, err.msg);
 }
 
@@ -150,7 +242,10 @@ void liveness_check_hangs(agent_t *a, attempt_t *t, worker_t *w, int n)
         return;
     workers_activity(w, n, act);
     for (int i = 0; i < n && t->end == END_UNKNOWN; i++) {
-        if (w[i].reaped || w[i].stopped)
+        /* A worker that reports its steps is judged by them, on node 0, job-wide: idle in a
+         * collective, it may be waiting for the rank that is hung. */
+        if (w[i].reaped || w[i].stopped ||
+            (t->progress && progress_local_figure(t->progress, i).step >= 0))
             continue;
         if (w[i].output_at > w[i].active_at || act[i].cpu_ticks > w[i].cpu_ticks + allowance ||
             workers_held_back(&w[i])) {

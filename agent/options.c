@@ -59,6 +59,7 @@ typedef enum {
     ID_RUN_ID,
     ID_TOKEN_FILE,
     ID_HANG_TIMEOUT,
+    ID_SLOW_FACTOR,
     ID_REDIRECTS,
     ID_TEE,
     ID_LOCAL_RANKS_FILTER,
@@ -129,6 +130,13 @@ static const option_t options[] = {
      "a worker that writes nothing and uses under 1% of a CPU (its\n"
      "process group) for this long is hung, and fails the job; a\n"
      "stopped one after half of it (0, the default: never)"},
+    {"slow-factor", 0, 0, "F", OTHER(ID_SLOW_FACTOR),
+     "node 0 names a rank busy at least F times the median rank per\n"
+     "step (workers that write their step into DDPJOB_PROGRESS_FILE;\n"
+     "default 1.5; 0: never)"},
+    {"slow-window", 0, 0, "SECONDS", KIND_MS, FIELD(slow_window_ms), 1, JOB_TIMEOUT_MAX_S, ID_NONE,
+     "the time over which each rank's busy time per step is taken\n"
+     "(default 30)"},
     {"exit-timeout", 0, 0, "SECONDS", KIND_INT, FIELD(exit_timeout_s), 1, JOB_TIMEOUT_MAX_S,
      ID_NONE, "how long a finished node waits for the rest (default 300)"},
     {"output-stall-timeout", 0, 0, "SECONDS", KIND_MS, FIELD(output_stall_ms), 0, JOB_TIMEOUT_MAX_S,
@@ -666,6 +674,10 @@ static int take_other(agent_options_t *o, parse_state_t *p, const option_t *opt,
     case ID_HANG_TIMEOUT:
         o->hang_timeout_ms = 0;
         return strcmp(v, "0") && parse_seconds_ms(v, JOB_TIMEOUT_MAX_S, &o->hang_timeout_ms);
+    case ID_SLOW_FACTOR:
+        /* 1 or less would call half of any job slow. */
+        return ddp_parse_double(v, 0, 100, &o->slow_factor) ||
+               (o->slow_factor > 0 && o->slow_factor <= 1);
     case ID_REDIRECTS:
     case ID_TEE:
         if (console_check_streams(v, name, err))
@@ -810,6 +822,8 @@ int agent_options_parse(int argc, char **argv, agent_options_t *o, ddp_error_t *
                            .grace_ms = 10000,
                            .exit_timeout_s = 300,
                            .output_stall_ms = OUTPUT_STALL_DEFAULT_MS,
+                           .slow_factor = 1.5,
+                           .slow_window_ms = 30000,
                            .checkpoint_before_ms = 180000,
                            .args = full_argv}; /* the command will point into them */
     if (!full_argv)

@@ -23,6 +23,8 @@ typedef struct {
     int heartbeat_ms;                    /* an agent silent for two of these is lost */
     int grace_ms;                        /* between SIGTERM and SIGKILL when workers are stopped */
     int hang_timeout_ms;                 /* a worker silent and idle this long is hung; 0: never */
+    double slow_factor;                  /* progress.h: a slow rank's busy time over the median's */
+    int slow_window_ms;                  /* progress.h: the window of the busy time per step */
     int exit_timeout_s;                  /* how long a finished node waits for the others */
     int output_stall_ms;                 /* output.h's stall deadline */
     char *log_dir, *run_id, *error_file; /* error_file: %n already replaced by the node rank */

@@ -76,6 +76,7 @@ static int start_one(worker_t *w, const worker_launch_t *l, ddp_error_t *err)
     char **env = NULL;
     snprintf(w->dir, sizeof w->dir, "%s/rank_%d", l->attempt_dir, w->rank);
     snprintf(w->error_file, sizeof w->error_file, "%s/error.json", w->dir);
+    snprintf(w->progress_file, sizeof w->progress_file, "%s/progress", w->dir);
     if (ddp_make_dirs(w->dir, 0700, err))
         return -1;
     if (l->write_logs && ((log_out = open_log(w, "stdout.log", err)) < 0 ||
@@ -85,6 +86,7 @@ static int start_one(worker_t *w, const worker_launch_t *l, ddp_error_t *err)
     we.rank = w->rank;
     we.local_rank = w->local_rank;
     we.error_file = w->error_file;
+    we.progress_file = w->progress_file;
     int nproc = l->env.local_world_size;
     char gpu[BINDING_GPU_ID_MAX];
     cpu_set_t cpus;
@@ -97,6 +99,7 @@ static int start_one(worker_t *w, const worker_launch_t *l, ddp_error_t *err)
         binding_cpus(l->cpu_binding, w->local_rank, nproc, &cpus, err))
         goto out;
     unlink(w->error_file);
+    unlink(w->progress_file);
     if (!(env = ddp_worker_env_build(&we, environ, err)))
         goto out;
     if (pipe2(out, O_CLOEXEC) || pipe2(errp, O_CLOEXEC)) {

@@ -33,6 +33,7 @@ typedef struct {
     long long mem_limit, mem_peak; /* an out-of-memory kill's figures (bytes; -1 unknown) */
     char dir[4096];                /* holds its error.json (and logs, with --log-dir) */
     char error_file[4200];
+    char progress_file[4200]; /* where it may write its step (progress.h) */
     guard_t *guard;
     int64_t output_at;            /* ddp_now_ms of its last output */
     int64_t active_at;            /* when its current stretch of silence began (--hang-timeout) */

@@ -27,6 +27,7 @@ static const char *const owned[] = {
     "DDPJOB_TOKEN",
     "DDPJOB_WORKER_TOKEN",
     "DDPJOB_RESTART_COUNT",
+    DDP_PROGRESS_ENV,
     NULL,
 };
 
@@ -87,6 +88,8 @@ char **ddp_worker_env_build(const ddp_worker_env_t *w, char *const *base, ddp_er
         ADD("TORCHELASTIC_ERROR_FILE=%s", w->error_file);
     if (w->worker_token)
         ADD("DDPJOB_WORKER_TOKEN=%s", w->worker_token);
+    if (w->progress_file)
+        ADD(DDP_PROGRESS_ENV "=%s", w->progress_file);
     if (w->cuda_visible_devices)
         ADD("CUDA_VISIBLE_DEVICES=%s", w->cuda_visible_devices);
     if (!inherited(base, "NCCL_ASYNC_ERROR_HANDLING"))

@@ -23,11 +23,16 @@ typedef struct {
     int master_port;
     const char *run_id;
     const char *error_file;           /* TORCHELASTIC_ERROR_FILE; NULL leaves it unset */
+    const char *progress_file;        /* DDP_PROGRESS_ENV's value; NULL leaves it unset */
     const char *worker_token;         /* DDPJOB_WORKER_TOKEN; NULL leaves it unset */
     const char *cuda_visible_devices; /* this worker's GPU; NULL: the inherited value stays */
 } ddp_worker_env_t;
 
 #define WORKER_TOKEN_HEX 64
+
+/* Names the file where a worker may write how far it has got: its step count, as text, each
+ * step, written over the last (agent/progress.h reads it). */
+#define DDP_PROGRESS_ENV "DDPJOB_PROGRESS_FILE"
 
 /* A worker's exit status for "stopped on request with a checkpoint written; run me again to
  * resume" (sysexits' EX_TEMPFAIL). After a checkpoint signal or a stop, every rank exiting with

@@ -6,10 +6,12 @@
  * prints a line per epoch and checkpoints after each; a SIGTERM, SIGUSR1 or SIGUSR2 ends the run
  * after the step in progress with a checkpoint and status TRAIN_EXIT_STOPPED, so a resubmitted job
  * resumes where it stopped (--resume). */
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "checkpoint.h"
 #include "commands.h"
@@ -58,8 +60,9 @@ typedef struct {
     float *device_images;
     unsigned char *labels;
     long steps_per_epoch, total_steps, step;
-    int epoch;  /* position: the epoch in progress */
-    long batch; /* and the next batch in it */
+    int progress_fd; /* DDP_PROGRESS_ENV's file; -1: none */
+    int epoch;       /* position: the epoch in progress */
+    long batch;      /* and the next batch in it */
     char checkpoint[4096];
     char model_text[128], config_text[1024];
 } trainer_t;
@@ -194,6 +197,21 @@ typedef struct {
     double loss, correct, count;
 } tally_t;
 
+/* The step this rank has reached, for its agent (DDP_PROGRESS_ENV), before the gradients'
+ * all-reduce: a rank the others wait for is then a step behind them. Written over the last in
+ * place: the count only grows, so no shorter text is ever left with a longer one's tail. */
+static void report_progress(trainer_t *t)
+{
+    if (t->progress_fd < 0)
+        return;
+    char text[32];
+    int len = snprintf(text, sizeof text, "%ld\n", t->step);
+    if (pwrite(t->progress_fd, text, (size_t)len, 0) < 0) {
+        close(t->progress_fd);
+        t->progress_fd = -1;
+    }
+}
+
 static int train_step(trainer_t *t, int n, tally_t *tally, ddp_error_t *err)
 {
     const size_t *idx = t->sampler.mine + t->batch * t->o->batch_size;
@@ -203,6 +221,7 @@ static int train_step(trainer_t *t, int n, tally_t *tally, ddp_error_t *err)
     if (sync_from_rank0(t, 0, err))
         return -1;
     model_forward(t->model, t->device_images, n, 1);
+    report_progress(t);
     int correct;
     tally->loss += model_loss(t->model, t->labels, n, &correct);
     tally->correct += correct;
@@ -432,7 +451,14 @@ int cmd_train(int argc, char **argv)
     pg_t *pg = session_open("train", &so);
     if (!pg)
         return 1;
-    trainer_t t = {.o = &o, .pg = pg, .rank = pg_rank(pg), .world = pg_size(pg)};
+    const char *progress = getenv(DDP_PROGRESS_ENV);
+    trainer_t t = {.o = &o,
+                   .pg = pg,
+                   .rank = pg_rank(pg),
+                   .world = pg_size(pg),
+                   .progress_fd = progress && *progress
+                                      ? open(progress, O_WRONLY | O_CREAT | O_CLOEXEC, 0644)
+                                      : -1};
     run_end_t end = RUN_DONE;
     /* The nccl backend reduces GPU memory, so the model lives on this rank's GPU. */
     int gpu = strcmp(pg_backend_name(pg), "nccl") == 0;
@@ -467,5 +493,7 @@ int cmd_train(int argc, char **argv)
                o.checkpoint_dir ? t.checkpoint : "");
     }
     teardown(&t);
+    if (t.progress_fd >= 0)
+        close(t.progress_fd);
     return session_close("train", pg, status);
 }

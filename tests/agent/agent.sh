@@ -201,7 +201,7 @@ expect_no_leftovers "no worker (or its children) left after a crash"
 . "$SRCDIR/tests/lib/cgroup.sh"
 in_cgroup_script "$T/in_cgroup"
 if mem_cgroup_make "ddpjob-test-$$" 64M; then
-    at_exit "mem_cgroup_remove $CGROUP"
+    at_exit "cgroup_remove $CGROUP"
     worker hog.sh 'echo $$ >"$T_DIR/rank$RANK.pid"
     if [ "$RANK" = 1 ] && [ "$HOG" = 1 ]; then exec /usr/bin/python3 -c "bytearray(256 << 20)"; fi
     sleep 60 & wait'

@@ -1,6 +1,7 @@
 # shellcheck shell=bash
-# Real memory cgroups for the suites: a group with a memory limit (cgroup v1's memory controller,
-# as this kind of machine has it, else cgroup v2's), commands started inside it, and its removal.
+# Real cgroups for the suites: a group with a memory limit or a CPU quota (cgroup v1's
+# controllers, as this kind of machine has them, else cgroup v2's), commands started inside it,
+# and its removal.
 
 # mem_cgroup_make NAME LIMIT: a new memory cgroup NAME limited to LIMIT (e.g. 64M), swap
 # included: its folder in CGROUP; 1 when this machine has no memory controller to make one in
@@ -29,12 +30,29 @@ in_cgroup_script() {
     chmod +x "$1"
 }
 
-# mem_cgroup_remove DIR: removes the group once its last process has gone (at most 10 s).
-mem_cgroup_remove() {
+# cgroup_remove DIR: removes the group once its last process has gone (at most 10 s).
+cgroup_remove() {
     local i
     for i in $(seq 100); do
         [ -s "$1/cgroup.procs" ] || break
         sleep 0.1
     done
     rmdir "$1" 2>/dev/null
+}
+
+# cpu_cgroup_make NAME PERCENT: a new cgroup NAME whose processes get at most PERCENT of one CPU
+# (a CFS quota): its folder in CGROUP; 1 with CGROUP_WHY when there is no cpu controller.
+cpu_cgroup_make() {
+    local v1=/sys/fs/cgroup/cpu v2=/sys/fs/cgroup
+    if [ -f "$v1/cpu.cfs_quota_us" ]; then
+        CGROUP=$v1/$1
+        mkdir -p "$CGROUP" && echo 100000 >"$CGROUP/cpu.cfs_period_us" &&
+            echo $(($2 * 1000)) >"$CGROUP/cpu.cfs_quota_us"
+    elif grep -qw cpu "$v2/cgroup.subtree_control" 2>/dev/null; then
+        CGROUP=$v2/$1
+        mkdir -p "$CGROUP" && echo "$(($2 * 1000)) 100000" >"$CGROUP/cpu.max"
+    else
+        CGROUP_WHY="no cgroup cpu controller: neither $v1 nor $v2/cgroup.subtree_control has one"
+        return 1
+    fi
 }

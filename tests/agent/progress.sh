@@ -1,0 +1,74 @@
+#!/bin/bash
+# How far each rank has got, and who is slow or stalled: two real agents as node 0 and node 1,
+# one worker each, running ddp-train (which reports its steps itself) and a real PyTorch gloo
+# script with the one line the README gives; node 1's worker really slowed by a CPU quota on the
+# cgroup its agent runs in (cgroup v1's cpu controller here, else v2's).
+. "$SRCDIR/tests/lib/agents.sh"
+# shellcheck source=../lib/cgroup.sh
+. "$SRCDIR/tests/lib/cgroup.sh"
+PY=/usr/bin/python3
+if ! "$PY" -c 'import torch' 2>"$T/torch.err"; then
+    fail "PyTorch is importable by $PY (install python3-torch)" "$(cat "$T/torch.err")"
+    exit 1
+fi
+export DDPJOB_TOKEN=progress-test-$$
+in_cgroup_script "$T/in_cgroup"
+if ! cpu_cgroup_make "ddpjob-slow-$$" 20; then
+    fail "a cgroup with a CPU quota to slow a rank in" "$CGROUP_WHY"
+    exit 1
+fi
+SLOW=$CGROUP
+at_exit "cgroup_remove $SLOW"
+TRAIN_JOB=("$TRAIN" train --synthetic --synthetic-size 4096,512 --epochs 1000 --batch-size 32)
+TORCH_JOB=("$PY" "$SRCDIR/tests/agent/py/progress_loop.py")
+# Factor 2, not the default 1.5: this machine may be shared with other suites, and a rank of a
+# job beside them may fall behind by chance for a window; the slowed rank here is 5x.
+common() {
+    next_port
+    COMMON=(--nnodes 2 --master-addr 127.0.0.1 --master-port "$PORT" --nproc-per-node 1
+            --heartbeat 0.5 --slow-window 4 --slow-factor 2)
+}
+
+# slow_job slowed|plain PROGRAM...: node 0, and node 1 (inside the CPU quota when slowed), until
+# node 0 names a slow rank or 20 s pass; then both are told to stop. NAMED_AFTER: seconds.
+slow_job() {
+    local slowed=$1 start
+    shift
+    common
+    start_agent n0 OMP_NUM_THREADS=1 -- "${COMMON[@]}" --node-rank 0 "$@"
+    if [ "$slowed" = slowed ]; then
+        AGENT=$T/in_cgroup start_agent n1 OMP_NUM_THREADS=1 -- "$SLOW" "$AGENT" "${COMMON[@]}" --node-rank 1 "$@"
+    else
+        start_agent n1 OMP_NUM_THREADS=1 -- "${COMMON[@]}" --node-rank 1 "$@"
+    fi
+    start=$SECONDS
+    while [ $((SECONDS - start)) -lt 20 ] && ! grep -q " is slow: " "$T/n0.err"; do sleep 0.2; done
+    NAMED_AFTER=$((SECONDS - start))
+    kill -TERM "$(agent_pid n0)" "$(agent_pid n1)" 2>/dev/null
+    wait_agent n0
+    ERR0=$ERR
+    wait_agent n1
+}
+
+host=$(hostname)
+for workload in ddp-train torch; do
+    if [ "$workload" = torch ]; then job=("${TORCH_JOB[@]}"); else job=("${TRAIN_JOB[@]}"); fi
+    slow_job slowed "${job[@]}"
+    expect_contains "$ERR0" "rank 1 (node 1, host $host, local rank 0) is slow: busy " \
+        "$workload: node 0 names the rank held to 20% of a CPU as slow (after $NAMED_AFTER s; window 4 s)"
+    expect_lacks "$ERR0" "rank 0 (node 0, host $host, local rank 0) is slow" "$workload: and not the rank waiting for it"
+    slow_job plain "${job[@]}"
+    expect_lacks "$ERR0" " is slow: " "$workload: the same job without the quota: no rank named in 20 s"
+    expect_no_leftovers "$workload: nothing left running"
+done
+
+# Stalled: rank 1 stops before it reports step 50; rank 0 waits in the all_reduce of step 50.
+# Node 0 names rank 1, not the idle rank 0 that the output/CPU heuristic would pick.
+common
+two_agents STALL_RANK=1 OMP_NUM_THREADS=1 -- "${COMMON[@]}" --hang-timeout 3 "${TORCH_JOB[@]}"
+expect_eq "$RC0/$RC1" 1/1 "a stalled rank fails the job on both nodes"
+expect_contains "$ERR0" "job failed (exit 1): rank 1 (node 1, host $host, local rank 0) stalled: at step 49 while the others wait at step 50" \
+    "node 0 names the stalled rank, its step and the others'"
+expect_contains "$ERR1" "job failed (exit 1): rank 1 (node 1, host $host, local rank 0) stalled" "so does node 1"
+expect_lacks "$ERR0$ERR1" "hung: no output" "the waiting rank is not called hung"
+expect_no_leftovers "nothing left after the stall"

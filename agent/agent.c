@@ -390,6 +390,7 @@ static int run_attempt(agent_t *a, attempt_t *t, ddp_error_t *err)
         if (o->node_rank == 0 && progress_job_init(&t->job, r.world_size, ddp_now_ms()))
             agent_say("no memory to follow the ranks' progress");
         monitor(a, t, w, o->nproc, &r);
+        liveness_write_progress(a, t, &r);
         progress_local_free(t->progress);
         progress_job_free(&t->job);
         t->progress = NULL;

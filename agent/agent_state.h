@@ -27,6 +27,8 @@
  * before it stands for the job: the first failure's own exit reaches its agent within this, even
  * when it closed its connections (and so failed its peers) before it ended. */
 #define CONSEQUENCE_HOLD_MS 3000
+/* How often node 0 writes --progress-file while the workers run. */
+#define PROGRESS_WRITE_MS 5000
 /* A parked WAIT on the end key is renewed after this long. */
 #define WATCH_MS 3600000
 
@@ -67,6 +69,7 @@ typedef struct {
     oom_watch_t oom;   /* the OOM kills counted before the workers started */
     progress_local_t *progress; /* this node's workers' steps and busy time (progress.h) */
     progress_job_t job;         /* node 0: every rank's */
+    int64_t progress_due;       /* node 0: when --progress-file is written next */
     failure_t held;             /* a consequence, waiting for its cause until held_until */
     int64_t held_until;
 } attempt_t;
@@ -112,6 +115,8 @@ failure_t liveness_lost_node(agent_t *a, int node, const ddp_rdzv_result_t *r);
 void liveness_lose_store(agent_t *a, attempt_t *t, worker_t *w, int n, const char *why);
 void liveness_heartbeat(agent_t *a, attempt_t *t, worker_t *w, int n, const ddp_rdzv_result_t *r);
 void liveness_check_hangs(agent_t *a, attempt_t *t, worker_t *w, int n);
+/* Node 0: every rank's progress into --progress-file, now. */
+void liveness_write_progress(agent_t *a, attempt_t *t, const ddp_rdzv_result_t *r);
 
 /* preflight.c, the store side */
 int preflight_first(const agent_options_t *o);

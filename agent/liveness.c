@@ -173,6 +173,10 @@ static void check_progress(agent_t *a, attempt_t *t, worker_t *w, int n, const d
     }
     int rank;
     int64_t now = ddp_now_ms();
+    if (o->progress_file && now >= t->progress_due) {
+        liveness_write_progress(a, t, r);
+        t->progress_due = now + PROGRESS_WRITE_MS;
+    }
     int stalled =
         o->hang_timeout_ms ? progress_stalled(&t->job, now, o->hang_timeout_ms, &rank) : 0;
     if (!stalled || t->end != END_UNKNOWN)
@@ -272,4 +276,12 @@ void liveness_check_hangs(agent_t *a, attempt_t *t, worker_t *w, int n)
         attempt_begin_stop(a, t, w, n, SIGTERM);
     }
     free(act);
+}
+
+void liveness_write_progress(agent_t *a, attempt_t *t, const ddp_rdzv_result_t *r)
+{
+    ddp_error_t err;
+    if (a->o->progress_file && t->job.ranks &&
+        progress_job_write(&t->job, a->o->progress_file, t->round, r->node_hosts, &err))
+        agent_say("--progress-file: %s", err.msg);
 }

@@ -162,6 +162,9 @@ static const option_t options[] = {
     {"error-file", 0, 0, "FILE", KIND_STR, FIELD(error_file), 0, 0, ID_NONE,
      "write a JSON failure report to FILE when the job fails (%n in\n"
      "FILE: this node's rank, for nodes that share a file system)"},
+    {"progress-file", 0, 0, "FILE", KIND_STR, FIELD(progress_file), 0, 0, ID_NONE,
+     "node 0 writes each rank's last step and busy time per step to\n"
+     "FILE (JSON; every few seconds and at the end)"},
     {"python", 0, 0, "PATH", OTHER(ID_PYTHON),
      "the interpreter for a PROGRAM ending in .py, -m or --run-path\n"
      "(default $PYTHON_EXEC, else python3); it runs with -u, as torchrun's does"},

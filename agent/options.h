@@ -28,6 +28,7 @@ typedef struct {
     int exit_timeout_s;                  /* how long a finished node waits for the others */
     int output_stall_ms;                 /* output.h's stall deadline */
     char *log_dir, *run_id, *error_file; /* error_file: %n already replaced by the node rank */
+    char *progress_file;                 /* node 0's report of every rank's progress */
     /* console.h's: torchrun's --redirects, --tee and --local-ranks-filter (NULL: none), the
      * lines' prefix template (NULL: the default). Strings of args or the environment. */
     const char *redirects, *tee, *local_ranks_filter, *prefix_template;

@@ -5,7 +5,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
+
+#include "ddp_file.h"
+#include "ddp_json.h"
 
 /* Ring capacity bounds: the window over the heartbeat, plus a few. */
 #define RING_MIN 8
@@ -262,4 +266,40 @@ int progress_stalled(const progress_job_t *j, int64_t now, int64_t timeout_ms, i
             *rank = r;
     }
     return *rank >= 0 ? 1 : 2;
+}
+
+int progress_job_write(const progress_job_t *j, const char *path, int attempt, char *const *hosts,
+                       ddp_error_t *err)
+{
+    char *text = NULL, when[32];
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f)
+        return ddp_error_set(err, "%s: out of memory", path);
+    time_t now = time(NULL);
+    struct tm tm;
+    strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));
+    fprintf(f, "{\"version\": 1, \"time\": \"%s\", \"attempt\": %d, \"ranks\": [", when, attempt);
+    for (int r = 0; r < j->world; r++) {
+        const progress_rank_t *x = &j->ranks[r];
+        fputs(r ? ",\n  " : "\n  ", f);
+        if (x->fig.step < 0) {
+            fputs("null", f);
+            continue;
+        }
+        fprintf(f, "{\"rank\": %d, \"node\": %d, \"host\": ", r, x->node);
+        ddp_json_string(f, hosts && x->node >= 0 ? hosts[x->node] : NULL);
+        fprintf(f, ", \"step\": %lld, \"busy_us_per_step\": ", x->fig.step);
+        if (x->fig.busy_us >= 0)
+            fprintf(f, "%lld", x->fig.busy_us);
+        else
+            fputs("null", f);
+        fprintf(f, ", \"slow\": %s}", x->slow ? "true" : "false");
+    }
+    fputs("\n]}\n", f);
+    fclose(f);
+    int rc = text ? ddp_write_file_atomic(path, text, len, 0644, err)
+                  : ddp_error_set(err, "%s: out of memory", path);
+    free(text);
+    return rc;
 }

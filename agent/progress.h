@@ -21,6 +21,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ddp_error.h"
+
 /* One rank's figures. */
 typedef struct {
     long long step;    /* its last step; -1: it reports none */
@@ -58,6 +60,12 @@ int progress_job_init(progress_job_t *j, int world, int64_t now);
 void progress_job_free(progress_job_t *j);
 /* Takes node's figures as progress_encode wrote them. */
 void progress_job_update(progress_job_t *j, int node, const char *text, int64_t now);
+
+/* Writes every rank's figures to path, atomically, as JSON: {"version": 1, "time": "...",
+ * "attempt": A, "ranks": [{"rank", "node", "host", "step", "busy_us_per_step", "slow"}...]}, a
+ * rank without figures null (hosts[node]: each node's host). */
+int progress_job_write(const progress_job_t *j, const char *path, int attempt, char *const *hosts,
+                       ddp_error_t *err);
 
 /* What node 0 says of a rank. */
 typedef enum { PROGRESS_SLOW, PROGRESS_SLOWER, PROGRESS_RECOVERED } progress_event_kind_t;

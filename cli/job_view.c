@@ -102,6 +102,43 @@ static void read_reports(job_view_t *v)
         qsort(v->failed, (size_t)v->nfailed, sizeof *v->failed, cause_first);
 }
 
+/* Node 0's report of every rank's last step (the agent's --progress-file). */
+static void read_progress(job_view_t *v)
+{
+    char path[8192];
+    snprintf(path, sizeof path, "%s/link-%d/progress.json", v->rec.dir, v->link);
+    ddp_error_t err;
+    size_t len;
+    char *text = ddp_read_file(path, &len, &err);
+    if (!text)
+        return;
+    yaml_parser_t parser;
+    yaml_document_t doc;
+    yaml_parser_initialize(&parser);
+    yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+    if (yaml_parser_load(&parser, &doc)) {
+        yaml_node_t *root = yaml_document_get_root_node(&doc);
+        yaml_node_t *ranks = child(&doc, root, "ranks");
+        const char *when = field(&doc, root, "time");
+        int n = ranks && ranks->type == YAML_SEQUENCE_NODE
+                    ? (int)(ranks->data.sequence.items.top - ranks->data.sequence.items.start)
+                    : 0;
+        if (n > 0 && (v->last_steps = calloc((size_t)n, sizeof *v->last_steps))) {
+            v->nsteps = n;
+            for (int r = 0; r < n; r++) {
+                const char *step =
+                    field(&doc, yaml_document_get_node(&doc, ranks->data.sequence.items.start[r]),
+                          "step");
+                v->last_steps[r] = step ? atoll(step) : -1;
+            }
+            snprintf(v->steps_time, sizeof v->steps_time, "%s", when ? when : "");
+        }
+        yaml_document_delete(&doc);
+    }
+    yaml_parser_delete(&parser);
+    free(text);
+}
+
 /* ---- the state ------------------------------------------------------------------------- */
 
 const char *job_view_id(const job_view_t *v)
@@ -182,6 +219,7 @@ int job_views_load(char *const *dirs, size_t n, job_view_t *views, ddp_error_t *
             continue;
         v->sched = !strcmp(v->rec.scheduler, "pbs") ? pbs[i] : slurm[i];
         read_reports(v);
+        read_progress(v);
         decide(v);
     }
     free(slurm);
@@ -196,6 +234,7 @@ void job_views_free(job_view_t *views, size_t n)
     for (size_t i = 0; i < n; i++) {
         job_record_free(&views[i].rec);
         free(views[i].failed);
+        free(views[i].last_steps);
     }
 }
 
@@ -211,6 +250,30 @@ int job_view_exit(const job_view_t *v)
 static int link_count(const job_view_t *v)
 {
     return v->rec.nlinks > 0 ? v->rec.nlinks : 1;
+}
+
+/* "last steps (TIME): 812 (ranks 0-2), 811 (rank 3)": runs of ranks at one step. */
+static void print_steps(FILE *f, const job_view_t *v)
+{
+    if (!v->nsteps)
+        return;
+    fprintf(f, "  last steps (%s):", v->steps_time);
+    for (int r = 0; r < v->nsteps;) {
+        int end = r;
+        while (end + 1 < v->nsteps && v->last_steps[end + 1] == v->last_steps[r])
+            end++;
+        fprintf(f, "%s ", r ? "," : "");
+        if (v->last_steps[r] < 0)
+            fputs("none", f);
+        else
+            fprintf(f, "%lld", v->last_steps[r]);
+        if (end > r)
+            fprintf(f, " (ranks %d-%d)", r, end);
+        else
+            fprintf(f, " (rank %d)", r);
+        r = end + 1;
+    }
+    fputc('\n', f);
 }
 
 void job_view_print(FILE *f, const job_view_t *v)
@@ -241,6 +304,7 @@ void job_view_print(FILE *f, const job_view_t *v)
         fprintf(f, "  rank %d (node %d, host %s): %s%s\n", v->failed[i].rank, v->failed[i].node,
                 v->failed[i].host, v->failed[i].cause,
                 v->failed[i].consequence ? " (a consequence: a peer went first)" : "");
+    print_steps(f, v);
     fprintf(f, "  record %s\n", v->rec.dir);
 }
 
@@ -277,6 +341,21 @@ void job_view_json(FILE *f, const job_view_t *v)
     json_text(f, "elapsed", v->elapsed, 0);
     json_text(f, "walltime", v->sched.walltime, 0);
     json_text(f, "record", v->rec.dir, 0);
+    fputs("\"last_steps\": ", f);
+    if (v->nsteps) {
+        fputc('[', f);
+        for (int r = 0; r < v->nsteps; r++) {
+            fputs(r ? ", " : "", f);
+            if (v->last_steps[r] < 0)
+                fputs("null", f);
+            else
+                fprintf(f, "%lld", v->last_steps[r]);
+        }
+        fputs("], ", f);
+    } else {
+        fputs("null, ", f);
+    }
+    json_text(f, "last_steps_time", v->steps_time, 0);
     fputs("\"failed_ranks\": [", f);
     for (int i = 0; i < v->nfailed; i++) {
         const failed_rank_t *x = &v->failed[i];

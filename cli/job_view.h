@@ -26,6 +26,9 @@ typedef struct {
     failed_rank_t *failed; /* the causes first, their consequences after */
     int nfailed;
     int killed_for_memory; /* the agents' first failure was an OOM kill */
+    long long *last_steps; /* each rank's last reported step (-1: none), from node 0's report */
+    int nsteps;            /* 0: no report */
+    char steps_time[32];   /* when node 0 wrote it */
 } job_view_t;
 
 /* Reads the records in dirs[0..n) into views and asks each scheduler once for all of them. A

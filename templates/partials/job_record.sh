@@ -1,7 +1,7 @@
 {{! This link's part of the job's record (ddpjob(1), JOB RECORD), when `ddpjob submit` made one:
     needs ddpjob_jobid and ddpjob_requeue. }}
 # The job's record, when `ddpjob submit` made one: this link's start and end, the agents' failure
-# reports and each rank's logs, for `ddpjob status`, `logs`, `cancel` and `wait`.
+# reports, each rank's last step and its logs, for `ddpjob status`, `logs`, `cancel` and `wait`.
 ddpjob_record_args=()
 ddpjob_link_dir=
 if [ -n "${DDPJOB_RECORD:-}" ]; then
@@ -12,6 +12,7 @@ if [ -n "${DDPJOB_RECORD:-}" ]; then
 {{^own_log_dir}}
     ddpjob_record_args+=(--log-dir "$ddpjob_link_dir/logs")
 {{/own_log_dir}}
+    ddpjob_record_args+=(--progress-file "$ddpjob_link_dir/progress.json")
 {{^own_error_file}}
     ddpjob_record_args+=(--error-file "$ddpjob_link_dir/error-node%n.json")
 {{/own_error_file}}

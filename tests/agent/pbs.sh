@@ -329,6 +329,7 @@ expect_eq "$(pbs_state "$JOB" Exit_status)" 0 "and its last job ends with Exit_s
 pj status chain
 expect_contains "$OUT" "chain (pbs job $JOB): completed, exit 0" "status of the chain, by its name: completed at its last job"
 expect_contains "$OUT" "link $links of $links" "... link $links of $links"
+expect_contains "$OUT" "  last steps (20" "... with each rank's last step, from node 0's report (--progress-file)"
 pj wait chain
 expect_eq "$RC" 0 "wait on the chain exits 0"
 pj logs chain --rank 0 --link 1

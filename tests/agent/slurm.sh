@@ -293,6 +293,7 @@ links=$(sed -n 's/^  link \([0-9]*\) of \([0-9]*\).*/\1 \2/p' <<<"$OUT")
 if [ "${links% *}" = "${links#* }" ] && [ "${links% *}" -ge 2 ]; then pass "status of the chain: completed at its last link ($links)"; else
     fail "status of the chain: completed at its last link" "$OUT"; fi
 expect_contains "$OUT" "chain (slurm job $JOB): completed, exit 0" "... completed, exit 0"
+expect_contains "$OUT" "  last steps (20" "... with each rank's last step, from node 0's report (--progress-file)"
 dj wait "$JOB"
 expect_eq "$RC" 0 "wait on the chain exits 0"
 dj logs "$JOB" --rank 0 --link 1

@@ -123,11 +123,16 @@ static int fill_common(const job_spec_t *spec, const char *bindir, const char *a
     /* The agent's output and reports, as its options with a blank before each (empty when
      * none is asked). */
     char *reports = NULL, *q_log = spec->log_dir ? shquote(spec->log_dir) : NULL,
-         *q_err = spec->error_file ? shquote(spec->error_file) : NULL, stall[48] = "";
+         *q_err = spec->error_file ? shquote(spec->error_file) : NULL, stall[48] = "",
+         slow[48] = "", window[48] = "";
     if (spec->output_stall_timeout)
         snprintf(stall, sizeof stall, " --output-stall-timeout %ld", spec->output_stall_timeout);
-    if (asprintf(&reports, "%s%s%s%s%s", q_log ? " --log-dir " : "", q_log ? q_log : "",
-                 q_err ? " --error-file " : "", q_err ? q_err : "", stall) < 0)
+    if (spec->slow_factor >= 0)
+        snprintf(slow, sizeof slow, " --slow-factor %g", spec->slow_factor);
+    if (spec->slow_window)
+        snprintf(window, sizeof window, " --slow-window %ld", spec->slow_window);
+    if (asprintf(&reports, "%s%s%s%s%s%s%s", q_log ? " --log-dir " : "", q_log ? q_log : "",
+                 q_err ? " --error-file " : "", q_err ? q_err : "", stall, slow, window) < 0)
         reports = NULL;
     rc |= reports ? tmpl_set(ctx, "report_args", reports) : -1;
     rc |= tmpl_set_bool(ctx, "own_log_dir", spec->log_dir != NULL);

@@ -32,6 +32,7 @@ typedef enum {
     F_PBS_RESOURCES,
     F_CHOICE,   /* one of the words in the field's `choices` */
     F_SIGNAME,  /* a signal: USR1, SIGUSR1 or its number */
+    F_FACTOR,   /* a ratio above 1 (at most 100), or 0 for never */
     F_REPLACED, /* a field that is gone: its def's `sub` is unused, the message says what replaced
                    it */
     F_TRAIN,    /* the built-in workload's options, turned into ddp-train's arguments */
@@ -116,6 +117,8 @@ static const field_def_t top_fields[] = {
     INTFIELD(rendezvous_timeout, rendezvous_timeout, 0, 1, JOB_TIMEOUT_MAX_S),
     INTFIELD(hang_timeout, hang_timeout, 0, 0, JOB_TIMEOUT_MAX_S),
     INTFIELD(output_stall_timeout, output_stall_timeout, 0, 1, JOB_TIMEOUT_MAX_S),
+    FIELD(slow_factor, F_FACTOR, slow_factor, 0),
+    INTFIELD(slow_window, slow_window, 0, 1, JOB_TIMEOUT_MAX_S),
     FIELD(log_dir, F_STRING, log_dir, 0),
     FIELD(error_file, F_STRING, error_file, 0),
     {"gpu_binding", F_CHOICE, offsetof(job_spec_t, gpu_binding), 0, 0, 0, NULL, 0,
@@ -290,6 +293,7 @@ job_spec_t *spec_doctor_default(ddp_error_t *err)
     spec->procs_per_node = 1;
     spec->rendezvous_timeout = 60;
     spec->checkpoint.before_s = 180;
+    spec->slow_factor = -1;
     return spec;
 }
 
@@ -354,6 +358,19 @@ static void parse_int(loader_t *ld, yaml_node_t *n, const field_def_t *def, cons
             REPORT(ld, n, field, "must be at least %ld, got %ld", def->min, v);
         else
             REPORT(ld, n, field, "must be between %ld and %ld, got %ld", def->min, def->max, v);
+        return;
+    }
+    *dst = v;
+}
+
+static void parse_factor(loader_t *ld, yaml_node_t *n, const char *field, double *dst)
+{
+    char got[256];
+    double v;
+    if (n->type != YAML_SCALAR_NODE || !is_plain(n) || ddp_parse_double(scalar(n), 0, 100, &v) ||
+        (v > 0 && v <= 1)) {
+        REPORT(ld, n, field, "expected 0 (never) or a factor above 1 and at most 100, got %s",
+               describe(n, got, sizeof got));
         return;
     }
     *dst = v;
@@ -668,6 +685,9 @@ static void parse_field(loader_t *ld, yaml_node_t *v, const field_def_t *def, co
     case F_SIGNAME:
         parse_signame(ld, v, field, dst);
         break;
+    case F_FACTOR:
+        parse_factor(ld, v, field, dst);
+        break;
     case F_REPLACED:
         REPORT(
             ld, v, field,
@@ -805,6 +825,7 @@ job_spec_t *spec_load(const char *path, diag_t *diag, ddp_error_t *err)
     }
     spec->rendezvous_timeout = 300;
     spec->checkpoint.before_s = 180;
+    spec->slow_factor = -1;
 
     yaml_parser_t parser;
     yaml_document_t doc;

@@ -65,6 +65,8 @@ typedef struct {
     long hang_timeout;         /* seconds; 0: off */
     long output_stall_timeout; /* seconds the agent's output may stall before lines drop; 0: the
                                 * agent's default */
+    double slow_factor;        /* the agent's --slow-factor; -1: its default */
+    long slow_window;          /* the agent's --slow-window (seconds); 0: its default */
     char *log_dir;             /* each rank's output under LOG_DIR/RUN_ID (the agent's --log-dir) */
     char *error_file;  /* the JSON failure report (the agent's --error-file; %n: per node) */
     char *gpu_binding; /* the agent's --gpu-binding: per-rank or none (NULL: none) */

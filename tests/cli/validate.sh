@@ -227,6 +227,17 @@ hang_timeout: 90
 " >hang.yaml
 run "$DDPJOB" render hang.yaml --scheduler slurm
 expect_contains "$OUT" "--hang-timeout 90" "hang_timeout reaches the agents' command line"
+check "a slow factor of 1" 'case.yaml:5:14: slow_factor: expected 0 (never) or a factor above 1 and at most 100, got "1"' "${base}nodes: 1
+slow_factor: 1
+"
+printf '%s' "${base}nodes: 1
+slow_factor: 2.5
+slow_window: 60
+" >slow.yaml
+run "$DDPJOB" render slow.yaml --scheduler pbs
+expect_contains "$OUT" "--slow-factor 2.5 --slow-window 60" "slow_factor and slow_window reach the agents' command line"
+run "$DDPJOB" render hang.yaml --scheduler pbs
+expect_lacks "$OUT" "--slow-" "without them the agents keep their defaults"
 
 # Valid specs: the bundled examples, a string command, null optional fields.
 for spec in "$SRCDIR"/share/examples/*.yaml; do

@@ -1,0 +1,73 @@
+/* The attempt's end when node 0's store stops answering: attempt_publish_end keeps this agent's
+ * own failure as the end and says why the store refused it, with the store's real error (the
+ * message was once read from an uninitialised error). A real store and client over loopback. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "agent_state.h"
+#include "ddp_clock.h"
+#include "ddp_file.h"
+#include "tap.h"
+
+static const char token[] = "job-token-for-tests";
+
+/* Runs attempt_publish_end with stderr in a file; returns what it wrote there. */
+static char *publish_capturing(agent_t *a, attempt_t *t, const failure_t *f)
+{
+    char path[] = "/tmp/test_attempt.XXXXXX";
+    int fd = mkstemp(path), saved = dup(STDERR_FILENO);
+    fflush(stderr);
+    dup2(fd, STDERR_FILENO);
+    attempt_publish_end(a, t, f, END_FAILED);
+    fflush(stderr);
+    dup2(saved, STDERR_FILENO);
+    close(saved);
+    close(fd);
+    ddp_error_t err;
+    char *text = ddp_read_file(path, NULL, &err);
+    unlink(path);
+    return text;
+}
+
+int main(void)
+{
+    ddp_error_t err;
+    ddp_store_server_t *server =
+        ddp_store_server_start("127.0.0.1", 0, token, sizeof token - 1, NULL, NULL, &err);
+    ok(server != NULL, "a store on loopback");
+    if (!server)
+        return done_testing();
+    ddp_store_client_t *client =
+        ddp_store_client_connect("127.0.0.1", ddp_store_server_port(server), token,
+                                 sizeof token - 1, ddp_deadline_in(5000), NULL, &err);
+    ok(client != NULL, "a client of it");
+    if (!client)
+        return done_testing();
+    agent_options_t o = {.node_rank = 1, .nnodes = 2};
+    agent_t a = {.o = &o, .client = client};
+    attempt_t t = {.round = 0};
+    failure_t f = {.kind = FAIL_WORKER, .code = 3, .node = 1, .rank = 2, .local_rank = 0};
+    snprintf(f.host, sizeof f.host, "n2");
+    snprintf(f.what, sizeof f.what, "exited with code 3");
+
+    /* Its connection cut under it, as when node 0's host goes down. */
+    shutdown(ddp_store_client_fd(client), SHUT_RDWR);
+    char *said = publish_capturing(&a, &t, &f);
+    ok(said && strstr(said, "ddpjob-agent: cannot publish the end of the attempt: "),
+       "the agent says it cannot publish the end");
+    const char *why = said ? strstr(said, "attempt: ") : NULL;
+    why = why ? why + strlen("attempt: ") : "";
+    ok(strstr(why, "127.0.0.1:") && strstr(why, "127.0.0.1:") < why + strcspn(why, "\n"),
+       "and why, in the store client's own words (naming the store): %.*s", (int)strcspn(why, "\n"),
+       why);
+    ok(t.end == END_FAILED && t.first.code == 3 && t.first.rank == 2 &&
+           !strcmp(t.first.what, "exited with code 3"),
+       "its own failure stands as the end of the attempt");
+    free(said);
+    ddp_store_client_close(client);
+    ddp_store_server_stop(server);
+    return done_testing();
+}

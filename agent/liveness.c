@@ -66,9 +66,15 @@ int liveness_gone_nodes(agent_t *a, int round, int silent, int *first)
     return count;
 }
 
+/* Node 0: the host of node `node`, as recorded at the rendezvous. */
+static const char *node_host(const ddp_rdzv_result_t *r, int node)
+{
+    return r->node_hosts && node >= 0 && node < r->nnodes ? r->node_hosts[node] : "?";
+}
+
 failure_t liveness_lost_node(agent_t *a, int node, const ddp_rdzv_result_t *r)
 {
-    return node_failure(a, FAIL_LOST, 1, node, r->node_hosts ? r->node_hosts[node] : "?",
+    return node_failure(a, FAIL_LOST, 1, node, node_host(r, node),
                         "agent lost: its connection to node 0's store closed (the agent was "
                         "killed, or its host went down)");
 }
@@ -113,7 +119,7 @@ static void check_heartbeats(agent_t *a, attempt_t *t, worker_t *w, int n,
             vals[i - 1] = NULL;
             t->hb_since[i] = now;
         } else if (now - t->hb_since[i] > 2 * (int64_t)a->o->heartbeat_ms) {
-            const char *host = r->node_hosts ? r->node_hosts[i] : "?";
+            const char *host = node_host(r, i);
             failure_t f =
                 node_failure(a, FAIL_LOST, 1, i, host, "agent lost: no heartbeat for %.1f s",
                              (now - t->hb_since[i]) / 1000.0);
@@ -150,7 +156,7 @@ static void rank_name(const attempt_t *t, const ddp_rdzv_result_t *r, int rank, 
 {
     const progress_rank_t *x = &t->job.ranks[rank];
     snprintf(buf, size, "rank %d (node %d, host %s, local rank %d)", rank, x->node,
-             r->node_hosts && x->node >= 0 ? r->node_hosts[x->node] : "?", x->local_rank);
+             node_host(r, x->node), x->local_rank);
 }
 
 /* Node 0: every rank's figures against the median's; with --hang-timeout, the rank the others
@@ -185,8 +191,7 @@ static void check_progress(agent_t *a, attempt_t *t, worker_t *w, int n, const d
     failure_t f;
     if (stalled == 1) {
         const progress_rank_t *x = &t->job.ranks[rank];
-        f = node_failure(a, FAIL_WORKER, 1, x->node,
-                         r->node_hosts && x->node >= 0 ? r->node_hosts[x->node] : "?",
+        f = node_failure(a, FAIL_WORKER, 1, x->node, node_host(r, x->node),
                          "stalled: at step %lld while the others wait at step %lld, no step "
                          "anywhere for %.1f s (--hang-timeout)",
                          x->fig.step, t->job.max_step, idle);

@@ -51,6 +51,8 @@ static const char launch_help[] =
     "  --run-id ID             the job's id (default: launch-RANDOM)\n"
     "  --workdir DIR           where each host's node setup starts (default: the login's home)\n"
     "  --deadline TIME         --requeue-count N: passed to every agent (see ddpjob-agent --help)\n"
+    "  --agent-option OPT      one more word for every agent's command line (repeat it for an\n"
+    "                          option's value: --agent-option=--log-dir --agent-option=DIR)\n"
     "  --connect-timeout S     to reach and log in to every host (default 30)\n"
     "  --accept-new-host-keys  add the keys of hosts not yet in known_hosts (never a changed one)\n"
     "  --ssh-config FILE       default ~/.ssh/config (HostName, Port, User, IdentityFile)\n"
@@ -96,8 +98,10 @@ struct launch {
 /* What the command line asks for. */
 typedef struct {
     host_options_t ho;
-    const char *bindir, *run_id, *script_path, *workdir, *deadline, *requeue_count, *spec_path;
+    const char *bindir, *run_id, *script_path, *workdir, *spec_path;
     long nproc, port;
+    char **agent_options; /* for every agent: --deadline, --requeue-count, each --agent-option */
+    int nagent_options;
     char **extra; /* the workload's ARGS, after "--" */
     int nextra;
     bool doctor;
@@ -273,9 +277,15 @@ static int parse_launch_args(int argc, char **argv, bool doctor, launch_request_
                                          {"workdir", required_argument, NULL, 'w'},
                                          {"deadline", required_argument, NULL, 'd'},
                                          {"requeue-count", required_argument, NULL, 'q'},
+                                         {"agent-option", required_argument, NULL, 'o'},
                                          {"help", no_argument, NULL, 'h'},
                                          {0}};
     *r = (launch_request_t){.doctor = doctor};
+    /* Each option adds at most two words. */
+    if (!(r->agent_options = calloc((size_t)argc * 2 + 1, sizeof *r->agent_options))) {
+        fprintf(stderr, "ddpjob launch: out of memory\n");
+        return EXIT_SYSTEM;
+    }
     host_options_init(&r->ho);
     long number;
     argc = split_workload_args(argc, argv, &r->extra, &r->nextra);
@@ -315,11 +325,16 @@ static int parse_launch_args(int argc, char **argv, bool doctor, launch_request_
             /* Unix seconds or +SECONDS, checked here rather than by every agent at once. */
             bad = parse_int_option("--deadline", optarg + (optarg[0] == '+'), 1, INT64_MAX / 1000,
                                    &number);
-            r->deadline = optarg;
+            r->agent_options[r->nagent_options++] = "--deadline";
+            r->agent_options[r->nagent_options++] = optarg;
             break;
         case 'q':
             bad = parse_int_option("--requeue-count", optarg, 0, JOB_REQUEUES_MAX, &number);
-            r->requeue_count = optarg;
+            r->agent_options[r->nagent_options++] = "--requeue-count";
+            r->agent_options[r->nagent_options++] = optarg;
+            break;
+        case 'o':
+            r->agent_options[r->nagent_options++] = optarg;
             break;
         default:
             fputs(launch_help, stderr);
@@ -349,18 +364,8 @@ static int prepare_command(launch_t *L, const launch_request_t *r, long *spec_pr
         return exit_code;
     L->script = shquote(script);
     free(script);
-    char *agent_options[4];
-    int nagent_options = 0;
-    if (r->deadline) {
-        agent_options[nagent_options++] = "--deadline";
-        agent_options[nagent_options++] = (char *)r->deadline;
-    }
-    if (r->requeue_count) {
-        agent_options[nagent_options++] = "--requeue-count";
-        agent_options[nagent_options++] = (char *)r->requeue_count;
-    }
     /* With a spec, ARGS went into its command; a node script takes them after its "--". */
-    char *options_q = quoted_words(agent_options, nagent_options);
+    char *options_q = quoted_words(r->agent_options, r->nagent_options);
     char *args_q = quoted_words(r->extra, r->script_path ? r->nextra : 0);
     char *workdir_q = r->workdir ? shquote(r->workdir) : NULL;
     int failed =
@@ -524,12 +529,15 @@ int launch_command(int argc, char **argv, bool doctor)
 {
     launch_request_t r;
     int rc = parse_launch_args(argc, argv, doctor, &r);
-    if (rc)
+    if (rc) {
+        free(r.agent_options);
         return rc < 0 ? EXIT_OK : rc;
+    }
     ddp_error_t err;
     launch_hosts_t hosts;
     if (host_options_hosts(&r.ho, "--hostfile, --nodefile", &hosts, &err)) {
         fprintf(stderr, "ddpjob launch: %s\n", err.msg);
+        free(r.agent_options);
         return EXIT_USAGE;
     }
     launch_t L = {.out_lock = PTHREAD_MUTEX_INITIALIZER};
@@ -550,5 +558,6 @@ int launch_command(int argc, char **argv, bool doctor)
     }
     launch_free(&L);
     launch_hosts_free(&hosts);
+    free(r.agent_options);
     return rc;
 }

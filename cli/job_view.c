@@ -61,8 +61,10 @@ static int cause_first(const void *a, const void *b)
     return (x->rank > y->rank) - (x->rank < y->rank);
 }
 
-/* A report cut short (its node died while writing) does not parse: it is passed over. */
-static void read_report(job_view_t *v, const char *path)
+/* Reads the JSON file at path and hands its root to take; a file cut short (its node died while
+ * writing) does not parse and is passed over. */
+static void read_json(job_view_t *v, const char *path,
+                      void (*take)(job_view_t *, yaml_document_t *, yaml_node_t *))
 {
     ddp_error_t err;
     size_t len;
@@ -74,19 +76,24 @@ static void read_report(job_view_t *v, const char *path)
     yaml_parser_initialize(&parser);
     yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
     if (yaml_parser_load(&parser, &doc)) {
-        yaml_node_t *root = yaml_document_get_root_node(&doc);
-        const char *first_cause = field(&doc, child(&doc, root, "first_failure"), "cause");
-        if (first_cause && !strcmp(first_cause, "out_of_memory"))
-            v->killed_for_memory = 1;
-        yaml_node_t *ranks = child(&doc, root, "failed_ranks");
-        if (ranks && ranks->type == YAML_SEQUENCE_NODE)
-            for (yaml_node_item_t *i = ranks->data.sequence.items.start;
-                 i < ranks->data.sequence.items.top; i++)
-                add_failed(v, &doc, yaml_document_get_node(&doc, *i));
+        take(v, &doc, yaml_document_get_root_node(&doc));
         yaml_document_delete(&doc);
     }
     yaml_parser_delete(&parser);
     free(text);
+}
+
+/* One agent's failure report (--error-file). */
+static void take_report(job_view_t *v, yaml_document_t *doc, yaml_node_t *root)
+{
+    const char *first_cause = field(doc, child(doc, root, "first_failure"), "cause");
+    if (first_cause && !strcmp(first_cause, "out_of_memory"))
+        v->killed_for_memory = 1;
+    yaml_node_t *ranks = child(doc, root, "failed_ranks");
+    if (ranks && ranks->type == YAML_SEQUENCE_NODE)
+        for (yaml_node_item_t *i = ranks->data.sequence.items.start;
+             i < ranks->data.sequence.items.top; i++)
+            add_failed(v, doc, yaml_document_get_node(doc, *i));
 }
 
 static void read_reports(job_view_t *v)
@@ -96,47 +103,36 @@ static void read_reports(job_view_t *v)
     glob_t g;
     if (glob(pattern, 0, NULL, &g) == 0)
         for (size_t i = 0; i < g.gl_pathc; i++)
-            read_report(v, g.gl_pathv[i]);
+            read_json(v, g.gl_pathv[i], take_report);
     globfree(&g);
     if (v->nfailed > 1)
         qsort(v->failed, (size_t)v->nfailed, sizeof *v->failed, cause_first);
 }
 
 /* Node 0's report of every rank's last step (the agent's --progress-file). */
+static void take_progress(job_view_t *v, yaml_document_t *doc, yaml_node_t *root)
+{
+    yaml_node_t *ranks = child(doc, root, "ranks");
+    const char *when = field(doc, root, "time");
+    int n = ranks && ranks->type == YAML_SEQUENCE_NODE
+                ? (int)(ranks->data.sequence.items.top - ranks->data.sequence.items.start)
+                : 0;
+    if (n <= 0 || !(v->last_steps = calloc((size_t)n, sizeof *v->last_steps)))
+        return;
+    v->nsteps = n;
+    for (int r = 0; r < n; r++) {
+        const char *step =
+            field(doc, yaml_document_get_node(doc, ranks->data.sequence.items.start[r]), "step");
+        v->last_steps[r] = step ? atoll(step) : -1;
+    }
+    snprintf(v->steps_time, sizeof v->steps_time, "%s", when ? when : "");
+}
+
 static void read_progress(job_view_t *v)
 {
     char path[8192];
     snprintf(path, sizeof path, "%s/link-%d/progress.json", v->rec.dir, v->link);
-    ddp_error_t err;
-    size_t len;
-    char *text = ddp_read_file(path, &len, &err);
-    if (!text)
-        return;
-    yaml_parser_t parser;
-    yaml_document_t doc;
-    yaml_parser_initialize(&parser);
-    yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
-    if (yaml_parser_load(&parser, &doc)) {
-        yaml_node_t *root = yaml_document_get_root_node(&doc);
-        yaml_node_t *ranks = child(&doc, root, "ranks");
-        const char *when = field(&doc, root, "time");
-        int n = ranks && ranks->type == YAML_SEQUENCE_NODE
-                    ? (int)(ranks->data.sequence.items.top - ranks->data.sequence.items.start)
-                    : 0;
-        if (n > 0 && (v->last_steps = calloc((size_t)n, sizeof *v->last_steps))) {
-            v->nsteps = n;
-            for (int r = 0; r < n; r++) {
-                const char *step =
-                    field(&doc, yaml_document_get_node(&doc, ranks->data.sequence.items.start[r]),
-                          "step");
-                v->last_steps[r] = step ? atoll(step) : -1;
-            }
-            snprintf(v->steps_time, sizeof v->steps_time, "%s", when ? when : "");
-        }
-        yaml_document_delete(&doc);
-    }
-    yaml_parser_delete(&parser);
-    free(text);
+    read_json(v, path, take_progress);
 }
 
 /* ---- the state ------------------------------------------------------------------------- */

@@ -152,7 +152,7 @@ ddpjob_status=0
 {{ddpjob}} launch --node-script "$ddpjob_node_script" --nodefile "$PBS_NODEFILE" \
     --nproc-per-node {{procs_per_node}} --workdir "$ddpjob_workdir" {{#master_port}}--master-port {{master_port}} {{/master_port}}\
     --run-id "$ddpjob_jobid" "${ddpjob_walltime_args[@]}" --requeue-count "$ddpjob_requeue" \
-    -- "${ddpjob_resume[@]}" || ddpjob_status=$?
+    "${ddpjob_record_args[@]/#/--agent-option=}" -- "${ddpjob_resume[@]}" || ddpjob_status=$?
 {{/launch_ssh}}
 {{#requeue}}
 # 75: every rank checkpointed on request. The job's successor is this script submitted again from

@@ -273,6 +273,11 @@ submit_and_wait sshfail.yaml
 expect_eq "$STATUS" 3 "launcher: ssh: a rank that exits 3 on n2 ends the PBS job with Exit_status = 3"
 expect_contains "$OUT" "job failed (exit 3): rank 3 (node 1, host n2, local rank 1) exited with code 3" \
     "and the job's output names the rank, node, host and code"
+pj status "$JOB"
+expect_contains "$OUT" "  rank 3 (node 1, host n2): exited with code 3" \
+    "launcher: ssh: status names rank 3 from the agents' reports in the record"
+pj logs "$JOB" --rank 3
+expect_contains "$OUT" "host=n2 RANK=3 LOCAL_RANK=1" "launcher: ssh: logs --rank 3 from the record"
 
 # Node 1's agent is missing on n2 alone: its MoM's mount namespace hides the programs' directory.
 mkdir -p "$PBS_CLUSTER/empty"

@@ -23,7 +23,8 @@ static void write_text(const char *dir, const char *name, const char *text)
     }
 }
 
-int main(void)
+/* Each scheduler's word, and the record's end, in the one vocabulary. */
+static void states(void)
 {
     static const struct {
         const char *word;
@@ -73,7 +74,11 @@ int main(void)
     ok(job_state_from_exit(-1, 0, 0) == JOB_RUNNING, "record: no end yet: running");
     ok(!job_state_final(JOB_REQUEUED) && job_state_final(JOB_OUT_OF_MEMORY),
        "requeued is not an end; out of memory is");
+}
 
+/* squeue's, sacct's and qstat -f's text as the real ones print it. */
+static void scheduler_text(void)
+{
     sched_job_t jobs[3] = {{.id = "41"}, {.id = "42"}, {.id = "43"}};
     size_t n = sched_parse_squeue("42|RUNNING|None|0:07|5:00|n[1-2]\n"
                                   "4|PENDING|Resources|0:00|5:00|\n"
@@ -116,8 +121,11 @@ int main(void)
         "Job run at Tue Nov 24 at 07:02 on (n1:ncpus=2:ngpus=2)+(n2:ncpus=2:ngpus=2) and finished",
         "a wrapped value (a tab-led continuation) is joined");
     ok(pbs[1].found && pbs[1].state == JOB_PENDING, "\"8\" names 8.pbshead: pending");
+}
 
-    /* A record whose writer died mid-line: what is whole counts. */
+/* A record whose writer died mid-line: what is whole counts. */
+static void truncated_record(void)
+{
     char dir[] = "/tmp/test_job_state.XXXXXX";
     ok(mkdtemp(dir) != NULL, "a record folder");
     write_text(dir, "job.json",
@@ -143,5 +151,12 @@ int main(void)
     char cmd[8192];
     snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s'", dir, empty);
     ok(system(cmd) == 0, "cleaned up");
+}
+
+int main(void)
+{
+    states();
+    scheduler_text();
+    truncated_record();
     return done_testing();
 }

@@ -8,31 +8,13 @@
 
 #include "ddp_file.h"
 #include "ddp_json.h"
+#include "json_doc.h"
 
 /* ---- the agents' failure reports ------------------------------------------------------- */
 
-static yaml_node_t *child(yaml_document_t *doc, yaml_node_t *map, const char *key)
+static void add_failed(job_view_t *v, json_doc_t *doc, yaml_node_t *m)
 {
-    if (!map || map->type != YAML_MAPPING_NODE)
-        return NULL;
-    for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top;
-         p++) {
-        yaml_node_t *k = yaml_document_get_node(doc, p->key);
-        if (k && k->type == YAML_SCALAR_NODE && !strcmp((char *)k->data.scalar.value, key))
-            return yaml_document_get_node(doc, p->value);
-    }
-    return NULL;
-}
-
-static const char *field(yaml_document_t *doc, yaml_node_t *map, const char *key)
-{
-    yaml_node_t *v = child(doc, map, key);
-    return v && v->type == YAML_SCALAR_NODE ? (const char *)v->data.scalar.value : NULL;
-}
-
-static void add_failed(job_view_t *v, yaml_document_t *doc, yaml_node_t *m)
-{
-    const char *rank = field(doc, m, "rank"), *what = field(doc, m, "what");
+    const char *rank = json_text(doc, m, "rank"), *what = json_text(doc, m, "what");
     if (!rank || !what)
         return;
     failed_rank_t *more = realloc(v->failed, (size_t)(v->nfailed + 1) * sizeof *more);
@@ -40,12 +22,12 @@ static void add_failed(job_view_t *v, yaml_document_t *doc, yaml_node_t *m)
         return;
     v->failed = more;
     failed_rank_t *f = &v->failed[v->nfailed++];
-    const char *node = field(doc, m, "node"), *host = field(doc, m, "host"),
-               *code = field(doc, m, "exit_code");
+    const char *node = json_text(doc, m, "node"), *host = json_text(doc, m, "host"),
+               *code = json_text(doc, m, "exit_code");
     f->rank = atoi(rank);
     f->node = node ? atoi(node) : -1;
     f->exit_code = code ? atoi(code) : -1;
-    const char *cause = field(doc, m, "cause");
+    const char *cause = json_text(doc, m, "cause");
     f->out_of_memory = cause && !strcmp(cause, "out_of_memory");
     f->consequence = cause && !strcmp(cause, "consequence");
     snprintf(f->host, sizeof f->host, "%s", host ? host : "");
@@ -64,36 +46,28 @@ static int cause_first(const void *a, const void *b)
 /* Reads the JSON file at path and hands its root to take; a file cut short (its node died while
  * writing) does not parse and is passed over. */
 static void read_json(job_view_t *v, const char *path,
-                      void (*take)(job_view_t *, yaml_document_t *, yaml_node_t *))
+                      void (*take)(job_view_t *, json_doc_t *, yaml_node_t *))
 {
     ddp_error_t err;
     size_t len;
     char *text = ddp_read_file(path, &len, &err);
-    if (!text)
-        return;
-    yaml_parser_t parser;
-    yaml_document_t doc;
-    yaml_parser_initialize(&parser);
-    yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
-    if (yaml_parser_load(&parser, &doc)) {
-        take(v, &doc, yaml_document_get_root_node(&doc));
-        yaml_document_delete(&doc);
+    json_doc_t doc;
+    if (text && json_doc_parse(&doc, text, len) == 0) {
+        take(v, &doc, json_root(&doc));
+        json_doc_free(&doc);
     }
-    yaml_parser_delete(&parser);
     free(text);
 }
 
 /* One agent's failure report (--error-file). */
-static void take_report(job_view_t *v, yaml_document_t *doc, yaml_node_t *root)
+static void take_report(job_view_t *v, json_doc_t *doc, yaml_node_t *root)
 {
-    const char *first_cause = field(doc, child(doc, root, "first_failure"), "cause");
+    const char *first_cause = json_text(doc, json_child(doc, root, "first_failure"), "cause");
     if (first_cause && !strcmp(first_cause, "out_of_memory"))
         v->killed_for_memory = 1;
-    yaml_node_t *ranks = child(doc, root, "failed_ranks");
-    if (ranks && ranks->type == YAML_SEQUENCE_NODE)
-        for (yaml_node_item_t *i = ranks->data.sequence.items.start;
-             i < ranks->data.sequence.items.top; i++)
-            add_failed(v, doc, yaml_document_get_node(doc, *i));
+    yaml_node_t *ranks = json_child(doc, root, "failed_ranks");
+    for (size_t i = 0; i < json_items(ranks); i++)
+        add_failed(v, doc, json_item(doc, ranks, i));
 }
 
 static void read_reports(job_view_t *v)
@@ -110,19 +84,16 @@ static void read_reports(job_view_t *v)
 }
 
 /* Node 0's report of every rank's last step (the agent's --progress-file). */
-static void take_progress(job_view_t *v, yaml_document_t *doc, yaml_node_t *root)
+static void take_progress(job_view_t *v, json_doc_t *doc, yaml_node_t *root)
 {
-    yaml_node_t *ranks = child(doc, root, "ranks");
-    const char *when = field(doc, root, "time");
-    int n = ranks && ranks->type == YAML_SEQUENCE_NODE
-                ? (int)(ranks->data.sequence.items.top - ranks->data.sequence.items.start)
-                : 0;
-    if (n <= 0 || !(v->last_steps = calloc((size_t)n, sizeof *v->last_steps)))
+    yaml_node_t *ranks = json_child(doc, root, "ranks");
+    const char *when = json_text(doc, root, "time");
+    size_t n = json_items(ranks);
+    if (!n || !(v->last_steps = calloc(n, sizeof *v->last_steps)))
         return;
-    v->nsteps = n;
-    for (int r = 0; r < n; r++) {
-        const char *step =
-            field(doc, yaml_document_get_node(doc, ranks->data.sequence.items.start[r]), "step");
+    v->nsteps = (int)n;
+    for (size_t r = 0; r < n; r++) {
+        const char *step = json_text(doc, json_item(doc, ranks, r), "step");
         v->last_steps[r] = step ? atoll(step) : -1;
     }
     snprintf(v->steps_time, sizeof v->steps_time, "%s", when ? when : "");
@@ -304,7 +275,7 @@ void job_view_print(FILE *f, const job_view_t *v)
     fprintf(f, "  record %s\n", v->rec.dir);
 }
 
-static void json_text(FILE *f, const char *key, const char *value, int last)
+static void put_json_text(FILE *f, const char *key, const char *value, int last)
 {
     fprintf(f, "\"%s\": ", key);
     ddp_json_string(f, value && *value ? value : NULL);
@@ -314,29 +285,29 @@ static void json_text(FILE *f, const char *key, const char *value, int last)
 void job_view_json(FILE *f, const job_view_t *v)
 {
     fputc('{', f);
-    json_text(f, "name", v->rec.name, 0);
-    json_text(f, "id", job_view_id(v), 0);
+    put_json_text(f, "name", v->rec.name, 0);
+    put_json_text(f, "id", job_view_id(v), 0);
     fprintf(f, "\"job_ids\": [");
     for (int k = 0; k < v->rec.nlinks; k++) {
         fputs(k ? ", " : "", f);
         ddp_json_string(f, v->rec.links[k].id);
     }
     fputs("], ", f);
-    json_text(f, "scheduler", v->rec.scheduler, 0);
-    json_text(f, "state", job_state_name(v->state), 0);
-    json_text(f, "scheduler_state", v->sched.found ? v->sched.sched_state : NULL, 0);
-    json_text(f, "reason", v->sched.found ? v->sched.reason : NULL, 0);
-    json_text(f, "source", v->source, 0);
+    put_json_text(f, "scheduler", v->rec.scheduler, 0);
+    put_json_text(f, "state", job_state_name(v->state), 0);
+    put_json_text(f, "scheduler_state", v->sched.found ? v->sched.sched_state : NULL, 0);
+    put_json_text(f, "reason", v->sched.found ? v->sched.reason : NULL, 0);
+    put_json_text(f, "source", v->source, 0);
     if (v->exit_status >= 0)
         fprintf(f, "\"exit_status\": %d, ", v->exit_status);
     else
         fputs("\"exit_status\": null, ", f);
     fprintf(f, "\"link\": %d, \"links\": %d, \"nodes\": %d, ", v->link + 1, link_count(v),
             v->rec.nodes);
-    json_text(f, "hosts", v->sched.nodes, 0);
-    json_text(f, "elapsed", v->elapsed, 0);
-    json_text(f, "walltime", v->sched.walltime, 0);
-    json_text(f, "record", v->rec.dir, 0);
+    put_json_text(f, "hosts", v->sched.nodes, 0);
+    put_json_text(f, "elapsed", v->elapsed, 0);
+    put_json_text(f, "walltime", v->sched.walltime, 0);
+    put_json_text(f, "record", v->rec.dir, 0);
     fputs("\"last_steps\": ", f);
     if (v->nsteps) {
         fputc('[', f);
@@ -351,16 +322,16 @@ void job_view_json(FILE *f, const job_view_t *v)
     } else {
         fputs("null, ", f);
     }
-    json_text(f, "last_steps_time", v->steps_time, 0);
+    put_json_text(f, "last_steps_time", v->steps_time, 0);
     fputs("\"failed_ranks\": [", f);
     for (int i = 0; i < v->nfailed; i++) {
         const failed_rank_t *x = &v->failed[i];
         fprintf(f, "%s{\"rank\": %d, \"node\": %d, \"exit_code\": %d, ", i ? ", " : "", x->rank,
                 x->node, x->exit_code);
-        json_text(f, "host", x->host, 0);
+        put_json_text(f, "host", x->host, 0);
         fprintf(f, "\"out_of_memory\": %s, \"consequence\": %s, ",
                 x->out_of_memory ? "true" : "false", x->consequence ? "true" : "false");
-        json_text(f, "cause", x->cause, 1);
+        put_json_text(f, "cause", x->cause, 1);
         fputc('}', f);
     }
     fputs("]}", f);

@@ -1,9 +1,11 @@
 /* sched_query: what the scheduler says of many jobs, in one call per source (not one per job):
  * Slurm's squeue (jobs it still holds), then sacct for the rest where accounting exists; PBS's
  * qstat -x -f (finished jobs too, while the server keeps its history). The parsers are apart
- * from the calls, for the unit tests. Text formats, not JSON: squeue -o/sacct -P and qstat -f's
- * "key = value" have kept their shape across the releases sites run, where the JSON's field
- * names changed with Slurm's OpenAPI versions (job_state a string before 23.11, a list after). */
+ * from the calls, for the unit tests. Text formats, not JSON, because the JSON is wrong on the
+ * real thing, checked on the suite's clusters: Slurm 22.05's sacct --json gives a job whose
+ * script exited 3 (text ExitCode 3:0) exit_code SUCCESS, return_code 0; OpenPBS 23.06's
+ * qstat -f -F json given several job ids prints the first one only. (Slurm's JSON field names
+ * also change with its OpenAPI versions: job_state a string before 23.11, a list after.) */
 #ifndef DDPJOB_SCHED_QUERY_H
 #define DDPJOB_SCHED_QUERY_H
 

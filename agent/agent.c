@@ -15,6 +15,7 @@
 
 #include "ddp_alloc.h"
 #include "ddp_clock.h"
+#include "ddp_parse.h"
 #include "ddp_file.h"
 #include "ddp_net.h"
 #include "ddp_signal.h"
@@ -72,7 +73,7 @@ static void read_signals(agent_t *a, worker_t *w, int n)
             if (w && workers_running(w, n)) {
                 workers_signal(w, n, sig);
                 a->planned_stop = 1;
-                agent_say("forwarded SIG%s to %d worker(s)", sigabbrev_np(sig),
+                agent_say("forwarded SIG%s to %d worker(s)", ddp_signal_name(sig),
                           workers_running(w, n));
             }
             continue;
@@ -108,7 +109,7 @@ static void send_checkpoint_signal(agent_t *a, worker_t *w, int n)
     int running = workers_running(w, n);
     workers_signal(w, n, sig);
     agent_say("%.0f s before the walltime: sent SIG%s to %d worker(s) to checkpoint",
-              ddp_ms_left(a->o->deadline_ms) / 1000.0, sigabbrev_np(sig), running);
+              ddp_ms_left(a->o->deadline_ms) / 1000.0, ddp_signal_name(sig), running);
 }
 
 /* The poll loop of one attempt; returns when every worker has been reaped and the attempt's end
@@ -155,7 +156,7 @@ static void monitor(agent_t *a, attempt_t *t, worker_t *w, int n, const ddp_rdzv
             if (a->stop_signal && t->phase < PHASE_STOPPING) {
                 failure_t f =
                     node_failure(a, FAIL_SIGNAL, 128 + a->stop_signal, o->node_rank, a->host,
-                                 "the agent received SIG%s", sigabbrev_np(a->stop_signal));
+                                 "the agent received SIG%s", ddp_signal_name(a->stop_signal));
                 if (t->end == END_UNKNOWN)
                     attempt_publish_end(a, t, &f, END_FAILED);
                 /* Told to stop, this node did not finish, whatever the others did. */
@@ -219,7 +220,7 @@ int agent_connect_store(agent_t *a, ddp_store_client_t **out, ddp_error_t *err)
                                  ddp_deadline_in((int64_t)o->rdzv_timeout_s * 1000), &hooks, err);
     if (!*out && err->code == ECANCELED)
         return ddp_error_set(err, "node %d: interrupted by SIG%s while connecting to the store",
-                             o->node_rank, sigabbrev_np(a->stop_signal));
+                             o->node_rank, ddp_signal_name(a->stop_signal));
     if (!*out)
         return ddp_error_prefix(err, "node %d", o->node_rank);
     ddp_store_client_set_timeout(*out, o->heartbeat_ms * 2 > 2000 ? o->heartbeat_ms * 2 : 2000);
@@ -255,7 +256,7 @@ static void say_outcome(agent_t *a, attempt_t *t, const worker_t *w)
         attempt_set_end(t, END_CHECKPOINTED, NULL);
         agent_say("stopped by SIG%s: checkpoint written by every rank of node %d; requeue to "
                   "resume",
-                  sigabbrev_np(t->first.code - 128), o->node_rank);
+                  ddp_signal_name(t->first.code - 128), o->node_rank);
     } else if (attempt_will_restart(a, t)) {
         char line[1024];
         failure_line(&t->first, line, sizeof line);

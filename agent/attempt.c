@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "ddp_clock.h"
+#include "ddp_parse.h"
 void attempt_key(const attempt_t *t, char *buf, size_t size, const char *name)
 {
     ddp_rdzv_key(buf, size, t->round, name);
@@ -102,7 +103,7 @@ void attempt_begin_stop(agent_t *a, attempt_t *t, worker_t *w, int n, int sig)
         /* A stopped worker (SIGSTOP, Ctrl-Z) would hold the signal until the grace ran out. */
         workers_signal(w, n, SIGCONT);
         agent_say("stopping %d worker(s) on node %d (SIG%s, SIGKILL after %.1f s)", running,
-                  a->o->node_rank, sigabbrev_np(sig), a->o->grace_ms / 1000.0);
+                  a->o->node_rank, ddp_signal_name(sig), a->o->grace_ms / 1000.0);
     }
 }
 

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "ddp_json.h"
+#include "ddp_parse.h"
 
 /* How much of a worker's error file the JSON report embeds. */
 #define ERROR_FILE_MAX 65536
@@ -31,7 +32,7 @@ void failure_from_status(int status, char *what, size_t size, int *code)
 {
     if (WIFSIGNALED(status)) {
         int sig = WTERMSIG(status);
-        const char *abbrev = sigabbrev_np(sig);
+        const char *abbrev = ddp_signal_name(sig);
         snprintf(what, size, "killed by SIG%s", abbrev ? abbrev : "?");
         *code = 128 + sig;
     } else {

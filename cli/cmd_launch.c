@@ -480,7 +480,7 @@ static void run_hosts(launch_t *L, const sigset_t *signals)
         int sig = sigtimedwait(signals, NULL, &tick);
         if (sig > 0 && sig != SIGPIPE && !atomic_exchange(&L->stop, 1))
             fprintf(stderr, "ddpjob launch: SIG%s: stopping the job on every host\n",
-                    sigabbrev_np(sig));
+                    ddp_signal_name(sig));
         done = 0;
         for (size_t i = 0; i < L->count; i++)
             done += (size_t)atomic_load(&L->hosts[i].ended);

@@ -314,7 +314,7 @@ static int supervise(supervisor_t *s, const pbs_agents_args_t *a, int sigfd)
     while (s->agent_pid) {
         if (a->checkpoint_file && !checkpoint_asked && access(a->checkpoint_file, F_OK) == 0) {
             fprintf(stderr, "ddpjob: a checkpoint was asked (%s): SIG%s to node 0's agent\n",
-                    a->checkpoint_file, sigabbrev_np(a->checkpoint_signal));
+                    a->checkpoint_file, ddp_signal_name(a->checkpoint_signal));
             kill(s->agent_pid, a->checkpoint_signal);
             checkpoint_asked = 1;
         }

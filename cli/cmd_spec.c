@@ -10,6 +10,7 @@
 
 #include "commands.h"
 #include "ddp_file.h"
+#include "ddp_parse.h"
 #include "job_record.h"
 #include "render.h"
 #include "scheduler.h"
@@ -358,7 +359,7 @@ static int make_record(const job_spec_t *spec, const sched_ops_t *ops, const cha
     snprintf(r.spec, sizeof r.spec, "%s", spec_path ? spec_path : spec->path);
     if (spec->checkpoint.signal)
         snprintf(r.checkpoint_signal, sizeof r.checkpoint_signal, "%s",
-                 sigabbrev_np(spec->checkpoint.signal));
+                 ddp_signal_name(spec->checkpoint.signal));
     free(workdir);
     free(spec_path);
     char *spec_text = ddp_read_file(spec->path, NULL, err);

@@ -10,6 +10,7 @@
 
 #include "datafile.h"
 #include "ddp_file.h"
+#include "ddp_parse.h"
 #include "scheduler.h"
 #include "shquote.h"
 #include "template.h"
@@ -153,10 +154,10 @@ static int fill_common(const job_spec_t *spec, const char *bindir, const char *a
               : tmpl_set(ctx, "walltime_s", "");
     rc |= spec->checkpoint.signal
               ? tmpl_setf(ctx, "checkpoint_args", "--checkpoint-signal %s --checkpoint-before %ld",
-                          sigabbrev_np(spec->checkpoint.signal), spec->checkpoint.before_s)
+                          ddp_signal_name(spec->checkpoint.signal), spec->checkpoint.before_s)
               : tmpl_set(ctx, "checkpoint_args", "");
     rc |= tmpl_set(ctx, "checkpoint_signal",
-                   spec->checkpoint.signal ? sigabbrev_np(spec->checkpoint.signal) : "");
+                   spec->checkpoint.signal ? ddp_signal_name(spec->checkpoint.signal) : "");
     rc |= spec->requeue ? tmpl_setf(ctx, "requeue", "%ld", spec->requeue)
                         : tmpl_set(ctx, "requeue", "");
     rc |= tmpl_set_bool(ctx, "train_resumes",

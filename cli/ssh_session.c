@@ -13,6 +13,7 @@
 
 #include "ddp_clock.h"
 #include "ddp_net.h"
+#include "ddp_parse.h"
 
 struct ssh_session {
     int fd;
@@ -292,7 +293,7 @@ int ssh_session_exit_status(ssh_session_t *s)
     if (sig) {
         /* The name as sshd sends it ("KILL"); 128+N as a shell reports it. */
         for (int n = 1; n < 65; n++)
-            if (sigabbrev_np(n) && !strcmp(sigabbrev_np(n), sig))
+            if (ddp_signal_name(n) && !strcmp(ddp_signal_name(n), sig))
                 status = 128 + n;
         libssh2_free(s->session, sig);
     }

@@ -40,6 +40,24 @@ int ddp_parse_double(const char *text, double lo, double hi, double *out)
     return 0;
 }
 
+/* Linux's numbering on every architecture ddpjob builds for (x86-64, aarch64). */
+static const char *const signal_names[] = {
+    [SIGHUP] = "HUP",   [SIGINT] = "INT",       [SIGQUIT] = "QUIT", [SIGILL] = "ILL",
+    [SIGTRAP] = "TRAP", [SIGABRT] = "ABRT",     [SIGBUS] = "BUS",   [SIGFPE] = "FPE",
+    [SIGKILL] = "KILL", [SIGUSR1] = "USR1",     [SIGSEGV] = "SEGV", [SIGUSR2] = "USR2",
+    [SIGPIPE] = "PIPE", [SIGALRM] = "ALRM",     [SIGTERM] = "TERM", [SIGSTKFLT] = "STKFLT",
+    [SIGCHLD] = "CHLD", [SIGCONT] = "CONT",     [SIGSTOP] = "STOP", [SIGTSTP] = "TSTP",
+    [SIGTTIN] = "TTIN", [SIGTTOU] = "TTOU",     [SIGURG] = "URG",   [SIGXCPU] = "XCPU",
+    [SIGXFSZ] = "XFSZ", [SIGVTALRM] = "VTALRM", [SIGPROF] = "PROF", [SIGWINCH] = "WINCH",
+    [SIGPOLL] = "POLL", [SIGPWR] = "PWR",       [SIGSYS] = "SYS",
+};
+
+const char *ddp_signal_name(int sig)
+{
+    return sig > 0 && (size_t)sig < sizeof signal_names / sizeof signal_names[0] ? signal_names[sig]
+                                                                                 : NULL;
+}
+
 int ddp_parse_signal(const char *text)
 {
     long number;
@@ -49,7 +67,7 @@ int ddp_parse_signal(const char *text)
         return (int)number;
     const char *name = strncmp(text, "SIG", 3) ? text : text + 3;
     for (int sig = 1; sig < NSIG; sig++) {
-        const char *abbrev = sigabbrev_np(sig);
+        const char *abbrev = ddp_signal_name(sig);
         if (abbrev && !strcmp(abbrev, name))
             return sig;
     }

@@ -9,6 +9,9 @@ int ddp_parse_long(const char *text, long lo, long hi, long *out);
 /* The same into an int, for [lo, hi] within int's range. */
 int ddp_parse_int(const char *text, int lo, int hi, int *out);
 int ddp_parse_double(const char *text, double lo, double hi, double *out);
+/* A signal's name without "SIG" ("USR1" for SIGUSR1); NULL for one without a name here. Our own
+ * table: glibc's sigabbrev_np exists in no other C library (a static musl build has none). */
+const char *ddp_signal_name(int sig);
 /* A signal as USR1, SIGUSR1 or its number: the number, or -1. */
 int ddp_parse_signal(const char *text);
 

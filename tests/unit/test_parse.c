@@ -1,6 +1,7 @@
 /* ddp_parse: whole values only, within their bounds; signals by name or number. */
 #include <limits.h>
 #include <signal.h>
+#include <string.h>
 
 #include "ddp_parse.h"
 #include "tap.h"
@@ -27,5 +28,13 @@ int main(void)
     ok(ddp_parse_signal("SIGUSR2") == SIGUSR2, "SIGUSR2");
     ok(ddp_parse_signal("15") == SIGTERM, "15");
     ok(ddp_parse_signal("NOPE") < 0, "an unknown name is refused");
+    /* Our own names (any C library) against glibc's, where this test runs. */
+    int same = 0;
+    for (int sig = 1; sig <= SIGSYS; sig++)
+        same += ddp_signal_name(sig) && sigabbrev_np(sig) &&
+                !strcmp(ddp_signal_name(sig), sigabbrev_np(sig));
+    ok(same == SIGSYS, "signals 1..%d are named as glibc names them (%d)", SIGSYS, same);
+    ok(!ddp_signal_name(0) && !ddp_signal_name(SIGRTMIN) && !ddp_signal_name(-1),
+       "0, the real-time ones and -1 have no name");
     return done_testing();
 }

@@ -4,7 +4,9 @@
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
+#ifdef __GLIBC__
 #include <gnu/libc-version.h>
+#endif
 #include <ifaddrs.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -109,10 +111,36 @@ static int library_version(const char *library, const char *symbol, int *version
     return rc;
 }
 
+/* The node's glibc, which its workers (python, torch) run on: this agent's own where it is a
+ * glibc program; asked of the system's getconf where the agent is static on another C library. */
+static void probe_glibc(FILE *f)
+{
+#ifdef __GLIBC__
+    fact(f, FP_GLIBC, gnu_get_libc_version());
+#else
+    char *argv[] = {"getconf", "GNU_LIBC_VERSION", NULL};
+    ddp_spawn_result_t r = {0};
+    ddp_error_t err = {0};
+    int ran = ddp_spawn_capture(argv, NULL, PROBE_MS, &r, &err) == 0 && r.status == 0 && r.out;
+    /* "glibc 2.36\n" */
+    const char *version = ran && !strncmp(r.out, "glibc ", 6) ? r.out + 6 : NULL;
+    if (version)
+        r.out[strcspn(r.out, "\n")] = '\0';
+    fact(f, FP_GLIBC, version ? version : "none");
+    ddp_spawn_result_free(&r);
+#endif
+}
+
 static void probe_libraries(FILE *f)
 {
     char text[64];
     int v;
+#ifndef __GLIBC__
+    /* A static agent cannot dlopen: it cannot see the node's CUDA and NCCL libraries. */
+    fact(f, FP_CUDA, "unknown (a static ddpjob-agent cannot load libraries)");
+    fact(f, FP_NCCL, "unknown (a static ddpjob-agent cannot load libraries)");
+    return;
+#endif
     if (library_version("libcuda.so.1", "cuDriverGetVersion", &v) == 0) {
         snprintf(text, sizeof text, "%d.%d", v / 1000, v % 1000 / 10);
         fact(f, FP_CUDA, text);
@@ -229,7 +257,7 @@ char *fingerprint_collect(char *const *command, int nproc)
     struct utsname u;
     fact(f, FP_HOST, host);
     fact(f, FP_KERNEL, uname(&u) == 0 ? u.release : "?");
-    fact(f, FP_GLIBC, gnu_get_libc_version());
+    probe_glibc(f);
     probe_gpus(f);
     probe_libraries(f);
     probe_infiniband(f);

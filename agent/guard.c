@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #define GUARD_MAX_GROUPS 4096
@@ -55,8 +56,8 @@ int guard_start(guard_t *g, ddp_error_t *err)
     }
     if (pid == 0) {
         /* Hold nothing of the agent's open: not its output, not its sockets. */
-        close_range(0, (unsigned)p[0] - 1, 0);
-        close_range((unsigned)p[0] + 1, ~0u, 0);
+        syscall(SYS_close_range, 0u, (unsigned)p[0] - 1, 0u); /* musl has no wrapper */
+        syscall(SYS_close_range, (unsigned)p[0] + 1, ~0u, 0u);
         int ignored[] = {SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2, SIGPIPE};
         for (size_t i = 0; i < sizeof ignored / sizeof ignored[0]; i++)
             signal(ignored[i], SIG_IGN);

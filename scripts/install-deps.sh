@@ -14,6 +14,7 @@ packages=(
     openmpi-bin libopenmpi-dev                     # mpirun starts agents and workers; the MPI bench anchor
     iproute2 util-linux procps                     # network namespaces as separate hosts, pgrep
     openssh-server openssh-client                  # real sshd hosts for `ddpjob launch`
+    musl-tools busybox-static                      # the static agent, and an empty root to run it in
 )
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq

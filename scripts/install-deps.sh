@@ -15,10 +15,20 @@ packages=(
     iproute2 util-linux procps                     # network namespaces as separate hosts, pgrep
     openssh-server openssh-client                  # real sshd hosts for `ddpjob launch`
     musl-tools busybox-static                      # the static agent, and an empty root to run it in
+    environment-modules                            # `module load ddpjob` (Tcl modules, as NCI runs)
+    lua5.3 lua-filesystem lua-json lua-posix lua-term tcl  # ... and Lmod's own needs (below)
 )
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends "${packages[@]}" >/dev/null
+# Lmod too, which Debian will not install beside environment-modules (each Conflicts: the
+# other): its package unpacked into /opt/lmod, run there as `lmod bash load ...`.
+if [ ! -x /opt/lmod/usr/share/lmod/lmod/libexec/lmod ]; then
+    deb_dir=$(mktemp -d)
+    (cd "$deb_dir" && apt-get download -qq lmod >/dev/null)
+    dpkg -x "$deb_dir"/lmod_*.deb /opt/lmod
+    rm -rf "$deb_dir"
+fi
 # A real OpenPBS for the PBS suite, built from the source snapshot beside the project (about 10
 # minutes on 2 cores, once: the script does nothing when /opt/pbs is there already).
 openpbs=$(dirname "$0")/../../shared/tools/openpbs/build.sh

@@ -30,3 +30,32 @@ for page in ddpjob ddpjob-agent ddp-train; do
 done
 run env -u DDPJOB_TEMPLATE_DIR "$prefix/bin/ddpjob" render "$prefix/share/ddpjob/examples/train-synthetic.yaml"
 expect_contains "$OUT" "$prefix/bin/ddp-train train --model mlp" "a train: spec runs the installed ddp-train"
+
+# The installed tree moved elsewhere, as a user unpacks it in a home: run by a user without root,
+# it finds its own templates, profiles and agent, and the modulefiles it carries load it with the
+# real environment-modules and the real Lmod.
+moved_parent=$(mktemp -d /tmp/ddpjob-moved.XXXXXX)
+at_exit "rm -rf $moved_parent"
+chmod 755 "$moved_parent"
+moved=$moved_parent/tools/ddpjob
+mkdir -p "$moved_parent/tools"
+cp -a "$prefix" "$moved"
+as_user() { runuser -u nobody -- env -i PATH=/usr/bin:/bin HOME=/tmp "$@"; }
+run as_user "$moved/bin/ddpjob" render "$moved/share/ddpjob/examples/gadi-pbs.yaml"
+expect_eq "$RC" 0 "moved and run by a user without root, ddpjob renders its own example with its own profile"
+expect_contains "$OUT" "-- $moved/bin/ddpjob-agent \"\${ddpjob_agent_args[@]}\"" "and points the nodes at the moved install's agent"
+modules=$moved/share/ddpjob/modulefiles
+run as_user bash -c '. /usr/share/modules/init/bash && module use "$1" && module load ddpjob &&
+    echo "ddpjob=$(command -v ddpjob) root=$DDPJOB_ROOT man=$(man -w ddpjob)"' _ "$modules"
+expect_eq "$OUT" "ddpjob=$moved/bin/ddpjob root=$moved man=$moved/share/man/man1/ddpjob.1" \
+    "environment-modules: module load ddpjob puts the moved install on PATH and MANPATH, DDPJOB_ROOT"
+lmod=/opt/lmod/usr/share/lmod/lmod/libexec/lmod
+if [ -x "$lmod" ]; then
+    run as_user bash -c 'export MODULEPATH=$1 && eval "$("$2" bash load ddpjob)" &&
+        echo "ddpjob=$(command -v ddpjob) root=$DDPJOB_ROOT" && "$2" bash show ddpjob 2>&1 | grep -o "/[^ ]*/ddpjob/[^ ]*lua"' \
+        _ "$modules" "$lmod"
+    expect_contains "$OUT" "ddpjob=$moved/bin/ddpjob root=$moved" "Lmod: module load ddpjob does the same"
+    expect_contains "$OUT" "$modules/ddpjob/$("$moved/bin/ddpjob" --version | cut -d' ' -f2).lua" "from the Lua modulefile"
+else
+    fail "Lmod unpacked in /opt/lmod (scripts/install-deps.sh)" "no $lmod"
+fi

@@ -63,7 +63,7 @@ int run_command(int argc, char **argv, bool doctor)
     }
     int exit_code;
     sched_kind_t target;
-    load_opts_t load = {SCHED_UNSET, NULL, false, true, doctor};
+    load_opts_t load = {.sched = SCHED_UNSET, .local_run = true, .doctor = doctor};
     job_spec_t *spec = load_for_scheduler(argv[optind], &load, &target, NULL, &exit_code);
     if (!spec)
         return exit_code;

@@ -12,6 +12,7 @@
 #include "ddp_file.h"
 #include "ddp_parse.h"
 #include "job_record.h"
+#include "site_detect.h"
 #include "render.h"
 #include "scheduler.h"
 #include "site_rules.h"
@@ -43,6 +44,34 @@ static site_t *load_site(const job_spec_t *spec, const char *site_arg, diag_t *d
     return site;
 }
 
+/* A spec that names no site: the profile that recognises the PBS server it is submitted to
+ * (when ask_server), taken and said so; else, for a PBS spec that looks like a site's, a warning
+ * that says what to add. */
+static site_t *guess_site(const job_spec_t *spec, sched_kind_t target, bool ask_server,
+                          diag_t *remarks)
+{
+    if (target == SCHED_SLURM)
+        return NULL;
+    char server[256], why[512];
+    site_t *site = NULL;
+    if (ask_server && target == SCHED_PBS && site_pbs_server(server, sizeof server) == 0 &&
+        (site = site_detect_server(server))) {
+        diag_add(remarks, 1, 1, "site",
+                 "note: the PBS server %s is site %s's (%s recognises it): checked and rendered "
+                 "for it; `site:` in the spec chooses another",
+                 server, site->name, site->path);
+        return site;
+    }
+    if ((site = site_detect_spec(spec, why, sizeof why))) {
+        diag_add(remarks, 1, 1, "site",
+                 "warning: this spec looks like site %s's (%s) but names no site: its PBS script "
+                 "then asks for -l select chunks, which %s's qsub may refuse; add `site: %s`",
+                 site->name, why, site->name, site->name);
+        site_destroy(site);
+    }
+    return NULL;
+}
+
 int split_workload_args(int argc, char **argv, char ***extra, int *nextra)
 {
     int ours = 1;
@@ -71,7 +100,10 @@ job_spec_t *load_for_scheduler(const char *path, const load_opts_t *opts, sched_
     /* A spec that failed to parse has no fields worth checking against a scheduler or site. */
     if (diag->count == 0 && (opts->scheduler_needed || *target != SCHED_UNSET))
         spec_check_for_scheduler(spec, *target, diag);
-    if (diag->count == 0 && !opts->local_run && (site = load_site(spec, opts->site, diag)))
+    if (diag->count == 0 && !opts->local_run &&
+        ((site = load_site(spec, opts->site, diag)) ||
+         (!opts->site && !spec->site && diag->count == 0 &&
+          (site = guess_site(spec, *target, opts->ask_server, remarks)))))
         site_rules_apply(site, spec, diag, remarks);
     print_lines(remarks);
     if (diag->count == 0 && opts->doctor) {
@@ -131,7 +163,7 @@ int cmd_validate(int argc, char **argv)
                                          {"site", required_argument, NULL, 'S'},
                                          {"help", no_argument, NULL, 'h'},
                                          {0}};
-    load_opts_t load = {SCHED_UNSET, NULL, false, false, false};
+    load_opts_t load = {.sched = SCHED_UNSET};
     int c;
     while ((c = getopt_long(argc, argv, "s:h", opts, NULL)) != -1) {
         if (c == 'h') {
@@ -276,6 +308,7 @@ static int prepare_script(int argc, char **argv, const char *help, bool is_submi
     if (rc != 0)
         return rc > 0 ? EXIT_OK : EXIT_USAGE;
     a->load.doctor = doctor;
+    a->load.ask_server = is_submit;
     int code = EXIT_OK;
     site_t *site = NULL;
     *spec = load_for_scheduler(path, &a->load, target, &site, &code);

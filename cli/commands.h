@@ -21,6 +21,8 @@ typedef struct {
     bool scheduler_needed; /* false for a local run, or validate */
     bool local_run;        /* `ddpjob run`: a site's queue rules do not apply on this machine */
     bool doctor;           /* `ddpjob doctor`: the agents compare the nodes and start no worker */
+    bool ask_server;       /* submit: a spec without a site takes the profile that recognises
+                              the PBS server it goes to (site_detect.h) */
 } load_opts_t;
 
 /* Loads and validates a spec for its target scheduler and, when it names one, its site profile

@@ -66,6 +66,49 @@ static void read_string(reader_t *r, const yaml_node_t *n, const char *key, char
     *out = strdup(v);
 }
 
+/* A list of words (recognise:'s entries). */
+static void read_words(reader_t *r, yaml_node_t *n, const char *key, strv_t *out)
+{
+    if (n->type != YAML_SEQUENCE_NODE) {
+        bad(r, n, key, "expected a list such as [a, b]");
+        return;
+    }
+    for (yaml_node_item_t *i = n->data.sequence.items.start; i < n->data.sequence.items.top; i++) {
+        const char *word = scalar_of(r, yaml_document_get_node(r->doc, *i), key);
+        char **more = realloc(out->items, (out->count + 1) * sizeof *more);
+        if (!more || !(more[out->count] = strdup(word))) {
+            if (more)
+                out->items = more;
+            bad(r, n, key, "out of memory");
+            return;
+        }
+        out->items = more;
+        out->count++;
+    }
+}
+
+static void read_recognise(reader_t *r, yaml_node_t *n, site_t *site)
+{
+    if (n->type != YAML_MAPPING_NODE) {
+        bad(r, n, "recognise", "expected a mapping (pbs_server:, queues:, pbs_fields:, paths:)");
+        return;
+    }
+    for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
+        yaml_node_t *k = yaml_document_get_node(r->doc, p->key);
+        yaml_node_t *v = yaml_document_get_node(r->doc, p->value);
+        const char *key = scalar_of(r, k, "recognise");
+        strv_t *list = !strcmp(key, "pbs_server")   ? &site->recognise_servers
+                       : !strcmp(key, "queues")     ? &site->recognise_queues
+                       : !strcmp(key, "pbs_fields") ? &site->recognise_pbs_fields
+                       : !strcmp(key, "paths")      ? &site->recognise_paths
+                                                    : NULL;
+        if (list)
+            read_words(r, v, key, list);
+        else
+            bad(r, k, key, "unknown field of recognise: (pbs_server, queues, pbs_fields, paths)");
+    }
+}
+
 static int by_cores(const void *a, const void *b)
 {
     const site_walltime_t *x = a, *y = b;
@@ -184,6 +227,8 @@ static void read_site(reader_t *r, yaml_node_t *root, site_t *site)
             read_string(r, v, key, &site->default_queue);
         else if (!strcmp(key, "queues"))
             read_queues(r, v, site);
+        else if (!strcmp(key, "recognise"))
+            read_recognise(r, v, site);
         else
             bad(r, k, key, "unknown field");
     }
@@ -191,6 +236,32 @@ static void read_site(reader_t *r, yaml_node_t *root, site_t *site)
         bad(r, root, "queues", "the profile names no queue");
     if (!r->failed && site->default_queue && !site_find_queue(site, site->default_queue))
         bad(r, root, "default_queue", "names no queue of the profile");
+}
+
+/* The user's own profiles' folder, or NULL. */
+static char *user_dir_path(void)
+{
+    char *dir = NULL;
+    const char *config = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
+    int made = config && *config ? asprintf(&dir, "%s/ddpjob/sites", config)
+               : home && *home   ? asprintf(&dir, "%s/.config/ddpjob/sites", home)
+                                 : 0;
+    return made > 0 ? dir : NULL;
+}
+
+size_t site_dirs(char *dirs[4])
+{
+    const char *env = getenv("DDPJOB_SITE_DIR");
+    dirs[0] = env && *env ? strdup(env) : NULL;
+    dirs[1] = user_dir_path();
+    dirs[2] = dirs[3] = NULL;
+    ddp_error_t err;
+    char *self = datafile_self_dir(&err);
+    if (self && (asprintf(&dirs[2], "%s/../share/ddpjob/sites", self) < 0 ||
+                 asprintf(&dirs[3], "%s/../share", self) < 0))
+        dirs[2] = dirs[3] = NULL;
+    free(self);
+    return 4;
 }
 
 /* NAME.yaml in the user's and the installed profile directories, or a path as given. */
@@ -202,13 +273,7 @@ static char *find_profile(const char *name_or_path, ddp_error_t *err)
             ddp_error_set(err, "out of memory");
         return path;
     }
-    char *file = NULL, *user_dir = NULL;
-    const char *config = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
-    int made = config && *config ? asprintf(&user_dir, "%s/ddpjob/sites", config)
-               : home && *home   ? asprintf(&user_dir, "%s/.config/ddpjob/sites", home)
-                                 : 0;
-    if (made < 0)
-        user_dir = NULL;
+    char *file = NULL, *user_dir = user_dir_path();
     const char *dirs[] = {getenv("DDPJOB_SITE_DIR"), user_dir};
     char *path = NULL;
     if (asprintf(&file, "%s.yaml", name_or_path) < 0)
@@ -277,6 +342,13 @@ void site_destroy(site_t *site)
     free(site->path);
     free(site->charge_unit);
     free(site->default_queue);
+    strv_t *lists[] = {&site->recognise_servers, &site->recognise_queues,
+                       &site->recognise_pbs_fields, &site->recognise_paths};
+    for (size_t l = 0; l < sizeof lists / sizeof lists[0]; l++) {
+        for (size_t i = 0; i < lists[l]->count; i++)
+            free(lists[l]->items[i]);
+        free(lists[l]->items);
+    }
     free(site);
 }
 

@@ -44,6 +44,9 @@ typedef struct {
     char *default_queue;
     site_queue_t *queues;
     size_t queue_count;
+    /* How a spec or a cluster is known to be this site's without `site:` (site_detect.h): its
+     * PBS server's names, queues and spec pbs: fields only it has, path prefixes only it has. */
+    strv_t recognise_servers, recognise_queues, recognise_pbs_fields, recognise_paths;
 } site_t;
 
 /* Finds and reads the profile `name_or_path`; NULL with err saying which file and line is
@@ -52,5 +55,7 @@ site_t *site_load(const char *name_or_path, ddp_error_t *err);
 void site_destroy(site_t *site);
 
 const site_queue_t *site_find_queue(const site_t *site, const char *name);
+/* The folders profiles are looked for in, in order (NULL entries: none there); free each. */
+size_t site_dirs(char *dirs[4]);
 
 #endif

@@ -119,6 +119,20 @@ expect_contains "$OUT" "e2e (pbs job $JOB): completed, exit 0 (from its record" 
 expect_contains "$OUT" "2 node(s), elapsed 00:0" "... on 2 nodes, and how long it ran (from the link's start and end)"
 
 
+# A spec without site: submitted to a PBS server a profile recognises takes that profile, and
+# says so (the user's profile here: this server is pbshead).
+mkdir -p "$home/.config/ddpjob/sites"
+printf 'name: lab\npbs_resources: select\nrecognise: {pbs_server: [pbshead]}\ndefault_queue: workq\nqueues:\n  workq: {cores_per_node: 2, gpus_per_node: 2}\n' \
+    >"$home/.config/ddpjob/sites/lab.yaml"
+chown -R "$PBS_USER:" "$home/.config"
+sed 's/^name: e2e/name: lab/' "$jobdir/e2e.yaml" >"$jobdir/lab.yaml"
+chown "$PBS_USER:" "$jobdir/lab.yaml"
+submit_and_wait lab.yaml
+expect_contains "$(cat "$T/submit.out")" "site: note: the PBS server pbshead is site lab's ($home/.config/ddpjob/sites/lab.yaml recognises it)" \
+    "submit asks qstat -B which server it is, takes the profile that recognises it and says so"
+expect_eq "$STATUS" 0 "and the job runs to its end"
+rm -rf "$home/.config/ddpjob/sites"
+
 # ddpjob doctor through the scheduler: the same job's agents on both nodes, preflight only.
 submit_and_wait e2e.yaml doctor e2e.yaml --submit
 expect_eq "$STATUS" 0 "ddpjob doctor --submit: the job ends with Exit_status = 0"

@@ -128,3 +128,22 @@ expect_contains "$ERR" "--site: site profile nosuch.yaml not found (looked in $T
 printf 'name: broken\nqueues:\n  gpu: {cores_per_node: 32, gpu_per_node: 4}\n' >broken.yaml
 run "$DDPJOB" validate --site ./broken.yaml mine.yaml
 expect_contains "$ERR" "site profile ./broken.yaml:3:29: gpu_per_node: unknown queue field" "a broken profile is named with its file, line and field"
+
+# A spec that names no site but looks like one's (the profile's recognise:): validate warns and
+# says what to add; naming the site, or a Slurm spec, draws no such warning.
+printf 'name: g\nscheduler: pbs\nnodes: 2\nqueue: gpuvolta\ngpus_per_node: 4\nwalltime: "01:00:00"\nworkdir: /scratch/ab12/run\nenv: {DATA: /g/data/ab12/set}\ncommand: [python3, train.py]\n' >looks.yaml
+run "$DDPJOB" validate looks.yaml
+expect_eq "$RC" 0 "a Gadi-looking spec without site: is still valid"
+expect_contains "$ERR" "looks.yaml:1:1: site: warning: this spec looks like site gadi's (queue gpuvolta, path /scratch/ab12/run, path /g/data/ab12/set) but names no site" \
+    "validate warns, naming what gave it away"
+expect_contains "$ERR" "add \`site: gadi\`" "and says what to add"
+printf 'site: gadi\nproject: ab12\ncpus_per_node: 48\n' >>looks.yaml
+run "$DDPJOB" validate looks.yaml
+expect_lacks "$ERR" "looks like site" "with site: gadi, no such warning"
+printf 'name: s\nscheduler: slurm\nnodes: 1\nworkdir: /scratch/ab12/run\ncommand: [true]\n' >slurm.yaml
+run "$DDPJOB" validate slurm.yaml
+expect_lacks "$ERR" "looks like site" "a Slurm spec is no PBS site's"
+printf 'name: lab\nrecognise: {pbs_server: [labpbs], colour: [red]}\nqueues:\n  workq: {cores_per_node: 2}\n' >"$T/home/.config/ddpjob/sites/lab.yaml"
+run env HOME="$T/home" "$DDPJOB" validate --site lab mine.yaml
+expect_contains "$ERR" "lab.yaml:2:35: colour: unknown field of recognise: (pbs_server, queues, pbs_fields, paths)" \
+    "a profile's recognise: takes only the fields it knows"

@@ -3,8 +3,9 @@
 # files only, as a clean clone has them): bin/ (ddpjob with libyaml, libssh2, libcrypto and zlib
 # linked in: only glibc is needed; the static ddpjob-agent; ddp-train, CPU build, with the shared
 # libraries it needs in lib/, found through an rpath relative to itself), share/ (templates,
-# examples, site profiles, man pages, completions, the modulefiles), SHA256SUMS, and test.sh, the
-# bundle's own check on the machine it lands on.
+# examples, site profiles, man pages, completions, the modulefiles), SHA256SUMS, test.sh, the
+# bundle's own check on the machine it lands on, and install.sh PREFIX, which copies it into a
+# tree of one's own and will not replace another version silently.
 #   scripts/bundle.sh [OUT_DIR]   (default: the current directory; prints the bundle's path)
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
@@ -64,6 +65,29 @@ fi
 exit "$failed"
 TEST
 chmod +x "$stage/test.sh"
+cat >"$stage/install.sh" <<'INSTALL'
+#!/bin/bash
+# Copies this bundle into PREFIX (bin/, lib/, share/), for a tree of one's own such as
+# ~/.local or /g/data/PROJECT/tools/ddpjob. A PREFIX holding another version of ddpjob is left
+# alone unless --force says to replace it.
+#   ./install.sh PREFIX [--force]
+set -euo pipefail
+cd "$(dirname "$0")"
+[ "$#" -ge 1 ] || { echo "usage: ./install.sh PREFIX [--force]" >&2; exit 2; }
+prefix=$1 force=${2:-}
+mine=$(bin/ddpjob --version)
+if [ -x "$prefix/bin/ddpjob" ] && [ "$force" != --force ]; then
+    theirs=$("$prefix/bin/ddpjob" --version 2>/dev/null || echo "an unreadable ddpjob")
+    if [ "$theirs" != "$mine" ]; then
+        echo "install.sh: $prefix holds $theirs; this bundle is $mine: remove it, or pass --force to replace it" >&2
+        exit 1
+    fi
+fi
+mkdir -p "$prefix"
+cp -R bin lib share "$prefix/"
+echo "installed $mine in $prefix: module use $prefix/share/ddpjob/modulefiles; module load ddpjob"
+INSTALL
+chmod +x "$stage/install.sh"
 (cd "$stage" && find . -type f ! -name SHA256SUMS | sort | xargs sha256sum >SHA256SUMS)
 tar -C "$work" -czf "$out/$name.tar.gz" "$name"
 echo "$out/$name.tar.gz"

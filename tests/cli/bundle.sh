@@ -30,6 +30,17 @@ expect_contains "$OUT" "ok - ddp-train trains under the agent" "ddp-train, with 
 run as_user bash -c '. /usr/share/modules/init/bash && module use "$1/share/ddpjob/modulefiles" &&
     module load ddpjob && ddpjob render "$1/share/ddpjob/examples/slurm-2x8.yaml"' _ "$root"
 expect_contains "$OUT" "$root/bin/ddpjob-agent" "module load ddpjob from the bundle: its scripts start the bundle's agent"
+run as_user "$root/install.sh" "$home/tools/ddpjob"
+expect_eq "$RC" 0 "its install.sh copies it into a prefix of the user's"
+expect_contains "$OUT" "installed ddpjob $version in $home/tools/ddpjob" "and says where"
+run as_user "$home/tools/ddpjob/bin/ddpjob" render "$home/tools/ddpjob/share/ddpjob/examples/slurm-2x8.yaml"
+expect_contains "$OUT" "$home/tools/ddpjob/bin/ddpjob-agent" "the installed copy's scripts start its own agent"
+printf '#!/bin/sh\necho ddpjob 0.0.9\n' >"$home/tools/ddpjob/bin/ddpjob"
+run as_user "$root/install.sh" "$home/tools/ddpjob"
+expect_eq "$RC" 1 "over another version, install.sh refuses"
+expect_contains "$ERR" "holds ddpjob 0.0.9; this bundle is ddpjob $version: remove it, or pass --force" "naming both versions and the way out"
+run as_user "$root/install.sh" "$home/tools/ddpjob" --force
+expect_eq "$RC/$("$home/tools/ddpjob/bin/ddpjob" --version)" "0/ddpjob $version" "--force replaces it"
 sed -i 's/^/x/' "$root/share/ddpjob/templates/slurm.sh"
 run as_user "$root/test.sh"
 expect_eq "$RC" 1 "a file changed after packing: test.sh fails"

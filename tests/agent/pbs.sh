@@ -49,12 +49,18 @@ pbs_state() { # JOB FIELD
 
 # SPEC [DDPJOB_ARGS...] (default: submit SPEC): JOB gets the job id, OUT the job's output,
 # STATUS its Exit_status.
+# submit_and_wait SPEC [ARGS...]: `ddpjob submit SPEC` (or ddpjob ARGS) as the user, with the
+# suite's programs and templates, or, with INSTALLED set, with that install's ddpjob alone.
 submit_and_wait() {
     local spec=$1
     shift
     [ "$#" -gt 0 ] || set -- submit "$spec"
-    (cd "$jobdir" && pbs_as_user env DDPJOB_TEMPLATE_DIR="$PBS_CLUSTER/templates" \
-        "$bin/ddpjob" "$@" --bindir "$bin") >"$T/submit.out" 2>&1
+    if [ -n "${INSTALLED:-}" ]; then
+        (cd "$jobdir" && pbs_as_user "$INSTALLED/bin/ddpjob" "$@") >"$T/submit.out" 2>&1
+    else
+        (cd "$jobdir" && pbs_as_user env DDPJOB_TEMPLATE_DIR="$PBS_CLUSTER/templates" \
+            "$bin/ddpjob" "$@" --bindir "$bin") >"$T/submit.out" 2>&1
+    fi
     JOB=$(tail -n 1 "$T/submit.out")
     local deadline=$((SECONDS + 120))
     while [ "$(pbs_state "$JOB" job_state)" != F ] && [ "$SECONDS" -lt "$deadline" ]; do
@@ -357,6 +363,33 @@ pj logs chain --rank 0 --link "$links"
 expect_contains "$OUT" "resuming from ckpt/checkpoint.ddpt" "logs --link $links: the last job's lines"
 REFERENCE_HOSTS=("$(pbs_ns n1)" "$(pbs_ns n2)") REFERENCE_MASTER=10.78.0.11
 expect_same_as_uninterrupted "$jobdir/ckpt/checkpoint.ddpt" "the PBS chain's final checkpoint = an uninterrupted run's" "$chain"
+
+# A user without root installs the release bundle in their home (scripts/bundle.sh, its
+# install.sh), puts its modulefiles on MODULEPATH in their profile, and submits with its ddpjob a
+# spec whose modules: loads ddpjob on every node (the real environment-modules): the nodes run
+# the bundle's static agent; nothing of the suite's programs is used.
+if ! bundle=$(bash "$SRCDIR/scripts/bundle.sh" "$T" 2>"$T/bundle.err"); then
+    fail "scripts/bundle.sh builds the bundle" "$(tail -n 20 "$T/bundle.err")"
+else
+    cp "$bundle" "$home/tools/"
+    chown "$PBS_USER:" "$home/tools/$(basename "$bundle")"
+    pbs_as_user tar -xzf "$home/tools/$(basename "$bundle")" -C "$home/tools"
+    unpacked=$home/tools/$(basename "$bundle" .tar.gz)
+    pbs_as_user "$unpacked/install.sh" "$home/tools/ddpjob" >"$T/install.out" 2>&1
+    echo "export MODULEPATH=$home/tools/ddpjob/share/ddpjob/modulefiles" >>"$home/.bash_profile"
+    sed -e 's/^name: e2e/name: bundled/' -e 's/^setup: .*/setup: export FROM_SETUP="$DDPJOB_ROOT on $(hostname)"/' \
+        "$jobdir/e2e.yaml" >"$jobdir/bundled.yaml"
+    echo 'modules: [ddpjob]' >>"$jobdir/bundled.yaml"
+    chown "$PBS_USER:" "$jobdir/bundled.yaml"
+    INSTALLED=$home/tools/ddpjob submit_and_wait bundled.yaml
+    expect_eq "$STATUS" 0 "the bundle installed by the user, modules: [ddpjob]: the 2-node job ends with Exit_status = 0"
+    expect_contains "$(cat "$jobdir/bundled.pbs")" "$home/tools/ddpjob/bin/ddpjob-agent" "its script starts the bundle's agent"
+    for r in 0 3; do
+        host=n$((r / 2 + 1))
+        expect_contains "$OUT" "[rank $r] host=$host RANK=$r" "rank $r ran on $host"
+        expect_contains "$OUT" "setup=$home/tools/ddpjob on $host" "module load ddpjob set DDPJOB_ROOT on $host"
+    done
+fi
 
 left=$(for i in 1 2; do ip netns pids "$(pbs_ns "n$i")"; done | xargs -r ps -o user=,args= -p | grep -v '^root ')
 expect_eq "$left" "" "nothing of the jobs is left running on any node"

@@ -302,4 +302,54 @@ dj logs "$JOB" --rank 0 --link 2
 expect_contains "$OUT" "resuming from $T/chain/checkpoint.ddpt" "logs --link 2: the requeued link's lines"
 REFERENCE_HOSTS=("$(cluster_ns n1)" "$(cluster_ns n2)") REFERENCE_MASTER=10.77.0.11
 expect_same_as_uninterrupted "$T/chain/checkpoint.ddpt" "the requeued chain's final checkpoint = an uninterrupted run's" "$OUT"
+# A user without root installs the release bundle in their own folder (scripts/bundle.sh, its
+# install.sh) and submits with its ddpjob a 2-node spec whose modules: [ddpjob] loads it on
+# every node (the real environment-modules; MODULEPATH from the submitting shell, which sbatch
+# passes on): the nodes run the bundle's static agent.
+if ! bundle=$(bash "$SRCDIR/scripts/bundle.sh" "$T" 2>"$T/bundle.err"); then
+    fail "scripts/bundle.sh builds the bundle" "$(tail -n 20 "$T/bundle.err")"
+else
+    uhome=$(mktemp -d /tmp/ddpjob-slurm-user.XXXXXX)
+    at_exit "rm -rf $uhome"
+    chmod 755 "$uhome"
+    cp "$bundle" "$SRCDIR/tests/agent/py/env_ddp.py" "$uhome/"
+    chown -R nobody: "$uhome"
+    as_nobody=(runuser -u nobody -- env -i PATH=/usr/bin:/bin HOME="$uhome" SLURM_CONF="$SLURM_CONF"
+        MODULEPATH="$uhome/ddpjob/share/ddpjob/modulefiles" XDG_STATE_HOME="$uhome/state")
+    "${as_nobody[@]}" tar -xzf "$uhome/$(basename "$bundle")" -C "$uhome"
+    "${as_nobody[@]}" "$uhome/$(basename "$bundle" .tar.gz)/install.sh" "$uhome/ddpjob" >"$T/install.out" 2>&1
+    cat >"$uhome/bundled.yaml" <<SPEC
+name: bundled
+scheduler: slurm
+nodes: 2
+procs_per_node: 2
+walltime: "00:05:00"
+modules: [ddpjob]
+setup: export FROM_SETUP="\$DDPJOB_ROOT on \$(hostname)"
+command: [/usr/bin/python3, "$uhome/env_ddp.py"]
+SPEC
+    chown nobody: "$uhome/bundled.yaml"
+    run bash -c '. "$1/tests/cluster/slurm.sh"; shift; cd "$1" && cluster_in head "${@:2}"' _ "$SRCDIR" "$uhome" \
+        "${as_nobody[@]}" "$uhome/ddpjob/bin/ddpjob" submit bundled.yaml
+    JOB=$(grep -o '^[0-9][0-9]*$' <<<"$OUT" | tail -n 1)
+    for _ in $(seq 600); do
+        [ -n "$JOB" ] && [ -z "$(cluster_in head squeue -h -j "$JOB" 2>/dev/null)" ] && break
+        sleep 0.2
+    done
+    OUT=$(cat "$uhome"/*-"$JOB".out 2>/dev/null)
+    expect_contains "$(cat "$uhome/bundled.sbatch" 2>/dev/null)" "$uhome/ddpjob/bin/ddpjob-agent" \
+        "the bundle installed by a user without root: its script starts the bundle's agent"
+    for r in 0 3; do
+        host=n$((r / 2 + 1))
+        expect_contains "$OUT" "[rank $r] host=$host RANK=$r" "rank $r ran on $host"
+        expect_contains "$OUT" "setup=$uhome/ddpjob on $host" "module load ddpjob set DDPJOB_ROOT on $host"
+    done
+    state=$(cluster_in head scontrol -o show job "$JOB" 2>/dev/null | grep -o 'JobState=[A-Z]*')
+    [ -z "$state" ] && state=$(cluster_in head "${as_nobody[@]}" "$uhome/ddpjob/bin/ddpjob" status "$JOB" 2>&1 | head -n 1)
+    if [ "$state" = JobState=COMPLETED ] || grep -q ": completed, exit 0" <<<"$state"; then
+        pass "and the 2-node job completes"
+    else
+        fail "and the 2-node job completes" "$state" "$OUT"
+    fi
+fi
 expect_no_leftovers "no process of the jobs is left on any node"

@@ -124,6 +124,26 @@ expect_contains "$OUT" "  rank 3 (node 1, host n2): exited with code 3" "status 
 dj wait "$JOB"
 expect_eq "$RC" 3 "wait on it exits with the job's status, 3"
 
+# Node 1's agent missing on n2 alone (an install not on a shared filesystem): its slurmd's mount
+# namespace hides the agent's folder. The job stops at once, naming the node and the path.
+agent_dir=$(dirname "$AGENT")
+mkdir -p "$T/empty"
+nsenter --mount --target "$(cat "$CLUSTER/run/slurmd-n2.pid")" mount --bind "$T/empty" "$agent_dir"
+started=$SECONDS
+submit_and_wait job.yaml
+nsenter --mount --target "$(cat "$CLUSTER/run/slurmd-n2.pid")" umount "$agent_dir"
+state=$(cluster_in head scontrol -o show job "$JOB" 2>/dev/null | grep -o 'JobState=[A-Z]*\|ExitCode=[0-9:]*' | tr '\n' ' ')
+# (srun --kill-on-bad-exit stops node 0's task with SIGTERM, and sbatch's status is srun's
+# highest: 143.)
+expect_contains "$state" "JobState=FAILED" "a node whose agent is missing fails the Slurm job"
+expect_contains "$OUT" "/ddpjob-agent: No such file or directory" "the job's output names the path"
+expect_contains "$OUT" "n2: task 1: Exited with exit code 127" "and the node (srun's line)"
+if [ $((SECONDS - started)) -lt 60 ]; then
+    pass "... at once, not at the rendezvous timeout"
+else
+    fail "... at once, not at the rendezvous timeout" "took $((SECONDS - started)) s"
+fi
+
 # Out of memory under Slurm's own memory cgroups (task/cgroup, ConstrainRAMSpace=yes): rank 3
 # asks for 1 GiB in a job of 256 MiB per node.
 cat >oom.yaml <<SPEC

@@ -6,11 +6,7 @@
 . "$SRCDIR/tests/lib/agents.sh"
 # shellcheck source=../lib/cgroup.sh
 . "$SRCDIR/tests/lib/cgroup.sh"
-PY=/usr/bin/python3
-if ! "$PY" -c 'import torch' 2>"$T/torch.err"; then
-    fail "PyTorch is importable by $PY (install python3-torch)" "$(cat "$T/torch.err")"
-    exit 1
-fi
+require_torch
 export DDPJOB_TOKEN=progress-test-$$
 in_cgroup_script "$T/in_cgroup"
 if ! cpu_cgroup_make "ddpjob-slow-$$" 20; then

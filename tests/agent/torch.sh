@@ -3,11 +3,7 @@
 # node 0 and node 1: the tutorial programs ddpjob-agent replaces torchrun for, and a worker
 # killed in the middle of a collective.
 . "$SRCDIR/tests/lib/agents.sh"
-PY=/usr/bin/python3
-if ! "$PY" -c 'import torch' 2>"$T/torch.err"; then
-    fail "PyTorch is importable by $PY (install python3-torch)" "$(cat "$T/torch.err")"
-    exit 1
-fi
+require_torch
 export DDPJOB_TOKEN=torch-test-$$
 
 two_nodes() { # SCRIPT [ENV=VALUE...]: node 0 and node 1, two workers each (SCRIPT: a path,

@@ -7,12 +7,8 @@
 # --local-ranks-filter and the line prefix template, options that change nothing here, and the
 # seeds' torch.distributed.launch line with ddpjob-agent in its place.
 . "$SRCDIR/tests/lib/agents.sh"
-PY=/usr/bin/python3
 CASE=$SRCDIR/tests/agent/py/torchrun_case.py
-if ! "$PY" -c 'import torch' 2>"$T/torch.err"; then
-    fail "PyTorch is importable by $PY (install python3-torch)" "$(cat "$T/torch.err")"
-    exit 1
-fi
+require_torch
 # The workers' python, as a user of Debian's torch sets it (the python3 first on PATH may lack it).
 export PYTHON_EXEC=$PY
 cpus=$(getconf _NPROCESSORS_ONLN)

@@ -6,10 +6,7 @@
 # end lists the figures (bench/faults.sh sets them beside torchrun's).
 . "$SRCDIR/tests/faults/lib.sh"
 at_exit 'fault_net_down'
-if ! "$PY" -c 'import torch' 2>"$T/torch.err"; then
-    fail "PyTorch is importable by $PY (install python3-torch)" "$(cat "$T/torch.err")"
-    exit 1
-fi
+require_torch
 if ! fault_net_up >"$T/net.log" 2>&1; then
     fail "two nodes in network namespaces" "$(cat "$T/net.log")"
     exit 1

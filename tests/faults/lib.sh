@@ -11,7 +11,6 @@
 . "$SRCDIR/tests/lib/agents.sh"
 # shellcheck source=../cluster/netns.sh
 . "$SRCDIR/tests/cluster/netns.sh"
-PY=/usr/bin/python3
 LAUNCHER=${LAUNCHER:-agent}
 FAULT_CAP=${FAULT_CAP:-60}
 FAULT_NET=10.79.0

@@ -153,3 +153,13 @@ worker() { # NAME BODY
     printf '#!/bin/bash\n%s\n' "$2" >"$T/$1"
     chmod +x "$T/$1"
 }
+
+# The real PyTorch the suites' workers run on (Debian's python3-torch for /usr/bin/python3): a
+# suite without it has failed, not skipped. PY: that python.
+PY=/usr/bin/python3
+require_torch() {
+    if ! "$PY" -c 'import torch' 2>"$T/torch.err"; then
+        fail "PyTorch is importable by $PY (install python3-torch)" "$(cat "$T/torch.err")"
+        exit 1
+    fi
+}

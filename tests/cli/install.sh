@@ -59,3 +59,17 @@ if [ -x "$lmod" ]; then
 else
     fail "Lmod unpacked in /opt/lmod (scripts/install-deps.sh)" "no $lmod"
 fi
+
+# README's way 2, run as written by a user without root: the committed tree in their home,
+# `meson setup build --prefix ~/.local && ninja -C build install` (CPU-only: -Dcuda=disabled),
+# then the installed ddpjob.
+user_home=$(mktemp -d /tmp/ddpjob-user.XXXXXX)
+at_exit "rm -rf $user_home"
+git -C "$SRCDIR" archive --format=tar --prefix=ddpjob/ HEAD | tar -x -C "$user_home"
+chmod 755 "$user_home"
+chown -R nobody: "$user_home"
+run runuser -u nobody -- env -i PATH=/usr/bin:/bin HOME="$user_home" bash -c \
+    'cd ~/ddpjob && meson setup build --prefix ~/.local -Dcuda=disabled >/dev/null && ninja -C build install >/dev/null &&
+     ~/.local/bin/ddpjob render share/examples/slurm-2x8.yaml'
+expect_eq "$RC" 0 "a user without root builds and installs into ~/.local with README's command" "$ERR"
+expect_contains "$OUT" "$user_home/.local/bin/ddpjob-agent" "and the installed ddpjob's scripts start that install's agent"

@@ -32,7 +32,8 @@ expect_contains "$OUT" "[rank 0] rank=0 of 2 local=0" "rank 0 ran with its envir
 expect_contains "$OUT" "[rank 1] rank=1 of 2 local=1" "rank 1 too"
 run env DDPJ_TESTMARK="$MARK" unshare --mount --fork sh -c \
     'mount -t proc proc "$1/proc" && mount --bind /dev/null "$1/dev/null" &&
-     exec chroot "$1" /bin/ddpjob-agent --standalone --nproc-per-node 2 /bin/sh -c "exit \$((RANK + 3))"' _ "$root"
-expect_eq "$RC" 3 "a failing worker there: the job's status is the first failure's (3)"
-expect_contains "$ERR" "job failed (exit 3): rank 0 (node 0, host " "and the summary names it"
+     exec chroot "$1" /bin/ddpjob-agent --standalone --nproc-per-node 2 /bin/sh -c "[ \$RANK = 1 ] && exit 3; exec sleep 60"' _ "$root"
+expect_eq "$RC" 3 "a worker exiting 3 there: the job's status is 3"
+expect_contains "$ERR" "job failed (exit 3): rank 1 (node 0, host " "the summary names it"
+expect_contains "$ERR" "rank 0 (node 0, host $(hostname), local rank 0) stopped by the agent" "and the other rank was stopped"
 expect_no_leftovers "nothing left after the static agent's jobs"

@@ -373,16 +373,23 @@ if ! bundle=$(bash "$SRCDIR/scripts/bundle.sh" "$T" 2>"$T/bundle.err"); then
 else
     cp "$bundle" "$home/tools/"
     chown "$PBS_USER:" "$home/tools/$(basename "$bundle")"
-    pbs_as_user tar -xzf "$home/tools/$(basename "$bundle")" -C "$home/tools"
     unpacked=$home/tools/$(basename "$bundle" .tar.gz)
-    pbs_as_user "$unpacked/install.sh" "$home/tools/ddpjob" >"$T/install.out" 2>&1
+    # From the user's home: pbs_as_user starts in the current directory, which may be closed
+    # to them (a clone under a private temporary directory).
+    (cd "$home" && pbs_as_user tar -xzf "$unpacked.tar.gz" -C "$home/tools" &&
+        pbs_as_user "$unpacked/install.sh" "$home/tools/ddpjob") >"$T/install.out" 2>&1
     echo "export MODULEPATH=$home/tools/ddpjob/share/ddpjob/modulefiles" >>"$home/.bash_profile"
     sed -e 's/^name: e2e/name: bundled/' -e 's/^setup: .*/setup: export FROM_SETUP="$DDPJOB_ROOT on $(hostname)"/' \
         "$jobdir/e2e.yaml" >"$jobdir/bundled.yaml"
     echo 'modules: [ddpjob]' >>"$jobdir/bundled.yaml"
     chown "$PBS_USER:" "$jobdir/bundled.yaml"
     INSTALLED=$home/tools/ddpjob submit_and_wait bundled.yaml
-    expect_eq "$STATUS" 0 "the bundle installed by the user, modules: [ddpjob]: the 2-node job ends with Exit_status = 0"
+    if [ "$STATUS" = 0 ]; then
+        pass "the bundle installed by the user, modules: [ddpjob]: the 2-node job ends with Exit_status = 0"
+    else
+        fail "the bundle installed by the user, modules: [ddpjob]: the 2-node job ends with Exit_status = 0" \
+            "Exit_status: $STATUS" "install: $(cat "$T/install.out")" "submit: $(cat "$T/submit.out")"
+    fi
     expect_contains "$(cat "$jobdir/bundled.pbs")" "$home/tools/ddpjob/bin/ddpjob-agent" "its script starts the bundle's agent"
     for r in 0 3; do
         host=n$((r / 2 + 1))

@@ -30,6 +30,10 @@ expect_contains "$OUT" "ok - ddp-train trains under the agent" "ddp-train, with 
 run as_user bash -c '. /usr/share/modules/init/bash && module use "$1/share/ddpjob/modulefiles" &&
     module load ddpjob && ddpjob render "$1/share/ddpjob/examples/slurm-2x8.yaml"' _ "$root"
 expect_contains "$OUT" "$root/bin/ddpjob-agent" "module load ddpjob from the bundle: its scripts start the bundle's agent"
+lmod=/opt/lmod/usr/share/lmod/lmod/libexec/lmod
+run as_user bash -c 'export MODULEPATH=$1/share/ddpjob/modulefiles && eval "$("$2" bash load ddpjob)" &&
+    echo "ddpjob=$(command -v ddpjob) root=$DDPJOB_ROOT"' _ "$root" "$lmod"
+expect_eq "$OUT" "ddpjob=$root/bin/ddpjob root=$root" "and with the real Lmod (unpacked in /opt/lmod by install-deps)"
 run as_user "$root/install.sh" "$home/tools/ddpjob"
 expect_eq "$RC" 0 "its install.sh copies it into a prefix of the user's"
 expect_contains "$OUT" "installed ddpjob $version in $home/tools/ddpjob" "and says where"

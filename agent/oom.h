@@ -35,8 +35,8 @@ void oom_watch_start(oom_watch_t *w);
 /* Whether one more OOM kill has been counted since the start (or since the last one this
  * explained): fills k and counts it as explained. */
 int oom_explain(oom_watch_t *w, oom_kill_t *k);
-/* "killed by the out-of-memory killer: its memory cgroup's limit 64 MiB was reached (peak
- * 64.2 MiB)" and the like. */
+/* "killed by the out-of-memory killer: its memory cgroup's limit 64 MiB was reached (/slurm/
+ * job_7, peak 64 MiB)", or that the node ran out of memory where no limit applies. */
 void oom_describe(const oom_kill_t *k, char *buf, size_t size);
 
 /* The parts, for the unit tests. The memory cgroup's folder from the texts of

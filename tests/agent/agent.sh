@@ -302,7 +302,7 @@ next_port
 common=(--nnodes 2 --master-addr 127.0.0.1 --master-port "$PORT" --nproc-per-node 1 --heartbeat 1 --grace 2)
 start_agent n0 PEER_DIR="$T/peers" -- "${common[@]}" --node-rank 0 "$T/peer.sh"
 start_agent n1 PEER_DIR="$T/peers" -- "${common[@]}" --node-rank 1 "$T/peer.sh"
-for _ in $(seq 100); do grep -q started "$T/n1.out" && grep -q started "$T/n0.out" && break; sleep 0.1; done
+wait_for started "$T/n1.out" "$T/n0.out"
 start=$(date +%s%N)
 kill -9 "$(agent_pid n1)"
 wait_agent n0
@@ -319,7 +319,7 @@ next_port
 common=(--nnodes 2 --master-addr 127.0.0.1 --master-port "$PORT" --nproc-per-node 1 --grace 1)
 start_agent n0 -- "${common[@]}" --node-rank 0 "$T/sleepy.sh"
 start_agent n1 -- "${common[@]}" --node-rank 1 "$T/sleepy.sh"
-for _ in $(seq 100); do grep -q started "$T/n1.out" && grep -q started "$T/n0.out" && break; sleep 0.1; done
+wait_for started "$T/n1.out" "$T/n0.out"
 kill -9 "$(agent_pid n0)"
 wait_agent n1
 expect_eq "$RC" 1 "node 1 exits 1 when node 0 (the store) is killed"
@@ -488,7 +488,7 @@ next_port
 common=(--nnodes 2 --master-addr 127.0.0.1 --master-port "$PORT" --nproc-per-node 1 --grace 2)
 start_agent n0 -- "${common[@]}" --node-rank 0 "$T/trapper.sh"
 start_agent n1 -- "${common[@]}" --node-rank 1 "$T/sleepy.sh"
-for _ in $(seq 100); do grep -q ready "$T/n0.out" && grep -q started "$T/n1.out" && break; sleep 0.1; done
+wait_for ready "$T/n0.out" && wait_for started "$T/n1.out"
 kill -TERM "$(agent_pid n0)"
 wait_agent n0
 expect_eq "$RC" 143 "an agent told SIGTERM exits 128+15"

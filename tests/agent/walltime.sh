@@ -82,7 +82,7 @@ next_port
 common=(--nnodes 2 --master-addr 127.0.0.1 --master-port "$PORT" --nproc-per-node 2)
 start_agent n0 -- "${common[@]}" --node-rank 0 "$T/ckpt.sh"
 start_agent n1 -- "${common[@]}" --node-rank 1 "$T/ckpt.sh"
-for _ in $(seq 100); do grep -q "rank 3 restart" "$T/n1.out" "$T/n0.out" 2>/dev/null && break; sleep 0.1; done
+for _ in $(seq 600); do grep -q "rank 3 restart" "$T/n1.out" "$T/n0.out" 2>/dev/null && break; sleep 0.1; done
 kill -TERM "$(agent_pid n0)" "$(agent_pid n1)"
 wait_agent n1
 RC1=$RC ERR1=$ERR

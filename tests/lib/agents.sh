@@ -78,6 +78,22 @@ wait_agent() {
     ERR=$(cat "$T/$1.err")
 }
 
+# wait_for TEXT FILE...: until every FILE holds TEXT (an agent's output), 60 s at most: a loaded
+# machine may take long to start workers, and a case must not act on agents still joining.
+# 1, failing the test with what was missing, when they do not.
+wait_for() {
+    local text=$1 f missing
+    shift
+    for _ in $(seq 600); do
+        missing=
+        for f in "$@"; do grep -q -- "$text" "$f" 2>/dev/null || missing+=" $f"; done
+        [ -z "$missing" ] && return 0
+        sleep 0.1
+    done
+    fail "\"$text\" appears in$missing within 60 s" "$(tail -n 5 "$@" 2>/dev/null)"
+    return 1
+}
+
 # The pids of processes carrying this test's mark.
 marked_pids() {
     local f pid state

@@ -200,12 +200,12 @@ nodes: 2
 procs_per_node: 2
 cpus_per_node: 2
 walltime: "00:05:00"
-command: [/bin/sleep, "$((300 + $$ % 100))"]
+command: [/bin/sleep, "300.$$"]
 SPEC
 chown "$PBS_USER:" "$jobdir/sleepy.yaml"
 pj submit sleepy.yaml --bindir "$bin"
 JOB=$(tail -n 1 <<<"$OUT")
-for _ in $(seq 600); do [ "$(pgrep -c -f "sleep $((300 + $$ % 100))")" -ge 4 ] && break; sleep 0.1; done
+for _ in $(seq 600); do [ "$(pgrep -c -f "sleep 300.$$")" -ge 4 ] && break; sleep 0.1; done
 pj status sleepy
 expect_contains "$OUT" "sleepy (pbs job $JOB): running (qstat R" "status of a running PBS job: from qstat"
 pj cancel sleepy
@@ -214,8 +214,8 @@ pj status sleepy
 expect_contains "$OUT" "sleepy (pbs job $JOB): cancelled" "status afterwards: cancelled"
 pj wait sleepy
 expect_eq "$RC" 1 "wait on it exits 1"
-for _ in $(seq 50); do pgrep -f "sleep $((300 + $$ % 100))" >/dev/null || break; sleep 0.2; done
-expect_lacks "$(pgrep -af "sleep $((300 + $$ % 100))")" "sleep" "nothing of the cancelled job runs on any node"
+for _ in $(seq 300); do pgrep -f "sleep 300.$$" >/dev/null || break; sleep 0.2; done
+expect_lacks "$(pgrep -af "sleep 300.$$")" "sleep" "nothing of the cancelled job runs on any node"
 
 # cancel --checkpoint: the request goes through the job's record to the batch script's
 # supervisor, which signals node 0's agent; its workers checkpoint and the ranks agree to stop,

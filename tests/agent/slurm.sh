@@ -171,7 +171,7 @@ scheduler: slurm
 nodes: 2
 procs_per_node: 2
 walltime: "00:05:00"
-command: [/bin/sleep, "$((300 + $$ % 100))"]
+command: [/bin/sleep, "300.$$"]
 SPEC
 submit sleepy.yaml
 for _ in $(seq 600); do
@@ -187,8 +187,8 @@ dj status "$JOB"
 expect_contains "$OUT" "sleepy (slurm job $JOB): cancelled" "status afterwards: cancelled"
 dj wait "$JOB"
 expect_eq "$RC" 1 "wait on a cancelled job exits 1"
-sleep 1
-expect_lacks "$(pgrep -a sleep)" "sleep $((300 + $$ % 100))" "nothing of the cancelled job runs on any node"
+for _ in $(seq 300); do pgrep -f "sleep 300.$$" >/dev/null || break; sleep 0.2; done
+expect_lacks "$(pgrep -a sleep)" "sleep 300.$$" "nothing of the cancelled job runs on any node"
 # cancel --checkpoint ("stop and save"): the workers checkpoint on the spec's signal, the job
 # ends with 75 and is not requeued, though its spec allows it.
 cat >stopsave.yaml <<SPEC

@@ -118,6 +118,13 @@ pbs_cluster_up() {
     pbs_conf pbshead "$PBS_CLUSTER/pbshead" 1 1 1 0
     # The first start makes PBS_HOME, the data service's database and the default queue workq.
     pbs_in pbshead /etc/init.d/pbs start >"$PBS_CLUSTER/pbshead.log" 2>&1 || { cat "$PBS_CLUSTER/pbshead.log" >&2; return 1; }
+    # The init script returns before the server answers: on a loaded machine, by seconds.
+    local answers=$((SECONDS + 120))
+    until pbs_in pbshead "$PBS_EXEC/bin/qstat" -B >/dev/null 2>&1; do
+        [ "$SECONDS" -lt "$answers" ] ||
+            { echo "pbs: the server does not answer after 120 s" >&2; tail -n 20 "$PBS_CLUSTER/pbshead.log" >&2; return 1; }
+        sleep 0.5
+    done
     pbs_qmgr "set server job_history_enable=true" || return 1
     pbs_qmgr "set server scheduler_iteration=1"
     # A user is the same user on every host (as at sites whose jobs may submit jobs).

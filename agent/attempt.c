@@ -129,12 +129,8 @@ failure_t node_failure(agent_t *a, failure_kind_t kind, int code, int node, cons
 
 failure_t worker_failure(const agent_t *a, const worker_t *w, int code, const char *fmt, ...)
 {
-    failure_t f = {.kind = FAIL_WORKER,
-                   .code = code,
-                   .node = a->o->node_rank,
-                   .rank = w->rank,
-                   .local_rank = w->local_rank};
-    snprintf(f.host, sizeof f.host, "%s", a->host);
+    failure_t f = failure_of_worker(w, a->o->node_rank, a->host);
+    f.code = code;
     va_list ap;
     va_start(ap, fmt);
     f = described(f, fmt, ap);
@@ -223,12 +219,11 @@ static int gone_elsewhere(agent_t *a, const attempt_t *t)
     return liveness_gone_nodes(a, t->round, 0, &gone) > 0 && gone != a->o->node_rank ? gone : -1;
 }
 
-/* A failure stands for the job: published (a node that is gone explains a worker's failure: a
- * worker whose peer vanished fails too), and this node's workers stopped. */
+/* A failure stands for the job: published (node `gone`, whose agent is gone, explains a
+ * worker's failure: a worker whose peer vanished fails too), and this node's workers stopped. */
 static void fail_attempt(agent_t *a, attempt_t *t, worker_t *w, int n, const ddp_rdzv_result_t *r,
-                         failure_t f)
+                         failure_t f, int gone)
 {
-    int gone = gone_elsewhere(a, t);
     if (gone >= 0)
         f = liveness_lost_node(a, gone, r);
     attempt_publish_end(a, t, &f, END_FAILED);
@@ -239,7 +234,7 @@ void attempt_release_held(agent_t *a, attempt_t *t, worker_t *w, int n, const dd
 {
     t->held_until = 0;
     if (t->end == END_UNKNOWN)
-        fail_attempt(a, t, w, n, r, t->held);
+        fail_attempt(a, t, w, n, r, t->held, gone_elsewhere(a, t));
 }
 
 /* A worker has exited: its failure ends the attempt, a consequence (cause.h) once its cause has
@@ -263,9 +258,10 @@ void attempt_on_reaped(agent_t *a, attempt_t *t, worker_t *w, int n, const ddp_r
         failure_t f = failure_of_worker(&w[i], a->o->node_rank, a->host);
         char line[1024];
         failure_line(&f, line, sizeof line);
-        if (f.cause != CAUSE_CONSEQUENCE || gone_elsewhere(a, t) >= 0) {
+        int gone = gone_elsewhere(a, t);
+        if (f.cause != CAUSE_CONSEQUENCE || gone >= 0) {
             agent_say("%s", line);
-            fail_attempt(a, t, w, n, r, f);
+            fail_attempt(a, t, w, n, r, f, gone);
             return;
         }
         if (!seen && !t->held_until) {

@@ -23,6 +23,20 @@ char *datafile_self_dir(ddp_error_t *err)
     return dir;
 }
 
+int datafile_trees(const char *kind, const char *build_subdir, char *trees[2], ddp_error_t *err)
+{
+    trees[0] = trees[1] = NULL;
+    char *self = datafile_self_dir(err);
+    if (!self)
+        return -1;
+    if (asprintf(&trees[0], "%s/../share/ddpjob/%s", self, kind) < 0)
+        trees[0] = NULL;
+    if (asprintf(&trees[1], "%s/../%s", self, build_subdir) < 0)
+        trees[1] = NULL;
+    free(self);
+    return 0;
+}
+
 /* path = dir/file when readable; 0 found, 1 not there, -1 out of memory. */
 static int try_path(const char *dir, const char *file, char **path)
 {
@@ -55,22 +69,17 @@ char *datafile_find(const char *what, const char *const *dirs, size_t ndirs, int
         rc = try_path(dirs[i], file, &path);
     }
     if (rc == 1 && installed) {
-        char *self = datafile_self_dir(err), *dir = NULL;
-        if (!self) {
+        char *trees[2];
+        if (datafile_trees(kind, build_subdir, trees, err)) {
             fclose(list);
             free(looked);
             return NULL;
         }
-        if (asprintf(&dir, "%s/../share/ddpjob/%s", self, kind) >= 0) {
-            fprintf(list, "%sthe install and build trees", ftell(list) ? ", " : "");
-            rc = try_path(dir, file, &path);
-            free(dir);
-        }
-        if (rc == 1 && asprintf(&dir, "%s/../%s", self, build_subdir) >= 0) {
-            rc = try_path(dir, file, &path);
-            free(dir);
-        }
-        free(self);
+        fprintf(list, "%sthe install and build trees", ftell(list) ? ", " : "");
+        for (int i = 0; i < 2 && rc == 1; i++)
+            rc = trees[i] ? try_path(trees[i], file, &path) : -1;
+        free(trees[0]);
+        free(trees[1]);
     }
     fclose(list);
     if (rc < 0)

@@ -11,6 +11,11 @@
 /* The directory holding this program; NULL with err set. */
 char *datafile_self_dir(ddp_error_t *err);
 
+/* Where installed data of `kind` lies beside this program, and the build tree's folder:
+ * trees[0] and trees[1], malloc'd (NULL where out of memory); -1 with err set when this
+ * program cannot find itself. */
+int datafile_trees(const char *kind, const char *build_subdir, char *trees[2], ddp_error_t *err);
+
 /* The first readable `file` in `dirs` (NULL or empty entries are skipped), then, when
  * `installed` is set, in the install and build trees. Returns a malloc'd path, or NULL with err
  * naming `what` and where it was looked for. */

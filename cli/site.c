@@ -254,13 +254,9 @@ size_t site_dirs(char *dirs[4])
     const char *env = getenv("DDPJOB_SITE_DIR");
     dirs[0] = env && *env ? strdup(env) : NULL;
     dirs[1] = user_dir_path();
-    dirs[2] = dirs[3] = NULL;
     ddp_error_t err;
-    char *self = datafile_self_dir(&err);
-    if (self && (asprintf(&dirs[2], "%s/../share/ddpjob/sites", self) < 0 ||
-                 asprintf(&dirs[3], "%s/../share", self) < 0))
+    if (datafile_trees("sites", "share", dirs + 2, &err))
         dirs[2] = dirs[3] = NULL;
-    free(self);
     return 4;
 }
 

@@ -154,8 +154,14 @@ pbs_cluster_up() {
         done
         pbs_in "n$i" /etc/init.d/pbs start >>"$PBS_CLUSTER/n$i.log" 2>&1 ||
             { cat "$PBS_CLUSTER/n$i.log" >&2; return 1; }
-        [ "$(cat "$PBS_CLUSTER/n$i/mom_priv/mom.lock" 2>/dev/null)" != "$mom_pid" ] ||
-            { echo "pbs: n$i's MoM was not restarted to read \$usecp" >&2; cat "$PBS_CLUSTER/n$i.log" >&2; return 1; }
+        # The new MoM writes its lock a moment after the script returns: seconds when loaded.
+        local new_pid= up_by=$((SECONDS + 60))
+        until new_pid=$(cat "$PBS_CLUSTER/n$i/mom_priv/mom.lock" 2>/dev/null) &&
+            [ -n "$new_pid" ] && [ "$new_pid" != "$mom_pid" ] && kill -0 "$new_pid" 2>/dev/null; do
+            [ "$SECONDS" -lt "$up_by" ] ||
+                { echo "pbs: n$i's MoM was not restarted to read \$usecp" >&2; cat "$PBS_CLUSTER/n$i.log" >&2; return 1; }
+            sleep 0.2
+        done
     done
     local deadline=$((SECONDS + 60))
     while [ "$(pbs_in pbshead "$PBS_EXEC/bin/pbsnodes" -a 2>/dev/null | grep -c 'state = free')" != "$nodes" ]; do

@@ -27,6 +27,7 @@
 #include "store_client.h"
 #include "store_server.h"
 #include "worker_env.h"
+#include "standby.h"
 #include "workers.h"
 
 /* How long node 0 keeps the store up for the others to read the outcome and say goodbye. */
@@ -61,8 +62,7 @@ static int sig_forwarded(int sig)
     return sig == SIGUSR1 || sig == SIGUSR2;
 }
 
-/* Reads pending signals. Stop signals are remembered; USR1/USR2 go to the workers. */
-static void read_signals(agent_t *a, worker_t *w, int n)
+void agent_read_signals(agent_t *a, worker_t *w, int n)
 {
     struct signalfd_siginfo si;
     while (read(a->sigfd, &si, sizeof si) == sizeof si) {
@@ -96,7 +96,7 @@ static void say_waiting(void *ctx, const char *line)
 static int stop_requested(void *ctx)
 {
     agent_t *a = ctx;
-    read_signals(a, NULL, 0);
+    agent_read_signals(a, NULL, 0);
     return a->stop_signal != 0;
 }
 
@@ -152,7 +152,7 @@ static void monitor(agent_t *a, attempt_t *t, worker_t *w, int n, const ddp_rdzv
         if (poll(pfd, (nfds_t)npfd, timeout > 200 ? 200 : timeout) < 0 && errno != EINTR)
             break;
         if (pfd[0].revents) {
-            read_signals(a, w, n);
+            agent_read_signals(a, w, n);
             if (a->stop_signal && t->phase < PHASE_STOPPING) {
                 failure_t f =
                     node_failure(a, FAIL_SIGNAL, 128 + a->stop_signal, o->node_rank, a->host,
@@ -317,7 +317,9 @@ static worker_launch_t launch_for(agent_t *a, const attempt_t *t, const ddp_rdzv
 static int run_attempt(agent_t *a, attempt_t *t, ddp_error_t *err)
 {
     const agent_options_t *o = a->o;
-    int worker_port = 0;
+    int worker_port = 0, elastic = agent_options_elastic(o);
+    if (elastic)
+        a->o->node_rank = a->slot;
     if (o->node_rank == 0 && (worker_port = workers_port(o, err)) < 0)
         return -1;
     ddp_rdzv_join_t join = {.round = t->round,
@@ -333,7 +335,9 @@ static int run_attempt(agent_t *a, attempt_t *t, ddp_error_t *err)
                             .waiting = say_waiting,
                             .ctx = a};
     ddp_rdzv_result_t r;
-    if (t->round == 0 && o->preflight == PREFLIGHT_REPORT && o->nnodes > 1) {
+    if (elastic && standby_before_join(a, t, &join, err))
+        return -1;
+    if (t->round == 0 && o->preflight == PREFLIGHT_REPORT && o->nnodes > 1 && !elastic) {
         a->probe = fingerprint_start(o->command, o->nproc);
         a->preflight_pending = o->node_rank == 0;
         if (!a->probe)
@@ -347,16 +351,21 @@ static int run_attempt(agent_t *a, attempt_t *t, ddp_error_t *err)
     }
     if (ddp_rdzv_join(a->client, &join, &r, err))
         return -1;
-    if (o->node_rank > 0) {
+    if (elastic && standby_after_join(a, t, &r, err)) {
+        ddp_rdzv_result_free(&r);
+        return -1;
+    }
+    if (o->node_rank > 0 && !t->standby) {
         char gone_key[128], name[64];
         snprintf(name, sizeof name, "gone/%d", o->node_rank);
         attempt_key(t, gone_key, sizeof gone_key, name);
         if (ddp_store_set_on_close(a->client, gone_key, a->host, strlen(a->host), err))
             return ddp_error_prefix(err, "node %d", o->node_rank);
     }
-    agent_say("node %d of %d (%s): ranks %d-%d of %d, workers' master %s:%d, attempt %d",
-              o->node_rank, o->nnodes, a->host, r.rank_base, r.rank_base + o->nproc - 1,
-              r.world_size, o->master_addr, r.worker_port, t->round);
+    if (!t->standby)
+        agent_say("node %d of %d (%s): ranks %d-%d of %d, workers' master %s:%d, attempt %d",
+                  o->node_rank, o->nnodes, a->host, r.rank_base, r.rank_base + o->nproc - 1,
+                  r.world_size, o->master_addr, r.worker_port, t->round);
     char attempt_dir[4200], worker_token[WORKER_TOKEN_HEX + 1];
     snprintf(attempt_dir, sizeof attempt_dir, "%s/attempt_%d", a->attempt_root, t->round);
     ddp_worker_token_derive(o->token, o->token_len, o->run_id, t->round, worker_token);
@@ -374,6 +383,8 @@ static int run_attempt(agent_t *a, attempt_t *t, ddp_error_t *err)
         ddp_error_set(err, "out of memory");
     } else if (ddp_store_wait_send(a->watch, &end_key, 1, WATCH_MS, err)) {
         ddp_error_prefix(err, "watching the job's end");
+    } else if (t->standby) {
+        standby_wait(a, t);
     } else if (t->round == 0 && preflight_first(o) && preflight_before_workers(a, t)) {
         /* No worker: the node settles at once, or takes the end the preflight published. */
         monitor(a, t, w, 0, &r);
@@ -465,7 +476,7 @@ static int claim_node_rank(agent_t *a, ddp_error_t *err)
         if (agent_connect_store(a, &a->client, err) ||
             ddp_store_add(a->client, key, 1, &taken, err))
             return ddp_error_prefix(err, "asking the store for a node rank");
-        if (taken >= o->nnodes)
+        if (taken >= o->nnodes + o->spares && o->min_nodes == o->nnodes)
             return ddp_error_set(err,
                                  "every node rank of --nnodes %d is taken: more agents than "
                                  "nodes joined run %s",
@@ -514,6 +525,8 @@ static int setup(agent_t *a, ddp_error_t *err)
     if ((!a->client && agent_connect_store(a, &a->client, err)) ||
         agent_connect_store(a, &a->watch, err))
         return -1;
+    if (agent_options_elastic(o))
+        standby_setup(a);
     if (o->checkpoint_signal && o->deadline_ms) {
         a->checkpoint_at = o->deadline_ms - o->checkpoint_before_ms;
         if (a->checkpoint_at <= ddp_now_ms()) {
@@ -529,6 +542,9 @@ static int setup(agent_t *a, ddp_error_t *err)
 
 static void teardown(agent_t *a)
 {
+    if (a->o->node_rank == 0 && agent_options_elastic(a->o) && a->client)
+        ddp_rdzv_close(a->client, a->members.formed, "the job has ended");
+    standby_teardown(a);
     fingerprint_cancel(&a->probe);
     ddp_store_client_close(a->watch);
     ddp_store_client_close(a->client);
@@ -554,21 +570,33 @@ int agent_run(agent_options_t *o)
         status = a.stop_signal ? 128 + a.stop_signal : 1;
         goto out;
     }
+    failure_t lost = {.kind = FAIL_WORKER}; /* the last attempt's failure, when it lost a node */
     for (int round = 0;; round++) {
         attempt_t t = {.round = round};
         if (run_attempt(&a, &t, &err)) {
             agent_say("%s", err.msg);
             status = a.stop_signal ? 128 + a.stop_signal : 1;
+            /* No node to take a lost one's place: the job ends for the loss. */
+            if (lost.kind == FAIL_LOST && !a.stop_signal) {
+                t.first = lost;
+                report_failure(&a, &t, NULL, 0);
+                status = lost.code;
+            }
             break;
         }
+        round = t.round;
         if (t.end == END_DONE) {
             status = 0;
             if (round > 0)
                 agent_say("job succeeded after %d restart(s)", round);
-            goodbye(&a, round, o->nnodes);
+            if (!t.standby)
+                goodbye(&a, round, o->nnodes);
             break;
         }
         if (attempt_will_restart(&a, &t)) {
+            lost = t.first;
+            if (agent_options_elastic(o))
+                standby_after_attempt(&a, &t);
             /* A fresh watch connection: the old one may still hold the last attempt's answer. */
             ddp_store_client_close(a.watch);
             a.watch = NULL;
@@ -579,13 +607,13 @@ int agent_run(agent_options_t *o)
         status = t.end == END_CHECKPOINTED ? WORKER_EXIT_CHECKPOINTED
                  : t.first.code            ? t.first.code
                                            : 1;
-        if (a.store_lost)
+        if (a.store_lost || t.standby)
             break;
         /* Agents that are gone, or silent, will not say goodbye. */
-        int gone, lost = liveness_gone_nodes(&a, round, t.silent_node, &gone);
-        if (lost < 0)
-            lost = t.first.kind == FAIL_LOST && t.first.node > 0;
-        goodbye(&a, round, o->nnodes - lost);
+        int gone, lost_nodes = liveness_gone_nodes(&a, round, t.silent_node, &gone);
+        if (lost_nodes < 0)
+            lost_nodes = t.first.kind == FAIL_LOST && t.first.node > 0;
+        goodbye(&a, round, o->nnodes - lost_nodes);
         break;
     }
 out:

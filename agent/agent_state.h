@@ -11,6 +11,7 @@
 #include "ddp_error.h"
 #include "fingerprint.h"
 #include "guard.h"
+#include "membership.h"
 #include "oom.h"
 #include "options.h"
 #include "progress.h"
@@ -49,6 +50,14 @@ typedef struct agent {
     int store_lost;             /* node 0's store stopped answering: nothing more is asked of it */
     fingerprint_probe_t *probe; /* this node's fingerprint, collected beside the workers */
     int preflight_pending;      /* node 0: the report beside the workers is yet to be printed */
+    /* Spares and elastic worlds (standby.h) */
+    int slot; /* this agent's node rank for the whole job; o->node_rank is the attempt's */
+    int joined_before;
+    char shape[64];
+    ddp_rdzv_elastic_t elastic;
+    ddp_members_t members; /* node 0 */
+    char **hosts_before;   /* node 0: the last attempt's node hosts and slots, by node rank */
+    int *slots_before, nranks_before;
 } agent_t;
 
 typedef enum { END_UNKNOWN, END_FAILED, END_DONE, END_CHECKPOINTED } end_kind_t;
@@ -56,6 +65,7 @@ typedef enum { PHASE_RUNNING, PHASE_SETTLED, PHASE_STOPPING, PHASE_KILLED } work
 
 typedef struct {
     int round;
+    int standby;             /* this agent stands by in this attempt: no worker */
     end_kind_t end;          /* written by attempt_set_end alone */
     failure_t first;         /* END_FAILED: the first failure anywhere */
     workers_phase_t phase;   /* written by attempt_enter_phase alone */
@@ -77,6 +87,8 @@ typedef struct {
 /* agent.c */
 /* One line "ddpjob-agent: ..." on stderr, written whole. */
 void agent_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Reads pending signals: stop signals are remembered, USR1/USR2 go to the workers. */
+void agent_read_signals(agent_t *a, worker_t *w, int n);
 int agent_connect_store(agent_t *a, ddp_store_client_t **out, ddp_error_t *err);
 
 /* attempt.c */

@@ -341,10 +341,15 @@ int attempt_stopped_with_checkpoints(const attempt_t *t, const worker_t *w, int 
     return 1;
 }
 
-/* Whether a failed attempt is followed by another: a worker's failure, restarts left, and the
- * agent not told to stop. */
+/* Whether a failed attempt is followed by another: a worker's failure (or a node lost or
+ * waiting to join, below), restarts left, and the agent not told to stop. */
 int attempt_will_restart(const agent_t *a, const attempt_t *t)
 {
-    return t->end == END_FAILED && t->first.kind == FAIL_WORKER && t->round < a->o->max_restarts &&
-           !a->stop_signal;
+    /* With spares or an elastic world a lost node (not node 0: the store goes with it) is
+     * replaced, or the world goes on without it; the next rendezvous says whether it can. */
+    int restartable = t->first.kind == FAIL_WORKER ||
+                      (agent_options_elastic(a->o) &&
+                       ((t->first.kind == FAIL_LOST && t->first.node > 0 && !a->store_lost) ||
+                        t->first.kind == FAIL_MEMBERSHIP));
+    return t->end == END_FAILED && restartable && t->round < a->o->max_restarts && !a->stop_signal;
 }

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "ddp_clock.h"
+#include "standby.h"
 /* Node i's value of r<round>/<what>/<i> for every node but 0, read in one pipelined request:
  * an array of nnodes - 1 (entry i - 1 for node i, NULL where absent), or NULL when it cannot
  * be read. Free with free_node_values. */
@@ -219,6 +220,8 @@ void liveness_heartbeat(agent_t *a, attempt_t *t, worker_t *w, int n, const ddp_
         if (len && t->job.ranks)
             progress_job_update(&t->job, 0, figures, ddp_now_ms());
         check_heartbeats(a, t, w, n, r);
+        if (t->end == END_UNKNOWN)
+            standby_check_growth(a, t, w, n);
         if (t->job.ranks && t->end == END_UNKNOWN)
             check_progress(a, t, w, n, r);
         return;

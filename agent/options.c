@@ -66,6 +66,7 @@ typedef enum {
     ID_LOG_LINE_PREFIX,
     ID_RDZV_BACKEND,
     ID_RDZV_ENDPOINT,
+    ID_RDZV_CONF,
     ID_PYTHON,
     ID_MODULE,
     ID_NO_PYTHON,
@@ -97,8 +98,13 @@ typedef struct {
 #define OTHER(id) KIND_OTHER, 0, 0, 0, id
 /* The one table of ddpjob-agent's options: it drives parsing, --help and the completions. */
 static const option_t options[] = {
-    {"nnodes", 0, 1, "N", OTHER(ID_NNODES),
-     "nodes in the job (default: from Slurm/PBS/mpirun, else 1)"},
+    {"nnodes", 0, 1, "N|MIN:MAX", OTHER(ID_NNODES),
+     "nodes in the job (default: from Slurm/PBS/mpirun, else 1); MIN:MAX\n"
+     "an elastic world: start with MIN once the last call has passed,\n"
+     "admit more up to MAX at a restart, go on with fewer down to MIN"},
+    {"spares", 0, 0, "N", KIND_INT, FIELD(spares), 0, JOB_NODES_MAX - 1, ID_NONE,
+     "N more agents (node ranks after the active ones) stand by and\n"
+     "take a lost node's place, in a new attempt (default 0)"},
     {"node-rank", 0, 1, "R", KIND_INT, FIELD(node_rank), 0, JOB_NODES_MAX - 1, ID_NONE,
      "this node's rank (default: from Slurm/PBS/mpirun; handed out with c10d)"},
     {"nproc-per-node", 0, 1, "N|gpu|cpu|auto", OTHER(ID_NPROC),
@@ -115,6 +121,9 @@ static const option_t options[] = {
      "c10d hands out node ranks to agents given none"},
     {"rdzv-endpoint", 0, 1, "HOST[:PORT]", OTHER(ID_RDZV_ENDPOINT), "the master's host and port"},
     {"rdzv-id", 0, 1, "ID", OTHER(ID_RUN_ID), "the job's id (as --run-id)"},
+    {"rdzv-conf", 0, 1, "K=V,...", OTHER(ID_RDZV_CONF),
+     "join_timeout (as --rdzv-timeout), last_call_timeout (with spares\n"
+     "or MIN:MAX; default 30 s, 5 s with spares); others are ignored"},
     {"run-id", 0, 1, "ID", OTHER(ID_RUN_ID), "the job's id (default: the scheduler's job id)"},
     {"token-file", 0, 0, "FILE", OTHER(ID_TOKEN_FILE),
      "the job token (mode 0600); or set DDPJOB_TOKEN"},
@@ -444,7 +453,7 @@ static int resolve_identity(agent_options_t *o, int *port_set, ddp_error_t *err)
 static int check_identity(agent_options_t *o, int port_set, ddp_error_t *err)
 {
     if (o->standalone) {
-        if (o->nnodes > 1 || o->node_rank > 0)
+        if (o->nnodes > 1 || o->node_rank > 0 || o->spares)
             return ddp_error_set(err,
                                  "--standalone runs one node; it cannot be combined with "
                                  "--nnodes %d or --node-rank %d",
@@ -468,9 +477,23 @@ static int check_identity(agent_options_t *o, int port_set, ddp_error_t *err)
                              "pass --node-rank, or --rdzv-backend c10d to have ranks handed "
                              "out, or run inside a Slurm or PBS job",
                              o->nnodes, o->identity);
-    if (o->node_rank >= o->nnodes)
+    if (!o->min_nodes)
+        o->min_nodes = o->nnodes;
+    if (o->last_call_ms < 0)
+        o->last_call_ms = o->spares ? 5000 : 30000;
+    /* Fixed here: while an attempt runs, nnodes is that attempt's. */
+    o->elastic = o->spares > 0 || o->min_nodes < o->nnodes;
+    if (o->spares && o->min_nodes != o->nnodes)
+        return ddp_error_set(err,
+                             "--spares %d with --nnodes %d:%d: spares stand by for a job of "
+                             "one node count; an elastic range has no spares",
+                             o->spares, o->min_nodes, o->nnodes);
+    if (agent_options_elastic(o) && o->preflight != PREFLIGHT_REPORT)
+        return ddp_error_set(err, "--preflight strict and only need every node at the start; "
+                                  "they cannot be combined with spares or an elastic range");
+    if (o->node_rank >= o->nnodes + o->spares)
         return ddp_error_set(err, "node rank %d is outside a job of %d node(s)", o->node_rank,
-                             o->nnodes);
+                             o->nnodes + o->spares);
     if (!o->master_addr) {
         if (o->nnodes > 1)
             return ddp_error_set(err,
@@ -613,25 +636,41 @@ static int word_index(const char *text, const char *const *words)
     return -1;
 }
 
-/* torchrun's --nnodes N or MIN:MAX, when it names one count. */
-static int take_nnodes(agent_options_t *o, const char *value, ddp_error_t *err)
+/* torchrun's --nnodes N or MIN:MAX. */
+static int take_nnodes(agent_options_t *o, const char *value)
 {
     const char *colon = strchr(value, ':');
-    int least, most;
-    if (!colon)
+    if (!colon) {
+        o->min_nodes = 0;
         return ddp_parse_int(value, 1, JOB_NODES_MAX, &o->nnodes) ? 1 : 0;
+    }
     char text[32];
     snprintf(text, sizeof text, "%.*s", (int)(colon - value), value);
-    if (ddp_parse_int(text, 1, JOB_NODES_MAX, &least) ||
-        ddp_parse_int(colon + 1, 1, JOB_NODES_MAX, &most))
-        return 1;
-    if (most != least)
-        return ddp_error_set(err,
-                             "--nnodes %s: elastic node ranges are not supported; give one "
-                             "count (every node must join)",
-                             value);
-    o->nnodes = least;
-    return 0;
+    return ddp_parse_int(text, 1, JOB_NODES_MAX, &o->min_nodes) ||
+           ddp_parse_int(colon + 1, 1, JOB_NODES_MAX, &o->nnodes) || o->min_nodes > o->nnodes;
+}
+
+/* torchrun's --rdzv-conf: the timeouts that mean something here. */
+static int take_rdzv_conf(agent_options_t *o, const char *value, ddp_error_t *err)
+{
+    char *copy = ddp_xstrdup(value), *save = NULL;
+    int bad = 0;
+    for (char *kv = strtok_r(copy, ",", &save); kv && !bad; kv = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(kv, '=');
+        if (!eq) {
+            bad = ddp_error_set(err, "--rdzv-conf %s: %s is not KEY=VALUE", value, kv);
+            break;
+        }
+        *eq = '\0';
+        if (!strcmp(kv, "join_timeout"))
+            bad = ddp_parse_int(eq + 1, 1, JOB_TIMEOUT_MAX_S, &o->rdzv_timeout_s);
+        else if (!strcmp(kv, "last_call_timeout"))
+            bad = parse_seconds_ms(eq + 1, JOB_TIMEOUT_MAX_S, &o->last_call_ms);
+        if (bad > 0)
+            bad = ddp_error_set(err, "--rdzv-conf %s: bad value for %s", value, kv);
+    }
+    free(copy);
+    return bad ? -1 : 0;
 }
 
 /* HOST[:PORT], torchrun's spelling of the master's address. */
@@ -656,7 +695,9 @@ static int take_other(agent_options_t *o, parse_state_t *p, const option_t *opt,
     double seconds;
     switch (opt->id) {
     case ID_NNODES:
-        return take_nnodes(o, v, err);
+        return take_nnodes(o, v);
+    case ID_RDZV_CONF:
+        return take_rdzv_conf(o, v, err);
     case ID_NPROC:
         p->nproc = v;
         return 0;
@@ -827,6 +868,7 @@ int agent_options_parse(int argc, char **argv, agent_options_t *o, ddp_error_t *
                            .output_stall_ms = OUTPUT_STALL_DEFAULT_MS,
                            .slow_factor = 1.5,
                            .slow_window_ms = 30000,
+                           .last_call_ms = -1,
                            .checkpoint_before_ms = 180000,
                            .args = full_argv}; /* the command will point into them */
     if (!full_argv)
@@ -872,6 +914,11 @@ int agent_options_parse(int argc, char **argv, agent_options_t *o, ddp_error_t *
     if (o->error_file && expand_node_rank(o, err))
         return -1;
     return take_token(o, p.token_file, err);
+}
+
+int agent_options_elastic(const agent_options_t *o)
+{
+    return o->elastic;
 }
 
 int agent_options_set_node_rank(agent_options_t *o, int node_rank, ddp_error_t *err)

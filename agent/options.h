@@ -14,7 +14,13 @@
 
 typedef struct {
     int nnodes, node_rank, nproc; /* node_rank -1: handed out at the rendezvous (rdzv_c10d) */
-    int rdzv_c10d;                /* --rdzv-backend c10d */
+    /* Spares and elastic worlds (membership.h): nnodes is the most nodes that run workers,
+     * min_nodes the fewest; spares more agents stand by. While an attempt runs, the agent sets
+     * nnodes and node_rank to that attempt's. */
+    int min_nodes, spares;
+    int elastic;      /* spares, or min_nodes below nnodes (agent_options_elastic) */
+    int last_call_ms; /* --rdzv-conf last_call_timeout: more nodes' time once min_nodes joined */
+    int rdzv_c10d;    /* --rdzv-backend c10d */
     char *master_addr;
     int master_port; /* the workers' MASTER_PORT; 0 with --standalone: any free one */
     int store_port;  /* where node 0's store listens (job_contract.h); 0 with --standalone: any */
@@ -53,6 +59,8 @@ typedef struct {
 /* Fills o from argv and the environment. Returns 0, 1 when --help or --version was printed,
  * or -1 with err set (a usage error). */
 int agent_options_parse(int argc, char **argv, agent_options_t *o, ddp_error_t *err);
+/* Whether agents beyond the node count may join: spares, or an elastic MIN:MAX range. */
+int agent_options_elastic(const agent_options_t *o);
 /* Takes the node rank handed out at the rendezvous (what depends on it follows). */
 int agent_options_set_node_rank(agent_options_t *o, int node_rank, ddp_error_t *err);
 void agent_options_free(agent_options_t *o);

@@ -14,7 +14,8 @@
 /* How much of a worker's error file the JSON report embeds. */
 #define ERROR_FILE_MAX 65536
 
-static const char *const kind_names[] = {"worker", "lost", "signal", "timeout", "preflight"};
+static const char *const kind_names[] = {"worker",  "lost",      "signal",
+                                         "timeout", "preflight", "membership"};
 
 static void format_time(time_t t, char *buf, size_t size)
 {

@@ -17,11 +17,12 @@
 #include "workers.h"
 
 typedef enum {
-    FAIL_WORKER,    /* a worker exited non-zero or died of a signal: restartable */
-    FAIL_LOST,      /* an agent or the store went away */
-    FAIL_SIGNAL,    /* an agent was told to stop (SIGTERM, SIGINT, SIGHUP) */
-    FAIL_TIMEOUT,   /* a finished node waited too long for the others */
-    FAIL_PREFLIGHT, /* the nodes differ and the preflight is strict */
+    FAIL_WORKER,     /* a worker exited non-zero or died of a signal: restartable */
+    FAIL_LOST,       /* an agent or the store went away */
+    FAIL_SIGNAL,     /* an agent was told to stop (SIGTERM, SIGINT, SIGHUP) */
+    FAIL_TIMEOUT,    /* a finished node waited too long for the others */
+    FAIL_PREFLIGHT,  /* the nodes differ and the preflight is strict */
+    FAIL_MEMBERSHIP, /* an elastic world grows: agents wait to join at a restart */
 } failure_kind_t;
 
 typedef struct {

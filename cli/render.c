@@ -89,6 +89,10 @@ static int fill_common(const job_spec_t *spec, const char *bindir, const char *a
     rc |= tmpl_set(ctx, "name", spec->name);
     rc |= set_quoted(ctx, "name_quoted", spec->name);
     rc |= tmpl_setf(ctx, "nodes", "%ld", spec->nodes);
+    /* Spares: the scheduler allocates them too, and their agents stand by (--spares). */
+    rc |= tmpl_setf(ctx, "alloc_nodes", "%ld", spec_alloc_nodes(spec));
+    rc |=
+        spec->spares ? tmpl_setf(ctx, "spares", "%ld", spec->spares) : tmpl_set(ctx, "spares", "");
     rc |= tmpl_setf(ctx, "procs_per_node", "%ld", spec->procs_per_node);
     rc |= tmpl_setf(ctx, "max_restarts", "%ld", spec->max_restarts);
     rc |= tmpl_setf(ctx, "rendezvous_timeout", "%ld", spec->rendezvous_timeout);

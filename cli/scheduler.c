@@ -28,7 +28,7 @@ static int pbs_fill_select(const job_spec_t *spec, tmpl_ctx_t *ctx)
     FILE *f = open_memstream(&select, &len);
     if (!f)
         return -1;
-    fprintf(f, "%ld", spec->nodes);
+    fprintf(f, "%ld", spec_alloc_nodes(spec));
     if (spec->cpus_per_node)
         fprintf(f, ":ncpus=%ld", spec->cpus_per_node);
     if (spec->gpus_per_node)
@@ -55,14 +55,15 @@ static int pbs_fill_select(const job_spec_t *spec, tmpl_ctx_t *ctx)
 static int pbs_fill_gadi(const job_spec_t *spec, tmpl_ctx_t *ctx)
 {
     char buf[64];
+    long nodes = spec_alloc_nodes(spec);
     int rc = tmpl_set(ctx, "select", "") | tmpl_set(ctx, "place", "");
-    rc |= spec->cpus_per_node ? tmpl_setf(ctx, "ncpus", "%ld", spec->cpus_per_node * spec->nodes)
+    rc |= spec->cpus_per_node ? tmpl_setf(ctx, "ncpus", "%ld", spec->cpus_per_node * nodes)
                               : tmpl_set(ctx, "ncpus", "");
-    rc |= spec->gpus_per_node ? tmpl_setf(ctx, "ngpus", "%ld", spec->gpus_per_node * spec->nodes)
+    rc |= spec->gpus_per_node ? tmpl_setf(ctx, "ngpus", "%ld", spec->gpus_per_node * nodes)
                               : tmpl_set(ctx, "ngpus", "");
-    units_format_size(spec->mem_bytes * (uint64_t)spec->nodes, 1, buf, sizeof buf);
+    units_format_size(spec->mem_bytes * (uint64_t)nodes, 1, buf, sizeof buf);
     rc |= tmpl_set(ctx, "mem", spec->mem_bytes ? buf : "");
-    units_format_size(spec->pbs.jobfs_bytes * (uint64_t)spec->nodes, 1, buf, sizeof buf);
+    units_format_size(spec->pbs.jobfs_bytes * (uint64_t)nodes, 1, buf, sizeof buf);
     rc |= tmpl_set(ctx, "jobfs", spec->pbs.jobfs_bytes ? buf : "");
     return rc;
 }

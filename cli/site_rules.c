@@ -72,20 +72,20 @@ static void check_gpus_and_cpus(const site_t *site, const site_queue_t *q, job_s
     if (spec->gpus_per_node > q->gpus_per_node && q->gpus_per_node > 0)
         report(problems, spec, "gpus_per_node", "%ld is more than %s's %ld GPUs per node: use %ld",
                spec->gpus_per_node, q->name, q->gpus_per_node, q->gpus_per_node);
-    if (spec->nodes > 1 && q->whole_nodes && q->gpus_per_node > 0 &&
+    if (spec_alloc_nodes(spec) > 1 && q->whole_nodes && q->gpus_per_node > 0 &&
         spec->gpus_per_node < q->gpus_per_node)
         report(
             problems, spec, "gpus_per_node",
             "%ld on %ld nodes breaks %s's rule that a job of several nodes takes whole nodes: use "
             "%ld",
-            spec->gpus_per_node, spec->nodes, q->name, q->gpus_per_node);
+            spec->gpus_per_node, spec_alloc_nodes(spec), q->name, q->gpus_per_node);
 
     long want = 0;
     char why[64] = "";
     if (q->cpus_per_gpu && spec->gpus_per_node > 0) {
         want = q->cpus_per_gpu * spec->gpus_per_node;
         snprintf(why, sizeof why, "%ld CPUs per GPU", q->cpus_per_gpu);
-    } else if (spec->nodes > 1 && q->whole_nodes) {
+    } else if (spec_alloc_nodes(spec) > 1 && q->whole_nodes) {
         want = q->cores_per_node;
         snprintf(why, sizeof why, "whole nodes for a job of several nodes");
     }
@@ -101,7 +101,7 @@ static void check_gpus_and_cpus(const site_t *site, const site_queue_t *q, job_s
             report(problems, spec, "cpus_per_node",
                    "%ld on %ld nodes breaks %s's rule that a job of several nodes takes whole "
                    "nodes: use %ld",
-                   spec->cpus_per_node, spec->nodes, q->name, want);
+                   spec->cpus_per_node, spec_alloc_nodes(spec), q->name, want);
     } else if (spec->cpus_per_node > q->cores_per_node) {
         report(problems, spec, "cpus_per_node", "%ld is more than %s's %ld cores per node: use %ld",
                spec->cpus_per_node, q->name, q->cores_per_node, q->cores_per_node);
@@ -123,7 +123,7 @@ static void check_sizes_and_time(const site_queue_t *q, const job_spec_t *spec, 
         report(problems, spec, "pbs.jobfs", "%s per node is more than %s's %s: use at most %s", got,
                q->name, max, max);
     }
-    long cores = (spec->cpus_per_node ? spec->cpus_per_node : 1) * spec->nodes, band = 0;
+    long cores = (spec->cpus_per_node ? spec->cpus_per_node : 1) * spec_alloc_nodes(spec), band = 0;
     if (q->walltime_count && cores > q->walltimes[q->walltime_count - 1].max_cores) {
         report(problems, spec, "nodes", "%ld CPUs in all is more than %s takes (%ld)", cores,
                q->name, q->walltimes[q->walltime_count - 1].max_cores);
@@ -220,11 +220,13 @@ int site_rules_cost(const site_t *site, const job_spec_t *spec, char *line, size
         snprintf(line, size, "cost: unknown without a walltime");
         return -1;
     }
-    double cpus = (double)(spec->cpus_per_node ? spec->cpus_per_node : 1) * (double)spec->nodes;
+    double cpus =
+        (double)(spec->cpus_per_node ? spec->cpus_per_node : 1) * (double)spec_alloc_nodes(spec);
     double mem_per_cpu = q->mem_per_cpu ? (double)q->mem_per_cpu
                                         : (double)q->mem_per_node / (double)q->cores_per_node;
-    double mem_cpus =
-        mem_per_cpu > 0 ? (double)spec->mem_bytes * (double)spec->nodes / mem_per_cpu : 0;
+    double mem_cpus = mem_per_cpu > 0
+                          ? (double)spec->mem_bytes * (double)spec_alloc_nodes(spec) / mem_per_cpu
+                          : 0;
     double charged = mem_cpus > cpus ? mem_cpus : cpus;
     double hours = (double)spec->walltime_s / 3600.0;
     const char *unit = site->charge_unit ? site->charge_unit : "units";

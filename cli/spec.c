@@ -101,6 +101,7 @@ static const field_def_t top_fields[] = {
     FIELD(scheduler, F_SCHED, scheduler, 0),
     FIELD(site, F_STRING, site, 0),
     INTFIELD(nodes, nodes, REQUIRED, 1, JOB_NODES_MAX),
+    INTFIELD(spares, spares, 0, 0, JOB_NODES_MAX - 1),
     INTFIELD(gpus_per_node, gpus_per_node, 0, 0, 1024),
     INTFIELD(procs_per_node, procs_per_node, 0, 1, JOB_PROCS_PER_NODE_MAX),
     INTFIELD(cpus_per_node, cpus_per_node, 0, 1, 1000000),
@@ -164,6 +165,11 @@ static void record_loc(job_spec_t *spec, const char *field, const yaml_node_t *n
     if (!copy)
         return;
     spec->locs[spec->loc_count++] = (spec_field_loc_t){copy, {node_line(n), node_col(n)}};
+}
+
+long spec_alloc_nodes(const job_spec_t *spec)
+{
+    return spec->nodes + spec->spares;
 }
 
 bool spec_command_has(const job_spec_t *spec, const char *arg)

@@ -47,6 +47,7 @@ typedef struct {
     char *site; /* a site profile's name or path (site.h) */
     sched_kind_t scheduler;
     long nodes;
+    long spares;         /* more nodes whose agents stand by to take a lost node's place */
     long gpus_per_node;  /* 0: a CPU-only job */
     long procs_per_node; /* workers per node; 0 in the file means "gpus_per_node, or 1" */
     long cpus_per_node;  /* 0: scheduler default */
@@ -122,6 +123,8 @@ job_spec_t *spec_doctor_default(ddp_error_t *err);
 
 /* Whether the workload's arguments include `arg` ("--resume", "--checkpoint-dir"). */
 bool spec_command_has(const job_spec_t *spec, const char *arg);
+/* The nodes the scheduler is asked for: the job's and its spares. */
+long spec_alloc_nodes(const job_spec_t *spec);
 
 /* Where `field` is in the file; line 0 when the spec does not give it. */
 spec_loc_t spec_field_loc(const job_spec_t *spec, const char *field);

@@ -4,7 +4,11 @@
     the shell; directive values were checked to hold no blanks or newlines. }}
 {{> generated_by}}
 #SBATCH --job-name={{name}}
-#SBATCH --nodes={{nodes}}
+#SBATCH --nodes={{alloc_nodes}}
+{{#spares}}
+{{! Spares: a node that fails must not end the job (sbatch --no-kill); the agents replace it. }}
+#SBATCH --no-kill
+{{/spares}}
 #SBATCH --ntasks-per-node=1
 {{#gpus_per_node}}
 #SBATCH --gpus-per-node={{gpus_per_node}}
@@ -51,10 +55,26 @@ ddpjob_node_setup() {
 {{/workdir}}
     :
 }
+{{^spares}}
 # Each srun task runs the node setup, then becomes the agent (so srun sees its status).
 ddpjob_node_cmd="$(declare -f ddpjob_node_setup)
 ddpjob_node_setup
 exec \"\$@\""
+{{/spares}}
+{{#spares}}
+# Each srun task runs the node setup, then the agent. Node 0's agent knows the job's outcome; a
+# lost node's or a spare's own end does not decide it, so only node 0's status reaches srun, and
+# this script (on node 0's host too) reads it from a file, in case a lost node's end colours srun's.
+ddpjob_status_file=${TMPDIR:-/tmp}/ddpjob-$SLURM_JOB_ID.status
+rm -f "$ddpjob_status_file"
+ddpjob_node_cmd="$(declare -f ddpjob_node_setup)
+ddpjob_node_setup
+\"\$@\"
+s=\$?
+[ \"\$SLURM_NODEID\" = 0 ] || exit 0
+echo \$s >$(printf %q "$ddpjob_status_file")
+exit \$s"
+{{/spares}}
 
 ddpjob_node_setup
 
@@ -62,14 +82,14 @@ ddpjob_node_setup
 ddpjob_nodes=$({{ddpjob}} nodes --slurm "${SLURM_JOB_NODELIST:?not inside a Slurm job}") ||
     ddpjob_fail "cannot read SLURM_JOB_NODELIST=$SLURM_JOB_NODELIST"
 mapfile -t ddpjob_hosts <<<"$ddpjob_nodes"
-[ "${#ddpjob_hosts[@]}" -eq {{nodes}} ] ||
-    ddpjob_fail "expected {{nodes}} nodes, Slurm gave ${#ddpjob_hosts[@]} ($SLURM_JOB_NODELIST)"
+[ "${#ddpjob_hosts[@]}" -eq {{alloc_nodes}} ] ||
+    ddpjob_fail "expected {{alloc_nodes}} nodes, Slurm gave ${#ddpjob_hosts[@]} ($SLURM_JOB_NODELIST)"
 ddpjob_master=${ddpjob_hosts[0]}
 
 # The job token reaches the agents through srun's environment; it is never written to disk.
 DDPJOB_TOKEN=$(od -An -N32 -tx1 /dev/urandom | tr -d ' \n')
 export DDPJOB_TOKEN
-echo "ddpjob: job $SLURM_JOB_ID: {{nodes}} node(s), {{procs_per_node}} worker(s) each, master $ddpjob_master"
+echo "ddpjob: job $SLURM_JOB_ID: {{nodes}} node(s){{#spares}} and {{spares}} spare(s){{/spares}}, {{procs_per_node}} worker(s) each, master $ddpjob_master"
 
 # When Slurm ends the job (its own end time, else the start plus the walltime), for the agents'
 # checkpoint signal; and this job's place in a chain of requeues.
@@ -100,12 +120,20 @@ fi
 # Each agent reads the rest from Slurm: the nodes, its own rank, the master (the first node), the
 # run id and the rendezvous port, both from the job id.
 ddpjob_status=0
-srun --nodes={{nodes}} --ntasks={{nodes}} --ntasks-per-node=1 --kill-on-bad-exit=1 \
+{{#spares}}
+# With spares, a task that ends (a lost node's agent) must not end the step: the others go on
+# (--kill-on-bad-exit=0), and a failed node does not end it either (--no-kill).
+{{/spares}}
+srun --nodes={{alloc_nodes}} --ntasks={{alloc_nodes}} --ntasks-per-node=1 {{#spares}}--kill-on-bad-exit=0 --no-kill{{/spares}}{{^spares}}--kill-on-bad-exit=1{{/spares}} \
     /bin/bash -c "$ddpjob_node_cmd" ddpjob-node \
-    {{agent}} --nproc-per-node {{procs_per_node}} {{#master_port}}--master-port {{master_port}} {{/master_port}}\
+    {{agent}} {{#spares}}--nnodes {{nodes}} --spares {{spares}} {{/spares}}--nproc-per-node {{procs_per_node}} {{#master_port}}--master-port {{master_port}} {{/master_port}}\
     --max-restarts {{max_restarts}} --rdzv-timeout {{rendezvous_timeout}} --hang-timeout {{hang_timeout}} \
     "${ddpjob_walltime_args[@]}" {{checkpoint_args}} --requeue-count "$ddpjob_requeue"{{report_args}}{{worker_args}} \
     "${ddpjob_record_args[@]}" -- {{command}} "${ddpjob_resume[@]}" || ddpjob_status=$?
+{{#spares}}
+[ ! -s "$ddpjob_status_file" ] || ddpjob_status=$(cat "$ddpjob_status_file")
+rm -f "$ddpjob_status_file"
+{{/spares}}
 {{#requeue}}
 # 75: every rank checkpointed on request. The same job id goes back to the queue and resumes.
 if [ "$ddpjob_status" -eq 75 ] && [ "$ddpjob_requeue" -lt {{requeue}} ]; then

@@ -5,7 +5,8 @@
  * as backward produces them, SGD with momentum and weight decay at the schedule's rate. Rank 0
  * prints a line per epoch and checkpoints after each; a SIGTERM, SIGUSR1 or SIGUSR2 ends the run
  * after the step in progress with a checkpoint and status TRAIN_EXIT_STOPPED, so a resubmitted job
- * resumes where it stopped (--resume). */
+ * resumes where it stopped (--resume). Restarted by its agent (TORCHELASTIC_RESTART_COUNT above
+ * 0: a failure, or a lost node replaced by a spare), it resumes from the checkpoint it finds. */
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -64,6 +65,8 @@ typedef struct {
     int epoch;       /* position: the epoch in progress */
     long batch;      /* and the next batch in it */
     char checkpoint[4096];
+    int resuming; /* --resume, or a restart of the job (a lost node's spare, say) with a checkpoint
+                   */
     char model_text[128], config_text[1024];
 } trainer_t;
 
@@ -359,6 +362,9 @@ static int setup(trainer_t *t, ddp_error_t *err)
             return -1;
         snprintf(t->checkpoint, sizeof t->checkpoint, "%s/checkpoint.ddpt", o->checkpoint_dir);
     }
+    const char *restarts = getenv("TORCHELASTIC_RESTART_COUNT");
+    t->resuming = o->resume || (o->checkpoint_dir && restarts && atoi(restarts) > 0 &&
+                                access(t->checkpoint, R_OK) == 0);
     if (load_data(t, err))
         return -1;
     if (sampler_init(&t->sampler, t->train.count, t->rank, t->world, o->shuffle, o->drop_last,
@@ -388,7 +394,7 @@ static int setup(trainer_t *t, ddp_error_t *err)
         return ddp_error_set(err, "out of memory");
     model_init(t->model, o->seed, t->host.params, t->host.buffers);
     move_state(t, 1);
-    if (o->resume && resume(t, err))
+    if (t->resuming && resume(t, err))
         return -1;
     if (!(t->reducer = reducer_create(t->pg, model_grads(t->model), np,
                                       (size_t)(o->bucket_cap_mb * 1024 * 1024), t->dev, err)))
@@ -398,7 +404,7 @@ static int setup(trainer_t *t, ddp_error_t *err)
                "%d rank(s) x batch %d on %s; %s\n",
                t->model_text, np, reducer_bucket_count(t->reducer), t->train.count, t->test.count,
                t->world, o->batch_size, t->dev->name, t->config_text);
-        if (o->resume)
+        if (t->resuming)
             printf("ddp-train: resuming from %s at epoch %d, batch %ld (step %ld)\n", t->checkpoint,
                    t->epoch + 1, t->batch, t->step);
         fflush(stdout);

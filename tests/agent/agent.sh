@@ -436,8 +436,13 @@ run env DDPJ_TESTMARK="$MARK" "$AGENT" --nnodes 1:1 --node_rank 0 --rdzv_backend
     --rdzv_endpoint "127.0.0.1:$PORT" --rdzv_id tr-42 --nproc_per_node 1 "$T/env.sh"
 expect_contains "$OUT" "master=127.0.0.1:" "--rdzv-endpoint HOST:PORT names the master"
 expect_contains "$OUT" "run=tr-42" "--rdzv-id is the run id"
-run "$AGENT" --nnodes 1:2 --node-rank 0 --master-addr 127.0.0.1 --master-port 1 true
-expect_contains "$ERR" "--nnodes 1:2: elastic node ranges are not supported" "an elastic range is refused, saying why"
+run "$AGENT" --nnodes 3:2 --node-rank 0 --master-addr 127.0.0.1 --master-port 1 true
+expect_contains "$ERR" '--nnodes: invalid value "3:2"' "a range whose least is above its most is refused"
+run "$AGENT" --nnodes 1:2 --spares 1 --node-rank 0 --master-addr 127.0.0.1 --master-port 1 true
+expect_contains "$ERR" "--spares 1 with --nnodes 1:2: spares stand by for a job of one node count" \
+    "spares with an elastic range are refused, saying why"
+run "$AGENT" --nnodes 2 --spares 1 --preflight strict --node-rank 0 --master-addr 127.0.0.1 --master-port 1 true
+expect_contains "$ERR" "--preflight strict and only need every node at the start" "so is a strict preflight with spares"
 run "$AGENT" --standalone --rdzv-backend etcd true
 expect_contains "$ERR" "--rdzv-backend etcd: not supported" "and so is a rendezvous backend we do not have"
 expect_no_leftovers "nothing left after the torchrun habits"

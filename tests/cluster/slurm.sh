@@ -65,7 +65,7 @@ CONF
     done
 }
 
-cluster_up() { # NODES (ACCOUNTING=1: with slurmdbd and MariaDB)
+cluster_up() { # NODES (ACCOUNTING=1: with slurmdbd and MariaDB; SLURM_EXTRA_CONF: more slurm.conf lines)
     local nodes=$1 i storage=none
     [ "${ACCOUNTING:-0}" = 0 ] || storage=slurmdbd
     CLUSTER=$(mktemp -d "${TMPDIR:-/tmp}/ddpj-cluster.XXXXXX")
@@ -115,6 +115,7 @@ MinJobAge=4
 ReturnToService=2
 MailProg=/bin/true
 NodeName=DEFAULT CPUs=2 RealMemory=65536 State=UNKNOWN
+${SLURM_EXTRA_CONF:-}
 CONF
     for i in $(seq "$nodes"); do
         names+=${names:+,}n$i

@@ -1,0 +1,174 @@
+/* standby: the agent's part in a job with spare nodes or an elastic world (membership.h).
+ *
+ * Each round the agent joins under its slot and node 0 tells it its node rank for that attempt,
+ * or that it stands by. A standby runs no worker: it waits for the attempt's end (pinging the
+ * store each heartbeat, so that a store gone silent is noticed) and joins the next round, where
+ * it may take a lost node's place. Node 0 excludes the nodes an attempt lost before the next
+ * round forms, says who took whose place, and ends an attempt when agents wait to join a world
+ * below its most nodes, so that they are admitted at the restart. */
+#include "standby.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ddp_alloc.h"
+#include "ddp_clock.h"
+#include "ddp_parse.h"
+
+void standby_setup(agent_t *a)
+{
+    agent_options_t *o = a->o;
+    a->slot = o->node_rank;
+    if (o->spares)
+        snprintf(a->shape, sizeof a->shape, "--nnodes %d --spares %d", o->nnodes, o->spares);
+    else
+        snprintf(a->shape, sizeof a->shape, "--nnodes %d:%d", o->min_nodes, o->nnodes);
+    a->elastic = (ddp_rdzv_elastic_t){.min_nodes = o->min_nodes,
+                                      .max_nodes = o->nnodes,
+                                      .slots = o->nnodes + o->spares,
+                                      .last_call_ms = o->last_call_ms,
+                                      /* a member stops its workers within --grace */
+                                      .rejoin_ms = o->last_call_ms + o->grace_ms,
+                                      .shape = a->shape,
+                                      .members = &a->members};
+}
+
+int standby_before_join(agent_t *a, attempt_t *t, ddp_rdzv_join_t *join, ddp_error_t *err)
+{
+    agent_options_t *o = a->o;
+    o->node_rank = a->slot;
+    o->nnodes = a->elastic.max_nodes;
+    join->node_rank = a->slot;
+    join->nnodes = o->nnodes;
+    join->hosts = NULL; /* the scheduler's list names slots, not this round's node ranks */
+    join->elastic = &a->elastic;
+    join->returning = a->joined_before;
+    if (a->slot > 0 && !a->joined_before) {
+        /* An agent started late joins the round after the last one formed. */
+        int open = ddp_rdzv_open_round(a->client, err);
+        if (open < 0)
+            return -1;
+        t->round = join->round = open;
+    }
+    a->joined_before = 1;
+    return 0;
+}
+
+/* Node 0: "node rank 1: n3 (slot 2) takes the place of n2 (slot 1)" for each node rank whose
+ * slot changed, and the world's new size. */
+static void say_changes(agent_t *a, const ddp_rdzv_result_t *r)
+{
+    int before = a->nranks_before;
+    if (before && before != r->nnodes)
+        agent_say("the world changes from %d to %d node(s) in attempt %d", before, r->nnodes,
+                  r->round);
+    int *slots = ddp_xcalloc((size_t)r->nnodes, sizeof *slots);
+    for (int i = 0; i < r->nnodes; i++) {
+        slots[i] = ddp_members_slot_of(&a->members, i);
+        if (!before || i == 0)
+            continue;
+        if (i >= before)
+            agent_say("node rank %d: %s (slot %d) joins the world", i, r->node_hosts[i], slots[i]);
+        else if (slots[i] != a->slots_before[i])
+            agent_say("node rank %d: %s (slot %d) takes the place of %s (slot %d)", i,
+                      r->node_hosts[i], slots[i], a->hosts_before[i], a->slots_before[i]);
+    }
+    for (int i = 0; i < before; i++)
+        free(a->hosts_before[i]);
+    free(a->hosts_before);
+    free(a->slots_before);
+    a->hosts_before = ddp_xcalloc((size_t)r->nnodes, sizeof *a->hosts_before);
+    for (int i = 0; i < r->nnodes; i++)
+        a->hosts_before[i] = ddp_xstrdup(r->node_hosts[i]);
+    a->slots_before = slots;
+    a->nranks_before = r->nnodes;
+}
+
+int standby_after_join(agent_t *a, attempt_t *t, const ddp_rdzv_result_t *r, ddp_error_t *err)
+{
+    agent_options_t *o = a->o;
+    t->round = r->round;
+    t->standby = r->standby;
+    o->nnodes = r->nnodes;
+    if (o->node_rank == 0) {
+        say_changes(a, r);
+        return 0;
+    }
+    if (!r->standby)
+        return agent_options_set_node_rank(o, r->node_rank, err);
+    char key[64];
+    snprintf(key, sizeof key, "left/%d", a->slot);
+    if (ddp_store_set_on_close(a->client, key, a->host, strlen(a->host), err))
+        return ddp_error_prefix(err, "standby node rank %d", a->slot);
+    return 0;
+}
+
+void standby_wait(agent_t *a, attempt_t *t)
+{
+    agent_say("node rank %d (%s) stands by in attempt %d while %d node(s) run workers", a->slot,
+              a->host, t->round, a->o->nnodes);
+    int64_t next_ping = ddp_deadline_in(a->o->heartbeat_ms);
+    while (t->end == END_UNKNOWN && !a->stop_signal && !a->store_lost) {
+        struct pollfd pfd[2] = {{.fd = a->sigfd, .events = POLLIN},
+                                {.fd = ddp_store_client_fd(a->watch), .events = POLLIN}};
+        int timeout = ddp_ms_left(next_ping);
+        if (poll(pfd, 2, timeout) < 0 && errno != EINTR)
+            break;
+        if (pfd[0].revents)
+            agent_read_signals(a, NULL, 0);
+        if (pfd[1].revents)
+            attempt_on_watch(a, t, NULL, 0);
+        ddp_error_t err;
+        if (t->end == END_UNKNOWN && ddp_now_ms() >= next_ping) {
+            if (ddp_store_ping(a->client, &err))
+                liveness_lose_store(a, t, NULL, 0, err.msg);
+            next_ping = ddp_deadline_in(a->o->heartbeat_ms);
+        }
+    }
+    if (t->end == END_UNKNOWN) {
+        failure_t f = node_failure(a, FAIL_SIGNAL, 128 + a->stop_signal, -1, a->host,
+                                   "standby node rank %d received SIG%s", a->slot,
+                                   ddp_signal_name(a->stop_signal));
+        attempt_set_end(t, END_FAILED, &f);
+    }
+}
+
+void standby_after_attempt(agent_t *a, const attempt_t *t)
+{
+    if (a->o->node_rank != 0 || t->end != END_FAILED)
+        return;
+    if (t->first.kind == FAIL_LOST && t->first.node > 0)
+        ddp_members_exclude(&a->members, ddp_members_slot_of(&a->members, t->first.node));
+    if (t->silent_node > 0)
+        ddp_members_exclude(&a->members, ddp_members_slot_of(&a->members, t->silent_node));
+}
+
+void standby_check_growth(agent_t *a, attempt_t *t, worker_t *w, int n)
+{
+    const agent_options_t *o = a->o;
+    ddp_error_t err;
+    int waiting;
+    if (!agent_options_elastic(o) || o->nnodes >= a->elastic.max_nodes ||
+        (waiting = ddp_rdzv_waiting(a->client, t->round + 1, &err)) <= 0)
+        return;
+    failure_t f = node_failure(a, FAIL_MEMBERSHIP, 1, -1, "-",
+                               "%d node(s) wait to join a world of %d (at most %d): every worker "
+                               "restarts with them",
+                               waiting, o->nnodes, a->elastic.max_nodes);
+    agent_say("%s", f.what);
+    attempt_publish_end(a, t, &f, END_FAILED);
+    attempt_begin_stop(a, t, w, n, SIGTERM);
+}
+
+void standby_teardown(agent_t *a)
+{
+    for (int i = 0; i < a->nranks_before; i++)
+        free(a->hosts_before[i]);
+    free(a->hosts_before);
+    free(a->slots_before);
+    ddp_members_free(&a->members);
+}

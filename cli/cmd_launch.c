@@ -51,6 +51,8 @@ static const char launch_help[] =
     "  --run-id ID             the job's id (default: launch-RANDOM)\n"
     "  --workdir DIR           where each host's node setup starts (default: the login's home)\n"
     "  --deadline TIME         --requeue-count N: passed to every agent (see ddpjob-agent --help)\n"
+    "  --spares N              the last N hosts stand by as spare nodes (default: the spec's\n"
+    "                          spares): node 0's status is the job's\n"
     "  --agent-option OPT      one more word for every agent's command line (repeat it for an\n"
     "                          option's value: --agent-option=--log-dir --agent-option=DIR)\n"
     "  --connect-timeout S     to reach and log in to every host (default 30)\n"
@@ -91,6 +93,7 @@ struct launch {
     char *node_args; /* NNODES MASTER_ADDR MASTER_PORT RUN_ID, quoted for the remote shell */
     char *tail;      /* after NPROC: the agent options, "--", the workload's ARGs; quoted */
     int port;
+    long spares;     /* hosts standing by (the agents' --spares) */
     atomic_int stop; /* close every command's stdin */
     pthread_mutex_t out_lock;
 };
@@ -100,6 +103,7 @@ typedef struct {
     host_options_t ho;
     const char *bindir, *run_id, *script_path, *workdir, *spec_path;
     long nproc, port;
+    long spares;          /* -1: the spec's */
     char **agent_options; /* for every agent: --deadline, --requeue-count, each --agent-option */
     int nagent_options;
     char **extra; /* the workload's ARGS, after "--" */
@@ -167,7 +171,9 @@ static void run_host(host_run_t *h)
     }
     if (rc < 0) {
         snprintf(h->error, sizeof h->error, "%s", err.msg);
-        atomic_store(&L->stop, 1);
+        /* With spares the agents replace a lost host; node 0's serves the store. */
+        if (!L->spares || h->node == 0)
+            atomic_store(&L->stop, 1);
         return;
     }
     for (int s = 0; s < 2; s++)
@@ -194,9 +200,11 @@ static void *host_thread(void *arg)
 }
 
 /* The script every host runs: node.sh rendered from the spec with ARGS appended to its command,
- * or a node script as given. *spec_procs gets the spec's workers per node (0: no spec). */
+ * or a node script as given. *spec_procs gets the spec's workers per node (0: no spec), and
+ * *spares the spec's spares where it is -1. */
 static char *node_script(const char *spec_path, const char *script_path, const char *bindir,
-                         bool doctor, char **extra, int nextra, long *spec_procs, int *exit_code)
+                         bool doctor, char **extra, int nextra, long *spec_procs, long *spares,
+                         int *exit_code)
 {
     ddp_error_t err;
     *spec_procs = 0;
@@ -226,6 +234,8 @@ static char *node_script(const char *spec_path, const char *script_path, const c
     if (f)
         fclose(f);
     *spec_procs = spec->procs_per_node;
+    if (*spares < 0)
+        *spares = spec->spares;
     if (rc) {
         fprintf(stderr, "ddpjob launch: %s: %s\n", spec->path, err.msg);
         free(script);
@@ -278,9 +288,10 @@ static int parse_launch_args(int argc, char **argv, bool doctor, launch_request_
                                          {"deadline", required_argument, NULL, 'd'},
                                          {"requeue-count", required_argument, NULL, 'q'},
                                          {"agent-option", required_argument, NULL, 'o'},
+                                         {"spares", required_argument, NULL, 'S'},
                                          {"help", no_argument, NULL, 'h'},
                                          {0}};
-    *r = (launch_request_t){.doctor = doctor};
+    *r = (launch_request_t){.doctor = doctor, .spares = -1};
     /* Each option adds at most two words. */
     if (!(r->agent_options = calloc((size_t)argc * 2 + 1, sizeof *r->agent_options))) {
         fprintf(stderr, "ddpjob launch: out of memory\n");
@@ -336,6 +347,9 @@ static int parse_launch_args(int argc, char **argv, bool doctor, launch_request_
         case 'o':
             r->agent_options[r->nagent_options++] = optarg;
             break;
+        case 'S':
+            bad = parse_int_option("--spares", optarg, 0, JOB_NODES_MAX - 1, &r->spares);
+            break;
         default:
             fputs(launch_help, stderr);
             return EXIT_USAGE;
@@ -355,15 +369,22 @@ static int parse_launch_args(int argc, char **argv, bool doctor, launch_request_
 
 /* The remote command's parts: the node script quoted, the cd into the workdir, and the tail
  * (the agent options, "--", a node script's ARGS). *spec_procs: the spec's workers per node. */
-static int prepare_command(launch_t *L, const launch_request_t *r, long *spec_procs)
+static int prepare_command(launch_t *L, launch_request_t *r, long *spec_procs)
 {
     int exit_code;
     char *script = node_script(r->spec_path, r->script_path, r->bindir, r->doctor, r->extra,
-                               r->nextra, spec_procs, &exit_code);
+                               r->nextra, spec_procs, &r->spares, &exit_code);
     if (!script)
         return exit_code;
     L->script = shquote(script);
     free(script);
+    L->spares = r->spares > 0 ? r->spares : 0;
+    char spares[32];
+    snprintf(spares, sizeof spares, "%ld", L->spares);
+    if (L->spares) {
+        r->agent_options[r->nagent_options++] = "--spares";
+        r->agent_options[r->nagent_options++] = spares;
+    }
     /* With a spec, ARGS went into its command; a node script takes them after its "--". */
     char *options_q = quoted_words(r->agent_options, r->nagent_options);
     char *args_q = quoted_words(r->extra, r->script_path ? r->nextra : 0);
@@ -391,6 +412,11 @@ static int prepare_job(launch_t *L, const launch_request_t *r, const launch_host
     L->known_hosts = r->ho.known_hosts;
     L->accept_new_keys = r->ho.accept_new_keys;
     L->count = hosts->count;
+    if ((size_t)L->spares >= hosts->count) {
+        fprintf(stderr, "ddpjob launch: %ld spare(s) of %zu host(s) leave none to run the job\n",
+                L->spares, hosts->count);
+        return EXIT_USAGE;
+    }
     L->hosts = calloc(hosts->count, sizeof *L->hosts);
     unsigned char random[32 + 4 + 2];
     const char *token = getenv("DDPJOB_TOKEN");
@@ -434,7 +460,8 @@ static int prepare_job(launch_t *L, const launch_request_t *r, const launch_host
     snprintf(L->master, sizeof L->master, "%s", L->hosts[0].target.hostname);
     char *master_q = shquote(L->master), *run_id_q = shquote(L->run_id);
     int failed = !master_q || !run_id_q ||
-                 asprintf(&L->node_args, "%zu %s %d %s", L->count, master_q, L->port, run_id_q) < 0;
+                 asprintf(&L->node_args, "%zu %s %d %s", L->count - (size_t)L->spares, master_q,
+                          L->port, run_id_q) < 0;
     free(master_q);
     free(run_id_q);
     if (failed) {
@@ -489,8 +516,8 @@ static void run_hosts(launch_t *L, const sigset_t *signals)
         pthread_join(L->hosts[i].thread, NULL);
 }
 
-/* The job's status: a host whose agent could not start, else node 0's agent's, else the first
- * failure; each host's error said. */
+/* The job's status: a host whose agent could not start, else node 0's agent's, else (without
+ * spares) the first failure; each host's error said. */
 static int job_status(const launch_t *L)
 {
     int status = -1;
@@ -504,7 +531,8 @@ static int job_status(const launch_t *L)
         else if (status < 0 && h->finished && h->node == 0)
             status = h->status;
     }
-    for (size_t i = 0; status <= 0 && i < L->count; i++)
+    /* With spares a lost host's end is the agents' to handle: node 0 knows how the job ended. */
+    for (size_t i = 0; status <= 0 && !L->spares && i < L->count; i++)
         if (L->hosts[i].error[0] || (L->hosts[i].finished && L->hosts[i].status))
             status = L->hosts[i].finished && L->hosts[i].status ? L->hosts[i].status : EXIT_LAUNCH;
     return status < 0 ? EXIT_LAUNCH : status;

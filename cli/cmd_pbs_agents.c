@@ -23,7 +23,7 @@
 
 static const char pbs_agents_help[] =
     "usage: ddpjob pbs-agents --nodefile FILE --nodes N --node-env FILE --task-dir DIR\n"
-    "                         [--checkpoint-file FILE --checkpoint-signal SIG]\n"
+    "                         [--checkpoint-file FILE --checkpoint-signal SIG] [--spares]\n"
     "                         -- AGENT [AGENT-OPTIONS...]\n"
     "Run by a generated PBS script on the job's first node: starts `AGENT --node-rank R\n"
     "AGENT-OPTIONS` on every other node of FILE through pbsdsh (after sourcing the node-env\n"
@@ -31,7 +31,9 @@ static const char pbs_agents_help[] =
     "the job's status. A node whose agent cannot start stops the job at once; one whose agent\n"
     "ended while node 0's goes on stops it after 20 s; the other agents may outlive node 0's by\n"
     "30 s. Each node's pbsdsh output goes to DIR/pbsdsh-R. Once the checkpoint FILE exists\n"
-    "(`ddpjob cancel --checkpoint` writes it), node 0's agent gets SIG, once.\n"
+    "(`ddpjob cancel --checkpoint` writes it), node 0's agent gets SIG, once. With --spares\n"
+    "(the agents' --spares), a node's agent that ends is said and nothing more: the agents\n"
+    "replace a lost node, and node 0's status is the job's.\n"
     "Exit: the job's status (that of node 0's agent, or of the node that failed first); 2 usage,\n"
     "3 an unreadable node file or a process that could not be started.\n";
 
@@ -43,6 +45,7 @@ typedef struct {
     const char *checkpoint_file; /* once it exists, node 0's agent gets checkpoint_signal */
     int checkpoint_signal;
     int nodes;
+    int spares;   /* the agents replace a lost node: a node's end stops nothing */
     char **agent; /* AGENT and its options, NULL-terminated */
     int nagent;
 } pbs_agents_args_t;
@@ -70,6 +73,7 @@ static int parse_args(int argc, char **argv, pbs_agents_args_t *a)
                                          {"task-dir", required_argument, NULL, 'd'},
                                          {"checkpoint-file", required_argument, NULL, 'c'},
                                          {"checkpoint-signal", required_argument, NULL, 's'},
+                                         {"spares", no_argument, NULL, 'S'},
                                          {"help", no_argument, NULL, 'h'},
                                          {0}};
     int before = split_workload_args(argc, argv, &a->agent, &a->nagent);
@@ -100,6 +104,9 @@ static int parse_args(int argc, char **argv, pbs_agents_args_t *a)
                         optarg);
                 return EXIT_USAGE;
             }
+            break;
+        case 'S':
+            a->spares = 1;
             break;
         case 'h':
             fputs(pbs_agents_help, stdout);
@@ -221,6 +228,13 @@ static void reap(supervisor_t *s, const pbs_agents_args_t *a)
             int status;
             if (s->stop_at || !s->agent_pid || !task_status(s, a, r, &status))
                 break;
+            if (a->spares) {
+                fprintf(stderr,
+                        "ddpjob: node %d (%s): its agent ended with status %d; the agents "
+                        "replace a lost node while a spare is left\n",
+                        r, s->hl->hosts[r], status);
+                break;
+            }
             char why[256];
             int64_t grace = pbs_task_grace_ms(status, why, sizeof why);
             s->failed_status = status;
@@ -284,7 +298,7 @@ static int drain(supervisor_t *s, const pbs_agents_args_t *a, int sigfd, int sta
     stop_tasks(s, a->nodes);
     for (int r = 1; r < a->nodes; r++) {
         int task;
-        if (status == 0 && task_status(s, a, r, &task)) {
+        if (status == 0 && !a->spares && task_status(s, a, r, &task)) {
             status = pbs_shell_status(task);
             fprintf(stderr, "ddpjob: node %d (%s): its agent ended with status %d\n", r,
                     s->hl->hosts[r], task);

@@ -73,9 +73,9 @@ int run_command(int argc, char **argv, bool doctor)
         spec_destroy(spec);
         return EXIT_USAGE;
     }
-    if (spec->nodes > 1)
-        fprintf(stderr, "ddpjob run: %s asks for %ld nodes; running one node here\n", argv[optind],
-                spec->nodes);
+    if (spec->nodes > 1 || spec->spares)
+        fprintf(stderr, "ddpjob run: %s asks for %ld node(s)%s; running one node here\n",
+                argv[optind], spec->nodes, spec->spares ? " and spares" : "");
     if (nproc)
         spec->procs_per_node = nproc;
     char *script = NULL;

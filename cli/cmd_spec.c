@@ -194,11 +194,16 @@ int cmd_validate(int argc, char **argv)
             printf("%s: ok (local only: no scheduler, for `ddpjob run`; render and submit need "
                    "scheduler: or --scheduler)\n",
                    argv[i]);
-        else if (spec)
-            printf("%s: ok (%s, %ld node%s x %ld worker%s%s%s)\n", argv[i], sched_kind_name(target),
-                   spec->nodes, spec->nodes == 1 ? "" : "s", spec->procs_per_node,
-                   spec->procs_per_node == 1 ? "" : "s", site ? ", site " : "",
-                   site ? site->name : "");
+        else if (spec) {
+            char spares[48] = "";
+            if (spec->spares)
+                snprintf(spares, sizeof spares, " + %ld spare%s", spec->spares,
+                         spec->spares == 1 ? "" : "s");
+            printf("%s: ok (%s, %ld node%s x %ld worker%s%s%s%s)\n", argv[i],
+                   sched_kind_name(target), spec->nodes, spec->nodes == 1 ? "" : "s",
+                   spec->procs_per_node, spec->procs_per_node == 1 ? "" : "s", spares,
+                   site ? ", site " : "", site ? site->name : "");
+        }
         if (spec)
             print_cost(stdout, site, spec, argv[i]);
         worst = code > worst ? code : worst;

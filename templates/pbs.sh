@@ -33,6 +33,11 @@
 #PBS -l storage={{storage}}
 {{/storage}}
 #PBS -j oe
+{{#spares}}
+{{! Spares: without it, the mother superior kills the whole job (and reruns it) when a sister
+    MoM's connection ends (OpenPBS mom_main.c, "node EOF"); with it, the agents replace the node. }}
+#PBS -W tolerate_node_failures=all
+{{/spares}}
 {{#directives}}
 #PBS {{directive}}
 {{/directives}}
@@ -104,10 +109,10 @@ ddpjob_node_setup
 ddpjob_nodes=$({{ddpjob}} nodes --nodefile "${PBS_NODEFILE:?not inside a PBS job}") ||
     ddpjob_fail "cannot read PBS_NODEFILE=$PBS_NODEFILE"
 mapfile -t ddpjob_hosts <<<"$ddpjob_nodes"
-[ "${#ddpjob_hosts[@]}" -eq {{nodes}} ] ||
-    ddpjob_fail "expected {{nodes}} nodes in $PBS_NODEFILE, found ${#ddpjob_hosts[@]}: ${ddpjob_hosts[*]}"
+[ "${#ddpjob_hosts[@]}" -eq {{alloc_nodes}} ] ||
+    ddpjob_fail "expected {{alloc_nodes}} nodes in $PBS_NODEFILE, found ${#ddpjob_hosts[@]}: ${ddpjob_hosts[*]}"
 ddpjob_master=${ddpjob_hosts[0]}
-echo "ddpjob: job $ddpjob_jobid: {{nodes}} node(s), {{procs_per_node}} worker(s) each, master $ddpjob_master, in $ddpjob_workdir"
+echo "ddpjob: job $ddpjob_jobid: {{nodes}} node(s){{#spares}} and {{spares}} spare(s){{/spares}}, {{procs_per_node}} worker(s) each, master $ddpjob_master, in $ddpjob_workdir"
 
 ddpjob_resume=()
 {{#requeue}}
@@ -121,7 +126,7 @@ fi
 
 {{#launch_pbsdsh}}
 # The agents derive the rendezvous port from PBS_JOBID.
-ddpjob_agent_args=(--nnodes {{nodes}} --nproc-per-node {{procs_per_node}}
+ddpjob_agent_args=(--nnodes {{nodes}} {{#spares}}--spares {{spares}} {{/spares}}--nproc-per-node {{procs_per_node}}
     --master-addr "$ddpjob_master" {{#master_port}}--master-port {{master_port}} {{/master_port}}--run-id "$ddpjob_jobid"
     --token-file "$ddpjob_token_file"
     --max-restarts {{max_restarts}} --rdzv-timeout {{rendezvous_timeout}} --hang-timeout {{hang_timeout}}
@@ -139,8 +144,8 @@ ddpjob_supervisor_args=()
     --checkpoint-signal {{checkpoint_signal}})
 {{/checkpoint_signal}}
 ddpjob_status=0
-{{ddpjob}} pbs-agents --nodefile "$PBS_NODEFILE" --nodes {{nodes}} --node-env "$ddpjob_node_env" \
-    --task-dir "$ddpjob_dir" "${ddpjob_supervisor_args[@]}" -- {{agent}} "${ddpjob_agent_args[@]}" || ddpjob_status=$?
+{{ddpjob}} pbs-agents --nodefile "$PBS_NODEFILE" --nodes {{alloc_nodes}} --node-env "$ddpjob_node_env" \
+    --task-dir "$ddpjob_dir" {{#spares}}--spares {{/spares}}"${ddpjob_supervisor_args[@]}" -- {{agent}} "${ddpjob_agent_args[@]}" || ddpjob_status=$?
 {{/launch_pbsdsh}}
 {{#launch_ssh}}
 # `ddpjob launch` starts every node's agent, this node's too, over SSH (keys in ~/.ssh, hosts in
@@ -151,7 +156,7 @@ printf '%s\n' {{node_script}} >"$ddpjob_node_script" || ddpjob_fail "cannot writ
 ddpjob_status=0
 {{ddpjob}} launch --node-script "$ddpjob_node_script" --nodefile "$PBS_NODEFILE" \
     --nproc-per-node {{procs_per_node}} --workdir "$ddpjob_workdir" {{#master_port}}--master-port {{master_port}} {{/master_port}}\
-    --run-id "$ddpjob_jobid" "${ddpjob_walltime_args[@]}" --requeue-count "$ddpjob_requeue" \
+    {{#spares}}--spares {{spares}} {{/spares}}--run-id "$ddpjob_jobid" "${ddpjob_walltime_args[@]}" --requeue-count "$ddpjob_requeue" \
     "${ddpjob_record_args[@]/#/--agent-option=}" -- "${ddpjob_resume[@]}" || ddpjob_status=$?
 {{/launch_ssh}}
 {{#requeue}}

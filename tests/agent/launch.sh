@@ -116,6 +116,23 @@ took=$((SECONDS - start))
 if [ "$took" -lt 40 ]; then pass "within the keepalive bound (${took} s), not TCP's 15 minutes"; else fail "it took ${took} s"; fi
 expect_hosts_clean "nothing left on any host after the cut"
 
+# A spare: n3 stands by (--spares 1), n2's agent is killed mid-job, n3 takes node 1's place, the
+# job ends 0 (node 0's status), and the lost host is named.
+spec spare "[bash, -c, 'echo started \$TORCHELASTIC_RESTART_COUNT; sleep 6']"
+sshd_login timeout -s KILL 120 "$DDPJOB" launch "$T/spare.yaml" --hosts n1,n2,n3 --spares 1 \
+    --bindir "$bindir" --agent-option=--max-restarts --agent-option=1 >"$T/spare.out" 2>"$T/spare.err" &
+LAUNCHER=$!
+for _ in $(seq 200); do [ "$(grep -c "started 0" "$T/spare.out")" = 2 ] && break; sleep 0.1; done
+for pid in $(ip netns pids "$(sshd_ns n2)"); do
+    [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = ddpjob-agent ] && kill -9 "$pid"
+done
+if wait "$LAUNCHER"; then RC=0; else RC=$?; fi
+expect_eq "$RC" 0 "--spares 1: n2's agent killed, the job ends 0 on the spare" "$(cat "$T/spare.err")"
+expect_contains "$(cat "$T/spare.err")" "n1: ddpjob-agent: node rank 1: n3 (slot 2) takes the place of n2 (slot 1)" \
+    "node 0 names the lost host and the spare that took its place"
+expect_contains "$(cat "$T/spare.out")" "n3: [rank 1] started 1" "the spare ran rank 1 in the next attempt"
+expect_hosts_clean "nothing left on any host after the spare's job"
+
 # The preflight: n2 made to differ by its setup (a fake nvidia-smi with two GPUs on its PATH, and
 # NCCL_SOCKET_IFNAME naming an interface it lacks). doctor reports it and starts nothing; a job
 # whose spec says `preflight: strict` fails before any worker starts.

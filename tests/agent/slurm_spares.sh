@@ -1,0 +1,95 @@
+#!/bin/bash
+# Spare nodes on a real Slurm (tests/cluster/slurm.sh, three nodes n1-n3, SlurmdTimeout 10 s so
+# that a silent node is marked down within the case): `ddpjob submit` of a spec with `nodes: 2`
+# and `spares: 1` whose ddp-train run loses node 1 (n2) mid-training in three ways: its agent
+# killed, its slurmd killed, its link cut. Each time the job must complete (COMPLETED 0:0) with the
+# final checkpoint an uninterrupted run's: with the spare on n3 in node 1's place where node 1 was
+# lost to the job (its agent, its link); a dead slurmd loses the job nothing. What Slurm itself did
+# to the node and the job is printed as TAP comments (README: what each scheduler does).
+. "$SRCDIR/tests/lib/agents.sh"
+. "$SRCDIR/tests/cluster/slurm.sh"
+at_exit 'cluster_down'
+cd "$T" || exit 1
+if ! SLURM_EXTRA_CONF="SlurmdTimeout=10" cluster_up 3 >"$T/cluster.log" 2>&1; then
+    fail "a 3-node Slurm cluster starts" "$(tail -n 20 "$T/cluster.log")" \
+        "$(tail -n 5 "$CLUSTER"/log/*.log 2>/dev/null)"
+    exit 1
+fi
+pass "a 3-node Slurm cluster (SlurmdTimeout 10 s) runs in network namespaces"
+
+REFERENCE_HOSTS=("$(cluster_ns n1)" "$(cluster_ns n2)")
+REFERENCE_MASTER=10.77.0.11
+
+# The pid of node 1's agent on n2 (its namespace's ddpjob-agent with --spares).
+n2_agent() {
+    local pid
+    for pid in $(ip netns pids "$(cluster_ns n2)"); do
+        grep -qa -- '--spares' "/proc/$pid/cmdline" 2>/dev/null &&
+            [ "$(basename "$(readlink "/proc/$pid/exe" 2>/dev/null)")" = ddpjob-agent ] && echo "$pid" && return
+    done
+}
+
+# The node back in service after a case: slurmd running, the link up, the node resumed.
+restore_n2() {
+    ip -n "$(cluster_ns head)" link set v2 up
+    kill -0 "$(cat "$CLUSTER/run/slurmd-n2.pid" 2>/dev/null)" 2>/dev/null ||
+        DDPJ_TESTCLUSTER=$CLUSTER cluster_in n2 slurmd -f "$SLURM_CONF" -N n2
+    local deadline=$((SECONDS + 60))
+    while [ "$(cluster_in head sinfo -h -n n2 -o '%t' 2>/dev/null)" != idle ] && [ "$SECONDS" -lt "$deadline" ]; do
+        cluster_in head scontrol update nodename=n2 state=resume >/dev/null 2>&1
+        sleep 1
+    done
+}
+
+for loss in "agent killed" "slurmd killed" "link cut"; do
+    ckpt=$T/ckpt-${loss// /-}
+    # slurmd killed: long enough for Slurm to find the node not responding (SlurmdTimeout) and
+    # mark it down while the job runs, to see what that does to the job.
+    CHAIN_EPOCHS=6
+    [ "$loss" != "slurmd killed" ] || CHAIN_EPOCHS=30
+    cat >spares.yaml <<SPEC
+name: spares
+scheduler: slurm
+nodes: 2
+spares: 1
+procs_per_node: 2
+max_restarts: 2
+walltime: "00:05:00"
+env: {OPENBLAS_CORETYPE: Haswell, OMP_NUM_THREADS: "1"}
+train: {synthetic: true, synthetic_size: "4096,512", epochs: $CHAIN_EPOCHS, batch_size: 32, seed: 7, min_step_ms: 40, checkpoint_dir: $ckpt}
+SPEC
+    run env DDPJ_TESTMARK="$MARK" XDG_STATE_HOME="$T/state" bash -c '. "$0/tests/cluster/slurm.sh"; cluster_in head "$@"' \
+        "$SRCDIR" "$DDPJOB" submit spares.yaml
+    JOB=$(grep -o '[0-9][0-9]*' <<<"$OUT" | tail -n 1)
+    wait_for "epoch 2/" "$T/spares-$JOB.out" || { restore_n2; continue; }
+    case $loss in
+    "agent killed") kill -9 "$(n2_agent)" ;;
+    "slurmd killed") kill -9 "$(cat "$CLUSTER/run/slurmd-n2.pid")" ;;
+    "link cut") ip -n "$(cluster_ns head)" link set v2 down ;;
+    esac
+    deadline=$((SECONDS + 180))
+    while [ -n "$(cluster_in head squeue -h -j "$JOB" 2>/dev/null)" ] && [ "$SECONDS" -lt "$deadline" ]; do
+        sleep 0.5
+    done
+    ip -n "$(cluster_ns head)" link set v2 up
+    OUT=$(cat "$T/spares-$JOB.out" 2>/dev/null)
+    state=$(cluster_in head scontrol -o show job "$JOB" 2>/dev/null | grep -o 'JobState=[A-Z_]*\|ExitCode=[0-9:]*' | tr '\n' ' ')
+    # What Slurm made of it, for the record (share/doc/ddpjob/spares.md).
+    echo "# $loss: job $state; n2 $(cluster_in head sinfo -h -n n2 -o '%t %E' 2>/dev/null)"
+    grep -h "JobId=$JOB\|n2" "$CLUSTER/log/slurmctld.log" 2>/dev/null | grep -iv "debug" | tail -n 4 | sed 's/^/#   /'
+    expect_eq "$state" "JobState=COMPLETED ExitCode=0:0 " "$loss: the job completes on the spare" "$OUT"
+    expect_contains "$OUT" "ddpjob: job $JOB: 2 node(s) and 1 spare(s)" "$loss: the script asked for the spare"
+    if [ "$loss" = "slurmd killed" ]; then
+        # Found: the job's tasks outlive their node's slurmd, and Slurm marking the node down
+        # (--no-kill) ends none of them: the job goes on on n2, nothing to replace.
+        expect_contains "$(cat "$CLUSTER/log/slurmctld.log")" "Nodes n2 not responding, setting DOWN" \
+            "$loss: Slurm set n2 down while the job ran"
+        expect_lacks "$OUT" "takes the place of" "$loss: the job's tasks on n2 went on: nothing was replaced"
+    else
+        expect_contains "$OUT" "node rank 1: n3 (slot 2) takes the place of n2 (slot 1)" "$loss: n3 took node 1's place"
+        expect_contains "$OUT" "resuming from $ckpt/checkpoint.ddpt" "$loss: training resumed from its checkpoint"
+    fi
+    expect_same_as_uninterrupted "$ckpt/checkpoint.ddpt" "$loss: the final checkpoint equals an uninterrupted run's"
+    restore_n2
+    expect_no_leftovers "$loss: nothing of the job left running"
+done

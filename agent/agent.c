@@ -227,50 +227,6 @@ int agent_connect_store(agent_t *a, ddp_store_client_t **out, ddp_error_t *err)
     return 0;
 }
 
-/* The job failed for good: its summary on stderr, and the report file when asked for. */
-static void report_failure(agent_t *a, const attempt_t *t, const worker_t *w, int n)
-{
-    const agent_options_t *o = a->o;
-    char *summary = NULL;
-    size_t summary_len = 0;
-    FILE *f = open_memstream(&summary, &summary_len);
-    if (f) {
-        report_summary(f, &t->first, w, n, o->node_rank, a->host);
-        fclose(f);
-        output_write(STDERR_FILENO, OUTPUT_AGENT, summary, summary_len);
-    }
-    free(summary);
-    ddp_error_t err;
-    if (o->error_file &&
-        report_error_file(o->error_file, &t->first, w, n, o->node_rank, a->host, &err))
-        agent_say("%s", err.msg);
-}
-
-/* What the attempt's end means for this node, said once its workers are gone. */
-static void say_outcome(agent_t *a, attempt_t *t, const worker_t *w)
-{
-    const agent_options_t *o = a->o;
-    if (t->end == END_CHECKPOINTED) {
-        agent_say("stopped for the walltime: checkpoint written by every rank; requeue to resume");
-    } else if (attempt_stopped_with_checkpoints(t, w, o->nproc)) {
-        attempt_set_end(t, END_CHECKPOINTED, NULL);
-        agent_say("stopped by SIG%s: checkpoint written by every rank of node %d; requeue to "
-                  "resume",
-                  ddp_signal_name(t->first.code - 128), o->node_rank);
-    } else if (attempt_will_restart(a, t)) {
-        char line[1024];
-        failure_line(&t->first, line, sizeof line);
-        agent_say("attempt %d failed: %s; restarting every worker (restart %d of %d)", t->round,
-                  line, t->round + 1, o->max_restarts);
-    } else if (t->end != END_DONE) {
-        /* A job that failed early is where the nodes' differences matter most. */
-        preflight_beside(a, PREFLIGHT_SETTLE_MS);
-        report_failure(a, t, w, o->nproc);
-    } else {
-        preflight_beside(a, 0); /* every node settled with its fingerprint in */
-    }
-}
-
 /* Node 0: the workers' MASTER_PORT: --master-port, which must be free for rank 0's store (a
  * taken one is said here, not as a worker's "Address already in use"), or any free port. */
 static int workers_port(const agent_options_t *o, ddp_error_t *err)
@@ -317,18 +273,13 @@ static worker_launch_t launch_for(agent_t *a, const attempt_t *t, const ddp_rdzv
 static int run_attempt(agent_t *a, attempt_t *t, ddp_error_t *err)
 {
     const agent_options_t *o = a->o;
-    int worker_port = 0, elastic = agent_options_elastic(o);
-    if (elastic)
-        a->o->node_rank = a->slot;
-    if (o->node_rank == 0 && (worker_port = workers_port(o, err)) < 0)
-        return -1;
+    int elastic = agent_options_elastic(o);
     ddp_rdzv_join_t join = {.round = t->round,
                             .node_rank = o->node_rank,
                             .nnodes = o->nnodes,
                             .nproc = o->nproc,
                             .host = a->host,
                             .run_id = o->run_id,
-                            .worker_port = worker_port,
                             .hosts = (const char *const *)o->hosts,
                             .deadline = ddp_deadline_in((int64_t)o->rdzv_timeout_s * 1000),
                             .cancelled = stop_requested,
@@ -336,6 +287,8 @@ static int run_attempt(agent_t *a, attempt_t *t, ddp_error_t *err)
                             .ctx = a};
     ddp_rdzv_result_t r;
     if (elastic && standby_before_join(a, t, &join, err))
+        return -1;
+    if (o->node_rank == 0 && (join.worker_port = workers_port(o, err)) < 0)
         return -1;
     if (t->round == 0 && o->preflight == PREFLIGHT_REPORT && o->nnodes > 1 && !elastic) {
         a->probe = fingerprint_start(o->command, o->nproc);
@@ -389,7 +342,7 @@ static int run_attempt(agent_t *a, attempt_t *t, ddp_error_t *err)
         /* No worker: the node settles at once, or takes the end the preflight published. */
         monitor(a, t, w, 0, &r);
         if (t->end != END_DONE)
-            report_failure(a, t, w, 0);
+            attempt_report_failure(a, t, w, 0);
     } else if (workers_start(w, &launch, err)) {
         agent_say("%s", err->msg);
         /* A worker that could not be started here (not one whose program is missing: that one
@@ -410,7 +363,7 @@ static int run_attempt(agent_t *a, attempt_t *t, ddp_error_t *err)
         workers_kill_groups(w, o->nproc);
         if (t->end == END_FAILED && t->first.cause == CAUSE_CONSEQUENCE)
             attempt_refresh_end(a, t);
-        say_outcome(a, t, w);
+        attempt_say_outcome(a, t, w);
     }
     int rc = t->end != END_UNKNOWN ? 0 : -1;
     for (int i = 0; i < o->nnodes && t->hb_value; i++)
@@ -570,17 +523,17 @@ int agent_run(agent_options_t *o)
         status = a.stop_signal ? 128 + a.stop_signal : 1;
         goto out;
     }
-    failure_t lost = {.kind = FAIL_WORKER}; /* the last attempt's failure, when it lost a node */
+    failure_t restarted_for = {.kind = FAIL_WORKER}; /* the failure the last restart followed */
     for (int round = 0;; round++) {
         attempt_t t = {.round = round};
         if (run_attempt(&a, &t, &err)) {
             agent_say("%s", err.msg);
             status = a.stop_signal ? 128 + a.stop_signal : 1;
             /* No node to take a lost one's place: the job ends for the loss. */
-            if (lost.kind == FAIL_LOST && !a.stop_signal) {
-                t.first = lost;
-                report_failure(&a, &t, NULL, 0);
-                status = lost.code;
+            if (restarted_for.kind == FAIL_LOST && !a.stop_signal) {
+                t.first = restarted_for;
+                attempt_report_failure(&a, &t, NULL, 0);
+                status = restarted_for.code;
             }
             break;
         }
@@ -594,7 +547,7 @@ int agent_run(agent_options_t *o)
             break;
         }
         if (attempt_will_restart(&a, &t)) {
-            lost = t.first;
+            restarted_for = t.first;
             if (agent_options_elastic(o))
                 standby_after_attempt(&a, &t);
             /* A fresh watch connection: the old one may still hold the last attempt's answer. */

@@ -58,6 +58,8 @@ typedef struct agent {
     ddp_members_t members; /* node 0 */
     char **hosts_before;   /* node 0: the last attempt's node hosts and slots, by node rank */
     int *slots_before, nranks_before;
+    failure_t lost;   /* node 0: the failure that ended the last attempt */
+    char *membership; /* node 0: the job's membership changes, JSON objects (progress.h) */
 } agent_t;
 
 typedef enum { END_UNKNOWN, END_FAILED, END_DONE, END_CHECKPOINTED } end_kind_t;
@@ -120,6 +122,10 @@ void attempt_refresh_end(agent_t *a, attempt_t *t);
 void attempt_on_watch(agent_t *a, attempt_t *t, worker_t *w, int n);
 int attempt_stopped_with_checkpoints(const attempt_t *t, const worker_t *w, int n);
 int attempt_will_restart(const agent_t *a, const attempt_t *t);
+/* The job failed for good: its summary on stderr, and --error-file when asked for. */
+void attempt_report_failure(agent_t *a, const attempt_t *t, const worker_t *w, int n);
+/* What the attempt's end means for this node, said once its workers are gone. */
+void attempt_say_outcome(agent_t *a, attempt_t *t, const worker_t *w);
 
 /* liveness.c */
 int liveness_gone_nodes(agent_t *a, int round, int silent, int *first);

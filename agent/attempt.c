@@ -10,6 +10,8 @@
 
 #include "ddp_clock.h"
 #include "ddp_parse.h"
+#include "output.h"
+
 void attempt_key(const attempt_t *t, char *buf, size_t size, const char *name)
 {
     ddp_rdzv_key(buf, size, t->round, name);
@@ -352,4 +354,48 @@ int attempt_will_restart(const agent_t *a, const attempt_t *t)
                        ((t->first.kind == FAIL_LOST && t->first.node > 0 && !a->store_lost) ||
                         t->first.kind == FAIL_MEMBERSHIP));
     return t->end == END_FAILED && restartable && t->round < a->o->max_restarts && !a->stop_signal;
+}
+
+/* The job failed for good: its summary on stderr, and the report file when asked for. */
+void attempt_report_failure(agent_t *a, const attempt_t *t, const worker_t *w, int n)
+{
+    const agent_options_t *o = a->o;
+    char *summary = NULL;
+    size_t summary_len = 0;
+    FILE *f = open_memstream(&summary, &summary_len);
+    if (f) {
+        report_summary(f, &t->first, w, n, o->node_rank, a->host);
+        fclose(f);
+        output_write(STDERR_FILENO, OUTPUT_AGENT, summary, summary_len);
+    }
+    free(summary);
+    ddp_error_t err;
+    if (o->error_file &&
+        report_error_file(o->error_file, &t->first, w, n, o->node_rank, a->host, &err))
+        agent_say("%s", err.msg);
+}
+
+/* What the attempt's end means for this node, said once its workers are gone. */
+void attempt_say_outcome(agent_t *a, attempt_t *t, const worker_t *w)
+{
+    const agent_options_t *o = a->o;
+    if (t->end == END_CHECKPOINTED) {
+        agent_say("stopped for the walltime: checkpoint written by every rank; requeue to resume");
+    } else if (attempt_stopped_with_checkpoints(t, w, o->nproc)) {
+        attempt_set_end(t, END_CHECKPOINTED, NULL);
+        agent_say("stopped by SIG%s: checkpoint written by every rank of node %d; requeue to "
+                  "resume",
+                  ddp_signal_name(t->first.code - 128), o->node_rank);
+    } else if (attempt_will_restart(a, t)) {
+        char line[1024];
+        failure_line(&t->first, line, sizeof line);
+        agent_say("attempt %d failed: %s; restarting every worker (restart %d of %d)", t->round,
+                  line, t->round + 1, o->max_restarts);
+    } else if (t->end != END_DONE) {
+        /* A job that failed early is where the nodes' differences matter most. */
+        preflight_beside(a, PREFLIGHT_SETTLE_MS);
+        attempt_report_failure(a, t, w, o->nproc);
+    } else {
+        preflight_beside(a, 0); /* every node settled with its fingerprint in */
+    }
 }

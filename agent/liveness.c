@@ -290,6 +290,7 @@ void liveness_write_progress(agent_t *a, attempt_t *t, const ddp_rdzv_result_t *
 {
     ddp_error_t err;
     if (a->o->progress_file && t->job.ranks &&
-        progress_job_write(&t->job, a->o->progress_file, t->round, r->node_hosts, &err))
+        progress_job_write(&t->job, a->o->progress_file, t->round, r->node_hosts, a->membership,
+                           &err))
         agent_say("--progress-file: %s", err.msg);
 }

@@ -269,7 +269,7 @@ int progress_stalled(const progress_job_t *j, int64_t now, int64_t timeout_ms, i
 }
 
 int progress_job_write(const progress_job_t *j, const char *path, int attempt, char *const *hosts,
-                       ddp_error_t *err)
+                       const char *membership, ddp_error_t *err)
 {
     char *text = NULL, when[32];
     size_t len = 0;
@@ -296,7 +296,8 @@ int progress_job_write(const progress_job_t *j, const char *path, int attempt, c
             fputs("null", f);
         fprintf(f, ", \"slow\": %s}", x->slow ? "true" : "false");
     }
-    fputs("\n]}\n", f);
+    fprintf(f, "\n], \"membership\": [%s%s]}\n", membership ? "\n  " : "",
+            membership ? membership : "");
     fclose(f);
     int rc = text ? ddp_write_file_atomic(path, text, len, 0644, err)
                   : ddp_error_set(err, "%s: out of memory", path);

@@ -62,10 +62,11 @@ void progress_job_free(progress_job_t *j);
 void progress_job_update(progress_job_t *j, int node, const char *text, int64_t now);
 
 /* Writes every rank's figures to path, atomically, as JSON: {"version": 1, "time": "...",
- * "attempt": A, "ranks": [{"rank", "node", "host", "step", "busy_us_per_step", "slow"}...]}, a
- * rank without figures null (hosts[node]: each node's host). */
+ * "attempt": A, "ranks": [{"rank", "node", "host", "step", "busy_us_per_step", "slow"}...],
+ * "membership": [...]}, a rank without figures null (hosts[node]: each node's host);
+ * membership: the objects of the job's membership changes, comma-separated (NULL: none). */
 int progress_job_write(const progress_job_t *j, const char *path, int attempt, char *const *hosts,
-                       ddp_error_t *err);
+                       const char *membership, ddp_error_t *err);
 
 /* What node 0 says of a rank. */
 typedef enum { PROGRESS_SLOW, PROGRESS_SLOWER, PROGRESS_RECOVERED } progress_event_kind_t;

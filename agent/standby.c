@@ -17,6 +17,7 @@
 
 #include "ddp_alloc.h"
 #include "ddp_clock.h"
+#include "ddp_json.h"
 #include "ddp_parse.h"
 
 void standby_setup(agent_t *a)
@@ -58,8 +59,34 @@ int standby_before_join(agent_t *a, attempt_t *t, ddp_rdzv_join_t *join, ddp_err
     return 0;
 }
 
+/* Node 0: one change into the JSON list --progress-file carries (the job's record). */
+static void record_change(agent_t *a, int round, int rank, const char *host, const char *was)
+{
+    char *entry = NULL, why[1024];
+    size_t len = 0;
+    FILE *f = open_memstream(&entry, &len);
+    if (!f)
+        return;
+    failure_line(&a->lost, why, sizeof why);
+    fprintf(f, "{\"attempt\": %d, \"node\": %d, \"host\": ", round, rank);
+    ddp_json_string(f, host);
+    fputs(", \"in_place_of\": ", f);
+    ddp_json_string(f, was);
+    fputs(", \"after\": ", f);
+    ddp_json_string(f, why);
+    fputc('}', f);
+    fclose(f);
+    char *joined = NULL;
+    if (entry && asprintf(&joined, "%s%s%s", a->membership ? a->membership : "",
+                          a->membership ? ",\n  " : "", entry) >= 0) {
+        free(a->membership);
+        a->membership = joined;
+    }
+    free(entry);
+}
+
 /* Node 0: "node rank 1: n3 (slot 2) takes the place of n2 (slot 1)" for each node rank whose
- * slot changed, and the world's new size. */
+ * slot changed, and the world's new size; each in the job's record too. */
 static void say_changes(agent_t *a, const ddp_rdzv_result_t *r)
 {
     int before = a->nranks_before;
@@ -71,11 +98,14 @@ static void say_changes(agent_t *a, const ddp_rdzv_result_t *r)
         slots[i] = ddp_members_slot_of(&a->members, i);
         if (!before || i == 0)
             continue;
-        if (i >= before)
+        if (i >= before) {
             agent_say("node rank %d: %s (slot %d) joins the world", i, r->node_hosts[i], slots[i]);
-        else if (slots[i] != a->slots_before[i])
+            record_change(a, r->round, i, r->node_hosts[i], NULL);
+        } else if (slots[i] != a->slots_before[i]) {
             agent_say("node rank %d: %s (slot %d) takes the place of %s (slot %d)", i,
                       r->node_hosts[i], slots[i], a->hosts_before[i], a->slots_before[i]);
+            record_change(a, r->round, i, r->node_hosts[i], a->hosts_before[i]);
+        }
     }
     for (int i = 0; i < before; i++)
         free(a->hosts_before[i]);
@@ -135,12 +165,18 @@ void standby_wait(agent_t *a, attempt_t *t)
                                    ddp_signal_name(a->stop_signal));
         attempt_set_end(t, END_FAILED, &f);
     }
+    if (t->end == END_FAILED && !attempt_will_restart(a, t)) {
+        char line[1024];
+        failure_line(&t->first, line, sizeof line);
+        agent_say("job failed (exit %d): %s; this node stood by", t->first.code, line);
+    }
 }
 
 void standby_after_attempt(agent_t *a, const attempt_t *t)
 {
     if (a->o->node_rank != 0 || t->end != END_FAILED)
         return;
+    a->lost = t->first;
     if (t->first.kind == FAIL_LOST && t->first.node > 0)
         ddp_members_exclude(&a->members, ddp_members_slot_of(&a->members, t->first.node));
     if (t->silent_node > 0)
@@ -170,5 +206,6 @@ void standby_teardown(agent_t *a)
         free(a->hosts_before[i]);
     free(a->hosts_before);
     free(a->slots_before);
+    free(a->membership);
     ddp_members_free(&a->members);
 }

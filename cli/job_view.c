@@ -97,6 +97,23 @@ static void take_progress(job_view_t *v, json_doc_t *doc, yaml_node_t *root)
         v->last_steps[r] = step ? atoll(step) : -1;
     }
     snprintf(v->steps_time, sizeof v->steps_time, "%s", when ? when : "");
+    yaml_node_t *changes = json_child(doc, root, "membership");
+    size_t k = json_items(changes);
+    if (!k || !(v->changes = calloc(k, sizeof *v->changes)))
+        return;
+    for (size_t i = 0; i < k; i++) {
+        yaml_node_t *c = json_item(doc, changes, i);
+        node_change_t *x = &v->changes[v->nchanges++];
+        const char *attempt = json_text(doc, c, "attempt"), *node = json_text(doc, c, "node");
+        const char *host = json_text(doc, c, "host"), *was = json_text(doc, c, "in_place_of");
+        const char *after = json_text(doc, c, "after");
+        x->attempt = attempt ? atoi(attempt) : -1;
+        x->node = node ? atoi(node) : -1;
+        snprintf(x->host, sizeof x->host, "%s", host ? host : "?");
+        snprintf(x->in_place_of, sizeof x->in_place_of, "%s",
+                 was && strcmp(was, "null") ? was : "");
+        snprintf(x->after, sizeof x->after, "%s", after ? after : "");
+    }
 }
 
 static void read_progress(job_view_t *v)
@@ -202,6 +219,7 @@ void job_views_free(job_view_t *views, size_t n)
         job_record_free(&views[i].rec);
         free(views[i].failed);
         free(views[i].last_steps);
+        free(views[i].changes);
     }
 }
 
@@ -271,6 +289,14 @@ void job_view_print(FILE *f, const job_view_t *v)
         fprintf(f, "  rank %d (node %d, host %s): %s%s\n", v->failed[i].rank, v->failed[i].node,
                 v->failed[i].host, v->failed[i].cause,
                 v->failed[i].consequence ? " (a consequence: a peer went first)" : "");
+    for (int i = 0; i < v->nchanges; i++) {
+        const node_change_t *x = &v->changes[i];
+        if (x->in_place_of[0])
+            fprintf(f, "  attempt %d: %s took node %d's place from %s, after: %s\n", x->attempt,
+                    x->host, x->node, x->in_place_of, x->after);
+        else
+            fprintf(f, "  attempt %d: %s joined as node %d\n", x->attempt, x->host, x->node);
+    }
     print_steps(f, v);
     fprintf(f, "  record %s\n", v->rec.dir);
 }
@@ -323,6 +349,16 @@ void job_view_json(FILE *f, const job_view_t *v)
         fputs("null, ", f);
     }
     put_json_text(f, "last_steps_time", v->steps_time, 0);
+    fputs("\"membership\": [", f);
+    for (int i = 0; i < v->nchanges; i++) {
+        const node_change_t *x = &v->changes[i];
+        fprintf(f, "%s{\"attempt\": %d, \"node\": %d, ", i ? ", " : "", x->attempt, x->node);
+        put_json_text(f, "host", x->host, 0);
+        put_json_text(f, "in_place_of", x->in_place_of, 0);
+        put_json_text(f, "after", x->after, 1);
+        fputc('}', f);
+    }
+    fputs("], ", f);
     fputs("\"failed_ranks\": [", f);
     for (int i = 0; i < v->nfailed; i++) {
         const failed_rank_t *x = &v->failed[i];

@@ -9,6 +9,13 @@
 #include "job_record.h"
 #include "sched_query.h"
 
+/* A node that joined the job's world at an attempt: in a lost node's place, or added. */
+typedef struct {
+    int attempt, node;
+    char host[256], in_place_of[256]; /* in_place_of "": joined */
+    char after[512];                  /* the failure that ended the attempt before */
+} node_change_t;
+
 typedef struct {
     int rank, node, exit_code;
     int out_of_memory, consequence; /* the agent's findings (its error file's "cause") */
@@ -29,6 +36,9 @@ typedef struct {
     long long *last_steps; /* each rank's last reported step (-1: none), from node 0's report */
     int nsteps;            /* 0: no report */
     char steps_time[32];   /* when node 0 wrote it */
+    node_change_t
+        *changes; /* nodes that took a lost node's place or joined, from node 0's report */
+    int nchanges;
 } job_view_t;
 
 /* Reads the records in dirs[0..n) into views and asks each scheduler once for all of them. A

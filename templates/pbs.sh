@@ -34,8 +34,9 @@
 {{/storage}}
 #PBS -j oe
 {{#spares}}
-{{! Spares: without it, the mother superior kills the whole job (and reruns it) when a sister
-    MoM's connection ends (OpenPBS mom_main.c, "node EOF"); with it, the agents replace the node. }}
+{{! Spares: the agents replace a lost node. Without this, OpenPBS's mother superior kills the
+    whole job once a sister fails its poll (mom_main.c, "node EOF"); seen in the suite's 23.06 on
+    a sister's MoM killed: "im_eof, lost communication with n2, not killing job yet". }}
 #PBS -W tolerate_node_failures=all
 {{/spares}}
 {{#directives}}

@@ -23,11 +23,12 @@ if [ -n "$why" ]; then
     fail "a real PBS runs here" "$why"
     exit 1
 fi
-if ! pbs_cluster_up 2 2 2 >"$T/cluster.log" 2>&1; then
-    fail "a 2-node OpenPBS cluster starts" "$(grep -v '^\*\*\*' "$T/cluster.log" | tail -n 20)"
+# Three nodes: the jobs run on two, the spares case (at the end) on all three.
+if ! pbs_cluster_up 3 2 2 >"$T/cluster.log" 2>&1; then
+    fail "a 3-node OpenPBS cluster starts" "$(grep -v '^\*\*\*' "$T/cluster.log" | tail -n 20)"
     exit 1
 fi
-pass "a 2-node OpenPBS cluster (pbs_server, data service, pbs_sched, pbs_comm, 2 pbs_mom) runs in network namespaces"
+pass "a 3-node OpenPBS cluster (pbs_server, data service, pbs_sched, pbs_comm, 3 pbs_mom) runs in network namespaces"
 
 # What the user's jobs use must be theirs to read: the built programs and templates are copied
 # beside the cluster, the workload into the user's submission directory.
@@ -52,6 +53,11 @@ pbs_state() { # JOB FIELD
 # submit_and_wait SPEC [ARGS...]: `ddpjob submit SPEC` (or ddpjob ARGS) as the user, with the
 # suite's programs and templates, or, with INSTALLED set, with that install's ddpjob alone.
 submit_and_wait() {
+    submit_job "$@"
+    wait_job "$1"
+}
+
+submit_job() { # SPEC [ARGS...]: JOB
     local spec=$1
     shift
     [ "$#" -gt 0 ] || set -- submit "$spec"
@@ -62,6 +68,10 @@ submit_and_wait() {
             "$bin/ddpjob" "$@" --bindir "$bin") >"$T/submit.out" 2>&1
     fi
     JOB=$(tail -n 1 "$T/submit.out")
+}
+
+wait_job() { # SPEC: until JOB has finished (120 s at most); OUT, STATUS
+    local spec=$1
     local deadline=$((SECONDS + 120))
     while [ "$(pbs_state "$JOB" job_state)" != F ] && [ "$SECONDS" -lt "$deadline" ]; do
         sleep 0.5
@@ -398,7 +408,70 @@ else
     done
 fi
 
-left=$(for i in 1 2; do ip netns pids "$(pbs_ns "n$i")"; done | xargs -r ps -o user=,args= -p | grep -v '^root ')
+# Spares: a spec with `nodes: 2` and `spares: 1` (select=3, -W tolerate_node_failures=all,
+# pbs-agents --spares) loses node 1 (n2) once its first checkpoint is written: its agent killed,
+# its MoM killed, its link cut. The job must end with Exit_status 0 and the final checkpoint of an
+# uninterrupted run; where node 1 was lost to the job, the spare on n3 takes its place.
+n2_agent() {
+    local pid
+    for pid in $(ip netns pids "$(pbs_ns n2)"); do
+        [ "$(basename "$(readlink "/proc/$pid/exe" 2>/dev/null)")" = ddpjob-agent ] && echo "$pid" && return
+    done
+}
+CHAIN_EPOCHS=6
+for loss in "agent killed" "MoM killed" "link cut"; do
+    ckpt=$jobdir/ckpt-${loss// /-}
+    spares_spec pbs "$ckpt" 1 >"$jobdir/spares.yaml"
+    chown "$PBS_USER:" "$jobdir/spares.yaml"
+    submit_job spares.yaml
+    for _ in $(seq 600); do [ -s "$ckpt/checkpoint.ddpt" ] && [ -n "$(n2_agent)" ] && break; sleep 0.1; done
+    case $loss in
+    "agent killed") kill -9 "$(n2_agent)" ;;
+    "MoM killed") kill -9 "$(cat "$PBS_CLUSTER/n2/mom_priv/mom.lock")" ;;
+    "link cut") ip -n "$(pbs_ns pbshead)" link set v2 down ;;
+    esac
+    wait_job spares.yaml
+    ip -n "$(pbs_ns pbshead)" link set v2 up
+    echo "# $loss: Exit_status $STATUS; n2 $(pbs_in pbshead "$PBS_EXEC/bin/pbsnodes" n2 2>/dev/null | sed -n 's/^ *state = //p')"
+    grep -h "${JOB%%.*}\.pbshead" "$PBS_CLUSTER"/n1/mom_logs/* 2>/dev/null | grep -i "node\|sister\|EOF" | tail -n 3 | sed 's/^/#   /'
+    expect_eq "$STATUS" 0 "spares, $loss: the job ends with Exit_status 0" "$OUT"
+    expect_contains "$OUT" "2 node(s) and 1 spare(s)" "spares, $loss: the script asked for the spare"
+    if [ "$loss" = "MoM killed" ]; then
+        expect_lacks "$OUT" "takes the place of" "spares, $loss: the job's processes on n2 went on: nothing was replaced"
+        pbs_in n2 /etc/init.d/pbs start >>"$T/cluster.log" 2>&1
+    else
+        expect_contains "$OUT" "node rank 1: n3 (slot 2) takes the place of n2 (slot 1)" "spares, $loss: n3 took node 1's place"
+        expect_contains "$OUT" "resuming from $ckpt/checkpoint.ddpt" "spares, $loss: training resumed from its checkpoint"
+    fi
+    REFERENCE_HOSTS=("$(pbs_ns n1)" "$(pbs_ns n2)") REFERENCE_MASTER=10.78.0.11
+    expect_same_as_uninterrupted "$ckpt/checkpoint.ddpt" "spares, $loss: the final checkpoint = an uninterrupted run's"
+done
+
+# The same job without spares (so without -W tolerate_node_failures=all) losing n2's MoM: what
+# PBS itself does to a job when a sister's MoM goes away.
+# 40 epochs (about a minute): time for the mother superior to poll its sisters.
+CHAIN_EPOCHS=40 spares_spec pbs "$jobdir/ckpt-nospare" 0 | sed 's/^name: spares/name: nospare/' >"$jobdir/nospare.yaml"
+chown "$PBS_USER:" "$jobdir/nospare.yaml"
+# Every node free again first (n2's MoM comes back from the link cut above).
+for _ in $(seq 600); do
+    [ "$(pbs_in pbshead "$PBS_EXEC/bin/pbsnodes" -a 2>/dev/null | grep -c 'state = free')" = 3 ] && break
+    sleep 0.1
+done
+submit_job nospare.yaml
+for _ in $(seq 600); do [ -s "$jobdir/ckpt-nospare/checkpoint.ddpt" ] && break; sleep 0.1; done
+sister=$(pbs_state "$JOB" exec_host | tr '+' '\n' | sed -n '2s|/.*||p')
+kill -9 "$(cat "$PBS_CLUSTER/$sister/mom_priv/mom.lock")"
+wait_job nospare.yaml
+pbs_in "$sister" /etc/init.d/pbs start >>"$T/cluster.log" 2>&1
+eof=$(grep -h "${JOB%%.*}\.pbshead" "$PBS_CLUSTER"/n1/mom_logs/* 2>/dev/null | grep -i -m3 "EOF\|sister\|kill")
+echo "# no spares, $sister's MoM killed: Exit_status $STATUS, run_count $(pbs_state "$JOB" run_count)"
+grep "ddpjob" <<<"$OUT" | tail -n 4 | sed 's/^/#   /'
+# Found: OpenPBS 23.06 keeps the job ("im_eof, lost communication with n2, not killing job yet");
+# its pbsdsh task for the node ends, which pbs-agents (without --spares) takes as the node's end.
+expect_contains "$eof" "lost communication with $sister, not killing job yet" \
+    "no spares, a sister's MoM killed: the mother superior keeps the job"
+
+left=$(for i in 1 2 3; do ip netns pids "$(pbs_ns "n$i")"; done | xargs -r ps -o user=,args= -p | grep -v '^root ')
 expect_eq "$left" "" "nothing of the jobs is left running on any node"
 pbs_cluster_down
 left=$(pgrep -f "ddpj-pbs\.|pbs_mom|pbs_server|pbs_sched|pbs_comm" || true)

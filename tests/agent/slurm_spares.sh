@@ -47,17 +47,7 @@ for loss in "agent killed" "slurmd killed" "link cut"; do
     # mark it down while the job runs, to see what that does to the job.
     CHAIN_EPOCHS=6
     [ "$loss" != "slurmd killed" ] || CHAIN_EPOCHS=30
-    cat >spares.yaml <<SPEC
-name: spares
-scheduler: slurm
-nodes: 2
-spares: 1
-procs_per_node: 2
-max_restarts: 2
-walltime: "00:05:00"
-env: {OPENBLAS_CORETYPE: Haswell, OMP_NUM_THREADS: "1"}
-train: {synthetic: true, synthetic_size: "4096,512", epochs: $CHAIN_EPOCHS, batch_size: 32, seed: 7, min_step_ms: 40, checkpoint_dir: $ckpt}
-SPEC
+    spares_spec slurm "$ckpt" 1 >spares.yaml
     run env DDPJ_TESTMARK="$MARK" XDG_STATE_HOME="$T/state" bash -c '. "$0/tests/cluster/slurm.sh"; cluster_in head "$@"' \
         "$SRCDIR" "$DDPJOB" submit spares.yaml
     JOB=$(grep -o '[0-9][0-9]*' <<<"$OUT" | tail -n 1)
@@ -90,6 +80,14 @@ SPEC
         expect_contains "$OUT" "resuming from $ckpt/checkpoint.ddpt" "$loss: training resumed from its checkpoint"
     fi
     expect_same_as_uninterrupted "$ckpt/checkpoint.ddpt" "$loss: the final checkpoint equals an uninterrupted run's"
+    run env XDG_STATE_HOME="$T/state" bash -c '. "$0/tests/cluster/slurm.sh"; cd "$1" && cluster_in head "${@:2}"' \
+        "$SRCDIR" "$T" "$DDPJOB" status "$JOB"
+    if [ "$loss" = "slurmd killed" ]; then
+        expect_lacks "$OUT" "took node" "$loss: status names no replacement"
+    else
+        expect_contains "$OUT" "attempt 1: n3 took node 1's place from n2, after: node 1 (host n2): agent lost" \
+            "$loss: status says, from the record, which host was lost, why, and which spare took its place"
+    fi
     restore_n2
     expect_no_leftovers "$loss: nothing of the job left running"
 done

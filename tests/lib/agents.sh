@@ -133,6 +133,22 @@ chain_train() { # CHECKPOINT_DIR: the spec's train: block
         "min_step_ms: $CHAIN_MIN_STEP_MS, checkpoint_dir: $1}"
 }
 
+# spares_spec SCHEDULER CHECKPOINT_DIR SPARES: the cluster suites' spares job: chain_train's
+# workload (CHAIN_EPOCHS epochs, a 40 ms step floor) on 2 nodes x 2 workers and SPARES more.
+spares_spec() {
+    cat <<SPEC
+name: spares
+scheduler: $1
+nodes: 2
+spares: $3
+procs_per_node: 2
+max_restarts: 2
+walltime: "00:05:00"
+env: {OPENBLAS_CORETYPE: Haswell, OMP_NUM_THREADS: "1"}
+train: {synthetic: true, synthetic_size: "4096,512", epochs: $CHAIN_EPOCHS, batch_size: 32, seed: 7, min_step_ms: 40, checkpoint_dir: $2}
+SPEC
+}
+
 # expect_same_as_uninterrupted CHECKPOINT DESCRIPTION [DETAIL...]: the cluster suites' walltime
 # chain workload (chain_train's, without its step floor; 4 ranks, one BLAS kernel) run without
 # interruption ends with exactly the checkpoint CHECKPOINT. The run has the

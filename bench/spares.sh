@@ -45,8 +45,10 @@ start() {
              --rdzv_endpoint "$NET.11:$port" --rdzv_id "bench$port" --max_restarts 3 --monitor_interval 1
              --redirects 1 --tee 1)
     fi
+    # Its own hostname, which the others resolve through the hosts file netns_make wrote.
     # shellcheck disable=SC2016 # expanded by that shell
-    ip netns exec "$(bench_ns "n$((i + 1))")" unshare --uts sh -c 'hostname "$0" && exec "$@"' "n$((i + 1))" \
+    ip netns exec "$(bench_ns "n$((i + 1))")" unshare --uts --mount --propagation private \
+        sh -c 'hostname "$0" && mount --bind "$1" /etc/hosts && shift && exec "$@"' "n$((i + 1))" "$T/etc/hosts" \
         env WORLD_LOG="$T/world" "${cmd[@]}" "$PWD/bench/spares_world.py" >"$T/$launcher.$i.log" 2>&1 &
     PIDS[i]=$!
 }
@@ -75,7 +77,12 @@ run_case() { # LAUNCHER LOSS
         f=
         sleep 0.1
     done
-    [ -n "$f" ] || { echo "  $launcher: the job did not start ($(tail -n 2 "$T/$launcher.0.log"))"; stop_all; return; }
+    if [ -z "$f" ]; then
+        echo "  $launcher: the job did not start ($(tail -n 2 "$T/$launcher.0.log"))"
+        FIGURE[$launcher]=0
+        stop_all
+        return
+    fi
     attempt=${f#"$T"/world/resumed.}
     attempt=${attempt%.0}
     sleep 2
@@ -105,10 +112,10 @@ run_case() { # LAUNCHER LOSS
 
 declare -A FIGURE
 echo "== node 1 lost -> the first training step after it; ddpjob-agent --nnodes 2 --spares 1 vs torchrun --nnodes 2:3 =="
-echo "   (3 hosts x 1 rank, PyTorch $("$PY" -c 'import torch; print(torch.__version__)') gloo; $(nproc) CPUs; $(date -u +%F))"
+echo "   (3 hosts x 1 rank, PyTorch $("$PY" -c 'import torch; print(torch.__version__)') gloo; $(getconf _NPROCESSORS_ONLN) CPUs; $(date -u +%F))"
 for loss in "launcher killed" "link cut" "node frozen"; do
     echo "$loss"
     for launcher in ddpjob-agent torchrun; do run_case "$launcher" "$loss"; done
-    awk -v a="${FIGURE[ddpjob-agent]}" -v t="${FIGURE[torchrun]}" \
-        'BEGIN {if (a > 0) printf "  torchrun / ddpjob-agent: %s%.1fx\n", (t >= '"$CAP"' ? "> " : ""), t / a}'
+    awk -v a="${FIGURE[ddpjob-agent]}" -v t="${FIGURE[torchrun]}" -v cap="$CAP" \
+        'BEGIN {if (a > 0 && t > 0) printf "  torchrun / ddpjob-agent: %s%.1fx\n", (t >= cap ? "> " : ""), t / a}'
 done

@@ -370,8 +370,8 @@ void attempt_report_failure(agent_t *a, const attempt_t *t, const worker_t *w, i
     }
     free(summary);
     ddp_error_t err;
-    if (o->error_file &&
-        report_error_file(o->error_file, &t->first, w, n, o->node_rank, a->host, &err))
+    if (o->error_file && report_error_file(o->error_file, &t->first, w, n, o->node_rank, a->host,
+                                           a->membership, &err))
         agent_say("%s", err.msg);
 }
 

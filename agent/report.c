@@ -203,7 +203,7 @@ static char *read_error_file(const char *path)
 }
 
 int report_error_file(const char *path, const failure_t *first, const worker_t *w, int n, int node,
-                      const char *host, ddp_error_t *err)
+                      const char *host, const char *membership, ddp_error_t *err)
 {
     char tmp[4200];
     snprintf(tmp, sizeof tmp, "%s.tmp%d", path, (int)getpid());
@@ -253,7 +253,8 @@ int report_error_file(const char *path, const failure_t *first, const worker_t *
         free(error);
         fputc('}', f);
     }
-    fprintf(f, "%s]\n}\n", count ? "\n  " : "");
+    fprintf(f, "%s],\n  \"membership\": [%s%s]\n}\n", count ? "\n  " : "",
+            membership ? "\n    " : "", membership ? membership : "");
     int bad = ferror(f) | fclose(f);
     if (bad || rename(tmp, path) != 0) {
         unlink(tmp);

@@ -50,8 +50,9 @@ void failure_line(const failure_t *f, char *buf, size_t size);
 /* Prints the summary of a failed job to `out`. */
 void report_summary(FILE *out, const failure_t *first, const worker_t *w, int n, int node,
                     const char *host);
-/* Writes the JSON report to path (atomically). */
+/* Writes the JSON report to path (atomically); membership: node 0's list of the nodes that
+ * took a lost one's place (progress.h), or NULL. */
 int report_error_file(const char *path, const failure_t *first, const worker_t *w, int n, int node,
-                      const char *host, ddp_error_t *err);
+                      const char *host, const char *membership, ddp_error_t *err);
 
 #endif

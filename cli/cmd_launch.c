@@ -94,9 +94,17 @@ struct launch {
     char *tail;      /* after NPROC: the agent options, "--", the workload's ARGs; quoted */
     int port;
     long spares;     /* hosts standing by (the agents' --spares) */
+    int replaceable; /* spares or an elastic world: a lost host is the agents' to handle */
     atomic_int stop; /* close every command's stdin */
     pthread_mutex_t out_lock;
 };
+
+/* What the spec says of the job's shape (all 0 without a spec). */
+typedef struct {
+    long procs;            /* workers per node */
+    long spares;           /* standby hosts */
+    long min_nodes, nodes; /* an elastic world when min_nodes < nodes */
+} spec_shape_t;
 
 /* What the command line asks for. */
 typedef struct {
@@ -171,8 +179,9 @@ static void run_host(host_run_t *h)
     }
     if (rc < 0) {
         snprintf(h->error, sizeof h->error, "%s", err.msg);
-        /* With spares the agents replace a lost host; node 0's serves the store. */
-        if (!L->spares || h->node == 0)
+        /* With spares or an elastic world the agents handle a lost host; node 0's serves the
+         * store. */
+        if (!L->replaceable || h->node == 0)
             atomic_store(&L->stop, 1);
         return;
     }
@@ -200,14 +209,12 @@ static void *host_thread(void *arg)
 }
 
 /* The script every host runs: node.sh rendered from the spec with ARGS appended to its command,
- * or a node script as given. *spec_procs gets the spec's workers per node (0: no spec), and
- * *spares the spec's spares where it is -1. */
+ * or a node script as given; *shape gets the spec's job shape. */
 static char *node_script(const char *spec_path, const char *script_path, const char *bindir,
-                         bool doctor, char **extra, int nextra, long *spec_procs, long *spares,
-                         int *exit_code)
+                         bool doctor, char **extra, int nextra, spec_shape_t *shape, int *exit_code)
 {
     ddp_error_t err;
-    *spec_procs = 0;
+    *shape = (spec_shape_t){0};
     *exit_code = EXIT_SYSTEM;
     if (script_path) {
         char *script = ddp_read_file(script_path, NULL, &err);
@@ -233,9 +240,10 @@ static char *node_script(const char *spec_path, const char *script_path, const c
                : ddp_error_set(&err, "out of memory");
     if (f)
         fclose(f);
-    *spec_procs = spec->procs_per_node;
-    if (*spares < 0)
-        *spares = spec->spares;
+    *shape = (spec_shape_t){.procs = spec->procs_per_node,
+                            .spares = spec->spares,
+                            .min_nodes = spec->min_nodes,
+                            .nodes = spec->nodes};
     if (rc) {
         fprintf(stderr, "ddpjob launch: %s: %s\n", spec->path, err.msg);
         free(script);
@@ -292,8 +300,8 @@ static int parse_launch_args(int argc, char **argv, bool doctor, launch_request_
                                          {"help", no_argument, NULL, 'h'},
                                          {0}};
     *r = (launch_request_t){.doctor = doctor, .spares = -1};
-    /* Each option adds at most two words. */
-    if (!(r->agent_options = calloc((size_t)argc * 2 + 1, sizeof *r->agent_options))) {
+    /* Each option adds at most two words; the spec's spares and range four more. */
+    if (!(r->agent_options = calloc((size_t)argc * 2 + 5, sizeof *r->agent_options))) {
         fprintf(stderr, "ddpjob launch: out of memory\n");
         return EXIT_SYSTEM;
     }
@@ -372,18 +380,27 @@ static int parse_launch_args(int argc, char **argv, bool doctor, launch_request_
 static int prepare_command(launch_t *L, launch_request_t *r, long *spec_procs)
 {
     int exit_code;
+    spec_shape_t shape;
     char *script = node_script(r->spec_path, r->script_path, r->bindir, r->doctor, r->extra,
-                               r->nextra, spec_procs, &r->spares, &exit_code);
+                               r->nextra, &shape, &exit_code);
     if (!script)
         return exit_code;
     L->script = shquote(script);
     free(script);
-    L->spares = r->spares > 0 ? r->spares : 0;
-    char spares[32];
+    *spec_procs = shape.procs;
+    L->spares = r->spares >= 0 ? r->spares : shape.spares;
+    L->replaceable = L->spares > 0 || shape.min_nodes < shape.nodes;
+    /* The agents' options after the node's own (a later one wins): its spares, its range. */
+    char spares[32], range[64];
     snprintf(spares, sizeof spares, "%ld", L->spares);
+    snprintf(range, sizeof range, "%ld:%ld", shape.min_nodes, shape.nodes);
     if (L->spares) {
         r->agent_options[r->nagent_options++] = "--spares";
         r->agent_options[r->nagent_options++] = spares;
+    }
+    if (shape.min_nodes < shape.nodes) {
+        r->agent_options[r->nagent_options++] = "--nnodes";
+        r->agent_options[r->nagent_options++] = range;
     }
     /* With a spec, ARGS went into its command; a node script takes them after its "--". */
     char *options_q = quoted_words(r->agent_options, r->nagent_options);
@@ -517,7 +534,7 @@ static void run_hosts(launch_t *L, const sigset_t *signals)
 }
 
 /* The job's status: a host whose agent could not start, else node 0's agent's, else (without
- * spares) the first failure; each host's error said. */
+ * spares or an elastic world) the first failure; each host's error said. */
 static int job_status(const launch_t *L)
 {
     int status = -1;
@@ -531,8 +548,9 @@ static int job_status(const launch_t *L)
         else if (status < 0 && h->finished && h->node == 0)
             status = h->status;
     }
-    /* With spares a lost host's end is the agents' to handle: node 0 knows how the job ended. */
-    for (size_t i = 0; status <= 0 && !L->spares && i < L->count; i++)
+    /* With spares or an elastic world a lost host's end is the agents' to handle: node 0 knows
+     * how the job ended. */
+    for (size_t i = 0; status <= 0 && !L->replaceable && i < L->count; i++)
         if (L->hosts[i].error[0] || (L->hosts[i].finished && L->hosts[i].status))
             status = L->hosts[i].finished && L->hosts[i].status ? L->hosts[i].status : EXIT_LAUNCH;
     return status < 0 ? EXIT_LAUNCH : status;

@@ -100,6 +100,14 @@ job_spec_t *load_for_scheduler(const char *path, const load_opts_t *opts, sched_
     /* A spec that failed to parse has no fields worth checking against a scheduler or site. */
     if (diag->count == 0 && (opts->scheduler_needed || *target != SCHED_UNSET))
         spec_check_for_scheduler(spec, *target, diag);
+    if (diag->count == 0 && !opts->local_run && *target != SCHED_UNSET &&
+        spec->min_nodes != spec->nodes) {
+        spec_loc_t at = spec_field_loc(spec, "nodes");
+        diag_add(diag, at.line, at.col, "nodes",
+                 "%ld:%ld: an elastic world runs with `ddpjob launch`; a scheduler allocates a "
+                 "fixed count (nodes: N, with spares: S for standbys)",
+                 spec->min_nodes, spec->nodes);
+    }
     if (diag->count == 0 && !opts->local_run &&
         ((site = load_site(spec, opts->site, diag)) ||
          (!opts->site && !spec->site && diag->count == 0 &&

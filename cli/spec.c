@@ -33,6 +33,7 @@ typedef enum {
     F_CHOICE,   /* one of the words in the field's `choices` */
     F_SIGNAME,  /* a signal: USR1, SIGUSR1 or its number */
     F_FACTOR,   /* a ratio above 1 (at most 100), or 0 for never */
+    F_NODES,    /* N, or MIN:MAX into the spec's nodes and min_nodes */
     F_REPLACED, /* a field that is gone: its def's `sub` is unused, the message says what replaced
                    it */
     F_TRAIN,    /* the built-in workload's options, turned into ddp-train's arguments */
@@ -100,7 +101,7 @@ static const field_def_t top_fields[] = {
     FIELD(name, F_STRING, name, REQUIRED | DIRECTIVE),
     FIELD(scheduler, F_SCHED, scheduler, 0),
     FIELD(site, F_STRING, site, 0),
-    INTFIELD(nodes, nodes, REQUIRED, 1, JOB_NODES_MAX),
+    {"nodes", F_NODES, offsetof(job_spec_t, nodes), REQUIRED, 1, JOB_NODES_MAX, NULL, 0, NULL},
     INTFIELD(spares, spares, 0, 0, JOB_NODES_MAX - 1),
     INTFIELD(gpus_per_node, gpus_per_node, 0, 0, 1024),
     INTFIELD(procs_per_node, procs_per_node, 0, 1, JOB_PROCS_PER_NODE_MAX),
@@ -295,7 +296,7 @@ job_spec_t *spec_doctor_default(ddp_error_t *err)
         ddp_error_set(err, "out of memory");
         return NULL;
     }
-    spec->nodes = 1;
+    spec->nodes = spec->min_nodes = 1;
     spec->procs_per_node = 1;
     spec->rendezvous_timeout = 60;
     spec->checkpoint.before_s = 180;
@@ -367,6 +368,29 @@ static void parse_int(loader_t *ld, yaml_node_t *n, const field_def_t *def, cons
         return;
     }
     *dst = v;
+}
+
+/* nodes: N, or torchrun's MIN:MAX (an elastic world). */
+static void parse_nodes(loader_t *ld, yaml_node_t *n, const field_def_t *def, const char *field)
+{
+    const char *s = n->type == YAML_SCALAR_NODE && is_plain(n) ? scalar(n) : NULL;
+    const char *colon = s ? strchr(s, ':') : NULL;
+    if (!colon) {
+        parse_int(ld, n, def, field, &ld->spec->nodes);
+        ld->spec->min_nodes = ld->spec->nodes;
+        return;
+    }
+    char least[32];
+    snprintf(least, sizeof least, "%.*s", (int)(colon - s), s);
+    long lo, hi;
+    if (ddp_parse_long(least, def->min, def->max, &lo) ||
+        ddp_parse_long(colon + 1, def->min, def->max, &hi) || lo > hi) {
+        REPORT(ld, n, field, "expected a count, or MIN:MAX with 1 <= MIN <= MAX <= %ld, got \"%s\"",
+               def->max, s);
+        return;
+    }
+    ld->spec->min_nodes = lo;
+    ld->spec->nodes = hi;
 }
 
 static void parse_factor(loader_t *ld, yaml_node_t *n, const char *field, double *dst)
@@ -694,6 +718,9 @@ static void parse_field(loader_t *ld, yaml_node_t *v, const field_def_t *def, co
     case F_FACTOR:
         parse_factor(ld, v, field, dst);
         break;
+    case F_NODES:
+        parse_nodes(ld, v, def, field);
+        break;
     case F_REPLACED:
         REPORT(
             ld, v, field,
@@ -809,6 +836,12 @@ static void check_combinations(const job_spec_t *spec, diag_t *diag)
         diag_add(diag, at.line, at.col, "error_file",
                  "every node of the job would write \"%s\": put %%n (the node's rank) in the name",
                  spec->error_file);
+    at = spec_field_loc(spec, "spares");
+    if (spec->spares && spec->min_nodes != spec->nodes)
+        diag_add(diag, at.line, at.col, "spares",
+                 "an elastic world (nodes: %ld:%ld) has no spares: its agents beyond the most "
+                 "nodes stand by already",
+                 spec->min_nodes, spec->nodes);
     at = spec_field_loc(spec, "requeue");
     if (spec->requeue && spec->command_is_train && !spec_command_has(spec, "--checkpoint-dir"))
         diag_add(diag, at.line, at.col, "requeue",

@@ -46,7 +46,8 @@ typedef struct {
     size_t loc_count;
     char *site; /* a site profile's name or path (site.h) */
     sched_kind_t scheduler;
-    long nodes;
+    long nodes;          /* the most nodes that run workers */
+    long min_nodes;      /* nodes: MIN:MAX (an elastic world, for ddpjob launch): MIN; else nodes */
     long spares;         /* more nodes whose agents stand by to take a lost node's place */
     long gpus_per_node;  /* 0: a CPU-only job */
     long procs_per_node; /* workers per node; 0 in the file means "gpus_per_node, or 1" */

@@ -336,8 +336,11 @@ typedef struct {
     char *host;
 } joiner_t;
 
-/* Node 0: the first `joined` joiners, from joiner/<k> ("SLOT NPROC HOST"); one that has not
- * written its entry yet is left for the next round. Returns how many were read, -1 on error. */
+/* How long node 0 waits for a counted joiner's entry before leaving it for the next round. */
+#define JOINER_ENTRY_MS 1000
+
+/* Node 0: the first `joined` joiners, from joiner/<k> ("SLOT NPROC HOST"); one whose entry does
+ * not come is left for the next round. Returns how many were read, -1 on error. */
 static int read_joiners(ddp_store_client_t *c, const ddp_rdzv_join_t *j, int64_t joined,
                         joiner_t *out, ddp_error_t *err)
 {
@@ -355,6 +358,14 @@ static int read_joiners(ddp_store_client_t *c, const ddp_rdzv_join_t *j, int64_t
     else if (ddp_store_get_many(c, (const char *const *)keys, (size_t)joined, vals, err) == 0)
         n = 0;
     for (int64_t k = 0; n >= 0 && k < joined; k++) {
+        /* Counted, but its entry not in yet (its SET follows its ADD): a moment for it. */
+        const char *key = keys[k];
+        if (!vals[k] && ddp_store_wait(c, &key, 1, JOINER_ENTRY_MS, NULL, &vals[k], err) < 0) {
+            while (n > 0)
+                free(out[--n].host);
+            n = -1;
+            break;
+        }
         int at = 0;
         joiner_t x = {0};
         if (!vals[k] || sscanf(vals[k], "%d %d %n", &x.slot, &x.nproc, &at) != 2 || !at ||

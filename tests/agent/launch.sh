@@ -132,6 +132,49 @@ expect_contains "$(cat "$T/spare.err")" "n1: ddpjob-agent: node rank 1: n3 (slot
     "node 0 names the lost host and the spare that took its place"
 expect_contains "$(cat "$T/spare.out")" "n3: [rank 1] started 1" "the spare ran rank 1 in the next attempt"
 expect_hosts_clean "nothing left on any host after the spare's job"
+# The same with n2's link cut: its connection is lost to the head too, which (with spares) stops
+# nothing; the agents replace it.
+sshd_login timeout -s KILL 120 "$DDPJOB" launch "$T/spare.yaml" --hosts n1,n2,n3 --spares 1 \
+    --bindir "$bindir" --agent-option=--max-restarts --agent-option=1 >"$T/spare.out" 2>"$T/spare.err" &
+LAUNCHER=$!
+for _ in $(seq 200); do [ "$(grep -c "started 0" "$T/spare.out")" = 2 ] && break; sleep 0.1; done
+ip -n "$(sshd_ns login)" link set v2 down
+if wait "$LAUNCHER"; then RC=0; else RC=$?; fi
+ip -n "$(sshd_ns login)" link set v2 up
+expect_eq "$RC" 0 "--spares 1: n2's link cut, the job ends 0 on the spare" "$(cat "$T/spare.err")"
+expect_contains "$(cat "$T/spare.err")" "n1: ddpjob-agent: node rank 1: n3 (slot 2) takes the place of n2 (slot 1)" \
+    "node 0 names the host cut off and the spare that took its place"
+expect_contains "$(cat "$T/spare.err")" "ddpjob launch: node 1 (n2): n2 ($SSHD_USER@n2:22): connection lost" \
+    "the head names the host it lost"
+expect_hosts_clean "nothing left on any host after the spare's job with a cut link"
+
+# An elastic world from the spec (nodes: 2:3) on three hosts: n3's agent killed, the world goes on
+# with two (a real PyTorch gloo job sees it), and the job ends 0.
+cp "$SRCDIR/tests/agent/py/elastic_world.py" "$bindir/"
+mkdir -p "$bindir/world"
+chmod 777 "$bindir/world"
+cat >"$T/elastic.yaml" <<YAML
+name: elastic
+nodes: 2:3
+procs_per_node: 1
+max_restarts: 2
+env: {GLOO_SOCKET_IFNAME: eth0, WORLD_LOG: $bindir/world, STEPS: "25"}
+command: [/usr/bin/python3, $bindir/elastic_world.py]
+YAML
+sshd_login timeout -s KILL 120 "$DDPJOB" launch "$T/elastic.yaml" --hosts n1,n2,n3 --bindir "$bindir" \
+    >"$T/elastic.out" 2>"$T/elastic.err" &
+LAUNCHER=$!
+for _ in $(seq 300); do [ -s "$bindir/world/attempt0.rank2" ] && break; sleep 0.1; done
+for pid in $(ip netns pids "$(sshd_ns n3)"); do
+    [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = ddpjob-agent ] && kill -9 "$pid"
+done
+if wait "$LAUNCHER"; then RC=0; else RC=$?; fi
+expect_eq "$RC" 0 "nodes: 2:3 in the spec: n3 lost, the job ends 0 with two" "$(cat "$T/elastic.err")"
+expect_eq "$(cat "$bindir/world/attempt0.rank0" "$bindir/world/attempt1.rank0" 2>/dev/null)" \
+    "rank 0 world 3 env 0/3 group 0/3 sum 3
+rank 0 world 2 env 0/2 group 0/2 sum 1" "the world was 3 nodes, then 2 after the loss"
+expect_contains "$(cat "$T/elastic.err")" "the world changes from 3 to 2 node(s) in attempt 1" "node 0 says so"
+expect_hosts_clean "nothing left on any host after the elastic job"
 
 # The preflight: n2 made to differ by its setup (a fake nvidia-smi with two GPUs on its PATH, and
 # NCCL_SOCKET_IFNAME naming an interface it lacks). doctor reports it and starts nothing; a job

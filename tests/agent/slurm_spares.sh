@@ -1,10 +1,10 @@
 #!/bin/bash
 # Spare nodes on a real Slurm (tests/cluster/slurm.sh, three nodes n1-n3, SlurmdTimeout 10 s so
 # that a silent node is marked down within the case): `ddpjob submit` of a spec with `nodes: 2`
-# and `spares: 1` whose ddp-train run loses node 1 (n2) mid-training in three ways: its agent
-# killed, its slurmd killed, its link cut. Each time the job must complete (COMPLETED 0:0) with the
+# and `spares: 1` whose ddp-train run loses node 1 (n2) mid-training in four ways: its agent
+# killed, its slurmd killed, its link cut, the whole node frozen (every process on it stopped). Each time the job must complete (COMPLETED 0:0) with the
 # final checkpoint an uninterrupted run's: with the spare on n3 in node 1's place where node 1 was
-# lost to the job (its agent, its link); a dead slurmd loses the job nothing. What Slurm itself did
+# lost to the job (its agent, its link, the node); a dead slurmd loses the job nothing. What Slurm itself did
 # to the node and the job is printed as TAP comments (README: what each scheduler does).
 . "$SRCDIR/tests/lib/agents.sh"
 . "$SRCDIR/tests/cluster/slurm.sh"
@@ -41,7 +41,7 @@ restore_n2() {
     done
 }
 
-for loss in "agent killed" "slurmd killed" "link cut"; do
+for loss in "agent killed" "slurmd killed" "link cut" "node frozen"; do
     ckpt=$T/ckpt-${loss// /-}
     # slurmd killed: long enough for Slurm to find the node not responding (SlurmdTimeout) and
     # mark it down while the job runs, to see what that does to the job.
@@ -56,12 +56,19 @@ for loss in "agent killed" "slurmd killed" "link cut"; do
     "agent killed") kill -9 "$(n2_agent)" ;;
     "slurmd killed") kill -9 "$(cat "$CLUSTER/run/slurmd-n2.pid")" ;;
     "link cut") ip -n "$(cluster_ns head)" link set v2 down ;;
+    "node frozen")
+        frozen=$(ip netns pids "$(cluster_ns n2)")
+        # shellcheck disable=SC2086
+        kill -STOP $frozen
+        ;;
     esac
     deadline=$((SECONDS + 180))
     while [ -n "$(cluster_in head squeue -h -j "$JOB" 2>/dev/null)" ] && [ "$SECONDS" -lt "$deadline" ]; do
         sleep 0.5
     done
     ip -n "$(cluster_ns head)" link set v2 up
+    # shellcheck disable=SC2086
+    [ "$loss" != "node frozen" ] || kill -CONT $frozen
     OUT=$(cat "$T/spares-$JOB.out" 2>/dev/null)
     state=$(cluster_in head scontrol -o show job "$JOB" 2>/dev/null | grep -o 'JobState=[A-Z_]*\|ExitCode=[0-9:]*' | tr '\n' ' ')
     # What Slurm made of it, for the record (share/doc/ddpjob/spares.md).

@@ -56,7 +56,8 @@ spare_job() {
     for i in 0 1 2; do
         on_host "$prefix$i" "$i" OPENBLAS_CORETYPE=Haswell -- --nnodes 2 --spares 1 \
             --node-rank "$i" --nproc-per-node 2 --master-addr "$MASTER" --master-port "$PORT" \
-            --heartbeat 0.5 --grace 3 --max-restarts 2 --rdzv-timeout 60 --no-python "$@"
+            --heartbeat 0.5 --grace 3 --max-restarts 2 --rdzv-timeout 60 \
+            --error-file "$T/$prefix-error%n.json" --no-python "$@"
     done
 }
 
@@ -106,6 +107,8 @@ expect_eq "$RC" 1 "a second loss with no standby left: the job fails" "$ERR"
 expect_contains "$ERR" "1 node(s) can run workers, and the job needs 2 (no standby left to take a lost node's place)" \
     "saying no standby is left"
 expect_contains "$ERR" "job failed (exit 1): node 1 (host n3): agent lost" "naming the host lost last"
+expect_contains "$(cat "$T/n-error0.json" 2>/dev/null)" '{"attempt": 1, "node": 1, "host": "n3", "in_place_of": "n2", "after": "node 1 (host n2): agent lost' \
+    "node 0's error file says which spare took the lost host's place, and after what"
 wait_agent n1
 wait_agent n2
 expect_no_leftovers "no standby left: nothing of the job left running"

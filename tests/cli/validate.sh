@@ -89,6 +89,19 @@ check "negative nodes" "nodes: must be at least 1, got -2" "${base}nodes: -2
 "
 check "nodes as text" 'nodes: expected a whole number, got "two"' "${base}nodes: two
 "
+check "an elastic range whose least is above its most" \
+    'case.yaml:4:8: nodes: expected a count, or MIN:MAX with 1 <= MIN <= MAX <= 100000, got "3:2"' "${base}nodes: 3:2
+"
+check "an elastic range for a scheduler" \
+    "case.yaml:4:8: nodes: 2:3: an elastic world runs with \`ddpjob launch\`; a scheduler allocates a fixed count" \
+    "${base}nodes: 2:3
+"
+check "spares with an elastic range" "case.yaml:5:9: spares: an elastic world (nodes: 2:3) has no spares" "${base}nodes: 2:3
+spares: 1
+"
+check "negative spares" "spares: must be between 0 and 99999, got -1" "${base}nodes: 2
+spares: -1
+"
 check "fractional GPUs" 'gpus_per_node: expected a whole number, got "1.5"' "${base}nodes: 1
 gpus_per_node: 1.5
 "

@@ -51,6 +51,9 @@ sshd_up() {
         # Password '*': no password login, but not a locked account, which sshd refuses outright.
         useradd -M -p '*' -d "$d/home/$SSHD_USER" -s /bin/bash "$SSHD_USER" || return 1
         touch "$d/made-user"
+    else
+        # Left by a run that was killed: its home was that run's, gone now.
+        usermod -p '*' -d "$d/home/$SSHD_USER" "$SSHD_USER" || return 1
     fi
     chown "$SSHD_USER:" "$d/home/$SSHD_USER"
     [ -d /run/sshd ] || { mkdir -p /run/sshd && touch "$d/made-run-sshd"; }

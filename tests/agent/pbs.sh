@@ -410,7 +410,7 @@ fi
 
 # Spares: a spec with `nodes: 2` and `spares: 1` (select=3, -W tolerate_node_failures=all,
 # pbs-agents --spares) loses node 1 (n2) once its first checkpoint is written: its agent killed,
-# its MoM killed, its link cut. The job must end with Exit_status 0 and the final checkpoint of an
+# its MoM killed, its link cut, the whole node frozen (every process on it stopped). The job must end with Exit_status 0 and the final checkpoint of an
 # uninterrupted run; where node 1 was lost to the job, the spare on n3 takes its place.
 n2_agent() {
     local pid
@@ -419,7 +419,7 @@ n2_agent() {
     done
 }
 CHAIN_EPOCHS=6
-for loss in "agent killed" "MoM killed" "link cut"; do
+for loss in "agent killed" "MoM killed" "link cut" "node frozen"; do
     ckpt=$jobdir/ckpt-${loss// /-}
     spares_spec pbs "$ckpt" 1 >"$jobdir/spares.yaml"
     chown "$PBS_USER:" "$jobdir/spares.yaml"
@@ -429,7 +429,25 @@ for loss in "agent killed" "MoM killed" "link cut"; do
     "agent killed") kill -9 "$(n2_agent)" ;;
     "MoM killed") kill -9 "$(cat "$PBS_CLUSTER/n2/mom_priv/mom.lock")" ;;
     "link cut") ip -n "$(pbs_ns pbshead)" link set v2 down ;;
+    "node frozen")
+        frozen=$(ip netns pids "$(pbs_ns n2)")
+        # shellcheck disable=SC2086
+        kill -STOP $frozen
+        ;;
     esac
+    if [ "$loss" = "node frozen" ]; then
+        # Found: the batch script ends with the training, then PBS holds the job until the
+        # frozen sister's MoM answers (qstat itself may wait on it): let it go once the script
+        # on n1 has ended (120 s at most).
+        until_at=$((SECONDS + 120))
+        while [ "$SECONDS" -lt "$until_at" ] &&
+            ip netns pids "$(pbs_ns n1)" | xargs -r ps -o user= -p | grep -q "^$PBS_USER"; do
+            sleep 0.2
+        done
+        echo "# node frozen: the script on n1 ended after $((SECONDS - until_at + 120)) s; the job then: $(timeout 10 pbs_in pbshead "$PBS_EXEC/bin/qstat" -x "$JOB" 2>&1 | tail -n 1)"
+        # shellcheck disable=SC2086
+        kill -CONT $frozen
+    fi
     wait_job spares.yaml
     ip -n "$(pbs_ns pbshead)" link set v2 up
     echo "# $loss: Exit_status $STATUS; n2 $(pbs_in pbshead "$PBS_EXEC/bin/pbsnodes" n2 2>/dev/null | sed -n 's/^ *state = //p')"
@@ -449,8 +467,8 @@ done
 
 # The same job without spares (so without -W tolerate_node_failures=all) losing n2's MoM: what
 # PBS itself does to a job when a sister's MoM goes away.
-# 40 epochs (about a minute): time for the mother superior to poll its sisters.
-CHAIN_EPOCHS=40 spares_spec pbs "$jobdir/ckpt-nospare" 0 | sed 's/^name: spares/name: nospare/' >"$jobdir/nospare.yaml"
+# 20 epochs (half a minute): time for the mother superior to poll its sisters.
+CHAIN_EPOCHS=20 spares_spec pbs "$jobdir/ckpt-nospare" 0 | sed 's/^name: spares/name: nospare/' >"$jobdir/nospare.yaml"
 chown "$PBS_USER:" "$jobdir/nospare.yaml"
 # Every node free again first (n2's MoM comes back from the link cut above).
 for _ in $(seq 600); do

@@ -93,9 +93,10 @@ struct launch {
     char *node_args; /* NNODES MASTER_ADDR MASTER_PORT RUN_ID, quoted for the remote shell */
     char *tail;      /* after NPROC: the agent options, "--", the workload's ARGs; quoted */
     int port;
-    long spares;     /* hosts standing by (the agents' --spares) */
-    int replaceable; /* spares or an elastic world: a lost host is the agents' to handle */
-    atomic_int stop; /* close every command's stdin */
+    long spares;        /* hosts standing by (the agents' --spares) */
+    int replaceable;    /* spares or an elastic world: a lost host is the agents' to handle */
+    atomic_int stop;    /* close every command's stdin */
+    atomic_int abandon; /* node 0 ended JOB_DRAIN_MS ago: leave the hosts still running */
     pthread_mutex_t out_lock;
 };
 
@@ -174,6 +175,12 @@ static void run_host(host_run_t *h)
         if (atomic_load(&L->stop) && !h->eof_sent) {
             ssh_session_eof(h->session);
             h->eof_sent = 1;
+        }
+        if (atomic_load(&L->abandon)) {
+            snprintf(h->error, sizeof h->error,
+                     "still running %d s after node 0's agent ended (a frozen host?): left",
+                     JOB_DRAIN_MS / 1000);
+            return;
         }
         rc = ssh_session_pump(h->session, 200, host_output, h, &err);
     }
@@ -519,6 +526,7 @@ static void run_hosts(launch_t *L, const sigset_t *signals)
             L->master, L->port);
     for (size_t i = 0; i < L->count; i++)
         pthread_create(&L->hosts[i].thread, NULL, host_thread, &L->hosts[i]);
+    int64_t node0_ended = 0;
     for (size_t done = 0; done < L->count;) {
         struct timespec tick = {0, 200 * 1000 * 1000};
         int sig = sigtimedwait(signals, NULL, &tick);
@@ -528,6 +536,11 @@ static void run_hosts(launch_t *L, const sigset_t *signals)
         done = 0;
         for (size_t i = 0; i < L->count; i++)
             done += (size_t)atomic_load(&L->hosts[i].ended);
+        /* Node 0's agent knows how the job ended; the others get JOB_DRAIN_MS to follow. */
+        if (!node0_ended && atomic_load(&L->hosts[0].ended))
+            node0_ended = ddp_now_ms();
+        if (node0_ended && ddp_now_ms() - node0_ended >= JOB_DRAIN_MS)
+            atomic_store(&L->abandon, 1);
     }
     for (size_t i = 0; i < L->count; i++)
         pthread_join(L->hosts[i].thread, NULL);

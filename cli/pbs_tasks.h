@@ -11,11 +11,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "job_contract.h"
+
 /* How long node 0's agent may go on after a node's agent ended with a status: past the agent's
  * own 10 s grace for its workers, so an agent that follows by itself is never cut short. */
 #define PBS_TASK_FOLLOW_MS 20000
 /* How long the other nodes' tasks may outlive node 0's agent before they are stopped. */
-#define PBS_TASK_DRAIN_MS 30000
+#define PBS_TASK_DRAIN_MS JOB_DRAIN_MS
 
 /* The status pbsdsh printed for a task in `text` (the task's captured output): 1 with *status
  * set, 0 when it printed none (the task ended with 0, or pbsdsh said nothing). */

@@ -16,6 +16,10 @@ enum {
     JOB_TIMEOUT_MAX_S = 7 * 86400, /* rendezvous, hang, exit and checkpoint-before */
 };
 
+/* How long the other nodes' launches (pbsdsh tasks, SSH sessions) may outlive node 0's agent,
+ * which knows the job's outcome, before they are stopped or left: a frozen node never ends. */
+#define JOB_DRAIN_MS 30000
+
 /* The words a spec's gpu_binding:, cpu_binding: and preflight: take, which the agent's options of
  * the same names take too (its --preflight also takes "only", for ddpjob doctor);
  * NULL-terminated. */

@@ -148,6 +148,57 @@ expect_contains "$(cat "$T/spare.err")" "ddpjob launch: node 1 (n2): n2 ($SSHD_U
     "the head names the host it lost"
 expect_hosts_clean "nothing left on any host after the spare's job with a cut link"
 
+# ddp-train with a spare, through launch: 2 hosts x 2 workers and n3 standing by; n2 lost mid-
+# training in each way the fault matrix has. Training resumes on n3 from its checkpoint, ends 0,
+# and its final checkpoint is an uninterrupted run's (the same layout: REFERENCE_HOSTS).
+cp "$TRAIN" "$bindir/"
+CHAIN_EPOCHS=6
+REFERENCE_HOSTS=("$(sshd_ns n1)" "$(sshd_ns n2)") REFERENCE_MASTER=$SSHD_NET.11
+for loss in "agent killed" "link cut" "node frozen"; do
+    ckpt=$bindir/ckpt-${loss// /-}
+    mkdir -p "$ckpt"
+    chmod 777 "$ckpt"
+    cat >"$T/train-spare.yaml" <<YAML
+name: train-spare
+nodes: 2
+spares: 1
+procs_per_node: 2
+max_restarts: 2
+env: {OPENBLAS_CORETYPE: Haswell, OMP_NUM_THREADS: "1"}
+command: [$bindir/ddp-train, train, --synthetic, --synthetic-size, "4096,512", --epochs, "$CHAIN_EPOCHS", --batch-size, "32", --seed, "7", --min-step-ms, "40", --checkpoint-dir, $ckpt]
+YAML
+    sshd_login timeout -s KILL 120 "$DDPJOB" launch "$T/train-spare.yaml" --hosts n1,n2,n3 --bindir "$bindir" \
+        >"$T/train-spare.out" 2>"$T/train-spare.err" &
+    LAUNCHER=$!
+    for _ in $(seq 600); do [ -s "$ckpt/checkpoint.ddpt" ] && break; sleep 0.1; done
+    frozen=
+    case $loss in
+    "agent killed")
+        for pid in $(ip netns pids "$(sshd_ns n2)"); do
+            [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = ddpjob-agent ] && kill -9 "$pid"
+        done
+        ;;
+    "link cut") ip -n "$(sshd_ns login)" link set v2 down ;;
+    "node frozen")
+        frozen=$(ip netns pids "$(sshd_ns n2)")
+        # shellcheck disable=SC2086
+        kill -STOP $frozen
+        ;;
+    esac
+    if wait "$LAUNCHER"; then RC=0; else RC=$?; fi
+    ip -n "$(sshd_ns login)" link set v2 up
+    # shellcheck disable=SC2086
+    [ -z "$frozen" ] || kill -CONT $frozen
+    # Let go, n2's agent finds the store gone and stops its workers (its --grace at most).
+    for _ in $(seq 300); do [ -z "$(host_leftovers)" ] && break; sleep 0.1; done
+    expect_eq "$RC" 0 "launch, ddp-train, $loss: the job ends 0 on the spare" "$(tail -n 5 "$T/train-spare.err")"
+    expect_contains "$(cat "$T/train-spare.err")" "n1: ddpjob-agent: node rank 1: n3 (slot 2) takes the place of n2 (slot 1)" \
+        "launch, ddp-train, $loss: n3 took node 1's place"
+    expect_contains "$(cat "$T/train-spare.out")" "resuming from $ckpt/checkpoint.ddpt" "launch, ddp-train, $loss: training resumed from its checkpoint"
+    expect_same_as_uninterrupted "$ckpt/checkpoint.ddpt" "launch, ddp-train, $loss: the final checkpoint equals an uninterrupted run's"
+    expect_hosts_clean "launch, ddp-train, $loss: nothing left on any host"
+done
+
 # An elastic world from the spec (nodes: 2:3) on three hosts: n3's agent killed, the world goes on
 # with two (a real PyTorch gloo job sees it), and the job ends 0.
 cp "$SRCDIR/tests/agent/py/elastic_world.py" "$bindir/"

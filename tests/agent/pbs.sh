@@ -436,15 +436,15 @@ for loss in "agent killed" "MoM killed" "link cut" "node frozen"; do
         ;;
     esac
     if [ "$loss" = "node frozen" ]; then
-        # Found: the batch script ends with the training, then PBS holds the job until the
-        # frozen sister's MoM answers (qstat itself may wait on it): let it go once the script
-        # on n1 has ended (120 s at most).
+        # Found: the batch script ends with the training, but PBS does not finish the job while
+        # the frozen sister's MoM cannot answer (qstat itself may wait on it): let it go once the
+        # script on n1 has ended (120 s at most).
         until_at=$((SECONDS + 120))
         while [ "$SECONDS" -lt "$until_at" ] &&
             ip netns pids "$(pbs_ns n1)" | xargs -r ps -o user= -p | grep -q "^$PBS_USER"; do
             sleep 0.2
         done
-        echo "# node frozen: the script on n1 ended after $((SECONDS - until_at + 120)) s; the job then: $(timeout 10 pbs_in pbshead "$PBS_EXEC/bin/qstat" -x "$JOB" 2>&1 | tail -n 1)"
+        echo "# node frozen: the script on n1 ended after $((SECONDS - until_at + 120)) s; the job then: $(pbs_in pbshead timeout 10 "$PBS_EXEC/bin/qstat" -x "$JOB" 2>&1 | tail -n 1)"
         # shellcheck disable=SC2086
         kill -CONT $frozen
     fi

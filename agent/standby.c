@@ -94,8 +94,10 @@ static void say_changes(agent_t *a, const ddp_rdzv_result_t *r)
         agent_say("the world changes from %d to %d node(s) in attempt %d", before, r->nnodes,
                   r->round);
     int *slots = ddp_xcalloc((size_t)r->nnodes, sizeof *slots);
+    for (int slot = 0; slot < a->members.nslots; slot++)
+        if (a->members.role[slot] >= 0 && a->members.role[slot] < r->nnodes)
+            slots[a->members.role[slot]] = slot;
     for (int i = 0; i < r->nnodes; i++) {
-        slots[i] = ddp_members_slot_of(&a->members, i);
         if (!before || i == 0)
             continue;
         if (i >= before) {

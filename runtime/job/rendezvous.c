@@ -440,16 +440,20 @@ static int form_round(ddp_store_client_t *c, const ddp_rdzv_join_t *j, int64_t j
         abort_join(c, j, err);
         goto out;
     }
+    /* Each active joiner's workers and host under its node rank; bases node-major after. */
     out->node_hosts = calloc((size_t)active, sizeof *out->node_hosts);
+    for (int i = 0; out->node_hosts && i < n; i++) {
+        int rank = e->members->role[x[i].slot];
+        if (rank >= 0) {
+            base[rank] = x[i].nproc;
+            out->node_hosts[rank] = strdup(x[i].host ? x[i].host : "?");
+        }
+    }
     int world = 0;
-    for (int rank = 0; out->node_hosts && rank < active; rank++) {
-        int slot = ddp_members_slot_of(e->members, rank);
-        for (int i = 0; i < n; i++)
-            if (x[i].slot == slot) {
-                base[rank] = world;
-                world += x[i].nproc;
-                out->node_hosts[rank] = strdup(x[i].host ? x[i].host : "?");
-            }
+    for (int rank = 0; rank < active; rank++) {
+        int nproc = base[rank];
+        base[rank] = world;
+        world += nproc;
     }
     out->nnodes = active;
     if (!out->node_hosts) {

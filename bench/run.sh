@@ -66,12 +66,17 @@ runs=$runs_saved
 
 echo
 echo "== rendezvous: K agents join, publish a record, get their ranks (median, seconds) =="
+echo "   (store KiB/agent: the store process's peak resident memory per joined agent)"
 ninja -C "$build" bench/rdzv_scale >/dev/null
-ours=$("$build/bench/rdzv_scale" 64 1024 8192)
+ours=$("$build/bench/rdzv_scale" 64 1024 8192 16384 32768)
 theirs=$(timeout 120 "$py" bench/tcpstore_scale.py 64 256 1024 || true)
-printf '%6s %10s %10s %8s\n' K ddpjob TCPStore speedup
-while read -r k t; do
+printf '%6s %10s %10s %8s %16s\n' K ddpjob TCPStore speedup "store KiB/agent"
+while read -r k t kib why; do
+    if [ "$t" = - ]; then
+        printf '%6d %10s   not run: %s\n' "$k" - "$why"
+        continue
+    fi
     p=$(awk -v k="$k" '$1 == k {print $2}' <<<"$theirs")
-    awk -v k="$k" -v t="$t" -v p="${p:-}" 'BEGIN {
-        printf "%6d %10.4f %10s %8s\n", k, t, (p == "" ? "(not run)" : p), (p == "" ? "-" : sprintf("%.1fx", p / t)) }'
+    awk -v k="$k" -v t="$t" -v m="$kib" -v p="${p:-}" 'BEGIN {
+        printf "%6d %10.4f %10s %8s %16.2f\n", k, t, (p == "" ? "(not run)" : p), (p == "" ? "-" : sprintf("%.1fx", p / t)), m }'
 done <<<"$ours"

@@ -150,15 +150,19 @@ static int wait_ready(int fd, short events, int64_t deadline)
 int ddp_net_write_full(int fd, const void *buf, size_t len, int64_t deadline, ddp_error_t *err)
 {
     const char *p = buf;
+    /* The call is tried before poll: data has mostly arrived, or room is there, already, and a
+     * store serving thousands of agents pays for every system call. */
     while (len > 0) {
-        int werr = wait_ready(fd, POLLOUT, deadline);
-        if (werr)
-            return ddp_error_set(err, "send: %s", strerror(werr));
         ssize_t n = send(fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT);
         if (n < 0) {
-            if (errno == EINTR || errno == EAGAIN)
+            if (errno == EINTR)
                 continue;
-            return ddp_error_set(err, "send: %s", strerror(errno));
+            if (errno != EAGAIN)
+                return ddp_error_set(err, "send: %s", strerror(errno));
+            int werr = wait_ready(fd, POLLOUT, deadline);
+            if (werr)
+                return ddp_error_set(err, "send: %s", strerror(werr));
+            continue;
         }
         p += n;
         len -= (size_t)n;
@@ -170,17 +174,19 @@ int ddp_net_read_full(int fd, void *buf, size_t len, int64_t deadline, ddp_error
 {
     char *p = buf;
     while (len > 0) {
-        int werr = wait_ready(fd, POLLIN, deadline);
-        if (werr)
-            return ddp_error_set(err, "receive: %s",
-                                 werr == ETIMEDOUT ? "timed out" : strerror(werr));
         ssize_t n = recv(fd, p, len, MSG_DONTWAIT);
         if (n == 0)
             return ddp_error_set(err, "receive: connection closed by peer");
         if (n < 0) {
-            if (errno == EINTR || errno == EAGAIN)
+            if (errno == EINTR)
                 continue;
-            return ddp_error_set(err, "receive: %s", strerror(errno));
+            if (errno != EAGAIN)
+                return ddp_error_set(err, "receive: %s", strerror(errno));
+            int werr = wait_ready(fd, POLLIN, deadline);
+            if (werr)
+                return ddp_error_set(err, "receive: %s",
+                                     werr == ETIMEDOUT ? "timed out" : strerror(werr));
+            continue;
         }
         p += n;
         len -= (size_t)n;

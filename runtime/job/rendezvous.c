@@ -602,11 +602,14 @@ int ddp_rdzv_join(ddp_store_client_t *c, const ddp_rdzv_join_t *j, ddp_rdzv_resu
     ddp_rdzv_key(key, sizeof key, j->round, "complete");
     if (joined == j->nnodes && ddp_store_set(c, key, "1", 1, err))
         return ddp_error_prefix(err, "rendezvous");
-    /* Node 0 gives up first and tells the others why (it may close the store right after);
-     * the others wait a little longer for that word, and look for themselves only if it never
-     * comes. */
+    /* Node 0 waits for the last joiner, the others straight for their assignment: one wake-up
+     * per agent, not two (at thousands of agents the store's cost is its replies). Node 0 gives
+     * up first and tells the others why (it may close the store right after); the others wait
+     * a little longer for that word, and look for themselves only if it never comes. */
     char abort_key[128];
     ddp_rdzv_key(abort_key, sizeof abort_key, j->round, "abort");
+    if (j->node_rank != 0)
+        node_key(key, sizeof key, j->round, "assign", j->node_rank);
     const char *keys[] = {key, abort_key};
     int64_t deadline = j->deadline + (j->node_rank == 0 ? 0 : RDZV_ABORT_SLACK_MS);
     int which = 0;
@@ -618,25 +621,25 @@ int ddp_rdzv_join(ddp_store_client_t *c, const ddp_rdzv_join_t *j, ddp_rdzv_resu
         free(val);
         return -1;
     }
-    free(val);
-    val = NULL;
     if (got == 0) {
         char missing[900];
+        ddp_rdzv_key(key, sizeof key, j->round, "complete");
+        char *complete = NULL;
+        int all_joined = j->node_rank != 0 && ddp_store_get(c, key, &complete, NULL, err) == 1;
+        free(complete);
+        if (all_joined)
+            return ddp_error_set(err, "rendezvous timed out: every node joined, but node 0 did "
+                                      "not assign ranks in time");
         name_missing(c, j, missing, sizeof missing);
         ddp_error_set(err, "rendezvous timed out: node rank(s) %s never arrived", missing);
         if (j->node_rank == 0)
             ddp_store_set(c, abort_key, err->msg, strlen(err->msg), NULL);
         return -1;
     }
-    if (j->node_rank == 0)
+    if (j->node_rank == 0) {
+        free(val);
         return assign_ranks(c, j, out, err) ? ddp_error_prefix(err, "rendezvous") : 0;
-    node_key(key, sizeof key, j->round, "assign", j->node_rank);
-    const char *assign = key;
-    got = wait_keys(c, j, &assign, 1, j->deadline + RDZV_ABORT_SLACK_MS, 0, NULL, &val, err);
-    if (got <= 0)
-        return got < 0 ? -1
-                       : ddp_error_set(err, "rendezvous timed out: every node joined, but node 0 "
-                                            "did not assign ranks in time");
+    }
     int ok = sscanf(val, "%d %d %d", &out->rank_base, &out->world_size, &out->worker_port) == 3;
     free(val);
     return ok ? 0 : ddp_error_set(err, "rendezvous: malformed rank assignment from node 0");

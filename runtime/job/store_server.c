@@ -45,7 +45,7 @@ typedef struct entry entry_t;
 
 typedef enum { CONN_HANDSHAKE, CONN_READY, CONN_WAITING } conn_state_t;
 
-typedef struct {
+typedef struct conn {
     int fd;
     conn_state_t state;
     char peer[64];
@@ -59,10 +59,13 @@ typedef struct {
     size_t out_sent;
     uint32_t events; /* what epoll currently watches */
     entry_t **waiting_on;
+    size_t *waiting_pos; /* where this connection sits in each waiting_on entry's waiters */
     size_t nwaiting;
     unsigned char *close_key, *close_val; /* STORE_SET_ON_CLOSE's, or NULL */
     size_t close_key_len, close_val_len;
-    int queued; /* in the server's list of connections with input to process */
+    size_t queued; /* 1 + its index in the server's ready list, or 0 */
+    /* In the server's list of connections in CONN_HANDSHAKE, oldest first. */
+    struct conn *pending_prev, *pending_next;
 } conn_t;
 
 struct entry {
@@ -71,7 +74,12 @@ struct entry {
     unsigned char *val;
     size_t val_len;
     int present;
-    conn_t **waiters;
+    /* Removing a waiter is O(1) (a swap with the last), so waking or expiring thousands of
+     * WAITs on one key stays linear. */
+    struct waiter {
+        conn_t *conn;
+        size_t slot; /* the entry's index in conn->waiting_on */
+    } * waiters;
     size_t nwaiters, waiters_cap;
 };
 
@@ -92,6 +100,7 @@ struct ddp_store_server {
     int accept_paused;
     int stopping;    /* server_free: closing connections sets nothing */
     size_t npending; /* connections in CONN_HANDSHAKE */
+    conn_t *pending_oldest, *pending_newest;
     size_t npartial; /* connections holding part of a frame */
     int64_t refusal_logged_at;
     unsigned long refusals_unsaid;
@@ -218,26 +227,35 @@ static int conn_watch(ddp_store_server_t *s, conn_t *c, uint32_t events)
     return epoll_ctl(s->epoll_fd, EPOLL_CTL_MOD, c->fd, &ev);
 }
 
-static void entry_drop_waiter(entry_t *e, conn_t *c)
+static void entry_drop_waiter(entry_t *e, conn_t *c, size_t slot)
 {
-    for (size_t i = 0; i < e->nwaiters; i++)
-        if (e->waiters[i] == c) {
-            e->waiters[i] = e->waiters[--e->nwaiters];
-            return;
-        }
+    size_t pos = c->waiting_pos[slot];
+    struct waiter last = e->waiters[--e->nwaiters];
+    e->waiters[pos] = last;
+    last.conn->waiting_pos[last.slot] = pos;
+}
+static void pending_unlink(ddp_store_server_t *s, conn_t *c)
+{
+    *(c->pending_prev ? &c->pending_prev->pending_next : &s->pending_oldest) = c->pending_next;
+    *(c->pending_next ? &c->pending_next->pending_prev : &s->pending_newest) = c->pending_prev;
+    c->pending_prev = c->pending_next = NULL;
 }
 
 static void conn_unpark(ddp_store_server_t *s, conn_t *c)
 {
     for (size_t i = 0; i < c->nwaiting; i++)
-        entry_drop_waiter(c->waiting_on[i], c);
+        entry_drop_waiter(c->waiting_on[i], c, i);
     free(c->waiting_on);
+    free(c->waiting_pos);
     c->waiting_on = NULL;
+    c->waiting_pos = NULL;
     c->nwaiting = 0;
     if (c->state != CONN_READY)
         s->nparked--;
-    if (c->state == CONN_HANDSHAKE)
+    if (c->state == CONN_HANDSHAKE) {
         s->npending--;
+        pending_unlink(s, c);
+    }
     c->state = CONN_READY;
 }
 
@@ -248,9 +266,8 @@ static void conn_close(ddp_store_server_t *s, conn_t *c)
 {
     if (c->state == CONN_WAITING || c->state == CONN_HANDSHAKE)
         conn_unpark(s, c);
-    for (size_t i = 0; i < s->nready; i++)
-        if (s->ready[i] == c)
-            s->ready[i] = NULL;
+    if (c->queued)
+        s->ready[c->queued - 1] = NULL;
     epoll_ctl(s->epoll_fd, EPOLL_CTL_DEL, c->fd, NULL);
     close(c->fd);
     s->conns[c->fd] = NULL;
@@ -279,7 +296,7 @@ static void queue_ready(ddp_store_server_t *s, conn_t *c)
         s->ready_cap = cap;
     }
     s->ready[s->nready++] = c;
-    c->queued = 1;
+    c->queued = s->nready;
 }
 
 /* Sends what it can of c's output; watches for writability while some is left. */
@@ -321,9 +338,10 @@ static int shed_one(ddp_store_server_t *s, const conn_t *newest)
     int64_t now = ddp_now_ms();
     conn_t *oldest = NULL, *oldest_same = NULL;
     size_t same = 0;
-    for (size_t fd = 0; fd < s->conns_cap; fd++) {
-        conn_t *c = s->conns[fd];
-        if (!c || c == newest || !stale_pending(c, now))
+    /* Oldest first: past the first one too young to be stale, none is. */
+    for (conn_t *c = s->pending_oldest; c && now - c->accepted_at >= PENDING_STALE_MS;
+         c = c->pending_next) {
+        if (c == newest || !stale_pending(c, now))
             continue;
         if (!oldest || c->accepted_at < oldest->accepted_at)
             oldest = c;
@@ -407,6 +425,9 @@ static void accept_all(ddp_store_server_t *s)
         s->conns[fd] = c;
         s->nparked++;
         s->npending++;
+        c->pending_prev = s->pending_newest;
+        *(s->pending_newest ? &s->pending_newest->pending_next : &s->pending_oldest) = c;
+        s->pending_newest = c;
         struct epoll_event ev = {.events = EPOLLIN | EPOLLRDHUP, .data.fd = fd};
         c->events = EPOLLIN;
         if (ddp_random(c->nonce, sizeof c->nonce) ||
@@ -476,11 +497,8 @@ static int reply_value(conn_t *c, uint32_t index, const entry_t *e)
 static void entry_wake(ddp_store_server_t *s, entry_t *e)
 {
     while (e->nwaiters) {
-        conn_t *c = e->waiters[e->nwaiters - 1];
-        uint32_t index = 0;
-        for (size_t i = 0; i < c->nwaiting; i++)
-            if (c->waiting_on[i] == e)
-                index = (uint32_t)i;
+        conn_t *c = e->waiters[e->nwaiters - 1].conn;
+        uint32_t index = (uint32_t)e->waiters[e->nwaiters - 1].slot;
         conn_unpark(s, c);
         if (reply_value(c, index, e) || conn_flush(s, c)) {
             conn_close(s, c);
@@ -583,26 +601,33 @@ static int handle_wait(ddp_store_server_t *s, conn_t *c, ddp_store_reader_t *r)
         ddp_store_frame_end(&c->out, mark);
         return 0;
     }
+    size_t *pos = calloc(nkeys, sizeof *pos);
+    if (!pos) {
+        free(on);
+        return -1;
+    }
+    /* Parked before the waiters are added, so that a failure part way (the caller closes the
+     * connection) unparks exactly those added. */
+    c->waiting_on = on;
+    c->waiting_pos = pos;
+    c->nwaiting = 0;
+    c->state = CONN_WAITING;
+    c->deadline = ddp_deadline_in(timeout_ms);
+    s->nparked++;
     for (uint32_t i = 0; i < nkeys; i++) {
         entry_t *e = on[i];
         if (e->nwaiters == e->waiters_cap) {
             size_t cap = e->waiters_cap ? e->waiters_cap * 2 : 4;
-            conn_t **w = realloc(e->waiters, cap * sizeof *w);
-            if (!w) {
-                c->waiting_on = on;
-                c->nwaiting = i;
+            struct waiter *w = realloc(e->waiters, cap * sizeof *w);
+            if (!w)
                 return -1;
-            }
             e->waiters = w;
             e->waiters_cap = cap;
         }
-        e->waiters[e->nwaiters++] = c;
+        pos[i] = e->nwaiters;
+        e->waiters[e->nwaiters++] = (struct waiter){.conn = c, .slot = i};
+        c->nwaiting = i + 1;
     }
-    c->waiting_on = on;
-    c->nwaiting = nkeys;
-    c->state = CONN_WAITING;
-    c->deadline = ddp_deadline_in(timeout_ms);
-    s->nparked++;
     return 0;
 }
 

@@ -1,6 +1,7 @@
 #!/bin/bash
-# ddp-train's tcp-backend all_reduce on one host (shared memory; and over TCP alone, with
-# DDP_PG_SHM=0) against PyTorch gloo and Open MPI's MPI_Allreduce (over its tcp transport and over
+# ddp-train's tcp-backend all_reduce on one host (shared memory: "ours" on pg_alloc'd buffers,
+# zero-copy; "ours-cp" on malloc'd ones, copied through the segment's stages; and over TCP alone,
+# with DDP_PG_SHM=0) against PyTorch gloo and Open MPI's MPI_Allreduce (over its tcp transport and over
 # its default shared-memory one), side by side:
 #   bench/allreduce.sh [BUILD_DIR]   (needs /usr/bin/python3 with torch, mpicc, mpirun)
 # Every system runs the same sizes, float32 sum, with the same iteration rule (1 GiB of traffic
@@ -29,12 +30,13 @@ mpirun_args=(--oversubscribe)
 # shellcheck source=lib.sh
 . bench/lib.sh
 
-ours() { # N [DDP_PG_SHM]: `bytes seconds` per size
+ours() { # N [DDP_PG_SHM [BUFFERS]]: `bytes seconds` per size
     local s it
     for s in "${sizes[@]}"; do
         it=$(iterations "$s")
         DDP_PG_SHM=${2:-1} "$agent" --standalone --nproc-per-node "$1" "$train" bench --op all_reduce \
-            --min-bytes "$s" --max-bytes "$s" --iters "$it" --warmup $((it / 4 > 2 ? it / 4 : 2)) 2>&1 |
+            --buffers "${3:-pg}" --min-bytes "$s" --max-bytes "$s" --iters "$it" \
+            --warmup $((it / 4 > 2 ? it / 4 : 2)) 2>&1 |
             awk '/^\[rank 0\] +[0-9]/ {printf "%s %.9f\n", $3, $8 / 1e6}'
     done
 }
@@ -49,19 +51,20 @@ mpi() { # N BTL
         "$build/bench/allreduce_mpi" "$budget" "${sizes[@]}"
 }
 
-systems=(ours ours_tcp gloo mpi_tcp mpi_sm memcpy)
+systems=(ours ours_copy ours_tcp gloo mpi_tcp mpi_sm memcpy)
 for n in ${WORLDS:-2 4}; do
     for ((rep = 0; rep < reps; rep++)); do
         ours "$n" >>"$out/ours.$n"
-        ours "$n" 0 >>"$out/ours_tcp.$n"
+        ours "$n" 1 host >>"$out/ours_copy.$n"
+        ours "$n" 0 host >>"$out/ours_tcp.$n"
         gloo "$n" >>"$out/gloo.$n"
         mpi "$n" self,tcp >>"$out/mpi_tcp.$n"
         mpi "$n" "" >>"$out/mpi_sm.$n"
         "$build/bench/memcpy_bw" 1 "$budget" "${sizes[@]}" >>"$out/memcpy.$n"
     done
     echo "== all_reduce float32 sum, $n ranks on one host: busbw GB/s (median of $reps), ratios ours/theirs =="
-    printf '%10s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s\n' bytes ours ours-tcp gloo mpi-tcp \
-        mpi-sm memcpy x-gloo x-mpitcp x-mpism x-memcpy
+    printf '%10s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s\n' bytes ours ours-cp ours-tcp \
+        gloo mpi-tcp mpi-sm memcpy x-ours-cp x-gloo x-mpitcp x-mpism x-memcpy
     for s in "${sizes[@]}"; do
         row=()
         for sys in "${systems[@]}"; do
@@ -70,10 +73,10 @@ for n in ${WORLDS:-2 4}; do
         awk -v s="$s" -v n="$n" -v times="${row[*]}" 'BEGIN {
             split(times, t, " ")
             f = 2 * (n - 1) / n
-            for (i = 1; i <= 5; i++) b[i] = s / t[i] * f / 1e9
-            mem = s / t[6] / 1e9
-            printf "%10d %8.3f %8.3f %8.3f %8.3f %8.3f %8.2f %7.2fx %7.2fx %7.2fx %7.0f%%\n", s,
-                b[1], b[2], b[3], b[4], b[5], mem, b[1] / b[3], b[1] / b[4], b[1] / b[5], 100 * b[1] / mem }'
+            for (i = 1; i <= 6; i++) b[i] = s / t[i] * f / 1e9
+            mem = s / t[7] / 1e9
+            printf "%10d %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f %8.2f %8.2fx %7.2fx %7.2fx %7.2fx %7.0f%%\n", s,
+                b[1], b[2], b[3], b[4], b[5], b[6], mem, b[1] / b[2], b[1] / b[4], b[1] / b[5], b[1] / b[6], 100 * b[1] / mem }'
     done
     awk -v o="$(seconds_of "$out/ours.$n" 4096)" -v g="$(seconds_of "$out/gloo.$n" 4096)" -v m="$(seconds_of "$out/mpi_sm.$n" 4096)" 'BEGIN {
         printf "4 KiB latency: ours %.1f us, Open MPI shared memory %.1f us, gloo %.1f us\n\n", o * 1e6, m * 1e6, g * 1e6 }'

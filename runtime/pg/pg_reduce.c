@@ -1,6 +1,10 @@
 #include "pg_reduce.h"
 
 #include <stdint.h>
+#include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 /* Arithmetic type A does the sums and products of storage type T (unsigned for integers, so
  * that overflow wraps instead of being undefined). */
@@ -63,4 +67,25 @@ void pg_reduce_divide(void *buf, size_t count, pg_dtype_t t, int n)
 {
     if (kernels[t].divide && n > 1)
         kernels[t].divide(buf, count, n);
+}
+
+void pg_stream_copy(void *dst, const void *src, size_t bytes)
+{
+#if defined(__SSE2__)
+    unsigned char *d = dst;
+    const unsigned char *s = src;
+    size_t head = (16 - ((uintptr_t)d & 15)) & 15;
+    if (head > bytes)
+        head = bytes;
+    memcpy(d, s, head);
+    d += head;
+    s += head;
+    bytes -= head;
+    for (; bytes >= 16; d += 16, s += 16, bytes -= 16)
+        _mm_stream_si128((__m128i *)d, _mm_loadu_si128((const __m128i *)s));
+    memcpy(d, s, bytes);
+    _mm_sfence();
+#else
+    memcpy(dst, src, bytes);
+#endif
 }

@@ -16,6 +16,10 @@ typedef void (*pg_reduce_fn)(void *dst, const void *a, const void *b, size_t cou
 /* NULL for a type the host kernels do not handle (float16, bfloat16). */
 pg_reduce_fn pg_reducer(pg_dtype_t t, pg_op_t op);
 
+/* memcpy with stores that bypass the caches (where the CPU has them): for results of buffers
+ * larger than the caches, which nobody reads before they are evicted anyway. */
+void pg_stream_copy(void *dst, const void *src, size_t bytes);
+
 /* buf[i] /= n (integer division for integer types). */
 void pg_reduce_divide(void *buf, size_t count, pg_dtype_t t, int n);
 

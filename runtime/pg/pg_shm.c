@@ -20,6 +20,7 @@
 #include "ddp_clock.h"
 #include "ddp_file.h"
 #include "ddp_net.h"
+#include "pg_shm_heap.h"
 
 /* Counters sit on lines of their own (two cache lines: the adjacent-line prefetcher would
  * otherwise make neighbours share). */
@@ -40,15 +41,31 @@
 #define CHECK_NS 1000000
 #define SLEEP_NS 20000000
 #define NONCE_HEX 32
+/* The zero-copy all_reduce's unit: an owner reduces this much from every rank's buffer, then
+ * writes it into every rank's result while it is still in the cache. */
+#define ZERO_COPY_PIECE (64u << 10)
+/* From this size on, results go out with stores that bypass the caches (every member's buffers
+ * together outgrow them): the piece is reduced into a scratch buffer that stays in L2, then
+ * streamed to every member's output, so no output line is read before it is written. */
+#define STREAM_BYTES (8u << 20)
 
 typedef struct {
     _Atomic uint64_t value;
     char pad[LINE - sizeof(uint64_t)];
 } counter_t;
 
+/* What a rank says of its all_reduce buffers first: whether both lie in its heap, and where. A
+ * rank rewrites it only after its last collective ended, which every member had to read it for. */
+typedef struct {
+    uint64_t in, out;
+    uint32_t in_heap;
+    char pad[LINE - 2 * sizeof(uint64_t) - sizeof(uint32_t)];
+} announce_t;
+
 /* How far a rank got, in blocks since the group began. */
 typedef struct {
     counter_t written, reduced, finished;
+    announce_t announce;
 } progress_t;
 
 typedef struct {
@@ -70,6 +87,8 @@ struct pg_shm {
     progress_t *progress;
     unsigned char *stages, *results;
     uint64_t seq; /* blocks used so far: the same on every member */
+    pg_shm_heap_t *heap;
+    unsigned char *scratch; /* ZERO_COPY_PIECE bytes */
     int oversubscribed;
 };
 
@@ -159,52 +178,61 @@ static int same_user(int fd)
     return getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 && cred.uid == geteuid();
 }
 
-static int send_segment(int fd, int memfd, int64_t deadline, ddp_error_t *err)
+/* One message on a unix socket: `len` bytes, with a descriptor when pass_fd >= 0. */
+static int send_with_fd(int fd, const void *data, size_t len, int pass_fd, int64_t deadline,
+                        ddp_error_t *err)
 {
-    char byte = 1;
     char control[CMSG_SPACE(sizeof(int))] = {0};
-    struct iovec iov = {.iov_base = &byte, .iov_len = 1};
-    struct msghdr msg = {
-        .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control, .msg_controllen = sizeof control};
-    struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int));
-    memcpy(CMSG_DATA(c), &memfd, sizeof(int));
+    struct iovec iov = {.iov_base = (void *)data, .iov_len = len};
+    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
+    if (pass_fd >= 0) {
+        msg.msg_control = control;
+        msg.msg_controllen = sizeof control;
+        struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(c), &pass_fd, sizeof(int));
+    }
     struct pollfd pfd = {.fd = fd, .events = POLLOUT};
-    if (poll(&pfd, 1, ddp_ms_left(deadline)) <= 0 || sendmsg(fd, &msg, MSG_NOSIGNAL) != 1)
-        return ddp_error_set(err, "cannot hand the segment over: %s", strerror(errno));
+    if (poll(&pfd, 1, ddp_ms_left(deadline)) <= 0 ||
+        sendmsg(fd, &msg, MSG_NOSIGNAL) != (ssize_t)len)
+        return ddp_error_set(err, "cannot hand shared memory over: %s", strerror(errno));
     return 0;
 }
 
-static int receive_segment(int fd, int64_t deadline, ddp_error_t *err)
+/* The other end of send_with_fd: the descriptor that came with `len` bytes, or -1. */
+static int receive_with_fd(int fd, void *data, size_t len, int64_t deadline, ddp_error_t *err)
 {
-    char byte;
     char control[CMSG_SPACE(sizeof(int))];
-    struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+    struct iovec iov = {.iov_base = data, .iov_len = len};
     struct msghdr msg = {
         .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control, .msg_controllen = sizeof control};
     struct pollfd pfd = {.fd = fd, .events = POLLIN};
     if (poll(&pfd, 1, ddp_ms_left(deadline)) <= 0)
-        return ddp_error_set(err, "the host's first rank never handed the segment over");
-    if (recvmsg(fd, &msg, MSG_CMSG_CLOEXEC) != 1)
-        return ddp_error_set(err, "receiving the segment: %s", errno ? strerror(errno) : "closed");
+        return ddp_error_set(err, "shared memory was never handed over");
+    ssize_t got = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC | MSG_WAITALL);
     struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-    if (!c || c->cmsg_type != SCM_RIGHTS || c->cmsg_len != CMSG_LEN(sizeof(int)))
-        return ddp_error_set(err, "the host's first rank sent no segment");
-    int memfd;
-    memcpy(&memfd, CMSG_DATA(c), sizeof memfd);
-    return memfd;
+    if (got != (ssize_t)len || !c || c->cmsg_type != SCM_RIGHTS ||
+        c->cmsg_len != CMSG_LEN(sizeof(int)))
+        return ddp_error_set(err, "receiving shared memory: %s",
+                             got < 0 ? strerror(errno) : "no descriptor came");
+    int passed;
+    memcpy(&passed, CMSG_DATA(c), sizeof passed);
+    return passed;
 }
 
-/* The leader: accepts every other member that proves the nonce and hands each the segment. */
-static int serve_members(pg_shm_t *s, int listen_fd, int memfd, const char *nonce, int64_t deadline,
-                         ddp_error_t *err)
+/* The leader: accepts every other member that proves the nonce (with its heap), then hands
+ * each the segment and every member's heap. heap_fds[i] gets member i's (the caller closes). */
+static int serve_members(pg_shm_t *s, int listen_fd, int memfd, const char *nonce, int *heap_fds,
+                         int64_t deadline, ddp_error_t *err)
 {
-    char *joined = calloc((size_t)s->n, 1);
+    int *conns = malloc((size_t)s->n * sizeof *conns);
     int missing = s->n - 1, rc = -1;
-    if (!joined)
+    if (!conns)
         return ddp_error_set(err, "out of memory");
+    for (int i = 0; i < s->n; i++)
+        conns[i] = -1;
     while (missing > 0) {
         struct pollfd pfd = {.fd = listen_fd, .events = POLLIN};
         if (poll(&pfd, 1, ddp_ms_left(deadline)) <= 0 && ddp_ms_left(deadline) == 0) {
@@ -218,27 +246,45 @@ static int serve_members(pg_shm_t *s, int listen_fd, int memfd, const char *nonc
         ddp_error_t ignored;
         int64_t hello_deadline =
             ddp_deadline_in(5000) < deadline ? ddp_deadline_in(5000) : deadline;
-        int index = -1;
-        if (same_user(fd) && ddp_net_read_full(fd, &h, sizeof h, hello_deadline, &ignored) == 0 &&
+        int index = -1, heap_fd = -1;
+        if (same_user(fd) &&
+            (heap_fd = receive_with_fd(fd, &h, sizeof h, hello_deadline, &ignored)) >= 0 &&
             memcmp(h.nonce, nonce, NONCE_HEX) == 0)
             for (int i = 1; i < s->n; i++)
-                if ((uint32_t)s->members[i] == h.rank && !joined[i])
+                if ((uint32_t)s->members[i] == h.rank && conns[i] < 0)
                     index = i;
         /* Strangers are dropped; the wait goes on. */
-        if (index > 0 && send_segment(fd, memfd, deadline, err) == 0) {
-            joined[index] = 1;
-            missing--;
+        if (index < 0) {
+            if (heap_fd >= 0)
+                close(heap_fd);
+            close(fd);
+            continue;
         }
-        close(fd);
+        conns[index] = fd;
+        heap_fds[index] = heap_fd;
+        missing--;
+    }
+    for (int i = 1; i < s->n; i++) {
+        const char byte = 1;
+        if (send_with_fd(conns[i], &byte, 1, memfd, deadline, err))
+            goto out;
+        for (int j = 0; j < s->n; j++)
+            if (send_with_fd(conns[i], &byte, 1, heap_fds[j], deadline, err))
+                goto out;
     }
     rc = 0;
 out:
-    free(joined);
+    for (int i = 0; i < s->n; i++)
+        if (conns[i] >= 0)
+            close(conns[i]);
+    free(conns);
     return rc;
 }
 
-/* A member: asks the leader (which may not listen yet) for the segment. */
-static int fetch_segment(pg_shm_t *s, const char *nonce, int64_t deadline, ddp_error_t *err)
+/* A member: asks the leader (which may not listen yet) for the segment, handing over its heap;
+ * heap_fds gets every member's. */
+static int fetch_segment(pg_shm_t *s, const char *nonce, int *heap_fds, int64_t deadline,
+                         ddp_error_t *err)
 {
     struct sockaddr_un sa;
     socklen_t sa_len = socket_address(&sa, nonce, s->members[0]);
@@ -249,11 +295,18 @@ static int fetch_segment(pg_shm_t *s, const char *nonce, int64_t deadline, ddp_e
         if (connect(fd, (struct sockaddr *)&sa, sa_len) == 0) {
             hello_t h = {.rank = (uint32_t)s->members[s->me]};
             memcpy(h.nonce, nonce, NONCE_HEX);
+            char byte;
             int memfd = -1;
             if (!same_user(fd))
                 ddp_error_set(err, "the host's segment is offered by another user");
-            else if (ddp_net_write_full(fd, &h, sizeof h, deadline, err) == 0)
-                memfd = receive_segment(fd, deadline, err);
+            else if (send_with_fd(fd, &h, sizeof h, pg_shm_heap_fd(s->heap), deadline, err) == 0 &&
+                     (memfd = receive_with_fd(fd, &byte, 1, deadline, err)) >= 0)
+                for (int j = 0; j < s->n; j++)
+                    if ((heap_fds[j] = receive_with_fd(fd, &byte, 1, deadline, err)) < 0) {
+                        close(memfd);
+                        memfd = -1;
+                        break;
+                    }
             close(fd);
             return memfd;
         }
@@ -268,6 +321,14 @@ static int fetch_segment(pg_shm_t *s, const char *nonce, int64_t deadline, ddp_e
     }
 }
 
+static void close_all(int *fds, int n)
+{
+    for (int i = 0; fds && i < n; i++)
+        if (fds[i] >= 0)
+            close(fds[i]);
+    free(fds);
+}
+
 static int cpus_available(void)
 {
     cpu_set_t set;
@@ -278,12 +339,15 @@ pg_shm_t *pg_shm_create(const int *members, int n, int me, const char *nonce, in
                         ddp_error_t *err)
 {
     pg_shm_t *s = calloc(1, sizeof *s);
-    int memfd = -1, listen_fd = -1;
+    int memfd = -1, listen_fd = -1, *heap_fds = NULL;
     if (!s || !(s->members = malloc((size_t)n * sizeof *s->members)) ||
-        !(s->late = malloc((size_t)n * sizeof *s->late))) {
+        !(s->late = malloc((size_t)n * sizeof *s->late)) ||
+        !(heap_fds = malloc((size_t)n * sizeof *heap_fds))) {
         ddp_error_set(err, "out of memory");
         goto error;
     }
+    for (int i = 0; i < n; i++)
+        heap_fds[i] = -1;
     memcpy(s->members, members, (size_t)n * sizeof *members);
     s->n = n;
     s->me = me;
@@ -293,6 +357,12 @@ pg_shm_t *pg_shm_create(const int *members, int n, int me, const char *nonce, in
     s->block = (size_t)n * s->piece;
     s->size = segment_size((size_t)n, s->piece);
     s->oversubscribed = n > cpus_available();
+    if (!(s->heap = pg_shm_heap_create(n, me, err)) ||
+        posix_memalign((void **)&s->scratch, 64, ZERO_COPY_PIECE)) {
+        if (s->heap)
+            ddp_error_set(err, "out of memory");
+        goto error;
+    }
     if (me == 0) {
         struct sockaddr_un sa;
         socklen_t sa_len = socket_address(&sa, nonce, members[0]);
@@ -306,9 +376,10 @@ pg_shm_t *pg_shm_create(const int *members, int n, int me, const char *nonce, in
             ddp_error_set(err, "cannot offer the segment: %s", strerror(errno));
             goto error;
         }
-        if (serve_members(s, listen_fd, memfd, nonce, deadline, err))
+        heap_fds[0] = dup(pg_shm_heap_fd(s->heap));
+        if (serve_members(s, listen_fd, memfd, nonce, heap_fds, deadline, err))
             goto error;
-    } else if ((memfd = fetch_segment(s, nonce, deadline, err)) < 0) {
+    } else if ((memfd = fetch_segment(s, nonce, heap_fds, deadline, err)) < 0) {
         goto error;
     } else {
         struct stat st;
@@ -323,11 +394,15 @@ pg_shm_t *pg_shm_create(const int *members, int n, int me, const char *nonce, in
         goto error;
     }
     layout(s, base);
+    if (pg_shm_heap_map(s->heap, heap_fds, err))
+        goto error;
+    close_all(heap_fds, n);
     close(memfd);
     if (listen_fd >= 0)
         close(listen_fd);
     return s;
 error:
+    close_all(heap_fds, n);
     if (memfd >= 0)
         close(memfd);
     if (listen_fd >= 0)
@@ -343,9 +418,21 @@ void pg_shm_destroy(pg_shm_t *s)
         return;
     if (s->base)
         munmap(s->base, s->size);
+    pg_shm_heap_destroy(s->heap);
+    free(s->scratch);
     free(s->members);
     free(s->late);
     free(s);
+}
+
+void *pg_shm_alloc(pg_shm_t *s, size_t bytes)
+{
+    return pg_shm_heap_alloc(s->heap, bytes);
+}
+
+int pg_shm_free(pg_shm_t *s, void *p)
+{
+    return pg_shm_heap_free(s->heap, p);
 }
 
 /* ---- waiting ---------------------------------------------------------------------------- */
@@ -535,63 +622,178 @@ static phase_t next_phase(const pg_shm_t *s, const op_t *op, size_t nb, size_t c
     return IDLE;
 }
 
+typedef struct {
+    int64_t idle_since, last_check;
+} waiter_t;
+
+typedef int (*ready_fn)(const pg_shm_t *s, const void *ctx);
+
+/* One turn of waiting while nothing can be done: spins (or yields) a while, then sleeps on the
+ * doorbell; every CHECK_NS runs the caller's check over the members that have not finished
+ * block end - 1. Returns -1 when the check ends the wait. */
+static int idle_turn(pg_shm_t *s, waiter_t *wt, uint64_t end, ready_fn ready, const void *ctx,
+                     const pg_shm_watch_t *w, ddp_error_t *err)
+{
+    int64_t now = (int64_t)(ddp_now_s() * 1e9);
+    if (!wt->idle_since)
+        wt->idle_since = wt->last_check = now;
+    if (now - wt->last_check >= CHECK_NS) {
+        wt->last_check = now;
+        int n_late = late_members(s, end);
+        /* A member seen late, then gone, may have finished and left in between (it publishes
+         * its progress before it closes its connection): only a failure over the same late
+         * members stands. */
+        if (w->check(w->ctx, s->late, n_late, err) && late_members(s, end) == n_late)
+            return -1;
+    }
+    if (now - wt->idle_since < (s->oversubscribed ? SPIN_OVERSUBSCRIBED_NS : SPIN_NS)) {
+        if (s->oversubscribed)
+            sched_yield();
+        else
+            relax();
+        return 0;
+    }
+    /* Registered as a sleeper before the last look, so a counter that moves after it also
+     * rings the doorbell: no wake-up is lost. */
+    atomic_fetch_add(&s->header->sleepers, 1);
+    atomic_thread_fence(memory_order_seq_cst);
+    uint32_t bell = atomic_load(&s->header->doorbell);
+    if (!ready(s, ctx)) {
+        struct timespec slice = {.tv_sec = 0, .tv_nsec = SLEEP_NS};
+        syscall(SYS_futex, &s->header->doorbell, FUTEX_WAIT, bell, &slice, NULL, 0);
+    }
+    atomic_fetch_sub(&s->header->sleepers, 1);
+    wt->last_check = 0;
+    return 0;
+}
+
+typedef struct {
+    const op_t *op;
+    size_t nb, cin, red, cout;
+} run_state_t;
+
+static int can_step(const pg_shm_t *s, const void *ctx)
+{
+    const run_state_t *r = ctx;
+    return next_phase(s, r->op, r->nb, r->cin, r->red, r->cout) != IDLE;
+}
+
 static int run(pg_shm_t *s, const op_t *op, size_t nb, const pg_shm_watch_t *w, ddp_error_t *err)
 {
     progress_t *mine = &s->progress[s->me];
-    size_t cin = 0, red = 0, cout = 0;
-    int64_t idle_since = 0, last_check = 0;
-    while (cout < nb) {
-        switch (next_phase(s, op, nb, cin, red, cout)) {
+    run_state_t r = {.op = op, .nb = nb};
+    waiter_t wt = {0};
+    while (r.cout < nb) {
+        switch (next_phase(s, op, nb, r.cin, r.red, r.cout)) {
         case COPY_OUT:
-            copy_out(s, op, cout);
-            publish(s, &mine->finished, s->seq + ++cout);
-            idle_since = 0;
+            copy_out(s, op, r.cout);
+            publish(s, &mine->finished, s->seq + ++r.cout);
+            wt.idle_since = 0;
             continue;
         case REDUCE_PIECE:
-            reduce_piece(s, op, red);
-            publish(s, &mine->reduced, s->seq + ++red);
-            idle_since = 0;
+            reduce_piece(s, op, r.red);
+            publish(s, &mine->reduced, s->seq + ++r.red);
+            wt.idle_since = 0;
             continue;
         case COPY_IN:
-            copy_in(s, op, cin);
-            publish(s, &mine->written, s->seq + ++cin);
-            idle_since = 0;
+            copy_in(s, op, r.cin);
+            publish(s, &mine->written, s->seq + ++r.cin);
+            wt.idle_since = 0;
             continue;
         case IDLE:
             break;
         }
-        int64_t now = (int64_t)(ddp_now_s() * 1e9);
-        if (!idle_since)
-            idle_since = last_check = now;
-        if (now - last_check >= CHECK_NS) {
-            last_check = now;
-            int n_late = late_members(s, s->seq + nb);
-            /* A member seen late, then gone, may have finished and left in between (it
-             * publishes its progress before it closes its connection): only a failure over
-             * the same late members stands. */
-            if (w->check(w->ctx, s->late, n_late, err) && late_members(s, s->seq + nb) == n_late)
-                return -1;
-        }
-        if (now - idle_since < (s->oversubscribed ? SPIN_OVERSUBSCRIBED_NS : SPIN_NS)) {
-            if (s->oversubscribed)
-                sched_yield();
-            else
-                relax();
-            continue;
-        }
-        /* Registered as a sleeper before the last look, so a counter that moves after it
-         * also rings the doorbell: no wake-up is lost. */
-        atomic_fetch_add(&s->header->sleepers, 1);
-        atomic_thread_fence(memory_order_seq_cst);
-        uint32_t bell = atomic_load(&s->header->doorbell);
-        if (next_phase(s, op, nb, cin, red, cout) == IDLE) {
-            struct timespec slice = {.tv_sec = 0, .tv_nsec = SLEEP_NS};
-            syscall(SYS_futex, &s->header->doorbell, FUTEX_WAIT, bell, &slice, NULL, 0);
-        }
-        atomic_fetch_sub(&s->header->sleepers, 1);
-        last_check = 0;
+        if (idle_turn(s, &wt, s->seq + nb, can_step, &r, w, err))
+            return -1;
     }
     s->seq += nb;
+    return 0;
+}
+
+typedef struct {
+    size_t which;
+    uint64_t value;
+} reach_t;
+
+static int everyone_reached(const pg_shm_t *s, const void *ctx)
+{
+    const reach_t *r = ctx;
+    return all_reached(s, r->which, r->value);
+}
+
+/* Waits until every member's counter `which` reached `value`. */
+static int wait_all(pg_shm_t *s, size_t which, uint64_t value, const pg_shm_watch_t *w,
+                    ddp_error_t *err)
+{
+    reach_t r = {which, value};
+    waiter_t wt = {0};
+    while (!all_reached(s, which, value))
+        if (idle_turn(s, &wt, value, everyone_reached, &r, w, err))
+            return -1;
+    return 0;
+}
+
+/* Block `seq` of an all_reduce: every member says where its buffers are and waits for the
+ * others'. 1 when every member's lie in its heap (zero copy), 0 when not, -1 on failure. */
+static int announce(pg_shm_t *s, const op_t *op, const pg_shm_watch_t *w, ddp_error_t *err)
+{
+    progress_t *mine = &s->progress[s->me];
+    size_t bytes = op->count * op->esize;
+    uint64_t in = 0, out = 0;
+    mine->announce.in_heap = pg_shm_heap_offset(s->heap, op->in, bytes, &in) &&
+                             pg_shm_heap_offset(s->heap, op->out, bytes, &out);
+    mine->announce.in = in;
+    mine->announce.out = out;
+    publish(s, &mine->written, s->seq + 1);
+    if (wait_all(s, WRITTEN, s->seq + 1, w, err))
+        return -1;
+    int zero_copy = 1;
+    for (int q = 0; q < s->n; q++)
+        zero_copy &= s->progress[q].announce.in_heap != 0;
+    publish(s, &mine->reduced, s->seq + 1);
+    publish(s, &mine->finished, s->seq + 1);
+    s->seq++;
+    return zero_copy;
+}
+
+/* Each member reduces its chunk straight out of every member's input and writes the result
+ * into every member's output: no stage, no copy in or out. */
+static int zero_copy_all_reduce(pg_shm_t *s, const op_t *op, const pg_shm_watch_t *w,
+                                ddp_error_t *err)
+{
+    size_t in_off, out_off, len;
+    chunk_of(s, op, s->me, &in_off, &out_off, &len);
+    int stream = op->count * op->esize >= STREAM_BYTES;
+    for (size_t at = 0; at < len; at += ZERO_COPY_PIECE) {
+        size_t n = len - at < ZERO_COPY_PIECE ? len - at : ZERO_COPY_PIECE;
+        unsigned char *dst = stream ? s->scratch : op->out + out_off + at;
+        const unsigned char *acc = op->in + in_off + at;
+        for (int q = 0; q < s->n; q++)
+            if (q != s->me) {
+                const announce_t *a = &s->progress[q].announce;
+                op->reduce(dst, acc, pg_shm_heap_at(s->heap, q, a->in) + in_off + at,
+                           n / op->esize);
+                acc = dst;
+            }
+        for (int q = 0; q < s->n; q++) {
+            if (q == s->me && !stream)
+                continue;
+            unsigned char *to =
+                q == s->me ? op->out + out_off + at
+                           : pg_shm_heap_at(s->heap, q, s->progress[q].announce.out) + out_off + at;
+            if (stream)
+                pg_stream_copy(to, dst, n);
+            else
+                memcpy(to, dst, n);
+        }
+    }
+    progress_t *mine = &s->progress[s->me];
+    publish(s, &mine->written, s->seq + 1);
+    publish(s, &mine->reduced, s->seq + 1);
+    publish(s, &mine->finished, s->seq + 1);
+    if (wait_all(s, FINISHED, s->seq + 1, w, err))
+        return -1;
+    s->seq++;
     return 0;
 }
 
@@ -617,7 +819,10 @@ int pg_shm_all_reduce(pg_shm_t *s, const void *in, void *out, size_t count, size
         op.kind = SMALL_ALL_REDUCE;
         return run(s, &op, 1, w, err);
     }
-    return collective(s, &op, w, err);
+    int zero_copy = bytes ? announce(s, &op, w, err) : 0;
+    if (zero_copy < 0)
+        return -1;
+    return zero_copy ? zero_copy_all_reduce(s, &op, w, err) : collective(s, &op, w, err);
 }
 
 int pg_shm_reduce(pg_shm_t *s, const void *in, void *out, size_t count, size_t esize,

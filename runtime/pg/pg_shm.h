@@ -9,10 +9,13 @@
  * the host's group. "Same host" therefore means the same kernel and the same network namespace
  * (where an abstract socket reaches); pg_shm_host_key says it.
  *
- * Every collective is cut into blocks; a block gives each member ("owner") one piece of the
- * buffer. Each rank copies the pieces others need into its stage, each owner reduces its piece
- * over all stages, and each rank copies out what it needs. Per-rank counters in the segment say
- * how far every rank got (written, reduced, finished; block numbers that keep counting across
+ * An all_reduce over buffers that every member allocated here (pg_shm_alloc) is zero-copy: the
+ * members first say where their buffers lie, then each reduces its own part straight out of
+ * every member's buffer and writes the result into every member's. Otherwise, and for the other
+ * collectives, every collective is cut into blocks; a block gives each member ("owner") one piece
+ * of the buffer. Each rank copies the pieces others need into its stage, each owner reduces its
+ * piece over all stages, and each rank copies out what it needs. Per-rank counters in the segment
+ * say how far every rank got (written, reduced, finished; block numbers that keep counting across
  * collectives), so blocks pipeline through a few stage slots without locks. A waiting rank
  * spins briefly (yielding when ranks outnumber CPUs), then sleeps on a futex; while it waits it
  * calls the caller's check every millisecond, which ends the wait on a deadline or a dead peer. */
@@ -45,6 +48,12 @@ int pg_shm_host_key(char *key, size_t size, ddp_error_t *err);
 pg_shm_t *pg_shm_create(const int *members, int n, int me, const char *nonce, int64_t deadline,
                         ddp_error_t *err);
 void pg_shm_destroy(pg_shm_t *s);
+
+/* Buffers in this rank's heap (pg_shm_heap.h): an all_reduce whose buffers are all such on every
+ * member runs without copies. alloc returns NULL when the heap is full; free returns 0 for a
+ * pointer that is not the heap's. */
+void *pg_shm_alloc(pg_shm_t *s, size_t bytes);
+int pg_shm_free(pg_shm_t *s, void *p);
 
 /* Collectives over the members, with roots as indices into members and counts as in pg.h; AVG
  * is the caller's (reduce with SUM, divide after). in may equal out for all_reduce and reduce. */

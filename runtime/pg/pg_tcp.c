@@ -583,7 +583,7 @@ static int direct_all_reduce(tcp_t *t, const team_t *team, const void *in, void 
  * reductions then walk a handful of TLB entries instead of one per 4 KiB. */
 #define HUGE_PAGE_BYTES (2u << 20)
 
-static void *tcp_alloc(void *be, size_t bytes, ddp_error_t *err)
+static void *host_alloc(size_t bytes, ddp_error_t *err)
 {
     void *p = NULL;
     if (bytes >= HUGE_PAGE_BYTES) {
@@ -597,9 +597,20 @@ static void *tcp_alloc(void *be, size_t bytes, ddp_error_t *err)
     return p;
 }
 
+/* The caller's buffers: in this rank's shared heap where the host's ranks share memory, so that
+ * all_reduce works on them in place (pg_shm_heap.h). */
+static void *tcp_alloc(void *be, size_t bytes, ddp_error_t *err)
+{
+    tcp_t *t = be;
+    void *p = t->shm ? pg_shm_alloc(t->shm, bytes) : NULL;
+    return p ? p : host_alloc(bytes, err);
+}
+
 static void tcp_free(void *be, void *buf)
 {
-    free(buf);
+    tcp_t *t = be;
+    if (!t->shm || !pg_shm_free(t->shm, buf))
+        free(buf);
 }
 
 /* ---- shared memory ----------------------------------------------------------------------- */
@@ -708,7 +719,7 @@ static int tcp_reduce_scatter(void *be, const void *send, void *recv, size_t cou
         rc = pg_shm_reduce_scatter(t->shm, send, recv, count, esize, pg_reducer(t_, op),
                                    SHM_WATCH(t), err);
     } else {
-        unsigned char *work = tcp_alloc(be, bytes * (size_t)t->size, err);
+        unsigned char *work = host_alloc(bytes * (size_t)t->size, err);
         if (!work)
             return -1;
         rc = ring(t, &t->everyone, send, work, count * (size_t)t->size, esize, pg_reducer(t_, op),
@@ -779,7 +790,7 @@ static int tcp_reduce(void *be, const void *send, void *recv, size_t count, pg_d
         return 0;
     }
     unsigned char *acc = t->rank == root ? recv : NULL;
-    if (pos > 0 && !acc && !(acc = tcp_alloc(be, bytes, err)))
+    if (pos > 0 && !acc && !(acc = host_alloc(bytes, err)))
         return -1;
     plan_t pl;
     int rc = plan_init(t, &pl, 2 * segments(bytes), pg_reducer(t_, op), esize, err);

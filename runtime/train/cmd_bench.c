@@ -137,16 +137,19 @@ typedef struct {
     size_t min_bytes, max_bytes;
     double step;
     int iters, warmup, check;
+    int host_buffers; /* --buffers host: the caller's own memory (the copy path) */
     pg_dtype_t dtype;
 } bench_args_t;
 
 const char bench_usage[] =
     "usage: ddp-train bench [--op NAME|all] [--min-bytes B] [--max-bytes B] [--step-factor F]\n"
     "                       [--iters N] [--warmup N] [--dtype TYPE] [--check]\n"
-    "                       [--backend tcp|nccl] [--timeout SECONDS]\n"
+    "                       [--buffers pg|host] [--backend tcp|nccl] [--timeout SECONDS]\n"
     "  NAME: all_reduce (default), reduce_scatter, all_gather, broadcast, reduce, scatter, gather\n"
     "  sizes take K, M, G (powers of 1024); defaults 4K to 64M, factor 2, 20 iters, 5 warmup\n"
-    "  TYPE: float32 (default), float64, int32, int64, float16, bfloat16 (nccl only)\n";
+    "  TYPE: float32 (default), float64, int32, int64, float16, bfloat16 (nccl only)\n"
+    "  --buffers: from pg_alloc (default: shared between one host's ranks, no copies) or from\n"
+    "  malloc (host, tcp only: each operation copies through the shared segment)\n";
 
 /* A size in bytes: a number, with K, M or G (powers of 1024) after it. */
 static int parse_bytes(const char *text, size_t *out)
@@ -209,6 +212,9 @@ static int parse_args(int argc, char **argv, bench_args_t *a)
             bad = ddp_parse_int(val, 0, INT_MAX, &a->warmup);
         } else if (!strcmp(arg, "--dtype")) {
             bad = pg_dtype_parse(val, &a->dtype);
+        } else if (!strcmp(arg, "--buffers")) {
+            bad = strcmp(val, "pg") && strcmp(val, "host");
+            a->host_buffers = !strcmp(val, "host");
         } else {
             fprintf(stderr, "ddp-train bench: unknown option %s\n%s", arg, bench_usage);
             return -1;
@@ -353,7 +359,8 @@ static int bench_size(bench_t *b, const bench_op_t *op, size_t bytes, ddp_error_
 static int bench_op(bench_t *b, const bench_op_t *op, ddp_error_t *err)
 {
     if (pg_rank(b->pg) == 0) {
-        printf("# %s, %d rank(s), backend %s\n", op->name, pg_size(b->pg), pg_backend_name(b->pg));
+        printf("# %s, %d rank(s), backend %s, buffers %s\n", op->name, pg_size(b->pg),
+               pg_backend_name(b->pg), b->a->host_buffers ? "malloc" : "pg_alloc");
         printf("#%11s  %12s  %8s  %6s  %6s  %10s  %7s  %7s  %6s\n", "size", "count", "type",
                "redop", "root", "time", "algbw", "busbw", "#wrong");
         printf("#%11s  %12s  %8s  %6s  %6s  %10s  %7s  %7s  %6s\n", "(B)", "(elements)", "", "", "",
@@ -386,10 +393,21 @@ int cmd_bench(int argc, char **argv)
                 pg_dtype_name(args.dtype));
         return session_close("bench", pg, 2);
     }
+    if (args.host_buffers && strcmp(pg_backend_name(pg), "tcp")) {
+        fprintf(stderr, "ddp-train bench: --buffers host needs the tcp backend\n");
+        return session_close("bench", pg, 2);
+    }
     size_t room = args.max_bytes + 64;
     bench_t b = {.pg = pg, .a = &args};
-    b.send = pg_alloc(pg, room, &err);
-    b.recv = b.send ? pg_alloc(pg, room, &err) : NULL;
+    if (args.host_buffers) {
+        b.send = malloc(room);
+        b.recv = b.send ? malloc(room) : NULL;
+        if (!b.recv)
+            ddp_error_set(&err, "out of memory");
+    } else {
+        b.send = pg_alloc(pg, room, &err);
+        b.recv = b.send ? pg_alloc(pg, room, &err) : NULL;
+    }
     b.scalar = b.recv ? pg_alloc(pg, sizeof(double), &err) : NULL;
     b.host = malloc(room);
     if (!b.scalar || !b.host) {
@@ -416,8 +434,13 @@ int cmd_bench(int argc, char **argv)
     status = wrong ? 1 : 0;
 out:
     pg_free(pg, b.scalar);
-    pg_free(pg, b.recv);
-    pg_free(pg, b.send);
+    if (args.host_buffers) {
+        free(b.recv);
+        free(b.send);
+    } else {
+        pg_free(pg, b.recv);
+        pg_free(pg, b.send);
+    }
     free(b.host);
     return session_close("bench", pg, status);
 }

@@ -352,6 +352,22 @@ static int run(trainer_t *t, run_end_t *end, ddp_error_t *err)
     return 0;
 }
 
+/* Gradients in the process group's memory when they live on the host: the averaging then
+ * reduces them in place between this host's ranks instead of copying them through a segment. */
+static void *grads_alloc(void *ctx, size_t bytes)
+{
+    ddp_error_t ignored;
+    void *p = pg_alloc(ctx, bytes, &ignored);
+    if (p)
+        memset(p, 0, bytes);
+    return p;
+}
+
+static void grads_free(void *ctx, void *p)
+{
+    pg_free(ctx, p);
+}
+
 static int setup(trainer_t *t, ddp_error_t *err)
 {
     const train_options_t *o = t->o;
@@ -376,7 +392,10 @@ static int setup(trainer_t *t, ddp_error_t *err)
     t->steps_per_epoch =
         (long)((t->sampler.num_samples + (size_t)o->batch_size - 1) / (size_t)o->batch_size);
     t->total_steps = t->steps_per_epoch * o->epochs;
-    if (!(t->model = model_create(&o->model, t->dev, o->batch_size, err)))
+    grad_memory_t pg_memory = {grads_alloc, grads_free, t->pg};
+    int grads_in_pg = t->dev->host_memory && !strcmp(pg_backend_name(t->pg), "tcp");
+    if (!(t->model =
+              model_create(&o->model, t->dev, o->batch_size, grads_in_pg ? &pg_memory : NULL, err)))
         return -1;
     size_t np = model_param_count(t->model), nb = model_buffer_count(t->model);
     size_t image_bytes = (size_t)o->batch_size * IMAGE_SIZE * sizeof(float);

@@ -41,7 +41,8 @@ struct model {
     int tensor_count;
     size_t param_count, buffer_count, act_count, saved_count, work_count;
     float *params, *grads, *buffers, *acts, *act_grads, *saved, *work; /* work: conv's */
-    int failed; /* out of memory while building */
+    grad_memory_t grad_memory; /* where grads came from, when not the device's */
+    int failed;                /* out of memory while building */
 };
 
 int model_config_check(const model_config_t *cfg, ddp_error_t *err)
@@ -242,8 +243,11 @@ void model_destroy(model_t *m)
         return;
     free(m->nodes);
     free(m->tensors);
-    float *device_arrays[] = {m->params,    m->grads, m->buffers, m->acts,
-                              m->act_grads, m->saved, m->work};
+    if (m->grads && m->grad_memory.free)
+        m->grad_memory.free(m->grad_memory.ctx, m->grads);
+    else if (m->grads)
+        m->dev->free(m->grads);
+    float *device_arrays[] = {m->params, m->buffers, m->acts, m->act_grads, m->saved, m->work};
     for (size_t i = 0; i < sizeof device_arrays / sizeof *device_arrays; i++)
         if (device_arrays[i])
             m->dev->free(device_arrays[i]);
@@ -251,7 +255,7 @@ void model_destroy(model_t *m)
 }
 
 model_t *model_create(const model_config_t *cfg, const device_ops_t *dev, int batch_cap,
-                      ddp_error_t *err)
+                      const grad_memory_t *grads, ddp_error_t *err)
 {
     if (model_config_check(cfg, err))
         return NULL;
@@ -269,7 +273,10 @@ model_t *model_create(const model_config_t *cfg, const device_ops_t *dev, int ba
         build_resnet(m);
     if (!m->failed) {
         m->params = dev->alloc(m->param_count * sizeof(float));
-        m->grads = dev->alloc(m->param_count * sizeof(float));
+        if (grads)
+            m->grad_memory = *grads;
+        m->grads = grads ? grads->alloc(grads->ctx, m->param_count * sizeof(float))
+                         : dev->alloc(m->param_count * sizeof(float));
         m->buffers = dev->alloc((m->buffer_count + 1) * sizeof(float));
         m->acts = dev->alloc(m->act_count * sizeof(float));
         m->act_grads = dev->alloc(m->act_count * sizeof(float));

@@ -35,9 +35,18 @@ typedef struct {
 
 typedef struct model model_t;
 
-/* Room for batches of up to batch_cap samples, every tensor on `dev`. */
+/* Where the gradients live instead of the device's own memory: the process group's (pg_alloc),
+ * which an all_reduce between one host's ranks works on in place. */
+typedef struct {
+    void *(*alloc)(void *ctx, size_t bytes); /* zero-filled; NULL when out of memory */
+    void (*free)(void *ctx, void *p);
+    void *ctx;
+} grad_memory_t;
+
+/* Room for batches of up to batch_cap samples, every tensor on `dev` (the gradients in `grads`
+ * when not NULL). */
 model_t *model_create(const model_config_t *cfg, const device_ops_t *dev, int batch_cap,
-                      ddp_error_t *err);
+                      const grad_memory_t *grads, ddp_error_t *err);
 void model_destroy(model_t *m);
 
 /* Seeded initialisation as PyTorch's defaults for these layers, written into host arrays of

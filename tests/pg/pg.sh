@@ -101,6 +101,21 @@ for n in 1 2 3 5 8; do
         expect_world_right "$n" "large$transport$n" "world of $n ($transport): every operation on 16 MiB of float32"
     done
 done
+# Buffers from pg_alloc: the all_reduce reduces in place out of every rank's heap (zero copy);
+# with rank 0's own memory among them, every rank takes the copy path instead.
+for n in 2 3 4; do
+    WORLD_ENV=(PG_CHECK_BUFFERS=pg)
+    world "$n" "pgsweep$n" "$PG_CHECK" sweep 0 1 7 n5+1 1000 20011 n4096+3
+    expect_world_right "$n" "pgsweep$n" "world of $n, buffers from pg_alloc (zero-copy all_reduce): every operation, type and reduction"
+    WORLD_ENV=(PG_CHECK_BUFFERS=mixed)
+    world "$n" "mixsweep$n" "$PG_CHECK" sweep 1000 20011 n4096+3
+    expect_world_right "$n" "mixsweep$n" "world of $n, pg_alloc on all ranks but rank 0 (copy path): every operation, type and reduction"
+done
+for n in 2 3 5; do
+    WORLD_ENV=(PG_CHECK_BUFFERS=pg)
+    world "$n" "pglarge$n" "$PG_CHECK" large 4194305
+    expect_world_right "$n" "pglarge$n" "world of $n, buffers from pg_alloc: every operation on 16 MiB of float32"
+done
 WORLD_ENV=()
 expect_no_leftovers "no rank left running after the sweeps"
 
@@ -127,9 +142,10 @@ expect_eq "$mapped" 4 "on two hosts, every rank maps its host's shared segment"
 WORLD_HOSTS=()
 
 # --- a peer killed mid-all_reduce, on shared memory and on TCP ----------------------------------
-for transport in shm tcp; do
+for transport in shm zerocopy tcp; do
     WORLD_ENV=(DDP_PG_TIMEOUT=30)
     [ $transport = tcp ] && WORLD_ENV+=(DDP_PG_SHM=0)
+    [ $transport = zerocopy ] && WORLD_ENV+=(PG_CHECK_BUFFERS=pg)
     world_start 4 "kill$transport" "$PG_CHECK" loop 4194304
     for _ in $(seq 200); do grep -q looping "$T/kill$transport.2.out" && break; sleep 0.05; done
     ranks=($(rank_pids))
@@ -142,8 +158,8 @@ for transport in shm tcp; do
     for r in 0 1 3; do
         grep -qE "ranks? ([0-9]+, )*2[ ,:]" "$T/kill$transport.$r.err" && named=$((named + 1))
     done
-    if [ $transport = shm ]; then
-        expect_eq "$mapped" 4 "shm: the 4 ranks of one host map the shared segment"
+    if [ $transport != tcp ]; then
+        expect_eq "$mapped" 4 "$transport: the 4 ranks of one host map the shared segment"
     else
         expect_eq "$mapped" 0 "tcp: with DDP_PG_SHM=0 no rank maps a segment"
     fi

@@ -8,6 +8,9 @@
  *   pg_check large COUNT      every operation once with float32 sum on COUNT elements
  *   pg_check loop COUNT       all_reduce COUNT floats until something fails (prints "looping")
  *
+ * PG_CHECK_BUFFERS=pg takes every buffer from pg_alloc (shared memory: the zero-copy all_reduce);
+ * =mixed only on ranks other than 0 (rank 0's own memory: every rank must take the copy path).
+ *
  * Exit status: 0 all right, 1 a wrong result, 2 an operation failed (its error on stderr). */
 #include <stdint.h>
 #include <stdio.h>
@@ -17,7 +20,26 @@
 #include "pg.h"
 
 static pg_t *pg;
-static int rank, size, wrong;
+static int rank, size, wrong, from_pg;
+
+static void *buffer(size_t bytes)
+{
+    ddp_error_t err;
+    void *b = from_pg ? pg_alloc(pg, bytes, &err) : malloc(bytes);
+    if (!b) {
+        fprintf(stderr, "pg_check rank %d: no buffer of %zu bytes\n", rank, bytes);
+        exit(2);
+    }
+    return b;
+}
+
+static void release(void *b)
+{
+    if (from_pg)
+        pg_free(pg, b);
+    else
+        free(b);
+}
 
 /* Inputs: -2, -1, 1 or 2, so that sums and products over 8 ranks stay exact in every type. */
 static double input(int r, size_t i)
@@ -96,7 +118,7 @@ static void put(void *b, pg_dtype_t t, size_t i, double v)
 
 static void *filled(pg_dtype_t t, size_t count, int r, size_t first)
 {
-    void *b = malloc(count * pg_dtype_size(t) + 1);
+    void *b = buffer(count * pg_dtype_size(t) + 1);
     for (size_t i = 0; i < count; i++)
         put(b, t, i, input(r, first + i));
     return b;
@@ -104,7 +126,7 @@ static void *filled(pg_dtype_t t, size_t count, int r, size_t first)
 
 static void *junk(pg_dtype_t t, size_t count)
 {
-    void *b = malloc(count * pg_dtype_size(t) + 1);
+    void *b = buffer(count * pg_dtype_size(t) + 1);
     for (size_t i = 0; i < count; i++)
         put(b, t, i, 99);
     return b;
@@ -185,24 +207,24 @@ static int reductions(pg_dtype_t t, pg_op_t op, size_t count)
         rc = failed("all_reduce in place", &err);
     else if (!rc)
         verify("all_reduce_in_place", t, op, count, in, count, exp_reduced, 1);
-    free(in);
-    free(out);
+    release(in);
+    release(out);
     in = filled(t, count, rank, 0);
     out = junk(t, count);
     if (!rc && pg_reduce(pg, in, out, count, t, op, root_of(count), &err))
         rc = failed("reduce", &err);
     else if (!rc && rank == root_of(count))
         verify("reduce", t, op, count, out, count, exp_reduced, 0);
-    free(in);
-    free(out);
+    release(in);
+    release(out);
     in = filled(t, count * n, rank, 0);
     out = junk(t, count);
     if (!rc && pg_reduce_scatter(pg, in, out, count, t, op, &err))
         rc = failed("reduce_scatter", &err);
     else if (!rc)
         verify("reduce_scatter", t, op, count, out, count, exp_reduced_mine, 0);
-    free(in);
-    free(out);
+    release(in);
+    release(out);
     return rc;
 }
 
@@ -217,28 +239,28 @@ static int movers(pg_dtype_t t, size_t count)
         rc = failed("broadcast", &err);
     else
         verify("broadcast", t, PG_SUM, count, buf, count, exp_root_input, 1);
-    free(buf);
+    release(buf);
     void *all = rank == root ? filled(t, count * n, rank, 0) : NULL;
     void *mine = junk(t, count);
     if (!rc && pg_scatter(pg, all, mine, count, t, root, &err))
         rc = failed("scatter", &err);
     else if (!rc)
         verify("scatter", t, PG_SUM, count, mine, count, exp_scattered, 0);
-    free(all);
-    free(mine);
+    release(all);
+    release(mine);
     mine = filled(t, count, rank, 0);
     all = rank == root ? junk(t, count * n) : NULL;
     if (!rc && pg_gather(pg, mine, all, count, t, root, &err))
         rc = failed("gather", &err);
     else if (!rc && rank == root)
         verify("gather", t, PG_SUM, count, all, count * n, exp_gathered, 0);
-    free(all);
+    release(all);
     all = junk(t, count * n);
     if (!rc && pg_all_gather(pg, mine, all, count, t, &err))
         rc = failed("all_gather", &err);
     else if (!rc)
         verify("all_gather", t, PG_SUM, count, all, count * n, exp_gathered, 1);
-    free(all);
+    release(all);
     if (size > 1 && !rc) {
         /* Around the ring, blocking: even ranks send first so the calls pair up. */
         void *got = junk(t, count);
@@ -251,7 +273,7 @@ static int movers(pg_dtype_t t, size_t count)
             rc = failed("send/recv", &err);
         else
             verify("send_recv", t, PG_SUM, count, got, count, exp_from_prev, 0);
-        free(got);
+        release(got);
         got = junk(t, count);
         pg_request_t *rx = rc ? NULL : pg_irecv(pg, got, count, t, prev, &err);
         pg_request_t *tx = rx ? pg_isend(pg, mine, count, t, next, &err) : NULL;
@@ -260,9 +282,9 @@ static int movers(pg_dtype_t t, size_t count)
             rc = failed("isend/irecv", &err);
         else if (!rc)
             verify("isend_irecv", t, PG_SUM, count, got, count, exp_from_prev, 0);
-        free(got);
+        release(got);
     }
-    free(mine);
+    release(mine);
     return rc;
 }
 
@@ -288,6 +310,8 @@ int main(int argc, char **argv)
     }
     rank = pg_rank(pg);
     size = pg_size(pg);
+    const char *buffers = getenv("PG_CHECK_BUFFERS");
+    from_pg = buffers && (!strcmp(buffers, "pg") || (!strcmp(buffers, "mixed") && rank != 0));
     int rc = 0;
     if (!strcmp(argv[1], "sweep")) {
         for (int a = 2; a < argc && !rc; a++) {
@@ -306,14 +330,15 @@ int main(int argc, char **argv)
             rc = movers(PG_FLOAT32, count / (size_t)size);
     } else if (!strcmp(argv[1], "loop")) {
         size_t count = parse_count(argv[2]);
-        float *buf = calloc(count, sizeof *buf);
+        float *buf = buffer(count * sizeof *buf);
+        memset(buf, 0, count * sizeof *buf);
         for (long i = 0; !rc; i++) {
             if (pg_all_reduce(pg, buf, buf, count, PG_FLOAT32, PG_SUM, &err))
                 rc = failed("all_reduce", &err);
             else if (i == 1 && printf("looping\n") && fflush(stdout))
                 rc = 2;
         }
-        free(buf);
+        release(buf);
     }
     fflush(stdout);
     if (pg_destroy(pg, &err) && !rc)

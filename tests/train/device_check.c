@@ -265,8 +265,8 @@ static void check_model(const model_config_t *cfg, int batch)
     char what[80], worst_name[48] = "";
     model_config_describe(cfg, what, sizeof what);
     ddp_error_t err;
-    model_t *cpu = model_create(cfg, &device_cpu, batch, &err);
-    model_t *dev = cpu ? model_create(cfg, gpu, batch, &err) : NULL;
+    model_t *cpu = model_create(cfg, &device_cpu, batch, NULL, &err);
+    model_t *dev = cpu ? model_create(cfg, gpu, batch, NULL, &err) : NULL;
     ok(cpu && dev, "%s builds on both devices (%s)", what, cpu && dev ? "yes" : err.msg);
     if (!cpu || !dev)
         return;

@@ -27,7 +27,7 @@ static double mean_loss(model_t *m, const float *input, const unsigned char *lab
 static void check_model(const model_config_t *cfg, const device_ops_t *dev)
 {
     ddp_error_t err;
-    model_t *m = model_create(cfg, dev, BATCH, &err);
+    model_t *m = model_create(cfg, dev, BATCH, NULL, &err);
     ok(m != NULL, "%s on %s builds (%s)", cfg->name, dev->name, m ? "ok" : err.msg);
     if (!m)
         return;

@@ -81,7 +81,9 @@ const char *pg_backend_name(const pg_t *pg);
 /* Whether the backend works on this dtype (tcp: not float16/bfloat16). */
 int pg_supports(const pg_t *pg, pg_dtype_t t);
 
-/* Buffers where the backend works on them (host memory for tcp, device memory for nccl). */
+/* Buffers where the backend works on them (device memory for nccl; for tcp, host memory that the
+ * other ranks of this host can reach: an all_reduce whose buffers every rank of one host took
+ * from here runs without copies). Freed with pg_free before pg_destroy. */
 void *pg_alloc(pg_t *pg, size_t bytes, ddp_error_t *err);
 void pg_free(pg_t *pg, void *buf);
 int pg_copy_in(pg_t *pg, void *dst, const void *host_src, size_t bytes, ddp_error_t *err);

@@ -1,13 +1,15 @@
 /* rdzv_scale: K simulated agents join one node-0 store, publish a record each and receive their
- * ranks (the agents' real rendezvous code), as threads of one process; the store runs in a child
- * process so that its memory can be read apart. Prints, per K, the median seconds and the store's
- * peak resident memory per joined agent (user space: kernel socket buffers are not in it). A K
- * that needs more descriptors than one process may hold here is reported, not run.
+ * ranks (the agents' real rendezvous code), as threads of up to 16,384 per process; the store
+ * runs in a process of its own (ahead of the agents in the scheduler: a real store has its
+ * host's CPUs). Prints, per K, the median seconds and the store's peak resident memory per
+ * joined agent (user space: kernel socket buffers are not in it). A K that needs more
+ * descriptors than the store's process may hold here is reported, not run.
  *
  * As root it first moves into a network namespace of its own with the whole ephemeral port range
  * (one host's 28,000 default ports to one store address cannot carry 32,768 agents; real agents
- * come from as many hosts) and raises its descriptor limit. */
+ * come from as many hosts), and raises a kernel.pid_max too low for K threads. */
 #include <net/if.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -16,6 +18,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -27,6 +30,10 @@
 #include "store_server.h"
 
 #define STACK_BYTES (64 * 1024)
+/* Agents per simulating process: their descriptors must fit one process's limit. */
+#define AGENTS_PER_PROCESS 16384
+/* Descriptors the store's process needs beside its connections. */
+#define STORE_SPARE_FDS 64
 
 static const char token[] = "bench-token";
 
@@ -41,6 +48,7 @@ static void *agent_main(void *arg)
 {
     struct agent *a = arg;
     a->rc = -1;
+    a->deadline = ddp_deadline_in(60000);
     ddp_store_client_t *c = ddp_store_client_connect("127.0.0.1", a->port, token, strlen(token),
                                                      a->deadline, NULL, &a->err);
     if (!c)
@@ -87,7 +95,7 @@ static void store_process(int in, int out)
         fprintf(stderr, "rdzv_scale: %s\n", err.msg);
         _exit(1);
     }
-    long before = status_kib("VmRSS");
+    long before = status_kib("VmHWM");
     int port = ddp_store_server_port(s);
     char byte;
     if (write(out, &port, sizeof port) != sizeof port || read(in, &byte, 1) != 1)
@@ -95,7 +103,35 @@ static void store_process(int in, int out)
     long kib[2] = {before, status_kib("VmHWM")};
     if (write(out, kib, sizeof kib) != sizeof kib)
         _exit(1);
+    ddp_store_server_stop(s);
     _exit(0);
+}
+
+/* Agents first..last-1 as threads of this process (one of several: each holds its agents'
+ * descriptors). Exits 0, or 1 after naming the first that failed. */
+static void agents_process(int first, int last, int k, int port, char *stacks)
+{
+    int n = last - first, failed = 0;
+    struct agent *a = calloc((size_t)n, sizeof *a);
+    pthread_t *t = calloc((size_t)n, sizeof *t);
+    for (int i = 0; i < n; i++) {
+        a[i] = (struct agent){.port = port, .node = first + i, .nnodes = k};
+        pthread_attr_t attr;
+        pthread_attr_init(&attr);
+        pthread_attr_setstack(&attr, stacks + (size_t)i * STACK_BYTES, STACK_BYTES);
+        int rc = pthread_create(&t[i], &attr, agent_main, &a[i]);
+        pthread_attr_destroy(&attr);
+        if (rc) {
+            fprintf(stderr, "rdzv_scale: cannot start thread %d\n", first + i);
+            _exit(1);
+        }
+    }
+    for (int i = 0; i < n; i++) {
+        pthread_join(t[i], NULL);
+        if (a[i].rc && failed++ == 0)
+            fprintf(stderr, "rdzv_scale: agent %d: %s\n", first + i, a[i].err.msg);
+    }
+    _exit(failed ? 1 : 0);
 }
 
 /* One rendezvous of k agents: seconds (or -1) and the store's peak KiB per agent. */
@@ -104,8 +140,12 @@ static double run_once(int k, char *stacks, double *kib_per_agent)
     int to_store[2], from_store[2];
     if (pipe(to_store) || pipe(from_store))
         return -1;
-    pid_t pid = fork();
-    if (pid == 0) {
+    pid_t store = fork();
+    if (store == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        /* Ahead of the simulated agents on these few cores: the real store has its host's CPUs
+         * to itself while tens of thousands of other hosts run their agents. */
+        setpriority(PRIO_PROCESS, 0, -10);
         close(to_store[1]);
         close(from_store[0]);
         store_process(to_store[0], from_store[1]);
@@ -113,29 +153,22 @@ static double run_once(int k, char *stacks, double *kib_per_agent)
     close(to_store[0]);
     close(from_store[1]);
     int port = 0;
-    if (pid < 0 || read(from_store[0], &port, sizeof port) != sizeof port)
+    if (store < 0 || read(from_store[0], &port, sizeof port) != sizeof port)
         return -1;
-    struct agent *a = calloc((size_t)k, sizeof *a);
-    pthread_t *t = calloc((size_t)k, sizeof *t);
+    int procs = (k + AGENTS_PER_PROCESS - 1) / AGENTS_PER_PROCESS, failed = 0;
+    pid_t *pids = calloc((size_t)procs, sizeof *pids);
     int64_t start = ddp_now_ms();
-    for (int i = 0; i < k; i++) {
-        a[i] = (struct agent){
-            .port = port, .node = i, .nnodes = k, .deadline = ddp_deadline_in(60000)};
-        pthread_attr_t attr;
-        pthread_attr_init(&attr);
-        pthread_attr_setstack(&attr, stacks + (size_t)i * STACK_BYTES, STACK_BYTES);
-        int rc = pthread_create(&t[i], &attr, agent_main, &a[i]);
-        pthread_attr_destroy(&attr);
-        if (rc) {
-            fprintf(stderr, "rdzv_scale: cannot start thread %d\n", i);
-            exit(1);
+    for (int p = 0; p < procs; p++) {
+        int first = (int)((long)k * p / procs), last = (int)((long)k * (p + 1) / procs);
+        if ((pids[p] = fork()) == 0) {
+            prctl(PR_SET_PDEATHSIG, SIGKILL);
+            agents_process(first, last, k, port, stacks);
         }
     }
-    int failed = 0;
-    for (int i = 0; i < k; i++) {
-        pthread_join(t[i], NULL);
-        if (a[i].rc && failed++ == 0)
-            fprintf(stderr, "rdzv_scale: agent %d: %s\n", i, a[i].err.msg);
+    for (int p = 0; p < procs; p++) {
+        int status = 1;
+        if (pids[p] < 0 || waitpid(pids[p], &status, 0) < 0 || status != 0)
+            failed++;
     }
     double secs = (ddp_now_ms() - start) / 1000.0;
     long kib[2] = {0, 0};
@@ -144,9 +177,8 @@ static double run_once(int k, char *stacks, double *kib_per_agent)
     *kib_per_agent = (double)(kib[1] - kib[0]) / k;
     close(to_store[1]);
     close(from_store[0]);
-    waitpid(pid, NULL, 0);
-    free(a);
-    free(t);
+    waitpid(store, NULL, 0);
+    free(pids);
     return failed ? -1 : secs;
 }
 
@@ -173,6 +205,24 @@ static void own_network(void)
     }
 }
 
+/* Every agent is a thread, and threads take process ids: a kernel.pid_max below K and a margin
+ * (32,768 on some machines; systemd sets 4,194,304) is raised, as root. */
+static void raise_pid_max(int k)
+{
+    FILE *f = fopen("/proc/sys/kernel/pid_max", "r+");
+    long now = 0;
+    if (!f || fscanf(f, "%ld", &now) != 1 || now >= 2L * k + 4096) {
+        if (f)
+            fclose(f);
+        return;
+    }
+    rewind(f);
+    if (fprintf(f, "%ld\n", 2L * k + 4096) < 0 || fclose(f))
+        fprintf(stderr, "rdzv_scale: kernel.pid_max is %ld: %d agents may not all start\n", now, k);
+    else
+        fprintf(stderr, "rdzv_scale: raised kernel.pid_max from %ld to %ld\n", now, 2L * k + 4096);
+}
+
 static int cmp_double(const void *x, const void *y)
 {
     double a = *(const double *)x, b = *(const double *)y;
@@ -186,19 +236,18 @@ int main(int argc, char **argv)
         if (atoi(argv[i]) > kmax)
             kmax = atoi(argv[i]);
     own_network();
-    /* Both ends of every connection, in this process and the store's. */
+    raise_pid_max(kmax);
     struct rlimit rl;
     getrlimit(RLIMIT_NOFILE, &rl);
-    if (rl.rlim_max < (rlim_t)kmax + 1024)
-        rl.rlim_max = (rlim_t)kmax + 1024;
     rl.rlim_cur = rl.rlim_max;
-    if (setrlimit(RLIMIT_NOFILE, &rl)) {
-        getrlimit(RLIMIT_NOFILE, &rl);
-        rl.rlim_cur = rl.rlim_max;
-        setrlimit(RLIMIT_NOFILE, &rl);
-    }
+    setrlimit(RLIMIT_NOFILE, &rl);
     signal(SIGPIPE, SIG_IGN);
+    /* One malloc arena: thousands of threads would otherwise make their own, and the mappings
+     * that takes cost more than the agents' work. */
+    mallopt(M_ARENA_MAX, 1);
     /* One mapping for every agent's stack: a guard page each would pass the map count limit. */
+    if (kmax > AGENTS_PER_PROCESS)
+        kmax = AGENTS_PER_PROCESS;
     char *stacks = mmap(NULL, (size_t)kmax * STACK_BYTES, PROT_READ | PROT_WRITE,
                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (stacks == MAP_FAILED) {
@@ -209,7 +258,7 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         int k = atoi(argv[i]);
         double times[16], kib[16];
-        if ((rlim_t)k + 64 > rl.rlim_cur) {
+        if ((rlim_t)k + STORE_SPARE_FDS > rl.rlim_cur) {
             printf("%d - - store process limited to %llu descriptors (hard RLIMIT_NOFILE)\n", k,
                    (unsigned long long)rl.rlim_cur);
             continue;

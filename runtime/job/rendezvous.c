@@ -160,34 +160,16 @@ static int abort_join(ddp_store_client_t *c, const ddp_rdzv_join_t *j, ddp_error
 
 /* The first agent to join sets the job's world (its node count, or its spares or elastic range)
  * and run id; one given another is refused, and every agent of the round is told which value
- * differs. */
-static int check_shape(ddp_store_client_t *c, const ddp_rdzv_join_t *j, ddp_error_t *err)
+ * differs. `theirs` is the shape in the store when this agent's did not go in. */
+static int check_shape(ddp_store_client_t *c, const ddp_rdzv_join_t *j, const char *world,
+                       const char *run_id, const char *theirs, ddp_error_t *err)
 {
-    char key[128], mine[768], world[128], *theirs = NULL;
-    const char *run_id = j->run_id && *j->run_id ? j->run_id : "-";
-    if (j->elastic)
-        snprintf(world, sizeof world, "%s", j->elastic->shape);
-    else
-        snprintf(world, sizeof world, "--nnodes %d", j->nnodes);
-    ddp_rdzv_key(key, sizeof key, j->round, "shape");
-    int n = snprintf(mine, sizeof mine, "%d %s %.255s %s", j->node_rank, j->host, run_id, world);
-    int swapped = ddp_store_cas(c, key, NULL, 0, mine, (size_t)n, &theirs, err);
-    if (swapped < 0)
-        return ddp_error_prefix(err, "rendezvous");
     int their_node = -1, world_at = 0;
     char their_host[256] = "?", their_run[256] = "-";
-    if (!swapped &&
-        (!theirs ||
-         sscanf(theirs, "%d %255s %255s %n", &their_node, their_host, their_run, &world_at) < 3 ||
-         !world_at)) {
-        free(theirs);
+    if (!theirs ||
+        sscanf(theirs, "%d %255s %255s %n", &their_node, their_host, their_run, &world_at) < 3 ||
+        !world_at)
         return ddp_error_set(err, "rendezvous: malformed job shape in the store");
-    }
-    if (swapped) {
-        free(theirs);
-        return 0;
-    }
-    int refused = 1;
     if (strcmp(theirs + world_at, world) != 0)
         ddp_error_set(err,
                       "rendezvous: node rank %d (%s) was started with %s, but node rank %d (%s) "
@@ -200,32 +182,57 @@ static int check_shape(ddp_store_client_t *c, const ddp_rdzv_join_t *j, ddp_erro
                       "same --run-id",
                       j->node_rank, j->host, run_id, their_node, their_host, their_run);
     else
-        refused = 0;
-    free(theirs);
-    return refused ? abort_join(c, j, err) : 0;
+        return 0;
+    return abort_join(c, j, err);
 }
 
-/* Records this agent's node in the round: its worker count and host under its node rank (or
- * slot), once. */
-static int put_record(ddp_store_client_t *c, const ddp_rdzv_join_t *j, ddp_error_t *err)
+/* This agent's part of the round, in one round trip (at thousands of agents the store's cost is
+ * its round trips): the job's shape (check_shape), its record (worker count and host under its
+ * node rank or slot, once) and the round's join count, which *joined gets. A refused agent
+ * aborts the round, so the count it added does not matter. */
+static int publish_join(ddp_store_client_t *c, const ddp_rdzv_join_t *j, int64_t *joined,
+                        ddp_error_t *err)
 {
-    char key[128], record[512], *val = NULL;
-    node_key(key, sizeof key, j->round, "node", j->node_rank);
-    int n = snprintf(record, sizeof record, "%d %s", j->nproc, j->host);
-    int swapped = ddp_store_cas(c, key, NULL, 0, record, (size_t)n, &val, err);
-    if (swapped < 0)
-        return ddp_error_prefix(err, "rendezvous");
-    if (!swapped) {
-        const char *other = val ? strchr(val, ' ') : NULL;
+    char shape_key[128], record_key[128], joined_key[128], mine[768], world[128], record[512];
+    const char *run_id = j->run_id && *j->run_id ? j->run_id : "-";
+    if (j->elastic)
+        snprintf(world, sizeof world, "%s", j->elastic->shape);
+    else
+        snprintf(world, sizeof world, "--nnodes %d", j->nnodes);
+    ddp_rdzv_key(shape_key, sizeof shape_key, j->round, "shape");
+    node_key(record_key, sizeof record_key, j->round, "node", j->node_rank);
+    ddp_rdzv_key(joined_key, sizeof joined_key, j->round, "joined");
+    int shape_len =
+        snprintf(mine, sizeof mine, "%d %s %.255s %s", j->node_rank, j->host, run_id, world);
+    int record_len = snprintf(record, sizeof record, "%d %s", j->nproc, j->host);
+    ddp_store_batch_op_t ops[] = {
+        {.op = STORE_BATCH_CAS,
+         .key = shape_key,
+         .desired = mine,
+         .desired_len = (size_t)shape_len},
+        {.op = STORE_BATCH_CAS,
+         .key = record_key,
+         .desired = record,
+         .desired_len = (size_t)record_len},
+        {.op = STORE_BATCH_ADD, .key = joined_key, .delta = 1},
+    };
+    int rc = ddp_store_batch(c, ops, 3, err);
+    if (rc)
+        ddp_error_prefix(err, "rendezvous");
+    else if (!ops[0].swapped)
+        rc = check_shape(c, j, world, run_id, ops[0].current, err);
+    if (!rc && !ops[1].swapped) {
+        const char *other = ops[1].current ? strchr(ops[1].current, ' ') : NULL;
         ddp_error_set(err,
                       "rendezvous: node rank %d (%s) is taken: node rank %d has already joined "
                       "from host %s; two agents were given the same node rank",
                       j->node_rank, j->host, j->node_rank, other ? other + 1 : "?");
-        free(val);
-        return abort_join(c, j, err);
+        rc = abort_join(c, j, err);
     }
-    free(val);
-    return 0;
+    free(ops[0].current);
+    free(ops[1].current);
+    *joined = ops[2].sum;
+    return rc;
 }
 
 /* Spares and elastic worlds: node 0 waits for the agents it expects (all of round 0's slots, or
@@ -506,13 +513,10 @@ static int elastic_join_round(ddp_store_client_t *c, const ddp_rdzv_join_t *j,
 {
     if (j->node_rank == 0 && exclude_departed(c, j, err))
         return -1;
-    if (check_shape(c, j, err) || put_record(c, j, err))
-        return -1;
     char key[128], entry[512];
     int64_t joined = 0;
-    ddp_rdzv_key(key, sizeof key, j->round, "joined");
-    if (ddp_store_add(c, key, 1, &joined, err))
-        return ddp_error_prefix(err, "rendezvous");
+    if (publish_join(c, j, &joined, err))
+        return -1;
     int n = snprintf(entry, sizeof entry, "%d %d %s", j->node_rank, j->nproc, j->host);
     node_key(key, sizeof key, j->round, "joiner", (int)joined);
     if (ddp_store_set(c, key, entry, (size_t)n, err))
@@ -593,12 +597,9 @@ int ddp_rdzv_join(ddp_store_client_t *c, const ddp_rdzv_join_t *j, ddp_rdzv_resu
     if (j->elastic)
         return elastic_join(c, j, out, err);
     *out = (ddp_rdzv_result_t){.nnodes = j->nnodes, .round = j->round, .node_rank = j->node_rank};
-    if (check_shape(c, j, err) || put_record(c, j, err))
-        return -1;
     int64_t joined;
-    ddp_rdzv_key(key, sizeof key, j->round, "joined");
-    if (ddp_store_add(c, key, 1, &joined, err))
-        return ddp_error_prefix(err, "rendezvous");
+    if (publish_join(c, j, &joined, err))
+        return -1;
     ddp_rdzv_key(key, sizeof key, j->round, "complete");
     if (joined == j->nnodes && ddp_store_set(c, key, "1", 1, err))
         return ddp_error_prefix(err, "rendezvous");
@@ -638,7 +639,17 @@ int ddp_rdzv_join(ddp_store_client_t *c, const ddp_rdzv_join_t *j, ddp_rdzv_resu
     }
     if (j->node_rank == 0) {
         free(val);
-        return assign_ranks(c, j, out, err) ? ddp_error_prefix(err, "rendezvous") : 0;
+        if (assign_ranks(c, j, out, err) == 0)
+            return 0;
+        /* A refused agent counted itself before it aborted the round: its reason, not the
+         * record it left missing, is the cause. */
+        char *why = NULL;
+        ddp_error_t ignored;
+        ddp_error_prefix(err, "rendezvous");
+        if (ddp_store_get(c, abort_key, &why, NULL, &ignored) == 1)
+            ddp_error_set(err, "%s", why);
+        free(why);
+        return -1;
     }
     int ok = sscanf(val, "%d %d %d", &out->rank_base, &out->world_size, &out->worker_port) == 3;
     free(val);

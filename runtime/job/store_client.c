@@ -27,8 +27,11 @@ static int client_fail(ddp_store_client_t *c, ddp_error_t *err)
     return ddp_error_prefix(err, "store %s", c->where);
 }
 
-/* One try's share of the wait: a store that stalls mid-handshake is tried again. */
+/* One try's share of the wait: a store that stalls mid-handshake is tried again, each try
+ * twice as patient as the last (up to CONNECT_TRY_MAX_MS), so that a store busy with thousands
+ * of agents is not answered with thousands of new connections. */
 #define CONNECT_TRY_MS 1000
+#define CONNECT_TRY_MAX_MS 8000
 
 /* Fails with ETIMEDOUT or ECONNRESET where the store did not get as far as judging the token
  * (worth another try), else with what settles it. */
@@ -88,12 +91,13 @@ ddp_store_client_t *ddp_store_client_connect(const char *host, int port, const v
     int64_t start = ddp_now_ms(), next_note = start + STORE_CONNECT_NOTE_MS;
     /* Tries again while nobody listens or the host cannot be reached yet, and after a handshake
      * the store dropped (it sheds the oldest unproven connections when strangers crowd it). */
+    int64_t try_ms = CONNECT_TRY_MS;
     for (int64_t backoff = 5;; backoff = backoff * 2 > 250 ? 250 : backoff * 2) {
         if (hooks && hooks->cancelled && hooks->cancelled(hooks->ctx)) {
             ddp_error_code(err, ECANCELED, "connecting to the store at %s: cancelled", c->where);
             break;
         }
-        int64_t try_until = ddp_deadline_in(CONNECT_TRY_MS);
+        int64_t try_until = ddp_deadline_in(try_ms);
         if (try_until > deadline)
             try_until = deadline;
         c->fd = ddp_net_connect(host, port, try_until, err);
@@ -112,6 +116,8 @@ ddp_store_client_t *ddp_store_client_connect(const char *host, int port, const v
         int retryable = ddp_net_connect_transient(err) || err->code == ECONNRESET;
         if (!retryable || ddp_ms_left(deadline) == 0)
             break;
+        if (err->code == ETIMEDOUT && try_ms < CONNECT_TRY_MAX_MS)
+            try_ms *= 2;
         int64_t now = ddp_now_ms();
         if (hooks && hooks->waiting && now >= next_note) {
             char line[2048];
@@ -284,50 +290,70 @@ int ddp_store_get(ddp_store_client_t *c, const char *key, char **val, size_t *le
     return 1;
 }
 
-int ddp_store_add(ddp_store_client_t *c, const char *key, int64_t delta, int64_t *result,
-                  ddp_error_t *err)
+static int add_request(ddp_store_client_t *c, const char *key, int64_t delta, ddp_error_t *err)
 {
     size_t mark;
-    ddp_store_reader_t r;
-    if (begin(c, STORE_ADD, key, &mark, err) ||
-        finish(c, mark, ddp_store_put_i64(&c->out, delta), err) || roundtrip(c, &r, err))
-        return -1;
-    uint8_t status = ddp_store_get_u8(&r);
+    return ddp_store_frame_begin(&c->out, &mark) || ddp_store_put_u8(&c->out, STORE_ADD) ||
+                   ddp_store_put_str(&c->out, key, strlen(key)) || ddp_store_put_i64(&c->out, delta)
+               ? ddp_error_set(err, "out of memory")
+               : (ddp_store_frame_end(&c->out, mark), 0);
+}
+
+static int add_reply(ddp_store_client_t *c, const char *key, ddp_store_reader_t *r, int64_t *result,
+                     ddp_error_t *err)
+{
+    uint8_t status = ddp_store_get_u8(r);
     if (status == STORE_ERROR) {
         const unsigned char *s;
-        size_t n = ddp_store_get_str(&r, &s, STORE_MAX_VALUE);
-        ddp_error_set(err, "add to %s: %.*s", key, r.bad ? 0 : (int)n, s ? (const char *)s : "");
+        size_t n = ddp_store_get_str(r, &s, STORE_MAX_VALUE);
+        ddp_error_set(err, "add to %s: %.*s", key, r->bad ? 0 : (int)n, s ? (const char *)s : "");
         return client_fail(c, err);
     }
-    int64_t v = ddp_store_get_i64(&r);
-    if (status != STORE_OK || r.bad)
+    int64_t v = ddp_store_get_i64(r);
+    if (status != STORE_OK || r->bad)
         return malformed(c, err);
     if (result)
         *result = v;
     return 0;
 }
 
-int ddp_store_cas(ddp_store_client_t *c, const char *key, const void *expected, size_t expected_len,
-                  const void *desired, size_t desired_len, char **current, ddp_error_t *err)
+int ddp_store_add(ddp_store_client_t *c, const char *key, int64_t delta, int64_t *result,
+                  ddp_error_t *err)
+{
+    ddp_store_reader_t r;
+    if (strlen(key) > STORE_MAX_KEY)
+        return ddp_error_set(err, "store key longer than %d bytes", STORE_MAX_KEY);
+    c->out.len = 0;
+    if (add_request(c, key, delta, err) || roundtrip(c, &r, err))
+        return -1;
+    return add_reply(c, key, &r, result, err);
+}
+
+static int cas_request(ddp_store_client_t *c, const char *key, const void *expected,
+                       size_t expected_len, const void *desired, size_t desired_len,
+                       ddp_error_t *err)
 {
     size_t mark;
-    ddp_store_reader_t r;
     if (desired_len > STORE_MAX_VALUE || expected_len > STORE_MAX_VALUE)
         return ddp_error_set(err, "store value longer than %d bytes", STORE_MAX_VALUE);
-    if (begin(c, STORE_CAS, key, &mark, err) ||
-        finish(c, mark,
-               ddp_store_put_u8(&c->out, expected != NULL) ||
-                   ddp_store_put_str(&c->out, expected, expected ? expected_len : 0) ||
-                   ddp_store_put_str(&c->out, desired, desired_len),
-               err) ||
-        roundtrip(c, &r, err))
-        return -1;
-    uint8_t status = ddp_store_get_u8(&r);
-    uint8_t swapped = ddp_store_get_u8(&r);
-    uint8_t present = ddp_store_get_u8(&r);
+    if (ddp_store_frame_begin(&c->out, &mark) || ddp_store_put_u8(&c->out, STORE_CAS) ||
+        ddp_store_put_str(&c->out, key, strlen(key)) ||
+        ddp_store_put_u8(&c->out, expected != NULL) ||
+        ddp_store_put_str(&c->out, expected, expected ? expected_len : 0) ||
+        ddp_store_put_str(&c->out, desired, desired_len))
+        return ddp_error_set(err, "out of memory");
+    ddp_store_frame_end(&c->out, mark);
+    return 0;
+}
+
+static int cas_reply(ddp_store_client_t *c, ddp_store_reader_t *r, char **current, ddp_error_t *err)
+{
+    uint8_t status = ddp_store_get_u8(r);
+    uint8_t swapped = ddp_store_get_u8(r);
+    uint8_t present = ddp_store_get_u8(r);
     const unsigned char *s;
-    size_t n = ddp_store_get_str(&r, &s, STORE_MAX_VALUE);
-    if (status != STORE_OK || r.bad)
+    size_t n = ddp_store_get_str(r, &s, STORE_MAX_VALUE);
+    if (status != STORE_OK || r->bad)
         return malformed(c, err);
     if (current) {
         *current = NULL;
@@ -335,6 +361,47 @@ int ddp_store_cas(ddp_store_client_t *c, const char *key, const void *expected, 
             return ddp_error_set(err, "out of memory");
     }
     return swapped ? 1 : 0;
+}
+
+int ddp_store_cas(ddp_store_client_t *c, const char *key, const void *expected, size_t expected_len,
+                  const void *desired, size_t desired_len, char **current, ddp_error_t *err)
+{
+    ddp_store_reader_t r;
+    if (strlen(key) > STORE_MAX_KEY)
+        return ddp_error_set(err, "store key longer than %d bytes", STORE_MAX_KEY);
+    c->out.len = 0;
+    if (cas_request(c, key, expected, expected_len, desired, desired_len, err) ||
+        roundtrip(c, &r, err))
+        return -1;
+    return cas_reply(c, &r, current, err);
+}
+
+int ddp_store_batch(ddp_store_client_t *c, ddp_store_batch_op_t *ops, size_t n, ddp_error_t *err)
+{
+    c->out.len = 0;
+    for (size_t i = 0; i < n; i++) {
+        ddp_store_batch_op_t *o = &ops[i];
+        if (strlen(o->key) > STORE_MAX_KEY)
+            return ddp_error_set(err, "store key longer than %d bytes", STORE_MAX_KEY);
+        int rc = o->op == STORE_BATCH_ADD ? add_request(c, o->key, o->delta, err)
+                                          : cas_request(c, o->key, o->expected, o->expected_len,
+                                                        o->desired, o->desired_len, err);
+        if (rc)
+            return -1;
+    }
+    int64_t deadline = ddp_deadline_in(c->timeout_ms);
+    if (send_request(c, deadline, err))
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        ddp_store_batch_op_t *o = &ops[i];
+        ddp_store_reader_t r;
+        if (read_reply(c, &r, deadline, err))
+            return -1;
+        if (o->op == STORE_BATCH_ADD ? add_reply(c, o->key, &r, &o->sum, err)
+                                     : (o->swapped = cas_reply(c, &r, &o->current, err)) < 0)
+            return -1;
+    }
+    return 0;
 }
 
 int ddp_store_wait_send(ddp_store_client_t *c, const char *const *keys, size_t nkeys,

@@ -59,6 +59,20 @@ int ddp_store_add(ddp_store_client_t *c, const char *key, int64_t delta, int64_t
  * call, or NULL when the key is absent. */
 int ddp_store_cas(ddp_store_client_t *c, const char *key, const void *expected, size_t expected_len,
                   const void *desired, size_t desired_len, char **current, ddp_error_t *err);
+/* CASes and ADDs written at once and answered in order: one round trip for all. Each op's
+ * result lands in it (swapped and current as ddp_store_cas's, which the caller frees; sum as
+ * ddp_store_add's result). Every request is made whatever the earlier ones' results. */
+typedef struct {
+    enum { STORE_BATCH_CAS, STORE_BATCH_ADD } op;
+    const char *key;
+    const void *expected, *desired; /* CAS */
+    size_t expected_len, desired_len;
+    int64_t delta; /* ADD */
+    int swapped;
+    char *current;
+    int64_t sum;
+} ddp_store_batch_op_t;
+int ddp_store_batch(ddp_store_client_t *c, ddp_store_batch_op_t *ops, size_t n, ddp_error_t *err);
 /* Waits up to timeout_ms for any of `keys` to exist: 1 with *which and *val, 0 on timeout. */
 int ddp_store_wait(ddp_store_client_t *c, const char *const *keys, size_t nkeys, int64_t timeout_ms,
                    int *which, char **val, ddp_error_t *err);

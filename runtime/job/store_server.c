@@ -38,6 +38,7 @@
 #define PENDING_CAP 1024
 #define PENDING_PER_PEER 64
 #define PENDING_STALE_MS 2000
+#define SHED_RETRY_MS 100
 /* Refusals are logged at most once per this many ms, with a count of those left unsaid. */
 #define REFUSAL_LOG_MS 1000
 
@@ -101,7 +102,8 @@ struct ddp_store_server {
     int stopping;    /* server_free: closing connections sets nothing */
     size_t npending; /* connections in CONN_HANDSHAKE */
     conn_t *pending_oldest, *pending_newest;
-    size_t npartial; /* connections holding part of a frame */
+    int64_t next_shed_look; /* ddp_now_ms */
+    size_t npartial;        /* connections holding part of a frame */
     int64_t refusal_logged_at;
     unsigned long refusals_unsaid;
 };
@@ -366,8 +368,17 @@ static int shed_one(ddp_store_server_t *s, const conn_t *newest)
  * `newest` arrived. */
 static void shed_pending(ddp_store_server_t *s, const conn_t *newest)
 {
-    while (s->npending > PENDING_CAP && shed_one(s, newest))
-        ;
+    /* A look that found nothing stale is not repeated for SHED_RETRY_MS: in a burst of real
+     * agents every pending connection is busy, and looking at each on every accept would cost
+     * more than serving them. */
+    int64_t now = ddp_now_ms();
+    if (s->npending <= PENDING_CAP || now < s->next_shed_look)
+        return;
+    while (s->npending > PENDING_CAP)
+        if (!shed_one(s, newest)) {
+            s->next_shed_look = now + SHED_RETRY_MS;
+            return;
+        }
 }
 
 static void accept_all(ddp_store_server_t *s)
@@ -851,14 +862,17 @@ static void *server_main(void *arg)
         int n = epoll_wait(s->epoll_fd, events, 256, timeout);
         if (n < 0 && errno != EINTR)
             break;
+        /* Accepted on every turn, not only when the listener is among the events: while the
+         * store works through a burst, arrivals would otherwise fill the kernel's accept queue
+         * (4096 at most), and a connection it drops waits a second for its SYN-ACK again. */
+        if (!s->accept_paused)
+            accept_all(s);
         for (int i = 0; i < n; i++) {
             int fd = events[i].data.fd;
             if (fd == s->stop_fd)
                 return NULL;
-            if (fd == s->listen_fd) {
-                accept_all(s);
+            if (fd == s->listen_fd)
                 continue;
-            }
             conn_t *c = (size_t)fd < s->conns_cap ? s->conns[fd] : NULL;
             if (!c)
                 continue;

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -405,6 +406,18 @@ static int serve_store(agent_t *a, ddp_error_t *err)
                                 "node 0 cannot serve the rendezvous store (port %d, the one "
                                 "after --master-port %d)",
                                 o->store_port, o->master_port);
+    /* Every agent keeps a connection to the store: a job larger than node 0's descriptor limit
+     * would otherwise hang at the rendezvous with the last agents never let in. */
+    struct rlimit files;
+    long agents = (long)o->nnodes + o->spares;
+    if (agents > 1 && getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur != RLIM_INFINITY &&
+        (long)files.rlim_cur < agents + STORE_SPARE_DESCRIPTORS)
+        return ddp_error_set(err,
+                             "node 0 (%s) may keep %ld descriptors open (its hard RLIMIT_NOFILE, "
+                             "`ulimit -Hn`), and its store needs one for each of the job's %ld "
+                             "agents and %d more: raise the hard limit for the job (limits.conf, "
+                             "or the scheduler's limits), or run it on fewer nodes",
+                             a->host, (long)files.rlim_cur, agents, STORE_SPARE_DESCRIPTORS);
     return 0;
 }
 

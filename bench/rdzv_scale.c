@@ -32,8 +32,6 @@
 #define STACK_BYTES (64 * 1024)
 /* Agents per simulating process: their descriptors must fit one process's limit. */
 #define AGENTS_PER_PROCESS 16384
-/* Descriptors the store's process needs beside its connections. */
-#define STORE_SPARE_FDS 64
 
 static const char token[] = "bench-token";
 
@@ -258,7 +256,7 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         int k = atoi(argv[i]);
         double times[16], kib[16];
-        if ((rlim_t)k + STORE_SPARE_FDS > rl.rlim_cur) {
+        if ((rlim_t)k + STORE_SPARE_DESCRIPTORS > rl.rlim_cur) {
             printf("%d - - store process limited to %llu descriptors (hard RLIMIT_NOFILE)\n", k,
                    (unsigned long long)rl.rlim_cur);
             continue;

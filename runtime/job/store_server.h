@@ -22,6 +22,9 @@
 /* A connection that sent part of a request and then nothing for this long is closed. */
 #define STORE_FRAME_IDLE_MS 5000
 
+/* Descriptors a process serving a store keeps for everything but the store's connections. */
+#define STORE_SPARE_DESCRIPTORS 64
+
 typedef void (*store_log_fn)(void *ctx, const char *line);
 typedef struct ddp_store_server ddp_store_server_t;
 

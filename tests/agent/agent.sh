@@ -130,6 +130,18 @@ expect_contains "$err2" "$why" "the second one says its node rank is taken"
 expect_contains "$ERR$err1" "$why" "and the agents waiting for it are told the same"
 expect_no_leftovers "nothing left after run-id and node-rank clashes"
 
+# More agents than node 0 may keep descriptors open for (a store connection each): said at once,
+# naming the limit, instead of a rendezvous that never lets the last ones in.
+next_port
+start=$SECONDS
+run env DDPJ_TESTMARK="$MARK" bash -c 'ulimit -n 400 && exec "$@"' limit "$AGENT" --nnodes 1000 \
+    --node-rank 0 --master-addr 127.0.0.1 --master-port "$PORT" --rdzv-timeout 30 "$T/env.sh"
+expect_eq "$RC" 1 "node 0 of 1000 agents under a hard descriptor limit of 400 fails"
+expect_contains "$ERR" "may keep 400 descriptors open (its hard RLIMIT_NOFILE, \`ulimit -Hn\`), and its store needs one for each of the job's 1000 agents" \
+    "naming the limit and the job's agents"
+if [ $((SECONDS - start)) -lt 20 ]; then pass "at once, not at the rendezvous timeout"; else fail "took $((SECONDS - start)) s"; fi
+expect_no_leftovers "nothing left after the descriptor limit"
+
 # --- node 0 stalls during the join ------------------------------------------------------------
 # Node 1's handshake waits on a node 0 that is stopped for 1.5 s: it tries again until
 # --rdzv-timeout instead of failing at its first unanswered try.

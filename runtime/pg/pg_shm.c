@@ -212,14 +212,16 @@ static int receive_with_fd(int fd, void *data, size_t len, int64_t deadline, ddp
     if (poll(&pfd, 1, ddp_ms_left(deadline)) <= 0)
         return ddp_error_set(err, "shared memory was never handed over");
     ssize_t got = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC | MSG_WAITALL);
-    struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-    if (got != (ssize_t)len || !c || c->cmsg_type != SCM_RIGHTS ||
-        c->cmsg_len != CMSG_LEN(sizeof(int)))
-        return ddp_error_set(err, "receiving shared memory: %s",
-                             got < 0 ? strerror(errno) : "no descriptor came");
-    int passed;
-    memcpy(&passed, CMSG_DATA(c), sizeof passed);
-    return passed;
+    struct cmsghdr *c = got >= 0 ? CMSG_FIRSTHDR(&msg) : NULL;
+    int passed = -1;
+    if (c && c->cmsg_type == SCM_RIGHTS && c->cmsg_len == CMSG_LEN(sizeof(int)))
+        memcpy(&passed, CMSG_DATA(c), sizeof passed);
+    if (got == (ssize_t)len && passed >= 0)
+        return passed;
+    if (passed >= 0)
+        close(passed);
+    return ddp_error_set(err, "receiving shared memory: %s",
+                         got < 0 ? strerror(errno) : "no descriptor came");
 }
 
 /* The leader: accepts every other member that proves the nonce (with its heap), then hands

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -39,7 +40,15 @@ pg_shm_heap_t *pg_shm_heap_create(int n, int me, ddp_error_t *err)
     long pages = sysconf(_SC_PHYS_PAGES);
     uint64_t ram = (uint64_t)(pages > 0 ? pages : 1) * PAGE_BYTES;
     uint64_t most = ADDRESS_SPACE_BYTES / (uint64_t)n;
+    /* Within a file size limit too (some sites set one): past it the heap is full and pg_alloc
+     * falls back to private memory. */
+    struct rlimit fsize;
+    if (getrlimit(RLIMIT_FSIZE, &fsize) == 0 && fsize.rlim_cur != RLIM_INFINITY &&
+        fsize.rlim_cur < most)
+        most = fsize.rlim_cur;
     h->size = (ram < most ? ram : most) & ~(uint64_t)(PAGE_BYTES - 1);
+    if (h->size < PAGE_BYTES)
+        h->size = PAGE_BYTES;
     if ((h->fd = (int)syscall(SYS_memfd_create, "ddp-pg-heap", MFD_CLOEXEC)) < 0 ||
         ftruncate(h->fd, (off_t)h->size) < 0) {
         ddp_error_set(err, "cannot make this rank's %llu-byte heap: %s",

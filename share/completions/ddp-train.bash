@@ -12,6 +12,7 @@ _ddp_train() {
     --model) mapfile -t COMPREPLY < <(compgen -W "mlp resnet" -- "$cur"); return ;;
     --schedule) mapfile -t COMPREPLY < <(compgen -W "cosine step constant" -- "$cur"); return ;;
     --cpu-conv) mapfile -t COMPREPLY < <(compgen -W "onednn im2col" -- "$cur"); return ;;
+    --buffers) mapfile -t COMPREPLY < <(compgen -W "pg host" -- "$cur"); return ;;
     esac
     if [ "${cur#-}" != "$cur" ]; then
         mapfile -t COMPREPLY < <(compgen -W "$("${COMP_WORDS[0]}" "${COMP_WORDS[1]}" --help 2>/dev/null | grep -o -- '--[a-z][a-z0-9-]*' | sort -u)" -- "$cur")

@@ -2,6 +2,7 @@
 
 #include <oneapi/dnnl/dnnl.h>
 #include <omp.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,8 +19,8 @@ typedef struct {
 /* The three primitives of one convolution shape at one batch size, with their tensors. */
 typedef struct plan {
     conv_shape_t shape;
-    int batch;
-    int usable; /* 0: oneDNN made no primitive for it, the im2col path runs it */
+    int batch, block; /* block: the activation layout's (conv_dnnl.h) */
+    int usable;       /* 0: oneDNN made no primitive for it */
     dnnl_primitive_t forward, backward_data, backward_weights;
     port_t fwd_src, fwd_weights, fwd_dst;
     port_t bd_diff_dst, bd_weights, bd_diff_src;
@@ -33,6 +34,8 @@ typedef struct plan {
 static dnnl_engine_t engine;
 static dnnl_stream_t stream;
 static plan_t *plans;
+static int cpu_block = -1; /* conv_dnnl_block's, found on first use */
+static char failure[200];
 
 typedef enum { INTO_PRIMITIVE, OUT_OF_PRIMITIVE, ADDED_OUT_OF_PRIMITIVE } direction_t;
 
@@ -136,8 +139,57 @@ static void plan_destroy(plan_t *p)
             dnnl_primitive_destroy(prims[i]);
 }
 
-/* The three primitives with their layouts chosen by oneDNN (format "any"). -1 where oneDNN
- * has none for this shape. */
+static int engine_ready(void)
+{
+    return engine ||
+           (dnnl_engine_create(&engine, dnnl_cpu, 0) == dnnl_success &&
+            dnnl_stream_create(&stream, engine, dnnl_stream_default_flags) == dnnl_success);
+}
+
+static dnnl_format_tag_t blocked_tag(int channels_per_block)
+{
+    return channels_per_block == 16 ? dnnl_nChw16c : dnnl_nChw8c;
+}
+
+static dnnl_format_tag_t activation_tag(int layout_block, int c)
+{
+    return layout_blocked(layout_block, c) ? blocked_tag(layout_block) : dnnl_nchw;
+}
+
+/* The destination layout oneDNN's forward convolution picks for a typical layer (16 channels in
+ * and out, 3x3, 32x32): nChw16c or nChw8c give the block; anything else, none. */
+static int probe_block(void)
+{
+    dnnl_dims_t act = {1, 16, 32, 32}, w = {16, 16, 3, 3}, strides = {1, 1}, pad = {1, 1};
+    dnnl_memory_desc_t act_any, w_any, want;
+    dnnl_convolution_desc_t d;
+    dnnl_primitive_desc_t pd = NULL;
+    if (!engine_ready() ||
+        dnnl_memory_desc_init_by_tag(&act_any, 4, act, dnnl_f32, dnnl_format_tag_any) ||
+        dnnl_memory_desc_init_by_tag(&w_any, 4, w, dnnl_f32, dnnl_format_tag_any) ||
+        dnnl_convolution_forward_desc_init(&d, dnnl_forward_training, dnnl_convolution_direct,
+                                           &act_any, &w_any, NULL, &act_any, strides, pad, pad) ||
+        dnnl_primitive_desc_create(&pd, &d, NULL, engine, NULL))
+        return 0;
+    int found = 0;
+    for (int lanes = 16; lanes >= 8 && !found; lanes -= 8)
+        if (dnnl_memory_desc_init_by_tag(&want, 4, act, dnnl_f32, blocked_tag(lanes)) ==
+                dnnl_success &&
+            dnnl_memory_desc_equal(&want, query(pd, dnnl_query_dst_md)))
+            found = lanes;
+    dnnl_primitive_desc_destroy(pd);
+    return found;
+}
+
+int conv_dnnl_block(void)
+{
+    if (cpu_block < 0)
+        cpu_block = probe_block();
+    return cpu_block;
+}
+
+/* The three primitives with their layouts chosen by oneDNN (format "any"): where one differs
+ * from the activation layout, a reorder on the way. -1 where oneDNN has none for this shape. */
 static int plan_build(plan_t *p)
 {
     const conv_shape_t *s = &p->shape;
@@ -145,8 +197,10 @@ static int plan_build(plan_t *p)
                 w_dims = {s->co, s->c, s->k, s->k}, strides = {s->stride, s->stride},
                 pad = {s->pad, s->pad};
     dnnl_memory_desc_t src_user, dst_user, w_user, src_any, dst_any, w_any;
-    if (dnnl_memory_desc_init_by_tag(&src_user, 4, src_dims, dnnl_f32, dnnl_nchw) ||
-        dnnl_memory_desc_init_by_tag(&dst_user, 4, dst_dims, dnnl_f32, dnnl_nchw) ||
+    if (dnnl_memory_desc_init_by_tag(&src_user, 4, src_dims, dnnl_f32,
+                                     activation_tag(p->block, s->c)) ||
+        dnnl_memory_desc_init_by_tag(&dst_user, 4, dst_dims, dnnl_f32,
+                                     activation_tag(p->block, s->co)) ||
         dnnl_memory_desc_init_by_tag(&w_user, 4, w_dims, dnnl_f32, dnnl_oihw) ||
         dnnl_memory_desc_init_by_tag(&src_any, 4, src_dims, dnnl_f32, dnnl_format_tag_any) ||
         dnnl_memory_desc_init_by_tag(&dst_any, 4, dst_dims, dnnl_f32, dnnl_format_tag_any) ||
@@ -190,36 +244,59 @@ static int plan_build(plan_t *p)
     return bad ? -1 : 0;
 }
 
-/* The plan for this shape and batch, made on first use; NULL where oneDNN cannot run it. */
-static plan_t *plan_for(const conv_shape_t *s, int batch)
+static plan_t *record_failure(const conv_shape_t *s, int batch)
+{
+    if (!failure[0])
+        snprintf(failure, sizeof failure,
+                 "oneDNN made no convolution for %dx%dx%d -> %dx%dx%d (kernel %d, stride %d) at "
+                 "batch %d (out of memory?)",
+                 s->c, s->h, s->w, s->co, s->ho, s->wo, s->k, s->stride, batch);
+    return NULL;
+}
+
+/* The plan for this shape, batch and layout, made on first use; NULL (recorded) where oneDNN
+ * cannot run it. */
+static plan_t *plan_for(const conv_shape_t *s, int batch, int layout_block)
 {
     for (plan_t *p = plans; p; p = p->next)
-        if (p->batch == batch && !memcmp(&p->shape, s, sizeof *s))
-            return p->usable ? p : NULL;
-    if (!engine && (dnnl_engine_create(&engine, dnnl_cpu, 0) != dnnl_success ||
-                    dnnl_stream_create(&stream, engine, dnnl_stream_default_flags) != dnnl_success))
-        return NULL;
+        if (p->batch == batch && p->block == layout_block && !memcmp(&p->shape, s, sizeof *s))
+            return p->usable ? p : record_failure(s, batch);
+    if (!engine_ready())
+        return record_failure(s, batch);
     plan_t *p = calloc(1, sizeof *p);
     if (!p)
-        return NULL;
+        return record_failure(s, batch);
     p->shape = *s;
     p->batch = batch;
+    p->block = layout_block;
     p->usable = plan_build(p) == 0;
     if (!p->usable)
         plan_destroy(p); /* kept in the list, so the shape is not tried again */
     p->next = plans;
     plans = p;
-    return p->usable ? p : NULL;
+    return p->usable ? p : record_failure(s, batch);
 }
 
-void conv_dnnl_forward(const conv_shape_t *s, int batch, const float *in, const float *weight,
-                       float *out, float *work)
+int conv_dnnl_failure(ddp_error_t *err)
 {
-    plan_t *p = plan_for(s, batch);
-    if (!p) {
-        conv_forward(s, batch, in, weight, out, work);
+    if (!failure[0])
+        return 0;
+    ddp_error_set(err, "%s", failure);
+    failure[0] = 0;
+    return -1;
+}
+
+size_t conv_dnnl_workspace(const conv_shape_t *s, int batch)
+{
+    return 0;
+}
+
+void conv_dnnl_forward(const conv_shape_t *s, int batch, int block, const float *in,
+                       const float *weight, float *out, float *work)
+{
+    plan_t *p = plan_for(s, batch, block);
+    if (!p)
         return;
-    }
     run(p->forward, 3,
         (dnnl_exec_arg_t[]){{DNNL_ARG_SRC, port_in(&p->fwd_src, in)},
                             {DNNL_ARG_WEIGHTS, port_in(&p->fwd_weights, weight)},
@@ -228,14 +305,13 @@ void conv_dnnl_forward(const conv_shape_t *s, int batch, const float *in, const 
     dnnl_stream_wait(stream);
 }
 
-void conv_dnnl_backward(const conv_shape_t *s, int batch, const float *in, const float *weight,
-                        const float *dout, float *din, float *dweight, float *work)
+void conv_dnnl_backward(const conv_shape_t *s, int batch, int block, const float *in,
+                        const float *weight, const float *dout, float *din, float *dweight,
+                        float *work)
 {
-    plan_t *p = plan_for(s, batch);
-    if (!p) {
-        conv_backward(s, batch, in, weight, dout, din, dweight, work);
+    plan_t *p = plan_for(s, batch, block);
+    if (!p)
         return;
-    }
     run(p->backward_weights, 3,
         (dnnl_exec_arg_t[]){{DNNL_ARG_SRC, port_in(&p->bw_src, in)},
                             {DNNL_ARG_DIFF_DST, port_in(&p->bw_diff_dst, dout)},

@@ -51,13 +51,17 @@ typedef struct {
     void (*sgd)(float *p, const float *g, float *v, size_t n, float lr, float momentum, float wd);
 } device_ops_t;
 
-/* The host; convolutions on oneDNN where the build has it (conv_dnnl.h). */
+/* The host; convolutions on oneDNN where the build has it, with the activations in its blocked
+ * layout (conv_dnnl.h): only the model's own layers read them. */
 extern const device_ops_t device_cpu;
-/* The host with the im2col + GEMM convolutions whatever the build has: the portable path, and
- * what the oneDNN one is checked against. */
+/* The host with oneDNN's convolutions on NCHW activations (reorders around every call): what
+ * the blocked layout is measured against. */
+extern const device_ops_t device_cpu_nchw;
+/* The host with the im2col + GEMM convolutions whatever the build has, NCHW throughout: the
+ * portable path, and what the oneDNN ones (and the GPU's) are checked against. */
 extern const device_ops_t device_cpu_im2col;
-/* The host with the convolutions named ("onednn", "im2col"; NULL: the build's best); NULL with
- * the reason when this build has no oneDNN. */
+/* The host with the convolutions named ("onednn", "onednn-nchw", "im2col"; NULL: the build's
+ * best); NULL with the reason when this build has no oneDNN. */
 const device_ops_t *device_cpu_open(const char *conv, ddp_error_t *err);
 
 /* The GPU of this local rank (local_rank modulo the visible devices), made current; NULL with

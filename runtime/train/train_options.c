@@ -66,7 +66,8 @@ const train_option_name_t train_option_names[] = {
     {"min-step-ms", TRAIN_OPT_VALUE, "MS", TRAIN_TAKE_LONG, FIELD(min_step_ms), 0, 3600000,
      "0 to 3600000"},
     {"tf32", TRAIN_OPT_FLAG, NULL, TRAIN_TAKE_FLAG, FIELD(tf32), 0, 0, ""},
-    {"cpu-conv", TRAIN_OPT_VALUE, "onednn|im2col", TRAIN_TAKE_OTHER, 0, 0, 0, "onednn or im2col"},
+    {"cpu-conv", TRAIN_OPT_VALUE, "onednn|onednn-nchw|im2col", TRAIN_TAKE_OTHER, 0, 0, 0,
+     "onednn, onednn-nchw or im2col"},
     {"backend", TRAIN_OPT_VALUE, "tcp|nccl", TRAIN_TAKE_OTHER, 0, 0, 0, "tcp or nccl"},
     {"timeout", TRAIN_OPT_VALUE, "SECONDS", TRAIN_TAKE_OTHER, 0, 0, 0, "seconds, more than 0"},
     {NULL, TRAIN_OPT_VALUE, NULL, TRAIN_TAKE_OTHER, 0, 0, 0, NULL},
@@ -135,7 +136,7 @@ static int take_other(train_options_t *o, const char *name, const char *val)
         return bad;
     } else if (!strcmp(name, "cpu-conv")) {
         o->cpu_conv = val;
-        return strcmp(val, "onednn") && strcmp(val, "im2col");
+        return strcmp(val, "onednn") && strcmp(val, "onednn-nchw") && strcmp(val, "im2col");
     } else if (!strcmp(name, "backend")) {
         return strcmp(val, "tcp") && strcmp(val, "nccl");
     } else if (!strcmp(name, "timeout")) {

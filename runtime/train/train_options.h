@@ -24,7 +24,7 @@ typedef struct {
     const char *checkpoint_dir;
     int resume, shuffle, drop_last, augment, threads;
     int tf32;              /* GPU convolutions may use TF32 tensor cores */
-    const char *cpu_conv;  /* "onednn", "im2col", or NULL: the build's best */
+    const char *cpu_conv;  /* "onednn", "onednn-nchw", "im2col", or NULL: the build's best */
     int stop_after_epochs; /* 0: run every epoch */
     long max_steps;        /* 0: no limit */
     long min_step_ms;      /* each step lasts at least this long (a pace for rehearsals) */

@@ -11,7 +11,7 @@ _ddp_train() {
     --backend) mapfile -t COMPREPLY < <(compgen -W "tcp nccl" -- "$cur"); return ;;
     --model) mapfile -t COMPREPLY < <(compgen -W "mlp resnet" -- "$cur"); return ;;
     --schedule) mapfile -t COMPREPLY < <(compgen -W "cosine step constant" -- "$cur"); return ;;
-    --cpu-conv) mapfile -t COMPREPLY < <(compgen -W "onednn im2col" -- "$cur"); return ;;
+    --cpu-conv) mapfile -t COMPREPLY < <(compgen -W "onednn onednn-nchw im2col" -- "$cur"); return ;;
     --buffers) mapfile -t COMPREPLY < <(compgen -W "pg host" -- "$cur"); return ;;
     esac
     if [ "${cur#-}" != "$cur" ]; then

@@ -1,4 +1,5 @@
-/* device_check: the CUDA device (runtime/train/device_cuda.cu) against the CPU one, layer by layer
+/* device_check: the CUDA device (runtime/train/device_cuda.cu) against the CPU's portable one
+ * (device_cpu_im2col: NCHW tensors throughout, as the GPU's), layer by layer
  * and through whole training steps of an mlp and a resnet: every layer operation on shapes that
  * take each indexing path (stride 2, 1x1 shortcuts, odd and non-square sizes, a 5x5 kernel,
  * backward accumulating into an input gradient that already holds values), then forward, loss
@@ -109,12 +110,12 @@ static void check_conv(conv_shape_t s, int batch)
     size_t weight_n = (size_t)s.co * s.c * s.k * s.k;
     pair_t in = pair_random(in_n), weight = pair_random(weight_n), out = pair_zero(out_n);
     pair_t dout = pair_random(out_n), din = pair_random(in_n), dweight = pair_random(weight_n);
-    float *cpu_work = malloc(device_cpu.conv_workspace(&s, batch) * sizeof(float));
+    float *cpu_work = malloc(device_cpu_im2col.conv_workspace(&s, batch) * sizeof(float));
     float *gpu_work = gpu->alloc(gpu->conv_workspace(&s, batch) * sizeof(float));
-    device_cpu.conv_forward(&s, batch, in.cpu, weight.cpu, out.cpu, cpu_work);
+    device_cpu_im2col.conv_forward(&s, batch, in.cpu, weight.cpu, out.cpu, cpu_work);
     gpu->conv_forward(&s, batch, in.gpu, weight.gpu, out.gpu, gpu_work);
-    device_cpu.conv_backward(&s, batch, in.cpu, weight.cpu, dout.cpu, din.cpu, dweight.cpu,
-                             cpu_work);
+    device_cpu_im2col.conv_backward(&s, batch, in.cpu, weight.cpu, dout.cpu, din.cpu, dweight.cpu,
+                                    cpu_work);
     gpu->conv_backward(&s, batch, in.gpu, weight.gpu, dout.gpu, din.gpu, dweight.gpu, gpu_work);
     char what[120];
     snprintf(what, sizeof what, "conv %dx%dx%d -> %d, %dx%d kernel, stride %d, pad %d, batch %d",
@@ -122,8 +123,8 @@ static void check_conv(conv_shape_t s, int batch)
     report(fmax(pair_difference(&out), fmax(pair_difference(&din), pair_difference(&dweight))),
            what);
     pair_t first_dweight = pair_random(weight_n); /* the first layer: no input gradient */
-    device_cpu.conv_backward(&s, batch, in.cpu, weight.cpu, dout.cpu, NULL, first_dweight.cpu,
-                             cpu_work);
+    device_cpu_im2col.conv_backward(&s, batch, in.cpu, weight.cpu, dout.cpu, NULL,
+                                    first_dweight.cpu, cpu_work);
     gpu->conv_backward(&s, batch, in.gpu, weight.gpu, dout.gpu, NULL, first_dweight.gpu, gpu_work);
     snprintf(what, sizeof what, "conv %dx%dx%d -> %d backward without an input gradient", s.c, s.h,
              s.w, s.co);
@@ -139,10 +140,10 @@ static void check_linear(int batch, int in_dim, int out_dim)
     pair_t in = pair_random(in_n), weight = pair_random((size_t)out_dim * in_dim);
     pair_t bias = pair_random(out_dim), out = pair_random(out_n), dout = pair_random(out_n);
     pair_t din = pair_random(in_n), dweight = pair_random(weight.n), dbias = pair_random(out_dim);
-    device_cpu.linear_forward(batch, in_dim, out_dim, in.cpu, weight.cpu, bias.cpu, out.cpu);
+    device_cpu_im2col.linear_forward(batch, in_dim, out_dim, in.cpu, weight.cpu, bias.cpu, out.cpu);
     gpu->linear_forward(batch, in_dim, out_dim, in.gpu, weight.gpu, bias.gpu, out.gpu);
-    device_cpu.linear_backward(batch, in_dim, out_dim, in.cpu, weight.cpu, dout.cpu, din.cpu,
-                               dweight.cpu, dbias.cpu);
+    device_cpu_im2col.linear_backward(batch, in_dim, out_dim, in.cpu, weight.cpu, dout.cpu, din.cpu,
+                                      dweight.cpu, dbias.cpu);
     gpu->linear_backward(batch, in_dim, out_dim, in.gpu, weight.gpu, dout.gpu, din.gpu, dweight.gpu,
                          dbias.gpu);
     char what[80];
@@ -161,13 +162,15 @@ static void check_batch_norm(int batch, int c, int hw, int relu)
     pair_t running = pair_new(2 * (size_t)c, 0.2, 1.0), saved = pair_zero(2 * (size_t)c);
     pair_t out = pair_zero(n), eval_out = pair_zero(n), dout = pair_random(n);
     pair_t din = pair_random(n), dgamma = pair_random(c), dbeta = pair_random(c);
-    device_cpu.bn_forward(&shape, in.cpu, gamma.cpu, beta.cpu, running.cpu, 1, saved.cpu, out.cpu);
+    device_cpu_im2col.bn_forward(&shape, in.cpu, gamma.cpu, beta.cpu, running.cpu, 1, saved.cpu,
+                                 out.cpu);
     gpu->bn_forward(&shape, in.gpu, gamma.gpu, beta.gpu, running.gpu, 1, saved.gpu, out.gpu);
-    device_cpu.bn_backward(&shape, in.cpu, gamma.cpu, saved.cpu, out.cpu, dout.cpu, din.cpu,
-                           dgamma.cpu, dbeta.cpu);
+    device_cpu_im2col.bn_backward(&shape, in.cpu, gamma.cpu, saved.cpu, out.cpu, dout.cpu, din.cpu,
+                                  dgamma.cpu, dbeta.cpu);
     gpu->bn_backward(&shape, in.gpu, gamma.gpu, saved.gpu, out.gpu, dout.gpu, din.gpu, dgamma.gpu,
                      dbeta.gpu);
-    device_cpu.bn_forward(&shape, in.cpu, gamma.cpu, beta.cpu, running.cpu, 0, NULL, eval_out.cpu);
+    device_cpu_im2col.bn_forward(&shape, in.cpu, gamma.cpu, beta.cpu, running.cpu, 0, NULL,
+                                 eval_out.cpu);
     gpu->bn_forward(&shape, in.gpu, gamma.gpu, beta.gpu, running.gpu, 0, NULL, eval_out.gpu);
     char what[120];
     snprintf(what, sizeof what,
@@ -186,21 +189,21 @@ static void check_elementwise(size_t n)
 {
     pair_t a = pair_random(n), b = pair_random(n), out = pair_zero(n), dout = pair_random(n);
     pair_t da = pair_random(n), db = pair_random(n);
-    device_cpu.relu_forward(n, a.cpu, out.cpu);
+    device_cpu_im2col.relu_forward(n, a.cpu, out.cpu);
     gpu->relu_forward(n, a.gpu, out.gpu);
-    device_cpu.relu_backward(n, out.cpu, dout.cpu, da.cpu);
+    device_cpu_im2col.relu_backward(n, out.cpu, dout.cpu, da.cpu);
     gpu->relu_backward(n, out.gpu, dout.gpu, da.gpu);
     char what[80];
     snprintf(what, sizeof what, "relu forward and backward of %zu", n);
     report(fmax(pair_difference(&out), pair_difference(&da)), what);
-    device_cpu.add_forward(n, a.cpu, b.cpu, out.cpu);
+    device_cpu_im2col.add_forward(n, a.cpu, b.cpu, out.cpu);
     gpu->add_forward(n, a.gpu, b.gpu, out.gpu);
-    device_cpu.add_backward(n, dout.cpu, da.cpu, db.cpu);
+    device_cpu_im2col.add_backward(n, dout.cpu, da.cpu, db.cpu);
     gpu->add_backward(n, dout.gpu, da.gpu, db.gpu);
     snprintf(what, sizeof what, "residual add forward and backward of %zu", n);
     report(fmax(pair_difference(&out), fmax(pair_difference(&da), pair_difference(&db))), what);
     pair_t v = pair_random(n);
-    device_cpu.sgd(a.cpu, b.cpu, v.cpu, n, 0.1f, 0.9f, 1e-5f);
+    device_cpu_im2col.sgd(a.cpu, b.cpu, v.cpu, n, 0.1f, 0.9f, 1e-5f);
     gpu->sgd(a.gpu, b.gpu, v.gpu, n, 0.1f, 0.9f, 1e-5f);
     snprintf(what, sizeof what, "SGD with momentum and weight decay on %zu", n);
     report(fmax(pair_difference(&a), pair_difference(&v)), what);
@@ -212,9 +215,9 @@ static void check_pool_and_loss(int batch, int c, int hw, int classes)
     size_t n = (size_t)batch * c * hw;
     pair_t in = pair_random(n), out = pair_zero((size_t)batch * c);
     pair_t dout = pair_random((size_t)batch * c), din = pair_random(n);
-    device_cpu.avgpool_forward(batch, c, hw, in.cpu, out.cpu);
+    device_cpu_im2col.avgpool_forward(batch, c, hw, in.cpu, out.cpu);
     gpu->avgpool_forward(batch, c, hw, in.gpu, out.gpu);
-    device_cpu.avgpool_backward(batch, c, hw, dout.cpu, din.cpu);
+    device_cpu_im2col.avgpool_backward(batch, c, hw, dout.cpu, din.cpu);
     gpu->avgpool_backward(batch, c, hw, dout.gpu, din.gpu);
     char what[80];
     snprintf(what, sizeof what, "average pooling of %d channels x %d, batch %d", c, hw, batch);
@@ -227,7 +230,7 @@ static void check_pool_and_loss(int batch, int c, int hw, int classes)
         labels[i] = (unsigned char)rng_below(&rng, classes);
     int cpu_right, gpu_right;
     double cpu_loss =
-        device_cpu.softmax_xent(batch, classes, logits.cpu, labels, dlogits.cpu, &cpu_right);
+        device_cpu_im2col.softmax_xent(batch, classes, logits.cpu, labels, dlogits.cpu, &cpu_right);
     double gpu_loss =
         gpu->softmax_xent(batch, classes, logits.gpu, labels, dlogits.gpu, &gpu_right);
     snprintf(what, sizeof what, "softmax cross-entropy, batch %d, %d classes", batch, classes);

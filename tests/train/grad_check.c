@@ -2,7 +2,7 @@
  * and a small ResNet (so linear, conv with stride 1 and 2, 1x1 shortcut conv, batch norm in
  * training mode, ReLU, residual add, average pooling and softmax cross-entropy all lie on the
  * path), a few entries' analytic gradients are compared with central differences of the loss;
- * the ResNet on both CPU convolution paths. */
+ * the ResNet on every CPU convolution path and layout. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,9 +90,13 @@ int main(void)
     model_config_t mlp = {.name = "mlp", .widths = {32, 16}, .width_count = 2};
     model_config_t resnet = {.name = "resnet", .depth = 8, .width = 1};
     check_model(&mlp, &device_cpu);
-    /* Both convolution paths: oneDNN's (device_cpu, where the build has it) and im2col's. */
-    printf("# device_cpu's convolutions: %s\n", conv_dnnl_kind);
+    /* Every convolution path: oneDNN's (where the build has it) on its blocked layout and on
+     * NCHW, and im2col's. */
+    printf("# device_cpu's convolutions: %s, activations blocked by %d channels\n", conv_dnnl_kind,
+           conv_dnnl_block());
     check_model(&resnet, &device_cpu);
+    if (conv_dnnl_block())
+        check_model(&resnet, &device_cpu_nchw);
     check_model(&resnet, &device_cpu_im2col);
     return done_testing();
 }

@@ -197,7 +197,8 @@ expect_contains "$out" "$T/corrupt/test_batch.bin: No such file or directory" "a
 # Same data (the first 16 records), same starting weights (recovered from the checkpoint), same
 # SGD; parameters, momentum and batch-norm statistics compared tensor by tensor.
 step_args=(--data "$T/cifar" --no-augment --no-shuffle --batch-size 16 --max-steps 1 --schedule constant)
-# The ResNet on both CPU convolution paths: oneDNN's (the build's default) and im2col's.
+# The ResNet on every CPU convolution path: oneDNN's on its blocked layout (the build's default),
+# oneDNN's on NCHW, and im2col's.
 while read -r what model; do
     rm -rf "$T/step"
     # shellcheck disable=SC2086 # the model's options are words
@@ -210,17 +211,26 @@ while read -r what model; do
 done <<'MODELS'
 mlp mlp --widths 64,32
 resnet(onednn) resnet --depth 8 --width 1 --cpu-conv onednn
+resnet(onednn-nchw) resnet --depth 8 --width 1 --cpu-conv onednn-nchw
 resnet(im2col) resnet --depth 8 --width 1 --cpu-conv im2col
 MODELS
-# Each path is the one named: oneDNN's verbose mode lists the convolutions it ran.
-for conv in onednn im2col; do
-    ran=$(DNNL_VERBOSE=1 "$TRAIN" train --model resnet --depth 8 --cpu-conv "$conv" --max-steps 1 \
-        --synthetic-size 16,16 --batch-size 16 2>&1 | grep -c 'exec,cpu,convolution')
-    if [ "$conv" = onednn ]; then
+# Each path is the one named: oneDNN's verbose mode lists the convolutions it ran, and the
+# reorders of activations between NCHW (abcd) and its blocked layouts (aBcd8b, aBcd16b).
+for conv in onednn onednn-nchw im2col; do
+    verbose=$(DNNL_VERBOSE=1 "$TRAIN" train --model resnet --depth 8 --cpu-conv "$conv" --max-steps 1 \
+        --synthetic-size 16,16 --batch-size 16 2>&1)
+    ran=$(grep -c 'exec,cpu,convolution' <<<"$verbose")
+    moved=$(grep -cE 'exec,cpu,reorder,.*(abcd:f0 dst_f32::blocked:aBcd|aBcd[0-9]+b:f0 dst_f32::blocked:abcd:)' <<<"$verbose")
+    case $conv in
+    onednn)
         expect_eq "$((ran > 0))" 1 "--cpu-conv onednn runs oneDNN's convolution primitives ($ran)"
-    else
-        expect_eq "$ran" 0 "--cpu-conv im2col runs none of oneDNN's"
-    fi
+        expect_eq "$moved" 0 "--cpu-conv onednn reorders no activation between layers"
+        ;;
+    onednn-nchw)
+        expect_eq "$((ran > 0 && moved > 0))" 1 "--cpu-conv onednn-nchw runs them on NCHW activations ($ran convolutions, $moved reorders)"
+        ;;
+    im2col) expect_eq "$ran" 0 "--cpu-conv im2col runs none of oneDNN's" ;;
+    esac
 done
 # The comparison notices a difference: PyTorch with another weight decay is not our step.
 if ! /usr/bin/python3 "$SRCDIR/tests/train/torch_step.py" "$T/step/checkpoint.ddpt" "$T/cifar" 16 0.1 0.9 0.05 >/dev/null 2>&1; then

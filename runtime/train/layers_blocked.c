@@ -108,27 +108,30 @@ INLINE void plane_grad_sums(const float *x, const float *y, const float *dy, siz
     fold(acc_c, groups, sum_centred);
 }
 
-/* Per-channel statistics of one channel block over the batch: each plane's mean and squared
- * deviations (two passes while it is in cache), merged across planes in double (Chan et al.). */
-INLINE void block_moments(const bn_shape_t *s, int block, const float *in, int cb, double *mean,
-                          double *m2)
+/* Per-channel statistics over the batch, the tensor read in memory order: each plane's mean and
+ * squared deviations (two passes while it is in cache), merged across planes in double (Chan et
+ * al.). mean and m2: c doubles each. */
+INLINE void batch_moments(const bn_shape_t *s, int block, const float *in, double *mean, double *m2)
 {
     int groups = block / 8, blocks = s->c / block;
     size_t units = (size_t)s->hw * groups, plane = (size_t)s->hw * block;
-    for (int j = 0; j < block; j++)
-        mean[j] = m2[j] = 0;
+    for (int ch = 0; ch < s->c; ch++)
+        mean[ch] = m2[ch] = 0;
     for (int b = 0; b < s->batch; b++) {
-        const float *x = in + ((size_t)b * blocks + cb) * plane;
-        v8 sum[MAX_GROUPS], centre[MAX_GROUPS], dev[MAX_GROUPS];
-        plane_sums(x, units, groups, NULL, sum);
-        for (int g = 0; g < groups; g++)
-            centre[g] = sum[g] / (float)s->hw;
-        plane_sums(x, units, groups, centre, dev);
         double seen = (double)b * s->hw, count = seen + s->hw;
-        for (int j = 0; j < block; j++) {
-            double plane_mean = centre[j / 8][j % 8], delta = plane_mean - mean[j];
-            mean[j] += delta * s->hw / count;
-            m2[j] += dev[j / 8][j % 8] + delta * delta * seen * s->hw / count;
+        for (int cb = 0; cb < blocks; cb++) {
+            const float *x = in + ((size_t)b * blocks + cb) * plane;
+            v8 sum[MAX_GROUPS], centre[MAX_GROUPS], dev[MAX_GROUPS];
+            plane_sums(x, units, groups, NULL, sum);
+            for (int g = 0; g < groups; g++)
+                centre[g] = sum[g] / (float)s->hw;
+            plane_sums(x, units, groups, centre, dev);
+            for (int j = 0; j < block; j++) {
+                int ch = cb * block + j;
+                double delta = centre[j / 8][j % 8] - mean[ch];
+                mean[ch] += delta * s->hw / count;
+                m2[ch] += dev[j / 8][j % 8] + delta * delta * seen * s->hw / count;
+            }
         }
     }
 }
@@ -144,6 +147,12 @@ INLINE void plane_affine(const float *x, float *y, size_t units, int groups, int
         }
 }
 
+/* Per-channel vectors (c / 8 of them) hold lane j of channel ch at [ch / 8][ch % 8]. */
+INLINE void set_lane(v8 *vectors, int ch, float value)
+{
+    vectors[ch / 8][ch % 8] = value;
+}
+
 INLINE void bn_forward_groups(const bn_shape_t *s, int block, const float *in, const float *gamma,
                               const float *beta, float *running, int training, float *saved,
                               float *out)
@@ -151,36 +160,34 @@ INLINE void bn_forward_groups(const bn_shape_t *s, int block, const float *in, c
     int c = s->c, groups = block / 8, blocks = c / block;
     size_t n = (size_t)s->batch * s->hw, units = (size_t)s->hw * groups,
            plane = (size_t)s->hw * block;
-    for (int cb = 0; cb < blocks; cb++) {
-        v8 scale[MAX_GROUPS] = {{0}}, shift[MAX_GROUPS] = {{0}};
-        double mean[16], m2[16];
-        if (training)
-            block_moments(s, block, in, cb, mean, m2);
-        for (int j = 0; j < block; j++) {
-            int ch = cb * block + j;
-            float m, invstd;
-            if (training) {
-                double var = m2[j] / (double)n, unbiased = n > 1 ? m2[j] / (double)(n - 1) : var;
-                m = (float)mean[j];
-                invstd = (float)(1.0 / sqrt(var + BN_EPS));
-                saved[ch] = m;
-                saved[c + ch] = invstd;
-                running[ch] = (1 - BN_MOMENTUM) * running[ch] + BN_MOMENTUM * m;
-                running[c + ch] =
-                    (float)((1 - BN_MOMENTUM) * running[c + ch] + BN_MOMENTUM * unbiased);
-            } else {
-                m = running[ch];
-                invstd = 1.0f / sqrtf(running[c + ch] + BN_EPS);
-            }
-            float k = gamma[ch] * invstd;
-            scale[j / 8][j % 8] = k;
-            shift[j / 8][j % 8] = beta[ch] - m * k;
+    double mean[c], m2[c];
+    v8 scale[c / 8], shift[c / 8];
+    if (training)
+        batch_moments(s, block, in, mean, m2);
+    for (int ch = 0; ch < c; ch++) {
+        float m, invstd;
+        if (training) {
+            double var = m2[ch] / (double)n, unbiased = n > 1 ? m2[ch] / (double)(n - 1) : var;
+            m = (float)mean[ch];
+            invstd = (float)(1.0 / sqrt(var + BN_EPS));
+            saved[ch] = m;
+            saved[c + ch] = invstd;
+            running[ch] = (1 - BN_MOMENTUM) * running[ch] + BN_MOMENTUM * m;
+            running[c + ch] = (float)((1 - BN_MOMENTUM) * running[c + ch] + BN_MOMENTUM * unbiased);
+        } else {
+            m = running[ch];
+            invstd = 1.0f / sqrtf(running[c + ch] + BN_EPS);
         }
-        for (int b = 0; b < s->batch; b++) {
-            size_t at = ((size_t)b * blocks + cb) * plane;
-            plane_affine(in + at, out + at, units, groups, s->relu, scale, shift);
-        }
+        float k = gamma[ch] * invstd;
+        set_lane(scale, ch, k);
+        set_lane(shift, ch, beta[ch] - m * k);
     }
+    for (int b = 0; b < s->batch; b++)
+        for (int cb = 0; cb < blocks; cb++) {
+            size_t at = ((size_t)b * blocks + cb) * plane;
+            plane_affine(in + at, out + at, units, groups, s->relu, scale + cb * groups,
+                         shift + cb * groups);
+        }
 }
 
 VECTOR_CLONES void bn_forward_blocked(const bn_shape_t *s, int block, const float *in,
@@ -214,37 +221,38 @@ INLINE void bn_backward_groups(const bn_shape_t *s, int block, const float *in, 
     int c = s->c, groups = block / 8, blocks = c / block;
     size_t units = (size_t)s->hw * groups, plane = (size_t)s->hw * block;
     float n = (float)s->batch * (float)s->hw;
-    for (int cb = 0; cb < blocks; cb++) {
-        v8 mean[MAX_GROUPS] = {{0}}, k[MAX_GROUPS] = {{0}}, sum_g[MAX_GROUPS] = {{0}},
-           centred_scale[MAX_GROUPS] = {{0}};
-        for (int j = 0; j < block; j++)
-            mean[j / 8][j % 8] = saved[cb * block + j];
-        double total_g[16] = {0}, total_centred[16] = {0};
-        for (int b = 0; b < s->batch; b++) {
+    v8 mean[c / 8], k[c / 8], sum_g[c / 8], centred_scale[c / 8];
+    double total_g[c], total_centred[c];
+    for (int ch = 0; ch < c; ch++) {
+        set_lane(mean, ch, saved[ch]);
+        total_g[ch] = total_centred[ch] = 0;
+    }
+    for (int b = 0; b < s->batch; b++)
+        for (int cb = 0; cb < blocks; cb++) {
             size_t at = ((size_t)b * blocks + cb) * plane;
             v8 plane_g[MAX_GROUPS], plane_centred[MAX_GROUPS];
-            plane_grad_sums(in + at, out + at, dout + at, units, groups, s->relu, mean, plane_g,
-                            plane_centred);
+            plane_grad_sums(in + at, out + at, dout + at, units, groups, s->relu,
+                            mean + cb * groups, plane_g, plane_centred);
             for (int j = 0; j < block; j++) {
-                total_g[j] += plane_g[j / 8][j % 8];
-                total_centred[j] += plane_centred[j / 8][j % 8];
+                total_g[cb * block + j] += plane_g[j / 8][j % 8];
+                total_centred[cb * block + j] += plane_centred[j / 8][j % 8];
             }
         }
-        for (int j = 0; j < block; j++) {
-            int ch = cb * block + j;
-            float invstd = saved[c + ch], sum_dy_xhat = (float)(total_centred[j] * invstd);
-            dgamma[ch] = sum_dy_xhat;
-            dbeta[ch] = (float)total_g[j];
-            k[j / 8][j % 8] = gamma[ch] * invstd / n;
-            sum_g[j / 8][j % 8] = (float)total_g[j];
-            centred_scale[j / 8][j % 8] = sum_dy_xhat * invstd;
-        }
-        for (int b = 0; b < s->batch; b++) {
+    for (int ch = 0; ch < c; ch++) {
+        float invstd = saved[c + ch], sum_dy_xhat = (float)(total_centred[ch] * invstd);
+        dgamma[ch] = sum_dy_xhat;
+        dbeta[ch] = (float)total_g[ch];
+        set_lane(k, ch, gamma[ch] * invstd / n);
+        set_lane(sum_g, ch, (float)total_g[ch]);
+        set_lane(centred_scale, ch, sum_dy_xhat * invstd);
+    }
+    for (int b = 0; b < s->batch; b++)
+        for (int cb = 0; cb < blocks; cb++) {
             size_t at = ((size_t)b * blocks + cb) * plane;
             plane_input_grad(in + at, out + at, dout + at, din + at, units, groups, s->relu, n,
-                             mean, k, sum_g, centred_scale);
+                             mean + cb * groups, k + cb * groups, sum_g + cb * groups,
+                             centred_scale + cb * groups);
         }
-    }
 }
 
 VECTOR_CLONES void bn_backward_blocked(const bn_shape_t *s, int block, const float *in,

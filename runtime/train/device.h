@@ -40,8 +40,9 @@ typedef struct {
                         float *dgamma, float *dbeta);
     void (*relu_forward)(size_t n, const float *in, float *out);
     void (*relu_backward)(size_t n, const float *out, const float *dout, float *din);
-    void (*add_forward)(size_t n, const float *a, const float *b, float *out);
-    void (*add_backward)(size_t n, const float *dout, float *da, float *db);
+    void (*add_forward)(size_t n, int relu, const float *a, const float *b, float *out);
+    void (*add_backward)(size_t n, int relu, const float *out, const float *dout, float *da,
+                         float *db);
     void (*avgpool_forward)(int batch, int c, int hw, const float *in, float *out);
     void (*avgpool_backward)(int batch, int c, int hw, const float *dout, float *din);
     /* labels are host memory; the loss and count come back to the host. */

@@ -340,20 +340,23 @@ __global__ void relu_grad_kernel(index_t n, const float *out, const float *dout,
     }
 }
 
-__global__ void add_kernel(index_t n, const float *a, const float *b, float *out)
+__global__ void add_kernel(index_t n, bool relu, const float *a, const float *b, float *out)
 {
     GRID_STRIDE(i, n)
     {
-        out[i] = a[i] + b[i];
+        float sum = a[i] + b[i];
+        out[i] = relu && sum <= 0 ? 0 : sum;
     }
 }
 
-__global__ void add_grad_kernel(index_t n, const float *dout, float *da, float *db)
+__global__ void add_grad_kernel(index_t n, bool relu, const float *out, const float *dout,
+                                float *da, float *db)
 {
     GRID_STRIDE(i, n)
     {
-        da[i] += dout[i];
-        db[i] += dout[i];
+        float gradient = relu && out[i] <= 0 ? 0 : dout[i];
+        da[i] += gradient;
+        db[i] += gradient;
     }
 }
 
@@ -710,14 +713,15 @@ void cuda_relu_backward(size_t n, const float *out, const float *dout, float *di
     LAUNCH(relu_grad_kernel, grid(n), n, out, dout, din);
 }
 
-void cuda_add_forward(size_t n, const float *a, const float *b, float *out)
+void cuda_add_forward(size_t n, int relu, const float *a, const float *b, float *out)
 {
-    LAUNCH(add_kernel, grid(n), n, a, b, out);
+    LAUNCH(add_kernel, grid(n), n, relu != 0, a, b, out);
 }
 
-void cuda_add_backward(size_t n, const float *dout, float *da, float *db)
+void cuda_add_backward(size_t n, int relu, const float *out, const float *dout, float *da,
+                       float *db)
 {
-    LAUNCH(add_grad_kernel, grid(n), n, dout, da, db);
+    LAUNCH(add_grad_kernel, grid(n), n, relu != 0, out, dout, da, db);
 }
 
 void cuda_avgpool_forward(int batch, int c, int hw, const float *in, float *out)

@@ -50,8 +50,10 @@ void bn_backward(const bn_shape_t *s, const float *in, const float *gamma, const
 void relu_forward(size_t n, const float *in, float *out);
 void relu_backward(size_t n, const float *out, const float *dout, float *din);
 
-void add_forward(size_t n, const float *a, const float *b, float *out);
-void add_backward(size_t n, const float *dout, float *da, float *db);
+/* The residual add, with the ReLU that follows it fused when relu (out = max(0, a + b)): one pass
+ * over the tensors instead of two, each way. Backward reads `out` for the ReLU's mask. */
+void add_forward(size_t n, int relu, const float *a, const float *b, float *out);
+void add_backward(size_t n, int relu, const float *out, const float *dout, float *da, float *db);
 
 /* Global average pooling: [batch, c, hw] -> [batch, c]. */
 void avgpool_forward(int batch, int c, int hw, const float *in, float *out);

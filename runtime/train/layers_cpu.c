@@ -278,15 +278,33 @@ void relu_backward(size_t n, const float *out, const float *dout, float *din)
     }
 }
 
-void add_forward(size_t n, const float *a, const float *b, float *out)
+void add_forward(size_t n, int relu, const float *a, const float *b, float *out)
 {
+    if (relu) {
+#pragma omp simd
+        for (size_t i = 0; i < n; i++) {
+            float sum = a[i] + b[i];
+            out[i] = sum > 0 ? sum : 0;
+        }
+        return;
+    }
 #pragma omp simd
     for (size_t i = 0; i < n; i++)
         out[i] = a[i] + b[i];
 }
 
-void add_backward(size_t n, const float *dout, float *da, float *db)
+void add_backward(size_t n, int relu, const float *out, const float *dout, float *da, float *db)
 {
+    if (relu) {
+#pragma omp simd
+        for (size_t i = 0; i < n; i++) {
+            float gradient = dout[i]; /* read unconditionally: a select, not a branch */
+            gradient = out[i] > 0 ? gradient : 0;
+            da[i] += gradient;
+            db[i] += gradient;
+        }
+        return;
+    }
 #pragma omp simd
     for (size_t i = 0; i < n; i++) {
         da[i] += dout[i];

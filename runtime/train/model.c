@@ -27,7 +27,7 @@ typedef struct {
     int has_params;
     size_t running; /* bn: running mean and variance in the buffers */
     size_t saved;   /* bn: batch mean and 1/std of the last training forward */
-    int relu;       /* bn: the ReLU that follows it, fused */
+    int relu;       /* bn, add: the ReLU that follows it, fused */
     size_t act;     /* offset of this node's output in the activation arenas */
 } node_t;
 
@@ -215,7 +215,10 @@ static int basic_block(model_t *m, int in, int planes, int stride, const char *p
     }
     if (m->failed)
         return 0;
-    return same_shape(m, NODE_RELU, same_shape(m, NODE_ADD, x, shortcut), -1);
+    int out = same_shape(m, NODE_ADD, x, shortcut);
+    if (!m->failed)
+        m->nodes[out].relu = 1;
+    return out;
 }
 
 static void build_resnet(model_t *m)
@@ -377,7 +380,7 @@ const float *model_forward(model_t *m, const float *input, int batch, int traini
             d->relu_forward(total, x, y);
             break;
         case NODE_ADD:
-            d->add_forward(total, x, m->acts + m->nodes[n->in1].act, y);
+            d->add_forward(total, n->relu, x, m->acts + m->nodes[n->in1].act, y);
             break;
         case NODE_POOL:
             d->avgpool_forward(batch, a->c, a->h * a->w, x, y);
@@ -426,7 +429,8 @@ int model_backward(model_t *m, const float *input, int batch, grads_ready_fn rea
             d->relu_backward(total, m->acts + n->act, dy, dx);
             break;
         case NODE_ADD:
-            d->add_backward(total, dy, dx, m->act_grads + m->nodes[n->in1].act);
+            d->add_backward(total, n->relu, m->acts + n->act, dy, dx,
+                            m->act_grads + m->nodes[n->in1].act);
             break;
         case NODE_POOL:
             d->avgpool_backward(batch, a->c, a->h * a->w, dy, dx);

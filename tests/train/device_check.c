@@ -196,12 +196,15 @@ static void check_elementwise(size_t n)
     char what[80];
     snprintf(what, sizeof what, "relu forward and backward of %zu", n);
     report(fmax(pair_difference(&out), pair_difference(&da)), what);
-    device_cpu_im2col.add_forward(n, a.cpu, b.cpu, out.cpu);
-    gpu->add_forward(n, a.gpu, b.gpu, out.gpu);
-    device_cpu_im2col.add_backward(n, dout.cpu, da.cpu, db.cpu);
-    gpu->add_backward(n, dout.gpu, da.gpu, db.gpu);
-    snprintf(what, sizeof what, "residual add forward and backward of %zu", n);
-    report(fmax(pair_difference(&out), fmax(pair_difference(&da), pair_difference(&db))), what);
+    for (int relu = 0; relu <= 1; relu++) {
+        device_cpu_im2col.add_forward(n, relu, a.cpu, b.cpu, out.cpu);
+        gpu->add_forward(n, relu, a.gpu, b.gpu, out.gpu);
+        device_cpu_im2col.add_backward(n, relu, out.cpu, dout.cpu, da.cpu, db.cpu);
+        gpu->add_backward(n, relu, out.gpu, dout.gpu, da.gpu, db.gpu);
+        snprintf(what, sizeof what, "residual add%s forward and backward of %zu",
+                 relu ? " + ReLU" : "", n);
+        report(fmax(pair_difference(&out), fmax(pair_difference(&da), pair_difference(&db))), what);
+    }
     pair_t v = pair_random(n);
     device_cpu_im2col.sgd(a.cpu, b.cpu, v.cpu, n, 0.1f, 0.9f, 1e-5f);
     gpu->sgd(a.gpu, b.gpu, v.gpu, n, 0.1f, 0.9f, 1e-5f);

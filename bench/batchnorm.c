@@ -59,15 +59,17 @@ static void ours_separate(tensors_t *t, void *ctx)
     plain.relu = 0;
     bn_forward(&plain, t->x, t->gamma, t->beta, t->running, 1, t->saved, t->y);
     relu_forward(t->n, t->y, t->relu_out);
-    memset(t->relu_dx, 0, t->n * sizeof(float)); /* the model zeroes activation gradients */
+    memset(t->relu_dx, 0, t->n * sizeof(float)); /* a ReLU adds: the model zeroes its input gradient */
     relu_backward(t->n, t->relu_out, t->dy, t->relu_dx);
-    bn_backward(&plain, t->x, t->gamma, t->saved, t->y, t->relu_dx, t->dx, t->dgamma, t->dbeta);
+    bn_backward(&plain, t->x, t->gamma, t->saved, t->y, t->relu_dx, t->dx, GRAD_WRITE, t->dgamma,
+                t->dbeta);
 }
 
 static void ours_fused(tensors_t *t, void *ctx)
 {
     bn_forward(&t->shape, t->x, t->gamma, t->beta, t->running, 1, t->saved, t->y);
-    bn_backward(&t->shape, t->x, t->gamma, t->saved, t->y, t->dy, t->dx, t->dgamma, t->dbeta);
+    bn_backward(&t->shape, t->x, t->gamma, t->saved, t->y, t->dy, t->dx, GRAD_WRITE, t->dgamma,
+                t->dbeta);
 }
 
 /* Same tensors, read as blocked ones: the numbers differ, the work does not. */
@@ -75,8 +77,8 @@ static void ours_blocked(tensors_t *t, void *ctx)
 {
     int block = *(const int *)ctx;
     bn_forward_blocked(&t->shape, block, t->x, t->gamma, t->beta, t->running, 1, t->saved, t->y);
-    bn_backward_blocked(&t->shape, block, t->x, t->gamma, t->saved, t->y, t->dy, t->dx, t->dgamma,
-                        t->dbeta);
+    bn_backward_blocked(&t->shape, block, t->x, t->gamma, t->saved, t->y, t->dy, t->dx, GRAD_WRITE,
+                        t->dgamma, t->dbeta);
 }
 
 /* oneDNN's primitives for one shape, the blocked tensors they work on, and the reorders. */

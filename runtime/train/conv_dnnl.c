@@ -133,6 +133,28 @@ static void port_out(port_t *p)
     }
 }
 
+/* Where the primitive writes an input gradient that port_gradient_out then gives the caller at
+ * `data`, written or added as `mode` says: where the layouts agree a written one goes straight to
+ * the caller's memory; else the reorder out adds, into zeros when written. */
+static dnnl_memory_t port_gradient_target(port_t *p, float *data, grad_mode_t mode)
+{
+    dnnl_memory_set_data_handle(p->user, data);
+    if (mode == GRAD_ADD)
+        return p->inner;
+    if (p->add_floats)
+        return p->user;
+    const dnnl_memory_desc_t *md;
+    dnnl_memory_get_memory_desc(p->user, &md);
+    memset(data, 0, dnnl_memory_desc_get_size(md));
+    return p->inner;
+}
+
+static void port_gradient_out(port_t *p, grad_mode_t mode)
+{
+    if (mode == GRAD_ADD || !p->add_floats)
+        port_out(p);
+}
+
 static const dnnl_memory_desc_t *query(const_dnnl_primitive_desc_t pd, dnnl_query_t what)
 {
     return dnnl_primitive_desc_query_md(pd, what, 0);
@@ -323,8 +345,8 @@ void conv_dnnl_forward(const conv_shape_t *s, int batch, int block, const float 
 }
 
 void conv_dnnl_backward(const conv_shape_t *s, int batch, int block, const float *in,
-                        const float *weight, const float *dout, float *din, float *dweight,
-                        float *work)
+                        const float *weight, const float *dout, float *din, grad_mode_t din_mode,
+                        float *dweight, float *work)
 {
     plan_t *p = plan_for(s, batch, block);
     if (!p)
@@ -336,12 +358,12 @@ void conv_dnnl_backward(const conv_shape_t *s, int batch, int block, const float
     port_out(&p->bw_diff_weights);
     if (din) {
         run(p->backward_data, 3,
-            (dnnl_exec_arg_t[]){{DNNL_ARG_DIFF_DST, p->diff_dst_shared
-                                                        ? p->bw_diff_dst.inner
-                                                        : port_in(&p->bd_diff_dst, dout)},
-                                {DNNL_ARG_WEIGHTS, port_in(&p->bd_weights, weight)},
-                                {DNNL_ARG_DIFF_SRC, port_target(&p->bd_diff_src, din)}});
-        port_out(&p->bd_diff_src);
+            (dnnl_exec_arg_t[]){
+                {DNNL_ARG_DIFF_DST,
+                 p->diff_dst_shared ? p->bw_diff_dst.inner : port_in(&p->bd_diff_dst, dout)},
+                {DNNL_ARG_WEIGHTS, port_in(&p->bd_weights, weight)},
+                {DNNL_ARG_DIFF_SRC, port_gradient_target(&p->bd_diff_src, din, din_mode)}});
+        port_gradient_out(&p->bd_diff_src, din_mode);
     }
     dnnl_stream_wait(stream);
 }

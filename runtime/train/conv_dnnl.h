@@ -26,8 +26,8 @@ size_t conv_dnnl_workspace(const conv_shape_t *s, int batch);
 void conv_dnnl_forward(const conv_shape_t *s, int batch, int block, const float *in,
                        const float *weight, float *out, float *work);
 void conv_dnnl_backward(const conv_shape_t *s, int batch, int block, const float *in,
-                        const float *weight, const float *dout, float *din, float *dweight,
-                        float *work);
+                        const float *weight, const float *dout, float *din, grad_mode_t din_mode,
+                        float *dweight, float *work);
 
 /* The channel block of blocked activations: the one oneDNN's convolutions choose on this CPU
  * (16 with AVX-512, 8 with AVX2); 0 where they choose none, and in builds without oneDNN. */

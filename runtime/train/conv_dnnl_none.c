@@ -25,10 +25,10 @@ void conv_dnnl_forward(const conv_shape_t *s, int batch, int block, const float 
 }
 
 void conv_dnnl_backward(const conv_shape_t *s, int batch, int block, const float *in,
-                        const float *weight, const float *dout, float *din, float *dweight,
-                        float *work)
+                        const float *weight, const float *dout, float *din, grad_mode_t din_mode,
+                        float *dweight, float *work)
 {
-    conv_backward(s, batch, in, weight, dout, din, dweight, work);
+    conv_backward(s, batch, in, weight, dout, din, din_mode, dweight, work);
 }
 
 void conv_dnnl_set_threads(int n) {}

@@ -27,7 +27,8 @@ typedef struct {
     void (*conv_forward)(const conv_shape_t *s, int batch, const float *in, const float *weight,
                          float *out, float *col);
     void (*conv_backward)(const conv_shape_t *s, int batch, const float *in, const float *weight,
-                          const float *dout, float *din, float *dweight, float *col);
+                          const float *dout, float *din, grad_mode_t din_mode, float *dweight,
+                          float *col);
     void (*linear_forward)(int batch, int in_dim, int out_dim, const float *in, const float *weight,
                            const float *bias, float *out);
     void (*linear_backward)(int batch, int in_dim, int out_dim, const float *in,
@@ -37,12 +38,12 @@ typedef struct {
                        float *running, int training, float *saved, float *out);
     void (*bn_backward)(const bn_shape_t *s, const float *in, const float *gamma,
                         const float *saved, const float *out, const float *dout, float *din,
-                        float *dgamma, float *dbeta);
+                        grad_mode_t din_mode, float *dgamma, float *dbeta);
     void (*relu_forward)(size_t n, const float *in, float *out);
     void (*relu_backward)(size_t n, const float *out, const float *dout, float *din);
     void (*add_forward)(size_t n, int relu, const float *a, const float *b, float *out);
     void (*add_backward)(size_t n, int relu, const float *out, const float *dout, float *da,
-                         float *db);
+                         grad_mode_t da_mode, float *db, grad_mode_t db_mode);
     void (*avgpool_forward)(int batch, int c, int hw, const float *in, float *out);
     void (*avgpool_backward)(int batch, int c, int hw, const float *dout, float *din);
     /* labels are host memory; the loss and count come back to the host. */

@@ -51,9 +51,9 @@ static void blocked_conv_forward(const conv_shape_t *s, int batch, const float *
 
 static void blocked_conv_backward(const conv_shape_t *s, int batch, const float *in,
                                   const float *weight, const float *dout, float *din,
-                                  float *dweight, float *work)
+                                  grad_mode_t din_mode, float *dweight, float *work)
 {
-    conv_dnnl_backward(s, batch, conv_dnnl_block(), in, weight, dout, din, dweight, work);
+    conv_dnnl_backward(s, batch, conv_dnnl_block(), in, weight, dout, din, din_mode, dweight, work);
 }
 
 static void blocked_bn_forward(const bn_shape_t *s, const float *in, const float *gamma,
@@ -69,13 +69,13 @@ static void blocked_bn_forward(const bn_shape_t *s, const float *in, const float
 
 static void blocked_bn_backward(const bn_shape_t *s, const float *in, const float *gamma,
                                 const float *saved, const float *out, const float *dout, float *din,
-                                float *dgamma, float *dbeta)
+                                grad_mode_t din_mode, float *dgamma, float *dbeta)
 {
     int block = conv_dnnl_block();
     if (layout_blocked(block, s->c))
-        bn_backward_blocked(s, block, in, gamma, saved, out, dout, din, dgamma, dbeta);
+        bn_backward_blocked(s, block, in, gamma, saved, out, dout, din, din_mode, dgamma, dbeta);
     else
-        bn_backward(s, in, gamma, saved, out, dout, din, dgamma, dbeta);
+        bn_backward(s, in, gamma, saved, out, dout, din, din_mode, dgamma, dbeta);
 }
 
 static void blocked_avgpool_forward(int batch, int c, int hw, const float *in, float *out)
@@ -104,10 +104,10 @@ static void nchw_conv_forward(const conv_shape_t *s, int batch, const float *in,
 }
 
 static void nchw_conv_backward(const conv_shape_t *s, int batch, const float *in,
-                               const float *weight, const float *dout, float *din, float *dweight,
-                               float *work)
+                               const float *weight, const float *dout, float *din,
+                               grad_mode_t din_mode, float *dweight, float *work)
 {
-    conv_dnnl_backward(s, batch, 0, in, weight, dout, din, dweight, work);
+    conv_dnnl_backward(s, batch, 0, in, weight, dout, din, din_mode, dweight, work);
 }
 
 /* The operations the CPU devices share: the layout-free ones. */

@@ -132,7 +132,7 @@ __global__ void im2col_kernel(conv_shape_t s, int batch, const float *in, float 
 }
 
 /* Each input element gathers the column entries it was copied to. */
-__global__ void col2im_kernel(conv_shape_t s, int batch, const float *col, float *din)
+__global__ void col2im_kernel(conv_shape_t s, int batch, const float *col, float *din, bool add)
 {
     index_t hw = s.ho * s.wo, cols = hw * batch, total = batch * s.c * s.h * s.w;
     GRID_STRIDE(i, total)
@@ -151,7 +151,7 @@ __global__ void col2im_kernel(conv_shape_t s, int batch, const float *col, float
                 sum += col[row * cols + b * hw + (ty / s.stride) * s.wo + tx / s.stride];
             }
         }
-        din[i] += sum;
+        din[i] = (add ? din[i] : 0) + sum;
     }
 }
 
@@ -311,7 +311,7 @@ __global__ void bn_apply_kernel(int batch, int c, int hw, bool relu, const float
 __global__ void bn_input_grad_kernel(int batch, int c, int hw, bool relu, const float *in,
                                      const float *gamma, const float *saved, const float *out,
                                      const float *dout, const float *dgamma, const float *dbeta,
-                                     float *din)
+                                     float *din, bool add)
 {
     float n = (float)batch * (float)hw;
     GRID_STRIDE(i, (index_t)(batch * c * hw))
@@ -320,7 +320,7 @@ __global__ void bn_input_grad_kernel(int batch, int c, int hw, bool relu, const 
         float mean = saved[ch], invstd = saved[c + ch];
         float k = gamma[ch] * invstd / n;
         float dy = bn_output_grad(relu, out, dout, i);
-        din[i] += k * (n * dy - dbeta[ch] - (in[i] - mean) * invstd * dgamma[ch]);
+        din[i] = (add ? din[i] : 0) + k * (n * dy - dbeta[ch] - (in[i] - mean) * invstd * dgamma[ch]);
     }
 }
 
@@ -350,13 +350,13 @@ __global__ void add_kernel(index_t n, bool relu, const float *a, const float *b,
 }
 
 __global__ void add_grad_kernel(index_t n, bool relu, const float *out, const float *dout,
-                                float *da, float *db)
+                                float *da, bool add_a, float *db, bool add_b)
 {
     GRID_STRIDE(i, n)
     {
         float gradient = relu && out[i] <= 0 ? 0 : dout[i];
-        da[i] += gradient;
-        db[i] += gradient;
+        da[i] = (add_a ? da[i] : 0) + gradient;
+        db[i] = (add_b ? db[i] : 0) + gradient;
     }
 }
 
@@ -603,9 +603,10 @@ void cuda_conv_forward(const conv_shape_t *s, int batch, const float *in, const 
                                          p->forward, work, p->work_bytes, &zero, p->y, out));
 }
 
-/* dW is written, din accumulated into (layers.h). */
+/* dW is written, din written or accumulated into (layers.h). */
 void cuda_conv_backward(const conv_shape_t *s, int batch, const float *in, const float *weight,
-                        const float *dout, float *din, float *dweight, float *work)
+                        const float *dout, float *din, grad_mode_t din_mode, float *dweight,
+                        float *work)
 {
     const float one = 1, zero = 0;
     const conv_plan *p = conv_plan_for(s, batch);
@@ -617,7 +618,8 @@ void cuda_conv_backward(const conv_shape_t *s, int batch, const float *in, const
     if (din)
         note_dnn(cudnnConvolutionBackwardData(ctx.dnn, &one, p->w, weight, p->y, dout,
                                               p->conv[BACKWARD_DATA], p->backward_data, work,
-                                              p->work_bytes, &one, p->x, din));
+                                              p->work_bytes, din_mode == GRAD_ADD ? &one : &zero,
+                                              p->x, din));
 }
 #else
 size_t cuda_conv_workspace(const conv_shape_t *s, int batch)
@@ -637,7 +639,8 @@ void cuda_conv_forward(const conv_shape_t *s, int batch, const float *in, const 
 }
 
 void cuda_conv_backward(const conv_shape_t *s, int batch, const float *in, const float *weight,
-                        const float *dout, float *din, float *dweight, float *work)
+                        const float *dout, float *din, grad_mode_t din_mode, float *dweight,
+                        float *work)
 {
     int kdim = s->c * s->k * s->k, cols = s->ho * s->wo * batch;
     float *col = work, *grouped = work + (size_t)kdim * cols;
@@ -647,7 +650,8 @@ void cuda_conv_backward(const conv_shape_t *s, int batch, const float *in, const
     gemm(false, true, s->co, kdim, cols, 1.0f, grouped, cols, col, cols, 0.0f, dweight, kdim);
     if (din) {
         gemm(true, false, kdim, cols, s->co, 1.0f, weight, kdim, grouped, cols, 0.0f, col, cols);
-        LAUNCH(col2im_kernel, grid((size_t)batch * s->c * s->h * s->w), *s, batch, col, din);
+        LAUNCH(col2im_kernel, grid((size_t)batch * s->c * s->h * s->w), *s, batch, col, din,
+               din_mode == GRAD_ADD);
     }
 }
 #endif
@@ -688,7 +692,8 @@ void cuda_bn_forward(const bn_shape_t *s, const float *in, const float *gamma, c
 }
 
 void cuda_bn_backward(const bn_shape_t *s, const float *in, const float *gamma, const float *saved,
-                      const float *out, const float *dout, float *din, float *dgamma, float *dbeta)
+                      const float *out, const float *dout, float *din, grad_mode_t din_mode,
+                      float *dgamma, float *dbeta)
 {
     int batch = s->batch, c = s->c, hw = s->hw;
     bool relu = s->relu != 0;
@@ -700,7 +705,7 @@ void cuda_bn_backward(const bn_shape_t *s, const float *in, const float *gamma, 
            partial);
     LAUNCH(bn_grad_sums_kernel, blocks_for(c), c, slices, partial, dgamma, dbeta);
     LAUNCH(bn_input_grad_kernel, grid((size_t)batch * c * hw), batch, c, hw, relu, in, gamma, saved,
-           out, dout, dgamma, dbeta, din);
+           out, dout, dgamma, dbeta, din, din_mode == GRAD_ADD);
 }
 
 void cuda_relu_forward(size_t n, const float *in, float *out)
@@ -719,9 +724,10 @@ void cuda_add_forward(size_t n, int relu, const float *a, const float *b, float 
 }
 
 void cuda_add_backward(size_t n, int relu, const float *out, const float *dout, float *da,
-                       float *db)
+                       grad_mode_t da_mode, float *db, grad_mode_t db_mode)
 {
-    LAUNCH(add_grad_kernel, grid(n), n, relu != 0, out, dout, da, db);
+    LAUNCH(add_grad_kernel, grid(n), n, relu != 0, out, dout, da, da_mode == GRAD_ADD, db,
+           db_mode == GRAD_ADD);
 }
 
 void cuda_avgpool_forward(int batch, int c, int hw, const float *in, float *out)

@@ -200,8 +200,9 @@ VECTOR_CLONES void bn_forward_blocked(const bn_shape_t *s, int block, const floa
         bn_forward_groups(s, 8, in, gamma, beta, running, training, saved, out);
 }
 
-/* dx += k * (n * g - sum_g - (x - mean) * sum_centred * invstd^2) per lane, over one plane. */
-INLINE void plane_input_grad(const float *x, const float *y, const float *dy, float *dx,
+/* dx (+)= k * (n * g - sum_g - (x - mean) * sum_centred * invstd^2) per lane, over one plane;
+ * added to dx's old value when add. */
+INLINE void plane_input_grad(const float *x, const float *y, const float *dy, float *dx, int add,
                              size_t units, int groups, int relu, float n, const v8 *mean,
                              const v8 *k, const v8 *sum_g, const v8 *centred_scale)
 {
@@ -209,14 +210,15 @@ INLINE void plane_input_grad(const float *x, const float *y, const float *dy, fl
         for (int g = 0; g < groups; g++) {
             size_t at = (q + g) * 8;
             v8 centred = load(x + at) - mean[g];
-            store(dx + at, load(dx + at) + k[g] * (n * grad_term(y + at, dy + at, relu) - sum_g[g] -
-                                                   centred * centred_scale[g]));
+            v8 grad = k[g] * (n * grad_term(y + at, dy + at, relu) - sum_g[g] -
+                              centred * centred_scale[g]);
+            store(dx + at, add ? load(dx + at) + grad : grad);
         }
 }
 
 INLINE void bn_backward_groups(const bn_shape_t *s, int block, const float *in, const float *gamma,
                                const float *saved, const float *out, const float *dout, float *din,
-                               float *dgamma, float *dbeta)
+                               int add, float *dgamma, float *dbeta)
 {
     int c = s->c, groups = block / 8, blocks = c / block;
     size_t units = (size_t)s->hw * groups, plane = (size_t)s->hw * block;
@@ -249,7 +251,7 @@ INLINE void bn_backward_groups(const bn_shape_t *s, int block, const float *in, 
     for (int b = 0; b < s->batch; b++)
         for (int cb = 0; cb < blocks; cb++) {
             size_t at = ((size_t)b * blocks + cb) * plane;
-            plane_input_grad(in + at, out + at, dout + at, din + at, units, groups, s->relu, n,
+            plane_input_grad(in + at, out + at, dout + at, din + at, add, units, groups, s->relu, n,
                              mean + cb * groups, k + cb * groups, sum_g + cb * groups,
                              centred_scale + cb * groups);
         }
@@ -257,12 +259,14 @@ INLINE void bn_backward_groups(const bn_shape_t *s, int block, const float *in, 
 
 VECTOR_CLONES void bn_backward_blocked(const bn_shape_t *s, int block, const float *in,
                                        const float *gamma, const float *saved, const float *out,
-                                       const float *dout, float *din, float *dgamma, float *dbeta)
+                                       const float *dout, float *din, grad_mode_t din_mode,
+                                       float *dgamma, float *dbeta)
 {
+    int add = din_mode == GRAD_ADD;
     if (block == 16)
-        bn_backward_groups(s, 16, in, gamma, saved, out, dout, din, dgamma, dbeta);
+        bn_backward_groups(s, 16, in, gamma, saved, out, dout, din, add, dgamma, dbeta);
     else
-        bn_backward_groups(s, 8, in, gamma, saved, out, dout, din, dgamma, dbeta);
+        bn_backward_groups(s, 8, in, gamma, saved, out, dout, din, add, dgamma, dbeta);
 }
 
 void avgpool_forward_blocked(int batch, int c, int hw, int block, const float *in, float *out)

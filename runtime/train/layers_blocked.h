@@ -15,7 +15,7 @@ void bn_forward_blocked(const bn_shape_t *s, int block, const float *in, const f
                         const float *beta, float *running, int training, float *saved, float *out);
 void bn_backward_blocked(const bn_shape_t *s, int block, const float *in, const float *gamma,
                          const float *saved, const float *out, const float *dout, float *din,
-                         float *dgamma, float *dbeta);
+                         grad_mode_t din_mode, float *dgamma, float *dbeta);
 
 void avgpool_forward_blocked(int batch, int c, int hw, int block, const float *in, float *out);
 void avgpool_backward_blocked(int batch, int c, int hw, int block, const float *dout, float *din);

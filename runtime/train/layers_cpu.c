@@ -101,7 +101,7 @@ void conv_forward(const conv_shape_t *s, int batch, const float *in, const float
 }
 
 void conv_backward(const conv_shape_t *s, int batch, const float *in, const float *weight,
-                   const float *dout, float *din, float *dweight, float *col)
+                   const float *dout, float *din, grad_mode_t din_mode, float *dweight, float *col)
 {
     int kdim = s->c * s->k * s->k, hw = s->ho * s->wo;
     size_t in_size = (size_t)s->c * s->h * s->w, out_size = (size_t)s->co * hw;
@@ -112,6 +112,8 @@ void conv_backward(const conv_shape_t *s, int batch, const float *in, const floa
         if (din) {
             cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, kdim, hw, s->co, 1.0f, weight,
                         kdim, dout + b * out_size, hw, 0.0f, col, hw);
+            if (din_mode == GRAD_WRITE) /* col2im adds; this sample's slice is in cache */
+                memset(din + b * in_size, 0, in_size * sizeof *din);
             col2im_add(s, col, din + b * in_size);
         }
     }
@@ -223,8 +225,10 @@ static void plane_grad_sums(int hw, int relu, const float *x, const float *y, co
 }
 
 void bn_backward(const bn_shape_t *s, const float *in, const float *gamma, const float *saved,
-                 const float *out, const float *dout, float *din, float *dgamma, float *dbeta)
+                 const float *out, const float *dout, float *din, grad_mode_t din_mode,
+                 float *dgamma, float *dbeta)
 {
+    int keep = din_mode == GRAD_ADD;
     int batch = s->batch, c = s->c, hw = s->hw;
     float n = (float)batch * (float)hw;
     for (int ch = 0; ch < c; ch++) {
@@ -251,12 +255,12 @@ void bn_backward(const bn_shape_t *s, const float *in, const float *gamma, const
                 for (int i = 0; i < hw; i++) {
                     float g = dy[i];
                     g = y[i] > 0 ? g : 0;
-                    dx[i] += k * (n * g - mdy - (x[i] - mean) * mdx);
+                    dx[i] = (keep ? dx[i] : 0) + k * (n * g - mdy - (x[i] - mean) * mdx);
                 }
             } else {
 #pragma omp simd
                 for (int i = 0; i < hw; i++)
-                    dx[i] += k * (n * dy[i] - mdy - (x[i] - mean) * mdx);
+                    dx[i] = (keep ? dx[i] : 0) + k * (n * dy[i] - mdy - (x[i] - mean) * mdx);
             }
         }
     }
@@ -293,22 +297,17 @@ void add_forward(size_t n, int relu, const float *a, const float *b, float *out)
         out[i] = a[i] + b[i];
 }
 
-void add_backward(size_t n, int relu, const float *out, const float *dout, float *da, float *db)
+/* The modes are loop invariants: the compiler makes a loop of each combination. */
+void add_backward(size_t n, int relu, const float *out, const float *dout, float *da,
+                  grad_mode_t da_mode, float *db, grad_mode_t db_mode)
 {
-    if (relu) {
-#pragma omp simd
-        for (size_t i = 0; i < n; i++) {
-            float gradient = dout[i]; /* read unconditionally: a select, not a branch */
-            gradient = out[i] > 0 ? gradient : 0;
-            da[i] += gradient;
-            db[i] += gradient;
-        }
-        return;
-    }
+    int keep_a = da_mode == GRAD_ADD, keep_b = db_mode == GRAD_ADD;
 #pragma omp simd
     for (size_t i = 0; i < n; i++) {
-        da[i] += dout[i];
-        db[i] += dout[i];
+        float gradient = dout[i]; /* read unconditionally: a select, not a branch */
+        gradient = !relu || out[i] > 0 ? gradient : 0;
+        da[i] = (keep_a ? da[i] : 0) + gradient;
+        db[i] = (keep_b ? db[i] : 0) + gradient;
     }
 }
 

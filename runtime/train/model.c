@@ -29,6 +29,10 @@ typedef struct {
     size_t saved;   /* bn: batch mean and 1/std of the last training forward */
     int relu;       /* bn, add: the ReLU that follows it, fused */
     size_t act;     /* offset of this node's output in the activation arenas */
+    /* Backward: how this node stores its inputs' gradients, and whether its own output's
+     * gradient is zeroed first (plan_gradients). */
+    grad_mode_t in0_mode, in1_mode;
+    int zero_grad;
 } node_t;
 
 struct model {
@@ -240,6 +244,43 @@ static void build_resnet(model_t *m)
         linear(m, x, CLASSES, "fc");
 }
 
+/* The layers that can write an input gradient rather than add to it (layers.h). */
+static int writes_gradients(node_kind_t kind)
+{
+    return kind == NODE_CONV || kind == NODE_BN || kind == NODE_ADD;
+}
+
+/* Going backward, the first reader of a tensor to run is the one built last: it writes the
+ * tensor's gradient and the others add theirs, so no gradient is zeroed for nothing. Only a
+ * gradient whose first writer can only add (ReLU, pooling, linear), or that nothing writes, is
+ * zeroed before backward. */
+static void plan_gradients(model_t *m)
+{
+    int *last_reader = malloc((size_t)m->node_count * sizeof *last_reader);
+    if (!last_reader) {
+        m->failed = 1;
+        return;
+    }
+    for (int i = 0; i < m->node_count; i++)
+        last_reader[i] = -1;
+    for (int i = 1; i < m->node_count; i++) {
+        last_reader[m->nodes[i].in0] = i;
+        if (m->nodes[i].in1 >= 0)
+            last_reader[m->nodes[i].in1] = i;
+    }
+    for (int i = 1; i < m->node_count; i++) {
+        node_t *n = &m->nodes[i];
+        n->in0_mode = last_reader[n->in0] == i ? GRAD_WRITE : GRAD_ADD;
+        n->in1_mode =
+            n->in1 >= 0 && n->in1 != n->in0 && last_reader[n->in1] == i ? GRAD_WRITE : GRAD_ADD;
+        if (n->in0 > 0 && n->in0_mode == GRAD_WRITE && !writes_gradients(n->kind))
+            m->nodes[n->in0].zero_grad = 1;
+        if (last_reader[i] < 0 && i != m->node_count - 1)
+            n->zero_grad = 1;
+    }
+    free(last_reader);
+}
+
 void model_destroy(model_t *m)
 {
     if (!m)
@@ -274,6 +315,8 @@ model_t *model_create(const model_config_t *cfg, const device_ops_t *dev, int ba
         build_mlp(m);
     else
         build_resnet(m);
+    if (!m->failed)
+        plan_gradients(m);
     if (!m->failed) {
         m->params = dev->alloc(m->param_count * sizeof(float));
         if (grads)
@@ -407,8 +450,10 @@ int model_backward(model_t *m, const float *input, int batch, grads_ready_fn rea
                    ddp_error_t *err)
 {
     const device_ops_t *d = m->dev;
-    const node_t *last = &m->nodes[m->node_count - 1];
-    d->zero(m->act_grads, last->act * sizeof(float));
+    for (int i = 1; i < m->node_count; i++)
+        if (m->nodes[i].zero_grad)
+            d->zero(m->act_grads + m->nodes[i].act,
+                    (size_t)batch * node_size(&m->nodes[i]) * sizeof(float));
     for (int i = m->node_count - 1; i >= 1; i--) {
         node_t *n = &m->nodes[i];
         const node_t *a = &m->nodes[n->in0];
@@ -417,20 +462,20 @@ int model_backward(model_t *m, const float *input, int batch, grads_ready_fn rea
         size_t total = (size_t)batch * node_size(n);
         switch (n->kind) {
         case NODE_CONV:
-            d->conv_backward(&n->conv, batch, x, m->params + n->weight, dy, dx,
+            d->conv_backward(&n->conv, batch, x, m->params + n->weight, dy, dx, n->in0_mode,
                              m->grads + n->weight, m->work);
             break;
         case NODE_BN:
             d->bn_backward(&(bn_shape_t){batch, n->c, n->h * n->w, n->relu}, x,
                            m->params + n->weight, m->saved + n->saved, m->acts + n->act, dy, dx,
-                           m->grads + n->weight, m->grads + n->bias);
+                           n->in0_mode, m->grads + n->weight, m->grads + n->bias);
             break;
         case NODE_RELU:
             d->relu_backward(total, m->acts + n->act, dy, dx);
             break;
         case NODE_ADD:
-            d->add_backward(total, n->relu, m->acts + n->act, dy, dx,
-                            m->act_grads + m->nodes[n->in1].act);
+            d->add_backward(total, n->relu, m->acts + n->act, dy, dx, n->in0_mode,
+                            m->act_grads + m->nodes[n->in1].act, n->in1_mode);
             break;
         case NODE_POOL:
             d->avgpool_backward(batch, a->c, a->h * a->w, dy, dx);

@@ -114,18 +114,27 @@ static void check_conv(conv_shape_t s, int batch)
     float *gpu_work = gpu->alloc(gpu->conv_workspace(&s, batch) * sizeof(float));
     device_cpu_im2col.conv_forward(&s, batch, in.cpu, weight.cpu, out.cpu, cpu_work);
     gpu->conv_forward(&s, batch, in.gpu, weight.gpu, out.gpu, gpu_work);
-    device_cpu_im2col.conv_backward(&s, batch, in.cpu, weight.cpu, dout.cpu, din.cpu, dweight.cpu,
-                                    cpu_work);
-    gpu->conv_backward(&s, batch, in.gpu, weight.gpu, dout.gpu, din.gpu, dweight.gpu, gpu_work);
     char what[120];
-    snprintf(what, sizeof what, "conv %dx%dx%d -> %d, %dx%d kernel, stride %d, pad %d, batch %d",
-             s.c, s.h, s.w, s.co, s.k, s.k, s.stride, s.pad, batch);
-    report(fmax(pair_difference(&out), fmax(pair_difference(&din), pair_difference(&dweight))),
-           what);
+    /* Added into an input gradient that holds values, then written over it. */
+    for (int written = 0; written <= 1; written++) {
+        grad_mode_t mode = written ? GRAD_WRITE : GRAD_ADD;
+        device_cpu_im2col.conv_backward(&s, batch, in.cpu, weight.cpu, dout.cpu, din.cpu, mode,
+                                        dweight.cpu, cpu_work);
+        gpu->conv_backward(&s, batch, in.gpu, weight.gpu, dout.gpu, din.gpu, mode, dweight.gpu,
+                           gpu_work);
+        snprintf(what, sizeof what,
+                 "conv %dx%dx%d -> %d, %dx%d kernel, stride %d, pad %d, batch %d, input gradient "
+                 "%s",
+                 s.c, s.h, s.w, s.co, s.k, s.k, s.stride, s.pad, batch,
+                 mode == GRAD_ADD ? "added" : "written");
+        report(fmax(pair_difference(&out), fmax(pair_difference(&din), pair_difference(&dweight))),
+               what);
+    }
     pair_t first_dweight = pair_random(weight_n); /* the first layer: no input gradient */
-    device_cpu_im2col.conv_backward(&s, batch, in.cpu, weight.cpu, dout.cpu, NULL,
+    device_cpu_im2col.conv_backward(&s, batch, in.cpu, weight.cpu, dout.cpu, NULL, GRAD_WRITE,
                                     first_dweight.cpu, cpu_work);
-    gpu->conv_backward(&s, batch, in.gpu, weight.gpu, dout.gpu, NULL, first_dweight.gpu, gpu_work);
+    gpu->conv_backward(&s, batch, in.gpu, weight.gpu, dout.gpu, NULL, GRAD_WRITE, first_dweight.gpu,
+                       gpu_work);
     snprintf(what, sizeof what, "conv %dx%dx%d -> %d backward without an input gradient", s.c, s.h,
              s.w, s.co);
     report(pair_difference(&first_dweight), what);
@@ -165,10 +174,12 @@ static void check_batch_norm(int batch, int c, int hw, int relu)
     device_cpu_im2col.bn_forward(&shape, in.cpu, gamma.cpu, beta.cpu, running.cpu, 1, saved.cpu,
                                  out.cpu);
     gpu->bn_forward(&shape, in.gpu, gamma.gpu, beta.gpu, running.gpu, 1, saved.gpu, out.gpu);
+    /* With the ReLU the input gradient is written, without it added (both modes, both kinds). */
+    grad_mode_t mode = relu ? GRAD_WRITE : GRAD_ADD;
     device_cpu_im2col.bn_backward(&shape, in.cpu, gamma.cpu, saved.cpu, out.cpu, dout.cpu, din.cpu,
-                                  dgamma.cpu, dbeta.cpu);
-    gpu->bn_backward(&shape, in.gpu, gamma.gpu, saved.gpu, out.gpu, dout.gpu, din.gpu, dgamma.gpu,
-                     dbeta.gpu);
+                                  mode, dgamma.cpu, dbeta.cpu);
+    gpu->bn_backward(&shape, in.gpu, gamma.gpu, saved.gpu, out.gpu, dout.gpu, din.gpu, mode,
+                     dgamma.gpu, dbeta.gpu);
     device_cpu_im2col.bn_forward(&shape, in.cpu, gamma.cpu, beta.cpu, running.cpu, 0, NULL,
                                  eval_out.cpu);
     gpu->bn_forward(&shape, in.gpu, gamma.gpu, beta.gpu, running.gpu, 0, NULL, eval_out.gpu);
@@ -199,8 +210,11 @@ static void check_elementwise(size_t n)
     for (int relu = 0; relu <= 1; relu++) {
         device_cpu_im2col.add_forward(n, relu, a.cpu, b.cpu, out.cpu);
         gpu->add_forward(n, relu, a.gpu, b.gpu, out.gpu);
-        device_cpu_im2col.add_backward(n, relu, out.cpu, dout.cpu, da.cpu, db.cpu);
-        gpu->add_backward(n, relu, out.gpu, dout.gpu, da.gpu, db.gpu);
+        /* Both gradients added, then one written and one added. */
+        grad_mode_t da_mode = relu ? GRAD_WRITE : GRAD_ADD;
+        device_cpu_im2col.add_backward(n, relu, out.cpu, dout.cpu, da.cpu, da_mode, db.cpu,
+                                       GRAD_ADD);
+        gpu->add_backward(n, relu, out.gpu, dout.gpu, da.gpu, da_mode, db.gpu, GRAD_ADD);
         snprintf(what, sizeof what, "residual add%s forward and backward of %zu",
                  relu ? " + ReLU" : "", n);
         report(fmax(pair_difference(&out), fmax(pair_difference(&da), pair_difference(&db))), what);

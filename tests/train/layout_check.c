@@ -84,8 +84,10 @@ static void check_bn(int block, int batch, int c, int hw, int relu)
     double fwd = layout_diff(out_b, out, batch, c, hw, block);
     double stats = fmax(flat_diff(saved_b, saved, 2 * (size_t)c),
                         flat_diff(running_b, running, 2 * (size_t)c));
-    bn_backward(&s, in, gamma, saved, out, dout, din, dgamma, dbeta);
-    bn_backward_blocked(&s, block, in_b, gamma, saved, out_b, dout_b, din_b, dgamma_b, dbeta_b);
+    grad_mode_t mode = relu ? GRAD_WRITE : GRAD_ADD; /* both modes, both kinds */
+    bn_backward(&s, in, gamma, saved, out, dout, din, mode, dgamma, dbeta);
+    bn_backward_blocked(&s, block, in_b, gamma, saved, out_b, dout_b, din_b, mode, dgamma_b,
+                        dbeta_b);
     double bwd = fmax(layout_diff(din_b, din, batch, c, hw, block),
                       fmax(flat_diff(dgamma_b, dgamma, c), flat_diff(dbeta_b, dbeta, c)));
     bn_forward(&s, in, gamma, beta, running, 0, NULL, out);
@@ -137,16 +139,21 @@ static void check_conv(int block, conv_shape_t s, int batch)
     ddp_error_t err = {0};
     conv_dnnl_forward(&s, batch, 0, in, weight, out, NULL);
     conv_dnnl_forward(&s, batch, block, in_b, weight, out_b, NULL);
-    conv_dnnl_backward(&s, batch, 0, in, weight, dout, din, dw, NULL);
-    conv_dnnl_backward(&s, batch, block, in_b, weight, dout_b, din_b, dw_b, NULL);
+    double bwd[2]; /* the input gradient added into values, then written over them */
+    for (int written = 0; written <= 1; written++) {
+        grad_mode_t mode = written ? GRAD_WRITE : GRAD_ADD;
+        conv_dnnl_backward(&s, batch, 0, in, weight, dout, din, mode, dw, NULL);
+        conv_dnnl_backward(&s, batch, block, in_b, weight, dout_b, din_b, mode, dw_b, NULL);
+        bwd[mode] =
+            fmax(layout_diff(din_b, din, batch, s.c, hw_in, block), flat_diff(dw_b, dw, n_w));
+    }
     int failed = conv_dnnl_failure(&err);
-    double fwd = layout_diff(out_b, out, batch, s.co, hw_out, block),
-           bwd = fmax(layout_diff(din_b, din, batch, s.c, hw_in, block), flat_diff(dw_b, dw, n_w));
-    ok(!failed && fwd < TOLERANCE && bwd < TOLERANCE,
+    double fwd = layout_diff(out_b, out, batch, s.co, hw_out, block);
+    ok(!failed && fwd < TOLERANCE && bwd[GRAD_ADD] < TOLERANCE && bwd[GRAD_WRITE] < TOLERANCE,
        "convolution %dx%dx%d -> %dx%dx%d (kernel %d, stride %d) blocked by %d: forward %.1e, "
-       "backward %.1e%s%s",
-       s.c, s.h, s.w, s.co, s.ho, s.wo, s.k, s.stride, block, fwd, bwd, failed ? ": " : "",
-       failed ? err.msg : "");
+       "backward added %.1e, written %.1e%s%s",
+       s.c, s.h, s.w, s.co, s.ho, s.wo, s.k, s.stride, block, fwd, bwd[GRAD_ADD], bwd[GRAD_WRITE],
+       failed ? ": " : "", failed ? err.msg : "");
     float *all[] = {in, weight, dout, din, in_b, dout_b, din_b, out, out_b, dw, dw_b};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         free(all[i]);

@@ -206,6 +206,30 @@ void data_free(dataset_t *set)
 static const float channel_mean[IMAGE_C] = {0.4914f, 0.4822f, 0.4465f};
 static const float channel_std[IMAGE_C] = {0.2470f, 0.2435f, 0.2616f};
 
+/* One output row from input row `in` (NULL: the row lies in the padding), shifted by dx and
+ * mirrored when flip. The pixels that come from the image are a straight run: a loop the
+ * compiler vectorises, not a bounds test per pixel. */
+static void batch_row(const unsigned char *in, int dx, int flip, float scale, float shift,
+                      float *out)
+{
+    /* Output x reads input x + dx, or (flipped) IMAGE_W - 1 - x + dx: inside for x in [lo, hi). */
+    int lo = flip ? dx : -dx, hi = flip ? IMAGE_W + dx : IMAGE_W - dx;
+    lo = in && lo > 0 ? lo : 0;
+    hi = !in ? 0 : hi < IMAGE_W ? hi : IMAGE_W;
+    for (int x = 0; x < lo; x++)
+        out[x] = -shift; /* the padding is black, normalised */
+    if (flip) {
+        for (int x = lo; x < hi; x++)
+            out[x] = in[IMAGE_W - 1 - x + dx] * scale - shift;
+    } else {
+#pragma omp simd
+        for (int x = lo; x < hi; x++)
+            out[x] = in[x + dx] * scale - shift;
+    }
+    for (int x = hi > lo ? hi : lo; x < IMAGE_W; x++)
+        out[x] = -shift;
+}
+
 void data_batch(const dataset_t *set, const size_t *idx, int n, int augment, uint64_t seed,
                 uint64_t epoch, float *images, unsigned char *labels)
 {
@@ -223,14 +247,12 @@ void data_batch(const dataset_t *set, const size_t *idx, int n, int augment, uin
         for (int c = 0; c < IMAGE_C; c++) {
             float scale = 1.0f / (255.0f * channel_std[c]),
                   shift = channel_mean[c] / channel_std[c];
-            for (int y = 0; y < IMAGE_H; y++)
-                for (int x = 0; x < IMAGE_W; x++) {
-                    int sy = y + dy, sx = (flip ? IMAGE_W - 1 - x : x) + dx;
-                    float v = sy >= 0 && sy < IMAGE_H && sx >= 0 && sx < IMAGE_W
-                                  ? img[(c * IMAGE_H + sy) * IMAGE_W + sx] * scale - shift
-                                  : -shift; /* the padding is black, normalised */
-                    out[(c * IMAGE_H + y) * IMAGE_W + x] = v;
-                }
+            for (int y = 0; y < IMAGE_H; y++) {
+                int sy = y + dy;
+                const unsigned char *row =
+                    sy >= 0 && sy < IMAGE_H ? img + (c * IMAGE_H + sy) * IMAGE_W : NULL;
+                batch_row(row, dx, flip, scale, shift, out + (c * IMAGE_H + y) * IMAGE_W);
+            }
         }
     }
 }

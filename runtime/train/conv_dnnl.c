@@ -10,8 +10,8 @@ const char conv_dnnl_kind[] = "onednn";
 
 /* A tensor as the caller holds it (at a pointer given per call) and as a primitive wants it.
  * `reorder` copies between the two; where the layouts agree there is none and the primitive
- * works on the caller's memory, except for an input gradient, which is added: then `add_floats`
- * (its size) says the primitive's result is added in here. */
+ * works on the caller's memory, except for an input gradient that is to be added: the primitive
+ * writes it to `inner` and a loop adds it in (`add_floats`: its size). */
 typedef struct {
     dnnl_memory_t user, inner;
     dnnl_primitive_t reorder;

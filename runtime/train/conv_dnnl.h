@@ -1,6 +1,6 @@
 /* conv_dnnl: the CPU's convolutions on oneDNN's primitives, with layers.h's conv interface and
- * meaning (OIHW weights, backward adding into the input gradient), in one of two activation
- * layouts, named by a channel block:
+ * meaning (OIHW weights, the input gradient written or added as din_mode says), in one of two
+ * activation layouts, named by a channel block:
  *   0      NCHW: each call reorders the tensors into the primitive's layouts and back;
  *   block  oneDNN's own blocked layout, so that no activation is reordered from one layer to the
  *          next: a tensor of c channels with c a multiple of `block` is held as nChw<block>c

@@ -1,9 +1,9 @@
 /* device_check: the CUDA device (runtime/train/device_cuda.cu) against the CPU's portable one
- * (device_cpu_im2col: NCHW tensors throughout, as the GPU's), layer by layer
- * and through whole training steps of an mlp and a resnet: every layer operation on shapes that
- * take each indexing path (stride 2, 1x1 shortcuts, odd and non-square sizes, a 5x5 kernel,
- * backward accumulating into an input gradient that already holds values), then forward, loss
- * and backward of both models, gradients and batch-norm statistics compared tensor by tensor.
+ * (device_cpu_im2col: NCHW tensors throughout, as the GPU's), layer by layer and through whole
+ * training steps of an mlp and a resnet: every layer operation on shapes that take each indexing
+ * path (stride 2, 1x1 shortcuts, odd and non-square sizes, a 5x5 kernel, backward adding into an
+ * input gradient that already holds values and writing over it), then forward, loss and
+ * backward of both models, gradients and batch-norm statistics compared tensor by tensor.
  *
  * Built twice: against the real device, run by tests/gpu on a GPU, and against the same source
  * compiled for the host with tests/train/cuda-host (the kernels run on the CPU, cuBLAS is

@@ -59,7 +59,8 @@ static void ours_separate(tensors_t *t, void *ctx)
     plain.relu = 0;
     bn_forward(&plain, t->x, t->gamma, t->beta, t->running, 1, t->saved, t->y);
     relu_forward(t->n, t->y, t->relu_out);
-    memset(t->relu_dx, 0, t->n * sizeof(float)); /* a ReLU adds: the model zeroes its input gradient */
+    memset(t->relu_dx, 0,
+           t->n * sizeof(float)); /* a ReLU adds: the model zeroes its input gradient */
     relu_backward(t->n, t->relu_out, t->dy, t->relu_dx);
     bn_backward(&plain, t->x, t->gamma, t->saved, t->y, t->relu_dx, t->dx, GRAD_WRITE, t->dgamma,
                 t->dbeta);

@@ -320,7 +320,8 @@ __global__ void bn_input_grad_kernel(int batch, int c, int hw, bool relu, const 
         float mean = saved[ch], invstd = saved[c + ch];
         float k = gamma[ch] * invstd / n;
         float dy = bn_output_grad(relu, out, dout, i);
-        din[i] = (add ? din[i] : 0) + k * (n * dy - dbeta[ch] - (in[i] - mean) * invstd * dgamma[ch]);
+        din[i] =
+            (add ? din[i] : 0) + k * (n * dy - dbeta[ch] - (in[i] - mean) * invstd * dgamma[ch]);
     }
 }
 
@@ -616,10 +617,9 @@ void cuda_conv_backward(const conv_shape_t *s, int batch, const float *in, const
                                             p->conv[BACKWARD_FILTER], p->backward_filter, work,
                                             p->work_bytes, &zero, p->w, dweight));
     if (din)
-        note_dnn(cudnnConvolutionBackwardData(ctx.dnn, &one, p->w, weight, p->y, dout,
-                                              p->conv[BACKWARD_DATA], p->backward_data, work,
-                                              p->work_bytes, din_mode == GRAD_ADD ? &one : &zero,
-                                              p->x, din));
+        note_dnn(cudnnConvolutionBackwardData(
+            ctx.dnn, &one, p->w, weight, p->y, dout, p->conv[BACKWARD_DATA], p->backward_data, work,
+            p->work_bytes, din_mode == GRAD_ADD ? &one : &zero, p->x, din));
 }
 #else
 size_t cuda_conv_workspace(const conv_shape_t *s, int batch)

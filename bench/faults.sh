@@ -6,6 +6,7 @@
 # nothing of the job runs (killed by the bench at FAULT_CAP seconds, default 90), and the cause
 # node 0 names (torchrun: its "Root Cause" rank and exit code).
 #   bench/faults.sh [BUILD_DIR]   (default build; as root: it makes network namespaces)
+#   CASES="node_never_starts ..." runs only those.
 set -u
 cd "$(dirname "$0")/.." || exit 1
 build=${1:-build}
@@ -41,10 +42,10 @@ row() { # CASE
 
 echo "== fault -> nothing of the job running; exit status node 0/node 1; the cause node 0 names =="
 echo "   (2 nodes x 1 rank, PyTorch $("$PY" -c 'import torch; print(torch.__version__)') gloo; $(date -u +%F))"
-for c in worker_kill collective_hang agent1_kill node_never_starts stdout_stall; do
+for c in ${CASES:-worker_kill collective_hang agent1_kill node_never_starts stdout_stall}; do
     echo "$c" | tr _ ' '
     for LAUNCHER in agent torchrun; do
-        RC1=-
+        RC1=- ERR1=
         "case_$c"
         figure[$LAUNCHER]=$TOOK_MS
         row "$([ "$LAUNCHER" = agent ] && echo ddpjob-agent || echo torchrun)"

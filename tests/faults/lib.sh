@@ -93,11 +93,23 @@ fault_now() { FAULT_T0=$(date +%s%N); }
 # finish NAME...: waits for the named launchers and everything of the job to end (TOOK_MS from
 # the fault), killing what is left at FAULT_CAP seconds (TOOK_MS -1, LEFT: their command lines);
 # then RC<i>, ERR<i>, OUT<i> for the i-th launcher.
+# launchers_alive NAME...: the pids of the named launchers' wrappers still running.
+launchers_alive() {
+    local name
+    for name in "$@"; do
+        kill -0 "${AGENT_PID[$name]}" 2>/dev/null && echo "${AGENT_PID[$name]}"
+    done
+    return 0
+}
+
 finish() {
     local cap=$((FAULT_T0 + FAULT_CAP * 1000000000)) left i=0 name
     # The launchers' `timeout` wrappers carry the mark too: none left means every launcher ended.
-    # (marked_pids's own status is its last pid's check, not whether it found any.)
-    while left=$(marked_pids); [ -n "$left" ] && [ "$(date +%s%N)" -lt "$cap" ]; do sleep 0.05; done
+    # (marked_pids's own status is its last pid's check, not whether it found any.) A launcher
+    # just started may not carry it yet (its shell has not run `env`): its own pid counts too.
+    while left=$(marked_pids; launchers_alive "$@"); [ -n "$left" ] && [ "$(date +%s%N)" -lt "$cap" ]; do
+        sleep 0.05
+    done
     if [ -n "$left" ]; then
         TOOK_MS=-1
         # State and age too: what outlives the cap is what needs explaining.

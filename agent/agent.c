@@ -399,25 +399,15 @@ static int serve_store(agent_t *a, ddp_error_t *err)
 {
     const agent_options_t *o = a->o;
     const char *bind = o->nnodes == 1 ? "127.0.0.1" : NULL;
-    a->server =
-        ddp_store_server_start(bind, o->store_port, o->token, o->token_len, log_store, a, err);
+    /* Every agent keeps a connection to the store, spares too. */
+    size_t agents = (size_t)o->nnodes + (size_t)o->spares;
+    a->server = ddp_store_server_start(bind, o->store_port, o->token, o->token_len, agents,
+                                       log_store, a, err);
     if (!a->server)
         return ddp_error_prefix(err,
-                                "node 0 cannot serve the rendezvous store (port %d, the one "
+                                "node 0 (%s) cannot serve the rendezvous store (port %d, the one "
                                 "after --master-port %d)",
-                                o->store_port, o->master_port);
-    /* Every agent keeps a connection to the store: a job larger than node 0's descriptor limit
-     * would otherwise hang at the rendezvous with the last agents never let in. */
-    struct rlimit files;
-    long agents = (long)o->nnodes + o->spares;
-    if (agents > 1 && getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur != RLIM_INFINITY &&
-        (long)files.rlim_cur < agents + STORE_SPARE_DESCRIPTORS)
-        return ddp_error_set(err,
-                             "node 0 (%s) may keep %ld descriptors open (its hard RLIMIT_NOFILE, "
-                             "`ulimit -Hn`), and its store needs one for each of the job's %ld "
-                             "agents and %d more: raise the hard limit for the job (limits.conf, "
-                             "or the scheduler's limits), or run it on fewer nodes",
-                             a->host, (long)files.rlim_cur, agents, STORE_SPARE_DESCRIPTORS);
+                                a->host, o->store_port, o->master_port);
     return 0;
 }
 

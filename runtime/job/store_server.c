@@ -7,6 +7,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -24,12 +25,8 @@
 #include "ddp_parse.h"
 #include "ddp_hmac.h"
 #include "store_proto.h"
+#include "store_server_internal.h"
 
-/* A connection stops reading requests while this much reply data is unsent, so a client that
- * never reads cannot make the server buffer without bound. */
-#define OUT_HIGH_WATER (4u << 20)
-/* How often parked WAITs and unfinished handshakes are checked against their deadlines. */
-#define TICK_MS 50
 /* Connections that have not proven the token yet: past PENDING_CAP in all, stale ones (nothing
  * sent for PENDING_STALE_MS) are dropped, the oldest of the newest one's address first when that
  * address holds more than PENDING_PER_PEER of them, else the oldest of all. Idle connections
@@ -42,76 +39,7 @@
 /* Refusals are logged at most once per this many ms, with a count of those left unsaid. */
 #define REFUSAL_LOG_MS 1000
 
-typedef struct entry entry_t;
-
-typedef enum { CONN_HANDSHAKE, CONN_READY, CONN_WAITING } conn_state_t;
-
-typedef struct conn {
-    int fd;
-    conn_state_t state;
-    char peer[64];
-    char addr[48];       /* the peer's address alone */
-    int64_t accepted_at; /* ddp_now_ms */
-    unsigned char nonce[STORE_NONCE_LEN];
-    int64_t deadline; /* of the handshake, or of the parked WAIT */
-    int64_t input_at; /* ddp_now_ms of the last bytes received */
-    int partial;      /* holds part of a frame (counted in the server's npartial) */
-    ddp_store_buf_t in, out;
-    size_t out_sent;
-    uint32_t events; /* what epoll currently watches */
-    entry_t **waiting_on;
-    size_t *waiting_pos; /* where this connection sits in each waiting_on entry's waiters */
-    size_t nwaiting;
-    unsigned char *close_key, *close_val; /* STORE_SET_ON_CLOSE's, or NULL */
-    size_t close_key_len, close_val_len;
-    size_t queued; /* 1 + its index in the server's ready list, or 0 */
-    /* In the server's list of connections in CONN_HANDSHAKE, oldest first. */
-    struct conn *pending_prev, *pending_next;
-} conn_t;
-
-struct entry {
-    char *key;
-    size_t key_len;
-    unsigned char *val;
-    size_t val_len;
-    int present;
-    /* Removing a waiter is O(1) (a swap with the last), so waking or expiring thousands of
-     * WAITs on one key stays linear. */
-    struct waiter {
-        conn_t *conn;
-        size_t slot; /* the entry's index in conn->waiting_on */
-    } * waiters;
-    size_t nwaiters, waiters_cap;
-};
-
-struct ddp_store_server {
-    int listen_fd, epoll_fd, stop_fd, port;
-    unsigned char *token;
-    size_t token_len;
-    store_log_fn log;
-    void *log_ctx;
-    pthread_t thread;
-    conn_t **conns; /* by fd */
-    size_t conns_cap;
-    size_t nparked; /* connections with a handshake or WAIT deadline */
-    entry_t **table;
-    size_t table_cap, table_used;
-    conn_t **ready; /* connections whose buffered input must be processed */
-    size_t nready, ready_cap;
-    int accept_paused;
-    int stopping;    /* server_free: closing connections sets nothing */
-    size_t npending; /* connections in CONN_HANDSHAKE */
-    conn_t *pending_oldest, *pending_newest;
-    int64_t next_shed_look; /* ddp_now_ms */
-    size_t npartial;        /* connections holding part of a frame */
-    int64_t refusal_logged_at;
-    unsigned long refusals_unsaid;
-};
-
-static void server_log(ddp_store_server_t *s, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static void server_log(ddp_store_server_t *s, const char *fmt, ...)
+void server_log(ddp_store_server_t *s, const char *fmt, ...)
 {
     if (!s->log)
         return;
@@ -222,7 +150,7 @@ static void entry_free(entry_t *e)
 
 static int conn_watch(ddp_store_server_t *s, conn_t *c, uint32_t events)
 {
-    if (events == c->events)
+    if (c->relay || events == c->events)
         return 0;
     struct epoll_event ev = {.events = events | EPOLLRDHUP, .data.fd = c->fd};
     c->events = events;
@@ -264,15 +192,24 @@ static void conn_unpark(ddp_store_server_t *s, conn_t *c)
 static void set_on_close(ddp_store_server_t *s, const unsigned char *key, size_t key_len,
                          const unsigned char *val, size_t val_len);
 
-static void conn_close(ddp_store_server_t *s, conn_t *c)
+void conn_close(ddp_store_server_t *s, conn_t *c)
 {
     if (c->state == CONN_WAITING || c->state == CONN_HANDSHAKE)
         conn_unpark(s, c);
     if (c->queued)
         s->ready[c->queued - 1] = NULL;
-    epoll_ctl(s->epoll_fd, EPOLL_CTL_DEL, c->fd, NULL);
-    close(c->fd);
-    s->conns[c->fd] = NULL;
+    if (c->relay) {
+        /* A link that fails here is found broken, and dealt with, when next flushed. */
+        if (!c->link_ended)
+            store_link_put(&c->relay->link, LINK_CLOSE, c->link_id, NULL, 0);
+        c->relay->conns[(uint32_t)c->link_id] = NULL;
+    } else {
+        epoll_ctl(s->epoll_fd, EPOLL_CTL_DEL, c->fd, NULL);
+        close(c->fd);
+        s->conns[c->fd] = NULL;
+        if (c->link_id && !c->link_ended)
+            store_link_put(&s->uplink, LINK_CLOSED, c->link_id, NULL, 0);
+    }
     if (c->partial)
         s->npartial--;
     ddp_store_buf_free(&c->in);
@@ -301,9 +238,14 @@ static void queue_ready(ddp_store_server_t *s, conn_t *c)
     c->queued = s->nready;
 }
 
-/* Sends what it can of c's output; watches for writability while some is left. */
-static int conn_flush(ddp_store_server_t *s, conn_t *c)
+int conn_flush(ddp_store_server_t *s, conn_t *c)
 {
+    if (c->relay) {
+        if (store_link_put_data(&c->relay->link, c->link_id, c->out.data, c->out.len))
+            return -1;
+        c->out.len = c->out_sent = 0;
+        return 0;
+    }
     while (c->out_sent < c->out.len) {
         ssize_t n = send(c->fd, c->out.data + c->out_sent, c->out.len - c->out_sent,
                          MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -389,8 +331,10 @@ static void accept_all(ddp_store_server_t *s)
         int fd = accept4(s->listen_fd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0) {
             if (errno == EMFILE || errno == ENFILE) {
-                /* Out of descriptors: stop accepting until the next tick rather than spin. */
-                refusal_log(s, "store: cannot accept more connections: %s", strerror(errno));
+                /* Out of descriptors: stop accepting until the next tick rather than spin. A
+                 * full relay is no news: the others take the connections it leaves. */
+                if (!s->is_relay)
+                    refusal_log(s, "store: cannot accept more connections: %s", strerror(errno));
                 epoll_ctl(s->epoll_fd, EPOLL_CTL_DEL, s->listen_fd, NULL);
                 s->accept_paused = 1;
             }
@@ -458,8 +402,7 @@ static void accept_all(ddp_store_server_t *s)
     }
 }
 
-/* Checks the client's proof of the token; answers with the server's. */
-static int conn_handshake(ddp_store_server_t *s, conn_t *c)
+int conn_handshake(ddp_store_server_t *s, conn_t *c)
 {
     if (c->in.len < STORE_NONCE_LEN + STORE_MAC_LEN)
         return 0;
@@ -743,9 +686,10 @@ static int handle_request(ddp_store_server_t *s, conn_t *c, const unsigned char 
     return 0;
 }
 
-/* Processes the complete frames buffered for c, as long as c is ready for requests. */
-static int conn_process(ddp_store_server_t *s, conn_t *c)
+int conn_process(ddp_store_server_t *s, conn_t *c)
 {
+    if (s->is_relay)
+        return relay_process(s, c);
     if (c->state == CONN_HANDSHAKE && conn_handshake(s, c))
         return -1;
     size_t used = 0;
@@ -798,40 +742,47 @@ static int conn_read(ddp_store_server_t *s, conn_t *c)
     }
 }
 
-/* Ends handshakes and WAITs whose deadlines have passed. */
+/* Ends c if its handshake, its WAIT or its half-sent request has run out of time. */
+static void expire_conn(ddp_store_server_t *s, conn_t *c, int64_t now)
+{
+    if (c->partial && now - c->input_at > STORE_FRAME_IDLE_MS) {
+        refusal_log(s, "store: closed connection from %s: half a request, then nothing for %d ms",
+                    c->peer, STORE_FRAME_IDLE_MS);
+        conn_close(s, c);
+        return;
+    }
+    if (c->state == CONN_READY || c->deadline > now)
+        return;
+    if (c->state == CONN_HANDSHAKE) {
+        refusal_log(s, "store: closed connection from %s: no handshake within %d ms", c->peer,
+                    STORE_HANDSHAKE_MS);
+        conn_close(s, c);
+        return;
+    }
+    size_t mark;
+    conn_unpark(s, c);
+    if (reply_begin(c, STORE_TIMEOUT, &mark)) {
+        conn_close(s, c);
+        return;
+    }
+    ddp_store_frame_end(&c->out, mark);
+    if (conn_flush(s, c))
+        conn_close(s, c);
+    else
+        queue_ready(s, c);
+}
+
+/* Ends handshakes, WAITs and half-sent requests whose time has passed. */
 static void expire(ddp_store_server_t *s)
 {
     int64_t now = ddp_now_ms();
-    for (size_t fd = 0; fd < s->conns_cap && (s->nparked || s->npartial); fd++) {
-        conn_t *c = s->conns[fd];
-        if (c && c->partial && now - c->input_at > STORE_FRAME_IDLE_MS) {
-            refusal_log(s,
-                        "store: closed connection from %s: half a request, then nothing for "
-                        "%d ms",
-                        c->peer, STORE_FRAME_IDLE_MS);
-            conn_close(s, c);
-            continue;
-        }
-        if (!c || c->state == CONN_READY || c->deadline > now)
-            continue;
-        if (c->state == CONN_HANDSHAKE) {
-            refusal_log(s, "store: closed connection from %s: no handshake within %d ms", c->peer,
-                        STORE_HANDSHAKE_MS);
-            conn_close(s, c);
-            continue;
-        }
-        size_t mark;
-        conn_unpark(s, c);
-        if (reply_begin(c, STORE_TIMEOUT, &mark)) {
-            conn_close(s, c);
-            continue;
-        }
-        ddp_store_frame_end(&c->out, mark);
-        if (conn_flush(s, c))
-            conn_close(s, c);
-        else
-            queue_ready(s, c);
-    }
+    for (size_t fd = 0; fd < s->conns_cap && (s->nparked || s->npartial); fd++)
+        if (s->conns[fd])
+            expire_conn(s, s->conns[fd], now);
+    for (size_t r = 0; r < s->nrelays; r++)
+        for (size_t i = 0; i < s->relays[r].conns_cap && (s->nparked || s->npartial); i++)
+            if (s->relays[r].conns[i])
+                expire_conn(s, s->relays[r].conns[i], now);
     if (s->accept_paused) {
         struct epoll_event ev = {.events = EPOLLIN, .data.fd = s->listen_fd};
         if (epoll_ctl(s->epoll_fd, EPOLL_CTL_ADD, s->listen_fd, &ev) == 0)
@@ -852,7 +803,7 @@ static void process_ready(ddp_store_server_t *s)
     s->nready = 0;
 }
 
-static void *server_main(void *arg)
+void *server_main(void *arg)
 {
     ddp_store_server_t *s = arg;
     struct epoll_event events[256];
@@ -865,7 +816,7 @@ static void *server_main(void *arg)
         /* Accepted on every turn, not only when the listener is among the events: while the
          * store works through a burst, arrivals would otherwise fill the kernel's accept queue
          * (4096 at most), and a connection it drops waits a second for its SYN-ACK again. */
-        if (!s->accept_paused)
+        if (s->accepting && !s->accept_paused)
             accept_all(s);
         for (int i = 0; i < n; i++) {
             int fd = events[i].data.fd;
@@ -874,9 +825,12 @@ static void *server_main(void *arg)
             if (fd == s->listen_fd)
                 continue;
             conn_t *c = (size_t)fd < s->conns_cap ? s->conns[fd] : NULL;
-            if (!c)
-                continue;
             uint32_t ev = events[i].events;
+            if (!c) {
+                if (link_event(s, fd, ev))
+                    return NULL;
+                continue;
+            }
             int closing =
                 (ev & (EPOLLERR | EPOLLHUP)) || ((ev & EPOLLRDHUP) && c->state == CONN_WAITING);
             if (!closing && (ev & EPOLLIN))
@@ -892,6 +846,8 @@ static void *server_main(void *arg)
             process_ready(s);
             next_tick = ddp_deadline_in(TICK_MS);
         }
+        if (flush_links(s))
+            return NULL;
     }
     return NULL;
 }
@@ -902,6 +858,11 @@ static void server_free(ddp_store_server_t *s)
     for (size_t fd = 0; fd < s->conns_cap; fd++)
         if (s->conns[fd])
             conn_close(s, s->conns[fd]);
+    for (size_t i = 0; i < s->nrelays; i++) {
+        kill(s->relays[i].pid, SIGKILL);
+        relay_lost(s, &s->relays[i]);
+    }
+    free(s->relays);
     for (size_t i = 0; i < s->table_cap; i++)
         if (s->table[i])
             entry_free(s->table[i]);
@@ -921,8 +882,8 @@ static void server_free(ddp_store_server_t *s)
 }
 
 ddp_store_server_t *ddp_store_server_start(const char *host, int port, const void *token,
-                                           size_t token_len, store_log_fn log, void *log_ctx,
-                                           ddp_error_t *err)
+                                           size_t token_len, size_t clients, store_log_fn log,
+                                           void *log_ctx, ddp_error_t *err)
 {
     ddp_store_server_t *s = calloc(1, sizeof *s);
     if (!s) {
@@ -931,6 +892,9 @@ ddp_store_server_t *ddp_store_server_start(const char *host, int port, const voi
     }
     s->listen_fd = s->epoll_fd = s->stop_fd = -1;
     ddp_net_raise_descriptor_limit();
+    size_t nrelays;
+    if (relays_needed(clients, &nrelays, err))
+        goto error;
     s->log = log;
     s->log_ctx = log_ctx;
     if (!(s->token = malloc(token_len ? token_len : 1))) {
@@ -946,12 +910,20 @@ ddp_store_server_t *ddp_store_server_start(const char *host, int port, const voi
     s->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     struct epoll_event lev = {.events = EPOLLIN, .data.fd = s->listen_fd};
     struct epoll_event sev = {.events = EPOLLIN, .data.fd = s->stop_fd};
+    s->accepting = nrelays == 0;
     if (s->epoll_fd < 0 || s->stop_fd < 0 ||
-        epoll_ctl(s->epoll_fd, EPOLL_CTL_ADD, s->listen_fd, &lev) ||
+        (s->accepting && epoll_ctl(s->epoll_fd, EPOLL_CTL_ADD, s->listen_fd, &lev)) ||
         epoll_ctl(s->epoll_fd, EPOLL_CTL_ADD, s->stop_fd, &sev)) {
         ddp_error_set(err, "store: %s", strerror(errno));
         goto error;
     }
+    if (nrelays && start_relays(s, nrelays, err))
+        goto error;
+    if (nrelays)
+        server_log(s,
+                   "store: %zu relay processes hold the connections of its %zu clients (a "
+                   "process here may hold %zu descriptors)",
+                   nrelays, clients, descriptor_limit());
     int rc = pthread_create(&s->thread, NULL, server_main, s);
     if (rc) {
         ddp_error_set(err, "store: cannot start its thread: %s", strerror(rc));

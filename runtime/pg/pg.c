@@ -171,9 +171,9 @@ pg_t *pg_create(const pg_world_t *w, const pg_options_t *o, ddp_error_t *err)
     pg->world = *w;
     size_t token_len = strlen(w->token);
     if (w->size > 1) {
-        if (w->rank == 0 &&
-            !(pg->server = ddp_store_server_start(NULL, w->master_port, w->token, token_len,
-                                                  log_to_stderr, &pg->world.rank, err))) {
+        if (w->rank == 0 && !(pg->server = ddp_store_server_start(
+                                  NULL, w->master_port, w->token, token_len, (size_t)w->size,
+                                  log_to_stderr, &pg->world.rank, err))) {
             ddp_error_prefix(err, "rank 0 cannot serve the group's store at port %d",
                              w->master_port);
             goto error;

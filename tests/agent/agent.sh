@@ -130,14 +130,29 @@ expect_contains "$err2" "$why" "the second one says its node rank is taken"
 expect_contains "$ERR$err1" "$why" "and the agents waiting for it are told the same"
 expect_no_leftovers "nothing left after run-id and node-rank clashes"
 
-# More agents than node 0 may keep descriptors open for (a store connection each): said at once,
-# naming the limit, instead of a rendezvous that never lets the last ones in.
+# More agents than node 0 may keep descriptors open for (a store connection each): its store
+# forks relay processes to hold them, and every agent joins.
+next_port
+RELAY_NODES=70
+common=(--nnodes "$RELAY_NODES" --master-addr 127.0.0.1 --master-port "$PORT" --rdzv-timeout 60 --nproc-per-node 1)
+AGENT=bash start_agent n0 -- -c 'ulimit -n 130 && exec "$@"' limit "$AGENT" "${common[@]}" --node-rank 0 "$T/env.sh"
+for i in $(seq 1 $((RELAY_NODES - 1))); do start_agent "n$i" -- "${common[@]}" --node-rank "$i" "$T/env.sh"; done
+rcs=
+for i in $(seq 0 $((RELAY_NODES - 1))); do wait_agent "n$i"; rcs+=$RC; [ "$i" = 0 ] && err0=$ERR; done
+expect_eq "$rcs" "$(printf '0%.0s' $(seq $RELAY_NODES))" "$RELAY_NODES agents join node 0 under a hard descriptor limit of 130, and all end well"
+expect_contains "$err0" "relay processes hold the connections of its $RELAY_NODES clients (a process here may hold 130 descriptors)" \
+    "node 0 says its store's relays hold them"
+expect_no_leftovers "nothing left after a job larger than node 0's descriptor limit"
+
+# So many that even relays cannot hold them: said at once, naming the limit, instead of a
+# rendezvous that never lets the last ones in.
 next_port
 start=$SECONDS
-run env DDPJ_TESTMARK="$MARK" bash -c 'ulimit -n 400 && exec "$@"' limit "$AGENT" --nnodes 1000 \
+run env DDPJ_TESTMARK="$MARK" bash -c 'ulimit -n 400 && exec "$@"' limit "$AGENT" --nnodes 100000 \
     --node-rank 0 --master-addr 127.0.0.1 --master-port "$PORT" --rdzv-timeout 30 "$T/env.sh"
-expect_eq "$RC" 1 "node 0 of 1000 agents under a hard descriptor limit of 400 fails"
-expect_contains "$ERR" "may keep 400 descriptors open (its hard RLIMIT_NOFILE, \`ulimit -Hn\`), and its store needs one for each of the job's 1000 agents" \
+expect_eq "$RC" 1 "node 0 of 100000 agents under a hard descriptor limit of 400 fails"
+expect_contains "$ERR" "cannot serve the rendezvous store" "saying its store cannot serve"
+expect_contains "$ERR" "keeps a descriptor for each of its 100000 clients, and one process here may hold 400 (the hard RLIMIT_NOFILE, \`ulimit -Hn\`): that takes more than 64 relay processes" \
     "naming the limit and the job's agents"
 if [ $((SECONDS - start)) -lt 20 ]; then pass "at once, not at the rendezvous timeout"; else fail "took $((SECONDS - start)) s"; fi
 expect_no_leftovers "nothing left after the descriptor limit"

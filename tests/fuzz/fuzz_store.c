@@ -55,8 +55,8 @@ static void put_request(ddp_store_buf_t *b, int op, const void *val, size_t len)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     ddp_error_t err;
-    if (!server && !(server = ddp_store_server_start("127.0.0.1", 0, token, sizeof token - 1, NULL,
-                                                     NULL, &err)))
+    if (!server && !(server = ddp_store_server_start("127.0.0.1", 0, token, sizeof token - 1, 0,
+                                                     NULL, NULL, &err)))
         abort();
     int fd = authenticated(ddp_store_server_port(server));
     if (fd < 0)

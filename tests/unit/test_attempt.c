@@ -36,7 +36,7 @@ int main(void)
 {
     ddp_error_t err;
     ddp_store_server_t *server =
-        ddp_store_server_start("127.0.0.1", 0, token, sizeof token - 1, NULL, NULL, &err);
+        ddp_store_server_start("127.0.0.1", 0, token, sizeof token - 1, 0, NULL, NULL, &err);
     ok(server != NULL, "a store on loopback");
     if (!server)
         return done_testing();

@@ -1,8 +1,10 @@
 /* The rendezvous store and the rendezvous on it, over real loopback sockets. */
 #include <errno.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -196,7 +198,7 @@ static void test_refusals(int port)
     ddp_error_t lerr = {0};
     int busy = ddp_net_listen("127.0.0.1", 0, 1, &busy_port, &lerr);
     ddp_store_server_t *s =
-        ddp_store_server_start("127.0.0.1", busy_port, token, strlen(token), NULL, NULL, &lerr);
+        ddp_store_server_start("127.0.0.1", busy_port, token, strlen(token), 0, NULL, NULL, &lerr);
     ok(s == NULL && strstr(lerr.msg, "in use"), "a port in use is named: %s", lerr.msg);
     close(busy);
     int64_t t0 = ddp_now_ms();
@@ -383,7 +385,7 @@ static void test_crowded(void)
     setrlimit(RLIMIT_NOFILE, &low);
     ddp_error_t err = {0};
     ddp_store_server_t *s =
-        ddp_store_server_start("127.0.0.1", 0, token, strlen(token), count_log, NULL, &err);
+        ddp_store_server_start("127.0.0.1", 0, token, strlen(token), 0, count_log, NULL, &err);
     ok(s != NULL, "a store starts with 256 descriptors (%s)", err.msg);
     if (!s)
         return;
@@ -417,13 +419,180 @@ static void test_crowded(void)
     ddp_store_server_stop(s);
 }
 
+/* ---- relays: a store for more clients than its process may hold descriptors for ---- */
+
+#define RELAY_CLIENTS 300
+#define RELAY_LIMIT 160
+
+struct relay_report {
+    int relays_serving, held_pipe_closed, refusal_logged, relays_left;
+};
+
+static int child_count(void)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)getpid(), (int)getpid());
+    FILE *f = fopen(path, "r");
+    int n = 0, pid;
+    while (f && fscanf(f, "%d", &pid) == 1)
+        n++;
+    if (f)
+        fclose(f);
+    return n;
+}
+
+/* The store's process, under a hard limit of RELAY_LIMIT descriptors: sends its port (-1 and
+ * why not), serves until a byte comes, then reports what it saw of its relays. */
+static void relay_store_process(int to_parent, int from_parent)
+{
+    struct relay_report rep = {0};
+    struct rlimit low = {RELAY_LIMIT, RELAY_LIMIT};
+    int held[2], port = -1;
+    ddp_error_t err = {0};
+    ddp_store_server_t *s = NULL;
+    if (setrlimit(RLIMIT_NOFILE, &low) || pipe(held) ||
+        !(s = ddp_store_server_start("127.0.0.1", 0, token, strlen(token), RELAY_CLIENTS,
+                                     capture_log, NULL, &err)))
+        _exit(write(to_parent, &port, sizeof port) != sizeof port ||
+              write(to_parent, err.msg, strlen(err.msg)) < 0);
+    /* A relay holding this pipe's write end would keep its reader from ever seeing the end. */
+    close(held[1]);
+    struct pollfd pfd = {.fd = held[0], .events = POLLIN};
+    char byte;
+    rep.held_pipe_closed = poll(&pfd, 1, 5000) == 1 && read(held[0], &byte, 1) == 0;
+    port = ddp_store_server_port(s);
+    if (write(to_parent, &port, sizeof port) != sizeof port || read(from_parent, &byte, 1) != 1)
+        _exit(1);
+    rep.relays_serving = child_count();
+    rep.refusal_logged = log_contains("wrong job token");
+    ddp_store_server_stop(s);
+    rep.relays_left = child_count();
+    _exit(write(to_parent, &rep, sizeof rep) == sizeof rep ? 0 : 1);
+}
+
+static void relay_checks(int port, ddp_store_client_t **c)
+{
+    ddp_error_t err = {0};
+    int failed = 0;
+    for (int i = 0; i < RELAY_CLIENTS && !failed; i++) {
+        char key[32], val[32];
+        snprintf(key, sizeof key, "k%d", i);
+        snprintf(val, sizeof val, "v%d", i);
+        failed = ddp_store_set(c[i], key, val, strlen(val), &err) != 0 ||
+                 ddp_store_add(c[i], "count", 1, &(int64_t){0}, &err) != 0;
+    }
+    char *val = NULL;
+    size_t len = 0;
+    int64_t count = 0;
+    ok(!failed && ddp_store_get(c[0], "k299", &val, &len, &err) == 1 && !strcmp(val, "v299") &&
+           ddp_store_add(c[299], "count", 0, &count, &err) == 0 && count == RELAY_CLIENTS,
+       "every client's keys are one store's, whichever relay holds it (%s)", err.msg);
+    free(val);
+    const char *go = "go";
+    for (int i = 1; i < RELAY_CLIENTS && !failed; i++)
+        failed = ddp_store_wait_send(c[i], &go, 1, 10000, &err) != 0;
+    int woken = 0;
+    if (!failed && ddp_store_set(c[0], "go", "1", 1, &err) == 0)
+        for (int i = 1; i < RELAY_CLIENTS; i++, val = NULL) {
+            int which = -1;
+            woken += ddp_store_wait_recv(c[i], &which, &val, &err) == 1 && !strcmp(val, "1");
+            free(val);
+        }
+    ok(woken == RELAY_CLIENTS - 1, "one SET wakes %d clients waiting through relays (%s)", woken,
+       err.msg);
+    size_t big_len = STORE_MAX_VALUE;
+    char *big = malloc(big_len);
+    memset(big, 'b', big_len);
+    ok(ddp_store_set(c[5], "big", big, big_len, &err) == 0 &&
+           ddp_store_get(c[6], "big", &val, &len, &err) == 1 && len == big_len &&
+           !memcmp(val, big, len),
+       "a value of the largest size passes both ways (%s)", err.msg);
+    free(val);
+    free(big);
+    int64_t t0 = ddp_now_ms();
+    const char *never = "never";
+    ok(ddp_store_wait(c[7], &never, 1, 300, NULL, NULL, &err) == 0 && ddp_now_ms() - t0 >= 300,
+       "a WAIT through a relay times out");
+    ok(ddp_store_set_on_close(c[8], "gone", "bye", 3, &err) == 0, "a key to set on close");
+    ddp_store_client_close(c[8]);
+    c[8] = NULL;
+    const char *gone = "gone";
+    ok(ddp_store_wait(c[9], &gone, 1, 5000, NULL, &val, &err) == 1 && !strcmp(val, "bye"),
+       "is set when its client, on a relay, goes (%s)", err.msg);
+    free(val);
+}
+
+/* What the core closes is closed at the client: a frame of length zero is malformed. */
+static void relay_malformed(int port)
+{
+    int accepted = 0;
+    int fd = hand_made_handshake(port, &accepted);
+    unsigned char zero[4] = {0};
+    char buf[16];
+    ddp_error_t err;
+    ok(accepted && ddp_net_write_full(fd, zero, sizeof zero, ddp_deadline_in(2000), &err) == 0 &&
+           ddp_net_read_full(fd, buf, 1, ddp_deadline_in(5000), &err) != 0,
+       "a malformed frame through a relay ends its connection (%s)", err.msg);
+    close(fd);
+}
+
+static void test_relays(void)
+{
+    ddp_net_raise_descriptor_limit();
+    int to_parent[2], to_child[2];
+    if (pipe(to_parent) || pipe(to_child)) {
+        ok(0, "pipes for the store's process");
+        return;
+    }
+    pid_t child = fork();
+    if (child == 0)
+        relay_store_process(to_parent[1], to_child[0]);
+    struct relay_report rep = {0};
+    int port = -1;
+    if (read(to_parent[0], &port, sizeof port) != sizeof port || port < 0) {
+        char why[1024] = "";
+        close(to_parent[1]);
+        ssize_t got = read(to_parent[0], why, sizeof why - 1);
+        ok(0, "a store under %d descriptors for %d clients starts (%s)", RELAY_LIMIT, RELAY_CLIENTS,
+           got > 0 ? why : "no word");
+        waitpid(child, NULL, 0);
+        return;
+    }
+    ddp_store_client_t *c[RELAY_CLIENTS];
+    ddp_error_t err = {0};
+    int connected = 0;
+    for (int i = 0; i < RELAY_CLIENTS; i++)
+        connected += (c[i] = client(port, token, &err)) != NULL;
+    ok(connected == RELAY_CLIENTS,
+       "%d clients hold connections at once to a store whose process may hold %d (%s)", connected,
+       RELAY_LIMIT, err.msg);
+    if (connected == RELAY_CLIENTS)
+        relay_checks(port, c);
+    relay_malformed(port);
+    ddp_store_client_t *stranger = client(port, "another-token", &err);
+    ok(!stranger && strstr(err.msg, "refused"), "a relay refuses another job's token: %s", err.msg);
+    ddp_store_client_close(stranger);
+    for (int i = 0; i < RELAY_CLIENTS; i++)
+        ddp_store_client_close(c[i]);
+    if (write(to_child[1], "", 1) != 1 || read(to_parent[0], &rep, sizeof rep) != sizeof rep)
+        rep.relays_serving = -1;
+    ok(rep.held_pipe_closed, "relays hold none of the process's other descriptors");
+    ok(rep.relays_serving > 1, "%d relay processes served them", rep.relays_serving);
+    ok(rep.refusal_logged, "a relay's refusal reaches the store's log");
+    ok(rep.relays_left == 0, "none is left once the store stops (%d)", rep.relays_left);
+    int status = -1;
+    waitpid(child, &status, 0);
+    ok(status == 0, "the store's process ended well");
+}
+
 int main(void)
 {
     test_hmac();
     test_crowded();
+    test_relays();
     ddp_error_t err = {0};
     ddp_store_server_t *s =
-        ddp_store_server_start("127.0.0.1", 0, token, strlen(token), capture_log, NULL, &err);
+        ddp_store_server_start("127.0.0.1", 0, token, strlen(token), 0, capture_log, NULL, &err);
     ok(s != NULL, "server starts on a free port (%s)", err.msg);
     if (!s)
         return done_testing();

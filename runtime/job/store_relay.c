@@ -18,6 +18,9 @@
 #include "ddp_net.h"
 #include "store_server_internal.h"
 
+/* How long a relay whose link has ended is given to end itself. */
+#define RELAY_END_MS 1000
+
 int relay_process(ddp_store_server_t *s, conn_t *c)
 {
     if (c->state == CONN_HANDSHAKE && conn_handshake(s, c))
@@ -129,11 +132,26 @@ void relay_lost(ddp_store_server_t *s, relay_t *r)
     if (r->link.fd >= 0)
         epoll_ctl(s->epoll_fd, EPOLL_CTL_DEL, r->link.fd, NULL);
     store_link_free(&r->link);
-    int status = 0;
-    if (r->pid > 0 && waitpid(r->pid, &status, 0) == r->pid && !s->stopping)
-        server_log(s, "store: relay process %d ended (%s %d) with %zu connections", (int)r->pid,
-                   WIFSIGNALED(status) ? "signal" : "status",
-                   WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status), held);
+    if (r->pid <= 0)
+        return;
+    /* A link ends when its relay does (its descriptors close before it can be reaped), so it
+     * is given a moment; one still running then has nothing left to do, and is ended. */
+    int status = 0, ended_itself = 1;
+    int64_t deadline = ddp_deadline_in(s->stopping ? 0 : RELAY_END_MS);
+    pid_t got;
+    while ((got = waitpid(r->pid, &status, WNOHANG)) == 0 && ddp_ms_left(deadline) > 0)
+        ddp_sleep_ms(1);
+    if (got == 0 && kill(r->pid, SIGKILL) == 0) {
+        ended_itself = 0;
+        got = waitpid(r->pid, &status, 0);
+    }
+    char how[48] = "its link broke";
+    if (ended_itself)
+        snprintf(how, sizeof how, "%s %d", WIFSIGNALED(status) ? "signal" : "exit status",
+                 WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+    if (got == r->pid && !s->stopping)
+        server_log(s, "store: relay process %d is gone (%s), and with it %zu connections",
+                   (int)r->pid, how, held);
     r->pid = 0;
 }
 

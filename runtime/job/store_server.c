@@ -7,7 +7,6 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -858,10 +857,8 @@ static void server_free(ddp_store_server_t *s)
     for (size_t fd = 0; fd < s->conns_cap; fd++)
         if (s->conns[fd])
             conn_close(s, s->conns[fd]);
-    for (size_t i = 0; i < s->nrelays; i++) {
-        kill(s->relays[i].pid, SIGKILL);
+    for (size_t i = 0; i < s->nrelays; i++)
         relay_lost(s, &s->relays[i]);
-    }
     free(s->relays);
     for (size_t i = 0; i < s->table_cap; i++)
         if (s->table[i])

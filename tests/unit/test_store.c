@@ -3,6 +3,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -425,24 +426,27 @@ static void test_crowded(void)
 #define RELAY_LIMIT 160
 
 struct relay_report {
-    int relays_serving, held_pipe_closed, refusal_logged, relays_left;
+    int relays_serving, held_pipe_closed, refusal_logged, loss_logged, relays_left;
 };
 
-static int child_count(void)
+/* This process's children (its store's relays): how many, and the first's pid. */
+static int children(pid_t *first)
 {
     char path[64];
     snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)getpid(), (int)getpid());
     FILE *f = fopen(path, "r");
     int n = 0, pid;
     while (f && fscanf(f, "%d", &pid) == 1)
-        n++;
+        if (n++ == 0 && first)
+            *first = pid;
     if (f)
         fclose(f);
     return n;
 }
 
 /* The store's process, under a hard limit of RELAY_LIMIT descriptors: sends its port (-1 and
- * why not), serves until a byte comes, then reports what it saw of its relays. */
+ * why not) and serves; at a byte, kills one relay and answers; at the next, stops and reports
+ * what it saw of its relays. */
 static void relay_store_process(int to_parent, int from_parent)
 {
     struct relay_report rep = {0};
@@ -463,10 +467,15 @@ static void relay_store_process(int to_parent, int from_parent)
     port = ddp_store_server_port(s);
     if (write(to_parent, &port, sizeof port) != sizeof port || read(from_parent, &byte, 1) != 1)
         _exit(1);
-    rep.relays_serving = child_count();
+    pid_t victim = 0;
+    rep.relays_serving = children(&victim);
     rep.refusal_logged = log_contains("wrong job token");
+    rep.loss_logged =
+        victim > 0 && kill(victim, SIGKILL) == 0 && log_contains("is gone (signal 9)");
+    if (write(to_parent, &byte, 1) != 1 || read(from_parent, &byte, 1) != 1)
+        _exit(1);
     ddp_store_server_stop(s);
-    rep.relays_left = child_count();
+    rep.relays_left = children(NULL);
     _exit(write(to_parent, &rep, sizeof rep) == sizeof rep ? 0 : 1);
 }
 
@@ -572,6 +581,13 @@ static void test_relays(void)
     ddp_store_client_t *stranger = client(port, "another-token", &err);
     ok(!stranger && strstr(err.msg, "refused"), "a relay refuses another job's token: %s", err.msg);
     ddp_store_client_close(stranger);
+    char byte;
+    int cut = 0;
+    if (write(to_child[1], "", 1) == 1 && read(to_parent[0], &byte, 1) == 1)
+        for (int i = 0; i < RELAY_CLIENTS; i++)
+            cut += c[i] && ddp_store_ping(c[i], &err) != 0;
+    ok(cut > 0 && cut < connected,
+       "a relay killed takes its %d clients' connections with it, and only theirs", cut);
     for (int i = 0; i < RELAY_CLIENTS; i++)
         ddp_store_client_close(c[i]);
     if (write(to_child[1], "", 1) != 1 || read(to_parent[0], &rep, sizeof rep) != sizeof rep)
@@ -579,6 +595,7 @@ static void test_relays(void)
     ok(rep.held_pipe_closed, "relays hold none of the process's other descriptors");
     ok(rep.relays_serving > 1, "%d relay processes served them", rep.relays_serving);
     ok(rep.refusal_logged, "a relay's refusal reaches the store's log");
+    ok(rep.loss_logged, "and so does the loss of a relay");
     ok(rep.relays_left == 0, "none is left once the store stops (%d)", rep.relays_left);
     int status = -1;
     waitpid(child, &status, 0);

@@ -1,10 +1,10 @@
 /* rdzv_scale: K simulated agents join one node-0 store, publish a record each and receive their
- * ranks (the agents' real rendezvous code), as threads of up to 16,384 per process; the store
- * runs in a process of its own (ahead of the agents in the scheduler: a real store has its
- * host's CPUs), with relay processes of its own where K is more than one process may hold
- * descriptors for. Prints, per K, the median seconds, the store's peak resident memory per
- * joined agent (its relays' included; user space: kernel socket buffers are not in it) and the
- * number of relays.
+ * ranks (the agents' real rendezvous code, with the agent's callbacks), as threads of up to 16,384
+ * per process; the store runs in a process of its own (ahead of the agents in the scheduler: a real
+ * store has its host's CPUs), with relay processes of its own where K is more than one process may
+ * hold descriptors for. Prints, per K, the median seconds, the store's peak resident memory per
+ * joined agent (its relays' included; user space: kernel socket buffers are not in it), the
+ * number of relays, and the CPU seconds of the store's processes and of the agents'.
  *
  * As root it first moves into a network namespace of its own with the whole ephemeral port range
  * (one host's 28,000 default ports to one store address cannot carry 32,768 agents; real agents
@@ -43,6 +43,14 @@ struct agent {
     ddp_error_t err;
 };
 
+/* As the agent's join has them: asked whether to stop, told who is missing. */
+static int never_cancelled(void *ctx)
+{
+    return 0;
+}
+
+static void say_nothing(void *ctx, const char *line) {}
+
 static void *agent_main(void *arg)
 {
     struct agent *a = arg;
@@ -59,7 +67,9 @@ static void *agent_main(void *arg)
                          .nproc = 1,
                          .host = host,
                          .worker_port = 29500,
-                         .deadline = a->deadline};
+                         .deadline = a->deadline,
+                         .cancelled = never_cancelled,
+                         .waiting = say_nothing};
     ddp_rdzv_result_t r;
     a->rc = ddp_rdzv_join(c, &j, &r, &a->err);
     if (a->rc == 0 && r.rank_base != a->node)
@@ -153,8 +163,23 @@ static void agents_process(int first, int last, int k, int port, char *stacks)
     _exit(failed ? 1 : 0);
 }
 
-/* One rendezvous of k agents: seconds (or -1), the store's peak KiB per agent, its relays. */
-static double run_once(int k, char *stacks, double *kib_per_agent, int *relays)
+/* What one rendezvous of k agents took. */
+struct run {
+    double secs, kib_per_agent;
+    /* CPU seconds, user and system, of the store's processes and of the simulated agents' (the
+     * kernel's loopback work lands in whichever process was running, so the split is rough). */
+    double store_cpu, agents_cpu;
+    int relays;
+};
+
+static double cpu_seconds(const struct rusage *ru)
+{
+    return (double)ru->ru_utime.tv_sec + ru->ru_utime.tv_usec / 1e6 + (double)ru->ru_stime.tv_sec +
+           ru->ru_stime.tv_usec / 1e6;
+}
+
+/* One rendezvous of k agents: 0, or -1 when it failed. */
+static int run_once(int k, char *stacks, struct run *run)
 {
     int to_store[2], from_store[2];
     if (pipe(to_store) || pipe(from_store))
@@ -184,22 +209,28 @@ static double run_once(int k, char *stacks, double *kib_per_agent, int *relays)
             agents_process(first, last, k, port, stacks);
         }
     }
+    run->agents_cpu = 0;
     for (int p = 0; p < procs; p++) {
         int status = 1;
-        if (pids[p] < 0 || waitpid(pids[p], &status, 0) < 0 || status != 0)
+        struct rusage ru;
+        if (pids[p] < 0 || wait4(pids[p], &status, 0, &ru) < 0 || status != 0)
             failed++;
+        else
+            run->agents_cpu += cpu_seconds(&ru);
     }
-    double secs = (ddp_now_ms() - start) / 1000.0;
+    run->secs = (ddp_now_ms() - start) / 1000.0;
     long kib[2] = {0, 0};
     if (write(to_store[1], "x", 1) != 1 || read(from_store[0], kib, sizeof kib) != sizeof kib)
         failed++;
-    *kib_per_agent = (double)kib[0] / k;
-    *relays = (int)kib[1];
+    run->kib_per_agent = (double)kib[0] / k;
+    run->relays = (int)kib[1];
     close(to_store[1]);
     close(from_store[0]);
-    waitpid(store, NULL, 0);
+    /* The store's own and its relays' (it reaps them). */
+    struct rusage ru;
+    run->store_cpu = wait4(store, NULL, 0, &ru) == store ? cpu_seconds(&ru) : 0;
     free(pids);
-    return failed ? -1 : secs;
+    return failed ? -1 : 0;
 }
 
 /* A network namespace of our own with loopback up and every port for connecting. */
@@ -277,14 +308,21 @@ int main(int argc, char **argv)
     int repeats = 5;
     for (int i = 1; i < argc; i++) {
         int k = atoi(argv[i]);
-        double times[16], kib[16];
-        int relays = 0;
-        for (int r = 0; r < repeats; r++)
-            if ((times[r] = run_once(k, stacks, &kib[r], &relays)) < 0)
+        double times[16], kib[16], store_cpu[16], agents_cpu[16];
+        struct run run;
+        for (int r = 0; r < repeats; r++) {
+            if (run_once(k, stacks, &run))
                 return 1;
-        qsort(times, (size_t)repeats, sizeof times[0], cmp_double);
-        qsort(kib, (size_t)repeats, sizeof kib[0], cmp_double);
-        printf("%d %.4f %.2f %d\n", k, times[repeats / 2], kib[repeats / 2], relays);
+            times[r] = run.secs;
+            kib[r] = run.kib_per_agent;
+            store_cpu[r] = run.store_cpu;
+            agents_cpu[r] = run.agents_cpu;
+        }
+        double *columns[] = {times, kib, store_cpu, agents_cpu};
+        for (int c = 0; c < 4; c++)
+            qsort(columns[c], (size_t)repeats, sizeof times[0], cmp_double);
+        printf("%d %.4f %.2f %d %.2f %.2f\n", k, times[repeats / 2], kib[repeats / 2], run.relays,
+               store_cpu[repeats / 2], agents_cpu[repeats / 2]);
         fflush(stdout);
     }
     return 0;

@@ -1,5 +1,6 @@
 #include "rendezvous.h"
 
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,8 @@
 
 /* How much longer than node 0 the other agents wait, to hear node 0's reason for giving up. */
 #define RDZV_ABORT_SLACK_MS 2000
+/* How often a waiting join asks whether the agent has been told to stop. */
+#define RDZV_CANCEL_SLICE_MS 250
 
 void ddp_rdzv_key(char *buf, size_t size, int round, const char *name)
 {
@@ -31,32 +34,63 @@ static void node_key(char *buf, size_t size, int round, const char *what, int no
 
 static void name_missing(ddp_store_client_t *c, const ddp_rdzv_join_t *j, char *buf, size_t size);
 
-/* Waits for any of keys until `deadline` in slices, so that j->cancelled is heard and, while
- * `joining`, j->waiting told who is missing. Returns 1 with *which and *val (if not NULL), 0 on
- * timeout, -1 on error or cancellation. */
+/* Whom a join waits for, for its note: node 0 names them (it reads every record, which it must
+ * do anyway to assign ranks); the others count them with one read, since thousands of agents
+ * each reading every record would swamp the store. */
+static void describe_missing(ddp_store_client_t *c, const ddp_rdzv_join_t *j, char *buf,
+                             size_t size)
+{
+    char key[128], *val = NULL, missing[600];
+    if (j->node_rank == 0) {
+        name_missing(c, j, missing, sizeof missing);
+        snprintf(buf, size, "node rank(s) %s to join", missing);
+        return;
+    }
+    ddp_rdzv_key(key, sizeof key, j->round, "joined");
+    long joined = ddp_store_get(c, key, &val, NULL, NULL) == 1 ? atol(val) : -1;
+    free(val);
+    if (joined < 0)
+        snprintf(buf, size, "the job's other nodes to join (the store could not be read)");
+    else
+        snprintf(buf, size, "%ld more node(s) to join (%ld of %d have joined)", j->nnodes - joined,
+                 joined, j->nnodes);
+}
+
+/* Waits for any of keys until `deadline`, so that j->cancelled is heard within
+ * RDZV_CANCEL_SLICE_MS and, while `joining`, j->waiting told who is missing. Returns 1 with
+ * *which and *val (if not NULL), 0 on timeout, -1 on error or cancellation. One WAIT runs to the
+ * next note or the deadline, watched in slices: a WAIT sent again every slice would, at
+ * thousands of agents, be most of the store's work. */
 static int wait_keys(ddp_store_client_t *c, const ddp_rdzv_join_t *j, const char *const *keys,
                      size_t nkeys, int64_t deadline, int joining, int *which, char **val,
                      ddp_error_t *err)
 {
+    int notes = joining && j->waiting;
     int64_t start = ddp_now_ms(), next_note = start + RDZV_NOTE_MS;
     for (;;) {
         if (j->cancelled && j->cancelled(j->ctx))
             return ddp_error_set(err, "rendezvous interrupted: the agent was told to stop");
-        if (joining && j->waiting && ddp_now_ms() >= next_note) {
+        if (notes && ddp_now_ms() >= next_note) {
             char missing[700], line[900];
-            name_missing(c, j, missing, sizeof missing);
-            snprintf(line, sizeof line, "waiting for node rank(s) %s to join: %lld s of %lld",
-                     missing, (long long)((ddp_now_ms() - start) / 1000),
+            describe_missing(c, j, missing, sizeof missing);
+            snprintf(line, sizeof line, "waiting for %s: %lld s of %lld", missing,
+                     (long long)((ddp_now_ms() - start) / 1000),
                      (long long)((deadline - start + 500) / 1000));
             j->waiting(j->ctx, line);
             next_note += RDZV_NOTE_MS;
         }
-        int left = ddp_ms_left(deadline);
-        int slice = (j->cancelled || j->waiting) && left > 250 ? 250 : left;
-        int got = ddp_store_wait(c, keys, nkeys, slice, which, val, err);
+        int64_t until = notes && next_note < deadline ? next_note : deadline;
+        if (ddp_store_wait_send(c, keys, nkeys, ddp_ms_left(until), err))
+            return ddp_error_prefix(err, "rendezvous");
+        struct pollfd answer = {.fd = ddp_store_client_fd(c), .events = POLLIN};
+        while (j->cancelled && ddp_ms_left(until) > 0 &&
+               poll(&answer, 1, RDZV_CANCEL_SLICE_MS) == 0)
+            if (j->cancelled(j->ctx))
+                return ddp_error_set(err, "rendezvous interrupted: the agent was told to stop");
+        int got = ddp_store_wait_recv(c, which, val, err);
         if (got < 0)
             return ddp_error_prefix(err, "rendezvous");
-        if (got > 0 || slice == left)
+        if (got > 0 || ddp_ms_left(deadline) == 0)
             return got;
     }
 }
@@ -64,23 +98,37 @@ static int wait_keys(ddp_store_client_t *c, const ddp_rdzv_join_t *j, const char
 /* Lists the node ranks without a record, for the timeout message. */
 static void name_missing(ddp_store_client_t *c, const ddp_rdzv_join_t *j, char *buf, size_t size)
 {
+    enum { CHUNK = 1024 }; /* records asked for in one pipelined batch */
+    char(*keys)[64] = malloc(CHUNK * sizeof *keys), **vals = malloc(CHUNK * sizeof *vals);
+    const char **key_ptrs = malloc(CHUNK * sizeof *key_ptrs);
     size_t used = 0;
-    int missing = 0;
+    int missing = 0, unread = !keys || !vals || !key_ptrs;
     buf[0] = '\0';
-    for (int i = 0; i < j->nnodes && used + 64 < size; i++) {
-        char key[128], *val = NULL;
-        node_key(key, sizeof key, j->round, "node", i);
-        int found = ddp_store_get(c, key, &val, NULL, NULL);
-        free(val);
-        if (found != 0)
-            continue;
-        int n = j->hosts ? snprintf(buf + used, size - used, "%s%d (%s)", missing ? ", " : "", i,
-                                    j->hosts[i])
-                         : snprintf(buf + used, size - used, "%s%d", missing ? ", " : "", i);
-        if (n > 0)
-            used += (size_t)n < size - used ? (size_t)n : size - used - 1;
-        missing++;
+    for (int first = 0; first < j->nnodes && used + 64 < size && !unread; first += CHUNK) {
+        int n = j->nnodes - first < CHUNK ? j->nnodes - first : CHUNK;
+        for (int k = 0; k < n; k++) {
+            node_key(keys[k], sizeof keys[k], j->round, "node", first + k);
+            key_ptrs[k] = keys[k];
+            vals[k] = NULL;
+        }
+        unread = ddp_store_get_many(c, key_ptrs, (size_t)n, vals, NULL) != 0;
+        for (int k = 0; k < n; k++) {
+            int absent = !unread && !vals[k];
+            free(vals[k]);
+            if (!absent || used + 64 >= size)
+                continue;
+            int i = first + k;
+            int w = j->hosts ? snprintf(buf + used, size - used, "%s%d (%s)", missing ? ", " : "",
+                                        i, j->hosts[i])
+                             : snprintf(buf + used, size - used, "%s%d", missing ? ", " : "", i);
+            if (w > 0)
+                used += (size_t)w < size - used ? (size_t)w : size - used - 1;
+            missing++;
+        }
     }
+    free(keys);
+    free(vals);
+    free(key_ptrs);
     if (!missing)
         snprintf(buf, size, "none (the store could not be read)");
 }

@@ -17,6 +17,7 @@ struct ddp_store_client {
     char where[300];
     int64_t timeout_ms;
     int64_t wait_deadline; /* of the WAIT sent by ddp_store_wait_send */
+    int wait_unread;       /* that WAIT's reply is still to come (its caller gave up on it) */
     ddp_store_buf_t out;
     unsigned char *reply;
     size_t reply_cap;
@@ -156,8 +157,18 @@ int ddp_store_client_fd(const ddp_store_client_t *c)
 }
 
 /* Sends the frame built in c->out. */
+static int read_reply(ddp_store_client_t *c, ddp_store_reader_t *r, int64_t deadline,
+                      ddp_error_t *err);
+
 static int send_request(ddp_store_client_t *c, int64_t deadline, ddp_error_t *err)
 {
+    /* Replies come in order: one to a WAIT left unread is read, and dropped, first. */
+    ddp_store_reader_t dropped;
+    if (c->wait_unread) {
+        if (read_reply(c, &dropped, c->wait_deadline, err))
+            return -1;
+        c->wait_unread = 0;
+    }
     int rc = ddp_net_write_full(c->fd, c->out.data, c->out.len, deadline, err);
     c->out.len = 0;
     return rc ? client_fail(c, err) : 0;
@@ -425,8 +436,11 @@ int ddp_store_wait_send(ddp_store_client_t *c, const char *const *keys, size_t n
     }
     if (finish(c, mark, rc, err))
         return -1;
+    if (send_request(c, ddp_deadline_in(c->timeout_ms), err))
+        return -1;
     c->wait_deadline = ddp_deadline_in(timeout_ms + c->timeout_ms);
-    return send_request(c, ddp_deadline_in(c->timeout_ms), err);
+    c->wait_unread = 1;
+    return 0;
 }
 
 int ddp_store_wait_recv(ddp_store_client_t *c, int *which, char **val, ddp_error_t *err)
@@ -434,6 +448,7 @@ int ddp_store_wait_recv(ddp_store_client_t *c, int *which, char **val, ddp_error
     ddp_store_reader_t r;
     if (read_reply(c, &r, c->wait_deadline, err))
         return -1;
+    c->wait_unread = 0;
     uint8_t status = ddp_store_get_u8(&r);
     if (status == STORE_TIMEOUT && !r.bad)
         return 0;

@@ -76,7 +76,9 @@ int ddp_store_batch(ddp_store_client_t *c, ddp_store_batch_op_t *ops, size_t n, 
 /* Waits up to timeout_ms for any of `keys` to exist: 1 with *which and *val, 0 on timeout. */
 int ddp_store_wait(ddp_store_client_t *c, const char *const *keys, size_t nkeys, int64_t timeout_ms,
                    int *which, char **val, ddp_error_t *err);
-/* The two halves of ddp_store_wait, for callers that poll ddp_store_client_fd in their own loop. */
+/* The two halves of ddp_store_wait, for callers that poll ddp_store_client_fd in their own loop.
+ * A caller may give up on a WAIT it sent: the next request reads its reply first, so that
+ * request waits for the WAIT to be answered or to time out. */
 int ddp_store_wait_send(ddp_store_client_t *c, const char *const *keys, size_t nkeys,
                         int64_t timeout_ms, ddp_error_t *err);
 int ddp_store_wait_recv(ddp_store_client_t *c, int *which, char **val, ddp_error_t *err);

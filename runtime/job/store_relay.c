@@ -11,6 +11,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -241,15 +242,29 @@ static void relay_log(void *ctx, const char *line)
     store_link_put(&s->uplink, LINK_LOG, 0, line, strlen(line));
 }
 
+/* The kernel's default ceiling on any process's descriptors (fs.nr_open). */
+#define NR_OPEN_DEFAULT (1u << 20)
+
+/* close_range(2) by its number (musl has no wrapper), one by one where the kernel (before 5.9)
+ * has none. */
+static void close_descriptors(unsigned first, unsigned last)
+{
+    if (syscall(SYS_close_range, first, last, 0) == 0)
+        return;
+    size_t limit = descriptor_limit() < NR_OPEN_DEFAULT ? descriptor_limit() : NR_OPEN_DEFAULT;
+    for (size_t fd = first; fd <= last && fd < limit; fd++)
+        close((int)fd);
+}
+
 /* Closes every descriptor above stderr but a and b. */
 static void close_all_but(int a, int b)
 {
     int lo = a < b ? a : b, hi = a < b ? b : a;
     if (lo > 3)
-        close_range(3, (unsigned)lo - 1, 0);
+        close_descriptors(3, (unsigned)lo - 1);
     if (hi > lo + 1)
-        close_range((unsigned)lo + 1, (unsigned)hi - 1, 0);
-    close_range((unsigned)hi + 1, ~0u, 0);
+        close_descriptors((unsigned)lo + 1, (unsigned)hi - 1);
+    close_descriptors((unsigned)hi + 1, ~0u);
 }
 
 /* A relay process: the listener and its link are all it keeps of the process it was forked
@@ -303,7 +318,8 @@ int relays_needed(size_t clients, size_t *n, ddp_error_t *err)
 {
     size_t limit = descriptor_limit();
     *n = 0;
-    if (limit == SIZE_MAX || clients + STORE_SPARE_DESCRIPTORS <= limit)
+    /* One client always fits: what else the process runs out of, it says itself. */
+    if (limit == SIZE_MAX || clients <= 1 || clients + STORE_SPARE_DESCRIPTORS <= limit)
         return 0;
     size_t room = limit > 2 * STORE_SPARE_DESCRIPTORS ? limit - STORE_SPARE_DESCRIPTORS : 0;
     /* Relays race for each connection and a full one leaves it to the others, so a quarter more

@@ -34,59 +34,52 @@ static void node_key(char *buf, size_t size, int round, const char *what, int no
 
 static void name_missing(ddp_store_client_t *c, const ddp_rdzv_join_t *j, char *buf, size_t size);
 
-/* Whom a join waits for, for its note: node 0 names them (it reads every record, which it must
- * do anyway to assign ranks); the others count them with one read, since thousands of agents
- * each reading every record would swamp the store. */
-static void describe_missing(ddp_store_client_t *c, const ddp_rdzv_join_t *j, char *buf,
-                             size_t size)
-{
-    char key[128], *val = NULL, missing[600];
-    if (j->node_rank == 0) {
-        name_missing(c, j, missing, sizeof missing);
-        snprintf(buf, size, "node rank(s) %s to join", missing);
-        return;
-    }
-    ddp_rdzv_key(key, sizeof key, j->round, "joined");
-    long joined = ddp_store_get(c, key, &val, NULL, NULL) == 1 ? atol(val) : -1;
-    free(val);
-    if (joined < 0)
-        snprintf(buf, size, "the job's other nodes to join (the store could not be read)");
-    else
-        snprintf(buf, size, "%ld more node(s) to join (%ld of %d have joined)", j->nnodes - joined,
-                 joined, j->nnodes);
-}
-
 /* Waits for any of keys until `deadline`, so that j->cancelled is heard within
- * RDZV_CANCEL_SLICE_MS and, while `joining`, j->waiting told who is missing. Returns 1 with
- * *which and *val (if not NULL), 0 on timeout, -1 on error or cancellation. One WAIT runs to the
- * next note or the deadline, watched in slices: a WAIT sent again every slice would, at
- * thousands of agents, be most of the store's work. */
+ * RDZV_CANCEL_SLICE_MS and, while `joining`, j->waiting told every RDZV_NOTE_MS. Returns 1 with
+ * *which and *val (if not NULL), 0 on timeout, -1 on error or cancellation. Node 0 names the
+ * missing ranks, reading the records between WAITs; the others only say that they wait, with
+ * one WAIT to the deadline: thousands of agents reading the store at every note, or sending a
+ * WAIT at every slice, would be much of its work. */
 static int wait_keys(ddp_store_client_t *c, const ddp_rdzv_join_t *j, const char *const *keys,
                      size_t nkeys, int64_t deadline, int joining, int *which, char **val,
                      ddp_error_t *err)
 {
-    int notes = joining && j->waiting;
+    int notes = joining && j->waiting, reads = notes && j->node_rank == 0;
     int64_t start = ddp_now_ms(), next_note = start + RDZV_NOTE_MS;
+    char line[900];
     for (;;) {
         if (j->cancelled && j->cancelled(j->ctx))
             return ddp_error_set(err, "rendezvous interrupted: the agent was told to stop");
-        if (notes && ddp_now_ms() >= next_note) {
-            char missing[700], line[900];
-            describe_missing(c, j, missing, sizeof missing);
-            snprintf(line, sizeof line, "waiting for %s: %lld s of %lld", missing,
-                     (long long)((ddp_now_ms() - start) / 1000),
+        if (reads && ddp_now_ms() >= next_note) {
+            char missing[700];
+            name_missing(c, j, missing, sizeof missing);
+            snprintf(line, sizeof line, "waiting for node rank(s) %s to join: %lld s of %lld",
+                     missing, (long long)((ddp_now_ms() - start) / 1000),
                      (long long)((deadline - start + 500) / 1000));
             j->waiting(j->ctx, line);
             next_note += RDZV_NOTE_MS;
         }
-        int64_t until = notes && next_note < deadline ? next_note : deadline;
+        int64_t until = reads && next_note < deadline ? next_note : deadline;
         if (ddp_store_wait_send(c, keys, nkeys, ddp_ms_left(until), err))
             return ddp_error_prefix(err, "rendezvous");
         struct pollfd answer = {.fd = ddp_store_client_fd(c), .events = POLLIN};
-        while (j->cancelled && ddp_ms_left(until) > 0 &&
-               poll(&answer, 1, RDZV_CANCEL_SLICE_MS) == 0)
-            if (j->cancelled(j->ctx))
+        for (;;) {
+            int slice =
+                j->cancelled ? RDZV_CANCEL_SLICE_MS : ddp_ms_left(notes ? next_note : until);
+            if (!(j->cancelled || notes) || ddp_ms_left(until) == 0 || poll(&answer, 1, slice) != 0)
+                break;
+            if (j->cancelled && j->cancelled(j->ctx))
                 return ddp_error_set(err, "rendezvous interrupted: the agent was told to stop");
+            if (notes && !reads && ddp_now_ms() >= next_note) {
+                snprintf(line, sizeof line,
+                         "waiting for the job's %d nodes to join and node 0 to assign ranks: "
+                         "%lld s of %lld",
+                         j->nnodes, (long long)((ddp_now_ms() - start) / 1000),
+                         (long long)((deadline - start + 500) / 1000));
+                j->waiting(j->ctx, line);
+                next_note += RDZV_NOTE_MS;
+            }
+        }
         int got = ddp_store_wait_recv(c, which, val, err);
         if (got < 0)
             return ddp_error_prefix(err, "rendezvous");

@@ -156,10 +156,10 @@ int ddp_store_client_fd(const ddp_store_client_t *c)
     return c->fd;
 }
 
-/* Sends the frame built in c->out. */
 static int read_reply(ddp_store_client_t *c, ddp_store_reader_t *r, int64_t deadline,
                       ddp_error_t *err);
 
+/* Sends the frame built in c->out. */
 static int send_request(ddp_store_client_t *c, int64_t deadline, ddp_error_t *err)
 {
     /* Replies come in order: one to a WAIT left unread is read, and dropped, first. */

@@ -81,6 +81,17 @@ static int relay_open(ddp_store_server_t *s, relay_t *r, const store_link_msg_t 
     return 0;
 }
 
+/* A connection's bytes, passed on by its relay: read as if from its socket. */
+static int relay_data(ddp_store_server_t *s, conn_t *c, const store_link_msg_t *m)
+{
+    if (ddp_store_buf_reserve(&c->in, m->len))
+        return -1;
+    memcpy(c->in.data + c->in.len, m->data, m->len);
+    c->in.len += m->len;
+    c->input_at = ddp_now_ms();
+    return conn_process(s, c);
+}
+
 /* What a relay sent: 0, or -1 when its link has ended or broken. */
 static int relay_input(ddp_store_server_t *s, relay_t *r)
 {
@@ -94,12 +105,7 @@ static int relay_input(ddp_store_server_t *s, relay_t *r)
                 store_link_put(&r->link, LINK_CLOSE, m.id, NULL, 0);
             break;
         case LINK_DATA:
-            if (!c)
-                break;
-            c->input_at = ddp_now_ms();
-            if (ddp_store_buf_reserve(&c->in, m.len) ||
-                (memcpy(c->in.data + c->in.len, m.data, m.len), c->in.len += m.len,
-                 conn_process(s, c)))
+            if (c && relay_data(s, c, &m))
                 conn_close(s, c);
             break;
         case LINK_CLOSED:
@@ -288,7 +294,6 @@ static void relay_run(const ddp_store_server_t *core, int link_fd, pid_t core_pi
     s->is_relay = s->accepting = 1;
     s->listen_fd = core->listen_fd;
     s->stop_fd = -1;
-    s->port = core->port;
     s->token = core->token;
     s->token_len = core->token_len;
     s->uplink.fd = link_fd;

@@ -53,18 +53,7 @@ static conn_t *relay_conn(const relay_t *r, uint64_t id)
 static int relay_open(ddp_store_server_t *s, relay_t *r, const store_link_msg_t *m)
 {
     uint32_t slot = (uint32_t)m->id;
-    if (slot >= r->conns_cap) {
-        size_t cap = r->conns_cap ? r->conns_cap : 256;
-        while (cap <= slot)
-            cap *= 2;
-        conn_t **conns = realloc(r->conns, cap * sizeof *conns);
-        if (!conns)
-            return -1;
-        memset(conns + r->conns_cap, 0, (cap - r->conns_cap) * sizeof *conns);
-        r->conns = conns;
-        r->conns_cap = cap;
-    }
-    conn_t *c = calloc(1, sizeof *c);
+    conn_t *c = conns_reserve(&r->conns, &r->conns_cap, slot) ? NULL : calloc(1, sizeof *c);
     if (!c)
         return -1;
     if (r->conns[slot]) {

@@ -322,6 +322,22 @@ static void shed_pending(ddp_store_server_t *s, const conn_t *newest)
         }
 }
 
+int conns_reserve(conn_t ***conns, size_t *cap, size_t index)
+{
+    if (index < *cap)
+        return 0;
+    size_t grown = *cap ? *cap : 256;
+    while (grown <= index)
+        grown *= 2;
+    conn_t **table = realloc(*conns, grown * sizeof *table);
+    if (!table)
+        return -1;
+    memset(table + *cap, 0, (grown - *cap) * sizeof *table);
+    *conns = table;
+    *cap = grown;
+    return 0;
+}
+
 static void accept_all(ddp_store_server_t *s)
 {
     for (;;) {
@@ -339,20 +355,8 @@ static void accept_all(ddp_store_server_t *s)
             }
             return;
         }
-        if ((size_t)fd >= s->conns_cap) {
-            size_t cap = s->conns_cap ? s->conns_cap : 256;
-            while (cap <= (size_t)fd)
-                cap *= 2;
-            conn_t **conns = realloc(s->conns, cap * sizeof *conns);
-            if (!conns) {
-                close(fd);
-                continue;
-            }
-            memset(conns + s->conns_cap, 0, (cap - s->conns_cap) * sizeof *conns);
-            s->conns = conns;
-            s->conns_cap = cap;
-        }
-        conn_t *c = calloc(1, sizeof *c);
+        conn_t *c =
+            conns_reserve(&s->conns, &s->conns_cap, (size_t)fd) ? NULL : calloc(1, sizeof *c);
         if (!c) {
             close(fd);
             continue;

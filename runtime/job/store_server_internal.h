@@ -107,6 +107,8 @@ struct ddp_store_server {
 /* store_server.c */
 void server_log(ddp_store_server_t *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void conn_close(ddp_store_server_t *s, conn_t *c);
+/* Grows a table of connections (by descriptor, or by slot) to hold `index`: 0, or -1. */
+int conns_reserve(conn_t ***conns, size_t *cap, size_t index);
 /* Sends what it can of c's output (a relay's connection: hands it to the link). */
 int conn_flush(ddp_store_server_t *s, conn_t *c);
 /* Checks the client's proof of the token; answers with the server's. */

@@ -90,9 +90,6 @@ launcher_pid() { pgrep -P "${AGENT_PID[$1]}"; }
 
 fault_now() { FAULT_T0=$(date +%s%N); }
 
-# finish NAME...: waits for the named launchers and everything of the job to end (TOOK_MS from
-# the fault), killing what is left at FAULT_CAP seconds (TOOK_MS -1, LEFT: their command lines);
-# then RC<i>, ERR<i>, OUT<i> for the i-th launcher.
 # launchers_alive NAME...: the pids of the named launchers' wrappers still running.
 launchers_alive() {
     local name
@@ -102,6 +99,9 @@ launchers_alive() {
     return 0
 }
 
+# finish NAME...: waits for the named launchers and everything of the job to end (TOOK_MS from
+# the fault), killing what is left at FAULT_CAP seconds (TOOK_MS -1, LEFT: their command lines);
+# then RC<i>, ERR<i>, OUT<i> for the i-th launcher.
 finish() {
     local cap=$((FAULT_T0 + FAULT_CAP * 1000000000)) left i=0 name
     # The launchers' `timeout` wrappers carry the mark too: none left means every launcher ended.

@@ -188,7 +188,8 @@ static void settle_node(agent_t *a, attempt_t *t, worker_t *w, int n, int checkp
 }
 
 /* What more than its status says of a worker that failed by itself (cause.h): an OOM kill
- * counted since the start, or its last words blaming a peer. */
+ * counted since the start, or its last words saying its GPU ran out of memory or blaming a
+ * peer. */
 static void judge(attempt_t *t, worker_t *w)
 {
     if (w->judged)
@@ -208,6 +209,12 @@ static void judge(attempt_t *t, worker_t *w)
     workers_drain(w, 1);
     size_t kept;
     relay_tail_line(&w->relay[1], 0, &kept);
+    /* A GPU out of memory is the root cause even where the worker's library then blames a peer
+     * for the collective it abandoned. */
+    for (size_t k = 0; k < kept && w->cause == CAUSE_OWN; k++)
+        if (cause_gpu_out_of_memory(relay_tail_line(&w->relay[1], k, NULL), w->cause_detail,
+                                    sizeof w->cause_detail))
+            w->cause = CAUSE_GPU_OUT_OF_MEMORY;
     for (size_t k = 0; k < kept && w->cause == CAUSE_OWN; k++)
         if (cause_peer_lost(relay_tail_line(&w->relay[1], k, NULL), w->cause_detail,
                             sizeof w->cause_detail))

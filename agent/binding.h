@@ -3,8 +3,16 @@
  * --gpu-binding per-rank gives local rank i the i-th GPU of the node's visible set (an inherited
  * CUDA_VISIBLE_DEVICES, else the devices /dev shows), as CUDA_VISIBLE_DEVICES. --cpu-binding
  * pins each worker to its share of the CPUs the agent may use: `cores` splits them into equal
- * contiguous shares in local-rank order; `numa` gives each worker the CPUs of one NUMA node
- * (workers spread over the nodes in order). Without them workers see what the agent sees. */
+ * contiguous shares in local-rank order; `numa` gives a worker that has a GPU the CPUs of its
+ * GPU's NUMA node (the PCI device's numa_node in sysfs, or its local_cpulist where the firmware
+ * gives none), and one without a GPU the CPUs of one node (workers spread over the nodes in order).
+ * Without them workers see what the agent sees.
+ *
+ * A worker's GPU is the one it was given (per-rank), else the visible GPU its local rank indexes,
+ * as PyTorch programs pick theirs (torch.cuda.set_device(LOCAL_RANK)). Its PCI device is found by
+ * CUDA's id: a UUID through the driver's /proc/driver/nvidia/gpus/ADDRESS/information; an index as
+ * the position among the node's NVIDIA GPUs in PCI address order, which is CUDA's order with
+ * CUDA_DEVICE_ORDER=PCI_BUS_ID, and its default on a node of one GPU model. */
 #ifndef AGENT_BINDING_H
 #define AGENT_BINDING_H
 
@@ -25,7 +33,23 @@ int binding_gpu_count(void);
  * workers. */
 int binding_gpu(int local_rank, int nproc, char *out, size_t size, ddp_error_t *err);
 
-/* Local rank `local_rank`'s CPUs into set; -1 with err when they cannot be read. */
-int binding_cpus(cpu_binding_t mode, int local_rank, int nproc, cpu_set_t *set, ddp_error_t *err);
+/* Room for a PCI address: 0000:19:00.0 */
+#define BINDING_PCI_MAX 32
+
+/* The GPU local rank `local_rank` works on (see above; per-rank gives it the same one, as its
+ * only visible GPU) into id, and its PCI address into pci ("" where none is found); 0 when it
+ * has no GPU to know of. */
+int binding_worker_gpu(int local_rank, char *id, size_t id_size, char *pci, size_t pci_size);
+
+/* Local rank `local_rank`'s CPUs into set; gpu_pci: its GPU's PCI address, or "" or NULL. -1
+ * with err when they cannot be read. */
+int binding_cpus(cpu_binding_t mode, int local_rank, int nproc, const char *gpu_pci, cpu_set_t *set,
+                 ddp_error_t *err);
+
+/* The parts, for the unit tests, under a root folder standing for / (the machine's: ""). The PCI
+ * address of the GPU CUDA calls id; 0, or -1 when there is none such. */
+int binding_gpu_pci_at(const char *root, const char *id, char *pci, size_t size);
+/* The CPUs near the PCI device at pci: its NUMA node's, else its local_cpulist; 0 or -1. */
+int binding_pci_cpus_at(const char *root, const char *pci, cpu_set_t *set);
 
 #endif

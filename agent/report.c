@@ -93,6 +93,13 @@ failure_t failure_of_worker(const worker_t *w, int node, const char *host)
     failure_from_status(w->status, f.what, sizeof f.what, &f.code);
     if (w->cause == CAUSE_OUT_OF_MEMORY)
         snprintf(f.what, sizeof f.what, "%s", w->cause_detail);
+    if (w->cause == CAUSE_GPU_OUT_OF_MEMORY) {
+        char status[sizeof f.what];
+        snprintf(status, sizeof status, "%s", f.what);
+        snprintf(f.what, sizeof f.what, "ran out of GPU memory%s%s%s%s%s (%.100s)",
+                 *w->gpu ? " on GPU " : "", w->gpu, *w->gpu_pci ? " (PCI " : "", w->gpu_pci,
+                 *w->gpu_pci ? ")" : "", status);
+    }
     format_time(w->exit_time, f.when, sizeof f.when);
     return f;
 }
@@ -117,6 +124,11 @@ static void summarise_failed(FILE *out, const worker_t *w, int node, const char 
         fprintf(out,
                 "ddpjob-agent:     a consequence, not the cause: its stderr says \"%s\" (a peer "
                 "went first)\n",
+                w->cause_detail);
+    if (x.cause == CAUSE_GPU_OUT_OF_MEMORY)
+        fprintf(out,
+                "ddpjob-agent:     its stderr says \"%.300s\" (the GPU's memory, not the "
+                "node's: no OOM kill)\n",
                 w->cause_detail);
     size_t kept;
     relay_tail_line(&w->relay[1], 0, &kept);
@@ -228,6 +240,12 @@ int report_error_file(const char *path, const failure_t *first, const worker_t *
             ddp_json_string(f, w[i].cause_detail);
         else
             fputs("null", f);
+        if (x.cause == CAUSE_GPU_OUT_OF_MEMORY) {
+            fprintf(f, ", \"gpu\": ");
+            ddp_json_string(f, w[i].gpu);
+            fprintf(f, ", \"gpu_pci\": ");
+            ddp_json_string(f, w[i].gpu_pci);
+        }
         if (x.cause == CAUSE_OUT_OF_MEMORY) {
             fprintf(f, ", \"memory_limit_bytes\": ");
             json_bytes(f, w[i].mem_limit);

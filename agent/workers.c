@@ -95,8 +95,10 @@ static int start_one(worker_t *w, const worker_launch_t *l, ddp_error_t *err)
             goto out;
         we.cuda_visible_devices = gpu;
     }
+    if (!binding_worker_gpu(w->local_rank, w->gpu, sizeof w->gpu, w->gpu_pci, sizeof w->gpu_pci))
+        w->gpu[0] = w->gpu_pci[0] = '\0';
     if (l->cpu_binding != CPU_BINDING_NONE &&
-        binding_cpus(l->cpu_binding, w->local_rank, nproc, &cpus, err))
+        binding_cpus(l->cpu_binding, w->local_rank, nproc, w->gpu_pci, &cpus, err))
         goto out;
     unlink(w->error_file);
     unlink(w->progress_file);

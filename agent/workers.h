@@ -11,6 +11,7 @@
 #include <sys/types.h>
 #include <time.h>
 
+#include "binding.h"
 #include "cause.h"
 #include "ddp_error.h"
 #include "guard.h"
@@ -31,6 +32,8 @@ typedef struct {
     char cause_detail[512];        /* out of memory: what oom_describe says; a consequence: the
                                       words of its stderr that say so */
     long long mem_limit, mem_peak; /* an out-of-memory kill's figures (bytes; -1 unknown) */
+    char gpu[BINDING_GPU_ID_MAX];  /* the GPU it works on (binding.h), "" none */
+    char gpu_pci[BINDING_PCI_MAX]; /* that GPU's PCI address, "" unknown */
     char dir[4096];                /* holds its error.json (and logs, with --log-dir) */
     char error_file[4200];
     char progress_file[4200]; /* where it may write its step (progress.h) */

@@ -408,8 +408,13 @@ static int setup(trainer_t *t, ddp_error_t *err)
     t->device_images = t->dev->alloc(image_bytes);
     t->images = t->dev->host_memory ? t->device_images : malloc(image_bytes);
     t->scalars = pg_alloc(t->pg, 8 * sizeof(double), err);
+    if (!t->momentum || !t->device_images) {
+        char memory[256];
+        t->dev->describe_memory(memory, sizeof memory);
+        return ddp_error_set(err, "out of %s for the optimizer's state and a batch", memory);
+    }
     if (!t->host.params || !t->host.momentum || !t->host.buffers || !t->images || !t->labels ||
-        !t->momentum || !t->device_images || !t->scalars)
+        !t->scalars)
         return ddp_error_set(err, "out of memory");
     model_init(t->model, o->seed, t->host.params, t->host.buffers);
     move_state(t, 1);

@@ -22,6 +22,9 @@ typedef struct {
     int (*sync)(ddp_error_t *err); /* -1 with the device's error */
     /* Makes this device current for the calling thread (CUDA's current device is per thread). */
     void (*bind_thread)(void);
+    /* Its memory, for an error that ran out of it: "host memory", or "GPU memory on CUDA
+     * device 0 (PCI 0000:19:00.0, 0.2 of 139.8 GiB free)". */
+    void (*describe_memory)(char *buf, size_t size);
 
     size_t (*conv_workspace)(const conv_shape_t *s, int batch);
     void (*conv_forward)(const conv_shape_t *s, int batch, const float *in, const float *weight,

@@ -1,6 +1,7 @@
 /* device_cpu: the host as a device: plain memory, conv_dnnl's convolutions and blocked activation
  * layout with layers_blocked.c's batch norm and pooling on it (device_cpu_nchw: the same
  * convolutions on NCHW tensors; device_cpu_im2col: layers_cpu.c's own kernels throughout). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -110,13 +111,18 @@ static void nchw_conv_backward(const conv_shape_t *s, int batch, const float *in
     conv_dnnl_backward(s, batch, 0, in, weight, dout, din, din_mode, dweight, work);
 }
 
+static void cpu_describe_memory(char *buf, size_t size)
+{
+    snprintf(buf, size, "host memory");
+}
+
 /* The operations the CPU devices share: the layout-free ones. */
 #define CPU_OPS_ANY_LAYOUT                                                                         \
     .host_memory = 1, .alloc = cpu_alloc, .free = free, .upload = cpu_copy, .download = cpu_copy,  \
-    .zero = cpu_zero, .bind_thread = cpu_bind_thread, .linear_forward = linear_forward,            \
-    .linear_backward = linear_backward, .relu_forward = relu_forward,                              \
-    .relu_backward = relu_backward, .add_forward = add_forward, .add_backward = add_backward,      \
-    .softmax_xent = softmax_xent, .sgd = cpu_sgd
+    .zero = cpu_zero, .bind_thread = cpu_bind_thread, .describe_memory = cpu_describe_memory,      \
+    .linear_forward = linear_forward, .linear_backward = linear_backward,                          \
+    .relu_forward = relu_forward, .relu_backward = relu_backward, .add_forward = add_forward,      \
+    .add_backward = add_backward, .softmax_xent = softmax_xent, .sgd = cpu_sgd
 
 /* layers_cpu.c's batch norm and pooling, on NCHW tensors. */
 #define CPU_OPS_NCHW                                                                               \

@@ -440,6 +440,16 @@ void *cuda_alloc(size_t bytes)
     return p;
 }
 
+void cuda_describe_memory(char *buf, size_t size)
+{
+    char pci[32] = "unknown";
+    size_t free_bytes = 0, total = 0;
+    cudaDeviceGetPCIBusId(pci, sizeof pci, ctx.device);
+    cudaMemGetInfo(&free_bytes, &total);
+    snprintf(buf, size, "GPU memory on CUDA device %d (PCI %s, %.1f of %.1f GiB free)", ctx.device,
+             pci, free_bytes / 1073741824.0, total / 1073741824.0);
+}
+
 void cuda_free(void *p)
 {
     note(cudaFree(p));
@@ -838,6 +848,7 @@ extern "C" const device_ops_t *device_cuda_open(int local_rank, int tf32, ddp_er
     cuda_ops.zero = cuda_zero;
     cuda_ops.sync = cuda_sync;
     cuda_ops.bind_thread = cuda_bind_thread;
+    cuda_ops.describe_memory = cuda_describe_memory;
     cuda_ops.conv_workspace = cuda_conv_workspace;
     cuda_ops.conv_forward = cuda_conv_forward;
     cuda_ops.conv_backward = cuda_conv_backward;

@@ -331,8 +331,11 @@ model_t *model_create(const model_config_t *cfg, const device_ops_t *dev, int ba
     }
     if (m->failed || !m->params || !m->grads || !m->buffers || !m->acts || !m->act_grads ||
         !m->saved || !m->work) {
-        ddp_error_set(err, "out of %s memory for the model's %zu activations (batch %d)", dev->name,
-                      m->act_count, batch_cap);
+        char memory[256];
+        dev->describe_memory(memory, sizeof memory);
+        ddp_error_set(err,
+                      "out of %s for the model's %zu parameters and %zu activations (batch %d)",
+                      memory, m->param_count, m->act_count, batch_cap);
         model_destroy(m);
         return NULL;
     }

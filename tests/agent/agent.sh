@@ -262,6 +262,23 @@ else
     fail "a memory cgroup to run an agent in" "$CGROUP_WHY"
 fi
 
+# --- a GPU out of memory, in PyTorch's words -----------------------------------------------------
+# What PyTorch prints is the agent's only evidence (tests/gpu/gpu.sh has real PyTorch run out on a
+# real GPU); here its words, with the GPUs CUDA_VISIBLE_DEVICES shows the workers.
+worker gpu_oom.sh 'if [ "$RANK" = 1 ]; then
+    echo "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 200.00 GiB. GPU 0 has a total capacity of 79.19 GiB" >&2
+    echo "[rank1]: Connection reset by peer" >&2; exit 1; fi
+sleep 60 & wait'
+run env DDPJ_TESTMARK="$MARK" CUDA_VISIBLE_DEVICES=3,5 "$AGENT" --standalone --nproc-per-node 2 \
+    --error-file "$T/gpu_oom.json" "$T/gpu_oom.sh"
+expect_contains "$ERR" "job failed (exit 1): rank 1 (node 0, host $(hostname), local rank 1) ran out of GPU memory on GPU 5 (exited with code 1)" \
+    "a GPU out of memory is named as such, with the GPU the rank worked on"
+expect_contains "$ERR" 'its stderr says "CUDA out of memory. Tried to allocate 200.00 GiB. GPU 0 has a total capacity of 79.19 GiB" (the GPU'"'"'s memory, not the node'"'"'s: no OOM kill)' \
+    "the summary quotes the allocator's words, before any about a peer"
+json=$(/usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); f=d["failed_ranks"][0]; print(d["first_failure"]["cause"], f["cause"], f["gpu"])' "$T/gpu_oom.json" 2>&1)
+expect_eq "$json" "gpu_out_of_memory gpu_out_of_memory 5" "--error-file carries it as gpu_out_of_memory with the GPU"
+expect_no_leftovers "nothing left after a GPU out of memory"
+
 # A worker's TORCHELASTIC_ERROR_FILE reaches --error-file's report as text (its directory is the
 # agent's temporary one, gone at exit).
 worker writes_error.sh 'printf "{\"message\": \"boom at step 7\"}" >"$TORCHELASTIC_ERROR_FILE"; exit 4'

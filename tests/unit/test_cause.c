@@ -42,6 +42,31 @@ int main(void)
     ok(!cause_peer_lost("ConnectionRefusedError: [Errno 111] Connection refused", evidence,
                         sizeof evidence),
        "a refused connection (nothing listening yet) is not");
+    /* The GPU's memory, in the words PyTorch 2.11, its CUDA checks, NCCL and ddp-train print. */
+    char gpu[512];
+    ok(cause_gpu_out_of_memory("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate "
+                               "200.00 GiB. GPU 0 has a total capacity of 139.81 GiB",
+                               gpu, sizeof gpu),
+       "PyTorch's allocator running out is a GPU out of memory");
+    is_str(gpu,
+           "CUDA out of memory. Tried to allocate 200.00 GiB. GPU 0 has a total capacity of "
+           "139.81 GiB",
+           "the line from the phrase on, which names the GPU");
+    ok(cause_gpu_out_of_memory("RuntimeError: CUDA error: out of memory", gpu, sizeof gpu),
+       "a CUDA call's out of memory is");
+    ok(cause_gpu_out_of_memory("misc/nccl.cc:12 NCCL WARN Cuda failure 'out of memory'", gpu,
+                               sizeof gpu),
+       "NCCL's is");
+    ok(cause_gpu_out_of_memory("ddp-train train: rank 0: out of GPU memory on CUDA device 0 (PCI "
+                               "0000:19:00.0, 0.3 of 139.8 GiB free) for the model's 1 parameters",
+                               gpu, sizeof gpu),
+       "ddp-train's is");
+    ok(!cause_gpu_out_of_memory("MemoryError: out of memory", gpu, sizeof gpu) &&
+           !cause_gpu_out_of_memory("ddp-train train: rank 0: out of host memory for the model's",
+                                    gpu, sizeof gpu),
+       "the host's memory is not the GPU's");
+    ok(cause_from_name(cause_name(CAUSE_GPU_OUT_OF_MEMORY)) == CAUSE_GPU_OUT_OF_MEMORY,
+       "the GPU's out of memory has a name that reads back");
     ok(cause_from_name(cause_name(CAUSE_CONSEQUENCE)) == CAUSE_CONSEQUENCE &&
            cause_from_name(cause_name(CAUSE_OUT_OF_MEMORY)) == CAUSE_OUT_OF_MEMORY &&
            cause_from_name(cause_name(CAUSE_OWN)) == CAUSE_OWN,

@@ -217,6 +217,19 @@ inline cudaError_t cudaGetDeviceCount(int *count)
     return cudaSuccess;
 }
 
+/* The host stands for one GPU: no bus of its own, and its memory counted as none free. */
+inline cudaError_t cudaDeviceGetPCIBusId(char *bus, int len, int device)
+{
+    snprintf(bus, (size_t)len, "0000:00:%02x.0", device);
+    return cudaSuccess;
+}
+
+inline cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total)
+{
+    *free_bytes = *total = 0;
+    return cudaSuccess;
+}
+
 inline cudaError_t cudaStreamCreateWithFlags(cudaStream_t *stream, unsigned)
 {
     *stream = NULL;

@@ -10,6 +10,7 @@
  * tensor cores. The process has one GPU context (one per local rank), held here. */
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -446,6 +447,8 @@ void cuda_describe_memory(char *buf, size_t size)
     size_t free_bytes = 0, total = 0;
     cudaDeviceGetPCIBusId(pci, sizeof pci, ctx.device);
     cudaMemGetInfo(&free_bytes, &total);
+    for (char *c = pci; *c; c++)
+        *c = (char)tolower((unsigned char)*c); /* as sysfs and lspci write it */
     snprintf(buf, size, "GPU memory on CUDA device %d (PCI %s, %.1f of %.1f GiB free)", ctx.device,
              pci, free_bytes / 1073741824.0, total / 1073741824.0);
 }

@@ -3,6 +3,7 @@
 # packages): the machine's facts, tests/gpu/standalone.sh (the meson build + the GPU checks),
 # then the GPU benchmarks. Each part has its own deadline and log, so one that fails or hangs
 # still leaves the others' results. Run tests/gpu/tools.sh here first and carry .tools.
+# TRAIN_BENCH=0 stops after the checks; ALLREDUCE=0 leaves the all_reduce bench out.
 #   tests/gpu/all.sh OUT_DIR   (OUT_DIR gets facts.txt, build.log, gpu.log, train_gpu.txt,
 #                               allreduce_gpu.txt)
 set -uo pipefail
@@ -27,11 +28,13 @@ PY
 } >"$out/facts.txt" 2>&1
 cat "$out/facts.txt"
 
-TORCH_PYTHON=$py timeout 400 bash tests/gpu/standalone.sh "$build" >"$out/build.log" 2>&1
+[ -x .tools/bin/ddpjob-agent-static ] && export STATIC_AGENT=$PWD/.tools/bin/ddpjob-agent-static
+TORCH_PYTHON=$py timeout 420 bash tests/gpu/standalone.sh "$build" >"$out/build.log" 2>&1
 echo "standalone.sh: exit $?"
 cp "$build/gpu.log" "$out/gpu.log" 2>/dev/null
 grep -E '^(not )?ok|^1\.\.' "$out/gpu.log"
 
+[ "${TRAIN_BENCH:-1}" = 1 ] || exit 0
 REPS=${REPS:-3} timeout 420 bash bench/train_gpu.sh "$build/runtime/train/ddp-train" "$py" >"$out/train_gpu.txt" 2>&1
 echo "train_gpu.sh: exit $?"
 cat "$out/train_gpu.txt"

@@ -1,19 +1,8 @@
 #!/bin/bash
-# GPU checks: the nccl backend and ddp-train on a real device. Skipped, with the reason, where
-# the build has no CUDA toolkit or the machine no GPU; tests/gpu/standalone.sh builds and runs
-# the same checks on a GPU machine that has nothing but the CUDA toolkit.
+# GPU checks: the nccl backend and ddp-train on a real device (tests/gpu/lib.sh: where they skip).
 set -u
-if [ -z "${GPU_CHECK:-}" ]; then
-    echo "1..0 # SKIP built without the CUDA toolkit (meson option cuda / gpu_toolkit)"
-    exit 0
-fi
-if ! reason=$("$GPU_CHECK" probe 2>&1); then
-    echo "1..0 # SKIP no GPU on this machine: $reason"
-    exit 0
-fi
-. "$SRCDIR/tests/lib/agents.sh"
-: "${TRAIN:?run through meson test}"
-echo "# $reason"
+# shellcheck source=lib.sh
+. "$SRCDIR/tests/gpu/lib.sh"
 
 out=$("$GPU_CHECK" ops 2>&1)
 rc=$?
@@ -76,7 +65,6 @@ while IFS= read -r line; do echo "# $line"; done <<<"$out"
 
 # The PyTorch user path: the tutorials' ResNet DDP program (nccl) under the agent, one worker per
 # GPU; then the same program crashing on the GPU, which the agent's summary must name.
-PY=${TORCH_PYTHON:-/usr/bin/python3}
 if ! "$PY" -c 'import torch, torchvision; assert torch.cuda.is_available()' 2>"$T/torch.err"; then
     fail "PyTorch with CUDA and torchvision is importable by $PY (TORCH_PYTHON)" "$(cat "$T/torch.err")"
 else
@@ -110,7 +98,7 @@ else
     while IFS= read -r line; do echo "# $line"; done <<<"$(grep 'ddpjob-agent' <<<"$out" | tail -n 12)"
 fi
 
-gpus=$("$GPU_CHECK" probe | awk '{print $1}')
+gpus=$(awk '{print $1}' <<<"$GPUS")
 if [ "${gpus:-1}" -ge 2 ]; then
     out=$(timeout 120 "$AGENT" --standalone --nproc-per-node 2 "$TRAIN" collectives --backend nccl 2>&1)
     expect_eq "$?" 0 "two GPUs under the agent: ddp-train collectives --backend nccl"

@@ -205,7 +205,7 @@ static const option_t options[] = {
      "visible set (CUDA_VISIBLE_DEVICES)"},
     {"cpu-binding", 0, 0, "cores|numa|none", OTHER(ID_CPU_BINDING),
      "pin each worker to its share of this agent's CPUs:\n"
-     "equal contiguous shares, or one NUMA node's CPUs"},
+     "equal contiguous shares, or one NUMA node's CPUs (its GPU's)"},
     {"preflight", 0, 0, "report|strict|only", OTHER(ID_PREFLIGHT),
      "node 0 prints what differs across the nodes (driver, CUDA,\n"
      "NCCL, GPUs, InfiniBand, NCCL_* env, python, torch) and advice: report (the\n"

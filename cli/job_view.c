@@ -29,6 +29,7 @@ static void add_failed(job_view_t *v, json_doc_t *doc, yaml_node_t *m)
     f->exit_code = code ? atoi(code) : -1;
     const char *cause = json_text(doc, m, "cause");
     f->out_of_memory = cause && !strcmp(cause, "out_of_memory");
+    f->gpu_out_of_memory = cause && !strcmp(cause, "gpu_out_of_memory");
     f->consequence = cause && !strcmp(cause, "consequence");
     snprintf(f->host, sizeof f->host, "%s", host ? host : "");
     snprintf(f->cause, sizeof f->cause, "%s", what);
@@ -365,8 +366,9 @@ void job_view_json(FILE *f, const job_view_t *v)
         fprintf(f, "%s{\"rank\": %d, \"node\": %d, \"exit_code\": %d, ", i ? ", " : "", x->rank,
                 x->node, x->exit_code);
         put_json_text(f, "host", x->host, 0);
-        fprintf(f, "\"out_of_memory\": %s, \"consequence\": %s, ",
-                x->out_of_memory ? "true" : "false", x->consequence ? "true" : "false");
+        fprintf(f, "\"out_of_memory\": %s, \"gpu_out_of_memory\": %s, \"consequence\": %s, ",
+                x->out_of_memory ? "true" : "false", x->gpu_out_of_memory ? "true" : "false",
+                x->consequence ? "true" : "false");
         put_json_text(f, "cause", x->cause, 1);
         fputc('}', f);
     }

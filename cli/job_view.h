@@ -18,7 +18,9 @@ typedef struct {
 
 typedef struct {
     int rank, node, exit_code;
-    int out_of_memory, consequence; /* the agent's findings (its error file's "cause") */
+    /* The agent's findings (its error file's "cause"): the kernel's OOM killer, the GPU's memory,
+     * a peer that went first. */
+    int out_of_memory, gpu_out_of_memory, consequence;
     char host[256], cause[512];
 } failed_rank_t;
 

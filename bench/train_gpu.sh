@@ -5,6 +5,7 @@
 # run held at its peak (nvidia-smi's memory.used sampled every 50 ms, less what was in use before
 # it started).
 #   bench/train_gpu.sh [DDP_TRAIN] [PYTHON]   (defaults: build/runtime/train/ddp-train, python3)
+# SYSTEMS (default all four) names the rows to run; pytorch-eager stays the ratios' anchor.
 # On a GPU machine without meson, build first with tests/gpu/standalone.sh and pass
 # /tmp/ddpjob-gpu/ddp-train. ddp-train's figure is its second epoch of STEPS steps (data made on
 # the host and copied each step, as in training); PyTorch's inputs stay on the GPU.
@@ -16,6 +17,7 @@ py=${2:-python3}
 reps=${REPS:-3}
 steps=${STEPS:-50}
 batches=${BATCHES:-256 1024}
+systems=" ${SYSTEMS:-pytorch-eager pytorch-compile ddp-train ddp-train--tf32} "
 
 # shellcheck source=lib.sh
 . bench/lib.sh
@@ -44,6 +46,7 @@ peak_run() {
 run_system() {
     local name=$1 rates=() mib=0
     shift
+    [[ $systems == *" $name "* ]] || return 0
     for ((i = 0; i < reps; i++)); do
         mib=$(peak_run "$TMPDIR_RUN/log" "$@")
         rates+=("$(sed -n -e 's/.*epoch 2\/2 .*samples\/s \([0-9.]*\).*/\1/p' -e 's/^samples\/s //p' \

@@ -28,11 +28,14 @@ typedef struct {
     size_t running; /* bn: running mean and variance in the buffers */
     size_t saved;   /* bn: batch mean and 1/std of the last training forward */
     int relu;       /* bn, add: the ReLU that follows it, fused */
-    size_t act;     /* offset of this node's output in the activation arenas */
-    /* Backward: how this node stores its inputs' gradients, and whether its own output's
-     * gradient is zeroed first (plan_gradients). */
+    size_t act;     /* offset of this node's output in the activations */
+    /* Backward (plan_gradients): how this node stores its inputs' gradients; the backward step
+     * whose node first stores into its own output's gradient (the loss's: node_count), before
+     * which that gradient is zeroed when zero_grad; and where the gradient lives in act_grads,
+     * shared with nodes whose gradients are never live at the same time. */
     grad_mode_t in0_mode, in1_mode;
-    int zero_grad;
+    int first_writer, zero_grad;
+    size_t grad;
 } node_t;
 
 struct model {
@@ -43,7 +46,7 @@ struct model {
     int node_count;
     tensor_info_t *tensors;
     int tensor_count;
-    size_t param_count, buffer_count, act_count, saved_count, work_count;
+    size_t param_count, buffer_count, act_count, act_grad_count, saved_count, work_count;
     float *params, *grads, *buffers, *acts, *act_grads, *saved, *work; /* work: conv's */
     grad_memory_t grad_memory; /* where grads came from, when not the device's */
     int failed;                /* out of memory while building */
@@ -80,6 +83,11 @@ void model_config_describe(const model_config_t *cfg, char *buf, size_t size)
         len += (size_t)snprintf(buf + len, size - len, "%s%d", i ? "," : "", cfg->widths[i]);
     if (cfg->width_count == 0 && len < size)
         snprintf(buf + len, size - len, "none");
+}
+
+static size_t node_size(const node_t *n)
+{
+    return (size_t)n->c * n->h * n->w;
 }
 
 /* ---- building the graph ------------------------------------------------------------------- */
@@ -250,10 +258,67 @@ static int writes_gradients(node_kind_t kind)
     return kind == NODE_CONV || kind == NODE_BN || kind == NODE_ADD;
 }
 
+/* A gradient's place in act_grads while it is live: the blocks live at one step of the backward,
+ * by offset. */
+typedef struct {
+    size_t offset, size;
+    int node;
+} grad_block_t;
+
+/* The lowest offset where size fits among the live blocks; the block is then live there. */
+static size_t grad_block_place(grad_block_t *live, int *count, size_t size, int node)
+{
+    size_t at = 0;
+    int k = 0;
+    for (; k < *count && live[k].offset - at < size; k++)
+        at = live[k].offset + live[k].size;
+    memmove(&live[k + 1], &live[k], (size_t)(*count - k) * sizeof *live);
+    live[k] = (grad_block_t){at, size, node};
+    (*count)++;
+    return at;
+}
+
+static void grad_block_release(grad_block_t *live, int *count, int node)
+{
+    for (int k = 0; k < *count; k++)
+        if (live[k].node == node) {
+            memmove(&live[k], &live[k + 1], (size_t)(*count - k - 1) * sizeof *live);
+            (*count)--;
+            return;
+        }
+}
+
+/* A node's output gradient is live from its first writer's backward step down to its own: the
+ * steps are walked in backward order, each gradient placed where the ones released before it
+ * were. act_grad_count is the most the walk holds at once. */
+static void plan_gradient_memory(model_t *m)
+{
+    grad_block_t *live = malloc((size_t)m->node_count * sizeof *live);
+    if (!live) {
+        m->failed = 1;
+        return;
+    }
+    int count = 0;
+    for (int step = m->node_count; step >= 1; step--) {
+        for (int j = 1; j < m->node_count; j++) {
+            node_t *n = &m->nodes[j];
+            if (n->first_writer != step)
+                continue;
+            size_t size = node_size(n) * (size_t)m->batch_cap;
+            n->grad = grad_block_place(live, &count, size, j);
+            if (n->grad + size > m->act_grad_count)
+                m->act_grad_count = n->grad + size;
+        }
+        if (step < m->node_count)
+            grad_block_release(live, &count, step);
+    }
+    free(live);
+}
+
 /* Going backward, the first reader of a tensor to run is the one built last: it writes the
  * tensor's gradient and the others add theirs, so no gradient is zeroed for nothing. Only a
  * gradient whose first writer can only add (ReLU, pooling, linear), or that nothing writes, is
- * zeroed before backward. */
+ * zeroed, just before that step (its memory may be another gradient's until then). */
 static void plan_gradients(model_t *m)
 {
     int *last_reader = malloc((size_t)m->node_count * sizeof *last_reader);
@@ -275,10 +340,15 @@ static void plan_gradients(model_t *m)
             n->in1 >= 0 && n->in1 != n->in0 && last_reader[n->in1] == i ? GRAD_WRITE : GRAD_ADD;
         if (n->in0 > 0 && n->in0_mode == GRAD_WRITE && !writes_gradients(n->kind))
             m->nodes[n->in0].zero_grad = 1;
+        /* The last node's gradient is the loss's to write; one that nothing reads stays 0. */
+        n->first_writer = i == m->node_count - 1 ? m->node_count
+                          : last_reader[i] >= 0  ? last_reader[i]
+                                                 : i;
         if (last_reader[i] < 0 && i != m->node_count - 1)
             n->zero_grad = 1;
     }
     free(last_reader);
+    plan_gradient_memory(m);
 }
 
 void model_destroy(model_t *m)
@@ -325,7 +395,7 @@ model_t *model_create(const model_config_t *cfg, const device_ops_t *dev, int ba
                          : dev->alloc(m->param_count * sizeof(float));
         m->buffers = dev->alloc((m->buffer_count + 1) * sizeof(float));
         m->acts = dev->alloc(m->act_count * sizeof(float));
-        m->act_grads = dev->alloc(m->act_count * sizeof(float));
+        m->act_grads = dev->alloc(m->act_grad_count * sizeof(float));
         m->saved = dev->alloc((m->saved_count + 1) * sizeof(float));
         m->work = dev->alloc((m->work_count + 1) * sizeof(float));
     }
@@ -399,11 +469,6 @@ const tensor_info_t *model_tensor(const model_t *m, int i)
 
 /* ---- running it --------------------------------------------------------------------------- */
 
-static size_t node_size(const node_t *n)
-{
-    return (size_t)n->c * n->h * n->w;
-}
-
 const float *model_forward(model_t *m, const float *input, int batch, int training)
 {
     const device_ops_t *d = m->dev;
@@ -446,22 +511,32 @@ double model_loss(model_t *m, const unsigned char *labels, int batch, int *corre
 {
     const node_t *last = &m->nodes[m->node_count - 1];
     return m->dev->softmax_xent(batch, CLASSES, m->acts + last->act, labels,
-                                m->act_grads + last->act, correct);
+                                m->act_grads + last->grad, correct);
+}
+
+/* The gradients that step i stores into first and that must start at zero: its inputs', or
+ * its own when nothing reads it. */
+static void zero_gradients_first_written_at(model_t *m, int i, int batch)
+{
+    const node_t *n = &m->nodes[i];
+    int candidates[3] = {i, n->in0, n->in1 != n->in0 ? n->in1 : -1};
+    for (int k = 0; k < 3; k++) {
+        const node_t *z = candidates[k] > 0 ? &m->nodes[candidates[k]] : NULL;
+        if (z && z->zero_grad && z->first_writer == i)
+            m->dev->zero(m->act_grads + z->grad, (size_t)batch * node_size(z) * sizeof(float));
+    }
 }
 
 int model_backward(model_t *m, const float *input, int batch, grads_ready_fn ready, void *ctx,
                    ddp_error_t *err)
 {
     const device_ops_t *d = m->dev;
-    for (int i = 1; i < m->node_count; i++)
-        if (m->nodes[i].zero_grad)
-            d->zero(m->act_grads + m->nodes[i].act,
-                    (size_t)batch * node_size(&m->nodes[i]) * sizeof(float));
     for (int i = m->node_count - 1; i >= 1; i--) {
         node_t *n = &m->nodes[i];
         const node_t *a = &m->nodes[n->in0];
-        const float *x = n->in0 == 0 ? input : m->acts + a->act, *dy = m->act_grads + n->act;
-        float *dx = n->in0 == 0 ? NULL : m->act_grads + a->act;
+        zero_gradients_first_written_at(m, i, batch);
+        const float *x = n->in0 == 0 ? input : m->acts + a->act, *dy = m->act_grads + n->grad;
+        float *dx = n->in0 == 0 ? NULL : m->act_grads + a->grad;
         size_t total = (size_t)batch * node_size(n);
         switch (n->kind) {
         case NODE_CONV:
@@ -478,7 +553,7 @@ int model_backward(model_t *m, const float *input, int batch, grads_ready_fn rea
             break;
         case NODE_ADD:
             d->add_backward(total, n->relu, m->acts + n->act, dy, dx, n->in0_mode,
-                            m->act_grads + m->nodes[n->in1].act, n->in1_mode);
+                            m->act_grads + m->nodes[n->in1].grad, n->in1_mode);
             break;
         case NODE_POOL:
             d->avgpool_backward(batch, a->c, a->h * a->w, dy, dx);

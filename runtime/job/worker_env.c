@@ -92,8 +92,8 @@ char **ddp_worker_env_build(const ddp_worker_env_t *w, char *const *base, ddp_er
         ADD(DDP_PROGRESS_ENV "=%s", w->progress_file);
     if (w->cuda_visible_devices)
         ADD("CUDA_VISIBLE_DEVICES=%s", w->cuda_visible_devices);
-    if (!inherited(base, "NCCL_ASYNC_ERROR_HANDLING"))
-        ADD("NCCL_ASYNC_ERROR_HANDLING=1");
+    /* Only the name PyTorch reads since 2.2, as torchrun sets it: from 2.2 on, the older
+     * NCCL_ASYNC_ERROR_HANDLING set makes every rank print a deprecation warning. */
     if (!inherited(base, "TORCH_NCCL_ASYNC_ERROR_HANDLING"))
         ADD("TORCH_NCCL_ASYNC_ERROR_HANDLING=1");
     /* torchrun runs python -u; this reaches a python started any other way (a spec's command,

@@ -25,7 +25,7 @@ expect_contains "$OUT" "[rank 3] rank=3 local=0 world=4 lws=1 group=1/2 role=3/4
     "node 1's worker comes after node 0's, node-major"
 expect_eq "$(grep -o 'master=[^ ]*' <<<"$all" | sort -u | wc -l)" 1 "every worker gets the same MASTER_ADDR:MASTER_PORT"
 expect_contains "$all" "master=127.0.0.1:" "MASTER_ADDR is the master's address"
-expect_contains "$all" "restart=0/0 run=job42 store=False nccl=1/1" "TORCHELASTIC_* and NCCL defaults as torchrun sets them"
+expect_contains "$all" "restart=0/0 run=job42 store=False nccl=/1" "TORCHELASTIC_* and NCCL defaults as torchrun sets them (not the deprecated NCCL_ASYNC_ERROR_HANDLING)"
 expect_contains "$out0" "lws=3 group=0/2 role=0/4/default master" "node 0 ran 3 workers"
 expect_contains "$out0" "omp=1 " "OMP_NUM_THREADS=1 with several workers per node"
 expect_contains "$OUT" "omp=unset " "OMP_NUM_THREADS untouched with one worker per node"

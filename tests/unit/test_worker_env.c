@@ -78,6 +78,8 @@ int main(void)
         ok(count_of(env, torchrun[i].name) == 1, "... set once");
     }
     ok(value_of(env, "DDPJOB_TOKEN") == NULL, "the job token is never passed on");
+    ok(value_of(env, "NCCL_ASYNC_ERROR_HANDLING") == NULL,
+       "nor the name PyTorch 2.2 and later warn about on every rank");
     is_str(value_of(env, "USER_VAR"), "kept", "the agent's other variables pass through");
     is_str(value_of(env, "CUDA_VISIBLE_DEVICES"), "0,1", "CUDA_VISIBLE_DEVICES passes through");
     ddp_worker_env_free(env);

@@ -215,6 +215,8 @@ static void judge(attempt_t *t, worker_t *w)
         if (cause_gpu_out_of_memory(relay_tail_line(&w->relay[1], k, NULL), w->cause_detail,
                                     sizeof w->cause_detail))
             w->cause = CAUSE_GPU_OUT_OF_MEMORY;
+    if (w->cause == CAUSE_GPU_OUT_OF_MEMORY && !*w->gpu)
+        binding_worker_gpu(w->local_rank, w->gpu, sizeof w->gpu, w->gpu_pci, sizeof w->gpu_pci);
     for (size_t k = 0; k < kept && w->cause == CAUSE_OWN; k++)
         if (cause_peer_lost(relay_tail_line(&w->relay[1], k, NULL), w->cause_detail,
                             sizeof w->cause_detail))

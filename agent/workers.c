@@ -95,8 +95,11 @@ static int start_one(worker_t *w, const worker_launch_t *l, ddp_error_t *err)
             goto out;
         we.cuda_visible_devices = gpu;
     }
-    if (!binding_worker_gpu(w->local_rank, w->gpu, sizeof w->gpu, w->gpu_pci, sizeof w->gpu_pci))
-        w->gpu[0] = w->gpu_pci[0] = '\0';
+    /* Its GPU's PCI device (a walk of sysfs) only where it is placed by it; a GPU out of memory
+     * looks it up when judged. */
+    w->gpu[0] = w->gpu_pci[0] = '\0';
+    if (l->cpu_binding == CPU_BINDING_NUMA)
+        binding_worker_gpu(w->local_rank, w->gpu, sizeof w->gpu, w->gpu_pci, sizeof w->gpu_pci);
     if (l->cpu_binding != CPU_BINDING_NONE &&
         binding_cpus(l->cpu_binding, w->local_rank, nproc, w->gpu_pci, &cpus, err))
         goto out;

@@ -32,7 +32,7 @@ typedef struct {
     char cause_detail[512];        /* out of memory: what oom_describe says; a consequence: the
                                       words of its stderr that say so */
     long long mem_limit, mem_peak; /* an out-of-memory kill's figures (bytes; -1 unknown) */
-    char gpu[BINDING_GPU_ID_MAX];  /* the GPU it works on (binding.h), "" none */
+    char gpu[BINDING_GPU_ID_MAX];  /* the GPU it works on (binding.h), "" none or not looked up */
     char gpu_pci[BINDING_PCI_MAX]; /* that GPU's PCI address, "" unknown */
     char dir[4096];                /* holds its error.json (and logs, with --log-dir) */
     char error_file[4200];

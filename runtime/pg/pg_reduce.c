@@ -63,6 +63,11 @@ pg_reduce_fn pg_reducer(pg_dtype_t t, pg_op_t op)
     return kernels[t].fn[op];
 }
 
+pg_divide_fn pg_divider(pg_dtype_t t)
+{
+    return kernels[t].divide;
+}
+
 void pg_reduce_divide(void *buf, size_t count, pg_dtype_t t, int n)
 {
     if (kernels[t].divide && n > 1)

@@ -1,7 +1,8 @@
 /* pg_reduce: element-wise reductions on host memory, for the tcp backend and the CPU model code.
  *
  * Integer sums and products wrap (two's complement) instead of being undefined on overflow. AVG
- * is reduced as SUM and divided once at the end (pg_reduce_divide), as DDP does. */
+ * is reduced as SUM and divided once (pg_reduce_divide), as DDP does: at the end, or by whoever
+ * reduced a piece, right after (the shared-memory all_reduce: no second pass over the buffer). */
 #ifndef DDP_PG_REDUCE_H
 #define DDP_PG_REDUCE_H
 
@@ -21,6 +22,10 @@ pg_reduce_fn pg_reducer(pg_dtype_t t, pg_op_t op);
 void pg_stream_copy(void *dst, const void *src, size_t bytes);
 
 /* buf[i] /= n (integer division for integer types). */
+typedef void (*pg_divide_fn)(void *buf, size_t count, int n);
+
+/* AVG's divide for type t, for a collective that applies it where it reduced (NULL: none). */
+pg_divide_fn pg_divider(pg_dtype_t t);
 void pg_reduce_divide(void *buf, size_t count, pg_dtype_t t, int n);
 
 #endif

@@ -109,6 +109,7 @@ typedef struct {
     unsigned char *out;
     size_t count, esize; /* elements in all (split kinds) or per chunk */
     pg_reduce_fn reduce;
+    pg_divide_fn divide; /* all_reduce's AVG, or NULL */
     int root;
 } op_t;
 
@@ -563,6 +564,8 @@ static void reduce_piece(pg_shm_t *s, const op_t *op, size_t k)
                        len / op->esize);
             acc = dst;
         }
+    if (op->divide)
+        op->divide(dst, len / op->esize, s->n);
 }
 
 static void copy_out(pg_shm_t *s, const op_t *op, size_t k)
@@ -573,6 +576,8 @@ static void copy_out(pg_shm_t *s, const op_t *op, size_t k)
         op->reduce(op->out, stage(s, 0, block), stage(s, 1, block), count);
         for (int q = 2; q < s->n; q++)
             op->reduce(op->out, op->out, stage(s, q, block), count);
+        if (op->divide)
+            op->divide(op->out, count, s->n);
         return;
     }
     int me = s->me, root = op->root;
@@ -777,6 +782,8 @@ static int zero_copy_all_reduce(pg_shm_t *s, const op_t *op, const pg_shm_watch_
                            n / op->esize);
                 acc = dst;
             }
+        if (op->divide)
+            op->divide(dst, n / op->esize, s->n);
         for (int q = 0; q < s->n; q++) {
             if (q == s->me && !stream)
                 continue;
@@ -812,11 +819,17 @@ static int collective(pg_shm_t *s, const op_t *op, const pg_shm_watch_t *w, ddp_
 }
 
 int pg_shm_all_reduce(pg_shm_t *s, const void *in, void *out, size_t count, size_t esize,
-                      pg_reduce_fn reduce, const pg_shm_watch_t *w, ddp_error_t *err)
+                      pg_reduce_fn reduce, pg_divide_fn divide, const pg_shm_watch_t *w,
+                      ddp_error_t *err)
 {
     size_t bytes = count * esize;
-    op_t op = {
-        .kind = ALL_REDUCE, .in = in, .out = out, .count = count, .esize = esize, .reduce = reduce};
+    op_t op = {.kind = ALL_REDUCE,
+               .in = in,
+               .out = out,
+               .count = count,
+               .esize = esize,
+               .reduce = reduce,
+               .divide = divide};
     if (bytes && bytes <= SMALL_BYTES && bytes <= s->block) {
         op.kind = SMALL_ALL_REDUCE;
         return run(s, &op, 1, w, err);

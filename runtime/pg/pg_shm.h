@@ -56,9 +56,12 @@ void *pg_shm_alloc(pg_shm_t *s, size_t bytes);
 int pg_shm_free(pg_shm_t *s, void *p);
 
 /* Collectives over the members, with roots as indices into members and counts as in pg.h; AVG
- * is the caller's (reduce with SUM, divide after). in may equal out for all_reduce and reduce. */
+ * is the caller's (reduce with SUM, divide after), but all_reduce divides by the member count
+ * where it reduces (piece by piece, while the piece is in cache) when given `divide`. in may
+ * equal out for all_reduce and reduce. */
 int pg_shm_all_reduce(pg_shm_t *s, const void *in, void *out, size_t count, size_t esize,
-                      pg_reduce_fn reduce, const pg_shm_watch_t *w, ddp_error_t *err);
+                      pg_reduce_fn reduce, pg_divide_fn divide, const pg_shm_watch_t *w,
+                      ddp_error_t *err);
 int pg_shm_reduce(pg_shm_t *s, const void *in, void *out, size_t count, size_t esize,
                   pg_reduce_fn reduce, int root, const pg_shm_watch_t *w, ddp_error_t *err);
 int pg_shm_reduce_scatter(pg_shm_t *s, const void *in, void *out, size_t count, size_t esize,

@@ -2,9 +2,12 @@
  * ranks (the agents' real rendezvous code, with the agent's notes), as threads of up to 16,384
  * per process; the store runs in a process of its own (ahead of the agents in the scheduler: a real
  * store has its host's CPUs), with relay processes of its own where K is more than one process may
- * hold descriptors for. Prints, per K, the median seconds, the store's peak resident memory per
- * joined agent (its relays' included; user space: kernel socket buffers are not in it), the
- * number of relays, and the CPU seconds of the store's processes and of the agents'.
+ * hold descriptors for. The time runs from the start of the first agent's thread to the last
+ * agent's ranks; agents hold their store connections until then, as real agents do while their
+ * job runs. Prints, per K, the median seconds, the store's peak resident memory per joined agent
+ * (its relays' included; user space: kernel socket buffers are not in it), the number of relays,
+ * the CPU seconds of the store's processes and of the agents', and the median seconds until every
+ * agent has closed its connection and exited (the figure before session 22).
  *
  * As root it first moves into a network namespace of its own with the whole ephemeral port range
  * (one host's 28,000 default ports to one store address cannot carry 32,768 agents; real agents
@@ -38,10 +41,13 @@ static const char token[] = "bench-token";
 
 struct agent {
     int port, node, nnodes;
-    int64_t deadline;
+    int64_t deadline, ranks_at;
     int rc;
     ddp_error_t err;
 };
+
+/* This process's agents, until each has its ranks. */
+static pthread_barrier_t holding;
 
 /* The agent's note of who is missing, every 5 s, with what it reads from the store. Its check
  * for a stop is left out: that is a poll of the agent's own socket every 250 ms, nothing the
@@ -49,15 +55,9 @@ struct agent {
  * scheduler instead. */
 static void say_nothing(void *ctx, const char *line) {}
 
-static void *agent_main(void *arg)
+/* The agent's part once connected: its ranks, and when it had them. */
+static void join(struct agent *a, ddp_store_client_t *c)
 {
-    struct agent *a = arg;
-    a->rc = -1;
-    a->deadline = ddp_deadline_in(60000);
-    ddp_store_client_t *c = ddp_store_client_connect("127.0.0.1", a->port, token, strlen(token),
-                                                     a->deadline, NULL, &a->err);
-    if (!c)
-        return NULL;
     char host[32];
     snprintf(host, sizeof host, "host%d", a->node);
     ddp_rdzv_join_t j = {.node_rank = a->node,
@@ -71,7 +71,21 @@ static void *agent_main(void *arg)
     a->rc = ddp_rdzv_join(c, &j, &r, &a->err);
     if (a->rc == 0 && r.rank_base != a->node)
         a->rc = -1;
+    a->ranks_at = ddp_now_ms();
     ddp_rdzv_result_free(&r);
+}
+
+static void *agent_main(void *arg)
+{
+    struct agent *a = arg;
+    a->rc = -1;
+    a->deadline = ddp_deadline_in(60000);
+    ddp_store_client_t *c = ddp_store_client_connect("127.0.0.1", a->port, token, strlen(token),
+                                                     a->deadline, NULL, &a->err);
+    if (c)
+        join(a, c);
+    /* Closing while others still join would time the agents' teardown, not the join. */
+    pthread_barrier_wait(&holding);
     ddp_store_client_close(c);
     return NULL;
 }
@@ -134,12 +148,14 @@ static void store_process(int k, int in, int out)
 }
 
 /* Agents first..last-1 as threads of this process (one of several: each holds its agents'
- * descriptors). Exits 0, or 1 after naming the first that failed. */
-static void agents_process(int first, int last, int k, int port, char *stacks)
+ * descriptors); *last_ranks gets the time the last of them had its ranks. Exits 0, or 1 after
+ * naming the first that failed. */
+static void agents_process(int first, int last, int k, int port, char *stacks, int64_t *last_ranks)
 {
     int n = last - first, failed = 0;
     struct agent *a = calloc((size_t)n, sizeof *a);
     pthread_t *t = calloc((size_t)n, sizeof *t);
+    pthread_barrier_init(&holding, NULL, (unsigned)n);
     for (int i = 0; i < n; i++) {
         a[i] = (struct agent){.port = port, .node = first + i, .nnodes = k};
         pthread_attr_t attr;
@@ -156,13 +172,15 @@ static void agents_process(int first, int last, int k, int port, char *stacks)
         pthread_join(t[i], NULL);
         if (a[i].rc && failed++ == 0)
             fprintf(stderr, "rdzv_scale: agent %d: %s\n", first + i, a[i].err.msg);
+        if (a[i].ranks_at > *last_ranks)
+            *last_ranks = a[i].ranks_at;
     }
     _exit(failed ? 1 : 0);
 }
 
 /* What one rendezvous of k agents took. */
 struct run {
-    double secs, kib_per_agent;
+    double secs, exit_secs, kib_per_agent;
     /* CPU seconds, user and system, of the store's processes and of the simulated agents' (the
      * kernel's loopback work lands in whichever process was running, so the split is rough). */
     double store_cpu, agents_cpu;
@@ -198,12 +216,16 @@ static int run_once(int k, char *stacks, struct run *run)
         return -1;
     int procs = (k + AGENTS_PER_PROCESS - 1) / AGENTS_PER_PROCESS, failed = 0;
     pid_t *pids = calloc((size_t)procs, sizeof *pids);
+    int64_t *last_ranks = mmap(NULL, (size_t)procs * sizeof *last_ranks, PROT_READ | PROT_WRITE,
+                               MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (!pids || last_ranks == MAP_FAILED)
+        return -1;
     int64_t start = ddp_now_ms();
     for (int p = 0; p < procs; p++) {
         int first = (int)((long)k * p / procs), last = (int)((long)k * (p + 1) / procs);
         if ((pids[p] = fork()) == 0) {
             prctl(PR_SET_PDEATHSIG, SIGKILL);
-            agents_process(first, last, k, port, stacks);
+            agents_process(first, last, k, port, stacks, &last_ranks[p]);
         }
     }
     run->agents_cpu = 0;
@@ -215,7 +237,12 @@ static int run_once(int k, char *stacks, struct run *run)
         else
             run->agents_cpu += cpu_seconds(&ru);
     }
-    run->secs = (ddp_now_ms() - start) / 1000.0;
+    run->exit_secs = (ddp_now_ms() - start) / 1000.0;
+    run->secs = 0;
+    for (int p = 0; p < procs; p++)
+        if (last_ranks[p] - start > run->secs * 1000)
+            run->secs = (last_ranks[p] - start) / 1000.0;
+    munmap(last_ranks, (size_t)procs * sizeof *last_ranks);
     long kib[2] = {0, 0};
     if (write(to_store[1], "x", 1) != 1 || read(from_store[0], kib, sizeof kib) != sizeof kib)
         failed++;
@@ -305,7 +332,7 @@ int main(int argc, char **argv)
     int repeats = 5;
     for (int i = 1; i < argc; i++) {
         int k = atoi(argv[i]);
-        double times[16], kib[16], store_cpu[16], agents_cpu[16];
+        double times[16], kib[16], store_cpu[16], agents_cpu[16], exit_times[16];
         struct run run;
         for (int r = 0; r < repeats; r++) {
             if (run_once(k, stacks, &run))
@@ -314,12 +341,14 @@ int main(int argc, char **argv)
             kib[r] = run.kib_per_agent;
             store_cpu[r] = run.store_cpu;
             agents_cpu[r] = run.agents_cpu;
+            exit_times[r] = run.exit_secs;
         }
-        double *columns[] = {times, kib, store_cpu, agents_cpu};
-        for (int c = 0; c < 4; c++)
+        double *columns[] = {times, kib, store_cpu, agents_cpu, exit_times};
+        for (int c = 0; c < 5; c++)
             qsort(columns[c], (size_t)repeats, sizeof times[0], cmp_double);
-        printf("%d %.4f %.2f %d %.2f %.2f\n", k, times[repeats / 2], kib[repeats / 2], run.relays,
-               store_cpu[repeats / 2], agents_cpu[repeats / 2]);
+        printf("%d %.4f %.2f %d %.2f %.2f %.4f\n", k, times[repeats / 2], kib[repeats / 2],
+               run.relays, store_cpu[repeats / 2], agents_cpu[repeats / 2],
+               exit_times[repeats / 2]);
         fflush(stdout);
     }
     return 0;

@@ -35,6 +35,10 @@
 #define PENDING_PER_PEER 64
 #define PENDING_STALE_MS 2000
 #define SHED_RETRY_MS 100
+/* The kernel's queue of connections not yet accepted holds the job's agents, at least this many:
+ * agents that start at once are then queued, not dropped (each dropped SYN costs its agent a
+ * second or more). Linux caps it at net.core.somaxconn, 4,096 by default. */
+#define LISTEN_BACKLOG_MIN 4096
 /* Refusals are logged at most once per this many ms, with a count of those left unsaid. */
 #define REFUSAL_LOG_MS 1000
 
@@ -904,7 +908,9 @@ ddp_store_server_t *ddp_store_server_start(const char *host, int port, const voi
     }
     memcpy(s->token, token, token_len);
     s->token_len = token_len;
-    if ((s->listen_fd = ddp_net_listen(host, port, 4096, &s->port, err)) < 0)
+    int backlog = clients > LISTEN_BACKLOG_MIN ? (clients < INT_MAX ? (int)clients : INT_MAX)
+                                               : LISTEN_BACKLOG_MIN;
+    if ((s->listen_fd = ddp_net_listen(host, port, backlog, &s->port, err)) < 0)
         goto error;
     ddp_net_set_nonblocking(s->listen_fd);
     s->epoll_fd = epoll_create1(EPOLL_CLOEXEC);

@@ -53,6 +53,24 @@ expect_contains "$ERR" "refused connection from 127.0.0.1" "the store logs the r
 expect_contains "$ERR" "node rank(s) 1 never arrived" "node 0 then times out naming the node that never joined"
 expect_eq "$RC" 1 "and exits 1"
 
+# --- the store's queue of connections not yet accepted ----------------------------------------
+# A network namespace of the suite's own, where net.core.somaxconn (Linux's cap on that queue,
+# 4,096 by default) is raised: node 0's store for 10,000 agents queues all of them (a listener's
+# Send-Q in ss), so agents starting at once are queued, not dropped.
+next_port
+# shellcheck disable=SC2016 # expanded by that shell
+queue=$(DDPJOB_TOKEN=t timeout 60 unshare -n sh -c '
+    ip link set lo up && echo 65535 >/proc/sys/net/core/somaxconn || exit 1
+    "$0" --nnodes 10000 --node-rank 0 --master-addr 127.0.0.1 --master-port "$1" --rdzv-timeout 30 true 2>/dev/null &
+    for _ in $(seq 300); do
+        q=$(ss -ltnH "sport = :$2" | awk "{print \$3}")
+        [ -n "$q" ] && break
+        sleep 0.1
+    done
+    kill $! && wait
+    echo "$q"' "$AGENT" "$PORT" "$STORE_PORT" 2>&1)
+expect_eq "$queue" 10000 "node 0's store queues a whole job of 10,000 agents' connections (where somaxconn allows)"
+
 run env -u DDPJOB_TOKEN "$AGENT" --nnodes 2 --node-rank 0 --master-addr 127.0.0.1 --master-port 1 true
 expect_eq "$RC" 2 "a multi-node agent without a token refuses to start"
 expect_contains "$ERR" "needs its token" "and says how to give one"

@@ -26,6 +26,8 @@ typedef void (*pg_divide_fn)(void *buf, size_t count, int n);
 
 /* AVG's divide for type t, for a collective that applies it where it reduced (NULL: none). */
 pg_divide_fn pg_divider(pg_dtype_t t);
+
+/* The whole buffer divided by n with t's divide (nothing for n <= 1 or a type without one). */
 void pg_reduce_divide(void *buf, size_t count, pg_dtype_t t, int n);
 
 #endif

@@ -908,9 +908,9 @@ ddp_store_server_t *ddp_store_server_start(const char *host, int port, const voi
     }
     memcpy(s->token, token, token_len);
     s->token_len = token_len;
-    int backlog = clients > LISTEN_BACKLOG_MIN ? (clients < INT_MAX ? (int)clients : INT_MAX)
-                                               : LISTEN_BACKLOG_MIN;
-    if ((s->listen_fd = ddp_net_listen(host, port, backlog, &s->port, err)) < 0)
+    size_t backlog = clients > LISTEN_BACKLOG_MIN ? clients : LISTEN_BACKLOG_MIN;
+    if ((s->listen_fd = ddp_net_listen(host, port, backlog < INT_MAX ? (int)backlog : INT_MAX,
+                                       &s->port, err)) < 0)
         goto error;
     ddp_net_set_nonblocking(s->listen_fd);
     s->epoll_fd = epoll_create1(EPOLL_CLOEXEC);

@@ -690,21 +690,20 @@ static int tcp_all_reduce(void *be, const void *send, void *recv, size_t count, 
     tcp_t *t = be;
     size_t esize = pg_dtype_size(t_);
     pg_reduce_fn reduce = pg_reducer(t_, op);
-    int rc, divided = 0;
-    if (all_on_this_host(t)) {
-        divided = op == PG_AVG;
-        rc = pg_shm_all_reduce(t->shm, send, recv, count, esize, reduce,
-                               divided ? pg_divider(t_) : NULL, SHM_WATCH(t), err);
-    }
+    pg_divide_fn divide = op == PG_AVG ? pg_divider(t_) : NULL;
+    if (all_on_this_host(t))
+        return pg_shm_all_reduce(t->shm, send, recv, count, esize, reduce, divide, SHM_WATCH(t),
+                                 err);
+    int rc;
     /* Small buffers: one round trip among all ranks beats the hierarchy's three steps. */
-    else if (t->hierarchical && !takes_direct(count * esize, t->size))
+    if (t->hierarchical && !takes_direct(count * esize, t->size))
         rc = hierarchical_all_reduce(t, send, recv, count, esize, reduce, err);
     else
         rc = team_all_reduce(t, &t->everyone, send, recv, count, esize, reduce, err);
     if (rc)
         return -1;
-    if (op == PG_AVG && !divided)
-        pg_reduce_divide(recv, count, t_, t->size);
+    if (divide)
+        divide(recv, count, t->size);
     return 0;
 }
 

@@ -9,16 +9,24 @@
 require_torch
 export DDPJOB_TOKEN=progress-test-$$
 in_cgroup_script "$T/in_cgroup"
-if ! cpu_cgroup_make "ddpjob-slow-$$" 20; then
-    fail "a cgroup with a CPU quota to slow a rank in" "$CGROUP_WHY"
+# Both agents run in one group that goes first within one CPU's quota (other suites keep the
+# rest): a rank held up by them would be as slow in truth as a rank held by a quota. Node 1's
+# agent runs in STEADY, or in SLOW, held to 20% of a CPU.
+group=ddpjob-progress-$$
+if ! cpu_cgroup_make "$group" 100 first; then
+    fail "a cgroup with a CPU quota to run the ranks in" "$CGROUP_WHY"
     exit 1
 fi
-SLOW=$CGROUP
-at_exit "cgroup_remove $SLOW"
+at_exit "cgroup_remove $CGROUP"
+cpu_cgroup_make "$group/steady" 100 && STEADY=$CGROUP && at_exit "cgroup_remove $STEADY"
+cpu_cgroup_make "$group/slow" 20 && SLOW=$CGROUP && at_exit "cgroup_remove $SLOW"
+if [ -z "$STEADY" ] || [ -z "$SLOW" ]; then
+    fail "cgroups for node 1's agent inside $group" "${CGROUP_WHY:-cannot make them}"
+    exit 1
+fi
 TRAIN_JOB=("$TRAIN" train --synthetic --synthetic-size 4096,512 --epochs 1000 --batch-size 32)
 TORCH_JOB=("$PY" "$SRCDIR/tests/agent/py/progress_loop.py")
-# Factor 2, not the default 1.5: this machine may be shared with other suites, and a rank of a
-# job beside them may fall behind by chance for a window; the slowed rank here is 5x.
+# Factor 2, not the default 1.5: the slowed rank here is 5x.
 common() {
     next_port
     COMMON=(--nnodes 2 --master-addr 127.0.0.1 --master-port "$PORT" --nproc-per-node 1
@@ -26,19 +34,18 @@ common() {
 }
 
 # slow_job slowed|plain PROGRAM...: node 0, and node 1 (inside the CPU quota when slowed), until
-# node 0 names a slow rank or 20 s pass; then both are told to stop. NAMED_AFTER: seconds.
+# node 0 names a slow rank or 20 s pass (90 s for the slowed rank, whose PyTorch takes a while to
+# start at 20% of a CPU); then both are told to stop. NAMED_AFTER: seconds.
 slow_job() {
-    local slowed=$1 start
+    local slowed=$1 start deadline=20
     shift
     common
-    start_agent n0 OMP_NUM_THREADS=1 -- "${COMMON[@]}" --node-rank 0 "$@"
-    if [ "$slowed" = slowed ]; then
-        AGENT=$T/in_cgroup start_agent n1 OMP_NUM_THREADS=1 -- "$SLOW" "$AGENT" "${COMMON[@]}" --node-rank 1 "$@"
-    else
-        start_agent n1 OMP_NUM_THREADS=1 -- "${COMMON[@]}" --node-rank 1 "$@"
-    fi
+    local group1=$STEADY
+    [ "$slowed" != slowed ] || { group1=$SLOW; deadline=90; }
+    AGENT=$T/in_cgroup start_agent n0 OMP_NUM_THREADS=1 -- "$STEADY" "$AGENT" "${COMMON[@]}" --node-rank 0 "$@"
+    AGENT=$T/in_cgroup start_agent n1 OMP_NUM_THREADS=1 -- "$group1" "$AGENT" "${COMMON[@]}" --node-rank 1 "$@"
     start=$SECONDS
-    while [ $((SECONDS - start)) -lt 20 ] && ! grep -q " is slow: " "$T/n0.err"; do sleep 0.2; done
+    while [ $((SECONDS - start)) -lt $deadline ] && ! grep -q " is slow: " "$T/n0.err"; do sleep 0.2; done
     NAMED_AFTER=$((SECONDS - start))
     kill -TERM "$(agent_pid n0)" "$(agent_pid n1)" 2>/dev/null
     wait_agent n0

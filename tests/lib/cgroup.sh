@@ -40,17 +40,23 @@ cgroup_remove() {
     rmdir "$1" 2>/dev/null
 }
 
-# cpu_cgroup_make NAME PERCENT: a new cgroup NAME whose processes get at most PERCENT of one CPU
-# (a CFS quota): its folder in CGROUP; 1 with CGROUP_WHY when there is no cpu controller.
+# cpu_cgroup_make NAME PERCENT [first]: a new cgroup NAME (PARENT/CHILD nests it in a group made
+# before) whose processes get at most PERCENT of one CPU (a CFS quota): its folder in CGROUP; 1
+# with CGROUP_WHY when there is no cpu controller. With `first`, the group also gets the highest
+# weight, so that within its quota its processes run before those of other suites.
 cpu_cgroup_make() {
     local v1=/sys/fs/cgroup/cpu v2=/sys/fs/cgroup
     if [ -f "$v1/cpu.cfs_quota_us" ]; then
         CGROUP=$v1/$1
         mkdir -p "$CGROUP" && echo 100000 >"$CGROUP/cpu.cfs_period_us" &&
-            echo $(($2 * 1000)) >"$CGROUP/cpu.cfs_quota_us"
+            echo $(($2 * 1000)) >"$CGROUP/cpu.cfs_quota_us" || return 1
+        [ "${3:-}" != first ] || echo 262144 >"$CGROUP/cpu.shares"
     elif grep -qw cpu "$v2/cgroup.subtree_control" 2>/dev/null; then
         CGROUP=$v2/$1
-        mkdir -p "$CGROUP" && echo "$(($2 * 1000)) 100000" >"$CGROUP/cpu.max"
+        # cgroup v2 hands a controller down only where the parent enables it for its children.
+        [ "${1%/*}" = "$1" ] || echo +cpu >"$v2/${1%/*}/cgroup.subtree_control" || return 1
+        mkdir -p "$CGROUP" && echo "$(($2 * 1000)) 100000" >"$CGROUP/cpu.max" || return 1
+        [ "${3:-}" != first ] || echo 10000 >"$CGROUP/cpu.weight"
     else
         CGROUP_WHY="no cgroup cpu controller: neither $v1 nor $v2/cgroup.subtree_control has one"
         return 1

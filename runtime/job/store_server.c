@@ -151,6 +151,12 @@ static void entry_free(entry_t *e)
 
 /* ---- connections ---- */
 
+static void expiry_at(ddp_store_server_t *s, int64_t at)
+{
+    if (at < s->next_expiry)
+        s->next_expiry = at;
+}
+
 static int conn_watch(ddp_store_server_t *s, conn_t *c, uint32_t events)
 {
     if (c->relay || events == c->events)
@@ -264,7 +270,10 @@ int conn_flush(ddp_store_server_t *s, conn_t *c)
     if (c->out_sent == c->out.len)
         c->out.len = c->out_sent = 0;
     uint32_t events = c->out.len ? EPOLLOUT : 0;
-    if (c->state == CONN_HANDSHAKE || (c->state == CONN_READY && c->out.len < OUT_HIGH_WATER))
+    /* A parked WAIT reads on until it holds input (its client sends nothing meanwhile, mostly):
+     * not watching while parked would cost two epoll_ctl calls per waiting agent. */
+    if (c->state == CONN_HANDSHAKE || (c->state == CONN_READY && c->out.len < OUT_HIGH_WATER) ||
+        (c->state == CONN_WAITING && !c->in.len))
         events |= EPOLLIN;
     return conn_watch(s, c, events);
 }
@@ -368,6 +377,7 @@ static void accept_all(ddp_store_server_t *s)
         c->fd = fd;
         c->state = CONN_HANDSHAKE;
         c->deadline = ddp_deadline_in(STORE_HANDSHAKE_MS);
+        expiry_at(s, c->deadline);
         char addr[INET6_ADDRSTRLEN] = "?";
         int port = 0;
         if (ss.ss_family == AF_INET) {
@@ -574,6 +584,7 @@ static int handle_wait(ddp_store_server_t *s, conn_t *c, ddp_store_reader_t *r)
     c->nwaiting = 0;
     c->state = CONN_WAITING;
     c->deadline = ddp_deadline_in(timeout_ms);
+    expiry_at(s, c->deadline);
     s->nparked++;
     for (uint32_t i = 0; i < nkeys; i++) {
         entry_t *e = on[i];
@@ -722,9 +733,10 @@ int conn_process(ddp_store_server_t *s, conn_t *c)
     int partial = c->state == CONN_READY && c->in.len > 0;
     if (partial != c->partial) {
         c->partial = partial;
-        if (partial)
+        if (partial) {
             s->npartial++;
-        else
+            expiry_at(s, c->input_at + STORE_FRAME_IDLE_MS);
+        } else
             s->npartial--;
     }
     return conn_flush(s, c);
@@ -747,6 +759,15 @@ static int conn_read(ddp_store_server_t *s, conn_t *c)
         if ((size_t)n < room || c->in.len > STORE_MAX_FRAME + 4)
             return 0;
     }
+}
+
+/* When c's handshake, WAIT or half-sent request runs out (INT64_MAX: never). */
+static int64_t conn_expiry(const conn_t *c)
+{
+    int64_t at = c->state == CONN_READY ? INT64_MAX : c->deadline;
+    if (c->partial && c->input_at + STORE_FRAME_IDLE_MS < at)
+        at = c->input_at + STORE_FRAME_IDLE_MS;
+    return at;
 }
 
 /* Ends c if its handshake, its WAIT or its half-sent request has run out of time. */
@@ -779,17 +800,27 @@ static void expire_conn(ddp_store_server_t *s, conn_t *c, int64_t now)
         queue_ready(s, c);
 }
 
+/* Expires what is due in one table of connections (closing some) and notes when the rest are. */
+static void expire_table(ddp_store_server_t *s, conn_t **conns, size_t cap, int64_t now)
+{
+    for (size_t i = 0; i < cap && (s->nparked || s->npartial); i++) {
+        if (conns[i])
+            expire_conn(s, conns[i], now);
+        if (conns[i])
+            expiry_at(s, conn_expiry(conns[i]));
+    }
+}
+
 /* Ends handshakes, WAITs and half-sent requests whose time has passed. */
 static void expire(ddp_store_server_t *s)
 {
     int64_t now = ddp_now_ms();
-    for (size_t fd = 0; fd < s->conns_cap && (s->nparked || s->npartial); fd++)
-        if (s->conns[fd])
-            expire_conn(s, s->conns[fd], now);
-    for (size_t r = 0; r < s->nrelays; r++)
-        for (size_t i = 0; i < s->relays[r].conns_cap && (s->nparked || s->npartial); i++)
-            if (s->relays[r].conns[i])
-                expire_conn(s, s->relays[r].conns[i], now);
+    if (now >= s->next_expiry) {
+        s->next_expiry = INT64_MAX;
+        expire_table(s, s->conns, s->conns_cap, now);
+        for (size_t r = 0; r < s->nrelays; r++)
+            expire_table(s, s->relays[r].conns, s->relays[r].conns_cap, now);
+    }
     if (s->accept_paused) {
         struct epoll_event ev = {.events = EPOLLIN, .data.fd = s->listen_fd};
         if (epoll_ctl(s->epoll_fd, EPOLL_CTL_ADD, s->listen_fd, &ev) == 0)

@@ -91,6 +91,9 @@ struct ddp_store_server {
     conn_t **conns; /* by fd */
     size_t conns_cap;
     size_t nparked; /* connections with a handshake or WAIT deadline */
+    /* No handshake, WAIT or half-sent request runs out before this (ddp_now_ms): tens of
+     * thousands of agents parked until the rendezvous deadline are not looked at every tick. */
+    int64_t next_expiry;
     entry_t **table;
     size_t table_cap, table_used;
     conn_t **ready; /* connections whose buffered input must be processed */

@@ -139,6 +139,39 @@ static void test_operations(int port)
     ok(ddp_store_wait_recv(c, &which, &val, &err) == 1 && which == 0 && !strcmp(val, "now"),
        "the parked wait is answered by the other client's set");
     free(val);
+
+    /* A PING sent while a WAIT is parked is answered after it. */
+    int accepted = 0, fd = hand_made_handshake(port, &accepted);
+    ddp_store_buf_t b = {0};
+    size_t wait_end, mark;
+    ddp_store_frame_begin(&b, &mark);
+    ddp_store_put_u8(&b, STORE_WAIT);
+    ddp_store_put_u32(&b, 5000);
+    ddp_store_put_u32(&b, 1);
+    ddp_store_put_str(&b, "later", 5);
+    ddp_store_frame_end(&b, mark);
+    wait_end = b.len;
+    ddp_store_frame_begin(&b, &mark);
+    ddp_store_put_u8(&b, STORE_PING);
+    ddp_store_frame_end(&b, mark);
+    struct pollfd early = {.fd = fd, .events = POLLIN};
+    ddp_net_write_full(fd, b.data, wait_end, ddp_deadline_in(2000), &err);
+    int quiet = poll(&early, 1, 200) == 0;
+    ddp_net_write_full(fd, b.data + wait_end, b.len - wait_end, ddp_deadline_in(2000), &err);
+    ddp_store_buf_free(&b);
+    ok(accepted && quiet && poll(&early, 1, 200) == 0,
+       "nothing is answered while the WAIT is parked, a PING sent after it included");
+    ok(ddp_store_set(other, "later", "now", 3, &err) == 0, "another client sets its key");
+    unsigned char head[4], body[64], pong[5];
+    uint32_t wait_len = 0;
+    int read_wait = ddp_net_read_full(fd, head, 4, ddp_deadline_in(2000), &err) == 0 &&
+                    (wait_len = ddp_store_load_u32(head)) <= sizeof body &&
+                    ddp_net_read_full(fd, body, wait_len, ddp_deadline_in(2000), &err) == 0;
+    ok(read_wait && body[0] == STORE_OK, "the WAIT is answered first");
+    ok(ddp_net_read_full(fd, pong, sizeof pong, ddp_deadline_in(2000), &err) == 0 &&
+           ddp_store_load_u32(pong) == 1 && pong[4] == STORE_OK,
+       "then the PING behind it");
+    close(fd);
     ddp_store_client_close(other);
 
     char *big = calloc(1, STORE_MAX_VALUE + 1);
@@ -181,6 +214,14 @@ static void test_refusals(int port)
     ok(log_contains("malformed request"), "and is logged as malformed");
     close(fd);
 
+    /* A peer that reads the server's hello and never answers: closed after STORE_HANDSHAKE_MS
+     * (timed beside the half request below). */
+    unsigned char hello[STORE_MAGIC_LEN + STORE_NONCE_LEN];
+    int mute = ddp_net_connect("127.0.0.1", port, ddp_deadline_in(2000), &err);
+    int64_t mute_at = ddp_now_ms();
+    ok(mute >= 0 && ddp_net_read_full(mute, hello, sizeof hello, ddp_deadline_in(2000), &err) == 0,
+       "a peer reads the server's hello (%s)", err.msg);
+
     /* Half a request, then silence: closed after STORE_FRAME_IDLE_MS, not held for ever. */
     fd = hand_made_handshake(port, &accepted);
     const unsigned char half[] = {0, 0, 0, 100, STORE_SET};
@@ -190,6 +231,11 @@ static void test_refusals(int port)
            strstr(err.msg, "closed") && ddp_now_ms() - sent >= STORE_FRAME_IDLE_MS - 100,
        "half a request then silence is closed after %d ms (%s)", STORE_FRAME_IDLE_MS, err.msg);
     close(fd);
+    ok(ddp_net_read_full(mute, hello, 1, ddp_deadline_in(STORE_HANDSHAKE_MS + 3000), &err) == -1 &&
+           strstr(err.msg, "closed") && ddp_now_ms() - mute_at >= STORE_HANDSHAKE_MS - 100,
+       "a peer silent after the hello is closed after %d ms (%s)", STORE_HANDSHAKE_MS, err.msg);
+    ok(log_contains("no handshake within"), "and is logged");
+    close(mute);
 
     c = client(port, token, &err);
     ok(c && ddp_store_ping(c, &err) == 0, "the server still serves after all that");

@@ -9,9 +9,9 @@
 require_torch
 export DDPJOB_TOKEN=progress-test-$$
 in_cgroup_script "$T/in_cgroup"
-# Both agents run in one group that goes first within one CPU's quota (other suites keep the
-# rest): a rank held up by them would be as slow in truth as a rank held by a quota. Node 1's
-# agent runs in STEADY, or in SLOW, held to 20% of a CPU.
+# Every job's agents run in one group that goes first within one CPU's quota (other suites keep
+# the rest): a rank held up by those suites would be as slow, or stalled, in truth as one held by
+# a quota. Node 1's agent runs in STEADY, or in SLOW, held to 20% of a CPU.
 group=ddpjob-progress-$$
 if ! cpu_cgroup_make "$group" 100 first; then
     fail "a cgroup with a CPU quota to run the ranks in" "$CGROUP_WHY"
@@ -68,7 +68,9 @@ done
 # Stalled: rank 1 stops before it reports step 50; rank 0 waits in the all_reduce of step 50.
 # Node 0 names rank 1, not the idle rank 0 that the output/CPU heuristic would pick.
 common
-two_agents STALL_RANK=1 OMP_NUM_THREADS=1 -- "${COMMON[@]}" --hang-timeout 3 "${TORCH_JOB[@]}"
+NODE0_ARGS=("$STEADY" "$AGENT" --node-rank 0)
+NODE1_ARGS=("$STEADY" "$AGENT" --node-rank 1)
+AGENT=$T/in_cgroup two_agents STALL_RANK=1 OMP_NUM_THREADS=1 -- "${COMMON[@]}" --hang-timeout 3 "${TORCH_JOB[@]}"
 expect_eq "$RC0/$RC1" 1/1 "a stalled rank fails the job on both nodes"
 expect_contains "$ERR0" "job failed (exit 1): rank 1 (node 1, host $host, local rank 0) stalled: at step 49 while the others wait at step 50" \
     "node 0 names the stalled rank, its step and the others'"

@@ -18,6 +18,7 @@ if ! cpu_cgroup_make "$group" 100 first; then
     exit 1
 fi
 at_exit "cgroup_remove $CGROUP"
+STEADY='' SLOW=''
 cpu_cgroup_make "$group/steady" 100 && STEADY=$CGROUP && at_exit "cgroup_remove $STEADY"
 cpu_cgroup_make "$group/slow" 20 && SLOW=$CGROUP && at_exit "cgroup_remove $SLOW"
 if [ -z "$STEADY" ] || [ -z "$SLOW" ]; then

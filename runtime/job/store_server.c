@@ -704,10 +704,8 @@ static int handle_request(ddp_store_server_t *s, conn_t *c, const unsigned char 
     return 0;
 }
 
-int conn_process(ddp_store_server_t *s, conn_t *c)
+static int serve_input(ddp_store_server_t *s, conn_t *c)
 {
-    if (s->is_relay)
-        return relay_process(s, c);
     if (c->state == CONN_HANDSHAKE && conn_handshake(s, c))
         return -1;
     size_t used = 0;
@@ -742,21 +740,33 @@ int conn_process(ddp_store_server_t *s, conn_t *c)
     return conn_flush(s, c);
 }
 
-static int conn_read(ddp_store_server_t *s, conn_t *c)
+int conn_process(ddp_store_server_t *s, conn_t *c)
 {
+    int rc = s->is_relay ? relay_process(s, c) : serve_input(s, c);
+    /* Given back once empty: thousands of parked agents hold none. */
+    if (!rc && !c->in.len)
+        ddp_store_buf_free(&c->in);
+    return rc;
+}
+
+static int conn_read(conn_t *c)
+{
+    /* Read here, then kept at its size: a connection's buffer fits what it was sent (an agent's
+     * few hundred bytes), not the most one read could bring. */
+    unsigned char chunk[65536];
     for (;;) {
-        if (ddp_store_buf_reserve(&c->in, 65536))
-            return -1;
-        size_t room = c->in.cap - c->in.len;
-        ssize_t n = recv(c->fd, c->in.data + c->in.len, room, MSG_DONTWAIT);
+        ssize_t n = recv(c->fd, chunk, sizeof chunk, MSG_DONTWAIT);
         if (n == 0)
             return -1;
         if (n < 0)
             return errno == EAGAIN || errno == EINTR ? 0 : -1;
+        if (ddp_store_buf_reserve(&c->in, (size_t)n))
+            return -1;
+        memcpy(c->in.data + c->in.len, chunk, (size_t)n);
         c->in.len += (size_t)n;
         c->input_at = ddp_now_ms();
         /* Drained, or a whole frame's worth is buffered: process before reading more. */
-        if ((size_t)n < room || c->in.len > STORE_MAX_FRAME + 4)
+        if ((size_t)n < sizeof chunk || c->in.len > STORE_MAX_FRAME + 4)
             return 0;
     }
 }
@@ -872,7 +882,7 @@ void *server_main(void *arg)
             int closing =
                 (ev & (EPOLLERR | EPOLLHUP)) || ((ev & EPOLLRDHUP) && c->state == CONN_WAITING);
             if (!closing && (ev & EPOLLIN))
-                closing = conn_read(s, c) || conn_process(s, c);
+                closing = conn_read(c) || conn_process(s, c);
             if (!closing && (ev & EPOLLOUT))
                 closing = conn_flush(s, c) || (queue_ready(s, c), 0);
             if (closing)

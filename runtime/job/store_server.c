@@ -704,6 +704,15 @@ static int handle_request(ddp_store_server_t *s, conn_t *c, const unsigned char 
     return 0;
 }
 
+/* When c's handshake, WAIT or half-sent request runs out (INT64_MAX: never). */
+static int64_t conn_expiry(const conn_t *c)
+{
+    int64_t at = c->state == CONN_READY ? INT64_MAX : c->deadline;
+    if (c->partial && c->input_at + STORE_FRAME_IDLE_MS < at)
+        at = c->input_at + STORE_FRAME_IDLE_MS;
+    return at;
+}
+
 static int serve_input(ddp_store_server_t *s, conn_t *c)
 {
     if (c->state == CONN_HANDSHAKE && conn_handshake(s, c))
@@ -733,7 +742,7 @@ static int serve_input(ddp_store_server_t *s, conn_t *c)
         c->partial = partial;
         if (partial) {
             s->npartial++;
-            expiry_at(s, c->input_at + STORE_FRAME_IDLE_MS);
+            expiry_at(s, conn_expiry(c));
         } else
             s->npartial--;
     }
@@ -769,15 +778,6 @@ static int conn_read(conn_t *c)
         if ((size_t)n < sizeof chunk || c->in.len > STORE_MAX_FRAME + 4)
             return 0;
     }
-}
-
-/* When c's handshake, WAIT or half-sent request runs out (INT64_MAX: never). */
-static int64_t conn_expiry(const conn_t *c)
-{
-    int64_t at = c->state == CONN_READY ? INT64_MAX : c->deadline;
-    if (c->partial && c->input_at + STORE_FRAME_IDLE_MS < at)
-        at = c->input_at + STORE_FRAME_IDLE_MS;
-    return at;
 }
 
 /* Ends c if its handshake, its WAIT or its half-sent request has run out of time. */

@@ -6,11 +6,11 @@
 #include <emmintrin.h>
 #endif
 
-/* Arithmetic type A does the sums and products of storage type T (unsigned for integers, so
- * that overflow wraps instead of being undefined). */
+#include "ddp_simd.h"
+
 /* One kernel: dst = a OP b, with an in-place loop for dst == a so both forms vectorise. */
 #define KERNEL(fn, T, EXPR)                                                                        \
-    static void fn(void *d, const void *pa, const void *pb, size_t n)                              \
+    VECTOR_CLONES static void fn(void *d, const void *pa, const void *pb, size_t n)                \
     {                                                                                              \
         const T *restrict b = pb;                                                                  \
         if (d == pa) {                                                                             \
@@ -36,7 +36,7 @@
     KERNEL(prod_##name, T, (T)((A)x * (A)y))                                                       \
     KERNEL(min_##name, T, y < x ? y : x)                                                           \
     KERNEL(max_##name, T, y > x ? y : x)                                                           \
-    static void div_##name(void *d, size_t n, int by)                                              \
+    VECTOR_CLONES static void div_##name(void *d, size_t n, int by)                                \
     {                                                                                              \
         T *a = d;                                                                                  \
         for (size_t i = 0; i < n; i++)                                                             \

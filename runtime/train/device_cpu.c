@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "conv_dnnl.h"
+#include "ddp_simd.h"
 #include "device.h"
 #include "layers_blocked.h"
 
@@ -27,8 +28,8 @@ static int cpu_sync(ddp_error_t *err)
 }
 static void cpu_bind_thread(void) {}
 
-static void cpu_sgd(float *p, const float *g, float *v, size_t n, float lr, float momentum,
-                    float wd)
+VECTOR_CLONES static void cpu_sgd(float *restrict p, const float *restrict g, float *restrict v,
+                                  size_t n, float lr, float momentum, float wd)
 {
     for (size_t i = 0; i < n; i++) {
         v[i] = momentum * v[i] + (g[i] + wd * p[i]);

@@ -9,11 +9,8 @@
 #include <math.h>
 #include <string.h>
 
-#if defined(__x86_64__) && defined(__GNUC__)
-#define VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define VECTOR_CLONES
-#endif
+#include "ddp_simd.h"
+
 #define INLINE static inline __attribute__((always_inline))
 
 /* The vectors never cross a call that is not inlined, so the ABI GCC warns about is not used. */

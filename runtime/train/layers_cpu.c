@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "conv_dnnl.h"
+#include "ddp_simd.h"
 #include "xent_row.h"
 
 void layers_set_threads(int n)
@@ -266,14 +267,14 @@ void bn_backward(const bn_shape_t *s, const float *in, const float *gamma, const
     }
 }
 
-void relu_forward(size_t n, const float *in, float *out)
+VECTOR_CLONES void relu_forward(size_t n, const float *in, float *out)
 {
 #pragma omp simd
     for (size_t i = 0; i < n; i++)
         out[i] = in[i] > 0 ? in[i] : 0;
 }
 
-void relu_backward(size_t n, const float *out, const float *dout, float *din)
+VECTOR_CLONES void relu_backward(size_t n, const float *out, const float *dout, float *din)
 {
 #pragma omp simd
     for (size_t i = 0; i < n; i++) {
@@ -282,7 +283,7 @@ void relu_backward(size_t n, const float *out, const float *dout, float *din)
     }
 }
 
-void add_forward(size_t n, int relu, const float *a, const float *b, float *out)
+VECTOR_CLONES void add_forward(size_t n, int relu, const float *a, const float *b, float *out)
 {
     if (relu) {
 #pragma omp simd
@@ -298,8 +299,8 @@ void add_forward(size_t n, int relu, const float *a, const float *b, float *out)
 }
 
 /* The modes are loop invariants: the compiler makes a loop of each combination. */
-void add_backward(size_t n, int relu, const float *out, const float *dout, float *da,
-                  grad_mode_t da_mode, float *db, grad_mode_t db_mode)
+VECTOR_CLONES void add_backward(size_t n, int relu, const float *out, const float *dout, float *da,
+                                grad_mode_t da_mode, float *db, grad_mode_t db_mode)
 {
     int keep_a = da_mode == GRAD_ADD, keep_b = db_mode == GRAD_ADD;
 #pragma omp simd

@@ -1,10 +1,10 @@
 /* ddp_simd: where a loop is compiled for more than the baseline.
  *
  * The build targets plain x86-64 (SSE2), so that one binary runs on any node of a cluster. The
- * few loops that stream whole tensors (the reductions, the optimizer step, the element-wise
- * layers) are cloned for AVX-512 and AVX2 as well; the loader picks the widest the CPU has.
- * Without -ffp-contract=fast (ISO C, as the build is), the clones round exactly as the baseline:
- * no fused multiply-adds are formed, so every clone gives the same bits. */
+ * loops that stream whole tensors (the process group's reductions, the optimizer step, the batch
+ * norms, the element-wise layers) are cloned for AVX-512 and AVX2 as well; the loader picks the
+ * widest the CPU has. Every clone gives the same bits: their loops are element-wise or sum in
+ * GCC's fixed-width vector types, and ISO C (as the build is) forms no fused multiply-adds. */
 #ifndef DDP_SIMD_H
 #define DDP_SIMD_H
 

@@ -157,6 +157,13 @@ static void expiry_at(ddp_store_server_t *s, int64_t at)
         s->next_expiry = at;
 }
 
+/* A handshake's or WAIT's time, `ms` from now, which the expiry scan then looks for. */
+static void conn_set_deadline(ddp_store_server_t *s, conn_t *c, int64_t ms)
+{
+    c->deadline = ddp_deadline_in(ms);
+    expiry_at(s, c->deadline);
+}
+
 static int conn_watch(ddp_store_server_t *s, conn_t *c, uint32_t events)
 {
     if (c->relay || events == c->events)
@@ -376,8 +383,7 @@ static void accept_all(ddp_store_server_t *s)
         }
         c->fd = fd;
         c->state = CONN_HANDSHAKE;
-        c->deadline = ddp_deadline_in(STORE_HANDSHAKE_MS);
-        expiry_at(s, c->deadline);
+        conn_set_deadline(s, c, STORE_HANDSHAKE_MS);
         char addr[INET6_ADDRSTRLEN] = "?";
         int port = 0;
         if (ss.ss_family == AF_INET) {
@@ -583,8 +589,7 @@ static int handle_wait(ddp_store_server_t *s, conn_t *c, ddp_store_reader_t *r)
     c->waiting_pos = pos;
     c->nwaiting = 0;
     c->state = CONN_WAITING;
-    c->deadline = ddp_deadline_in(timeout_ms);
-    expiry_at(s, c->deadline);
+    conn_set_deadline(s, c, timeout_ms);
     s->nparked++;
     for (uint32_t i = 0; i < nkeys; i++) {
         entry_t *e = on[i];

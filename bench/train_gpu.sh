@@ -5,7 +5,9 @@
 # run held at its peak (nvidia-smi's memory.used sampled every 50 ms, less what was in use before
 # it started).
 #   bench/train_gpu.sh [DDP_TRAIN] [PYTHON]   (defaults: build/runtime/train/ddp-train, python3)
-# SYSTEMS (default all four) names the rows to run; pytorch-eager stays the ratios' anchor.
+# SYSTEMS (default all five) names the rows to run; pytorch-eager stays the ratios' anchor;
+# ddp-train--tf32--no-cuda-graph launches each step kernel by kernel (what the graph saves);
+# pytorch-eager-bf16-autocast (not in the default) is mixed precision's anchor.
 # On a GPU machine without meson, build first with tests/gpu/standalone.sh and pass
 # /tmp/ddpjob-gpu/ddp-train. ddp-train's figure is its second epoch of STEPS steps (data made on
 # the host and copied each step, as in training); PyTorch's inputs stay on the GPU.
@@ -17,7 +19,7 @@ py=${2:-python3}
 reps=${REPS:-3}
 steps=${STEPS:-50}
 batches=${BATCHES:-256 1024}
-systems=" ${SYSTEMS:-pytorch-eager pytorch-compile ddp-train ddp-train--tf32} "
+systems=" ${SYSTEMS:-pytorch-eager pytorch-compile ddp-train ddp-train--tf32 ddp-train--tf32--no-cuda-graph} "
 
 # shellcheck source=lib.sh
 . bench/lib.sh
@@ -55,7 +57,7 @@ run_system() {
     echo "$name $(printf '%s\n' "${rates[@]}" | median) $mib"
 }
 
-printf '%-6s %-22s %12s %9s %9s\n' batch system samples/s MiB "vs eager"
+printf '%-6s %-31s %12s %9s %9s\n' batch system samples/s MiB "vs eager"
 for batch in $batches; do
     ours=("$train" train --backend nccl --model resnet --depth 20 --batch-size "$batch"
           --synthetic-size "$((steps * batch)),$batch" --epochs 2)
@@ -63,10 +65,12 @@ for batch in $batches; do
     {
         run_system pytorch-eager "${torch[@]}"
         run_system pytorch-compile "${torch[@]}" compile
+        run_system pytorch-eager-bf16-autocast "${torch[@]}" bf16
         run_system ddp-train "${ours[@]}"
         run_system ddp-train--tf32 "${ours[@]}" --tf32
+        run_system ddp-train--tf32--no-cuda-graph "${ours[@]}" --tf32 --no-cuda-graph
     } | awk -v b="$batch" '$1 == "pytorch-eager" {eager = $2}
-        {printf "%-6d %-22s %12.1f %9d %8.2fx\n", b, $1, $2, $3, (eager > 0 ? $2 / eager : 0)}'
+        {printf "%-6d %-31s %12.1f %9d %8.2fx\n", b, $1, $2, $3, (eager > 0 ? $2 / eager : 0)}'
 done
 echo "ResNet-20, one GPU, samples/s (median of $reps runs of $steps steps) and peak MiB of the last run."
 echo "Target: ddp-train >= PyTorch eager's throughput at batch 256 (ratio >= 1)."

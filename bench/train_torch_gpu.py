@@ -1,9 +1,10 @@
 """PyTorch training throughput on one GPU, the anchor for `ddp-train train --backend nccl`.
 
-    train_torch_gpu.py DEPTH BATCH STEPS [eager|compile]
+    train_torch_gpu.py DEPTH BATCH STEPS [eager|compile|bf16]
 ResNet-DEPTH (tests/train/torch_step.py's, width 1), random CIFAR-shaped inputs already on the
 GPU, SGD with momentum and weight decay, float32 (PyTorch's defaults: cuDNN may use TF32 for
-convolutions). `compile` wraps the model in torch.compile (default mode). Prints `samples/s N`,
+convolutions). `compile` wraps the model in torch.compile (default mode); `bf16` runs the
+forward and the loss under torch.autocast with bfloat16 (mixed precision). Prints `samples/s N`,
 timed over STEPS steps after 5 warm-up steps (compile's first steps compile and are not timed).
 """
 import os
@@ -30,7 +31,9 @@ def main():
             torch.cuda.synchronize()
             start = time.perf_counter()
         opt.zero_grad()
-        F.cross_entropy(forward(x), y).backward()
+        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=mode == "bf16"):
+            loss = F.cross_entropy(forward(x), y)
+        loss.backward()
         opt.step()
     torch.cuda.synchronize()
     print(f"samples/s {steps * batch / (time.perf_counter() - start):.1f}", flush=True)

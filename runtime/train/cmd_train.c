@@ -57,9 +57,13 @@ typedef struct {
     double *scalars;   /* backend memory for reducing host values across ranks */
     dataset_t train, test;
     sampler_t sampler;
-    float *images; /* a batch on the host (the device's own buffer when that is host memory) */
-    float *device_images;
-    unsigned char *labels;
+    void *device_batch; /* a step's input in device memory, as batch_at lays it out */
+    size_t batch_bytes;
+    void *staging[2]; /* where batches are made: host_alloc's, or device_batch on the host */
+    int slot;         /* the staging slot the next batch is made in */
+    double *tally;    /* device memory: the epoch's {summed loss, right answers}, the test's */
+    int full_steps;   /* steps of a whole batch run in this process */
+    void *recording;  /* the training step as the device recorded it, or NULL */
     long steps_per_epoch, total_steps, step;
     int progress_fd; /* DDP_PROGRESS_ENV's file; -1: none */
     int epoch;       /* position: the epoch in progress */
@@ -182,23 +186,41 @@ static int save(trainer_t *t, ddp_error_t *err)
     return rc;
 }
 
-static void sgd(trainer_t *t, double lr)
-{
-    const train_options_t *o = t->o;
-    t->dev->sgd(model_params(t->model), model_grads(t->model), t->momentum,
-                model_param_count(t->model), (float)lr, (float)o->momentum, (float)o->weight_decay);
-}
-
-/* The batch made on the host to the device, unless the device reads host memory. */
-static void stage_batch(trainer_t *t, int n)
-{
-    if (t->images != t->device_images)
-        t->dev->upload(t->device_images, t->images, (size_t)n * IMAGE_SIZE * sizeof(float));
-}
-
+/* A step's input, one block so that one copy stages it: the images of a whole batch, the step's
+ * learning rate (read by the device, so that a recorded step takes each step's), the labels. */
 typedef struct {
-    double loss, correct, count;
-} tally_t;
+    float *images, *lr;
+    unsigned char *labels;
+} batch_t;
+
+static size_t batch_bytes(int batch_size)
+{
+    return (size_t)batch_size * (IMAGE_SIZE * sizeof(float) + 1) + sizeof(float);
+}
+
+static batch_t batch_at(void *base, int batch_size)
+{
+    float *images = base, *lr = images + (size_t)batch_size * IMAGE_SIZE;
+    return (batch_t){images, lr, (unsigned char *)(lr + 1)};
+}
+
+/* Makes the next batch in a free staging slot and queues its upload: on a device with memory
+ * of its own, the host makes the next while the device runs this one, at most two ahead. */
+static int stage_batch(trainer_t *t, const dataset_t *d, const size_t *idx, int n, int augment,
+                       double lr, ddp_error_t *err)
+{
+    const device_ops_t *dev = t->dev;
+    if (dev->stage && dev->stage_wait(t->slot, err))
+        return -1;
+    batch_t b = batch_at(t->staging[t->slot], t->o->batch_size);
+    data_batch(d, idx, n, augment, t->o->seed, (uint64_t)t->epoch, b.images, b.labels);
+    *b.lr = (float)lr;
+    if (dev->stage) {
+        dev->stage(t->device_batch, t->staging[t->slot], t->batch_bytes, t->slot);
+        t->slot ^= 1;
+    }
+    return 0;
+}
 
 /* The step this rank has reached, for its agent (DDP_PROGRESS_ENV), before the gradients'
  * all-reduce: a rank the others wait for is then a step behind them. Written over the last in
@@ -215,28 +237,67 @@ static void report_progress(trainer_t *t)
     }
 }
 
-static int train_step(trainer_t *t, int n, tally_t *tally, ddp_error_t *err)
+/* Forward, loss, backward with the gradients averaged as they are made, the SGD step. */
+static int queue_step(trainer_t *t, int n, ddp_error_t *err)
+{
+    const train_options_t *o = t->o;
+    batch_t b = batch_at(t->device_batch, o->batch_size);
+    model_forward(t->model, b.images, n, 1);
+    model_loss(t->model, b.labels, n, t->tally);
+    reducer_start(t->reducer);
+    model_backward(t->model, b.images, n, reducer_ready, t->reducer);
+    if (reducer_finish(t->reducer, err))
+        return -1;
+    t->dev->sgd(model_params(t->model), model_grads(t->model), t->momentum,
+                model_param_count(t->model), b.lr, (float)o->momentum, (float)o->weight_decay);
+    return 0;
+}
+
+/* One GPU's step is recorded (a CUDA graph) once a whole batch has run as plain launches
+ * (cuDNN's plans and the buffers that grow on first use are made then), and replayed: the host
+ * queues a step in one call. Not with other ranks: the averaging waits on the host for each
+ * bucket. */
+static int steps_recorded(const trainer_t *t)
+{
+    return t->o->cuda_graph && t->dev->record_begin && t->world == 1;
+}
+
+static int step_recordable(const trainer_t *t, int n)
+{
+    return steps_recorded(t) && n == t->o->batch_size && t->full_steps > 0;
+}
+
+static int train_step(trainer_t *t, int n, double *count, ddp_error_t *err)
 {
     const size_t *idx = t->sampler.mine + t->batch * t->o->batch_size;
-    data_batch(&t->train, idx, n, t->o->augment, t->o->seed, (uint64_t)t->epoch, t->images,
-               t->labels);
-    stage_batch(t, n);
-    if (sync_from_rank0(t, 0, err))
+    double lr = train_lr(t->o, t->step, t->total_steps, t->steps_per_epoch);
+    if (stage_batch(t, &t->train, idx, n, t->o->augment, lr, err) || sync_from_rank0(t, 0, err))
         return -1;
-    model_forward(t->model, t->device_images, n, 1);
     report_progress(t);
-    int correct;
-    tally->loss += model_loss(t->model, t->labels, n, &correct);
-    tally->correct += correct;
-    tally->count += n;
-    reducer_start(t->reducer);
-    int rc = model_backward(t->model, t->device_images, n, reducer_ready, t->reducer, err);
-    if (reducer_finish(t->reducer, rc ? NULL : err) || rc)
+    if (step_recordable(t, n)) {
+        if (!t->recording && (t->dev->record_begin(err) || queue_step(t, n, err) ||
+                              !(t->recording = t->dev->record_end(err))))
+            return -1;
+        t->dev->replay(t->recording);
+    } else if (queue_step(t, n, err)) {
         return -1;
-    sgd(t, train_lr(t->o, t->step, t->total_steps, t->steps_per_epoch));
+    }
+    /* A GPU of its own runs on (its failures come back from the next stage_wait); where other
+     * ranks read this one's memory, or the device is the host, the step ends here. */
+    if ((t->world > 1 || t->dev->host_memory) && t->dev->sync(err))
+        return -1;
+    t->full_steps += n == t->o->batch_size;
+    *count += n;
     t->step++;
     t->batch++;
     return 0;
+}
+
+/* {summed loss, right answers} from the device's tally at `at`, and zero it for the next. */
+static void take_tally(trainer_t *t, double *at, double sums[2])
+{
+    t->dev->download(sums, at, 2 * sizeof(double));
+    t->dev->zero(at, 2 * sizeof(double));
 }
 
 /* Whether any rank was asked to stop: all ranks stop after the same step. */
@@ -260,19 +321,22 @@ static int evaluate(trainer_t *t, double *accuracy, double *loss, ddp_error_t *e
         return ddp_error_set(err, "out of memory");
     double sums[3] = {0, 0, 0};
     size_t next = (size_t)t->rank;
-    while (next < t->test.count) {
+    batch_t on_device = batch_at(t->device_batch, b);
+    int rc = 0;
+    while (next < t->test.count && rc == 0) {
         int n = 0;
         for (; n < b && next < t->test.count; next += (size_t)t->world)
             idx[n++] = next;
-        data_batch(&t->test, idx, n, 0, 0, 0, t->images, t->labels);
-        stage_batch(t, n);
-        model_forward(t->model, t->device_images, n, 0);
-        int correct;
-        sums[0] += model_loss(t->model, t->labels, n, &correct);
-        sums[1] += correct;
-        sums[2] += n;
+        if ((rc = stage_batch(t, &t->test, idx, n, 0, 0, err)) == 0) {
+            model_forward(t->model, on_device.images, n, 0);
+            model_loss(t->model, on_device.labels, n, t->tally + 2);
+            sums[2] += n;
+        }
     }
     free(idx);
+    if (rc || t->dev->sync(err))
+        return -1;
+    take_tally(t, t->tally + 2, sums);
     if (reduce_host(t, sums, 3, PG_SUM, err))
         return -1;
     *loss = sums[2] ? sums[0] / sums[2] : 0;
@@ -292,13 +356,12 @@ static int run(trainer_t *t, run_end_t *end, ddp_error_t *err)
     *end = RUN_DONE;
     while (t->epoch < last_epoch) {
         sampler_set_epoch(&t->sampler, (uint64_t)t->epoch);
-        tally_t tally = {0, 0, 0};
-        double epoch_start = ddp_now_s();
+        double count = 0, epoch_start = ddp_now_s();
         while (t->batch < t->steps_per_epoch) {
             long left = (long)t->sampler.num_samples - t->batch * o->batch_size;
             int n = left < o->batch_size ? (int)left : o->batch_size;
             double step_start = ddp_now_s();
-            if (train_step(t, n, &tally, err))
+            if (train_step(t, n, &count, err))
                 return -1;
             /* Before the stop vote, so a signal during the pause is taken at this step. */
             double rest_ms = (double)o->min_step_ms - (ddp_now_s() - step_start) * 1000;
@@ -316,8 +379,11 @@ static int run(trainer_t *t, run_end_t *end, ddp_error_t *err)
                 return save(t, err);
             }
         }
-        double seconds = ddp_now_s() - epoch_start,
-               sums[3] = {tally.loss, tally.correct, tally.count};
+        double sums[3] = {0, 0, count};
+        if (t->dev->sync(err))
+            return -1;
+        double seconds = ddp_now_s() - epoch_start;
+        take_tally(t, t->tally, sums);
         if (reduce_host(t, sums, 3, PG_SUM, err) || evaluate(t, &test_acc, &test_loss, err))
             return -1;
         if (t->rank == 0) {
@@ -398,23 +464,24 @@ static int setup(trainer_t *t, ddp_error_t *err)
               model_create(&o->model, t->dev, o->batch_size, grads_in_pg ? &pg_memory : NULL, err)))
         return -1;
     size_t np = model_param_count(t->model), nb = model_buffer_count(t->model);
-    size_t image_bytes = (size_t)o->batch_size * IMAGE_SIZE * sizeof(float);
     t->host.params = calloc(np + 1, sizeof(float));
     t->host.momentum = calloc(np + 1, sizeof(float));
     t->host.buffers = calloc(nb + 1, sizeof(float));
 
-    t->labels = malloc((size_t)o->batch_size);
     t->momentum = t->dev->alloc(np * sizeof(float));
-    t->device_images = t->dev->alloc(image_bytes);
-    t->images = t->dev->host_memory ? t->device_images : malloc(image_bytes);
+    t->batch_bytes = batch_bytes(o->batch_size);
+    t->device_batch = t->dev->alloc(t->batch_bytes);
+    t->tally = t->dev->alloc(4 * sizeof(double));
     t->scalars = pg_alloc(t->pg, 8 * sizeof(double), err);
-    if (!t->momentum || !t->device_images) {
+    if (!t->momentum || !t->device_batch || !t->tally) {
         char memory[256];
         t->dev->describe_memory(memory, sizeof memory);
         return ddp_error_set(err, "out of %s for the optimizer's state and a batch", memory);
     }
-    if (!t->host.params || !t->host.momentum || !t->host.buffers || !t->images || !t->labels ||
-        !t->scalars)
+    for (int s = 0; s < 2; s++)
+        t->staging[s] = t->dev->stage ? t->dev->host_alloc(t->batch_bytes) : t->device_batch;
+    if (!t->host.params || !t->host.momentum || !t->host.buffers || !t->staging[0] ||
+        !t->staging[1] || !t->scalars)
         return ddp_error_set(err, "out of memory");
     model_init(t->model, o->seed, t->host.params, t->host.buffers);
     move_state(t, 1);
@@ -425,9 +492,10 @@ static int setup(trainer_t *t, ddp_error_t *err)
         return -1;
     if (t->rank == 0) {
         printf("ddp-train: %s, %zu parameters in %d bucket(s); %zu train / %zu test samples, "
-               "%d rank(s) x batch %d on %s; %s\n",
+               "%d rank(s) x batch %d on %s%s; %s\n",
                t->model_text, np, reducer_bucket_count(t->reducer), t->train.count, t->test.count,
-               t->world, o->batch_size, t->dev->name, t->config_text);
+               t->world, o->batch_size, t->dev->name,
+               steps_recorded(t) ? " (each step a CUDA graph)" : "", t->config_text);
         if (t->resuming)
             printf("ddp-train: resuming from %s at epoch %d, batch %ld (step %ld)\n", t->checkpoint,
                    t->epoch + 1, t->batch, t->step);
@@ -439,12 +507,15 @@ static int setup(trainer_t *t, ddp_error_t *err)
 static void teardown(trainer_t *t)
 {
     reducer_destroy(t->reducer);
-    if (t->images != t->device_images)
-        free(t->images);
-    if (t->momentum)
-        t->dev->free(t->momentum);
-    if (t->device_images)
-        t->dev->free(t->device_images);
+    if (t->recording)
+        t->dev->recording_free(t->recording);
+    for (int s = 0; s < 2; s++)
+        if (t->dev->stage && t->staging[s])
+            t->dev->host_free(t->staging[s]);
+    void *device_memory[] = {t->momentum, t->device_batch, t->tally};
+    for (size_t i = 0; i < sizeof device_memory / sizeof *device_memory; i++)
+        if (device_memory[i])
+            t->dev->free(device_memory[i]);
     pg_free(t->pg, t->scalars);
     model_destroy(t->model);
     sampler_free(&t->sampler);
@@ -453,7 +524,6 @@ static void teardown(trainer_t *t)
     free(t->host.params);
     free(t->host.momentum);
     free(t->host.buffers);
-    free(t->labels);
 }
 
 int cmd_train(int argc, char **argv)

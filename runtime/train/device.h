@@ -2,7 +2,8 @@
  * (C kernels, OpenBLAS) or a CUDA GPU (kernels, cuBLAS). model.c and the trainer are written
  * once against it; the layer operations have layers.h's signatures and meaning, on the device's
  * memory. Work may be queued: `sync` waits for it (before the process group reads gradients,
- * and before results are read back). */
+ * and before results are read back), and a batch's upload may be queued behind it (stage), so
+ * that a GPU's steps follow one another without the host waiting for each. */
 #ifndef DDP_TRAIN_DEVICE_H
 #define DDP_TRAIN_DEVICE_H
 
@@ -49,11 +50,31 @@ typedef struct {
                          grad_mode_t da_mode, float *db, grad_mode_t db_mode);
     void (*avgpool_forward)(int batch, int c, int hw, const float *in, float *out);
     void (*avgpool_backward)(int batch, int c, int hw, const float *dout, float *din);
-    /* labels are host memory; the loss and count come back to the host. */
-    double (*softmax_xent)(int batch, int classes, const float *logits, const unsigned char *labels,
-                           float *dlogits, int *correct);
-    /* PyTorch's SGD: v = momentum * v + (g + wd * p); p -= lr * v. */
-    void (*sgd)(float *p, const float *g, float *v, size_t n, float lr, float momentum, float wd);
+    /* labels are device memory; tally[0] += the summed loss, tally[1] += the right answers
+     * (two doubles of device memory: the host reads them when it needs them, not every step). */
+    void (*softmax_xent)(int batch, int classes, const float *logits, const unsigned char *labels,
+                         float *dlogits, double *tally);
+    /* PyTorch's SGD: v = momentum * v + (g + wd * p); p -= *lr * v (lr in device memory, so a
+     * recorded step takes each step's rate). */
+    void (*sgd)(float *p, const float *g, float *v, size_t n, const float *lr, float momentum,
+                float wd);
+
+    /* Staging, where the device's memory is not the host's (NULL where it is: the host writes
+     * a batch into device memory itself). host_alloc's memory is where a batch is made; stage
+     * queues its copy behind the work in flight and marks `slot` (0 or 1) as done when the copy
+     * is; stage_wait waits for that mark, so that the slot may be written again, and returns -1
+     * with the device's error if any queued work failed. */
+    void *(*host_alloc)(size_t bytes);
+    void (*host_free)(void *p);
+    void (*stage)(void *device_dst, const void *host_src, size_t bytes, int slot);
+    int (*stage_wait)(int slot, ddp_error_t *err);
+
+    /* Recorded work (a CUDA graph; NULL where the device has none): between record_begin and
+     * record_end the operations are recorded, not run; replay queues the recording as one. */
+    int (*record_begin)(ddp_error_t *err);
+    void *(*record_end)(ddp_error_t *err);
+    void (*replay)(void *recording);
+    void (*recording_free)(void *recording);
 } device_ops_t;
 
 /* The host; convolutions on oneDNN where the build has it, with the activations in its blocked

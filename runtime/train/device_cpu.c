@@ -29,12 +29,21 @@ static int cpu_sync(ddp_error_t *err)
 static void cpu_bind_thread(void) {}
 
 VECTOR_CLONES static void cpu_sgd(float *restrict p, const float *restrict g, float *restrict v,
-                                  size_t n, float lr, float momentum, float wd)
+                                  size_t n, const float *lr_at, float momentum, float wd)
 {
+    float lr = *lr_at;
     for (size_t i = 0; i < n; i++) {
         v[i] = momentum * v[i] + (g[i] + wd * p[i]);
         p[i] -= lr * v[i];
     }
+}
+
+static void cpu_softmax_xent(int batch, int classes, const float *logits,
+                             const unsigned char *labels, float *dlogits, double *tally)
+{
+    int correct;
+    tally[0] += softmax_xent(batch, classes, logits, labels, dlogits, &correct);
+    tally[1] += correct;
 }
 
 /* oneDNN's convolutions report their failures here, not where they run (conv_dnnl.h). */
@@ -123,7 +132,7 @@ static void cpu_describe_memory(char *buf, size_t size)
     .zero = cpu_zero, .bind_thread = cpu_bind_thread, .describe_memory = cpu_describe_memory,      \
     .linear_forward = linear_forward, .linear_backward = linear_backward,                          \
     .relu_forward = relu_forward, .relu_backward = relu_backward, .add_forward = add_forward,      \
-    .add_backward = add_backward, .softmax_xent = softmax_xent, .sgd = cpu_sgd
+    .add_backward = add_backward, .softmax_xent = cpu_softmax_xent, .sgd = cpu_sgd
 
 /* layers_cpu.c's batch norm and pooling, on NCHW tensors. */
 #define CPU_OPS_NCHW                                                                               \

@@ -51,11 +51,11 @@ struct context {
     int device;
     cudaStream_t stream;
     cublasHandle_t blas;
-    float *row_loss, *host_loss; /* softmax_xent's per-row results, on the device and here */
-    int *row_correct, *host_correct;
-    unsigned char *labels;
+    float *row_loss; /* softmax_xent's per-row results */
+    int *row_correct;
     int rows;
-    double *partial; /* batch norm's per-slice sums */
+    cudaEvent_t staged[2]; /* each staging slot's last upload, done */
+    double *partial;       /* batch norm's per-slice sums */
     size_t partial_count;
     size_t oversized; /* elements of a tensor too large for the kernels' indices, or 0 */
     cudaError_t first_error;
@@ -391,9 +391,27 @@ __global__ void xent_kernel(int batch, int classes, const float *logits,
                                       dlogits + b * classes, &row_correct[b]);
 }
 
-__global__ void sgd_kernel(float *p, const float *g, float *v, index_t n, float lr, float momentum,
-                           float wd)
+/* The rows' losses and right answers added to tally in one block, in a fixed order. */
+__global__ void tally_kernel(int batch, const float *row_loss, const int *row_correct,
+                             double *tally)
 {
+    double loss = 0, correct = 0;
+    for (int b = threadIdx.x; b < batch; b += blockDim.x) {
+        loss += row_loss[b];
+        correct += row_correct[b];
+    }
+    loss = block_sum(loss);
+    correct = block_sum(correct);
+    if (threadIdx.x == 0) {
+        tally[0] += loss;
+        tally[1] += correct;
+    }
+}
+
+__global__ void sgd_kernel(float *p, const float *g, float *v, index_t n, const float *lr_at,
+                           float momentum, float wd)
+{
+    float lr = *lr_at;
     GRID_STRIDE(i, n)
     {
         v[i] = momentum * v[i] + (g[i] + wd * p[i]);
@@ -475,10 +493,10 @@ void cuda_zero(void *p, size_t bytes)
     note(cudaMemsetAsync(p, 0, bytes, ctx.stream));
 }
 
-int cuda_sync(ddp_error_t *err)
+/* -1 with the first failure that queued work met (noted as it was queued or as it ran). */
+int queued_work_failed(ddp_error_t *err)
 {
     note(cudaGetLastError());
-    note(cudaStreamSynchronize(ctx.stream));
     if (ctx.oversized) /* first: its launches failed as a consequence */
         return ddp_error_set(err,
                              "a tensor of %zu elements is over the GPU kernels' limit of %zu "
@@ -496,6 +514,12 @@ int cuda_sync(ddp_error_t *err)
                                                               : "");
 #endif
     return 0;
+}
+
+int cuda_sync(ddp_error_t *err)
+{
+    note(cudaStreamSynchronize(ctx.stream));
+    return queued_work_failed(err);
 }
 
 void cuda_bind_thread(void)
@@ -754,45 +778,88 @@ void cuda_avgpool_backward(int batch, int c, int hw, const float *dout, float *d
     LAUNCH(avgpool_grad_kernel, grid(n), n, hw, dout, din);
 }
 
-double cuda_softmax_xent(int batch, int classes, const float *logits, const unsigned char *labels,
-                         float *dlogits, int *correct)
+/* The per-row buffers grow on a batch larger than any before (a step recorded after the first
+ * of its size finds them in place). */
+void cuda_softmax_xent(int batch, int classes, const float *logits, const unsigned char *labels,
+                       float *dlogits, double *tally)
 {
     if (batch > ctx.rows) {
         note(cudaFree(ctx.row_loss));
         note(cudaFree(ctx.row_correct));
-        note(cudaFree(ctx.labels));
-        free(ctx.host_loss);
-        free(ctx.host_correct);
         ctx.rows = 0;
-        ctx.host_loss = (float *)malloc(batch * sizeof(float));
-        ctx.host_correct = (int *)malloc(batch * sizeof(int));
-        if (!ctx.host_loss || !ctx.host_correct ||
-            cudaMalloc(&ctx.row_loss, batch * sizeof(float)) != cudaSuccess ||
-            cudaMalloc(&ctx.row_correct, batch * sizeof(int)) != cudaSuccess ||
-            cudaMalloc(&ctx.labels, (size_t)batch) != cudaSuccess) {
+        if (cudaMalloc(&ctx.row_loss, batch * sizeof(float)) != cudaSuccess ||
+            cudaMalloc(&ctx.row_correct, batch * sizeof(int)) != cudaSuccess) {
             note(cudaErrorMemoryAllocation);
-            *correct = 0;
-            return 0;
+            return;
         }
         ctx.rows = batch;
     }
-    note(cudaMemcpyAsync(ctx.labels, labels, (size_t)batch, cudaMemcpyHostToDevice, ctx.stream));
-    LAUNCH(xent_kernel, blocks_for((size_t)batch), batch, classes, logits, ctx.labels, dlogits,
+    LAUNCH(xent_kernel, blocks_for((size_t)batch), batch, classes, logits, labels, dlogits,
            ctx.row_loss, ctx.row_correct);
-    cuda_download(ctx.host_loss, ctx.row_loss, batch * sizeof(float));
-    cuda_download(ctx.host_correct, ctx.row_correct, batch * sizeof(int));
-    double total = 0;
-    *correct = 0;
-    for (int b = 0; b < batch; b++) {
-        total += ctx.host_loss[b];
-        *correct += ctx.host_correct[b];
-    }
-    return total;
+    LAUNCH(tally_kernel, 1, batch, ctx.row_loss, ctx.row_correct, tally);
 }
 
-void cuda_sgd(float *p, const float *g, float *v, size_t n, float lr, float momentum, float wd)
+void cuda_sgd(float *p, const float *g, float *v, size_t n, const float *lr, float momentum,
+              float wd)
 {
     LAUNCH(sgd_kernel, grid(n), p, g, v, n, lr, momentum, wd);
+}
+
+void *cuda_host_alloc(size_t bytes)
+{
+    void *p = NULL;
+    return cudaHostAlloc(&p, bytes ? bytes : 1, cudaHostAllocDefault) == cudaSuccess ? p : NULL;
+}
+
+void cuda_host_free(void *p)
+{
+    note(cudaFreeHost(p));
+}
+
+void cuda_stage(void *dst, const void *src, size_t bytes, int slot)
+{
+    note(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, ctx.stream));
+    note(cudaEventRecord(ctx.staged[slot], ctx.stream));
+}
+
+int cuda_stage_wait(int slot, ddp_error_t *err)
+{
+    note(cudaEventSynchronize(ctx.staged[slot]));
+    return queued_work_failed(err);
+}
+
+int cuda_record_begin(ddp_error_t *err)
+{
+    cudaError_t e = cudaStreamBeginCapture(ctx.stream, cudaStreamCaptureModeThreadLocal);
+    return e == cudaSuccess ? 0 : ddp_error_set(err, "CUDA graph: %s", cudaGetErrorString(e));
+}
+
+/* The recording made executable; NULL with the reason (what the capture met first). */
+void *cuda_record_end(ddp_error_t *err)
+{
+    cudaGraph_t graph = NULL;
+    cudaGraphExec_t exec = NULL;
+    cudaError_t e = cudaStreamEndCapture(ctx.stream, &graph);
+    if (e == cudaSuccess)
+        e = cudaGraphInstantiate(&exec, graph, 0);
+    if (graph)
+        cudaGraphDestroy(graph);
+    if (e != cudaSuccess) {
+        ddp_error_set(err, "CUDA graph of a training step: %s (%s)", cudaGetErrorString(e),
+                      cudaGetErrorName(e));
+        return NULL;
+    }
+    return exec;
+}
+
+void cuda_replay(void *recording)
+{
+    note(cudaGraphLaunch((cudaGraphExec_t)recording, ctx.stream));
+}
+
+void cuda_recording_free(void *recording)
+{
+    note(cudaGraphExecDestroy((cudaGraphExec_t)recording));
 }
 
 device_ops_t cuda_ops;
@@ -812,7 +879,9 @@ extern "C" const device_ops_t *device_cuda_open(int local_rank, int tf32, ddp_er
     }
     ctx.device = local_rank % devices;
     if ((e = cudaSetDevice(ctx.device)) != cudaSuccess ||
-        (e = cudaStreamCreateWithFlags(&ctx.stream, cudaStreamNonBlocking)) != cudaSuccess) {
+        (e = cudaStreamCreateWithFlags(&ctx.stream, cudaStreamNonBlocking)) != cudaSuccess ||
+        (e = cudaEventCreateWithFlags(&ctx.staged[0], cudaEventDisableTiming)) != cudaSuccess ||
+        (e = cudaEventCreateWithFlags(&ctx.staged[1], cudaEventDisableTiming)) != cudaSuccess) {
         ddp_error_set(err, "CUDA device %d: %s", local_rank % devices, cudaGetErrorString(e));
         return NULL;
     }
@@ -867,6 +936,14 @@ extern "C" const device_ops_t *device_cuda_open(int local_rank, int tf32, ddp_er
     cuda_ops.avgpool_backward = cuda_avgpool_backward;
     cuda_ops.softmax_xent = cuda_softmax_xent;
     cuda_ops.sgd = cuda_sgd;
+    cuda_ops.host_alloc = cuda_host_alloc;
+    cuda_ops.host_free = cuda_host_free;
+    cuda_ops.stage = cuda_stage;
+    cuda_ops.stage_wait = cuda_stage_wait;
+    cuda_ops.record_begin = cuda_record_begin;
+    cuda_ops.record_end = cuda_record_end;
+    cuda_ops.replay = cuda_replay;
+    cuda_ops.recording_free = cuda_recording_free;
     cuda_ops.name = "cuda";
     return &cuda_ops;
 }

@@ -507,11 +507,11 @@ const float *model_forward(model_t *m, const float *input, int batch, int traini
     return m->acts + m->nodes[m->node_count - 1].act;
 }
 
-double model_loss(model_t *m, const unsigned char *labels, int batch, int *correct)
+void model_loss(model_t *m, const unsigned char *labels, int batch, double *tally)
 {
     const node_t *last = &m->nodes[m->node_count - 1];
-    return m->dev->softmax_xent(batch, CLASSES, m->acts + last->act, labels,
-                                m->act_grads + last->grad, correct);
+    m->dev->softmax_xent(batch, CLASSES, m->acts + last->act, labels, m->act_grads + last->grad,
+                         tally);
 }
 
 /* The gradients that step i stores into first and that must start at zero: its inputs', or
@@ -527,8 +527,7 @@ static void zero_gradients_first_written_at(model_t *m, int i, int batch)
     }
 }
 
-int model_backward(model_t *m, const float *input, int batch, grads_ready_fn ready, void *ctx,
-                   ddp_error_t *err)
+void model_backward(model_t *m, const float *input, int batch, grads_ready_fn ready, void *ctx)
 {
     const device_ops_t *d = m->dev;
     for (int i = m->node_count - 1; i >= 1; i--) {
@@ -568,5 +567,4 @@ int model_backward(model_t *m, const float *input, int batch, grads_ready_fn rea
         if (n->has_params && ready)
             ready(ctx, n->weight);
     }
-    return d->sync(err);
 }

@@ -68,16 +68,17 @@ const tensor_info_t *model_tensor(const model_t *m, int i);
  * [batch, 10] in device memory. */
 const float *model_forward(model_t *m, const float *input, int batch, int training);
 
-/* Softmax cross-entropy of the last forward against labels: the summed loss; *correct counts
- * right answers. Sets the logits' gradient for model_backward (mean over the batch). */
-double model_loss(model_t *m, const unsigned char *labels, int batch, int *correct);
+/* Softmax cross-entropy of the last forward against labels (device memory): adds the summed
+ * loss to tally[0] and the right answers to tally[1] (device memory). Sets the logits' gradient
+ * for model_backward (mean over the batch). */
+void model_loss(model_t *m, const unsigned char *labels, int batch, double *tally);
 
 /* Called during backward each time the gradients from `offset` to the end are final once the
  * device's queued work is done: a callee that reads them syncs the device first (so a GPU is
  * not stopped after every layer, only when gradients are needed). */
 typedef void (*grads_ready_fn)(void *ctx, size_t offset);
-/* input: the batch given to the forward. -1 with the device's error. */
-int model_backward(model_t *m, const float *input, int batch, grads_ready_fn ready, void *ctx,
-                   ddp_error_t *err);
+/* input: the batch given to the forward. Queued like every layer: the device's sync (or
+ * stage_wait) reports whether it failed. */
+void model_backward(model_t *m, const float *input, int batch, grads_ready_fn ready, void *ctx);
 
 #endif

@@ -66,6 +66,7 @@ const train_option_name_t train_option_names[] = {
     {"min-step-ms", TRAIN_OPT_VALUE, "MS", TRAIN_TAKE_LONG, FIELD(min_step_ms), 0, 3600000,
      "0 to 3600000"},
     {"tf32", TRAIN_OPT_FLAG, NULL, TRAIN_TAKE_FLAG, FIELD(tf32), 0, 0, ""},
+    {"cuda-graph", TRAIN_OPT_SWITCH, NULL, TRAIN_TAKE_FLAG, FIELD(cuda_graph), 0, 0, ""},
     {"cpu-conv", TRAIN_OPT_VALUE, "onednn|onednn-nchw|im2col", TRAIN_TAKE_OTHER, 0, 0, 0,
      "onednn, onednn-nchw or im2col"},
     {"backend", TRAIN_OPT_VALUE, "tcp|nccl", TRAIN_TAKE_OTHER, 0, 0, 0, "tcp or nccl"},
@@ -78,6 +79,8 @@ static const char usage_defaults[] =
     "  batch 64 per rank, lr 0.1, momentum 0.9, weight decay 1e-5, cosine schedule, seed 0,\n"
     "  25 MiB buckets, 1 BLAS thread; augmentation on for --data, off for synthetic;\n"
     "  GPU convolutions in float32 (--tf32: TF32 tensor cores, PyTorch's default for them);\n"
+    "  one GPU's training step recorded as a CUDA graph and replayed (--no-cuda-graph: launched\n"
+    "  kernel by kernel);\n"
     "  CPU convolutions on oneDNN where this build has it, else im2col + GEMM;\n"
     "  --min-step-ms: each step takes at least MS ms (the rest slept), so that a small model\n"
     "  rehearses a long run's walltime, checkpoint and requeue path at a known pace\n";
@@ -199,6 +202,7 @@ int train_options_parse(int argc, char **argv, train_options_t *o, ddp_error_t *
         .weight_decay = 1e-5,
         .bucket_cap_mb = 25,
         .shuffle = 1,
+        .cuda_graph = 1,
         .augment = -1,
         .threads = 1};
     for (int i = 1; i < argc; i++) {

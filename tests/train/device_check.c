@@ -11,6 +11,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "../unit/tap.h"
 #include "model.h"
@@ -219,12 +220,49 @@ static void check_elementwise(size_t n)
                  relu ? " + ReLU" : "", n);
         report(fmax(pair_difference(&out), fmax(pair_difference(&da), pair_difference(&db))), what);
     }
-    pair_t v = pair_random(n);
-    device_cpu_im2col.sgd(a.cpu, b.cpu, v.cpu, n, 0.1f, 0.9f, 1e-5f);
-    gpu->sgd(a.gpu, b.gpu, v.gpu, n, 0.1f, 0.9f, 1e-5f);
+    pair_t v = pair_random(n), lr = pair_new(1, 0.0, 0.1);
+    device_cpu_im2col.sgd(a.cpu, b.cpu, v.cpu, n, lr.cpu, 0.9f, 1e-5f);
+    gpu->sgd(a.gpu, b.gpu, v.gpu, n, lr.gpu, 0.9f, 1e-5f);
     snprintf(what, sizeof what, "SGD with momentum and weight decay on %zu", n);
     report(fmax(pair_difference(&a), pair_difference(&v)), what);
-    PAIRS_FREE(&a, &b, &out, &dout, &da, &db, &v);
+    PAIRS_FREE(&a, &b, &out, &dout, &da, &db, &v, &lr);
+}
+
+/* A batch's bytes through a staging slot: host_alloc'd memory, copied when the slot is done. */
+static void check_staging(size_t bytes)
+{
+    unsigned char *host = gpu->host_alloc(bytes), *device = gpu->alloc(bytes);
+    unsigned char *back = malloc(bytes);
+    for (size_t i = 0; i < bytes; i++)
+        host[i] = (unsigned char)(i * 7 + 3);
+    ddp_error_t err;
+    for (int slot = 0; slot < 2; slot++) {
+        gpu->stage(device, host, bytes, slot);
+        int waited = gpu->stage_wait(slot, &err) == 0;
+        ok(waited, "staging slot %d of %zu bytes is done without an error (%s)", slot, bytes,
+           waited ? "yes" : err.msg);
+        host[slot] ^= 0xff; /* the slot may be written once it is done */
+    }
+    gpu->download(back, device, bytes);
+    host[1] ^= 0xff; /* the last copy was made before this byte changed */
+    ok(!memcmp(back, host, bytes), "the device holds the bytes staged");
+    gpu->host_free(host);
+    gpu->free(device);
+    free(back);
+}
+
+/* labels in device memory, as the loss reads them. */
+static unsigned char *device_labels(const unsigned char *labels, int batch)
+{
+    unsigned char *p = gpu->alloc((size_t)batch);
+    gpu->upload(p, labels, (size_t)batch);
+    return p;
+}
+
+/* A device's loss tally, read back: {summed loss, right answers}. */
+static void read_tally(const device_ops_t *dev, const double *tally, double out[2])
+{
+    dev->download(out, tally, 2 * sizeof(double));
 }
 
 static void check_pool_and_loss(int batch, int c, int hw, int classes)
@@ -245,19 +283,26 @@ static void check_pool_and_loss(int batch, int c, int hw, int classes)
     unsigned char *labels = malloc(batch);
     for (int i = 0; i < batch; i++)
         labels[i] = (unsigned char)rng_below(&rng, classes);
-    int cpu_right, gpu_right;
-    double cpu_loss =
-        device_cpu_im2col.softmax_xent(batch, classes, logits.cpu, labels, dlogits.cpu, &cpu_right);
-    double gpu_loss =
-        gpu->softmax_xent(batch, classes, logits.gpu, labels, dlogits.gpu, &gpu_right);
+    unsigned char *gpu_labels = device_labels(labels, batch);
+    /* Twice into tallies that hold values: each call adds. */
+    double cpu_tally[2] = {1, 2}, gpu_sums[2], *gpu_tally = gpu->alloc(sizeof cpu_tally);
+    gpu->upload(gpu_tally, cpu_tally, sizeof cpu_tally);
+    for (int i = 0; i < 2; i++) {
+        device_cpu_im2col.softmax_xent(batch, classes, logits.cpu, labels, dlogits.cpu, cpu_tally);
+        gpu->softmax_xent(batch, classes, logits.gpu, gpu_labels, dlogits.gpu, gpu_tally);
+    }
     snprintf(what, sizeof what, "softmax cross-entropy, batch %d, %d classes", batch, classes);
     if (device_ok(what)) {
-        ok(cpu_right == gpu_right && fabs(cpu_loss - gpu_loss) <= TOLERANCE * fabs(cpu_loss),
-           "%s: loss %.6f and %d right on both (device: %.6f, %d)", what, cpu_loss, cpu_right,
-           gpu_loss, gpu_right);
+        read_tally(gpu, gpu_tally, gpu_sums);
+        ok(cpu_tally[1] == gpu_sums[1] &&
+               fabs(cpu_tally[0] - gpu_sums[0]) <= TOLERANCE * fabs(cpu_tally[0]),
+           "%s: loss %.6f and %.0f right added on both (device: %.6f, %.0f)", what, cpu_tally[0],
+           cpu_tally[1], gpu_sums[0], gpu_sums[1]);
         report(pair_difference(&dlogits), what);
     }
     free(labels);
+    gpu->free(gpu_labels);
+    gpu->free(gpu_tally);
     PAIRS_FREE(&in, &out, &dout, &din, &logits, &dlogits);
 }
 
@@ -298,15 +343,20 @@ static void check_model(const model_config_t *cfg, int batch)
     for (int i = 0; i < batch; i++)
         labels[i] = (unsigned char)rng_below(&rng, CLASSES);
 
+    unsigned char *dev_labels = device_labels(labels, batch);
+    double cpu_tally[2] = {0, 0}, dev_tally_sums[2], *dev_tally = gpu->alloc(sizeof cpu_tally);
+
     const float *cpu_logits = model_forward(cpu, input.cpu, batch, 1);
     const float *dev_logits = model_forward(dev, input.gpu, batch, 1);
-    int cpu_right, dev_right;
-    double cpu_loss = model_loss(cpu, labels, batch, &cpu_right);
-    double dev_loss = model_loss(dev, labels, batch, &dev_right);
-    int backward_ok = model_backward(cpu, input.cpu, batch, NULL, NULL, &err) == 0 &&
-                      model_backward(dev, input.gpu, batch, NULL, NULL, &err) == 0;
-    ok(backward_ok, "%s: backward on both devices (%s)", what, backward_ok ? "yes" : err.msg);
+    model_loss(cpu, labels, batch, cpu_tally);
+    model_loss(dev, dev_labels, batch, dev_tally);
+    model_backward(cpu, input.cpu, batch, NULL, NULL);
+    model_backward(dev, input.gpu, batch, NULL, NULL);
+    int backward_ok = device_cpu.sync(&err) == 0;
+    ok(backward_ok, "%s: backward on the CPU (%s)", what, backward_ok ? "yes" : err.msg);
     if (backward_ok && device_ok(what)) {
+        read_tally(gpu, dev_tally, dev_tally_sums);
+        double cpu_loss = cpu_tally[0], dev_loss = dev_tally_sums[0];
         double logits = difference(cpu_logits, dev_logits, (size_t)batch * CLASSES);
         ok(logits <= TOLERANCE && fabs(cpu_loss - dev_loss) <= TOLERANCE * fabs(cpu_loss),
            "%s: training forward gives the same logits (%.2g) and loss (%.6f, device %.6f)", what,
@@ -328,6 +378,8 @@ static void check_model(const model_config_t *cfg, int batch)
         }
     }
     free(labels);
+    gpu->free(dev_labels);
+    gpu->free(dev_tally);
     pair_free(&input);
     model_destroy(cpu);
     model_destroy(dev);
@@ -359,6 +411,7 @@ int main(void)
         check_batch_norm(2, 2, 80000, relu); /* in the most slices there are */
     }
     check_elementwise(1000);
+    check_staging(3 * 1024 + 5);
     check_pool_and_loss(2, 7, 49, 10); /* smaller than the models' batch: the loss rows grow */
     model_config_t mlp = {.name = "mlp", .widths = {64, 32}, .width_count = 2};
     model_config_t resnet = {.name = "resnet", .depth = 8, .width = 1};

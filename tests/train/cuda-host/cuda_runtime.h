@@ -31,10 +31,19 @@ enum cudaError_t {
     cudaErrorInvalidValue = 1,
     cudaErrorMemoryAllocation = 2,
     cudaErrorInvalidConfiguration = 9,
+    cudaErrorNotSupported = 801,
 };
 enum cudaMemcpyKind { cudaMemcpyHostToDevice = 1, cudaMemcpyDeviceToHost = 2 };
 typedef struct cuda_host_stream *cudaStream_t;
 #define cudaStreamNonBlocking 0x01
+/* Events mark nothing (everything has run by the time they are recorded); graphs are not
+ * recorded here: capturing one fails, as on a GPU that cannot. */
+typedef struct cuda_host_event *cudaEvent_t;
+#define cudaEventDisableTiming 0x02
+#define cudaHostAllocDefault 0x00
+typedef struct cuda_host_graph *cudaGraph_t;
+typedef struct cuda_host_graph_exec *cudaGraphExec_t;
+enum cudaStreamCaptureMode { cudaStreamCaptureModeThreadLocal = 1 };
 
 struct dim3 {
     unsigned x, y, z;
@@ -236,6 +245,63 @@ inline cudaError_t cudaStreamCreateWithFlags(cudaStream_t *stream, unsigned)
     return cudaSuccess;
 }
 
+inline cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned)
+{
+    *event = NULL;
+    return cudaSuccess;
+}
+
+inline cudaError_t cudaEventRecord(cudaEvent_t, cudaStream_t)
+{
+    return cudaSuccess;
+}
+
+inline cudaError_t cudaEventSynchronize(cudaEvent_t)
+{
+    return cudaSuccess;
+}
+
+inline cudaError_t cudaHostAlloc(void **p, size_t bytes, unsigned)
+{
+    return (*p = malloc(bytes)) ? cudaSuccess : cudaErrorMemoryAllocation;
+}
+
+inline cudaError_t cudaFreeHost(void *p)
+{
+    free(p);
+    return cudaSuccess;
+}
+
+inline cudaError_t cudaStreamBeginCapture(cudaStream_t, cudaStreamCaptureMode)
+{
+    return cudaErrorNotSupported;
+}
+
+inline cudaError_t cudaStreamEndCapture(cudaStream_t, cudaGraph_t *)
+{
+    return cudaErrorNotSupported;
+}
+
+inline cudaError_t cudaGraphInstantiate(cudaGraphExec_t *, cudaGraph_t, unsigned long long)
+{
+    return cudaErrorNotSupported;
+}
+
+inline cudaError_t cudaGraphDestroy(cudaGraph_t)
+{
+    return cudaErrorNotSupported;
+}
+
+inline cudaError_t cudaGraphLaunch(cudaGraphExec_t, cudaStream_t)
+{
+    return cudaErrorNotSupported;
+}
+
+inline cudaError_t cudaGraphExecDestroy(cudaGraphExec_t)
+{
+    return cudaErrorNotSupported;
+}
+
 inline cudaError_t cudaGetLastError()
 {
     cudaError_t e = cuda_host::last_error;
@@ -254,6 +320,8 @@ inline const char *cudaGetErrorName(cudaError_t e)
         return "cudaErrorMemoryAllocation";
     case cudaErrorInvalidConfiguration:
         return "cudaErrorInvalidConfiguration";
+    case cudaErrorNotSupported:
+        return "cudaErrorNotSupported";
     }
     return "unknown";
 }

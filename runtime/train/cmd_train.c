@@ -496,6 +496,10 @@ static int setup(trainer_t *t, ddp_error_t *err)
                t->model_text, np, reducer_bucket_count(t->reducer), t->train.count, t->test.count,
                t->world, o->batch_size, t->dev->name,
                steps_recorded(t) ? " (each step a CUDA graph)" : "", t->config_text);
+        char memory[160];
+        model_describe_memory(t->model, memory, sizeof memory);
+        printf("ddp-train: the model holds %s of %s memory\n", memory,
+               t->dev->host_memory ? "host" : "device");
         if (t->resuming)
             printf("ddp-train: resuming from %s at epoch %d, batch %ld (step %ld)\n", t->checkpoint,
                    t->epoch + 1, t->batch, t->step);

@@ -412,6 +412,17 @@ model_t *model_create(const model_config_t *cfg, const device_ops_t *dev, int ba
     return m;
 }
 
+void model_describe_memory(const model_t *m, char *buf, size_t size)
+{
+    const double mib = 1048576.0 / sizeof(float);
+    double acts = m->act_count / mib, grads = m->act_grad_count / mib, work = m->work_count / mib,
+           params = (2.0 * m->param_count + m->buffer_count + m->saved_count) / mib;
+    snprintf(buf, size,
+             "%.1f MiB (activations %.1f, their gradients %.1f, convolution workspace %.1f, "
+             "parameters with their gradients %.1f)",
+             acts + grads + work + params, acts, grads, work, params);
+}
+
 void model_init(model_t *m, uint64_t seed, float *host_params, float *host_buffers)
 {
     for (int i = 0; i < m->tensor_count; i++) {

@@ -54,20 +54,22 @@ for model in "mlp --widths 64,32" "resnet --depth 8 --width 1"; do
 done
 # The step recorded as a CUDA graph and replayed against the step launched kernel by kernel:
 # the same training (the learning rate changes every step, the last batch of each epoch is short
-# and runs unrecorded, evaluations run between epochs), the same weights to cuDNN's noise (each
-# process measures its own algorithms: 1e-4 of a bias apart over 12 steps on an H100; the first
-# step's rate kept for all 12, on the CPU, puts every tensor more than 1e-3 off).
+# and runs unrecorded, evaluations run between epochs) gives the same losses. Not the same bits:
+# each process measures and picks its own cuDNN algorithms. On the CPU the first step's rate kept
+# for all 12 steps moves the losses by 4e-3 to 3e-2.
 graph_run=(--model resnet --depth 8 --width 1 --data "$T/data" --no-augment --batch-size 48
            --epochs 2 --backend nccl)
-timeout 300 "$TRAIN" train "${graph_run[@]}" --checkpoint-dir "$T/graph" >"$T/graph.log" 2>&1
-timeout 300 "$TRAIN" train "${graph_run[@]}" --no-cuda-graph --checkpoint-dir "$T/launched" \
-    >"$T/launched.log" 2>&1
+timeout 300 "$TRAIN" train "${graph_run[@]}" >"$T/graph.log" 2>&1
+timeout 300 "$TRAIN" train "${graph_run[@]}" --no-cuda-graph >"$T/launched.log" 2>&1
+losses() { sed -n 's/^epoch .* loss \([0-9.]*\) .* test-loss \([0-9.]*\) .*/\1 \2/p' "$1"; }
 if grep -q "each step a CUDA graph" "$T/graph.log" && ! grep -q "CUDA graph" "$T/launched.log" &&
-    diff=$("$TRAIN" diff "$T/graph/checkpoint.ddpt" "$T/launched/checkpoint.ddpt" --tolerance 1e-3); then
-    pass "12 steps recorded as a CUDA graph equal the same steps launched kernel by kernel ($(tail -n 1 <<<"$diff"))"
+    [ "$(losses "$T/graph.log" | wc -w)" = 4 ] &&
+    paste <(losses "$T/graph.log") <(losses "$T/launched.log") |
+    awk '{for (i = 1; i <= 2; i++) if ($i - $(i + 2) > 1e-3 || $(i + 2) - $i > 1e-3) exit 1}'; then
+    pass "12 steps recorded as a CUDA graph train as the same steps launched kernel by kernel (losses $(losses "$T/graph.log" | tr '\n' ' '))"
 else
-    fail "steps recorded as a CUDA graph equal the same steps launched kernel by kernel" \
-        "$(cat "$T/graph.log" "$T/launched.log")" "${diff:-}"
+    fail "steps recorded as a CUDA graph train as the same steps launched kernel by kernel" \
+        "$(cat "$T/graph.log" "$T/launched.log")"
 fi
 
 # ResNet-20 as a user runs it: one worker per GPU under the agent, a few epochs over nccl.

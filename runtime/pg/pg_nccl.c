@@ -133,6 +133,28 @@ static int share_unique_id(nccl_t *n, ddp_store_client_t *store, ncclUniqueId *i
     return 0;
 }
 
+static int comm_init(nccl_t *n, const ncclUniqueId *id, ddp_error_t *err)
+{
+    ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+    config.blocking = 0;
+    ncclResult_t rc = ncclCommInitRankConfig(&n->comm, n->size, *id, n->rank, &config);
+    if (rc != ncclSuccess && rc != ncclInProgress)
+        return ddp_error_set(err, "ncclCommInitRank: %s", ncclGetErrorString(rc));
+    return comm_ready(n, ddp_deadline_in(n->timeout_ms), "ncclCommInitRank", err);
+}
+
+/* A world of one has no peer to agree with: its communicator (over 500 MiB of NCCL's buffers on
+ * an H200) is made when an operation first needs it, which one GPU's training never does. */
+static int comm_made(nccl_t *n, ddp_error_t *err)
+{
+    ncclUniqueId id;
+    if (n->comm)
+        return 0;
+    if (share_unique_id(n, NULL, &id, err) || comm_init(n, &id, err))
+        return ddp_error_prefix(err, "nccl backend (rank %d, device %d)", n->rank, n->device);
+    return 0;
+}
+
 static void nccl_destroy(void *be)
 {
     nccl_t *n = be;
@@ -170,8 +192,6 @@ static void *nccl_create(const pg_world_t *w, ddp_store_client_t *store, int64_t
     n->timeout_ms = timeout_ms;
     n->queued_tail = &n->queued;
     ncclUniqueId id;
-    ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
-    config.blocking = 0;
     if ((e = cudaSetDevice(n->device)) != cudaSuccess) {
         cuda_fail(e, "cudaSetDevice", err);
         goto error;
@@ -180,14 +200,7 @@ static void *nccl_create(const pg_world_t *w, ddp_store_client_t *store, int64_t
         cuda_fail(e, "cudaStreamCreate", err);
         goto error;
     }
-    if (share_unique_id(n, store, &id, err))
-        goto error;
-    ncclResult_t rc = ncclCommInitRankConfig(&n->comm, n->size, id, n->rank, &config);
-    if (rc != ncclSuccess && rc != ncclInProgress) {
-        ddp_error_set(err, "ncclCommInitRank: %s", ncclGetErrorString(rc));
-        goto error;
-    }
-    if (comm_ready(n, ddp_deadline_in(timeout_ms), "ncclCommInitRank", err))
+    if (n->size > 1 && (share_unique_id(n, store, &id, err) || comm_init(n, &id, err)))
         goto error;
     return n;
 error:
@@ -287,6 +300,8 @@ static int launch_group(nccl_t *n, nccl_request_t *first, ddp_error_t *err)
  * one of them is marked failed. */
 static int flush_p2p(nccl_t *n, ddp_error_t *err)
 {
+    if (comm_made(n, err))
+        return -1;
     nccl_request_t *first = n->queued;
     if (!first)
         return 0;

@@ -2,9 +2,10 @@
  *
  * One device per local rank (LOCAL_RANK modulo the visible devices). Rank 0 makes the
  * ncclUniqueId and the group's store carries it to the others, so there are no extra ports, no
- * files and no sleeps. The communicator is created nonblocking (ncclConfig_t.blocking = 0): NCCL
- * calls return at once and this file polls ncclCommGetAsyncError and the stream against the
- * group's deadline, aborting the communicator when it passes, so no wait can hang.
+ * files and no sleeps (a world of one makes its communicator when it first needs one). The
+ * communicator is created nonblocking (ncclConfig_t.blocking = 0): NCCL calls return at once and
+ * this file polls ncclCommGetAsyncError and the stream against the group's deadline, aborting
+ * the communicator when it passes, so no wait can hang.
  *
  * Buffers are device memory (pg_alloc). Every operation runs on the backend's own stream and
  * returns once it has finished on the device. */

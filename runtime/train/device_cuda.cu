@@ -1,5 +1,7 @@
 /* device_cuda: a CUDA GPU as a device: kernels for the element-wise and per-channel layers,
- * cuBLAS for the GEMMs, everything queued on one stream.
+ * cuBLAS for the GEMMs, everything queued on one stream: a batch's upload from pinned memory
+ * too (an event per staging slot says when the slot is free), and a step recorded from it as a
+ * CUDA graph.
  *
  * Layouts are layers.h's (row-major, NCHW). A row-major GEMM C = op(A) op(B) is cuBLAS's
  * column-major C^T = op(B)^T op(A)^T, so gemm() swaps the operands. Convolutions build the

@@ -267,6 +267,15 @@ static int step_recordable(const trainer_t *t, int n)
     return steps_recorded(t) && n == t->o->batch_size && t->full_steps > 0;
 }
 
+static int record_step(trainer_t *t, int n, ddp_error_t *err)
+{
+    if (t->dev->record_begin(err) || queue_step(t, n, err) ||
+        !(t->recording = t->dev->record_end(err)))
+        return ddp_error_prefix(err, "recording a training step as a CUDA graph (--no-cuda-graph: "
+                                     "steps launched kernel by kernel)");
+    return 0;
+}
+
 static int train_step(trainer_t *t, int n, double *count, ddp_error_t *err)
 {
     const size_t *idx = t->sampler.mine + t->batch * t->o->batch_size;
@@ -275,8 +284,7 @@ static int train_step(trainer_t *t, int n, double *count, ddp_error_t *err)
         return -1;
     report_progress(t);
     if (step_recordable(t, n)) {
-        if (!t->recording && (t->dev->record_begin(err) || queue_step(t, n, err) ||
-                              !(t->recording = t->dev->record_end(err))))
+        if (!t->recording && record_step(t, n, err))
             return -1;
         t->dev->replay(t->recording);
     } else if (queue_step(t, n, err)) {

@@ -833,7 +833,9 @@ int cuda_stage_wait(int slot, ddp_error_t *err)
 int cuda_record_begin(ddp_error_t *err)
 {
     cudaError_t e = cudaStreamBeginCapture(ctx.stream, cudaStreamCaptureModeThreadLocal);
-    return e == cudaSuccess ? 0 : ddp_error_set(err, "CUDA graph: %s", cudaGetErrorString(e));
+    return e == cudaSuccess
+               ? 0
+               : ddp_error_set(err, "%s (%s)", cudaGetErrorString(e), cudaGetErrorName(e));
 }
 
 /* The recording made executable; NULL with the reason (what the capture met first). */
@@ -847,8 +849,7 @@ void *cuda_record_end(ddp_error_t *err)
     if (graph)
         cudaGraphDestroy(graph);
     if (e != cudaSuccess) {
-        ddp_error_set(err, "CUDA graph of a training step: %s (%s)", cudaGetErrorString(e),
-                      cudaGetErrorName(e));
+        ddp_error_set(err, "%s (%s)", cudaGetErrorString(e), cudaGetErrorName(e));
         return NULL;
     }
     return exec;

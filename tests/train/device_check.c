@@ -2,8 +2,9 @@
  * (device_cpu_im2col: NCHW tensors throughout, as the GPU's), layer by layer and through whole
  * training steps of an mlp and a resnet: every layer operation on shapes that take each indexing
  * path (stride 2, 1x1 shortcuts, odd and non-square sizes, a 5x5 kernel, backward adding into an
- * input gradient that already holds values and writing over it), then forward, loss and
- * backward of both models, gradients and batch-norm statistics compared tensor by tensor.
+ * input gradient that already holds values and writing over it), a batch's staging, an SGD step
+ * recorded and replayed, then forward, loss and backward of both models, gradients and
+ * batch-norm statistics compared tensor by tensor.
  *
  * Built twice: against the real device, run by tests/gpu on a GPU, and against the same source
  * compiled for the host with tests/train/cuda-host (the kernels run on the CPU, cuBLAS is
@@ -251,6 +252,34 @@ static void check_staging(size_t bytes)
     free(back);
 }
 
+/* A recording replays with what its memory holds at each replay: SGD recorded once, replayed
+ * twice with the rate changed in between. A device that cannot record says why. */
+static void check_recording(size_t n)
+{
+    pair_t p = pair_random(n), g = pair_random(n), v = pair_random(n), lr = pair_new(1, 0.0, 0.1);
+    ddp_error_t err;
+    void *recording = NULL;
+    if (gpu->record_begin(&err)) {
+        ok(err.msg[0] != 0, "a device that cannot record work says why (%s)", err.msg);
+    } else {
+        gpu->sgd(p.gpu, g.gpu, v.gpu, n, lr.gpu, 0.9f, 1e-5f);
+        recording = gpu->record_end(&err);
+        ok(recording != NULL, "SGD recorded (%s)", recording ? "yes" : err.msg);
+    }
+    for (int i = 0; recording && i < 2; i++) {
+        lr.cpu[0] = i ? 0.05f : 0.1f;
+        gpu->upload(lr.gpu, lr.cpu, sizeof(float));
+        gpu->replay(recording);
+        device_cpu_im2col.sgd(p.cpu, g.cpu, v.cpu, n, lr.cpu, 0.9f, 1e-5f);
+    }
+    if (recording) {
+        report(fmax(pair_difference(&p), pair_difference(&v)),
+               "SGD recorded once and replayed twice, the rate changed in between");
+        gpu->recording_free(recording);
+    }
+    PAIRS_FREE(&p, &g, &v, &lr);
+}
+
 /* labels in device memory, as the loss reads them. */
 static unsigned char *device_labels(const unsigned char *labels, int batch)
 {
@@ -412,6 +441,7 @@ int main(void)
     }
     check_elementwise(1000);
     check_staging(3 * 1024 + 5);
+    check_recording(1000);
     check_pool_and_loss(2, 7, 49, 10); /* smaller than the models' batch: the loss rows grow */
     model_config_t mlp = {.name = "mlp", .widths = {64, 32}, .width_count = 2};
     model_config_t resnet = {.name = "resnet", .depth = 8, .width = 1};

@@ -58,12 +58,11 @@ typedef struct {
     dataset_t train, test;
     sampler_t sampler;
     void *device_batch; /* a step's input in device memory, as batch_at lays it out */
-    size_t batch_bytes;
-    void *staging[2]; /* where batches are made: host_alloc's, or device_batch on the host */
-    int slot;         /* the staging slot the next batch is made in */
-    double *tally;    /* device memory: the epoch's {summed loss, right answers}, the test's */
-    int full_steps;   /* steps of a whole batch run in this process */
-    void *recording;  /* the training step as the device recorded it, or NULL */
+    void *staging[2];   /* where batches are made: host_alloc's, or device_batch on the host */
+    int slot;           /* the staging slot the next batch is made in */
+    double *tally;      /* device memory: the epoch's {summed loss, right answers}, the test's */
+    int full_steps;     /* steps of a whole batch run in this process */
+    void *recording;    /* the training step as the device recorded it, or NULL */
     long steps_per_epoch, total_steps, step;
     int progress_fd; /* DDP_PROGRESS_ENV's file; -1: none */
     int epoch;       /* position: the epoch in progress */
@@ -216,7 +215,7 @@ static int stage_batch(trainer_t *t, const dataset_t *d, const size_t *idx, int 
     data_batch(d, idx, n, augment, t->o->seed, (uint64_t)t->epoch, b.images, b.labels);
     *b.lr = (float)lr;
     if (dev->stage) {
-        dev->stage(t->device_batch, t->staging[t->slot], t->batch_bytes, t->slot);
+        dev->stage(t->device_batch, t->staging[t->slot], batch_bytes(t->o->batch_size), t->slot);
         t->slot ^= 1;
     }
     return 0;
@@ -301,11 +300,15 @@ static int train_step(trainer_t *t, int n, double *count, ddp_error_t *err)
     return 0;
 }
 
-/* {summed loss, right answers} from the device's tally at `at`, and zero it for the next. */
-static void take_tally(trainer_t *t, double *at, double sums[2])
+/* {summed loss, right answers} from the device's tally at `at` once the queued work is done
+ * (-1 with the device's error if it failed), and the tally zeroed for the next. */
+static int take_tally(trainer_t *t, double *at, double sums[2], ddp_error_t *err)
 {
+    if (t->dev->sync(err))
+        return -1;
     t->dev->download(sums, at, 2 * sizeof(double));
     t->dev->zero(at, 2 * sizeof(double));
+    return 0;
 }
 
 /* Whether any rank was asked to stop: all ranks stop after the same step. */
@@ -342,10 +345,7 @@ static int evaluate(trainer_t *t, double *accuracy, double *loss, ddp_error_t *e
         }
     }
     free(idx);
-    if (rc || t->dev->sync(err))
-        return -1;
-    take_tally(t, t->tally + 2, sums);
-    if (reduce_host(t, sums, 3, PG_SUM, err))
+    if (rc || take_tally(t, t->tally + 2, sums, err) || reduce_host(t, sums, 3, PG_SUM, err))
         return -1;
     *loss = sums[2] ? sums[0] / sums[2] : 0;
     *accuracy = sums[2] ? sums[1] / sums[2] : 0;
@@ -388,10 +388,9 @@ static int run(trainer_t *t, run_end_t *end, ddp_error_t *err)
             }
         }
         double sums[3] = {0, 0, count};
-        if (t->dev->sync(err))
+        if (take_tally(t, t->tally, sums, err))
             return -1;
         double seconds = ddp_now_s() - epoch_start;
-        take_tally(t, t->tally, sums);
         if (reduce_host(t, sums, 3, PG_SUM, err) || evaluate(t, &test_acc, &test_loss, err))
             return -1;
         if (t->rank == 0) {
@@ -477,8 +476,8 @@ static int setup(trainer_t *t, ddp_error_t *err)
     t->host.buffers = calloc(nb + 1, sizeof(float));
 
     t->momentum = t->dev->alloc(np * sizeof(float));
-    t->batch_bytes = batch_bytes(o->batch_size);
-    t->device_batch = t->dev->alloc(t->batch_bytes);
+    size_t batch_size_bytes = batch_bytes(o->batch_size);
+    t->device_batch = t->dev->alloc(batch_size_bytes);
     t->tally = t->dev->alloc(4 * sizeof(double));
     t->scalars = pg_alloc(t->pg, 8 * sizeof(double), err);
     if (!t->momentum || !t->device_batch || !t->tally) {
@@ -487,7 +486,7 @@ static int setup(trainer_t *t, ddp_error_t *err)
         return ddp_error_set(err, "out of %s for the optimizer's state and a batch", memory);
     }
     for (int s = 0; s < 2; s++)
-        t->staging[s] = t->dev->stage ? t->dev->host_alloc(t->batch_bytes) : t->device_batch;
+        t->staging[s] = t->dev->stage ? t->dev->host_alloc(batch_size_bytes) : t->device_batch;
     if (!t->host.params || !t->host.momentum || !t->host.buffers || !t->staging[0] ||
         !t->staging[1] || !t->scalars)
         return ddp_error_set(err, "out of memory");

@@ -495,6 +495,12 @@ void cuda_zero(void *p, size_t bytes)
     note(cudaMemsetAsync(p, 0, bytes, ctx.stream));
 }
 
+/* -1 with CUDA's words for e. */
+int cuda_error(cudaError_t e, ddp_error_t *err)
+{
+    return ddp_error_set(err, "%s (%s)", cudaGetErrorString(e), cudaGetErrorName(e));
+}
+
 /* -1 with the first failure that queued work met (noted as it was queued or as it ran). */
 int queued_work_failed(ddp_error_t *err)
 {
@@ -504,9 +510,10 @@ int queued_work_failed(ddp_error_t *err)
                              "a tensor of %zu elements is over the GPU kernels' limit of %zu "
                              "(use a smaller batch or width)",
                              ctx.oversized, INDEX_LIMIT);
-    if (ctx.first_error != cudaSuccess)
-        return ddp_error_set(err, "CUDA: %s (%s)", cudaGetErrorString(ctx.first_error),
-                             cudaGetErrorName(ctx.first_error));
+    if (ctx.first_error != cudaSuccess) {
+        cuda_error(ctx.first_error, err);
+        return ddp_error_prefix(err, "CUDA");
+    }
     if (ctx.blas_error != CUBLAS_STATUS_SUCCESS)
         return ddp_error_set(err, "cuBLAS: %s", cublasGetStatusString(ctx.blas_error));
 #ifdef DDP_CUDNN
@@ -833,9 +840,7 @@ int cuda_stage_wait(int slot, ddp_error_t *err)
 int cuda_record_begin(ddp_error_t *err)
 {
     cudaError_t e = cudaStreamBeginCapture(ctx.stream, cudaStreamCaptureModeThreadLocal);
-    return e == cudaSuccess
-               ? 0
-               : ddp_error_set(err, "%s (%s)", cudaGetErrorString(e), cudaGetErrorName(e));
+    return e == cudaSuccess ? 0 : cuda_error(e, err);
 }
 
 /* The recording made executable; NULL with the reason (what the capture met first). */
@@ -849,7 +854,7 @@ void *cuda_record_end(ddp_error_t *err)
     if (graph)
         cudaGraphDestroy(graph);
     if (e != cudaSuccess) {
-        ddp_error_set(err, "%s (%s)", cudaGetErrorString(e), cudaGetErrorName(e));
+        cuda_error(e, err);
         return NULL;
     }
     return exec;

@@ -170,8 +170,9 @@ static const char wait_help[] =
     "usage: ddpjob wait JOB [--timeout SECONDS]\n"
     "Blocks until JOB (its whole chain of requeues) has ended, printing each change of state on\n"
     "a terminal, and exits with its status: 0 when it completed, else the job's own non-zero\n"
-    "status where known, else 1. 124 when SECONDS passed first; 3 when the job cannot be found,\n"
-    "or neither its scheduler nor its record has accounted for it for 120 s.\n";
+    "status where known (75 for a job cancelled with --checkpoint), else 1 (a plain cancel too).\n"
+    "124 when SECONDS passed first; 3 when the job cannot be found, or neither its scheduler nor\n"
+    "its record has accounted for it for 120 s.\n";
 
 int cmd_wait(int argc, char **argv)
 {

@@ -228,7 +228,10 @@ int job_view_exit(const job_view_t *v)
 {
     if (v->state == JOB_COMPLETED)
         return 0;
-    return v->exit_status > 0 && v->exit_status < 256 ? v->exit_status : 1;
+    /* A cancelled job's batch script may report the cancel's signal as 128 + N or be killed by
+     * it (PBS: 256 + N), as the timing falls: neither is a status of the job's own. */
+    int killed_by_cancel = v->state == JOB_CANCELLED && v->exit_status > 128;
+    return v->exit_status > 0 && v->exit_status < 256 && !killed_by_cancel ? v->exit_status : 1;
 }
 
 /* ---- printing -------------------------------------------------------------------------- */

@@ -58,7 +58,7 @@ void job_view_print(FILE *f, const job_view_t *v);
 void job_view_json(FILE *f, const job_view_t *v);
 
 /* The exit status `wait` gives for a job that ended: 0 when it completed, else its own non-zero
- * status where known, else 1. */
+ * status where known (a cancelled job's signal death is not), else 1. */
 int job_view_exit(const job_view_t *v);
 
 #endif

@@ -9,6 +9,7 @@
 
 #include "job_record.h"
 #include "job_state.h"
+#include "job_view.h"
 #include "sched_query.h"
 #include "tap.h"
 
@@ -153,9 +154,29 @@ static void truncated_record(void)
     ok(system(cmd) == 0, "cleaned up");
 }
 
+/* wait's exit status: a cancelled job's signal death, whichever form the timing gave it, is 1;
+ * a cancel --checkpoint's 75 is the job's own. */
+static void wait_status(void)
+{
+    struct {
+        job_state_t state;
+        int exit_status, want;
+    } cases[] = {
+        {JOB_COMPLETED, 0, 0},   {JOB_FAILED, 3, 3},      {JOB_FAILED, 137, 137},
+        {JOB_FAILED, 271, 1},    {JOB_CANCELLED, 143, 1}, {JOB_CANCELLED, 271, 1},
+        {JOB_CANCELLED, 75, 75}, {JOB_CANCELLED, -1, 1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        job_view_t v = {.state = cases[i].state, .exit_status = cases[i].exit_status};
+        ok(job_view_exit(&v) == cases[i].want, "wait: %s with status %d exits %d (got %d)",
+           job_state_name(cases[i].state), cases[i].exit_status, cases[i].want, job_view_exit(&v));
+    }
+}
+
 int main(void)
 {
     states();
+    wait_status();
     scheduler_text();
     truncated_record();
     return done_testing();

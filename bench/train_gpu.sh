@@ -1,17 +1,18 @@
 #!/bin/bash
-# ddp-train on one GPU (--backend nccl, world size 1; float32, and --tf32) against PyTorch on the
+# ddp-train on one GPU (--backend nccl, world size 1; float32, --tf32, --bf16) against PyTorch on the
 # same GPU, eager and torch.compile (PyTorch's defaults: cuDNN convolutions in TF32): ResNet-20 at
 # batch 256 (the issue's anchor) and 1024, samples/s (median of REPS runs) and the GPU memory the
 # run held at its peak (nvidia-smi's memory.used sampled every 50 ms, less what was in use before
 # it started).
 #   bench/train_gpu.sh [DDP_TRAIN] [PYTHON]   (defaults: build/runtime/train/ddp-train, python3)
-# SYSTEMS (default all five) names the rows to run; pytorch-eager stays the ratios' anchor;
-# ddp-train--tf32--no-cuda-graph launches each step kernel by kernel (what the graph saves);
-# pytorch-eager-bf16-autocast (not in the default) is mixed precision's anchor.
+# SYSTEMS (default all seven) names the rows to run; pytorch-eager is the first ratio's anchor and
+# pytorch-eager-bf16-autocast (mixed precision's) the second's; ddp-train--tf32--no-cuda-graph
+# launches each step kernel by kernel (what the graph saves).
 # On a GPU machine without meson, build first with tests/gpu/standalone.sh and pass
 # /tmp/ddpjob-gpu/ddp-train. ddp-train's figure is its second epoch of STEPS steps (data made on
 # the host and copied each step, as in training); PyTorch's inputs stay on the GPU.
-# Targets (issue 37) at batch 256: ddp-train --tf32 >= 1.5x PyTorch eager, in no more GPU memory.
+# Targets (issue 37) at batch 256: ddp-train --tf32 >= 1.5x PyTorch eager, in no more GPU memory;
+# ddp-train --bf16 >= 1.2x PyTorch eager under autocast to bfloat16.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 train=${1:-build/runtime/train/ddp-train}
@@ -19,7 +20,7 @@ py=${2:-python3}
 reps=${REPS:-3}
 steps=${STEPS:-50}
 batches=${BATCHES:-256 1024}
-systems=" ${SYSTEMS:-pytorch-eager pytorch-compile ddp-train ddp-train--tf32 ddp-train--tf32--no-cuda-graph} "
+systems=" ${SYSTEMS:-pytorch-eager pytorch-compile pytorch-eager-bf16-autocast ddp-train ddp-train--tf32 ddp-train--tf32--no-cuda-graph ddp-train--bf16} "
 
 # shellcheck source=lib.sh
 . bench/lib.sh
@@ -57,7 +58,7 @@ run_system() {
     echo "$name $(printf '%s\n' "${rates[@]}" | median) $mib"
 }
 
-printf '%-6s %-31s %12s %9s %9s\n' batch system samples/s MiB "vs eager"
+printf '%-6s %-31s %12s %9s %9s %12s\n' batch system samples/s MiB "vs eager" "vs autocast"
 for batch in $batches; do
     ours=("$train" train --backend nccl --model resnet --depth 20 --batch-size "$batch"
           --synthetic-size "$((steps * batch)),$batch" --epochs 2)
@@ -69,11 +70,15 @@ for batch in $batches; do
         run_system ddp-train "${ours[@]}"
         run_system ddp-train--tf32 "${ours[@]}" --tf32
         run_system ddp-train--tf32--no-cuda-graph "${ours[@]}" --tf32 --no-cuda-graph
+        run_system ddp-train--bf16 "${ours[@]}" --bf16
     } | awk -v b="$batch" '$1 == "pytorch-eager" {eager = $2}
-        {printf "%-6d %-31s %12.1f %9d %8.2fx\n", b, $1, $2, $3, (eager > 0 ? $2 / eager : 0)}'
+        $1 == "pytorch-eager-bf16-autocast" {autocast = $2}
+        {printf "%-6d %-31s %12.1f %9d %8.2fx %11.2fx\n", b, $1, $2, $3, (eager > 0 ? $2 / eager : 0),
+                (autocast > 0 ? $2 / autocast : 0)}'
 done
 echo "ResNet-20, one GPU, samples/s (median of $reps runs of $steps steps) and peak MiB of the last run."
-echo "Targets at batch 256: ddp-train--tf32 >= 1.5x pytorch-eager, its MiB <= pytorch-eager's."
+echo "Targets at batch 256: ddp-train--tf32 >= 1.5x pytorch-eager, its MiB <= pytorch-eager's;"
+echo "ddp-train--bf16 >= 1.2x pytorch-eager-bf16-autocast."
 # The physical view: ResNet-20's convolutions are 3 x the forward's multiply-adds per sample
 # (forward, data gradient, weight gradient); at a row's samples/s that is the rate they ran at.
 awk 'BEGIN {

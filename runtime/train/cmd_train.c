@@ -573,7 +573,13 @@ int cmd_train(int argc, char **argv)
     run_end_t end = RUN_DONE;
     /* The nccl backend reduces GPU memory, so the model lives on this rank's GPU. */
     int gpu = strcmp(pg_backend_name(pg), "nccl") == 0;
-    if (gpu && !(t.dev = device_cuda_open(pg_local_rank(pg), o.tf32, &err))) {
+    if (!gpu && o.bf16) {
+        fprintf(stderr, "ddp-train train: --bf16 is mixed precision on a GPU (--backend nccl); "
+                        "the CPU trains in float32\n");
+        return session_close("train", pg, 2);
+    }
+    gpu_math_t math = o.bf16 ? GPU_MATH_BF16 : o.tf32 ? GPU_MATH_TF32 : GPU_MATH_FLOAT32;
+    if (gpu && !(t.dev = device_cuda_open(pg_local_rank(pg), math, &err))) {
         fprintf(stderr, "ddp-train train: rank %d: --backend nccl: %s\n", t.rank, err.msg);
         return session_close("train", pg, 1);
     }

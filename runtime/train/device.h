@@ -14,7 +14,10 @@
 
 typedef struct {
     const char *name;
-    int host_memory;              /* its memory is the host's: no staging copy needed */
+    int host_memory;     /* its memory is the host's: no staging copy needed */
+    size_t feature_size; /* bytes per feature-map element */
+    /* n floats (an image batch) into feature-map elements; NULL where those are floats. */
+    void (*features_from_floats)(size_t n, const float *in, float *features);
     void *(*alloc)(size_t bytes); /* zero-filled; NULL when out of memory */
     void (*free)(void *p);
     void (*upload)(void *device_dst, const void *host_src, size_t bytes);
@@ -90,9 +93,15 @@ extern const device_ops_t device_cpu_im2col;
  * best); NULL with the reason when this build has no oneDNN. */
 const device_ops_t *device_cpu_open(const char *conv, ddp_error_t *err);
 
-/* The GPU of this local rank (local_rank modulo the visible devices), made current; NULL with
- * the reason when the build has no CUDA or the machine no GPU. tf32: convolutions may use TF32
- * tensor cores (10-bit mantissas in the products, as PyTorch's cudnn.allow_tf32); else float32. */
-const device_ops_t *device_cuda_open(int local_rank, int tf32, ddp_error_t *err);
+/* How a GPU computes its convolutions: in float32; on TF32 tensor cores (10-bit mantissas in
+ * the products, as PyTorch's cudnn.allow_tf32); or in mixed precision: feature maps in bfloat16,
+ * products summed in float32, parameters, their gradients and the optimizer in float32, the
+ * linear layer and the loss in float32 (what PyTorch's autocast to bfloat16 does to a CNN). */
+typedef enum { GPU_MATH_FLOAT32, GPU_MATH_TF32, GPU_MATH_BF16, GPU_MATH_KINDS } gpu_math_t;
+
+/* The GPU of this local rank (local_rank modulo the visible devices), made current, computing
+ * as `math` says; NULL with the reason when the build has no CUDA or the machine no GPU. One
+ * process may open each math once (the same GPU and context: a test compares them). */
+const device_ops_t *device_cuda_open(int local_rank, gpu_math_t math, ddp_error_t *err);
 
 #endif

@@ -128,11 +128,12 @@ static void cpu_describe_memory(char *buf, size_t size)
 
 /* The operations the CPU devices share: the layout-free ones. */
 #define CPU_OPS_ANY_LAYOUT                                                                         \
-    .host_memory = 1, .alloc = cpu_alloc, .free = free, .upload = cpu_copy, .download = cpu_copy,  \
-    .zero = cpu_zero, .bind_thread = cpu_bind_thread, .describe_memory = cpu_describe_memory,      \
-    .linear_forward = linear_forward, .linear_backward = linear_backward,                          \
-    .relu_forward = relu_forward, .relu_backward = relu_backward, .add_forward = add_forward,      \
-    .add_backward = add_backward, .softmax_xent = cpu_softmax_xent, .sgd = cpu_sgd
+    .host_memory = 1, .feature_size = sizeof(float), .alloc = cpu_alloc, .free = free,             \
+    .upload = cpu_copy, .download = cpu_copy, .zero = cpu_zero, .bind_thread = cpu_bind_thread,    \
+    .describe_memory = cpu_describe_memory, .linear_forward = linear_forward,                      \
+    .linear_backward = linear_backward, .relu_forward = relu_forward,                              \
+    .relu_backward = relu_backward, .add_forward = add_forward, .add_backward = add_backward,      \
+    .softmax_xent = cpu_softmax_xent, .sgd = cpu_sgd
 
 /* layers_cpu.c's batch norm and pooling, on NCHW tensors. */
 #define CPU_OPS_NCHW                                                                               \

@@ -1,16 +1,21 @@
 /* device_cuda: a CUDA GPU as a device: kernels for the element-wise and per-channel layers,
  * cuBLAS for the GEMMs, everything queued on one stream: a batch's upload from pinned memory
  * too (an event per staging slot says when the slot is free), and a step recorded from it as a
- * CUDA graph.
+ * CUDA graph. One table of operations per gpu_math_t, on the same GPU and stream: the feature-map
+ * kernels are templates on the element type (float, or bfloat16 for mixed precision, which reads
+ * and writes bfloat16 and computes in float32).
  *
  * Layouts are layers.h's (row-major, NCHW). A row-major GEMM C = op(A) op(B) is cuBLAS's
  * column-major C^T = op(B)^T op(A)^T, so gemm() swaps the operands. Convolutions build the
  * column matrix of the whole batch at once, [C*K*K][B*Ho*Wo], so each direction is one GEMM:
  * forward Y' = W col (Y' is [Co][B*HoWo], transposed into NCHW), backward dW = dY' col^T and
  * dcol = W^T dY'. Built with cuDNN (DDP_CUDNN), convolutions are cuDNN's instead, each direction
- * the fastest deterministic algorithm cuDNN measures for the shape, in float32 or (tf32) with TF32
- * tensor cores. The process has one GPU context (one per local rank), held here. */
+ * the fastest deterministic algorithm cuDNN measures for the shape, in float32, with TF32 tensor
+ * cores, or on bfloat16 tensors; a bfloat16 convolution reads a bfloat16 copy of its float32
+ * weights and writes its weight gradient in bfloat16, both converted in its workspace (autocast's
+ * casts). The process has one GPU context (one per local rank), held here. */
 #include <cublas_v2.h>
+#include <cuda_bf16.h>
 #include <cuda_runtime.h>
 #include <ctype.h>
 #include <math.h>
@@ -36,6 +41,7 @@ enum { FORWARD, BACKWARD_DATA, BACKWARD_FILTER, DIRECTIONS };
 struct conv_plan {
     conv_shape_t s;
     int batch;
+    gpu_math_t math;
     cudnnTensorDescriptor_t x, y;
     cudnnFilterDescriptor_t w;
     cudnnConvolutionDescriptor_t conv[DIRECTIONS];
@@ -64,7 +70,6 @@ struct context {
     cublasStatus_t blas_error;
 #ifdef DDP_CUDNN
     cudnnHandle_t dnn;
-    cudnnMathType_t conv_math;
     cudnnStatus_t dnn_error;
     conv_plan plans[MAX_CONV_PLANS];
     int plan_count;
@@ -98,6 +103,41 @@ void note_blas(cublasStatus_t s)
         ctx.blas_error = s;
 }
 
+typedef __nv_bfloat16 bf16;
+
+/* A feature-map element as float32 and back. */
+__device__ inline float to_float(float x)
+{
+    return x;
+}
+__device__ inline float to_float(bf16 x)
+{
+    return __bfloat162float(x);
+}
+template <typename T> __device__ inline T from_float(float x);
+template <> __device__ inline float from_float<float>(float x)
+{
+    return x;
+}
+template <> __device__ inline bf16 from_float<bf16>(float x)
+{
+    return __float2bfloat16(x);
+}
+
+/* The feature maps' element type of a math. */
+template <gpu_math_t M> struct feature_of {
+    typedef float type;
+};
+template <> struct feature_of<GPU_MATH_BF16> {
+    typedef bf16 type;
+};
+
+/* A feature map's pointer (device.h types them float *) as its elements. */
+template <typename T> T *features(const float *p)
+{
+    return (T *)(void *)p;
+}
+
 /* Row-major C[m x n] = alpha op(A) op(B) + beta C. */
 void gemm(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const float *a, int lda,
           const float *b, int ldb, float beta, float *c, int ldc)
@@ -119,7 +159,8 @@ const size_t INDEX_LIMIT = 0x7f000000u;
     for (index_t i = blockIdx.x * blockDim.x + threadIdx.x; i < (n); i += gridDim.x * blockDim.x)
 
 #ifndef DDP_CUDNN
-__global__ void im2col_kernel(conv_shape_t s, int batch, const float *in, float *col)
+template <typename T>
+__global__ void im2col_kernel(conv_shape_t s, int batch, const T *in, float *col)
 {
     index_t hw = s.ho * s.wo, cols = hw * batch, total = s.c * s.k * s.k * cols;
     GRID_STRIDE(i, total)
@@ -129,13 +170,14 @@ __global__ void im2col_kernel(conv_shape_t s, int batch, const float *in, float 
         int kx = row % s.k, ky = row / s.k % s.k, c = row / (s.k * s.k);
         int iy = y * s.stride - s.pad + ky, ix = x * s.stride - s.pad + kx;
         col[i] = iy >= 0 && iy < s.h && ix >= 0 && ix < s.w
-                     ? in[((index_t)(b * s.c + c) * s.h + iy) * s.w + ix]
+                     ? to_float(in[((index_t)(b * s.c + c) * s.h + iy) * s.w + ix])
                      : 0.0f;
     }
 }
 
 /* Each input element gathers the column entries it was copied to. */
-__global__ void col2im_kernel(conv_shape_t s, int batch, const float *col, float *din, bool add)
+template <typename T>
+__global__ void col2im_kernel(conv_shape_t s, int batch, const float *col, T *din, bool add)
 {
     index_t hw = s.ho * s.wo, cols = hw * batch, total = batch * s.c * s.h * s.w;
     GRID_STRIDE(i, total)
@@ -154,22 +196,34 @@ __global__ void col2im_kernel(conv_shape_t s, int batch, const float *col, float
                 sum += col[row * cols + b * hw + (ty / s.stride) * s.wo + tx / s.stride];
             }
         }
-        din[i] = (add ? din[i] : 0) + sum;
+        din[i] = from_float<T>((add ? to_float(din[i]) : 0) + sum);
     }
 }
 
-/* [c][batch][hw] <-> [batch][c][hw]; add: accumulate into dst. */
-__global__ void regroup_kernel(int batch, int c, int hw, const float *src, float *dst, bool to_nchw)
+/* Where NCHW element i is in [c][batch][hw]. */
+__device__ index_t grouped_index(int batch, int c, int hw, index_t i)
 {
-    index_t total = batch * c * hw;
-    GRID_STRIDE(i, total)
+    index_t p = i % hw, ch = i / hw % c, b = i / (hw * c);
+    return (ch * batch + b) * hw + p;
+}
+
+/* [c][batch][hw] (float) -> [batch][c][hw] (T) */
+template <typename T>
+__global__ void to_nchw_kernel(int batch, int c, int hw, const float *grouped, T *nchw)
+{
+    GRID_STRIDE(i, (index_t)(batch * c * hw))
     {
-        index_t p = i % hw, ch = i / hw % c, b = i / (hw * c); /* i indexes NCHW */
-        index_t grouped = (ch * batch + b) * hw + p;
-        if (to_nchw)
-            dst[i] = src[grouped];
-        else
-            dst[grouped] = src[i];
+        nchw[i] = from_float<T>(grouped[grouped_index(batch, c, hw, i)]);
+    }
+}
+
+/* [batch][c][hw] (T) -> [c][batch][hw] (float) */
+template <typename T>
+__global__ void to_grouped_kernel(int batch, int c, int hw, const T *nchw, float *grouped)
+{
+    GRID_STRIDE(i, (index_t)(batch * c * hw))
+    {
+        grouped[grouped_index(batch, c, hw, i)] = to_float(nchw[i]);
     }
 }
 #endif
@@ -221,16 +275,18 @@ int bn_slices(int batch, int hw)
 
 /* The output gradient through the fused ReLU (layers.h's bn_shape_t): none where it was
  * clamped. */
-__device__ float bn_output_grad(bool relu, const float *out, const float *dout, index_t at)
+template <typename T>
+__device__ float bn_output_grad(bool relu, const T *out, const T *dout, index_t at)
 {
-    return relu && !(out[at] > 0) ? 0.0f : dout[at];
+    return relu && !(to_float(out[at]) > 0) ? 0.0f : to_float(dout[at]);
 }
 
 /* Sums x and x^2 (grad: dy and dy * xhat, xhat from `saved`) over slice blockIdx.x % slices of
  * channel blockIdx.x / slices. */
-__global__ void bn_partial_sums_kernel(int batch, int c, int hw, int slices, bool relu,
-                                       const float *in, const float *saved, const float *out,
-                                       const float *dout, double *partial)
+template <typename T>
+__global__ void bn_partial_sums_kernel(int batch, int c, int hw, int slices, bool relu, const T *in,
+                                       const float *saved, const T *out, const T *dout,
+                                       double *partial)
 {
     int ch = blockIdx.x / slices, slice = blockIdx.x % slices;
     index_t n = batch * hw, begin = (index_t)((size_t)n * slice / slices),
@@ -238,13 +294,14 @@ __global__ void bn_partial_sums_kernel(int batch, int c, int hw, int slices, boo
     double first = 0, second = 0;
     for (index_t i = begin + threadIdx.x; i < end; i += blockDim.x) {
         index_t at = (i / hw * c + ch) * hw + i % hw;
+        float x = to_float(in[at]);
         if (dout) {
             float dy = bn_output_grad(relu, out, dout, at);
             first += dy;
-            second += dy * (in[at] - saved[ch]) * saved[c + ch];
+            second += dy * (x - saved[ch]) * saved[c + ch];
         } else {
-            first += in[at];
-            second += (double)in[at] * in[at];
+            first += x;
+            second += (double)x * x;
         }
     }
     first = block_sum(first);
@@ -296,9 +353,10 @@ __global__ void bn_grad_sums_kernel(int c, int slices, const double *partial, fl
     dbeta[ch] = (float)sdy;
 }
 
-__global__ void bn_apply_kernel(int batch, int c, int hw, bool relu, const float *in,
+template <typename T>
+__global__ void bn_apply_kernel(int batch, int c, int hw, bool relu, const T *in,
                                 const float *gamma, const float *beta, const float *stats,
-                                bool running, float *out)
+                                bool running, T *out)
 {
     GRID_STRIDE(i, (index_t)(batch * c * hw))
     {
@@ -306,15 +364,16 @@ __global__ void bn_apply_kernel(int batch, int c, int hw, bool relu, const float
         float mean = stats[ch];
         float invstd = running ? 1.0f / sqrtf(stats[c + ch] + BN_EPS) : stats[c + ch];
         float scale = gamma[ch] * invstd;
-        float y = in[i] * scale + (beta[ch] - mean * scale);
-        out[i] = relu && !(y > 0) ? 0.0f : y;
+        float y = to_float(in[i]) * scale + (beta[ch] - mean * scale);
+        out[i] = from_float<T>(relu && !(y > 0) ? 0.0f : y);
     }
 }
 
-__global__ void bn_input_grad_kernel(int batch, int c, int hw, bool relu, const float *in,
-                                     const float *gamma, const float *saved, const float *out,
-                                     const float *dout, const float *dgamma, const float *dbeta,
-                                     float *din, bool add)
+template <typename T>
+__global__ void bn_input_grad_kernel(int batch, int c, int hw, bool relu, const T *in,
+                                     const float *gamma, const float *saved, const T *out,
+                                     const T *dout, const float *dgamma, const float *dbeta, T *din,
+                                     bool add)
 {
     float n = (float)batch * (float)hw;
     GRID_STRIDE(i, (index_t)(batch * c * hw))
@@ -323,8 +382,8 @@ __global__ void bn_input_grad_kernel(int batch, int c, int hw, bool relu, const 
         float mean = saved[ch], invstd = saved[c + ch];
         float k = gamma[ch] * invstd / n;
         float dy = bn_output_grad(relu, out, dout, i);
-        din[i] =
-            (add ? din[i] : 0) + k * (n * dy - dbeta[ch] - (in[i] - mean) * invstd * dgamma[ch]);
+        float gradient = k * (n * dy - dbeta[ch] - (to_float(in[i]) - mean) * invstd * dgamma[ch]);
+        din[i] = from_float<T>((add ? to_float(din[i]) : 0) + gradient);
     }
 }
 
@@ -344,44 +403,68 @@ __global__ void relu_grad_kernel(index_t n, const float *out, const float *dout,
     }
 }
 
-__global__ void add_kernel(index_t n, bool relu, const float *a, const float *b, float *out)
+template <typename T>
+__global__ void add_kernel(index_t n, bool relu, const T *a, const T *b, T *out)
 {
     GRID_STRIDE(i, n)
     {
-        float sum = a[i] + b[i];
-        out[i] = relu && sum <= 0 ? 0 : sum;
+        float sum = to_float(a[i]) + to_float(b[i]);
+        out[i] = from_float<T>(relu && sum <= 0 ? 0 : sum);
     }
 }
 
-__global__ void add_grad_kernel(index_t n, bool relu, const float *out, const float *dout,
-                                float *da, bool add_a, float *db, bool add_b)
+template <typename T>
+__global__ void add_grad_kernel(index_t n, bool relu, const T *out, const T *dout, T *da,
+                                bool add_a, T *db, bool add_b)
 {
     GRID_STRIDE(i, n)
     {
-        float gradient = relu && out[i] <= 0 ? 0 : dout[i];
-        da[i] = (add_a ? da[i] : 0) + gradient;
-        db[i] = (add_b ? db[i] : 0) + gradient;
+        float gradient = relu && to_float(out[i]) <= 0 ? 0 : to_float(dout[i]);
+        da[i] = from_float<T>((add_a ? to_float(da[i]) : 0) + gradient);
+        db[i] = from_float<T>((add_b ? to_float(db[i]) : 0) + gradient);
     }
 }
 
-__global__ void avgpool_kernel(index_t rows, int hw, const float *in, float *out)
+/* Feature maps in, pooled features (float) out. */
+template <typename T> __global__ void avgpool_kernel(index_t rows, int hw, const T *in, float *out)
 {
     GRID_STRIDE(r, rows)
     {
         float sum = 0;
         for (int i = 0; i < hw; i++)
-            sum += in[r * hw + i];
+            sum += to_float(in[r * hw + i]);
         out[r] = sum / (float)hw;
     }
 }
 
-__global__ void avgpool_grad_kernel(index_t n, int hw, const float *dout, float *din)
+template <typename T>
+__global__ void avgpool_grad_kernel(index_t n, int hw, const float *dout, T *din)
 {
     GRID_STRIDE(i, n)
     {
-        din[i] += dout[i / hw] / (float)hw;
+        din[i] = from_float<T>(to_float(din[i]) + dout[i / hw] / (float)hw);
     }
 }
+
+/* Float32 to bfloat16 and back: images into feature maps, weights and their gradients around a
+ * cuDNN bfloat16 convolution. */
+__global__ void to_bf16_kernel(index_t n, const float *in, bf16 *out)
+{
+    GRID_STRIDE(i, n)
+    {
+        out[i] = __float2bfloat16(in[i]);
+    }
+}
+
+#ifdef DDP_CUDNN
+__global__ void bf16_to_float_kernel(index_t n, const bf16 *in, float *out)
+{
+    GRID_STRIDE(i, n)
+    {
+        out[i] = __bfloat162float(in[i]);
+    }
+}
+#endif
 
 __global__ void xent_kernel(int batch, int classes, const float *logits,
                             const unsigned char *labels, float *dlogits, float *row_loss,
@@ -550,42 +633,54 @@ bool same_shape(const conv_shape_t *a, const conv_shape_t *b)
 
 /* The workspace the model holds for shape s: what the plan made for it at the model's batch cap
  * (conv_workspace's call) asked for, the largest batch planned for this shape. */
-size_t shape_work_limit(const conv_shape_t *s)
+size_t shape_work_limit(const conv_shape_t *s, gpu_math_t math)
 {
     size_t limit = 0;
     int largest = 0;
     for (int i = 0; i < ctx.plan_count; i++)
-        if (same_shape(&ctx.plans[i].s, s) && ctx.plans[i].batch > largest) {
+        if (same_shape(&ctx.plans[i].s, s) && ctx.plans[i].math == math &&
+            ctx.plans[i].batch > largest) {
             largest = ctx.plans[i].batch;
             limit = ctx.plans[i].work_bytes;
         }
     return largest ? limit : CONV_WORK_CAP;
 }
 
-/* The plan for s at `batch`, made on first use; NULL (and an error noted) if cuDNN refuses. */
-const conv_plan *conv_plan_for(const conv_shape_t *s, int batch)
+/* FMA math keeps float32 products; the default lets Hopper's tensor cores run them in TF32;
+ * bfloat16 tensors run on tensor cores. */
+cudnnMathType_t dnn_math(gpu_math_t math)
+{
+    return math == GPU_MATH_FLOAT32 ? CUDNN_FMA_MATH
+           : math == GPU_MATH_TF32  ? CUDNN_DEFAULT_MATH
+                                    : CUDNN_TENSOR_OP_MATH;
+}
+
+/* The plan for s at `batch` in `math`, made on first use; NULL (and an error noted) if cuDNN
+ * refuses. */
+const conv_plan *conv_plan_for(const conv_shape_t *s, int batch, gpu_math_t math)
 {
     for (int i = 0; i < ctx.plan_count; i++)
-        if (ctx.plans[i].batch == batch && same_shape(&ctx.plans[i].s, s))
+        if (ctx.plans[i].batch == batch && ctx.plans[i].math == math &&
+            same_shape(&ctx.plans[i].s, s))
             return &ctx.plans[i];
     if (ctx.plan_count == MAX_CONV_PLANS) {
         note_dnn(CUDNN_STATUS_NOT_SUPPORTED);
         return NULL;
     }
-    size_t limit = shape_work_limit(s);
+    size_t limit = shape_work_limit(s, math);
     conv_plan *p = &ctx.plans[ctx.plan_count];
     memset(p, 0, sizeof *p);
     p->s = *s;
     p->batch = batch;
+    p->math = math;
+    cudnnDataType_t type = math == GPU_MATH_BF16 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_FLOAT;
     cudnnStatus_t st;
     if ((st = cudnnCreateTensorDescriptor(&p->x)) || (st = cudnnCreateTensorDescriptor(&p->y)) ||
         (st = cudnnCreateFilterDescriptor(&p->w)) ||
-        (st = cudnnSetTensor4dDescriptor(p->x, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, batch, s->c,
-                                         s->h, s->w)) ||
-        (st = cudnnSetTensor4dDescriptor(p->y, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, batch, s->co,
-                                         s->ho, s->wo)) ||
-        (st = cudnnSetFilter4dDescriptor(p->w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, s->co, s->c,
-                                         s->k, s->k))) {
+        (st = cudnnSetTensor4dDescriptor(p->x, CUDNN_TENSOR_NCHW, type, batch, s->c, s->h, s->w)) ||
+        (st = cudnnSetTensor4dDescriptor(p->y, CUDNN_TENSOR_NCHW, type, batch, s->co, s->ho,
+                                         s->wo)) ||
+        (st = cudnnSetFilter4dDescriptor(p->w, type, CUDNN_TENSOR_NCHW, s->co, s->c, s->k, s->k))) {
         note_dnn(st);
         return NULL;
     }
@@ -594,7 +689,7 @@ const conv_plan *conv_plan_for(const conv_shape_t *s, int batch)
             (st = cudnnSetConvolution2dDescriptor(p->conv[d], s->pad, s->pad, s->stride, s->stride,
                                                   1, 1, CUDNN_CROSS_CORRELATION,
                                                   CUDNN_DATA_FLOAT)) ||
-            (st = cudnnSetConvolutionMathType(p->conv[d], ctx.conv_math))) {
+            (st = cudnnSetConvolutionMathType(p->conv[d], dnn_math(math)))) {
             note_dnn(st);
             return NULL;
         }
@@ -634,70 +729,113 @@ const conv_plan *conv_plan_for(const conv_shape_t *s, int batch)
     return p;
 }
 
-size_t cuda_conv_workspace(const conv_shape_t *s, int batch)
+/* A bfloat16 convolution's copies of its weights and their gradient, before cuDNN's workspace. */
+size_t weight_copy_bytes(const conv_shape_t *s, gpu_math_t math)
 {
-    const conv_plan *p = conv_plan_for(s, batch);
-    return p ? (p->work_bytes + sizeof(float) - 1) / sizeof(float) : 0;
+    size_t n = (size_t)s->co * s->c * s->k * s->k;
+    return math == GPU_MATH_BF16 ? (n * sizeof(bf16) + 255) & ~(size_t)255 : 0;
 }
 
+template <gpu_math_t M> size_t cuda_conv_workspace(const conv_shape_t *s, int batch)
+{
+    const conv_plan *p = conv_plan_for(s, batch, M);
+    size_t bytes = p ? 2 * weight_copy_bytes(s, M) + p->work_bytes : 0;
+    return (bytes + sizeof(float) - 1) / sizeof(float);
+}
+
+/* The weights as the convolution reads them: a bfloat16 copy made at the start of the workspace
+ * (cuDNN's own part follows the copies), or the float32 ones. */
+template <gpu_math_t M>
+const void *conv_weights(const conv_shape_t *s, const float *weight, float *work)
+{
+    if (M != GPU_MATH_BF16)
+        return weight;
+    size_t n = (size_t)s->co * s->c * s->k * s->k;
+    LAUNCH(to_bf16_kernel, grid(n), n, weight, (bf16 *)work);
+    return work;
+}
+
+template <gpu_math_t M> char *dnn_work(const conv_shape_t *s, float *work)
+{
+    return (char *)work + 2 * weight_copy_bytes(s, M);
+}
+
+template <gpu_math_t M>
 void cuda_conv_forward(const conv_shape_t *s, int batch, const float *in, const float *weight,
                        float *out, float *work)
 {
     const float one = 1, zero = 0;
-    const conv_plan *p = conv_plan_for(s, batch);
-    if (p)
-        note_dnn(cudnnConvolutionForward(ctx.dnn, &one, p->x, in, p->w, weight, p->conv[FORWARD],
-                                         p->forward, work, p->work_bytes, &zero, p->y, out));
+    const conv_plan *p = conv_plan_for(s, batch, M);
+    if (!p)
+        return;
+    const void *w = conv_weights<M>(s, weight, work);
+    note_dnn(cudnnConvolutionForward(ctx.dnn, &one, p->x, in, p->w, w, p->conv[FORWARD], p->forward,
+                                     dnn_work<M>(s, work), p->work_bytes, &zero, p->y, out));
 }
 
-/* dW is written, din written or accumulated into (layers.h). */
+/* dW is written, din written or accumulated into (layers.h); a bfloat16 dW is made in the
+ * workspace, then converted into the float32 one. */
+template <gpu_math_t M>
 void cuda_conv_backward(const conv_shape_t *s, int batch, const float *in, const float *weight,
                         const float *dout, float *din, grad_mode_t din_mode, float *dweight,
                         float *work)
 {
     const float one = 1, zero = 0;
-    const conv_plan *p = conv_plan_for(s, batch);
+    const conv_plan *p = conv_plan_for(s, batch, M);
     if (!p)
         return;
+    size_t n = (size_t)s->co * s->c * s->k * s->k;
+    void *dw = M == GPU_MATH_BF16 ? (void *)((char *)work + weight_copy_bytes(s, M)) : dweight;
+    char *dnn = dnn_work<M>(s, work);
     note_dnn(cudnnConvolutionBackwardFilter(ctx.dnn, &one, p->x, in, p->y, dout,
-                                            p->conv[BACKWARD_FILTER], p->backward_filter, work,
-                                            p->work_bytes, &zero, p->w, dweight));
-    if (din)
+                                            p->conv[BACKWARD_FILTER], p->backward_filter, dnn,
+                                            p->work_bytes, &zero, p->w, dw));
+    if (M == GPU_MATH_BF16)
+        LAUNCH(bf16_to_float_kernel, grid(n), n, (const bf16 *)dw, dweight);
+    if (din) {
+        const void *w = conv_weights<M>(s, weight, work);
         note_dnn(cudnnConvolutionBackwardData(
-            ctx.dnn, &one, p->w, weight, p->y, dout, p->conv[BACKWARD_DATA], p->backward_data, work,
+            ctx.dnn, &one, p->w, w, p->y, dout, p->conv[BACKWARD_DATA], p->backward_data, dnn,
             p->work_bytes, din_mode == GRAD_ADD ? &one : &zero, p->x, din));
+    }
 }
 #else
-size_t cuda_conv_workspace(const conv_shape_t *s, int batch)
+/* Without cuDNN a bfloat16 convolution's column matrix and GEMMs are float32: only its feature
+ * maps are bfloat16. */
+template <gpu_math_t M> size_t cuda_conv_workspace(const conv_shape_t *s, int batch)
 {
     return ((size_t)s->c * s->k * s->k + (size_t)s->co) * s->ho * s->wo * batch;
 }
 
+template <gpu_math_t M>
 void cuda_conv_forward(const conv_shape_t *s, int batch, const float *in, const float *weight,
                        float *out, float *work)
 {
+    typedef typename feature_of<M>::type T;
     int kdim = s->c * s->k * s->k, cols = s->ho * s->wo * batch;
     float *col = work, *grouped = work + (size_t)kdim * cols;
-    LAUNCH(im2col_kernel, grid((size_t)kdim * cols), *s, batch, in, col);
+    LAUNCH(im2col_kernel<T>, grid((size_t)kdim * cols), *s, batch, features<T>(in), col);
     gemm(false, false, s->co, cols, kdim, 1.0f, weight, kdim, col, cols, 0.0f, grouped, cols);
-    LAUNCH(regroup_kernel, grid((size_t)s->co * cols), batch, s->co, s->ho * s->wo, grouped, out,
-           true);
+    LAUNCH(to_nchw_kernel<T>, grid((size_t)s->co * cols), batch, s->co, s->ho * s->wo, grouped,
+           features<T>(out));
 }
 
+template <gpu_math_t M>
 void cuda_conv_backward(const conv_shape_t *s, int batch, const float *in, const float *weight,
                         const float *dout, float *din, grad_mode_t din_mode, float *dweight,
                         float *work)
 {
+    typedef typename feature_of<M>::type T;
     int kdim = s->c * s->k * s->k, cols = s->ho * s->wo * batch;
     float *col = work, *grouped = work + (size_t)kdim * cols;
-    LAUNCH(regroup_kernel, grid((size_t)s->co * cols), batch, s->co, s->ho * s->wo, dout, grouped,
-           false);
-    LAUNCH(im2col_kernel, grid((size_t)kdim * cols), *s, batch, in, col);
+    LAUNCH(to_grouped_kernel<T>, grid((size_t)s->co * cols), batch, s->co, s->ho * s->wo,
+           features<T>(dout), grouped);
+    LAUNCH(im2col_kernel<T>, grid((size_t)kdim * cols), *s, batch, features<T>(in), col);
     gemm(false, true, s->co, kdim, cols, 1.0f, grouped, cols, col, cols, 0.0f, dweight, kdim);
     if (din) {
         gemm(true, false, kdim, cols, s->co, 1.0f, weight, kdim, grouped, cols, 0.0f, col, cols);
-        LAUNCH(col2im_kernel, grid((size_t)batch * s->c * s->h * s->w), *s, batch, col, din,
-               din_mode == GRAD_ADD);
+        LAUNCH(col2im_kernel<T>, grid((size_t)batch * s->c * s->h * s->w), *s, batch, col,
+               features<T>(din), din_mode == GRAD_ADD);
     }
 }
 #endif
@@ -720,38 +858,44 @@ void cuda_linear_backward(int batch, int in_dim, int out_dim, const float *in, c
              in_dim);
 }
 
-void cuda_bn_forward(const bn_shape_t *s, const float *in, const float *gamma, const float *beta,
-                     float *running, int training, float *saved, float *out)
+template <typename T>
+void cuda_bn_forward(const bn_shape_t *s, const float *in_features, const float *gamma,
+                     const float *beta, float *running, int training, float *saved,
+                     float *out_features)
 {
     int batch = s->batch, c = s->c, hw = s->hw;
+    const T *in = features<T>(in_features);
     if (training) {
         int slices = bn_slices(batch, hw);
         double *partial = bn_partial((size_t)2 * c * slices);
         if (!partial)
             return;
-        LAUNCH(bn_partial_sums_kernel, c * slices, batch, c, hw, slices, false, in, NULL, NULL,
-               NULL, partial);
+        LAUNCH(bn_partial_sums_kernel<T>, c * slices, batch, c, hw, slices, false, in, NULL,
+               (const T *)NULL, (const T *)NULL, partial);
         LAUNCH(bn_stats_kernel, blocks_for(c), batch, c, hw, slices, partial, running, saved);
     }
-    LAUNCH(bn_apply_kernel, grid((size_t)batch * c * hw), batch, c, hw, s->relu != 0, in, gamma,
-           beta, training ? saved : running, !training, out);
+    LAUNCH(bn_apply_kernel<T>, grid((size_t)batch * c * hw), batch, c, hw, s->relu != 0, in, gamma,
+           beta, training ? saved : running, !training, features<T>(out_features));
 }
 
-void cuda_bn_backward(const bn_shape_t *s, const float *in, const float *gamma, const float *saved,
-                      const float *out, const float *dout, float *din, grad_mode_t din_mode,
-                      float *dgamma, float *dbeta)
+template <typename T>
+void cuda_bn_backward(const bn_shape_t *s, const float *in_features, const float *gamma,
+                      const float *saved, const float *out_features, const float *dout_features,
+                      float *din, grad_mode_t din_mode, float *dgamma, float *dbeta)
 {
     int batch = s->batch, c = s->c, hw = s->hw;
+    const T *in = features<T>(in_features), *out = features<T>(out_features),
+            *dout = features<T>(dout_features);
     bool relu = s->relu != 0;
     int slices = bn_slices(batch, hw);
     double *partial = bn_partial((size_t)2 * c * slices);
     if (!partial)
         return;
-    LAUNCH(bn_partial_sums_kernel, c * slices, batch, c, hw, slices, relu, in, saved, out, dout,
+    LAUNCH(bn_partial_sums_kernel<T>, c * slices, batch, c, hw, slices, relu, in, saved, out, dout,
            partial);
     LAUNCH(bn_grad_sums_kernel, blocks_for(c), c, slices, partial, dgamma, dbeta);
-    LAUNCH(bn_input_grad_kernel, grid((size_t)batch * c * hw), batch, c, hw, relu, in, gamma, saved,
-           out, dout, dgamma, dbeta, din, din_mode == GRAD_ADD);
+    LAUNCH(bn_input_grad_kernel<T>, grid((size_t)batch * c * hw), batch, c, hw, relu, in, gamma,
+           saved, out, dout, dgamma, dbeta, features<T>(din), din_mode == GRAD_ADD);
 }
 
 void cuda_relu_forward(size_t n, const float *in, float *out)
@@ -764,27 +908,36 @@ void cuda_relu_backward(size_t n, const float *out, const float *dout, float *di
     LAUNCH(relu_grad_kernel, grid(n), n, out, dout, din);
 }
 
+template <typename T>
 void cuda_add_forward(size_t n, int relu, const float *a, const float *b, float *out)
 {
-    LAUNCH(add_kernel, grid(n), n, relu != 0, a, b, out);
+    LAUNCH(add_kernel<T>, grid(n), n, relu != 0, features<T>(a), features<T>(b), features<T>(out));
 }
 
+template <typename T>
 void cuda_add_backward(size_t n, int relu, const float *out, const float *dout, float *da,
                        grad_mode_t da_mode, float *db, grad_mode_t db_mode)
 {
-    LAUNCH(add_grad_kernel, grid(n), n, relu != 0, out, dout, da, da_mode == GRAD_ADD, db,
-           db_mode == GRAD_ADD);
+    LAUNCH(add_grad_kernel<T>, grid(n), n, relu != 0, features<T>(out), features<T>(dout),
+           features<T>(da), da_mode == GRAD_ADD, features<T>(db), db_mode == GRAD_ADD);
 }
 
+template <typename T>
 void cuda_avgpool_forward(int batch, int c, int hw, const float *in, float *out)
 {
-    LAUNCH(avgpool_kernel, grid((size_t)batch * c), (size_t)batch * c, hw, in, out);
+    LAUNCH(avgpool_kernel<T>, grid((size_t)batch * c), (size_t)batch * c, hw, features<T>(in), out);
 }
 
+template <typename T>
 void cuda_avgpool_backward(int batch, int c, int hw, const float *dout, float *din)
 {
     size_t n = (size_t)batch * c * hw;
-    LAUNCH(avgpool_grad_kernel, grid(n), n, hw, dout, din);
+    LAUNCH(avgpool_grad_kernel<T>, grid(n), n, hw, dout, features<T>(din));
+}
+
+void cuda_floats_to_bf16(size_t n, const float *in, float *out)
+{
+    LAUNCH(to_bf16_kernel, grid(n), n, in, features<bf16>(out));
 }
 
 /* The per-row buffers grow on a batch larger than any before (a step recorded after the first
@@ -870,88 +1023,105 @@ void cuda_recording_free(void *recording)
     note(cudaGraphExecDestroy((cudaGraphExec_t)recording));
 }
 
-device_ops_t cuda_ops;
+device_ops_t cuda_ops[GPU_MATH_KINDS];
 
-} // namespace
-
-extern "C" const device_ops_t *device_cuda_open(int local_rank, int tf32, ddp_error_t *err)
+/* The table for math M: what every math shares, then its feature maps' operations. */
+template <gpu_math_t M> void fill_ops(device_ops_t *ops)
 {
-    if (cuda_ops.name)
-        return &cuda_ops;
+    typedef typename feature_of<M>::type T;
+    ops->feature_size = sizeof(T);
+    ops->features_from_floats = M == GPU_MATH_BF16 ? cuda_floats_to_bf16 : NULL;
+    ops->alloc = cuda_alloc;
+    ops->free = cuda_free;
+    ops->upload = cuda_upload;
+    ops->download = cuda_download;
+    ops->zero = cuda_zero;
+    ops->sync = cuda_sync;
+    ops->bind_thread = cuda_bind_thread;
+    ops->describe_memory = cuda_describe_memory;
+    ops->conv_workspace = cuda_conv_workspace<M>;
+    ops->conv_forward = cuda_conv_forward<M>;
+    ops->conv_backward = cuda_conv_backward<M>;
+    ops->linear_forward = cuda_linear_forward;
+    ops->linear_backward = cuda_linear_backward;
+    ops->bn_forward = cuda_bn_forward<T>;
+    ops->bn_backward = cuda_bn_backward<T>;
+    ops->relu_forward = cuda_relu_forward;
+    ops->relu_backward = cuda_relu_backward;
+    ops->add_forward = cuda_add_forward<T>;
+    ops->add_backward = cuda_add_backward<T>;
+    ops->avgpool_forward = cuda_avgpool_forward<T>;
+    ops->avgpool_backward = cuda_avgpool_backward<T>;
+    ops->softmax_xent = cuda_softmax_xent;
+    ops->sgd = cuda_sgd;
+    ops->host_alloc = cuda_host_alloc;
+    ops->host_free = cuda_host_free;
+    ops->stage = cuda_stage;
+    ops->stage_wait = cuda_stage_wait;
+    ops->record_begin = cuda_record_begin;
+    ops->record_end = cuda_record_end;
+    ops->replay = cuda_replay;
+    ops->recording_free = cuda_recording_free;
+    ops->name = M == GPU_MATH_BF16 ? "cuda-bf16" : M == GPU_MATH_TF32 ? "cuda-tf32" : "cuda";
+}
+
+/* The GPU, its stream and libraries, made once per process; -1 with the reason. */
+int context_open(int local_rank, ddp_error_t *err)
+{
     int devices = 0;
     cudaError_t e = cudaGetDeviceCount(&devices);
-    if (e != cudaSuccess || devices == 0) {
-        ddp_error_set(err, "no GPU is visible (%s)",
-                      e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
-        return NULL;
-    }
+    if (e != cudaSuccess || devices == 0)
+        return ddp_error_set(err, "no GPU is visible (%s)",
+                             e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
     ctx.device = local_rank % devices;
     if ((e = cudaSetDevice(ctx.device)) != cudaSuccess ||
         (e = cudaStreamCreateWithFlags(&ctx.stream, cudaStreamNonBlocking)) != cudaSuccess ||
         (e = cudaEventCreateWithFlags(&ctx.staged[0], cudaEventDisableTiming)) != cudaSuccess ||
-        (e = cudaEventCreateWithFlags(&ctx.staged[1], cudaEventDisableTiming)) != cudaSuccess) {
-        ddp_error_set(err, "CUDA device %d: %s", local_rank % devices, cudaGetErrorString(e));
-        return NULL;
-    }
+        (e = cudaEventCreateWithFlags(&ctx.staged[1], cudaEventDisableTiming)) != cudaSuccess)
+        return ddp_error_set(err, "CUDA device %d: %s", ctx.device, cudaGetErrorString(e));
+    /* cuBLAS's default math mode keeps float32 GEMMs in float32 (no TF32), like the CPU path. */
     cublasStatus_t s = cublasCreate(&ctx.blas);
     if (s == CUBLAS_STATUS_SUCCESS)
         s = cublasSetStream(ctx.blas, ctx.stream);
-    if (s != CUBLAS_STATUS_SUCCESS) {
-        ddp_error_set(err, "cuBLAS: %s", cublasGetStatusString(s));
-        return NULL;
-    }
+    if (s != CUBLAS_STATUS_SUCCESS)
+        return ddp_error_set(err, "cuBLAS: %s", cublasGetStatusString(s));
 #ifdef DDP_CUDNN
     cudnnStatus_t ds = cudnnCreate(&ctx.dnn);
     if (ds == CUDNN_STATUS_SUCCESS)
         ds = cudnnSetStream(ctx.dnn, ctx.stream);
-    /* FMA math keeps float32 products; the default lets Hopper's tensor cores run them in TF32. */
-    ctx.conv_math = tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH;
-    if (ds != CUDNN_STATUS_SUCCESS) {
-        ddp_error_set(err, "cuDNN: %s", cudnnGetErrorString(ds));
-        return NULL;
-    }
+    if (ds != CUDNN_STATUS_SUCCESS)
+        return ddp_error_set(err, "cuDNN: %s", cudnnGetErrorString(ds));
 #endif
+    return 0;
+}
+
+} // namespace
+
+extern "C" const device_ops_t *device_cuda_open(int local_rank, gpu_math_t math, ddp_error_t *err)
+{
+    static int opened;
+    if (!opened && context_open(local_rank, err))
+        return NULL;
+    opened = 1;
 #ifndef DDP_CUDNN
-    /* Without cuDNN the convolutions are cuBLAS GEMMs: TF32 is cuBLAS's math mode then. */
-    if (tf32)
+    /* Without cuDNN the convolutions are cuBLAS GEMMs: TF32 is cuBLAS's math mode then (its one
+     * handle's, so a process that opened TF32 has no float32 GEMMs left: none opens both). */
+    cublasStatus_t s = CUBLAS_STATUS_SUCCESS;
+    if (math == GPU_MATH_TF32)
         s = cublasSetMathMode(ctx.blas, CUBLAS_TF32_TENSOR_OP_MATH);
     if (s != CUBLAS_STATUS_SUCCESS) {
         ddp_error_set(err, "cuBLAS: %s", cublasGetStatusString(s));
         return NULL;
     }
 #endif
-    /* cuBLAS's default math mode keeps float32 GEMMs in float32 (no TF32), like the CPU path. */
-    cuda_ops.alloc = cuda_alloc;
-    cuda_ops.free = cuda_free;
-    cuda_ops.upload = cuda_upload;
-    cuda_ops.download = cuda_download;
-    cuda_ops.zero = cuda_zero;
-    cuda_ops.sync = cuda_sync;
-    cuda_ops.bind_thread = cuda_bind_thread;
-    cuda_ops.describe_memory = cuda_describe_memory;
-    cuda_ops.conv_workspace = cuda_conv_workspace;
-    cuda_ops.conv_forward = cuda_conv_forward;
-    cuda_ops.conv_backward = cuda_conv_backward;
-    cuda_ops.linear_forward = cuda_linear_forward;
-    cuda_ops.linear_backward = cuda_linear_backward;
-    cuda_ops.bn_forward = cuda_bn_forward;
-    cuda_ops.bn_backward = cuda_bn_backward;
-    cuda_ops.relu_forward = cuda_relu_forward;
-    cuda_ops.relu_backward = cuda_relu_backward;
-    cuda_ops.add_forward = cuda_add_forward;
-    cuda_ops.add_backward = cuda_add_backward;
-    cuda_ops.avgpool_forward = cuda_avgpool_forward;
-    cuda_ops.avgpool_backward = cuda_avgpool_backward;
-    cuda_ops.softmax_xent = cuda_softmax_xent;
-    cuda_ops.sgd = cuda_sgd;
-    cuda_ops.host_alloc = cuda_host_alloc;
-    cuda_ops.host_free = cuda_host_free;
-    cuda_ops.stage = cuda_stage;
-    cuda_ops.stage_wait = cuda_stage_wait;
-    cuda_ops.record_begin = cuda_record_begin;
-    cuda_ops.record_end = cuda_record_end;
-    cuda_ops.replay = cuda_replay;
-    cuda_ops.recording_free = cuda_recording_free;
-    cuda_ops.name = "cuda";
-    return &cuda_ops;
+    device_ops_t *ops = &cuda_ops[math];
+    if (!ops->name) {
+        if (math == GPU_MATH_BF16)
+            fill_ops<GPU_MATH_BF16>(ops);
+        else if (math == GPU_MATH_TF32)
+            fill_ops<GPU_MATH_TF32>(ops);
+        else
+            fill_ops<GPU_MATH_FLOAT32>(ops);
+    }
+    return ops;
 }

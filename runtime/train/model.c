@@ -28,14 +28,15 @@ typedef struct {
     size_t running; /* bn: running mean and variance in the buffers */
     size_t saved;   /* bn: batch mean and 1/std of the last training forward */
     int relu;       /* bn, add: the ReLU that follows it, fused */
-    size_t act;     /* offset of this node's output in the activations */
+    size_t elem;    /* bytes per element of its output: a feature map's (device.h) or a float */
+    size_t act;     /* byte offset of this node's output in the activations */
     /* Backward (plan_gradients): how this node stores its inputs' gradients; the backward step
      * whose node first stores into its own output's gradient (the loss's: node_count), before
      * which that gradient is zeroed when zero_grad; and where the gradient lives in act_grads,
      * shared with nodes whose gradients are never live at the same time. */
     grad_mode_t in0_mode, in1_mode;
     int first_writer, zero_grad;
-    size_t grad;
+    size_t grad; /* byte offset */
 } node_t;
 
 struct model {
@@ -46,7 +47,8 @@ struct model {
     int node_count;
     tensor_info_t *tensors;
     int tensor_count;
-    size_t param_count, buffer_count, act_count, act_grad_count, saved_count, work_count;
+    size_t param_count, buffer_count, saved_count, work_count; /* floats */
+    size_t act_bytes, act_grad_bytes;
     float *params, *grads, *buffers, *acts, *act_grads, *saved, *work; /* work: conv's */
     grad_memory_t grad_memory; /* where grads came from, when not the device's */
     int failed;                /* out of memory while building */
@@ -90,6 +92,27 @@ static size_t node_size(const node_t *n)
     return (size_t)n->c * n->h * n->w;
 }
 
+/* Tensors start 256-byte aligned, as cudaMalloc's do (cuDNN's fastest kernels want it). */
+static size_t node_bytes(const node_t *n, int batch)
+{
+    return (node_size(n) * n->elem * (size_t)batch + 255) & ~(size_t)255;
+}
+
+static float *activation(const model_t *m, const node_t *n)
+{
+    return (float *)((char *)m->acts + n->act);
+}
+
+static float *activation_grad(const model_t *m, const node_t *n)
+{
+    return (float *)((char *)m->act_grads + n->grad);
+}
+
+static int is_feature_map(node_kind_t kind)
+{
+    return kind == NODE_CONV || kind == NODE_BN || kind == NODE_ADD;
+}
+
 /* ---- building the graph ------------------------------------------------------------------- */
 
 static size_t add_tensor(model_t *m, const char *prefix, const char *suffix, int is_buffer,
@@ -125,12 +148,29 @@ static int add_node(model_t *m, node_kind_t kind, int in0, int in1, int c, int h
         return 0;
     }
     m->nodes = grown;
-    m->nodes[m->node_count] =
-        (node_t){.kind = kind, .in0 = in0, .in1 = in1, .c = c, .h = h, .w = w, .act = m->act_count};
+    node_t *n = &m->nodes[m->node_count];
+    *n = (node_t){.kind = kind, .in0 = in0, .in1 = in1, .c = c, .h = h, .w = w};
+    n->elem = is_feature_map(kind) ? m->dev->feature_size : sizeof(float);
     /* The input node's output is the caller's batch, not an activation of ours. */
-    if (kind != NODE_INPUT)
-        m->act_count += (size_t)c * h * w * m->batch_cap;
+    if (kind != NODE_INPUT) {
+        n->act = m->act_bytes;
+        m->act_bytes += node_bytes(n, m->batch_cap);
+    }
     return m->node_count++;
+}
+
+/* The image batch as a convolution reads it: where feature maps are not floats, a converted
+ * copy of the caller's batch, held with the activations. */
+static int image_input(model_t *m)
+{
+    int id = add_node(m, NODE_INPUT, -1, -1, IMAGE_C, IMAGE_H, IMAGE_W);
+    node_t *n = &m->nodes[id];
+    if (!m->failed && m->dev->feature_size != sizeof(float)) {
+        n->elem = m->dev->feature_size;
+        n->act = m->act_bytes;
+        m->act_bytes += node_bytes(n, m->batch_cap);
+    }
+    return id;
 }
 
 static int conv(model_t *m, int in, int co, int k, int stride, const char *name)
@@ -236,7 +276,7 @@ static int basic_block(model_t *m, int in, int planes, int stride, const char *p
 static void build_resnet(model_t *m)
 {
     int blocks = (m->cfg.depth - 2) / 6, w = m->cfg.width;
-    int x = add_node(m, NODE_INPUT, -1, -1, IMAGE_C, IMAGE_H, IMAGE_W);
+    int x = image_input(m);
     x = batchnorm(m, conv(m, x, 16 * w, 3, 1, "conv1"), "bn1", 1);
     for (int stage = 0; stage < 3 && !m->failed; stage++)
         for (int b = 0; b < blocks && !m->failed; b++) {
@@ -290,7 +330,7 @@ static void grad_block_release(grad_block_t *live, int *count, int node)
 
 /* A node's output gradient is live from its first writer's backward step down to its own: the
  * steps are walked in backward order, each gradient placed where the ones released before it
- * were. act_grad_count is the most the walk holds at once. */
+ * were. act_grad_bytes is the most the walk holds at once. */
 static void plan_gradient_memory(model_t *m)
 {
     grad_block_t *live = malloc((size_t)m->node_count * sizeof *live);
@@ -304,10 +344,10 @@ static void plan_gradient_memory(model_t *m)
             node_t *n = &m->nodes[j];
             if (n->first_writer != step)
                 continue;
-            size_t size = node_size(n) * (size_t)m->batch_cap;
+            size_t size = node_bytes(n, m->batch_cap);
             n->grad = grad_block_place(live, &count, size, j);
-            if (n->grad + size > m->act_grad_count)
-                m->act_grad_count = n->grad + size;
+            if (n->grad + size > m->act_grad_bytes)
+                m->act_grad_bytes = n->grad + size;
         }
         if (step < m->node_count)
             grad_block_release(live, &count, step);
@@ -394,8 +434,8 @@ model_t *model_create(const model_config_t *cfg, const device_ops_t *dev, int ba
         m->grads = grads ? grads->alloc(grads->ctx, m->param_count * sizeof(float))
                          : dev->alloc(m->param_count * sizeof(float));
         m->buffers = dev->alloc((m->buffer_count + 1) * sizeof(float));
-        m->acts = dev->alloc(m->act_count * sizeof(float));
-        m->act_grads = dev->alloc(m->act_grad_count * sizeof(float));
+        m->acts = dev->alloc(m->act_bytes);
+        m->act_grads = dev->alloc(m->act_grad_bytes);
         m->saved = dev->alloc((m->saved_count + 1) * sizeof(float));
         m->work = dev->alloc((m->work_count + 1) * sizeof(float));
     }
@@ -404,8 +444,9 @@ model_t *model_create(const model_config_t *cfg, const device_ops_t *dev, int ba
         char memory[256];
         dev->describe_memory(memory, sizeof memory);
         ddp_error_set(err,
-                      "out of %s for the model's %zu parameters and %zu activations (batch %d)",
-                      memory, m->param_count, m->act_count, batch_cap);
+                      "out of %s for the model's %zu parameters and %.1f MiB of activations "
+                      "(batch %d)",
+                      memory, m->param_count, m->act_bytes / 1048576.0, batch_cap);
         model_destroy(m);
         return NULL;
     }
@@ -414,9 +455,10 @@ model_t *model_create(const model_config_t *cfg, const device_ops_t *dev, int ba
 
 void model_describe_memory(const model_t *m, char *buf, size_t size)
 {
-    const double mib = 1048576.0 / sizeof(float);
-    double acts = m->act_count / mib, grads = m->act_grad_count / mib, work = m->work_count / mib,
-           params = (2.0 * m->param_count + m->buffer_count + m->saved_count) / mib;
+    const double mib = 1048576.0, floats_mib = mib / sizeof(float);
+    double acts = m->act_bytes / mib, grads = m->act_grad_bytes / mib,
+           work = m->work_count / floats_mib,
+           params = (2.0 * m->param_count + m->buffer_count + m->saved_count) / floats_mib;
     snprintf(buf, size,
              "%.1f MiB (activations %.1f, their gradients %.1f, convolution workspace %.1f, "
              "parameters with their gradients %.1f)",
@@ -480,14 +522,22 @@ const tensor_info_t *model_tensor(const model_t *m, int i)
 
 /* ---- running it --------------------------------------------------------------------------- */
 
+/* What the first layer reads: the caller's batch, or image_input's copy of it. */
+static const float *layer_input(const model_t *m, const float *input)
+{
+    return m->nodes[0].elem == sizeof(float) ? input : activation(m, &m->nodes[0]);
+}
+
 const float *model_forward(model_t *m, const float *input, int batch, int training)
 {
     const device_ops_t *d = m->dev;
+    if (m->nodes[0].elem != sizeof(float))
+        d->features_from_floats((size_t)batch * IMAGE_SIZE, input, activation(m, &m->nodes[0]));
     for (int i = 1; i < m->node_count; i++) {
         node_t *n = &m->nodes[i];
         const node_t *a = &m->nodes[n->in0];
-        const float *x = n->in0 == 0 ? input : m->acts + a->act;
-        float *y = m->acts + n->act;
+        const float *x = n->in0 == 0 ? layer_input(m, input) : activation(m, a);
+        float *y = activation(m, n);
         size_t total = (size_t)batch * node_size(n);
         switch (n->kind) {
         case NODE_CONV:
@@ -502,7 +552,7 @@ const float *model_forward(model_t *m, const float *input, int batch, int traini
             d->relu_forward(total, x, y);
             break;
         case NODE_ADD:
-            d->add_forward(total, n->relu, x, m->acts + m->nodes[n->in1].act, y);
+            d->add_forward(total, n->relu, x, activation(m, &m->nodes[n->in1]), y);
             break;
         case NODE_POOL:
             d->avgpool_forward(batch, a->c, a->h * a->w, x, y);
@@ -515,13 +565,13 @@ const float *model_forward(model_t *m, const float *input, int batch, int traini
             break;
         }
     }
-    return m->acts + m->nodes[m->node_count - 1].act;
+    return activation(m, &m->nodes[m->node_count - 1]);
 }
 
 void model_loss(model_t *m, const unsigned char *labels, int batch, double *tally)
 {
     const node_t *last = &m->nodes[m->node_count - 1];
-    m->dev->softmax_xent(batch, CLASSES, m->acts + last->act, labels, m->act_grads + last->grad,
+    m->dev->softmax_xent(batch, CLASSES, activation(m, last), labels, activation_grad(m, last),
                          tally);
 }
 
@@ -534,7 +584,7 @@ static void zero_gradients_first_written_at(model_t *m, int i, int batch)
     for (int k = 0; k < 3; k++) {
         const node_t *z = candidates[k] > 0 ? &m->nodes[candidates[k]] : NULL;
         if (z && z->zero_grad && z->first_writer == i)
-            m->dev->zero(m->act_grads + z->grad, (size_t)batch * node_size(z) * sizeof(float));
+            m->dev->zero(activation_grad(m, z), (size_t)batch * node_size(z) * z->elem);
     }
 }
 
@@ -545,8 +595,9 @@ void model_backward(model_t *m, const float *input, int batch, grads_ready_fn re
         node_t *n = &m->nodes[i];
         const node_t *a = &m->nodes[n->in0];
         zero_gradients_first_written_at(m, i, batch);
-        const float *x = n->in0 == 0 ? input : m->acts + a->act, *dy = m->act_grads + n->grad;
-        float *dx = n->in0 == 0 ? NULL : m->act_grads + a->grad;
+        const float *x = n->in0 == 0 ? layer_input(m, input) : activation(m, a);
+        const float *dy = activation_grad(m, n);
+        float *dx = n->in0 == 0 ? NULL : activation_grad(m, a);
         size_t total = (size_t)batch * node_size(n);
         switch (n->kind) {
         case NODE_CONV:
@@ -555,15 +606,15 @@ void model_backward(model_t *m, const float *input, int batch, grads_ready_fn re
             break;
         case NODE_BN:
             d->bn_backward(&(bn_shape_t){batch, n->c, n->h * n->w, n->relu}, x,
-                           m->params + n->weight, m->saved + n->saved, m->acts + n->act, dy, dx,
+                           m->params + n->weight, m->saved + n->saved, activation(m, n), dy, dx,
                            n->in0_mode, m->grads + n->weight, m->grads + n->bias);
             break;
         case NODE_RELU:
-            d->relu_backward(total, m->acts + n->act, dy, dx);
+            d->relu_backward(total, activation(m, n), dy, dx);
             break;
         case NODE_ADD:
-            d->add_backward(total, n->relu, m->acts + n->act, dy, dx, n->in0_mode,
-                            m->act_grads + m->nodes[n->in1].grad, n->in1_mode);
+            d->add_backward(total, n->relu, activation(m, n), dy, dx, n->in0_mode,
+                            activation_grad(m, &m->nodes[n->in1]), n->in1_mode);
             break;
         case NODE_POOL:
             d->avgpool_backward(batch, a->c, a->h * a->w, dy, dx);

@@ -66,6 +66,7 @@ const train_option_name_t train_option_names[] = {
     {"min-step-ms", TRAIN_OPT_VALUE, "MS", TRAIN_TAKE_LONG, FIELD(min_step_ms), 0, 3600000,
      "0 to 3600000"},
     {"tf32", TRAIN_OPT_FLAG, NULL, TRAIN_TAKE_FLAG, FIELD(tf32), 0, 0, ""},
+    {"bf16", TRAIN_OPT_FLAG, NULL, TRAIN_TAKE_FLAG, FIELD(bf16), 0, 0, ""},
     {"cuda-graph", TRAIN_OPT_SWITCH, NULL, TRAIN_TAKE_FLAG, FIELD(cuda_graph), 0, 0, ""},
     {"cpu-conv", TRAIN_OPT_VALUE, "onednn|onednn-nchw|im2col", TRAIN_TAKE_OTHER, 0, 0, 0,
      "onednn, onednn-nchw or im2col"},
@@ -78,7 +79,10 @@ static const char usage_defaults[] =
     "  defaults: mlp with widths 256, synthetic data (8192 train, 2048 test), 5 epochs,\n"
     "  batch 64 per rank, lr 0.1, momentum 0.9, weight decay 1e-5, cosine schedule, seed 0,\n"
     "  25 MiB buckets, 1 BLAS thread; augmentation on for --data, off for synthetic;\n"
-    "  GPU convolutions in float32 (--tf32: TF32 tensor cores, PyTorch's default for them);\n"
+    "  GPU convolutions in float32 (--tf32: TF32 tensor cores, PyTorch's default for them;\n"
+    "  --bf16: mixed precision, as PyTorch's autocast to bfloat16: feature maps and their\n"
+    "  gradients in bfloat16, parameters, their gradients, the optimizer and the loss in "
+    "float32);\n"
     "  one GPU's training step recorded as a CUDA graph and replayed (--no-cuda-graph: launched\n"
     "  kernel by kernel);\n"
     "  CPU convolutions on oneDNN where this build has it, else im2col + GEMM;\n"
@@ -219,6 +223,9 @@ int train_options_parse(int argc, char **argv, train_options_t *o, ddp_error_t *
     }
     if (o->augment < 0)
         o->augment = o->data_dir != NULL;
+    if (o->tf32 && o->bf16)
+        return ddp_error_set(err, "--tf32 and --bf16 are two precisions for the convolutions: "
+                                  "choose one");
     if (o->resume && !o->checkpoint_dir)
         return ddp_error_set(err, "--resume needs --checkpoint-dir");
     if (!strcmp(o->model.name, "resnet") && (o->model.depth - 2) % 6 != 0)

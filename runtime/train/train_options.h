@@ -24,6 +24,7 @@ typedef struct {
     const char *checkpoint_dir;
     int resume, shuffle, drop_last, augment, threads;
     int tf32;              /* GPU convolutions may use TF32 tensor cores */
+    int bf16;              /* GPU feature maps in bfloat16 (mixed precision) */
     int cuda_graph;        /* one GPU's step is recorded once and replayed */
     const char *cpu_conv;  /* "onednn", "onednn-nchw", "im2col", or NULL: the build's best */
     int stop_after_epochs; /* 0: run every epoch */

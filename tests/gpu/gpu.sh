@@ -72,6 +72,18 @@ else
         "$(cat "$T/graph.log" "$T/launched.log")"
 fi
 
+# Mixed precision (--bf16) trains as float32 does: the same run's losses within 0.05 (bfloat16
+# feature maps move a gradient at initialisation by 10-30% of its norm: tests/train/device_check).
+timeout 300 "$TRAIN" train "${graph_run[@]}" --bf16 >"$T/bf16.log" 2>&1
+if grep -q "on cuda-bf16 (each step a CUDA graph)" "$T/bf16.log" &&
+    [ "$(losses "$T/bf16.log" | wc -w)" = 4 ] &&
+    paste <(losses "$T/graph.log") <(losses "$T/bf16.log") |
+    awk '{for (i = 1; i <= 2; i++) if ($i - $(i + 2) > 0.05 || $(i + 2) - $i > 0.05) exit 1}'; then
+    pass "12 steps in mixed precision (--bf16) train as float32's (losses $(losses "$T/bf16.log" | tr '\n' ' ')against $(losses "$T/graph.log" | tr '\n' ' '))"
+else
+    fail "12 steps in mixed precision (--bf16) train as float32's" "$(cat "$T/bf16.log" "$T/graph.log")"
+fi
+
 # ResNet-20 as a user runs it: one worker per GPU under the agent, a few epochs over nccl.
 out=$(DDPJ_TESTMARK="$MARK" timeout 300 "$AGENT" --standalone --nproc-per-node gpu "$TRAIN" train \
     --backend nccl --model resnet --depth 20 --synthetic-size 4096,1024 --epochs 5 --batch-size 32 2>&1)

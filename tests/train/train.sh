@@ -149,6 +149,13 @@ for cmd in hello collectives bench train inspect diff make-data; do
         fail "ddp-train $cmd --help (exit $rc)" "$out"; fi
 done
 expect_contains "$("$TRAIN" --version)" "ddp-train 0." "ddp-train --version names the version"
+# Mixed precision is a GPU's: asked of the CPU, or with TF32 besides, it is refused up front.
+out=$("$TRAIN" train --model resnet --depth 8 --bf16 --max-steps 1 2>&1)
+expect_eq "$?" 2 "--bf16 on the CPU exits 2"
+expect_contains "$out" "--bf16 is mixed precision on a GPU (--backend nccl)" "and says it is a GPU's"
+out=$("$TRAIN" train --tf32 --bf16 2>&1)
+expect_eq "$?" 2 "--tf32 with --bf16 exits 2"
+expect_contains "$out" "--tf32 and --bf16 are two precisions" "and says to choose one"
 
 # --- checkpoints that do not fit ------------------------------------------------------------------
 ranks other_model 1 "${small[@]}" --model resnet --depth 8 --resume --checkpoint-dir "$T/whole"

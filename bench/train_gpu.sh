@@ -71,10 +71,13 @@ for batch in $batches; do
         run_system ddp-train--tf32 "${ours[@]}" --tf32
         run_system ddp-train--tf32--no-cuda-graph "${ours[@]}" --tf32 --no-cuda-graph
         run_system ddp-train--bf16 "${ours[@]}" --bf16
-    } | awk -v b="$batch" '$1 == "pytorch-eager" {eager = $2}
+    } | awk -v b="$batch" '{name[NR] = $1; rate[NR] = $2; mib[NR] = $3}
+        $1 == "pytorch-eager" {eager = $2}
         $1 == "pytorch-eager-bf16-autocast" {autocast = $2}
-        {printf "%-6d %-31s %12.1f %9d %8.2fx %11.2fx\n", b, $1, $2, $3, (eager > 0 ? $2 / eager : 0),
-                (autocast > 0 ? $2 / autocast : 0)}'
+        function ratio(x, anchor) {return anchor > 0 ? sprintf("%.2fx", x / anchor) : "-"}
+        END {for (i = 1; i <= NR; i++)
+            printf "%-6d %-31s %12.1f %9d %9s %12s\n", b, name[i], rate[i], mib[i],
+                ratio(rate[i], eager), ratio(rate[i], autocast)}'
 done
 echo "ResNet-20, one GPU, samples/s (median of $reps runs of $steps steps) and peak MiB of the last run."
 echo "Targets at batch 256: ddp-train--tf32 >= 1.5x pytorch-eager, its MiB <= pytorch-eager's;"

@@ -133,9 +133,13 @@ template <> struct feature_of<GPU_MATH_BF16> {
 };
 
 /* A feature map's pointer (device.h types them float *) as its elements. */
-template <typename T> T *features(const float *p)
+template <typename T> T *features(float *p)
 {
-    return (T *)(void *)p;
+    return reinterpret_cast<T *>(p);
+}
+template <typename T> const T *features(const float *p)
+{
+    return reinterpret_cast<const T *>(p);
 }
 
 /* Row-major C[m x n] = alpha op(A) op(B) + beta C. */

@@ -113,6 +113,12 @@ static int is_feature_map(node_kind_t kind)
     return kind == NODE_CONV || kind == NODE_BN || kind == NODE_ADD;
 }
 
+/* Whether the first layer reads image_input's converted copy rather than the caller's batch. */
+static int input_converted(const model_t *m)
+{
+    return m->nodes[0].elem != sizeof(float);
+}
+
 /* ---- building the graph ------------------------------------------------------------------- */
 
 static size_t add_tensor(model_t *m, const char *prefix, const char *suffix, int is_buffer,
@@ -140,6 +146,13 @@ static size_t add_tensor(model_t *m, const char *prefix, const char *suffix, int
     return t->offset;
 }
 
+/* Room for n's output among the activations, at the model's batch cap. */
+static void hold_output(model_t *m, node_t *n)
+{
+    n->act = m->act_bytes;
+    m->act_bytes += node_bytes(n, m->batch_cap);
+}
+
 static int add_node(model_t *m, node_kind_t kind, int in0, int in1, int c, int h, int w)
 {
     node_t *grown = realloc(m->nodes, (size_t)(m->node_count + 1) * sizeof *grown);
@@ -152,10 +165,8 @@ static int add_node(model_t *m, node_kind_t kind, int in0, int in1, int c, int h
     *n = (node_t){.kind = kind, .in0 = in0, .in1 = in1, .c = c, .h = h, .w = w};
     n->elem = is_feature_map(kind) ? m->dev->feature_size : sizeof(float);
     /* The input node's output is the caller's batch, not an activation of ours. */
-    if (kind != NODE_INPUT) {
-        n->act = m->act_bytes;
-        m->act_bytes += node_bytes(n, m->batch_cap);
-    }
+    if (kind != NODE_INPUT)
+        hold_output(m, n);
     return m->node_count++;
 }
 
@@ -167,8 +178,7 @@ static int image_input(model_t *m)
     node_t *n = &m->nodes[id];
     if (!m->failed && m->dev->feature_size != sizeof(float)) {
         n->elem = m->dev->feature_size;
-        n->act = m->act_bytes;
-        m->act_bytes += node_bytes(n, m->batch_cap);
+        hold_output(m, n);
     }
     return id;
 }
@@ -525,13 +535,13 @@ const tensor_info_t *model_tensor(const model_t *m, int i)
 /* What the first layer reads: the caller's batch, or image_input's copy of it. */
 static const float *layer_input(const model_t *m, const float *input)
 {
-    return m->nodes[0].elem == sizeof(float) ? input : activation(m, &m->nodes[0]);
+    return input_converted(m) ? activation(m, &m->nodes[0]) : input;
 }
 
 const float *model_forward(model_t *m, const float *input, int batch, int training)
 {
     const device_ops_t *d = m->dev;
-    if (m->nodes[0].elem != sizeof(float))
+    if (input_converted(m))
         d->features_from_floats((size_t)batch * IMAGE_SIZE, input, activation(m, &m->nodes[0]));
     for (int i = 1; i < m->node_count; i++) {
         node_t *n = &m->nodes[i];

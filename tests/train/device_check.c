@@ -67,11 +67,22 @@ static void pair_free(pair_t *p)
     gpu->free(p->gpu);
 }
 
+/* n floats of device memory in a malloc'd host copy. */
+static float *downloaded(const float *device, size_t n)
+{
+    float *got = malloc((n ? n : 1) * sizeof *got);
+    if (!got) {
+        fprintf(stderr, "device_check: out of memory for %zu floats\n", n);
+        exit(1);
+    }
+    gpu->download(got, device, n * sizeof *got);
+    return got;
+}
+
 /* max |cpu - gpu| / max |cpu| over n floats, the second in device memory. */
 static double difference(const float *cpu, const float *device, size_t n)
 {
-    float *got = malloc((n ? n : 1) * sizeof *got);
-    gpu->download(got, device, n * sizeof *got);
+    float *got = downloaded(device, n);
     double scale = 0, worst = 0;
     for (size_t i = 0; i < n; i++) {
         scale = fmax(scale, fabs(cpu[i]));
@@ -84,8 +95,7 @@ static double difference(const float *cpu, const float *device, size_t n)
 /* |cpu - gpu| / |cpu| (L2 norms) over n floats, the second in device memory. */
 static double distance(const float *cpu, const float *device, size_t n)
 {
-    float *got = malloc((n ? n : 1) * sizeof *got);
-    gpu->download(got, device, n * sizeof *got);
+    float *got = downloaded(device, n);
     double error = 0, norm = 0;
     for (size_t i = 0; i < n; i++) {
         double e = isfinite(got[i]) ? (double)cpu[i] - got[i] : INFINITY;

@@ -299,7 +299,7 @@ int progress_job_write(const progress_job_t *j, const char *path, int attempt, c
     fprintf(f, "\n], \"membership\": [%s%s]}\n", membership ? "\n  " : "",
             membership ? membership : "");
     fclose(f);
-    int rc = text ? ddp_write_file_atomic(path, text, len, 0644, err)
+    int rc = text ? ddp_write_file_atomic(path, text, len, 0600, err)
                   : ddp_error_set(err, "%s: out of memory", path);
     free(text);
     return rc;

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "ddp_file.h"
 #include "ddp_json.h"
 #include "ddp_parse.h"
 
@@ -217,11 +218,11 @@ static char *read_error_file(const char *path)
 int report_error_file(const char *path, const failure_t *first, const worker_t *w, int n, int node,
                       const char *host, const char *membership, ddp_error_t *err)
 {
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp%d", path, (int)getpid());
-    FILE *f = fopen(tmp, "w");
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
     if (!f)
-        return ddp_error_set(err, "--error-file %s: %s", path, strerror(errno));
+        return ddp_error_set(err, "--error-file %s: out of memory", path);
     fprintf(f, "{\n  \"status\": \"failed\",\n  \"exit_code\": %d,\n  \"first_failure\": {",
             first->code);
     json_failure_fields(f, first);
@@ -274,9 +275,8 @@ int report_error_file(const char *path, const failure_t *first, const worker_t *
     fprintf(f, "%s],\n  \"membership\": [%s%s]\n}\n", count ? "\n  " : "",
             membership ? "\n    " : "", membership ? membership : "");
     int bad = ferror(f) | fclose(f);
-    if (bad || rename(tmp, path) != 0) {
-        unlink(tmp);
-        return ddp_error_set(err, "--error-file %s: cannot write it", path);
-    }
-    return 0;
+    int rc = bad ? ddp_error_set(err, "out of memory")
+                 : ddp_write_file_atomic(path, text, len, 0600, err);
+    free(text);
+    return rc ? ddp_error_prefix(err, "--error-file") : 0;
 }

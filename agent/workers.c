@@ -26,7 +26,8 @@ static int open_log(const worker_t *w, const char *name, ddp_error_t *err)
 {
     char path[4300];
     snprintf(path, sizeof path, "%s/%s", w->dir, name);
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    /* Never through a link planted where the log belongs. */
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0)
         ddp_error_set(err, "cannot write %s: %s", path, strerror(errno));
     return fd;

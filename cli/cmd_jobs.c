@@ -283,12 +283,12 @@ static int ask_checkpoint(const job_view_t *v, int pbs)
         char path[8192];
         snprintf(path, sizeof path, "%s/checkpoint-request", v->rec.dir);
         ddp_error_t err;
-        if (ddp_write_file_atomic(path, sig, strlen(sig), 0644, &err) < 0) {
+        if (ddp_write_file_atomic(path, sig, strlen(sig), 0600, &err) < 0) {
             fprintf(stderr, "ddpjob cancel: %s\n", err.msg);
             return EXIT_SYSTEM;
         }
     } else {
-        char *argv[] = {"scancel", "--signal", (char *)sig, (char *)job_view_id(v), NULL};
+        char *argv[] = {"scancel", "--signal", (char *)sig, "--", (char *)job_view_id(v), NULL};
         if (run_scheduler(argv, 0))
             return EXIT_SUBMITTER;
     }
@@ -299,9 +299,10 @@ static int ask_checkpoint(const job_view_t *v, int pbs)
 /* scancel/qdel of the links that may still run or wait. */
 static int end_links(int pbs, job_id_t *ids, size_t nids)
 {
-    char *argv[64 + 2];
+    char *argv[64 + 3];
     size_t a = 0;
     argv[a++] = pbs ? "qdel" : "scancel";
+    argv[a++] = "--"; /* the ids were checked when the record was read; this is the second lock */
     for (size_t i = 0; i < nids; i++)
         argv[a++] = ids[i];
     argv[a] = NULL;

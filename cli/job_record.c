@@ -13,6 +13,10 @@
 #include "ddp_json.h"
 #include "ddp_parse.h"
 
+/* What a reader takes of one record file: far above any real one (a links file of thousands of
+ * requeues is kilobytes), far below what would hurt. */
+#define RECORD_FILE_MAX (1 << 20)
+
 static int write_in(const char *dir, const char *name, const char *text, mode_t mode,
                     ddp_error_t *err)
 {
@@ -59,16 +63,22 @@ int job_record_create(const job_record_t *r, const char *spec_text, const char *
         free(parent);
         return ddp_error_set(err, "out of memory");
     }
-    int rc = ddp_make_dirs(parent, 0755, err);
+    /* The workdir may be shared (a sticky /scratch, a team's folder): .ddpjob and .ddpjob/jobs
+     * are this user's own and closed to others, or refused, so no one else can swap a record. */
+    *strrchr(parent, '/') = 0;
+    int rc = ddp_private_dir(parent, err);
+    strcat(parent, "/jobs");
+    if (rc == 0)
+        rc = ddp_private_dir(parent, err);
     if (rc == 0 && !mkdtemp(path))
         rc = ddp_error_set(err, "cannot make a job record under %s: %s", parent, strerror(errno));
     free(parent);
-    /* Readable by the job's other nodes and by its owner's later commands; the token is not
-     * here. */
+    /* Private (0700, 0600): the spec and the script carry the spec's env: values, API keys among
+     * them. The job's other nodes run as the same user. */
     char *json = rc == 0 ? job_json(r) : NULL;
-    if (rc == 0 && (chmod(path, 0755) || !json || write_in(path, "job.json", json, 0644, err) ||
-                    write_in(path, "spec.yaml", spec_text, 0644, err) ||
-                    write_in(path, "script", script_text, 0755, err)))
+    if (rc == 0 && (!json || write_in(path, "job.json", json, 0600, err) ||
+                    write_in(path, "spec.yaml", spec_text, 0600, err) ||
+                    write_in(path, "script", script_text, 0700, err)))
         rc = err->msg[0] ? -1 : ddp_error_set(err, "cannot write the job record %s", path);
     free(json);
     if (rc) {
@@ -92,7 +102,7 @@ void job_record_remove(const char *dir)
 
 static int append_line(const char *path, const char *line, ddp_error_t *err)
 {
-    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0)
         return ddp_error_set(err, "%s: %s", path, strerror(errno));
     /* One write of one line: lines from several writers never interleave. */
@@ -115,7 +125,7 @@ int job_record_mark_cancelled(const char *dir, ddp_error_t *err)
 {
     char text[32];
     snprintf(text, sizeof text, "%lld\n", (long long)time(NULL));
-    return write_in(dir, "cancelled", text, 0644, err);
+    return write_in(dir, "cancelled", text, 0600, err);
 }
 
 /* ---- reading ---------------------------------------------------------------------------- */
@@ -171,7 +181,7 @@ static void read_job_json(const char *dir, job_record_t *r)
     char path[8192];
     snprintf(path, sizeof path, "%s/job.json", dir);
     ddp_error_t err;
-    char *text = ddp_read_file(path, NULL, &err);
+    char *text = ddp_read_file_max(path, RECORD_FILE_MAX, NULL, &err);
     if (!text)
         return;
     int64_t version = 0, nodes = 0, procs = 0, requeue = 0;
@@ -190,6 +200,9 @@ static void read_job_json(const char *dir, job_record_t *r)
     r->nodes = (int)nodes;
     r->procs_per_node = (int)procs;
     r->requeue = (int)requeue;
+    /* It reaches scancel --signal: a signal's name, or nothing. */
+    if (r->checkpoint_signal[0] && ddp_parse_signal(r->checkpoint_signal) <= 0)
+        r->checkpoint_signal[0] = 0;
     free(text);
 }
 
@@ -214,13 +227,13 @@ static void read_links(const char *dir, job_record_t *r)
     char path[8192];
     snprintf(path, sizeof path, "%s/links", dir);
     ddp_error_t err;
-    char *text = ddp_read_file(path, NULL, &err);
+    char *text = ddp_read_file_max(path, RECORD_FILE_MAX, NULL, &err);
     for (char *line = text, *end; line && (end = strchr(line, '\n')); line = end + 1) {
         *end = 0;
         int k;
         char id[128];
         job_link_t *l;
-        if (sscanf(line, "%d %127s", &k, id) == 2 && (l = link_at(r, k)))
+        if (sscanf(line, "%d %127s", &k, id) == 2 && job_id_valid(id) && (l = link_at(r, k)))
             snprintf(l->id, sizeof l->id, "%s", id);
     }
     free(text);
@@ -242,9 +255,10 @@ static void read_link_files(const char *dir, job_record_t *r)
             break;
         ddp_error_t err;
         snprintf(path, sizeof path, "%s/link-%d/started", dir, k);
-        char *text = ddp_read_file(path, NULL, &err), id[128], host[256];
+        char *text = ddp_read_file_max(path, RECORD_FILE_MAX, NULL, &err), id[128], host[256];
         long long when;
-        if (text && strchr(text, '\n') && sscanf(text, "%lld %127s %255s", &when, id, host) == 3) {
+        if (text && strchr(text, '\n') && sscanf(text, "%lld %127s %255s", &when, id, host) == 3 &&
+            job_id_valid(id)) {
             l->started = 1;
             l->start_time = when;
             snprintf(l->host, sizeof l->host, "%s", host);
@@ -253,7 +267,7 @@ static void read_link_files(const char *dir, job_record_t *r)
         }
         free(text);
         snprintf(path, sizeof path, "%s/link-%d/ended", dir, k);
-        text = ddp_read_file(path, NULL, &err);
+        text = ddp_read_file_max(path, RECORD_FILE_MAX, NULL, &err);
         int status;
         if (text && strchr(text, '\n') && sscanf(text, "%d %lld", &status, &when) == 2) {
             l->ended = 1;
@@ -264,9 +278,45 @@ static void read_link_files(const char *dir, job_record_t *r)
     }
 }
 
+int job_id_valid(const char *id)
+{
+    /* Slurm: 123, 123_4 (an array task), 123+1 (a heterogeneous part); PBS: 123.server,
+     * 123[].server, 123[4].server.domain. A digit first, so never an option. */
+    if (!(*id >= '0' && *id <= '9') || strlen(id) >= sizeof((job_link_t *)0)->id)
+        return 0;
+    return id[strspn(id, "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ._-[]+")] ==
+           0;
+}
+
+/* A record lives in a folder of the user's own that no one else can write, in a folder of the
+ * same kind or a sticky one of root's or the user's (/tmp): otherwise another user could have put
+ * there what the commands act on. */
+static int check_record_dir(const char *dir, ddp_error_t *err)
+{
+    char parent[8192];
+    snprintf(parent, sizeof parent, "%s", dir);
+    char *slash = strrchr(parent, '/');
+    while (slash && slash > parent && slash[1] == 0) {
+        *slash = 0;
+        slash = strrchr(parent, '/');
+    }
+    if (ddp_check_private_dir(dir, err))
+        return -1;
+    if (!slash)
+        return 0;
+    *(slash == parent ? slash + 1 : slash) = 0;
+    struct stat st;
+    if (lstat(parent, &st) == 0 && S_ISDIR(st.st_mode) && (st.st_mode & S_ISVTX) &&
+        (st.st_uid == 0 || st.st_uid == geteuid()))
+        return 0;
+    return ddp_check_private_dir(parent, err);
+}
+
 int job_record_read(const char *dir, job_record_t *r, ddp_error_t *err)
 {
     memset(r, 0, sizeof *r);
+    if (check_record_dir(dir, err))
+        return ddp_error_prefix(err, "not trusting the job record %s", dir);
     char path[8192];
     snprintf(path, sizeof path, "%s/job.json", dir);
     struct stat st;
@@ -299,15 +349,18 @@ char *job_index_path(void)
     char *path = NULL;
     if (state && *state == '/')
         return asprintf(&path, "%s/ddpjob/jobs", state) < 0 ? NULL : path;
-    return asprintf(&path, "%s/.local/state/ddpjob/jobs", home && *home ? home : "/tmp") < 0 ? NULL
-                                                                                             : path;
+    /* Never a shared place such as /tmp, where another user could write our index. */
+    if (!home || *home != '/')
+        return NULL;
+    return asprintf(&path, "%s/.local/state/ddpjob/jobs", home) < 0 ? NULL : path;
 }
 
 int job_index_add(const job_record_t *r, const char *first_id, ddp_error_t *err)
 {
     char *path = job_index_path(), *line = NULL;
     if (!path)
-        return ddp_error_set(err, "out of memory");
+        return ddp_error_set(err, "no index of jobs: neither HOME nor XDG_STATE_HOME is an "
+                                  "absolute path");
     char *slash = strrchr(path, '/');
     *slash = 0;
     int rc = ddp_make_dirs(path, 0700, err);
@@ -327,7 +380,7 @@ char **job_index_records(void)
 {
     char *path = job_index_path();
     ddp_error_t err;
-    char *text = path ? ddp_read_file(path, NULL, &err) : NULL;
+    char *text = path ? ddp_read_file_max(path, 64 * RECORD_FILE_MAX, NULL, &err) : NULL;
     free(path);
     size_t n = 0, cap = 16;
     char **dirs = malloc(cap * sizeof *dirs);
@@ -386,16 +439,22 @@ int job_record_find(const char *job, char **dir, ddp_error_t *err)
     struct stat st;
     snprintf(path, sizeof path, "%s/job.json", job);
     if (strchr(job, '/') && stat(path, &st) == 0) {
+        if (check_record_dir(job, err))
+            return ddp_error_prefix(err, "not trusting the job record %s", job);
         char *real = realpath(job, NULL);
         if (!(*dir = real ? real : strdup(job)))
             return ddp_error_set(err, "out of memory");
         return 0;
     }
     char **dirs = job_index_records();
+    ddp_error_t refused = {0};
     for (size_t i = 0; dirs && dirs[i]; i++) {
         job_record_t r;
-        if (job_record_read(dirs[i], &r, err))
+        if (job_record_read(dirs[i], &r, err)) {
+            if (err->code == EPERM && !refused.msg[0])
+                refused = *err;
             continue;
+        }
         int match = names_record(job, &r);
         job_record_free(&r);
         if (match) {
@@ -408,8 +467,9 @@ int job_record_find(const char *job, char **dir, ddp_error_t *err)
     char *index = job_index_path();
     ddp_error_set(err,
                   "no job \"%s\": not a job record's folder, and no job of that name or "
-                  "scheduler id in the index %s",
-                  job, index ? index : "(unknown)");
+                  "scheduler id in the index %s%s%s",
+                  job, index ? index : "(none: HOME is not set)",
+                  refused.msg[0] ? "; passed over " : "", refused.msg);
     free(index);
     return -1;
 }

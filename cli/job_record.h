@@ -21,7 +21,8 @@
  *                        NAME\tRECORD" per submitted job, oldest first
  *
  * Every reader takes a record as far as it is valid: a file cut short (a node died while
- * writing) or missing leaves its facts unknown, never an error. */
+ * writing), missing, too large, or a job id of the wrong shape leaves its facts unknown, never an
+ * error. The record's folders are 0700 and its files 0600 (the spec's env: may hold secrets). */
 #ifndef DDPJOB_JOB_RECORD_H
 #define DDPJOB_JOB_RECORD_H
 
@@ -66,7 +67,8 @@ int job_record_add_link(const char *dir, int k, const char *id, ddp_error_t *err
 /* Marks the record cancelled (before its jobs are cancelled, so no link submits a successor). */
 int job_record_mark_cancelled(const char *dir, ddp_error_t *err);
 
-/* Reads the record in dir; -1 only when dir holds no record at all. */
+/* Reads the record in dir; -1 when dir holds no record at all, or when it or the folder above it
+ * is not the user's own, closed to others (err says which and why). */
 int job_record_read(const char *dir, job_record_t *r, ddp_error_t *err);
 void job_record_free(job_record_t *r);
 
@@ -79,6 +81,10 @@ int job_index_add(const job_record_t *r, const char *first_id, ddp_error_t *err)
  * array); records whose folder is gone are left out. */
 char **job_index_records(void);
 void job_index_free(char **dirs);
+
+/* Whether `id` has the shape of a Slurm or PBS job id (digits first; letters, digits and
+ * ._-[]+ after): what a record says reaches scancel, qdel and qstat only when it does. */
+int job_id_valid(const char *id);
 
 /* Whether the job id `asked` names the scheduler's `id` (its first id_len bytes): the same, or
  * its start before a '.' ("123" names PBS's 123.server, which qstat may print as

@@ -261,13 +261,14 @@ int sched_query_pbs(sched_job_t *jobs, size_t n, ddp_error_t *err)
         want += !jobs[i].found && jobs[i].id[0];
     if (!want)
         return 0;
-    char **argv = calloc(want + 4, sizeof *argv);
+    char **argv = calloc(want + 5, sizeof *argv);
     if (!argv)
         return ddp_error_set(err, "out of memory");
     size_t a = 0;
     argv[a++] = "qstat";
     argv[a++] = "-x";
     argv[a++] = "-f";
+    argv[a++] = "--";
     for (size_t i = 0; i < n; i++)
         if (!jobs[i].found && jobs[i].id[0])
             argv[a++] = jobs[i].id;

@@ -433,8 +433,8 @@ static void parse_size(loader_t *ld, yaml_node_t *n, const char *field, uint64_t
     char got[256];
     if (n->type != YAML_SCALAR_NODE || units_parse_size(scalar(n), dst) < 0)
         REPORT(ld, n, field,
-               "expected a size such as 380GB (units KB MB GB TB, K M G T, KiB MiB GiB TiB), "
-               "got %s",
+               "expected a size such as 380GB (units KB MB GB TB, K M G T, KiB MiB GiB TiB; at "
+               "most 64TB), got %s",
                describe(n, got, sizeof got));
 }
 
@@ -842,6 +842,13 @@ static void check_combinations(const job_spec_t *spec, diag_t *diag)
                  "an elastic world (nodes: %ld:%ld) has no spares: its agents beyond the most "
                  "nodes stand by already",
                  spec->min_nodes, spec->nodes);
+    /* The name is a part of the record's folder's name (job_record.h). */
+    at = spec_field_loc(spec, "name");
+    if (spec->name && (strchr(spec->name, '/') || spec->name[0] == '.'))
+        diag_add(diag, at.line, at.col, "name",
+                 "\"%s\": a job's name may not hold '/' or start with '.' (it names the job's "
+                 "record folder)",
+                 spec->name);
     at = spec_field_loc(spec, "requeue");
     if (spec->requeue && spec->command_is_train && !spec_command_has(spec, "--checkpoint-dir"))
         diag_add(diag, at.line, at.col, "requeue",

@@ -21,15 +21,16 @@ int units_parse_size(const char *text, uint64_t *bytes)
     if (!isdigit((unsigned char)*p))
         return -1;
     while (isdigit((unsigned char)*p)) {
-        if (value > UINT64_MAX / 10)
+        uint64_t digit = (uint64_t)(*p++ - '0');
+        if (value > (UINT64_MAX - digit) / 10)
             return -1;
-        value = value * 10 + (uint64_t)(*p++ - '0');
+        value = value * 10 + digit;
     }
     while (*p == ' ')
         p++;
     for (size_t i = 0; i < sizeof size_units / sizeof size_units[0]; i++) {
         if (strcasecmp(p, size_units[i].suffix) == 0) {
-            if (value == 0 || value > UINT64_MAX / size_units[i].factor)
+            if (value == 0 || value > UNITS_SIZE_MAX / size_units[i].factor)
                 return -1;
             *bytes = value * size_units[i].factor;
             return 0;

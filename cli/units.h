@@ -9,8 +9,13 @@
 #include <stdint.h>
 #include <stddef.h>
 
+/* The largest size a spec may give (64 TiB, more than any node has): times a job's nodes
+ * (JOB_NODES_MAX, under 2^17) it still fits in 64 bits. */
+#define UNITS_SIZE_MAX (1ULL << 46)
+
 /* Parses "380GB", "16G", "512MiB", "100 KB"; a bare number is an error (the unit is required so
- * that nobody asks for 380 bytes). Returns 0 and sets *bytes, or -1. */
+ * that nobody asks for 380 bytes), as is one above UNITS_SIZE_MAX. Returns 0 and sets *bytes, or
+ * -1. */
 int units_parse_size(const char *text, uint64_t *bytes);
 
 /* Formats bytes in the largest unit that divides it exactly: with pbs_style "760GB" (PBS

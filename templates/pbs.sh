@@ -74,9 +74,19 @@ ddpjob_node_setup() {
 
 # The job's own files live in the workdir, which every node sees; nothing is left there after
 # (.ddpjob itself stays while it holds job records; under set -e the trap must not fail).
+# ddpjob_private_dir DIR: DIR made (0700), or reused only when it is this user's own folder that
+# no one else can write. In a shared workdir another user may have made it first (job ids are
+# predictable) to swap what the other nodes run.
+ddpjob_private_dir() {
+    mkdir -m 700 -- "$1" 2>/dev/null && return
+    if [ ! -d "$1" ] || [ -L "$1" ] || [ ! -O "$1" ] || [ -n "$(find "$1" -maxdepth 0 -perm /022)" ]; then
+        ddpjob_fail "refusing $1 on $(hostname): not a folder of this user's own that others cannot write ($(stat -c '%U, mode %a' -- "$1" 2>&1))"
+    fi
+}
 ddpjob_jobid=${PBS_JOBID:?not inside a PBS job}
 ddpjob_dir=$ddpjob_workdir/.ddpjob/$ddpjob_jobid
-(umask 077 && mkdir -p "$ddpjob_dir") || ddpjob_fail "cannot make the job's directory $ddpjob_dir"
+ddpjob_private_dir "${ddpjob_dir%/*}"
+ddpjob_private_dir "$ddpjob_dir"
 trap 'rm -rf "$ddpjob_dir"; rmdir "${ddpjob_dir%/*}" 2>/dev/null || :' EXIT
 
 {{> job_record}}

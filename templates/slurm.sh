@@ -65,8 +65,11 @@ exec \"\$@\""
 # Each srun task runs the node setup, then the agent. Node 0's agent knows the job's outcome; a
 # lost node's or a spare's own end does not decide it, so only node 0's status reaches srun, and
 # this script (on node 0's host too) reads it from a file, in case a lost node's end colours srun's.
-ddpjob_status_file=${TMPDIR:-/tmp}/ddpjob-$SLURM_JOB_ID.status
-rm -f "$ddpjob_status_file"
+# The file is in a folder made fresh for it: in a shared /tmp a name of its own would be another
+# user's to plant.
+ddpjob_status_dir=$(mktemp -d "${TMPDIR:-/tmp}/ddpjob-$SLURM_JOB_ID.XXXXXX") ||
+    ddpjob_fail "cannot make a folder under ${TMPDIR:-/tmp} for node 0's status"
+ddpjob_status_file=$ddpjob_status_dir/status
 ddpjob_node_cmd="$(declare -f ddpjob_node_setup)
 ddpjob_node_setup
 \"\$@\"
@@ -132,7 +135,7 @@ srun --nodes={{alloc_nodes}} --ntasks={{alloc_nodes}} --ntasks-per-node=1 {{#spa
     "${ddpjob_record_args[@]}" -- {{command}} "${ddpjob_resume[@]}" || ddpjob_status=$?
 {{#spares}}
 [ ! -s "$ddpjob_status_file" ] || ddpjob_status=$(cat "$ddpjob_status_file")
-rm -f "$ddpjob_status_file"
+rm -rf "$ddpjob_status_dir"
 {{/spares}}
 {{#requeue}}
 # 75: every rank checkpointed on request. The same job id goes back to the queue and resumes.

@@ -2,6 +2,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pwd.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +12,11 @@
 #include <unistd.h>
 
 char *ddp_read_file(const char *path, size_t *len, ddp_error_t *err)
+{
+    return ddp_read_file_max(path, SIZE_MAX, len, err);
+}
+
+char *ddp_read_file_max(const char *path, size_t max, size_t *len, ddp_error_t *err)
 {
     FILE *f = fopen(path, "rb");
     if (!f) {
@@ -26,12 +33,18 @@ char *ddp_read_file(const char *path, size_t *len, ddp_error_t *err)
     }
     char chunk[65536];
     size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
+    size_t total = 0;
+    while (total <= max && (n = fread(chunk, 1, sizeof chunk, f)) > 0) {
         fwrite(chunk, 1, n, mem);
+        total += n;
+    }
     int read_failed = ferror(f);
     fclose(f);
-    if (fclose(mem) != 0 || read_failed) {
-        ddp_error_set(err, "%s: %s", path, read_failed ? "read error" : "out of memory");
+    if (fclose(mem) != 0 || read_failed || total > max) {
+        if (total > max)
+            ddp_error_set(err, "%s: larger than %zu bytes", path, max);
+        else
+            ddp_error_set(err, "%s: %s", path, read_failed ? "read error" : "out of memory");
         free(text);
         return NULL;
     }
@@ -44,11 +57,21 @@ int ddp_write_file_atomic(const char *path, const void *data, size_t len, mode_t
                           ddp_error_t *err)
 {
     char tmp[4096];
-    if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp.%d", path, (int)getpid()) >= sizeof tmp)
-        return ddp_error_set(err, "%s: path too long", path);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+    int fd = -1;
+    /* A name nobody can guess, made new: a file or link planted in the folder is never opened. */
+    for (int tries = 0; fd < 0 && tries < 16; tries++) {
+        unsigned char r[6];
+        if (ddp_random(r, sizeof r))
+            return ddp_error_set(err, "%s: no random bytes for a temporary name", path);
+        if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp.%02x%02x%02x%02x%02x%02x", path, r[0], r[1],
+                             r[2], r[3], r[4], r[5]) >= sizeof tmp)
+            return ddp_error_set(err, "%s: path too long", path);
+        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+        if (fd < 0 && errno != EEXIST)
+            return ddp_error_set(err, "%s: %s", path, strerror(errno));
+    }
     if (fd < 0)
-        return ddp_error_set(err, "%s: %s", path, strerror(errno));
+        return ddp_error_set(err, "%s: no free temporary name", path);
     const char *p = data;
     for (size_t done = 0; done < len;) {
         ssize_t n = write(fd, p + done, len - done);
@@ -105,6 +128,52 @@ int ddp_make_dirs(const char *path, mode_t mode, ddp_error_t *err)
             return 0;
         *p = c;
     }
+}
+
+/* "user (uid N)" for an error message. */
+static void owner_name(uid_t uid, char *out, size_t size)
+{
+    struct passwd pw, *found = NULL;
+    char buf[1024];
+    if (getpwuid_r(uid, &pw, buf, sizeof buf, &found) == 0 && found)
+        snprintf(out, size, "%s (uid %u)", found->pw_name, (unsigned)uid);
+    else
+        snprintf(out, size, "uid %u", (unsigned)uid);
+}
+
+int ddp_check_private_dir(const char *path, ddp_error_t *err)
+{
+    struct stat st;
+    char owner[300];
+    if (lstat(path, &st) != 0)
+        return ddp_error_code(err, errno, "%s: %s", path, strerror(errno));
+    if (S_ISLNK(st.st_mode))
+        return ddp_error_code(err, EPERM,
+                              "%s: refusing a symbolic link where a folder of ours "
+                              "belongs",
+                              path);
+    if (!S_ISDIR(st.st_mode))
+        return ddp_error_code(err, EPERM, "%s: not a folder", path);
+    if (st.st_uid != geteuid()) {
+        owner_name(st.st_uid, owner, sizeof owner);
+        return ddp_error_code(err, EPERM, "%s: refusing a folder owned by %s, not by this user",
+                              path, owner);
+    }
+    if (st.st_mode & (S_IWGRP | S_IWOTH))
+        return ddp_error_code(err, EPERM,
+                              "%s: refusing a folder that others can write (mode %04o): "
+                              "chmod go-w it, or remove it",
+                              path, (unsigned)(st.st_mode & 07777));
+    return 0;
+}
+
+int ddp_private_dir(const char *path, ddp_error_t *err)
+{
+    if (mkdir(path, 0700) == 0)
+        return 0;
+    if (errno != EEXIST)
+        return ddp_error_code(err, errno, "cannot make %s: %s", path, strerror(errno));
+    return ddp_check_private_dir(path, err);
 }
 
 int ddp_random(void *buf, size_t len)

@@ -1,6 +1,7 @@
 /* ddp_file: whole files read into memory (specs, templates, node files) or written atomically
  * (job scripts, checkpoints, data sets): never half a file under the final name, even after a
- * crash; folders made with their parents; random bytes from the kernel. */
+ * crash; folders made with their parents; private folders in places other users can write
+ * (made fresh, or reused only when they are the user's own); random bytes from the kernel. */
 #ifndef DDP_FILE_H
 #define DDP_FILE_H
 
@@ -13,9 +14,13 @@
  * gets the byte count, which may include NUL bytes of the file itself. On failure returns NULL
  * and err says "PATH: reason". */
 char *ddp_read_file(const char *path, size_t *len, ddp_error_t *err);
+/* The same for a file another process wrote (records, progress, metrics): one over `max` bytes
+ * is refused ("PATH: larger than MAX bytes"), so a hostile or runaway file cannot fill memory. */
+char *ddp_read_file_max(const char *path, size_t max, size_t *len, ddp_error_t *err);
 
-/* Writes `len` bytes to PATH.tmp.PID (created with `mode`, less the umask), fsyncs it, renames
- * it over `path` and fsyncs the folder. On failure the temporary file is removed and err says
+/* Writes `len` bytes to a new PATH.tmp.RANDOM (created with O_EXCL and O_NOFOLLOW, so nothing
+ * planted under that name is followed or reused; `mode` less the umask), fsyncs it, renames it
+ * over `path` and fsyncs the folder. On failure the temporary file is removed and err says
  * "PATH: reason". */
 int ddp_write_file_atomic(const char *path, const void *data, size_t len, mode_t mode,
                           ddp_error_t *err);
@@ -23,6 +28,15 @@ int ddp_write_file_atomic(const char *path, const void *data, size_t len, mode_t
 /* mkdir -p: `path` and the folders above it that are missing, each with `mode` (less the umask).
  * On failure err says which folder and why. */
 int ddp_make_dirs(const char *path, mode_t mode, ddp_error_t *err);
+
+/* A folder of the user's own where others may write the place around it (a shared workdir,
+ * /tmp, a team's log folder): made with mode 0700, or, when it is there already, reused only if
+ * it is a folder (not a symbolic link) owned by this user that neither group nor others can
+ * write. Otherwise err names the path and why (its owner, its mode), code EPERM. The folder
+ * above must exist. */
+int ddp_private_dir(const char *path, ddp_error_t *err);
+/* Only the check of ddp_private_dir, for a folder that must already be there. */
+int ddp_check_private_dir(const char *path, ddp_error_t *err);
 
 /* Fills buf with random bytes from the kernel (tokens, nonces); -1 when it cannot. */
 int ddp_random(void *buf, size_t len);

@@ -30,7 +30,7 @@ expect_no_file out.sh "render -o writes nothing for an invalid spec"
 expect_eq "$OUT" "" "and prints nothing on stdout"
 expect_eq "$ERR" 'job.yaml:4:1: gpus_per_nod: unknown field (did you mean gpus_per_node?)
 job.yaml:5:16: cpus_per_node: must be at least 1, got 0
-job.yaml:6:6: mem: expected a size such as 380GB (units KB MB GB TB, K M G T, KiB MiB GiB TiB), got "380XB"
+job.yaml:6:6: mem: expected a size such as 380GB (units KB MB GB TB, K M G T, KiB MiB GiB TiB; at most 64TB), got "380XB"
 job.yaml:7:11: walltime: expected [[HH:]MM:]SS or D-HH:MM:SS, got "2h"
 job.yaml:8:8: queue: expected a string, got a list
 job.yaml:9:10: project: "vp 91" contains a blank, which a #PBS/#SBATCH directive cannot carry
@@ -43,7 +43,7 @@ job.yaml:13:15: max_restarts: must be between 0 and 1000, got -1
 job.yaml:14:21: rendezvous_timeout: expected a whole number, got a quoted string
 job.yaml:15:10: command: must not be empty: give the program and its arguments
 job.yaml:16:16: pbs.storage: empty item in "scratch/vp91+"
-job.yaml:16:40: pbs.jobfs: expected a size such as 380GB (units KB MB GB TB, K M G T, KiB MiB GiB TiB), got "lots"
+job.yaml:16:40: pbs.jobfs: expected a size such as 380GB (units KB MB GB TB, K M G T, KiB MiB GiB TiB; at most 64TB), got "lots"
 job.yaml:16:56: pbs.launcher: expected pbsdsh or ssh, got "pdsh"
 job.yaml:16:75: pbs.directives: contains a newline or control character, which cannot be made safe in a job script directive
 job.yaml:17:20: slurm.exclusive: expected true or false, got a plain value "maybe"
@@ -178,9 +178,20 @@ nodes: 2
 check "walltime minutes out of range" 'walltime: expected [[HH:]MM:]SS or D-HH:MM:SS, got "1:75:00"' "${base}nodes: 1
 walltime: 1:75:00
 "
-check "memory without unit" 'mem: expected a size such as 380GB (units KB MB GB TB, K M G T, KiB MiB GiB TiB), got "380"' "${base}nodes: 1
+check "memory without unit" 'mem: expected a size such as 380GB (units KB MB GB TB, K M G T, KiB MiB GiB TiB; at most 64TB), got "380"' "${base}nodes: 1
 mem: 380
 "
+check "a size that overflows 64 bits" 'mem: expected a size such as 380GB (units KB MB GB TB, K M G T, KiB MiB GiB TiB; at most 64TB), got "18446744073709551619K"' "${base}nodes: 1
+mem: 18446744073709551619K
+"
+check "a size above 64TB" 'got "65TB"' "${base}nodes: 1
+mem: 65TB
+"
+check "a job name with a slash" "case.yaml:1:7: name: \"../../../x\": a job's name may not hold '/' or start with '.'" 'name: "../../../x"
+scheduler: slurm
+nodes: 1
+command: [a]
+'
 check "newline in a directive value" "name: contains a newline or control character" 'name: "a\nb"
 scheduler: slurm
 nodes: 1

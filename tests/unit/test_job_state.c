@@ -149,9 +149,35 @@ static void truncated_record(void)
     ok(mkdtemp(empty) && job_record_read(empty, &r, &err) == -1 &&
            strstr(err.msg, "holds no job record"),
        "a folder without a record is named as such");
-    char cmd[8192];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s'", dir, empty);
+    /* A folder others can write, or one inside such a folder, may hold what another user put
+     * there: refused, saying why. */
+    chmod(dir, 0777);
+    ok(job_record_read(dir, &r, &err) == -1 && strstr(err.msg, "not trusting the job record") &&
+           strstr(err.msg, "others can write (mode 0777)"),
+       "a record folder others can write is refused: %s", err.msg);
+    chmod(dir, 0700);
+    char shared[] = "/tmp/test_job_state.XXXXXX", inner[4200];
+    ok(mkdtemp(shared) && chmod(shared, 0777) == 0, "a shared folder without the sticky bit");
+    snprintf(inner, sizeof inner, "%s/rec", shared);
+    mkdir(inner, 0700);
+    write_text(inner, "links", "0 11.pbshead\n");
+    ok(job_record_read(inner, &r, &err) == -1 && strstr(err.msg, shared),
+       "a record in a folder others can write is refused, naming that folder: %s", err.msg);
+    char cmd[16384];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s' '%s'", dir, empty, shared);
     ok(system(cmd) == 0, "cleaned up");
+}
+
+/* Ids from a record reach scancel, qdel and qstat only in a scheduler's shape. */
+static void job_ids(void)
+{
+    ok(job_id_valid("123") && job_id_valid("123_4") && job_id_valid("123+1") &&
+           job_id_valid("4242.srv") && job_id_valid("12[].pbs-head.example") &&
+           job_id_valid("12[3].srv"),
+       "Slurm's and PBS's ids are ids");
+    ok(!job_id_valid("--me") && !job_id_valid("-1") && !job_id_valid("") && !job_id_valid("1;rm") &&
+           !job_id_valid("1 2") && !job_id_valid("srv.1") && !job_id_valid("1$(id)"),
+       "options, words, blanks and shell text are not");
 }
 
 /* wait's exit status: a cancelled job's signal death, whichever form the timing gave it, is 1;
@@ -179,5 +205,6 @@ int main(void)
     wait_status();
     scheduler_text();
     truncated_record();
+    job_ids();
     return done_testing();
 }

@@ -44,6 +44,11 @@ int main(void)
     size_bad("1.5GB");
     size_bad("10PB");
     size_bad("99999999999999999999GB");
+    /* 2^64 + 3 wraps to 3 in a check that misses the last digit's carry. */
+    size_bad("18446744073709551619K");
+    size_bad("18446744073709551615");
+    size_ok("64TB", 64ULL << 40);
+    size_bad("65TB");
 
     wall_ok("02:00:00", 7200);
     wall_ok("90", 90);

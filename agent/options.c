@@ -3,6 +3,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stddef.h>
@@ -340,28 +341,49 @@ static void build_command(agent_options_t *o, char **program, int count, const c
         o->command[k++] = program[i];
 }
 
+/* A job's token is 64 hex digits (templates/pbs.sh); anything much longer is not a token. */
+enum { TOKEN_FILE_MAX = 4096 };
+
+/* The token is read from what was checked: the file opened first (never through a link), then
+ * its owner, type and mode read from that descriptor, then its bytes. */
 static int read_token_file(agent_options_t *o, const char *path, ddp_error_t *err)
 {
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return ddp_error_set(err, "--token-file %s: %s", path,
+                             errno == ELOOP ? "a symbolic link; give the file itself"
+                                            : strerror(errno));
     struct stat st;
-    if (stat(path, &st) != 0)
-        return ddp_error_set(err, "--token-file %s: %s", path, strerror(errno));
-    if (st.st_mode & (S_IRWXG | S_IRWXO))
-        return ddp_error_set(err,
-                             "--token-file %s: readable by others (mode %04o); the token must "
-                             "be private: chmod 600 %s",
-                             path, st.st_mode & 07777, path);
-    size_t len;
-    char *text = ddp_read_file(path, &len, err);
-    if (!text)
+    char text[TOKEN_FILE_MAX + 1];
+    ssize_t len = -1;
+    if (fstat(fd, &st) != 0)
+        ddp_error_set(err, "--token-file %s: %s", path, strerror(errno));
+    else if (!S_ISREG(st.st_mode))
+        ddp_error_set(err, "--token-file %s: not a regular file", path);
+    else if (st.st_uid != geteuid())
+        ddp_error_set(err, "--token-file %s: owned by uid %u, not by this user", path,
+                      (unsigned)st.st_uid);
+    else if (st.st_mode & (S_IRWXG | S_IRWXO))
+        ddp_error_set(err,
+                      "--token-file %s: readable by others (mode %04o); the token must be "
+                      "private: chmod 600 %s",
+                      path, (unsigned)(st.st_mode & 07777), path);
+    else if ((len = read(fd, text, sizeof text)) < 0)
+        ddp_error_set(err, "--token-file %s: %s", path, strerror(errno));
+    else if (len > TOKEN_FILE_MAX)
+        ddp_error_set(err, "--token-file %s: larger than %d bytes", path, TOKEN_FILE_MAX);
+    close(fd);
+    if (len < 0 || len > TOKEN_FILE_MAX)
         return -1;
     while (len && (text[len - 1] == '\n' || text[len - 1] == '\r'))
-        text[--len] = '\0';
-    if (len == 0) {
-        free(text);
+        len--;
+    if (len == 0)
         return ddp_error_set(err, "--token-file %s: empty", path);
-    }
-    o->token = text;
-    o->token_len = len;
+    if (!(o->token = malloc((size_t)len + 1)))
+        return ddp_error_set(err, "out of memory");
+    memcpy(o->token, text, (size_t)len);
+    o->token[len] = '\0';
+    o->token_len = (size_t)len;
     return 0;
 }
 

@@ -362,7 +362,7 @@ int cmd_render(int argc, char **argv)
     code = EXIT_OK;
     ddp_error_t err;
     if (a.output) {
-        if (ddp_write_file_atomic(a.output, text, strlen(text), 0755, &err) < 0) {
+        if (ddp_write_file_atomic(a.output, text, strlen(text), 0700, &err) < 0) {
             fprintf(stderr, "ddpjob: %s\n", err.msg);
             code = EXIT_SYSTEM;
         }
@@ -466,7 +466,7 @@ int submit_command(int argc, char **argv, bool doctor)
         code = EXIT_SYSTEM;
         goto out;
     }
-    if (ddp_write_file_atomic(script, text, strlen(text), 0755, &err) < 0) {
+    if (ddp_write_file_atomic(script, text, strlen(text), 0700, &err) < 0) {
         fprintf(stderr, "ddpjob: %s\n", err.msg);
         code = EXIT_SYSTEM;
         goto out;

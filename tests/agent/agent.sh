@@ -79,6 +79,15 @@ printf 'secret\n' >"$T/token"
 chmod 644 "$T/token"
 run env -u DDPJOB_TOKEN "$AGENT" --nnodes 2 --node-rank 0 --master-addr 127.0.0.1 --master-port 1 --token-file "$T/token" true
 expect_contains "$ERR" "readable by others (mode 0644)" "a token file others can read is refused"
+# In a folder others can write, the token file may be another user's, or a link to one.
+chmod 600 "$T/token"
+chown nobody "$T/token"
+run env -u DDPJOB_TOKEN "$AGENT" --nnodes 2 --node-rank 0 --master-addr 127.0.0.1 --master-port 1 --token-file "$T/token" true
+expect_contains "$ERR" "--token-file $T/token: owned by uid $(id -u nobody), not by this user" "a token file another user owns is refused"
+chown root "$T/token"
+ln -s "$T/token" "$T/token-link"
+run env -u DDPJOB_TOKEN "$AGENT" --nnodes 2 --node-rank 0 --master-addr 127.0.0.1 --master-port 1 --token-file "$T/token-link" true
+expect_contains "$ERR" "--token-file $T/token-link: a symbolic link" "and so is a symbolic link to a token file"
 
 # --- a node that never comes -----------------------------------------------------------------
 next_port
@@ -621,6 +630,30 @@ expect_eq "$(cat "$T/logs/r1/attempt_0/rank_1/stdout.log")" "out of 1
 no newline 1" "--log-dir keeps each rank's full stdout"
 expect_eq "$(cat "$T/logs/r1/attempt_0/rank_0/stderr.log")" "err of 0" "and stderr"
 expect_contains "$OUT" "[rank 0] no newline 0" "a last line without newline is relayed whole"
+
+# A shared log folder (sticky, open to all): another user (nobody) made this run's folder first,
+# open to all, with links where the ranks' logs go, to our file. A one-node run takes a fresh
+# folder; a multi-node run, whose nodes share the run's folder, refuses it. Our file is untouched.
+shared_logs=$(mktemp -d /tmp/ddpjob-shared-logs.XXXXXX)
+chmod 1777 "$shared_logs"
+at_exit 'rm -rf "$shared_logs"'
+echo "keep me" >"$T/important.txt"
+runuser -u nobody -- bash -c 'umask 0 && mkdir -p "$1/r2/attempt_0/rank_0" "$1/r3/attempt_0/rank_0" &&
+    ln -s "$2" "$1/r2/attempt_0/rank_0/stdout.log" && ln -s "$2" "$1/r3/attempt_0/rank_0/stdout.log"' \
+    plant "$shared_logs" "$T/important.txt"
+expect_eq "$(stat -c %U "$shared_logs/r3/attempt_0/rank_0/stdout.log")" nobody "nobody planted the run folders and links"
+start_agent s -- --standalone --nproc-per-node 1 --log-dir "$shared_logs" --run-id r2 "$T/chatty.sh"
+wait_agent s
+expect_eq "$RC:$(cat "$shared_logs/r2.1/attempt_0/rank_0/stdout.log" 2>&1)" "0:out of 0
+no newline 0" "a one-node run whose folder another user planted logs to a fresh one (r2.1)"
+next_port
+two_agents -- --nnodes 2 --master-addr 127.0.0.1 --master-port "$PORT" --nproc-per-node 1 \
+    --log-dir "$shared_logs" --run-id r3 "$T/chatty.sh"
+expect_eq "$RC0" 1 "a 2-node job whose run folder another user made refuses to start"
+expect_contains "$ERR0" "--log-dir: $shared_logs/r3: refusing a folder owned by nobody (uid $(id -u nobody)), not by this user" \
+    "naming the folder and its owner"
+expect_eq "$(cat "$T/important.txt")" "keep me" "the file the planted links point to is untouched"
+expect_no_leftovers "nothing left after the refused job"
 
 next_port
 port_a=$PORT

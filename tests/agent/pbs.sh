@@ -134,6 +134,36 @@ expect_contains "$OUT" "e2e (pbs job $JOB): completed, exit 0 (from its record" 
 expect_contains "$OUT" "2 node(s), elapsed 00:0" "... on 2 nodes, and how long it ran (from the link's start and end)"
 
 
+# A shared workdir (a sticky 1777 /scratch): another user, who made .ddpjob there first and the
+# folder of the job's next id in it, both open to all, must not get to swap what the job's nodes
+# run (node-env, sourced by every other node). submit refuses to keep its record there; a script
+# rendered and given to qsub by hand refuses to run, naming the folder and its owner.
+other=ddpjpbs2
+id "$other" >/dev/null 2>&1 || useradd -M -p '*' -d /nonexistent -s /bin/bash "$other"
+at_exit "userdel $other 2>/dev/null"
+shared=$PBS_CLUSTER/scratch
+mkdir -m 1777 "$shared"
+cp "$jobdir/e2e.yaml" "$jobdir/env_ddp.py" "$shared/"
+chmod 644 "$shared/e2e.yaml" "$shared/env_ddp.py"
+next=$((${JOB%%.*} + 1))
+runuser -u "$other" -- bash -c "umask 0 && mkdir $shared/.ddpjob && for i in \$(seq $next $((next + 4))); do mkdir $shared/.ddpjob/\$i.pbshead; done"
+run_in_shared() { (cd "$shared" && pbs_as_user env DDPJOB_TEMPLATE_DIR="$PBS_CLUSTER/templates" "$@"); }
+run run_in_shared "$bin/ddpjob" submit e2e.yaml --bindir "$bin"
+expect_eq "$RC" 3 "submit in a shared workdir where another user owns .ddpjob fails"
+expect_contains "$ERR" "$shared/.ddpjob: refusing a folder owned by $other (uid $(id -u "$other")), not by this user" \
+    "naming the folder and its owner"
+{ run_in_shared "$bin/ddpjob" render e2e.yaml --bindir "$bin" -o e2e.pbs &&
+    run_in_shared qsub e2e.pbs; } >"$T/submit.out" 2>&1
+JOB=$(tail -n 1 "$T/submit.out")
+saved_jobdir=$jobdir jobdir=$shared
+wait_job e2e.yaml
+jobdir=$saved_jobdir
+expect_eq "$STATUS" 1 "the script qsub'd by hand there ends with Exit_status = 1 (job $JOB)"
+expect_contains "$OUT" "ddpjob: refusing $shared/.ddpjob on n1: not a folder of this user's own that others cannot write ($other, mode 777)" \
+    "naming the folder, the host and its owner"
+expect_lacks "$OUT" "[rank " "and no worker ran"
+rm -rf "$shared"
+
 # A spec without site: submitted to a PBS server a profile recognises takes that profile, and
 # says so (the user's profile here: this server is pbshead).
 mkdir -p "$home/.config/ddpjob/sites"

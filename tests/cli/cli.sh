@@ -45,7 +45,7 @@ expect_contains "$ERR" "template slurm.sh not found (looked in $T); set DDPJOB_T
 run "$DDPJOB" render "$spec" -o "$T/nodir/x.sh"
 expect_eq "$RC" 3 "an unwritable -o: exit 3"
 run "$DDPJOB" render "$spec" -o ok.sh
-expect_eq "$(stat -c %a ok.sh)" 755 "-o writes an executable script"
+expect_eq "$(stat -c %a ok.sh)" 700 "-o writes an executable script, private (the spec's env: may hold secrets)"
 
 # The hostlist helper the scripts call.
 run "$DDPJOB" nodes --slurm 'gpu[01-02],login'

@@ -46,7 +46,7 @@ expect_eq "$OUT" 4242 "the job id is printed"
 expect_eq "$(cat sbatch.args)" "$T/jobdir
 --parsable
 sub-test.sbatch" "sbatch runs in the job directory with --parsable and the script"
-expect_eq "$(stat -c %a jobdir/sub-test.sbatch)" 755 "the script is executable"
+expect_eq "$(stat -c %a jobdir/sub-test.sbatch)" 700 "the script is executable and private"
 
 stand_in qsub 'echo 140873987.gadi-pbs'
 run env PATH="$T/path:$PATH" "$DDPJOB" submit job.yaml --scheduler pbs

@@ -371,5 +371,45 @@ SPEC
     else
         fail "and the 2-node job completes" "$state" "$OUT"
     fi
+
+    # Two jobs of the same user; the first one's record says its link 1 is "--me" (a record
+    # another user swapped, or a line written by mistake), and the user's index also lists a
+    # record that root's folder holds, whose link says "--me" too. Cancelling them must never
+    # reach scancel --me: the second job runs on.
+    printf 'name: %s\nscheduler: slurm\nnodes: 1\nwalltime: "00:05:00"\ncommand: [sleep, "300"]\n' first \
+        >"$uhome/first.yaml"
+    sed 's/^name: first/name: second/' "$uhome/first.yaml" >"$uhome/second.yaml"
+    chown nobody: "$uhome/first.yaml" "$uhome/second.yaml"
+    ids=()
+    for j in first second; do
+        run bash -c '. "$1/tests/cluster/slurm.sh"; shift; cd "$1" && cluster_in head "${@:2}"' _ "$SRCDIR" "$uhome" \
+            "${as_nobody[@]}" "$uhome/ddpjob/bin/ddpjob" submit "$j.yaml"
+        ids+=("$(grep -o '^[0-9][0-9]*$' <<<"$OUT" | tail -n 1)")
+    done
+    first_record=$(ls -d "$uhome"/.ddpjob/jobs/first.* | head -n 1)
+    runuser -u nobody -- sh -c 'echo "1 --me" >>"$1/links"' _ "$first_record"
+    planted=$(mktemp -d /tmp/ddpjob-planted.XXXXXX)
+    at_exit "rm -rf $planted"
+    chmod 755 "$planted"
+    printf '{\n  "version": 1,\n  "name": "victim",\n  "scheduler": "slurm",\n  "nodes": 1\n}\n' >"$planted/job.json"
+    echo "0 --me" >"$planted/links"
+    printf '1\t--me\tslurm\tvictim\t%s\n' "$planted" >>"$uhome/state/ddpjob/jobs"
+    dj_nobody() {
+        run bash -c '. "$1/tests/cluster/slurm.sh"; shift; cd "$1" && cluster_in head "${@:2}"' _ "$SRCDIR" "$uhome" \
+            "${as_nobody[@]}" "$uhome/ddpjob/bin/ddpjob" "$@"
+    }
+    dj_nobody cancel victim
+    expect_eq "$RC" 3 "cancel of a job whose record root's folder holds: refused"
+    expect_contains "$ERR" "passed over not trusting the job record $planted: $planted: refusing a folder owned by root (uid 0)" \
+        "naming the record and its owner"
+    dj_nobody cancel first
+    second_state=$(cluster_in head squeue -h -j "${ids[1]}" -o %T 2>&1)
+    case $second_state in
+    PENDING | RUNNING | CONFIGURING) pass "cancel of a record whose links say --me ends that job only: the other runs on ($second_state)" ;;
+    *) fail "cancel of a record whose links say --me ends that job only: the other runs on" "squeue: $second_state" "cancel: $RC $OUT $ERR" ;;
+    esac
+    expect_eq "$RC" 0 "and the job itself is cancelled (ddpjob cancel exits 0: it ended)"
+    dj_nobody cancel second
+    expect_eq "$RC" 0 "the second job is cancelled by its own name"
 fi
 expect_no_leftovers "no process of the jobs is left on any node"

@@ -158,15 +158,20 @@ static void run_host(host_run_t *h)
 {
     launch_t *L = h->job;
     ddp_error_t err;
-    char *command = NULL, *input = NULL;
-    if (asprintf(&command, "%sexec bash -c %s ddpjob-launch %d %s %d%s", L->cd, L->script, h->node,
-                 L->node_args, h->nproc, L->tail) < 0 ||
+    char *command = NULL, *input = NULL, *bash_command = NULL;
+    /* The user's login shell may be dash or csh: what it runs must not depend on bash's
+     * quoting. */
+    if (asprintf(&bash_command, "%sexec bash -c %s ddpjob-launch %d %s %d%s", L->cd, L->script,
+                 h->node, L->node_args, h->nproc, L->tail) < 0 ||
+        !(command = shquote_for_any_shell(bash_command)) ||
         asprintf(&input, "%s\n", L->token) < 0) {
         snprintf(h->error, sizeof h->error, "out of memory");
         atomic_store(&L->stop, 1);
+        free(bash_command);
         free(command);
         return;
     }
+    free(bash_command);
     int rc =
         ssh_session_exec(h->session, command, input, strlen(input), ddp_deadline_in(30000), &err);
     free(command);

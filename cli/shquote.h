@@ -3,7 +3,8 @@
  * Everything a user writes in a spec reaches the script through shquote_append, so a value such
  * as `$(rm -rf ~)`, a backtick, a quote or a newline arrives in the program as those literal
  * characters and is never run. The output never spans lines: a value with a newline or other
- * control character becomes bash's $'...' form. */
+ * control character becomes bash's $'...' form, so a command line made of them is bash's (see
+ * shquote_for_any_shell). */
 #ifndef DDPJOB_SHQUOTE_H
 #define DDPJOB_SHQUOTE_H
 
@@ -15,6 +16,13 @@ void shquote_write(FILE *f, const char *value);
 
 /* Returns a malloc'd quoted copy of value, or NULL when out of memory. */
 char *shquote(const char *value);
+
+/* A malloc'd command line that any login shell (sh and dash, bash, zsh, csh, fish) hands to bash
+ * to run `command`, written in bash's own quoting ($'...' among it), exactly: the command
+ * travels as base64, which no shell reads specially, and bash decodes it (coreutils' base64).
+ * What an SSH server runs through the user's login shell is sent in this form. NULL when out of
+ * memory. */
+char *shquote_for_any_shell(const char *command);
 
 /* True when value is a valid shell variable name ([A-Za-z_][A-Za-z0-9_]*). */
 bool shquote_is_identifier(const char *value);

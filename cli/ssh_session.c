@@ -4,11 +4,15 @@
 #include <libssh2.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "ddp_clock.h"
@@ -83,6 +87,58 @@ static int key_type_mask(int type)
     }
 }
 
+/* How known_hosts holds `key` under any of the host's names: a mismatch under one name is a
+ * mismatch whatever another says, and a host known only with keys of another type has changed
+ * too (an attacker offers the type it holds). */
+enum { KEY_UNKNOWN, KEY_KNOWN, KEY_CHANGED, KEY_OTHER_TYPE };
+
+static int known_as(LIBSSH2_KNOWNHOSTS *kh, const char *const *names, int port, const char *key,
+                    size_t len, int type)
+{
+    int verdict = KEY_UNKNOWN, plain = LIBSSH2_KNOWNHOST_TYPE_PLAIN | LIBSSH2_KNOWNHOST_KEYENC_RAW;
+    for (int i = 0; names[i]; i++) {
+        int typed = libssh2_knownhost_checkp(kh, names[i], port, key, len, plain | type, NULL);
+        if (typed == LIBSSH2_KNOWNHOST_CHECK_MISMATCH)
+            return KEY_CHANGED;
+        if (typed == LIBSSH2_KNOWNHOST_CHECK_MATCH)
+            verdict = KEY_KNOWN;
+    }
+    for (int i = 0; verdict == KEY_UNKNOWN && names[i]; i++)
+        if (libssh2_knownhost_checkp(kh, names[i], port, key, len, plain, NULL) ==
+            LIBSSH2_KNOWNHOST_CHECK_MISMATCH)
+            return KEY_OTHER_TYPE;
+    return verdict;
+}
+
+/* Appends the new key's line to known_hosts (open on fd, locked), on a line of its own. */
+static int append_known_host(ssh_session_t *s, LIBSSH2_KNOWNHOSTS *kh, int fd, const char *path,
+                             const char *name, const char *key, size_t len, int mask,
+                             ddp_error_t *err)
+{
+    struct libssh2_knownhost *added = NULL;
+    char line[8192 + 1];
+    size_t n = 0;
+    struct stat st;
+    char last = '\n';
+    if (libssh2_knownhost_addc(kh, name, NULL, key, len, NULL, 0, mask, &added) ||
+        libssh2_knownhost_writeline(kh, added, line + 1, sizeof line - 1, &n,
+                                    LIBSSH2_KNOWNHOST_FILE_OPENSSH))
+        return session_error(s, 0, "cannot add the new host key", err);
+    if (fstat(fd, &st) == 0 && st.st_size > 0 && pread(fd, &last, 1, st.st_size - 1) != 1)
+        last = '\n';
+    line[0] = '\n';
+    const char *from = last == '\n' ? line + 1 : line;
+    n += last != '\n';
+    if (write(fd, from, n) != (ssize_t)n)
+        return ddp_error_set(err, "cannot append to %s: %s", path, strerror(errno));
+    return 0;
+}
+
+/* known_hosts is read, checked and added to under one lock (a mutex for this process's launch
+ * threads, flock for other processes): each adds its own line to the file as it is, and none
+ * loses another's or decides on half of it. */
+static pthread_mutex_t known_hosts_lock = PTHREAD_MUTEX_INITIALIZER;
+
 static int check_host_key(ssh_session_t *s, const char *alias, const ssh_target_t *t,
                           const char *known_hosts, int accept_new, ddp_error_t *err)
 {
@@ -94,39 +150,53 @@ static int check_host_key(ssh_session_t *s, const char *alias, const ssh_target_
     LIBSSH2_KNOWNHOSTS *kh = libssh2_knownhost_init(s->session);
     if (!kh)
         return ddp_error_set(err, "out of memory");
-    libssh2_knownhost_readfile(kh, known_hosts, LIBSSH2_KNOWNHOST_FILE_OPENSSH);
-    int mask = LIBSSH2_KNOWNHOST_TYPE_PLAIN | LIBSSH2_KNOWNHOST_KEYENC_RAW | key_type_mask(type);
-    struct libssh2_knownhost *found = NULL;
-    int check = libssh2_knownhost_checkp(kh, t->hostname, t->port, key, len, mask, &found);
-    if (check != LIBSSH2_KNOWNHOST_CHECK_MATCH && strcmp(alias, t->hostname))
-        check = libssh2_knownhost_checkp(kh, alias, t->port, key, len, mask, &found);
     char fp[80];
     fingerprint(s, fp, sizeof fp);
+    pthread_mutex_lock(&known_hosts_lock);
+    int fd = accept_new
+                 ? open(known_hosts, O_RDWR | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600)
+                 : open(known_hosts, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     int rc = 0;
-    if (check == LIBSSH2_KNOWNHOST_CHECK_MISMATCH) {
+    if (fd < 0 && (accept_new || errno != ENOENT)) {
+        rc = ddp_error_set(err, "%s: %s", known_hosts, strerror(errno));
+        goto out;
+    }
+    if (fd >= 0)
+        flock(fd, accept_new ? LOCK_EX : LOCK_SH);
+    libssh2_knownhost_readfile(kh, known_hosts, LIBSSH2_KNOWNHOST_FILE_OPENSSH);
+    const char *names[] = {t->hostname, strcmp(alias, t->hostname) ? alias : NULL, NULL};
+    int mask = key_type_mask(type);
+    int verdict = known_as(kh, names, t->port, key, len, mask);
+    if (verdict == KEY_CHANGED || verdict == KEY_OTHER_TYPE) {
         rc = ddp_error_set(
             err,
-            "%s: the host key CHANGED (now %s): not what %s says; if the host "
+            "%s: the host key CHANGED (now %s%s): not what %s says; if the host "
             "was reinstalled, remove its old line there, else someone may be in the middle",
-            s->where, fp, known_hosts);
-    } else if (check != LIBSSH2_KNOWNHOST_CHECK_MATCH && !accept_new) {
+            s->where, fp,
+            verdict == KEY_OTHER_TYPE ? ", of a type the host was not known with" : "",
+            known_hosts);
+    } else if (verdict == KEY_UNKNOWN && !accept_new) {
         rc = ddp_error_set(err,
                            "%s: unknown host key %s (not in %s): check it, then add it "
                            "(ssh-keyscan, or --accept-new-host-keys)",
                            s->where, fp, known_hosts);
-    } else if (check != LIBSSH2_KNOWNHOST_CHECK_MATCH) {
+    } else if (verdict == KEY_UNKNOWN) {
         char name[300];
         if (t->port == 22)
             snprintf(name, sizeof name, "%s", alias);
         else
             snprintf(name, sizeof name, "[%s]:%d", alias, t->port);
-        if (libssh2_knownhost_addc(kh, name, NULL, key, len, NULL, 0, mask, NULL) ||
-            libssh2_knownhost_writefile(kh, known_hosts, LIBSSH2_KNOWNHOST_FILE_OPENSSH))
-            rc = session_error(s, 0, "cannot add the new host key", err);
-        else
+        rc = append_known_host(s, kh, fd, known_hosts, name, key, len,
+                               LIBSSH2_KNOWNHOST_TYPE_PLAIN | LIBSSH2_KNOWNHOST_KEYENC_RAW | mask,
+                               err);
+        if (rc == 0)
             fprintf(stderr, "ddpjob launch: %s: added host key %s to %s\n", s->where, fp,
                     known_hosts);
     }
+out:
+    if (fd >= 0)
+        close(fd);
+    pthread_mutex_unlock(&known_hosts_lock);
     libssh2_knownhost_free(kh);
     return rc;
 }

@@ -339,6 +339,66 @@ expect_contains "$ERR" "node 1: n2 ($SSHD_USER@n2:22): the host key CHANGED" "na
 launch "$T/ddp.yaml" --hosts n1,n2,n3 --bindir "$bindir" --known-hosts "$T/kh-changed" --accept-new-host-keys
 expect_contains "$ERR" "the host key CHANGED" "--accept-new-host-keys never accepts a changed key"
 
+# A key that differs under the HostName, while the alias is unknown; and a host known only with
+# a key of another type: both are changed keys, --accept-new-host-keys or not (the password
+# setup-nodes would send goes to no such host).
+printf 'Host alias2\n    HostName n2\nHost *\n    User %s\n' "$SSHD_USER" >"$T/ssh-config-alias"
+cp "$T/kh-changed" "$T/kh-alias"
+launch "$T/ddp.yaml" --hosts n1,alias2,n3 --bindir "$bindir" --known-hosts "$T/kh-alias" \
+    --ssh-config "$T/ssh-config-alias" --accept-new-host-keys
+expect_contains "$ERR" "node 1: alias2 ($SSHD_USER@n2:22): the host key CHANGED" \
+    "a key that differs under the HostName is a changed key, though the alias is not in known_hosts"
+expect_eq "$(grep -c '^alias2 ' "$T/kh-alias")" 0 "and nothing is added under the alias"
+ssh-keygen -q -t rsa -b 2048 -N '' -f "$T/rsa-key"
+sed "s|^n2,\([^ ]*\) .*|n2,\1 $(cut -d' ' -f1-2 "$T/rsa-key.pub")|" "$SSHD_DIR/client/.ssh/known_hosts" >"$T/kh-rsa"
+launch "$T/ddp.yaml" --hosts n1,n2,n3 --bindir "$bindir" --known-hosts "$T/kh-rsa" --accept-new-host-keys
+expect_contains "$ERR" "node 1: n2 ($SSHD_USER@n2:22): the host key CHANGED (now SHA256:" \
+    "a host known with an RSA key that offers an ed25519 one has changed"
+expect_contains "$ERR" "of a type the host was not known with" "saying so"
+expect_eq "$(wc -l <"$T/kh-rsa")" 3 "and known_hosts keeps its 3 lines"
+
+# 16 aliases (of the 3 hosts) launched at once, each new, against a known_hosts of 20,000 lines:
+# each thread appends its own line under the lock; none is lost and the file stays whole. (Names
+# of 3 characters at least: libssh2 1.10 reads no known_hosts line of a single shorter name.)
+{
+    for i in $(seq 16); do printf 'Host host%d\n    HostName n%d\n' "$i" $(((i - 1) % 3 + 1)); done
+    printf 'Host *\n    User %s\n' "$SSHD_USER"
+} >"$T/ssh-config-16"
+for i in $(seq 20000); do echo "other$i.example ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOl4WqFf9XEcUQfjTZw0nAtG4wZb2ibCBkBC4N37yK$((i % 10))b"; done >"$T/kh-16"
+cp "$T/kh-16" "$T/kh-16.before"
+cat >"$T/sixteen.yaml" <<YAML
+name: sixteen
+nodes: 16
+procs_per_node: 1
+command: [/bin/true]
+YAML
+launch "$T/sixteen.yaml" --hosts "$(seq -s, -f 'host%g' 16)" --bindir "$bindir" --known-hosts "$T/kh-16" \
+    --ssh-config "$T/ssh-config-16" --accept-new-host-keys
+expect_eq "$RC" 0 "a job on 16 new aliases with --accept-new-host-keys runs ($(tail -n 3 <<<"$ERR" | tr '\n' ' '))"
+expect_eq "$(head -n 20000 "$T/kh-16" | cmp - "$T/kh-16.before" && echo same)" same "known_hosts keeps its 20,000 lines as they were"
+expect_eq "$(tail -n +20001 "$T/kh-16" | cut -d' ' -f1 | sort -V | tr '\n' ' ')" "$(seq -s' ' -f 'host%g' 16) " \
+    "and gains one line for each of the 16 aliases"
+launch "$T/sixteen.yaml" --hosts "$(seq -s, -f 'host%g' 16)" --bindir "$bindir" --known-hosts "$T/kh-16" \
+    --ssh-config "$T/ssh-config-16"
+expect_eq "$RC" 0 "and the next launch knows all 16 without --accept-new-host-keys ($(tail -n 3 <<<"$ERR" | tr '\n' ' '))"
+expect_hosts_clean "nothing left on any host"
+
+# A user whose login shell is /bin/sh (dash) and an env: value written to break a bash quoting
+# that dash would read: the value arrives as it is and nothing of it runs.
+usermod -s /bin/sh "$SSHD_USER"
+cat >"$T/quoting.yaml" <<YAML
+name: quoting
+nodes: 3
+procs_per_node: 1
+env: {HOSTILE: "it's & touch /tmp/ddpjob-dash-pwned #"}
+command: [bash, -c, 'echo "hostile=\$HOSTILE"']
+YAML
+launch "$T/quoting.yaml" --hosts n1,n2,n3 --bindir "$bindir"
+usermod -s /bin/bash "$SSHD_USER"
+expect_eq "$RC" 0 "a job whose hosts' login shell is dash runs"
+expect_contains "$OUT" "n3: [rank 2] hostile=it's & touch /tmp/ddpjob-dash-pwned #" "the env: value arrives unchanged"
+expect_no_file /tmp/ddpjob-dash-pwned "and nothing of it ran (the hosts share this /tmp)"
+
 # An address nobody answers at, within the deadline.
 launch "$T/ddp.yaml" --hosts n1,10.80.0.99 --bindir "$bindir" --connect-timeout 3
 expect_eq "$RC" 1 "a host that does not answer: exit 1"

@@ -51,7 +51,7 @@ static void read_json(job_view_t *v, const char *path,
 {
     ddp_error_t err;
     size_t len;
-    char *text = ddp_read_file(path, &len, &err);
+    char *text = ddp_read_file_max(path, JSON_DOC_MAX_BYTES, &len, &err);
     json_doc_t doc;
     if (text && json_doc_parse(&doc, text, len) == 0) {
         take(v, &doc, json_root(&doc));

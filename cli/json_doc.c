@@ -2,9 +2,33 @@
 
 #include <string.h>
 
+/* Whether brackets and braces outside strings nest deeper than JSON_DOC_MAX_DEPTH. */
+static int too_deep(const char *text, size_t len)
+{
+    int depth = 0, in_string = 0;
+    for (size_t i = 0; i < len; i++) {
+        char c = text[i];
+        if (in_string) {
+            if (c == '\\')
+                i++;
+            else if (c == '"')
+                in_string = 0;
+        } else if (c == '"') {
+            in_string = 1;
+        } else if ((c == '[' || c == '{') && ++depth > JSON_DOC_MAX_DEPTH) {
+            return 1;
+        } else if (c == ']' || c == '}') {
+            depth--;
+        }
+    }
+    return 0;
+}
+
 int json_doc_parse(json_doc_t *d, const char *text, size_t len)
 {
     memset(d, 0, sizeof *d);
+    if (len > JSON_DOC_MAX_BYTES || too_deep(text, len))
+        return -1;
     yaml_parser_t parser;
     yaml_parser_initialize(&parser);
     yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);

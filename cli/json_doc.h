@@ -12,7 +12,14 @@ typedef struct {
     int loaded;
 } json_doc_t;
 
-/* Parses text[0..len); 0, or -1 when it is not a whole document (a file cut short). */
+/* What a document may be: a progress file of JOB_NODES_MAX ranks' figures is far less, and a
+ * larger or deeper one (a runaway or hostile file) would cost libyaml many times its size in
+ * memory, or its recursion. */
+#define JSON_DOC_MAX_BYTES (8u << 20)
+#define JSON_DOC_MAX_DEPTH 32
+
+/* Parses text[0..len); 0, or -1 when it is not a whole document (a file cut short), is larger
+ * than JSON_DOC_MAX_BYTES or nests deeper than JSON_DOC_MAX_DEPTH. */
 int json_doc_parse(json_doc_t *d, const char *text, size_t len);
 void json_doc_free(json_doc_t *d);
 yaml_node_t *json_root(json_doc_t *d);

@@ -281,6 +281,7 @@ static void relay_run(const ddp_store_server_t *core, int link_fd, pid_t core_pi
     if (!s)
         _exit(1);
     s->is_relay = s->accepting = 1;
+    s->pending_cap = pending_cap(0);
     s->listen_fd = core->listen_fd;
     s->stop_fd = -1;
     s->token = core->token;

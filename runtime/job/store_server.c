@@ -26,15 +26,18 @@
 #include "store_proto.h"
 #include "store_server_internal.h"
 
-/* Connections that have not proven the token yet: past PENDING_CAP in all, stale ones (nothing
- * sent for PENDING_STALE_MS) are dropped, the oldest of the newest one's address first when that
- * address holds more than PENDING_PER_PEER of them, else the oldest of all. Idle connections
- * from anyone who can reach the port cannot then keep the job's agents out, while a burst of
- * real clients (which answer within moments, however many) is never cut. */
-#define PENDING_CAP 1024
-#define PENDING_PER_PEER 64
-#define PENDING_STALE_MS 2000
-#define SHED_RETRY_MS 100
+/* Connections that have not proven the token yet are capped at pending_cap(), derived from the
+ * descriptor limit: strangers who reach the port can hold at most half of what the job's own
+ * clients and the agent's workers leave, each for at most STORE_HANDSHAKE_MS. Past the cap one
+ * is dropped for each that arrives, whatever it sent: first the oldest holding part of a
+ * handshake (a real client sends its answer whole, in one segment), then the oldest silent for
+ * PENDING_STALE_MS, else the oldest of all. Real clients that lose their connection this way
+ * try again (store_client.h). */
+#define PENDING_MIN 16
+#define PENDING_STALE_MS 1000
+/* How many of the oldest unproven connections one drop looks at: a flood is shed in constant
+ * time per connection. */
+#define SHED_LOOK 256
 /* The kernel's queue of connections not yet accepted holds the job's agents, at least this many:
  * agents that start at once are then queued, not dropped (each dropped SYN costs its agent a
  * second or more). Linux caps it at net.core.somaxconn, 4,096 by default. */
@@ -285,61 +288,50 @@ int conn_flush(ddp_store_server_t *s, conn_t *c)
     return conn_watch(s, c, events);
 }
 
+size_t pending_cap(size_t clients)
+{
+    size_t limit = descriptor_limit();
+    if (limit == SIZE_MAX)
+        return SIZE_MAX;
+    size_t kept = clients + STORE_SPARE_DESCRIPTORS;
+    size_t cap = limit > kept ? (limit - kept) / 2 : 0;
+    return cap > PENDING_MIN ? cap : PENDING_MIN;
+}
+
 /* An unauthenticated connection that has sent nothing (not even into the socket) for
  * PENDING_STALE_MS. */
 static int stale_pending(const conn_t *c, int64_t now)
 {
     int queued = 0;
-    return c->state == CONN_HANDSHAKE && c->in.len == 0 &&
-           now - c->accepted_at >= PENDING_STALE_MS && ioctl(c->fd, FIONREAD, &queued) == 0 &&
-           queued == 0;
+    return c->in.len == 0 && now - c->accepted_at >= PENDING_STALE_MS &&
+           ioctl(c->fd, FIONREAD, &queued) == 0 && queued == 0;
 }
 
-/* Drops the stale unauthenticated connection to go first; 0 when there is none. */
-static int shed_one(ddp_store_server_t *s, const conn_t *newest)
+/* Drops one unproven connection other than `newest`, as the rule above picks it. */
+static void shed_one(ddp_store_server_t *s, const conn_t *newest)
 {
     int64_t now = ddp_now_ms();
-    conn_t *oldest = NULL, *oldest_same = NULL;
-    size_t same = 0;
-    /* Oldest first: past the first one too young to be stale, none is. */
-    for (conn_t *c = s->pending_oldest; c && now - c->accepted_at >= PENDING_STALE_MS;
-         c = c->pending_next) {
-        if (c == newest || !stale_pending(c, now))
+    conn_t *partial = NULL, *stale = NULL, *oldest = NULL;
+    int looked = 0;
+    for (conn_t *c = s->pending_oldest; c && looked < SHED_LOOK && !partial;
+         c = c->pending_next, looked++) {
+        if (c == newest)
             continue;
-        if (!oldest || c->accepted_at < oldest->accepted_at)
+        if (c->in.len > 0)
+            partial = c;
+        else if (!stale && stale_pending(c, now))
+            stale = c;
+        if (!oldest)
             oldest = c;
-        if (!strcmp(c->addr, newest->addr)) {
-            same++;
-            if (!oldest_same || c->accepted_at < oldest_same->accepted_at)
-                oldest_same = c;
-        }
     }
-    conn_t *victim = same >= PENDING_PER_PEER ? oldest_same : oldest;
+    conn_t *victim = partial ? partial : stale ? stale : oldest;
     if (!victim)
-        return 0;
+        return;
     refusal_log(s,
                 "store: dropped connection from %s: %zu connections have not proven the job "
-                "token (limit %d), this one silent the longest",
-                victim->peer, s->npending, PENDING_CAP);
+                "token (limit %zu here)",
+                victim->peer, s->npending, s->pending_cap);
     conn_close(s, victim);
-    return 1;
-}
-
-/* Drops stale unauthenticated connections while there are more than PENDING_CAP, after
- * `newest` arrived. */
-static void shed_pending(ddp_store_server_t *s, const conn_t *newest)
-{
-    /* A look that found nothing stale is not repeated for SHED_RETRY_MS: in a burst of real
-     * agents every pending connection is busy, and looking at each on every accept would cost
-     * more than serving them. */
-    int64_t now = ddp_now_ms();
-    if (s->npending <= PENDING_CAP || now < s->next_shed_look)
-        return;
-    while (s->npending > PENDING_CAP)
-        if (!shed_one(s, newest)) {
-            s->next_shed_look = now + SHED_RETRY_MS;
-            return;
-        }
 }
 
 int conns_reserve(conn_t ***conns, size_t *cap, size_t index)
@@ -365,6 +357,11 @@ static void accept_all(ddp_store_server_t *s)
         socklen_t sl = sizeof ss;
         int fd = accept4(s->listen_fd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0) {
+            if ((errno == EMFILE || errno == ENFILE) && s->npending > 0) {
+                /* A stranger's connection makes room for the next, which may be an agent's. */
+                shed_one(s, NULL);
+                continue;
+            }
             if (errno == EMFILE || errno == ENFILE) {
                 /* Out of descriptors: stop accepting until the next tick rather than spin. A
                  * full relay is no news: the others take the connections it leaves. */
@@ -421,7 +418,8 @@ static void accept_all(ddp_store_server_t *s)
             conn_close(s, c);
             continue;
         }
-        shed_pending(s, c);
+        if (s->npending > s->pending_cap)
+            shed_one(s, c);
     }
 }
 
@@ -946,6 +944,7 @@ ddp_store_server_t *ddp_store_server_start(const char *host, int port, const voi
     size_t nrelays;
     if (relays_needed(clients, &nrelays, err))
         goto error;
+    s->pending_cap = pending_cap(nrelays ? 0 : clients);
     s->log = log;
     s->log_ctx = log_ctx;
     if (!(s->token = malloc(token_len ? token_len : 1))) {

@@ -5,9 +5,10 @@
  * names and is answered when one of them is set or when its timeout passes. Every connection
  * must prove the job token within STORE_HANDSHAKE_MS; one that fails, sends a malformed or
  * oversized frame, or stalls (in the handshake, or for STORE_FRAME_IDLE_MS in the middle of a
- * request) is closed and logged, and the server carries on. Connections that
- * have not proven the token are capped (the oldest are dropped), and starting a server raises
- * the process's descriptor limit to its hard limit.
+ * request) is closed and logged, and the server carries on. Connections that have not proven
+ * the token are capped by the descriptor limit, at half of what the clients and
+ * STORE_SPARE_DESCRIPTORS leave (past it the oldest are dropped, whatever they sent), and starting
+ * a server raises the process's descriptor limit to its hard limit.
  *
  * A server told to expect more clients than that limit allows forks relay processes
  * (store_link.h) that accept the connections, prove the token and pass the bytes to this thread,
@@ -22,7 +23,9 @@
 
 #include "ddp_error.h"
 
-#define STORE_HANDSHAKE_MS 10000
+/* Long enough for a client on a loaded node (its answer is one HMAC), short enough that a
+ * stranger's connection holds a descriptor only briefly. */
+#define STORE_HANDSHAKE_MS 2000
 /* A connection that sent part of a request and then nothing for this long is closed. */
 #define STORE_FRAME_IDLE_MS 5000
 

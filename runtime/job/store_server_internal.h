@@ -99,11 +99,11 @@ struct ddp_store_server {
     conn_t **ready; /* connections whose buffered input must be processed */
     size_t nready, ready_cap;
     int accept_paused;
-    int stopping;    /* server_free: closing connections sets nothing */
-    size_t npending; /* connections in CONN_HANDSHAKE */
+    int stopping;       /* server_free: closing connections sets nothing */
+    size_t npending;    /* connections in CONN_HANDSHAKE */
+    size_t pending_cap; /* pending_cap() */
     conn_t *pending_oldest, *pending_newest;
-    int64_t next_shed_look; /* ddp_now_ms */
-    size_t npartial;        /* connections holding part of a frame */
+    size_t npartial; /* connections holding part of a frame */
     int64_t refusal_logged_at;
     unsigned long refusals_unsaid;
 };
@@ -133,6 +133,9 @@ int flush_links(ddp_store_server_t *s);
 void relay_lost(ddp_store_server_t *s, relay_t *r);
 /* Descriptors one process here may hold (SIZE_MAX: no limit). */
 size_t descriptor_limit(void);
+/* How many unproven connections a process serving `clients` clients may hold (0: a relay, or a
+ * store that takes as many as the limit lets). */
+size_t pending_cap(size_t clients);
 /* How many relays it takes to hold `clients` connections. */
 int relays_needed(size_t clients, size_t *n, ddp_error_t *err);
 /* Forks n relays sharing s's listener, each linked to s. */

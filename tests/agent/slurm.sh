@@ -411,5 +411,24 @@ SPEC
     expect_eq "$RC" 0 "and the job itself is cancelled (ddpjob cancel exits 0: it ended)"
     dj_nobody cancel second
     expect_eq "$RC" 0 "the second job is cancelled by its own name"
+
+    # With spares, node 0's status comes back through a file on its host. Another user (root
+    # here) made files under the names an earlier script used (/tmp/ddpjob-JOBID.status) for the
+    # next job ids, which the job's user can neither remove nor write: the job runs as it would.
+    printf 'name: spared\nscheduler: slurm\nnodes: 1\nspares: 1\nwalltime: "00:05:00"\ncommand: [/bin/true]\n' \
+        >"$uhome/spared.yaml"
+    chown nobody: "$uhome/spared.yaml"
+    planted_ids=$(seq $((ids[1] + 1)) $((ids[1] + 5)))
+    for id in $planted_ids; do echo 1 >"/tmp/ddpjob-$id.status"; done
+    dj_nobody submit spared.yaml
+    JOB=$(grep -o '^[0-9][0-9]*$' <<<"$OUT" | tail -n 1)
+    for _ in $(seq 300); do
+        [ -n "$JOB" ] && [ -z "$(cluster_in head squeue -h -j "$JOB" 2>/dev/null)" ] && break
+        sleep 0.2
+    done
+    dj_nobody status "$JOB"
+    expect_contains "$OUT" "spared (slurm job $JOB): completed, exit 0" \
+        "a job with spares whose old status-file name another user holds completes, exit 0"
+    for id in $planted_ids; do rm -f "/tmp/ddpjob-$id.status"; done
 fi
 expect_no_leftovers "no process of the jobs is left on any node"

@@ -147,6 +147,16 @@ refusals=$(grep -c 'connection' <<<"$ERR0")
 if [ "$refusals" -le 20 ]; then pass "idle connections: node 0 logged $refusals line(s) about them (bounded)"; else
     fail "idle connections: node 0 logged $refusals lines about them" "$(head -n 5 <<<"$ERR0")"; fi
 
+# The same with connections that each send one byte of a handshake and are opened again as they
+# are dropped, at a hard limit of 1024 descriptors (found: a store that never shed a connection
+# once it had sent a byte, and shared the agent's descriptors with its workers' pipes, let such a
+# flood stop a job forming).
+CONNECTIONS=1100
+case_flood_connections
+expect_eq "$HELD" "$CONNECTIONS" "1-byte flood: $CONNECTIONS connections to the store were open before node 1 joined"
+fault_ok "1100 1-byte connections" 0/0 60000 "" "" \
+    "node 1 joined and the workers started through a flood of $HELD connections (node 0 at ulimit -Hn 1024)"
+
 # The figures, for the log (and to compare with bench/results/faults.txt).
 echo "# fault                  exit      fault->all gone  cause named"
 printf '# %s\n' "${MATRIX[@]}"

@@ -8,7 +8,7 @@ set -u
 : "${SRCDIR:?run through meson test}" "${BUILDDIR:?run through meson test}"
 seconds=${FUZZ_SECONDS:-30}
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(hostlist spec store request)
+[ ${#targets[@]} -gt 0 ] || targets=(hostlist spec store request record)
 out=$BUILDDIR/fuzz
 mkdir -p "$out"
 clang=$(command -v clang || true)
@@ -26,10 +26,13 @@ declare -A sources=(
     [spec]="${libddp[*]} $rt/train/train_options.c $(printf "$SRCDIR/cli/%s.c " diag units shquote spec template scheduler render datafile)"
     [store]="${libddp[*]}"
     [request]="${libddp[*]}"
+    [record]="${libddp[*]} $SRCDIR/cli/job_record.c $SRCDIR/cli/json_doc.c"
 )
 flags=(-g -O1 "-fsanitize=fuzzer,address,undefined" -fno-sanitize-recover=undefined -D_GNU_SOURCE
        -DDDPJOB_VERSION='"fuzz"' -I"$rt/base" -I"$rt/job" -I"$rt/train" -I"$SRCDIR/cli" -pthread)
 export DDPJOB_TEMPLATE_DIR=$SRCDIR/templates
+# What a target makes on disk (fuzz_record's record folder) stays in the run's directory.
+export TMPDIR=$out
 echo "1..${#targets[@]}"
 i=0
 for t in "${targets[@]}"; do

@@ -10,6 +10,7 @@
 #include "job_record.h"
 #include "job_state.h"
 #include "job_view.h"
+#include "json_doc.h"
 #include "sched_query.h"
 #include "tap.h"
 
@@ -168,6 +169,40 @@ static void truncated_record(void)
     ok(system(cmd) == 0, "cleaned up");
 }
 
+/* What agents and records write is read within bounds: a huge or deeply nested document, or one
+ * that is not UTF-8, is no document (libyaml would take many times its size, or recurse). */
+static void hostile_json(void)
+{
+    size_t deep = 200000;
+    char *text = malloc(2 * deep + 1);
+    memset(text, '[', deep);
+    memset(text + deep, ']', deep);
+    text[2 * deep] = 0;
+    json_doc_t doc;
+    ok(json_doc_parse(&doc, text, 2 * deep) == -1, "200,000 nested lists are refused");
+    char nested[2 * JSON_DOC_MAX_DEPTH + 2];
+    snprintf(nested, sizeof nested, "%.*s1%.*s", JSON_DOC_MAX_DEPTH, text, JSON_DOC_MAX_DEPTH,
+             text + 2 * deep - JSON_DOC_MAX_DEPTH);
+    ok(json_doc_parse(&doc, nested, strlen(nested)) == 0, "%d nested lists are read",
+       JSON_DOC_MAX_DEPTH);
+    json_doc_free(&doc);
+    const char *in_string = "{\"a\": \"[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[\"}";
+    ok(json_doc_parse(&doc, in_string, strlen(in_string)) == 0,
+       "brackets inside a string are not nesting");
+    json_doc_free(&doc);
+    free(text);
+    size_t big = JSON_DOC_MAX_BYTES + 1;
+    text = malloc(big + 1);
+    memset(text, ' ', big);
+    text[0] = '{';
+    text[big - 1] = '}';
+    text[big] = 0;
+    ok(json_doc_parse(&doc, text, big) == -1, "a document over %u bytes is refused",
+       JSON_DOC_MAX_BYTES);
+    free(text);
+    ok(json_doc_parse(&doc, "{\"a\": \"\xff\xfe\"}", 11) == -1, "invalid UTF-8 is no document");
+}
+
 /* Ids from a record reach scancel, qdel and qstat only in a scheduler's shape. */
 static void job_ids(void)
 {
@@ -206,5 +241,6 @@ int main(void)
     scheduler_text();
     truncated_record();
     job_ids();
+    hostile_json();
     return done_testing();
 }

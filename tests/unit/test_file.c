@@ -1,0 +1,104 @@
+/* ddp_file's promises where other users share the folders: a private folder is made fresh or
+ * reused only when it is the user's own and closed to others; an atomic write never follows a
+ * link planted where its temporary file or its file goes; a capped read refuses a larger file. */
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ddp_file.h"
+#include "tap.h"
+
+static char root[] = "/tmp/test_file.XXXXXX";
+
+static char *at(const char *name)
+{
+    static char path[4][512];
+    static int next;
+    char *p = path[next++ % 4];
+    snprintf(p, sizeof path[0], "%s/%s", root, name);
+    return p;
+}
+
+static void private_dirs(void)
+{
+    ddp_error_t err = {0};
+    struct stat st;
+    ok(ddp_private_dir(at("fresh"), &err) == 0 && stat(at("fresh"), &st) == 0 &&
+           (st.st_mode & 07777) == 0700,
+       "a private folder is made 0700 (%s)", err.msg);
+    ok(ddp_private_dir(at("fresh"), &err) == 0, "and reused: it is ours and closed to others");
+    mkdir(at("open"), 0700);
+    chmod(at("open"), 0777);
+    ok(ddp_private_dir(at("open"), &err) == -1 && strstr(err.msg, "others can write (mode 0777)"),
+       "one others can write is refused: %s", err.msg);
+    ok(symlink(at("fresh"), at("link")) == 0 && ddp_private_dir(at("link"), &err) == -1 &&
+           strstr(err.msg, "symbolic link"),
+       "a link to a folder of ours is refused: %s", err.msg);
+    struct passwd *nobody = getpwnam("nobody");
+    mkdir(at("theirs"), 0700);
+    if (!nobody || geteuid() != 0) {
+        ok(1, "# SKIP another user's folder needs root to make (euid %d)", (int)geteuid());
+        return;
+    }
+    ok(chown(at("theirs"), nobody->pw_uid, nobody->pw_gid) == 0 &&
+           ddp_private_dir(at("theirs"), &err) == -1 && strstr(err.msg, "owned by nobody"),
+       "a folder another user (nobody) owns is refused, naming them: %s", err.msg);
+}
+
+static void atomic_writes(void)
+{
+    ddp_error_t err = {0};
+    FILE *f = fopen(at("victim"), "w");
+    fputs("keep me", f);
+    fclose(f);
+    /* The names an earlier version used for its temporary file (PATH.tmp.PID) and the file
+     * itself: links to the victim. */
+    char old_tmp[64];
+    snprintf(old_tmp, sizeof old_tmp, "out.tmp.%d", (int)getpid());
+    symlink(at("victim"), at(old_tmp));
+    symlink(at("victim"), at("out"));
+    ok(ddp_write_file_atomic(at("out"), "new", 3, 0600, &err) == 0, "an atomic write (%s)",
+       err.msg);
+    size_t len;
+    char *victim = ddp_read_file(at("victim"), &len, &err),
+         *out = ddp_read_file(at("out"), NULL, &err);
+    struct stat st;
+    ok(victim && !strcmp(victim, "keep me"), "the file planted links point to is untouched");
+    ok(out && !strcmp(out, "new") && lstat(at("out"), &st) == 0 && S_ISREG(st.st_mode) &&
+           (st.st_mode & 0777) == 0600,
+       "the link at the file's name is replaced by the file, 0600");
+    free(victim);
+    free(out);
+}
+
+static void capped_reads(void)
+{
+    ddp_error_t err = {0};
+    FILE *f = fopen(at("big"), "w");
+    for (int i = 0; i < 100000; i++)
+        fputs("0123456789", f);
+    fclose(f);
+    size_t len = 0;
+    char *text = ddp_read_file_max(at("big"), 1 << 20, &len, &err);
+    ok(text && len == 1000000, "a file under the cap is read whole");
+    free(text);
+    ok(ddp_read_file_max(at("big"), 65536, &len, &err) == NULL &&
+           strstr(err.msg, "larger than 65536 bytes"),
+       "one over it is refused: %s", err.msg);
+}
+
+int main(void)
+{
+    if (!mkdtemp(root))
+        return 1;
+    private_dirs();
+    atomic_writes();
+    capped_reads();
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+    ok(system(cmd) == 0, "cleaned up");
+    return done_testing();
+}

@@ -3,9 +3,10 @@
  * Opening checks the host's key against known_hosts under both its alias and its HostName (an
  * unknown key is an error that names the host and the key's SHA256 fingerprint, unless new keys
  * may be accepted, which then are appended to the file under a lock; a key that differs under
- * either name, or of a type the host is not known with, is always an error) and logs in with the user's ssh-agent or identity files. The command's
- * stdin stays open for what the caller writes, until ssh_session_eof; its output comes back
- * through ssh_session_pump. Every blocking step ends by the caller's deadline. */
+ * either name, or of a type the host is not known with, is always an error) and logs in with the
+ * user's ssh-agent or identity files. The command's stdin stays open for what the caller writes,
+ * until ssh_session_eof; its output comes back through ssh_session_pump. Every blocking step ends
+ * by the caller's deadline. */
 #ifndef DDPJOB_SSH_SESSION_H
 #define DDPJOB_SSH_SESSION_H
 

@@ -121,6 +121,12 @@ static int parse_args(int argc, char **argv, pbs_agents_args_t *a)
         fputs(pbs_agents_help, stderr);
         return EXIT_USAGE;
     }
+    /* The other nodes source node-env from it: it must be the user's alone. */
+    ddp_error_t err;
+    if (ddp_check_private_dir(a->task_dir, &err)) {
+        fprintf(stderr, "ddpjob pbs-agents: --task-dir %s\n", err.msg);
+        return EXIT_USAGE;
+    }
     return 0;
 }
 
@@ -158,7 +164,7 @@ static pid_t start(char **argv, const char *out, int is_pbsdsh)
         signal(SIGUSR2, SIG_IGN);
     }
     if (out) {
-        int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
         if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0) {
             fprintf(stderr, "ddpjob pbs-agents: cannot write %s: %s\n", out, strerror(errno));
             _exit(126);

@@ -397,7 +397,8 @@ static int make_record(const job_spec_t *spec, const sched_ops_t *ops, const cha
                       .nodes = (int)spec->nodes,
                       .procs_per_node = (int)spec->procs_per_node,
                       .walltime_s = (int64_t)spec->walltime_s,
-                      .requeue = (int)spec->requeue};
+                      .requeue = (int)spec->requeue,
+                      .group_readable = spec->share_record && !strcmp(spec->share_record, "group")};
     char *workdir = realpath(jobdir, NULL), *spec_path = realpath(spec->path, NULL);
     snprintf(r.name, sizeof r.name, "%s", spec->name);
     snprintf(r.scheduler, sizeof r.scheduler, "%s", ops->name);

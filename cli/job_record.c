@@ -63,22 +63,32 @@ int job_record_create(const job_record_t *r, const char *spec_text, const char *
         free(parent);
         return ddp_error_set(err, "out of memory");
     }
+    /* Private by default: the spec and the script carry the spec's env: values, API keys among
+     * them (the job's other nodes run as the same user). A team's record is the group's to read,
+     * and still no one else's to write. */
+    mode_t mask = umask(0);
+    umask(mask);
+    mode_t dir_mode = r->group_readable ? 0750 & ~mask : 0700,
+           file_mode = r->group_readable ? 0640 & ~mask : 0600;
     /* The workdir may be shared (a sticky /scratch, a team's folder): .ddpjob and .ddpjob/jobs
      * are this user's own and closed to others, or refused, so no one else can swap a record. */
     *strrchr(parent, '/') = 0;
     int rc = ddp_private_dir(parent, err);
+    if (rc == 0 && r->group_readable)
+        chmod(parent, dir_mode);
     strcat(parent, "/jobs");
     if (rc == 0)
         rc = ddp_private_dir(parent, err);
+    if (rc == 0 && r->group_readable)
+        chmod(parent, dir_mode);
     if (rc == 0 && !mkdtemp(path))
         rc = ddp_error_set(err, "cannot make a job record under %s: %s", parent, strerror(errno));
     free(parent);
-    /* Private (0700, 0600): the spec and the script carry the spec's env: values, API keys among
-     * them. The job's other nodes run as the same user. */
     char *json = rc == 0 ? job_json(r) : NULL;
-    if (rc == 0 && (!json || write_in(path, "job.json", json, 0600, err) ||
-                    write_in(path, "spec.yaml", spec_text, 0600, err) ||
-                    write_in(path, "script", script_text, 0700, err)))
+    if (rc == 0 && (chmod(path, dir_mode) || !json ||
+                    write_in(path, "job.json", json, file_mode, err) ||
+                    write_in(path, "spec.yaml", spec_text, file_mode, err) ||
+                    write_in(path, "script", script_text, dir_mode, err)))
         rc = err->msg[0] ? -1 : ddp_error_set(err, "cannot write the job record %s", path);
     free(json);
     if (rc) {

@@ -54,10 +54,13 @@ typedef struct {
     job_link_t *links; /* [0..nlinks): link K at index K */
     int nlinks;
     int cancelled;
+    int group_readable; /* at create: the spec's share_record: group (not kept in job.json) */
 } job_record_t;
 
 /* At submit: makes the record under workdir for a job called name (its folder into *dir,
- * malloc'd), with job.json (the fields of `r` that submit knows), the spec and the script. */
+ * malloc'd), with job.json (the fields of `r` that submit knows), the spec and the script.
+ * Private (folders 0700, files 0600) unless r->group_readable: then the job's group may read
+ * it (0750, 0640, as far as the umask lets), never write it. */
 int job_record_create(const job_record_t *r, const char *spec_text, const char *script_text,
                       char **dir, ddp_error_t *err);
 /* Removes a record that submit made for a job that was not submitted after all. */

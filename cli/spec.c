@@ -90,6 +90,8 @@ static const field_def_t slurm_fields[] = {
     {NULL, 0, 0, 0, 0, 0, NULL, 0, NULL},
 };
 
+static const char *const share_record_words[] = {"private", "group", NULL};
+
 static const field_def_t checkpoint_fields[] = {
     {"signal", F_SIGNAME, offsetof(job_spec_t, checkpoint.signal), 0, 0, 0, NULL, 0, NULL},
     {"before", F_INT, offsetof(job_spec_t, checkpoint.before_s), 0, 1, JOB_TIMEOUT_MAX_S, NULL, 0,
@@ -129,6 +131,8 @@ static const field_def_t top_fields[] = {
     {"cpu_binding", F_CHOICE, offsetof(job_spec_t, cpu_binding), 0, 0, 0, NULL, 0,
      job_cpu_binding_words},
     {"preflight", F_CHOICE, offsetof(job_spec_t, preflight), 0, 0, 0, NULL, 0, job_preflight_words},
+    {"share_record", F_CHOICE, offsetof(job_spec_t, share_record), 0, 0, 0, NULL, 0,
+     share_record_words},
     {"checkpoint", F_MAP, 0, 0, 0, 0, checkpoint_fields, offsetof(job_spec_t, checkpoint.present),
      NULL},
     INTFIELD(requeue, requeue, 0, 0, JOB_REQUEUES_MAX),
@@ -967,6 +971,7 @@ void spec_destroy(job_spec_t *spec)
     free(spec->workdir);
     free(spec->log_dir);
     free(spec->error_file);
+    free(spec->share_record);
     free(spec->gpu_binding);
     free(spec->cpu_binding);
     free(spec->preflight);

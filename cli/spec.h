@@ -74,6 +74,7 @@ typedef struct {
     char *gpu_binding; /* the agent's --gpu-binding: per-rank or none (NULL: none) */
     char *cpu_binding; /* the agent's --cpu-binding: cores, numa or none (NULL: none) */
     char *preflight;   /* the agent's --preflight: report or strict (NULL: report) */
+    char *share_record; /* private or group: who may read the job's record (NULL: private) */
     bool
         local_rank_arg; /* the agent's --local-rank-arg (torch.distributed.launch's --local_rank) */
     /* The walltime contract: `signal` goes once to every worker `before_s` seconds before the

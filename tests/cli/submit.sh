@@ -47,6 +47,18 @@ expect_eq "$(cat sbatch.args)" "$T/jobdir
 --parsable
 sub-test.sbatch" "sbatch runs in the job directory with --parsable and the script"
 expect_eq "$(stat -c %a jobdir/sub-test.sbatch)" 700 "the script is executable and private"
+# The record is private (the spec's env: may hold secrets), unless the spec shares it with the
+# job's group, which may then read it but never write it.
+modes() { # RECORD: the modes of .ddpjob, .ddpjob/jobs, the record and its files
+    stat -c %a jobdir/.ddpjob jobdir/.ddpjob/jobs "$1" "$1/job.json" "$1/spec.yaml" "$1/script" | tr '\n' ' '
+}
+record=$(ls -d jobdir/.ddpjob/jobs/sub-test.* | tail -n 1)
+expect_eq "$(modes "$record")" "700 700 700 600 600 700 " "the record's folders are 0700 and its files 0600"
+echo "share_record: group" >>job.yaml
+run env PATH="$T/path:$PATH" XDG_STATE_HOME="$T/state" "$DDPJOB" submit job.yaml
+record=$(ls -dt jobdir/.ddpjob/jobs/sub-test.* | head -n 1)
+expect_eq "$RC:$(modes "$record")" "0:750 750 750 640 640 750 " "share_record: group: the group may read it (umask 022), not write it"
+sed -i '/^share_record:/d' job.yaml
 
 stand_in qsub 'echo 140873987.gadi-pbs'
 run env PATH="$T/path:$PATH" "$DDPJOB" submit job.yaml --scheduler pbs

@@ -300,13 +300,14 @@ case_two_jobs_one_port() {
     finish n0 n1
 }
 
-# CONNECTIONS idle connections to node 0's store (from node 1's host, held by an unmarked
-# process) before node 1 joins; node 0's agent starts with a soft descriptor limit of 1024.
-case_idle_connections() {
+# held_connections SCRIPT NOFILE: CONNECTIONS connections to node 0's store, held by SCRIPT (an
+# unmarked process on node 1's host) from before node 1 joins until the job ends; node 0's agent
+# starts under `prlimit --nofile=NOFILE`.
+held_connections() {
     new_job
-    NOFILE=1024:4096 start_node n0 0 STEPS=60
+    NOFILE=$2 start_node n0 0 STEPS=60
     for _ in $(seq 100); do in_node 0 ss -ltn | grep -q ":$(rdzv_port) " && break; sleep 0.05; done
-    in_node 1 "$PY" "$FAULT_PY/hold_connections.py" "$MASTER" "$(rdzv_port)" "$CONNECTIONS" "$T/fault/held" &
+    in_node 1 "$PY" "$FAULT_PY/$1" "$MASTER" "$(rdzv_port)" "$CONNECTIONS" "$T/fault/held" &
     local holder=$!
     for _ in $(seq 600); do [ -s "$T/fault/held" ] && break; sleep 0.05; done
     HELD=$(cat "$T/fault/held" 2>/dev/null)
@@ -316,22 +317,12 @@ case_idle_connections() {
     kill "$holder"
 }
 
-# A sustained flood of CONNECTIONS connections to node 0's store, each one byte into a handshake
-# it never finishes (a closed one is opened again), from node 1's host, before and while node 1
-# joins; node 0's agent starts with a hard descriptor limit of 1024, which its workers share.
-case_flood_connections() {
-    new_job
-    NOFILE=1024:1024 start_node n0 0 STEPS=60
-    for _ in $(seq 100); do in_node 0 ss -ltn | grep -q ":$(rdzv_port) " && break; sleep 0.05; done
-    in_node 1 "$PY" "$FAULT_PY/flood_connections.py" "$MASTER" "$(rdzv_port)" "$CONNECTIONS" "$T/fault/flooded" &
-    local flooder=$!
-    for _ in $(seq 600); do [ -s "$T/fault/flooded" ] && break; sleep 0.05; done
-    HELD=$(cat "$T/fault/flooded" 2>/dev/null)
-    fault_now
-    start_node n1 1 STEPS=60
-    finish n0 n1
-    kill "$flooder"
-}
+# Idle connections (never a byte) at a soft descriptor limit of 1024.
+case_idle_connections() { held_connections hold_connections.py 1024:4096; }
+
+# A sustained flood: each connection one byte into a handshake it never finishes, a closed one
+# opened again, at a hard limit of 1024 that the workers share.
+case_flood_connections() { held_connections flood_connections.py 1024:1024; }
 
 # The scheduler's walltime stop: SIGTERM to both launchers during ddp-train's second epoch (each
 # step at least 30 ms: an epoch lasts 1 s or more on a machine of any speed), then the job again

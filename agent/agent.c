@@ -312,8 +312,10 @@ static int run_attempt(agent_t *a, attempt_t *t, ddp_error_t *err)
         char gone_key[128], name[64];
         snprintf(name, sizeof name, "gone/%d", o->node_rank);
         attempt_key(t, gone_key, sizeof gone_key, name);
-        if (ddp_store_set_on_close(a->client, gone_key, a->host, strlen(a->host), err))
+        if (ddp_store_set_on_close(a->client, gone_key, a->host, strlen(a->host), err)) {
+            ddp_rdzv_result_free(&r);
             return ddp_error_prefix(err, "node %d", o->node_rank);
+        }
     }
     if (!t->standby)
         agent_say("node %d of %d (%s): ranks %d-%d of %d, workers' master %s:%d, attempt %d",
@@ -460,11 +462,11 @@ static int setup(agent_t *a, ddp_error_t *err)
             return ddp_error_prefix(err, "--log-dir");
     } else {
         const char *tmp = getenv("TMPDIR");
-        snprintf(a->attempt_root, sizeof a->attempt_root, "%s/ddpjob-agent.XXXXXX",
-                 tmp && *tmp ? tmp : "/tmp");
+        if (!tmp || !*tmp)
+            tmp = "/tmp";
+        snprintf(a->attempt_root, sizeof a->attempt_root, "%s/ddpjob-agent.XXXXXX", tmp);
         if (!mkdtemp(a->attempt_root))
-            return ddp_error_set(err, "cannot make a folder under %s: %s", tmp ? tmp : "/tmp",
-                                 strerror(errno));
+            return ddp_error_set(err, "cannot make a folder under %s: %s", tmp, strerror(errno));
         /* As torchrun's, the log files asked for without a folder stay in a temporary one. */
         a->temp_root = !o->redirects && !o->tee;
         if (!a->temp_root)

@@ -29,7 +29,7 @@ _ddpjob() {
     render) opts="--scheduler --site --output --template --bindir --help" ;;
     submit) opts="--scheduler --site --dry-run --template --bindir --help" ;;
     run) opts="--nproc-per-node --bindir --help" ;;
-    launch) opts="--hosts --hostfile --nodefile --node-script --nproc-per-node --bindir --workdir --master-port --run-id --deadline --requeue-count --agent-option --connect-timeout --accept-new-host-keys --ssh-config --known-hosts --help" ;;
+    launch) opts="--hosts --hostfile --nodefile --node-script --nproc-per-node --bindir --workdir --master-port --run-id --deadline --requeue-count --spares --agent-option --connect-timeout --accept-new-host-keys --ssh-config --known-hosts --help" ;;
     setup-nodes) opts="--hosts --hostfile --install-key --login-identity --accept-new-host-keys --connect-timeout --ssh-config --known-hosts --help" ;;
     doctor) opts="--hosts --hostfile --nodefile --submit --scheduler --site --nproc-per-node --bindir --connect-timeout --accept-new-host-keys --ssh-config --known-hosts --help" ;;
     nodes) opts="--slurm --nodefile --with-index --compress --help" ;;
@@ -38,7 +38,7 @@ _ddpjob() {
     cancel) opts="--checkpoint --help" ;;
     list) opts="--all --json --help" ;;
     wait) opts="--timeout --help" ;;
-    pbs-agents) opts="--nodefile --nodes --node-env --task-dir --checkpoint-file --checkpoint-signal --help" ;;
+    pbs-agents) opts="--nodefile --nodes --node-env --task-dir --checkpoint-file --checkpoint-signal --spares --help" ;;
     *) opts="" ;;
     esac
     if [ "${cur#-}" != "$cur" ]; then

@@ -415,16 +415,18 @@ SPEC
     # With spares, node 0's status comes back through a file on its host. Another user (root
     # here) made files under the names an earlier script used (/tmp/ddpjob-JOBID.status) for the
     # next job ids, which the job's user can neither remove nor write: the job runs as it would.
-    printf 'name: spared\nscheduler: slurm\nnodes: 1\nspares: 1\nwalltime: "00:05:00"\ncommand: [/bin/true]\n' \
+    # (A spare that comes after node 0's workers have ended waits for the store until its
+    # rendezvous timeout: the workers sleep a little, and the timeout is short.)
+    printf 'name: spared\nscheduler: slurm\nnodes: 1\nspares: 1\nwalltime: "00:05:00"\nrendezvous_timeout: 20\ncommand: [sleep, "5"]\n' \
         >"$uhome/spared.yaml"
     chown nobody: "$uhome/spared.yaml"
     planted_ids=$(seq $((ids[1] + 1)) $((ids[1] + 5)))
     for id in $planted_ids; do echo 1 >"/tmp/ddpjob-$id.status"; done
     dj_nobody submit spared.yaml
     JOB=$(grep -o '^[0-9][0-9]*$' <<<"$OUT" | tail -n 1)
-    for _ in $(seq 300); do
+    for _ in $(seq 120); do
         [ -n "$JOB" ] && [ -z "$(cluster_in head squeue -h -j "$JOB" 2>/dev/null)" ] && break
-        sleep 0.2
+        sleep 1
     done
     dj_nobody status "$JOB"
     expect_contains "$OUT" "spared (slurm job $JOB): completed, exit 0" \

@@ -156,6 +156,11 @@ case_flood_connections
 expect_eq "$HELD" "$CONNECTIONS" "1-byte flood: $CONNECTIONS connections to the store were open before node 1 joined"
 fault_ok "1100 1-byte connections" 0/0 60000 "" "" \
     "node 1 joined and the workers started through a flood of $HELD connections (node 0 at ulimit -Hn 1024)"
+# Strangers are held to their share: node 0 never runs out of descriptors (which would pause its
+# accepting, and leave its workers no pipes), it drops the oldest unproven connections instead.
+expect_lacks "$ERR0" "cannot accept more connections" "1-byte flood: node 0's store never ran out of descriptors"
+expect_contains "$ERR0" "connections have not proven the job token (limit 479 here)" \
+    "1-byte flood: it dropped the oldest past its cap, (1024 - 2 agents - 64 kept) / 2"
 
 # The figures, for the log (and to compare with bench/results/faults.txt).
 echo "# fault                  exit      fault->all gone  cause named"

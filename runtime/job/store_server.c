@@ -393,7 +393,6 @@ static void accept_all(ddp_store_server_t *s)
             port = ntohs(sin6->sin6_port);
         }
         snprintf(c->peer, sizeof c->peer, "%s:%d", addr, port);
-        snprintf(c->addr, sizeof c->addr, "%s", addr);
         c->accepted_at = ddp_now_ms();
         int one = 1;
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);

@@ -27,7 +27,6 @@ typedef struct conn {
     int fd;
     conn_state_t state;
     char peer[64];
-    char addr[48];       /* the peer's address alone */
     int64_t accepted_at; /* ddp_now_ms */
     unsigned char nonce[STORE_NONCE_LEN];
     int64_t deadline; /* of the handshake, or of the parked WAIT */

@@ -85,10 +85,10 @@ int job_record_create(const job_record_t *r, const char *spec_text, const char *
         rc = ddp_error_set(err, "cannot make a job record under %s: %s", parent, strerror(errno));
     free(parent);
     char *json = rc == 0 ? job_json(r) : NULL;
-    if (rc == 0 && (chmod(path, dir_mode) || !json ||
-                    write_in(path, "job.json", json, file_mode, err) ||
-                    write_in(path, "spec.yaml", spec_text, file_mode, err) ||
-                    write_in(path, "script", script_text, dir_mode, err)))
+    if (rc == 0 &&
+        (chmod(path, dir_mode) || !json || write_in(path, "job.json", json, file_mode, err) ||
+         write_in(path, "spec.yaml", spec_text, file_mode, err) ||
+         write_in(path, "script", script_text, dir_mode, err)))
         rc = err->msg[0] ? -1 : ddp_error_set(err, "cannot write the job record %s", path);
     free(json);
     if (rc) {

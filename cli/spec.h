@@ -70,10 +70,10 @@ typedef struct {
     double slow_factor;        /* the agent's --slow-factor; -1: its default */
     long slow_window;          /* the agent's --slow-window (seconds); 0: its default */
     char *log_dir;             /* each rank's output under LOG_DIR/RUN_ID (the agent's --log-dir) */
-    char *error_file;  /* the JSON failure report (the agent's --error-file; %n: per node) */
-    char *gpu_binding; /* the agent's --gpu-binding: per-rank or none (NULL: none) */
-    char *cpu_binding; /* the agent's --cpu-binding: cores, numa or none (NULL: none) */
-    char *preflight;   /* the agent's --preflight: report or strict (NULL: report) */
+    char *error_file;   /* the JSON failure report (the agent's --error-file; %n: per node) */
+    char *gpu_binding;  /* the agent's --gpu-binding: per-rank or none (NULL: none) */
+    char *cpu_binding;  /* the agent's --cpu-binding: cores, numa or none (NULL: none) */
+    char *preflight;    /* the agent's --preflight: report or strict (NULL: report) */
     char *share_record; /* private or group: who may read the job's record (NULL: private) */
     bool
         local_rank_arg; /* the agent's --local-rank-arg (torch.distributed.launch's --local_rank) */

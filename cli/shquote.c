@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ddp_hmac.h"
+
 static bool is_safe_char(unsigned char c)
 {
     return isalnum(c) || strchr("@%+=:,./-_", c) != NULL;
@@ -66,23 +68,13 @@ void shquote_write(FILE *f, const char *value)
 
 char *shquote_for_any_shell(const char *command)
 {
-    static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     static const char head[] = "exec bash -c 'eval \"$(printf %s \"$0\" | base64 -d)\"' ";
-    const unsigned char *in = (const unsigned char *)command;
     size_t len = strlen(command), n = sizeof head - 1;
     char *out = malloc(n + 4 * ((len + 2) / 3) + 1);
     if (!out)
         return NULL;
     memcpy(out, head, n);
-    for (size_t i = 0; i < len; i += 3) {
-        unsigned v =
-            in[i] << 16 | (i + 1 < len ? in[i + 1] << 8 : 0) | (i + 2 < len ? in[i + 2] : 0);
-        out[n++] = b64[v >> 18 & 63];
-        out[n++] = b64[v >> 12 & 63];
-        out[n++] = i + 1 < len ? b64[v >> 6 & 63] : '=';
-        out[n++] = i + 2 < len ? b64[v & 63] : '=';
-    }
-    out[n] = '\0';
+    ddp_base64(command, len, out + n, 1);
     return out;
 }
 

@@ -16,6 +16,8 @@
 #include <unistd.h>
 
 #include "ddp_clock.h"
+#include "ddp_file.h"
+#include "ddp_hmac.h"
 #include "ddp_net.h"
 #include "ddp_parse.h"
 
@@ -48,23 +50,14 @@ static int session_error(ssh_session_t *s, int code, const char *what, ddp_error
     return ddp_error_code(err, code, "%s: %s: %s", s->where, what, msg && *msg ? msg : "failed");
 }
 
+/* OpenSSH's form: "SHA256:" and the base64 of the 32 bytes, without padding. */
 static void fingerprint(ssh_session_t *s, char *out, size_t size)
 {
-    static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    const unsigned char *h =
-        (const unsigned char *)libssh2_hostkey_hash(s->session, LIBSSH2_HOSTKEY_HASH_SHA256);
-    size_t n = snprintf(out, size, "SHA256:");
-    /* OpenSSH's form: base64 of the 32 bytes, without padding. */
-    for (int i = 0; h && i < 32 && n + 5 < size; i += 3) {
-        unsigned v = h[i] << 16 | (i + 1 < 32 ? h[i + 1] << 8 : 0) | (i + 2 < 32 ? h[i + 2] : 0);
-        out[n++] = b64[v >> 18 & 63];
-        out[n++] = b64[v >> 12 & 63];
-        if (i + 1 < 32)
-            out[n++] = b64[v >> 6 & 63];
-        if (i + 2 < 32)
-            out[n++] = b64[v & 63];
-    }
-    out[n] = '\0';
+    const char *h = libssh2_hostkey_hash(s->session, LIBSSH2_HOSTKEY_HASH_SHA256);
+    char b64[4 * ((DDP_SHA256_LEN + 2) / 3) + 1] = "?";
+    if (h)
+        ddp_base64(h, DDP_SHA256_LEN, b64, 0);
+    snprintf(out, size, "SHA256:%s", b64);
 }
 
 static int key_type_mask(int type)
@@ -107,6 +100,94 @@ static int known_as(LIBSSH2_KNOWNHOSTS *kh, const char *const *names, int port, 
         if (libssh2_knownhost_checkp(kh, names[i], port, key, len, plain, NULL) ==
             LIBSSH2_KNOWNHOST_CHECK_MISMATCH)
             return KEY_OTHER_TYPE;
+    return verdict;
+}
+
+/* OpenSSH's name for a key type, as known_hosts writes it. */
+static const char *key_type_name(int type)
+{
+    switch (type) {
+    case LIBSSH2_HOSTKEY_TYPE_RSA:
+        return "ssh-rsa";
+    case LIBSSH2_HOSTKEY_TYPE_DSS:
+        return "ssh-dss";
+    case LIBSSH2_HOSTKEY_TYPE_ECDSA_256:
+        return "ecdsa-sha2-nistp256";
+    case LIBSSH2_HOSTKEY_TYPE_ECDSA_384:
+        return "ecdsa-sha2-nistp384";
+    case LIBSSH2_HOSTKEY_TYPE_ECDSA_521:
+        return "ecdsa-sha2-nistp521";
+    case LIBSSH2_HOSTKEY_TYPE_ED25519:
+        return "ssh-ed25519";
+    default:
+        return "?";
+    }
+}
+
+/* Whether the comma-separated host field of a known_hosts line names `want` exactly. */
+static int field_names(const char *field, size_t field_len, const char *want)
+{
+    size_t n = strlen(want);
+    for (const char *p = field, *end = field + field_len; p < end;) {
+        const char *comma = memchr(p, ',', (size_t)(end - p));
+        size_t item = (size_t)((comma ? comma : end) - p);
+        if (item == n && !memcmp(p, want, n))
+            return 1;
+        p += item + 1;
+    }
+    return 0;
+}
+
+/* libssh2 1.10 reads no known_hosts line whose one name is shorter than 3 characters (its
+ * PR #1500), so for such a name the file's plain lines are read here, as OpenSSH reads them: a
+ * line with this key is a match; else one of the key's type is a changed key, else one of
+ * another type. */
+static int known_as_short(const char *path, const char *const *names, int port, const char *key,
+                          size_t len, int type)
+{
+    int verdict = KEY_UNKNOWN;
+    ddp_error_t err;
+    char *text = ddp_read_file_max(path, 64 << 20, NULL, &err);
+    char *b64 = text ? malloc(4 * ((len + 2) / 3) + 1) : NULL;
+    if (!b64) {
+        free(text);
+        return verdict;
+    }
+    ddp_base64(key, len, b64, 1);
+    const char *type_name = key_type_name(type);
+    for (char *line = text, *next; line && verdict != KEY_KNOWN; line = next) {
+        next = strchr(line, '\n');
+        if (next)
+            *next++ = 0;
+        char *host = line + strspn(line, " \t"), *kind, *blob;
+        size_t host_len = strcspn(host, " \t");
+        if (*host == '#' || *host == '@' || *host == '|' || !host[host_len])
+            continue;
+        kind = host + host_len + strspn(host + host_len, " \t");
+        blob = kind + strcspn(kind, " \t");
+        blob += strspn(blob, " \t");
+        for (int i = 0; names[i]; i++) {
+            char want[300];
+            if (strlen(names[i]) >= 3)
+                continue;
+            if (port == 22)
+                snprintf(want, sizeof want, "%s", names[i]);
+            else
+                snprintf(want, sizeof want, "[%s]:%d", names[i], port);
+            if (!field_names(host, host_len, want))
+                continue;
+            size_t kind_len = strcspn(kind, " \t"), blob_len = strcspn(blob, " \t\r");
+            int same_type = kind_len == strlen(type_name) && !memcmp(kind, type_name, kind_len);
+            if (same_type && blob_len == strlen(b64) && !memcmp(blob, b64, blob_len))
+                verdict = KEY_KNOWN;
+            else if (same_type)
+                verdict = KEY_CHANGED;
+            else if (verdict == KEY_UNKNOWN)
+                verdict = KEY_OTHER_TYPE;
+        }
+    }
+    free(b64);
+    free(text);
     return verdict;
 }
 
@@ -166,7 +247,12 @@ static int check_host_key(ssh_session_t *s, const char *alias, const ssh_target_
     libssh2_knownhost_readfile(kh, known_hosts, LIBSSH2_KNOWNHOST_FILE_OPENSSH);
     const char *names[] = {t->hostname, strcmp(alias, t->hostname) ? alias : NULL, NULL};
     int mask = key_type_mask(type);
-    int verdict = known_as(kh, names, t->port, key, len, mask);
+    int verdict = known_as(kh, names, t->port, key, len, mask),
+        short_names = known_as_short(known_hosts, names, t->port, key, len, type);
+    /* A changed key under either reading is a changed key. */
+    if (short_names == KEY_CHANGED || short_names == KEY_OTHER_TYPE ||
+        (short_names == KEY_KNOWN && verdict == KEY_UNKNOWN))
+        verdict = short_names;
     if (verdict == KEY_CHANGED || verdict == KEY_OTHER_TYPE) {
         rc = ddp_error_set(
             err,

@@ -136,6 +136,25 @@ void ddp_hex(const void *bytes, size_t len, char *out)
     out[2 * len] = 0;
 }
 
+size_t ddp_base64(const void *bytes, size_t len, char *out, int pad)
+{
+    static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    const unsigned char *in = bytes;
+    size_t n = 0;
+    for (size_t i = 0; i < len; i += 3) {
+        unsigned v = (unsigned)in[i] << 16 | (i + 1 < len ? (unsigned)in[i + 1] << 8 : 0) |
+                     (i + 2 < len ? in[i + 2] : 0);
+        out[n++] = b64[v >> 18 & 63];
+        out[n++] = b64[v >> 12 & 63];
+        if (i + 1 < len || pad)
+            out[n++] = i + 1 < len ? b64[v >> 6 & 63] : '=';
+        if (i + 2 < len || pad)
+            out[n++] = i + 2 < len ? b64[v & 63] : '=';
+    }
+    out[n] = 0;
+    return n;
+}
+
 int ddp_equal_secret(const void *a, const void *b, size_t len)
 {
     const volatile unsigned char *x = a, *y = b;

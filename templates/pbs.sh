@@ -72,8 +72,6 @@ ddpjob_node_setup() {
     :
 }
 
-# The job's own files live in the workdir, which every node sees; nothing is left there after
-# (.ddpjob itself stays while it holds job records; under set -e the trap must not fail).
 # ddpjob_private_dir DIR: DIR made (0700), or reused only when it is this user's own folder that
 # no one else can write. In a shared workdir another user may have made it first (job ids are
 # predictable) to swap what the other nodes run.
@@ -83,6 +81,9 @@ ddpjob_private_dir() {
         ddpjob_fail "refusing $1 on $(hostname): not a folder of this user's own that others cannot write ($(stat -c '%U, mode %a' -- "$1" 2>&1))"
     fi
 }
+
+# The job's own files live in the workdir, which every node sees; nothing is left there after
+# (.ddpjob itself stays while it holds job records; under set -e the trap must not fail).
 ddpjob_jobid=${PBS_JOBID:?not inside a PBS job}
 ddpjob_dir=$ddpjob_workdir/.ddpjob/$ddpjob_jobid
 ddpjob_private_dir "${ddpjob_dir%/*}"

@@ -221,7 +221,8 @@ static int append_known_host(ssh_session_t *s, LIBSSH2_KNOWNHOSTS *kh, int fd, c
 static pthread_mutex_t known_hosts_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static int check_host_key(ssh_session_t *s, const char *alias, const ssh_target_t *t,
-                          const char *known_hosts, int accept_new, ddp_error_t *err)
+                          const char *known_hosts, int accept_new, int64_t deadline,
+                          ddp_error_t *err)
 {
     size_t len;
     int type;
@@ -242,8 +243,15 @@ static int check_host_key(ssh_session_t *s, const char *alias, const ssh_target_
         rc = ddp_error_set(err, "%s: %s", known_hosts, strerror(errno));
         goto out;
     }
-    if (fd >= 0)
-        flock(fd, accept_new ? LOCK_EX : LOCK_SH);
+    /* Another process holds the file no longer than the caller's deadline allows. */
+    while (fd >= 0 && flock(fd, (accept_new ? LOCK_EX : LOCK_SH) | LOCK_NB) != 0) {
+        if (ddp_ms_left(deadline) == 0) {
+            rc =
+                ddp_error_set(err, "%s: locked by another process until the deadline", known_hosts);
+            goto out;
+        }
+        ddp_sleep_ms(10);
+    }
     libssh2_knownhost_readfile(kh, known_hosts, LIBSSH2_KNOWNHOST_FILE_OPENSSH);
     const char *names[] = {t->hostname, strcmp(alias, t->hostname) ? alias : NULL, NULL};
     int mask = key_type_mask(type);
@@ -351,7 +359,7 @@ ssh_session_t *ssh_session_open(const char *alias, const ssh_target_t *t, const 
         return NULL;
     }
     /* The host is known to be itself before any credential goes to it. */
-    int failed = check_host_key(s, alias, t, known_hosts, accept_new_keys, err);
+    int failed = check_host_key(s, alias, t, known_hosts, accept_new_keys, deadline, err);
     if (!failed && password)
         failed = libssh2_userauth_password(s->session, t->user, password)
                      ? session_error(s, EACCES, "password login refused", err)

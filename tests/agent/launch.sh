@@ -393,6 +393,18 @@ launch "$T/sixteen.yaml" --hosts "$(seq -s, -f 'host%g' 16)" --bindir "$bindir" 
 expect_eq "$RC" 0 "and the next launch knows all 16 without --accept-new-host-keys ($(tail -n 3 <<<"$ERR" | tr '\n' ' '))"
 expect_hosts_clean "nothing left on any host"
 
+# Another process that holds known_hosts locked holds the launch up to its connect timeout, no
+# longer.
+bash -c 'exec 9>>"$1" && flock -x 9 && exec sleep 30' locker "$T/kh-16" &
+locker=$!
+sleep 0.5
+launch "$T/sixteen.yaml" --hosts "$(seq -s, -f 'host%g' 16)" --bindir "$bindir" --known-hosts "$T/kh-16" \
+    --ssh-config "$T/ssh-config-16" --connect-timeout 3
+kill "$locker" 2>/dev/null
+wait "$locker" 2>/dev/null
+expect_contains "$ERR" "$T/kh-16: locked by another process until the deadline" \
+    "a known_hosts another process keeps locked fails the launch at its connect timeout (${TOOK} s)"
+
 # A user whose login shell is /bin/sh (dash) and an env: value written to break a bash quoting
 # that dash would read: the value arrives as it is and nothing of it runs.
 usermod -s /bin/sh "$SSHD_USER"

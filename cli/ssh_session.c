@@ -60,24 +60,33 @@ static void fingerprint(ssh_session_t *s, char *out, size_t size)
     snprintf(out, size, "SHA256:%s", b64);
 }
 
+/* Each host key type libssh2 reports: its known_hosts mask, and OpenSSH's name for it. */
+static const struct {
+    int type, mask;
+    const char *name;
+} key_types[] = {
+    {LIBSSH2_HOSTKEY_TYPE_RSA, LIBSSH2_KNOWNHOST_KEY_SSHRSA, "ssh-rsa"},
+    {LIBSSH2_HOSTKEY_TYPE_DSS, LIBSSH2_KNOWNHOST_KEY_SSHDSS, "ssh-dss"},
+    {LIBSSH2_HOSTKEY_TYPE_ECDSA_256, LIBSSH2_KNOWNHOST_KEY_ECDSA_256, "ecdsa-sha2-nistp256"},
+    {LIBSSH2_HOSTKEY_TYPE_ECDSA_384, LIBSSH2_KNOWNHOST_KEY_ECDSA_384, "ecdsa-sha2-nistp384"},
+    {LIBSSH2_HOSTKEY_TYPE_ECDSA_521, LIBSSH2_KNOWNHOST_KEY_ECDSA_521, "ecdsa-sha2-nistp521"},
+    {LIBSSH2_HOSTKEY_TYPE_ED25519, LIBSSH2_KNOWNHOST_KEY_ED25519, "ssh-ed25519"},
+};
+
 static int key_type_mask(int type)
 {
-    switch (type) {
-    case LIBSSH2_HOSTKEY_TYPE_RSA:
-        return LIBSSH2_KNOWNHOST_KEY_SSHRSA;
-    case LIBSSH2_HOSTKEY_TYPE_DSS:
-        return LIBSSH2_KNOWNHOST_KEY_SSHDSS;
-    case LIBSSH2_HOSTKEY_TYPE_ECDSA_256:
-        return LIBSSH2_KNOWNHOST_KEY_ECDSA_256;
-    case LIBSSH2_HOSTKEY_TYPE_ECDSA_384:
-        return LIBSSH2_KNOWNHOST_KEY_ECDSA_384;
-    case LIBSSH2_HOSTKEY_TYPE_ECDSA_521:
-        return LIBSSH2_KNOWNHOST_KEY_ECDSA_521;
-    case LIBSSH2_HOSTKEY_TYPE_ED25519:
-        return LIBSSH2_KNOWNHOST_KEY_ED25519;
-    default:
-        return LIBSSH2_KNOWNHOST_KEY_UNKNOWN;
-    }
+    for (size_t i = 0; i < sizeof key_types / sizeof key_types[0]; i++)
+        if (key_types[i].type == type)
+            return key_types[i].mask;
+    return LIBSSH2_KNOWNHOST_KEY_UNKNOWN;
+}
+
+static const char *key_type_name(int type)
+{
+    for (size_t i = 0; i < sizeof key_types / sizeof key_types[0]; i++)
+        if (key_types[i].type == type)
+            return key_types[i].name;
+    return "?";
 }
 
 /* How known_hosts holds `key` under any of the host's names: a mismatch under one name is a
@@ -101,27 +110,6 @@ static int known_as(LIBSSH2_KNOWNHOSTS *kh, const char *const *names, int port, 
             LIBSSH2_KNOWNHOST_CHECK_MISMATCH)
             return KEY_OTHER_TYPE;
     return verdict;
-}
-
-/* OpenSSH's name for a key type, as known_hosts writes it. */
-static const char *key_type_name(int type)
-{
-    switch (type) {
-    case LIBSSH2_HOSTKEY_TYPE_RSA:
-        return "ssh-rsa";
-    case LIBSSH2_HOSTKEY_TYPE_DSS:
-        return "ssh-dss";
-    case LIBSSH2_HOSTKEY_TYPE_ECDSA_256:
-        return "ecdsa-sha2-nistp256";
-    case LIBSSH2_HOSTKEY_TYPE_ECDSA_384:
-        return "ecdsa-sha2-nistp384";
-    case LIBSSH2_HOSTKEY_TYPE_ECDSA_521:
-        return "ecdsa-sha2-nistp521";
-    case LIBSSH2_HOSTKEY_TYPE_ED25519:
-        return "ssh-ed25519";
-    default:
-        return "?";
-    }
 }
 
 /* Whether the comma-separated host field of a known_hosts line names `want` exactly. */

@@ -25,6 +25,17 @@ static int write_in(const char *dir, const char *name, const char *text, mode_t 
     return ddp_write_file_atomic(path, text, strlen(text), mode, err) < 0 ? -1 : 0;
 }
 
+/* .ddpjob or .ddpjob/jobs: made or checked as the user's own (ddp_private_dir), then opened to
+ * the group's reading for a team's record (mode other than 0700). */
+static int record_parent(const char *path, mode_t mode, ddp_error_t *err)
+{
+    if (ddp_private_dir(path, err))
+        return -1;
+    if (mode != 0700 && chmod(path, mode))
+        return ddp_error_set(err, "%s: %s", path, strerror(errno));
+    return 0;
+}
+
 static char *job_json(const job_record_t *r)
 {
     char *text = NULL;
@@ -73,14 +84,10 @@ int job_record_create(const job_record_t *r, const char *spec_text, const char *
     /* The workdir may be shared (a sticky /scratch, a team's folder): .ddpjob and .ddpjob/jobs
      * are this user's own and closed to others, or refused, so no one else can swap a record. */
     *strrchr(parent, '/') = 0;
-    int rc = ddp_private_dir(parent, err);
-    if (rc == 0 && r->group_readable)
-        chmod(parent, dir_mode);
+    int rc = record_parent(parent, dir_mode, err);
     strcat(parent, "/jobs");
     if (rc == 0)
-        rc = ddp_private_dir(parent, err);
-    if (rc == 0 && r->group_readable)
-        chmod(parent, dir_mode);
+        rc = record_parent(parent, dir_mode, err);
     if (rc == 0 && !mkdtemp(path))
         rc = ddp_error_set(err, "cannot make a job record under %s: %s", parent, strerror(errno));
     free(parent);

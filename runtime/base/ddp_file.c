@@ -11,6 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ddp_hmac.h"
+
 char *ddp_read_file(const char *path, size_t *len, ddp_error_t *err)
 {
     return ddp_read_file_max(path, SIZE_MAX, len, err);
@@ -61,10 +63,11 @@ int ddp_write_file_atomic(const char *path, const void *data, size_t len, mode_t
     /* A name nobody can guess, made new: a file or link planted in the folder is never opened. */
     for (int tries = 0; fd < 0 && tries < 16; tries++) {
         unsigned char r[6];
+        char hex[2 * sizeof r + 1];
         if (ddp_random(r, sizeof r))
             return ddp_error_set(err, "%s: no random bytes for a temporary name", path);
-        if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp.%02x%02x%02x%02x%02x%02x", path, r[0], r[1],
-                             r[2], r[3], r[4], r[5]) >= sizeof tmp)
+        ddp_hex(r, sizeof r, hex);
+        if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp.%s", path, hex) >= sizeof tmp)
             return ddp_error_set(err, "%s: path too long", path);
         fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
         if (fd < 0 && errno != EEXIST)

@@ -2,15 +2,11 @@
 #include "agent_state.h"
 
 #include <errno.h>
-#include <poll.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/signalfd.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "ddp_alloc.h"
@@ -20,6 +16,9 @@
 #include "ddp_net.h"
 #include "ddp_signal.h"
 #include "fingerprint.h"
+#include "attempt.h"
+#include "liveness.h"
+#include "monitor.h"
 #include "output.h"
 #include "preflight.h"
 #include "rendezvous.h"
@@ -33,55 +32,9 @@
 /* How long node 0 keeps the store up for the others to read the outcome and say goodbye. */
 #define GOODBYE_MS 5000
 
-void agent_say(const char *fmt, ...)
-{
-    static const char prefix[] = "ddpjob-agent: ";
-    char line[2048];
-    memcpy(line, prefix, sizeof prefix - 1);
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(line + sizeof prefix - 1, sizeof line - sizeof prefix, fmt, ap);
-    va_end(ap);
-    if (n < 0)
-        return;
-    size_t len = sizeof prefix - 1 + (size_t)n;
-    if (len > sizeof line - 2)
-        len = sizeof line - 2;
-    line[len++] = '\n';
-    /* One write, so the line stays whole beside the workers' relayed lines. */
-    output_write(STDERR_FILENO, OUTPUT_AGENT, line, len);
-}
-
 static void log_store(void *ctx, const char *line)
 {
     agent_say("%s", line);
-}
-
-static int sig_forwarded(int sig)
-{
-    return sig == SIGUSR1 || sig == SIGUSR2;
-}
-
-void agent_read_signals(agent_t *a, worker_t *w, int n)
-{
-    struct signalfd_siginfo si;
-    while (read(a->sigfd, &si, sizeof si) == sizeof si) {
-        int sig = (int)si.ssi_signo;
-        if (sig == SIGCHLD)
-            continue;
-        if (sig_forwarded(sig)) {
-            if (w && workers_running(w, n)) {
-                workers_signal(w, n, sig);
-                a->planned_stop = 1;
-                agent_say("forwarded SIG%s to %d worker(s)", ddp_signal_name(sig),
-                          workers_running(w, n));
-            }
-            continue;
-        }
-        if (!a->stop_signal)
-            a->stop_signal = sig;
-        a->planned_stop = 1;
-    }
 }
 
 static void say_waiting(void *ctx, const char *line)
@@ -96,119 +49,11 @@ static void say_waiting(void *ctx, const char *line)
 static int stop_requested(void *ctx)
 {
     agent_t *a = ctx;
-    agent_read_signals(a, NULL, 0);
+    monitor_read_signals(a, NULL, 0);
     return a->stop_signal != 0;
 }
 
-/* The checkpoint signal, once, --checkpoint-before the deadline. */
-static void send_checkpoint_signal(agent_t *a, worker_t *w, int n)
-{
-    int sig = a->o->checkpoint_signal;
-    a->checkpoint_at = 0;
-    a->planned_stop = 1;
-    int running = workers_running(w, n);
-    workers_signal(w, n, sig);
-    agent_say("%.0f s before the walltime: sent SIG%s to %d worker(s) to checkpoint",
-              ddp_ms_left(a->o->deadline_ms) / 1000.0, ddp_signal_name(sig), running);
-}
-
-/* The poll loop of one attempt; returns when every worker has been reaped and the attempt's end
- * is known. */
-static void monitor(agent_t *a, attempt_t *t, worker_t *w, int n, const ddp_rdzv_result_t *r)
-{
-    const agent_options_t *o = a->o;
-    struct pollfd *pfd = ddp_xcalloc((size_t)(2 * n + 4), sizeof *pfd);
-    t->next_heartbeat = ddp_deadline_in(o->heartbeat_ms);
-    while (workers_running(w, n) || t->end == END_UNKNOWN) {
-        int npfd = 0;
-        pfd[npfd++] = (struct pollfd){.fd = a->sigfd, .events = POLLIN};
-        int watch_at = npfd;
-        pfd[npfd++] = (struct pollfd){
-            .fd = t->end != END_UNKNOWN ? -1 : ddp_store_client_fd(a->watch), .events = POLLIN};
-        /* Backpressure: a stream whose pipe is full is waited on, and the workers feeding it
-         * are not read until it drains (output.h). */
-        int backlogged[2] = {output_backlogged(STDOUT_FILENO), output_backlogged(STDERR_FILENO)};
-        for (int s = 0; s < 2; s++)
-            pfd[npfd++] = (struct pollfd){.fd = backlogged[s] ? 1 + s : -1, .events = POLLOUT};
-        int workers_at = npfd;
-        for (int i = 0; i < n; i++)
-            for (int s = 0; s < 2; s++)
-                if (w[i].fds[s] >= 0 && !backlogged[s])
-                    pfd[npfd++] = (struct pollfd){.fd = w[i].fds[s], .events = POLLIN};
-        int end_known = t->end != END_UNKNOWN;
-        int64_t wake = end_known ? ddp_deadline_in(200) : t->next_heartbeat;
-        if (t->phase == PHASE_STOPPING && t->kill_at < wake)
-            wake = t->kill_at;
-        if (t->phase == PHASE_SETTLED && !end_known && t->finish_deadline < wake)
-            wake = t->finish_deadline;
-        if (t->checkpoint_wait && !end_known && t->checkpoint_wait < wake)
-            wake = t->checkpoint_wait;
-        if (a->checkpoint_at && a->checkpoint_at < wake)
-            wake = a->checkpoint_at;
-        if (t->held_until && t->held_until < wake)
-            wake = t->held_until;
-        /* SIGCHLD arrives through the signalfd; the short cap covers one that raced the mask. */
-        int timeout = ddp_ms_left(wake);
-        if (poll(pfd, (nfds_t)npfd, timeout > 200 ? 200 : timeout) < 0 && errno != EINTR)
-            break;
-        if (pfd[0].revents) {
-            agent_read_signals(a, w, n);
-            if (a->stop_signal && t->phase < PHASE_STOPPING) {
-                failure_t f =
-                    node_failure(a, FAIL_SIGNAL, 128 + a->stop_signal, o->node_rank, a->host,
-                                 "the agent received SIG%s", ddp_signal_name(a->stop_signal));
-                if (t->end == END_UNKNOWN)
-                    attempt_publish_end(a, t, &f, END_FAILED);
-                /* Told to stop, this node did not finish, whatever the others did. */
-                if (t->end == END_UNKNOWN || t->end == END_DONE)
-                    attempt_set_end(t, END_FAILED, &f);
-                attempt_begin_stop(a, t, w, n, a->stop_signal);
-            }
-        }
-        output_service();
-        if (a->probe)
-            preflight_beside(a, 0);
-        for (int i = workers_at; i < npfd; i++)
-            if (pfd[i].revents)
-                workers_pump(w, n, pfd[i].fd);
-        if (pfd[watch_at].fd >= 0 && pfd[watch_at].revents)
-            attempt_on_watch(a, t, w, n);
-        if (workers_reap(w, n) || (t->phase == PHASE_RUNNING && !workers_running(w, n)))
-            attempt_on_reaped(a, t, w, n, r);
-        int64_t now = ddp_now_ms();
-        if (t->held_until && now >= t->held_until)
-            attempt_release_held(a, t, w, n, r);
-        if (a->checkpoint_at && now >= a->checkpoint_at)
-            send_checkpoint_signal(a, w, n);
-        if (t->checkpoint_wait && t->end == END_UNKNOWN && now >= t->checkpoint_wait &&
-            workers_running(w, n))
-            attempt_check_checkpoint_wait(a, t, w, n);
-        if (t->phase == PHASE_STOPPING && now >= t->kill_at) {
-            int left = workers_running(w, n);
-            if (left)
-                agent_say("%d worker(s) still running after %.1f s: SIGKILL", left,
-                          o->grace_ms / 1000.0);
-            workers_signal(w, n, SIGKILL);
-            attempt_enter_phase(a, t, PHASE_KILLED);
-        }
-        if (t->phase == PHASE_SETTLED && t->end == END_UNKNOWN && now >= t->finish_deadline) {
-            failure_t f = node_failure(a, FAIL_TIMEOUT, 1, o->node_rank, a->host,
-                                       "node %d finished, but other nodes were still running "
-                                       "%d s later (--exit-timeout)",
-                                       o->node_rank, o->exit_timeout_s);
-            attempt_publish_end(a, t, &f, END_FAILED);
-        }
-        if (t->end == END_UNKNOWN && now >= t->next_heartbeat) {
-            if (o->hang_timeout_ms)
-                liveness_check_hangs(a, t, w, n);
-            liveness_heartbeat(a, t, w, n, r);
-            t->next_heartbeat = now + o->heartbeat_ms;
-        }
-    }
-    free(pfd);
-}
-
-int agent_connect_store(agent_t *a, ddp_store_client_t **out, ddp_error_t *err)
+static int connect_store(agent_t *a, ddp_store_client_t **out, ddp_error_t *err)
 {
     const agent_options_t *o = a->o;
     /* Node 0 reaches its own store on loopback, whatever name the others use for it. */
@@ -268,9 +113,31 @@ static worker_launch_t launch_for(agent_t *a, const attempt_t *t, const ddp_rdzv
                              .guard = &a->guard};
 }
 
-/* Runs one attempt: rendezvous, workers, monitor. Fills t; returns -1 when the rendezvous
- * failed (err says why). */
-static int run_attempt(agent_t *a, attempt_t *t, ddp_error_t *err)
+/* The round's preflight, on the first: the probe beside the workers (report), or this node's
+ * fingerprint published before them (preflight_first). */
+static int start_preflight(agent_t *a, const attempt_t *t, ddp_error_t *err)
+{
+    const agent_options_t *o = a->o;
+    if (t->round > 0)
+        return 0;
+    if (o->preflight == PREFLIGHT_REPORT && o->nnodes > 1 && !agent_options_elastic(o)) {
+        a->probe = fingerprint_start(o->command, o->nproc);
+        a->preflight_pending = o->node_rank == 0;
+        if (!a->probe)
+            agent_say("preflight: cannot start this node's probe: no report");
+        return 0;
+    }
+    if (!preflight_first(o))
+        return 0;
+    char *fp = fingerprint_collect(o->command, o->nproc);
+    int failed = preflight_publish_fingerprint(a, fp, err);
+    free(fp);
+    return failed;
+}
+
+/* The attempt's rendezvous: joins its round (spares and elastic worlds: standby.h) into *r, and
+ * a node other than 0 leaves word in the store for when its connection closes. */
+static int join_round(agent_t *a, attempt_t *t, ddp_rdzv_result_t *r, ddp_error_t *err)
 {
     const agent_options_t *o = a->o;
     int elastic = agent_options_elastic(o);
@@ -285,38 +152,76 @@ static int run_attempt(agent_t *a, attempt_t *t, ddp_error_t *err)
                             .cancelled = stop_requested,
                             .waiting = say_waiting,
                             .ctx = a};
-    ddp_rdzv_result_t r;
     if (elastic && standby_before_join(a, t, &join, err))
         return -1;
     if (o->node_rank == 0 && (join.worker_port = workers_port(o, err)) < 0)
         return -1;
-    if (t->round == 0 && o->preflight == PREFLIGHT_REPORT && o->nnodes > 1 && !elastic) {
-        a->probe = fingerprint_start(o->command, o->nproc);
-        a->preflight_pending = o->node_rank == 0;
-        if (!a->probe)
-            agent_say("preflight: cannot start this node's probe: no report");
-    } else if (t->round == 0 && preflight_first(o)) {
-        char *fp = fingerprint_collect(o->command, o->nproc);
-        int failed = preflight_publish_fingerprint(a, fp, err);
-        free(fp);
-        if (failed)
-            return -1;
-    }
-    if (ddp_rdzv_join(a->client, &join, &r, err))
+    if (start_preflight(a, t, err) || ddp_rdzv_join(a->client, &join, r, err))
         return -1;
-    if (elastic && standby_after_join(a, t, &r, err)) {
-        ddp_rdzv_result_free(&r);
-        return -1;
-    }
-    if (o->node_rank > 0 && !t->standby) {
+    int failed = elastic && standby_after_join(a, t, r, err);
+    if (!failed && o->node_rank > 0 && !t->standby) {
         char gone_key[128], name[64];
         snprintf(name, sizeof name, "gone/%d", o->node_rank);
         attempt_key(t, gone_key, sizeof gone_key, name);
-        if (ddp_store_set_on_close(a->client, gone_key, a->host, strlen(a->host), err)) {
-            ddp_rdzv_result_free(&r);
-            return ddp_error_prefix(err, "node %d", o->node_rank);
-        }
+        if (ddp_store_set_on_close(a->client, gone_key, a->host, strlen(a->host), err))
+            failed = ddp_error_prefix(err, "node %d", o->node_rank);
     }
+    if (failed)
+        ddp_rdzv_result_free(r);
+    return failed ? -1 : 0;
+}
+
+/* This node's workers (none in a standby, or when the preflight or their start says so),
+ * watched until the attempt's end. */
+static void run_workers(agent_t *a, attempt_t *t, worker_t *w, const ddp_rdzv_result_t *r,
+                        const worker_launch_t *launch, ddp_error_t *err)
+{
+    const agent_options_t *o = a->o;
+    failure_t f;
+    preflight_verdict_t verdict = !t->standby && t->round == 0 && preflight_first(o)
+                                      ? preflight_before_workers(a, &f)
+                                      : PREFLIGHT_RUN_WORKERS;
+    if (t->standby) {
+        monitor_standby(a, t);
+    } else if (verdict != PREFLIGHT_RUN_WORKERS) {
+        /* No worker: the node settles at once, or takes the end the preflight published. */
+        if (verdict == PREFLIGHT_FAILS_JOB)
+            attempt_publish_end(a, t, &f, END_FAILED);
+        monitor_attempt(a, t, w, 0, r);
+        if (t->end != END_DONE)
+            attempt_report_failure(a, t, w, 0);
+    } else if (workers_start(w, launch, err)) {
+        agent_say("%s", err->msg);
+        /* A worker that could not be started here (not one whose program is missing: that one
+         * exits 127 by itself) is a failure of the job on this node. */
+        f = node_failure(FAIL_WORKER, 1, o->node_rank, a->host, "%s", err->msg);
+        attempt_publish_end(a, t, &f, END_FAILED);
+        monitor_attempt(a, t, w, 0, r);
+    } else {
+        t->progress = progress_local_new(o->nproc, o->slow_window_ms, o->heartbeat_ms);
+        if (o->node_rank == 0 && progress_job_init(&t->job, r->world_size, ddp_now_ms()))
+            agent_say("no memory to follow the ranks' progress");
+        monitor_attempt(a, t, w, o->nproc, r);
+        liveness_write_progress(a, t, r);
+        progress_local_free(t->progress);
+        progress_job_free(&t->job);
+        t->progress = NULL;
+        workers_close(w, o->nproc);
+        workers_kill_groups(w, o->nproc);
+        if (t->end == END_FAILED && t->first.cause == CAUSE_CONSEQUENCE)
+            attempt_refresh_end(a, t);
+        attempt_say_outcome(a, t, w);
+    }
+}
+
+/* Runs one attempt: rendezvous, workers, monitor. Fills t; returns -1 when the rendezvous
+ * failed (err says why). */
+static int run_attempt(agent_t *a, attempt_t *t, ddp_error_t *err)
+{
+    const agent_options_t *o = a->o;
+    ddp_rdzv_result_t r;
+    if (join_round(a, t, &r, err))
+        return -1;
     if (!t->standby)
         agent_say("node %d of %d (%s): ranks %d-%d of %d, workers' master %s:%d, attempt %d",
                   o->node_rank, o->nnodes, a->host, r.rank_base, r.rank_base + o->nproc - 1,
@@ -334,39 +239,12 @@ static int run_attempt(agent_t *a, attempt_t *t, ddp_error_t *err)
     attempt_key(t, key, sizeof key, "end");
     const char *end_key = key;
     oom_watch_start(&t->oom);
-    if (!w || !t->hb_value || !t->hb_since) {
+    if (!w || !t->hb_value || !t->hb_since)
         ddp_error_set(err, "out of memory");
-    } else if (ddp_store_wait_send(a->watch, &end_key, 1, WATCH_MS, err)) {
+    else if (ddp_store_wait_send(a->watch, &end_key, 1, WATCH_MS, err))
         ddp_error_prefix(err, "watching the job's end");
-    } else if (t->standby) {
-        standby_wait(a, t);
-    } else if (t->round == 0 && preflight_first(o) && preflight_before_workers(a, t)) {
-        /* No worker: the node settles at once, or takes the end the preflight published. */
-        monitor(a, t, w, 0, &r);
-        if (t->end != END_DONE)
-            attempt_report_failure(a, t, w, 0);
-    } else if (workers_start(w, &launch, err)) {
-        agent_say("%s", err->msg);
-        /* A worker that could not be started here (not one whose program is missing: that one
-         * exits 127 by itself) is a failure of the job on this node. */
-        failure_t f = node_failure(a, FAIL_WORKER, 1, o->node_rank, a->host, "%s", err->msg);
-        attempt_publish_end(a, t, &f, END_FAILED);
-        monitor(a, t, w, 0, &r);
-    } else {
-        t->progress = progress_local_new(o->nproc, o->slow_window_ms, o->heartbeat_ms);
-        if (o->node_rank == 0 && progress_job_init(&t->job, r.world_size, ddp_now_ms()))
-            agent_say("no memory to follow the ranks' progress");
-        monitor(a, t, w, o->nproc, &r);
-        liveness_write_progress(a, t, &r);
-        progress_local_free(t->progress);
-        progress_job_free(&t->job);
-        t->progress = NULL;
-        workers_close(w, o->nproc);
-        workers_kill_groups(w, o->nproc);
-        if (t->end == END_FAILED && t->first.cause == CAUSE_CONSEQUENCE)
-            attempt_refresh_end(a, t);
-        attempt_say_outcome(a, t, w);
-    }
+    else
+        run_workers(a, t, w, &r, &launch, err);
     int rc = t->end != END_UNKNOWN ? 0 : -1;
     for (int i = 0; i < o->nnodes && t->hb_value; i++)
         free(t->hb_value[i]);
@@ -430,8 +308,7 @@ static int claim_node_rank(agent_t *a, ddp_error_t *err)
         char key[128];
         int64_t taken = 0;
         ddp_rdzv_key(key, sizeof key, 0, "node_ranks_taken");
-        if (agent_connect_store(a, &a->client, err) ||
-            ddp_store_add(a->client, key, 1, &taken, err))
+        if (connect_store(a, &a->client, err) || ddp_store_add(a->client, key, 1, &taken, err))
             return ddp_error_prefix(err, "asking the store for a node rank");
         if (taken >= o->nnodes + o->spares && o->min_nodes == o->nnodes)
             return ddp_error_set(err,
@@ -479,8 +356,7 @@ static int setup(agent_t *a, ddp_error_t *err)
     } else if (o->node_rank == 0 && serve_store(a, err)) {
         return -1;
     }
-    if ((!a->client && agent_connect_store(a, &a->client, err)) ||
-        agent_connect_store(a, &a->watch, err))
+    if ((!a->client && connect_store(a, &a->client, err)) || connect_store(a, &a->watch, err))
         return -1;
     if (agent_options_elastic(o))
         standby_setup(a);
@@ -557,7 +433,7 @@ int agent_run(agent_options_t *o)
             /* A fresh watch connection: the old one may still hold the last attempt's answer. */
             ddp_store_client_close(a.watch);
             a.watch = NULL;
-            if (agent_connect_store(&a, &a.watch, &err) == 0)
+            if (connect_store(&a, &a.watch, &err) == 0)
                 continue;
             agent_say("%s", err.msg);
         }

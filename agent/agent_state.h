@@ -1,8 +1,8 @@
-/* agent_state: what one agent keeps while it runs a job (agent_t), the state of one attempt
- * (attempt_t; agent.h tells its states and transitions), and the functions the agent's modules
- * share: attempt.c (the attempt's end, its workers' phase, the failures that end it), liveness.c
- * (heartbeats, nodes gone, hung workers), preflight.c's store side, run_dir.c (the run's folder)
- * and agent.c (setup, the poll loop, teardown). Private to ddpjob-agent. */
+/* agent_state: what one agent keeps while it runs a job (agent_t) and the state of one attempt
+ * (attempt_t; agent.h tells its states and transitions), shared by the agent's modules, each
+ * with its own header: attempt.h (the attempt's end and phase), liveness.h, standby.h,
+ * preflight.h, monitor.h (the poll loops), and run_dir.c (the run's folder, below). Private to
+ * ddpjob-agent. */
 #ifndef AGENT_AGENT_STATE_H
 #define AGENT_AGENT_STATE_H
 
@@ -68,7 +68,7 @@ typedef enum { PHASE_RUNNING, PHASE_SETTLED, PHASE_STOPPING, PHASE_KILLED } work
 typedef struct {
     int round;
     int standby;             /* this agent stands by in this attempt: no worker */
-    end_kind_t end;          /* written by attempt_set_end alone */
+    end_kind_t end;          /* written by attempt.c alone (attempt.h) */
     failure_t first;         /* END_FAILED: the first failure anywhere */
     workers_phase_t phase;   /* written by attempt_enter_phase alone */
     int64_t kill_at;         /* PHASE_STOPPING: when SIGKILL follows (--grace) */
@@ -85,62 +85,6 @@ typedef struct {
     failure_t held;             /* a consequence, waiting for its cause until held_until */
     int64_t held_until;
 } attempt_t;
-
-/* agent.c */
-/* One line "ddpjob-agent: ..." on stderr, written whole. */
-void agent_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* Reads pending signals: stop signals are remembered, USR1/USR2 go to the workers. */
-void agent_read_signals(agent_t *a, worker_t *w, int n);
-int agent_connect_store(agent_t *a, ddp_store_client_t **out, ddp_error_t *err);
-
-/* attempt.c */
-/* The store key r<round>/name of the attempt. */
-void attempt_key(const attempt_t *t, char *buf, size_t size, const char *name);
-/* The one writer of t->end (and of t->first, for END_FAILED). */
-void attempt_set_end(attempt_t *t, end_kind_t end, const failure_t *first);
-/* Records the attempt's end (f for END_FAILED) unless another agent got there first; either
- * way t takes the end the store holds. Errors leave f as this agent's view. */
-void attempt_publish_end(agent_t *a, attempt_t *t, const failure_t *f, end_kind_t kind);
-/* The one way the workers' phase changes: forward only, each phase's deadline set on entry.
- * Returns 0 when the phase was already `next` or later. */
-int attempt_enter_phase(const agent_t *a, attempt_t *t, workers_phase_t next);
-/* Stops this node's workers (sig, then SIGKILL after --grace). */
-void attempt_begin_stop(agent_t *a, attempt_t *t, worker_t *w, int n, int sig);
-/* A failure of node `node` (or of the job: -1), stamped now. */
-failure_t node_failure(agent_t *a, failure_kind_t kind, int code, int node, const char *host,
-                       const char *fmt, ...) __attribute__((format(printf, 6, 7)));
-/* A failure of worker w of this node, stamped now. */
-failure_t worker_failure(const agent_t *a, const worker_t *w, int code, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-void attempt_on_reaped(agent_t *a, attempt_t *t, worker_t *w, int n, const ddp_rdzv_result_t *r);
-void attempt_check_checkpoint_wait(agent_t *a, attempt_t *t, worker_t *w, int n);
-/* A consequence held for its cause until now: it stands for the job. */
-void attempt_release_held(agent_t *a, attempt_t *t, worker_t *w, int n, const ddp_rdzv_result_t *r);
-/* Reads the attempt's end again: a consequence published first may have been replaced by the
- * failure that caused it. */
-void attempt_refresh_end(agent_t *a, attempt_t *t);
-void attempt_on_watch(agent_t *a, attempt_t *t, worker_t *w, int n);
-int attempt_stopped_with_checkpoints(const attempt_t *t, const worker_t *w, int n);
-int attempt_will_restart(const agent_t *a, const attempt_t *t);
-/* The job failed for good: its summary on stderr, and --error-file when asked for. */
-void attempt_report_failure(agent_t *a, const attempt_t *t, const worker_t *w, int n);
-/* What the attempt's end means for this node, said once its workers are gone. */
-void attempt_say_outcome(agent_t *a, attempt_t *t, const worker_t *w);
-
-/* liveness.c */
-int liveness_gone_nodes(agent_t *a, int round, int silent, int *first);
-failure_t liveness_lost_node(agent_t *a, int node, const ddp_rdzv_result_t *r);
-void liveness_lose_store(agent_t *a, attempt_t *t, worker_t *w, int n, const char *why);
-void liveness_heartbeat(agent_t *a, attempt_t *t, worker_t *w, int n, const ddp_rdzv_result_t *r);
-void liveness_check_hangs(agent_t *a, attempt_t *t, worker_t *w, int n);
-/* Node 0: every rank's progress into --progress-file, now. */
-void liveness_write_progress(agent_t *a, attempt_t *t, const ddp_rdzv_result_t *r);
-
-/* preflight.c, the store side */
-int preflight_first(const agent_options_t *o);
-int preflight_publish_fingerprint(agent_t *a, const char *fp, ddp_error_t *err);
-int preflight_before_workers(agent_t *a, attempt_t *t);
-void preflight_beside(agent_t *a, int64_t wait_ms);
 
 /* run_dir.c */
 int run_dir_make(agent_t *a, ddp_error_t *err);

@@ -1,4 +1,4 @@
-#include "agent_state.h"
+#include "attempt.h"
 
 #include <signal.h>
 #include <stdarg.h>
@@ -10,30 +10,54 @@
 
 #include "ddp_clock.h"
 #include "ddp_parse.h"
+#include "liveness.h"
 #include "output.h"
+#include "preflight.h"
 
 void attempt_key(const attempt_t *t, char *buf, size_t size, const char *name)
 {
     ddp_rdzv_key(buf, size, t->round, name);
 }
 
+/* Whether `end` (with `first`, for END_FAILED) may replace t's: the first end wins, but a
+ * failure that is a consequence (cause.h) gives way to another failure: its cause, or the one the
+ * store holds. */
+static int end_may_change(const attempt_t *t, end_kind_t end, const failure_t *first)
+{
+    if (t->end == END_UNKNOWN)
+        return end != END_UNKNOWN;
+    return t->end == END_FAILED && t->first.cause == CAUSE_CONSEQUENCE && end == END_FAILED &&
+           first;
+}
+
+int attempt_take_end(attempt_t *t, end_kind_t end, const failure_t *first)
+{
+    if (!end_may_change(t, end, first))
+        return 0;
+    t->end = end;
+    if (end == END_FAILED)
+        t->first = *first;
+    return 1;
+}
+
+void attempt_stop_signalled(attempt_t *t, const failure_t *f)
+{
+    if (t->end == END_UNKNOWN || t->end == END_DONE) {
+        t->end = END_FAILED;
+        t->first = *f;
+    }
+}
+
 /* Takes the end record `text` (from the store) as the attempt's end. */
-static void read_end(agent_t *a, attempt_t *t, const char *text)
+static void read_end(attempt_t *t, const char *text)
 {
     end_kind_t end = !strcmp(text, "done")           ? END_DONE
                      : !strcmp(text, "checkpointed") ? END_CHECKPOINTED
                                                      : END_FAILED;
     failure_t first = {0};
     if (end == END_FAILED && failure_decode(text, &first))
-        first = node_failure(a, FAIL_LOST, 1, -1, "-", "unreadable end record");
-    attempt_set_end(t, end, &first);
-}
-
-void attempt_set_end(attempt_t *t, end_kind_t end, const failure_t *first)
-{
-    t->end = end;
-    if (end == END_FAILED && first)
-        t->first = *first;
+        first = node_failure(FAIL_LOST, 1, -1, "-", "unreadable end record");
+    attempt_take_end(t, end, &first);
 }
 
 /* Records the attempt's end (f for END_FAILED) unless another agent got there first; either
@@ -60,10 +84,10 @@ void attempt_publish_end(agent_t *a, attempt_t *t, const failure_t *f, end_kind_
     }
     if (swapped < 0) {
         if (kind == END_FAILED)
-            attempt_set_end(t, END_FAILED, f);
+            attempt_take_end(t, END_FAILED, f);
         agent_say("cannot publish the end of the attempt: %s", err.msg);
     } else if (current) {
-        read_end(a, t, current);
+        read_end(t, current);
     }
     free(current);
 }
@@ -74,7 +98,7 @@ void attempt_refresh_end(agent_t *a, attempt_t *t)
     attempt_key(t, key, sizeof key, "end");
     ddp_error_t err;
     if (!a->store_lost && ddp_store_get(a->client, key, &text, NULL, &err) == 1 && text)
-        read_end(a, t, text);
+        read_end(t, text);
     free(text);
 }
 
@@ -109,37 +133,6 @@ void attempt_begin_stop(agent_t *a, attempt_t *t, worker_t *w, int n, int sig)
     }
 }
 
-/* f with its what from fmt and its time stamped. */
-static failure_t described(failure_t f, const char *fmt, va_list ap)
-{
-    vsnprintf(f.what, sizeof f.what, fmt, ap);
-    failure_stamp(&f);
-    return f;
-}
-
-failure_t node_failure(agent_t *a, failure_kind_t kind, int code, int node, const char *host,
-                       const char *fmt, ...)
-{
-    failure_t f = {.kind = kind, .code = code, .node = node, .rank = -1, .local_rank = -1};
-    snprintf(f.host, sizeof f.host, "%s", host && *host ? host : "-");
-    va_list ap;
-    va_start(ap, fmt);
-    f = described(f, fmt, ap);
-    va_end(ap);
-    return f;
-}
-
-failure_t worker_failure(const agent_t *a, const worker_t *w, int code, const char *fmt, ...)
-{
-    failure_t f = failure_of_worker(w, a->o->node_rank, a->host);
-    f.code = code;
-    va_list ap;
-    va_start(ap, fmt);
-    f = described(f, fmt, ap);
-    va_end(ap);
-    return f;
-}
-
 static int exit_code_of(const worker_t *w)
 {
     return WIFEXITED(w->status) ? WEXITSTATUS(w->status) : -1;
@@ -159,7 +152,7 @@ static void settle_node(agent_t *a, attempt_t *t, worker_t *w, int n, int checkp
     attempt_key(t, key, sizeof key, "settled");
     failed = failed || ddp_store_add(a->client, key, 1, &settled, &err);
     if (failed) {
-        liveness_lose_store(a, t, w, n, err.msg);
+        attempt_lose_store(a, t, w, n, err.msg);
         return;
     }
     attempt_enter_phase(a, t, PHASE_SETTLED);
@@ -169,7 +162,7 @@ static void settle_node(agent_t *a, attempt_t *t, worker_t *w, int n, int checkp
     for (int i = 0; i < 2; i++) {
         attempt_key(t, key, sizeof key, kinds[i]);
         if (ddp_store_add(a->client, key, 0, &counts[i], &err)) {
-            liveness_lose_store(a, t, w, n, err.msg);
+            attempt_lose_store(a, t, w, n, err.msg);
             return;
         }
     }
@@ -179,7 +172,7 @@ static void settle_node(agent_t *a, attempt_t *t, worker_t *w, int n, int checkp
         attempt_publish_end(a, t, NULL, END_CHECKPOINTED);
     } else {
         failure_t f =
-            node_failure(a, FAIL_WORKER, WORKER_EXIT_CHECKPOINTED, -1, "-",
+            node_failure(FAIL_WORKER, WORKER_EXIT_CHECKPOINTED, -1, "-",
                          "%lld node(s) checkpointed on request (exit %d) while %lld "
                          "finished: the job neither finished nor stopped as one",
                          (long long)counts[1], WORKER_EXIT_CHECKPOINTED, (long long)counts[0]);
@@ -230,22 +223,38 @@ static int gone_elsewhere(agent_t *a, const attempt_t *t)
     return liveness_gone_nodes(a, t->round, 0, &gone) > 0 && gone != a->o->node_rank ? gone : -1;
 }
 
-/* A failure stands for the job: published (node `gone`, whose agent is gone, explains a
- * worker's failure: a worker whose peer vanished fails too), and this node's workers stopped. */
-static void fail_attempt(agent_t *a, attempt_t *t, worker_t *w, int n, const ddp_rdzv_result_t *r,
-                         failure_t f, int gone)
+void attempt_fail(agent_t *a, attempt_t *t, worker_t *w, int n, const failure_t *f)
+{
+    if (a->store_lost) {
+        if (attempt_take_end(t, END_FAILED, f))
+            attempt_begin_stop(a, t, w, n, SIGTERM);
+        return;
+    }
+    attempt_publish_end(a, t, f, END_FAILED);
+    attempt_begin_stop(a, t, w, n, SIGTERM);
+}
+
+void attempt_lose_store(agent_t *a, attempt_t *t, worker_t *w, int n, const char *why)
+{
+    failure_t f = liveness_store_lost(a, why);
+    attempt_fail(a, t, w, n, &f);
+}
+
+/* A worker's failure stands for the job; node `gone`, whose agent is gone, explains it when
+ * there is one (a worker whose peer vanished fails too). */
+static void fail_for_worker(agent_t *a, attempt_t *t, worker_t *w, int n,
+                            const ddp_rdzv_result_t *r, failure_t f, int gone)
 {
     if (gone >= 0)
         f = liveness_lost_node(a, gone, r);
-    attempt_publish_end(a, t, &f, END_FAILED);
-    attempt_begin_stop(a, t, w, n, SIGTERM);
+    attempt_fail(a, t, w, n, &f);
 }
 
 void attempt_release_held(agent_t *a, attempt_t *t, worker_t *w, int n, const ddp_rdzv_result_t *r)
 {
     t->held_until = 0;
     if (t->end == END_UNKNOWN)
-        fail_attempt(a, t, w, n, r, t->held, gone_elsewhere(a, t));
+        fail_for_worker(a, t, w, n, r, t->held, gone_elsewhere(a, t));
 }
 
 /* A worker has exited: its failure ends the attempt, a consequence (cause.h) once its cause has
@@ -272,7 +281,7 @@ void attempt_on_reaped(agent_t *a, attempt_t *t, worker_t *w, int n, const ddp_r
         int gone = gone_elsewhere(a, t);
         if (f.cause != CAUSE_CONSEQUENCE || gone >= 0) {
             agent_say("%s", line);
-            fail_attempt(a, t, w, n, r, f, gone);
+            fail_for_worker(a, t, w, n, r, f, gone);
             return;
         }
         if (!seen && !t->held_until) {
@@ -294,7 +303,7 @@ void attempt_on_reaped(agent_t *a, attempt_t *t, worker_t *w, int n, const ddp_r
     }
     if (first_checkpointed >= 0 && first_finished >= 0) {
         failure_t f = worker_failure(
-            a, &w[first_checkpointed], WORKER_EXIT_CHECKPOINTED,
+            &w[first_checkpointed], a->o->node_rank, a->host, WORKER_EXIT_CHECKPOINTED,
             "exited with code %d (checkpointed on request) while rank %d finished (exit 0)",
             WORKER_EXIT_CHECKPOINTED, w[first_finished].rank);
         attempt_publish_end(a, t, &f, END_FAILED);
@@ -311,11 +320,10 @@ void attempt_check_checkpoint_wait(agent_t *a, attempt_t *t, worker_t *w, int n)
         if (w[i].reaped)
             continue;
         failure_t f = worker_failure(
-            a, &w[i], 1,
+            &w[i], a->o->node_rank, a->host, 1,
             "still running %.1f s after another rank checkpointed on request (--grace)",
             a->o->grace_ms / 1000.0);
-        attempt_publish_end(a, t, &f, END_FAILED);
-        attempt_begin_stop(a, t, w, n, SIGTERM);
+        attempt_fail(a, t, w, n, &f);
     }
 }
 
@@ -325,7 +333,7 @@ void attempt_on_watch(agent_t *a, attempt_t *t, worker_t *w, int n)
     ddp_error_t err;
     int got = ddp_store_wait_recv(a->watch, NULL, &val, &err);
     if (got < 0) {
-        liveness_lose_store(a, t, w, n, err.msg);
+        attempt_lose_store(a, t, w, n, err.msg);
         return;
     }
     if (got == 0) {
@@ -333,10 +341,10 @@ void attempt_on_watch(agent_t *a, attempt_t *t, worker_t *w, int n)
         attempt_key(t, key, sizeof key, "end");
         const char *k = key;
         if (ddp_store_wait_send(a->watch, &k, 1, WATCH_MS, &err))
-            liveness_lose_store(a, t, w, n, err.msg);
+            attempt_lose_store(a, t, w, n, err.msg);
         return;
     }
-    read_end(a, t, val);
+    read_end(t, val);
     free(val);
     if (t->end == END_FAILED)
         attempt_begin_stop(a, t, w, n, SIGTERM);
@@ -391,7 +399,7 @@ void attempt_say_outcome(agent_t *a, attempt_t *t, const worker_t *w)
     if (t->end == END_CHECKPOINTED) {
         agent_say("stopped for the walltime: checkpoint written by every rank; requeue to resume");
     } else if (attempt_stopped_with_checkpoints(t, w, o->nproc)) {
-        attempt_set_end(t, END_CHECKPOINTED, NULL);
+        t->end = END_CHECKPOINTED; /* agent.h: the second override */
         agent_say("stopped by SIG%s: checkpoint written by every rank of node %d; requeue to "
                   "resume",
                   ddp_signal_name(t->first.code - 128), o->node_rank);

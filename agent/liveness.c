@@ -1,4 +1,4 @@
-#include "agent_state.h"
+#include "liveness.h"
 
 #include <signal.h>
 #include <stdarg.h>
@@ -9,7 +9,8 @@
 #include <unistd.h>
 
 #include "ddp_clock.h"
-#include "standby.h"
+#include "output.h"
+
 /* Node i's value of r<round>/<what>/<i> for every node but 0, read in one pipelined request:
  * an array of nnodes - 1 (entry i - 1 for node i, NULL where absent), or NULL when it cannot
  * be read. Free with free_node_values. */
@@ -75,61 +76,66 @@ static const char *node_host(const ddp_rdzv_result_t *r, int node)
 
 failure_t liveness_lost_node(agent_t *a, int node, const ddp_rdzv_result_t *r)
 {
-    return node_failure(a, FAIL_LOST, 1, node, node_host(r, node),
+    return node_failure(FAIL_LOST, 1, node, node_host(r, node),
                         "agent lost: its connection to node 0's store closed (the agent was "
                         "killed, or its host went down)");
 }
 
-void liveness_lose_store(agent_t *a, attempt_t *t, worker_t *w, int n, const char *why)
+failure_t liveness_store_lost(agent_t *a, const char *why)
 {
     a->store_lost = 1;
-    if (t->end != END_UNKNOWN)
-        return;
-    failure_t f = node_failure(a, FAIL_LOST, 1, 0, a->o->master_addr,
-                               "lost the rendezvous store of node 0 (%s:%d): %s", a->o->master_addr,
-                               a->o->store_port, why);
-    attempt_set_end(t, END_FAILED, &f);
-    attempt_begin_stop(a, t, w, n, SIGTERM);
+    return node_failure(FAIL_LOST, 1, 0, a->o->master_addr,
+                        "lost the rendezvous store of node 0 (%s:%d): %s", a->o->master_addr,
+                        a->o->store_port, why);
 }
 
-/* Node 0: an agent whose heartbeat count has not moved for two intervals is lost. */
-static void check_heartbeats(agent_t *a, attempt_t *t, worker_t *w, int n,
-                             const ddp_rdzv_result_t *r)
+int liveness_note_heartbeats(attempt_t *t, char **vals, int nnodes, int64_t now, int heartbeat_ms,
+                             int64_t *silent_ms)
 {
-    /* One pipelined read of every node's count: this runs every interval on node 0's loop. */
-    char **vals = read_node_values(a, t->round, "hb");
-    if (!vals)
-        return;
-    int64_t now = ddp_now_ms();
-    int gone;
-    if (liveness_gone_nodes(a, t->round, 0, &gone) > 0) {
-        failure_t f = liveness_lost_node(a, gone, r);
-        attempt_publish_end(a, t, &f, END_FAILED);
-        attempt_begin_stop(a, t, w, n, SIGTERM);
-    }
-    char **figures = t->job.ranks ? read_node_values(a, t->round, "prog") : NULL;
-    for (int i = 1; figures && i < a->o->nnodes; i++)
-        if (figures[i - 1])
-            progress_job_update(&t->job, i, figures[i - 1], now);
-    free_node_values(a, figures);
-    for (int i = 1; i < a->o->nnodes && t->end == END_UNKNOWN; i++) {
+    int silent = 0;
+    for (int i = 1; i < nnodes; i++) {
         char *val = vals[i - 1];
         if (val && (!t->hb_value[i] || strcmp(val, t->hb_value[i]) != 0)) {
             free(t->hb_value[i]);
             t->hb_value[i] = val;
             vals[i - 1] = NULL;
             t->hb_since[i] = now;
-        } else if (now - t->hb_since[i] > 2 * (int64_t)a->o->heartbeat_ms) {
-            const char *host = node_host(r, i);
-            failure_t f =
-                node_failure(a, FAIL_LOST, 1, i, host, "agent lost: no heartbeat for %.1f s",
-                             (now - t->hb_since[i]) / 1000.0);
-            t->silent_node = i;
-            attempt_publish_end(a, t, &f, END_FAILED);
-            attempt_begin_stop(a, t, w, n, SIGTERM);
+        } else if (!silent && now - t->hb_since[i] > 2 * (int64_t)heartbeat_ms) {
+            silent = i;
+            *silent_ms = now - t->hb_since[i];
         }
     }
+    return silent;
+}
+
+/* Node 0: a node whose agent is gone (its store connection closed), or whose heartbeat count
+ * has not moved for two intervals, is lost. */
+static int check_heartbeats(agent_t *a, attempt_t *t, const ddp_rdzv_result_t *r, failure_t *f)
+{
+    /* One pipelined read of every node's count: this runs every interval on node 0's loop. */
+    char **vals = read_node_values(a, t->round, "hb");
+    if (!vals)
+        return 0;
+    int64_t now = ddp_now_ms(), silent_ms = 0;
+    int gone, found = 0;
+    if (liveness_gone_nodes(a, t->round, 0, &gone) > 0) {
+        *f = liveness_lost_node(a, gone, r);
+        found = 1;
+    }
+    char **figures = t->job.ranks ? read_node_values(a, t->round, "prog") : NULL;
+    for (int i = 1; figures && i < a->o->nnodes; i++)
+        if (figures[i - 1])
+            progress_job_update(&t->job, i, figures[i - 1], now);
+    free_node_values(a, figures);
+    int silent =
+        liveness_note_heartbeats(t, vals, a->o->nnodes, now, a->o->heartbeat_ms, &silent_ms);
     free_node_values(a, vals);
+    if (found || !silent)
+        return found;
+    *f = node_failure(FAIL_LOST, 1, silent, node_host(r, silent),
+                      "agent lost: no heartbeat for %.1f s", silent_ms / 1000.0);
+    t->silent_node = silent;
+    return 1;
 }
 
 /* This node's workers' steps and busy time, sampled now: "RANK/LOCAL:STEP:BUSY ..." in buf
@@ -160,9 +166,7 @@ static void rank_name(const attempt_t *t, const ddp_rdzv_result_t *r, int rank, 
              node_host(r, x->node), x->local_rank);
 }
 
-/* Node 0: every rank's figures against the median's; with --hang-timeout, the rank the others
- * wait for when no step moves (progress.h). */
-static void check_progress(agent_t *a, attempt_t *t, worker_t *w, int n, const ddp_rdzv_result_t *r)
+int liveness_check_progress(agent_t *a, attempt_t *t, const ddp_rdzv_result_t *r, failure_t *f)
 {
     const agent_options_t *o = a->o;
     progress_event_t ev[16];
@@ -187,103 +191,103 @@ static void check_progress(agent_t *a, attempt_t *t, worker_t *w, int n, const d
     int stalled =
         o->hang_timeout_ms ? progress_stalled(&t->job, now, o->hang_timeout_ms, &rank) : 0;
     if (!stalled || t->end != END_UNKNOWN)
-        return;
+        return 0;
     double idle = (now - t->job.moved_at) / 1000.0;
-    failure_t f;
     if (stalled == 1) {
         const progress_rank_t *x = &t->job.ranks[rank];
-        f = node_failure(a, FAIL_WORKER, 1, x->node, node_host(r, x->node),
-                         "stalled: at step %lld while the others wait at step %lld, no step "
-                         "anywhere for %.1f s (--hang-timeout)",
-                         x->fig.step, t->job.max_step, idle);
-        f.rank = rank;
-        f.local_rank = x->local_rank;
+        *f = node_failure(FAIL_WORKER, 1, x->node, node_host(r, x->node),
+                          "stalled: at step %lld while the others wait at step %lld, no step "
+                          "anywhere for %.1f s (--hang-timeout)",
+                          x->fig.step, t->job.max_step, idle);
+        f->rank = rank;
+        f->local_rank = x->local_rank;
     } else {
-        f = node_failure(a, FAIL_WORKER, 1, -1, "-",
-                         "hung: every rank at step %lld, no step anywhere for %.1f s "
-                         "(--hang-timeout)",
-                         t->job.max_step, idle);
+        *f = node_failure(FAIL_WORKER, 1, -1, "-",
+                          "hung: every rank at step %lld, no step anywhere for %.1f s "
+                          "(--hang-timeout)",
+                          t->job.max_step, idle);
     }
     char line[1024];
-    failure_line(&f, line, sizeof line);
+    failure_line(f, line, sizeof line);
     agent_say("%s", line);
-    attempt_publish_end(a, t, &f, END_FAILED);
-    attempt_begin_stop(a, t, w, n, SIGTERM);
+    return 1;
 }
 
-void liveness_heartbeat(agent_t *a, attempt_t *t, worker_t *w, int n, const ddp_rdzv_result_t *r)
+int liveness_heartbeat(agent_t *a, attempt_t *t, const worker_t *w, int n,
+                       const ddp_rdzv_result_t *r, failure_t *f)
 {
-    preflight_beside(a, 0);
     char figures[8192];
     size_t len = sample_progress(t, w, n, figures, sizeof figures);
     if (a->o->node_rank == 0) {
         if (len && t->job.ranks)
             progress_job_update(&t->job, 0, figures, ddp_now_ms());
-        check_heartbeats(a, t, w, n, r);
-        if (t->end == END_UNKNOWN)
-            standby_check_growth(a, t, w, n);
-        if (t->job.ranks && t->end == END_UNKNOWN)
-            check_progress(a, t, w, n, r);
-        return;
+        return check_heartbeats(a, t, r, f);
     }
     char key[128], name[64];
     snprintf(name, sizeof name, "hb/%d", a->o->node_rank);
-    attempt_key(t, key, sizeof key, name);
+    ddp_rdzv_key(key, sizeof key, t->round, name);
     ddp_error_t err;
     int failed = ddp_store_add(a->client, key, 1, NULL, &err);
     snprintf(name, sizeof name, "prog/%d", a->o->node_rank);
-    attempt_key(t, key, sizeof key, name);
+    ddp_rdzv_key(key, sizeof key, t->round, name);
     if (!failed && len)
         failed = ddp_store_set(a->client, key, figures, len, &err);
     if (failed)
-        liveness_lose_store(a, t, w, n, err.msg);
+        *f = liveness_store_lost(a, err.msg);
+    return failed;
 }
 
 /* --hang-timeout: a worker whose process group has written nothing and used under 1% of a CPU for
  * that long is hung (blocked for ever in a collective, say: an idle process still wakes now and
- * then, so "no CPU at all" would never hold), and fails the attempt; one blocked in a write the
- * agent holds back (output.h) is waiting for the reader, not hung. A stopped one (SIGSTOP)
- * is hung after half of that, so that it, not the ranks left waiting for it, is named. */
-void liveness_check_hangs(agent_t *a, attempt_t *t, worker_t *w, int n)
+ * then, so "no CPU at all" would never hold); one blocked in a write the agent holds back
+ * (output.h) is waiting for the reader, not hung. A stopped one (SIGSTOP) is hung after half of
+ * that, so that it, not the ranks left waiting for it, is named. */
+int64_t liveness_hung_for(worker_t *w, const worker_activity_t *act, int held_back, int64_t now,
+                          int64_t timeout_ms, long ticks_per_s)
 {
-    int64_t now = ddp_now_ms(), timeout = a->o->hang_timeout_ms;
-    unsigned long long allowance =
-        (unsigned long long)(timeout / 100) * sysconf(_SC_CLK_TCK) / 1000;
+    unsigned long long allowance = (unsigned long long)(timeout_ms / 100) * ticks_per_s / 1000;
+    if (w->output_at > w->active_at || act->cpu_ticks > w->cpu_ticks + allowance || held_back) {
+        w->cpu_ticks = act->cpu_ticks;
+        w->active_at = now;
+        return 0;
+    }
+    int64_t silent = now - w->active_at;
+    return silent >= (act->stopped ? timeout_ms / 2 : timeout_ms) ? silent : 0;
+}
+
+int liveness_check_hangs(agent_t *a, attempt_t *t, worker_t *w, int n, failure_t *f)
+{
+    int64_t now = ddp_now_ms(), silent = 0;
     worker_activity_t *act = calloc((size_t)n, sizeof *act);
     if (!act)
-        return;
+        return 0;
     workers_activity(w, n, act);
-    for (int i = 0; i < n && t->end == END_UNKNOWN; i++) {
+    int i;
+    for (i = 0; i < n && !silent; i++) {
         /* A worker that reports its steps is judged by them, on node 0, job-wide: idle in a
          * collective, it may be waiting for the rank that is hung. */
         if (w[i].reaped || w[i].stopped ||
             (t->progress && progress_local_figure(t->progress, i).step >= 0))
             continue;
-        if (w[i].output_at > w[i].active_at || act[i].cpu_ticks > w[i].cpu_ticks + allowance ||
-            workers_held_back(&w[i])) {
-            w[i].cpu_ticks = act[i].cpu_ticks;
-            w[i].active_at = now;
-            continue;
-        }
-        int64_t silent = now - w[i].active_at;
-        if (silent < (act[i].stopped ? timeout / 2 : timeout))
-            continue;
-        failure_t f = act[i].stopped
-                          ? worker_failure(a, &w[i], 1,
-                                           "hung: stopped by a signal, silent for %.1f s "
-                                           "(--hang-timeout)",
-                                           silent / 1000.0)
-                          : worker_failure(a, &w[i], 1,
-                                           "hung: no output and under 1%% of a CPU for %.1f s "
-                                           "(--hang-timeout)",
-                                           silent / 1000.0);
-        char line[1024];
-        failure_line(&f, line, sizeof line);
-        agent_say("%s", line);
-        attempt_publish_end(a, t, &f, END_FAILED);
-        attempt_begin_stop(a, t, w, n, SIGTERM);
+        silent = liveness_hung_for(&w[i], &act[i], workers_held_back(&w[i]), now,
+                                   a->o->hang_timeout_ms, sysconf(_SC_CLK_TCK));
     }
+    if (silent)
+        *f = act[i - 1].stopped ? worker_failure(&w[i - 1], a->o->node_rank, a->host, 1,
+                                                 "hung: stopped by a signal, silent for %.1f s "
+                                                 "(--hang-timeout)",
+                                                 silent / 1000.0)
+                                : worker_failure(&w[i - 1], a->o->node_rank, a->host, 1,
+                                                 "hung: no output and under 1%% of a CPU for "
+                                                 "%.1f s (--hang-timeout)",
+                                                 silent / 1000.0);
     free(act);
+    if (!silent)
+        return 0;
+    char line[1024];
+    failure_line(f, line, sizeof line);
+    agent_say("%s", line);
+    return 1;
 }
 
 void liveness_write_progress(agent_t *a, attempt_t *t, const ddp_rdzv_result_t *r)

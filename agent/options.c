@@ -47,173 +47,187 @@ static const char usage_tail[] =
     "signal N); 1 for a failure of the job itself (rendezvous, a lost node); 2 for a usage "
     "error.\n";
 
-/* How an option's value is taken: generic kinds set a field of agent_options_t; OTHER ones are
- * take_other's, by id. */
-typedef enum { KIND_FLAG, KIND_INT, KIND_MS, KIND_STR, KIND_OTHER } option_kind_t;
-
-typedef enum {
-    ID_NONE,
-    ID_NNODES,
-    ID_NPROC,
-    ID_MASTER_ADDR,
-    ID_MASTER_PORT,
-    ID_RUN_ID,
-    ID_TOKEN_FILE,
-    ID_HANG_TIMEOUT,
-    ID_SLOW_FACTOR,
-    ID_REDIRECTS,
-    ID_TEE,
-    ID_LOCAL_RANKS_FILTER,
-    ID_LOG_LINE_PREFIX,
-    ID_RDZV_BACKEND,
-    ID_RDZV_ENDPOINT,
-    ID_RDZV_CONF,
-    ID_PYTHON,
-    ID_MODULE,
-    ID_NO_PYTHON,
-    ID_RUN_PATH,
-    ID_MONITOR_INTERVAL,
-    ID_START_METHOD,
-    ID_DEADLINE,
-    ID_CHECKPOINT_SIGNAL,
-    ID_GPU_BINDING,
-    ID_CPU_BINDING,
-    ID_PREFLIGHT,
-    ID_HELP,
-    ID_VERSION,
-} option_id_t;
-
+/* What the command line says beyond agent_options_t's own fields, until the options are whole. */
 typedef struct {
+    const char *nproc, *token_file, *python;
+    /* How the program is to run, and the option (or PET_ variable) that said so. */
+    char module[64], no_python[64], run_path[64];
+    int port_set;
+} parse_state_t;
+
+/* How an option's value is taken: each kind is a parser that sets the row's field. */
+typedef enum {
+    KIND_FLAG,       /* the int field becomes 1 */
+    KIND_INT,        /* an int within [lo, hi] */
+    KIND_MS,         /* seconds above 0, at most hi (a decimal number), into milliseconds */
+    KIND_MS_OR_OFF,  /* the same, or 0: off */
+    KIND_STR,        /* a string field, copied; lo 1: it may not be empty */
+    KIND_CHOICE,     /* one of `words`: its index (or values[index]) into an int field */
+    KIND_SIGNAL,     /* a signal's name or number */
+    KIND_STATE_NAME, /* parse_state_t's name field `field` becomes the option's name */
+    KIND_TAKE,       /* the row's own `take` */
+} option_kind_t;
+
+typedef struct agent_option option_t;
+/* A KIND_TAKE option's parser: 0, 1 for a bad value (said by the caller), 2 when it said all
+ * (--help), -1 with err set. */
+typedef int take_fn(agent_options_t *o, parse_state_t *p, const option_t *opt, const char *name,
+                    const char *v, ddp_error_t *err);
+
+struct agent_option {
     const char *name;  /* --name */
     char short_name;   /* -c, or 0 */
     int torchrun;      /* torchrun's option: its underscore spelling and PET_NAME are taken too */
     const char *value; /* its value's name in --help; NULL: a flag */
     option_kind_t kind;
-    size_t field;     /* KIND_FLAG, _INT, _MS, _STR: the field it sets */
-    long lo, hi;      /* KIND_INT: the bounds; KIND_MS: the most seconds */
-    option_id_t id;   /* KIND_OTHER */
-    const char *help; /* --help's text; a newline starts an indented line */
-} option_t;
+    size_t field;             /* where the value goes: agent_options_t's (or parse_state_t's) */
+    long lo, hi;              /* KIND_INT: the bounds; KIND_MS: the most seconds */
+    const char *const *words; /* KIND_CHOICE: the words, NULL-terminated */
+    const int *values;        /* KIND_CHOICE: each word's value (NULL: its index) */
+    take_fn *take;            /* KIND_TAKE */
+    const char *help;         /* --help's text; a newline starts an indented line */
+};
 
 #define FIELD(f) offsetof(agent_options_t, f)
-#define OTHER(id) KIND_OTHER, 0, 0, 0, id
+#define TAKE(fn) KIND_TAKE, 0, 0, 0, NULL, NULL, fn
+#define CHOICE(f, words, values) KIND_CHOICE, FIELD(f), 0, 0, words, values, NULL
+#define STATE_NAME(f) KIND_STATE_NAME, offsetof(parse_state_t, f), 0, 0, NULL, NULL, NULL
+
+static take_fn take_nnodes, take_nproc, take_master_port, take_token_file, take_slow_factor,
+    take_streams, take_ranks_filter, take_line_prefix, take_rdzv_backend, take_endpoint,
+    take_rdzv_conf, take_python, take_monitor_interval, take_start_method, take_deadline, take_help,
+    take_version;
+
+/* The choices' values where they are not the words' order (binding.h, preflight.h). */
+static const int gpu_binding_values[] = {GPU_BINDING_PER_RANK, GPU_BINDING_NONE};
+static const int cpu_binding_values[] = {CPU_BINDING_CORES, CPU_BINDING_NUMA, CPU_BINDING_NONE};
+static const char *const preflight_words[] = {"report", "strict", "only", NULL};
+
 /* The one table of ddpjob-agent's options: it drives parsing, --help and the completions. */
 static const option_t options[] = {
-    {"nnodes", 0, 1, "N|MIN:MAX", OTHER(ID_NNODES),
+    {"nnodes", 0, 1, "N|MIN:MAX", TAKE(take_nnodes),
      "nodes in the job (default: from Slurm/PBS/mpirun, else 1); MIN:MAX\n"
      "an elastic world: start with MIN once the last call has passed,\n"
      "admit more up to MAX at a restart, go on with fewer down to MIN"},
-    {"spares", 0, 0, "N", KIND_INT, FIELD(spares), 0, JOB_NODES_MAX - 1, ID_NONE,
+    {"spares", 0, 0, "N", KIND_INT, FIELD(spares), 0, JOB_NODES_MAX - 1, NULL, NULL, NULL,
      "N more agents (node ranks after the active ones) stand by and\n"
      "take a lost node's place, in a new attempt (default 0)"},
-    {"node-rank", 0, 1, "R", KIND_INT, FIELD(node_rank), 0, JOB_NODES_MAX - 1, ID_NONE,
+    {"node-rank", 0, 1, "R", KIND_INT, FIELD(node_rank), 0, JOB_NODES_MAX - 1, NULL, NULL, NULL,
      "this node's rank (default: from Slurm/PBS/mpirun; handed out with c10d)"},
-    {"nproc-per-node", 0, 1, "N|gpu|cpu|auto", OTHER(ID_NPROC),
+    {"nproc-per-node", 0, 1, "N|gpu|cpu|auto", TAKE(take_nproc),
      "workers on this node (default 1; gpu: one per visible\n"
      "GPU; cpu: one per CPU; auto: gpu where a GPU is visible, else cpu)"},
-    {"master-addr", 0, 1, "HOST", OTHER(ID_MASTER_ADDR),
+    {"master-addr", 0, 1, "HOST", KIND_STR, FIELD(master_addr), 1, 0, NULL, NULL, NULL,
      "node 0's host (default: the first node of the job)"},
-    {"master-port", 0, 1, "PORT", OTHER(ID_MASTER_PORT),
+    {"master-port", 0, 1, "PORT", TAKE(take_master_port),
      "the workers' MASTER_PORT (rank 0's store, as with torchrun); the\n"
      "agents' rendezvous store listens on the next port"},
-    {"standalone", 0, 1, NULL, KIND_FLAG, FIELD(standalone), 0, 0, ID_NONE,
+    {"standalone", 0, 1, NULL, KIND_FLAG, FIELD(standalone), 0, 0, NULL, NULL, NULL,
      "one node, ports chosen here"},
-    {"rdzv-backend", 0, 1, "c10d|static", OTHER(ID_RDZV_BACKEND),
+    {"rdzv-backend", 0, 1, "c10d|static", TAKE(take_rdzv_backend),
      "c10d hands out node ranks to agents given none"},
-    {"rdzv-endpoint", 0, 1, "HOST[:PORT]", OTHER(ID_RDZV_ENDPOINT), "the master's host and port"},
-    {"rdzv-id", 0, 1, "ID", OTHER(ID_RUN_ID), "the job's id (as --run-id)"},
-    {"rdzv-conf", 0, 1, "K=V,...", OTHER(ID_RDZV_CONF),
+    {"rdzv-endpoint", 0, 1, "HOST[:PORT]", TAKE(take_endpoint), "the master's host and port"},
+    {"rdzv-id", 0, 1, "ID", KIND_STR, FIELD(run_id), 0, 0, NULL, NULL, NULL,
+     "the job's id (as --run-id)"},
+    {"rdzv-conf", 0, 1, "K=V,...", TAKE(take_rdzv_conf),
      "join_timeout (as --rdzv-timeout), last_call_timeout (with spares\n"
      "or MIN:MAX; default 30 s, 5 s with spares); others are ignored"},
-    {"run-id", 0, 1, "ID", OTHER(ID_RUN_ID), "the job's id (default: the scheduler's job id)"},
-    {"token-file", 0, 0, "FILE", OTHER(ID_TOKEN_FILE),
+    {"run-id", 0, 1, "ID", KIND_STR, FIELD(run_id), 0, 0, NULL, NULL, NULL,
+     "the job's id (default: the scheduler's job id)"},
+    {"token-file", 0, 0, "FILE", TAKE(take_token_file),
      "the job token (mode 0600); or set DDPJOB_TOKEN"},
-    {"max-restarts", 0, 1, "N", KIND_INT, FIELD(max_restarts), 0, JOB_MAX_RESTARTS_MAX, ID_NONE,
-     "restart every worker after a failure up to N times (default 0)"},
-    {"rdzv-timeout", 0, 1, "SECONDS", KIND_INT, FIELD(rdzv_timeout_s), 1, JOB_TIMEOUT_MAX_S,
-     ID_NONE, "how long to wait for every node to join (default 300)"},
-    {"heartbeat", 0, 0, "SECONDS", KIND_MS, FIELD(heartbeat_ms), 0, 3600, ID_NONE,
+    {"max-restarts", 0, 1, "N", KIND_INT, FIELD(max_restarts), 0, JOB_MAX_RESTARTS_MAX, NULL, NULL,
+     NULL, "restart every worker after a failure up to N times (default 0)"},
+    {"rdzv-timeout", 0, 1, "SECONDS", KIND_INT, FIELD(rdzv_timeout_s), 1, JOB_TIMEOUT_MAX_S, NULL,
+     NULL, NULL, "how long to wait for every node to join (default 300)"},
+    {"heartbeat", 0, 0, "SECONDS", KIND_MS, FIELD(heartbeat_ms), 0, 3600, NULL, NULL, NULL,
      "heartbeat interval; an agent silent for two is lost (default 1)"},
-    {"grace", 0, 0, "SECONDS", KIND_MS, FIELD(grace_ms), 0, 3600, ID_NONE,
+    {"grace", 0, 0, "SECONDS", KIND_MS, FIELD(grace_ms), 0, 3600, NULL, NULL, NULL,
      "from SIGTERM to SIGKILL when stopping workers (default 10)"},
-    {"hang-timeout", 0, 0, "SECONDS", OTHER(ID_HANG_TIMEOUT),
+    {"hang-timeout", 0, 0, "SECONDS", KIND_MS_OR_OFF, FIELD(hang_timeout_ms), 0, JOB_TIMEOUT_MAX_S,
+     NULL, NULL, NULL,
      "a worker that writes nothing and uses under 1% of a CPU (its\n"
      "process group) for this long is hung, and fails the job; a\n"
      "stopped one after half of it (0, the default: never)"},
-    {"slow-factor", 0, 0, "F", OTHER(ID_SLOW_FACTOR),
+    {"slow-factor", 0, 0, "F", TAKE(take_slow_factor),
      "node 0 names a rank busy at least F times the median rank per\n"
      "step (workers that write their step into DDPJOB_PROGRESS_FILE;\n"
      "default 1.5; 0: never)"},
-    {"slow-window", 0, 0, "SECONDS", KIND_MS, FIELD(slow_window_ms), 1, JOB_TIMEOUT_MAX_S, ID_NONE,
+    {"slow-window", 0, 0, "SECONDS", KIND_MS, FIELD(slow_window_ms), 1, JOB_TIMEOUT_MAX_S, NULL,
+     NULL, NULL,
      "the time over which each rank's busy time per step is taken\n"
      "(default 30)"},
-    {"exit-timeout", 0, 0, "SECONDS", KIND_INT, FIELD(exit_timeout_s), 1, JOB_TIMEOUT_MAX_S,
-     ID_NONE, "how long a finished node waits for the rest (default 300)"},
+    {"exit-timeout", 0, 0, "SECONDS", KIND_INT, FIELD(exit_timeout_s), 1, JOB_TIMEOUT_MAX_S, NULL,
+     NULL, NULL, "how long a finished node waits for the rest (default 300)"},
     {"output-stall-timeout", 0, 0, "SECONDS", KIND_MS, FIELD(output_stall_ms), 0, JOB_TIMEOUT_MAX_S,
-     ID_NONE,
+     NULL, NULL, NULL,
      "while this agent's stdout or stderr is read, workers\n"
      "wait for it (no line is lost); only once the reader has taken\n"
      "nothing for this long are lines dropped, counted and reported (default 10)"},
-    {"log-dir", 0, 1, "DIR", KIND_STR, FIELD(log_dir), 0, 0, ID_NONE,
+    {"log-dir", 0, 1, "DIR", KIND_STR, FIELD(log_dir), 0, 0, NULL, NULL, NULL,
      "also write each rank's stdout and stderr under DIR/RUN_ID (never\n"
      "over an earlier run's)"},
-    {"redirects", 'r', 1, "S", OTHER(ID_REDIRECTS),
+    {"redirects", 'r', 1, "S", KIND_TAKE, FIELD(redirects), 0, 0, NULL, NULL, take_streams,
      "keep streams S off the console, in the log files only (S: 0 none,\n"
      "1 stdout, 2 stderr, 3 both; or per local rank, 0:3,1:2)"},
-    {"tee", 't', 1, "S", OTHER(ID_TEE),
+    {"tee", 't', 1, "S", KIND_TAKE, FIELD(tee), 0, 0, NULL, NULL, take_streams,
      "write streams S to log files too (a temporary folder, kept and\n"
      "named, without --log-dir)"},
-    {"local-ranks-filter", 0, 1, "L", OTHER(ID_LOCAL_RANKS_FILTER),
+    {"local-ranks-filter", 0, 1, "L", TAKE(take_ranks_filter),
      "only these local ranks' output on the console (0 or 0,2)"},
-    {"log-line-prefix", 0, 0, "T", OTHER(ID_LOG_LINE_PREFIX),
+    {"log-line-prefix", 0, 0, "T", TAKE(take_line_prefix),
      "each console line's prefix: ${rank}, ${local_rank}, ${role_name};\n"
      "\"\" for none (default: $TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE,\n"
      "else \"[rank ${rank}] \")"},
-    {"error-file", 0, 0, "FILE", KIND_STR, FIELD(error_file), 0, 0, ID_NONE,
+    {"error-file", 0, 0, "FILE", KIND_STR, FIELD(error_file), 0, 0, NULL, NULL, NULL,
      "write a JSON failure report to FILE when the job fails (%n in\n"
      "FILE: this node's rank, for nodes that share a file system)"},
-    {"progress-file", 0, 0, "FILE", KIND_STR, FIELD(progress_file), 0, 0, ID_NONE,
+    {"progress-file", 0, 0, "FILE", KIND_STR, FIELD(progress_file), 0, 0, NULL, NULL, NULL,
      "node 0 writes each rank's last step and busy time per step to\n"
      "FILE (JSON; every few seconds and at the end)"},
-    {"python", 0, 0, "PATH", OTHER(ID_PYTHON),
+    {"python", 0, 0, "PATH", TAKE(take_python),
      "the interpreter for a PROGRAM ending in .py, -m or --run-path\n"
      "(default $PYTHON_EXEC, else python3); it runs with -u, as torchrun's does"},
-    {"module", 'm', 1, NULL, OTHER(ID_MODULE),
+    {"module", 'm', 1, NULL, STATE_NAME(module),
      "PROGRAM is a Python module: run as python -u -m PROGRAM"},
-    {"run-path", 0, 1, NULL, OTHER(ID_RUN_PATH),
+    {"run-path", 0, 1, NULL, STATE_NAME(run_path),
      "run the script PROGRAM through runpy.run_path, as torchrun does"},
-    {"no-python", 0, 1, NULL, OTHER(ID_NO_PYTHON),
+    {"no-python", 0, 1, NULL, STATE_NAME(no_python),
      "run PROGRAM as given, even when it ends in .py"},
-    {"local-rank-arg", 0, 0, NULL, KIND_FLAG, FIELD(local_rank_arg), 0, 0, ID_NONE,
+    {"local-rank-arg", 0, 0, NULL, KIND_FLAG, FIELD(local_rank_arg), 0, 0, NULL, NULL, NULL,
      "append --local_rank=N to each worker's arguments, as\n"
      "torch.distributed.launch does (the variable LOCAL_RANK is always set)"},
-    {"monitor-interval", 0, 1, "SECONDS", OTHER(ID_MONITOR_INTERVAL),
+    {"monitor-interval", 0, 1, "SECONDS", TAKE(take_monitor_interval),
      "taken and noted: the agent hears a worker's exit at once"},
-    {"start-method", 0, 1, "spawn|fork|forkserver", OTHER(ID_START_METHOD),
+    {"start-method", 0, 1, "spawn|fork|forkserver", TAKE(take_start_method),
      "taken and noted: every worker is started by fork and exec"},
-    {"deadline", 0, 0, "TIME", OTHER(ID_DEADLINE),
+    {"deadline", 0, 0, "TIME", TAKE(take_deadline),
      "when the scheduler ends the job: Unix seconds, or +SECONDS from now"},
-    {"checkpoint-signal", 0, 0, "SIG", OTHER(ID_CHECKPOINT_SIGNAL),
+    {"checkpoint-signal", 0, 0, "SIG", KIND_SIGNAL, FIELD(checkpoint_signal), 0, 0, NULL, NULL,
+     NULL,
      "sent once to every worker --checkpoint-before the deadline (USR1,\n"
      "SIGUSR2, TERM, ...); without it nothing is sent early"},
     {"checkpoint-before", 0, 0, "S", KIND_MS, FIELD(checkpoint_before_ms), 0, JOB_TIMEOUT_MAX_S,
-     ID_NONE, "seconds before the deadline (default 180)"},
-    {"requeue-count", 0, 0, "N", KIND_INT, FIELD(requeue_count), 0, JOB_REQUEUES_MAX, ID_NONE,
+     NULL, NULL, NULL, "seconds before the deadline (default 180)"},
+    {"requeue-count", 0, 0, "N", KIND_INT, FIELD(requeue_count), 0, JOB_REQUEUES_MAX, NULL, NULL,
+     NULL,
      "this job is requeue N of a chain: the workers' restart count\n"
      "(TORCHELASTIC_RESTART_COUNT) starts at N"},
-    {"gpu-binding", 0, 0, "per-rank|none", OTHER(ID_GPU_BINDING),
+    {"gpu-binding", 0, 0, "per-rank|none",
+     CHOICE(gpu_binding, job_gpu_binding_words, gpu_binding_values),
      "per-rank: each worker sees one GPU, its local rank's of the\n"
      "visible set (CUDA_VISIBLE_DEVICES)"},
-    {"cpu-binding", 0, 0, "cores|numa|none", OTHER(ID_CPU_BINDING),
+    {"cpu-binding", 0, 0, "cores|numa|none",
+     CHOICE(cpu_binding, job_cpu_binding_words, cpu_binding_values),
      "pin each worker to its share of this agent's CPUs:\n"
      "equal contiguous shares, or one NUMA node's CPUs (its GPU's)"},
-    {"preflight", 0, 0, "report|strict|only", OTHER(ID_PREFLIGHT),
+    {"preflight", 0, 0, "report|strict|only", CHOICE(preflight, preflight_words, NULL),
      "node 0 prints what differs across the nodes (driver, CUDA,\n"
      "NCCL, GPUs, InfiniBand, NCCL_* env, python, torch) and advice: report (the\n"
      "default) beside the workers; strict before them, failing the job when they\n"
      "differ; only: every fact, no worker (ddpjob doctor)"},
-    {"help", 'h', 0, NULL, OTHER(ID_HELP), "this text"},
-    {"version", 0, 0, NULL, OTHER(ID_VERSION), "the version"},
+    {"help", 'h', 0, NULL, TAKE(take_help), "this text"},
+    {"version", 0, 0, NULL, TAKE(take_version), "the version"},
 };
 #define NOPTIONS (sizeof options / sizeof *options)
 
@@ -641,14 +655,6 @@ static int nproc_for(const char *word, ddp_error_t *err)
     return cpus < 1 ? 1 : cpus > JOB_PROCS_PER_NODE_MAX ? JOB_PROCS_PER_NODE_MAX : (int)cpus;
 }
 
-/* What the command line says beyond agent_options_t's own fields, until the options are whole. */
-typedef struct {
-    const char *nproc, *token_file, *python;
-    /* How the program is to run, and the option (or PET_ variable) that said so. */
-    char module[64], no_python[64], run_path[64];
-    int port_set;
-} parse_state_t;
-
 /* A choice among words: its index in words, or -1. */
 static int word_index(const char *text, const char *const *words)
 {
@@ -659,7 +665,8 @@ static int word_index(const char *text, const char *const *words)
 }
 
 /* torchrun's --nnodes N or MIN:MAX. */
-static int take_nnodes(agent_options_t *o, const char *value)
+static int take_nnodes(agent_options_t *o, parse_state_t *p, const option_t *opt, const char *name,
+                       const char *value, ddp_error_t *err)
 {
     const char *colon = strchr(value, ':');
     if (!colon) {
@@ -673,7 +680,8 @@ static int take_nnodes(agent_options_t *o, const char *value)
 }
 
 /* torchrun's --rdzv-conf: the timeouts that mean something here. */
-static int take_rdzv_conf(agent_options_t *o, const char *value, ddp_error_t *err)
+static int take_rdzv_conf(agent_options_t *o, parse_state_t *p, const option_t *opt,
+                          const char *name, const char *value, ddp_error_t *err)
 {
     char *copy = ddp_xstrdup(value), *save = NULL;
     int bad = 0;
@@ -696,7 +704,8 @@ static int take_rdzv_conf(agent_options_t *o, const char *value, ddp_error_t *er
 }
 
 /* HOST[:PORT], torchrun's spelling of the master's address. */
-static int take_endpoint(agent_options_t *o, parse_state_t *p, const char *value)
+static int take_endpoint(agent_options_t *o, parse_state_t *p, const option_t *opt,
+                         const char *name, const char *value, ddp_error_t *err)
 {
     const char *colon = strrchr(value, ':');
     free(o->master_addr);
@@ -709,111 +718,115 @@ static int take_endpoint(agent_options_t *o, parse_state_t *p, const char *value
     return ddp_parse_int(colon + 1, 1, 65535, &o->master_port) ? 1 : 0;
 }
 
-/* An OTHER option: 0, 1 for a bad value (said by the caller), -1 with err set. */
-static int take_other(agent_options_t *o, parse_state_t *p, const option_t *opt, const char *name,
+static int take_nproc(agent_options_t *o, parse_state_t *p, const option_t *opt, const char *name,
                       const char *v, ddp_error_t *err)
 {
-    static const char *const start_words[] = {"spawn", "fork", "forkserver", NULL};
-    double seconds;
-    switch (opt->id) {
-    case ID_NNODES:
-        return take_nnodes(o, v);
-    case ID_RDZV_CONF:
-        return take_rdzv_conf(o, v, err);
-    case ID_NPROC:
-        p->nproc = v;
-        return 0;
-    case ID_MASTER_ADDR:
-        free(o->master_addr);
-        o->master_addr = ddp_xstrdup(v);
-        return !*v;
-    case ID_MASTER_PORT:
-        p->port_set = 1;
-        return ddp_parse_int(v, 1, 65535, &o->master_port) ? 1 : 0;
-    case ID_RUN_ID:
-        free(o->run_id);
-        o->run_id = ddp_xstrdup(v);
-        return 0;
-    case ID_TOKEN_FILE:
-        p->token_file = v;
-        return 0;
-    case ID_HANG_TIMEOUT:
-        o->hang_timeout_ms = 0;
-        return strcmp(v, "0") && parse_seconds_ms(v, JOB_TIMEOUT_MAX_S, &o->hang_timeout_ms);
-    case ID_SLOW_FACTOR:
-        /* 1 or less would call half of any job slow. */
-        return ddp_parse_double(v, 0, 100, &o->slow_factor) ||
-               (o->slow_factor > 0 && o->slow_factor <= 1);
-    case ID_REDIRECTS:
-    case ID_TEE:
-        if (console_check_streams(v, name, err))
-            return -1;
-        *(opt->id == ID_REDIRECTS ? &o->redirects : &o->tee) = strcmp(v, "0") ? v : NULL;
-        return 0;
-    case ID_LOCAL_RANKS_FILTER:
-        o->local_ranks_filter = v;
-        return console_check_filter(v, err);
-    case ID_LOG_LINE_PREFIX:
-        o->prefix_template = v;
-        return 0;
-    case ID_RDZV_BACKEND:
-        /* Both are a store on one node, which is what ddpjob's rendezvous is. */
-        if (strcmp(v, "c10d") && strcmp(v, "static"))
-            return ddp_error_set(err,
-                                 "--rdzv-backend %s: not supported (ddpjob's rendezvous is its "
-                                 "own store on node 0; c10d and static map onto it)",
-                                 v);
-        o->rdzv_c10d = !strcmp(v, "c10d");
-        return 0;
-    case ID_RDZV_ENDPOINT:
-        return take_endpoint(o, p, v);
-    case ID_PYTHON:
-        p->python = v;
-        return !*v;
-    case ID_MODULE:
-        snprintf(p->module, sizeof p->module, "%s", name);
-        return 0;
-    case ID_NO_PYTHON:
-        snprintf(p->no_python, sizeof p->no_python, "%s", name);
-        return 0;
-    case ID_RUN_PATH:
-        snprintf(p->run_path, sizeof p->run_path, "%s", name);
-        return 0;
-    case ID_MONITOR_INTERVAL:
-        o->ignored_notes[0] =
-            "--monitor-interval changes nothing here: the agent hears a worker's exit at once";
-        return ddp_parse_double(v, 0, 3600, &seconds) ? 1 : 0;
-    case ID_START_METHOD:
-        o->ignored_notes[1] = "--start-method changes nothing here: every worker is a process of "
-                              "its own, started by fork and exec";
-        return word_index(v, start_words) < 0;
-    case ID_DEADLINE:
-        return parse_deadline(v, &o->deadline_ms) ? 1 : 0;
-    case ID_CHECKPOINT_SIGNAL:
-        return (o->checkpoint_signal = ddp_parse_signal(v)) <= 0;
-    case ID_GPU_BINDING:
-        o->gpu_binding = !strcmp(v, "per-rank") ? GPU_BINDING_PER_RANK : GPU_BINDING_NONE;
-        return word_index(v, job_gpu_binding_words) < 0;
-    case ID_CPU_BINDING:
-        o->cpu_binding = !strcmp(v, "cores")  ? CPU_BINDING_CORES
-                         : !strcmp(v, "numa") ? CPU_BINDING_NUMA
-                                              : CPU_BINDING_NONE;
-        return word_index(v, job_cpu_binding_words) < 0;
-    case ID_PREFLIGHT:
-        o->preflight = !strcmp(v, "strict") ? PREFLIGHT_STRICT
-                       : !strcmp(v, "only") ? PREFLIGHT_ONLY
-                                            : PREFLIGHT_REPORT;
-        return word_index(v, job_preflight_words) < 0 && strcmp(v, "only");
-    case ID_HELP:
-        print_usage(stdout);
-        return 2;
-    case ID_VERSION:
-        printf("ddpjob-agent %s\n", DDPJOB_VERSION);
-        return 2;
-    case ID_NONE:
-        break;
-    }
+    p->nproc = v;
     return 0;
+}
+
+static int take_master_port(agent_options_t *o, parse_state_t *p, const option_t *opt,
+                            const char *name, const char *v, ddp_error_t *err)
+{
+    p->port_set = 1;
+    return ddp_parse_int(v, 1, 65535, &o->master_port) ? 1 : 0;
+}
+
+static int take_token_file(agent_options_t *o, parse_state_t *p, const option_t *opt,
+                           const char *name, const char *v, ddp_error_t *err)
+{
+    p->token_file = v;
+    return 0;
+}
+
+static int take_slow_factor(agent_options_t *o, parse_state_t *p, const option_t *opt,
+                            const char *name, const char *v, ddp_error_t *err)
+{
+    /* 1 or less would call half of any job slow. */
+    return ddp_parse_double(v, 0, 100, &o->slow_factor) ||
+           (o->slow_factor > 0 && o->slow_factor <= 1);
+}
+
+/* --redirects and --tee: the streams (console.h), into the row's field; 0 is none. */
+static int take_streams(agent_options_t *o, parse_state_t *p, const option_t *opt, const char *name,
+                        const char *v, ddp_error_t *err)
+{
+    if (console_check_streams(v, name, err))
+        return -1;
+    *(const char **)((char *)o + opt->field) = strcmp(v, "0") ? v : NULL;
+    return 0;
+}
+
+static int take_ranks_filter(agent_options_t *o, parse_state_t *p, const option_t *opt,
+                             const char *name, const char *v, ddp_error_t *err)
+{
+    o->local_ranks_filter = v;
+    return console_check_filter(v, err);
+}
+
+static int take_line_prefix(agent_options_t *o, parse_state_t *p, const option_t *opt,
+                            const char *name, const char *v, ddp_error_t *err)
+{
+    o->prefix_template = v;
+    return 0;
+}
+
+static int take_rdzv_backend(agent_options_t *o, parse_state_t *p, const option_t *opt,
+                             const char *name, const char *v, ddp_error_t *err)
+{
+    /* Both are a store on one node, which is what ddpjob's rendezvous is. */
+    if (strcmp(v, "c10d") && strcmp(v, "static"))
+        return ddp_error_set(err,
+                             "--rdzv-backend %s: not supported (ddpjob's rendezvous is its "
+                             "own store on node 0; c10d and static map onto it)",
+                             v);
+    o->rdzv_c10d = !strcmp(v, "c10d");
+    return 0;
+}
+
+static int take_python(agent_options_t *o, parse_state_t *p, const option_t *opt, const char *name,
+                       const char *v, ddp_error_t *err)
+{
+    p->python = v;
+    return !*v;
+}
+
+static int take_monitor_interval(agent_options_t *o, parse_state_t *p, const option_t *opt,
+                                 const char *name, const char *v, ddp_error_t *err)
+{
+    double seconds;
+    o->ignored_notes[0] =
+        "--monitor-interval changes nothing here: the agent hears a worker's exit at once";
+    return ddp_parse_double(v, 0, 3600, &seconds) ? 1 : 0;
+}
+
+static int take_start_method(agent_options_t *o, parse_state_t *p, const option_t *opt,
+                             const char *name, const char *v, ddp_error_t *err)
+{
+    static const char *const start_words[] = {"spawn", "fork", "forkserver", NULL};
+    o->ignored_notes[1] = "--start-method changes nothing here: every worker is a process of "
+                          "its own, started by fork and exec";
+    return word_index(v, start_words) < 0;
+}
+
+static int take_deadline(agent_options_t *o, parse_state_t *p, const option_t *opt,
+                         const char *name, const char *v, ddp_error_t *err)
+{
+    return parse_deadline(v, &o->deadline_ms) ? 1 : 0;
+}
+
+static int take_help(agent_options_t *o, parse_state_t *p, const option_t *opt, const char *name,
+                     const char *v, ddp_error_t *err)
+{
+    print_usage(stdout);
+    return 2;
+}
+
+static int take_version(agent_options_t *o, parse_state_t *p, const option_t *opt, const char *name,
+                        const char *v, ddp_error_t *err)
+{
+    printf("ddpjob-agent %s\n", DDPJOB_VERSION);
+    return 2;
 }
 
 /* One option from the command line: 0, 1 for a bad value, 2 when --help or --version said all,
@@ -822,22 +835,36 @@ static int take_option(agent_options_t *o, parse_state_t *p, const option_t *opt
                        const char *v, ddp_error_t *err)
 {
     char *at = (char *)o + opt->field;
+    int index;
     switch (opt->kind) {
     case KIND_FLAG:
         *(int *)at = 1;
         return 0;
     case KIND_INT:
         return ddp_parse_int(v, (int)opt->lo, (int)opt->hi, (int *)at) ? 1 : 0;
+    case KIND_MS_OR_OFF:
+        *(int *)at = 0;
+        return strcmp(v, "0") && parse_seconds_ms(v, opt->hi, (int *)at);
     case KIND_MS:
         return parse_seconds_ms(v, opt->hi, (int *)at) ? 1 : 0;
     case KIND_STR:
         free(*(char **)at);
         *(char **)at = ddp_xstrdup(v);
+        return opt->lo && !*v;
+    case KIND_CHOICE:
+        if ((index = word_index(v, opt->words)) < 0)
+            return 1;
+        *(int *)at = opt->values ? opt->values[index] : index;
         return 0;
-    case KIND_OTHER:
+    case KIND_SIGNAL:
+        return (*(int *)at = ddp_parse_signal(v)) <= 0;
+    case KIND_STATE_NAME:
+        snprintf((char *)p + opt->field, sizeof p->module, "%s", name);
+        return 0;
+    case KIND_TAKE:
         break;
     }
-    return take_other(o, p, opt, name, v, err);
+    return opt->take(o, p, opt, name, v, err);
 }
 
 /* The options after the environment's defaults: filled into o and p; 0, 1 when --help or

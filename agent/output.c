@@ -5,6 +5,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
@@ -304,4 +305,23 @@ void output_finish(void)
             ddp_sleep_ms(10);
         }
     }
+}
+
+void agent_say(const char *fmt, ...)
+{
+    static const char prefix[] = "ddpjob-agent: ";
+    char line[2048];
+    memcpy(line, prefix, sizeof prefix - 1);
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(line + sizeof prefix - 1, sizeof line - sizeof prefix, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    size_t len = sizeof prefix - 1 + (size_t)n;
+    if (len > sizeof line - 2)
+        len = sizeof line - 2;
+    line[len++] = '\n';
+    /* One write, so the line stays whole beside the workers' relayed lines. */
+    output_write(STDERR_FILENO, OUTPUT_AGENT, line, len);
 }

@@ -39,5 +39,7 @@ void output_service(void);
 /* Says what was dropped, if anything, then waits until both streams are copied out, or until
  * the real output has taken nothing for the stall deadline (at most 2 s once it had stalled). */
 void output_finish(void);
+/* One line "ddpjob-agent: ..." on stderr, written whole. */
+void agent_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif

@@ -344,36 +344,35 @@ static void print_preflight(const agent_options_t *o, char **fp)
     free(text);
 }
 
-/* The preflight that comes first (preflight_first), every fingerprint being in the store: node 0
- * prints the report; every node takes the same verdict from the same facts. Returns 1 when no
- * worker is to start (doctor; strict, with the nodes differing: the job's end is then
- * published). */
-int preflight_before_workers(agent_t *a, attempt_t *t)
+preflight_verdict_t preflight_verdict(int mode, int read, int differ, failure_t *f)
+{
+    if (mode == PREFLIGHT_ONLY)
+        return PREFLIGHT_NO_WORKERS;
+    if (read && !differ)
+        return PREFLIGHT_RUN_WORKERS;
+    *f = read ? node_failure(FAIL_PREFLIGHT, 1, -1, "-",
+                             "preflight: strict, and the nodes differ in %d fact(s) (node 0's "
+                             "output lists them): no worker was started",
+                             differ)
+              : node_failure(FAIL_PREFLIGHT, 1, -1, "-",
+                             "preflight: strict, and the nodes' fingerprints could not be read: "
+                             "no worker was started");
+    return PREFLIGHT_FAILS_JOB;
+}
+
+preflight_verdict_t preflight_before_workers(agent_t *a, failure_t *f)
 {
     const agent_options_t *o = a->o;
     char **fp = ddp_xcalloc((size_t)o->nnodes, sizeof *fp);
     ddp_error_t err = {0};
-    int ok = read_fingerprints(a, fp, &err) == 0;
-    if (!ok)
+    int read = read_fingerprints(a, fp, &err) == 0;
+    if (!read)
         agent_say("preflight: cannot read the nodes' fingerprints: %s", err.msg);
-    if (ok && o->node_rank == 0)
+    if (read && o->node_rank == 0)
         print_preflight(o, fp);
-    int differ = ok ? preflight_differences(fp, o->nnodes) : 0, stop = 0;
-    if (o->preflight == PREFLIGHT_ONLY) {
-        stop = 1;
-    } else if (differ || !ok) {
-        failure_t f = ok ? node_failure(a, FAIL_PREFLIGHT, 1, -1, "-",
-                                        "preflight: strict, and the nodes differ in %d fact(s) "
-                                        "(node 0's output lists them): no worker was started",
-                                        differ)
-                         : node_failure(a, FAIL_PREFLIGHT, 1, -1, "-",
-                                        "preflight: strict, and the nodes' fingerprints could "
-                                        "not be read: no worker was started");
-        attempt_publish_end(a, t, &f, END_FAILED);
-        stop = 1;
-    }
+    int differ = read ? preflight_differences(fp, o->nnodes) : 0;
     free_fingerprints(fp, o->nnodes);
-    return stop;
+    return preflight_verdict(o->preflight, read, differ, f);
 }
 
 /* The preflight beside the workers (report on several nodes). Each node publishes its

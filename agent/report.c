@@ -2,6 +2,8 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -102,6 +104,38 @@ failure_t failure_of_worker(const worker_t *w, int node, const char *host)
                  *w->gpu_pci ? ")" : "", status);
     }
     format_time(w->exit_time, f.when, sizeof f.when);
+    return f;
+}
+
+/* f with its what from fmt and its time stamped. */
+static failure_t described(failure_t f, const char *fmt, va_list ap)
+{
+    vsnprintf(f.what, sizeof f.what, fmt, ap);
+    failure_stamp(&f);
+    return f;
+}
+
+failure_t node_failure(failure_kind_t kind, int code, int node, const char *host, const char *fmt,
+                       ...)
+{
+    failure_t f = {.kind = kind, .code = code, .node = node, .rank = -1, .local_rank = -1};
+    snprintf(f.host, sizeof f.host, "%s", host && *host ? host : "-");
+    va_list ap;
+    va_start(ap, fmt);
+    f = described(f, fmt, ap);
+    va_end(ap);
+    return f;
+}
+
+failure_t worker_failure(const worker_t *w, int node, const char *host, int code, const char *fmt,
+                         ...)
+{
+    failure_t f = failure_of_worker(w, node, host);
+    f.code = code;
+    va_list ap;
+    va_start(ap, fmt);
+    f = described(f, fmt, ap);
+    va_end(ap);
     return f;
 }
 

@@ -42,6 +42,12 @@ void failure_from_status(int status, char *what, size_t size, int *code);
 /* What ended worker w, as a failure of this node's (node, host): its status, or, where the agent
  * found more, the out-of-memory kill. */
 failure_t failure_of_worker(const worker_t *w, int node, const char *host);
+/* A failure of node `node` (or of the job: -1) on host, stamped now. */
+failure_t node_failure(failure_kind_t kind, int code, int node, const char *host, const char *fmt,
+                       ...) __attribute__((format(printf, 5, 6)));
+/* A failure of worker w (of node `node` on host), stamped now. */
+failure_t worker_failure(const worker_t *w, int node, const char *host, int code, const char *fmt,
+                         ...) __attribute__((format(printf, 5, 6)));
 int failure_encode(const failure_t *f, char *buf, size_t size);
 int failure_decode(const char *text, failure_t *f);
 /* One line: "rank 3 (node 1, host n2, local rank 1) exited with code 7 at ...". */

@@ -8,9 +8,6 @@
  * below its most nodes, so that they are admitted at the restart. */
 #include "standby.h"
 
-#include <errno.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,7 +15,7 @@
 #include "ddp_alloc.h"
 #include "ddp_clock.h"
 #include "ddp_json.h"
-#include "ddp_parse.h"
+#include "output.h"
 
 void standby_setup(agent_t *a)
 {
@@ -139,41 +136,6 @@ int standby_after_join(agent_t *a, attempt_t *t, const ddp_rdzv_result_t *r, ddp
     return 0;
 }
 
-void standby_wait(agent_t *a, attempt_t *t)
-{
-    agent_say("node rank %d (%s) stands by in attempt %d while %d node(s) run workers", a->slot,
-              a->host, t->round, a->o->nnodes);
-    int64_t next_ping = ddp_deadline_in(a->o->heartbeat_ms);
-    while (t->end == END_UNKNOWN && !a->stop_signal && !a->store_lost) {
-        struct pollfd pfd[2] = {{.fd = a->sigfd, .events = POLLIN},
-                                {.fd = ddp_store_client_fd(a->watch), .events = POLLIN}};
-        int timeout = ddp_ms_left(next_ping);
-        if (poll(pfd, 2, timeout) < 0 && errno != EINTR)
-            break;
-        if (pfd[0].revents)
-            agent_read_signals(a, NULL, 0);
-        if (pfd[1].revents)
-            attempt_on_watch(a, t, NULL, 0);
-        ddp_error_t err;
-        if (t->end == END_UNKNOWN && ddp_now_ms() >= next_ping) {
-            if (ddp_store_ping(a->client, &err))
-                liveness_lose_store(a, t, NULL, 0, err.msg);
-            next_ping = ddp_deadline_in(a->o->heartbeat_ms);
-        }
-    }
-    if (t->end == END_UNKNOWN) {
-        failure_t f = node_failure(a, FAIL_SIGNAL, 128 + a->stop_signal, -1, a->host,
-                                   "standby node rank %d received SIG%s", a->slot,
-                                   ddp_signal_name(a->stop_signal));
-        attempt_set_end(t, END_FAILED, &f);
-    }
-    if (t->end == END_FAILED && !attempt_will_restart(a, t)) {
-        char line[1024];
-        failure_line(&t->first, line, sizeof line);
-        agent_say("job failed (exit %d): %s; this node stood by", t->first.code, line);
-    }
-}
-
 void standby_after_attempt(agent_t *a, const attempt_t *t)
 {
     if (a->o->node_rank != 0 || t->end != END_FAILED)
@@ -185,21 +147,28 @@ void standby_after_attempt(agent_t *a, const attempt_t *t)
         ddp_members_exclude(&a->members, ddp_members_slot_of(&a->members, t->silent_node));
 }
 
-void standby_check_growth(agent_t *a, attempt_t *t, worker_t *w, int n)
+int standby_growth_failure(int elastic, int nnodes, int max_nodes, int waiting, failure_t *f)
+{
+    if (!elastic || nnodes >= max_nodes || waiting <= 0)
+        return 0;
+    *f = node_failure(FAIL_MEMBERSHIP, 1, -1, "-",
+                      "%d node(s) wait to join a world of %d (at most %d): every worker restarts "
+                      "with them",
+                      waiting, nnodes, max_nodes);
+    return 1;
+}
+
+int standby_check_growth(agent_t *a, const attempt_t *t, failure_t *f)
 {
     const agent_options_t *o = a->o;
     ddp_error_t err;
-    int waiting;
-    if (!agent_options_elastic(o) || o->nnodes >= a->elastic.max_nodes ||
-        (waiting = ddp_rdzv_waiting(a->client, t->round + 1, &err)) <= 0)
-        return;
-    failure_t f = node_failure(a, FAIL_MEMBERSHIP, 1, -1, "-",
-                               "%d node(s) wait to join a world of %d (at most %d): every worker "
-                               "restarts with them",
-                               waiting, o->nnodes, a->elastic.max_nodes);
-    agent_say("%s", f.what);
-    attempt_publish_end(a, t, &f, END_FAILED);
-    attempt_begin_stop(a, t, w, n, SIGTERM);
+    if (!agent_options_elastic(o) || o->nnodes >= a->elastic.max_nodes)
+        return 0;
+    int waiting = ddp_rdzv_waiting(a->client, t->round + 1, &err);
+    if (!standby_growth_failure(1, o->nnodes, a->elastic.max_nodes, waiting, f))
+        return 0;
+    agent_say("%s", f->what);
+    return 1;
 }
 
 void standby_teardown(agent_t *a)

@@ -12,12 +12,13 @@ void standby_setup(agent_t *a);
 int standby_before_join(agent_t *a, attempt_t *t, ddp_rdzv_join_t *join, ddp_error_t *err);
 /* After the join: the attempt's round, node count and this agent's node rank, or standby. */
 int standby_after_join(agent_t *a, attempt_t *t, const ddp_rdzv_result_t *r, ddp_error_t *err);
-/* A standby's attempt: returns once its end is known (or a stop signal came, or the store went). */
-void standby_wait(agent_t *a, attempt_t *t);
 /* Node 0, after a failed attempt: the nodes it lost are excluded. */
 void standby_after_attempt(agent_t *a, const attempt_t *t);
-/* Node 0, each heartbeat: agents waiting to join a world below its most end the attempt. */
-void standby_check_growth(agent_t *a, attempt_t *t, worker_t *w, int n);
+/* Node 0, each heartbeat: agents waiting to join a world below its most end the attempt (1,
+ * with *f). */
+int standby_check_growth(agent_t *a, const attempt_t *t, failure_t *f);
+/* The decision: `waiting` agents for the next round of a world of nnodes (at most max_nodes). */
+int standby_growth_failure(int elastic, int nnodes, int max_nodes, int waiting, failure_t *f);
 void standby_teardown(agent_t *a);
 
 #endif

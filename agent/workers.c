@@ -71,18 +71,11 @@ static int init_relays(worker_t *w, const worker_launch_t *l, int log_out, int l
                       shown && !(redirected & CONSOLE_STDERR), 1);
 }
 
-static int start_one(worker_t *w, const worker_launch_t *l, ddp_error_t *err)
+/* Worker w's environment (worker_env.h), with its GPU and, in *cpus, its CPUs (binding.h);
+ * NULL with err set. */
+static char **worker_environment(worker_t *w, const worker_launch_t *l, cpu_set_t *cpus,
+                                 ddp_error_t *err)
 {
-    int out[2] = {-1, -1}, errp[2] = {-1, -1}, log_out = -1, log_err = -1, rc = -1;
-    char **env = NULL;
-    snprintf(w->dir, sizeof w->dir, "%s/rank_%d", l->attempt_dir, w->rank);
-    snprintf(w->error_file, sizeof w->error_file, "%s/error.json", w->dir);
-    snprintf(w->progress_file, sizeof w->progress_file, "%s/progress", w->dir);
-    if (ddp_make_dirs(w->dir, 0700, err))
-        return -1;
-    if (l->write_logs && ((log_out = open_log(w, "stdout.log", err)) < 0 ||
-                          (log_err = open_log(w, "stderr.log", err)) < 0))
-        goto out;
     ddp_worker_env_t we = l->env;
     we.rank = w->rank;
     we.local_rank = w->local_rank;
@@ -90,10 +83,9 @@ static int start_one(worker_t *w, const worker_launch_t *l, ddp_error_t *err)
     we.progress_file = w->progress_file;
     int nproc = l->env.local_world_size;
     char gpu[BINDING_GPU_ID_MAX];
-    cpu_set_t cpus;
     if (l->gpu_binding == GPU_BINDING_PER_RANK) {
         if (binding_gpu(w->local_rank, nproc, gpu, sizeof gpu, err))
-            goto out;
+            return NULL;
         we.cuda_visible_devices = gpu;
     }
     /* Its GPU's PCI device (a walk of sysfs) only where it is placed by it; a GPU out of memory
@@ -102,51 +94,77 @@ static int start_one(worker_t *w, const worker_launch_t *l, ddp_error_t *err)
     if (l->cpu_binding == CPU_BINDING_NUMA)
         binding_worker_gpu(w->local_rank, w->gpu, sizeof w->gpu, w->gpu_pci, sizeof w->gpu_pci);
     if (l->cpu_binding != CPU_BINDING_NONE &&
-        binding_cpus(l->cpu_binding, w->local_rank, nproc, w->gpu_pci, &cpus, err))
+        binding_cpus(l->cpu_binding, w->local_rank, nproc, w->gpu_pci, cpus, err))
+        return NULL;
+    return ddp_worker_env_build(&we, environ, err);
+}
+
+/* The worker's stdout and stderr pipes. */
+static int open_pipes(int out[2], int errp[2], ddp_error_t *err)
+{
+    if (pipe2(out, O_CLOEXEC) == 0 && pipe2(errp, O_CLOEXEC) == 0)
+        return 0;
+    int e = errno;
+    struct rlimit files = {0};
+    getrlimit(RLIMIT_NOFILE, &files);
+    if (e == EMFILE)
+        return ddp_error_set(err,
+                             "pipe: %s (the agent may hold %llu descriptors and keeps 2 per "
+                             "worker: raise `ulimit -n` or start fewer workers)",
+                             strerror(e), (unsigned long long)files.rlim_cur);
+    return ddp_error_set(err, "pipe: %s", strerror(e));
+}
+
+/* The command with --local_rank=N after it (torch.distributed.launch's), in arg; l->command
+ * itself without --local-rank-arg; NULL when out of memory. Made before fork: the agent has
+ * threads, so the child must not allocate. */
+static char **worker_command(const worker_t *w, const worker_launch_t *l, char *arg, size_t size)
+{
+    if (!l->local_rank_arg)
+        return l->command;
+    size_t n = 0;
+    while (l->command[n])
+        n++;
+    char **command = calloc(n + 2, sizeof *command);
+    if (!command)
+        return NULL;
+    memcpy(command, l->command, n * sizeof *command);
+    snprintf(arg, size, "--local_rank=%d", w->local_rank);
+    command[n] = arg;
+    return command;
+}
+
+static int start_one(worker_t *w, const worker_launch_t *l, ddp_error_t *err)
+{
+    int out[2] = {-1, -1}, errp[2] = {-1, -1}, log_out = -1, log_err = -1, rc = -1;
+    char **env = NULL, **command = NULL, local_rank_arg[32];
+    cpu_set_t cpus;
+    snprintf(w->dir, sizeof w->dir, "%s/rank_%d", l->attempt_dir, w->rank);
+    snprintf(w->error_file, sizeof w->error_file, "%s/error.json", w->dir);
+    snprintf(w->progress_file, sizeof w->progress_file, "%s/progress", w->dir);
+    if (ddp_make_dirs(w->dir, 0700, err))
+        return -1;
+    if (l->write_logs && ((log_out = open_log(w, "stdout.log", err)) < 0 ||
+                          (log_err = open_log(w, "stderr.log", err)) < 0))
         goto out;
     unlink(w->error_file);
     unlink(w->progress_file);
-    if (!(env = ddp_worker_env_build(&we, environ, err)))
+    if (!(env = worker_environment(w, l, &cpus, err)) || open_pipes(out, errp, err))
         goto out;
-    if (pipe2(out, O_CLOEXEC) || pipe2(errp, O_CLOEXEC)) {
-        int e = errno;
-        struct rlimit files = {0};
-        getrlimit(RLIMIT_NOFILE, &files);
-        if (e == EMFILE)
-            ddp_error_set(err,
-                          "pipe: %s (the agent may hold %llu descriptors and keeps 2 per "
-                          "worker: raise `ulimit -n` or start fewer workers)",
-                          strerror(e), (unsigned long long)files.rlim_cur);
-        else
-            ddp_error_set(err, "pipe: %s", strerror(e));
-        goto out;
-    }
     if (init_relays(w, l, log_out, log_err)) {
         ddp_error_set(err, "out of memory");
         goto out;
     }
     log_out = log_err = -1; /* the relays own them now */
-    /* Made before fork: the agent has threads, so the child must not allocate. */
-    char local_rank_arg[32], **command = l->command;
-    if (l->local_rank_arg) {
-        size_t n = 0;
-        while (l->command[n])
-            n++;
-        if (!(command = calloc(n + 2, sizeof *command))) {
-            ddp_error_set(err, "out of memory");
-            goto out;
-        }
-        memcpy(command, l->command, n * sizeof *command);
-        snprintf(local_rank_arg, sizeof local_rank_arg, "--local_rank=%d", w->local_rank);
-        command[n] = local_rank_arg;
+    if (!(command = worker_command(w, l, local_rank_arg, sizeof local_rank_arg))) {
+        ddp_error_set(err, "out of memory");
+        goto out;
     }
     pid_t agent = getpid();
     pid_t pid = fork();
     if (pid == 0)
         exec_worker(command, env, out[1], errp[1], agent,
                     l->cpu_binding != CPU_BINDING_NONE ? &cpus : NULL);
-    if (command != l->command)
-        free(command);
     if (pid < 0) {
         ddp_error_set(err, "fork: %s", strerror(errno));
         goto out;
@@ -162,6 +180,8 @@ static int start_one(worker_t *w, const worker_launch_t *l, ddp_error_t *err)
     out[0] = errp[0] = -1;
     rc = 0;
 out:
+    if (command != l->command)
+        free(command);
     for (int i = 0; i < 2; i++) {
         if (out[i] >= 0)
             close(out[i]);

@@ -295,6 +295,58 @@ int cmd_launch(int argc, char **argv)
 }
 
 /* The command line into r: 0, -1 when --help said all, or the exit status to end with. */
+/* One of launch's own options (c: getopt's value, arg its argument) into r: 0, -1 when --help
+ * was printed, or an exit code. */
+static int take_launch_option(launch_request_t *r, int c, char *arg)
+{
+    int bad = 0;
+    long number;
+    switch (c) {
+    case 'h':
+        fputs(launch_help, stdout);
+        return -1;
+    case 'p':
+        bad = parse_int_option("--nproc-per-node", arg, 1, JOB_PROCS_PER_NODE_MAX, &r->nproc);
+        break;
+    case 'b':
+        r->bindir = arg;
+        break;
+    case 'P':
+        bad = parse_int_option("--master-port", arg, 1, 65535, &r->port);
+        break;
+    case 'r':
+        r->run_id = arg;
+        break;
+    case 's':
+        r->script_path = arg;
+        break;
+    case 'w':
+        r->workdir = arg;
+        break;
+    case 'd':
+        /* Unix seconds or +SECONDS, checked here rather than by every agent at once. */
+        bad = parse_int_option("--deadline", arg + (arg[0] == '+'), 1, INT64_MAX / 1000, &number);
+        r->agent_options[r->nagent_options++] = "--deadline";
+        r->agent_options[r->nagent_options++] = arg;
+        break;
+    case 'q':
+        bad = parse_int_option("--requeue-count", arg, 0, JOB_REQUEUES_MAX, &number);
+        r->agent_options[r->nagent_options++] = "--requeue-count";
+        r->agent_options[r->nagent_options++] = arg;
+        break;
+    case 'o':
+        r->agent_options[r->nagent_options++] = arg;
+        break;
+    case 'S':
+        bad = parse_int_option("--spares", arg, 0, JOB_NODES_MAX - 1, &r->spares);
+        break;
+    default:
+        fputs(launch_help, stderr);
+        return EXIT_USAGE;
+    }
+    return bad ? EXIT_USAGE : 0;
+}
+
 static int parse_launch_args(int argc, char **argv, bool doctor, launch_request_t *r)
 {
     static const struct option opts[] = {HOST_OPTIONS_LONGOPTS,
@@ -318,7 +370,6 @@ static int parse_launch_args(int argc, char **argv, bool doctor, launch_request_
         return EXIT_SYSTEM;
     }
     host_options_init(&r->ho);
-    long number;
     argc = split_workload_args(argc, argv, &r->extra, &r->nextra);
     int c;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -328,54 +379,8 @@ static int parse_launch_args(int argc, char **argv, bool doctor, launch_request_
             return EXIT_USAGE;
         if (taken)
             continue;
-        int bad = 0;
-        switch (c) {
-        case 'h':
-            fputs(launch_help, stdout);
-            return -1;
-        case 'p':
-            bad =
-                parse_int_option("--nproc-per-node", optarg, 1, JOB_PROCS_PER_NODE_MAX, &r->nproc);
-            break;
-        case 'b':
-            r->bindir = optarg;
-            break;
-        case 'P':
-            bad = parse_int_option("--master-port", optarg, 1, 65535, &r->port);
-            break;
-        case 'r':
-            r->run_id = optarg;
-            break;
-        case 's':
-            r->script_path = optarg;
-            break;
-        case 'w':
-            r->workdir = optarg;
-            break;
-        case 'd':
-            /* Unix seconds or +SECONDS, checked here rather than by every agent at once. */
-            bad = parse_int_option("--deadline", optarg + (optarg[0] == '+'), 1, INT64_MAX / 1000,
-                                   &number);
-            r->agent_options[r->nagent_options++] = "--deadline";
-            r->agent_options[r->nagent_options++] = optarg;
-            break;
-        case 'q':
-            bad = parse_int_option("--requeue-count", optarg, 0, JOB_REQUEUES_MAX, &number);
-            r->agent_options[r->nagent_options++] = "--requeue-count";
-            r->agent_options[r->nagent_options++] = optarg;
-            break;
-        case 'o':
-            r->agent_options[r->nagent_options++] = optarg;
-            break;
-        case 'S':
-            bad = parse_int_option("--spares", optarg, 0, JOB_NODES_MAX - 1, &r->spares);
-            break;
-        default:
-            fputs(launch_help, stderr);
-            return EXIT_USAGE;
-        }
-        if (bad)
-            return EXIT_USAGE;
+        if ((taken = take_launch_option(r, c, optarg)))
+            return taken;
     }
     /* doctor needs no spec: it then asks the hosts' python3 for its versions. */
     int specs = argc - optind;

@@ -129,6 +129,56 @@ static ssh_session_t *login_once(const char *alias, const ssh_target_t *t, const
                             err);
 }
 
+/* One host: whether a key login works, and with `install` the key put in place where the login
+ * was refused. Says what it found; returns 1 when a key login works. */
+static int set_up_host(const char *alias, const host_options_t *ho, int install,
+                       const char *login_identity)
+{
+    ddp_error_t err;
+    ssh_target_t t;
+    char key_path[1100];
+    if (ssh_config_lookup(ho->ssh_config, alias, &t, &err)) {
+        printf("%s: %s\n", alias, err.msg);
+        return 0;
+    }
+    int64_t deadline = ddp_deadline_in(ho->connect_s * 1000);
+    ssh_session_t *s =
+        ssh_session_open(alias, &t, ho->known_hosts, ho->accept_new_keys, NULL, deadline, &err);
+    if (s) {
+        printf("%s: key login works (%s@%s:%d); nothing changed\n", alias, t.user, t.hostname,
+               t.port);
+        ssh_session_close(s);
+        return 1;
+    }
+    printf("%s: no key login: %s\n", alias, err.msg);
+    /* Only a refused login is a matter of keys: not a host that is not itself, or not there. */
+    if (!install || err.code != EACCES)
+        return 0;
+    int ready = 0, added = 0;
+    char *key = public_key(&t, key_path, sizeof key_path, &err);
+    s = key ? login_once(alias, &t, ho, login_identity, deadline, &err) : NULL;
+    if (!s || install_key(s, key, &added, deadline, &err)) {
+        printf("%s: the key was not installed: %s\n", alias, err.msg);
+    } else {
+        printf("%s: %s %s in ~/.ssh/authorized_keys\n", alias,
+               added ? "added" : "found (already there)", key_path);
+        ssh_session_close(s);
+        s = ssh_session_open(alias, &t, ho->known_hosts, ho->accept_new_keys, NULL,
+                             ddp_deadline_in(ho->connect_s * 1000), &err);
+        if (s) {
+            printf("%s: key login works now\n", alias);
+            ready = 1;
+        } else {
+            printf("%s: key login still refused: %s (the host's sshd may not read "
+                   "~/.ssh/authorized_keys, or refuses keys)\n",
+                   alias, err.msg);
+        }
+    }
+    ssh_session_close(s);
+    free(key);
+    return ready;
+}
+
 int cmd_setup_nodes(int argc, char **argv)
 {
     static const struct option opts[] = {HOST_OPTIONS_LONGOPTS,
@@ -179,51 +229,8 @@ int cmd_setup_nodes(int argc, char **argv)
         return EXIT_USAGE;
     }
     int ready = 0;
-    for (size_t i = 0; i < hosts.count; i++) {
-        const char *alias = hosts.hosts[i].name;
-        ssh_target_t t;
-        char key_path[1100];
-        if (ssh_config_lookup(ho.ssh_config, alias, &t, &err)) {
-            printf("%s: %s\n", alias, err.msg);
-            continue;
-        }
-        int64_t deadline = ddp_deadline_in(ho.connect_s * 1000);
-        ssh_session_t *s =
-            ssh_session_open(alias, &t, ho.known_hosts, ho.accept_new_keys, NULL, deadline, &err);
-        if (s) {
-            printf("%s: key login works (%s@%s:%d); nothing changed\n", alias, t.user, t.hostname,
-                   t.port);
-            ssh_session_close(s);
-            ready++;
-            continue;
-        }
-        printf("%s: no key login: %s\n", alias, err.msg);
-        /* Only a refused login is a matter of keys: not a host that is not itself, or not there. */
-        if (!install || err.code != EACCES)
-            continue;
-        char *key = public_key(&t, key_path, sizeof key_path, &err);
-        int added = 0;
-        s = key ? login_once(alias, &t, &ho, login_identity, deadline, &err) : NULL;
-        if (!s || install_key(s, key, &added, deadline, &err)) {
-            printf("%s: the key was not installed: %s\n", alias, err.msg);
-        } else {
-            printf("%s: %s %s in ~/.ssh/authorized_keys\n", alias,
-                   added ? "added" : "found (already there)", key_path);
-            ssh_session_close(s);
-            s = ssh_session_open(alias, &t, ho.known_hosts, ho.accept_new_keys, NULL,
-                                 ddp_deadline_in(ho.connect_s * 1000), &err);
-            if (s) {
-                printf("%s: key login works now\n", alias);
-                ready++;
-            } else {
-                printf("%s: key login still refused: %s (the host's sshd may not read "
-                       "~/.ssh/authorized_keys, or refuses keys)\n",
-                       alias, err.msg);
-            }
-        }
-        ssh_session_close(s);
-        free(key);
-    }
+    for (size_t i = 0; i < hosts.count; i++)
+        ready += set_up_host(hosts.hosts[i].name, &ho, install, login_identity);
     printf("setup-nodes: %d of %zu host(s) take a key login from this head\n", ready, hosts.count);
     int all_ready = ready == (int)hosts.count;
     launch_hosts_free(&hosts);

@@ -439,6 +439,57 @@ static void record_submitted(const char *record, const char *job_id)
         job_record_free(&submitted);
 }
 
+/* The job script into the job's folder as `file` (the scheduler's name for it); *script: its
+ * path. An exit code, EXIT_OK when written. */
+static int write_job_script(const job_spec_t *spec, const sched_ops_t *ops, const char *jobdir,
+                            const char *text, char *file, size_t size, char **script)
+{
+    ddp_error_t err;
+    struct stat st;
+    if (stat(jobdir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "ddpjob: %s: workdir %s is not a directory\n", spec->path, jobdir);
+        return EXIT_SYSTEM;
+    }
+    sched_script_file(ops, spec->name, file, size);
+    if (asprintf(script, "%s/%s", jobdir, file) < 0) {
+        *script = NULL;
+        return EXIT_SYSTEM;
+    }
+    if (ddp_write_file_atomic(*script, text, strlen(text), 0700, &err) < 0) {
+        fprintf(stderr, "ddpjob: %s\n", err.msg);
+        return EXIT_SYSTEM;
+    }
+    return EXIT_OK;
+}
+
+/* Runs the submitter (sub_argv, in jobdir) and reads the job id it prints into job_id. An exit
+ * code, EXIT_OK when submitted. */
+static int run_submitter(const sched_ops_t *ops, char **sub_argv, const char *jobdir,
+                         const char *script, char *job_id, size_t size)
+{
+    ddp_spawn_result_t res = {0};
+    ddp_error_t err;
+    int code = EXIT_OK;
+    if (ddp_spawn_capture(sub_argv, jobdir, SUBMIT_TIMEOUT_MS, &res, &err) < 0) {
+        fprintf(stderr, "ddpjob: cannot submit %s: %s (is this a %s login node?)\n", script,
+                err.msg, ops->name);
+        code = EXIT_SUBMITTER;
+    } else if (res.status != 0 || ops->parse_job_id(res.out, job_id, size) < 0) {
+        size_t len = strlen(res.err);
+        while (len > 0 && res.err[len - 1] == '\n')
+            res.err[--len] = '\0';
+        if (res.status != 0)
+            fprintf(stderr, "ddpjob: %s failed (exit status %d) submitting %s:\n%s\n",
+                    ops->submit_program, res.status, script, *res.err ? res.err : "(no output)");
+        else
+            fprintf(stderr, "ddpjob: %s printed no job id for %s (stdout: \"%s\")\n",
+                    ops->submit_program, script, res.out);
+        code = EXIT_SUBMITTER;
+    }
+    ddp_spawn_result_free(&res);
+    return code;
+}
+
 int submit_command(int argc, char **argv, bool doctor)
 {
     script_args_t a;
@@ -448,31 +499,12 @@ int submit_command(int argc, char **argv, bool doctor)
     int code = prepare_script(argc, argv, submit_help, true, doctor, &a, &spec, &target, &text);
     if (code >= 0)
         return code;
-    code = EXIT_OK;
     const sched_ops_t *ops = sched_get(target);
-    char *script = NULL, *record = NULL, *record_var = NULL;
-    ddp_spawn_result_t res = {0};
+    char *script = NULL, *record = NULL, *record_var = NULL, file[256], job_id[128];
     ddp_error_t err;
     const char *jobdir = spec->workdir ? spec->workdir : ".";
-    struct stat st;
-    if (stat(jobdir, &st) != 0 || !S_ISDIR(st.st_mode)) {
-        fprintf(stderr, "ddpjob: %s: workdir %s is not a directory\n", spec->path, jobdir);
-        code = EXIT_SYSTEM;
+    if ((code = write_job_script(spec, ops, jobdir, text, file, sizeof file, &script)))
         goto out;
-    }
-    char file[256];
-    sched_script_file(ops, spec->name, file, sizeof file);
-    if (asprintf(&script, "%s/%s", jobdir, file) < 0) {
-        script = NULL;
-        code = EXIT_SYSTEM;
-        goto out;
-    }
-    if (ddp_write_file_atomic(script, text, strlen(text), 0700, &err) < 0) {
-        fprintf(stderr, "ddpjob: %s\n", err.msg);
-        code = EXIT_SYSTEM;
-        goto out;
-    }
-
     char *sub_argv[8];
     size_t n = 0;
     sub_argv[n++] = (char *)ops->submit_program;
@@ -488,6 +520,7 @@ int submit_command(int argc, char **argv, bool doctor)
          * qsub what -v names. */
         setenv("DDPJOB_RECORD", record, 1);
         if (asprintf(&record_var, "DDPJOB_RECORD=%s", record) < 0) {
+            record_var = NULL;
             code = EXIT_SYSTEM;
             goto out;
         }
@@ -503,37 +536,17 @@ int submit_command(int argc, char **argv, bool doctor)
         for (size_t i = 0; i < n; i++)
             printf(" %s", sub_argv[i]);
         printf("\n");
-        goto out;
+    } else if ((code = run_submitter(ops, sub_argv, jobdir, script, job_id, sizeof job_id)) ==
+               EXIT_OK) {
+        if (record)
+            record_submitted(record, job_id);
+        printf("%s\n", job_id);
     }
-    if (ddp_spawn_capture(sub_argv, jobdir, SUBMIT_TIMEOUT_MS, &res, &err) < 0) {
-        fprintf(stderr, "ddpjob: cannot submit %s: %s (is this a %s login node?)\n", script,
-                err.msg, ops->name);
-        code = EXIT_SUBMITTER;
-        goto out;
-    }
-    char job_id[128];
-    if (res.status != 0 || ops->parse_job_id(res.out, job_id, sizeof job_id) < 0) {
-        size_t len = strlen(res.err);
-        while (len > 0 && res.err[len - 1] == '\n')
-            res.err[--len] = '\0';
-        if (res.status != 0)
-            fprintf(stderr, "ddpjob: %s failed (exit status %d) submitting %s:\n%s\n",
-                    ops->submit_program, res.status, script, *res.err ? res.err : "(no output)");
-        else
-            fprintf(stderr, "ddpjob: %s printed no job id for %s (stdout: \"%s\")\n",
-                    ops->submit_program, script, res.out);
-        code = EXIT_SUBMITTER;
-        goto out;
-    }
-    if (record)
-        record_submitted(record, job_id);
-    printf("%s\n", job_id);
 out:
     if (record && code != EXIT_OK)
         job_record_remove(record);
     free(record);
     free(record_var);
-    ddp_spawn_result_free(&res);
     free(script);
     free(text);
     spec_destroy(spec);

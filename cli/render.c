@@ -81,6 +81,26 @@ static char *quoted_command(const job_spec_t *spec, const char *trainer)
     return out;
 }
 
+/* {{agent_args}}: the agent's options from the spec's fields (spec_agent_args), as shell words
+ * with a blank before each; every template passes them to every agent, once. */
+static int set_agent_args(const job_spec_t *spec, tmpl_ctx_t *ctx)
+{
+    strv_t args;
+    if (spec_agent_args(spec, &args))
+        return -1;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    for (size_t i = 0; f && i < args.count; i++) {
+        fputc(' ', f);
+        shquote_write(f, args.items[i]);
+    }
+    int rc = f && fclose(f) == 0 ? tmpl_set(ctx, "agent_args", text) : -1;
+    free(text);
+    spec_strv_free(&args);
+    return rc;
+}
+
 static int fill_common(const job_spec_t *spec, const char *bindir, const char *agent,
                        const char *trainer, tmpl_ctx_t *ctx)
 {
@@ -94,9 +114,6 @@ static int fill_common(const job_spec_t *spec, const char *bindir, const char *a
     rc |=
         spec->spares ? tmpl_setf(ctx, "spares", "%ld", spec->spares) : tmpl_set(ctx, "spares", "");
     rc |= tmpl_setf(ctx, "procs_per_node", "%ld", spec->procs_per_node);
-    rc |= tmpl_setf(ctx, "max_restarts", "%ld", spec->max_restarts);
-    rc |= tmpl_setf(ctx, "rendezvous_timeout", "%ld", spec->rendezvous_timeout);
-    rc |= tmpl_setf(ctx, "hang_timeout", "%ld", spec->hang_timeout);
     rc |= spec->master_port ? tmpl_setf(ctx, "master_port", "%ld", spec->master_port)
                             : tmpl_set(ctx, "master_port", "");
     rc |= tmpl_set(ctx, "queue", spec->queue ? spec->queue : "");
@@ -125,41 +142,14 @@ static int fill_common(const job_spec_t *spec, const char *bindir, const char *a
         rc |= item ? set_quoted(item, "value", spec->env[i].value) : -1;
     }
     rc |= spec->workdir ? set_quoted(ctx, "workdir", spec->workdir) : tmpl_set(ctx, "workdir", "");
-    /* The agent's output and reports, as its options with a blank before each (empty when
-     * none is asked). */
-    char *reports = NULL, *q_log = spec->log_dir ? shquote(spec->log_dir) : NULL,
-         *q_err = spec->error_file ? shquote(spec->error_file) : NULL, stall[48] = "",
-         slow[48] = "", window[48] = "";
-    if (spec->output_stall_timeout)
-        snprintf(stall, sizeof stall, " --output-stall-timeout %ld", spec->output_stall_timeout);
-    if (spec->slow_factor >= 0)
-        snprintf(slow, sizeof slow, " --slow-factor %g", spec->slow_factor);
-    if (spec->slow_window)
-        snprintf(window, sizeof window, " --slow-window %ld", spec->slow_window);
-    if (asprintf(&reports, "%s%s%s%s%s%s%s", q_log ? " --log-dir " : "", q_log ? q_log : "",
-                 q_err ? " --error-file " : "", q_err ? q_err : "", stall, slow, window) < 0)
-        reports = NULL;
-    rc |= reports ? tmpl_set(ctx, "report_args", reports) : -1;
+    rc |= set_agent_args(spec, ctx);
     rc |= tmpl_set_bool(ctx, "own_log_dir", spec->log_dir != NULL);
     rc |= tmpl_set_bool(ctx, "own_error_file", spec->error_file != NULL);
-    free(reports);
-    /* How the agent starts each worker: its GPU, its CPUs, torch.distributed.launch's argument. */
-    rc |= tmpl_setf(
-        ctx, "worker_args", "%s%s%s%s%s%s%s", spec->gpu_binding ? " --gpu-binding " : "",
-        spec->gpu_binding ? spec->gpu_binding : "", spec->cpu_binding ? " --cpu-binding " : "",
-        spec->cpu_binding ? spec->cpu_binding : "", spec->local_rank_arg ? " --local-rank-arg" : "",
-        spec->preflight ? " --preflight " : "", spec->preflight ? spec->preflight : "");
-    free(q_log);
-    free(q_err);
 
     /* The walltime contract: the agent's side of it, and whether a requeued train: run resumes. */
     rc |= spec->walltime_s
               ? tmpl_setf(ctx, "walltime_s", "%llu", (unsigned long long)spec->walltime_s)
               : tmpl_set(ctx, "walltime_s", "");
-    rc |= spec->checkpoint.signal
-              ? tmpl_setf(ctx, "checkpoint_args", "--checkpoint-signal %s --checkpoint-before %ld",
-                          ddp_signal_name(spec->checkpoint.signal), spec->checkpoint.before_s)
-              : tmpl_set(ctx, "checkpoint_args", "");
     rc |= tmpl_set(ctx, "checkpoint_signal",
                    spec->checkpoint.signal ? ddp_signal_name(spec->checkpoint.signal) : "");
     rc |= spec->requeue ? tmpl_setf(ctx, "requeue", "%ld", spec->requeue)

@@ -45,6 +45,10 @@ enum {
     DIRECTIVE = 1 << 1,      /* lands in a #PBS/#SBATCH line: no blanks or control characters */
     DIRECTIVE_LINE = 1 << 2, /* a whole directive: blanks allowed, no control characters */
     PLUS_LIST = 1 << 3,      /* a string "a+b" is accepted as the list [a, b] */
+    /* The field's agent_flag (spec_agent_args) is passed even at its default or zero, ... */
+    AGENT_ALWAYS = 1 << 4,
+    /* ... or only along with the field above it (checkpoint.before with the signal). */
+    AGENT_WITH_ABOVE = 1 << 5,
 };
 
 typedef struct field_def field_def_t;
@@ -57,53 +61,69 @@ struct field_def {
     const field_def_t *sub;     /* F_MAP: the nested table, terminated by a NULL name */
     size_t present_offset;      /* F_MAP: bool set when the block appears */
     const char *const *choices; /* F_CHOICE: the words, NULL-terminated */
+    /* The agent's option this field becomes, in every script (spec_agent_args): given when the
+     * field is set (a string, a choice or a signal given, a number other than 0, a factor not
+     * -1, a flag true) unless AGENT_ALWAYS or AGENT_WITH_ABOVE says otherwise. */
+    const char *agent_flag;
 };
 
 #define FIELD(n, t, f, fl)                                                                         \
     {                                                                                              \
-#n, t, offsetof(job_spec_t, f), fl, 0, 0, NULL, 0, NULL                                    \
+#n, t, offsetof(job_spec_t, f), fl, 0, 0, NULL, 0, NULL, NULL                              \
     }
 #define INTFIELD(n, f, fl, lo, hi)                                                                 \
     {                                                                                              \
-#n, F_INT, offsetof(job_spec_t, f), fl, lo, hi, NULL, 0, NULL                              \
+#n, F_INT, offsetof(job_spec_t, f), fl, lo, hi, NULL, 0, NULL, NULL                        \
+    }
+/* A field the agent reads: the spec's field n, passed as the agent's option `flag`. */
+#define AGENT_FIELD(n, t, words, flag)                                                             \
+    {                                                                                              \
+#n, t, offsetof(job_spec_t, n), 0, 0, 0, NULL, 0, words, flag                              \
+    }
+#define AGENT_INTFIELD(n, fl, lo, hi, flag)                                                        \
+    {                                                                                              \
+#n, F_INT, offsetof(job_spec_t, n), fl, lo, hi, NULL, 0, NULL, flag                        \
     }
 
 static const field_def_t pbs_fields[] = {
     {"storage", F_STRLIST, offsetof(job_spec_t, pbs.storage), DIRECTIVE | PLUS_LIST, 0, 0, NULL, 0,
+     NULL, NULL},
+    {"jobfs", F_SIZE, offsetof(job_spec_t, pbs.jobfs_bytes), 0, 0, 0, NULL, 0, NULL, NULL},
+    {"launcher", F_LAUNCHER, offsetof(job_spec_t, pbs.launcher), 0, 0, 0, NULL, 0, NULL, NULL},
+    {"resources", F_PBS_RESOURCES, offsetof(job_spec_t, pbs.resources), 0, 0, 0, NULL, 0, NULL,
      NULL},
-    {"jobfs", F_SIZE, offsetof(job_spec_t, pbs.jobfs_bytes), 0, 0, 0, NULL, 0, NULL},
-    {"launcher", F_LAUNCHER, offsetof(job_spec_t, pbs.launcher), 0, 0, 0, NULL, 0, NULL},
-    {"resources", F_PBS_RESOURCES, offsetof(job_spec_t, pbs.resources), 0, 0, 0, NULL, 0, NULL},
-    {"exclusive", F_BOOL, offsetof(job_spec_t, pbs.exclusive), 0, 0, 0, NULL, 0, NULL},
+    {"exclusive", F_BOOL, offsetof(job_spec_t, pbs.exclusive), 0, 0, 0, NULL, 0, NULL, NULL},
     {"directives", F_STRLIST, offsetof(job_spec_t, pbs.directives), DIRECTIVE_LINE, 0, 0, NULL, 0,
-     NULL},
-    {NULL, 0, 0, 0, 0, 0, NULL, 0, NULL},
+     NULL, NULL},
+    {NULL, 0, 0, 0, 0, 0, NULL, 0, NULL, NULL},
 };
 
 static const field_def_t slurm_fields[] = {
-    {"constraint", F_STRING, offsetof(job_spec_t, slurm.constraint), DIRECTIVE, 0, 0, NULL, 0,
+    {"constraint", F_STRING, offsetof(job_spec_t, slurm.constraint), DIRECTIVE, 0, 0, NULL, 0, NULL,
      NULL},
-    {"exclusive", F_BOOL, offsetof(job_spec_t, slurm.exclusive), 0, 0, 0, NULL, 0, NULL},
-    {"signal", F_REPLACED, 0, 0, 0, 0, NULL, 0, NULL},
+    {"exclusive", F_BOOL, offsetof(job_spec_t, slurm.exclusive), 0, 0, 0, NULL, 0, NULL, NULL},
+    {"signal", F_REPLACED, 0, 0, 0, 0, NULL, 0, NULL, NULL},
     {"directives", F_STRLIST, offsetof(job_spec_t, slurm.directives), DIRECTIVE_LINE, 0, 0, NULL, 0,
-     NULL},
-    {NULL, 0, 0, 0, 0, 0, NULL, 0, NULL},
+     NULL, NULL},
+    {NULL, 0, 0, 0, 0, 0, NULL, 0, NULL, NULL},
 };
 
 static const char *const share_record_words[] = {"private", "group", NULL};
 
 static const field_def_t checkpoint_fields[] = {
-    {"signal", F_SIGNAME, offsetof(job_spec_t, checkpoint.signal), 0, 0, 0, NULL, 0, NULL},
-    {"before", F_INT, offsetof(job_spec_t, checkpoint.before_s), 0, 1, JOB_TIMEOUT_MAX_S, NULL, 0,
-     NULL},
-    {NULL, 0, 0, 0, 0, 0, NULL, 0, NULL},
+    {"signal", F_SIGNAME, offsetof(job_spec_t, checkpoint.signal), 0, 0, 0, NULL, 0, NULL,
+     "--checkpoint-signal"},
+    {"before", F_INT, offsetof(job_spec_t, checkpoint.before_s), AGENT_WITH_ABOVE, 1,
+     JOB_TIMEOUT_MAX_S, NULL, 0, NULL, "--checkpoint-before"},
+    {NULL, 0, 0, 0, 0, 0, NULL, 0, NULL, NULL},
 };
 
 static const field_def_t top_fields[] = {
     FIELD(name, F_STRING, name, REQUIRED | DIRECTIVE),
     FIELD(scheduler, F_SCHED, scheduler, 0),
     FIELD(site, F_STRING, site, 0),
-    {"nodes", F_NODES, offsetof(job_spec_t, nodes), REQUIRED, 1, JOB_NODES_MAX, NULL, 0, NULL},
+    {"nodes", F_NODES, offsetof(job_spec_t, nodes), REQUIRED, 1, JOB_NODES_MAX, NULL, 0, NULL,
+     NULL},
     INTFIELD(spares, spares, 0, 0, JOB_NODES_MAX - 1),
     INTFIELD(gpus_per_node, gpus_per_node, 0, 0, 1024),
     INTFIELD(procs_per_node, procs_per_node, 0, 1, JOB_PROCS_PER_NODE_MAX),
@@ -117,30 +137,28 @@ static const field_def_t top_fields[] = {
     FIELD(env, F_ENV, env, 0),
     FIELD(workdir, F_STRING, workdir, 0),
     INTFIELD(master_port, master_port, 0, 1, 65535),
-    INTFIELD(max_restarts, max_restarts, 0, 0, JOB_MAX_RESTARTS_MAX),
-    INTFIELD(rendezvous_timeout, rendezvous_timeout, 0, 1, JOB_TIMEOUT_MAX_S),
-    INTFIELD(hang_timeout, hang_timeout, 0, 0, JOB_TIMEOUT_MAX_S),
-    INTFIELD(output_stall_timeout, output_stall_timeout, 0, 1, JOB_TIMEOUT_MAX_S),
-    FIELD(slow_factor, F_FACTOR, slow_factor, 0),
-    INTFIELD(slow_window, slow_window, 0, 1, JOB_TIMEOUT_MAX_S),
-    FIELD(log_dir, F_STRING, log_dir, 0),
-    FIELD(error_file, F_STRING, error_file, 0),
-    {"gpu_binding", F_CHOICE, offsetof(job_spec_t, gpu_binding), 0, 0, 0, NULL, 0,
-     job_gpu_binding_words},
-    FIELD(local_rank_arg, F_BOOL, local_rank_arg, 0),
-    {"cpu_binding", F_CHOICE, offsetof(job_spec_t, cpu_binding), 0, 0, 0, NULL, 0,
-     job_cpu_binding_words},
-    {"preflight", F_CHOICE, offsetof(job_spec_t, preflight), 0, 0, 0, NULL, 0, job_preflight_words},
+    AGENT_INTFIELD(max_restarts, AGENT_ALWAYS, 0, JOB_MAX_RESTARTS_MAX, "--max-restarts"),
+    AGENT_INTFIELD(rendezvous_timeout, AGENT_ALWAYS, 1, JOB_TIMEOUT_MAX_S, "--rdzv-timeout"),
+    AGENT_INTFIELD(hang_timeout, AGENT_ALWAYS, 0, JOB_TIMEOUT_MAX_S, "--hang-timeout"),
+    AGENT_INTFIELD(output_stall_timeout, 0, 1, JOB_TIMEOUT_MAX_S, "--output-stall-timeout"),
+    AGENT_FIELD(slow_factor, F_FACTOR, NULL, "--slow-factor"),
+    AGENT_INTFIELD(slow_window, 0, 1, JOB_TIMEOUT_MAX_S, "--slow-window"),
+    AGENT_FIELD(log_dir, F_STRING, NULL, "--log-dir"),
+    AGENT_FIELD(error_file, F_STRING, NULL, "--error-file"),
+    AGENT_FIELD(gpu_binding, F_CHOICE, job_gpu_binding_words, "--gpu-binding"),
+    AGENT_FIELD(local_rank_arg, F_BOOL, NULL, "--local-rank-arg"),
+    AGENT_FIELD(cpu_binding, F_CHOICE, job_cpu_binding_words, "--cpu-binding"),
+    AGENT_FIELD(preflight, F_CHOICE, job_preflight_words, "--preflight"),
     {"share_record", F_CHOICE, offsetof(job_spec_t, share_record), 0, 0, 0, NULL, 0,
-     share_record_words},
+     share_record_words, NULL},
     {"checkpoint", F_MAP, 0, 0, 0, 0, checkpoint_fields, offsetof(job_spec_t, checkpoint.present),
-     NULL},
+     NULL, NULL},
     INTFIELD(requeue, requeue, 0, 0, JOB_REQUEUES_MAX),
     FIELD(command, F_COMMAND, command, 0),
     FIELD(train, F_TRAIN, command, 0),
-    {"pbs", F_MAP, 0, 0, 0, 0, pbs_fields, offsetof(job_spec_t, pbs.present), NULL},
-    {"slurm", F_MAP, 0, 0, 0, 0, slurm_fields, offsetof(job_spec_t, slurm.present), NULL},
-    {NULL, 0, 0, 0, 0, 0, NULL, 0, NULL},
+    {"pbs", F_MAP, 0, 0, 0, 0, pbs_fields, offsetof(job_spec_t, pbs.present), NULL, NULL},
+    {"slurm", F_MAP, 0, 0, 0, 0, slurm_fields, offsetof(job_spec_t, slurm.present), NULL, NULL},
+    {NULL, 0, 0, 0, 0, 0, NULL, 0, NULL, NULL},
 };
 
 typedef struct {
@@ -308,13 +326,70 @@ job_spec_t *spec_doctor_default(ddp_error_t *err)
     return spec;
 }
 
-static void strv_free(strv_t *v)
+void spec_strv_free(strv_t *v)
 {
     for (size_t i = 0; i < v->count; i++)
         free(v->items[i]);
     free(v->items);
     v->items = NULL;
     v->count = 0;
+}
+
+/* Field def's value in spec as the agent's option into args, when it is to be passed (*above:
+ * whether the field above was, in; whether this one is, out). */
+static int add_agent_arg(const job_spec_t *spec, const field_def_t *def, bool *above, strv_t *args)
+{
+    const char *at = (const char *)spec + def->offset;
+    char number[64];
+    const char *value = number;
+    bool given;
+    switch (def->type) {
+    case F_INT:
+        given = *(const long *)at != 0;
+        snprintf(number, sizeof number, "%ld", *(const long *)at);
+        break;
+    case F_FACTOR:
+        given = *(const double *)at >= 0;
+        snprintf(number, sizeof number, "%g", *(const double *)at);
+        break;
+    case F_SIGNAME:
+        given = *(const int *)at != 0;
+        value = ddp_signal_name(*(const int *)at);
+        break;
+    case F_BOOL:
+        given = *(const bool *)at;
+        value = NULL;
+        break;
+    default: /* F_STRING, F_CHOICE */
+        value = *(char *const *)at;
+        given = value != NULL;
+        break;
+    }
+    given = def->flags & AGENT_ALWAYS ? true : def->flags & AGENT_WITH_ABOVE ? *above : given;
+    *above = given;
+    if (!given)
+        return 0;
+    return strv_push(args, def->agent_flag, strlen(def->agent_flag)) ||
+           (value && strv_push(args, value, strlen(value)));
+}
+
+static int add_agent_args(const job_spec_t *spec, const field_def_t *table, strv_t *args)
+{
+    bool above = false;
+    for (const field_def_t *def = table; def->name; def++)
+        if ((def->type == F_MAP && add_agent_args(spec, def->sub, args)) ||
+            (def->agent_flag && add_agent_arg(spec, def, &above, args)))
+            return -1;
+    return 0;
+}
+
+int spec_agent_args(const job_spec_t *spec, strv_t *args)
+{
+    *args = (strv_t){0};
+    if (add_agent_args(spec, top_fields, args) == 0)
+        return 0;
+    spec_strv_free(args);
+    return -1;
 }
 
 static void parse_string(loader_t *ld, yaml_node_t *n, const char *field, int flags, char **dst)
@@ -669,11 +744,57 @@ static void parse_enum(loader_t *ld, yaml_node_t *n, const char *field, const ch
 static void parse_mapping(loader_t *ld, yaml_node_t *map, const field_def_t *table,
                           const char *prefix);
 
-static void parse_field(loader_t *ld, yaml_node_t *v, const field_def_t *def, const char *field)
+/* The fields that are one word of a list: the scheduler, PBS's launcher and resources (enums),
+ * a choice (kept as its word). */
+static void parse_word_field(loader_t *ld, yaml_node_t *v, const field_def_t *def,
+                             const char *field, void *dst)
 {
     static const char *const sched_names[] = {"", "pbs", "slurm", NULL};
     static const char *const launcher_names[] = {"pbsdsh", "ssh", NULL};
     static const char *const resources_names[] = {"", "select", "gadi", NULL};
+    int which = -1;
+    size_t before = ld->diag->count;
+    switch (def->type) {
+    case F_SCHED:
+        which = SCHED_UNSET;
+        parse_enum(ld, v, field, sched_names, &which);
+        *(sched_kind_t *)dst = (sched_kind_t)which;
+        break;
+    case F_LAUNCHER:
+        which = PBS_LAUNCH_PBSDSH;
+        parse_enum(ld, v, field, launcher_names, &which);
+        *(pbs_launcher_t *)dst = (pbs_launcher_t)which;
+        break;
+    case F_PBS_RESOURCES:
+        which = PBS_RESOURCES_UNSET;
+        parse_enum(ld, v, field, resources_names, &which);
+        *(pbs_resources_t *)dst = (pbs_resources_t)which;
+        break;
+    default: /* F_CHOICE */
+        parse_enum(ld, v, field, def->choices, &which);
+        if (ld->diag->count == before)
+            *(char **)dst = ddp_xstrdup(def->choices[which]);
+        break;
+    }
+}
+
+/* command: or train:, the workload, which only one of them gives. */
+static void parse_workload(loader_t *ld, yaml_node_t *v, const field_def_t *def, const char *field)
+{
+    ld->workload_seen = true;
+    if (def->type == F_COMMAND && ld->spec->command_is_train)
+        REPORT(ld, v, field,
+               "the spec already has a train: block; give command or train, not both");
+    else if (def->type == F_TRAIN && ld->spec->command.count > 0)
+        REPORT(ld, v, field, "the spec already has a command; give command or train, not both");
+    else if (def->type == F_COMMAND)
+        parse_command(ld, v, field);
+    else
+        parse_train(ld, v, field);
+}
+
+static void parse_field(loader_t *ld, yaml_node_t *v, const field_def_t *def, const char *field)
+{
     char *base = (char *)ld->spec;
     void *dst = base + def->offset;
     switch (def->type) {
@@ -702,19 +823,8 @@ static void parse_field(loader_t *ld, yaml_node_t *v, const field_def_t *def, co
         parse_env(ld, v, field);
         break;
     case F_COMMAND:
-        ld->workload_seen = true;
-        if (ld->spec->command_is_train)
-            REPORT(ld, v, field,
-                   "the spec already has a train: block; give command or train, not both");
-        else
-            parse_command(ld, v, field);
-        break;
     case F_TRAIN:
-        ld->workload_seen = true;
-        if (ld->spec->command.count > 0)
-            REPORT(ld, v, field, "the spec already has a command; give command or train, not both");
-        else
-            parse_train(ld, v, field);
+        parse_workload(ld, v, def, field);
         break;
     case F_SIGNAME:
         parse_signame(ld, v, field, dst);
@@ -731,32 +841,12 @@ static void parse_field(loader_t *ld, yaml_node_t *v, const field_def_t *def, co
             "is gone: use checkpoint: {signal: USR2, before: 120}, which the agent sends once to "
             "each worker (Slurm's own signal reached every worker twice)");
         break;
-    case F_SCHED: {
-        int kind = SCHED_UNSET;
-        parse_enum(ld, v, field, sched_names, &kind);
-        *(sched_kind_t *)dst = (sched_kind_t)kind;
+    case F_SCHED:
+    case F_LAUNCHER:
+    case F_PBS_RESOURCES:
+    case F_CHOICE:
+        parse_word_field(ld, v, def, field, dst);
         break;
-    }
-    case F_LAUNCHER: {
-        int kind = PBS_LAUNCH_PBSDSH;
-        parse_enum(ld, v, field, launcher_names, &kind);
-        *(pbs_launcher_t *)dst = (pbs_launcher_t)kind;
-        break;
-    }
-    case F_PBS_RESOURCES: {
-        int kind = PBS_RESOURCES_UNSET;
-        parse_enum(ld, v, field, resources_names, &kind);
-        *(pbs_resources_t *)dst = (pbs_resources_t)kind;
-        break;
-    }
-    case F_CHOICE: {
-        int which = -1;
-        size_t before = ld->diag->count;
-        parse_enum(ld, v, field, def->choices, &which);
-        if (ld->diag->count == before)
-            *(char **)dst = ddp_xstrdup(def->choices[which]);
-        break;
-    }
     case F_MAP:
         *(bool *)(base + def->present_offset) = true;
         if (v->type != YAML_MAPPING_NODE)
@@ -961,7 +1051,7 @@ void spec_destroy(job_spec_t *spec)
     free(spec->site);
     free(spec->queue);
     free(spec->project);
-    strv_free(&spec->modules);
+    spec_strv_free(&spec->modules);
     free(spec->setup);
     for (size_t i = 0; i < spec->env_count; i++) {
         free(spec->env[i].key);
@@ -975,11 +1065,11 @@ void spec_destroy(job_spec_t *spec)
     free(spec->gpu_binding);
     free(spec->cpu_binding);
     free(spec->preflight);
-    strv_free(&spec->command);
-    strv_free(&spec->pbs.storage);
-    strv_free(&spec->pbs.directives);
+    spec_strv_free(&spec->command);
+    spec_strv_free(&spec->pbs.storage);
+    spec_strv_free(&spec->pbs.directives);
     free(spec->slurm.constraint);
-    strv_free(&spec->slurm.directives);
+    spec_strv_free(&spec->slurm.directives);
     free(spec);
 }
 

@@ -132,6 +132,10 @@ long spec_alloc_nodes(const job_spec_t *spec);
 spec_loc_t spec_field_loc(const job_spec_t *spec, const char *field);
 
 void spec_destroy(job_spec_t *spec);
+/* The agent's options the spec's fields become (each field's agent_flag in spec.c's table), as
+ * argv words, in the table's order; every script passes them to every agent. -1: out of memory. */
+int spec_agent_args(const job_spec_t *spec, strv_t *args);
+void spec_strv_free(strv_t *v);
 
 const char *sched_kind_name(sched_kind_t kind);
 sched_kind_t sched_kind_parse(const char *name);

@@ -18,9 +18,8 @@ cd -- {{workdir}}
 {{/workdir}}
 {{^over_ssh}}
 {{! The spec's walltime counts from now here: the checkpoint signal can be tried on one machine. }}
-exec {{agent}} --standalone --nproc-per-node {{procs_per_node}} --run-id {{name_quoted}} \
-    --max-restarts {{max_restarts}} --rdzv-timeout {{rendezvous_timeout}} --hang-timeout {{hang_timeout}} \
-    {{#walltime_s}}--deadline +{{walltime_s}} {{/walltime_s}}{{checkpoint_args}}{{report_args}}{{worker_args}} -- {{command}}
+exec {{agent}} --standalone --nproc-per-node {{procs_per_node}} --run-id {{name_quoted}}{{agent_args}} \
+    {{#walltime_s}}--deadline +{{walltime_s}} {{/walltime_s}}-- {{command}}
 {{/over_ssh}}
 {{#over_ssh}}
 node_facts=(--node-rank "$1" --nnodes "$2" --master-addr "$3" --master-port "$4" --run-id "$5"
@@ -32,8 +31,7 @@ while [ "$#" -gt 0 ] && [ "$1" != -- ]; do
     shift
 done
 [ "$#" -eq 0 ] || shift
-{{agent}} "${node_facts[@]}" --max-restarts {{max_restarts}} --rdzv-timeout {{rendezvous_timeout}} \
-    --hang-timeout {{hang_timeout}} {{#walltime_s}}--deadline +{{walltime_s}} {{/walltime_s}}{{checkpoint_args}}{{report_args}}{{worker_args}} \
+{{agent}} "${node_facts[@]}"{{agent_args}} {{#walltime_s}}--deadline +{{walltime_s}} {{/walltime_s}}\
     "${agent_options[@]}" -- {{command}} "$@" </dev/null &
 agent=$!
 # A background list's stdin would be /dev/null: the channel's is handed over explicitly.

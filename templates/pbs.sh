@@ -141,8 +141,7 @@ fi
 ddpjob_agent_args=(--nnodes {{nodes}} {{#spares}}--spares {{spares}} {{/spares}}--nproc-per-node {{procs_per_node}}
     --master-addr "$ddpjob_master" {{#master_port}}--master-port {{master_port}} {{/master_port}}--run-id "$ddpjob_jobid"
     --token-file "$ddpjob_token_file"
-    --max-restarts {{max_restarts}} --rdzv-timeout {{rendezvous_timeout}} --hang-timeout {{hang_timeout}}
-    "${ddpjob_walltime_args[@]}" {{checkpoint_args}} --requeue-count "$ddpjob_requeue"{{report_args}}{{worker_args}}
+    "${ddpjob_walltime_args[@]}" --requeue-count "$ddpjob_requeue"{{agent_args}}
     "${ddpjob_record_args[@]}" -- {{command}} "${ddpjob_resume[@]}")
 
 # Node 0's agent runs here and learns every joined node's outcome through the store, so its status

@@ -130,8 +130,7 @@ ddpjob_status=0
 srun --nodes={{alloc_nodes}} --ntasks={{alloc_nodes}} --ntasks-per-node=1 {{#spares}}--kill-on-bad-exit=0 --no-kill{{/spares}}{{^spares}}--kill-on-bad-exit=1{{/spares}} \
     /bin/bash -c "$ddpjob_node_cmd" ddpjob-node \
     {{agent}} {{#spares}}--nnodes {{nodes}} --spares {{spares}} {{/spares}}--nproc-per-node {{procs_per_node}} {{#master_port}}--master-port {{master_port}} {{/master_port}}\
-    --max-restarts {{max_restarts}} --rdzv-timeout {{rendezvous_timeout}} --hang-timeout {{hang_timeout}} \
-    "${ddpjob_walltime_args[@]}" {{checkpoint_args}} --requeue-count "$ddpjob_requeue"{{report_args}}{{worker_args}} \
+    "${ddpjob_walltime_args[@]}" --requeue-count "$ddpjob_requeue"{{agent_args}} \
     "${ddpjob_record_args[@]}" -- {{command}} "${ddpjob_resume[@]}" || ddpjob_status=$?
 {{#spares}}
 [ ! -s "$ddpjob_status_file" ] || ddpjob_status=$(cat "$ddpjob_status_file")

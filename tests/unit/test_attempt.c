@@ -1,13 +1,15 @@
-/* The attempt's end when node 0's store stops answering: attempt_publish_end keeps this agent's
- * own failure as the end and says why the store refused it, with the store's real error (the
- * message was once read from an uninitialised error). A real store and client over loopback. */
+/* The attempt's end: the first end wins (attempt_take_end), a consequence gives way to another
+ * failure, a stop signal turns an end unknown or done into its failure. And when node 0's store
+ * stops answering, attempt_publish_end keeps this agent's own failure as the end and says why the
+ * store refused it, with the store's real error (the message was once read from an uninitialised
+ * error). A real store and client over loopback. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "agent_state.h"
+#include "attempt.h"
 #include "ddp_clock.h"
 #include "ddp_file.h"
 #include "tap.h"
@@ -32,8 +34,61 @@ static char *publish_capturing(agent_t *a, attempt_t *t, const failure_t *f)
     return text;
 }
 
+static failure_t failure(failure_cause_t cause, int code, const char *what)
+{
+    failure_t f = {.kind = FAIL_WORKER, .code = code, .node = 0, .rank = 0, .cause = cause};
+    snprintf(f.what, sizeof f.what, "%s", what);
+    return f;
+}
+
+static void test_first_end_wins(void)
+{
+    attempt_t t = {0};
+    failure_t own = failure(CAUSE_OWN, 3, "exited with code 3");
+    failure_t other = failure(CAUSE_OWN, 4, "exited with code 4");
+    failure_t consequence = failure(CAUSE_CONSEQUENCE, 1, "its peer went away");
+    ok(!attempt_take_end(&t, END_UNKNOWN, NULL) && t.end == END_UNKNOWN, "no end is not an end");
+    ok(attempt_take_end(&t, END_FAILED, &own) && t.first.code == 3, "the first failure is taken");
+    ok(!attempt_take_end(&t, END_FAILED, &other) && t.first.code == 3,
+       "a second failure does not replace it");
+    ok(!attempt_take_end(&t, END_DONE, NULL) && t.end == END_FAILED, "nor does done");
+
+    t = (attempt_t){0};
+    ok(attempt_take_end(&t, END_DONE, NULL), "done is taken");
+    ok(!attempt_take_end(&t, END_FAILED, &own) && t.end == END_DONE,
+       "and a failure after it is not");
+
+    t = (attempt_t){0};
+    attempt_take_end(&t, END_FAILED, &consequence);
+    ok(attempt_take_end(&t, END_FAILED, &own) && t.first.code == 3,
+       "a consequence gives way to its cause");
+    ok(!attempt_take_end(&t, END_FAILED, &consequence) && t.first.code == 3, "and the cause stays");
+    t = (attempt_t){0};
+    attempt_take_end(&t, END_FAILED, &consequence);
+    ok(!attempt_take_end(&t, END_DONE, NULL) && t.end == END_FAILED,
+       "a consequence does not give way to done");
+
+    failure_t signal = {.kind = FAIL_SIGNAL, .code = 143};
+    t = (attempt_t){0};
+    attempt_take_end(&t, END_DONE, NULL);
+    attempt_stop_signalled(&t, &signal);
+    ok(t.end == END_FAILED && t.first.code == 143, "a stop signal turns done into its failure");
+    t = (attempt_t){0};
+    attempt_stop_signalled(&t, &signal);
+    ok(t.end == END_FAILED && t.first.code == 143, "and an end unknown");
+    t = (attempt_t){0};
+    attempt_take_end(&t, END_FAILED, &own);
+    attempt_stop_signalled(&t, &signal);
+    ok(t.first.code == 3, "but not another failure");
+    t = (attempt_t){0};
+    attempt_take_end(&t, END_CHECKPOINTED, NULL);
+    attempt_stop_signalled(&t, &signal);
+    ok(t.end == END_CHECKPOINTED, "nor a checkpoint");
+}
+
 int main(void)
 {
+    test_first_end_wins();
     ddp_error_t err;
     ddp_store_server_t *server =
         ddp_store_server_start("127.0.0.1", 0, token, sizeof token - 1, 0, NULL, NULL, &err);

@@ -140,6 +140,7 @@ static const field_def_t top_fields[] = {
     AGENT_INTFIELD(max_restarts, AGENT_ALWAYS, 0, JOB_MAX_RESTARTS_MAX, "--max-restarts"),
     AGENT_INTFIELD(rendezvous_timeout, AGENT_ALWAYS, 1, JOB_TIMEOUT_MAX_S, "--rdzv-timeout"),
     AGENT_INTFIELD(hang_timeout, AGENT_ALWAYS, 0, JOB_TIMEOUT_MAX_S, "--hang-timeout"),
+    AGENT_INTFIELD(grace, 0, 1, 3600, "--grace"),
     AGENT_INTFIELD(output_stall_timeout, 0, 1, JOB_TIMEOUT_MAX_S, "--output-stall-timeout"),
     AGENT_FIELD(slow_factor, F_FACTOR, NULL, "--slow-factor"),
     AGENT_INTFIELD(slow_window, 0, 1, JOB_TIMEOUT_MAX_S, "--slow-window"),

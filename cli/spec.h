@@ -64,7 +64,8 @@ typedef struct {
     long master_port; /* 0: derived from the job id in the script */
     long max_restarts;
     long rendezvous_timeout;
-    long hang_timeout;         /* seconds; 0: off */
+    long hang_timeout; /* seconds; 0: off */
+    long grace;        /* seconds from SIGTERM to SIGKILL (the agent's --grace); 0: its default */
     long output_stall_timeout; /* seconds the agent's output may stall before lines drop; 0: the
                                 * agent's default */
     double slow_factor;        /* the agent's --slow-factor; -1: its default */

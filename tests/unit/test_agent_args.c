@@ -41,6 +41,7 @@ static int same_values(const job_spec_t *s, const agent_options_t *o)
 {
     return o->max_restarts == s->max_restarts && o->rdzv_timeout_s == s->rendezvous_timeout &&
            o->hang_timeout_ms == s->hang_timeout * 1000 &&
+           (!s->grace || o->grace_ms == s->grace * 1000) &&
            (!s->output_stall_timeout || o->output_stall_ms == s->output_stall_timeout * 1000) &&
            (s->slow_factor < 0 || o->slow_factor == s->slow_factor) &&
            (!s->slow_window || o->slow_window_ms == s->slow_window * 1000) &&
@@ -76,6 +77,7 @@ static const char every_field[] = "name: every-agent-field\n"
                                   "max_restarts: 2\n"
                                   "rendezvous_timeout: 45\n"
                                   "hang_timeout: 90\n"
+                                  "grace: 25\n"
                                   "output_stall_timeout: 7\n"
                                   "slow_factor: 2.5\n"
                                   "slow_window: 12\n"

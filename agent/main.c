@@ -1,8 +1,8 @@
 /* ddpjob-agent: the per-node agent of a ddpjob job (see agent.h and --help). */
 #include <stdio.h>
 
-#include "agent.h"
-#include "options.h"
+#include "agent/supervision/agent.h"
+#include "agent/supervision/options.h"
 
 int main(int argc, char **argv)
 {

@@ -11,8 +11,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "conv_dnnl.h"
-#include "layers_blocked.h"
+#include "runtime/train/model/conv_dnnl.h"
+#include "runtime/train/model/layers_blocked.h"
 
 #define RUNS 20
 #define REPS 5

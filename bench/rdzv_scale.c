@@ -32,10 +32,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "ddp_clock.h"
-#include "rendezvous.h"
-#include "store_client.h"
-#include "store_server.h"
+#include "runtime/base/ddp_clock.h"
+#include "runtime/job/rendezvous.h"
+#include "runtime/job/store_client.h"
+#include "runtime/job/store_server.h"
 
 #define STACK_BYTES (64 * 1024)
 /* Agents per simulating process: their descriptors must fit one process's limit. */

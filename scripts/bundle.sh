@@ -1,6 +1,6 @@
 #!/bin/bash
 # Builds the release bundle ddpjob-VERSION-linux-x86_64.tar.gz from this checkout (committed
-# files only, as a clean clone has them): bin/ (ddpjob with libyaml, libssh2, libcrypto and zlib
+# files only, as a clean clone has them): bin/ (ddpjob with libyaml, libssh2, jansson, libcrypto and zlib
 # linked in: only glibc is needed; the static ddpjob-agent; ddp-train, CPU build, with the shared
 # libraries it needs in lib/, found through an rpath relative to itself), share/ (templates,
 # examples, site profiles, man pages, completions, the modulefiles), SHA256SUMS, test.sh, the

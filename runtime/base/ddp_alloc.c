@@ -1,4 +1,4 @@
-#include "ddp_alloc.h"
+#include "runtime/base/ddp_alloc.h"
 
 #include <stdio.h>
 #include <stdlib.h>

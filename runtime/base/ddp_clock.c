@@ -1,4 +1,4 @@
-#include "ddp_clock.h"
+#include "runtime/base/ddp_clock.h"
 
 #include <errno.h>
 #include <limits.h>

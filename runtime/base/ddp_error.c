@@ -1,4 +1,4 @@
-#include "ddp_error.h"
+#include "runtime/base/ddp_error.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -1,4 +1,4 @@
-#include "ddp_file.h"
+#include "runtime/base/ddp_file.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "ddp_hmac.h"
+#include "runtime/base/ddp_hmac.h"
 
 char *ddp_read_file(const char *path, size_t *len, ddp_error_t *err)
 {

@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "ddp_error.h"
+#include "runtime/base/ddp_error.h"
 
 /* Reads all of `path` into a malloc'd buffer with a NUL after the last byte; *len (if not NULL)
  * gets the byte count, which may include NUL bytes of the file itself. On failure returns NULL

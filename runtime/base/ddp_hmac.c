@@ -1,4 +1,4 @@
-#include "ddp_hmac.h"
+#include "runtime/base/ddp_hmac.h"
 
 #include <stdint.h>
 #include <string.h>

@@ -1,4 +1,4 @@
-#include "ddp_net.h"
+#include "runtime/base/ddp_net.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -12,7 +12,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "ddp_clock.h"
+#include "runtime/base/ddp_clock.h"
 
 int ddp_net_set_nonblocking(int fd)
 {

@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ddp_error.h"
+#include "runtime/base/ddp_error.h"
 
 /* Listens on `host` (NULL or "" for every address) and `port` (0: the kernel picks one).
  * *bound_port (if not NULL) gets the port. Returns the listening fd, or -1. A port already in

@@ -1,4 +1,4 @@
-#include "ddp_parse.h"
+#include "runtime/base/ddp_parse.h"
 
 #include <errno.h>
 #include <signal.h>

@@ -1,4 +1,4 @@
-#include "ddp_signal.h"
+#include "runtime/base/ddp_signal.h"
 
 #include <errno.h>
 #include <signal.h>

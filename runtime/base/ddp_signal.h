@@ -4,7 +4,7 @@
 #ifndef DDP_SIGNAL_H
 #define DDP_SIGNAL_H
 
-#include "ddp_error.h"
+#include "runtime/base/ddp_error.h"
 
 /* Blocks SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGUSR1 and SIGUSR2 (before any thread starts, so
  * none takes them) and returns a nonblocking, close-on-exec signalfd for them; -1 with err set.

@@ -1,4 +1,4 @@
-#include "spawn.h"
+#include "runtime/base/spawn.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -10,7 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "ddp_clock.h"
+#include "runtime/base/ddp_clock.h"
 
 void ddp_spawn_result_free(ddp_spawn_result_t *res)
 {

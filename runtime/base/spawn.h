@@ -5,7 +5,7 @@
 #ifndef DDP_SPAWN_H
 #define DDP_SPAWN_H
 
-#include "ddp_error.h"
+#include "runtime/base/ddp_error.h"
 
 typedef struct {
     char *out;  /* everything the child wrote to stdout (NUL-terminated, malloc'd) */

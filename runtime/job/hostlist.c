@@ -1,6 +1,6 @@
-#include "hostlist.h"
+#include "runtime/job/hostlist.h"
 
-#include "ddp_file.h"
+#include "runtime/base/ddp_file.h"
 
 #include <ctype.h>
 #include <stdbool.h>

@@ -11,7 +11,7 @@
 
 #include <stddef.h>
 
-#include "ddp_error.h"
+#include "runtime/base/ddp_error.h"
 
 /* Upper bound on the hosts one expression or node file may produce, so that a typo such as
  * `n[1-999999999]` is an error instead of an allocation storm. */

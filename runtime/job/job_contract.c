@@ -1,4 +1,4 @@
-#include "job_contract.h"
+#include "runtime/job/job_contract.h"
 
 #include <ctype.h>
 #include <stdlib.h>

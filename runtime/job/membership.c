@@ -1,4 +1,4 @@
-#include "membership.h"
+#include "runtime/job/membership.h"
 
 #include <limits.h>
 #include <stdlib.h>

@@ -12,7 +12,7 @@
 #ifndef DDP_MEMBERSHIP_H
 #define DDP_MEMBERSHIP_H
 
-#include "ddp_error.h"
+#include "runtime/base/ddp_error.h"
 
 enum { MEMBER_ABSENT = -1, MEMBER_STANDBY = -2, MEMBER_EXCLUDED = -3 };
 

@@ -1,12 +1,12 @@
-#include "rendezvous.h"
+#include "runtime/job/rendezvous.h"
 
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "ddp_clock.h"
-#include "job_contract.h"
+#include "runtime/base/ddp_clock.h"
+#include "runtime/job/job_contract.h"
 
 /* How much longer than node 0 the other agents wait, to hear node 0's reason for giving up. */
 #define RDZV_ABORT_SLACK_MS 2000

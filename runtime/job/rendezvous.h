@@ -16,9 +16,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ddp_error.h"
-#include "membership.h"
-#include "store_client.h"
+#include "runtime/base/ddp_error.h"
+#include "runtime/job/membership.h"
+#include "runtime/job/store_client.h"
 
 /* A job with spare nodes or an elastic world (membership.h): node_rank is the agent's slot, and
  * each round node 0 makes between min_nodes and max_nodes of the agents that joined active. */

@@ -1,4 +1,4 @@
-#include "store_client.h"
+#include "runtime/job/store_client.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -6,11 +6,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ddp_clock.h"
-#include "ddp_file.h"
-#include "ddp_net.h"
-#include "ddp_hmac.h"
-#include "store_proto.h"
+#include "runtime/base/ddp_clock.h"
+#include "runtime/base/ddp_file.h"
+#include "runtime/base/ddp_net.h"
+#include "runtime/base/ddp_hmac.h"
+#include "runtime/job/store_proto.h"
 
 struct ddp_store_client {
     int fd;

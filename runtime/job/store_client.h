@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ddp_error.h"
+#include "runtime/base/ddp_error.h"
 
 typedef struct ddp_store_client ddp_store_client_t;
 

@@ -1,4 +1,4 @@
-#include "store_link.h"
+#include "runtime/job/store_link.h"
 
 #include <errno.h>
 #include <string.h>

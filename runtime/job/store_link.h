@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "store_proto.h"
+#include "runtime/job/store_proto.h"
 
 typedef enum {
     LINK_OPEN = 1, /* relay to core: a connection proved the token; bytes: its peer */

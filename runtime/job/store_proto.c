@@ -1,9 +1,9 @@
-#include "store_proto.h"
+#include "runtime/job/store_proto.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "ddp_hmac.h"
+#include "runtime/base/ddp_hmac.h"
 
 int ddp_store_buf_reserve(ddp_store_buf_t *b, size_t extra)
 {

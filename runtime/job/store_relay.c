@@ -15,9 +15,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "ddp_clock.h"
-#include "ddp_net.h"
-#include "store_server_internal.h"
+#include "runtime/base/ddp_clock.h"
+#include "runtime/base/ddp_net.h"
+#include "runtime/job/store_server_internal.h"
 
 /* How long a relay whose link has ended is given to end itself. */
 #define RELAY_END_MS 1000

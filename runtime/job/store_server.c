@@ -1,4 +1,4 @@
-#include "store_server.h"
+#include "runtime/job/store_server.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -18,13 +18,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "ddp_clock.h"
-#include "ddp_file.h"
-#include "ddp_net.h"
-#include "ddp_parse.h"
-#include "ddp_hmac.h"
-#include "store_proto.h"
-#include "store_server_internal.h"
+#include "runtime/base/ddp_clock.h"
+#include "runtime/base/ddp_file.h"
+#include "runtime/base/ddp_net.h"
+#include "runtime/base/ddp_parse.h"
+#include "runtime/base/ddp_hmac.h"
+#include "runtime/job/store_proto.h"
+#include "runtime/job/store_server_internal.h"
 
 /* Connections that have not proven the token yet are capped at pending_cap(), derived from the
  * descriptor limit: strangers who reach the port can hold at most half of what the job's own

@@ -21,7 +21,7 @@
 
 #include <stddef.h>
 
-#include "ddp_error.h"
+#include "runtime/base/ddp_error.h"
 
 /* Long enough for a client on a loaded node (its answer is one HMAC), short enough that a
  * stranger's connection holds a descriptor only briefly. */

@@ -8,8 +8,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "store_link.h"
-#include "store_server.h"
+#include "runtime/job/store_link.h"
+#include "runtime/job/store_server.h"
 
 /* A connection stops reading requests while this much reply data is unsent, so a client that
  * never reads cannot make the server buffer without bound. */

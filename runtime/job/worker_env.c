@@ -1,10 +1,10 @@
-#include "worker_env.h"
+#include "runtime/job/worker_env.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "ddp_hmac.h"
+#include "runtime/base/ddp_hmac.h"
 
 /* Set by the contract: any inherited value is replaced. */
 static const char *const owned[] = {

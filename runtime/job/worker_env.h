@@ -12,7 +12,7 @@
 
 #include <stddef.h>
 
-#include "ddp_error.h"
+#include "runtime/base/ddp_error.h"
 
 typedef struct {
     int rank, local_rank, world_size, local_world_size;
@@ -31,7 +31,7 @@ typedef struct {
 #define WORKER_TOKEN_HEX 64
 
 /* Names the file where a worker may write how far it has got: its step count, as text, each
- * step, written over the last (agent/progress.h reads it). */
+ * step, written over the last (agent/findings/progress.h reads it). */
 #define DDP_PROGRESS_ENV "DDPJOB_PROGRESS_FILE"
 
 /* A worker's exit status for "stopped on request with a checkpoint written; run me again to

@@ -1,17 +1,17 @@
-#include "pg.h"
+#include "runtime/pg/pg.h"
 
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "ddp_clock.h"
-#include "ddp_net.h"
-#include "ddp_parse.h"
-#include "hostlist.h"
-#include "job_contract.h"
-#include "pg_backend.h"
-#include "store_server.h"
+#include "runtime/base/ddp_clock.h"
+#include "runtime/base/ddp_net.h"
+#include "runtime/base/ddp_parse.h"
+#include "runtime/job/hostlist.h"
+#include "runtime/job/job_contract.h"
+#include "runtime/pg/pg_backend.h"
+#include "runtime/job/store_server.h"
 
 #define DEFAULT_TIMEOUT_MS (300 * 1000)
 

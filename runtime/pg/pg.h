@@ -23,7 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ddp_error.h"
+#include "runtime/base/ddp_error.h"
 
 typedef enum {
     PG_FLOAT32,

@@ -7,8 +7,8 @@
 #ifndef DDP_PG_BACKEND_H
 #define DDP_PG_BACKEND_H
 
-#include "pg.h"
-#include "store_client.h"
+#include "runtime/pg/pg.h"
+#include "runtime/job/store_client.h"
 
 typedef struct pg_backend {
     const char *name;

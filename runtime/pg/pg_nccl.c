@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ddp_clock.h"
-#include "pg_backend.h"
+#include "runtime/base/ddp_clock.h"
+#include "runtime/pg/pg_backend.h"
 
 /* A send or receive: held until something needs it to have started (see flush_p2p). */
 typedef struct nccl_request {

@@ -1,6 +1,6 @@
 /* The nccl backend of a build without the CUDA toolkit: it exists so that `--backend nccl`
  * says why it cannot work instead of being an unknown name. */
-#include "pg_backend.h"
+#include "runtime/pg/pg_backend.h"
 
 static void *none_create(const pg_world_t *w, ddp_store_client_t *store, int64_t timeout_ms,
                          ddp_error_t *err)

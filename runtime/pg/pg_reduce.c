@@ -1,4 +1,4 @@
-#include "pg_reduce.h"
+#include "runtime/pg/pg_reduce.h"
 
 #include <stdint.h>
 #include <string.h>
@@ -6,7 +6,7 @@
 #include <emmintrin.h>
 #endif
 
-#include "ddp_simd.h"
+#include "runtime/base/ddp_simd.h"
 
 /* One kernel: dst = a OP b, with an in-place loop for dst == a so both forms vectorise. */
 #define KERNEL(fn, T, EXPR)                                                                        \

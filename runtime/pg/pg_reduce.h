@@ -8,7 +8,7 @@
 
 #include <stddef.h>
 
-#include "pg.h"
+#include "runtime/pg/pg.h"
 
 /* dst[i] = a[i] OP b[i] for count elements; dst is either a itself or disjoint from a and b (so
  * a reduction can land in a buffer other than its input without a copy first). */

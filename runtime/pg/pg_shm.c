@@ -1,4 +1,4 @@
-#include "pg_shm.h"
+#include "runtime/pg/pg_shm.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -17,10 +17,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ddp_clock.h"
-#include "ddp_file.h"
-#include "ddp_net.h"
-#include "pg_shm_heap.h"
+#include "runtime/base/ddp_clock.h"
+#include "runtime/base/ddp_file.h"
+#include "runtime/base/ddp_net.h"
+#include "runtime/pg/pg_shm_heap.h"
 
 /* Counters sit on lines of their own (two cache lines: the adjacent-line prefetcher would
  * otherwise make neighbours share). */

@@ -25,8 +25,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ddp_error.h"
-#include "pg_reduce.h"
+#include "runtime/base/ddp_error.h"
+#include "runtime/pg/pg_reduce.h"
 
 typedef struct pg_shm pg_shm_t;
 

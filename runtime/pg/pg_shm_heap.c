@@ -1,4 +1,4 @@
-#include "pg_shm_heap.h"
+#include "runtime/pg/pg_shm_heap.h"
 
 #include <errno.h>
 #include <pthread.h>

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ddp_error.h"
+#include "runtime/base/ddp_error.h"
 
 typedef struct pg_shm_heap pg_shm_heap_t;
 

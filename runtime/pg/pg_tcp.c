@@ -33,14 +33,14 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "ddp_clock.h"
-#include "ddp_file.h"
-#include "ddp_hmac.h"
-#include "ddp_net.h"
-#include "pg_backend.h"
-#include "pg_reduce.h"
-#include "pg_shm.h"
-#include "store_proto.h"
+#include "runtime/base/ddp_clock.h"
+#include "runtime/base/ddp_file.h"
+#include "runtime/base/ddp_hmac.h"
+#include "runtime/base/ddp_net.h"
+#include "runtime/pg/pg_backend.h"
+#include "runtime/pg/pg_reduce.h"
+#include "runtime/pg/pg_shm.h"
+#include "runtime/job/store_proto.h"
 
 /* The pipelining unit: small enough that reducing one segment overlaps receiving the next, big
  * enough that per-segment costs vanish. */

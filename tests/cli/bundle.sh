@@ -23,6 +23,7 @@ expect_contains "$(file "$root/bin/ddpjob-agent")" "statically linked" "its agen
 run ldd "$root/bin/ddpjob"
 expect_lacks "$OUT" "libyaml" "its ddpjob needs no libyaml"
 expect_lacks "$OUT" "libssh2" "nor libssh2"
+expect_lacks "$OUT" "libjansson" "nor jansson"
 expect_lacks "$OUT" "libcrypto" "nor libcrypto: only the C library"
 run as_user "$root/test.sh"
 expect_eq "$RC" 0 "its own test.sh passes there"

@@ -23,13 +23,13 @@ rt=$SRCDIR/runtime
 libddp=("$rt"/base/*.c "$rt"/job/*.c)
 declare -A sources=(
     [hostlist]="${libddp[*]}"
-    [spec]="${libddp[*]} $rt/train/train_options.c $(printf "$SRCDIR/cli/%s.c " diag units shquote spec template scheduler render datafile)"
+    [spec]="${libddp[*]} $rt/train/options/train_options.c $(printf "$SRCDIR/cli/spec/%s.c " diag units shquote spec datafile) $(printf "$SRCDIR/cli/script/%s.c " template scheduler render)"
     [store]="${libddp[*]}"
     [request]="${libddp[*]}"
-    [record]="${libddp[*]} $SRCDIR/cli/job_record.c $SRCDIR/cli/json_doc.c"
+    [record]="${libddp[*]} $SRCDIR/cli/jobs/job_record.c $SRCDIR/cli/jobs/json_doc.c"
 )
 flags=(-g -O1 "-fsanitize=fuzzer,address,undefined" -fno-sanitize-recover=undefined -D_GNU_SOURCE
-       -DDDPJOB_VERSION='"fuzz"' -I"$rt/base" -I"$rt/job" -I"$rt/train" -I"$SRCDIR/cli" -pthread)
+       -DDDPJOB_VERSION='"fuzz"' -I"$SRCDIR" -pthread)
 export DDPJOB_TEMPLATE_DIR=$SRCDIR/templates
 # What a target makes on disk (fuzz_record's record folder) stays in the run's directory.
 export TMPDIR=$out
@@ -38,7 +38,7 @@ i=0
 for t in "${targets[@]}"; do
     i=$((i + 1))
     # shellcheck disable=SC2086 # the sources are words
-    if ! build=$("$clang" "${flags[@]}" "$SRCDIR/tests/fuzz/fuzz_$t.c" ${sources[$t]} -lyaml -lm \
+    if ! build=$("$clang" "${flags[@]}" "$SRCDIR/tests/fuzz/fuzz_$t.c" ${sources[$t]} -lyaml -ljansson -lm \
         -o "$out/fuzz_$t" 2>&1); then
         echo "not ok $i - fuzz_$t builds"
         while IFS= read -r line; do echo "#   $line"; done <<<"$build"

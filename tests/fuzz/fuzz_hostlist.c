@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hostlist.h"
+#include "runtime/job/hostlist.h"
 
 static int cmp_str(const void *a, const void *b)
 {

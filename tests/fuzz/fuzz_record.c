@@ -10,8 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "job_record.h"
-#include "json_doc.h"
+#include "cli/jobs/job_record.h"
+#include "cli/jobs/json_doc.h"
 
 /* A record folder in $TMPDIR (fuzz.sh: the run's directory), made on the first input. */
 static char dir[4096];
@@ -26,15 +26,19 @@ static void put(const char *name, const uint8_t *data, size_t size)
     close(fd);
 }
 
-/* Every node of the document, walked as the readers walk it. */
-static void walk(json_doc_t *doc, yaml_node_t *n)
+/* Every value of the document, walked as the readers walk it. */
+static void walk(json_doc_t *doc, const json_t *n, int64_t *sum)
 {
     if (!n)
         return;
-    json_text(doc, n, "rank");
-    json_child(doc, n, "ranks");
+    const char *rank = json_text(doc, n, "rank");
+    *sum += rank ? (int64_t)strlen(rank) : 0;
+    json_whole(n, "step", 0, INT64_MAX, sum);
+    const json_t *ranks = json_child(n, "ranks");
+    for (size_t i = 0; i < json_items(ranks); i++)
+        walk(doc, json_item(ranks, i), sum);
     for (size_t i = 0; i < json_items(n); i++)
-        walk(doc, json_item(doc, n, i));
+        walk(doc, json_item(n, i), sum);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -65,7 +69,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     json_doc_t doc;
     if (json_doc_parse(&doc, (const char *)data, size) == 0) {
-        walk(&doc, json_root(&doc));
+        int64_t sum = 0;
+        walk(&doc, json_root(&doc), &sum);
         json_doc_free(&doc);
     }
     return 0;

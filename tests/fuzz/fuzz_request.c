@@ -4,7 +4,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "store_proto.h"
+#include "runtime/job/store_proto.h"
 
 static void inside(const uint8_t *data, size_t size, const unsigned char *s, size_t len)
 {

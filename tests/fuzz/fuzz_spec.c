@@ -7,9 +7,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "diag.h"
-#include "render.h"
-#include "spec.h"
+#include "cli/spec/diag.h"
+#include "cli/script/render.h"
+#include "cli/spec/spec.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

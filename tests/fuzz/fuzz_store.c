@@ -12,11 +12,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "ddp_clock.h"
-#include "ddp_file.h"
-#include "ddp_net.h"
-#include "store_proto.h"
-#include "store_server.h"
+#include "runtime/base/ddp_clock.h"
+#include "runtime/base/ddp_file.h"
+#include "runtime/base/ddp_net.h"
+#include "runtime/job/store_proto.h"
+#include "runtime/job/store_server.h"
 
 static const char token[] = "fuzz-token";
 static ddp_store_server_t *server;

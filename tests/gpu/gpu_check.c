@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "pg.h"
+#include "runtime/pg/pg.h"
 
 #define COUNT 4099 /* odd, and bigger than one NCCL chunk per thread */
 

@@ -14,8 +14,9 @@ function_lengths() {
                           print FNR - start - 1, FILENAME, name; start = 0 }' "$@"
 }
 
-long=$(function_lengths $(git ls-files 'agent/*.c' 'cli/*.c' 'runtime/*.c' 'runtime/*.cu' \
-    'bench/*.c') | awk '$1 > 80 && !($3 == "ddp_spawn_capture" || $3 == "tokenize")')
+mapfile -t sources < <(git ls-files 'agent/*.c' 'cli/*.c' 'runtime/*.c' 'runtime/*.cu' 'bench/*.c')
+long=$(function_lengths "${sources[@]}" |
+    awk '$1 > 80 && !($3 == "ddp_spawn_capture" || $3 == "tokenize")')
 if [ -z "$long" ]; then
     pass "no function over 80 lines"
 else
@@ -29,36 +30,50 @@ exported() {
                                      print name }' "$1"
 }
 
-# "caller callee" for each pair of files in folder $1 where the first calls the second; a
-# *_none.c (built in place of its namesake where a library is missing) is not a caller.
+# "caller callee" for each pair of files under folder $1 where the first calls the second (paths
+# from $1, without .c); a *_none.c (built in place of its namesake where a library is missing) is
+# neither.
 file_calls() {
-    local dir=$1 a b f stripped
-    stripped=$(mktemp -d)
-    for a in "$dir"/*.c; do
-        perl -0777 -pe 's{/\*.*?\*/}{}gs' "$a" >"$stripped/$(basename "$a")"
-    done
-    for b in "$dir"/*.c; do
-        for f in $(exported "$b"); do
-            for a in "$dir"/*.c; do
-                [ "$a" != "$b" ] && [[ $a != *_none.c && $b != *_none.c ]] && grep -qE "\b$f\(" "$stripped/$(basename "$a")" &&
-                    echo "$(basename "$a" .c) $(basename "$b" .c)"
-            done
+    local dir=$1 f
+    local files=()
+    mapfile -t files < <(cd "$dir" && find . -name '*.c' ! -name '*_none.c' | sed 's|^\./||' | sort)
+    {
+        # "def FUNCTION FILE" for what each file defines for others...
+        for f in "${files[@]}"; do
+            exported "$dir/$f" | sed "s|^|def |; s|\$| ${f%.c}|"
         done
-    done | sort -u
-    rm -rf "$stripped"
+        # ... then "call FUNCTION FILE" for each name a file calls, comments left out.
+        for f in "${files[@]}"; do
+            perl -0777 -pe 's{/\*.*?\*/}{}gs' "$dir/$f" | grep -oE '\b[A-Za-z_][A-Za-z0-9_]*\(' |
+                sort -u | sed "s|(\$||; s|^|call |; s|\$| ${f%.c}|"
+        done
+    } | awk '$1 == "def" { home[$2] = $3; next }
+             $1 == "call" && ($2 in home) && home[$2] != $3 { print $3, home[$2] }' | sort -u
+}
+
+# Whether the "caller callee" lines on stdin ($2 of them) hold a circle; TAP line named $1.
+check_circles() {
+    local name=$1 calls loop
+    calls=$(cat)
+    if [ -z "$calls" ]; then
+        fail "$name" "no call found: the check is broken"
+    elif loop=$(echo "$calls" | tsort 2>&1 >/dev/null) && [ -z "$loop" ]; then
+        pass "$name ($(echo "$calls" | wc -l) calls)"
+    else
+        fail "$name" "$loop" "calls (caller callee):" "$calls"
+    fi
 }
 
 # runtime/job is left out: its store server is one module in two files (store_server.c and
 # store_relay.c, sharing store_server_internal.h), which call each other by design.
 for dir in agent cli runtime/base runtime/pg runtime/train; do
     calls=$(file_calls "$dir")
-    if [ -z "$calls" ]; then
-        fail "$dir/: its files' calls are found" "no call between its files: the check is broken"
-        continue
-    fi
-    if loop=$(echo "$calls" | tsort 2>&1 >/dev/null) && [ -z "$loop" ]; then
-        pass "$dir/: no call circle between its files ($(echo "$calls" | wc -l) calls between files)"
-    else
-        fail "$dir/: no call circle between its files" "$loop" "calls (caller callee):" "$calls"
+    check_circles "$dir/: no call circle between its files" <<<"$calls"
+    # The folders are layers: a call between two files of one folder stays inside it.
+    if [ "$(find "$dir" -mindepth 2 -name '*.c' | head -n 1)" ]; then
+        check_circles "$dir/: its folders are layers, no call circle between them" < <(
+            awk '{ a = $1; b = $2; sub(/\/[^/]*$/, "", a); sub(/\/[^/]*$/, "", b)
+                   if ($1 !~ /\//) a = "."; if ($2 !~ /\//) b = "."
+                   if (a != b) print a, b }' <<<"$calls" | sort -u)
     fi
 done

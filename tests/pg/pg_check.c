@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pg.h"
+#include "runtime/pg/pg.h"
 
 static pg_t *pg;
 static int rank, size, wrong, from_pg;

@@ -1,4 +1,4 @@
-/* device_check: the CUDA device (runtime/train/device_cuda.cu) against the CPU's portable one
+/* device_check: the CUDA device (runtime/train/model/device_cuda.cu) against the CPU's portable one
  * (device_cpu_im2col: NCHW tensors throughout, as the GPU's), layer by layer and through whole
  * training steps of an mlp and a resnet: every layer operation on shapes that take each indexing
  * path (stride 2, 1x1 shortcuts, odd and non-square sizes, a 5x5 kernel, backward adding into an
@@ -15,8 +15,8 @@
 #include <string.h>
 
 #include "../unit/tap.h"
-#include "model.h"
-#include "rng.h"
+#include "runtime/train/model/model.h"
+#include "runtime/train/data/rng.h"
 
 /* Relative to the largest magnitude in the CPU's tensor: summation orders differ between the
  * devices (per-sample versus whole-batch GEMMs), a wrong index is off by the tensor's scale. */

@@ -9,9 +9,9 @@
 #include <string.h>
 
 #include "../unit/tap.h"
-#include "conv_dnnl.h"
-#include "model.h"
-#include "rng.h"
+#include "runtime/train/model/conv_dnnl.h"
+#include "runtime/train/model/model.h"
+#include "runtime/train/data/rng.h"
 
 #define BATCH 3
 #define ENTRIES 4

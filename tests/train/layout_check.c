@@ -10,9 +10,9 @@
 #include <string.h>
 
 #include "../unit/tap.h"
-#include "conv_dnnl.h"
-#include "layers_blocked.h"
-#include "rng.h"
+#include "runtime/train/model/conv_dnnl.h"
+#include "runtime/train/model/layers_blocked.h"
+#include "runtime/train/data/rng.h"
 
 #define TOLERANCE 1e-5 /* relative to the largest magnitude: only summation orders differ */
 

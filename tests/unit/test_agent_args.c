@@ -8,11 +8,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "binding.h"
-#include "options.h"
-#include "preflight.h"
-#include "spec.h"
-#include "tap.h"
+#include "agent/workers/binding.h"
+#include "agent/supervision/options.h"
+#include "agent/supervision/preflight.h"
+#include "cli/spec/spec.h"
+#include "tests/unit/tap.h"
 
 /* The agent's options parsed from the spec's (with --standalone and a command). */
 static int parse_agent_args(const job_spec_t *spec, agent_options_t *o, char *why, size_t size)
@@ -105,11 +105,13 @@ static void check_every_field(void)
     ddp_error_t err;
     job_spec_t *spec = spec_load(yaml, diag, &err);
     agent_options_t o;
-    char why[1200];
+    char why[1200], *error_file = NULL;
     ok(spec && parse_agent_args(spec, &o, why, sizeof why) == 0 &&
            o.gpu_binding == GPU_BINDING_PER_RANK && o.cpu_binding == CPU_BINDING_NUMA &&
-           o.preflight == PREFLIGHT_STRICT && !strcmp(o.error_file, "err-0.json"),
-       "the choices too (gpu per-rank, cpu numa, preflight strict), %%n as node 0");
+           o.preflight == PREFLIGHT_STRICT && (error_file = agent_options_error_file(&o, 3)) &&
+           !strcmp(error_file, "err-3.json"),
+       "the choices too (gpu per-rank, cpu numa, preflight strict), %%n as node 3's rank");
+    free(error_file);
     agent_options_free(&o);
     spec_destroy(spec);
     diag_destroy(diag);

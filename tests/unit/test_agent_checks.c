@@ -3,10 +3,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "liveness.h"
-#include "preflight.h"
-#include "standby.h"
-#include "tap.h"
+#include "agent/supervision/liveness.h"
+#include "agent/supervision/preflight.h"
+#include "agent/supervision/standby.h"
+#include "tests/unit/tap.h"
 
 static void test_heartbeats(void)
 {

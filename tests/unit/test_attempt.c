@@ -9,10 +9,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "attempt.h"
-#include "ddp_clock.h"
-#include "ddp_file.h"
-#include "tap.h"
+#include "agent/supervision/attempt.h"
+#include "runtime/base/ddp_clock.h"
+#include "runtime/base/ddp_file.h"
+#include "tests/unit/tap.h"
 
 static const char token[] = "job-token-for-tests";
 
@@ -102,7 +102,7 @@ int main(void)
     if (!client)
         return done_testing();
     agent_options_t o = {.node_rank = 1, .nnodes = 2};
-    agent_t a = {.o = &o, .client = client};
+    agent_t a = {.o = &o, .node_rank = 1, .nnodes = 2, .client = client};
     attempt_t t = {.round = 0};
     failure_t f = {.kind = FAIL_WORKER, .code = 3, .node = 1, .rank = 2, .local_rank = 0};
     snprintf(f.host, sizeof f.host, "n2");

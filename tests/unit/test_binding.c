@@ -7,9 +7,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "binding.h"
-#include "ddp_file.h"
-#include "tap.h"
+#include "agent/workers/binding.h"
+#include "runtime/base/ddp_file.h"
+#include "tests/unit/tap.h"
 
 static char root[64];
 

@@ -3,9 +3,9 @@
  * /proc/PID/cgroup and mountinfo as the kernel writes them (v1, v2, a container's mount). */
 #include <string.h>
 
-#include "cause.h"
-#include "oom.h"
-#include "tap.h"
+#include "agent/findings/cause.h"
+#include "agent/findings/oom.h"
+#include "tests/unit/tap.h"
 
 /* This machine's: cgroup v1 controllers, and the unified hierarchy beside them. */
 static const char *const MOUNTS_V1 =

@@ -8,8 +8,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "ddp_file.h"
-#include "tap.h"
+#include "runtime/base/ddp_file.h"
+#include "tests/unit/tap.h"
 
 static char root[] = "/tmp/test_file.XXXXXX";
 

@@ -1,7 +1,7 @@
 #include <stdlib.h>
 
-#include "hostlist.h"
-#include "tap.h"
+#include "runtime/job/hostlist.h"
+#include "tests/unit/tap.h"
 
 /* The hosts joined with spaces (each as LINE:HOST when with_lines), or "ERR: message". */
 static char *join_hosts(const ddp_hostlist_t *hl, const ddp_error_t *err, int with_lines)

@@ -7,12 +7,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "job_record.h"
-#include "job_state.h"
-#include "job_view.h"
-#include "json_doc.h"
-#include "sched_query.h"
-#include "tap.h"
+#include "cli/jobs/job_record.h"
+#include "cli/jobs/job_state.h"
+#include "cli/jobs/job_view.h"
+#include "cli/jobs/json_doc.h"
+#include "cli/jobs/sched_query.h"
+#include "tests/unit/tap.h"
 
 static void write_text(const char *dir, const char *name, const char *text)
 {
@@ -170,7 +170,7 @@ static void truncated_record(void)
 }
 
 /* What agents and records write is read within bounds: a huge or deeply nested document, or one
- * that is not UTF-8, is no document (libyaml would take many times its size, or recurse). */
+ * that is not UTF-8, is no document (a runaway or hostile file). */
 static void hostile_json(void)
 {
     size_t deep = 200000;

@@ -5,8 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "membership.h"
-#include "tap.h"
+#include "runtime/job/membership.h"
+#include "tests/unit/tap.h"
 
 /* "0 1 S X -" for roles 0, 1, standby, excluded, absent. */
 static const char *roles(const ddp_members_t *m)

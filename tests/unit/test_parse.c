@@ -3,8 +3,8 @@
 #include <signal.h>
 #include <string.h>
 
-#include "ddp_parse.h"
-#include "tap.h"
+#include "runtime/base/ddp_parse.h"
+#include "tests/unit/tap.h"
 
 int main(void)
 {

@@ -3,8 +3,8 @@
  * when no step moves. */
 #include <stdio.h>
 
-#include "progress.h"
-#include "tap.h"
+#include "agent/findings/progress.h"
+#include "tests/unit/tap.h"
 
 /* Sets every rank's figures through the agents' text, as node `node` sends them. */
 static void figures(progress_job_t *j, int node, const char *text, int64_t now)

@@ -11,10 +11,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "device.h"
-#include "pg.h"
-#include "reducer.h"
-#include "tap.h"
+#include "runtime/train/model/device.h"
+#include "runtime/pg/pg.h"
+#include "runtime/train/model/reducer.h"
+#include "tests/unit/tap.h"
 
 #define FIRST (REDUCER_FIRST_BUCKET_BYTES / sizeof(float))
 

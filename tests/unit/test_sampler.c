@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sampler.h"
-#include "tap.h"
+#include "runtime/train/data/sampler.h"
+#include "tests/unit/tap.h"
 
 /* Every rank's indices for one epoch, rank after rank: world * num_samples of them. */
 static size_t *all_ranks(size_t total, int world, int shuffle, int drop_last, uint64_t epoch,

@@ -4,8 +4,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "shquote.h"
-#include "tap.h"
+#include "cli/spec/shquote.h"
+#include "tests/unit/tap.h"
 
 /* Runs `printf %s QUOTED` in `shell` (bash; or dash or csh, given the command in the form any
  * shell reads) and returns what it printed. */

@@ -13,14 +13,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "ddp_clock.h"
-#include "ddp_hmac.h"
-#include "ddp_net.h"
-#include "rendezvous.h"
-#include "store_client.h"
-#include "store_proto.h"
-#include "store_server.h"
-#include "tap.h"
+#include "runtime/base/ddp_clock.h"
+#include "runtime/base/ddp_hmac.h"
+#include "runtime/base/ddp_net.h"
+#include "runtime/job/rendezvous.h"
+#include "runtime/job/store_client.h"
+#include "runtime/job/store_proto.h"
+#include "runtime/job/store_server.h"
+#include "tests/unit/tap.h"
 
 static const char token[] = "job-token-for-tests";
 
@@ -53,6 +53,10 @@ static ddp_store_client_t *client(int port, const char *tok, ddp_error_t *err)
                                     NULL, err);
 }
 
+/* A deadline, not a wait: long enough for a busy machine, where the store's relays are slow to
+ * take a connection (2 s was once too short with other suites running). */
+#define HANDSHAKE_DEADLINE_MS 20000
+
 /* A connection that proves the token by hand (no store_client), for sending raw frames;
  * *accepted says whether the server's verdict and proof came back. */
 static int hand_made_handshake(int port, int *accepted)
@@ -60,13 +64,14 @@ static int hand_made_handshake(int port, int *accepted)
     ddp_error_t err;
     unsigned char hello[STORE_MAGIC_LEN + STORE_NONCE_LEN], answer[STORE_NONCE_LEN + STORE_MAC_LEN];
     unsigned char verdict[1 + STORE_MAC_LEN];
-    int fd = ddp_net_connect("127.0.0.1", port, ddp_deadline_in(2000), &err);
-    ddp_net_read_full(fd, hello, sizeof hello, ddp_deadline_in(2000), &err);
+    int fd = ddp_net_connect("127.0.0.1", port, ddp_deadline_in(HANDSHAKE_DEADLINE_MS), &err);
+    ddp_net_read_full(fd, hello, sizeof hello, ddp_deadline_in(HANDSHAKE_DEADLINE_MS), &err);
     memset(answer, 7, STORE_NONCE_LEN);
     ddp_store_auth_mac(token, strlen(token), "client", hello + STORE_MAGIC_LEN, answer,
                        answer + STORE_NONCE_LEN);
-    ddp_net_write_full(fd, answer, sizeof answer, ddp_deadline_in(2000), &err);
-    *accepted = ddp_net_read_full(fd, verdict, sizeof verdict, ddp_deadline_in(2000), &err) == 0 &&
+    ddp_net_write_full(fd, answer, sizeof answer, ddp_deadline_in(HANDSHAKE_DEADLINE_MS), &err);
+    *accepted = ddp_net_read_full(fd, verdict, sizeof verdict,
+                                  ddp_deadline_in(HANDSHAKE_DEADLINE_MS), &err) == 0 &&
                 verdict[0] == STORE_ACCEPTED;
     return fd;
 }

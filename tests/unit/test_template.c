@@ -1,8 +1,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tap.h"
-#include "template.h"
+#include "tests/unit/tap.h"
+#include "cli/script/template.h"
 
 /* The partials the tests include, by name. */
 static char *load_test_partial(void *arg, const char *name, char **origin, ddp_error_t *err)

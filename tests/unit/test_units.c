@@ -1,7 +1,7 @@
 #include <stdint.h>
 
-#include "tap.h"
-#include "units.h"
+#include "tests/unit/tap.h"
+#include "cli/spec/units.h"
 
 static void size_ok(const char *text, uint64_t want)
 {

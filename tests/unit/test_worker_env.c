@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tap.h"
-#include "worker_env.h"
+#include "tests/unit/tap.h"
+#include "runtime/job/worker_env.h"
 
 /* The value of name in env, or NULL. */
 static const char *value_of(char **env, const char *name)

@@ -1,5 +1,5 @@
 /* cuda_runtime.h for the host: the part of the CUDA runtime and execution model that
- * runtime/train/device_cuda.cu uses, run on the CPU so its kernels, launch sizes and cuBLAS
+ * runtime/train/model/device_cuda.cu uses, run on the CPU so its kernels, launch sizes and cuBLAS
  * calls can be checked against the CPU layers on a machine without a GPU (tests/train/
  * device_check.c). It is not a GPU: everything runs at once, in order, on the calling thread.
  *

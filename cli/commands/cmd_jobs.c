@@ -1,0 +1,559 @@
+/* status, list, wait, cancel, logs: what comes after submit, from the job records (job_record)
+ * and the schedulers (sched_query), seen together (job_view). */
+#include <getopt.h>
+#include <glob.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/commands/commands.h"
+#include "runtime/base/ddp_clock.h"
+#include "runtime/base/ddp_file.h"
+#include "runtime/base/ddp_parse.h"
+#include "cli/jobs/job_view.h"
+#include "runtime/base/spawn.h"
+
+/* How often wait and logs -f look again. */
+#define POLL_MS 2000
+/* How long a job that neither its scheduler nor its record accounts for may stay so before
+ * wait gives up on it (a record on a file system the job cannot write, a job deleted by hand
+ * before it started). */
+#define VANISHED_MS 120000
+/* How long cancel waits for the job to be gone. */
+#define CANCEL_WAIT_MS 120000
+
+/* The records named on the command line (all of the index when none is and `all_if_none`). */
+static char **find_records(int argc, char **argv, int all_if_none, size_t *n)
+{
+    if (argc == 0 && all_if_none) {
+        char **dirs = job_index_records();
+        for (*n = 0; dirs && dirs[*n]; (*n)++)
+            ;
+        return dirs;
+    }
+    char **dirs = calloc((size_t)argc + 1, sizeof *dirs);
+    *n = 0;
+    for (int i = 0; dirs && i < argc; i++) {
+        ddp_error_t err;
+        if (job_record_find(argv[i], &dirs[*n], &err)) {
+            fprintf(stderr, "ddpjob: %s\n", err.msg);
+            job_index_free(dirs);
+            return NULL;
+        }
+        (*n)++;
+    }
+    return dirs;
+}
+
+/* Loads the views; a scheduler that could not be asked is reported, its jobs left to their
+ * records. */
+static job_view_t *load(char **dirs, size_t n)
+{
+    job_view_t *views = calloc(n + 1, sizeof *views);
+    ddp_error_t err;
+    if (views && job_views_load(dirs, n, views, &err))
+        fprintf(stderr, "ddpjob: %s (the job records answer for its jobs)\n", err.msg);
+    return views;
+}
+
+static void print_views(const job_view_t *views, size_t n, int json)
+{
+    if (json)
+        printf("{\"version\": %d, \"jobs\": [", JOB_RECORD_VERSION);
+    for (size_t i = 0; i < n; i++) {
+        if (!views[i].rec.dir)
+            continue;
+        if (json) {
+            printf("%s\n  ", i ? "," : "");
+            job_view_json(stdout, &views[i]);
+        } else {
+            job_view_print(stdout, &views[i]);
+        }
+    }
+    if (json)
+        printf("\n]}\n");
+}
+
+static const char status_help[] =
+    "usage: ddpjob status [JOB...] [--json]\n"
+    "The state of each JOB (a spec name, a scheduler job id of any link of its chain, or a job\n"
+    "record's folder; default: every job in this user's index): pending, running, requeued,\n"
+    "completed, failed, cancelled, timeout, out of memory, node failure or unknown, with the\n"
+    "scheduler's own word, the exit status, the chain's link, nodes, elapsed and walltime, and\n"
+    "the failed ranks with host and cause. One scheduler call per scheduler, however many jobs.\n"
+    "Exit: 0 ok, 2 usage, 3 a job not found.\n";
+
+static const char list_help[] =
+    "usage: ddpjob list [--all] [--json]\n"
+    "This user's submitted jobs, newest first, with their state: those not ended and those that\n"
+    "ended within a day; --all: every job of the index.\n";
+
+static int status_or_list(int argc, char **argv, int list)
+{
+    static const struct option opts[] = {{"json", no_argument, NULL, 'j'},
+                                         {"all", no_argument, NULL, 'a'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {0}};
+    int json = 0, all = 0, c;
+    const char *help = list ? list_help : status_help;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        if (c == 'j')
+            json = 1;
+        else if (c == 'a' && list)
+            all = 1;
+        else if (c == 'h')
+            return fputs(help, stdout), EXIT_OK;
+        else
+            return fputs(help, stderr), EXIT_USAGE;
+    }
+    if (list && optind != argc)
+        return fputs(help, stderr), EXIT_USAGE;
+    size_t n;
+    char **dirs = find_records(argc - optind, argv + optind, 1, &n);
+    if (!dirs)
+        return EXIT_SYSTEM;
+    job_view_t *views = load(dirs, n);
+    if (views && list && !all) {
+        time_t day_ago = time(NULL) - 86400;
+        for (size_t i = 0; i < n; i++) {
+            job_view_t *v = &views[i];
+            int64_t ended = v->link < v->rec.nlinks ? v->rec.links[v->link].end_time : 0;
+            if (v->rec.dir && job_state_final(v->state) &&
+                (ended ? ended : v->rec.submitted) < day_ago) {
+                job_record_free(&v->rec);
+            }
+        }
+    }
+    if (views)
+        print_views(views, n, json);
+    job_views_free(views, views ? n : 0);
+    free(views);
+    job_index_free(dirs);
+    return views ? EXIT_OK : EXIT_SYSTEM;
+}
+
+int cmd_status(int argc, char **argv)
+{
+    return status_or_list(argc, argv, 0);
+}
+
+int cmd_list(int argc, char **argv)
+{
+    return status_or_list(argc, argv, 1);
+}
+
+/* Loads the job in dir into *v: 1 once it has ended, or has been accounted for by neither its
+ * scheduler nor its record for VANISHED_MS (*vanished then set); else 0. */
+static int look(char *dir, job_view_t *v, int64_t *unaccounted_since, int *vanished)
+{
+    ddp_error_t err;
+    if (job_views_load(&dir, 1, v, &err) && isatty(2))
+        fprintf(stderr, "ddpjob: %s\n", err.msg);
+    *vanished = 0;
+    if (job_state_final(v->state))
+        return 1;
+    if (v->state != JOB_UNKNOWN || v->sched.found) {
+        *unaccounted_since = 0;
+        return 0;
+    }
+    if (!*unaccounted_since)
+        *unaccounted_since = ddp_now_ms();
+    *vanished = ddp_now_ms() - *unaccounted_since > VANISHED_MS;
+    return *vanished;
+}
+
+/* ---- wait ----------------------------------------------------------------------------- */
+
+static const char wait_help[] =
+    "usage: ddpjob wait JOB [--timeout SECONDS]\n"
+    "Blocks until JOB (its whole chain of requeues) has ended, printing each change of state on\n"
+    "a terminal, and exits with its status: 0 when it completed, else the job's own non-zero\n"
+    "status where known (75 for a job cancelled with --checkpoint), else 1 (a plain cancel too).\n"
+    "124 when SECONDS passed first; 3 when the job cannot be found, or neither its scheduler nor\n"
+    "its record has accounted for it for 120 s.\n";
+
+int cmd_wait(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"timeout", required_argument, NULL, 't'}, {"help", no_argument, NULL, 'h'}, {0}};
+    double timeout_s = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        if (c == 't') {
+            if (ddp_parse_double(optarg, 0.001, 1e9, &timeout_s)) {
+                fprintf(stderr, "ddpjob wait: --timeout %s: expected seconds > 0\n", optarg);
+                return EXIT_USAGE;
+            }
+        } else if (c == 'h') {
+            return fputs(wait_help, stdout), EXIT_OK;
+        } else {
+            return fputs(wait_help, stderr), EXIT_USAGE;
+        }
+    }
+    if (optind + 1 != argc)
+        return fputs(wait_help, stderr), EXIT_USAGE;
+    size_t n;
+    char **dirs = find_records(1, argv + optind, 0, &n);
+    if (!dirs)
+        return EXIT_SYSTEM;
+    int64_t deadline = timeout_s > 0 ? ddp_deadline_in((int64_t)(timeout_s * 1000)) : 0;
+    int64_t unaccounted_since = 0;
+    int tty = isatty(2), rc = -1;
+    char said[256] = "";
+    while (rc < 0) {
+        job_view_t v;
+        int vanished, over = look(dirs[0], &v, &unaccounted_since, &vanished);
+        char now[256];
+        snprintf(now, sizeof now, "%s, link %d of %d", job_state_name(v.state), v.link + 1,
+                 v.rec.nlinks ? v.rec.nlinks : 1);
+        if (tty && strcmp(now, said))
+            fprintf(stderr, "ddpjob wait: %s (job %s): %s\n", v.rec.name, job_view_id(&v), now);
+        snprintf(said, sizeof said, "%s", now);
+        if (vanished) {
+            fprintf(stderr,
+                    "ddpjob wait: job %s (%s): its scheduler no longer knows it and its "
+                    "record %s has no end after %d s\n",
+                    job_view_id(&v), v.rec.name, v.rec.dir, VANISHED_MS / 1000);
+            rc = EXIT_SYSTEM;
+        } else if (over) {
+            rc = job_view_exit(&v);
+        }
+        job_views_free(&v, 1);
+        if (rc < 0 && deadline && ddp_ms_left(deadline) == 0) {
+            fprintf(stderr, "ddpjob wait: %s still %s after %.0f s\n", argv[optind], said,
+                    timeout_s);
+            rc = 124;
+        }
+        if (rc < 0)
+            ddp_sleep_ms(POLL_MS);
+    }
+    job_index_free(dirs);
+    return rc;
+}
+
+/* ---- cancel --------------------------------------------------------------------------- */
+
+static const char cancel_help[] =
+    "usage: ddpjob cancel JOB [--checkpoint]\n"
+    "Ends JOB and any queued successor in its chain (scancel/qdel), so nothing of it runs again,\n"
+    "and waits (up to 120 s) until the scheduler has ended it. --checkpoint first asks the\n"
+    "workers to checkpoint (the spec's checkpoint signal), so the job stops with every rank's\n"
+    "checkpoint written (exit 75) and is not requeued; one not ended 60 s later is cancelled.\n"
+    "Exit: 0 when the job has ended, 1 when it had not within 120 s, 2 usage, 3 not found,\n"
+    "4 the scheduler's command failed.\n";
+
+/* A link's scheduler id, copied out of a view (which is freed before the fallback cancel). */
+typedef char job_id_t[sizeof(((job_link_t *)0)->id)];
+
+/* The ids of the chain's links that may still run or wait, without repeats. */
+static size_t live_ids(const job_view_t *v, job_id_t *ids, size_t max)
+{
+    size_t n = 0;
+    for (int k = 0; k < v->rec.nlinks && n < max; k++) {
+        const job_link_t *l = &v->rec.links[k];
+        int seen = 0;
+        for (size_t i = 0; i < n; i++)
+            seen |= !strcmp(ids[i], l->id);
+        if (l->id[0] && !seen && !(l->ended && k + 1 < v->rec.nlinks))
+            snprintf(ids[n++], sizeof ids[0], "%s", l->id);
+    }
+    return n;
+}
+
+static int run_scheduler(char **argv, int tolerate_failure)
+{
+    ddp_error_t err;
+    int failed;
+    if (sched_run(argv, NULL, tolerate_failure, &failed, &err) == 0)
+        return 0;
+    fprintf(stderr, "ddpjob cancel: %s\n", err.msg);
+    return -1;
+}
+
+/* Asks the running job's workers to checkpoint, with its spec's signal: on Slurm to the job's
+ * steps (the agents) with scancel, not to its batch shell; on PBS through the job's record, which
+ * the batch script's supervisor watches (qsig reaches only the first node's session, and ends
+ * the job's login shell, and with it the job, at once). */
+static int ask_checkpoint(const job_view_t *v, int pbs)
+{
+    const char *sig = v->rec.checkpoint_signal;
+    if (pbs) {
+        char path[8192];
+        snprintf(path, sizeof path, "%s/checkpoint-request", v->rec.dir);
+        ddp_error_t err;
+        if (ddp_write_file_atomic(path, sig, strlen(sig), 0600, &err) < 0) {
+            fprintf(stderr, "ddpjob cancel: %s\n", err.msg);
+            return EXIT_SYSTEM;
+        }
+    } else {
+        char *argv[] = {"scancel", "--signal", (char *)sig, "--", (char *)job_view_id(v), NULL};
+        if (run_scheduler(argv, 0))
+            return EXIT_SUBMITTER;
+    }
+    printf("asked job %s to checkpoint (SIG%s); waiting for it to end\n", job_view_id(v), sig);
+    return EXIT_OK;
+}
+
+/* scancel/qdel of the links that may still run or wait. */
+static int end_links(int pbs, job_id_t *ids, size_t nids)
+{
+    char *argv[64 + 3];
+    size_t a = 0;
+    argv[a++] = pbs ? "qdel" : "scancel";
+    argv[a++] = "--"; /* the ids were checked when the record was read; this is the second lock */
+    for (size_t i = 0; i < nids; i++)
+        argv[a++] = ids[i];
+    argv[a] = NULL;
+    /* qdel fails for a link that has just finished: what counts is that all end. */
+    return run_scheduler(argv, 1) ? EXIT_SUBMITTER : EXIT_OK;
+}
+
+/* Waits until the job in `dir` has ended, saying how; -1 when it has not within `ms`. */
+static int wait_ended(char *dir, int ms)
+{
+    int64_t deadline = ddp_deadline_in(ms);
+    for (;;) {
+        job_view_t v;
+        ddp_error_t err;
+        job_views_load(&dir, 1, &v, &err);
+        int ended = job_state_final(v.state) || (!v.sched.found && v.state != JOB_RUNNING);
+        if (ended)
+            printf("job %s (%s): %s\n", job_view_id(&v), v.rec.name, job_state_name(v.state));
+        job_views_free(&v, 1);
+        if (ended)
+            return 0;
+        if (ddp_ms_left(deadline) == 0)
+            return -1;
+        ddp_sleep_ms(500);
+    }
+}
+
+int cmd_cancel(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"checkpoint", no_argument, NULL, 'c'}, {"help", no_argument, NULL, 'h'}, {0}};
+    int checkpoint = 0, c;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        if (c == 'c')
+            checkpoint = 1;
+        else if (c == 'h')
+            return fputs(cancel_help, stdout), EXIT_OK;
+        else
+            return fputs(cancel_help, stderr), EXIT_USAGE;
+    }
+    if (optind + 1 != argc)
+        return fputs(cancel_help, stderr), EXIT_USAGE;
+    size_t n;
+    char **dirs = find_records(1, argv + optind, 0, &n);
+    if (!dirs)
+        return EXIT_SYSTEM;
+    job_view_t v;
+    ddp_error_t err;
+    job_views_load(dirs, 1, &v, &err);
+    if (checkpoint && !v.rec.checkpoint_signal[0]) {
+        fprintf(stderr,
+                "ddpjob cancel: %s: its spec (%s) names no checkpoint signal, so its workers "
+                "cannot be asked to checkpoint; cancel it without --checkpoint\n",
+                argv[optind], v.rec.spec);
+        job_views_free(&v, 1);
+        job_index_free(dirs);
+        return EXIT_USAGE;
+    }
+    int rc = EXIT_OK;
+    /* First, so that a link ending now submits no successor. */
+    if (job_record_mark_cancelled(v.rec.dir, &err)) {
+        fprintf(stderr, "ddpjob cancel: %s\n", err.msg);
+        rc = EXIT_SYSTEM;
+    }
+    job_id_t ids[64];
+    size_t nids = live_ids(&v, ids, 64);
+    int pbs = !strcmp(v.rec.scheduler, "pbs");
+    int asked = rc == EXIT_OK && nids && checkpoint && v.state == JOB_RUNNING;
+    if (asked)
+        rc = ask_checkpoint(&v, pbs);
+    else if (rc == EXIT_OK && nids)
+        rc = end_links(pbs, ids, nids);
+    job_views_free(&v, 1);
+    if (rc == EXIT_OK && wait_ended(dirs[0], asked ? CANCEL_WAIT_MS / 2 : CANCEL_WAIT_MS)) {
+        if (asked) {
+            /* The workers did not checkpoint in time (a job started over SSH has no one to
+             * take the request, a worker ignores the signal): the job ends all the same. */
+            fprintf(stderr,
+                    "ddpjob cancel: %s did not end within %d s of the checkpoint request; "
+                    "cancelling it\n",
+                    argv[optind], CANCEL_WAIT_MS / 2000);
+            rc = end_links(pbs, ids, nids);
+        }
+        if (rc == EXIT_OK && (!asked || wait_ended(dirs[0], CANCEL_WAIT_MS))) {
+            fprintf(stderr, "ddpjob cancel: %s has not ended %d s after the cancel\n", argv[optind],
+                    CANCEL_WAIT_MS / 1000);
+            rc = 1;
+        }
+    }
+    job_index_free(dirs);
+    return rc;
+}
+
+/* ---- logs ----------------------------------------------------------------------------- */
+
+static const char logs_help[] =
+    "usage: ddpjob logs JOB [--rank N | --node N] [--attempt K] [--link K] [--stderr] [-f]\n"
+    "The job's per-rank output from its record (link-K/logs), every link of the chain and every\n"
+    "attempt in order unless told one; the whole job's lines prefixed \"[rank R]\", one rank's\n"
+    "bare. --stderr: the ranks' stderr instead of stdout. -f: follow until the job ends.\n";
+
+typedef struct {
+    int rank, node, attempt, link, err_stream, follow;
+} logs_args_t;
+
+/* A log file the job's record holds, and how far it has been printed. */
+typedef struct {
+    int link, attempt, rank;
+    char *path;
+    long offset;
+} log_file_t;
+
+typedef struct {
+    log_file_t *files;
+    size_t n;
+} log_set_t;
+
+static int log_order(const void *x, const void *y)
+{
+    const log_file_t *a = x, *b = y;
+    if (a->link != b->link)
+        return a->link < b->link ? -1 : 1;
+    if (a->attempt != b->attempt)
+        return a->attempt < b->attempt ? -1 : 1;
+    return a->rank < b->rank ? -1 : a->rank > b->rank;
+}
+
+/* Adds the record's log files that match and are new, kept in order (link, attempt, rank). */
+static void find_logs(const job_view_t *v, const logs_args_t *a, log_set_t *set)
+{
+    char pattern[8192];
+    snprintf(pattern, sizeof pattern, "%s/link-*/logs/*/attempt_*/rank_*/%s.log", v->rec.dir,
+             a->err_stream ? "stderr" : "stdout");
+    glob_t g;
+    if (glob(pattern, 0, NULL, &g) != 0)
+        return;
+    int per_node = v->rec.procs_per_node > 0 ? v->rec.procs_per_node : 1;
+    for (size_t i = 0; i < g.gl_pathc; i++) {
+        const char *path = g.gl_pathv[i];
+        const char *l = strstr(path + strlen(v->rec.dir), "/link-");
+        const char *at = strstr(path, "/attempt_"), *r = strstr(path, "/rank_");
+        if (!l || !at || !r)
+            continue;
+        log_file_t f = {.link = atoi(l + 6), .attempt = atoi(at + 9), .rank = atoi(r + 6)};
+        if ((a->link >= 0 && f.link != a->link) || (a->attempt >= 0 && f.attempt != a->attempt) ||
+            (a->rank >= 0 && f.rank != a->rank) || (a->node >= 0 && f.rank / per_node != a->node))
+            continue;
+        size_t k = 0;
+        while (k < set->n && strcmp(set->files[k].path, path))
+            k++;
+        if (k < set->n)
+            continue;
+        log_file_t *more = realloc(set->files, (set->n + 1) * sizeof *more);
+        if (!more || !(f.path = strdup(path)))
+            break;
+        set->files = more;
+        set->files[set->n++] = f;
+    }
+    globfree(&g);
+    qsort(set->files, set->n, sizeof *set->files, log_order);
+}
+
+/* Prints what each file holds past its offset: whole lines, and at the end (`last`) what is
+ * left of a line never ended. */
+static void print_logs(log_set_t *set, const logs_args_t *a, int last)
+{
+    char line[65536];
+    for (size_t k = 0; k < set->n; k++) {
+        log_file_t *lf = &set->files[k];
+        FILE *f = fopen(lf->path, "r");
+        if (!f || fseek(f, lf->offset, SEEK_SET)) {
+            if (f)
+                fclose(f);
+            continue;
+        }
+        /* A line still being written is printed once it ends (or is longer than the buffer). */
+        while (fgets(line, sizeof line, f)) {
+            size_t len = strlen(line);
+            if (len == 0) /* a NUL byte in the file: the rest is not text */
+                break;
+            if (line[len - 1] != '\n' && len + 1 < sizeof line && !last)
+                break;
+            lf->offset = ftell(f);
+            if (a->rank < 0)
+                printf("[rank %d] ", lf->rank);
+            fputs(line, stdout);
+            if (line[len - 1] != '\n')
+                putchar('\n');
+        }
+        fclose(f);
+    }
+    fflush(stdout);
+}
+
+int cmd_logs(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"rank", required_argument, NULL, 'r'},    {"node", required_argument, NULL, 'n'},
+        {"attempt", required_argument, NULL, 'a'}, {"link", required_argument, NULL, 'l'},
+        {"stderr", no_argument, NULL, 'e'},        {"follow", no_argument, NULL, 'f'},
+        {"help", no_argument, NULL, 'h'},          {0}};
+    logs_args_t a = {.rank = -1, .node = -1, .attempt = -1, .link = -1};
+    int c;
+    while ((c = getopt_long(argc, argv, "fh", opts, NULL)) != -1) {
+        int *target = c == 'r'   ? &a.rank
+                      : c == 'n' ? &a.node
+                      : c == 'a' ? &a.attempt
+                      : c == 'l' ? &a.link
+                                 : NULL;
+        if (target) {
+            if (ddp_parse_int(optarg, 0, 1 << 24, target)) {
+                fprintf(stderr, "ddpjob logs: %s: expected a number >= 0\n", optarg);
+                return EXIT_USAGE;
+            }
+            /* --link and --attempt count from 1 as status shows them. */
+            if ((c == 'l' || c == 'a') && (*target)-- == 0) {
+                fprintf(stderr, "ddpjob logs: --%s counts from 1\n", c == 'l' ? "link" : "attempt");
+                return EXIT_USAGE;
+            }
+        } else if (c == 'e') {
+            a.err_stream = 1;
+        } else if (c == 'f') {
+            a.follow = 1;
+        } else if (c == 'h') {
+            return fputs(logs_help, stdout), EXIT_OK;
+        } else {
+            return fputs(logs_help, stderr), EXIT_USAGE;
+        }
+    }
+    if (optind + 1 != argc || (a.rank >= 0 && a.node >= 0))
+        return fputs(logs_help, stderr), EXIT_USAGE;
+    size_t n;
+    char **dirs = find_records(1, argv + optind, 0, &n);
+    if (!dirs)
+        return EXIT_SYSTEM;
+    log_set_t set = {0};
+    int64_t unaccounted_since = 0;
+    for (;;) {
+        job_view_t v;
+        int vanished, last = look(dirs[0], &v, &unaccounted_since, &vanished) || !a.follow;
+        /* After the state: lines written before the end are all printed. */
+        find_logs(&v, &a, &set);
+        print_logs(&set, &a, last);
+        job_views_free(&v, 1);
+        if (last)
+            break;
+        ddp_sleep_ms(POLL_MS / 4);
+    }
+    for (size_t i = 0; i < set.n; i++)
+        free(set.files[i].path);
+    free(set.files);
+    job_index_free(dirs);
+    return EXIT_OK;
+}

@@ -1,0 +1,386 @@
+/* pbs-agents: the generated PBS script's supervisor. On the job's first node it starts the other
+ * nodes' agents through pbsdsh, runs node 0's agent itself, and ends with the job's status: the
+ * processes here, the decisions in pbs_tasks. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli/commands/commands.h"
+#include "runtime/base/ddp_clock.h"
+#include "runtime/base/ddp_file.h"
+#include "runtime/base/ddp_parse.h"
+#include "runtime/base/ddp_signal.h"
+#include "runtime/job/hostlist.h"
+#include "cli/remote/pbs_tasks.h"
+
+static const char pbs_agents_help[] =
+    "usage: ddpjob pbs-agents --nodefile FILE --nodes N --node-env FILE --task-dir DIR\n"
+    "                         [--checkpoint-file FILE --checkpoint-signal SIG] [--spares]\n"
+    "                         -- AGENT [AGENT-OPTIONS...]\n"
+    "Run by a generated PBS script on the job's first node: starts `AGENT --node-rank R\n"
+    "AGENT-OPTIONS` on every other node of FILE through pbsdsh (after sourcing the node-env\n"
+    "file and running its ddpjob_node_setup there), runs node 0's agent here, and exits with\n"
+    "the job's status. A node whose agent cannot start stops the job at once; one whose agent\n"
+    "ended while node 0's goes on stops it after 20 s; the other agents may outlive node 0's by\n"
+    "30 s. Each node's pbsdsh output goes to DIR/pbsdsh-R. Once the checkpoint FILE exists\n"
+    "(`ddpjob cancel --checkpoint` writes it), node 0's agent gets SIG, once. With --spares\n"
+    "(the agents' --spares), a node's agent that ends is said and nothing more: the agents\n"
+    "replace a lost node, and node 0's status is the job's.\n"
+    "Exit: the job's status (that of node 0's agent, or of the node that failed first); 2 usage,\n"
+    "3 an unreadable node file or a process that could not be started.\n";
+
+/* Runs on each other node: the environment and setup node 0 had, then the agent. */
+static const char node_shell[] = ". \"$1\" && ddpjob_node_setup && shift && exec \"$@\"";
+
+typedef struct {
+    const char *nodefile, *node_env, *task_dir;
+    const char *checkpoint_file; /* once it exists, node 0's agent gets checkpoint_signal */
+    int checkpoint_signal;
+    int nodes;
+    int spares;   /* the agents replace a lost node: a node's end stops nothing */
+    char **agent; /* AGENT and its options, NULL-terminated */
+    int nagent;
+} pbs_agents_args_t;
+
+typedef struct {
+    pid_t pid; /* 0 once reaped */
+    int exit_status;
+} task_t;
+
+typedef struct {
+    ddp_hostlist_t *hl;
+    task_t *tasks; /* [1..nodes-1]: the pbsdsh processes */
+    pid_t agent_pid;
+    int agent_status;
+    int failed_status; /* -1 until a node's task fails */
+    char failed[512];
+    int64_t stop_at; /* 0: no stop planned */
+} supervisor_t;
+
+static int parse_args(int argc, char **argv, pbs_agents_args_t *a)
+{
+    static const struct option opts[] = {{"nodefile", required_argument, NULL, 'f'},
+                                         {"nodes", required_argument, NULL, 'n'},
+                                         {"node-env", required_argument, NULL, 'e'},
+                                         {"task-dir", required_argument, NULL, 'd'},
+                                         {"checkpoint-file", required_argument, NULL, 'c'},
+                                         {"checkpoint-signal", required_argument, NULL, 's'},
+                                         {"spares", no_argument, NULL, 'S'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {0}};
+    int before = split_workload_args(argc, argv, &a->agent, &a->nagent);
+    int c;
+    while ((c = getopt_long(before, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'f':
+            a->nodefile = optarg;
+            break;
+        case 'n':
+            if (ddp_parse_int(optarg, 1, 1 << 20, &a->nodes)) {
+                fprintf(stderr, "ddpjob pbs-agents: --nodes %s: expected a count >= 1\n", optarg);
+                return EXIT_USAGE;
+            }
+            break;
+        case 'e':
+            a->node_env = optarg;
+            break;
+        case 'd':
+            a->task_dir = optarg;
+            break;
+        case 'c':
+            a->checkpoint_file = optarg;
+            break;
+        case 's':
+            if ((a->checkpoint_signal = ddp_parse_signal(optarg)) <= 0) {
+                fprintf(stderr, "ddpjob pbs-agents: --checkpoint-signal %s: not a signal\n",
+                        optarg);
+                return EXIT_USAGE;
+            }
+            break;
+        case 'S':
+            a->spares = 1;
+            break;
+        case 'h':
+            fputs(pbs_agents_help, stdout);
+            return -1;
+        default:
+            fputs(pbs_agents_help, stderr);
+            return EXIT_USAGE;
+        }
+    }
+    if (optind != before || !a->nodefile || !a->nodes || !a->node_env || !a->task_dir ||
+        a->nagent < 1 || !a->checkpoint_file != !a->checkpoint_signal) {
+        fputs(pbs_agents_help, stderr);
+        return EXIT_USAGE;
+    }
+    /* The other nodes source node-env from it: it must be the user's alone. */
+    ddp_error_t err;
+    if (ddp_check_private_dir(a->task_dir, &err)) {
+        fprintf(stderr, "ddpjob pbs-agents: --task-dir %s\n", err.msg);
+        return EXIT_USAGE;
+    }
+    return 0;
+}
+
+/* AGENT --node-rank R AGENT-OPTIONS, after `prefix` words; malloc'd, NULL-terminated. */
+static char **agent_argv(const pbs_agents_args_t *a, char *const *prefix, int nprefix, char *rank)
+{
+    char **argv = calloc((size_t)(nprefix + a->nagent + 3), sizeof *argv);
+    if (!argv)
+        return NULL;
+    int n = 0;
+    for (int i = 0; i < nprefix; i++)
+        argv[n++] = prefix[i];
+    argv[n++] = a->agent[0];
+    argv[n++] = "--node-rank";
+    argv[n++] = rank;
+    for (int i = 1; i < a->nagent; i++)
+        argv[n++] = a->agent[i];
+    return argv;
+}
+
+/* Forks argv with the default signal mask, its output into `out` when not NULL; a pbsdsh
+ * (`is_pbsdsh`) ignores SIGUSR1 and SIGUSR2. */
+static pid_t start(char **argv, const char *out, int is_pbsdsh)
+{
+    pid_t pid = fork();
+    if (pid != 0)
+        return pid;
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    /* qsig's checkpoint signal reaches every process of the job's session here, pbsdsh too,
+     * which it would end; the tasks pbsdsh asked for run under their own MoMs. */
+    if (is_pbsdsh) {
+        signal(SIGUSR1, SIG_IGN);
+        signal(SIGUSR2, SIG_IGN);
+    }
+    if (out) {
+        int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0) {
+            fprintf(stderr, "ddpjob pbs-agents: cannot write %s: %s\n", out, strerror(errno));
+            _exit(126);
+        }
+    }
+    execvp(argv[0], argv);
+    fprintf(stderr, "ddpjob pbs-agents: cannot run %s: %s\n", argv[0], strerror(errno));
+    _exit(errno == ENOENT ? 127 : 126);
+}
+
+static int start_remote(supervisor_t *s, const pbs_agents_args_t *a, int rank)
+{
+    char vnode[32], label[512], rank_text[16], out[4096];
+    snprintf(vnode, sizeof vnode, "%zu", s->hl->first_line[rank]);
+    snprintf(label, sizeof label, "ddpjob: node %d (%s)", rank, s->hl->hosts[rank]);
+    snprintf(rank_text, sizeof rank_text, "%d", rank);
+    snprintf(out, sizeof out, "%s/pbsdsh-%d", a->task_dir, rank);
+    char *prefix[] = {
+        "pbsdsh",           "-n", vnode, "--", "/bin/bash", "-c", (char *)node_shell, label,
+        (char *)a->node_env};
+    char **argv = agent_argv(a, prefix, sizeof prefix / sizeof prefix[0], rank_text);
+    if (!argv)
+        return -1;
+    s->tasks[rank].pid = start(argv, out, 1);
+    free(argv);
+    return s->tasks[rank].pid > 0 ? 0 : -1;
+}
+
+/* The status of node `rank`'s agent: what pbsdsh printed for its task, else pbsdsh's own
+ * non-zero status (it could not be run); 0 when neither says anything. */
+static int task_status(const supervisor_t *s, const pbs_agents_args_t *a, int rank, int *status)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/pbsdsh-%d", a->task_dir, rank);
+    ddp_error_t err;
+    char *text = ddp_read_file(path, NULL, &err);
+    int found = text && pbs_task_status(text, status);
+    free(text);
+    if (!found && s->tasks[rank].exit_status != 0) {
+        *status = s->tasks[rank].exit_status;
+        found = 1;
+    }
+    return found;
+}
+
+static int decode_status(int wstatus)
+{
+    return WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + WTERMSIG(wstatus);
+}
+
+/* Reaps every child that ended; a remote task's end may plan the job's stop. */
+static void reap(supervisor_t *s, const pbs_agents_args_t *a)
+{
+    int wstatus;
+    pid_t pid;
+    while ((pid = waitpid(-1, &wstatus, WNOHANG)) > 0) {
+        if (pid == s->agent_pid) {
+            s->agent_status = decode_status(wstatus);
+            s->agent_pid = 0;
+            continue;
+        }
+        for (int r = 1; r < a->nodes; r++) {
+            if (s->tasks[r].pid != pid)
+                continue;
+            s->tasks[r].pid = 0;
+            s->tasks[r].exit_status = decode_status(wstatus);
+            int status;
+            if (s->stop_at || !s->agent_pid || !task_status(s, a, r, &status))
+                break;
+            if (a->spares) {
+                fprintf(stderr,
+                        "ddpjob: node %d (%s): its agent ended with status %d; the agents "
+                        "replace a lost node while a spare is left\n",
+                        r, s->hl->hosts[r], status);
+                break;
+            }
+            char why[256];
+            int64_t grace = pbs_task_grace_ms(status, why, sizeof why);
+            s->failed_status = status;
+            snprintf(s->failed, sizeof s->failed, "node %d (%s): its agent %s", r, s->hl->hosts[r],
+                     why);
+            s->stop_at = ddp_now_ms() + grace;
+            break;
+        }
+    }
+}
+
+/* Waits for a signal (a child's end, or one to pass on) until `deadline` at the latest. */
+static void wait_signal(supervisor_t *s, int sigfd, int64_t deadline)
+{
+    int left = deadline ? ddp_ms_left(deadline) : 1000;
+    struct pollfd pfd = {.fd = sigfd, .events = POLLIN};
+    if (poll(&pfd, 1, left > 1000 ? 1000 : left) <= 0)
+        return;
+    struct signalfd_siginfo si;
+    while (read(sigfd, &si, sizeof si) == sizeof si) {
+        int sig = (int)si.ssi_signo;
+        /* PBS signals the job's whole session: a stop signal passed on again changes nothing
+         * for the agent (the first one counts) and reaches it when only this process got it;
+         * a checkpoint signal (SIGUSR1/2) would reach its workers twice, so it is not. */
+        if ((sig == SIGTERM || sig == SIGINT || sig == SIGHUP) && s->agent_pid)
+            kill(s->agent_pid, sig);
+    }
+}
+
+static int running_tasks(const supervisor_t *s, int nodes)
+{
+    int n = 0;
+    for (int r = 1; r < nodes; r++)
+        n += s->tasks[r].pid > 0;
+    return n;
+}
+
+/* Stops the tasks still running and reaps them. */
+static void stop_tasks(supervisor_t *s, int nodes)
+{
+    for (int r = 1; r < nodes; r++)
+        if (s->tasks[r].pid > 0)
+            kill(s->tasks[r].pid, SIGTERM);
+    for (int r = 1; r < nodes; r++) {
+        int wstatus;
+        if (s->tasks[r].pid > 0 && waitpid(s->tasks[r].pid, &wstatus, 0) > 0)
+            s->tasks[r].exit_status = decode_status(wstatus);
+        s->tasks[r].pid = 0;
+    }
+}
+
+/* After node 0's agent: the others end with it; any left after the drain time are stopped. A
+ * task's failure decides the status of a job that node 0 saw end well. */
+static int drain(supervisor_t *s, const pbs_agents_args_t *a, int sigfd, int status)
+{
+    int64_t until = ddp_now_ms() + PBS_TASK_DRAIN_MS;
+    while (running_tasks(s, a->nodes) && ddp_ms_left(until) > 0) {
+        wait_signal(s, sigfd, until);
+        reap(s, a);
+    }
+    stop_tasks(s, a->nodes);
+    for (int r = 1; r < a->nodes; r++) {
+        int task;
+        if (status == 0 && !a->spares && task_status(s, a, r, &task)) {
+            status = pbs_shell_status(task);
+            fprintf(stderr, "ddpjob: node %d (%s): its agent ended with status %d\n", r,
+                    s->hl->hosts[r], task);
+        }
+    }
+    return status;
+}
+
+static int supervise(supervisor_t *s, const pbs_agents_args_t *a, int sigfd)
+{
+    for (int r = 1; r < a->nodes; r++)
+        if (start_remote(s, a, r)) {
+            fprintf(stderr, "ddpjob pbs-agents: cannot start pbsdsh for node %d: %s\n", r,
+                    strerror(errno));
+            stop_tasks(s, r);
+            return EXIT_SYSTEM;
+        }
+    char **argv = agent_argv(a, NULL, 0, "0");
+    s->agent_pid = argv ? start(argv, NULL, 0) : -1;
+    free(argv);
+    if (s->agent_pid < 0) {
+        fprintf(stderr, "ddpjob pbs-agents: cannot start node 0's agent: %s\n", strerror(errno));
+        stop_tasks(s, a->nodes);
+        return EXIT_SYSTEM;
+    }
+    int stopped = 0, checkpoint_asked = 0;
+    while (s->agent_pid) {
+        if (a->checkpoint_file && !checkpoint_asked && access(a->checkpoint_file, F_OK) == 0) {
+            fprintf(stderr, "ddpjob: a checkpoint was asked (%s): SIG%s to node 0's agent\n",
+                    a->checkpoint_file, ddp_signal_name(a->checkpoint_signal));
+            kill(s->agent_pid, a->checkpoint_signal);
+            checkpoint_asked = 1;
+        }
+        if (s->stop_at && !stopped && ddp_ms_left(s->stop_at) == 0) {
+            fprintf(stderr, "ddpjob: %s; stopping the job\n", s->failed);
+            kill(s->agent_pid, SIGTERM);
+            stopped = 1;
+        }
+        wait_signal(s, sigfd, stopped ? 0 : s->stop_at);
+        reap(s, a);
+    }
+    if (s->failed_status >= 0 && !stopped && s->agent_status == 0)
+        fprintf(stderr, "ddpjob: %s\n", s->failed);
+    int status = pbs_job_status(s->agent_status, s->failed_status, stopped);
+    return drain(s, a, sigfd, status);
+}
+
+int cmd_pbs_agents(int argc, char **argv)
+{
+    pbs_agents_args_t a = {0};
+    int rc = parse_args(argc, argv, &a);
+    if (rc)
+        return rc < 0 ? EXIT_OK : rc;
+    ddp_error_t err;
+    supervisor_t s = {.failed_status = -1};
+    if (!(s.hl = ddp_hostlist_from_nodefile(a.nodefile, &err))) {
+        fprintf(stderr, "ddpjob pbs-agents: %s\n", err.msg);
+        return EXIT_SYSTEM;
+    }
+    if (s.hl->count != (size_t)a.nodes) {
+        fprintf(stderr, "ddpjob pbs-agents: expected %d nodes in %s, found %zu\n", a.nodes,
+                a.nodefile, s.hl->count);
+        ddp_hostlist_destroy(s.hl);
+        return EXIT_SYSTEM;
+    }
+    int sigfd = ddp_supervisor_signalfd(&err);
+    s.tasks = calloc((size_t)a.nodes, sizeof *s.tasks);
+    if (sigfd < 0 || !s.tasks) {
+        fprintf(stderr, "ddpjob pbs-agents: %s\n", sigfd < 0 ? err.msg : "out of memory");
+        rc = EXIT_SYSTEM;
+    } else {
+        rc = supervise(&s, &a, sigfd);
+    }
+    if (sigfd >= 0)
+        close(sigfd);
+    free(s.tasks);
+    ddp_hostlist_destroy(s.hl);
+    return rc;
+}

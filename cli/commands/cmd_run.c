@@ -1,0 +1,98 @@
+/* run: a spec's workload on this machine, one node, no scheduler (what `torchrun --standalone`
+ * or mp.spawn is used for). The spec's setup, env and workdir are applied by a script rendered
+ * from templates/node.sh, which then becomes the agent, so the job's exit status and signals
+ * are the agent's. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/commands/commands.h"
+#include "runtime/base/ddp_parse.h"
+#include "runtime/job/job_contract.h"
+#include "cli/script/render.h"
+
+static const char run_help[] =
+    "usage: ddpjob run SPEC [--nproc-per-node N] [--bindir DIR] [-- ARGS...]\n"
+    "Runs the spec's command on this machine under one standalone ddpjob-agent, with the spec's\n"
+    "modules, setup, env and workdir applied, and ARGS appended to the command (or to train:'s\n"
+    "options, e.g. -- --resume). Exits with the job's status.\n"
+    "  --nproc-per-node N  workers to start (default: the spec's procs_per_node)\n"
+    "  --bindir DIR        where ddpjob-agent is (default: beside this ddpjob)\n";
+
+int cmd_run(int argc, char **argv)
+{
+    return run_command(argc, argv, false);
+}
+
+int run_command(int argc, char **argv, bool doctor)
+{
+    static const struct option opts[] = {{"nproc-per-node", required_argument, NULL, 'n'},
+                                         {"bindir", required_argument, NULL, 'b'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {0}};
+    const char *bindir = NULL;
+    long nproc = 0;
+    int c;
+    char **extra;
+    int nextra;
+    argc = split_workload_args(argc, argv, &extra, &nextra);
+    while ((c = getopt_long(argc, argv, "n:b:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'h':
+            fputs(run_help, stdout);
+            return EXIT_OK;
+        case 'n':
+            if (ddp_parse_long(optarg, 1, JOB_PROCS_PER_NODE_MAX, &nproc)) {
+                fprintf(stderr, "ddpjob run: --nproc-per-node: invalid value \"%s\"\n", optarg);
+                return EXIT_USAGE;
+            }
+            break;
+        case 'b':
+            bindir = optarg;
+            break;
+        default:
+            fputs(run_help, stderr);
+            return EXIT_USAGE;
+        }
+    }
+    if (optind != argc - 1) {
+        fputs(run_help, stderr);
+        return EXIT_USAGE;
+    }
+    int exit_code;
+    sched_kind_t target;
+    load_opts_t load = {.sched = SCHED_UNSET, .local_run = true, .doctor = doctor};
+    job_spec_t *spec = load_for_scheduler(argv[optind], &load, &target, NULL, &exit_code);
+    if (!spec)
+        return exit_code;
+    ddp_error_t err;
+    if (spec_append_args(spec, extra, nextra, &err)) {
+        fprintf(stderr, "ddpjob run: %s: %s\n", argv[optind], err.msg);
+        spec_destroy(spec);
+        return EXIT_USAGE;
+    }
+    if (spec->nodes > 1 || spec->spares)
+        fprintf(stderr, "ddpjob run: %s asks for %ld node(s)%s; running one node here\n",
+                argv[optind], spec->nodes, spec->spares ? " and spares" : "");
+    if (nproc)
+        spec->procs_per_node = nproc;
+    char *script = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&script, &len);
+    int rc = f ? render_node_script(spec, bindir, false, f, &err) : -1;
+    if (f)
+        fclose(f);
+    spec_destroy(spec);
+    if (rc) {
+        fprintf(stderr, "ddpjob run: %s\n", f ? err.msg : "out of memory");
+        free(script);
+        return EXIT_SYSTEM;
+    }
+    fflush(NULL);
+    execl("/bin/bash", "bash", "-c", script, "ddpjob-run", (char *)NULL);
+    perror("ddpjob run: /bin/bash");
+    free(script);
+    return EXIT_SYSTEM;
+}

@@ -1,0 +1,437 @@
+/* validate, render and submit: the subcommands that read a job spec. */
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "cli/commands/commands.h"
+#include "runtime/base/ddp_file.h"
+#include "runtime/base/ddp_parse.h"
+#include "cli/jobs/job_record.h"
+#include "cli/script/render.h"
+#include "cli/script/scheduler.h"
+#include "cli/spec/site_rules.h"
+#include "runtime/base/spawn.h"
+#include "cli/spec/spec.h"
+
+/* How long qsub/sbatch may take before we give up on them. */
+#define SUBMIT_TIMEOUT_MS (120 * 1000)
+
+static int parse_scheduler_arg(const char *arg, sched_kind_t *out)
+{
+    *out = sched_kind_parse(arg);
+    if (*out == SCHED_UNSET) {
+        fprintf(stderr, "ddpjob: --scheduler: expected pbs or slurm, got \"%s\"\n", arg);
+        return -1;
+    }
+    return 0;
+}
+
+static const char validate_help[] =
+    "usage: ddpjob validate [--scheduler pbs|slurm] [--site NAME|FILE] SPEC...\n"
+    "Checks each spec and prints every problem as FILE:LINE:COL: FIELD: PROBLEM. A spec\n"
+    "without scheduler: is valid for `ddpjob run` (local only). With a site profile (site: in\n"
+    "the spec, or --site), also checks the queue's rules and prints the job's worst-case cost.\n"
+    "Exit: 0 all valid, 1 a spec has problems, 2 usage, 3 a file cannot be read.\n";
+
+/* The cost line, when a site profile can tell it. */
+static void print_cost(FILE *out, const site_t *site, const job_spec_t *spec, const char *path)
+{
+    char line[512];
+    if (site) {
+        site_rules_cost(site, spec, line, sizeof line);
+        fprintf(out, "%s: %s\n", path, line);
+    }
+}
+
+int cmd_validate(int argc, char **argv)
+{
+    static const struct option opts[] = {{"scheduler", required_argument, NULL, 's'},
+                                         {"site", required_argument, NULL, 'S'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {0}};
+    load_opts_t load = {.sched = SCHED_UNSET};
+    int c;
+    while ((c = getopt_long(argc, argv, "s:h", opts, NULL)) != -1) {
+        if (c == 'h') {
+            fputs(validate_help, stdout);
+            return EXIT_OK;
+        }
+        if (c == 'S') {
+            load.site = optarg;
+            continue;
+        }
+        if (c != 's' || parse_scheduler_arg(optarg, &load.sched) < 0) {
+            fputs(validate_help, stderr);
+            return EXIT_USAGE;
+        }
+    }
+    if (optind >= argc) {
+        fputs(validate_help, stderr);
+        return EXIT_USAGE;
+    }
+    int worst = EXIT_OK;
+    for (int i = optind; i < argc; i++) {
+        sched_kind_t target;
+        int code = EXIT_OK;
+        site_t *site = NULL;
+        /* A spec without a scheduler is a local one (`ddpjob run`); render and submit need one. */
+        job_spec_t *spec = load_for_scheduler(argv[i], &load, &target, &site, &code);
+        if (spec && target == SCHED_UNSET)
+            printf("%s: ok (local only: no scheduler, for `ddpjob run`; render and submit need "
+                   "scheduler: or --scheduler)\n",
+                   argv[i]);
+        else if (spec) {
+            char spares[48] = "";
+            if (spec->spares)
+                snprintf(spares, sizeof spares, " + %ld spare%s", spec->spares,
+                         spec->spares == 1 ? "" : "s");
+            printf("%s: ok (%s, %ld node%s x %ld worker%s%s%s%s)\n", argv[i],
+                   sched_kind_name(target), spec->nodes, spec->nodes == 1 ? "" : "s",
+                   spec->procs_per_node, spec->procs_per_node == 1 ? "" : "s", spares,
+                   site ? ", site " : "", site ? site->name : "");
+        }
+        if (spec)
+            print_cost(stdout, site, spec, argv[i]);
+        worst = code > worst ? code : worst;
+        spec_destroy(spec);
+        site_destroy(site);
+    }
+    return worst;
+}
+
+/* Options shared by render and submit. */
+typedef struct {
+    load_opts_t load;
+    const char *template_path;
+    const char *bindir;
+    const char *output;
+    int dry_run;
+} script_args_t;
+
+static int parse_script_args(int argc, char **argv, const char *help, bool is_submit,
+                             script_args_t *a, const char **spec_path)
+{
+    static const struct option opts[] = {{"scheduler", required_argument, NULL, 's'},
+                                         {"site", required_argument, NULL, 'S'},
+                                         {"template", required_argument, NULL, 't'},
+                                         {"bindir", required_argument, NULL, 'b'},
+                                         {"output", required_argument, NULL, 'o'},
+                                         {"dry-run", no_argument, NULL, 'n'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {0}};
+    memset(a, 0, sizeof *a);
+    a->load.scheduler_needed = true;
+    int c;
+    while ((c = getopt_long(argc, argv, "s:t:b:o:nh", opts, NULL)) != -1) {
+        switch (c) {
+        case 'h':
+            fputs(help, stdout);
+            return 1;
+        case 's':
+            if (parse_scheduler_arg(optarg, &a->load.sched) < 0)
+                goto usage;
+            break;
+        case 'S':
+            a->load.site = optarg;
+            break;
+        case 't':
+            a->template_path = optarg;
+            break;
+        case 'b':
+            a->bindir = optarg;
+            break;
+        case 'o':
+            if (is_submit)
+                goto usage;
+            a->output = optarg;
+            break;
+        case 'n':
+            if (!is_submit)
+                goto usage;
+            a->dry_run = 1;
+            break;
+        default:
+            goto usage;
+        }
+    }
+    if (optind != argc - 1)
+        goto usage;
+    *spec_path = argv[optind];
+    return 0;
+usage:
+    fputs(help, stderr);
+    return -1;
+}
+
+/* Renders into memory so that nothing is written unless the whole script came out. */
+static char *render_to_string(const job_spec_t *spec, const script_args_t *a, sched_kind_t sched,
+                              int *exit_code)
+{
+    char *text = NULL;
+    size_t len = 0;
+    ddp_error_t err;
+    FILE *mem = open_memstream(&text, &len);
+    if (!mem) {
+        fprintf(stderr, "ddpjob: out of memory\n");
+        *exit_code = EXIT_SYSTEM;
+        return NULL;
+    }
+    render_opts_t ro = {sched, a->template_path, a->bindir};
+    int rc = render_script(spec, &ro, mem, stderr, &err);
+    fclose(mem);
+    if (rc < 0) {
+        fprintf(stderr, "ddpjob: %s\n", err.msg);
+        free(text);
+        *exit_code = EXIT_SYSTEM;
+        return NULL;
+    }
+    return text;
+}
+
+/* The steps render and submit share: parse the command line, load and validate the spec, render
+ * its script into memory. Returns -1 when the caller should go on (then *spec and *text are
+ * set), else the exit code to return. */
+static int prepare_script(int argc, char **argv, const char *help, bool is_submit, bool doctor,
+                          script_args_t *a, job_spec_t **spec, sched_kind_t *target, char **text)
+{
+    const char *path;
+    int rc = parse_script_args(argc, argv, help, is_submit, a, &path);
+    if (rc != 0)
+        return rc > 0 ? EXIT_OK : EXIT_USAGE;
+    a->load.doctor = doctor;
+    a->load.ask_server = is_submit;
+    int code = EXIT_OK;
+    site_t *site = NULL;
+    *spec = load_for_scheduler(path, &a->load, target, &site, &code);
+    if (!*spec)
+        return code;
+    /* stdout may be the script: the cost goes beside it. */
+    print_cost(stderr, site, *spec, path);
+    site_destroy(site);
+    *text = render_to_string(*spec, a, *target, &code);
+    if (!*text) {
+        spec_destroy(*spec);
+        return code;
+    }
+    return -1;
+}
+
+static const char render_help[] =
+    "usage: ddpjob render SPEC [--scheduler pbs|slurm] [--site NAME|FILE] [-o FILE]\n"
+    "                          [--template FILE] [--bindir DIR]\n"
+    "Prints the job script for SPEC without submitting anything (the dry run).\n"
+    "  --scheduler  render for this scheduler instead of the spec's own\n"
+    "  --site       check against this site profile (instead of the spec's site:) and print\n"
+    "               the job's worst-case cost on stderr\n"
+    "  -o FILE      write the script to FILE (mode 0755) instead of stdout\n"
+    "  --template   use this template file instead of the installed one\n"
+    "  --bindir     where ddpjob and ddpjob-agent are on the nodes (default: beside this ddpjob)\n"
+    "Exit: 0 rendered, 1 invalid spec, 2 usage, 3 file or template error.\n";
+
+int cmd_render(int argc, char **argv)
+{
+    script_args_t a;
+    job_spec_t *spec;
+    sched_kind_t target;
+    char *text;
+    int code = prepare_script(argc, argv, render_help, false, false, &a, &spec, &target, &text);
+    if (code >= 0)
+        return code;
+    code = EXIT_OK;
+    ddp_error_t err;
+    if (a.output) {
+        if (ddp_write_file_atomic(a.output, text, strlen(text), 0700, &err) < 0) {
+            fprintf(stderr, "ddpjob: %s\n", err.msg);
+            code = EXIT_SYSTEM;
+        }
+    } else if (fputs(text, stdout) < 0 || fflush(stdout) != 0) {
+        fprintf(stderr, "ddpjob: writing the script: %s\n", strerror(errno));
+        code = EXIT_SYSTEM;
+    }
+    free(text);
+    spec_destroy(spec);
+    return code;
+}
+
+static const char submit_help[] =
+    "usage: ddpjob submit SPEC [--scheduler pbs|slurm] [--site NAME|FILE] [--dry-run]\n"
+    "                          [--template FILE] [--bindir DIR]\n"
+    "Writes the job script into the job directory (the spec's workdir, else the current\n"
+    "directory) and submits it with qsub or sbatch; prints the job id.\n"
+    "  --dry-run    write the script and show the submit command without running it\n"
+    "Exit: 0 submitted, 1 invalid spec, 2 usage, 3 file or template error,\n"
+    "      4 qsub/sbatch missing, failed or printed no job id.\n";
+
+int cmd_submit(int argc, char **argv)
+{
+    return submit_command(argc, argv, false);
+}
+
+/* The job's record (job_record.h) in its workdir, before it is submitted. */
+static int make_record(const job_spec_t *spec, const sched_ops_t *ops, const char *jobdir,
+                       const char *script_text, char **dir, ddp_error_t *err)
+{
+    job_record_t r = {.submitted = (int64_t)time(NULL),
+                      .nodes = (int)spec->nodes,
+                      .procs_per_node = (int)spec->procs_per_node,
+                      .walltime_s = (int64_t)spec->walltime_s,
+                      .requeue = (int)spec->requeue,
+                      .group_readable = spec->share_record && !strcmp(spec->share_record, "group")};
+    char *workdir = realpath(jobdir, NULL), *spec_path = realpath(spec->path, NULL);
+    snprintf(r.name, sizeof r.name, "%s", spec->name);
+    snprintf(r.scheduler, sizeof r.scheduler, "%s", ops->name);
+    snprintf(r.workdir, sizeof r.workdir, "%s", workdir ? workdir : jobdir);
+    snprintf(r.spec, sizeof r.spec, "%s", spec_path ? spec_path : spec->path);
+    if (spec->checkpoint.signal)
+        snprintf(r.checkpoint_signal, sizeof r.checkpoint_signal, "%s",
+                 ddp_signal_name(spec->checkpoint.signal));
+    free(workdir);
+    free(spec_path);
+    char *spec_text = ddp_read_file(spec->path, NULL, err);
+    int rc = spec_text ? job_record_create(&r, spec_text, script_text, dir, err) : -1;
+    free(spec_text);
+    /* qsub -v takes VAR=VALUE,...: a record path with a comma cannot travel. */
+    if (rc == 0 && strpbrk(*dir, ",'\"\n")) {
+        ddp_error_set(err, "its folder %s holds a comma or quote, which qsub -v cannot pass", *dir);
+        job_record_remove(*dir);
+        free(*dir);
+        *dir = NULL;
+        rc = -1;
+    }
+    return rc;
+}
+
+/* The submitted job's first id into its record, and the job into the index: a failure here
+ * leaves a job that runs, so it is a warning. */
+static void record_submitted(const char *record, const char *job_id)
+{
+    ddp_error_t err;
+    job_record_t submitted = {0};
+    if (job_record_add_link(record, 0, job_id, &err) || job_record_read(record, &submitted, &err))
+        fprintf(stderr, "ddpjob: warning: job %s: its record %s is incomplete: %s\n", job_id,
+                record, err.msg);
+    else if (job_index_add(&submitted, job_id, &err))
+        fprintf(stderr, "ddpjob: warning: job %s is not in the index of jobs: %s\n", job_id,
+                err.msg);
+    if (submitted.dir)
+        job_record_free(&submitted);
+}
+
+/* The job script into the job's folder as `file` (the scheduler's name for it); *script: its
+ * path. An exit code, EXIT_OK when written. */
+static int write_job_script(const job_spec_t *spec, const sched_ops_t *ops, const char *jobdir,
+                            const char *text, char *file, size_t size, char **script)
+{
+    ddp_error_t err;
+    struct stat st;
+    if (stat(jobdir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "ddpjob: %s: workdir %s is not a directory\n", spec->path, jobdir);
+        return EXIT_SYSTEM;
+    }
+    sched_script_file(ops, spec->name, file, size);
+    if (asprintf(script, "%s/%s", jobdir, file) < 0) {
+        *script = NULL;
+        return EXIT_SYSTEM;
+    }
+    if (ddp_write_file_atomic(*script, text, strlen(text), 0700, &err) < 0) {
+        fprintf(stderr, "ddpjob: %s\n", err.msg);
+        return EXIT_SYSTEM;
+    }
+    return EXIT_OK;
+}
+
+/* Runs the submitter (sub_argv, in jobdir) and reads the job id it prints into job_id. An exit
+ * code, EXIT_OK when submitted. */
+static int run_submitter(const sched_ops_t *ops, char **sub_argv, const char *jobdir,
+                         const char *script, char *job_id, size_t size)
+{
+    ddp_spawn_result_t res = {0};
+    ddp_error_t err;
+    int code = EXIT_OK;
+    if (ddp_spawn_capture(sub_argv, jobdir, SUBMIT_TIMEOUT_MS, &res, &err) < 0) {
+        fprintf(stderr, "ddpjob: cannot submit %s: %s (is this a %s login node?)\n", script,
+                err.msg, ops->name);
+        code = EXIT_SUBMITTER;
+    } else if (res.status != 0 || ops->parse_job_id(res.out, job_id, size) < 0) {
+        size_t len = strlen(res.err);
+        while (len > 0 && res.err[len - 1] == '\n')
+            res.err[--len] = '\0';
+        if (res.status != 0)
+            fprintf(stderr, "ddpjob: %s failed (exit status %d) submitting %s:\n%s\n",
+                    ops->submit_program, res.status, script, *res.err ? res.err : "(no output)");
+        else
+            fprintf(stderr, "ddpjob: %s printed no job id for %s (stdout: \"%s\")\n",
+                    ops->submit_program, script, res.out);
+        code = EXIT_SUBMITTER;
+    }
+    ddp_spawn_result_free(&res);
+    return code;
+}
+
+int submit_command(int argc, char **argv, bool doctor)
+{
+    script_args_t a;
+    job_spec_t *spec;
+    sched_kind_t target;
+    char *text;
+    int code = prepare_script(argc, argv, submit_help, true, doctor, &a, &spec, &target, &text);
+    if (code >= 0)
+        return code;
+    const sched_ops_t *ops = sched_get(target);
+    char *script = NULL, *record = NULL, *record_var = NULL, file[256], job_id[128];
+    ddp_error_t err;
+    const char *jobdir = spec->workdir ? spec->workdir : ".";
+    if ((code = write_job_script(spec, ops, jobdir, text, file, sizeof file, &script)))
+        goto out;
+    char *sub_argv[8];
+    size_t n = 0;
+    sub_argv[n++] = (char *)ops->submit_program;
+    for (size_t i = 0; ops->submit_args[i]; i++)
+        sub_argv[n++] = (char *)ops->submit_args[i];
+    if (!a.dry_run && !doctor) {
+        if (make_record(spec, ops, jobdir, text, &record, &err)) {
+            fprintf(stderr, "ddpjob: %s: cannot make the job's record: %s\n", spec->path, err.msg);
+            code = EXIT_SYSTEM;
+            goto out;
+        }
+        /* The job finds its record through its environment: sbatch passes the submitter's on,
+         * qsub what -v names. */
+        setenv("DDPJOB_RECORD", record, 1);
+        if (asprintf(&record_var, "DDPJOB_RECORD=%s", record) < 0) {
+            record_var = NULL;
+            code = EXIT_SYSTEM;
+            goto out;
+        }
+        if (target == SCHED_PBS) {
+            sub_argv[n++] = "-v";
+            sub_argv[n++] = record_var;
+        }
+    }
+    sub_argv[n++] = file;
+    sub_argv[n] = NULL;
+    if (a.dry_run) {
+        printf("wrote %s\nwould run in %s:", script, jobdir);
+        for (size_t i = 0; i < n; i++)
+            printf(" %s", sub_argv[i]);
+        printf("\n");
+    } else if ((code = run_submitter(ops, sub_argv, jobdir, script, job_id, sizeof job_id)) ==
+               EXIT_OK) {
+        if (record)
+            record_submitted(record, job_id);
+        printf("%s\n", job_id);
+    }
+out:
+    if (record && code != EXIT_OK)
+        job_record_remove(record);
+    free(record);
+    free(record_var);
+    free(script);
+    free(text);
+    spec_destroy(spec);
+    return code;
+}

@@ -1,0 +1,59 @@
+/* commands: the ddpjob subcommands and the exit codes they share (documented in ddpjob(1)). */
+#ifndef DDPJOB_COMMANDS_H
+#define DDPJOB_COMMANDS_H
+
+#include <stdbool.h>
+
+#include "cli/spec/site.h"
+#include "cli/spec/spec.h"
+
+enum {
+    EXIT_OK = 0,
+    EXIT_INVALID_SPEC = 1, /* the spec has problems; each was printed as FILE:LINE:COL */
+    EXIT_USAGE = 2,        /* bad command line */
+    EXIT_SYSTEM = 3,       /* a file could not be read or written, a template is broken */
+    EXIT_SUBMITTER = 4,    /* qsub/sbatch missing, failed, or printed no job id */
+};
+
+typedef struct {
+    sched_kind_t sched;    /* --scheduler, else SCHED_UNSET for the spec's own */
+    const char *site;      /* --site, else NULL for the spec's site: (if any) */
+    bool scheduler_needed; /* false for a local run, or validate */
+    bool local_run;        /* `ddpjob run`: a site's queue rules do not apply on this machine */
+    bool doctor;           /* `ddpjob doctor`: the agents compare the nodes and start no worker */
+    bool ask_server;       /* submit: a spec without a site takes the profile that recognises
+                              the PBS server it goes to (site_detect.h) */
+} load_opts_t;
+
+/* Loads and validates a spec for its target scheduler and, when it names one, its site profile
+ * (whose rules it is checked against and whose choices it takes). Prints every problem, warning
+ * and note; returns NULL with *exit_code set when the spec cannot be used. *site (when site is
+ * not NULL) gets the profile, or NULL. */
+job_spec_t *load_for_scheduler(const char *path, const load_opts_t *opts, sched_kind_t *target,
+                               site_t **site, int *exit_code);
+
+/* Splits a command line at its first "--": returns how many words come before it (what getopt
+ * should see); *extra and *nextra get the words after it, the workload's own arguments. */
+int split_workload_args(int argc, char **argv, char ***extra, int *nextra);
+
+int cmd_validate(int argc, char **argv);
+int cmd_render(int argc, char **argv);
+int cmd_submit(int argc, char **argv);
+int cmd_nodes(int argc, char **argv);
+int cmd_pbs_agents(int argc, char **argv);
+int cmd_status(int argc, char **argv);
+int cmd_list(int argc, char **argv);
+int cmd_wait(int argc, char **argv);
+int cmd_cancel(int argc, char **argv);
+int cmd_logs(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+int cmd_launch(int argc, char **argv);
+int cmd_doctor(int argc, char **argv);
+int cmd_setup_nodes(int argc, char **argv);
+
+/* run, submit and launch as doctor runs them (doctor: the spec's agents only compare nodes). */
+int run_command(int argc, char **argv, bool doctor);
+int submit_command(int argc, char **argv, bool doctor);
+int launch_command(int argc, char **argv, bool doctor);
+
+#endif

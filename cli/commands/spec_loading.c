@@ -1,0 +1,126 @@
+/* spec_loading: what the commands that read a spec share (commands.h): loading it for its
+ * scheduler and site profile, and splitting a command line at "--". */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/commands/commands.h"
+#include "cli/spec/site_detect.h"
+#include "cli/spec/site_rules.h"
+#include "cli/spec/spec.h"
+
+/* Prints a list of lines to stderr. */
+static void print_lines(const diag_t *d)
+{
+    for (size_t i = 0; i < d->count; i++)
+        fprintf(stderr, "%s\n", d->lines[i]);
+}
+
+/* The site profile named by --site or the spec; problems finding or reading it go to diag. */
+static site_t *load_site(const job_spec_t *spec, const char *site_arg, diag_t *diag)
+{
+    const char *name = site_arg ? site_arg : spec->site;
+    if (!name)
+        return NULL;
+    ddp_error_t err;
+    site_t *site = site_load(name, &err);
+    if (!site) {
+        spec_loc_t at = site_arg ? (spec_loc_t){1, 1} : spec_field_loc(spec, "site");
+        diag_add(diag, at.line, at.col, site_arg ? "--site" : "site", "%s", err.msg);
+    }
+    return site;
+}
+
+/* A spec that names no site: the profile that recognises the PBS server it is submitted to
+ * (when ask_server), taken and said so; else, for a PBS spec that looks like a site's, a warning
+ * that says what to add. */
+static site_t *guess_site(const job_spec_t *spec, sched_kind_t target, bool ask_server,
+                          diag_t *remarks)
+{
+    if (target == SCHED_SLURM)
+        return NULL;
+    char server[256], why[512];
+    site_t *site = NULL;
+    if (ask_server && target == SCHED_PBS && site_pbs_server(server, sizeof server) == 0 &&
+        (site = site_detect_server(server))) {
+        diag_add(remarks, 1, 1, "site",
+                 "note: the PBS server %s is site %s's (%s recognises it): checked and rendered "
+                 "for it; `site:` in the spec chooses another",
+                 server, site->name, site->path);
+        return site;
+    }
+    if ((site = site_detect_spec(spec, why, sizeof why))) {
+        diag_add(remarks, 1, 1, "site",
+                 "warning: this spec looks like site %s's (%s) but names no site: its PBS script "
+                 "then asks for -l select chunks, which %s's qsub may refuse; add `site: %s`",
+                 site->name, why, site->name, site->name);
+        site_destroy(site);
+    }
+    return NULL;
+}
+
+int split_workload_args(int argc, char **argv, char ***extra, int *nextra)
+{
+    int ours = 1;
+    while (ours < argc && strcmp(argv[ours], "--"))
+        ours++;
+    *extra = argv + (ours < argc ? ours + 1 : argc);
+    *nextra = ours < argc ? argc - ours - 1 : 0;
+    return ours;
+}
+
+job_spec_t *load_for_scheduler(const char *path, const load_opts_t *opts, sched_kind_t *target,
+                               site_t **site_out, int *exit_code)
+{
+    ddp_error_t err;
+    diag_t *diag = diag_create(path), *remarks = diag_create(path);
+    job_spec_t *spec = diag && remarks ? spec_load(path, diag, &err) : NULL;
+    site_t *site = NULL;
+    if (!spec) {
+        fprintf(stderr, "ddpjob: %s\n", diag && remarks ? err.msg : "out of memory");
+        diag_destroy(diag);
+        diag_destroy(remarks);
+        *exit_code = EXIT_SYSTEM;
+        return NULL;
+    }
+    *target = opts->sched != SCHED_UNSET ? opts->sched : spec->scheduler;
+    /* A spec that failed to parse has no fields worth checking against a scheduler or site. */
+    if (diag->count == 0 && (opts->scheduler_needed || *target != SCHED_UNSET))
+        spec_check_for_scheduler(spec, *target, diag);
+    if (diag->count == 0 && !opts->local_run && *target != SCHED_UNSET &&
+        spec->min_nodes != spec->nodes) {
+        spec_loc_t at = spec_field_loc(spec, "nodes");
+        diag_add(diag, at.line, at.col, "nodes",
+                 "%ld:%ld: an elastic world runs with `ddpjob launch`; a scheduler allocates a "
+                 "fixed count (nodes: N, with spares: S for standbys)",
+                 spec->min_nodes, spec->nodes);
+    }
+    if (diag->count == 0 && !opts->local_run &&
+        ((site = load_site(spec, opts->site, diag)) ||
+         (!opts->site && !spec->site && diag->count == 0 &&
+          (site = guess_site(spec, *target, opts->ask_server, remarks)))))
+        site_rules_apply(site, spec, diag, remarks);
+    print_lines(remarks);
+    if (diag->count == 0 && opts->doctor) {
+        free(spec->preflight);
+        if (!(spec->preflight = strdup("only")))
+            diag_add(diag, 1, 1, NULL, "out of memory");
+    }
+    if (diag->count > 0) {
+        print_lines(diag);
+        fprintf(stderr, "ddpjob: %s: %zu problem%s; nothing was written\n", path, diag->count,
+                diag->count == 1 ? "" : "s");
+        spec_destroy(spec);
+        spec = NULL;
+        site_destroy(site);
+        site = NULL;
+        *exit_code = EXIT_INVALID_SPEC;
+    }
+    diag_destroy(diag);
+    diag_destroy(remarks);
+    if (site_out)
+        *site_out = site;
+    else
+        site_destroy(site);
+    return spec;
+}

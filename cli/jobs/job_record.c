@@ -1,0 +1,474 @@
+#include "cli/jobs/job_record.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/jobs/json_doc.h"
+#include "runtime/base/ddp_file.h"
+#include "runtime/base/ddp_parse.h"
+
+/* What a reader takes of one record file: far above any real one (a links file of thousands of
+ * requeues is kilobytes), far below what would hurt. */
+#define RECORD_FILE_MAX (1 << 20)
+
+static int write_in(const char *dir, const char *name, const char *text, mode_t mode,
+                    ddp_error_t *err)
+{
+    char path[8192];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    return ddp_write_file_atomic(path, text, strlen(text), mode, err) < 0 ? -1 : 0;
+}
+
+/* .ddpjob or .ddpjob/jobs: made or checked as the user's own (ddp_private_dir), then opened to
+ * the group's reading for a team's record (mode other than 0700). */
+static int record_parent(const char *path, mode_t mode, ddp_error_t *err)
+{
+    if (ddp_private_dir(path, err))
+        return -1;
+    if (mode != 0700 && chmod(path, mode))
+        return ddp_error_set(err, "%s: %s", path, strerror(errno));
+    return 0;
+}
+
+/* job.json's text; NULL with err set when a field is not UTF-8 text (JSON holds nothing else). */
+static char *job_json(const job_record_t *r, ddp_error_t *err)
+{
+    const char *names[] = {"name", "scheduler", "workdir", "spec", "checkpoint_signal"};
+    const char *values[] = {r->name, r->scheduler, r->workdir, r->spec, r->checkpoint_signal};
+    json_t *o = json_object();
+    if (!o || json_object_set_new(o, "version", json_integer(JOB_RECORD_VERSION)))
+        return json_decref(o), ddp_error_set(err, "out of memory"), NULL;
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        json_t *text = json_exact_string(values[i]);
+        if (!text) {
+            json_decref(o);
+            ddp_error_set(
+                err, "the job's %s (%s) is not UTF-8 text, which its record (JSON) cannot hold",
+                names[i], values[i]);
+            return NULL;
+        }
+        json_object_set_new(o, names[i], text);
+    }
+    json_object_set_new(o, "submitted", json_integer(r->submitted));
+    json_object_set_new(o, "nodes", json_integer(r->nodes));
+    json_object_set_new(o, "procs_per_node", json_integer(r->procs_per_node));
+    json_object_set_new(o, "walltime_s", json_integer(r->walltime_s));
+    json_object_set_new(o, "requeue", json_integer(r->requeue));
+    char *text = json_dump_text(o);
+    if (!text)
+        ddp_error_set(err, "out of memory");
+    return text;
+}
+
+int job_record_create(const job_record_t *r, const char *spec_text, const char *script_text,
+                      char **dir, ddp_error_t *err)
+{
+    char stamp[32], *parent = NULL, *path = NULL;
+    struct tm tm;
+    time_t now = (time_t)r->submitted;
+    strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", localtime_r(&now, &tm));
+    if (asprintf(&parent, "%s/.ddpjob/jobs", r->workdir) < 0 ||
+        asprintf(&path, "%s/%s.%s.XXXXXX", parent, r->name, stamp) < 0) {
+        free(parent);
+        return ddp_error_set(err, "out of memory");
+    }
+    /* Private by default: the spec and the script carry the spec's env: values, API keys among
+     * them (the job's other nodes run as the same user). A team's record is the group's to read,
+     * and still no one else's to write. */
+    mode_t mask = umask(0);
+    umask(mask);
+    mode_t dir_mode = r->group_readable ? 0750 & ~mask : 0700,
+           file_mode = r->group_readable ? 0640 & ~mask : 0600;
+    /* The workdir may be shared (a sticky /scratch, a team's folder): .ddpjob and .ddpjob/jobs
+     * are this user's own and closed to others, or refused, so no one else can swap a record. */
+    *strrchr(parent, '/') = 0;
+    int rc = record_parent(parent, dir_mode, err);
+    strcat(parent, "/jobs");
+    if (rc == 0)
+        rc = record_parent(parent, dir_mode, err);
+    if (rc == 0 && !mkdtemp(path))
+        rc = ddp_error_set(err, "cannot make a job record under %s: %s", parent, strerror(errno));
+    free(parent);
+    char *json = rc == 0 ? job_json(r, err) : NULL;
+    if (rc == 0 && !json)
+        rc = -1;
+    if (rc == 0 && (chmod(path, dir_mode) || write_in(path, "job.json", json, file_mode, err) ||
+                    write_in(path, "spec.yaml", spec_text, file_mode, err) ||
+                    write_in(path, "script", script_text, dir_mode, err)))
+        rc = err->msg[0] ? -1 : ddp_error_set(err, "cannot write the job record %s", path);
+    free(json);
+    if (rc) {
+        free(path);
+        return -1;
+    }
+    *dir = path;
+    return 0;
+}
+
+void job_record_remove(const char *dir)
+{
+    static const char *const files[] = {"job.json", "spec.yaml", "script", "links"};
+    char path[8192];
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, files[i]);
+        unlink(path);
+    }
+    rmdir(dir);
+}
+
+static int append_line(const char *path, const char *line, ddp_error_t *err)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return ddp_error_set(err, "%s: %s", path, strerror(errno));
+    /* One write of one line: lines from several writers never interleave. */
+    ssize_t n = write(fd, line, strlen(line));
+    int bad = n != (ssize_t)strlen(line);
+    if (close(fd) || bad)
+        return ddp_error_set(err, "%s: cannot append to it", path);
+    return 0;
+}
+
+int job_record_add_link(const char *dir, int k, const char *id, ddp_error_t *err)
+{
+    char path[8192], line[256];
+    snprintf(path, sizeof path, "%s/links", dir);
+    snprintf(line, sizeof line, "%d %s\n", k, id);
+    return append_line(path, line, err);
+}
+
+int job_record_mark_cancelled(const char *dir, ddp_error_t *err)
+{
+    char text[32];
+    snprintf(text, sizeof text, "%lld\n", (long long)time(NULL));
+    return write_in(dir, "cancelled", text, 0600, err);
+}
+
+/* ---- reading ---------------------------------------------------------------------------- */
+
+/* job.json cut short (its writer died mid-line): the fields on its whole lines, each of which
+ * ends in ",\n" (a JSON string holds no raw newline), closed. */
+static int parse_whole_lines(json_doc_t *doc, const char *text, size_t len)
+{
+    size_t end = len;
+    while (end >= 2 && !(text[end - 1] == '\n' && text[end - 2] == ','))
+        end--;
+    char *whole = end >= 2 ? malloc(end) : NULL;
+    if (!whole)
+        return -1;
+    memcpy(whole, text, end - 2);
+    whole[end - 2] = '}';
+    int rc = json_doc_parse(doc, whole, end - 1);
+    free(whole);
+    return rc;
+}
+
+static void read_job_json(const char *dir, job_record_t *r)
+{
+    char path[8192];
+    snprintf(path, sizeof path, "%s/job.json", dir);
+    ddp_error_t err;
+    size_t len;
+    char *text = ddp_read_file_max(path, RECORD_FILE_MAX, &len, &err);
+    json_doc_t doc;
+    if (!text || (json_doc_parse(&doc, text, len) && parse_whole_lines(&doc, text, len))) {
+        free(text);
+        return;
+    }
+    free(text);
+    const json_t *o = json_root(&doc);
+    int64_t version = 0, nodes = 0, procs = 0, requeue = 0;
+    json_whole(o, "version", 0, 1000, &version);
+    json_copy_text(o, "name", r->name, sizeof r->name);
+    json_copy_text(o, "scheduler", r->scheduler, sizeof r->scheduler);
+    json_copy_text(o, "workdir", r->workdir, sizeof r->workdir);
+    json_copy_text(o, "spec", r->spec, sizeof r->spec);
+    json_copy_text(o, "checkpoint_signal", r->checkpoint_signal, sizeof r->checkpoint_signal);
+    json_whole(o, "submitted", 0, INT64_C(1) << 40, &r->submitted);
+    json_whole(o, "nodes", 0, 1 << 20, &nodes);
+    json_whole(o, "procs_per_node", 0, 1 << 20, &procs);
+    json_whole(o, "walltime_s", 0, INT64_C(1) << 40, &r->walltime_s);
+    json_whole(o, "requeue", 0, 1 << 20, &requeue);
+    json_doc_free(&doc);
+    r->version = (int)version;
+    r->nodes = (int)nodes;
+    r->procs_per_node = (int)procs;
+    r->requeue = (int)requeue;
+    /* It reaches scancel --signal: a signal's name, or nothing. */
+    if (r->checkpoint_signal[0] && ddp_parse_signal(r->checkpoint_signal) <= 0)
+        r->checkpoint_signal[0] = 0;
+}
+
+static job_link_t *link_at(job_record_t *r, int k)
+{
+    if (k < 0 || k > 100000)
+        return NULL;
+    if (k >= r->nlinks) {
+        job_link_t *more = realloc(r->links, (size_t)(k + 1) * sizeof *more);
+        if (!more)
+            return NULL;
+        memset(more + r->nlinks, 0, (size_t)(k + 1 - r->nlinks) * sizeof *more);
+        r->links = more;
+        r->nlinks = k + 1;
+    }
+    return &r->links[k];
+}
+
+/* Only whole lines (ending in a newline) count: a line cut short by a dying writer is not one. */
+static void read_links(const char *dir, job_record_t *r)
+{
+    char path[8192];
+    snprintf(path, sizeof path, "%s/links", dir);
+    ddp_error_t err;
+    char *text = ddp_read_file_max(path, RECORD_FILE_MAX, NULL, &err);
+    for (char *line = text, *end; line && (end = strchr(line, '\n')); line = end + 1) {
+        *end = 0;
+        int k;
+        char id[128];
+        job_link_t *l;
+        if (sscanf(line, "%d %127s", &k, id) == 2 && job_id_valid(id) && (l = link_at(r, k)))
+            snprintf(l->id, sizeof l->id, "%s", id);
+    }
+    free(text);
+}
+
+static void read_link_files(const char *dir, job_record_t *r)
+{
+    for (int k = 0;; k++) {
+        char path[8192];
+        snprintf(path, sizeof path, "%s/link-%d", dir, k);
+        struct stat st;
+        if (stat(path, &st) != 0) {
+            if (k >= r->nlinks)
+                break;
+            continue;
+        }
+        job_link_t *l = link_at(r, k);
+        if (!l)
+            break;
+        ddp_error_t err;
+        snprintf(path, sizeof path, "%s/link-%d/started", dir, k);
+        char *text = ddp_read_file_max(path, RECORD_FILE_MAX, NULL, &err), id[128], host[256];
+        long long when;
+        if (text && strchr(text, '\n') && sscanf(text, "%lld %127s %255s", &when, id, host) == 3 &&
+            job_id_valid(id)) {
+            l->started = 1;
+            l->start_time = when;
+            snprintf(l->host, sizeof l->host, "%s", host);
+            if (!l->id[0])
+                snprintf(l->id, sizeof l->id, "%s", id);
+        }
+        free(text);
+        snprintf(path, sizeof path, "%s/link-%d/ended", dir, k);
+        text = ddp_read_file_max(path, RECORD_FILE_MAX, NULL, &err);
+        int status;
+        if (text && strchr(text, '\n') && sscanf(text, "%d %lld", &status, &when) == 2) {
+            l->ended = 1;
+            l->status = status;
+            l->end_time = when;
+        }
+        free(text);
+    }
+}
+
+int job_id_valid(const char *id)
+{
+    /* Slurm: 123, 123_4 (an array task), 123+1 (a heterogeneous part); PBS: 123.server,
+     * 123[].server, 123[4].server.domain. A digit first, so never an option. */
+    if (!(*id >= '0' && *id <= '9') || strlen(id) >= sizeof((job_link_t *)0)->id)
+        return 0;
+    return id[strspn(id, "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ._-[]+")] ==
+           0;
+}
+
+/* A record lives in a folder of the user's own that no one else can write, in a folder of the
+ * same kind or a sticky one of root's or the user's (/tmp): otherwise another user could have put
+ * there what the commands act on. */
+static int check_record_dir(const char *dir, ddp_error_t *err)
+{
+    char parent[8192];
+    snprintf(parent, sizeof parent, "%s", dir);
+    char *slash = strrchr(parent, '/');
+    while (slash && slash > parent && slash[1] == 0) {
+        *slash = 0;
+        slash = strrchr(parent, '/');
+    }
+    if (ddp_check_private_dir(dir, err))
+        return -1;
+    if (!slash)
+        return 0;
+    *(slash == parent ? slash + 1 : slash) = 0;
+    struct stat st;
+    if (lstat(parent, &st) == 0 && S_ISDIR(st.st_mode) && (st.st_mode & S_ISVTX) &&
+        (st.st_uid == 0 || st.st_uid == geteuid()))
+        return 0;
+    return ddp_check_private_dir(parent, err);
+}
+
+int job_record_read(const char *dir, job_record_t *r, ddp_error_t *err)
+{
+    memset(r, 0, sizeof *r);
+    if (check_record_dir(dir, err))
+        return ddp_error_prefix(err, "not trusting the job record %s", dir);
+    char path[8192];
+    snprintf(path, sizeof path, "%s/job.json", dir);
+    struct stat st;
+    int has_json = stat(path, &st) == 0;
+    snprintf(path, sizeof path, "%s/links", dir);
+    if (!has_json && stat(path, &st) != 0)
+        return ddp_error_set(err, "%s holds no job record (no job.json, no links)", dir);
+    if (!(r->dir = strdup(dir)))
+        return ddp_error_set(err, "out of memory");
+    read_job_json(dir, r);
+    read_links(dir, r);
+    read_link_files(dir, r);
+    snprintf(path, sizeof path, "%s/cancelled", dir);
+    r->cancelled = stat(path, &st) == 0;
+    return 0;
+}
+
+void job_record_free(job_record_t *r)
+{
+    free(r->dir);
+    free(r->links);
+    memset(r, 0, sizeof *r);
+}
+
+/* ---- the index -------------------------------------------------------------------------- */
+
+char *job_index_path(void)
+{
+    const char *state = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+    char *path = NULL;
+    if (state && *state == '/')
+        return asprintf(&path, "%s/ddpjob/jobs", state) < 0 ? NULL : path;
+    /* Never a shared place such as /tmp, where another user could write our index. */
+    if (!home || *home != '/')
+        return NULL;
+    return asprintf(&path, "%s/.local/state/ddpjob/jobs", home) < 0 ? NULL : path;
+}
+
+int job_index_add(const job_record_t *r, const char *first_id, ddp_error_t *err)
+{
+    char *path = job_index_path(), *line = NULL;
+    if (!path)
+        return ddp_error_set(err, "no index of jobs: neither HOME nor XDG_STATE_HOME is an "
+                                  "absolute path");
+    char *slash = strrchr(path, '/');
+    *slash = 0;
+    int rc = ddp_make_dirs(path, 0700, err);
+    *slash = '/';
+    if (rc == 0 && asprintf(&line, "%lld\t%s\t%s\t%s\t%s\n", (long long)r->submitted, first_id,
+                            r->scheduler, r->name, r->dir) < 0)
+        rc = ddp_error_set(err, "out of memory");
+    if (rc == 0)
+        rc = append_line(path, line, err);
+    free(line);
+    free(path);
+    return rc;
+}
+
+/* The index's whole lines, newest first, as (record folder) strings. */
+char **job_index_records(void)
+{
+    char *path = job_index_path();
+    ddp_error_t err;
+    char *text = path ? ddp_read_file_max(path, 64 * RECORD_FILE_MAX, NULL, &err) : NULL;
+    free(path);
+    size_t n = 0, cap = 16;
+    char **dirs = malloc(cap * sizeof *dirs);
+    for (char *line = text, *end; dirs && line && (end = strchr(line, '\n')); line = end + 1) {
+        *end = 0;
+        char *dir = strrchr(line, '\t');
+        struct stat st;
+        if (!dir || stat(dir + 1, &st) != 0)
+            continue;
+        if (n + 2 > cap) {
+            char **more = realloc(dirs, (cap *= 2) * sizeof *dirs);
+            if (!more)
+                break;
+            dirs = more;
+        }
+        dirs[n++] = strdup(dir + 1);
+    }
+    free(text);
+    if (!dirs)
+        return NULL;
+    dirs[n] = NULL;
+    for (size_t i = 0; i < n / 2; i++) {
+        char *t = dirs[i];
+        dirs[i] = dirs[n - 1 - i];
+        dirs[n - 1 - i] = t;
+    }
+    return dirs;
+}
+
+void job_index_free(char **dirs)
+{
+    for (size_t i = 0; dirs && dirs[i]; i++)
+        free(dirs[i]);
+    free(dirs);
+}
+
+int job_id_names(const char *asked, const char *id, size_t id_len)
+{
+    size_t len = strlen(asked);
+    return len && len <= id_len && !strncmp(asked, id, len) && (len == id_len || id[len] == '.');
+}
+
+static int names_record(const char *job, const job_record_t *r)
+{
+    if (!strcmp(job, r->name))
+        return 1;
+    for (int k = 0; k < r->nlinks; k++)
+        if (job_id_names(job, r->links[k].id, strlen(r->links[k].id)))
+            return 1;
+    return 0;
+}
+
+int job_record_find(const char *job, char **dir, ddp_error_t *err)
+{
+    char path[8192];
+    struct stat st;
+    snprintf(path, sizeof path, "%s/job.json", job);
+    if (strchr(job, '/') && stat(path, &st) == 0) {
+        if (check_record_dir(job, err))
+            return ddp_error_prefix(err, "not trusting the job record %s", job);
+        char *real = realpath(job, NULL);
+        if (!(*dir = real ? real : strdup(job)))
+            return ddp_error_set(err, "out of memory");
+        return 0;
+    }
+    char **dirs = job_index_records();
+    ddp_error_t refused = {0};
+    for (size_t i = 0; dirs && dirs[i]; i++) {
+        job_record_t r;
+        if (job_record_read(dirs[i], &r, err)) {
+            if (err->code == EPERM && !refused.msg[0])
+                refused = *err;
+            continue;
+        }
+        int match = names_record(job, &r);
+        job_record_free(&r);
+        if (match) {
+            *dir = strdup(dirs[i]);
+            job_index_free(dirs);
+            return *dir ? 0 : ddp_error_set(err, "out of memory");
+        }
+    }
+    job_index_free(dirs);
+    char *index = job_index_path();
+    ddp_error_set(err,
+                  "no job \"%s\": not a job record's folder, and no job of that name or "
+                  "scheduler id in the index %s%s%s",
+                  job, index ? index : "(none: HOME is not set)",
+                  refused.msg[0] ? "; passed over " : "", refused.msg);
+    free(index);
+    return -1;
+}

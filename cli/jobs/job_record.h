@@ -1,0 +1,102 @@
+/* job_record: what a submitted job leaves for the commands after submit (status, logs, cancel,
+ * list, wait), and the per-user index that finds it from any directory. The layout (ddpjob(1),
+ * JOB RECORD; version 1):
+ *
+ *   WORKDIR/.ddpjob/jobs/NAME.YYYYMMDD-HHMMSS.XXXXXX/   the record (its path: DDPJOB_RECORD)
+ *     job.json           written by submit: version, name, scheduler, workdir, spec, submitted,
+ *                        nodes, procs_per_node, walltime_s, requeue, checkpoint_signal
+ *     spec.yaml, script  the spec and the script as submitted
+ *     links              "K JOBID" per line: link K of the chain (a requeue) is scheduler job
+ *                        JOBID; written by submit (0), by a link submitting its successor and by
+ *                        each link when it starts; the last line for a K counts
+ *     cancelled          present once `ddpjob cancel` was asked: no link submits a successor
+ *     checkpoint-request written by `ddpjob cancel --checkpoint` for a PBS job: the batch
+ *                        script's supervisor then sends node 0's agent the checkpoint signal
+ *     link-K/started     "EPOCH JOBID HOST", when the batch shell of link K started
+ *     link-K/ended       "STATUS EPOCH": its final status
+ *     link-K/error-node*.json   each failed node's agent report (--error-file)
+ *     link-K/logs/       the agents' --log-dir: RUNID[.requeueK]/attempt_A/rank_R/std{out,err}.log
+ *
+ *   ${XDG_STATE_HOME:-~/.local/state}/ddpjob/jobs   the index: "SUBMITTED\tJOBID\tSCHEDULER\t
+ *                        NAME\tRECORD" per submitted job, oldest first
+ *
+ * Every reader takes a record as far as it is valid: a file cut short (a node died while
+ * writing), missing, too large, or a job id of the wrong shape leaves its facts unknown, never an
+ * error. The record's folders are 0700 and its files 0600 (the spec's env: may hold secrets). */
+#ifndef DDPJOB_JOB_RECORD_H
+#define DDPJOB_JOB_RECORD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "runtime/base/ddp_error.h"
+
+#define JOB_RECORD_VERSION 1
+
+typedef struct {
+    char id[128]; /* the scheduler's job id; "" when unknown */
+    int started;  /* link-K/started was written */
+    int64_t start_time;
+    char host[256]; /* where its batch shell ran */
+    int ended;      /* link-K/ended was written */
+    int status;     /* its final status, when ended */
+    int64_t end_time;
+} job_link_t;
+
+typedef struct {
+    char *dir; /* the record's folder */
+    int version;
+    char name[256], scheduler[16], workdir[4096], spec[4096];
+    char checkpoint_signal[16]; /* the spec's, without SIG ("USR1"); "" when it names none */
+    int64_t submitted;
+    int nodes, procs_per_node, requeue;
+    int64_t walltime_s;
+    job_link_t *links; /* [0..nlinks): link K at index K */
+    int nlinks;
+    int cancelled;
+    int group_readable; /* at create: the spec's share_record: group (not kept in job.json) */
+} job_record_t;
+
+/* At submit: makes the record under workdir for a job called name (its folder into *dir,
+ * malloc'd), with job.json (the fields of `r` that submit knows), the spec and the script.
+ * Private (folders 0700, files 0600) unless r->group_readable: then the job's group may read
+ * it (0750, 0640, as far as the umask lets), never write it. */
+int job_record_create(const job_record_t *r, const char *spec_text, const char *script_text,
+                      char **dir, ddp_error_t *err);
+/* Removes a record that submit made for a job that was not submitted after all. */
+void job_record_remove(const char *dir);
+/* Appends "K JOBID" to the record's links. */
+int job_record_add_link(const char *dir, int k, const char *id, ddp_error_t *err);
+/* Marks the record cancelled (before its jobs are cancelled, so no link submits a successor). */
+int job_record_mark_cancelled(const char *dir, ddp_error_t *err);
+
+/* Reads the record in dir; -1 when dir holds no record at all, or when it or the folder above it
+ * is not the user's own, closed to others (err says which and why). */
+int job_record_read(const char *dir, job_record_t *r, ddp_error_t *err);
+void job_record_free(job_record_t *r);
+
+/* The index file's path (malloc'd). */
+char *job_index_path(void);
+/* Appends a submitted job to the index. */
+int job_index_add(const job_record_t *r, const char *first_id, ddp_error_t *err);
+
+/* The records of the index, newest first: each record's folder (malloc'd, NULL-terminated
+ * array); records whose folder is gone are left out. */
+char **job_index_records(void);
+void job_index_free(char **dirs);
+
+/* Whether `id` has the shape of a Slurm or PBS job id (digits first; letters, digits and
+ * ._-[]+ after): what a record says reaches scancel, qdel and qstat only when it does. */
+int job_id_valid(const char *id);
+
+/* Whether the job id `asked` names the scheduler's `id` (its first id_len bytes): the same, or
+ * its start before a '.' ("123" names PBS's 123.server, which qstat may print as
+ * 123.server.domain when 123.server was asked). */
+int job_id_names(const char *asked, const char *id, size_t id_len);
+
+/* The record that `job` names: a record's folder, a scheduler job id of any link of its chain,
+ * or a spec name (the newest job of that name). Into *dir (malloc'd). -1 with err naming what
+ * was looked for and where. */
+int job_record_find(const char *job, char **dir, ddp_error_t *err);
+
+#endif

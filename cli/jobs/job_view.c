@@ -1,0 +1,379 @@
+#include "cli/jobs/job_view.h"
+
+#include <glob.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "runtime/base/ddp_file.h"
+#include "cli/jobs/json_doc.h"
+
+/* ---- the agents' failure reports ------------------------------------------------------- */
+
+static void add_failed(job_view_t *v, json_doc_t *doc, const json_t *m)
+{
+    const char *rank = json_text(doc, m, "rank"), *what = json_text(doc, m, "what");
+    if (!rank || !what)
+        return;
+    failed_rank_t *more = realloc(v->failed, (size_t)(v->nfailed + 1) * sizeof *more);
+    if (!more)
+        return;
+    v->failed = more;
+    failed_rank_t *f = &v->failed[v->nfailed++];
+    const char *node = json_text(doc, m, "node"), *host = json_text(doc, m, "host"),
+               *code = json_text(doc, m, "exit_code");
+    f->rank = atoi(rank);
+    f->node = node ? atoi(node) : -1;
+    f->exit_code = code ? atoi(code) : -1;
+    const char *cause = json_text(doc, m, "cause");
+    f->out_of_memory = cause && !strcmp(cause, "out_of_memory");
+    f->gpu_out_of_memory = cause && !strcmp(cause, "gpu_out_of_memory");
+    f->consequence = cause && !strcmp(cause, "consequence");
+    snprintf(f->host, sizeof f->host, "%s", host ? host : "");
+    snprintf(f->cause, sizeof f->cause, "%s", what);
+}
+
+/* The causes first, then the failures they brought on; by rank within each. */
+static int cause_first(const void *a, const void *b)
+{
+    const failed_rank_t *x = a, *y = b;
+    if (x->consequence != y->consequence)
+        return x->consequence - y->consequence;
+    return (x->rank > y->rank) - (x->rank < y->rank);
+}
+
+/* Reads the JSON file at path and hands its root to take; a file cut short (its node died while
+ * writing) does not parse and is passed over. */
+static void read_json(job_view_t *v, const char *path,
+                      void (*take)(job_view_t *, json_doc_t *, const json_t *))
+{
+    ddp_error_t err;
+    size_t len;
+    char *text = ddp_read_file_max(path, JSON_DOC_MAX_BYTES, &len, &err);
+    json_doc_t doc;
+    if (text && json_doc_parse(&doc, text, len) == 0) {
+        take(v, &doc, json_root(&doc));
+        json_doc_free(&doc);
+    }
+    free(text);
+}
+
+/* One agent's failure report (--error-file). */
+static void take_report(job_view_t *v, json_doc_t *doc, const json_t *root)
+{
+    const char *first_cause = json_text(doc, json_child(root, "first_failure"), "cause");
+    if (first_cause && !strcmp(first_cause, "out_of_memory"))
+        v->killed_for_memory = 1;
+    const json_t *ranks = json_child(root, "failed_ranks");
+    for (size_t i = 0; i < json_items(ranks); i++)
+        add_failed(v, doc, json_item(ranks, i));
+}
+
+static void read_reports(job_view_t *v)
+{
+    char pattern[8192];
+    snprintf(pattern, sizeof pattern, "%s/link-%d/error-node*.json", v->rec.dir, v->link);
+    glob_t g;
+    if (glob(pattern, 0, NULL, &g) == 0)
+        for (size_t i = 0; i < g.gl_pathc; i++)
+            read_json(v, g.gl_pathv[i], take_report);
+    globfree(&g);
+    if (v->nfailed > 1)
+        qsort(v->failed, (size_t)v->nfailed, sizeof *v->failed, cause_first);
+}
+
+/* Node 0's report of every rank's last step (the agent's --progress-file). */
+static void take_progress(job_view_t *v, json_doc_t *doc, const json_t *root)
+{
+    const json_t *ranks = json_child(root, "ranks");
+    const char *when = json_text(doc, root, "time");
+    size_t n = json_items(ranks);
+    if (!n || !(v->last_steps = calloc(n, sizeof *v->last_steps)))
+        return;
+    v->nsteps = (int)n;
+    for (size_t r = 0; r < n; r++) {
+        const char *step = json_text(doc, json_item(ranks, r), "step");
+        v->last_steps[r] = step ? atoll(step) : -1;
+    }
+    snprintf(v->steps_time, sizeof v->steps_time, "%s", when ? when : "");
+    const json_t *changes = json_child(root, "membership");
+    size_t k = json_items(changes);
+    if (!k || !(v->changes = calloc(k, sizeof *v->changes)))
+        return;
+    for (size_t i = 0; i < k; i++) {
+        const json_t *c = json_item(changes, i);
+        node_change_t *x = &v->changes[v->nchanges++];
+        const char *attempt = json_text(doc, c, "attempt"), *node = json_text(doc, c, "node");
+        const char *host = json_text(doc, c, "host"), *was = json_text(doc, c, "in_place_of");
+        const char *after = json_text(doc, c, "after");
+        x->attempt = attempt ? atoi(attempt) : -1;
+        x->node = node ? atoi(node) : -1;
+        snprintf(x->host, sizeof x->host, "%s", host ? host : "?");
+        snprintf(x->in_place_of, sizeof x->in_place_of, "%s", was ? was : "");
+        snprintf(x->after, sizeof x->after, "%s", after ? after : "");
+    }
+}
+
+static void read_progress(job_view_t *v)
+{
+    char path[8192];
+    snprintf(path, sizeof path, "%s/link-%d/progress.json", v->rec.dir, v->link);
+    read_json(v, path, take_progress);
+}
+
+/* ---- the state ------------------------------------------------------------------------- */
+
+const char *job_view_id(const job_view_t *v)
+{
+    return v->link < v->rec.nlinks ? v->rec.links[v->link].id : "";
+}
+
+/* The scheduler's word where it has one; the record's end where the scheduler has forgotten
+ * the job or only says it ended (the record knows a checkpointed link, a cancel). */
+static void decide(job_view_t *v)
+{
+    const job_link_t *l = v->link < v->rec.nlinks ? &v->rec.links[v->link] : NULL;
+    int has_successor = v->link + 1 < v->rec.nlinks;
+    v->exit_status = -1;
+    v->state = JOB_UNKNOWN;
+    if (v->sched.found) {
+        v->state = v->sched.state;
+        v->exit_status = v->sched.exit_status;
+        v->source = v->sched.source;
+    }
+    if (l && l->ended &&
+        (!v->sched.found || v->state == JOB_COMPLETED || v->state == JOB_FAILED ||
+         v->state == JOB_REQUEUED)) {
+        v->state = job_state_from_exit(l->status, has_successor, v->rec.cancelled);
+        v->exit_status = l->status;
+        if (!v->sched.found)
+            v->source = "record";
+    }
+    if (v->rec.cancelled && job_state_final(v->state) && v->state != JOB_COMPLETED)
+        v->state = JOB_CANCELLED;
+    /* Where the scheduler saw only a failure, the agents knew the kernel's OOM killer did it. */
+    if (v->state == JOB_FAILED && v->killed_for_memory)
+        v->state = JOB_OUT_OF_MEMORY;
+    if (!v->sched.found && !(l && l->ended))
+        v->source = "record";
+    if (v->sched.elapsed[0]) {
+        snprintf(v->elapsed, sizeof v->elapsed, "%s", v->sched.elapsed);
+    } else if (l && l->started && (l->ended || !job_state_final(v->state))) {
+        long long s = (l->ended ? l->end_time : (int64_t)time(NULL)) - l->start_time;
+        s = s < 0 ? 0 : s;
+        snprintf(v->elapsed, sizeof v->elapsed, "%02lld:%02lld:%02lld", s / 3600, s / 60 % 60,
+                 s % 60);
+    }
+}
+
+int job_views_load(char *const *dirs, size_t n, job_view_t *views, ddp_error_t *err)
+{
+    memset(views, 0, n * sizeof *views);
+    sched_job_t *slurm = calloc(n + 1, sizeof *slurm), *pbs = calloc(n + 1, sizeof *pbs);
+    if (!slurm || !pbs) {
+        free(slurm);
+        free(pbs);
+        return ddp_error_set(err, "out of memory");
+    }
+    for (size_t i = 0; i < n; i++) {
+        job_view_t *v = &views[i];
+        if (job_record_read(dirs[i], &v->rec, err))
+            continue;
+        v->link = v->rec.nlinks ? v->rec.nlinks - 1 : 0;
+        sched_job_t *q = !strcmp(v->rec.scheduler, "pbs") ? &pbs[i] : &slurm[i];
+        snprintf(q->id, sizeof q->id, "%s", job_view_id(v));
+    }
+    ddp_error_t slurm_err = {0}, pbs_err = {0};
+    int rc = 0;
+    for (size_t i = 0; i < n; i++)
+        if (slurm[i].id[0]) {
+            rc |= sched_query_slurm(slurm, n, &slurm_err);
+            break;
+        }
+    for (size_t i = 0; i < n; i++)
+        if (pbs[i].id[0]) {
+            rc |= sched_query_pbs(pbs, n, &pbs_err);
+            break;
+        }
+    for (size_t i = 0; i < n; i++) {
+        job_view_t *v = &views[i];
+        if (!v->rec.dir)
+            continue;
+        v->sched = !strcmp(v->rec.scheduler, "pbs") ? pbs[i] : slurm[i];
+        read_reports(v);
+        read_progress(v);
+        decide(v);
+    }
+    free(slurm);
+    free(pbs);
+    if (rc)
+        *err = slurm_err.msg[0] ? slurm_err : pbs_err;
+    return rc ? -1 : 0;
+}
+
+void job_views_free(job_view_t *views, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        job_record_free(&views[i].rec);
+        free(views[i].failed);
+        free(views[i].last_steps);
+        free(views[i].changes);
+    }
+}
+
+int job_view_exit(const job_view_t *v)
+{
+    if (v->state == JOB_COMPLETED)
+        return 0;
+    /* A cancelled job's batch script may report the cancel's signal as 128 + N or be killed by
+     * it (PBS: 256 + N), as the timing falls: neither is a status of the job's own. */
+    int killed_by_cancel = v->state == JOB_CANCELLED && v->exit_status > 128;
+    return v->exit_status > 0 && v->exit_status < 256 && !killed_by_cancel ? v->exit_status : 1;
+}
+
+/* ---- printing -------------------------------------------------------------------------- */
+
+static int link_count(const job_view_t *v)
+{
+    return v->rec.nlinks > 0 ? v->rec.nlinks : 1;
+}
+
+/* "last steps (TIME): 812 (ranks 0-2), 811 (rank 3)": runs of ranks at one step. */
+static void print_steps(FILE *f, const job_view_t *v)
+{
+    if (!v->nsteps)
+        return;
+    fprintf(f, "  last steps (%s):", v->steps_time);
+    for (int r = 0; r < v->nsteps;) {
+        int end = r;
+        while (end + 1 < v->nsteps && v->last_steps[end + 1] == v->last_steps[r])
+            end++;
+        fprintf(f, "%s ", r ? "," : "");
+        if (v->last_steps[r] < 0)
+            fputs("none", f);
+        else
+            fprintf(f, "%lld", v->last_steps[r]);
+        if (end > r)
+            fprintf(f, " (ranks %d-%d)", r, end);
+        else
+            fprintf(f, " (rank %d)", r);
+        r = end + 1;
+    }
+    fputc('\n', f);
+}
+
+void job_view_print(FILE *f, const job_view_t *v)
+{
+    fprintf(f, "%s (%s job %s): %s", v->rec.name[0] ? v->rec.name : "?",
+            v->rec.scheduler[0] ? v->rec.scheduler : "?", job_view_id(v)[0] ? job_view_id(v) : "?",
+            job_state_name(v->state));
+    if (v->exit_status >= 0 && job_state_final(v->state))
+        fprintf(f, ", exit %d", v->exit_status);
+    if (v->sched.found)
+        fprintf(f, " (%s %s%s%s)", v->sched.source, v->sched.sched_state,
+                v->sched.reason[0] ? ": " : "", v->sched.reason);
+    else
+        fprintf(f, " (from its record: the scheduler no longer knows it)");
+    fprintf(f, "\n  link %d of %d", v->link + 1, link_count(v));
+    if (v->rec.requeue)
+        fprintf(f, " (requeues allowed: %d)", v->rec.requeue);
+    if (v->sched.nodes[0])
+        fprintf(f, ", nodes %s", v->sched.nodes);
+    else if (v->rec.nodes)
+        fprintf(f, ", %d node(s)", v->rec.nodes);
+    if (v->elapsed[0])
+        fprintf(f, ", elapsed %s", v->elapsed);
+    if (v->sched.walltime[0])
+        fprintf(f, " of %s", v->sched.walltime);
+    fprintf(f, "\n");
+    for (int i = 0; i < v->nfailed; i++)
+        fprintf(f, "  rank %d (node %d, host %s): %s%s\n", v->failed[i].rank, v->failed[i].node,
+                v->failed[i].host, v->failed[i].cause,
+                v->failed[i].consequence ? " (a consequence: a peer went first)" : "");
+    for (int i = 0; i < v->nchanges; i++) {
+        const node_change_t *x = &v->changes[i];
+        if (x->in_place_of[0])
+            fprintf(f, "  attempt %d: %s took node %d's place from %s, after: %s\n", x->attempt,
+                    x->host, x->node, x->in_place_of, x->after);
+        else
+            fprintf(f, "  attempt %d: %s joined as node %d\n", x->attempt, x->host, x->node);
+    }
+    print_steps(f, v);
+    fprintf(f, "  record %s\n", v->rec.dir);
+}
+
+/* key: value as a JSON string, or null when value is NULL or empty. */
+static void set_text(json_t *o, const char *key, const char *value)
+{
+    json_object_set_new(o, key, json_shown_string(value && *value ? value : NULL));
+}
+
+static json_t *membership_json(const job_view_t *v)
+{
+    json_t *list = json_array();
+    for (int i = 0; list && i < v->nchanges; i++) {
+        const node_change_t *x = &v->changes[i];
+        json_t *c = json_object();
+        json_object_set_new(c, "attempt", json_integer(x->attempt));
+        json_object_set_new(c, "node", json_integer(x->node));
+        set_text(c, "host", x->host);
+        set_text(c, "in_place_of", x->in_place_of);
+        set_text(c, "after", x->after);
+        json_array_append_new(list, c);
+    }
+    return list;
+}
+
+static json_t *failed_ranks_json(const job_view_t *v)
+{
+    json_t *list = json_array();
+    for (int i = 0; list && i < v->nfailed; i++) {
+        const failed_rank_t *x = &v->failed[i];
+        json_t *f = json_object();
+        json_object_set_new(f, "rank", json_integer(x->rank));
+        json_object_set_new(f, "node", json_integer(x->node));
+        json_object_set_new(f, "exit_code", json_integer(x->exit_code));
+        set_text(f, "host", x->host);
+        json_object_set_new(f, "out_of_memory", json_boolean(x->out_of_memory));
+        json_object_set_new(f, "gpu_out_of_memory", json_boolean(x->gpu_out_of_memory));
+        json_object_set_new(f, "consequence", json_boolean(x->consequence));
+        set_text(f, "cause", x->cause);
+        json_array_append_new(list, f);
+    }
+    return list;
+}
+
+void job_view_json(FILE *f, const job_view_t *v)
+{
+    json_t *o = json_object(), *ids = json_array(), *steps = v->nsteps ? json_array() : json_null();
+    set_text(o, "name", v->rec.name);
+    set_text(o, "id", job_view_id(v));
+    for (int k = 0; ids && k < v->rec.nlinks; k++)
+        json_array_append_new(ids, json_shown_string(v->rec.links[k].id));
+    json_object_set_new(o, "job_ids", ids);
+    set_text(o, "scheduler", v->rec.scheduler);
+    set_text(o, "state", job_state_name(v->state));
+    set_text(o, "scheduler_state", v->sched.found ? v->sched.sched_state : NULL);
+    set_text(o, "reason", v->sched.found ? v->sched.reason : NULL);
+    set_text(o, "source", v->source);
+    json_object_set_new(o, "exit_status",
+                        v->exit_status >= 0 ? json_integer(v->exit_status) : json_null());
+    json_object_set_new(o, "link", json_integer(v->link + 1));
+    json_object_set_new(o, "links", json_integer(link_count(v)));
+    json_object_set_new(o, "nodes", json_integer(v->rec.nodes));
+    set_text(o, "hosts", v->sched.nodes);
+    set_text(o, "elapsed", v->elapsed);
+    set_text(o, "walltime", v->sched.walltime);
+    set_text(o, "record", v->rec.dir);
+    for (int r = 0; v->nsteps && steps && r < v->nsteps; r++)
+        json_array_append_new(steps,
+                              v->last_steps[r] < 0 ? json_null() : json_integer(v->last_steps[r]));
+    json_object_set_new(o, "last_steps", steps);
+    set_text(o, "last_steps_time", v->steps_time);
+    json_object_set_new(o, "membership", membership_json(v));
+    json_object_set_new(o, "failed_ranks", failed_ranks_json(v));
+    /* One line per job: ", " and ": " between the parts, as jansson writes without an indent. */
+    if (!o || json_dumpf(o, f, JSON_PRESERVE_ORDER))
+        fputs("null", f);
+    json_decref(o);
+}

@@ -1,0 +1,46 @@
+/* sched_query: what the scheduler says of many jobs, in one call per source (not one per job):
+ * Slurm's squeue (jobs it still holds), then sacct for the rest where accounting exists; PBS's
+ * qstat -x -f (finished jobs too, while the server keeps its history). The parsers are apart
+ * from the calls, for the unit tests. Text formats, not JSON, because the JSON is wrong on the
+ * real thing, checked on the suite's clusters: Slurm 22.05's sacct --json gives a job whose
+ * script exited 3 (text ExitCode 3:0) exit_code SUCCESS, return_code 0; OpenPBS 23.06's
+ * qstat -f -F json given several job ids prints the first one only. (Slurm's JSON field names
+ * also change with its OpenAPI versions: job_state a string before 23.11, a list after.) */
+#ifndef DDPJOB_SCHED_QUERY_H
+#define DDPJOB_SCHED_QUERY_H
+
+#include <stddef.h>
+
+#include "runtime/base/ddp_error.h"
+#include "cli/jobs/job_state.h"
+
+typedef struct {
+    char id[128];       /* asked for */
+    int found;          /* the scheduler knows it */
+    const char *source; /* "squeue", "sacct", "qstat" */
+    job_state_t state;
+    char sched_state[64]; /* the scheduler's own word */
+    char reason[256];     /* Slurm's reason, PBS's comment */
+    int exit_status;      /* -1 unknown */
+    char elapsed[32], walltime[32], nodes[512];
+} sched_job_t;
+
+/* Each of the n jobs as the scheduler knows them (found 0 where it does not). A scheduler
+ * command that cannot run or fails is named in err with its stderr (-1); sacct failing because
+ * accounting is off is not an error. */
+int sched_query_slurm(sched_job_t *jobs, size_t n, ddp_error_t *err);
+int sched_query_pbs(sched_job_t *jobs, size_t n, ddp_error_t *err);
+
+/* squeue -h -o '%i|%T|%r|%M|%l|%N' lines; sacct -n -P -X -o
+ * JobIDRaw,State,ExitCode,Elapsed,Timelimit,NodeList,Reason lines; qstat -x -f output. Each
+ * fills the jobs it finds that are not found yet; returns how many. */
+size_t sched_parse_squeue(const char *text, sched_job_t *jobs, size_t n);
+size_t sched_parse_sacct(const char *text, sched_job_t *jobs, size_t n);
+size_t sched_parse_qstat(const char *text, sched_job_t *jobs, size_t n);
+
+/* Runs a scheduler command (argv[0] looked up on PATH); its stdout into *out unless out is
+ * NULL. -1 with err naming the command (and its stderr, trimmed) when it cannot run, or when it
+ * fails and `failure_ok` is 0; *failed says whether it exited non-zero. */
+int sched_run(char **argv, char **out, int failure_ok, int *failed, ddp_error_t *err);
+
+#endif

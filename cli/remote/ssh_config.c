@@ -1,0 +1,109 @@
+#include "cli/remote/ssh_config.h"
+
+#include <errno.h>
+#include <fnmatch.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "runtime/base/ddp_parse.h"
+
+static const char *home_dir(void)
+{
+    const char *home = getenv("HOME");
+    if (home && *home)
+        return home;
+    struct passwd *pw = getpwuid(getuid());
+    return pw ? pw->pw_dir : "/";
+}
+
+void ssh_expand_home(const char *path, char *out, size_t size)
+{
+    if (path[0] == '~' && path[1] == '/')
+        snprintf(out, size, "%s%s", home_dir(), path + 1);
+    else
+        snprintf(out, size, "%s", path);
+}
+
+/* A `Host` line's patterns: matches when one pattern does and no `!pattern` does. */
+static int host_matches(char *patterns, const char *host)
+{
+    int hit = 0;
+    for (char *save = NULL, *p = strtok_r(patterns, " \t", &save); p;
+         p = strtok_r(NULL, " \t", &save)) {
+        if (*p == '!') {
+            if (fnmatch(p + 1, host, 0) == 0)
+                return 0;
+        } else if (fnmatch(p, host, 0) == 0) {
+            hit = 1;
+        }
+    }
+    return hit;
+}
+
+int ssh_config_lookup(const char *config_path, const char *host, ssh_target_t *t, ddp_error_t *err)
+{
+    *t = (ssh_target_t){.port = 0};
+    FILE *f = fopen(config_path, "re");
+    if (!f && errno != ENOENT)
+        return ddp_error_set(err, "%s: %s", config_path, strerror(errno));
+    char line[4096];
+    int active = 1, line_no = 0; /* lines before any Host block apply to every host */
+    while (f && fgets(line, sizeof line, f)) {
+        line_no++;
+        line[strcspn(line, "\r\n#")] = '\0';
+        char *key = line + strspn(line, " \t");
+        size_t key_len = strcspn(key, " \t=");
+        if (!key_len)
+            continue;
+        char *value = key + key_len;
+        value += strspn(value, " \t=");
+        key[key_len] = '\0';
+        size_t value_len = strlen(value);
+        while (value_len && (value[value_len - 1] == ' ' || value[value_len - 1] == '\t'))
+            value[--value_len] = '\0';
+        if (value_len >= 2 && value[0] == '"' && value[value_len - 1] == '"') {
+            value[value_len - 1] = '\0';
+            value++;
+        }
+        if (!strcasecmp(key, "Host")) {
+            active = host_matches(value, host);
+        } else if (!strcasecmp(key, "Match")) {
+            active = 0;
+        } else if (!active) {
+            continue;
+        } else if (!strcasecmp(key, "HostName") && !t->hostname[0]) {
+            snprintf(t->hostname, sizeof t->hostname, "%s", value);
+        } else if (!strcasecmp(key, "User") && !t->user[0]) {
+            snprintf(t->user, sizeof t->user, "%s", value);
+        } else if (!strcasecmp(key, "Port") && !t->port) {
+            long port;
+            if (ddp_parse_long(value, 1, 65535, &port)) {
+                fclose(f);
+                return ddp_error_set(err, "%s:%d: Port %s is not a port number", config_path,
+                                     line_no, value);
+            }
+            t->port = (int)port;
+        } else if (!strcasecmp(key, "IdentityFile") && t->nidentities < SSH_MAX_IDENTITIES) {
+            ssh_expand_home(value, t->identities[t->nidentities++], sizeof t->identities[0]);
+        }
+    }
+    if (f)
+        fclose(f);
+    if (!t->hostname[0])
+        snprintf(t->hostname, sizeof t->hostname, "%s", host);
+    if (!t->port)
+        t->port = 22;
+    if (!t->user[0]) {
+        struct passwd *pw = getpwuid(getuid());
+        snprintf(t->user, sizeof t->user, "%s", pw ? pw->pw_name : "root");
+    }
+    static const char *const defaults[] = {"~/.ssh/id_ed25519", "~/.ssh/id_ecdsa", "~/.ssh/id_rsa"};
+    if (!t->nidentities)
+        for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; i++)
+            ssh_expand_home(defaults[i], t->identities[t->nidentities++], sizeof t->identities[0]);
+    return 0;
+}

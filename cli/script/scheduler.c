@@ -1,0 +1,181 @@
+#include "cli/script/scheduler.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/spec/units.h"
+
+static int fill_directives(tmpl_ctx_t *ctx, const strv_t *directives)
+{
+    if (tmpl_declare_list(ctx, "directives") < 0)
+        return -1;
+    for (size_t i = 0; i < directives->count; i++) {
+        tmpl_ctx_t *item = tmpl_add_item(ctx, "directives");
+        if (!item || tmpl_set(item, "directive", directives->items[i]) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* PBS Pro's chunks: one per node (select=N:ncpus=C:ngpus=G:mem=M), each on its own host
+ * (place=scatter), so every resource is per node. */
+static int pbs_fill_select(const job_spec_t *spec, tmpl_ctx_t *ctx)
+{
+    char *select = NULL, buf[64];
+    size_t len = 0;
+    FILE *f = open_memstream(&select, &len);
+    if (!f)
+        return -1;
+    fprintf(f, "%ld", spec_alloc_nodes(spec));
+    if (spec->cpus_per_node)
+        fprintf(f, ":ncpus=%ld", spec->cpus_per_node);
+    if (spec->gpus_per_node)
+        fprintf(f, ":ngpus=%ld", spec->gpus_per_node);
+    if (spec->mem_bytes) {
+        units_format_size(spec->mem_bytes, 1, buf, sizeof buf);
+        fprintf(f, ":mem=%s", buf);
+    }
+    if (spec->pbs.jobfs_bytes) {
+        units_format_size(spec->pbs.jobfs_bytes, 1, buf, sizeof buf);
+        fprintf(f, ":jobfs=%s", buf);
+    }
+    fclose(f);
+    int rc = select ? tmpl_set(ctx, "select", select) : -1;
+    free(select);
+    rc |= tmpl_set(ctx, "place", spec->pbs.exclusive ? "scatter:excl" : "scatter");
+    rc |= tmpl_set(ctx, "ncpus", "") | tmpl_set(ctx, "ngpus", "") | tmpl_set(ctx, "mem", "") |
+          tmpl_set(ctx, "jobfs", "");
+    return rc;
+}
+
+/* Gadi counts ncpus, ngpus, mem and jobfs per job and its hooks spread them over whole nodes, so
+ * per-node values are multiplied by the node count. */
+static int pbs_fill_gadi(const job_spec_t *spec, tmpl_ctx_t *ctx)
+{
+    char buf[64];
+    long nodes = spec_alloc_nodes(spec);
+    int rc = tmpl_set(ctx, "select", "") | tmpl_set(ctx, "place", "");
+    rc |= spec->cpus_per_node ? tmpl_setf(ctx, "ncpus", "%ld", spec->cpus_per_node * nodes)
+                              : tmpl_set(ctx, "ncpus", "");
+    rc |= spec->gpus_per_node ? tmpl_setf(ctx, "ngpus", "%ld", spec->gpus_per_node * nodes)
+                              : tmpl_set(ctx, "ngpus", "");
+    units_format_size(spec->mem_bytes * (uint64_t)nodes, 1, buf, sizeof buf);
+    rc |= tmpl_set(ctx, "mem", spec->mem_bytes ? buf : "");
+    units_format_size(spec->pbs.jobfs_bytes * (uint64_t)nodes, 1, buf, sizeof buf);
+    rc |= tmpl_set(ctx, "jobfs", spec->pbs.jobfs_bytes ? buf : "");
+    return rc;
+}
+
+static int pbs_fill(const job_spec_t *spec, tmpl_ctx_t *ctx)
+{
+    char buf[64];
+    int rc = spec->pbs.resources == PBS_RESOURCES_GADI ? pbs_fill_gadi(spec, ctx)
+                                                       : pbs_fill_select(spec, ctx);
+    units_format_hms(spec->walltime_s, buf, sizeof buf);
+    rc |= tmpl_set(ctx, "walltime", spec->walltime_s ? buf : "");
+
+    char *storage = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&storage, &len);
+    if (!f)
+        return -1;
+    for (size_t i = 0; i < spec->pbs.storage.count; i++)
+        fprintf(f, "%s%s", i ? "+" : "", spec->pbs.storage.items[i]);
+    fclose(f);
+    rc |= tmpl_set(ctx, "storage", storage ? storage : "");
+    free(storage);
+    rc |= tmpl_set_bool(ctx, "launch_pbsdsh", spec->pbs.launcher == PBS_LAUNCH_PBSDSH);
+    rc |= tmpl_set_bool(ctx, "launch_ssh", spec->pbs.launcher == PBS_LAUNCH_SSH);
+    rc |= fill_directives(ctx, &spec->pbs.directives);
+    return rc ? -1 : 0;
+}
+
+static int slurm_fill(const job_spec_t *spec, tmpl_ctx_t *ctx)
+{
+    char buf[64];
+    int rc = 0;
+    rc |= spec->cpus_per_node ? tmpl_setf(ctx, "cpus_per_node", "%ld", spec->cpus_per_node)
+                              : tmpl_set(ctx, "cpus_per_node", "");
+    rc |= spec->gpus_per_node ? tmpl_setf(ctx, "gpus_per_node", "%ld", spec->gpus_per_node)
+                              : tmpl_set(ctx, "gpus_per_node", "");
+    units_format_size(spec->mem_bytes, 0, buf, sizeof buf);
+    rc |= tmpl_set(ctx, "mem", spec->mem_bytes ? buf : "");
+    units_format_slurm_time(spec->walltime_s, buf, sizeof buf);
+    rc |= tmpl_set(ctx, "time", spec->walltime_s ? buf : "");
+    rc |= tmpl_set(ctx, "constraint", spec->slurm.constraint ? spec->slurm.constraint : "");
+    rc |= tmpl_set_bool(ctx, "exclusive", spec->slurm.exclusive);
+    rc |= fill_directives(ctx, &spec->slurm.directives);
+    return rc ? -1 : 0;
+}
+
+static void pbs_note_ignored(const job_spec_t *spec, FILE *notes)
+{
+    if (spec->slurm.present)
+        fprintf(notes, "note: %s: the slurm: block is left out of a PBS script\n", spec->path);
+}
+
+static void slurm_note_ignored(const job_spec_t *spec, FILE *notes)
+{
+    if (spec->pbs.present)
+        fprintf(notes,
+                "note: %s: the pbs: block (storage, jobfs, launcher, directives) is left "
+                "out of a Slurm script\n",
+                spec->path);
+}
+
+/* qsub prints the id alone: "140873987.gadi-pbs" (or "1" from slurm-wlm-torque's qsub). */
+static int pbs_parse_job_id(const char *output, char *out, size_t outsize)
+{
+    const char *p = output;
+    while (*p && isspace((unsigned char)*p))
+        p++;
+    size_t len = strcspn(p, " \t\r\n");
+    if (len == 0 || len >= outsize || !isdigit((unsigned char)*p))
+        return -1;
+    memcpy(out, p, len);
+    out[len] = '\0';
+    return 0;
+}
+
+/* `sbatch --parsable` prints "JOBID" or "JOBID;CLUSTER". */
+static int slurm_parse_job_id(const char *output, char *out, size_t outsize)
+{
+    const char *p = output;
+    while (*p && isspace((unsigned char)*p))
+        p++;
+    size_t len = strspn(p, "0123456789");
+    if (len == 0 || len >= outsize)
+        return -1;
+    memcpy(out, p, len);
+    out[len] = '\0';
+    return 0;
+}
+
+static const char *const no_args[] = {NULL};
+static const char *const sbatch_args[] = {"--parsable", NULL};
+
+static const sched_ops_t sched_table[] = {
+    {SCHED_PBS, "pbs", "pbs.sh", ".pbs", "qsub", no_args, pbs_fill, pbs_note_ignored,
+     pbs_parse_job_id},
+    {SCHED_SLURM, "slurm", "slurm.sh", ".sbatch", "sbatch", sbatch_args, slurm_fill,
+     slurm_note_ignored, slurm_parse_job_id},
+};
+
+const sched_ops_t *sched_get(sched_kind_t kind)
+{
+    for (size_t i = 0; i < sizeof sched_table / sizeof sched_table[0]; i++)
+        if (sched_table[i].kind == kind)
+            return &sched_table[i];
+    return NULL;
+}
+
+void sched_script_file(const sched_ops_t *ops, const char *job_name, char *out, size_t outsize)
+{
+    size_t i = 0;
+    for (; job_name[i] && i + strlen(ops->script_suffix) + 1 < outsize; i++)
+        out[i] =
+            (isalnum((unsigned char)job_name[i]) || strchr("._-", job_name[i])) ? job_name[i] : '_';
+    snprintf(out + i, outsize - i, "%s", ops->script_suffix);
+}

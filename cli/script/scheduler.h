@@ -1,0 +1,38 @@
+/* scheduler: what differs between PBS and Slurm, as one table entry per scheduler.
+ *
+ * Each entry names its template, fills the template variables only it knows (directive values
+ * in its own units), lists the spec fields it ignores (for the note that `render --scheduler`
+ * prints), and knows how to submit and read back the job id. Adding a scheduler means adding an
+ * entry and a template, not editing callers. */
+#ifndef DDPJOB_SCHED_H
+#define DDPJOB_SCHED_H
+
+#include <stdio.h>
+
+#include "cli/spec/spec.h"
+#include "cli/script/template.h"
+
+typedef struct sched_ops {
+    sched_kind_t kind;
+    const char *name;
+    const char *template_file; /* file name under the template directory */
+    const char *script_suffix; /* for the script `submit` writes */
+    const char *submit_program;
+    /* Extra arguments before the script path. */
+    const char *const *submit_args;
+    /* Sets this scheduler's template variables. Returns -1 when out of memory. */
+    int (*fill)(const job_spec_t *spec, tmpl_ctx_t *ctx);
+    /* Writes one "note: ..." line to `notes` per spec field this scheduler leaves out. */
+    void (*note_ignored)(const job_spec_t *spec, FILE *notes);
+    /* Extracts the job id from the submitter's stdout into out; -1 when none is there. */
+    int (*parse_job_id)(const char *output, char *out, size_t outsize);
+} sched_ops_t;
+
+const sched_ops_t *sched_get(sched_kind_t kind);
+
+/* The file `submit` writes a job's script to, in the job directory: the job name (anything but
+ * letters, digits and ._- becomes _) and the scheduler's suffix. A requeued PBS job submits it
+ * again. */
+void sched_script_file(const sched_ops_t *ops, const char *job_name, char *out, size_t outsize);
+
+#endif

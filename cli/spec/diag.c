@@ -1,0 +1,91 @@
+#include "cli/spec/diag.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+diag_t *diag_create(const char *file)
+{
+    diag_t *d = calloc(1, sizeof *d);
+    if (!d)
+        return NULL;
+    d->file = strdup(file);
+    if (!d->file) {
+        free(d);
+        return NULL;
+    }
+    return d;
+}
+
+void diag_destroy(diag_t *d)
+{
+    if (!d)
+        return;
+    for (size_t i = 0; i < d->count; i++)
+        free(d->lines[i]);
+    free(d->lines);
+    free(d->file);
+    free(d);
+}
+
+void diag_add(diag_t *d, unsigned long line, unsigned long col, const char *field, const char *fmt,
+              ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+
+    char *text = NULL;
+    int n = field ? asprintf(&text, "%s:%lu:%lu: %s: %s", d->file, line, col, field, msg)
+                  : asprintf(&text, "%s:%lu:%lu: %s", d->file, line, col, msg);
+    char **lines = realloc(d->lines, (d->count + 1) * sizeof *lines);
+    if (n < 0 || !lines) {
+        /* Out of memory: the caller still sees that validation failed through count. */
+        free(n < 0 ? NULL : text);
+        if (lines)
+            d->lines = lines;
+        return;
+    }
+    d->lines = lines;
+    d->lines[d->count++] = text;
+}
+
+static size_t edit_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 64 || lb > 64)
+        return (size_t)-1;
+    size_t prev[65], cur[65];
+    for (size_t j = 0; j <= lb; j++)
+        prev[j] = j;
+    for (size_t i = 1; i <= la; i++) {
+        cur[0] = i;
+        for (size_t j = 1; j <= lb; j++) {
+            size_t sub = prev[j - 1] + (a[i - 1] != b[j - 1]);
+            size_t del = prev[j] + 1, ins = cur[j - 1] + 1;
+            cur[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+        }
+        memcpy(prev, cur, (lb + 1) * sizeof *prev);
+    }
+    return prev[lb];
+}
+
+const char *diag_suggest(const char *word, const char *const *candidates)
+{
+    const char *best = NULL;
+    size_t best_dist = (size_t)-1;
+    for (size_t i = 0; candidates[i]; i++) {
+        size_t dist = edit_distance(word, candidates[i]);
+        if (dist < best_dist) {
+            best_dist = dist;
+            best = candidates[i];
+        }
+    }
+    /* Allow about one typo per four letters, at least one and at most three. */
+    size_t limit = strlen(word) / 4;
+    limit = limit < 1 ? 1 : limit > 3 ? 3 : limit;
+    return best_dist <= limit ? best : NULL;
+}

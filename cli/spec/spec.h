@@ -1,0 +1,144 @@
+/* spec: a job spec file (YAML) read into a typed job_spec_t, with every problem reported.
+ *
+ * spec_load parses with libyaml's document API, so each value keeps the line and column it came
+ * from, and checks every field against a table (type, range, whether it may appear in a
+ * scheduler directive). All problems go into a diag_t at once; a spec with any problem must not
+ * be rendered. What the fields mean is documented in share/man/ddpjob.1 and README.md. */
+#ifndef DDPJOB_SPEC_H
+#define DDPJOB_SPEC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "runtime/base/ddp_error.h"
+#include "cli/spec/diag.h"
+
+typedef enum { SCHED_UNSET = 0, SCHED_PBS, SCHED_SLURM } sched_kind_t;
+typedef enum { PBS_LAUNCH_PBSDSH = 0, PBS_LAUNCH_SSH } pbs_launcher_t;
+/* How a PBS job asks for its nodes: PBS Pro's chunks (-l select=N:ncpus=C:...), or Gadi's job-wide
+ * totals (-l ncpus=, -l ngpus=), which only Gadi's site hooks spread over nodes. UNSET: the site
+ * profile's choice, else select. */
+typedef enum { PBS_RESOURCES_UNSET = 0, PBS_RESOURCES_SELECT, PBS_RESOURCES_GADI } pbs_resources_t;
+
+typedef struct {
+    char **items;
+    size_t count;
+} strv_t;
+
+typedef struct {
+    char *key;
+    char *value;
+} env_var_t;
+
+typedef struct {
+    unsigned long line, col;
+} spec_loc_t;
+
+typedef struct {
+    char *field; /* "cpus_per_node", "pbs.jobfs", "env.NCCL_IB_DISABLE" */
+    spec_loc_t loc;
+} spec_field_loc_t;
+
+typedef struct {
+    char *path;
+    char *name;
+    spec_field_loc_t *locs; /* where each field given in the file is */
+    size_t loc_count;
+    char *site; /* a site profile's name or path (site.h) */
+    sched_kind_t scheduler;
+    long nodes;          /* the most nodes that run workers */
+    long min_nodes;      /* nodes: MIN:MAX (an elastic world, for ddpjob launch): MIN; else nodes */
+    long spares;         /* more nodes whose agents stand by to take a lost node's place */
+    long gpus_per_node;  /* 0: a CPU-only job */
+    long procs_per_node; /* workers per node; 0 in the file means "gpus_per_node, or 1" */
+    long cpus_per_node;  /* 0: scheduler default */
+    uint64_t mem_bytes;  /* per node; 0: scheduler default */
+    uint64_t walltime_s; /* 0: scheduler default */
+    char *queue;
+    char *project;
+    strv_t modules;
+    char *setup;
+    env_var_t *env;
+    size_t env_count;
+    char *workdir;
+    long master_port; /* 0: derived from the job id in the script */
+    long max_restarts;
+    long rendezvous_timeout;
+    long hang_timeout; /* seconds; 0: off */
+    long grace;        /* seconds from SIGTERM to SIGKILL (the agent's --grace); 0: its default */
+    long output_stall_timeout; /* seconds the agent's output may stall before lines drop; 0: the
+                                * agent's default */
+    double slow_factor;        /* the agent's --slow-factor; -1: its default */
+    long slow_window;          /* the agent's --slow-window (seconds); 0: its default */
+    char *log_dir;             /* each rank's output under LOG_DIR/RUN_ID (the agent's --log-dir) */
+    char *error_file;   /* the JSON failure report (the agent's --error-file; %n: per node) */
+    char *gpu_binding;  /* the agent's --gpu-binding: per-rank or none (NULL: none) */
+    char *cpu_binding;  /* the agent's --cpu-binding: cores, numa or none (NULL: none) */
+    char *preflight;    /* the agent's --preflight: report or strict (NULL: report) */
+    char *share_record; /* private or group: who may read the job's record (NULL: private) */
+    bool
+        local_rank_arg; /* the agent's --local-rank-arg (torch.distributed.launch's --local_rank) */
+    /* The walltime contract: `signal` goes once to every worker `before_s` seconds before the
+     * walltime; ranks that checkpoint and exit 75 end the job with 75, which `requeue` times
+     * resubmits the job to resume. */
+    struct {
+        bool present;
+        int signal; /* 0: nothing is sent early */
+        long before_s;
+    } checkpoint;
+    long requeue;
+    strv_t command;
+    bool command_is_shell; /* command was one string, run by sh -c */
+    bool command_is_train; /* a train: block: command holds ddp-train's arguments ("train", ...);
+                              the renderer puts the installed ddp-train in front */
+    struct {
+        bool present;
+        strv_t storage;
+        uint64_t jobfs_bytes; /* per node */
+        pbs_launcher_t launcher;
+        pbs_resources_t resources;
+        bool exclusive; /* select: place=scatter:excl, whole nodes to this job */
+        strv_t directives;
+    } pbs;
+    struct {
+        bool present;
+        char *constraint;
+        bool exclusive;
+        strv_t directives;
+    } slurm;
+} job_spec_t;
+
+/* Reads and validates `path`. Returns NULL only when the file cannot be read at all (err says
+ * why); otherwise a spec whose problems, if any, are in diag (check diag->count). */
+job_spec_t *spec_load(const char *path, diag_t *diag, ddp_error_t *err);
+
+/* The checks that depend on the target scheduler (e.g. PBS job-name rules), reported into diag
+ * with the same FILE:LINE:COL form. */
+void spec_check_for_scheduler(const job_spec_t *spec, sched_kind_t sched, diag_t *diag);
+
+/* Appends args to the workload: after the command's arguments, or as more ddp-train options
+ * for train:. A command given as one shell string takes none (err says so). */
+int spec_append_args(job_spec_t *spec, char *const *args, int n, ddp_error_t *err);
+
+/* What `ddpjob doctor --hosts` runs when given no spec: one agent per host, comparing them
+ * (preflight only), with python3 as the command so that its versions and torch's are read. */
+job_spec_t *spec_doctor_default(ddp_error_t *err);
+
+/* Whether the workload's arguments include `arg` ("--resume", "--checkpoint-dir"). */
+bool spec_command_has(const job_spec_t *spec, const char *arg);
+/* The nodes the scheduler is asked for: the job's and its spares. */
+long spec_alloc_nodes(const job_spec_t *spec);
+
+/* Where `field` is in the file; line 0 when the spec does not give it. */
+spec_loc_t spec_field_loc(const job_spec_t *spec, const char *field);
+
+void spec_destroy(job_spec_t *spec);
+/* The agent's options the spec's fields become (each field's agent_flag in spec.c's table), as
+ * argv words, in the table's order; every script passes them to every agent. -1: out of memory. */
+int spec_agent_args(const job_spec_t *spec, strv_t *args);
+void spec_strv_free(strv_t *v);
+
+const char *sched_kind_name(sched_kind_t kind);
+sched_kind_t sched_kind_parse(const char *name);
+
+#endif

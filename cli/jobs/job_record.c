@@ -45,7 +45,7 @@ static char *job_json(const job_record_t *r, ddp_error_t *err)
     if (!o || json_object_set_new(o, "version", json_integer(JOB_RECORD_VERSION)))
         return json_decref(o), ddp_error_set(err, "out of memory"), NULL;
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
-        json_t *text = json_exact_string(values[i]);
+        json_t *text = json_string(values[i]); /* NULL: not UTF-8 */
         if (!text) {
             json_decref(o);
             ddp_error_set(

@@ -115,11 +115,6 @@ size_t json_items(const json_t *list)
     return json_is_array(list) ? json_array_size(list) : 0;
 }
 
-json_t *json_exact_string(const char *text)
-{
-    return json_string(text);
-}
-
 json_t *json_shown_string(const char *text)
 {
     if (!text)

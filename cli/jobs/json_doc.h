@@ -37,8 +37,6 @@ int json_copy_text(const json_t *map, const char *key, char *out, size_t size);
 const json_t *json_item(const json_t *list, size_t n);
 size_t json_items(const json_t *list);
 
-/* A JSON string of text as it is; NULL when text is not UTF-8 (JSON carries nothing else). */
-json_t *json_exact_string(const char *text);
 /* A JSON string of text for people to read: bytes that are not UTF-8 become '?'; NULL text is
  * null. */
 json_t *json_shown_string(const char *text);

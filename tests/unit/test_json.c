@@ -101,7 +101,7 @@ static void test_writing(void)
         "surrogate \xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd",
         "a worker's stray bytes become U+FFFD, and the report still reads");
     free(back);
-    ok(json_exact_string("caf\xe9") == NULL, "a record's text that is not UTF-8 is refused");
+    ok(json_string("caf\xe9") == NULL, "a record's text that is not UTF-8 is refused");
     json_t *shown = json_shown_string("caf\xe9");
     is_str(json_string_value(shown), "caf?", "shown to people, its stray byte is a '?'");
     json_decref(shown);

@@ -120,6 +120,20 @@ if [ "$ddpjob_requeue" -gt 0 ]; then
 fi
 {{/requeue}}
 
+{{#pyxis_image}}
+# pyxis (srun --container-image) starts each node's setup and agent inside the image, and the
+# agent its workers there: the agent is static, so any image runs it. Bound at their own paths:
+# ddpjob's programs, the spec's folders and mounts, this folder and the job's record (and with
+# spares the folder of node 0's status). No --container-name: each step's container is its own
+# and is removed when the step ends, so a requeued or restarted job never meets the last one's.
+case $PWD in *,*) ddpjob_fail "pyxis takes its mounts as one comma-separated list: this folder's name has a comma ($PWD)" ;; esac
+ddpjob_container_mounts={{pyxis_mounts}},$PWD
+[ -z "${DDPJOB_RECORD:-}" ] || ddpjob_container_mounts+=,$DDPJOB_RECORD
+{{#spares}}
+ddpjob_container_mounts+=,$ddpjob_status_dir
+{{/spares}}
+ddpjob_container_args=(--container-image={{pyxis_image}} "--container-mounts=$ddpjob_container_mounts" "--container-workdir=$PWD")
+{{/pyxis_image}}
 # Each agent reads the rest from Slurm: the nodes, its own rank, the master (the first node), the
 # run id and the rendezvous port, both from the job id.
 ddpjob_status=0
@@ -127,7 +141,7 @@ ddpjob_status=0
 # With spares, a task that ends (a lost node's agent) must not end the step: the others go on
 # (--kill-on-bad-exit=0), and a failed node does not end it either (--no-kill).
 {{/spares}}
-srun --nodes={{alloc_nodes}} --ntasks={{alloc_nodes}} --ntasks-per-node=1 {{#spares}}--kill-on-bad-exit=0 --no-kill{{/spares}}{{^spares}}--kill-on-bad-exit=1{{/spares}} \
+srun {{#pyxis_image}}"${ddpjob_container_args[@]}" {{/pyxis_image}}--nodes={{alloc_nodes}} --ntasks={{alloc_nodes}} --ntasks-per-node=1 {{#spares}}--kill-on-bad-exit=0 --no-kill{{/spares}}{{^spares}}--kill-on-bad-exit=1{{/spares}} \
     /bin/bash -c "$ddpjob_node_cmd" ddpjob-node \
     {{agent}} {{#spares}}--nnodes {{nodes}} --spares {{spares}} {{/spares}}--nproc-per-node {{procs_per_node}} {{#master_port}}--master-port {{master_port}} {{/master_port}}\
     "${ddpjob_walltime_args[@]}" --requeue-count "$ddpjob_requeue"{{agent_args}} \

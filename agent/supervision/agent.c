@@ -110,7 +110,8 @@ static worker_launch_t launch_for(agent_t *a, const attempt_t *t, const ddp_rdzv
                              .local_rank_arg = o->local_rank_arg,
                              .gpu_binding = o->gpu_binding,
                              .cpu_binding = o->cpu_binding,
-                             .guard = &a->guard};
+                             .guard = &a->guard,
+                             .container = &o->container};
 }
 
 /* The round's preflight, on the first: the probe beside the workers (report), or this node's

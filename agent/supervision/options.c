@@ -99,12 +99,15 @@ struct agent_option {
 
 static take_fn take_nnodes, take_master_port, take_slow_factor, take_streams, take_ranks_filter,
     take_rdzv_backend, take_endpoint, take_rdzv_conf, take_monitor_interval, take_start_method,
-    take_deadline, take_help, take_version;
+    take_deadline, take_container_mount, take_container_env, take_help, take_version;
 
 /* The choices' values where they are not the words' order (binding.h, preflight.h). */
 static const int gpu_binding_values[] = {GPU_BINDING_PER_RANK, GPU_BINDING_NONE};
 static const int cpu_binding_values[] = {CPU_BINDING_CORES, CPU_BINDING_NUMA, CPU_BINDING_NONE};
 static const char *const preflight_words[] = {"report", "strict", "only", NULL};
+static const int container_runtime_values[] = {CONTAINER_PYXIS, CONTAINER_ENROOT,
+                                               CONTAINER_APPTAINER, CONTAINER_SINGULARITY,
+                                               CONTAINER_CHARLIECLOUD};
 
 /* The one table of ddpjob-agent's options: it drives parsing, --help and the completions. */
 static const option_t options[] = {
@@ -229,6 +232,19 @@ static const option_t options[] = {
      "NCCL, GPUs, InfiniBand, NCCL_* env, python, torch) and advice: report (the\n"
      "default) beside the workers; strict before them, failing the job when they\n"
      "differ; only: every fact, no worker (ddpjob doctor)"},
+    {"container-runtime", 0, 0, "enroot|apptainer|singularity|charliecloud",
+     CHOICE(container.runtime, container_runtime_words, container_runtime_values),
+     "run each worker inside --container-image with this runtime (the\n"
+     "agent stays outside; pyxis is srun's, which starts the agent inside)"},
+    {"container-image", 0, 0, "PATH", KIND_STR, FIELD(container.image), 1, 0, NULL, NULL, NULL,
+     "the image: .sqsh (enroot), .sif (apptainer, singularity), a folder\n"
+     "(charliecloud)"},
+    {"container-mount", 0, 0, "SRC[:DST[:ro]]", TAKE(take_container_mount),
+     "also bind SRC at DST (default SRC) in the container; repeatable (the\n"
+     "working folder and the attempt's folder are always bound)"},
+    {"container-env", 0, 0, "NAME", TAKE(take_container_env),
+     "pass NAME into the container even where it describes the host's\n"
+     "files (PATH, LD_LIBRARY_PATH, ...: kept out by default); repeatable"},
     {"help", 'h', 0, NULL, TAKE(take_help), "this text"},
     {"version", 0, 0, NULL, TAKE(take_version), "the version"},
 };
@@ -737,6 +753,48 @@ static int take_ranks_filter(agent_options_t *o, parse_state_t *p, const option_
     return console_check_filter(v, err);
 }
 
+static int take_container_mount(agent_options_t *o, parse_state_t *p, const option_t *opt,
+                                const char *name, const char *v, ddp_error_t *err)
+{
+    char text[8192], why[256];
+    container_mount_t m;
+    snprintf(text, sizeof text, "%s", v);
+    if (strlen(v) >= sizeof text || container_mount_parse(text, &m, why, sizeof why))
+        return ddp_error_set(err, "%s %s: %s", name, v, strlen(v) >= sizeof text ? "too long" : why);
+    container_t *c = &o->container;
+    c->mounts = ddp_xrealloc(c->mounts, (c->nmounts + 1) * sizeof *c->mounts);
+    c->mounts[c->nmounts++] = ddp_xstrdup(v);
+    return 0;
+}
+
+static int take_container_env(agent_options_t *o, parse_state_t *p, const option_t *opt,
+                              const char *name, const char *v, ddp_error_t *err)
+{
+    container_t *c = &o->container;
+    c->env_names = ddp_xrealloc(c->env_names, (c->nenv_names + 1) * sizeof *c->env_names);
+    c->env_names[c->nenv_names++] = ddp_xstrdup(v);
+    return !*v || strchr(v, '=');
+}
+
+/* The container options as a whole: an image with a runtime the agent runs itself. */
+static int check_container(const container_t *c, ddp_error_t *err)
+{
+    const char *wanted;
+    if (c->runtime == CONTAINER_PYXIS)
+        return ddp_error_set(err, "--container-runtime pyxis: pyxis is srun's "
+                                  "(--container-image); it starts this agent inside the image");
+    if (c->runtime != CONTAINER_NONE && !c->image)
+        return ddp_error_set(err, "--container-runtime %s needs --container-image",
+                             container_runtime_name(c->runtime));
+    if (c->runtime == CONTAINER_NONE && (c->image || c->nmounts || c->nenv_names))
+        return ddp_error_set(err, "--container-image, --container-mount and --container-env "
+                                  "need --container-runtime");
+    if (c->image && (c->image[0] != '/' || !container_image_fits(c->runtime, c->image, &wanted)))
+        return ddp_error_set(err, "--container-image %s: %s takes %s, as an absolute path",
+                             c->image, container_runtime_name(c->runtime), wanted);
+    return 0;
+}
+
 static int take_rdzv_backend(agent_options_t *o, parse_state_t *p, const option_t *opt,
                              const char *name, const char *v, ddp_error_t *err)
 {
@@ -910,7 +968,8 @@ int agent_options_parse(int argc, char **argv, agent_options_t *o, ddp_error_t *
                   : *p.run_path ? RUN_RUNPY
                                 : RUN_AS_GIVEN,
                   *p.no_python);
-    if (resolve_identity(o, &p.port_set, err) || check_identity(o, p.port_set, err))
+    if (check_container(&o->container, err) || resolve_identity(o, &p.port_set, err) ||
+        check_identity(o, p.port_set, err))
         return -1;
     if (word_index(p.nproc, (const char *const[]){"auto", "gpu", "cpu", NULL}) >= 0) {
         if ((o->nproc = nproc_for(p.nproc, err)) < 0)
@@ -958,6 +1017,7 @@ void agent_options_free(agent_options_t *o)
     free(o->log_dir);
     free(o->error_file);
     free(o->token);
+    container_free(&o->container);
     for (size_t i = 0; i < o->nhosts; i++)
         free(o->hosts[i]);
     free(o->hosts);

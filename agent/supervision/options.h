@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "agent/workers/container.h"
 #include "runtime/base/ddp_error.h"
 
 typedef struct {
@@ -52,6 +53,7 @@ typedef struct {
     int requeue_count;            /* this job's place in a chain of requeued jobs (0: the first) */
     int gpu_binding, cpu_binding; /* binding.h's gpu_binding_t and cpu_binding_t */
     int preflight;                /* preflight.h's preflight_mode_t */
+    container_t container;        /* the image the workers run in (container.h) */
     const char *ignored_notes[2]; /* torchrun options taken that change nothing: said once */
     char **args; /* the command line after the PET_* defaults; the command points into it */
 } agent_options_t;

@@ -15,6 +15,7 @@
 
 #include "agent/workers/binding.h"
 #include "agent/workers/console.h"
+#include "agent/workers/container.h"
 #include "runtime/base/ddp_clock.h"
 #include "runtime/base/ddp_file.h"
 #include "agent/workers/output.h"
@@ -134,10 +135,23 @@ static char **worker_command(const worker_t *w, const worker_launch_t *l, char *
     return command;
 }
 
+/* The command as the container's runtime starts it, binding the attempt's folder (which holds
+ * the worker's error and progress files) and the working folder. */
+static char **contain(const worker_launch_t *l, char **command, char **env, ddp_error_t *err)
+{
+    char cwd[4096];
+    if (!getcwd(cwd, sizeof cwd)) {
+        ddp_error_set(err, "getcwd: %s", strerror(errno));
+        return NULL;
+    }
+    const char *dirs[] = {l->attempt_dir};
+    return container_command(l->container, command, env, cwd, dirs, 1, err);
+}
+
 static int start_one(worker_t *w, const worker_launch_t *l, ddp_error_t *err)
 {
     int out[2] = {-1, -1}, errp[2] = {-1, -1}, log_out = -1, log_err = -1, rc = -1;
-    char **env = NULL, **command = NULL, local_rank_arg[32];
+    char **env = NULL, **command = NULL, **contained = NULL, local_rank_arg[32];
     cpu_set_t cpus;
     snprintf(w->dir, sizeof w->dir, "%s/rank_%d", l->attempt_dir, w->rank);
     snprintf(w->error_file, sizeof w->error_file, "%s/error.json", w->dir);
@@ -160,10 +174,13 @@ static int start_one(worker_t *w, const worker_launch_t *l, ddp_error_t *err)
         ddp_error_set(err, "out of memory");
         goto out;
     }
+    if (l->container && l->container->runtime != CONTAINER_NONE &&
+        !(contained = contain(l, command, env, err)))
+        goto out;
     pid_t agent = getpid();
     pid_t pid = fork();
     if (pid == 0)
-        exec_worker(command, env, out[1], errp[1], agent,
+        exec_worker(contained ? contained : command, env, out[1], errp[1], agent,
                     l->cpu_binding != CPU_BINDING_NONE ? &cpus : NULL);
     if (pid < 0) {
         ddp_error_set(err, "fork: %s", strerror(errno));
@@ -180,6 +197,7 @@ static int start_one(worker_t *w, const worker_launch_t *l, ddp_error_t *err)
     out[0] = errp[0] = -1;
     rc = 0;
 out:
+    container_command_free(contained);
     if (command != l->command)
         free(command);
     for (int i = 0; i < 2; i++) {
@@ -198,6 +216,8 @@ out:
 
 int workers_start(worker_t *w, const worker_launch_t *l, ddp_error_t *err)
 {
+    if (l->container && l->container->runtime != CONTAINER_NONE && container_check(l->container, err))
+        return -1;
     for (int i = 0; i < l->env.local_world_size; i++) {
         memset(&w[i], 0, sizeof w[i]);
         w[i] = (worker_t){

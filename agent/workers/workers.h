@@ -64,6 +64,7 @@ typedef struct {
     int local_rank_arg;           /* append --local_rank=N to the command */
     int gpu_binding, cpu_binding; /* binding.h */
     guard_t *guard;               /* told of every worker's process group */
+    const struct container *container; /* container.h: the image each worker runs in; NULL none */
 } worker_launch_t;
 
 /* Starts l->env.local_world_size workers into w[0..that). On failure the ones started are killed

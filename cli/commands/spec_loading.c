@@ -8,6 +8,7 @@
 #include "cli/spec/site_detect.h"
 #include "cli/spec/site_rules.h"
 #include "cli/spec/spec.h"
+#include "cli/spec/spec_container.h"
 
 /* Prints a list of lines to stderr. */
 static void print_lines(const diag_t *d)
@@ -100,6 +101,9 @@ job_spec_t *load_for_scheduler(const char *path, const load_opts_t *opts, sched_
          (!opts->site && !spec->site && diag->count == 0 &&
           (site = guess_site(spec, *target, opts->ask_server, remarks)))))
         site_rules_apply(site, spec, diag, remarks);
+    if (diag->count == 0)
+        spec_container_settle(spec, site ? site->container_runtime : NULL, *target,
+                              opts->local_run, diag);
     print_lines(remarks);
     if (diag->count == 0 && opts->doctor) {
         free(spec->preflight);

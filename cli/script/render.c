@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli/spec/datafile.h"
+#include "runtime/job/container_spec.h"
 #include "runtime/base/ddp_file.h"
 #include "runtime/base/ddp_parse.h"
 #include "cli/script/scheduler.h"
@@ -101,6 +102,48 @@ static int set_agent_args(const job_spec_t *spec, tmpl_ctx_t *ctx)
     return rc;
 }
 
+/* Adds path's folder (or path itself, dir_itself) to the comma-separated mounts in f, at its own
+ * path, made absolute where it exists here. */
+static void add_pyxis_mount(FILE *f, const char *path, bool dir_itself)
+{
+    char *real = realpath(path, NULL), *copy = strdup(real ? real : path);
+    if (copy && copy[0] == '/') {
+        char *dir = dir_itself ? copy : dirname(copy);
+        fprintf(f, "%s%s", ftell(f) ? "," : "", dir);
+    }
+    free(copy);
+    free(real);
+}
+
+/* {{pyxis_image}} and {{pyxis_mounts}}: under pyxis srun starts each agent inside the image, so
+ * what the agent reads or writes there is bound at its own path: ddpjob's programs (the agent is
+ * static: any image runs it), the spec's folders and mounts; the script adds the working
+ * folder, the record and its own. Empty without pyxis. */
+static int set_pyxis(const job_spec_t *spec, const char *agent, tmpl_ctx_t *ctx)
+{
+    bool pyxis = spec->container.present &&
+                 container_runtime_parse(spec->container.runtime) == CONTAINER_PYXIS;
+    if (!pyxis)
+        return tmpl_set(ctx, "pyxis_image", "") | tmpl_set(ctx, "pyxis_mounts", "");
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f)
+        return -1;
+    add_pyxis_mount(f, agent, false);
+    if (spec->workdir)
+        add_pyxis_mount(f, spec->workdir, true);
+    if (spec->log_dir)
+        add_pyxis_mount(f, spec->log_dir, true);
+    if (spec->error_file)
+        add_pyxis_mount(f, spec->error_file, false);
+    for (size_t i = 0; i < spec->container.mounts.count; i++)
+        fprintf(f, "%s%s", ftell(f) ? "," : "", spec->container.mounts.items[i]);
+    int rc = fclose(f) == 0 ? set_quoted(ctx, "pyxis_mounts", text) : -1;
+    free(text);
+    return rc | set_quoted(ctx, "pyxis_image", spec->container.image);
+}
+
 static int fill_common(const job_spec_t *spec, const char *bindir, const char *agent,
                        const char *trainer, tmpl_ctx_t *ctx)
 {
@@ -166,6 +209,7 @@ static int fill_common(const job_spec_t *spec, const char *bindir, const char *a
     rc |= asprintf(&path, "%s/ddpjob", bindir) < 0 ? -1 : set_quoted(ctx, "ddpjob", path);
     free(path);
     rc |= set_quoted(ctx, "agent", agent);
+    rc |= set_pyxis(spec, agent, ctx);
     return rc ? -1 : 0;
 }
 

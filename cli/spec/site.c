@@ -8,6 +8,7 @@
 #include "cli/spec/datafile.h"
 #include "runtime/base/ddp_file.h"
 #include "runtime/base/ddp_parse.h"
+#include "runtime/job/container_spec.h"
 #include "cli/spec/units.h"
 
 typedef struct {
@@ -225,7 +226,12 @@ static void read_site(reader_t *r, yaml_node_t *root, site_t *site)
             read_string(r, v, key, &site->charge_unit);
         else if (!strcmp(key, "default_queue"))
             read_string(r, v, key, &site->default_queue);
-        else if (!strcmp(key, "queues"))
+        else if (!strcmp(key, "container_runtime")) {
+            read_string(r, v, key, &site->container_runtime);
+            if (site->container_runtime &&
+                container_runtime_parse(site->container_runtime) == CONTAINER_NONE)
+                bad(r, v, key, "expected pyxis, enroot, apptainer, singularity or charliecloud");
+        } else if (!strcmp(key, "queues"))
             read_queues(r, v, site);
         else if (!strcmp(key, "recognise"))
             read_recognise(r, v, site);
@@ -338,6 +344,7 @@ void site_destroy(site_t *site)
     free(site->path);
     free(site->charge_unit);
     free(site->default_queue);
+    free(site->container_runtime);
     strv_t *lists[] = {&site->recognise_servers, &site->recognise_queues,
                        &site->recognise_pbs_fields, &site->recognise_paths};
     for (size_t l = 0; l < sizeof lists / sizeof lists[0]; l++) {

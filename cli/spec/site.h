@@ -42,6 +42,7 @@ typedef struct {
     bool nci_storage;
     char *charge_unit;
     char *default_queue;
+    char *container_runtime; /* what a spec's container: runs with when it names no runtime */
     site_queue_t *queues;
     size_t queue_count;
     /* How a spec or a cluster is known to be this site's without `site:` (site_detect.h): its

@@ -11,6 +11,7 @@
 #include "runtime/base/ddp_alloc.h"
 #include "runtime/base/ddp_file.h"
 #include "runtime/base/ddp_parse.h"
+#include "runtime/job/container_spec.h"
 #include "runtime/job/job_contract.h"
 #include "cli/spec/shquote.h"
 #include "runtime/train/options/train_options.h"
@@ -118,6 +119,16 @@ static const field_def_t checkpoint_fields[] = {
     {NULL, 0, 0, 0, 0, 0, NULL, 0, NULL, NULL},
 };
 
+static const field_def_t container_fields[] = {
+    {"runtime", F_CHOICE, offsetof(job_spec_t, container.runtime), 0, 0, 0, NULL, 0,
+     container_runtime_words, "--container-runtime"},
+    {"image", F_STRING, offsetof(job_spec_t, container.image), REQUIRED, 0, 0, NULL, 0, NULL,
+     "--container-image"},
+    {"mounts", F_STRLIST, offsetof(job_spec_t, container.mounts), 0, 0, 0, NULL, 0, NULL,
+     "--container-mount"},
+    {NULL, 0, 0, 0, 0, 0, NULL, 0, NULL, NULL},
+};
+
 static const field_def_t top_fields[] = {
     FIELD(name, F_STRING, name, REQUIRED | DIRECTIVE),
     FIELD(scheduler, F_SCHED, scheduler, 0),
@@ -155,6 +166,8 @@ static const field_def_t top_fields[] = {
     {"checkpoint", F_MAP, 0, 0, 0, 0, checkpoint_fields, offsetof(job_spec_t, checkpoint.present),
      NULL, NULL},
     INTFIELD(requeue, requeue, 0, 0, JOB_REQUEUES_MAX),
+    {"container", F_MAP, 0, 0, 0, 0, container_fields, offsetof(job_spec_t, container.present),
+     NULL, NULL},
     FIELD(command, F_COMMAND, command, 0),
     FIELD(train, F_TRAIN, command, 0),
     {"pbs", F_MAP, 0, 0, 0, 0, pbs_fields, offsetof(job_spec_t, pbs.present), NULL, NULL},
@@ -361,6 +374,15 @@ static int add_agent_arg(const job_spec_t *spec, const field_def_t *def, bool *a
         given = *(const bool *)at;
         value = NULL;
         break;
+    case F_STRLIST: /* the flag once per item */
+        *above = ((const strv_t *)at)->count > 0;
+        for (size_t i = 0; i < ((const strv_t *)at)->count; i++) {
+            const char *item = ((const strv_t *)at)->items[i];
+            if (strv_push(args, def->agent_flag, strlen(def->agent_flag)) ||
+                strv_push(args, item, strlen(item)))
+                return -1;
+        }
+        return 0;
     default: /* F_STRING, F_CHOICE */
         value = *(char *const *)at;
         given = value != NULL;
@@ -374,12 +396,34 @@ static int add_agent_arg(const job_spec_t *spec, const field_def_t *def, bool *a
            (value && strv_push(args, value, strlen(value)));
 }
 
+/* Whether the agent runs the workers in the container itself: under pyxis srun starts the agent
+ * inside the image, and the template passes the container to srun instead. */
+static bool agent_runs_container(const job_spec_t *spec)
+{
+    return spec->container.present && spec->container.runtime &&
+           container_runtime_parse(spec->container.runtime) != CONTAINER_PYXIS;
+}
+
 static int add_agent_args(const job_spec_t *spec, const field_def_t *table, strv_t *args)
 {
     bool above = false;
-    for (const field_def_t *def = table; def->name; def++)
+    for (const field_def_t *def = table; def->name; def++) {
+        if (def->sub == container_fields && !agent_runs_container(spec))
+            continue;
         if ((def->type == F_MAP && add_agent_args(spec, def->sub, args)) ||
             (def->agent_flag && add_agent_arg(spec, def, &above, args)))
+            return -1;
+    }
+    return 0;
+}
+
+/* The spec's env: reaches the program in the container whole, the host's PATH and the like
+ * included when it names them (the agent keeps those out otherwise). */
+static int add_container_env(const job_spec_t *spec, strv_t *args)
+{
+    for (size_t i = 0; agent_runs_container(spec) && i < spec->env_count; i++)
+        if (strv_push(args, "--container-env", 15) ||
+            strv_push(args, spec->env[i].key, strlen(spec->env[i].key)))
             return -1;
     return 0;
 }
@@ -387,7 +431,7 @@ static int add_agent_args(const job_spec_t *spec, const field_def_t *table, strv
 int spec_agent_args(const job_spec_t *spec, strv_t *args)
 {
     *args = (strv_t){0};
-    if (add_agent_args(spec, top_fields, args) == 0)
+    if (add_agent_args(spec, top_fields, args) == 0 && add_container_env(spec, args) == 0)
         return 0;
     spec_strv_free(args);
     return -1;
@@ -1060,6 +1104,9 @@ void spec_destroy(job_spec_t *spec)
     }
     free(spec->env);
     free(spec->workdir);
+    free(spec->container.image);
+    free(spec->container.runtime);
+    spec_strv_free(&spec->container.mounts);
     free(spec->log_dir);
     free(spec->error_file);
     free(spec->share_record);

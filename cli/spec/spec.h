@@ -91,6 +91,14 @@ typedef struct {
     bool command_is_shell; /* command was one string, run by sh -c */
     bool command_is_train; /* a train: block: command holds ddp-train's arguments ("train", ...);
                               the renderer puts the installed ddp-train in front */
+    /* The image the job runs in (container_spec.h, spec_container.h); runtime NULL until
+     * spec_container_settle gives the site's or the scheduler's default. */
+    struct {
+        bool present;
+        char *image;
+        char *runtime;
+        strv_t mounts;
+    } container;
     struct {
         bool present;
         strv_t storage;

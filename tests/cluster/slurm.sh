@@ -65,7 +65,7 @@ CONF
     done
 }
 
-cluster_up() { # NODES (ACCOUNTING=1: with slurmdbd and MariaDB; SLURM_EXTRA_CONF: more slurm.conf lines)
+cluster_up() { # NODES (ACCOUNTING=1: with slurmdbd and MariaDB; SLURM_EXTRA_CONF: more slurm.conf lines; SLURM_PLUGSTACK: plugstack.conf's)
     local nodes=$1 i storage=none
     [ "${ACCOUNTING:-0}" = 0 ] || storage=slurmdbd
     CLUSTER=$(mktemp -d "${TMPDIR:-/tmp}/ddpj-cluster.XXXXXX")
@@ -122,7 +122,8 @@ CONF
         echo "NodeName=n$i NodeAddr=10.77.0.$((10 + i))" >>"$CLUSTER/etc/slurm.conf"
     done
     echo "PartitionName=debug Nodes=$names Default=YES MaxTime=INFINITE State=UP" >>"$CLUSTER/etc/slurm.conf"
-    : >"$CLUSTER/etc/plugstack.conf"
+    # SLURM_PLUGSTACK: the SPANK plugins' lines (pyxis: tests/cluster/pyxis.sh).
+    printf '%s\n' "${SLURM_PLUGSTACK:-}" >"$CLUSTER/etc/plugstack.conf"
     # Each job step in a memory cgroup limited to its --mem, as production clusters run.
     printf '%s\n' ConstrainRAMSpace=yes ConstrainSwapSpace=yes AllowedSwapSpace=0 \
         >"$CLUSTER/etc/cgroup.conf"

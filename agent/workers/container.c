@@ -1,0 +1,259 @@
+#include "agent/workers/container.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "runtime/base/ddp_alloc.h"
+#include "runtime/base/ddp_file.h"
+
+/* The variables that describe the host's own files: an image has its own, so enroot, which
+ * passes only what it is told, is not told these (apptainer and ch-run follow their own rules:
+ * apptainer sets PATH and LD_LIBRARY_PATH from the image, ch-run passes everything). */
+static const char *const host_layout_vars[] = {
+    "PATH",        "LD_LIBRARY_PATH", "LD_PRELOAD", "HOME",       "SHELL",
+    "PWD",         "OLDPWD",          "TMPDIR",     "MANPATH",    "MODULEPATH",
+    "MODULESHOME", "LOADEDMODULES",   "_LMFILES_",  "PYTHONHOME", "PYTHONPATH",
+    NULL};
+static const char *const host_layout_prefixes[] = {"BASH_FUNC_", "ENROOT_", NULL};
+
+static const char *runtime_program(container_runtime_t runtime)
+{
+    return runtime == CONTAINER_CHARLIECLOUD ? "ch-run" : container_runtime_name(runtime);
+}
+
+/* Whether program is an executable file in one of PATH's folders. */
+static int on_path(const char *program)
+{
+    const char *path = getenv("PATH");
+    char dir[4096], file[4200];
+    for (const char *p = path ? path : ""; *p;) {
+        size_t n = strcspn(p, ":");
+        snprintf(dir, sizeof dir, "%.*s", (int)n, p);
+        snprintf(file, sizeof file, "%s/%s", n ? dir : ".", program);
+        if (access(file, X_OK) == 0)
+            return 1;
+        p += n + (p[n] == ':');
+    }
+    return 0;
+}
+
+int container_check(const container_t *c, ddp_error_t *err)
+{
+    const char *program = runtime_program(c->runtime), *rt = container_runtime_name(c->runtime);
+    if (!on_path(program))
+        return ddp_error_set(err, "container: the %s runtime's program %s is not on PATH here",
+                             rt, program);
+    if (c->runtime == CONTAINER_CHARLIECLOUD && !getenv("USER"))
+        return ddp_error_set(err, "container: ch-run needs $USER, which is not set here");
+    struct stat st;
+    int want_dir = c->runtime == CONTAINER_CHARLIECLOUD;
+    if (stat(c->image, &st) != 0 || access(c->image, R_OK) != 0)
+        return ddp_error_set(err, "container image %s (%s): %s", c->image, rt, strerror(errno));
+    if (want_dir ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode))
+        return ddp_error_set(err, "container image %s (%s): not %s", c->image, rt,
+                             want_dir ? "a folder" : "a file");
+    return 0;
+}
+
+typedef struct {
+    char **v;
+    size_t n, cap;
+} argv_t;
+
+static void append(argv_t *a, char *word)
+{
+    if (a->n + 2 > a->cap) {
+        a->cap = a->cap ? 2 * a->cap : 32;
+        a->v = ddp_xrealloc(a->v, a->cap * sizeof *a->v);
+    }
+    a->v[a->n++] = word;
+    a->v[a->n] = NULL;
+}
+
+static void push(argv_t *a, const char *s)
+{
+    append(a, ddp_xstrdup(s));
+}
+
+__attribute__((format(printf, 2, 3))) static void pushf(argv_t *a, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    char *word = ddp_xcalloc((size_t)n + 1, 1);
+    va_start(ap, fmt);
+    vsnprintf(word, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    append(a, word);
+}
+
+static int name_in(const char *var, size_t len, const char *const *names, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strlen(names[i]) == len && strncmp(var, names[i], len) == 0)
+            return 1;
+    return 0;
+}
+
+static int host_layout(const char *var, size_t len)
+{
+    size_t n = 0;
+    while (host_layout_vars[n])
+        n++;
+    if (name_in(var, len, host_layout_vars, n))
+        return 1;
+    for (const char *const *p = host_layout_prefixes; *p; p++)
+        if (strncmp(var, *p, strlen(*p)) == 0)
+            return 1;
+    return 0;
+}
+
+/* The runtime's options that carry env into the image. */
+static void add_env(argv_t *a, const container_t *c, char *const *env)
+{
+    int gpus = access("/dev/nvidiactl", F_OK) == 0, nvidia_set = 0;
+    for (char *const *e = env; *e; e++) {
+        size_t len = strcspn(*e, "=");
+        int named = name_in(*e, len, (const char *const *)c->env_names, c->nenv_names);
+        nvidia_set |= len == 22 && strncmp(*e, "NVIDIA_VISIBLE_DEVICES", len) == 0;
+        if (c->runtime == CONTAINER_ENROOT && (named || !host_layout(*e, len)))
+            pushf(a, "--env=%.*s", (int)len, *e);
+        else if ((c->runtime == CONTAINER_APPTAINER || c->runtime == CONTAINER_SINGULARITY) &&
+                 named && host_layout(*e, len))
+            pushf(a, "--env=%s", *e);
+    }
+    /* enroot's NVIDIA hook gives the container the GPUs this variable names. */
+    if (c->runtime == CONTAINER_ENROOT && gpus && !nvidia_set)
+        push(a, "--env=NVIDIA_VISIBLE_DEVICES=all");
+    if ((c->runtime == CONTAINER_APPTAINER || c->runtime == CONTAINER_SINGULARITY) && gpus)
+        push(a, "--nv");
+}
+
+/* Charliecloud binds only onto folders the image has (it is mounted read-only): the image folder,
+ * the user's own, is given the ones missing. The host's /tmp is the container's already. */
+static int charliecloud_mount_point(const container_t *c, const char *dst, ddp_error_t *err)
+{
+    char point[8300];
+    snprintf(point, sizeof point, "%s%s", c->image, dst);
+    struct stat st;
+    if (stat(point, &st) == 0 && S_ISDIR(st.st_mode))
+        return 0;
+    if (ddp_make_dirs(point, 0755, err))
+        return ddp_error_prefix(err,
+                                "container: ch-run binds only onto folders the image has, and "
+                                "%s has no %s",
+                                c->image, dst);
+    return 0;
+}
+
+static int under_tmp(const char *path)
+{
+    return strcmp(path, "/tmp") == 0 || strncmp(path, "/tmp/", 5) == 0;
+}
+
+static int add_mount(argv_t *a, const container_t *c, const char *src, const char *dst, int ro,
+                     ddp_error_t *err)
+{
+    switch (c->runtime) {
+    case CONTAINER_ENROOT:
+        push(a, "--mount");
+        pushf(a, "%s:%s:none:x-create=auto,rbind,%s,nosuid", src, dst, ro ? "ro" : "rw");
+        return 0;
+    case CONTAINER_APPTAINER:
+    case CONTAINER_SINGULARITY:
+        push(a, "--bind");
+        pushf(a, "%s:%s%s", src, dst, ro ? ":ro" : "");
+        return 0;
+    default:
+        if (ro)
+            return ddp_error_set(err, "container: ch-run has no read-only bind (%s)", src);
+        if (strcmp(src, dst) == 0 && under_tmp(src))
+            return 0;
+        if (charliecloud_mount_point(c, dst, err))
+            return -1;
+        push(a, "-b");
+        pushf(a, "%s:%s", src, dst);
+        return 0;
+    }
+}
+
+static int add_mounts(argv_t *a, const container_t *c, const char *cwd, const char *const *dirs,
+                      size_t ndirs, ddp_error_t *err)
+{
+    if (add_mount(a, c, cwd, cwd, 0, err))
+        return -1;
+    for (size_t i = 0; i < ndirs; i++)
+        if (add_mount(a, c, dirs[i], dirs[i], 0, err))
+            return -1;
+    for (size_t i = 0; i < c->nmounts; i++) {
+        char text[8300], why[256];
+        container_mount_t m;
+        snprintf(text, sizeof text, "%s", c->mounts[i]);
+        if (container_mount_parse(text, &m, why, sizeof why))
+            return ddp_error_set(err, "container mount %s: %s", c->mounts[i], why);
+        if (add_mount(a, c, m.src, m.dst, m.read_only, err))
+            return -1;
+    }
+    return 0;
+}
+
+char **container_command(const container_t *c, char *const *command, char *const *env,
+                         const char *cwd, const char *const *dirs, size_t ndirs, ddp_error_t *err)
+{
+    argv_t a = {0};
+    push(&a, runtime_program(c->runtime));
+    if (c->runtime == CONTAINER_ENROOT)
+        push(&a, "start");
+    else if (c->runtime != CONTAINER_CHARLIECLOUD)
+        push(&a, "exec");
+    add_env(&a, c, env);
+    if (add_mounts(&a, c, cwd, dirs, ndirs, err)) {
+        container_command_free(a.v);
+        return NULL;
+    }
+    if (c->runtime == CONTAINER_APPTAINER || c->runtime == CONTAINER_SINGULARITY) {
+        push(&a, "--pwd");
+        push(&a, cwd);
+    } else if (c->runtime == CONTAINER_CHARLIECLOUD) {
+        push(&a, "--cd");
+        push(&a, cwd);
+    }
+    push(&a, c->image);
+    if (c->runtime == CONTAINER_CHARLIECLOUD)
+        push(&a, "--");
+    if (c->runtime == CONTAINER_ENROOT) {
+        /* enroot starts in the image's home folder and has no option for another one. */
+        push(&a, "/bin/sh");
+        push(&a, "-c");
+        push(&a, "cd -- \"$0\" && exec \"$@\"");
+        push(&a, cwd);
+    }
+    for (char *const *w = command; *w; w++)
+        push(&a, *w);
+    return a.v;
+}
+
+void container_command_free(char **argv)
+{
+    for (char **w = argv; w && *w; w++)
+        free(*w);
+    free(argv);
+}
+
+void container_free(container_t *c)
+{
+    free(c->image);
+    for (size_t i = 0; i < c->nmounts; i++)
+        free(c->mounts[i]);
+    free(c->mounts);
+    for (size_t i = 0; i < c->nenv_names; i++)
+        free(c->env_names[i]);
+    free(c->env_names);
+    *c = (container_t){0};
+}

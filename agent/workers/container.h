@@ -1,0 +1,42 @@
+/* container: each worker's command run inside the job's container image, the agent outside it.
+ *
+ * The agent stays on the node (its cgroup, /proc, the store, the record), and each worker's
+ * command becomes the runtime's own start of the image (enroot start, apptainer/singularity
+ * exec, ch-run), so every worker is the program inside, in the agent's process group rules, and
+ * nothing of the container outlives it. What the program writes that the agent reads (its error
+ * and progress files, the attempt's folder) and its working folder are bound at the same paths;
+ * the mounts the spec names too. Its environment reaches the program whole, except the
+ * variables that describe the host's own files (PATH, LD_LIBRARY_PATH, ...; the image has its
+ * own), unless --container-env names them. Under pyxis the template runs the agent itself inside
+ * the container (srun's --container-image): the agent is static, so any image can run it. */
+#ifndef AGENT_CONTAINER_H
+#define AGENT_CONTAINER_H
+
+#include <stddef.h>
+
+#include "runtime/base/ddp_error.h"
+#include "runtime/job/container_spec.h"
+
+typedef struct container {
+    container_runtime_t runtime; /* CONTAINER_NONE: workers run on the host */
+    char *image;
+    char **mounts; /* SRC[:DST[:ro]] as given, each checked by container_mount_parse */
+    size_t nmounts;
+    char **env_names; /* variables passed even when the host's layout would keep them out */
+    size_t nenv_names;
+} container_t;
+
+/* The runtime's program on PATH and the image readable, on this node, before any worker starts;
+ * -1 with err naming runtime, image and why. */
+int container_check(const container_t *c, ddp_error_t *err);
+
+/* A new argv: `command` run inside c's image, in the folder cwd, with env (the worker's
+ * environment, which the runtime itself gets too), binding cwd and each of dirs at its own
+ * path. NULL with err set. Free with container_command_free. */
+char **container_command(const container_t *c, char *const *command, char *const *env,
+                         const char *cwd, const char *const *dirs, size_t ndirs, ddp_error_t *err);
+void container_command_free(char **argv);
+
+void container_free(container_t *c);
+
+#endif

@@ -1,0 +1,59 @@
+#include "cli/spec/spec_container.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/base/ddp_alloc.h"
+#include "runtime/job/container_spec.h"
+
+static const char *default_runtime(const char *site_default, sched_kind_t target, bool local_run)
+{
+    if (site_default && !(local_run && !strcmp(site_default, "pyxis")))
+        return site_default;
+    return target == SCHED_SLURM && !local_run ? "pyxis" : "apptainer";
+}
+
+static void check_mounts(const job_spec_t *spec, container_runtime_t runtime, diag_t *diag)
+{
+    spec_loc_t at = spec_field_loc(spec, "container.mounts");
+    for (size_t i = 0; i < spec->container.mounts.count; i++) {
+        const char *given = spec->container.mounts.items[i];
+        char *text = ddp_xstrdup(given), why[256];
+        container_mount_t m;
+        if (container_mount_parse(text, &m, why, sizeof why))
+            diag_add(diag, at.line, at.col, "container.mounts", "\"%s\": %s", given, why);
+        else if (m.read_only && runtime == CONTAINER_CHARLIECLOUD)
+            diag_add(diag, at.line, at.col, "container.mounts",
+                     "\"%s\": charliecloud's ch-run binds read-write only; drop :ro", given);
+        free(text);
+    }
+}
+
+void spec_container_settle(job_spec_t *spec, const char *site_default, sched_kind_t target,
+                           bool local_run, diag_t *diag)
+{
+    if (!spec->container.present)
+        return;
+    if (!spec->container.runtime)
+        spec->container.runtime = ddp_xstrdup(default_runtime(site_default, target, local_run));
+    container_runtime_t runtime = container_runtime_parse(spec->container.runtime);
+    spec_loc_t rt_at = spec_field_loc(spec, "container.runtime"),
+               image_at = spec_field_loc(spec, "container.image");
+    if (!rt_at.line)
+        rt_at = spec_field_loc(spec, "container");
+    if (runtime == CONTAINER_PYXIS && (local_run || target != SCHED_SLURM))
+        diag_add(diag, rt_at.line, rt_at.col, "container.runtime",
+                 "pyxis is Slurm's (srun --container-image): %s; use enroot, apptainer, "
+                 "singularity or charliecloud",
+                 local_run ? "`ddpjob run` and `launch` start no srun" : "this job is not Slurm's");
+    const char *image = spec->container.image, *wanted;
+    if (image && image[0] != '/')
+        diag_add(diag, image_at.line, image_at.col, "container.image",
+                 "\"%s\": give an absolute path (every node must find the same file)", image);
+    else if (image && !container_image_fits(runtime, image, &wanted))
+        diag_add(diag, image_at.line, image_at.col, "container.image",
+                 "\"%s\" is not what %s runs: it takes %s", image, spec->container.runtime,
+                 wanted);
+    check_mounts(spec, runtime, diag);
+}

@@ -1,0 +1,113 @@
+#!/bin/bash
+# Workers in a container on one node: `ddpjob run` with the real enroot (built by the install
+# step into /opt/enroot) and the real Charliecloud (Debian's ch-run), in images this test makes
+# from the machine's own files: every rank runs inside (a marker only the image has), sees its
+# torchrun variables and the spec's env, writes into the bound workdir and its progress file; a
+# failure is named as without a container, and nothing of the container is left (no enroot,
+# squashfuse or ch-run process). Then validate's errors for the container: block.
+. "$SRCDIR/tests/lib/agents.sh"
+. "$SRCDIR/tests/lib/images.sh"
+
+enroot_bin=$(image_enroot_path) || { fail "enroot is installed in /opt/enroot (scripts/install-deps.sh builds it)" "no /opt/enroot/bin/enroot"; exit 1; }
+command -v ch-run >/dev/null || { fail "Charliecloud's ch-run is installed (charliecloud-runtime)" "no ch-run"; exit 1; }
+image_root "$T/root"
+image_sqsh "$T/root" "$T/image.sqsh"
+mkdir -p "$T/work"
+export PATH=$enroot_bin:$PATH USER=${USER:-root}
+
+# RUNTIME IMAGE [:ro]: a two-worker spec in RUNTIME's container.
+container_spec() {
+    cat >"$T/$1.yaml" <<YAML
+name: in-$1
+nodes: 1
+procs_per_node: 2
+workdir: $T/work
+env: {GREETING: "hello from the spec", PYTHONPATH: /opt/inside}
+container:
+  runtime: $1
+  image: $2
+  mounts: ["$T/root/etc:/hostetc${3:-}"]
+command: 'cat /etc/ddpjob-image; echo "rank=\$RANK/\$WORLD_SIZE master=\$MASTER_ADDR:\$MASTER_PORT local=\$LOCAL_RANK greeting=\$GREETING dir=\$(pwd) pythonpath=\$PYTHONPATH mounted=\$(ls /hostetc | grep -c ddpjob-image)"; echo 7 >"\$DDPJOB_PROGRESS_FILE"; echo "\$RANK" >"written-by-\$RANK"; [ "\$RANK" != "\${FAIL_RANK:-none}" ] || exit 3; [ -z "\${FAIL_RANK:-}" ] || exec sleep 60'
+YAML
+}
+
+for runtime in enroot charliecloud; do
+    if [ "$runtime" = enroot ]; then
+        container_spec enroot "$T/image.sqsh" :ro
+    else # ch-run binds read-write only; it is given the mount point the image lacks
+        container_spec charliecloud "$T/root"
+    fi
+    rm -f "$T/work"/written-by-*
+    run env DDPJ_TESTMARK="$MARK" "$DDPJOB" run "$T/$runtime.yaml"
+    expect_eq "$RC" 0 "$runtime: a two-worker job in the image exits 0"
+    expect_eq "$(grep -c '^\[rank [01]\] inside the test.s image' <<<"$OUT")" 2 "$runtime: both ranks ran inside the image"
+    expect_contains "$OUT" "[rank 1] rank=1/2 master=127.0.0.1:" "$runtime: the torchrun variables reach the program"
+    expect_contains "$OUT" "local=1 greeting=hello from the spec dir=$T/work pythonpath=/opt/inside mounted=1" \
+        "$runtime: the spec's env (PYTHONPATH too), the workdir and the spec's mount"
+    expect_file "$T/work/written-by-1" "$runtime: the program wrote into the bound workdir"
+    run env DDPJ_TESTMARK="$MARK" FAIL_RANK=1 "$DDPJOB" run "$T/$runtime.yaml"
+    expect_eq "$RC" 3 "$runtime: rank 1 exiting 3 is the job's status"
+    expect_contains "$ERR" "job failed (exit 3): rank 1 (node 0, host $(hostname), local rank 1) exited with code 3" \
+        "$runtime: the summary names rank 1 and its code, as without a container"
+    expect_contains "$ERR" "rank 0 (node 0, host $(hostname), local rank 0) stopped by the agent" \
+        "$runtime: and the other rank was stopped"
+    expect_no_leftovers "$runtime: nothing of the job or its container is left running"
+done
+expect_eq "$(grep -c squashfuse /proc/mounts)" 0 "no squashfuse mount is left"
+
+# A missing image or runtime fails the job at once, naming them.
+sed "s#image: $T/image.sqsh#image: $T/missing.sqsh#" "$T/enroot.yaml" >"$T/missing.yaml"
+run env DDPJ_TESTMARK="$MARK" "$DDPJOB" run "$T/missing.yaml"
+expect_eq "$RC" 1 "a missing image fails the job"
+expect_contains "$ERR" "container image $T/missing.sqsh (enroot): No such file or directory" "naming image, runtime and why"
+run env DDPJ_TESTMARK="$MARK" PATH=/usr/bin:/bin "$DDPJOB" run "$T/enroot.yaml"
+expect_eq "$RC" 1 "a runtime that is not installed fails the job"
+expect_contains "$ERR" "container: the enroot runtime's program enroot is not on PATH here" "naming it"
+expect_no_leftovers "nothing left after the failed starts"
+
+# validate: each problem named at its place.
+cat >"$T/bad.yaml" <<YAML
+name: bad
+scheduler: slurm
+nodes: 1
+container:
+  runtime: docker
+  image: /x.sqsh
+command: [true]
+YAML
+run "$DDPJOB" validate "$T/bad.yaml"
+expect_eq "$RC" 1 "an unknown runtime is refused"
+expect_contains "$ERR" "bad.yaml:5:12: container.runtime: expected pyxis or enroot or apptainer or singularity or charliecloud, got \"docker\"" \
+    "listing the known ones"
+cat >"$T/bad.yaml" <<YAML
+name: bad
+scheduler: pbs
+nodes: 1
+container:
+  runtime: enroot
+  image: images/x.sif
+  mounts: [data, "/a:/b:rw", "/a,b:/c"]
+command: [true]
+YAML
+run "$DDPJOB" validate "$T/bad.yaml"
+expect_contains "$ERR" "bad.yaml:6:10: container.image: \"images/x.sif\": give an absolute path" "a relative image"
+expect_contains "$ERR" "container.mounts: \"data\": expected SRC[:DST[:ro]] with absolute paths" "a mount that is not SRC[:DST[:ro]]"
+expect_contains "$ERR" "container.mounts: \"/a:/b:rw\": the only option after DST is ro" "an unknown mount option"
+expect_contains "$ERR" "container.mounts: \"/a,b:/c\": expected" "a comma in a mount (pyxis's separator)"
+sed -i 's#images/x.sif#/images/x.sif#' "$T/bad.yaml"
+run "$DDPJOB" validate "$T/bad.yaml"
+expect_contains "$ERR" "container.image: \"/images/x.sif\" is not what enroot runs: it takes a squashfs file (.sqsh or .squashfs)" \
+    "an image of the wrong kind for the runtime"
+sed -i 's/runtime: enroot/runtime: pyxis/; s#/images/x.sif#/images/x.sqsh#' "$T/bad.yaml"
+run "$DDPJOB" validate "$T/bad.yaml"
+expect_contains "$ERR" "container.runtime: pyxis is Slurm's (srun --container-image): this job is not Slurm's" \
+    "pyxis under PBS"
+run "$DDPJOB" run "$T/bad.yaml"
+expect_contains "$ERR" "\`ddpjob run\` and \`launch\` start no srun" "pyxis under ddpjob run"
+sed -i '/runtime: pyxis/d; /mounts:/d; s#/images/x.sqsh#/images/x.sif#; s/^scheduler: pbs/scheduler: pbs\nsite: gadi\nproject: ab12/' "$T/bad.yaml"
+run "$DDPJOB" render "$T/bad.yaml" --bindir /opt/ddpjob/bin
+expect_contains "$OUT" "--container-runtime singularity --container-image /images/x.sif" \
+    "no runtime under the Gadi profile: its singularity"
+sed -i 's/^site: gadi//; s/^scheduler: pbs/scheduler: slurm/; s#/images/x.sif#/images/x.sqsh#' "$T/bad.yaml"
+run "$DDPJOB" render "$T/bad.yaml" --bindir /opt/ddpjob/bin
+expect_contains "$OUT" "--container-image=/images/x.sqsh" "no runtime under Slurm: pyxis"

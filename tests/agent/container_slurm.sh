@@ -1,0 +1,3 @@
+#!/bin/bash
+. "$SRCDIR/tests/lib/agents.sh"
+pass placeholder

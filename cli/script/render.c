@@ -222,10 +222,19 @@ static char *program_path(const char *bindir, const char *self, const char *name
     char *path = NULL;
     if (asprintf(&path, "%s/%s", bindir ? bindir : self, name) < 0)
         return NULL;
-    if (bindir || access(path, X_OK) == 0)
+    if (bindir)
+        return path;
+    if (access(path, X_OK) != 0) {
+        free(path);
+        if (asprintf(&path, "%s/../%s/%s", self, built_in, name) < 0)
+            return NULL;
+    }
+    /* Without "..": a container that binds the program's folder has no cli/ to climb out of. */
+    char *real = realpath(path, NULL);
+    if (!real)
         return path;
     free(path);
-    return asprintf(&path, "%s/../%s/%s", self, built_in, name) < 0 ? NULL : path;
+    return real;
 }
 
 /* Renders `template_file` (or template_path) with the common variables and, for a scheduler,

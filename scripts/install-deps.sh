@@ -16,6 +16,9 @@ packages=(
     openssh-server openssh-client                  # real sshd hosts for `ddpjob launch`
     musl-tools busybox-static                      # the static agent, and an empty root to run it in
     environment-modules                            # `module load ddpjob` (Tcl modules, as NCI runs)
+    charliecloud-runtime                           # containers: Charliecloud's ch-run
+    squashfs-tools squashfuse fuse-overlayfs jq parallel curl zstd makeself libbsd-dev libmd-dev  # ... enroot's build and run (below)
+    libslurm-dev                                   # ... pyxis, built against Debian's Slurm (below)
     lua5.3 lua-filesystem lua-json lua-posix lua-term tcl  # ... and Lmod's own needs (below)
 )
 export DEBIAN_FRONTEND=noninteractive
@@ -34,4 +37,25 @@ fi
 openpbs=$(dirname "$0")/../../shared/tools/openpbs/build.sh
 if [ -x "$openpbs" ]; then
     "$openpbs"
+fi
+# enroot and pyxis (NVIDIA's container runtime and its Slurm plugin) for the container suites,
+# built from the source snapshots beside the project (Debian has neither; a minute, once), and
+# enroot's state per node and user, as NVIDIA's pyxis guide sets a Slurm node up.
+tools=$(dirname "$0")/../../shared/tools
+if [ ! -x /opt/enroot/bin/enroot ] && [ -x "$tools/enroot/build.sh" ]; then
+    "$tools/enroot/build.sh" /opt/enroot
+fi
+if [ ! -e /usr/lib/x86_64-linux-gnu/slurm-wlm/spank_pyxis.so ] && [ -x "$tools/pyxis/build.sh" ]; then
+    "$tools/pyxis/build.sh"
+fi
+if [ -d /opt/enroot/etc/enroot/enroot.conf.d ]; then
+    cat >/opt/enroot/etc/enroot/enroot.conf.d/50-ddpjob.conf <<'CONF'
+# Where enroot keeps its state, per node and user (NVIDIA's pyxis guide's layout; the host's name
+# keeps apart nodes that share /var/tmp and /run, as the test cluster's do). Written by ddpjob's
+# scripts/install-deps.sh.
+ENROOT_RUNTIME_PATH /run/enroot/$(hostname)/user-$(id -u)
+ENROOT_DATA_PATH /var/tmp/enroot-data/$(hostname)/user-$(id -u)
+ENROOT_CACHE_PATH /var/tmp/enroot-cache/$(hostname)/group-$(id -g)
+ENROOT_TEMP_PATH /var/tmp
+CONF
 fi

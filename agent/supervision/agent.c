@@ -122,7 +122,7 @@ static int start_preflight(agent_t *a, const attempt_t *t, ddp_error_t *err)
     if (t->round > 0)
         return 0;
     if (o->preflight == PREFLIGHT_REPORT && a->nnodes > 1 && !agent_options_elastic(o)) {
-        a->probe = fingerprint_start(o->command, o->nproc);
+        a->probe = fingerprint_start(o->command, o->nproc, &o->container);
         a->preflight_pending = a->node_rank == 0;
         if (!a->probe)
             agent_say("preflight: cannot start this node's probe: no report");
@@ -130,7 +130,7 @@ static int start_preflight(agent_t *a, const attempt_t *t, ddp_error_t *err)
     }
     if (!preflight_first(o))
         return 0;
-    char *fp = fingerprint_collect(o->command, o->nproc);
+    char *fp = fingerprint_collect(o->command, o->nproc, &o->container);
     int failed = preflight_publish_fingerprint(a, fp, err);
     free(fp);
     return failed;

@@ -16,10 +16,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "runtime/base/ddp_hmac.h"
 #include "runtime/base/spawn.h"
 
 extern char **environ;
@@ -221,7 +223,45 @@ static void probe_environment(FILE *f)
 
 /* The python the command runs, and its torch (read from the installed metadata: importing torch
  * would take seconds). */
-static void probe_python(FILE *f, char *const *command)
+/* The container's runtime (its version) and image (size and a digest of its first MiB, which
+ * differ when a node holds another copy), so that every node is seen to run the same. */
+static void probe_container(FILE *f, const container_t *c)
+{
+    const char *program = container_program(c->runtime);
+    char *argv[] = {(char *)program, c->runtime == CONTAINER_ENROOT ? "version" : "--version",
+                    NULL};
+    ddp_spawn_result_t r = {0};
+    ddp_error_t err = {0};
+    char why[512], text[600];
+    int ran = ddp_spawn_capture(argv, NULL, PROBE_MS, &r, &err) == 0;
+    const char *said = ran && r.status == 0 ? (*r.out ? r.out : r.err) : NULL;
+    if (said)
+        snprintf(text, sizeof text, "%s %.*s", program, (int)strcspn(said, "\n"), said);
+    fact(f, FP_CONTAINER_RUNTIME,
+         said ? text : probe_failure(program, ran, &r, &err, why, sizeof why));
+    ddp_spawn_result_free(&r);
+    struct stat st;
+    int fd = open(c->image, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        snprintf(text, sizeof text, "%s: %s", c->image, strerror(errno));
+    } else if (S_ISDIR(st.st_mode)) {
+        snprintf(text, sizeof text, "%s: a folder", c->image);
+    } else {
+        static unsigned char head[1 << 20];
+        ssize_t n = read(fd, head, sizeof head);
+        unsigned char digest[DDP_SHA256_LEN];
+        char hex[2 * DDP_SHA256_LEN + 1];
+        ddp_sha256(head, n > 0 ? (size_t)n : 0, digest);
+        ddp_hex(digest, 8, hex);
+        snprintf(text, sizeof text, "%s: %lld bytes, first MiB %s", c->image,
+                 (long long)st.st_size, hex);
+    }
+    if (fd >= 0)
+        close(fd);
+    fact(f, FP_CONTAINER_IMAGE, text);
+}
+
+static void probe_python(FILE *f, char *const *command, const container_t *c)
 {
     const char *base = strrchr(command[0], '/');
     base = base ? base + 1 : command[0];
@@ -234,8 +274,13 @@ static void probe_python(FILE *f, char *const *command)
                     NULL};
     ddp_spawn_result_t r = {0};
     ddp_error_t err = {0};
-    char why[512], python[64], torch[64];
-    int ran = ddp_spawn_capture(argv, NULL, PROBE_MS, &r, &err) == 0;
+    char why[512], python[64], torch[64], cwd[4096];
+    /* The python the workers run: the image's, in a container. */
+    char **contained = c && c->runtime != CONTAINER_NONE && getcwd(cwd, sizeof cwd)
+                           ? container_command(c, argv, environ, cwd, NULL, 0, &err)
+                           : NULL;
+    int ran = ddp_spawn_capture(contained ? contained : argv, NULL, PROBE_MS, &r, &err) == 0;
+    container_command_free(contained);
     if (ran && r.status == 0 && sscanf(r.out, "%63s %63s", python, torch) == 2) {
         fact(f, FP_PYTHON, python);
         fact(f, FP_TORCH, torch);
@@ -245,7 +290,7 @@ static void probe_python(FILE *f, char *const *command)
     ddp_spawn_result_free(&r);
 }
 
-char *fingerprint_collect(char *const *command, int nproc)
+char *fingerprint_collect(char *const *command, int nproc, const container_t *c)
 {
     char *text = NULL;
     size_t len = 0;
@@ -265,8 +310,10 @@ char *fingerprint_collect(char *const *command, int nproc)
     probe_environment(f);
     snprintf(workers, sizeof workers, "%d", nproc);
     fact(f, FP_WORKERS, workers);
+    if (c && c->runtime != CONTAINER_NONE)
+        probe_container(f, c);
     if (command && command[0])
-        probe_python(f, command);
+        probe_python(f, command, c);
     return fclose(f) == 0 ? text : (free(text), NULL);
 }
 
@@ -277,7 +324,7 @@ struct fingerprint_probe {
     size_t len;
 };
 
-fingerprint_probe_t *fingerprint_start(char *const *command, int nproc)
+fingerprint_probe_t *fingerprint_start(char *const *command, int nproc, const container_t *c)
 {
     fingerprint_probe_t *p = calloc(1, sizeof *p);
     int fds[2];
@@ -288,7 +335,7 @@ fingerprint_probe_t *fingerprint_start(char *const *command, int nproc)
     p->pid = fork();
     if (p->pid == 0) {
         prctl(PR_SET_PDEATHSIG, SIGKILL);
-        char *text = fingerprint_collect(command, nproc);
+        char *text = fingerprint_collect(command, nproc, c);
         for (size_t done = 0, len = text ? strlen(text) : 0; done < len;) {
             ssize_t n = write(fds[1], text + done, len - done);
             if (n <= 0)

@@ -4,10 +4,13 @@
  * as nvidia-smi on PATH tells), the NVIDIA driver and its CUDA version, NCCL's version (the
  * library the loader finds), InfiniBand devices, the network interfaces with their addresses,
  * the NCCL_* and CUDA_VISIBLE_DEVICES environment, the workers asked for, and, when the command
- * is a python, that python's version and its torch's. A fact that cannot be learnt reads "none"
+ * is a python, that python's version and its torch's (the image's, in a container), and the
+ * container's runtime version and image. A fact that cannot be learnt reads "none"
  * (absent) or says why. Every probe has a deadline. */
 #ifndef AGENT_FINGERPRINT_H
 #define AGENT_FINGERPRINT_H
+
+#include "agent/workers/container.h"
 
 /* The facts, in this order; those marked in fingerprint_compared() must agree across nodes. */
 #define FP_HOST "host"
@@ -23,15 +26,18 @@
 #define FP_WORKERS "workers"
 #define FP_PYTHON "python"
 #define FP_TORCH "torch"
+#define FP_CONTAINER_RUNTIME "container runtime"
+#define FP_CONTAINER_IMAGE "container image"
 /* Environment facts are named "$NAME". */
 
-/* A malloc'd fingerprint of this node; NULL when out of memory. */
-char *fingerprint_collect(char *const *command, int nproc);
+/* A malloc'd fingerprint of this node (with c, a container's runtime and image: container.h);
+ * NULL when out of memory. */
+char *fingerprint_collect(char *const *command, int nproc, const container_t *c);
 
 /* The same, collected by a child process of its own so that nothing waits for it (killed if the
  * agent dies). NULL when no child could be started. */
 typedef struct fingerprint_probe fingerprint_probe_t;
-fingerprint_probe_t *fingerprint_start(char *const *command, int nproc);
+fingerprint_probe_t *fingerprint_start(char *const *command, int nproc, const container_t *c);
 /* The fingerprint once collected (malloc'd; the probe is then freed, its child reaped, and
  * *probe NULL), else NULL. Never blocks. */
 char *fingerprint_take(fingerprint_probe_t **probe);

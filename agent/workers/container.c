@@ -21,7 +21,7 @@ static const char *const host_layout_vars[] = {
     NULL};
 static const char *const host_layout_prefixes[] = {"BASH_FUNC_", "ENROOT_", NULL};
 
-static const char *runtime_program(container_runtime_t runtime)
+const char *container_program(container_runtime_t runtime)
 {
     return runtime == CONTAINER_CHARLIECLOUD ? "ch-run" : container_runtime_name(runtime);
 }
@@ -44,7 +44,7 @@ static int on_path(const char *program)
 
 int container_check(const container_t *c, ddp_error_t *err)
 {
-    const char *program = runtime_program(c->runtime), *rt = container_runtime_name(c->runtime);
+    const char *program = container_program(c->runtime), *rt = container_runtime_name(c->runtime);
     if (!on_path(program))
         return ddp_error_set(err, "container: the %s runtime's program %s is not on PATH here",
                              rt, program);
@@ -207,7 +207,7 @@ char **container_command(const container_t *c, char *const *command, char *const
                          const char *cwd, const char *const *dirs, size_t ndirs, ddp_error_t *err)
 {
     argv_t a = {0};
-    push(&a, runtime_program(c->runtime));
+    push(&a, container_program(c->runtime));
     if (c->runtime == CONTAINER_ENROOT)
         push(&a, "start");
     else if (c->runtime != CONTAINER_CHARLIECLOUD)
@@ -231,7 +231,8 @@ char **container_command(const container_t *c, char *const *command, char *const
         /* enroot starts in the image's home folder and has no option for another one. */
         push(&a, "/bin/sh");
         push(&a, "-c");
-        push(&a, "cd -- \"$0\" && exec \"$@\"");
+        push(&a, "cd -- \"$1\" && shift && exec \"$@\"");
+        push(&a, "sh");
         push(&a, cwd);
     }
     for (char *const *w = command; *w; w++)

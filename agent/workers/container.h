@@ -26,6 +26,9 @@ typedef struct container {
     size_t nenv_names;
 } container_t;
 
+/* The runtime's program: enroot, apptainer, singularity or ch-run. */
+const char *container_program(container_runtime_t runtime);
+
 /* The runtime's program on PATH and the image readable, on this node, before any worker starts;
  * -1 with err naming runtime, image and why. */
 int container_check(const container_t *c, ddp_error_t *err);

@@ -90,10 +90,12 @@ int cmd_validate(int argc, char **argv)
             if (spec->spares)
                 snprintf(spares, sizeof spares, " + %ld spare%s", spec->spares,
                          spec->spares == 1 ? "" : "s");
-            printf("%s: ok (%s, %ld node%s x %ld worker%s%s%s%s)\n", argv[i],
+            printf("%s: ok (%s, %ld node%s x %ld worker%s%s%s%s%s%s)\n", argv[i],
                    sched_kind_name(target), spec->nodes, spec->nodes == 1 ? "" : "s",
                    spec->procs_per_node, spec->procs_per_node == 1 ? "" : "s", spares,
-                   site ? ", site " : "", site ? site->name : "");
+                   site ? ", site " : "", site ? site->name : "",
+                   spec->container.present ? ", in a container run by " : "",
+                   spec->container.present ? spec->container.runtime : "");
         }
         if (spec)
             print_cost(stdout, site, spec, argv[i]);

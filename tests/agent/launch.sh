@@ -5,9 +5,10 @@
 # job across them; a worker crash; Ctrl-C on the head; a dropped connection and a host cut off
 # mid-job; hosts with an unknown or changed key, an
 # address nobody answers at, and hosts without the agent: each named, and nothing left running
-# on any host.
+# on any host. Then the same hosts run a job in a Charliecloud image (the real ch-run).
 . "$SRCDIR/tests/lib/agents.sh"
 . "$SRCDIR/tests/cluster/sshd.sh"
+. "$SRCDIR/tests/lib/images.sh"
 at_exit 'sshd_down'
 if ! sshd_up 3 >"$T/sshd.log" 2>&1; then
     fail "three sshd hosts in network namespaces" "$(cat "$T/sshd.log")"
@@ -433,3 +434,28 @@ expect_eq "$RC" 127 "no ddpjob-agent on the hosts: exit 127"
 expect_contains "$ERR" "its agent could not start (exit 127" "said as such"
 if [ "$TOOK" -lt 20 ]; then pass "at once (${TOOK} s)"; else fail "took ${TOOK} s"; fi
 expect_hosts_clean "nothing left on any host"
+
+# A job in a Charliecloud image (the real ch-run) on the three hosts: every rank inside, a
+# failure named as without a container, nothing left. The image is the hosts' user's folder
+# (ch-run makes in it the mount points it lacks).
+image=$SSHD_DIR/home/$SSHD_USER/image
+image_root "$image"
+chown -R "$SSHD_USER:" "$image"
+cat >"$T/inside.yaml" <<YAML
+name: inside
+nodes: 3
+procs_per_node: 1
+workdir: $SSHD_DIR/home/$SSHD_USER
+container: {runtime: charliecloud, image: $image}
+command: 'cat /etc/ddpjob-image; echo "host=\$(hostname) RANK=\$RANK WORLD_SIZE=\$WORLD_SIZE"; [ "\$RANK" != "\${FAIL_RANK:-none}" ] || exit 3; [ -z "\${FAIL_RANK:-}" ] || exec sleep 60'
+YAML
+launch "$T/inside.yaml" --hosts n1,n2,n3 --bindir "$bindir"
+expect_eq "$RC" 0 "a job in a Charliecloud image on 3 hosts exits 0"
+expect_eq "$(grep -c "inside the test's image" <<<"$OUT")" 3 "every rank ran inside the image"
+expect_contains "$OUT" "n3: [rank 2] host=n3 RANK=2 WORLD_SIZE=3" "with its host and ranks"
+sed -i 's/^env: .*//; s/^nodes: 3/nodes: 3\nenv: {FAIL_RANK: "1"}/' "$T/inside.yaml"
+launch "$T/inside.yaml" --hosts n1,n2,n3 --bindir "$bindir"
+expect_eq "$RC" 3 "rank 1 exiting 3 in the image: launch exits 3"
+expect_contains "$ERR" "job failed (exit 3): rank 1 (node 1, host n2, local rank 0) exited with code 3" \
+    "naming the rank, node and host as without a container"
+expect_hosts_clean "nothing of the container is left on any host"

@@ -1,6 +1,7 @@
 #include "agent/workers/container.h"
 
 #include <errno.h>
+#include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,7 +49,10 @@ int container_check(const container_t *c, ddp_error_t *err)
     if (!on_path(program))
         return ddp_error_set(err, "container: the %s runtime's program %s is not on PATH here",
                              rt, program);
-    if (c->runtime == CONTAINER_CHARLIECLOUD && !getenv("USER"))
+    /* ch-run refuses to start without $USER, which a scheduler's task may lack. */
+    struct passwd *pw;
+    if (c->runtime == CONTAINER_CHARLIECLOUD && !getenv("USER") &&
+        (!(pw = getpwuid(getuid())) || setenv("USER", pw->pw_name, 1) != 0))
         return ddp_error_set(err, "container: ch-run needs $USER, which is not set here");
     struct stat st;
     int want_dir = c->runtime == CONTAINER_CHARLIECLOUD;

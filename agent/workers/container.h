@@ -29,8 +29,9 @@ typedef struct container {
 /* The runtime's program: enroot, apptainer, singularity or ch-run. */
 const char *container_program(container_runtime_t runtime);
 
-/* The runtime's program on PATH and the image readable, on this node, before any worker starts;
- * -1 with err naming runtime, image and why. */
+/* The runtime's program on PATH and the image readable, on this node, before any worker starts
+ * (and $USER set for ch-run, from the user database where the task lacks it); -1 with err naming
+ * runtime, image and why. */
 int container_check(const container_t *c, ddp_error_t *err);
 
 /* A new argv: `command` run inside c's image, in the folder cwd, with env (the worker's

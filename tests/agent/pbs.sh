@@ -9,6 +9,7 @@
 . "$SRCDIR/tests/lib/agents.sh"
 . "$SRCDIR/tests/cluster/pbs.sh"
 . "$SRCDIR/tests/cluster/sshd.sh"
+. "$SRCDIR/tests/lib/images.sh"
 
 # A real PBS is part of what this suite proves: without one it fails, it does not skip.
 if [ ! -d "$SRCDIR/../shared/tools/openpbs" ] && [ ! -x "$PBS_EXEC/sbin/pbs_server.bin" ]; then
@@ -133,6 +134,40 @@ pj status "$JOB"
 expect_contains "$OUT" "e2e (pbs job $JOB): completed, exit 0 (from its record" "after the server purged it: the record alone says it completed"
 expect_contains "$OUT" "2 node(s), elapsed 00:0" "... on 2 nodes, and how long it ran (from the link's start and end)"
 
+
+# The job in a Charliecloud image (the real ch-run; the user's own image folder) on both nodes:
+# node 0's agent in the batch shell and node 1's through pbsdsh start every worker inside; a
+# rank's failure is named as without a container, and nothing of it is left.
+image_root "$home/image"
+chown -R "$PBS_USER:" "$home/image"
+cat >"$jobdir/inside.yaml" <<SPEC
+name: inside
+scheduler: pbs
+nodes: 2
+cpus_per_node: 2
+procs_per_node: 2
+walltime: "00:05:00"
+container: {runtime: charliecloud, image: $home/image}
+command: 'cat /etc/ddpjob-image; echo "host=\$(hostname) RANK=\$RANK WORLD_SIZE=\$WORLD_SIZE"; [ "\$RANK" != "\$FAIL_RANK" ] || exit 3; [ "\$FAIL_RANK" = none ] || exec sleep 60'
+env: {FAIL_RANK: none}
+SPEC
+chown "$PBS_USER:" "$jobdir/inside.yaml"
+submit_and_wait inside.yaml
+expect_eq "$STATUS" 0 "a job in a Charliecloud image on 2 PBS nodes: Exit_status 0"
+expect_eq "$(grep -c "inside the test's image" <<<"$OUT")" 4 "every rank ran inside the image"
+expect_contains "$OUT" "[rank 3] host=n2 RANK=3 WORLD_SIZE=4" "node 1's ranks too, started through pbsdsh"
+sed -i 's/FAIL_RANK: none/FAIL_RANK: "2"/' "$jobdir/inside.yaml"
+submit_and_wait inside.yaml
+expect_eq "$STATUS" 3 "rank 2 exiting 3 in the image: Exit_status 3"
+pj status "$JOB"
+expect_contains "$OUT" "rank 2 (node 1, host n2): exited with code 3" "status names the rank, node and host"
+left=
+for _ in $(seq 50); do
+    left=$(for i in 1 2; do ip netns pids "$(pbs_ns "n$i")"; done | xargs -r ps -o user=,args= -p | grep -v '^root ')
+    [ -z "$left" ] && break
+    sleep 0.1
+done
+expect_eq "$left" "" "nothing of the container job (agents, ch-run, workers) is left on either node"
 
 # A shared workdir (a sticky 1777 /scratch): another user, who made .ddpjob there first and the
 # folder of the job's next id in it, both open to all, must not get to swap what the job's nodes

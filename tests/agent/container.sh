@@ -65,6 +65,23 @@ expect_eq "$RC" 1 "a runtime that is not installed fails the job"
 expect_contains "$ERR" "container: the enroot runtime's program enroot is not on PATH here" "naming it"
 expect_no_leftovers "nothing left after the failed starts"
 
+# An image the runtime cannot start: the job fails with the runtime's own message.
+echo "not a squashfs image" >"$T/corrupt.sqsh"
+sed "s#image: $T/image.sqsh#image: $T/corrupt.sqsh#" "$T/enroot.yaml" >"$T/corrupt.yaml"
+run env DDPJ_TESTMARK="$MARK" "$DDPJOB" run "$T/corrupt.yaml"
+expect_eq "$RC" 1 "an image enroot cannot start fails the job"
+expect_contains "$ERR" "| [ERROR] Invalid argument: $T/corrupt.sqsh" "the summary quotes enroot's own message"
+expect_no_leftovers "nothing left after the failed container start"
+
+# ddpjob doctor's facts (the agent's preflight only): the runtime's version, the image's size and
+# a digest of its first MiB, and the python inside the image (this one has none).
+run env DDPJ_TESTMARK="$MARK" "$AGENT" --standalone --preflight only --container-runtime enroot \
+    --container-image "$T/image.sqsh" python3
+expect_contains "$ERR" "container runtime  enroot 4." "doctor names the runtime and its version"
+expect_contains "$ERR" "container image    $T/image.sqsh: $(stat -c %s "$T/image.sqsh") bytes, first MiB " \
+    "and the image, its size and digest"
+expect_contains "$ERR" "python3: not found" "the python is looked for inside the image"
+
 # validate: each problem named at its place.
 cat >"$T/bad.yaml" <<YAML
 name: bad

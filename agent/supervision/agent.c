@@ -111,7 +111,7 @@ static worker_launch_t launch_for(agent_t *a, const attempt_t *t, const ddp_rdzv
                              .gpu_binding = o->gpu_binding,
                              .cpu_binding = o->cpu_binding,
                              .guard = &a->guard,
-                             .container = &o->container};
+                             .container = &a->container};
 }
 
 /* The round's preflight, on the first: the probe beside the workers (report), or this node's
@@ -172,6 +172,20 @@ static int join_round(agent_t *a, attempt_t *t, ddp_rdzv_result_t *r, ddp_error_
     return failed ? -1 : 0;
 }
 
+/* The image copied to node-local storage before the first workers (--container-stage), once. */
+static int stage_image(agent_t *a, ddp_error_t *err)
+{
+    if (!a->o->container.stage || a->staged_folder)
+        return 0;
+    int64_t start = ddp_now_ms();
+    if (container_stage(&a->o->container, &a->staged_folder, &a->staged_image, err))
+        return -1;
+    a->container.image = a->staged_image;
+    agent_say("container: the image is staged to %s (%.1f s)", a->staged_image,
+              (double)(ddp_now_ms() - start) / 1000.0);
+    return 0;
+}
+
 /* This node's workers (none in a standby, or when the preflight or their start says so),
  * watched until the attempt's end. */
 static void run_workers(agent_t *a, attempt_t *t, const ddp_rdzv_result_t *r,
@@ -191,7 +205,7 @@ static void run_workers(agent_t *a, attempt_t *t, const ddp_rdzv_result_t *r,
         monitor_attempt(a, t, r);
         if (t->end != END_DONE)
             attempt_report_failure(a, t);
-    } else if (workers_start(t->workers, launch, err)) {
+    } else if (stage_image(a, err) || workers_start(t->workers, launch, err)) {
         agent_say("%s", err->msg);
         /* A worker that could not be started here (not one whose program is missing: that one
          * exits 127 by itself) is a failure of the job on this node. */
@@ -388,6 +402,7 @@ static void teardown(agent_t *a)
     ddp_store_client_close(a->client);
     ddp_store_server_stop(a->server);
     run_dir_remove(a);
+    container_unstage(a->staged_folder, a->staged_image);
     if (a->sigfd >= 0)
         close(a->sigfd);
     guard_stop(&a->guard);
@@ -396,6 +411,7 @@ static void teardown(agent_t *a)
 int agent_run(const agent_options_t *o)
 {
     agent_t a = {.o = o,
+                 .container = o->container,
                  .node_rank = o->node_rank,
                  .nnodes = o->nnodes,
                  .sigfd = -1,

@@ -48,6 +48,10 @@ typedef struct agent {
     int planned_stop;
     int64_t checkpoint_at; /* when the checkpoint signal is due (ddp_now_ms); 0: never, or sent */
     guard_t guard;
+    /* The container the workers run in: the options', its image the staged copy once staged
+     * (staged_folder, staged_image: ours to remove; container.h). */
+    container_t container;
+    char *staged_folder, *staged_image;
     ddp_store_server_t *server;
     ddp_store_client_t *client, *watch;
     int store_lost;             /* node 0's store stopped answering: nothing more is asked of it */

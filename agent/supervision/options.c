@@ -242,6 +242,10 @@ static const option_t options[] = {
     {"container-mount", 0, 0, "SRC[:DST[:ro]]", TAKE(take_container_mount),
      "also bind SRC at DST (default SRC) in the container; repeatable (the\n"
      "working folder and the attempt's folder are always bound)"},
+    {"container-stage", 0, 0, "jobfs|DIR", KIND_STR, FIELD(container.stage), 1, 0, NULL, NULL,
+     NULL,
+     "copy the image into a private folder under DIR (jobfs: $PBS_JOBFS,\n"
+     "else $TMPDIR, else /tmp) once, before the first workers; removed at the end"},
     {"container-env", 0, 0, "NAME", TAKE(take_container_env),
      "pass NAME into the container even where it describes the host's\n"
      "files (PATH, LD_LIBRARY_PATH, ...: kept out by default); repeatable"},
@@ -786,9 +790,14 @@ static int check_container(const container_t *c, ddp_error_t *err)
     if (c->runtime != CONTAINER_NONE && !c->image)
         return ddp_error_set(err, "--container-runtime %s needs --container-image",
                              container_runtime_name(c->runtime));
-    if (c->runtime == CONTAINER_NONE && (c->image || c->nmounts || c->nenv_names))
-        return ddp_error_set(err, "--container-image, --container-mount and --container-env "
-                                  "need --container-runtime");
+    if (c->runtime == CONTAINER_NONE && (c->image || c->nmounts || c->nenv_names || c->stage))
+        return ddp_error_set(err, "--container-image, --container-mount, --container-env and "
+                                  "--container-stage need --container-runtime");
+    if (c->stage && strcmp(c->stage, "jobfs") && c->stage[0] != '/')
+        return ddp_error_set(err, "--container-stage %s: jobfs or an absolute folder", c->stage);
+    if (c->stage && c->runtime == CONTAINER_CHARLIECLOUD)
+        return ddp_error_set(err, "--container-stage: charliecloud's image is a folder; only "
+                                  "image files are staged");
     if (c->image && (c->image[0] != '/' || !container_image_fits(c->runtime, c->image, &wanted)))
         return ddp_error_set(err, "--container-image %s: %s takes %s, as an absolute path",
                              c->image, container_runtime_name(c->runtime), wanted);

@@ -1,6 +1,7 @@
 #include "agent/workers/container.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -251,6 +252,86 @@ void container_command_free(char **argv)
     free(argv);
 }
 
+static const char *stage_dir(const char *stage)
+{
+    if (strcmp(stage, "jobfs") != 0)
+        return stage;
+    const char *dirs[] = {getenv("PBS_JOBFS"), getenv("TMPDIR")};
+    for (int i = 0; i < 2; i++)
+        if (dirs[i] && *dirs[i])
+            return dirs[i];
+    return "/tmp";
+}
+
+/* Copies the open file in to the new file path, which nobody else can have made (O_EXCL in a
+ * folder of ours). */
+static int copy_file(int in, const char *path, ddp_error_t *err)
+{
+    int out = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (out < 0)
+        return ddp_error_set(err, "%s: %s", path, strerror(errno));
+    static char buf[1 << 20];
+    ssize_t n;
+    while ((n = read(in, buf, sizeof buf)) > 0)
+        for (ssize_t done = 0; done < n;) {
+            ssize_t w = write(out, buf + done, (size_t)(n - done));
+            if (w < 0) {
+                ddp_error_set(err, "writing %s: %s", path, strerror(errno));
+                close(out);
+                return -1;
+            }
+            done += w;
+        }
+    if (n < 0 || close(out) != 0)
+        return ddp_error_set(err, "copying to %s: %s", path, strerror(errno));
+    return 0;
+}
+
+int container_stage(const container_t *c, char **folder, char **image, ddp_error_t *err)
+{
+    const char *dir = stage_dir(c->stage), *base = strrchr(c->image, '/');
+    *folder = *image = NULL;
+    int in = open(c->image, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (in < 0 || fstat(in, &st) != 0 || !S_ISREG(st.st_mode)) {
+        ddp_error_set(err, "container: staging %s: %s", c->image,
+                      in < 0 ? strerror(errno) : "not a file (only image files are staged)");
+        goto fail;
+    }
+    *folder = ddp_xcalloc(strlen(dir) + 32, 1);
+    sprintf(*folder, "%s/ddpjob-image.XXXXXX", dir);
+    if (!mkdtemp(*folder)) {
+        ddp_error_set(err, "container: staging into %s: %s", dir, strerror(errno));
+        free(*folder);
+        *folder = NULL;
+        goto fail;
+    }
+    *image = ddp_xcalloc(strlen(*folder) + strlen(base) + 1, 1);
+    sprintf(*image, "%s%s", *folder, base);
+    if (copy_file(in, *image, err)) {
+        ddp_error_prefix(err, "container: staging %s", c->image);
+        goto fail;
+    }
+    close(in);
+    return 0;
+fail:
+    if (in >= 0)
+        close(in);
+    container_unstage(*folder, *image);
+    *folder = *image = NULL;
+    return -1;
+}
+
+void container_unstage(char *folder, char *image)
+{
+    if (image)
+        unlink(image);
+    if (folder)
+        rmdir(folder);
+    free(image);
+    free(folder);
+}
+
 void container_free(container_t *c)
 {
     free(c->image);
@@ -260,5 +341,6 @@ void container_free(container_t *c)
     for (size_t i = 0; i < c->nenv_names; i++)
         free(c->env_names[i]);
     free(c->env_names);
+    free(c->stage);
     *c = (container_t){0};
 }

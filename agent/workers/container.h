@@ -24,6 +24,8 @@ typedef struct container {
     size_t nmounts;
     char **env_names; /* variables passed even when the host's layout would keep them out */
     size_t nenv_names;
+    char *stage; /* copy the image here first, once per node: "jobfs" (container_stage_dir) or a
+                    folder; NULL: run it where it is */
 } container_t;
 
 /* The runtime's program: enroot, apptainer, singularity or ch-run. */
@@ -40,6 +42,13 @@ int container_check(const container_t *c, ddp_error_t *err);
 char **container_command(const container_t *c, char *const *command, char *const *env,
                          const char *cwd, const char *const *dirs, size_t ndirs, ddp_error_t *err);
 void container_command_free(char **argv);
+
+/* The image copied into a private folder made fresh under c->stage (jobfs: $PBS_JOBFS, Gadi's
+ * node-local disk, else $TMPDIR, else /tmp), so that every worker reads it from node-local
+ * storage: *folder (to remove with container_unstage) and *image, malloc'd. -1 with err set;
+ * nothing is left then. */
+int container_stage(const container_t *c, char **folder, char **image, ddp_error_t *err);
+void container_unstage(char *folder, char *image);
 
 void container_free(container_t *c);
 

@@ -126,6 +126,8 @@ static const field_def_t container_fields[] = {
      "--container-image"},
     {"mounts", F_STRLIST, offsetof(job_spec_t, container.mounts), 0, 0, 0, NULL, 0, NULL,
      "--container-mount"},
+    {"stage", F_STRING, offsetof(job_spec_t, container.stage), 0, 0, 0, NULL, 0, NULL,
+     "--container-stage"},
     {NULL, 0, 0, 0, 0, 0, NULL, 0, NULL, NULL},
 };
 
@@ -1107,6 +1109,7 @@ void spec_destroy(job_spec_t *spec)
     free(spec->container.image);
     free(spec->container.runtime);
     spec_strv_free(&spec->container.mounts);
+    free(spec->container.stage);
     free(spec->log_dir);
     free(spec->error_file);
     free(spec->share_record);

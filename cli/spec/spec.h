@@ -98,6 +98,7 @@ typedef struct {
         char *image;
         char *runtime;
         strv_t mounts;
+        char *stage; /* jobfs or a folder: the image copied to node-local storage first */
     } container;
     struct {
         bool present;

@@ -30,6 +30,26 @@ static void check_mounts(const job_spec_t *spec, container_runtime_t runtime, di
     }
 }
 
+static void check_stage(const job_spec_t *spec, container_runtime_t runtime, diag_t *diag)
+{
+    const char *stage = spec->container.stage;
+    spec_loc_t at = spec_field_loc(spec, "container.stage");
+    if (!stage)
+        return;
+    if (strcmp(stage, "jobfs") && stage[0] != '/')
+        diag_add(diag, at.line, at.col, "container.stage",
+                 "\"%s\": jobfs (the node's local disk: $PBS_JOBFS, else $TMPDIR) or an absolute "
+                 "folder",
+                 stage);
+    else if (runtime == CONTAINER_PYXIS)
+        diag_add(diag, at.line, at.col, "container.stage",
+                 "pyxis unpacks the image into each node's enroot data folder itself: nothing to "
+                 "stage");
+    else if (runtime == CONTAINER_CHARLIECLOUD)
+        diag_add(diag, at.line, at.col, "container.stage",
+                 "charliecloud's image is a folder: only image files are staged");
+}
+
 void spec_container_settle(job_spec_t *spec, const char *site_default, sched_kind_t target,
                            bool local_run, diag_t *diag)
 {
@@ -56,4 +76,5 @@ void spec_container_settle(job_spec_t *spec, const char *site_default, sched_kin
                  "\"%s\" is not what %s runs: it takes %s", image, spec->container.runtime,
                  wanted);
     check_mounts(spec, runtime, diag);
+    check_stage(spec, runtime, diag);
 }

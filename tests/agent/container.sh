@@ -65,6 +65,21 @@ expect_eq "$RC" 1 "a runtime that is not installed fails the job"
 expect_contains "$ERR" "container: the enroot runtime's program enroot is not on PATH here" "naming it"
 expect_no_leftovers "nothing left after the failed starts"
 
+# stage: jobfs copies the image to the node's local disk ($PBS_JOBFS, else $TMPDIR) once, before
+# the workers, which run it from there; the copy is gone at the end. A folder that cannot take it
+# fails the job, naming it.
+mkdir -p "$T/jobfs"
+sed 's/^container:/container:\n  stage: jobfs/' "$T/enroot.yaml" >"$T/staged.yaml"
+run env DDPJ_TESTMARK="$MARK" TMPDIR="$T/jobfs" "$DDPJOB" run "$T/staged.yaml"
+expect_eq "$RC" 0 "stage: jobfs: the job runs from the staged copy"
+expect_contains "$ERR" "container: the image is staged to $T/jobfs/ddpjob-image." "said where"
+expect_eq "$(grep -c "inside the test's image" <<<"$OUT")" 2 "both ranks ran inside it"
+expect_eq "$(ls -A "$T/jobfs")" "" "the staged copy is removed at the end"
+sed -i "s#stage: jobfs#stage: $T/no-such-folder#" "$T/staged.yaml"
+run env DDPJ_TESTMARK="$MARK" "$DDPJOB" run "$T/staged.yaml"
+expect_eq "$RC" 1 "staging into a folder that is not there fails the job"
+expect_contains "$ERR" "container: staging into $T/no-such-folder: No such file or directory" "naming it"
+
 # An image the runtime cannot start: the job fails with the runtime's own message.
 echo "not a squashfs image" >"$T/corrupt.sqsh"
 sed "s#image: $T/image.sqsh#image: $T/corrupt.sqsh#" "$T/enroot.yaml" >"$T/corrupt.yaml"
@@ -115,7 +130,11 @@ sed -i 's#images/x.sif#/images/x.sif#' "$T/bad.yaml"
 run "$DDPJOB" validate "$T/bad.yaml"
 expect_contains "$ERR" "container.image: \"/images/x.sif\" is not what enroot runs: it takes a squashfs file (.sqsh or .squashfs)" \
     "an image of the wrong kind for the runtime"
-sed -i 's/runtime: enroot/runtime: pyxis/; s#/images/x.sif#/images/x.sqsh#' "$T/bad.yaml"
+sed -i 's/runtime: enroot/runtime: charliecloud/; s#/images/x.sif#/images/x#; s/^  mounts:.*/  stage: jobfs/' "$T/bad.yaml"
+run "$DDPJOB" validate "$T/bad.yaml"
+expect_contains "$ERR" "container.stage: charliecloud's image is a folder: only image files are staged" \
+    "stage: with charliecloud"
+sed -i 's/runtime: charliecloud/runtime: pyxis/; s#/images/x$#/images/x.sqsh#; /stage:/d' "$T/bad.yaml"
 run "$DDPJOB" validate "$T/bad.yaml"
 expect_contains "$ERR" "container.runtime: pyxis is Slurm's (srun --container-image): this job is not Slurm's" \
     "pyxis under PBS"

@@ -277,7 +277,7 @@ static void probe_python(FILE *f, char *const *command, const container_t *c)
     char why[512], python[64], torch[64], cwd[4096];
     /* The python the workers run: the image's, in a container. */
     char **contained = c && c->runtime != CONTAINER_NONE && getcwd(cwd, sizeof cwd)
-                           ? container_command(c, argv, environ, cwd, NULL, 0, &err)
+                           ? container_command(c, argv, environ, cwd, NULL, &err)
                            : NULL;
     int ran = ddp_spawn_capture(contained ? contained : argv, NULL, PROBE_MS, &r, &err) == 0;
     container_command_free(contained);

@@ -777,7 +777,13 @@ static int take_container_env(agent_options_t *o, parse_state_t *p, const option
     container_t *c = &o->container;
     c->env_names = ddp_xrealloc(c->env_names, (c->nenv_names + 1) * sizeof *c->env_names);
     c->env_names[c->nenv_names++] = ddp_xstrdup(v);
-    return !*v || strchr(v, '=');
+    /* A variable's name, which enroot's config matches as a word. */
+    if (!isalpha((unsigned char)*v) && *v != '_')
+        return 1;
+    for (const char *ch = v; *ch; ch++)
+        if (!isalnum((unsigned char)*ch) && *ch != '_')
+            return 1;
+    return 0;
 }
 
 /* The container options as a whole: an image with a runtime the agent runs itself. */

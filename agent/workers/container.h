@@ -36,11 +36,16 @@ const char *container_program(container_runtime_t runtime);
  * runtime, image and why. */
 int container_check(const container_t *c, ddp_error_t *err);
 
+/* Writes into dir (the attempt's folder, the agent's own) what the runtime reads there before
+ * the attempt's workers start: enroot's config, whose environ() passes the environment. */
+int container_prepare(const container_t *c, const char *dir, ddp_error_t *err);
+
 /* A new argv: `command` run inside c's image, in the folder cwd, with env (the worker's
- * environment, which the runtime itself gets too), binding cwd and each of dirs at its own
- * path. NULL with err set. Free with container_command_free. */
+ * environment, which the runtime itself gets too), binding cwd and dir (the attempt's folder,
+ * prepared by container_prepare; NULL: none, and enroot then passes no variable) at their own
+ * paths. NULL with err set. Free with container_command_free. */
 char **container_command(const container_t *c, char *const *command, char *const *env,
-                         const char *cwd, const char *const *dirs, size_t ndirs, ddp_error_t *err);
+                         const char *cwd, const char *dir, ddp_error_t *err);
 void container_command_free(char **argv);
 
 /* The image copied into a private folder made fresh under c->stage (jobfs: $PBS_JOBFS, Gadi's

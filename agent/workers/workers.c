@@ -144,8 +144,7 @@ static char **contain(const worker_launch_t *l, char **command, char **env, ddp_
         ddp_error_set(err, "getcwd: %s", strerror(errno));
         return NULL;
     }
-    const char *dirs[] = {l->attempt_dir};
-    return container_command(l->container, command, env, cwd, dirs, 1, err);
+    return container_command(l->container, command, env, cwd, l->attempt_dir, err);
 }
 
 static int start_one(worker_t *w, const worker_launch_t *l, ddp_error_t *err)
@@ -216,7 +215,9 @@ out:
 
 int workers_start(worker_t *w, const worker_launch_t *l, ddp_error_t *err)
 {
-    if (l->container && l->container->runtime != CONTAINER_NONE && container_check(l->container, err))
+    if (l->container && l->container->runtime != CONTAINER_NONE &&
+        (container_check(l->container, err) || ddp_make_dirs(l->attempt_dir, 0700, err) ||
+         container_prepare(l->container, l->attempt_dir, err)))
         return -1;
     for (int i = 0; i < l->env.local_world_size; i++) {
         memset(&w[i], 0, sizeof w[i]);

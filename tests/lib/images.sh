@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Container images made by the tests from this machine's own files (no registry, no download):
 # roots for enroot, pyxis and Charliecloud, and their squashfs files.
 

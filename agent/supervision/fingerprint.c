@@ -253,8 +253,8 @@ static void probe_container(FILE *f, const container_t *c)
         char hex[2 * DDP_SHA256_LEN + 1];
         ddp_sha256(head, n > 0 ? (size_t)n : 0, digest);
         ddp_hex(digest, 8, hex);
-        snprintf(text, sizeof text, "%s: %lld bytes, first MiB %s", c->image,
-                 (long long)st.st_size, hex);
+        snprintf(text, sizeof text, "%s: %lld bytes, first MiB %s", c->image, (long long)st.st_size,
+                 hex);
     }
     if (fd >= 0)
         close(fd);

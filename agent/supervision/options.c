@@ -242,8 +242,7 @@ static const option_t options[] = {
     {"container-mount", 0, 0, "SRC[:DST[:ro]]", TAKE(take_container_mount),
      "also bind SRC at DST (default SRC) in the container; repeatable (the\n"
      "working folder and the attempt's folder are always bound)"},
-    {"container-stage", 0, 0, "jobfs|DIR", KIND_STR, FIELD(container.stage), 1, 0, NULL, NULL,
-     NULL,
+    {"container-stage", 0, 0, "jobfs|DIR", KIND_STR, FIELD(container.stage), 1, 0, NULL, NULL, NULL,
      "copy the image into a private folder under DIR (jobfs: $PBS_JOBFS,\n"
      "else $TMPDIR, else /tmp) once, before the first workers; removed at the end"},
     {"container-env", 0, 0, "NAME", TAKE(take_container_env),
@@ -764,7 +763,8 @@ static int take_container_mount(agent_options_t *o, parse_state_t *p, const opti
     container_mount_t m;
     snprintf(text, sizeof text, "%s", v);
     if (strlen(v) >= sizeof text || container_mount_parse(text, &m, why, sizeof why))
-        return ddp_error_set(err, "%s %s: %s", name, v, strlen(v) >= sizeof text ? "too long" : why);
+        return ddp_error_set(err, "%s %s: %s", name, v,
+                             strlen(v) >= sizeof text ? "too long" : why);
     container_t *c = &o->container;
     c->mounts = ddp_xrealloc(c->mounts, (c->nmounts + 1) * sizeof *c->mounts);
     c->mounts[c->nmounts++] = ddp_xstrdup(v);

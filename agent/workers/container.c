@@ -18,10 +18,9 @@
  * apptainer sets PATH and LD_LIBRARY_PATH from the image, ch-run passes everything). XDG_ and
  * ENROOT_ are enroot's own besides; SHLVL and _ the shell's. */
 static const char *const host_layout_vars[] = {
-    "PATH",       "LD_LIBRARY_PATH", "LD_PRELOAD",    "HOME",      "SHELL",      "PWD",
-    "OLDPWD",     "TMPDIR",          "MANPATH",       "MODULEPATH", "MODULESHOME",
-    "LOADEDMODULES", "_LMFILES_",   "PYTHONHOME",    "PYTHONPATH", "SHLVL",      "_",
-    NULL};
+    "PATH",      "LD_LIBRARY_PATH", "LD_PRELOAD", "HOME",       "SHELL",       "PWD",
+    "OLDPWD",    "TMPDIR",          "MANPATH",    "MODULEPATH", "MODULESHOME", "LOADEDMODULES",
+    "_LMFILES_", "PYTHONHOME",      "PYTHONPATH", "SHLVL",      "_",           NULL};
 static const char *const host_layout_prefixes[] = {"BASH_FUNC_", "ENROOT_", "XDG_", NULL};
 
 const char *container_program(container_runtime_t runtime)
@@ -49,8 +48,8 @@ int container_check(const container_t *c, ddp_error_t *err)
 {
     const char *program = container_program(c->runtime), *rt = container_runtime_name(c->runtime);
     if (!on_path(program))
-        return ddp_error_set(err, "container: the %s runtime's program %s is not on PATH here",
-                             rt, program);
+        return ddp_error_set(err, "container: the %s runtime's program %s is not on PATH here", rt,
+                             program);
     /* ch-run refuses to start without $USER, which a scheduler's task may lack. */
     struct passwd *pw;
     if (c->runtime == CONTAINER_CHARLIECLOUD && !getenv("USER") &&
@@ -148,10 +147,11 @@ int container_prepare(const container_t *c, const char *dir, ddp_error_t *err)
     for (size_t i = 0; i < c->nenv_names; i++)
         fprintf(f, "%s%s", i ? "|" : "", c->env_names[i]);
     /* enroot's NVIDIA hook gives the container the GPUs this variable names. */
-    fprintf(f, ")$/) print k \"=\" ENVIRON[k]%s }'\n}\n",
-            access("/dev/nvidiactl", F_OK) == 0
-                ? "; if (!(\"NVIDIA_VISIBLE_DEVICES\" in ENVIRON)) print \"NVIDIA_VISIBLE_DEVICES=all\""
-                : "");
+    fprintf(
+        f, ")$/) print k \"=\" ENVIRON[k]%s }'\n}\n",
+        access("/dev/nvidiactl", F_OK) == 0
+            ? "; if (!(\"NVIDIA_VISIBLE_DEVICES\" in ENVIRON)) print \"NVIDIA_VISIBLE_DEVICES=all\""
+            : "");
     if (fclose(f) != 0)
         return ddp_error_set(err, "cannot write %s: %s", path, strerror(errno));
     return 0;

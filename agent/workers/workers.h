@@ -61,9 +61,9 @@ typedef struct {
      * the lines' prefix (NULL: each its default). */
     const char *redirects, *local_ranks_filter, *prefix_template;
     char **command;
-    int local_rank_arg;           /* append --local_rank=N to the command */
-    int gpu_binding, cpu_binding; /* binding.h */
-    guard_t *guard;               /* told of every worker's process group */
+    int local_rank_arg;                /* append --local_rank=N to the command */
+    int gpu_binding, cpu_binding;      /* binding.h */
+    guard_t *guard;                    /* told of every worker's process group */
     const struct container *container; /* container.h: the image each worker runs in; NULL none */
 } worker_launch_t;
 

@@ -102,8 +102,8 @@ job_spec_t *load_for_scheduler(const char *path, const load_opts_t *opts, sched_
           (site = guess_site(spec, *target, opts->ask_server, remarks)))))
         site_rules_apply(site, spec, diag, remarks);
     if (diag->count == 0)
-        spec_container_settle(spec, site ? site->container_runtime : NULL, *target,
-                              opts->local_run, diag);
+        spec_container_settle(spec, site ? site->container_runtime : NULL, *target, opts->local_run,
+                              diag);
     print_lines(remarks);
     if (diag->count == 0 && opts->doctor) {
         free(spec->preflight);

@@ -73,8 +73,7 @@ void spec_container_settle(job_spec_t *spec, const char *site_default, sched_kin
                  "\"%s\": give an absolute path (every node must find the same file)", image);
     else if (image && !container_image_fits(runtime, image, &wanted))
         diag_add(diag, image_at.line, image_at.col, "container.image",
-                 "\"%s\" is not what %s runs: it takes %s", image, spec->container.runtime,
-                 wanted);
+                 "\"%s\" is not what %s runs: it takes %s", image, spec->container.runtime, wanted);
     check_mounts(spec, runtime, diag);
     check_stage(spec, runtime, diag);
 }

@@ -41,7 +41,8 @@ int container_mount_parse(char *text, container_mount_t *m, char *why, size_t wh
     }
     *m = (container_mount_t){text, dst && *dst ? dst : text, flags != NULL};
     if (!plain_path(m->src) || !plain_path(m->dst)) {
-        snprintf(why, why_size, "expected SRC[:DST[:ro]] with absolute paths (no commas or blanks)");
+        snprintf(why, why_size,
+                 "expected SRC[:DST[:ro]] with absolute paths (no commas or blanks)");
         return -1;
     }
     if (flags && strcmp(flags, "ro") != 0) {
@@ -66,8 +67,10 @@ bool container_image_fits(container_runtime_t runtime, const char *path, const c
         return ends_with(path, ".sqsh") || ends_with(path, ".squashfs");
     case CONTAINER_APPTAINER:
     case CONTAINER_SINGULARITY:
-        *wanted = "a SIF file (.sif)";
-        return ends_with(path, ".sif");
+        /* apptainer exec's own list of image files: SIF, SquashFS, ext3. */
+        *wanted = "a SIF file (.sif), or a SquashFS (.sqsh) or ext3 (.img) image";
+        return ends_with(path, ".sif") || ends_with(path, ".sqsh") ||
+               ends_with(path, ".squashfs") || ends_with(path, ".img");
     case CONTAINER_CHARLIECLOUD:
         *wanted = "an image folder (ch-convert's output; not a .sif or .sqsh file)";
         return !ends_with(path, ".sif") && !ends_with(path, ".sqsh") &&

@@ -31,8 +31,9 @@ typedef struct {
 } container_mount_t;
 int container_mount_parse(char *text, container_mount_t *m, char *why, size_t why_size);
 
-/* The image's kind a runtime takes, for messages and checks: ".sqsh" (pyxis, enroot), ".sif"
- * (apptainer, singularity), a folder (charliecloud). Whether path's name fits it. */
+/* The image's kind a runtime takes, for messages and checks: ".sqsh" (pyxis, enroot), ".sif",
+ * ".sqsh" or ".img" (apptainer, singularity), a folder (charliecloud). Whether path's name fits
+ * it. */
 bool container_image_fits(container_runtime_t runtime, const char *path, const char **wanted);
 
 #endif

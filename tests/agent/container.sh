@@ -65,6 +65,30 @@ expect_eq "$RC" 1 "a runtime that is not installed fails the job"
 expect_contains "$ERR" "container: the enroot runtime's program enroot is not on PATH here" "naming it"
 expect_no_leftovers "nothing left after the failed starts"
 
+# Out of memory inside the container, in a real memory cgroup (the agent's, which the runtime and
+# the program inside share): named as without a container, with the group and its limit.
+# shellcheck source=../lib/cgroup.sh
+. "$SRCDIR/tests/lib/cgroup.sh"
+in_cgroup_script "$T/in_cgroup"
+if mem_cgroup_make "ddpjob-test-$$" 128M; then
+    at_exit "cgroup_remove $CGROUP"
+    cat >"$T/oom.yaml" <<YAML
+name: oom
+nodes: 1
+procs_per_node: 2
+workdir: $T/work
+container: {runtime: enroot, image: $T/image.sqsh}
+command: 'if [ "\$RANK" = 1 ]; then exec dd if=/dev/zero of=/dev/null bs=512M count=1; fi; exec sleep 60'
+YAML
+    run env DDPJ_TESTMARK="$MARK" "$T/in_cgroup" "$CGROUP" "$DDPJOB" run "$T/oom.yaml"
+    expect_eq "$RC" 137 "a worker killed by the OOM killer inside the image: the job exits 128+9"
+    expect_contains "$ERR" "job failed (exit 137): rank 1 (node 0, host $(hostname), local rank 1) killed by the out-of-memory killer: its memory cgroup's limit 128 MiB was reached (/ddpjob-test-$$" \
+        "the summary names the OOM kill, the rank, the group and its limit, as without a container"
+    expect_no_leftovers "nothing left after the OOM kill in the container"
+else
+    fail "a memory cgroup to run an agent in" "$CGROUP_WHY"
+fi
+
 # stage: jobfs copies the image to the node's local disk ($PBS_JOBFS, else $TMPDIR) once, before
 # the workers, which run it from there; the copy is gone at the end. A folder that cannot take it
 # fails the job, naming it.

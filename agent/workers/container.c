@@ -182,6 +182,13 @@ static int under_tmp(const char *path)
 static int add_mount(argv_t *a, const container_t *c, const char *src, const char *dst, int ro,
                      ddp_error_t *err)
 {
+    /* enroot's mounts are fstab lines with ':' for blanks, apptainer's binds a list split at ','
+     * and ':': a folder of ours (the working folder, say) that holds one cannot be said. */
+    if (c->runtime != CONTAINER_CHARLIECLOUD &&
+        (strpbrk(src, ":, \t\n") || strpbrk(dst, ":, \t\n")))
+        return ddp_error_set(
+            err, "container: %s cannot bind %s: its name holds a ':', ',' or blank",
+            container_runtime_name(c->runtime), strpbrk(src, ":, \t\n") ? src : dst);
     switch (c->runtime) {
     case CONTAINER_ENROOT:
         push(a, "--mount");

@@ -50,6 +50,27 @@ static void check_stage(const job_spec_t *spec, container_runtime_t runtime, dia
                  "charliecloud's image is a folder: only image files are staged");
 }
 
+/* A train: run's checkpoint folder outside the working folder is bound without being named: its
+ * parent, which exists before ddp-train makes the folder inside. */
+static void bind_checkpoint_dir(job_spec_t *spec)
+{
+    strv_t *mounts = &spec->container.mounts;
+    for (size_t i = 0; spec->command_is_train && i + 1 < spec->command.count; i++) {
+        const char *dir = spec->command.items[i + 1];
+        if (strcmp(spec->command.items[i], "--checkpoint-dir") || dir[0] != '/')
+            continue;
+        char *parent = ddp_xstrdup(dir);
+        *strrchr(parent, '/') = '\0';
+        if (*parent) {
+            mounts->items =
+                ddp_xrealloc(mounts->items, (mounts->count + 1) * sizeof *mounts->items);
+            mounts->items[mounts->count++] = parent;
+        } else {
+            free(parent);
+        }
+    }
+}
+
 void spec_container_settle(job_spec_t *spec, const char *site_default, sched_kind_t target,
                            bool local_run, diag_t *diag)
 {
@@ -76,4 +97,5 @@ void spec_container_settle(job_spec_t *spec, const char *site_default, sched_kin
                  "\"%s\" is not what %s runs: it takes %s", image, spec->container.runtime, wanted);
     check_mounts(spec, runtime, diag);
     check_stage(spec, runtime, diag);
+    bind_checkpoint_dir(spec);
 }

@@ -23,7 +23,8 @@ const char *container_runtime_name(container_runtime_t runtime)
 
 static bool plain_path(const char *p)
 {
-    if (p[0] != '/')
+    /* ".." could climb out of a Charliecloud image, where mount points are made. */
+    if (p[0] != '/' || strstr(p, "/../") || (strlen(p) >= 3 && !strcmp(p + strlen(p) - 3, "/..")))
         return false;
     for (; *p; p++)
         if (*p == ',' || (unsigned char)*p <= ' ' || *p == 0x7f)

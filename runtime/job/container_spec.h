@@ -24,7 +24,8 @@ const char *container_runtime_name(container_runtime_t runtime);
 
 /* A mount as SRC[:DST[:ro]]: both absolute paths, DST defaulting to SRC; the text is split in
  * place into the pointers (it must outlive them). Commas are refused (pyxis separates mounts with
- * them), as are blanks and control characters (enroot's fstab lines). -1 with why filled. */
+ * them), as are blanks and control characters (enroot's fstab lines) and ".." (a mount point made
+ * in a Charliecloud image must stay in it). -1 with why filled. */
 typedef struct {
     const char *src, *dst;
     bool read_only;

@@ -171,3 +171,13 @@ expect_contains "$OUT" "--container-runtime singularity --container-image /image
 sed -i 's/^site: gadi//; s/^scheduler: pbs/scheduler: slurm/; s#/images/x.sif#/images/x.sqsh#' "$T/bad.yaml"
 run "$DDPJOB" render "$T/bad.yaml" --bindir /opt/ddpjob/bin
 expect_contains "$OUT" "--container-image=/images/x.sqsh" "no runtime under Slurm: pyxis"
+cat >"$T/train.yaml" <<YAML
+name: train
+scheduler: slurm
+nodes: 1
+container: {runtime: enroot, image: /images/x.sqsh}
+train: {synthetic: true, epochs: 1, checkpoint_dir: /scratch/me/ckpt}
+YAML
+run "$DDPJOB" render "$T/train.yaml" --bindir /opt/ddpjob/bin
+expect_contains "$OUT" "--container-image /images/x.sqsh --container-mount /scratch/me" \
+    "a train: run's checkpoint folder is bound without being named (its parent, there before it)"

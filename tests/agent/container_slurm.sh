@@ -37,19 +37,6 @@ dj() {
     run env XDG_STATE_HOME="$T/state" bash -c '. "$0/tests/cluster/slurm.sh"; cd "$1" && shift && cluster_in head "$@"' \
         "$SRCDIR" "$T" "$DDPJOB" "$@"
 }
-wait_gone() { # JOB: until it has left the queue (a requeued one let start at once); OUT its output
-    local deadline=$((SECONDS + 300)) state
-    while state=$(cluster_in head squeue -h -j "$1" -o '%T %r' 2>/dev/null) && [ -n "$state" ] &&
-        [ "$SECONDS" -lt "$deadline" ]; do
-        if [ "$state" = "PENDING BeginTime" ] &&
-            [ "$(cluster_in head sinfo -h -t idle -o '%D' 2>/dev/null)" = 2 ]; then
-            sleep 2
-            cluster_in head scontrol update JobId="$1" StartTime=now >/dev/null 2>&1
-        fi
-        sleep 0.3
-    done
-    OUT=$(cat "$T"/*-"$1".out 2>/dev/null)
-}
 # No enroot container left on either node (enroot's data folder per node: its site config).
 expect_no_containers() {
     local left
@@ -71,7 +58,7 @@ container:
 command: 'cat /etc/ddpjob-image; echo "host=\$(hostname) RANK=\$RANK WORLD_SIZE=\$WORLD_SIZE MASTER_ADDR=\$MASTER_ADDR FROM_SPEC=\$FROM_SPEC"; echo 5 >"\$DDPJOB_PROGRESS_FILE"; echo "\$RANK" >"$T/written-by-\$RANK"; [ "\$RANK" != "\${FAIL_RANK:-none}" ] || exit 3; [ -z "\${FAIL_RANK:-}\${SLEEP:-}" ] || exec sleep 120'
 SPEC
 submit job.yaml
-wait_gone "$JOB"
+cluster_wait_gone "$JOB"
 expect_eq "$(grep -c '^\[rank [0-3]\] inside the test.s image' <<<"$OUT")" 4 "all 4 ranks ran inside the image"
 for r in 0 1 2 3; do
     expect_contains "$OUT" "[rank $r] host=n$((r / 2 + 1)) RANK=$r WORLD_SIZE=4 MASTER_ADDR=n1 FROM_SPEC=from the spec" \
@@ -83,7 +70,7 @@ expect_contains "$OUT" "pyxis (slurm job $JOB): completed, exit 0" "status: comp
 expect_no_containers "pyxis removed each node's container"
 
 submit job.yaml FAIL_RANK=1
-wait_gone "$JOB"
+cluster_wait_gone "$JOB"
 dj status "$JOB"
 expect_contains "$OUT" "failed, exit 3" "rank 1 exiting 3 fails the job with 3"
 expect_contains "$OUT" "rank 1 (node 0, host n1): exited with code 3" "status names rank 1 and its code"
@@ -100,7 +87,7 @@ rm -f "$T"/written-by-*
 for _ in $(seq 300); do [ "$(ls "$T"/written-by-* 2>/dev/null | wc -l)" = 4 ] && break; sleep 0.2; done
 dj cancel "$JOB"
 expect_eq "$RC" 0 "cancel of the running job in its container exits 0"
-wait_gone "$JOB"
+cluster_wait_gone "$JOB"
 expect_no_leftovers "cancel leaves no process of the job (agent, workers, enroot) on any node"
 expect_no_containers "and no enroot container on any node"
 
@@ -120,7 +107,7 @@ command: 'link=\$TORCHELASTIC_RESTART_COUNT; f=$T/chain-\$RANK; if [ "\$link" -l
 SPEC
 rm -f "$T"/chain-*
 submit chain.yaml
-wait_gone "$JOB"
+cluster_wait_gone "$JOB"
 expect_contains "$OUT" "requeueing it (2 of 2)" "the chain was requeued twice"
 expect_contains "$OUT" "[rank 1] rank 1 resumed after: link 0 link 1 " "its last link resumed inside the image from both links' checkpoints"
 dj status "$JOB"
@@ -144,7 +131,7 @@ for where in bare inside; do
         [ "$where" = bare ] || printf 'container:\n  image: %s\n' "$T/image.sqsh"
     } >"train-$where.yaml"
     submit "train-$where.yaml"
-    wait_gone "$JOB"
+    cluster_wait_gone "$JOB"
     expect_contains "$OUT" "trained after 2 of 2 epochs" "ddp-train 2x2 trains ($where)"
 done
 if diff=$("$TRAIN" diff "$T/ckpt-bare/checkpoint.ddpt" "$T/ckpt-inside/checkpoint.ddpt" --tolerance 0 2>&1); then

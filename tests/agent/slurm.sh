@@ -249,23 +249,8 @@ submit_and_wait train.yaml
 expect_contains "$OUT" "[rank 0] epoch 2/2 " "a train: spec trains on 2 nodes x 2 ranks under Slurm"
 expect_contains "$OUT" "trained after 2 of 2 epochs (32 steps, 4 ranks)" "... every rank took every step"
 
-# The walltime contract on the real Slurm. A job is requeued as the same job id; Slurm then holds
-# it ~2 minutes (BeginTime) before it may start again, which on a cluster is idle time anyway: the
-# test, as the admin, lets it start once the old run has left both nodes.
-wait_chain() { # JOB: until the job has left the queue; OUT gets its output
-    local deadline=$((SECONDS + 420)) state
-    while state=$(cluster_in head squeue -h -j "$1" -o '%T %r' 2>/dev/null) && [ -n "$state" ] &&
-        [ "$SECONDS" -lt "$deadline" ]; do
-        if [ "$state" = "PENDING BeginTime" ] &&
-            [ "$(cluster_in head sinfo -h -t idle -o '%D' 2>/dev/null)" = 2 ]; then
-            sleep 2
-            cluster_in head scontrol update JobId="$1" StartTime=now >/dev/null 2>&1
-        fi
-        sleep 0.3
-    done
-    OUT=$(cat "$T"/*-"$1".out 2>/dev/null)
-}
-
+# The walltime contract on the real Slurm (a requeued job is let start as soon as its nodes are
+# free: cluster_wait_gone).
 # A PyTorch script that checkpoints on SIGUSR1 gets it exactly once per link: the agent sends it
 # 90 s before the 2-minute limit (time for `import torch` on a busy machine: a signal that comes
 # before the script's handler exists kills it), Slurm itself sends nothing early.
@@ -280,7 +265,7 @@ requeue: 1
 command: [/usr/bin/python3, "$SRCDIR/tests/agent/py/walltime_ddp.py"]
 SPEC
 submit signals.yaml
-wait_chain "$JOB"
+cluster_wait_gone "$JOB"
 for r in 0 1 2 3; do
     expect_contains "$OUT" "[rank $r] link 0: 1 signal(s), checkpointed" "rank $r got the checkpoint signal exactly once in the first link"
     expect_contains "$OUT" "[rank $r] link 1: resumed" "rank $r ran again in the requeued link (restart count 1)"
@@ -304,7 +289,7 @@ env: {OPENBLAS_CORETYPE: Haswell}
 train: $(chain_train $T/chain)
 SPEC
 submit chain.yaml
-wait_chain "$JOB"
+cluster_wait_gone "$JOB"
 expect_contains "$OUT" "ddpjob: requeue 1 of 10 of job $JOB, resuming" "the first requeue resumes"
 expect_contains "$OUT" "[rank 0] ddp-train: resuming from $T/chain/checkpoint.ddpt at epoch" "from the checkpoint the first link wrote"
 expect_contains "$OUT" "trained after $CHAIN_EPOCHS of $CHAIN_EPOCHS epochs" "the chain trains to the end"

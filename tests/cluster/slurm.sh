@@ -155,3 +155,21 @@ cluster_down() {
     rm -rf "$CLUSTER"
     CLUSTER=
 }
+
+# cluster_wait_gone JOB: until the job has left the queue (420 s at most); OUT gets its output
+# ($T/*-JOB.out). A job is requeued as the same job id; Slurm then holds it ~2 minutes
+# (BeginTime) before it may start again, which on a cluster is idle time anyway: the test, as the
+# admin, lets it start once the old run has left every node.
+cluster_wait_gone() {
+    local deadline=$((SECONDS + 420)) state
+    while state=$(cluster_in head squeue -h -j "$1" -o '%T %r' 2>/dev/null) && [ -n "$state" ] &&
+        [ "$SECONDS" -lt "$deadline" ]; do
+        if [ "$state" = "PENDING BeginTime" ] &&
+            [ "$(cluster_in head sinfo -h -t idle -o '%D' 2>/dev/null)" = "$CLUSTER_NODES" ]; then
+            sleep 2
+            cluster_in head scontrol update JobId="$1" StartTime=now >/dev/null 2>&1
+        fi
+        sleep 0.3
+    done
+    OUT=$(cat "$T"/*-"$1".out 2>/dev/null)
+}

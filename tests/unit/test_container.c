@@ -72,6 +72,10 @@ static void test_enroot_and_charliecloud(void)
     ok(!container_command(&c, command, env, "/tmp", NULL, &err) &&
            strstr(err.msg, "ch-run has no read-only bind"),
        "ch-run: a read-only mount is refused");
+    c = (container_t){.runtime = CONTAINER_ENROOT, .image = "/i/img.sqsh"};
+    ok(!container_command(&c, command, env, "/w/run 1", NULL, &err) &&
+           strstr(err.msg, "enroot cannot bind /w/run 1: its name holds a ':', ',' or blank"),
+       "enroot: a working folder whose name has a blank is refused, named");
 }
 
 static void test_mounts(void)
@@ -87,7 +91,7 @@ static void test_mounts(void)
     ok(container_mount_parse(text, &m, why, sizeof why) == 0 && !strcmp(m.src, "/a") &&
            !strcmp(m.dst, "/b") && m.read_only,
        "SRC:DST:ro");
-    const char *bad[] = {"a:/b", "/a:b", "/a,b", "/a:/b:rw", "/a b", ""};
+    const char *bad[] = {"a:/b", "/a:b", "/a,b", "/a:/b:rw", "/a b", "", "/a:/../etc", "/a:/b/.."};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         strcpy(text, bad[i]);
         ok(container_mount_parse(text, &m, why, sizeof why) != 0, "\"%s\" is refused: %s", bad[i],

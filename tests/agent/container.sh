@@ -55,6 +55,15 @@ for runtime in enroot charliecloud; do
 done
 expect_eq "$(grep -c squashfuse /proc/mounts)" 0 "no squashfuse mount is left"
 
+# A restarted attempt starts its workers in the image again (enroot: no container name to meet).
+sed 's/^procs_per_node: 2/procs_per_node: 2\nmax_restarts: 1/' "$T/enroot.yaml" >"$T/restart.yaml"
+sed -i "s#^command: .*#command: 'cat /etc/ddpjob-image; echo \"attempt \$TORCHELASTIC_RESTART_COUNT\"; [ \"\$TORCHELASTIC_RESTART_COUNT\" = 1 ] || [ \"\$RANK\" = 0 ] || exit 4'#" "$T/restart.yaml"
+run env DDPJ_TESTMARK="$MARK" "$DDPJOB" run "$T/restart.yaml"
+expect_eq "$RC" 0 "a rank that fails in the first attempt, then succeeds: the restarted job exits 0"
+expect_eq "$(grep -c "^\[rank 1\] inside the test's image" <<<"$OUT")" 2 "rank 1 ran inside the image in both attempts"
+expect_contains "$OUT" "[rank 1] attempt 1" "the second attempt's"
+expect_no_leftovers "nothing left after the restart"
+
 # A missing image or runtime fails the job at once, naming them.
 sed "s#image: $T/image.sqsh#image: $T/missing.sqsh#" "$T/enroot.yaml" >"$T/missing.yaml"
 run env DDPJ_TESTMARK="$MARK" "$DDPJOB" run "$T/missing.yaml"

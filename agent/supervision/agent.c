@@ -172,17 +172,25 @@ static int join_round(agent_t *a, attempt_t *t, ddp_rdzv_result_t *r, ddp_error_
     return failed ? -1 : 0;
 }
 
-/* The image copied to node-local storage before the first workers (--container-stage), once. */
-static int stage_image(agent_t *a, ddp_error_t *err)
+/* Once per node, before the first workers: the image copied to node-local storage
+ * (--container-stage), and a GPU job's image seen to see the GPUs (--container-gpus). */
+static int prepare_container(agent_t *a, ddp_error_t *err)
 {
-    if (!a->o->container.stage || a->staged_folder)
+    const container_t *c = &a->o->container;
+    if (c->runtime == CONTAINER_NONE || a->container_ready)
         return 0;
     int64_t start = ddp_now_ms();
-    if (container_stage(&a->o->container, &a->staged_folder, &a->staged_image, err))
+    if (c->stage) {
+        if (container_stage(c, &a->staged_folder, &a->staged_image, err))
+            return -1;
+        a->container.image = a->staged_image;
+        agent_say("container: the image is staged to %s (%.1f s)", a->staged_image,
+                  (double)(ddp_now_ms() - start) / 1000.0);
+    }
+    if (c->gpus &&
+        (container_check(&a->container, err) || container_check_gpus(&a->container, err)))
         return -1;
-    a->container.image = a->staged_image;
-    agent_say("container: the image is staged to %s (%.1f s)", a->staged_image,
-              (double)(ddp_now_ms() - start) / 1000.0);
+    a->container_ready = 1;
     return 0;
 }
 
@@ -205,7 +213,7 @@ static void run_workers(agent_t *a, attempt_t *t, const ddp_rdzv_result_t *r,
         monitor_attempt(a, t, r);
         if (t->end != END_DONE)
             attempt_report_failure(a, t);
-    } else if (stage_image(a, err) || workers_start(t->workers, launch, err)) {
+    } else if (prepare_container(a, err) || workers_start(t->workers, launch, err)) {
         agent_say("%s", err->msg);
         /* A worker that could not be started here (not one whose program is missing: that one
          * exits 127 by itself) is a failure of the job on this node. */

@@ -52,6 +52,7 @@ typedef struct agent {
      * (staged_folder, staged_image: ours to remove; container.h). */
     container_t container;
     char *staged_folder, *staged_image;
+    int container_ready; /* staged and checked, once (prepare_container) */
     ddp_store_server_t *server;
     ddp_store_client_t *client, *watch;
     int store_lost;             /* node 0's store stopped answering: nothing more is asked of it */

@@ -245,6 +245,9 @@ static const option_t options[] = {
     {"container-stage", 0, 0, "jobfs|DIR", KIND_STR, FIELD(container.stage), 1, 0, NULL, NULL, NULL,
      "copy the image into a private folder under DIR (jobfs: $PBS_JOBFS,\n"
      "else $TMPDIR, else /tmp) once, before the first workers; removed at the end"},
+    {"container-gpus", 0, 0, NULL, KIND_FLAG, FIELD(container.gpus), 0, 0, NULL, NULL, NULL,
+     "a GPU job: before the first workers, nvidia-smi -L inside the image\n"
+     "must list a GPU, else the job fails, naming the image and what it said"},
     {"container-env", 0, 0, "NAME", TAKE(take_container_env),
      "pass NAME into the container even where it describes the host's\n"
      "files (PATH, LD_LIBRARY_PATH, ...: kept out by default); repeatable"},
@@ -796,9 +799,11 @@ static int check_container(const container_t *c, ddp_error_t *err)
     if (c->runtime != CONTAINER_NONE && !c->image)
         return ddp_error_set(err, "--container-runtime %s needs --container-image",
                              container_runtime_name(c->runtime));
-    if (c->runtime == CONTAINER_NONE && (c->image || c->nmounts || c->nenv_names || c->stage))
-        return ddp_error_set(err, "--container-image, --container-mount, --container-env and "
-                                  "--container-stage need --container-runtime");
+    if (c->runtime == CONTAINER_NONE &&
+        (c->image || c->nmounts || c->nenv_names || c->stage || c->gpus))
+        return ddp_error_set(err, "--container-image, --container-mount, --container-env, "
+                                  "--container-stage and --container-gpus need "
+                                  "--container-runtime");
     if (c->stage && strcmp(c->stage, "jobfs") && c->stage[0] != '/')
         return ddp_error_set(err, "--container-stage %s: jobfs or an absolute folder", c->stage);
     if (c->stage && c->runtime == CONTAINER_CHARLIECLOUD)

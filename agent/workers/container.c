@@ -12,6 +12,12 @@
 
 #include "runtime/base/ddp_alloc.h"
 #include "runtime/base/ddp_file.h"
+#include "runtime/base/spawn.h"
+
+/* How long a GPU job's check may take: the image's start and nvidia-smi. */
+#define GPU_CHECK_MS 60000
+
+extern char **environ;
 
 /* The variables that describe the host's own files: an image has its own, so enroot, which
  * passes only what it is told, is not told these (apptainer and ch-run follow their own rules:
@@ -354,6 +360,32 @@ void container_unstage(char *folder, char *image)
         rmdir(folder);
     free(image);
     free(folder);
+}
+
+int container_check_gpus(const container_t *c, ddp_error_t *err)
+{
+    char cwd[4096], *command[] = {"nvidia-smi", "-L", NULL};
+    if (!getcwd(cwd, sizeof cwd))
+        return ddp_error_set(err, "getcwd: %s", strerror(errno));
+    char **argv = container_command(c, command, environ, cwd, NULL, err);
+    if (!argv)
+        return -1;
+    ddp_spawn_result_t r = {0};
+    int ran = ddp_spawn_capture(argv, NULL, GPU_CHECK_MS, &r, err) == 0;
+    container_command_free(argv);
+    int seen = ran && r.status == 0 && r.out && strncmp(r.out, "GPU ", 4) == 0;
+    if (!seen && ran) {
+        const char *said = r.err && *r.err ? r.err : r.out ? r.out : "";
+        ddp_error_set(err,
+                      "container: a GPU job, but the image %s (%s) sees no GPU: nvidia-smi -L "
+                      "inside it exited %d: %.*s",
+                      c->image, container_runtime_name(c->runtime), r.status,
+                      (int)strcspn(said, "\n"), said);
+    } else if (!seen) {
+        ddp_error_prefix(err, "container: nvidia-smi -L inside %s", c->image);
+    }
+    ddp_spawn_result_free(&r);
+    return seen ? 0 : -1;
 }
 
 void container_free(container_t *c)

@@ -26,6 +26,7 @@ typedef struct container {
     size_t nenv_names;
     char *stage; /* copy the image here first, once per node: "jobfs" (container_stage_dir) or a
                     folder; NULL: run it where it is */
+    int gpus;    /* a GPU job: the container must see the node's GPUs (container_check_gpus) */
 } container_t;
 
 /* The runtime's program: enroot, apptainer, singularity or ch-run. */
@@ -54,6 +55,12 @@ void container_command_free(char **argv);
  * nothing is left then. */
 int container_stage(const container_t *c, char **folder, char **image, ddp_error_t *err);
 void container_unstage(char *folder, char *image);
+
+/* A GPU job's check, once per node before its first workers: `nvidia-smi -L` inside the image
+ * must list a GPU (the runtime's GPU support: apptainer's --nv, enroot's NVIDIA hook, a
+ * Charliecloud image given the driver by ch-fromhost). -1 with err naming the runtime, the image
+ * and what it said. */
+int container_check_gpus(const container_t *c, ddp_error_t *err);
 
 void container_free(container_t *c);
 

@@ -420,20 +420,23 @@ static int add_agent_args(const job_spec_t *spec, const field_def_t *table, strv
 }
 
 /* The spec's env: reaches the program in the container whole, the host's PATH and the like
- * included when it names them (the agent keeps those out otherwise). */
-static int add_container_env(const job_spec_t *spec, strv_t *args)
+ * included when it names them (the agent keeps those out otherwise); a GPU job's container must
+ * see the GPUs. */
+static int add_container_extras(const job_spec_t *spec, strv_t *args)
 {
-    for (size_t i = 0; agent_runs_container(spec) && i < spec->env_count; i++)
+    if (!agent_runs_container(spec))
+        return 0;
+    for (size_t i = 0; i < spec->env_count; i++)
         if (strv_push(args, "--container-env", 15) ||
             strv_push(args, spec->env[i].key, strlen(spec->env[i].key)))
             return -1;
-    return 0;
+    return spec->gpus_per_node > 0 ? strv_push(args, "--container-gpus", 16) : 0;
 }
 
 int spec_agent_args(const job_spec_t *spec, strv_t *args)
 {
     *args = (strv_t){0};
-    if (add_agent_args(spec, top_fields, args) == 0 && add_container_env(spec, args) == 0)
+    if (add_agent_args(spec, top_fields, args) == 0 && add_container_extras(spec, args) == 0)
         return 0;
     spec_strv_free(args);
     return -1;

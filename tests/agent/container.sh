@@ -64,6 +64,15 @@ expect_eq "$(grep -c "^\[rank 1\] inside the test's image" <<<"$OUT")" 2 "rank 1
 expect_contains "$OUT" "[rank 1] attempt 1" "the second attempt's"
 expect_no_leftovers "nothing left after the restart"
 
+# A GPU job whose container sees no GPU (none here, and no nvidia-smi in the image) fails at once,
+# naming the image, the runtime and what it said.
+sed 's/^procs_per_node: 2/procs_per_node: 1\ngpus_per_node: 1/' "$T/enroot.yaml" >"$T/gpu.yaml"
+run env DDPJ_TESTMARK="$MARK" "$DDPJOB" run "$T/gpu.yaml"
+expect_eq "$RC" 1 "a GPU job whose container sees no GPU fails"
+expect_contains "$ERR" "container: a GPU job, but the image $T/image.sqsh (enroot) sees no GPU: nvidia-smi -L inside it exited 127" \
+    "naming the image, the runtime and nvidia-smi's answer"
+expect_lacks "$OUT" "inside the test's image" "before any worker started"
+
 # A missing image or runtime fails the job at once, naming them.
 sed "s#image: $T/image.sqsh#image: $T/missing.sqsh#" "$T/enroot.yaml" >"$T/missing.yaml"
 run env DDPJ_TESTMARK="$MARK" "$DDPJOB" run "$T/missing.yaml"

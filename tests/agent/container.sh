@@ -55,6 +55,15 @@ for runtime in enroot charliecloud; do
 done
 expect_eq "$(grep -c squashfuse /proc/mounts)" 0 "no squashfuse mount is left"
 
+# A slow rank inside the container is named as without one: rank 1 busy with a loop each step,
+# rank 0 only sleeping (the busy time per step is the worker's process group's, from /proc).
+run env DDPJ_TESTMARK="$MARK" "$AGENT" --standalone --nproc-per-node 2 --heartbeat 0.5 \
+    --slow-window 4 --slow-factor 2 --container-runtime enroot --container-image "$T/image.sqsh" \
+    sh -c 'i=0; while [ $i -lt 40 ]; do i=$((i + 1)); n=0; [ "$RANK" = 0 ] || while [ $n -lt 20000 ]; do n=$((n + 1)); done; sleep 0.2; echo $i >"$DDPJOB_PROGRESS_FILE"; done'
+expect_contains "$ERR" "rank 1 (node 0, host $(hostname), local rank 1) is slow: busy " \
+    "a slow rank inside the image is named"
+expect_lacks "$ERR" "rank 0 (node 0, host $(hostname), local rank 0) is slow" "and not the other"
+
 # A restarted attempt starts its workers in the image again (enroot: no container name to meet).
 sed 's/^procs_per_node: 2/procs_per_node: 2\nmax_restarts: 1/' "$T/enroot.yaml" >"$T/restart.yaml"
 sed -i "s#^command: .*#command: 'cat /etc/ddpjob-image; echo \"attempt \$TORCHELASTIC_RESTART_COUNT\"; [ \"\$TORCHELASTIC_RESTART_COUNT\" = 1 ] || [ \"\$RANK\" = 0 ] || exit 4'#" "$T/restart.yaml"

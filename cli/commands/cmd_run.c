@@ -14,12 +14,14 @@
 #include "cli/script/render.h"
 
 static const char run_help[] =
-    "usage: ddpjob run SPEC [--nproc-per-node N] [--bindir DIR] [-- ARGS...]\n"
+    "usage: ddpjob run SPEC [--nproc-per-node N] [--bindir DIR] [--set PATH=VALUE]... [-- "
+    "ARGS...]\n"
     "Runs the spec's command on this machine under one standalone ddpjob-agent, with the spec's\n"
     "modules, setup, env and workdir applied, and ARGS appended to the command (or to train:'s\n"
     "options, e.g. -- --resume). Exits with the job's status.\n"
     "  --nproc-per-node N  workers to start (default: the spec's procs_per_node)\n"
-    "  --bindir DIR        where ddpjob-agent is (default: beside this ddpjob)\n";
+    "  --bindir DIR        where ddpjob-agent is (default: beside this ddpjob)\n"
+    "  --set PATH=VALUE    as if the spec said so: env.SEED=3, train.lr=0.05 (repeatable)\n";
 
 int cmd_run(int argc, char **argv)
 {
@@ -30,8 +32,10 @@ int run_command(int argc, char **argv, bool doctor)
 {
     static const struct option opts[] = {{"nproc-per-node", required_argument, NULL, 'n'},
                                          {"bindir", required_argument, NULL, 'b'},
+                                         {"set", required_argument, NULL, 'E'},
                                          {"help", no_argument, NULL, 'h'},
                                          {0}};
+    load_opts_t load = {.sched = SCHED_UNSET, .local_run = true, .doctor = doctor};
     const char *bindir = NULL;
     long nproc = 0;
     int c;
@@ -52,8 +56,12 @@ int run_command(int argc, char **argv, bool doctor)
         case 'b':
             bindir = optarg;
             break;
+        case 'E':
+            load_opts_add_set(&load, optarg);
+            break;
         default:
             fputs(run_help, stderr);
+            load_opts_free(&load);
             return EXIT_USAGE;
         }
     }
@@ -63,8 +71,8 @@ int run_command(int argc, char **argv, bool doctor)
     }
     int exit_code;
     sched_kind_t target;
-    load_opts_t load = {.sched = SCHED_UNSET, .local_run = true, .doctor = doctor};
     job_spec_t *spec = load_for_scheduler(argv[optind], &load, &target, NULL, &exit_code);
+    load_opts_free(&load);
     if (!spec)
         return exit_code;
     ddp_error_t err;

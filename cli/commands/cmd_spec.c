@@ -32,10 +32,12 @@ static int parse_scheduler_arg(const char *arg, sched_kind_t *out)
 }
 
 static const char validate_help[] =
-    "usage: ddpjob validate [--scheduler pbs|slurm] [--site NAME|FILE] SPEC...\n"
+    "usage: ddpjob validate [--scheduler pbs|slurm] [--site NAME|FILE] [--set PATH=VALUE]... "
+    "SPEC...\n"
     "Checks each spec and prints every problem as FILE:LINE:COL: FIELD: PROBLEM. A spec\n"
     "without scheduler: is valid for `ddpjob run` (local only). With a site profile (site: in\n"
     "the spec, or --site), also checks the queue's rules and prints the job's worst-case cost.\n"
+    "  --set PATH=VALUE  as if the spec said so: nodes=4, train.lr=0.05, env.SEED=3 (repeatable)\n"
     "Exit: 0 all valid, 1 a spec has problems, 2 usage, 3 a file cannot be read.\n";
 
 /* The cost line, when a site profile can tell it. */
@@ -52,6 +54,7 @@ int cmd_validate(int argc, char **argv)
 {
     static const struct option opts[] = {{"scheduler", required_argument, NULL, 's'},
                                          {"site", required_argument, NULL, 'S'},
+                                         {"set", required_argument, NULL, 'E'},
                                          {"help", no_argument, NULL, 'h'},
                                          {0}};
     load_opts_t load = {.sched = SCHED_UNSET};
@@ -61,8 +64,11 @@ int cmd_validate(int argc, char **argv)
             fputs(validate_help, stdout);
             return EXIT_OK;
         }
-        if (c == 'S') {
-            load.site = optarg;
+        if (c == 'S' || c == 'E') {
+            if (c == 'S')
+                load.site = optarg;
+            else
+                load_opts_add_set(&load, optarg);
             continue;
         }
         if (c != 's' || parse_scheduler_arg(optarg, &load.sched) < 0) {
@@ -103,6 +109,7 @@ int cmd_validate(int argc, char **argv)
         spec_destroy(spec);
         site_destroy(site);
     }
+    load_opts_free(&load);
     return worst;
 }
 
@@ -124,6 +131,7 @@ static int parse_script_args(int argc, char **argv, const char *help, bool is_su
                                          {"bindir", required_argument, NULL, 'b'},
                                          {"output", required_argument, NULL, 'o'},
                                          {"dry-run", no_argument, NULL, 'n'},
+                                         {"set", required_argument, NULL, 'E'},
                                          {"help", no_argument, NULL, 'h'},
                                          {0}};
     memset(a, 0, sizeof *a);
@@ -140,6 +148,9 @@ static int parse_script_args(int argc, char **argv, const char *help, bool is_su
             break;
         case 'S':
             a->load.site = optarg;
+            break;
+        case 'E':
+            load_opts_add_set(&a->load, optarg);
             break;
         case 't':
             a->template_path = optarg;
@@ -210,6 +221,7 @@ static int prepare_script(int argc, char **argv, const char *help, bool is_submi
     int code = EXIT_OK;
     site_t *site = NULL;
     *spec = load_for_scheduler(path, &a->load, target, &site, &code);
+    load_opts_free(&a->load);
     if (!*spec)
         return code;
     /* stdout may be the script: the cost goes beside it. */
@@ -225,7 +237,7 @@ static int prepare_script(int argc, char **argv, const char *help, bool is_submi
 
 static const char render_help[] =
     "usage: ddpjob render SPEC [--scheduler pbs|slurm] [--site NAME|FILE] [-o FILE]\n"
-    "                          [--template FILE] [--bindir DIR]\n"
+    "                          [--template FILE] [--bindir DIR] [--set PATH=VALUE]...\n"
     "Prints the job script for SPEC without submitting anything (the dry run).\n"
     "  --scheduler  render for this scheduler instead of the spec's own\n"
     "  --site       check against this site profile (instead of the spec's site:) and print\n"
@@ -233,6 +245,7 @@ static const char render_help[] =
     "  -o FILE      write the script to FILE (mode 0755) instead of stdout\n"
     "  --template   use this template file instead of the installed one\n"
     "  --bindir     where ddpjob and ddpjob-agent are on the nodes (default: beside this ddpjob)\n"
+    "  --set PATH=VALUE  as if the spec said so: nodes=4, train.lr=0.05 (repeatable)\n"
     "Exit: 0 rendered, 1 invalid spec, 2 usage, 3 file or template error.\n";
 
 int cmd_render(int argc, char **argv)
@@ -262,10 +275,11 @@ int cmd_render(int argc, char **argv)
 
 static const char submit_help[] =
     "usage: ddpjob submit SPEC [--scheduler pbs|slurm] [--site NAME|FILE] [--dry-run]\n"
-    "                          [--template FILE] [--bindir DIR]\n"
+    "                          [--template FILE] [--bindir DIR] [--set PATH=VALUE]...\n"
     "Writes the job script into the job directory (the spec's workdir, else the current\n"
     "directory) and submits it with qsub or sbatch; prints the job id.\n"
     "  --dry-run    write the script and show the submit command without running it\n"
+    "  --set PATH=VALUE  as if the spec said so: nodes=4, train.lr=0.05 (repeatable)\n"
     "Exit: 0 submitted, 1 invalid spec, 2 usage, 3 file or template error,\n"
     "      4 qsub/sbatch missing, failed or printed no job id.\n";
 

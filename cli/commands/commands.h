@@ -23,6 +23,7 @@ typedef struct {
     bool doctor;           /* `ddpjob doctor`: the agents compare the nodes and start no worker */
     bool ask_server;       /* submit: a spec without a site takes the profile that recognises
                               the PBS server it goes to (site_detect.h) */
+    strv_t sets;           /* --set PATH=VALUE, each (spec_set.h) */
 } load_opts_t;
 
 /* Loads and validates a spec for its target scheduler and, when it names one, its site profile
@@ -31,6 +32,10 @@ typedef struct {
  * not NULL) gets the profile, or NULL. */
 job_spec_t *load_for_scheduler(const char *path, const load_opts_t *opts, sched_kind_t *target,
                                site_t **site, int *exit_code);
+
+/* --set PATH=VALUE: one more override (set: a word of the command line, kept, not copied). */
+void load_opts_add_set(load_opts_t *opts, char *set);
+void load_opts_free(load_opts_t *opts);
 
 /* Splits a command line at its first "--": returns how many words come before it (what getopt
  * should see); *extra and *nextra get the words after it, the workload's own arguments. */

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli/commands/commands.h"
+#include "runtime/base/ddp_alloc.h"
 #include "cli/spec/site_detect.h"
 #include "cli/spec/site_rules.h"
 #include "cli/spec/spec.h"
@@ -75,7 +76,7 @@ job_spec_t *load_for_scheduler(const char *path, const load_opts_t *opts, sched_
 {
     ddp_error_t err;
     diag_t *diag = diag_create(path), *remarks = diag_create(path);
-    job_spec_t *spec = diag && remarks ? spec_load(path, diag, &err) : NULL;
+    job_spec_t *spec = diag && remarks ? spec_load(path, &opts->sets, diag, &err) : NULL;
     site_t *site = NULL;
     if (!spec) {
         fprintf(stderr, "ddpjob: %s\n", diag && remarks ? err.msg : "out of memory");
@@ -127,4 +128,16 @@ job_spec_t *load_for_scheduler(const char *path, const load_opts_t *opts, sched_
     else
         site_destroy(site);
     return spec;
+}
+
+void load_opts_add_set(load_opts_t *opts, char *set)
+{
+    opts->sets.items = ddp_xrealloc(opts->sets.items, (opts->sets.count + 1) * sizeof(char *));
+    opts->sets.items[opts->sets.count++] = set;
+}
+
+void load_opts_free(load_opts_t *opts)
+{
+    free(opts->sets.items); /* the words are the command line's */
+    opts->sets = (strv_t){0};
 }

@@ -29,18 +29,8 @@ void diag_destroy(diag_t *d)
     free(d);
 }
 
-void diag_add(diag_t *d, unsigned long line, unsigned long col, const char *field, const char *fmt,
-              ...)
+static void add_line(diag_t *d, char *text, int n)
 {
-    char msg[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-
-    char *text = NULL;
-    int n = field ? asprintf(&text, "%s:%lu:%lu: %s: %s", d->file, line, col, field, msg)
-                  : asprintf(&text, "%s:%lu:%lu: %s", d->file, line, col, msg);
     char **lines = realloc(d->lines, (d->count + 1) * sizeof *lines);
     if (n < 0 || !lines) {
         /* Out of memory: the caller still sees that validation failed through count. */
@@ -51,6 +41,32 @@ void diag_add(diag_t *d, unsigned long line, unsigned long col, const char *fiel
     }
     d->lines = lines;
     d->lines[d->count++] = text;
+}
+
+void diag_add(diag_t *d, unsigned long line, unsigned long col, const char *field, const char *fmt,
+              ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    char *text = NULL;
+    int n = field ? asprintf(&text, "%s:%lu:%lu: %s: %s", d->file, line, col, field, msg)
+                  : asprintf(&text, "%s:%lu:%lu: %s", d->file, line, col, msg);
+    add_line(d, text, n);
+}
+
+void diag_add_flag(diag_t *d, const char *flag, const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    char *text = NULL;
+    int n = asprintf(&text, "%s: %s %s", d->file, flag, msg);
+    add_line(d, text, n);
 }
 
 static size_t edit_distance(const char *a, const char *b)

@@ -22,6 +22,10 @@ void diag_destroy(diag_t *d);
 void diag_add(diag_t *d, unsigned long line, unsigned long col, const char *field, const char *fmt,
               ...) __attribute__((format(printf, 5, 6)));
 
+/* Adds `FILE: FLAG MESSAGE`: a problem with a value given on the command line (--set). */
+void diag_add_flag(diag_t *d, const char *flag, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 /* The closest of `candidates` (NULL-terminated) to `word` by edit distance, or NULL when none
  * is close enough to be a plausible misspelling. */
 const char *diag_suggest(const char *word, const char *const *candidates);

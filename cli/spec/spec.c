@@ -1,6 +1,7 @@
 #include "cli/spec/spec.h"
 
 #include <ctype.h>
+#include <stdarg.h>
 #include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@
 #include "runtime/job/container_spec.h"
 #include "runtime/job/job_contract.h"
 #include "cli/spec/shquote.h"
+#include "cli/spec/spec_set.h"
 #include "runtime/train/options/train_options.h"
 #include "cli/spec/units.h"
 #include "runtime/job/worker_env.h"
@@ -182,6 +184,8 @@ typedef struct {
     diag_t *diag;
     job_spec_t *spec;
     bool workload_seen; /* command: or train: was given (even if wrong) */
+    const strv_t *sets; /* --set's overrides, and the nodes they made (spec_set.h) */
+    spec_set_nodes_t made;
 } loader_t;
 
 static unsigned long node_line(const yaml_node_t *n)
@@ -227,8 +231,21 @@ spec_loc_t spec_field_loc(const job_spec_t *spec, const char *field)
     return (spec_loc_t){0, 0};
 }
 
-#define REPORT(ld, node, field, ...)                                                               \
-    diag_add((ld)->diag, node_line(node), node_col(node), (field), __VA_ARGS__)
+/* A problem at node: its line and column in the file, or the --set that gave it. */
+__attribute__((format(printf, 4, 5))) static void report(loader_t *ld, const yaml_node_t *node,
+                                                         const char *field, const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    const char *set = spec_set_flag(&ld->made, ld->sets, (int)(node - ld->doc->nodes.start) + 1);
+    if (set)
+        diag_add_flag(ld->diag, "--set", "%s: %s", set, msg);
+    else
+        diag_add(ld->diag, node_line(node), node_col(node), field, "%s", msg);
+}
 
 static const char *scalar(const yaml_node_t *n)
 {
@@ -278,19 +295,19 @@ static bool check_text(loader_t *ld, const yaml_node_t *n, const char *field, in
 {
     const unsigned char *s = (const unsigned char *)scalar(n);
     if (!*s) {
-        REPORT(ld, n, field, "must not be empty");
+        report(ld, n, field, "must not be empty");
         return false;
     }
     for (const unsigned char *p = s; *p; p++) {
         bool control = (*p < 0x20 && !(multiline && (*p == '\n' || *p == '\t'))) || *p == 0x7f;
         if (control || ((flags & DIRECTIVE_LINE) && (*p == '\n' || *p == '\r'))) {
-            REPORT(ld, n, field,
+            report(ld, n, field,
                    "contains a newline or control character, which cannot be "
                    "made safe in a job script directive");
             return false;
         }
         if ((flags & DIRECTIVE) && isspace(*p)) {
-            REPORT(ld, n, field,
+            report(ld, n, field,
                    "\"%s\" contains a blank, which a #PBS/#SBATCH directive "
                    "cannot carry",
                    (const char *)s);
@@ -445,7 +462,7 @@ int spec_agent_args(const job_spec_t *spec, strv_t *args)
 static void parse_string(loader_t *ld, yaml_node_t *n, const char *field, int flags, char **dst)
 {
     if (n->type != YAML_SCALAR_NODE) {
-        REPORT(ld, n, field, "expected a string, got %s", node_kind(n));
+        report(ld, n, field, "expected a string, got %s", node_kind(n));
         return;
     }
     /* An optional field written as "" is simply not set (`constraint: ""`). */
@@ -460,7 +477,7 @@ static void parse_signame(loader_t *ld, yaml_node_t *n, const char *field, int *
     char got[256];
     if (n->type != YAML_SCALAR_NODE || (*dst = ddp_parse_signal(scalar(n))) <= 0) {
         *dst = 0;
-        REPORT(ld, n, field, "expected a signal such as USR1 or SIGUSR2, got %s",
+        report(ld, n, field, "expected a signal such as USR1 or SIGUSR2, got %s",
                describe(n, got, sizeof got));
     }
 }
@@ -468,7 +485,7 @@ static void parse_signame(loader_t *ld, yaml_node_t *n, const char *field, int *
 static void parse_text(loader_t *ld, yaml_node_t *n, const char *field, char **dst)
 {
     if (n->type != YAML_SCALAR_NODE) {
-        REPORT(ld, n, field, "expected text, got %s", node_kind(n));
+        report(ld, n, field, "expected text, got %s", node_kind(n));
         return;
     }
     if (check_text(ld, n, field, 0, true))
@@ -479,21 +496,21 @@ static void parse_int(loader_t *ld, yaml_node_t *n, const field_def_t *def, cons
                       long *dst)
 {
     if (n->type != YAML_SCALAR_NODE || !is_plain(n)) {
-        REPORT(ld, n, field, "expected a whole number, got %s", node_kind(n));
+        report(ld, n, field, "expected a whole number, got %s", node_kind(n));
         return;
     }
     const char *s = scalar(n);
     long v;
     if (ddp_parse_long(s, LONG_MIN, LONG_MAX, &v) ||
         !(isdigit((unsigned char)s[0]) || s[0] == '-')) {
-        REPORT(ld, n, field, "expected a whole number, got \"%s\"", s);
+        report(ld, n, field, "expected a whole number, got \"%s\"", s);
         return;
     }
     if (v < def->min || v > def->max) {
         if (def->min > 0 && v <= 0)
-            REPORT(ld, n, field, "must be at least %ld, got %ld", def->min, v);
+            report(ld, n, field, "must be at least %ld, got %ld", def->min, v);
         else
-            REPORT(ld, n, field, "must be between %ld and %ld, got %ld", def->min, def->max, v);
+            report(ld, n, field, "must be between %ld and %ld, got %ld", def->min, def->max, v);
         return;
     }
     *dst = v;
@@ -514,7 +531,7 @@ static void parse_nodes(loader_t *ld, yaml_node_t *n, const field_def_t *def, co
     long lo, hi;
     if (ddp_parse_long(least, def->min, def->max, &lo) ||
         ddp_parse_long(colon + 1, def->min, def->max, &hi) || lo > hi) {
-        REPORT(ld, n, field, "expected a count, or MIN:MAX with 1 <= MIN <= MAX <= %ld, got \"%s\"",
+        report(ld, n, field, "expected a count, or MIN:MAX with 1 <= MIN <= MAX <= %ld, got \"%s\"",
                def->max, s);
         return;
     }
@@ -528,7 +545,7 @@ static void parse_factor(loader_t *ld, yaml_node_t *n, const char *field, double
     double v;
     if (n->type != YAML_SCALAR_NODE || !is_plain(n) || ddp_parse_double(scalar(n), 0, 100, &v) ||
         (v > 0 && v <= 1)) {
-        REPORT(ld, n, field, "expected 0 (never) or a factor above 1 and at most 100, got %s",
+        report(ld, n, field, "expected 0 (never) or a factor above 1 and at most 100, got %s",
                describe(n, got, sizeof got));
         return;
     }
@@ -552,7 +569,7 @@ static void parse_bool(loader_t *ld, yaml_node_t *n, const char *field, bool *ds
             }
     }
     char got[256];
-    REPORT(ld, n, field, "expected true or false, got %s%s%s",
+    report(ld, n, field, "expected true or false, got %s%s%s",
            n->type == YAML_SCALAR_NODE ? node_kind(n) : "", n->type == YAML_SCALAR_NODE ? " " : "",
            describe(n, got, sizeof got));
 }
@@ -561,7 +578,7 @@ static void parse_size(loader_t *ld, yaml_node_t *n, const char *field, uint64_t
 {
     char got[256];
     if (n->type != YAML_SCALAR_NODE || units_parse_size(scalar(n), dst) < 0)
-        REPORT(ld, n, field,
+        report(ld, n, field,
                "expected a size such as 380GB (units KB MB GB TB, K M G T, KiB MiB GiB TiB; at "
                "most 64TB), got %s",
                describe(n, got, sizeof got));
@@ -571,7 +588,7 @@ static void parse_walltime(loader_t *ld, yaml_node_t *n, const char *field, uint
 {
     char got[256];
     if (n->type != YAML_SCALAR_NODE || units_parse_walltime(scalar(n), dst) < 0)
-        REPORT(ld, n, field, "expected [[HH:]MM:]SS or D-HH:MM:SS, got %s",
+        report(ld, n, field, "expected [[HH:]MM:]SS or D-HH:MM:SS, got %s",
                describe(n, got, sizeof got));
 }
 
@@ -582,7 +599,7 @@ static void parse_strlist(loader_t *ld, yaml_node_t *n, const char *field, int f
             return;
         const char *s = scalar(n);
         if (s[0] == '+' || s[strlen(s) - 1] == '+' || strstr(s, "++")) {
-            REPORT(ld, n, field, "empty item in \"%s\"", s);
+            report(ld, n, field, "empty item in \"%s\"", s);
             return;
         }
         for (const char *p = s; *p;) {
@@ -593,14 +610,14 @@ static void parse_strlist(loader_t *ld, yaml_node_t *n, const char *field, int f
         return;
     }
     if (n->type != YAML_SEQUENCE_NODE) {
-        REPORT(ld, n, field, "expected a list, got %s", node_kind(n));
+        report(ld, n, field, "expected a list, got %s", node_kind(n));
         return;
     }
     for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top;
          it++) {
         yaml_node_t *item = yaml_document_get_node(ld->doc, *it);
         if (item->type != YAML_SCALAR_NODE) {
-            REPORT(ld, item, field, "list items must be strings, got %s", node_kind(item));
+            report(ld, item, field, "list items must be strings, got %s", node_kind(item));
             continue;
         }
         if (check_text(ld, item, field, flags, false))
@@ -612,21 +629,21 @@ static void parse_env(loader_t *ld, yaml_node_t *n, const char *field)
 {
     job_spec_t *spec = ld->spec;
     if (n->type != YAML_MAPPING_NODE) {
-        REPORT(ld, n, field, "expected a mapping NAME: value, got %s", node_kind(n));
+        report(ld, n, field, "expected a mapping NAME: value, got %s", node_kind(n));
         return;
     }
     for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
         yaml_node_t *k = yaml_document_get_node(ld->doc, p->key);
         yaml_node_t *v = yaml_document_get_node(ld->doc, p->value);
         if (k->type != YAML_SCALAR_NODE || !shquote_is_identifier(scalar(k))) {
-            REPORT(ld, k, field, "\"%s\" is not a valid environment variable name",
+            report(ld, k, field, "\"%s\" is not a valid environment variable name",
                    k->type == YAML_SCALAR_NODE ? scalar(k) : node_kind(k));
             continue;
         }
         const char *key = scalar(k);
         /* A variable the agent sets for every worker would be silently overridden. */
         if (!strncmp(key, "DDPJOB_", 7) || ddp_worker_env_owns(key)) {
-            REPORT(ld, k, field,
+            report(ld, k, field,
                    "%s is set by ddpjob-agent for each worker and cannot be set "
                    "in the spec",
                    key);
@@ -634,9 +651,9 @@ static void parse_env(loader_t *ld, yaml_node_t *n, const char *field)
         }
         for (size_t i = 0; i < spec->env_count; i++)
             if (!strcmp(spec->env[i].key, key))
-                REPORT(ld, k, field, "%s is given twice", key);
+                report(ld, k, field, "%s is given twice", key);
         if (v->type != YAML_SCALAR_NODE) {
-            REPORT(ld, v, field, "value of %s must be a string, got %s", key, node_kind(v));
+            report(ld, v, field, "value of %s must be a string, got %s", key, node_kind(v));
             continue;
         }
         char where[160];
@@ -654,7 +671,7 @@ static void parse_command(loader_t *ld, yaml_node_t *n, const char *field)
     job_spec_t *spec = ld->spec;
     if (n->type == YAML_SCALAR_NODE) {
         if (is_null(n) || !*scalar(n)) {
-            REPORT(ld, n, field, "must not be empty");
+            report(ld, n, field, "must not be empty");
             return;
         }
         spec->command_is_shell = true;
@@ -662,22 +679,22 @@ static void parse_command(loader_t *ld, yaml_node_t *n, const char *field)
         return;
     }
     if (n->type != YAML_SEQUENCE_NODE) {
-        REPORT(ld, n, field, "expected a list of arguments or a string, got %s", node_kind(n));
+        report(ld, n, field, "expected a list of arguments or a string, got %s", node_kind(n));
         return;
     }
     if (n->data.sequence.items.top == n->data.sequence.items.start) {
-        REPORT(ld, n, field, "must not be empty: give the program and its arguments");
+        report(ld, n, field, "must not be empty: give the program and its arguments");
         return;
     }
     for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top;
          it++) {
         yaml_node_t *item = yaml_document_get_node(ld->doc, *it);
         if (item->type != YAML_SCALAR_NODE) {
-            REPORT(ld, item, field, "arguments must be strings, got %s", node_kind(item));
+            report(ld, item, field, "arguments must be strings, got %s", node_kind(item));
             continue;
         }
         if (it == n->data.sequence.items.start && !*scalar(item)) {
-            REPORT(ld, item, field, "the program name must not be empty");
+            report(ld, item, field, "the program name must not be empty");
             continue;
         }
         strv_push(&spec->command, scalar(item), strlen(scalar(item)));
@@ -692,7 +709,7 @@ static void parse_train(loader_t *ld, yaml_node_t *map, const char *prefix)
 {
     job_spec_t *spec = ld->spec;
     if (map->type != YAML_MAPPING_NODE) {
-        REPORT(ld, map, prefix, "expected a mapping of ddp-train options (model: mlp, ...), got %s",
+        report(ld, map, prefix, "expected a mapping of ddp-train options (model: mlp, ...), got %s",
                node_kind(map));
         return;
     }
@@ -723,7 +740,7 @@ static void parse_train(loader_t *ld, yaml_node_t *map, const char *prefix)
             i++;
         if (i == count) {
             const char *hint = k->type == YAML_SCALAR_NODE ? diag_suggest(scalar(k), names) : NULL;
-            REPORT(ld, k, field, "unknown ddp-train option%s%s%s", hint ? " (did you mean " : "",
+            report(ld, k, field, "unknown ddp-train option%s%s%s", hint ? " (did you mean " : "",
                    hint ? hint : "", hint ? "?)" : "");
             continue;
         }
@@ -741,7 +758,7 @@ static void parse_train(loader_t *ld, yaml_node_t *map, const char *prefix)
         }
         if (v->type != YAML_SCALAR_NODE || !*scalar(v) || strchr(scalar(v), '\n')) {
             char got[256];
-            REPORT(ld, v, field, "expected one value, got %s", describe(v, got, sizeof got));
+            report(ld, v, field, "expected one value, got %s", describe(v, got, sizeof got));
             continue;
         }
         snprintf(flag, sizeof flag, "--%s", train_option_names[i].name);
@@ -763,11 +780,17 @@ static void parse_train(loader_t *ld, yaml_node_t *map, const char *prefix)
             if (*c == '-')
                 *c = '_';
     }
-    spec_loc_t at = spec_field_loc(spec, key);
-    if (!at.line)
-        at = (spec_loc_t){node_line(map), node_col(map)};
-    diag_add(ld->diag, at.line, at.col, at.line ? key : prefix, "ddp-train would refuse it: %s",
-             err.msg);
+    /* At the option's value (in the file or a --set), else at the block. */
+    const char *name = *key ? key + strlen(prefix) + 1 : "";
+    for (yaml_node_pair_t *p = map->data.mapping.pairs.start;
+         *name && p < map->data.mapping.pairs.top; p++)
+        if (yaml_document_get_node(ld->doc, p->key)->type == YAML_SCALAR_NODE &&
+            !strcmp(scalar(yaml_document_get_node(ld->doc, p->key)), name)) {
+            report(ld, yaml_document_get_node(ld->doc, p->value), key,
+                   "ddp-train would refuse it: %s", err.msg);
+            return;
+        }
+    report(ld, map, prefix, "ddp-train would refuse it: %s", err.msg);
 }
 
 static void parse_enum(loader_t *ld, yaml_node_t *n, const char *field, const char *const *names,
@@ -787,7 +810,7 @@ static void parse_enum(loader_t *ld, yaml_node_t *n, const char *field, const ch
                      *choices ? " or " : "", names[i]);
     const char *hint = n->type == YAML_SCALAR_NODE ? diag_suggest(scalar(n), names) : NULL;
     char got[256];
-    REPORT(ld, n, field, "expected %s, got %s%s%s%s", choices, describe(n, got, sizeof got),
+    report(ld, n, field, "expected %s, got %s%s%s%s", choices, describe(n, got, sizeof got),
            hint ? " (did you mean " : "", hint ? hint : "", hint ? "?)" : "");
 }
 
@@ -833,10 +856,10 @@ static void parse_workload(loader_t *ld, yaml_node_t *v, const field_def_t *def,
 {
     ld->workload_seen = true;
     if (def->type == F_COMMAND && ld->spec->command_is_train)
-        REPORT(ld, v, field,
+        report(ld, v, field,
                "the spec already has a train: block; give command or train, not both");
     else if (def->type == F_TRAIN && ld->spec->command.count > 0)
-        REPORT(ld, v, field, "the spec already has a command; give command or train, not both");
+        report(ld, v, field, "the spec already has a command; give command or train, not both");
     else if (def->type == F_COMMAND)
         parse_command(ld, v, field);
     else
@@ -886,7 +909,7 @@ static void parse_field(loader_t *ld, yaml_node_t *v, const field_def_t *def, co
         parse_nodes(ld, v, def, field);
         break;
     case F_REPLACED:
-        REPORT(
+        report(
             ld, v, field,
             "is gone: use checkpoint: {signal: USR2, before: 120}, which the agent sends once to "
             "each worker (Slurm's own signal reached every worker twice)");
@@ -900,7 +923,7 @@ static void parse_field(loader_t *ld, yaml_node_t *v, const field_def_t *def, co
     case F_MAP:
         *(bool *)(base + def->present_offset) = true;
         if (v->type != YAML_MAPPING_NODE)
-            REPORT(ld, v, field, "expected a mapping, got %s", node_kind(v));
+            report(ld, v, field, "expected a mapping, got %s", node_kind(v));
         else
             parse_mapping(ld, v, def->sub, field);
         break;
@@ -919,7 +942,7 @@ static void parse_mapping(loader_t *ld, yaml_node_t *map, const field_def_t *tab
     if (!names || !seen) {
         free(names);
         free(seen);
-        REPORT(ld, map, prefix, "out of memory");
+        report(ld, map, prefix, "out of memory");
         return;
     }
     for (size_t i = 0; i < nfields; i++)
@@ -930,7 +953,7 @@ static void parse_mapping(loader_t *ld, yaml_node_t *map, const field_def_t *tab
         yaml_node_t *k = yaml_document_get_node(ld->doc, p->key);
         yaml_node_t *v = yaml_document_get_node(ld->doc, p->value);
         if (k->type != YAML_SCALAR_NODE) {
-            REPORT(ld, k, prefix, "keys must be plain names, got %s", node_kind(k));
+            report(ld, k, prefix, "keys must be plain names, got %s", node_kind(k));
             continue;
         }
         char field[128];
@@ -941,14 +964,14 @@ static void parse_mapping(loader_t *ld, yaml_node_t *map, const field_def_t *tab
         if (i == nfields) {
             const char *hint = diag_suggest(scalar(k), names);
             if (hint)
-                REPORT(ld, k, field, "unknown field (did you mean %s%s%s?)", prefix ? prefix : "",
+                report(ld, k, field, "unknown field (did you mean %s%s%s?)", prefix ? prefix : "",
                        prefix ? "." : "", hint);
             else
-                REPORT(ld, k, field, "unknown field");
+                report(ld, k, field, "unknown field");
             continue;
         }
         if (seen[i]) {
-            REPORT(ld, k, field, "given more than once");
+            report(ld, k, field, "given more than once");
             continue;
         }
         seen[i] = true;
@@ -1000,7 +1023,7 @@ static void check_combinations(const job_spec_t *spec, diag_t *diag)
                  "resume from");
 }
 
-job_spec_t *spec_load(const char *path, diag_t *diag, ddp_error_t *err)
+job_spec_t *spec_load(const char *path, const strv_t *sets, diag_t *diag, ddp_error_t *err)
 {
     size_t len = 0;
     unsigned char *text = (unsigned char *)ddp_read_file(path, &len, err);
@@ -1031,12 +1054,19 @@ job_spec_t *spec_load(const char *path, diag_t *diag, ddp_error_t *err)
         free(text);
         return spec;
     }
-    loader_t ld = {&doc, diag, spec, false};
+    loader_t ld = {&doc, diag, spec, false, sets, {0}};
     yaml_node_t *root = yaml_document_get_root_node(&doc);
-    if (!root || (root->type == YAML_SCALAR_NODE && is_null(root))) {
+    if (root && root->type == YAML_MAPPING_NODE && sets && sets->count &&
+        spec_set_apply(&doc, sets, &ld.made, diag))
+        root = NULL; /* a set that cannot be applied: nothing more is checked */
+    else if (root && root->type == YAML_MAPPING_NODE)
+        root = yaml_document_get_root_node(&doc);
+    if (diag->count) {
+        /* the sets' own problems, said */
+    } else if (!root || (root->type == YAML_SCALAR_NODE && is_null(root))) {
         diag_add(diag, 1, 1, NULL, "the spec is empty; it needs at least name, nodes and command");
     } else if (root->type != YAML_MAPPING_NODE) {
-        REPORT(&ld, root, NULL,
+        report(&ld, root, NULL,
                "the spec must be a mapping of fields (name: ..., nodes: ...), "
                "got %s",
                node_kind(root));
@@ -1057,6 +1087,7 @@ job_spec_t *spec_load(const char *path, diag_t *diag, ddp_error_t *err)
                      "a spec file holds one YAML document; found another here");
         yaml_document_delete(&extra);
     }
+    spec_set_nodes_free(&ld.made);
     yaml_document_delete(&doc);
     yaml_parser_delete(&parser);
     free(text);

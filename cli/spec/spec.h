@@ -117,9 +117,10 @@ typedef struct {
     } slurm;
 } job_spec_t;
 
-/* Reads and validates `path`. Returns NULL only when the file cannot be read at all (err says
- * why); otherwise a spec whose problems, if any, are in diag (check diag->count). */
-job_spec_t *spec_load(const char *path, diag_t *diag, ddp_error_t *err);
+/* Reads and validates `path`, with the overrides `sets` (each PATH=VALUE, spec_set.h; NULL:
+ * none) applied first. Returns NULL only when the file cannot be read at all (err says why);
+ * otherwise a spec whose problems, if any, are in diag (check diag->count). */
+job_spec_t *spec_load(const char *path, const strv_t *sets, diag_t *diag, ddp_error_t *err);
 
 /* The checks that depend on the target scheduler (e.g. PBS job-name rules), reported into diag
  * with the same FILE:LINE:COL form. */

@@ -26,6 +26,10 @@ run env DDPJ_TESTMARK="$MARK" JOB_EXIT=9 "$DDPJOB" run "$T/job.yaml" --nproc-per
 expect_eq "$RC" 9 "the job's failure is ddpjob run's exit status"
 expect_contains "$ERR" "job failed (exit 9): rank 0" "with the failure summary"
 
+run env DDPJ_TESTMARK="$MARK" "$DDPJOB" run "$T/job.yaml" --set procs_per_node=1 --set 'env.GREETING=from --set'
+expect_eq "$(grep -c '^\[rank' <<<"$OUT")" 1 "--set procs_per_node=1: one worker"
+expect_contains "$OUT" "greeting=from --set" "--set env.GREETING: the override's value"
+
 sed 's/^procs_per_node: 3/procs_per_node: zero/' "$T/job.yaml" >"$T/bad.yaml"
 run "$DDPJOB" run "$T/bad.yaml"
 expect_eq "$RC" 1 "an invalid spec is refused with exit 1"

@@ -280,3 +280,29 @@ expect_eq "$RC" 0 "--scheduler overrides the spec's scheduler"
 run "$DDPJOB" validate /nonexistent/job.yaml
 expect_eq "$RC" 3 "an unreadable spec exits 3"
 expect_eq "$ERR" "ddpjob: /nonexistent/job.yaml: No such file or directory" "and says why"
+
+# --set PATH=VALUE: typed and checked as if the file held it; its problems name the flag.
+cat >set.yaml <<'SPEC'
+name: sweepable
+scheduler: slurm
+nodes: 2
+env: {A: "1"}
+train: {synthetic: true, epochs: 2, lr: 0.1}
+SPEC
+run "$DDPJOB" render set.yaml --bindir /opt/ddpjob/bin --set nodes=4 --set train.lr=0.05 --set env.SEED=3 \
+    --set 'modules=[cuda/12, nccl]' --set container.image=/i/x.sqsh
+expect_eq "$RC" 0 "--set overrides render"
+expect_contains "$OUT" "#SBATCH --nodes=4" "a number (nodes=4)"
+expect_contains "$OUT" "--lr 0.05" "a train: option (train.lr=0.05)"
+expect_contains "$OUT" "export SEED=3" "an env: variable the file lacks (env.SEED=3)"
+expect_contains "$OUT" "module load nccl" "a list as YAML (modules=[cuda/12, nccl])"
+expect_contains "$OUT" "--container-image=/i/x.sqsh" "a block the file lacks (container.image)"
+run "$DDPJOB" validate set.yaml --set train.lr=abc --set nodes=zero --set foo=1
+expect_eq "$RC" 1 "a bad override fails validation"
+expect_contains "$ERR" "set.yaml: --set train.lr=abc: ddp-train would refuse it: --lr abc: expected a number" "naming the flag (train.lr)"
+expect_contains "$ERR" "set.yaml: --set nodes=zero: expected a whole number, got \"zero\"" "(nodes)"
+expect_contains "$ERR" "set.yaml: --set foo=1: unknown field" "an unknown field"
+run "$DDPJOB" validate set.yaml --set noequals --set nodes.x=1 --set 'x=['
+expect_contains "$ERR" "--set noequals: expected PATH=VALUE" "an override without ="
+expect_contains "$ERR" "--set nodes.x=1: nodes is not a block of fields in the spec" "a path through a value"
+expect_contains "$ERR" "--set x=[: not a YAML value" "a value that is not YAML"

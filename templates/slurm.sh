@@ -133,6 +133,16 @@ ddpjob_container_mounts={{pyxis_mounts}},$PWD
 ddpjob_container_mounts+=,$ddpjob_status_dir
 {{/spares}}
 ddpjob_container_args=(--container-image={{pyxis_image}} "--container-mounts=$ddpjob_container_mounts" "--container-workdir=$PWD")
+{{#requeue}}
+# A requeued link numbers its steps from 0 again, and pyxis names a step's container after them
+# (pyxis_JOB.STEP): one that a node lost mid-step left under this job's id would refuse this
+# link's ("File already exists"). Each node removes this job's first.
+if [ "$ddpjob_requeue" -gt 0 ]; then
+    srun --nodes={{alloc_nodes}} --ntasks={{alloc_nodes}} --ntasks-per-node=1 /bin/sh -c \
+        'enroot list 2>/dev/null | grep "^pyxis_${SLURM_JOB_ID}\." | xargs -r enroot remove -f >/dev/null' ||
+        echo "ddpjob: could not look for containers the last link left (enroot list/remove failed)" >&2
+fi
+{{/requeue}}
 {{/pyxis_image}}
 # Each agent reads the rest from Slurm: the nodes, its own rank, the master (the first node), the
 # run id and the rendezvous port, both from the job id.

@@ -16,6 +16,11 @@ pyxis=/usr/lib/x86_64-linux-gnu/slurm-wlm/spank_pyxis.so
 [ -e "$pyxis" ] || { fail "pyxis is installed ($pyxis; scripts/install-deps.sh builds it)" "missing"; exit 1; }
 # slurmd's PATH finds enroot, as a site's would (pyxis runs it with the node's own PATH).
 export PATH=$enroot_bin:$PATH
+# This suite's nodes' enroot state (its site config keeps it per host name): nothing an earlier,
+# interrupted run left, since job ids start again with each test cluster.
+enroot_state() { rm -rf /var/tmp/enroot-data/n[12]/user-0/pyxis_* /run/enroot/n[12]/user-0/pyxis_*; }
+enroot_state
+at_exit enroot_state
 if ! SLURM_PLUGSTACK="required $pyxis runtime_path=$T/pyxis" cluster_up 2 >"$T/cluster.log" 2>&1; then
     fail "a 2-node Slurm cluster with pyxis starts" "$(tail -n 20 "$T/cluster.log")" \
         "$(tail -n 5 "$CLUSTER"/log/*.log 2>/dev/null)"
@@ -93,6 +98,15 @@ expect_no_containers "and no enroot container on any node"
 
 # The walltime chain inside the container: the checkpoint signal reaches the program inside, it
 # exits 75, and the job is requeued twice, each link starting a fresh container (no name).
+# A container the first link's node left (as a node lost mid-step would) is removed before the
+# next link starts, which pyxis would otherwise refuse ("File already exists").
+leave_container() { # JOB: once its first link has ended, a container under its first step's name
+    for _ in $(seq 600); do
+        [ "$(cluster_in head squeue -h -j "$1" -o '%T %r' 2>/dev/null)" = "PENDING BeginTime" ] && break
+        sleep 0.2
+    done
+    mkdir -p "/var/tmp/enroot-data/n2/user-0/pyxis_$1.0"
+}
 cat >chain.yaml <<SPEC
 name: pyxis-chain
 scheduler: slurm
@@ -107,8 +121,9 @@ command: 'link=\$TORCHELASTIC_RESTART_COUNT; f=$T/chain-\$RANK; if [ "\$link" -l
 SPEC
 rm -f "$T"/chain-*
 submit chain.yaml
+leave_container "$JOB"
 cluster_wait_gone "$JOB"
-expect_contains "$OUT" "requeueing it (2 of 2)" "the chain was requeued twice"
+expect_contains "$OUT" "requeueing it (2 of 2)" "the chain was requeued twice (the container left on n2 removed before the second link)"
 expect_contains "$OUT" "[rank 1] rank 1 resumed after: link 0 link 1 " "its last link resumed inside the image from both links' checkpoints"
 dj status "$JOB"
 case $OUT in
@@ -117,7 +132,7 @@ case $OUT in
 esac
 expect_no_containers "no container left by the chain"
 
-# ddp-train (copied into the image with its libraries) trains 2x2 inside; the checkpoint equals the
+# ddp-train (its libraries copied into the image) trains 2x2 inside; the checkpoint equals the
 # same run's without the container, bit for bit.
 for where in bare inside; do
     {
@@ -128,7 +143,10 @@ for where in bare inside; do
         echo "walltime: \"00:05:00\""
         echo "env: {OPENBLAS_CORETYPE: Haswell}"
         echo "train: {synthetic: true, synthetic_size: \"1024,256\", epochs: 2, batch_size: 32, seed: 7, checkpoint_dir: $T/ckpt-$where}"
-        [ "$where" = bare ] || printf 'container:\n  image: %s\n' "$T/image.sqsh"
+        # ddp-train's own folder is bound too: an image's /tmp is enroot's fresh one, which hides
+        # the copy there when the build is under /tmp.
+        [ "$where" = bare ] || printf 'container:\n  image: %s\n  mounts: [%s]\n' "$T/image.sqsh" \
+            "$(dirname "$(readlink -f "$TRAIN")")"
     } >"train-$where.yaml"
     submit "train-$where.yaml"
     cluster_wait_gone "$JOB"

@@ -29,44 +29,40 @@ void diag_destroy(diag_t *d)
     free(d);
 }
 
-static void add_line(diag_t *d, char *text, int n)
+/* Adds head followed by the formatted message. */
+static void add_line(diag_t *d, const char *head, const char *fmt, va_list ap)
 {
+    char msg[1024], *text = NULL;
+    vsnprintf(msg, sizeof msg, fmt, ap);
     char **lines = realloc(d->lines, (d->count + 1) * sizeof *lines);
-    if (n < 0 || !lines) {
-        /* Out of memory: the caller still sees that validation failed through count. */
-        free(n < 0 ? NULL : text);
-        if (lines)
-            d->lines = lines;
+    if (lines)
+        d->lines = lines;
+    /* Out of memory: the line is lost. */
+    if (!lines || asprintf(&text, "%s%s", head, msg) < 0)
         return;
-    }
-    d->lines = lines;
     d->lines[d->count++] = text;
 }
 
 void diag_add(diag_t *d, unsigned long line, unsigned long col, const char *field, const char *fmt,
               ...)
 {
-    char msg[1024];
+    char head[4400];
+    snprintf(head, sizeof head, "%s:%lu:%lu: %s%s", d->file, line, col, field ? field : "",
+             field ? ": " : "");
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    add_line(d, head, fmt, ap);
     va_end(ap);
-    char *text = NULL;
-    int n = field ? asprintf(&text, "%s:%lu:%lu: %s: %s", d->file, line, col, field, msg)
-                  : asprintf(&text, "%s:%lu:%lu: %s", d->file, line, col, msg);
-    add_line(d, text, n);
 }
 
 void diag_add_flag(diag_t *d, const char *flag, const char *fmt, ...)
 {
-    char msg[1024];
+    char head[4400];
+    snprintf(head, sizeof head, "%s: %s ", d->file, flag);
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    add_line(d, head, fmt, ap);
     va_end(ap);
-    char *text = NULL;
-    int n = asprintf(&text, "%s: %s %s", d->file, flag, msg);
-    add_line(d, text, n);
 }
 
 static size_t edit_distance(const char *a, const char *b)

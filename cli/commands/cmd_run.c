@@ -21,7 +21,8 @@ static const char run_help[] =
     "options, e.g. -- --resume). Exits with the job's status.\n"
     "  --nproc-per-node N  workers to start (default: the spec's procs_per_node)\n"
     "  --bindir DIR        where ddpjob-agent is (default: beside this ddpjob)\n"
-    "  --set PATH=VALUE    as if the spec said so: env.SEED=3, train.lr=0.05 (repeatable)\n";
+    "  --set PATH=VALUE    as if the spec said so: env.SEED=3, train.lr=0.05 (repeatable)\n"
+    "  --trial K           a sweep's trial K (default 0)\n";
 
 int cmd_run(int argc, char **argv)
 {
@@ -33,6 +34,7 @@ int run_command(int argc, char **argv, bool doctor)
     static const struct option opts[] = {{"nproc-per-node", required_argument, NULL, 'n'},
                                          {"bindir", required_argument, NULL, 'b'},
                                          {"set", required_argument, NULL, 'E'},
+                                         {"trial", required_argument, NULL, 'T'},
                                          {"help", no_argument, NULL, 'h'},
                                          {0}};
     load_opts_t load = {.sched = SCHED_UNSET, .local_run = true, .doctor = doctor};
@@ -58,6 +60,12 @@ int run_command(int argc, char **argv, bool doctor)
             break;
         case 'E':
             load_opts_add_set(&load, optarg);
+            break;
+        case 'T':
+            if (parse_trial_arg(optarg, &load)) {
+                load_opts_free(&load);
+                return EXIT_USAGE;
+            }
             break;
         default:
             fputs(run_help, stderr);

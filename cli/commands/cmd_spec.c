@@ -50,6 +50,40 @@ static void print_cost(FILE *out, const site_t *site, const job_spec_t *spec, co
     }
 }
 
+/* A sweep's trials after the first, each loaded and checked as its own spec (their notes and
+ * warnings are the first's, said once): the worst exit code. */
+static int check_other_trials(const char *path, load_opts_t load, size_t ntrials)
+{
+    int worst = EXIT_OK;
+    load.quiet = true;
+    for (size_t t = 1; t < ntrials; t++) {
+        sched_kind_t target;
+        int code = EXIT_OK;
+        load.trial = t;
+        spec_destroy(load_for_scheduler(path, &load, &target, NULL, &code));
+        worst = code > worst ? code : worst;
+    }
+    return worst;
+}
+
+/* "SPEC: ok (...)" for a spec that passed. */
+static void say_ok(const char *path, const job_spec_t *spec, sched_kind_t target,
+                   const site_t *site)
+{
+    char spares[48] = "", sweep[96] = "";
+    if (spec->spares)
+        snprintf(spares, sizeof spares, " + %ld spare%s", spec->spares,
+                 spec->spares == 1 ? "" : "s");
+    if (spec->sweep.ntrials)
+        snprintf(sweep, sizeof sweep, ", a sweep of %zu trial%s, %ld at once", spec->sweep.ntrials,
+                 spec->sweep.ntrials == 1 ? "" : "s", spec->sweep.parallel);
+    printf("%s: ok (%s, %ld node%s x %ld worker%s%s%s%s%s%s%s)\n", path, sched_kind_name(target),
+           spec->nodes, spec->nodes == 1 ? "" : "s", spec->procs_per_node,
+           spec->procs_per_node == 1 ? "" : "s", spares, site ? ", site " : "",
+           site ? site->name : "", spec->container.present ? ", in a container run by " : "",
+           spec->container.present ? spec->container.runtime : "", sweep);
+}
+
 int cmd_validate(int argc, char **argv)
 {
     static const struct option opts[] = {{"scheduler", required_argument, NULL, 's'},
@@ -87,22 +121,17 @@ int cmd_validate(int argc, char **argv)
         site_t *site = NULL;
         /* A spec without a scheduler is a local one (`ddpjob run`); render and submit need one. */
         job_spec_t *spec = load_for_scheduler(argv[i], &load, &target, &site, &code);
+        if (spec && spec->sweep.ntrials > 1 &&
+            (code = check_other_trials(argv[i], load, spec->sweep.ntrials)) != EXIT_OK) {
+            spec_destroy(spec);
+            spec = NULL;
+        }
         if (spec && target == SCHED_UNSET)
             printf("%s: ok (local only: no scheduler, for `ddpjob run`; render and submit need "
                    "scheduler: or --scheduler)\n",
                    argv[i]);
-        else if (spec) {
-            char spares[48] = "";
-            if (spec->spares)
-                snprintf(spares, sizeof spares, " + %ld spare%s", spec->spares,
-                         spec->spares == 1 ? "" : "s");
-            printf("%s: ok (%s, %ld node%s x %ld worker%s%s%s%s%s%s)\n", argv[i],
-                   sched_kind_name(target), spec->nodes, spec->nodes == 1 ? "" : "s",
-                   spec->procs_per_node, spec->procs_per_node == 1 ? "" : "s", spares,
-                   site ? ", site " : "", site ? site->name : "",
-                   spec->container.present ? ", in a container run by " : "",
-                   spec->container.present ? spec->container.runtime : "");
-        }
+        else if (spec)
+            say_ok(argv[i], spec, target, site);
         if (spec)
             print_cost(stdout, site, spec, argv[i]);
         worst = code > worst ? code : worst;
@@ -132,6 +161,7 @@ static int parse_script_args(int argc, char **argv, const char *help, bool is_su
                                          {"output", required_argument, NULL, 'o'},
                                          {"dry-run", no_argument, NULL, 'n'},
                                          {"set", required_argument, NULL, 'E'},
+                                         {"trial", required_argument, NULL, 'T'},
                                          {"help", no_argument, NULL, 'h'},
                                          {0}};
     memset(a, 0, sizeof *a);
@@ -151,6 +181,10 @@ static int parse_script_args(int argc, char **argv, const char *help, bool is_su
             break;
         case 'E':
             load_opts_add_set(&a->load, optarg);
+            break;
+        case 'T':
+            if (parse_trial_arg(optarg, &a->load))
+                goto usage;
             break;
         case 't':
             a->template_path = optarg;
@@ -224,6 +258,15 @@ static int prepare_script(int argc, char **argv, const char *help, bool is_submi
     load_opts_free(&a->load);
     if (!*spec)
         return code;
+    if ((*spec)->sweep.ntrials && is_submit && !a->load.trial_given) {
+        fprintf(stderr,
+                "ddpjob: %s: a sweep of %zu trials is not submitted as one job yet (arrays and "
+                "lanes are to come): submit, render or run one trial with --trial K\n",
+                path, (*spec)->sweep.ntrials);
+        spec_destroy(*spec);
+        site_destroy(site);
+        return EXIT_USAGE;
+    }
     /* stdout may be the script: the cost goes beside it. */
     print_cost(stderr, site, *spec, path);
     site_destroy(site);
@@ -237,7 +280,7 @@ static int prepare_script(int argc, char **argv, const char *help, bool is_submi
 
 static const char render_help[] =
     "usage: ddpjob render SPEC [--scheduler pbs|slurm] [--site NAME|FILE] [-o FILE]\n"
-    "                          [--template FILE] [--bindir DIR] [--set PATH=VALUE]...\n"
+    "                          [--template FILE] [--bindir DIR] [--set PATH=VALUE]... [--trial K]\n"
     "Prints the job script for SPEC without submitting anything (the dry run).\n"
     "  --scheduler  render for this scheduler instead of the spec's own\n"
     "  --site       check against this site profile (instead of the spec's site:) and print\n"
@@ -246,6 +289,7 @@ static const char render_help[] =
     "  --template   use this template file instead of the installed one\n"
     "  --bindir     where ddpjob and ddpjob-agent are on the nodes (default: beside this ddpjob)\n"
     "  --set PATH=VALUE  as if the spec said so: nodes=4, train.lr=0.05 (repeatable)\n"
+    "  --trial K    a sweep's trial K (default 0)\n"
     "Exit: 0 rendered, 1 invalid spec, 2 usage, 3 file or template error.\n";
 
 int cmd_render(int argc, char **argv)
@@ -280,6 +324,7 @@ static const char submit_help[] =
     "directory) and submits it with qsub or sbatch; prints the job id.\n"
     "  --dry-run    write the script and show the submit command without running it\n"
     "  --set PATH=VALUE  as if the spec said so: nodes=4, train.lr=0.05 (repeatable)\n"
+    "  --trial K    a sweep's trial K alone, as a job of its own\n"
     "Exit: 0 submitted, 1 invalid spec, 2 usage, 3 file or template error,\n"
     "      4 qsub/sbatch missing, failed or printed no job id.\n";
 

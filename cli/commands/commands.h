@@ -24,6 +24,9 @@ typedef struct {
     bool ask_server;       /* submit: a spec without a site takes the profile that recognises
                               the PBS server it goes to (site_detect.h) */
     strv_t sets;           /* --set PATH=VALUE, each (spec_set.h) */
+    size_t trial;          /* --trial K: a sweep's trial (sweep.h) */
+    bool trial_given;
+    bool quiet; /* notes and warnings unsaid (a sweep's later trials: the first's) */
 } load_opts_t;
 
 /* Loads and validates a spec for its target scheduler and, when it names one, its site profile
@@ -36,6 +39,8 @@ job_spec_t *load_for_scheduler(const char *path, const load_opts_t *opts, sched_
 /* --set PATH=VALUE: one more override (set: a word of the command line, kept, not copied). */
 void load_opts_add_set(load_opts_t *opts, char *set);
 void load_opts_free(load_opts_t *opts);
+/* --trial K into opts; -1 with the problem said. */
+int parse_trial_arg(const char *arg, load_opts_t *opts);
 
 /* Splits a command line at its first "--": returns how many words come before it (what getopt
  * should see); *extra and *nextra get the words after it, the workload's own arguments. */

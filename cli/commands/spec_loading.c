@@ -6,6 +6,7 @@
 
 #include "cli/commands/commands.h"
 #include "runtime/base/ddp_alloc.h"
+#include "runtime/base/ddp_parse.h"
 #include "cli/spec/site_detect.h"
 #include "cli/spec/site_rules.h"
 #include "cli/spec/spec.h"
@@ -76,7 +77,8 @@ job_spec_t *load_for_scheduler(const char *path, const load_opts_t *opts, sched_
 {
     ddp_error_t err;
     diag_t *diag = diag_create(path), *remarks = diag_create(path);
-    job_spec_t *spec = diag && remarks ? spec_load(path, &opts->sets, diag, &err) : NULL;
+    job_spec_t *spec =
+        diag && remarks ? spec_load(path, &opts->sets, opts->trial, diag, &err) : NULL;
     site_t *site = NULL;
     if (!spec) {
         fprintf(stderr, "ddpjob: %s\n", diag && remarks ? err.msg : "out of memory");
@@ -105,7 +107,8 @@ job_spec_t *load_for_scheduler(const char *path, const load_opts_t *opts, sched_
     if (diag->count == 0)
         spec_container_settle(spec, site ? site->container_runtime : NULL, *target, opts->local_run,
                               diag);
-    print_lines(remarks);
+    if (!opts->quiet)
+        print_lines(remarks);
     if (diag->count == 0 && opts->doctor) {
         free(spec->preflight);
         if (!(spec->preflight = strdup("only")))
@@ -140,4 +143,16 @@ void load_opts_free(load_opts_t *opts)
 {
     free(opts->sets.items); /* the words are the command line's */
     opts->sets = (strv_t){0};
+}
+
+int parse_trial_arg(const char *arg, load_opts_t *opts)
+{
+    long trial;
+    if (ddp_parse_long(arg, 0, 99999, &trial)) {
+        fprintf(stderr, "ddpjob: --trial %s: expected a trial's number (0, 1, ...)\n", arg);
+        return -1;
+    }
+    opts->trial = (size_t)trial;
+    opts->trial_given = true;
+    return 0;
 }

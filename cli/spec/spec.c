@@ -16,6 +16,7 @@
 #include "runtime/job/job_contract.h"
 #include "cli/spec/shquote.h"
 #include "cli/spec/spec_set.h"
+#include "cli/spec/sweep.h"
 #include "runtime/train/options/train_options.h"
 #include "cli/spec/units.h"
 #include "runtime/job/worker_env.h"
@@ -41,6 +42,7 @@ typedef enum {
                    it */
     F_TRAIN,    /* the built-in workload's options, turned into ddp-train's arguments */
     F_MAP,      /* nested table */
+    F_SWEEP,    /* the sweep: block, read before the fields (sweep.h) */
 } field_type_t;
 
 enum {
@@ -172,6 +174,7 @@ static const field_def_t top_fields[] = {
     INTFIELD(requeue, requeue, 0, 0, JOB_REQUEUES_MAX),
     {"container", F_MAP, 0, 0, 0, 0, container_fields, offsetof(job_spec_t, container.present),
      NULL, NULL},
+    {"sweep", F_SWEEP, 0, 0, 0, 0, NULL, 0, NULL, NULL},
     FIELD(command, F_COMMAND, command, 0),
     FIELD(train, F_TRAIN, command, 0),
     {"pbs", F_MAP, 0, 0, 0, 0, pbs_fields, offsetof(job_spec_t, pbs.present), NULL, NULL},
@@ -701,6 +704,32 @@ static void parse_command(loader_t *ld, yaml_node_t *n, const char *field)
     }
 }
 
+/* ddp-train's refusal of the train: block's options, at the value it names (in the file or a
+ * --set), else at the block. */
+static void report_train_error(loader_t *ld, yaml_node_t *map, const char *prefix,
+                               const ddp_error_t *e)
+{
+    /* The error names the option ("--depth 0: bad value"): report it at that key. */
+    char key[64] = "";
+    if (!strncmp(e->msg, "--", 2)) {
+        size_t len = strcspn(e->msg + 2, " :");
+        snprintf(key, sizeof key, "%s.%.*s", prefix, (int)len, e->msg + 2);
+        for (char *c = key; *c; c++)
+            if (*c == '-')
+                *c = '_';
+    }
+    const char *name = *key ? key + strlen(prefix) + 1 : "";
+    for (yaml_node_pair_t *p = map->data.mapping.pairs.start;
+         *name && p < map->data.mapping.pairs.top; p++)
+        if (yaml_document_get_node(ld->doc, p->key)->type == YAML_SCALAR_NODE &&
+            !strcmp(scalar(yaml_document_get_node(ld->doc, p->key)), name)) {
+            report(ld, yaml_document_get_node(ld->doc, p->value), key,
+                   "ddp-train would refuse it: %s", e->msg);
+            return;
+        }
+    report(ld, map, prefix, "ddp-train would refuse it: %s", e->msg);
+}
+
 /* The train: block: each option of ddp-train's own table (train_options.h) as a YAML key with
  * underscores, a value option becoming --name-with-dashes VALUE and a flag true/false (--name,
  * or --no-name where there is one). Then ddp-train's own parser checks the result, so what
@@ -771,26 +800,7 @@ static void parse_train(loader_t *ld, yaml_node_t *map, const char *prefix)
     ddp_error_t err;
     if (train_options_parse((int)spec->command.count, spec->command.items, &checked, &err) == 0)
         return;
-    /* The error names the option ("--depth 0: bad value"): report it at that key. */
-    char key[64] = "";
-    if (!strncmp(err.msg, "--", 2)) {
-        size_t len = strcspn(err.msg + 2, " :");
-        snprintf(key, sizeof key, "%s.%.*s", prefix, (int)len, err.msg + 2);
-        for (char *c = key; *c; c++)
-            if (*c == '-')
-                *c = '_';
-    }
-    /* At the option's value (in the file or a --set), else at the block. */
-    const char *name = *key ? key + strlen(prefix) + 1 : "";
-    for (yaml_node_pair_t *p = map->data.mapping.pairs.start;
-         *name && p < map->data.mapping.pairs.top; p++)
-        if (yaml_document_get_node(ld->doc, p->key)->type == YAML_SCALAR_NODE &&
-            !strcmp(scalar(yaml_document_get_node(ld->doc, p->key)), name)) {
-            report(ld, yaml_document_get_node(ld->doc, p->value), key,
-                   "ddp-train would refuse it: %s", err.msg);
-            return;
-        }
-    report(ld, map, prefix, "ddp-train would refuse it: %s", err.msg);
+    report_train_error(ld, map, prefix, &err);
 }
 
 static void parse_enum(loader_t *ld, yaml_node_t *n, const char *field, const char *const *names,
@@ -908,6 +918,8 @@ static void parse_field(loader_t *ld, yaml_node_t *v, const field_def_t *def, co
     case F_NODES:
         parse_nodes(ld, v, def, field);
         break;
+    case F_SWEEP:
+        break;
     case F_REPLACED:
         report(
             ld, v, field,
@@ -1023,7 +1035,48 @@ static void check_combinations(const job_spec_t *spec, diag_t *diag)
                  "resume from");
 }
 
-job_spec_t *spec_load(const char *path, const strv_t *sets, diag_t *diag, ddp_error_t *err)
+/* The sweep's trial `trial` in place of the document's placeholders (sweep.h); its number and
+ * parameters go into the spec's env once the fields are read (add_trial_env). */
+static void apply_sweep(loader_t *ld, sweep_t *sw, size_t trial)
+{
+    if (sweep_read(ld->doc, sw, ld->diag) || sw->ntrials == 0)
+        return;
+    if (trial >= sw->ntrials) {
+        diag_add(ld->diag, sw->line, sw->col, "sweep", "--trial %zu: the sweep has %zu trial%s",
+                 trial, sw->ntrials, sw->ntrials == 1 ? "" : "s");
+        return;
+    }
+    int *used = ddp_xcalloc(sw->nnames, sizeof *used);
+    if (sweep_substitute(ld->doc, sw, trial, used, ld->diag) == 0)
+        for (size_t i = 0; i < sw->nnames; i++)
+            if (!used[i])
+                diag_add(ld->diag, sw->line, sw->col, "sweep",
+                         "%s is in no {%s} of command, env, train, log_dir, workdir or name "
+                         "(misspelt?)",
+                         sw->names[i], sw->names[i]);
+    free(used);
+    ld->spec->sweep.trial = trial;
+    ld->spec->sweep.ntrials = sw->ntrials;
+    ld->spec->sweep.parallel = sw->parallel ? sw->parallel : (long)sw->ntrials;
+}
+
+static void add_env(job_spec_t *spec, const char *key, char *value)
+{
+    spec->env = ddp_xrealloc(spec->env, (spec->env_count + 1) * sizeof *spec->env);
+    spec->env[spec->env_count++] = (env_var_t){ddp_xstrdup(key), value};
+}
+
+/* A trial's DDPJOB_TRIAL and DDPJOB_TRIAL_PARAMS. */
+static void add_trial_env(job_spec_t *spec, const sweep_t *sw)
+{
+    char number[32];
+    snprintf(number, sizeof number, "%zu", spec->sweep.trial);
+    add_env(spec, "DDPJOB_TRIAL", ddp_xstrdup(number));
+    add_env(spec, "DDPJOB_TRIAL_PARAMS", sweep_params_json(sw, spec->sweep.trial));
+}
+
+job_spec_t *spec_load(const char *path, const strv_t *sets, size_t trial, diag_t *diag,
+                      ddp_error_t *err)
 {
     size_t len = 0;
     unsigned char *text = (unsigned char *)ddp_read_file(path, &len, err);
@@ -1056,10 +1109,13 @@ job_spec_t *spec_load(const char *path, const strv_t *sets, diag_t *diag, ddp_er
     }
     loader_t ld = {&doc, diag, spec, false, sets, {0}};
     yaml_node_t *root = yaml_document_get_root_node(&doc);
+    sweep_t sw = {0};
     if (root && root->type == YAML_MAPPING_NODE && sets && sets->count &&
         spec_set_apply(&doc, sets, &ld.made, diag))
         root = NULL; /* a set that cannot be applied: nothing more is checked */
     else if (root && root->type == YAML_MAPPING_NODE)
+        apply_sweep(&ld, &sw, trial);
+    if (root && root->type == YAML_MAPPING_NODE)
         root = yaml_document_get_root_node(&doc);
     if (diag->count) {
         /* the sets' own problems, said */
@@ -1078,7 +1134,10 @@ job_spec_t *spec_load(const char *path, const strv_t *sets, diag_t *diag, ddp_er
         if (spec->procs_per_node == 0)
             spec->procs_per_node = spec->gpus_per_node > 0 ? spec->gpus_per_node : 1;
         check_combinations(spec, diag);
+        if (sw.ntrials && !diag->count)
+            add_trial_env(spec, &sw);
     }
+    sweep_free(&sw);
     yaml_document_t extra;
     if (yaml_parser_load(&parser, &extra)) {
         if (yaml_document_get_root_node(&extra))

@@ -100,6 +100,12 @@ typedef struct {
         strv_t mounts;
         char *stage; /* jobfs or a folder: the image copied to node-local storage first */
     } container;
+    /* A sweep: this spec is trial `trial` of `ntrials` (0: no sweep), at most `parallel` at
+     * once. */
+    struct {
+        size_t trial, ntrials;
+        long parallel;
+    } sweep;
     struct {
         bool present;
         strv_t storage;
@@ -118,9 +124,11 @@ typedef struct {
 } job_spec_t;
 
 /* Reads and validates `path`, with the overrides `sets` (each PATH=VALUE, spec_set.h; NULL:
- * none) applied first. Returns NULL only when the file cannot be read at all (err says why);
- * otherwise a spec whose problems, if any, are in diag (check diag->count). */
-job_spec_t *spec_load(const char *path, const strv_t *sets, diag_t *diag, ddp_error_t *err);
+ * none) applied first, as trial `trial` of its sweep: when it has one (sweep.h). Returns NULL
+ * only when the file cannot be read at all (err says why); otherwise a spec whose problems, if
+ * any, are in diag (check diag->count). */
+job_spec_t *spec_load(const char *path, const strv_t *sets, size_t trial, diag_t *diag,
+                      ddp_error_t *err);
 
 /* The checks that depend on the target scheduler (e.g. PBS job-name rules), reported into diag
  * with the same FILE:LINE:COL form. */

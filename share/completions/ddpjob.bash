@@ -26,9 +26,9 @@ _ddpjob() {
     esac
     case ${COMP_WORDS[1]} in
     validate) opts="--scheduler --site --set --help" ;;
-    render) opts="--scheduler --site --output --template --bindir --set --help" ;;
-    submit) opts="--scheduler --site --dry-run --template --bindir --set --help" ;;
-    run) opts="--nproc-per-node --bindir --set --help" ;;
+    render) opts="--scheduler --site --output --template --bindir --set --trial --help" ;;
+    submit) opts="--scheduler --site --dry-run --template --bindir --set --trial --help" ;;
+    run) opts="--nproc-per-node --bindir --set --trial --help" ;;
     launch) opts="--hosts --hostfile --nodefile --node-script --nproc-per-node --bindir --workdir --master-port --run-id --deadline --requeue-count --spares --agent-option --connect-timeout --accept-new-host-keys --ssh-config --known-hosts --help" ;;
     setup-nodes) opts="--hosts --hostfile --install-key --login-identity --accept-new-host-keys --connect-timeout --ssh-config --known-hosts --help" ;;
     doctor) opts="--hosts --hostfile --nodefile --submit --scheduler --site --nproc-per-node --bindir --connect-timeout --accept-new-host-keys --ssh-config --known-hosts --help" ;;

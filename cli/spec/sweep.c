@@ -1,0 +1,383 @@
+#include "cli/spec/sweep.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/base/ddp_alloc.h"
+
+/* The most trials one sweep may have. */
+#define SWEEP_TRIALS_MAX 100000
+
+/* The spec's fields whose values take placeholders. */
+static const char *const substituted_fields[] = {"name",    "command", "env", "train",
+                                                 "log_dir", "workdir", NULL};
+
+static const char *text_of(const yaml_node_t *n)
+{
+    return (const char *)n->data.scalar.value;
+}
+
+#define AT(n) (unsigned long)(n)->start_mark.line + 1, (unsigned long)(n)->start_mark.column + 1
+
+/* The pair of mapping node m whose key is `key`, or NULL. */
+static yaml_node_pair_t *find_pair(yaml_document_t *doc, yaml_node_t *m, const char *key)
+{
+    for (yaml_node_pair_t *p = m->data.mapping.pairs.start; p < m->data.mapping.pairs.top; p++) {
+        yaml_node_t *k = yaml_document_get_node(doc, p->key);
+        if (k->type == YAML_SCALAR_NODE && !strcmp(text_of(k), key))
+            return p;
+    }
+    return NULL;
+}
+
+static size_t name_index(sweep_t *sw, const char *name)
+{
+    for (size_t i = 0; i < sw->nnames; i++)
+        if (!strcmp(sw->names[i], name))
+            return i;
+    sw->names = ddp_xrealloc(sw->names, (sw->nnames + 1) * sizeof *sw->names);
+    sw->names[sw->nnames] = ddp_xstrdup(name);
+    for (size_t t = 0; t < sw->ntrials; t++) {
+        sw->values[t] = ddp_xrealloc(sw->values[t], (sw->nnames + 1) * sizeof **sw->values);
+        sw->values[t][sw->nnames] = NULL;
+    }
+    return sw->nnames++;
+}
+
+static void add_trial(sweep_t *sw)
+{
+    sw->values = ddp_xrealloc(sw->values, (sw->ntrials + 1) * sizeof *sw->values);
+    sw->values[sw->ntrials++] = ddp_xcalloc(sw->nnames ? sw->nnames : 1, sizeof **sw->values);
+}
+
+/* A parameter's value: one scalar. */
+static int scalar_value(yaml_node_t *v, const char *where, diag_t *diag)
+{
+    if (v->type == YAML_SCALAR_NODE && *text_of(v))
+        return 0;
+    diag_add(diag, AT(v), where, "expected one value (a number or a word)");
+    return 1;
+}
+
+/* grid: NAME: [values] each; the product, the first name varying slowest. */
+static size_t read_grid(yaml_document_t *doc, yaml_node_t *grid, sweep_t *sw, diag_t *diag)
+{
+    size_t problems = 0, product = 1;
+    if (grid->type != YAML_MAPPING_NODE) {
+        diag_add(diag, AT(grid), "sweep.grid", "expected NAME: [VALUE, ...] for each parameter");
+        return 1;
+    }
+    yaml_node_pair_t *pairs = grid->data.mapping.pairs.start;
+    size_t n = (size_t)(grid->data.mapping.pairs.top - pairs);
+    for (size_t i = 0; i < n; i++) {
+        yaml_node_t *k = yaml_document_get_node(doc, pairs[i].key),
+                    *v = yaml_document_get_node(doc, pairs[i].value);
+        size_t len = v->type == YAML_SEQUENCE_NODE
+                         ? (size_t)(v->data.sequence.items.top - v->data.sequence.items.start)
+                         : 0;
+        if (len == 0) {
+            diag_add(diag, AT(v), "sweep.grid", "%s: expected a list of one value or more",
+                     k->type == YAML_SCALAR_NODE ? text_of(k) : "?");
+            problems++;
+        }
+        for (size_t j = 0; j < len; j++)
+            problems += scalar_value(yaml_document_get_node(doc, v->data.sequence.items.start[j]),
+                                     "sweep.grid", diag);
+        product = product * (len ? len : 1);
+        if (product > SWEEP_TRIALS_MAX)
+            break;
+    }
+    if (problems || n == 0)
+        return problems;
+    if (product > SWEEP_TRIALS_MAX) {
+        diag_add(diag, AT(grid), "sweep.grid", "more than %d trials", SWEEP_TRIALS_MAX);
+        return 1;
+    }
+    size_t *index = ddp_xcalloc(n, sizeof *index), first = sw->ntrials;
+    for (size_t i = 0; i < n; i++)
+        index[i] = name_index(sw, text_of(yaml_document_get_node(doc, pairs[i].key)));
+    for (size_t t = 0; t < product; t++) {
+        add_trial(sw);
+        for (size_t i = n, rest = t; i-- > 0;) {
+            yaml_node_t *v = yaml_document_get_node(doc, pairs[i].value);
+            size_t len = (size_t)(v->data.sequence.items.top - v->data.sequence.items.start);
+            yaml_node_t *item =
+                yaml_document_get_node(doc, v->data.sequence.items.start[rest % len]);
+            sw->values[first + t][index[i]] = ddp_xstrdup(text_of(item));
+            rest /= len;
+        }
+    }
+    free(index);
+    return 0;
+}
+
+/* trials: [{NAME: VALUE, ...}, ...], after the grid's. */
+static size_t read_trials(yaml_document_t *doc, yaml_node_t *list, sweep_t *sw, diag_t *diag)
+{
+    size_t problems = 0;
+    if (list->type != YAML_SEQUENCE_NODE) {
+        diag_add(diag, AT(list), "sweep.trials", "expected a list of {NAME: VALUE, ...}");
+        return 1;
+    }
+    for (yaml_node_item_t *it = list->data.sequence.items.start; it < list->data.sequence.items.top;
+         it++) {
+        yaml_node_t *m = yaml_document_get_node(doc, *it);
+        if (m->type != YAML_MAPPING_NODE ||
+            m->data.mapping.pairs.top == m->data.mapping.pairs.start) {
+            diag_add(diag, AT(m), "sweep.trials", "expected {NAME: VALUE, ...}");
+            problems++;
+            continue;
+        }
+        add_trial(sw);
+        for (yaml_node_pair_t *p = m->data.mapping.pairs.start; p < m->data.mapping.pairs.top;
+             p++) {
+            yaml_node_t *k = yaml_document_get_node(doc, p->key),
+                        *v = yaml_document_get_node(doc, p->value);
+            if (k->type != YAML_SCALAR_NODE || scalar_value(v, "sweep.trials", diag)) {
+                problems++;
+                continue;
+            }
+            size_t i = name_index(sw, text_of(k));
+            sw->values[sw->ntrials - 1][i] = ddp_xstrdup(text_of(v));
+        }
+    }
+    return problems;
+}
+
+/* Trial t as one line of name=value pairs, for finding duplicates. */
+static char *trial_key(const sweep_t *sw, size_t t)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    for (size_t i = 0; f && i < sw->nnames; i++)
+        fprintf(f, "%s=%s\x1f", sw->names[i], sw->values[t][i] ? sw->values[t][i] : "\x1e");
+    if (f)
+        fclose(f);
+    return text ? text : ddp_xstrdup("");
+}
+
+static size_t check_duplicates(const sweep_t *sw, diag_t *diag)
+{
+    size_t problems = 0;
+    char **keys = ddp_xcalloc(sw->ntrials ? sw->ntrials : 1, sizeof *keys);
+    for (size_t t = 0; t < sw->ntrials; t++)
+        keys[t] = trial_key(sw, t);
+    /* Pairwise: a sweep's trials are few; the first five duplicates are said. */
+    for (size_t a = 0; a < sw->ntrials && problems < 5; a++)
+        for (size_t b = a + 1; b < sw->ntrials && problems < 5; b++)
+            if (!strcmp(keys[a], keys[b])) {
+                diag_add(diag, sw->line, sw->col, "sweep", "trials %zu and %zu are the same", a, b);
+                problems++;
+            }
+    for (size_t t = 0; t < sw->ntrials; t++)
+        free(keys[t]);
+    free(keys);
+    return problems;
+}
+
+size_t sweep_read(yaml_document_t *doc, sweep_t *sw, diag_t *diag)
+{
+    *sw = (sweep_t){0};
+    yaml_node_t *root = yaml_document_get_root_node(doc);
+    yaml_node_pair_t *p =
+        root && root->type == YAML_MAPPING_NODE ? find_pair(doc, root, "sweep") : NULL;
+    if (!p)
+        return 0;
+    yaml_node_t *block = yaml_document_get_node(doc, p->value);
+    sw->line = (unsigned long)block->start_mark.line + 1;
+    sw->col = (unsigned long)block->start_mark.column + 1;
+    if (block->type != YAML_MAPPING_NODE) {
+        diag_add(diag, AT(block), "sweep", "expected a block: grid, trials, parallel");
+        return 1;
+    }
+    size_t problems = 0;
+    yaml_node_pair_t *grid = find_pair(doc, block, "grid"),
+                     *trials = find_pair(doc, block, "trials"),
+                     *parallel = find_pair(doc, block, "parallel");
+    for (yaml_node_pair_t *q = block->data.mapping.pairs.start; q < block->data.mapping.pairs.top;
+         q++)
+        if (q != grid && q != trials && q != parallel) {
+            diag_add(diag, AT(yaml_document_get_node(doc, q->key)), "sweep",
+                     "unknown field (grid, trials, parallel)");
+            problems++;
+        }
+    if (grid)
+        problems += read_grid(doc, yaml_document_get_node(doc, grid->value), sw, diag);
+    if (trials)
+        problems += read_trials(doc, yaml_document_get_node(doc, trials->value), sw, diag);
+    if (parallel) {
+        yaml_node_t *v = yaml_document_get_node(doc, parallel->value);
+        char *end = NULL;
+        sw->parallel = v->type == YAML_SCALAR_NODE ? strtol(text_of(v), &end, 10) : 0;
+        if (!end || *end || sw->parallel < 1) {
+            diag_add(diag, AT(v), "sweep.parallel", "expected a whole number of trials, 1 or more");
+            problems++;
+        }
+    }
+    if (!problems && sw->ntrials == 0) {
+        diag_add(diag, sw->line, sw->col, "sweep", "no trial: give grid:, trials: or both");
+        problems++;
+    }
+    return problems ? problems : check_duplicates(sw, diag);
+}
+
+/* text with trial t's values for its placeholders, malloc'd; NULL with a problem said. */
+static char *substituted(const char *text, const sweep_t *sw, size_t t, int *used,
+                         const yaml_node_t *n, const char *field, diag_t *diag)
+{
+    char *out = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&out, &len);
+    int bad = 0;
+    for (const char *c = text; f && *c; c++) {
+        size_t id = 0;
+        if ((c[0] == '{' && c[1] == '{') || (c[0] == '}' && c[1] == '}')) {
+            fputc(*c++, f);
+            continue;
+        }
+        if (c[0] == '{' && (c == text || c[-1] != '$') &&
+            (isalpha((unsigned char)c[1]) || c[1] == '_'))
+            while (isalnum((unsigned char)c[1 + id]) || c[1 + id] == '_')
+                id++;
+        if (!id || c[1 + id] != '}') {
+            fputc(*c, f);
+            continue;
+        }
+        size_t i = 0;
+        while (i < sw->nnames && (strlen(sw->names[i]) != id || strncmp(sw->names[i], c + 1, id)))
+            i++;
+        if (i == sw->nnames || !sw->values[t][i]) {
+            if (i == sw->nnames)
+                diag_add(diag, AT(n), field, "{%.*s}: the sweep has no parameter of that name",
+                         (int)id, c + 1);
+            else
+                diag_add(diag, AT(n), field, "{%.*s}: trial %zu gives it no value", (int)id, c + 1,
+                         t);
+            bad = 1;
+        } else {
+            fputs(sw->values[t][i], f);
+            used[i] = 1;
+        }
+        c += id + 1;
+    }
+    if (f)
+        fclose(f);
+    if (bad || !out) {
+        free(out);
+        return NULL;
+    }
+    return out;
+}
+
+static size_t substitute_node(yaml_document_t *doc, int id, const sweep_t *sw, size_t t, int *used,
+                              const char *field, diag_t *diag)
+{
+    yaml_node_t *n = yaml_document_get_node(doc, id);
+    size_t problems = 0;
+    if (n->type == YAML_SCALAR_NODE) {
+        char *text = substituted(text_of(n), sw, t, used, n, field, diag);
+        if (!text)
+            return 1;
+        free(n->data.scalar.value);
+        n->data.scalar.value = (yaml_char_t *)text;
+        n->data.scalar.length = strlen(text);
+    } else if (n->type == YAML_SEQUENCE_NODE) {
+        for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top;
+             it++)
+            problems += substitute_node(doc, *it, sw, t, used, field, diag);
+    } else if (n->type == YAML_MAPPING_NODE) {
+        for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++)
+            problems += substitute_node(doc, p->value, sw, t, used, field, diag);
+    }
+    return problems;
+}
+
+size_t sweep_substitute(yaml_document_t *doc, const sweep_t *sw, size_t trial, int *used,
+                        diag_t *diag)
+{
+    yaml_node_t *root = yaml_document_get_root_node(doc);
+    size_t problems = 0;
+    for (const char *const *field = substituted_fields; *field; field++) {
+        yaml_node_pair_t *p = find_pair(doc, root, *field);
+        if (p)
+            problems += substitute_node(doc, p->value, sw, trial, used, *field, diag);
+    }
+    return problems;
+}
+
+/* Whether text is a JSON number as written (so that it stays one in the parameters' JSON). */
+static int json_number(const char *text)
+{
+    const char *c = text + (*text == '-');
+    if (!isdigit((unsigned char)*c) || (c[0] == '0' && isdigit((unsigned char)c[1])))
+        return 0;
+    while (isdigit((unsigned char)*c))
+        c++;
+    if (*c == '.' && isdigit((unsigned char)c[1]))
+        for (c++; isdigit((unsigned char)*c);)
+            c++;
+    if (*c == 'e' || *c == 'E') {
+        c += 1 + (c[1] == '+' || c[1] == '-');
+        if (!isdigit((unsigned char)*c))
+            return 0;
+        while (isdigit((unsigned char)*c))
+            c++;
+    }
+    return *c == '\0';
+}
+
+static void json_text(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+        if (*c == '"' || *c == '\\')
+            fprintf(f, "\\%c", *c);
+        else if (*c < 0x20)
+            fprintf(f, "\\u%04x", *c);
+        else
+            fputc(*c, f);
+    }
+    fputc('"', f);
+}
+
+char *sweep_params_json(const sweep_t *sw, size_t trial)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f)
+        return ddp_xstrdup("{}");
+    fputc('{', f);
+    for (size_t i = 0, n = 0; i < sw->nnames; i++) {
+        const char *v = sw->values[trial][i];
+        if (!v)
+            continue;
+        fputs(n++ ? ", " : "", f);
+        json_text(f, sw->names[i]);
+        fputs(": ", f);
+        if (json_number(v) || !strcmp(v, "true") || !strcmp(v, "false"))
+            fputs(v, f);
+        else
+            json_text(f, v);
+    }
+    fputc('}', f);
+    fclose(f);
+    return text;
+}
+
+void sweep_free(sweep_t *sw)
+{
+    for (size_t t = 0; t < sw->ntrials; t++) {
+        for (size_t i = 0; i < sw->nnames; i++)
+            free(sw->values[t][i]);
+        free(sw->values[t]);
+    }
+    for (size_t i = 0; i < sw->nnames; i++)
+        free(sw->names[i]);
+    free(sw->names);
+    free(sw->values);
+    *sw = (sweep_t){0};
+}

@@ -1,0 +1,40 @@
+/* sweep: a spec's `sweep:` block, many trials of one spec. The trials are grid:'s product (its
+ * first name varying slowest) then trials:'s list, each a set of name: value; trial K's spec is
+ * the file with each `{name}` in command, env, train, log_dir, workdir and name replaced by its
+ * value (`{{` and `}}` for braces; `${VAR}` is the shell's and left alone), and DDPJOB_TRIAL and
+ * DDPJOB_TRIAL_PARAMS (JSON) in its env. Read from the spec's YAML document before its fields,
+ * so that the substituted values are typed and checked as if the file held them. */
+#ifndef DDPJOB_SWEEP_H
+#define DDPJOB_SWEEP_H
+
+#include <stddef.h>
+#include <yaml.h>
+
+#include "cli/spec/diag.h"
+
+typedef struct {
+    char **names; /* the parameters, in the order grid: then trials: name them */
+    size_t nnames;
+    char ***values; /* values[trial][name]: the YAML text, NULL when the trial gives none */
+    size_t ntrials;
+    long parallel;           /* at most this many trials at once; 0: all */
+    unsigned long line, col; /* where the block is */
+} sweep_t;
+
+/* Reads the sweep: block of the document's root mapping into sw (sw->ntrials 0 without one);
+ * problems (an empty list, a value that is not one scalar, duplicate trials, no trial) into
+ * diag. Returns the number of problems. */
+size_t sweep_read(yaml_document_t *doc, sweep_t *sw, diag_t *diag);
+
+/* Replaces the placeholders of trial `trial` in the document's fields that take them; a
+ * placeholder without a value is a problem. used[i] is set for each parameter a placeholder
+ * named. Returns the number of problems. */
+size_t sweep_substitute(yaml_document_t *doc, const sweep_t *sw, size_t trial, int *used,
+                        diag_t *diag);
+
+/* DDPJOB_TRIAL_PARAMS's value for `trial`: {"lr": 0.1, "seed": 1}, malloc'd. */
+char *sweep_params_json(const sweep_t *sw, size_t trial);
+
+void sweep_free(sweep_t *sw);
+
+#endif

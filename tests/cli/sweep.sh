@@ -1,0 +1,88 @@
+#!/bin/bash
+# A spec's sweep: block: its trials (grid:'s product, then trials:), each trial's spec with its
+# placeholders replaced and DDPJOB_TRIAL / DDPJOB_TRIAL_PARAMS in its env, and validate's
+# problems, each at its place. (Submitting a sweep as one array or lanes is still to come.)
+. "$SRCDIR/tests/lib/tap.sh"
+cd "$T" || exit 1
+
+cat >sweep.yaml <<'SPEC'
+name: "grid-{lr}"
+scheduler: slurm
+nodes: 1
+sweep:
+  grid: {lr: [0.1, 0.03, 0.01], seed: [1, 2]}
+  trials: [{lr: 0.3, seed: 1}]
+  parallel: 2
+env: {SEED: "{seed}"}
+command: [sh, -c, 'echo "lr={lr} seed=$SEED home=${HOME:+set} {{braces}}"']
+SPEC
+run "$DDPJOB" validate sweep.yaml
+expect_eq "$RC" 0 "a sweep validates"
+expect_contains "$OUT" "sweep.yaml: ok (slurm, 1 node x 1 worker, a sweep of 7 trials, 2 at once)" \
+    "grid's product and trials: 7 trials, 2 at once"
+run "$DDPJOB" render sweep.yaml --trial 5 --bindir /opt/ddpjob/bin
+expect_contains "$OUT" "#SBATCH --job-name=grid-0.01" "trial 5 is the grid's last (lr varies slowest): in name"
+expect_contains "$OUT" "export SEED=2" "in env"
+expect_contains "$OUT" "export DDPJOB_TRIAL=5" "DDPJOB_TRIAL"
+expect_contains "$OUT" "export DDPJOB_TRIAL_PARAMS='{\"lr\": 0.01, \"seed\": 2}'" "DDPJOB_TRIAL_PARAMS as JSON"
+expect_contains "$OUT" "lr=0.01 seed=\$SEED home=\${HOME:+set} {braces}" \
+    "in command; the shell's \${...} untouched, {{ }} for braces"
+run "$DDPJOB" run sweep.yaml --trial 6 --set scheduler=pbs
+expect_contains "$OUT" "[rank 0] lr=0.3 seed=1 home=set {braces}" "run --trial 6: trials:'s own, appended"
+run "$DDPJOB" render sweep.yaml --trial 7
+expect_contains "$ERR" "sweep: --trial 7: the sweep has 7 trials" "a trial past the last"
+run "$DDPJOB" submit sweep.yaml --dry-run
+expect_eq "$RC" 2 "submit refuses a sweep, for now"
+expect_contains "$ERR" "is not submitted as one job yet" "saying so"
+
+cat >bad.yaml <<'SPEC'
+name: bad
+nodes: 1
+sweep:
+  grid: {lr: [], seed: [1, {a: 1}]}
+  bogus: 1
+  parallel: 0
+command: [echo, "{lr}"]
+SPEC
+run "$DDPJOB" validate bad.yaml
+expect_eq "$RC" 1 "a bad sweep: block fails"
+expect_contains "$ERR" "bad.yaml:5:3: sweep: unknown field (grid, trials, parallel)" "an unknown field"
+expect_contains "$ERR" "bad.yaml:4:14: sweep.grid: lr: expected a list of one value or more" "an empty list"
+expect_contains "$ERR" "bad.yaml:4:28: sweep.grid: expected one value" "a value that is not one"
+expect_contains "$ERR" "bad.yaml:6:13: sweep.parallel: expected a whole number of trials, 1 or more" "parallel: 0"
+cat >bad.yaml <<'SPEC'
+name: bad
+nodes: 1
+sweep:
+  grid: {lr: [0.1, 0.1]}
+command: [echo, "{lr}"]
+SPEC
+run "$DDPJOB" validate bad.yaml
+expect_contains "$ERR" "bad.yaml:4:3: sweep: trials 0 and 1 are the same" "duplicate trials"
+cat >bad.yaml <<'SPEC'
+name: bad
+nodes: 1
+sweep:
+  grid: {lr: [0.1, 0.2], sed: [1]}
+command: [echo, "{lr}", "{seed}"]
+SPEC
+run "$DDPJOB" validate bad.yaml
+expect_contains "$ERR" "bad.yaml:5:25: command: {seed}: the sweep has no parameter of that name" "a placeholder without a value"
+sed -i 's/"{seed}"/"{lr}"/' bad.yaml
+run "$DDPJOB" validate bad.yaml
+expect_contains "$ERR" "bad.yaml:4:3: sweep: sed is in no {sed} of command, env, train, log_dir, workdir or name (misspelt?)" \
+    "a parameter used nowhere"
+cat >bad.yaml <<'SPEC'
+name: bad
+nodes: 1
+sweep:
+  grid: {lr: [0.1]}
+  trials: [{lr: 0.5, seed: 3}]
+train: {synthetic: true, lr: "{lr}", seed: "{seed}"}
+SPEC
+run "$DDPJOB" validate bad.yaml
+expect_contains "$ERR" "bad.yaml:6:44: train: {seed}: trial 0 gives it no value" "a trial without a value for a placeholder"
+sed -i 's/grid: {lr: \[0.1\]}/grid: {lr: [0.1, abc], seed: [1]}/; s/trials: .*//' bad.yaml
+run "$DDPJOB" validate bad.yaml
+expect_contains "$ERR" "train.lr: ddp-train would refuse it: --lr abc: expected a number" \
+    "a later trial's value checked as the file's would be"

@@ -17,6 +17,7 @@
 #include "cli/spec/shquote.h"
 #include "cli/spec/spec_set.h"
 #include "cli/spec/sweep.h"
+#include "cli/spec/yaml_pair.h"
 #include "runtime/train/options/train_options.h"
 #include "cli/spec/units.h"
 #include "runtime/job/worker_env.h"
@@ -718,16 +719,12 @@ static void report_train_error(loader_t *ld, yaml_node_t *map, const char *prefi
             if (*c == '-')
                 *c = '_';
     }
-    const char *name = *key ? key + strlen(prefix) + 1 : "";
-    for (yaml_node_pair_t *p = map->data.mapping.pairs.start;
-         *name && p < map->data.mapping.pairs.top; p++)
-        if (yaml_document_get_node(ld->doc, p->key)->type == YAML_SCALAR_NODE &&
-            !strcmp(scalar(yaml_document_get_node(ld->doc, p->key)), name)) {
-            report(ld, yaml_document_get_node(ld->doc, p->value), key,
-                   "ddp-train would refuse it: %s", e->msg);
-            return;
-        }
-    report(ld, map, prefix, "ddp-train would refuse it: %s", e->msg);
+    yaml_node_pair_t *p = *key ? yaml_pair_of(ld->doc, map, key + strlen(prefix) + 1) : NULL;
+    if (p)
+        report(ld, yaml_document_get_node(ld->doc, p->value), key, "ddp-train would refuse it: %s",
+               e->msg);
+    else
+        report(ld, map, prefix, "ddp-train would refuse it: %s", e->msg);
 }
 
 /* The train: block: each option of ddp-train's own table (train_options.h) as a YAML key with

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/spec/yaml_pair.h"
 #include "runtime/base/ddp_alloc.h"
 
 static void note_made(spec_set_nodes_t *made, int id, size_t which)
@@ -52,18 +53,6 @@ static int copy_node(yaml_document_t *doc, yaml_document_t *src, yaml_node_t *fr
     return id;
 }
 
-/* The pair of mapping `map` whose key is the scalar `key`, or NULL. */
-static yaml_node_pair_t *pair_of(yaml_document_t *doc, int map, const char *key)
-{
-    yaml_node_t *m = yaml_document_get_node(doc, map);
-    for (yaml_node_pair_t *p = m->data.mapping.pairs.start; p < m->data.mapping.pairs.top; p++) {
-        yaml_node_t *k = yaml_document_get_node(doc, p->key);
-        if (k->type == YAML_SCALAR_NODE && !strcmp((const char *)k->data.scalar.value, key))
-            return p;
-    }
-    return NULL;
-}
-
 /* Sets PATH (dotted, its words in path) to node `value` under the root; a problem's words into
  * why. */
 static int set_path(yaml_document_t *doc, char *path, int value, spec_set_nodes_t *made,
@@ -77,7 +66,7 @@ static int set_path(yaml_document_t *doc, char *path, int value, spec_set_nodes_
             snprintf(why, why_size, "an empty name in the path");
             return -1;
         }
-        yaml_node_pair_t *p = pair_of(doc, map, word);
+        yaml_node_pair_t *p = yaml_pair_of(doc, yaml_document_get_node(doc, map), word);
         if (!dot) {
             if (p) {
                 p->value = value;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/spec/yaml_pair.h"
 #include "runtime/base/ddp_alloc.h"
 
 /* The most trials one sweep may have. */
@@ -20,17 +21,6 @@ static const char *text_of(const yaml_node_t *n)
 }
 
 #define AT(n) (unsigned long)(n)->start_mark.line + 1, (unsigned long)(n)->start_mark.column + 1
-
-/* The pair of mapping node m whose key is `key`, or NULL. */
-static yaml_node_pair_t *find_pair(yaml_document_t *doc, yaml_node_t *m, const char *key)
-{
-    for (yaml_node_pair_t *p = m->data.mapping.pairs.start; p < m->data.mapping.pairs.top; p++) {
-        yaml_node_t *k = yaml_document_get_node(doc, p->key);
-        if (k->type == YAML_SCALAR_NODE && !strcmp(text_of(k), key))
-            return p;
-    }
-    return NULL;
-}
 
 static size_t name_index(sweep_t *sw, const char *name)
 {
@@ -183,7 +173,7 @@ size_t sweep_read(yaml_document_t *doc, sweep_t *sw, diag_t *diag)
     *sw = (sweep_t){0};
     yaml_node_t *root = yaml_document_get_root_node(doc);
     yaml_node_pair_t *p =
-        root && root->type == YAML_MAPPING_NODE ? find_pair(doc, root, "sweep") : NULL;
+        root && root->type == YAML_MAPPING_NODE ? yaml_pair_of(doc, root, "sweep") : NULL;
     if (!p)
         return 0;
     yaml_node_t *block = yaml_document_get_node(doc, p->value);
@@ -194,9 +184,9 @@ size_t sweep_read(yaml_document_t *doc, sweep_t *sw, diag_t *diag)
         return 1;
     }
     size_t problems = 0;
-    yaml_node_pair_t *grid = find_pair(doc, block, "grid"),
-                     *trials = find_pair(doc, block, "trials"),
-                     *parallel = find_pair(doc, block, "parallel");
+    yaml_node_pair_t *grid = yaml_pair_of(doc, block, "grid"),
+                     *trials = yaml_pair_of(doc, block, "trials"),
+                     *parallel = yaml_pair_of(doc, block, "parallel");
     for (yaml_node_pair_t *q = block->data.mapping.pairs.start; q < block->data.mapping.pairs.top;
          q++)
         if (q != grid && q != trials && q != parallel) {
@@ -301,7 +291,7 @@ size_t sweep_substitute(yaml_document_t *doc, const sweep_t *sw, size_t trial, i
     yaml_node_t *root = yaml_document_get_root_node(doc);
     size_t problems = 0;
     for (const char *const *field = substituted_fields; *field; field++) {
-        yaml_node_pair_t *p = find_pair(doc, root, *field);
+        yaml_node_pair_t *p = yaml_pair_of(doc, root, *field);
         if (p)
             problems += substitute_node(doc, p->value, sw, trial, used, *field, diag);
     }

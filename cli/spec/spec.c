@@ -321,7 +321,7 @@ static bool check_text(loader_t *ld, const yaml_node_t *n, const char *field, in
     return true;
 }
 
-static int strv_push(strv_t *v, const char *s, size_t len)
+int spec_strv_push(strv_t *v, const char *s, size_t len)
 {
     char **items = realloc(v->items, (v->count + 1) * sizeof *items);
     if (!items)
@@ -340,7 +340,7 @@ int spec_append_args(job_spec_t *spec, char *const *args, int n, ddp_error_t *er
         return ddp_error_set(err, "the spec's command is one shell string, which takes no more "
                                   "arguments: give it as a list to pass some");
     for (int i = 0; i < n; i++)
-        if (strv_push(&spec->command, args[i], strlen(args[i])))
+        if (spec_strv_push(&spec->command, args[i], strlen(args[i])))
             return ddp_error_set(err, "out of memory");
     return 0;
 }
@@ -401,8 +401,8 @@ static int add_agent_arg(const job_spec_t *spec, const field_def_t *def, bool *a
         *above = ((const strv_t *)at)->count > 0;
         for (size_t i = 0; i < ((const strv_t *)at)->count; i++) {
             const char *item = ((const strv_t *)at)->items[i];
-            if (strv_push(args, def->agent_flag, strlen(def->agent_flag)) ||
-                strv_push(args, item, strlen(item)))
+            if (spec_strv_push(args, def->agent_flag, strlen(def->agent_flag)) ||
+                spec_strv_push(args, item, strlen(item)))
                 return -1;
         }
         return 0;
@@ -415,8 +415,8 @@ static int add_agent_arg(const job_spec_t *spec, const field_def_t *def, bool *a
     *above = given;
     if (!given)
         return 0;
-    return strv_push(args, def->agent_flag, strlen(def->agent_flag)) ||
-           (value && strv_push(args, value, strlen(value)));
+    return spec_strv_push(args, def->agent_flag, strlen(def->agent_flag)) ||
+           (value && spec_strv_push(args, value, strlen(value)));
 }
 
 /* Whether the agent runs the workers in the container itself: under pyxis srun starts the agent
@@ -448,10 +448,10 @@ static int add_container_extras(const job_spec_t *spec, strv_t *args)
     if (!agent_runs_container(spec))
         return 0;
     for (size_t i = 0; i < spec->env_count; i++)
-        if (strv_push(args, "--container-env", 15) ||
-            strv_push(args, spec->env[i].key, strlen(spec->env[i].key)))
+        if (spec_strv_push(args, "--container-env", 15) ||
+            spec_strv_push(args, spec->env[i].key, strlen(spec->env[i].key)))
             return -1;
-    return spec->gpus_per_node > 0 ? strv_push(args, "--container-gpus", 16) : 0;
+    return spec->gpus_per_node > 0 ? spec_strv_push(args, "--container-gpus", 16) : 0;
 }
 
 int spec_agent_args(const job_spec_t *spec, strv_t *args)
@@ -608,7 +608,7 @@ static void parse_strlist(loader_t *ld, yaml_node_t *n, const char *field, int f
         }
         for (const char *p = s; *p;) {
             size_t len = strcspn(p, "+");
-            strv_push(dst, p, len);
+            spec_strv_push(dst, p, len);
             p += len + (p[len] == '+');
         }
         return;
@@ -625,7 +625,7 @@ static void parse_strlist(loader_t *ld, yaml_node_t *n, const char *field, int f
             continue;
         }
         if (check_text(ld, item, field, flags, false))
-            strv_push(dst, scalar(item), strlen(scalar(item)));
+            spec_strv_push(dst, scalar(item), strlen(scalar(item)));
     }
 }
 
@@ -679,7 +679,7 @@ static void parse_command(loader_t *ld, yaml_node_t *n, const char *field)
             return;
         }
         spec->command_is_shell = true;
-        strv_push(&spec->command, scalar(n), strlen(scalar(n)));
+        spec_strv_push(&spec->command, scalar(n), strlen(scalar(n)));
         return;
     }
     if (n->type != YAML_SEQUENCE_NODE) {
@@ -701,7 +701,7 @@ static void parse_command(loader_t *ld, yaml_node_t *n, const char *field)
             report(ld, item, field, "the program name must not be empty");
             continue;
         }
-        strv_push(&spec->command, scalar(item), strlen(scalar(item)));
+        spec_strv_push(&spec->command, scalar(item), strlen(scalar(item)));
     }
 }
 
@@ -752,7 +752,7 @@ static void parse_train(loader_t *ld, yaml_node_t *map, const char *prefix)
     }
     names[count] = NULL;
     spec->command_is_train = true;
-    strv_push(&spec->command, "train", 5);
+    spec_strv_push(&spec->command, "train", 5);
     size_t reported = ld->diag->count;
     for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top;
          p++) {
@@ -778,7 +778,7 @@ static void parse_train(loader_t *ld, yaml_node_t *map, const char *prefix)
             parse_bool(ld, v, field, &on);
             if (ld->diag->count == before && (on || form == TRAIN_OPT_SWITCH)) {
                 snprintf(flag, sizeof flag, "--%s%s", on ? "" : "no-", train_option_names[i].name);
-                strv_push(&spec->command, flag, strlen(flag));
+                spec_strv_push(&spec->command, flag, strlen(flag));
             }
             continue;
         }
@@ -788,8 +788,8 @@ static void parse_train(loader_t *ld, yaml_node_t *map, const char *prefix)
             continue;
         }
         snprintf(flag, sizeof flag, "--%s", train_option_names[i].name);
-        strv_push(&spec->command, flag, strlen(flag));
-        strv_push(&spec->command, scalar(v), strlen(scalar(v)));
+        spec_strv_push(&spec->command, flag, strlen(flag));
+        spec_strv_push(&spec->command, scalar(v), strlen(scalar(v)));
     }
     if (ld->diag->count != reported)
         return;

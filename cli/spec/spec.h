@@ -154,6 +154,8 @@ void spec_destroy(job_spec_t *spec);
 /* The agent's options the spec's fields become (each field's agent_flag in spec.c's table), as
  * argv words, in the table's order; every script passes them to every agent. -1: out of memory. */
 int spec_agent_args(const job_spec_t *spec, strv_t *args);
+/* Appends a copy of the first len bytes of s to v; -1 when out of memory. */
+int spec_strv_push(strv_t *v, const char *s, size_t len);
 void spec_strv_free(strv_t *v);
 
 const char *sched_kind_name(sched_kind_t kind);

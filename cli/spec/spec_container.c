@@ -59,15 +59,9 @@ static void bind_checkpoint_dir(job_spec_t *spec)
         const char *dir = spec->command.items[i + 1];
         if (strcmp(spec->command.items[i], "--checkpoint-dir") || dir[0] != '/')
             continue;
-        char *parent = ddp_xstrdup(dir);
-        *strrchr(parent, '/') = '\0';
-        if (*parent) {
-            mounts->items =
-                ddp_xrealloc(mounts->items, (mounts->count + 1) * sizeof *mounts->items);
-            mounts->items[mounts->count++] = parent;
-        } else {
-            free(parent);
-        }
+        size_t parent = (size_t)(strrchr(dir, '/') - dir);
+        if (parent && spec_strv_push(mounts, dir, parent))
+            return;
     }
 }
 

@@ -762,15 +762,15 @@ static int take_ranks_filter(agent_options_t *o, parse_state_t *p, const option_
 static int take_container_mount(agent_options_t *o, parse_state_t *p, const option_t *opt,
                                 const char *name, const char *v, ddp_error_t *err)
 {
-    char text[8192], why[256];
+    char why[256], *text = ddp_xstrdup(v);
     container_mount_t m;
-    snprintf(text, sizeof text, "%s", v);
-    if (strlen(v) >= sizeof text || container_mount_parse(text, &m, why, sizeof why))
-        return ddp_error_set(err, "%s %s: %s", name, v,
-                             strlen(v) >= sizeof text ? "too long" : why);
+    if (container_mount_parse(text, &m, why, sizeof why)) {
+        free(text);
+        return ddp_error_set(err, "%s %s: %s", name, v, why);
+    }
     container_t *c = &o->container;
     c->mounts = ddp_xrealloc(c->mounts, (c->nmounts + 1) * sizeof *c->mounts);
-    c->mounts[c->nmounts++] = ddp_xstrdup(v);
+    c->mounts[c->nmounts++] = m;
     return 0;
 }
 

@@ -223,15 +223,9 @@ static int add_mounts(argv_t *a, const container_t *c, const char *cwd, const ch
 {
     if (add_mount(a, c, cwd, cwd, 0, err) || (dir && add_mount(a, c, dir, dir, 0, err)))
         return -1;
-    for (size_t i = 0; i < c->nmounts; i++) {
-        char text[8300], why[256];
-        container_mount_t m;
-        snprintf(text, sizeof text, "%s", c->mounts[i]);
-        if (container_mount_parse(text, &m, why, sizeof why))
-            return ddp_error_set(err, "container mount %s: %s", c->mounts[i], why);
-        if (add_mount(a, c, m.src, m.dst, m.read_only, err))
+    for (size_t i = 0; i < c->nmounts; i++)
+        if (add_mount(a, c, c->mounts[i].src, c->mounts[i].dst, c->mounts[i].read_only, err))
             return -1;
-    }
     return 0;
 }
 
@@ -392,7 +386,7 @@ void container_free(container_t *c)
 {
     free(c->image);
     for (size_t i = 0; i < c->nmounts; i++)
-        free(c->mounts[i]);
+        free((char *)c->mounts[i].src);
     free(c->mounts);
     for (size_t i = 0; i < c->nenv_names; i++)
         free(c->env_names[i]);

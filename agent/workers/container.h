@@ -20,7 +20,9 @@
 typedef struct container {
     container_runtime_t runtime; /* CONTAINER_NONE: workers run on the host */
     char *image;
-    char **mounts; /* SRC[:DST[:ro]] as given, each checked by container_mount_parse */
+    /* The mounts as container_mount_parse split them: each src is the start of its own copy of
+     * the text, which container_free frees. */
+    container_mount_t *mounts;
     size_t nmounts;
     char **env_names; /* variables passed even when the host's layout would keep them out */
     size_t nenv_names;

@@ -23,9 +23,9 @@ container_runtime_t container_runtime_parse(const char *word);
 const char *container_runtime_name(container_runtime_t runtime);
 
 /* A mount as SRC[:DST[:ro]]: both absolute paths, DST defaulting to SRC; the text is split in
- * place into the pointers (it must outlive them). Commas are refused (pyxis separates mounts with
- * them), as are blanks and control characters (enroot's fstab lines) and ".." (a mount point made
- * in a Charliecloud image must stay in it). -1 with why filled. */
+ * place into the pointers (it must outlive them; src is its start). Commas are refused (pyxis
+ * separates mounts with them), as are blanks and control characters (enroot's fstab lines) and ".."
+ * (a mount point made in a Charliecloud image must stay in it). -1 with why filled. */
 typedef struct {
     const char *src, *dst;
     bool read_only;

@@ -21,7 +21,8 @@ static char *joined(char **argv)
 
 static void test_apptainer(void)
 {
-    char *mounts[] = {"/g/data/xy1/imagenet:/data:ro", "/scratch/ab12"};
+    container_mount_t mounts[] = {{"/g/data/xy1/imagenet", "/data", true},
+                                  {"/scratch/ab12", "/scratch/ab12", false}};
     char *names[] = {"PYTHONPATH"};
     container_t c = {.runtime = CONTAINER_SINGULARITY,
                      .image = "/scratch/ab12/pytorch.sif",
@@ -66,7 +67,7 @@ static void test_enroot_and_charliecloud(void)
            "cd -- \"$1\" && shift && exec \"$@\" sh /w train",
            "enroot start: its config (the environment), binds, the image, a shell that enters /w");
     container_command_free(argv);
-    char *ro[] = {"/d:/data:ro"};
+    container_mount_t ro[] = {{"/d", "/data", true}};
     c = (container_t){
         .runtime = CONTAINER_CHARLIECLOUD, .image = "/tmp", .mounts = ro, .nmounts = 1};
     ok(!container_command(&c, command, env, "/tmp", NULL, &err) &&

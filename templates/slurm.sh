@@ -107,7 +107,9 @@ esac
 {{/walltime_s}}
 [ -z "$ddpjob_deadline" ] || ddpjob_walltime_args+=(--deadline "$ddpjob_deadline")
 ddpjob_requeue=${SLURM_RESTART_COUNT:-0}
-ddpjob_jobid=$SLURM_JOB_ID
+# A sweep's array task is known by ARRAY_TASK, as squeue, sacct and scancel name it.
+ddpjob_jobid=${SLURM_ARRAY_JOB_ID:+${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID}}
+ddpjob_jobid=${ddpjob_jobid:-$SLURM_JOB_ID}
 
 {{> job_record}}
 ddpjob_resume=()

@@ -82,6 +82,7 @@ static char **worker_environment(worker_t *w, const worker_launch_t *l, cpu_set_
     we.local_rank = w->local_rank;
     we.error_file = w->error_file;
     we.progress_file = w->progress_file;
+    we.metrics_file = w->metrics_file;
     int nproc = l->env.local_world_size;
     char gpu[BINDING_GPU_ID_MAX];
     if (l->gpu_binding == GPU_BINDING_PER_RANK) {
@@ -155,6 +156,7 @@ static int start_one(worker_t *w, const worker_launch_t *l, ddp_error_t *err)
     snprintf(w->dir, sizeof w->dir, "%s/rank_%d", l->attempt_dir, w->rank);
     snprintf(w->error_file, sizeof w->error_file, "%s/error.json", w->dir);
     snprintf(w->progress_file, sizeof w->progress_file, "%s/progress", w->dir);
+    snprintf(w->metrics_file, sizeof w->metrics_file, "%s/metrics.jsonl", w->dir);
     if (ddp_make_dirs(w->dir, 0700, err))
         return -1;
     if (l->write_logs && ((log_out = open_log(w, "stdout.log", err)) < 0 ||

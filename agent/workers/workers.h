@@ -37,6 +37,7 @@ typedef struct {
     char dir[4096];                /* holds its error.json (and logs, with --log-dir) */
     char error_file[4200];
     char progress_file[4200]; /* where it may write its step (progress.h) */
+    char metrics_file[4200];  /* where it may append its metrics (worker_env.h) */
     guard_t *guard;
     int64_t output_at;            /* ddp_now_ms of its last output */
     int64_t active_at;            /* when its current stretch of silence began (--hang-timeout) */

@@ -13,6 +13,7 @@
 #include "runtime/base/ddp_file.h"
 #include "runtime/base/ddp_parse.h"
 #include "cli/jobs/job_view.h"
+#include "cli/jobs/sweep_record.h"
 #include "runtime/base/spawn.h"
 
 /* How often wait and logs -f look again. */
@@ -78,11 +79,14 @@ static void print_views(const job_view_t *views, size_t n, int json)
 
 static const char status_help[] =
     "usage: ddpjob status [JOB...] [--json]\n"
+    "       ddpjob status SWEEP [--sort METRIC [--desc]] [--json]\n"
     "The state of each JOB (a spec name, a scheduler job id of any link of its chain, or a job\n"
     "record's folder; default: every job in this user's index): pending, running, requeued,\n"
     "completed, failed, cancelled, timeout, out of memory, node failure or unknown, with the\n"
     "scheduler's own word, the exit status, the chain's link, nodes, elapsed and walltime, and\n"
     "the failed ranks with host and cause. One scheduler call per scheduler, however many jobs.\n"
+    "A sweep: one row per trial (parameters, state, link, elapsed, each metric's last value),\n"
+    "ordered by --sort METRIC (ascending; --desc), and its best completed trial.\n"
     "Exit: 0 ok, 2 usage, 3 a job not found.\n";
 
 static const char list_help[] =
@@ -92,17 +96,22 @@ static const char list_help[] =
 
 static int status_or_list(int argc, char **argv, int list)
 {
-    static const struct option opts[] = {{"json", no_argument, NULL, 'j'},
-                                         {"all", no_argument, NULL, 'a'},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {0}};
-    int json = 0, all = 0, c;
+    static const struct option opts[] = {
+        {"json", no_argument, NULL, 'j'},       {"all", no_argument, NULL, 'a'},
+        {"sort", required_argument, NULL, 's'}, {"desc", no_argument, NULL, 'd'},
+        {"help", no_argument, NULL, 'h'},       {0}};
+    int json = 0, all = 0, desc = 0, c;
+    const char *sort = NULL;
     const char *help = list ? list_help : status_help;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         if (c == 'j')
             json = 1;
         else if (c == 'a' && list)
             all = 1;
+        else if (c == 's' && !list)
+            sort = optarg;
+        else if (c == 'd' && !list)
+            desc = 1;
         else if (c == 'h')
             return fputs(help, stdout), EXIT_OK;
         else
@@ -114,6 +123,11 @@ static int status_or_list(int argc, char **argv, int list)
     char **dirs = find_records(argc - optind, argv + optind, 1, &n);
     if (!dirs)
         return EXIT_SYSTEM;
+    if (!list && n == 1 && sweep_record_is(dirs[0])) {
+        int rc = sweep_status(dirs[0], sort, desc, json);
+        job_index_free(dirs);
+        return rc;
+    }
     job_view_t *views = load(dirs, n);
     if (views && list && !all) {
         time_t day_ago = time(NULL) - 86400;
@@ -128,6 +142,9 @@ static int status_or_list(int argc, char **argv, int list)
     }
     if (views)
         print_views(views, n, json);
+    for (size_t i = 0; views && !json && i < n; i++)
+        if (sweep_record_is(dirs[i]))
+            sweep_list_line(dirs[i]);
     job_views_free(views, views ? n : 0);
     free(views);
     job_index_free(dirs);
@@ -199,6 +216,11 @@ int cmd_wait(int argc, char **argv)
     if (!dirs)
         return EXIT_SYSTEM;
     int64_t deadline = timeout_s > 0 ? ddp_deadline_in((int64_t)(timeout_s * 1000)) : 0;
+    if (sweep_record_is(dirs[0])) {
+        int rc = sweep_wait(dirs[0], deadline);
+        job_index_free(dirs);
+        return rc;
+    }
     int64_t unaccounted_since = 0;
     int tty = isatty(2), rc = -1;
     char said[256] = "";
@@ -237,10 +259,12 @@ int cmd_wait(int argc, char **argv)
 
 static const char cancel_help[] =
     "usage: ddpjob cancel JOB [--checkpoint]\n"
+    "       ddpjob cancel SWEEP [--trial K]\n"
     "Ends JOB and any queued successor in its chain (scancel/qdel), so nothing of it runs again,\n"
     "and waits (up to 120 s) until the scheduler has ended it. --checkpoint first asks the\n"
     "workers to checkpoint (the spec's checkpoint signal), so the job stops with every rank's\n"
     "checkpoint written (exit 75) and is not requeued; one not ended 60 s later is cancelled.\n"
+    "A sweep: every trial not ended; with --trial K, trial K alone (the others go on).\n"
     "Exit: 0 when the job has ended, 1 when it had not within 120 s, 2 usage, 3 not found,\n"
     "4 the scheduler's command failed.\n";
 
@@ -330,14 +354,43 @@ static int wait_ended(char *dir, int ms)
     }
 }
 
+/* cancel of a sweep: every trial, or with --trial K that trial's job alone (in dirs[0]'s place,
+ * -1: the job's cancel goes on with it, --checkpoint too); -1 for a job's record. */
+static int cancel_sweep(char **dirs, const char *asked, int trial, int checkpoint)
+{
+    int sweep = sweep_record_is(dirs[0]);
+    if (!sweep && trial < 0)
+        return -1;
+    if (!sweep || (checkpoint && trial < 0)) {
+        fprintf(stderr, "ddpjob cancel: %s: %s\n", asked,
+                sweep ? "--checkpoint asks one trial: --trial K" : "--trial is for a sweep");
+        return EXIT_USAGE;
+    }
+    if (trial < 0)
+        return sweep_cancel(dirs[0]);
+    char *record = sweep_trial_record(dirs[0], trial);
+    if (!record)
+        return EXIT_USAGE;
+    free(dirs[0]);
+    dirs[0] = record;
+    return -1;
+}
+
 int cmd_cancel(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"checkpoint", no_argument, NULL, 'c'}, {"help", no_argument, NULL, 'h'}, {0}};
-    int checkpoint = 0, c;
+    static const struct option opts[] = {{"checkpoint", no_argument, NULL, 'c'},
+                                         {"trial", required_argument, NULL, 't'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {0}};
+    int checkpoint = 0, c, trial = -1;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         if (c == 'c')
             checkpoint = 1;
+        else if (c == 't' && ddp_parse_int(optarg, 0, 1 << 24, &trial))
+            return fprintf(stderr, "ddpjob cancel: --trial %s: expected a number >= 0\n", optarg),
+                   EXIT_USAGE;
+        else if (c == 't')
+            continue;
         else if (c == 'h')
             return fputs(cancel_help, stdout), EXIT_OK;
         else
@@ -349,6 +402,11 @@ int cmd_cancel(int argc, char **argv)
     char **dirs = find_records(1, argv + optind, 0, &n);
     if (!dirs)
         return EXIT_SYSTEM;
+    int rc = cancel_sweep(dirs, argv[optind], trial, checkpoint);
+    if (rc >= 0) {
+        job_index_free(dirs);
+        return rc;
+    }
     job_view_t v;
     ddp_error_t err;
     job_views_load(dirs, 1, &v, &err);
@@ -361,7 +419,7 @@ int cmd_cancel(int argc, char **argv)
         job_index_free(dirs);
         return EXIT_USAGE;
     }
-    int rc = EXIT_OK;
+    rc = EXIT_OK;
     /* First, so that a link ending now submits no successor. */
     if (job_record_mark_cancelled(v.rec.dir, &err)) {
         fprintf(stderr, "ddpjob cancel: %s\n", err.msg);
@@ -400,12 +458,13 @@ int cmd_cancel(int argc, char **argv)
 
 static const char logs_help[] =
     "usage: ddpjob logs JOB [--rank N | --node N] [--attempt K] [--link K] [--stderr] [-f]\n"
+    "       ddpjob logs SWEEP --trial K [the same options]\n"
     "The job's per-rank output from its record (link-K/logs), every link of the chain and every\n"
     "attempt in order unless told one; the whole job's lines prefixed \"[rank R]\", one rank's\n"
     "bare. --stderr: the ranks' stderr instead of stdout. -f: follow until the job ends.\n";
 
 typedef struct {
-    int rank, node, attempt, link, err_stream, follow;
+    int rank, node, attempt, link, err_stream, follow, trial;
 } logs_args_t;
 
 /* A log file the job's record holds, and how far it has been printed. */
@@ -499,18 +558,23 @@ static void print_logs(log_set_t *set, const logs_args_t *a, int last)
 
 int cmd_logs(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"rank", required_argument, NULL, 'r'},    {"node", required_argument, NULL, 'n'},
-        {"attempt", required_argument, NULL, 'a'}, {"link", required_argument, NULL, 'l'},
-        {"stderr", no_argument, NULL, 'e'},        {"follow", no_argument, NULL, 'f'},
-        {"help", no_argument, NULL, 'h'},          {0}};
-    logs_args_t a = {.rank = -1, .node = -1, .attempt = -1, .link = -1};
+    static const struct option opts[] = {{"rank", required_argument, NULL, 'r'},
+                                         {"node", required_argument, NULL, 'n'},
+                                         {"attempt", required_argument, NULL, 'a'},
+                                         {"link", required_argument, NULL, 'l'},
+                                         {"stderr", no_argument, NULL, 'e'},
+                                         {"follow", no_argument, NULL, 'f'},
+                                         {"trial", required_argument, NULL, 't'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {0}};
+    logs_args_t a = {.rank = -1, .node = -1, .attempt = -1, .link = -1, .trial = -1};
     int c;
     while ((c = getopt_long(argc, argv, "fh", opts, NULL)) != -1) {
         int *target = c == 'r'   ? &a.rank
                       : c == 'n' ? &a.node
                       : c == 'a' ? &a.attempt
                       : c == 'l' ? &a.link
+                      : c == 't' ? &a.trial
                                  : NULL;
         if (target) {
             if (ddp_parse_int(optarg, 0, 1 << 24, target)) {
@@ -538,6 +602,17 @@ int cmd_logs(int argc, char **argv)
     char **dirs = find_records(1, argv + optind, 0, &n);
     if (!dirs)
         return EXIT_SYSTEM;
+    if (sweep_record_is(dirs[0]) || a.trial >= 0) {
+        char *trial = sweep_record_is(dirs[0]) ? sweep_trial_record(dirs[0], a.trial) : NULL;
+        if (!trial && a.trial >= 0 && !sweep_record_is(dirs[0]))
+            fprintf(stderr, "ddpjob logs: --trial is for a sweep\n");
+        free(dirs[0]);
+        dirs[0] = trial;
+        if (!trial) {
+            job_index_free(dirs);
+            return EXIT_USAGE;
+        }
+    }
     log_set_t set = {0};
     int64_t unaccounted_since = 0;
     for (;;) {

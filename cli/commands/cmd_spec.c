@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "cli/commands/commands.h"
+#include "cli/commands/submit_steps.h"
 #include "runtime/base/ddp_file.h"
 #include "runtime/base/ddp_parse.h"
 #include "cli/jobs/job_record.h"
@@ -17,9 +18,6 @@
 #include "cli/spec/site_rules.h"
 #include "runtime/base/spawn.h"
 #include "cli/spec/spec.h"
-
-/* How long qsub/sbatch may take before we give up on them. */
-#define SUBMIT_TIMEOUT_MS (120 * 1000)
 
 static int parse_scheduler_arg(const char *arg, sched_kind_t *out)
 {
@@ -149,6 +147,7 @@ typedef struct {
     const char *bindir;
     const char *output;
     int dry_run;
+    int retry_failed;
 } script_args_t;
 
 static int parse_script_args(int argc, char **argv, const char *help, bool is_submit,
@@ -162,6 +161,7 @@ static int parse_script_args(int argc, char **argv, const char *help, bool is_su
                                          {"dry-run", no_argument, NULL, 'n'},
                                          {"set", required_argument, NULL, 'E'},
                                          {"trial", required_argument, NULL, 'T'},
+                                         {"retry-failed", no_argument, NULL, 'R'},
                                          {"help", no_argument, NULL, 'h'},
                                          {0}};
     memset(a, 0, sizeof *a);
@@ -198,9 +198,10 @@ static int parse_script_args(int argc, char **argv, const char *help, bool is_su
             a->output = optarg;
             break;
         case 'n':
+        case 'R':
             if (!is_submit)
                 goto usage;
-            a->dry_run = 1;
+            *(c == 'n' ? &a->dry_run : &a->retry_failed) = 1;
             break;
         default:
             goto usage;
@@ -215,31 +216,6 @@ usage:
     return -1;
 }
 
-/* Renders into memory so that nothing is written unless the whole script came out. */
-static char *render_to_string(const job_spec_t *spec, const script_args_t *a, sched_kind_t sched,
-                              int *exit_code)
-{
-    char *text = NULL;
-    size_t len = 0;
-    ddp_error_t err;
-    FILE *mem = open_memstream(&text, &len);
-    if (!mem) {
-        fprintf(stderr, "ddpjob: out of memory\n");
-        *exit_code = EXIT_SYSTEM;
-        return NULL;
-    }
-    render_opts_t ro = {sched, a->template_path, a->bindir};
-    int rc = render_script(spec, &ro, mem, stderr, &err);
-    fclose(mem);
-    if (rc < 0) {
-        fprintf(stderr, "ddpjob: %s\n", err.msg);
-        free(text);
-        *exit_code = EXIT_SYSTEM;
-        return NULL;
-    }
-    return text;
-}
-
 /* The steps render and submit share: parse the command line, load and validate the spec, render
  * its script into memory. Returns -1 when the caller should go on (then *spec and *text are
  * set), else the exit code to return. */
@@ -250,30 +226,41 @@ static int prepare_script(int argc, char **argv, const char *help, bool is_submi
     int rc = parse_script_args(argc, argv, help, is_submit, a, &path);
     if (rc != 0)
         return rc > 0 ? EXIT_OK : EXIT_USAGE;
+    if (a->retry_failed) {
+        load_opts_free(&a->load);
+        return doctor ? EXIT_USAGE : sweep_retry(path, a->dry_run);
+    }
     a->load.doctor = doctor;
     a->load.ask_server = is_submit;
     int code = EXIT_OK;
     site_t *site = NULL;
     *spec = load_for_scheduler(path, &a->load, target, &site, &code);
-    load_opts_free(&a->load);
-    if (!*spec)
+    if (!*spec) {
+        load_opts_free(&a->load);
         return code;
-    if ((*spec)->sweep.ntrials && is_submit && !a->load.trial_given) {
-        fprintf(stderr,
-                "ddpjob: %s: a sweep of %zu trials is not submitted as one job yet (arrays and "
-                "lanes are to come): submit, render or run one trial with --trial K\n",
-                path, (*spec)->sweep.ntrials);
-        spec_destroy(*spec);
-        site_destroy(site);
-        return EXIT_USAGE;
     }
     /* stdout may be the script: the cost goes beside it. */
     print_cost(stderr, site, *spec, path);
+    render_opts_t ro = {*target, a->template_path, a->bindir};
+    *text = render_to_string(*spec, &ro, &code);
+    if (*text && (*spec)->sweep.ntrials && !a->load.trial_given) {
+        char *trial0 = *text;
+        if (is_submit) {
+            code = doctor ? EXIT_USAGE
+                          : sweep_submit(path, &a->load, site, *spec, trial0, &ro, a->dry_run);
+            if (doctor)
+                fprintf(stderr, "ddpjob: %s: doctor checks one trial's nodes: --trial K\n", path);
+            *text = NULL;
+        } else {
+            *text = sweep_render(path, &a->load, site, *spec, trial0, &ro, &code);
+        }
+        free(trial0);
+    }
+    load_opts_free(&a->load);
     site_destroy(site);
-    *text = render_to_string(*spec, a, *target, &code);
     if (!*text) {
         spec_destroy(*spec);
-        return code;
+        return code == EXIT_OK && !is_submit ? EXIT_SYSTEM : code;
     }
     return -1;
 }
@@ -289,7 +276,7 @@ static const char render_help[] =
     "  --template   use this template file instead of the installed one\n"
     "  --bindir     where ddpjob and ddpjob-agent are on the nodes (default: beside this ddpjob)\n"
     "  --set PATH=VALUE  as if the spec said so: nodes=4, train.lr=0.05 (repeatable)\n"
-    "  --trial K    a sweep's trial K (default 0)\n"
+    "  --trial K    a sweep's trial K alone (default: the sweep's array job script)\n"
     "Exit: 0 rendered, 1 invalid spec, 2 usage, 3 file or template error.\n";
 
 int cmd_render(int argc, char **argv)
@@ -319,119 +306,22 @@ int cmd_render(int argc, char **argv)
 
 static const char submit_help[] =
     "usage: ddpjob submit SPEC [--scheduler pbs|slurm] [--site NAME|FILE] [--dry-run]\n"
-    "                          [--template FILE] [--bindir DIR] [--set PATH=VALUE]...\n"
+    "                          [--template FILE] [--bindir DIR] [--set PATH=VALUE]... [--trial K]\n"
+    "       ddpjob submit --retry-failed SWEEP [--dry-run]\n"
     "Writes the job script into the job directory (the spec's workdir, else the current\n"
     "directory) and submits it with qsub or sbatch; prints the job id.\n"
     "  --dry-run    write the script and show the submit command without running it\n"
     "  --set PATH=VALUE  as if the spec said so: nodes=4, train.lr=0.05 (repeatable)\n"
-    "  --trial K    a sweep's trial K alone, as a job of its own\n"
+    "  --trial K    a sweep's trial K alone, as a job of its own (default: every trial, as\n"
+    "               one array job, or in lanes where the site takes no such array)\n"
+    "  --retry-failed  submit again the trials of SWEEP that failed or were cancelled, each\n"
+    "               with a fresh record (the old one kept as trial-K.try-N), in its lanes\n"
     "Exit: 0 submitted, 1 invalid spec, 2 usage, 3 file or template error,\n"
     "      4 qsub/sbatch missing, failed or printed no job id.\n";
 
 int cmd_submit(int argc, char **argv)
 {
     return submit_command(argc, argv, false);
-}
-
-/* The job's record (job_record.h) in its workdir, before it is submitted. */
-static int make_record(const job_spec_t *spec, const sched_ops_t *ops, const char *jobdir,
-                       const char *script_text, char **dir, ddp_error_t *err)
-{
-    job_record_t r = {.submitted = (int64_t)time(NULL),
-                      .nodes = (int)spec->nodes,
-                      .procs_per_node = (int)spec->procs_per_node,
-                      .walltime_s = (int64_t)spec->walltime_s,
-                      .requeue = (int)spec->requeue,
-                      .group_readable = spec->share_record && !strcmp(spec->share_record, "group")};
-    char *workdir = realpath(jobdir, NULL), *spec_path = realpath(spec->path, NULL);
-    snprintf(r.name, sizeof r.name, "%s", spec->name);
-    snprintf(r.scheduler, sizeof r.scheduler, "%s", ops->name);
-    snprintf(r.workdir, sizeof r.workdir, "%s", workdir ? workdir : jobdir);
-    snprintf(r.spec, sizeof r.spec, "%s", spec_path ? spec_path : spec->path);
-    if (spec->checkpoint.signal)
-        snprintf(r.checkpoint_signal, sizeof r.checkpoint_signal, "%s",
-                 ddp_signal_name(spec->checkpoint.signal));
-    free(workdir);
-    free(spec_path);
-    char *spec_text = ddp_read_file(spec->path, NULL, err);
-    int rc = spec_text ? job_record_create(&r, spec_text, script_text, dir, err) : -1;
-    free(spec_text);
-    /* qsub -v takes VAR=VALUE,...: a record path with a comma cannot travel. */
-    if (rc == 0 && strpbrk(*dir, ",'\"\n")) {
-        ddp_error_set(err, "its folder %s holds a comma or quote, which qsub -v cannot pass", *dir);
-        job_record_remove(*dir);
-        free(*dir);
-        *dir = NULL;
-        rc = -1;
-    }
-    return rc;
-}
-
-/* The submitted job's first id into its record, and the job into the index: a failure here
- * leaves a job that runs, so it is a warning. */
-static void record_submitted(const char *record, const char *job_id)
-{
-    ddp_error_t err;
-    job_record_t submitted = {0};
-    if (job_record_add_link(record, 0, job_id, &err) || job_record_read(record, &submitted, &err))
-        fprintf(stderr, "ddpjob: warning: job %s: its record %s is incomplete: %s\n", job_id,
-                record, err.msg);
-    else if (job_index_add(&submitted, job_id, &err))
-        fprintf(stderr, "ddpjob: warning: job %s is not in the index of jobs: %s\n", job_id,
-                err.msg);
-    if (submitted.dir)
-        job_record_free(&submitted);
-}
-
-/* The job script into the job's folder as `file` (the scheduler's name for it); *script: its
- * path. An exit code, EXIT_OK when written. */
-static int write_job_script(const job_spec_t *spec, const sched_ops_t *ops, const char *jobdir,
-                            const char *text, char *file, size_t size, char **script)
-{
-    ddp_error_t err;
-    struct stat st;
-    if (stat(jobdir, &st) != 0 || !S_ISDIR(st.st_mode)) {
-        fprintf(stderr, "ddpjob: %s: workdir %s is not a directory\n", spec->path, jobdir);
-        return EXIT_SYSTEM;
-    }
-    sched_script_file(ops, spec->name, file, size);
-    if (asprintf(script, "%s/%s", jobdir, file) < 0) {
-        *script = NULL;
-        return EXIT_SYSTEM;
-    }
-    if (ddp_write_file_atomic(*script, text, strlen(text), 0700, &err) < 0) {
-        fprintf(stderr, "ddpjob: %s\n", err.msg);
-        return EXIT_SYSTEM;
-    }
-    return EXIT_OK;
-}
-
-/* Runs the submitter (sub_argv, in jobdir) and reads the job id it prints into job_id. An exit
- * code, EXIT_OK when submitted. */
-static int run_submitter(const sched_ops_t *ops, char **sub_argv, const char *jobdir,
-                         const char *script, char *job_id, size_t size)
-{
-    ddp_spawn_result_t res = {0};
-    ddp_error_t err;
-    int code = EXIT_OK;
-    if (ddp_spawn_capture(sub_argv, jobdir, SUBMIT_TIMEOUT_MS, &res, &err) < 0) {
-        fprintf(stderr, "ddpjob: cannot submit %s: %s (is this a %s login node?)\n", script,
-                err.msg, ops->name);
-        code = EXIT_SUBMITTER;
-    } else if (res.status != 0 || ops->parse_job_id(res.out, job_id, size) < 0) {
-        size_t len = strlen(res.err);
-        while (len > 0 && res.err[len - 1] == '\n')
-            res.err[--len] = '\0';
-        if (res.status != 0)
-            fprintf(stderr, "ddpjob: %s failed (exit status %d) submitting %s:\n%s\n",
-                    ops->submit_program, res.status, script, *res.err ? res.err : "(no output)");
-        else
-            fprintf(stderr, "ddpjob: %s printed no job id for %s (stdout: \"%s\")\n",
-                    ops->submit_program, script, res.out);
-        code = EXIT_SUBMITTER;
-    }
-    ddp_spawn_result_free(&res);
-    return code;
 }
 
 int submit_command(int argc, char **argv, bool doctor)
@@ -455,7 +345,7 @@ int submit_command(int argc, char **argv, bool doctor)
     for (size_t i = 0; ops->submit_args[i]; i++)
         sub_argv[n++] = (char *)ops->submit_args[i];
     if (!a.dry_run && !doctor) {
-        if (make_record(spec, ops, jobdir, text, &record, &err)) {
+        if (make_record(spec, ops, jobdir, text, NULL, &record, &err)) {
             fprintf(stderr, "ddpjob: %s: cannot make the job's record: %s\n", spec->path, err.msg);
             code = EXIT_SYSTEM;
             goto out;
@@ -483,7 +373,7 @@ int submit_command(int argc, char **argv, bool doctor)
     } else if ((code = run_submitter(ops, sub_argv, jobdir, script, job_id, sizeof job_id)) ==
                EXIT_OK) {
         if (record)
-            record_submitted(record, job_id);
+            record_submitted(record, job_id, 1);
         printf("%s\n", job_id);
     }
 out:

@@ -3,6 +3,7 @@
 #define DDPJOB_COMMANDS_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "cli/spec/site.h"
 #include "cli/spec/spec.h"
@@ -45,6 +46,28 @@ int parse_trial_arg(const char *arg, load_opts_t *opts);
 /* Splits a command line at its first "--": returns how many words come before it (what getopt
  * should see); *extra and *nextra get the words after it, the workload's own arguments. */
 int split_workload_args(int argc, char **argv, char ***extra, int *nextra);
+
+/* A whole sweep (its spec loaded as trial 0, rendered as text): submit sends it as one array
+ * job or in lanes and returns the exit code; render gives the array's script, or trial 0's
+ * where the sweep goes in lanes (cmd_sweep.c). */
+struct render_opts;
+int sweep_submit(const char *path, const load_opts_t *load, const site_t *site, job_spec_t *spec,
+                 char *text, const struct render_opts *ro, int dry_run);
+char *sweep_render(const char *path, const load_opts_t *load, const site_t *site, job_spec_t *spec,
+                   const char *text, const struct render_opts *ro, int *exit_code);
+
+/* A sweep's status (its table, or --json), list line, wait (0 when every trial completed, 1
+ * otherwise, 124 past the deadline; 0: none), cancel of every trial, and the record folder of
+ * its trial for logs and cancel --trial (NULL with the problem said) (cmd_sweep_jobs.c). */
+/* submit --retry-failed SWEEP: its trials that failed or were cancelled, each submitted again
+ * with its record made afresh (the old one kept beside it as trial-K.try-N), in the sweep's
+ * lanes (cmd_sweep.c). */
+int sweep_retry(const char *sweep, int dry_run);
+int sweep_status(const char *dir, const char *metric, int desc, int json);
+void sweep_list_line(const char *dir);
+int sweep_wait(const char *dir, int64_t deadline);
+int sweep_cancel(const char *dir);
+char *sweep_trial_record(const char *dir, long trial);
 
 int cmd_validate(int argc, char **argv);
 int cmd_render(int argc, char **argv);

@@ -66,49 +66,93 @@ static char *job_json(const job_record_t *r, ddp_error_t *err)
     return text;
 }
 
-int job_record_create(const job_record_t *r, const char *spec_text, const char *script_text,
-                      char **dir, ddp_error_t *err)
+/* The modes of a record's folders and files: private, or the group's to read (a team's). */
+static void record_modes(int group_readable, mode_t *dir_mode, mode_t *file_mode)
+{
+    mode_t mask = umask(0);
+    umask(mask);
+    *dir_mode = group_readable ? 0750 & ~mask : 0700;
+    *file_mode = group_readable ? 0640 & ~mask : 0600;
+}
+
+int record_folder_make(const char *workdir, const char *kind, const char *name, int64_t submitted,
+                       int group_readable, char **dir, ddp_error_t *err)
 {
     char stamp[32], *parent = NULL, *path = NULL;
     struct tm tm;
-    time_t now = (time_t)r->submitted;
+    time_t now = (time_t)submitted;
     strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", localtime_r(&now, &tm));
-    if (asprintf(&parent, "%s/.ddpjob/jobs", r->workdir) < 0 ||
-        asprintf(&path, "%s/%s.%s.XXXXXX", parent, r->name, stamp) < 0) {
+    if (asprintf(&parent, "%s/.ddpjob/%s", workdir, kind) < 0 ||
+        asprintf(&path, "%s/%s.%s.XXXXXX", parent, name, stamp) < 0) {
         free(parent);
         return ddp_error_set(err, "out of memory");
     }
-    /* Private by default: the spec and the script carry the spec's env: values, API keys among
-     * them (the job's other nodes run as the same user). A team's record is the group's to read,
-     * and still no one else's to write. */
-    mode_t mask = umask(0);
-    umask(mask);
-    mode_t dir_mode = r->group_readable ? 0750 & ~mask : 0700,
-           file_mode = r->group_readable ? 0640 & ~mask : 0600;
-    /* The workdir may be shared (a sticky /scratch, a team's folder): .ddpjob and .ddpjob/jobs
+    mode_t dir_mode, file_mode;
+    record_modes(group_readable, &dir_mode, &file_mode);
+    /* The workdir may be shared (a sticky /scratch, a team's folder): .ddpjob and .ddpjob/KIND
      * are this user's own and closed to others, or refused, so no one else can swap a record. */
     *strrchr(parent, '/') = 0;
     int rc = record_parent(parent, dir_mode, err);
-    strcat(parent, "/jobs");
+    strcat(parent, "/");
+    strcat(parent, kind);
     if (rc == 0)
         rc = record_parent(parent, dir_mode, err);
     if (rc == 0 && !mkdtemp(path))
-        rc = ddp_error_set(err, "cannot make a job record under %s: %s", parent, strerror(errno));
+        rc = ddp_error_set(err, "cannot make a record under %s: %s", parent, strerror(errno));
+    if (rc == 0 && chmod(path, dir_mode))
+        rc = ddp_error_set(err, "%s: %s", path, strerror(errno));
     free(parent);
-    char *json = rc == 0 ? job_json(r, err) : NULL;
-    if (rc == 0 && !json)
-        rc = -1;
-    if (rc == 0 && (chmod(path, dir_mode) || write_in(path, "job.json", json, file_mode, err) ||
-                    write_in(path, "spec.yaml", spec_text, file_mode, err) ||
-                    write_in(path, "script", script_text, dir_mode, err)))
-        rc = err->msg[0] ? -1 : ddp_error_set(err, "cannot write the job record %s", path);
-    free(json);
     if (rc) {
         free(path);
         return -1;
     }
     *dir = path;
     return 0;
+}
+
+/* job.json, the spec and the script into the record's folder `dir`. */
+static int fill_record(const char *dir, const job_record_t *r, const char *spec_text,
+                       const char *script_text, ddp_error_t *err)
+{
+    mode_t dir_mode, file_mode;
+    record_modes(r->group_readable, &dir_mode, &file_mode);
+    char *json = job_json(r, err);
+    if (!json)
+        return -1;
+    int rc = write_in(dir, "job.json", json, file_mode, err) ||
+             write_in(dir, "spec.yaml", spec_text, file_mode, err) ||
+             write_in(dir, "script", script_text, dir_mode, err);
+    free(json);
+    return rc ? -1 : 0;
+}
+
+int job_record_create(const job_record_t *r, const char *spec_text, const char *script_text,
+                      char **dir, ddp_error_t *err)
+{
+    /* Private by default: the spec and the script carry the spec's env: values, API keys among
+     * them (the job's other nodes run as the same user). A team's record is the group's to read,
+     * and still no one else's to write. */
+    if (record_folder_make(r->workdir, "jobs", r->name, r->submitted, r->group_readable, dir, err))
+        return -1;
+    if (fill_record(*dir, r, spec_text, script_text, err) == 0)
+        return 0;
+    job_record_remove(*dir);
+    free(*dir);
+    *dir = NULL;
+    return -1;
+}
+
+int job_record_create_at(const char *dir, const job_record_t *r, const char *spec_text,
+                         const char *script_text, ddp_error_t *err)
+{
+    mode_t dir_mode, file_mode;
+    record_modes(r->group_readable, &dir_mode, &file_mode);
+    if (mkdir(dir, dir_mode) || chmod(dir, dir_mode))
+        return ddp_error_set(err, "cannot make the record %s: %s", dir, strerror(errno));
+    if (fill_record(dir, r, spec_text, script_text, err) == 0)
+        return 0;
+    job_record_remove(dir);
+    return -1;
 }
 
 void job_record_remove(const char *dir)
@@ -290,7 +334,7 @@ int job_id_valid(const char *id)
 /* A record lives in a folder of the user's own that no one else can write, in a folder of the
  * same kind or a sticky one of root's or the user's (/tmp): otherwise another user could have put
  * there what the commands act on. */
-static int check_record_dir(const char *dir, ddp_error_t *err)
+int record_dir_check(const char *dir, ddp_error_t *err)
 {
     char parent[8192];
     snprintf(parent, sizeof parent, "%s", dir);
@@ -314,7 +358,7 @@ static int check_record_dir(const char *dir, ddp_error_t *err)
 int job_record_read(const char *dir, job_record_t *r, ddp_error_t *err)
 {
     memset(r, 0, sizeof *r);
-    if (check_record_dir(dir, err))
+    if (record_dir_check(dir, err))
         return ddp_error_prefix(err, "not trusting the job record %s", dir);
     char path[8192];
     snprintf(path, sizeof path, "%s/job.json", dir);
@@ -432,13 +476,40 @@ static int names_record(const char *job, const job_record_t *r)
     return 0;
 }
 
-int job_record_find(const char *job, char **dir, ddp_error_t *err)
+/* A sweep (sweep_record.h) is named by its name, as its trial 0 is, by its array job's id (the
+ * id before a task's _K or [K]), or by any id of trial 0's links. */
+static int names_sweep(const char *job, const char *dir)
+{
+    char trial0[8192];
+    snprintf(trial0, sizeof trial0, "%s/trial-0", dir);
+    job_record_t r;
+    ddp_error_t err;
+    if (job_record_read(trial0, &r, &err))
+        return 0;
+    int match = names_record(job, &r);
+    size_t len = strlen(job);
+    for (int k = 0; !match && k < r.nlinks; k++) {
+        const char *id = r.links[k].id;
+        match = len && !strncmp(id, job, len) &&
+                (!strcmp(id + len, "_0") || !strncmp(id + len, "[0]", 3) ||
+                 (job[len - 1] == ']' && len >= 2 && job[len - 2] == '['));
+    }
+    job_record_free(&r);
+    return match;
+}
+
+static int holds(const char *dir, const char *file)
 {
     char path[8192];
     struct stat st;
-    snprintf(path, sizeof path, "%s/job.json", job);
-    if (strchr(job, '/') && stat(path, &st) == 0) {
-        if (check_record_dir(job, err))
+    snprintf(path, sizeof path, "%s/%s", dir, file);
+    return stat(path, &st) == 0;
+}
+
+int job_record_find(const char *job, char **dir, ddp_error_t *err)
+{
+    if (strchr(job, '/') && (holds(job, "job.json") || holds(job, "sweep.json"))) {
+        if (record_dir_check(job, err))
             return ddp_error_prefix(err, "not trusting the job record %s", job);
         char *real = realpath(job, NULL);
         if (!(*dir = real ? real : strdup(job)))
@@ -449,13 +520,16 @@ int job_record_find(const char *job, char **dir, ddp_error_t *err)
     ddp_error_t refused = {0};
     for (size_t i = 0; dirs && dirs[i]; i++) {
         job_record_t r;
-        if (job_record_read(dirs[i], &r, err)) {
-            if (err->code == EPERM && !refused.msg[0])
-                refused = *err;
-            continue;
+        int match = 0;
+        err->code = 0;
+        if (holds(dirs[i], "sweep.json")) {
+            match = record_dir_check(dirs[i], err) == 0 && names_sweep(job, dirs[i]);
+        } else if (job_record_read(dirs[i], &r, err) == 0) {
+            match = names_record(job, &r);
+            job_record_free(&r);
         }
-        int match = names_record(job, &r);
-        job_record_free(&r);
+        if (!match && err->code == EPERM && !refused.msg[0])
+            refused = *err;
         if (match) {
             *dir = strdup(dirs[i]);
             job_index_free(dirs);

@@ -63,6 +63,14 @@ typedef struct {
  * it (0750, 0640, as far as the umask lets), never write it. */
 int job_record_create(const job_record_t *r, const char *spec_text, const char *script_text,
                       char **dir, ddp_error_t *err);
+/* The same in `dir`, a folder not there yet (made 0700, or 0750 for a group's record) in one of
+ * the user's own records (a sweep's trial). */
+int job_record_create_at(const char *dir, const job_record_t *r, const char *spec_text,
+                         const char *script_text, ddp_error_t *err);
+/* A record's folder, made fresh: WORKDIR/.ddpjob/KIND/NAME.YYYYMMDD-HHMMSS.XXXXXX, KIND "jobs" or
+ * "sweeps", with .ddpjob and KIND made or checked as the user's own and closed to others. */
+int record_folder_make(const char *workdir, const char *kind, const char *name, int64_t submitted,
+                       int group_readable, char **dir, ddp_error_t *err);
 /* Removes a record that submit made for a job that was not submitted after all. */
 void job_record_remove(const char *dir);
 /* Appends "K JOBID" to the record's links. */
@@ -70,6 +78,9 @@ int job_record_add_link(const char *dir, int k, const char *id, ddp_error_t *err
 /* Marks the record cancelled (before its jobs are cancelled, so no link submits a successor). */
 int job_record_mark_cancelled(const char *dir, ddp_error_t *err);
 
+/* 0 when dir is the user's own, closed to others, in a folder of the same kind or a sticky one;
+ * else -1 with err saying which and why (EPERM). */
+int record_dir_check(const char *dir, ddp_error_t *err);
 /* Reads the record in dir; -1 when dir holds no record at all, or when it or the folder above it
  * is not the user's own, closed to others (err says which and why). */
 int job_record_read(const char *dir, job_record_t *r, ddp_error_t *err);
@@ -95,7 +106,8 @@ int job_id_valid(const char *id);
 int job_id_names(const char *asked, const char *id, size_t id_len);
 
 /* The record that `job` names: a record's folder, a scheduler job id of any link of its chain,
- * or a spec name (the newest job of that name). Into *dir (malloc'd). -1 with err naming what
+ * or a spec name (the newest job of that name); or a sweep's (sweep_record.h): its folder, its
+ * name, its array job's id. Into *dir (malloc'd). -1 with err naming what
  * was looked for and where. */
 int job_record_find(const char *job, char **dir, ddp_error_t *err);
 

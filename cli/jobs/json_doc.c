@@ -135,7 +135,9 @@ json_t *json_shown_string(const char *text)
 
 char *json_dump_text(json_t *value)
 {
-    char *text = value ? json_dumps(value, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL,
+    char *text =
+             value ? json_dumps(value, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_DOC_REAL_DIGITS)
+                   : NULL,
          *line = NULL;
     json_decref(value);
     if (text && asprintf(&line, "%s\n", text) < 0)

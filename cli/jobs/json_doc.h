@@ -37,6 +37,10 @@ int json_copy_text(const json_t *map, const char *key, char *out, size_t size);
 const json_t *json_item(const json_t *list, size_t n);
 size_t json_items(const json_t *list);
 
+/* json_dumps' flag for numbers as people wrote them: 0.1, not 0.10000000000000001 (a double's
+ * 17 digits). */
+#define JSON_DOC_REAL_DIGITS JSON_REAL_PRECISION(15)
+
 /* A JSON string of text for people to read: bytes that are not UTF-8 become '?'; NULL text is
  * null. */
 json_t *json_shown_string(const char *text);

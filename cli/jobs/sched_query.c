@@ -232,7 +232,8 @@ int sched_query_slurm(sched_job_t *jobs, size_t n, ddp_error_t *err)
     int failed;
     /* Every job of this user that Slurm still holds, finished ones within MinJobAge too: no
      * error for an id it has forgotten, which squeue -j gives. */
-    char *squeue[] = {"squeue", "-h", "-a", "-t", "all", "--me", "-o", "%i|%T|%r|%M|%l|%N", NULL};
+    char *squeue[] = {"squeue", "-h", "-a", "-r", "-t", "all", "--me", "-o", "%i|%T|%r|%M|%l|%N",
+                      NULL};
     if (sched_run(squeue, &out, 0, &failed, err)) {
         free(ids);
         return -1;
@@ -242,10 +243,9 @@ int sched_query_slurm(sched_job_t *jobs, size_t n, ddp_error_t *err)
     free(ids);
     if (!(ids = missing_ids(jobs, n)))
         return 0;
-    char *sacct[] = {
-        "sacct", "-n", "-P", "-X",
-        "-j",    ids,  "-o", "JobIDRaw,State,ExitCode,Elapsed,Timelimit,NodeList,Reason",
-        NULL};
+    char *sacct[] = {"sacct", "-n", "-P", "-X",
+                     "-j",    ids,  "-o", "JobID,State,ExitCode,Elapsed,Timelimit,NodeList,Reason",
+                     NULL};
     /* Without accounting sacct fails: the record answers for those jobs. */
     if (sched_run(sacct, &out, 1, &failed, err) == 0 && !failed)
         sched_parse_sacct(out, jobs, n);

@@ -31,8 +31,9 @@ typedef struct {
 int sched_query_slurm(sched_job_t *jobs, size_t n, ddp_error_t *err);
 int sched_query_pbs(sched_job_t *jobs, size_t n, ddp_error_t *err);
 
-/* squeue -h -o '%i|%T|%r|%M|%l|%N' lines; sacct -n -P -X -o
- * JobIDRaw,State,ExitCode,Elapsed,Timelimit,NodeList,Reason lines; qstat -x -f output. Each
+/* squeue -h -r -o '%i|%T|%r|%M|%l|%N' lines; sacct -n -P -X -o
+ * JobID,State,ExitCode,Elapsed,Timelimit,NodeList,Reason lines (an array task as ARRAY_TASK in
+ * both, as a sweep's trial records it); qstat -x -f output. Each
  * fills the jobs it finds that are not found yet; returns how many. */
 size_t sched_parse_squeue(const char *text, sched_job_t *jobs, size_t n);
 size_t sched_parse_sacct(const char *text, sched_job_t *jobs, size_t n);

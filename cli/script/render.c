@@ -266,7 +266,7 @@ static int render_with(const job_spec_t *spec, const sched_ops_t *ops, const cha
     ctx = tmpl_ctx_create();
     char script_file[256] = "";
     if (ops)
-        sched_script_file(ops, spec->name, script_file, sizeof script_file);
+        sched_script_file(ops, spec, script_file, sizeof script_file);
     if (!ctx || fill_common(spec, bindir, agent, trainer, ctx) < 0 ||
         set_quoted(ctx, "script_file", script_file) < 0 ||
         tmpl_set_bool(ctx, "over_ssh", over_ssh) < 0 ||

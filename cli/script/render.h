@@ -13,7 +13,7 @@
 #include "runtime/base/ddp_error.h"
 #include "cli/spec/spec.h"
 
-typedef struct {
+typedef struct render_opts {
     sched_kind_t sched;        /* target scheduler (already resolved, never UNSET) */
     const char *template_path; /* NULL: the scheduler's installed template */
     const char *bindir;        /* where ddpjob and ddpjob-agent live on the nodes; NULL: ours */

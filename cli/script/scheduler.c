@@ -171,11 +171,27 @@ const sched_ops_t *sched_get(sched_kind_t kind)
     return NULL;
 }
 
-void sched_script_file(const sched_ops_t *ops, const char *job_name, char *out, size_t outsize)
+void sched_script_file(const sched_ops_t *ops, const job_spec_t *spec, char *out, size_t outsize)
 {
+    char base[300];
+    if (spec->sweep.ntrials)
+        snprintf(base, sizeof base, "%s.t%zu", spec->name, spec->sweep.trial);
+    else
+        snprintf(base, sizeof base, "%s", spec->name);
     size_t i = 0;
-    for (; job_name[i] && i + strlen(ops->script_suffix) + 1 < outsize; i++)
-        out[i] =
-            (isalnum((unsigned char)job_name[i]) || strchr("._-", job_name[i])) ? job_name[i] : '_';
+    for (; base[i] && i + strlen(ops->script_suffix) + 1 < outsize; i++)
+        out[i] = (isalnum((unsigned char)base[i]) || strchr("._-", base[i])) ? base[i] : '_';
     snprintf(out + i, outsize - i, "%s", ops->script_suffix);
+}
+
+int sched_array_task_id(sched_kind_t kind, const char *array_id, size_t k, char *out,
+                        size_t outsize)
+{
+    const char *brackets = strstr(array_id, "[]");
+    int n = kind == SCHED_PBS && brackets
+                ? snprintf(out, outsize, "%.*s[%zu]%s", (int)(brackets - array_id), array_id, k,
+                           brackets + 2)
+            : kind == SCHED_SLURM ? snprintf(out, outsize, "%s_%zu", array_id, k)
+                                  : -1;
+    return n < 0 || (size_t)n >= outsize ? -1 : 0;
 }

@@ -31,8 +31,14 @@ typedef struct sched_ops {
 const sched_ops_t *sched_get(sched_kind_t kind);
 
 /* The file `submit` writes a job's script to, in the job directory: the job name (anything but
- * letters, digits and ._- becomes _) and the scheduler's suffix. A requeued PBS job submits it
- * again. */
-void sched_script_file(const sched_ops_t *ops, const char *job_name, char *out, size_t outsize);
+ * letters, digits and ._- becomes _), a sweep trial's ".tK", and the scheduler's suffix. A
+ * requeued PBS job submits it again. */
+void sched_script_file(const sched_ops_t *ops, const job_spec_t *spec, char *out, size_t outsize);
+
+/* An array job's task k as the scheduler names it everywhere (squeue -r, sacct, scancel, qstat,
+ * qdel): Slurm's ARRAY_K, PBS's ARRAY[K].server from qsub's ARRAY[].server. -1 when array_id
+ * has not that shape or out is too small. */
+int sched_array_task_id(sched_kind_t kind, const char *array_id, size_t k, char *out,
+                        size_t outsize);
 
 #endif

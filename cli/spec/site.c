@@ -10,6 +10,7 @@
 #include "runtime/base/ddp_parse.h"
 #include "runtime/job/container_spec.h"
 #include "cli/spec/units.h"
+#include "cli/spec/yaml_pair.h"
 
 typedef struct {
     yaml_document_t *doc;
@@ -174,6 +175,23 @@ static void read_queue(reader_t *r, yaml_node_t *n, site_queue_t *q)
         bad(r, n, q->name, "cores_per_node is required");
 }
 
+/* arrays: false, true, or {max: N}. */
+static void read_arrays(reader_t *r, yaml_node_t *n, site_t *site)
+{
+    if (n->type == YAML_SCALAR_NODE) {
+        bool allowed = false;
+        read_bool(r, n, "arrays", &allowed);
+        site->array_max = allowed ? -1 : 0;
+        return;
+    }
+    yaml_node_pair_t *max = n->type == YAML_MAPPING_NODE ? yaml_pair_of(r->doc, n, "max") : NULL;
+    if (!max || n->data.mapping.pairs.top - n->data.mapping.pairs.start != 1) {
+        bad(r, n, "arrays", "expected false, true or {max: N}");
+        return;
+    }
+    read_long(r, yaml_document_get_node(r->doc, max->value), "arrays.max", &site->array_max);
+}
+
 static void read_queues(reader_t *r, yaml_node_t *n, site_t *site)
 {
     if (n->type != YAML_MAPPING_NODE) {
@@ -231,7 +249,9 @@ static void read_site(reader_t *r, yaml_node_t *root, site_t *site)
             if (site->container_runtime &&
                 container_runtime_parse(site->container_runtime) == CONTAINER_NONE)
                 bad(r, v, key, "expected pyxis, enroot, apptainer, singularity or charliecloud");
-        } else if (!strcmp(key, "queues"))
+        } else if (!strcmp(key, "arrays"))
+            read_arrays(r, v, site);
+        else if (!strcmp(key, "queues"))
             read_queues(r, v, site);
         else if (!strcmp(key, "recognise"))
             read_recognise(r, v, site);
@@ -295,6 +315,8 @@ site_t *site_load(const char *name_or_path, ddp_error_t *err)
     size_t len = 0;
     char *text = ddp_read_file(path, &len, err);
     site_t *site = text ? calloc(1, sizeof *site) : NULL;
+    if (site)
+        site->array_max = -1;
     if (!site) {
         if (text)
             ddp_error_set(err, "out of memory");

@@ -43,6 +43,8 @@ typedef struct {
     char *charge_unit;
     char *default_queue;
     char *container_runtime; /* what a spec's container: runs with when it names no runtime */
+    long array_max;          /* a sweep's trials in one array job at most: -1 no limit said,
+                                0 arrays refused (each trial its own job, in lanes) */
     site_queue_t *queues;
     size_t queue_count;
     /* How a spec or a cluster is known to be this site's without `site:` (site_detect.h): its

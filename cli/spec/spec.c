@@ -1110,9 +1110,12 @@ job_spec_t *spec_load(const char *path, const strv_t *sets, size_t trial, diag_t
     if (root && root->type == YAML_MAPPING_NODE && sets && sets->count &&
         spec_set_apply(&doc, sets, &ld.made, diag))
         root = NULL; /* a set that cannot be applied: nothing more is checked */
-    else if (root && root->type == YAML_MAPPING_NODE)
-        apply_sweep(&ld, &sw, trial);
+    /* Adding nodes may have moved the document's nodes: the root is looked up again. */
+    if (root)
+        root = yaml_document_get_root_node(&doc);
     if (root && root->type == YAML_MAPPING_NODE)
+        apply_sweep(&ld, &sw, trial);
+    if (root)
         root = yaml_document_get_root_node(&doc);
     if (diag->count) {
         /* the sets' own problems, said */

@@ -28,6 +28,7 @@ static const char *const owned[] = {
     "DDPJOB_WORKER_TOKEN",
     "DDPJOB_RESTART_COUNT",
     DDP_PROGRESS_ENV,
+    DDP_METRICS_ENV,
     NULL,
 };
 
@@ -90,6 +91,8 @@ char **ddp_worker_env_build(const ddp_worker_env_t *w, char *const *base, ddp_er
         ADD("DDPJOB_WORKER_TOKEN=%s", w->worker_token);
     if (w->progress_file)
         ADD(DDP_PROGRESS_ENV "=%s", w->progress_file);
+    if (w->metrics_file)
+        ADD(DDP_METRICS_ENV "=%s", w->metrics_file);
     if (w->cuda_visible_devices)
         ADD("CUDA_VISIBLE_DEVICES=%s", w->cuda_visible_devices);
     /* Only the name PyTorch reads since 2.2, as torchrun sets it: from 2.2 on, the older

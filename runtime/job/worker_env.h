@@ -24,6 +24,7 @@ typedef struct {
     const char *run_id;
     const char *error_file;           /* TORCHELASTIC_ERROR_FILE; NULL leaves it unset */
     const char *progress_file;        /* DDP_PROGRESS_ENV's value; NULL leaves it unset */
+    const char *metrics_file;         /* DDP_METRICS_ENV's value; NULL leaves it unset */
     const char *worker_token;         /* DDPJOB_WORKER_TOKEN; NULL leaves it unset */
     const char *cuda_visible_devices; /* this worker's GPU; NULL: the inherited value stays */
 } ddp_worker_env_t;
@@ -33,6 +34,11 @@ typedef struct {
 /* Names the file where a worker may write how far it has got: its step count, as text, each
  * step, written over the last (agent/findings/progress.h reads it). */
 #define DDP_PROGRESS_ENV "DDPJOB_PROGRESS_FILE"
+
+/* Names the file where a worker may append its metrics, one JSON object per line ({"step": 120,
+ * "loss": 0.41}); rank 0's are the job's, and a sweep's status shows each metric's last value.
+ * Beside the rank's logs, so a job's record keeps them with its logs. */
+#define DDP_METRICS_ENV "DDPJOB_METRICS_FILE"
 
 /* A worker's exit status for "stopped on request with a checkpoint written; run me again to
  * resume" (sysexits' EX_TEMPFAIL). After a checkpoint signal or a stop, every rank exiting with

@@ -27,15 +27,15 @@ _ddpjob() {
     case ${COMP_WORDS[1]} in
     validate) opts="--scheduler --site --set --help" ;;
     render) opts="--scheduler --site --output --template --bindir --set --trial --help" ;;
-    submit) opts="--scheduler --site --dry-run --template --bindir --set --trial --help" ;;
+    submit) opts="--scheduler --site --dry-run --template --bindir --set --trial --retry-failed --help" ;;
     run) opts="--nproc-per-node --bindir --set --trial --help" ;;
     launch) opts="--hosts --hostfile --nodefile --node-script --nproc-per-node --bindir --workdir --master-port --run-id --deadline --requeue-count --spares --agent-option --connect-timeout --accept-new-host-keys --ssh-config --known-hosts --help" ;;
     setup-nodes) opts="--hosts --hostfile --install-key --login-identity --accept-new-host-keys --connect-timeout --ssh-config --known-hosts --help" ;;
     doctor) opts="--hosts --hostfile --nodefile --submit --scheduler --site --nproc-per-node --bindir --connect-timeout --accept-new-host-keys --ssh-config --known-hosts --help" ;;
     nodes) opts="--slurm --nodefile --with-index --compress --help" ;;
-    status) opts="--json --help" ;;
-    logs) opts="--rank --node --attempt --link --stderr --follow -f --help" ;;
-    cancel) opts="--checkpoint --help" ;;
+    status) opts="--json --sort --desc --help" ;;
+    logs) opts="--rank --node --attempt --link --stderr --follow -f --trial --help" ;;
+    cancel) opts="--checkpoint --trial --help" ;;
     list) opts="--all --json --help" ;;
     wait) opts="--timeout --help" ;;
     pbs-agents) opts="--nodefile --nodes --node-env --task-dir --checkpoint-file --checkpoint-signal --spares --help" ;;

@@ -27,6 +27,29 @@ for spec in "$SRCDIR"/share/examples/*.yaml; do
     done
 done
 
+# A sweep where the site takes no arrays (Gadi's profile): submit --dry-run writes each trial's
+# script and shows the lanes it would submit, each trial after the one before it in its lane.
+mkdir -p "$T/lanes"
+run "$DDPJOB" submit --dry-run "$SRCDIR/share/examples/sweep.yaml" --scheduler pbs --site gadi \
+    --set "workdir=$T/lanes" --set "pbs.storage=[scratch/ab12]" --set project=ab12 --bindir /opt/ddpjob/bin
+expect_eq "$RC" 0 "a sweep under Gadi's profile: submit --dry-run"
+lanes=$(printf '%s\n' "$OUT" | sed "s|$T|/T|g")
+if [ "${UPDATE_GOLDEN:-0}" = 1 ]; then
+    printf '%s\n' "$lanes" >"$SRCDIR/tests/golden/sweep-lanes.gadi"
+    skip "sweep-lanes.gadi matches tests/golden" "UPDATE_GOLDEN=1 rewrote it"
+elif diff_out=$(diff -u "$SRCDIR/tests/golden/sweep-lanes.gadi" <(printf '%s\n' "$lanes") 2>&1); then
+    pass "sweep-lanes.gadi matches tests/golden"
+else
+    fail "sweep-lanes.gadi matches tests/golden" "$diff_out"
+fi
+for k in 0 5; do
+    if msg=$(bash -n "$T/lanes/lr-sweep.t$k.pbs" 2>&1 && shellcheck "$T/lanes/lr-sweep.t$k.pbs" 2>&1); then
+        pass "bash -n and shellcheck accept lane trial $k's script"
+    else
+        fail "bash -n and shellcheck accept lane trial $k's script" "$msg"
+    fi
+done
+
 # A spec rendered for the other scheduler says what it left out.
 run "$DDPJOB" render "$SRCDIR/share/examples/gadi-pbs.yaml" --scheduler slurm --bindir /x
 expect_contains "$ERR" "the pbs: block (storage, jobfs, launcher, directives) is left out of a Slurm script" \

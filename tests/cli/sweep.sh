@@ -1,7 +1,8 @@
 #!/bin/bash
 # A spec's sweep: block: its trials (grid:'s product, then trials:), each trial's spec with its
 # placeholders replaced and DDPJOB_TRIAL / DDPJOB_TRIAL_PARAMS in its env, and validate's
-# problems, each at its place. (Submitting a sweep as one array or lanes is still to come.)
+# problems, each at its place; submit --dry-run of a whole sweep (the real schedulers' runs are
+# tests/agent/sweep_slurm.sh and sweep_pbs.sh).
 . "$SRCDIR/tests/lib/tap.sh"
 cd "$T" || exit 1
 
@@ -32,8 +33,22 @@ expect_contains "$OUT" "[rank 0] lr=0.3 seed=1 home=set {braces}" "run --trial 6
 run "$DDPJOB" render sweep.yaml --trial 7
 expect_contains "$ERR" "sweep: --trial 7: the sweep has 7 trials" "a trial past the last"
 run "$DDPJOB" submit sweep.yaml --dry-run
-expect_eq "$RC" 2 "submit refuses a sweep, for now"
-expect_contains "$ERR" "is not submitted as one job yet" "saying so"
+expect_eq "$RC" 0 "submit --dry-run of a whole sweep"
+expect_eq "$OUT" "would run in .: sbatch --parsable grid-0.1.array.sbatch" "it would submit one array job"
+expect_eq "$(ls grid-*.sbatch | wc -l)" 8 "having written each trial's script and the array's"
+expect_contains "$(cat grid-0.1.array.sbatch)" "#SBATCH --array=0-6%2" "the array: 7 tasks, 2 at once"
+expect_contains "$(cat grid-0.1.array.sbatch)" "$T/grid-0.01.t5.sbatch" "each task runs its trial's own script"
+expect_contains "$(cat grid-0.01.t5.sbatch)" "export DDPJOB_TRIAL=5" "which is that trial's"
+
+# A site profile's arrays: its largest array, or none at all: then lanes.
+printf 'name: small\narrays: {max: 5}\nqueues:\n  q: {cores_per_node: 4}\n' >small.yaml
+run "$DDPJOB" submit sweep.yaml --dry-run --site "$T/small.yaml"
+expect_eq "$(grep -c 'would run' <<<"$OUT")" 7 "7 trials past a site's arrays: {max: 5}: one job per trial"
+expect_contains "$OUT" "--dependency=afterany:<trial 4's job> grid-0.3.t6.sbatch" \
+    "in 2 lanes: trial 6 after trial 4"
+printf 'name: bad\narrays: {most: 5}\nqueues:\n  q: {cores_per_node: 4}\n' >badsite.yaml
+run "$DDPJOB" validate sweep.yaml --site "$T/badsite.yaml"
+expect_contains "$ERR" "arrays: expected false, true or {max: N}" "a profile's arrays: of another shape is refused"
 
 cat >bad.yaml <<'SPEC'
 name: bad

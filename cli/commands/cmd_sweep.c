@@ -1,0 +1,506 @@
+/* render and submit of a whole sweep (a spec with sweep:, no --trial): every trial loaded, checked
+ * and rendered as a job of its own, its script written into its folder; then one array job
+ * (Slurm --array, PBS -J, sweep_script.h) where the site allows arrays of that size, else one job
+ * per trial in `parallel` lanes, each trial waiting for the one before it in its lane
+ * (depend=afterany); the sweep's record holds each trial's job record (sweep_record.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/commands/commands.h"
+#include "cli/commands/submit_steps.h"
+#include "cli/jobs/job_record.h"
+#include "cli/jobs/sched_query.h"
+#include "cli/jobs/sweep_record.h"
+#include "cli/jobs/sweep_view.h"
+#include "cli/script/sweep_script.h"
+#include "runtime/base/ddp_file.h"
+
+typedef struct {
+    job_spec_t *spec;
+    char *text;   /* its script */
+    char *script; /* where it was written */
+    char file[256];
+    const char *jobdir;
+    char *record; /* its job record, trial-K of the sweep's */
+    char id[128]; /* its first job id */
+} trial_t;
+
+typedef struct {
+    const char *path;
+    const load_opts_t *load;
+    const sched_ops_t *ops;
+    sched_kind_t sched;
+    const char *how; /* "array", "lanes" or "job" */
+    trial_t *trials;
+    size_t ntrials;
+    long parallel;
+    char *dir; /* the sweep's record */
+} sweep_run_t;
+
+/* How the sweep goes to the scheduler: one trial is a plain job; an array where the site allows
+ * one of this size (a profile's arrays:), else lanes. */
+static const char *how_for(size_t ntrials, const site_t *site)
+{
+    if (ntrials == 1)
+        return "job";
+    long max = site ? site->array_max : -1;
+    return max == 0 || (max > 0 && ntrials > (size_t)max) ? "lanes" : "array";
+}
+
+/* Trials 1.. loaded (their notes said once, by trial 0) and rendered. */
+static int load_trials(sweep_run_t *s, const render_opts_t *ro)
+{
+    load_opts_t load = *s->load;
+    load.quiet = true;
+    for (size_t k = 1; k < s->ntrials; k++) {
+        sched_kind_t target;
+        int code = EXIT_OK;
+        load.trial = k;
+        trial_t *t = &s->trials[k];
+        if (!(t->spec = load_for_scheduler(s->path, &load, &target, NULL, &code)))
+            return code;
+        if (!(t->text = render_to_string(t->spec, ro, &code)))
+            return code;
+    }
+    return EXIT_OK;
+}
+
+/* Each trial's script into its folder (the spec's workdir, else here). */
+static int write_trials(sweep_run_t *s)
+{
+    for (size_t k = 0; k < s->ntrials; k++) {
+        trial_t *t = &s->trials[k];
+        t->jobdir = t->spec->workdir ? t->spec->workdir : ".";
+        char *written = NULL;
+        int code = write_job_script(t->spec, s->ops, t->jobdir, t->text, t->file, sizeof t->file,
+                                    &written);
+        if (code) {
+            free(written);
+            return code;
+        }
+        t->script = realpath(written, NULL);
+        free(written);
+        if (!t->script) {
+            fprintf(stderr, "ddpjob: %s: %s\n", t->file, strerror(errno));
+            return EXIT_SYSTEM;
+        }
+    }
+    return EXIT_OK;
+}
+
+static const char *trial_params(const job_spec_t *spec)
+{
+    for (size_t i = 0; i < spec->env_count; i++)
+        if (!strcmp(spec->env[i].key, "DDPJOB_TRIAL_PARAMS"))
+            return spec->env[i].value;
+    return "{}";
+}
+
+/* The sweep's record, and each trial's in it. */
+static int make_records(sweep_run_t *s)
+{
+    const job_spec_t *first = s->trials[0].spec;
+    sweep_record_t r = {
+        .submitted = (int64_t)time(NULL), .parallel = s->parallel, .ntrials = s->ntrials};
+    snprintf(r.name, sizeof r.name, "%s", first->name);
+    snprintf(r.scheduler, sizeof r.scheduler, "%s", s->ops->name);
+    snprintf(r.how, sizeof r.how, "%s", s->how);
+    char *spec_path = realpath(s->path, NULL);
+    snprintf(r.spec, sizeof r.spec, "%s", spec_path ? spec_path : s->path);
+    free(spec_path);
+    r.params = calloc(s->ntrials, sizeof *r.params);
+    for (size_t k = 0; r.params && k < s->ntrials; k++)
+        r.params[k] = (char *)trial_params(s->trials[k].spec);
+    ddp_error_t err;
+    int group = first->share_record && !strcmp(first->share_record, "group");
+    /* Absolute, as the index must hold it. */
+    char *workdir = realpath(s->trials[0].jobdir, NULL);
+    int rc = r.params && workdir ? sweep_record_create(&r, workdir, group, &s->dir, &err)
+                                 : ddp_error_set(&err, "%s: %s", s->trials[0].jobdir,
+                                                 workdir ? "out of memory" : strerror(errno));
+    free(workdir);
+    free(r.params);
+    for (size_t k = 0; rc == 0 && k < s->ntrials; k++) {
+        char at[8192];
+        sweep_trial_dir(s->dir, k, at, sizeof at);
+        trial_t *t = &s->trials[k];
+        rc = make_record(t->spec, s->ops, t->jobdir, t->text, at, &t->record, &err);
+    }
+    if (rc)
+        fprintf(stderr, "ddpjob: %s: cannot make the sweep's record: %s\n", s->path, err.msg);
+    return rc ? EXIT_SYSTEM : EXIT_OK;
+}
+
+/* Cancels what was submitted when a later submission failed: nothing of a half-submitted sweep
+ * is left to run. */
+static void undo_submitted(sweep_run_t *s)
+{
+    char **argv = calloc(s->ntrials + 3, sizeof *argv);
+    size_t a = 0;
+    if (!argv)
+        return;
+    argv[a++] = s->sched == SCHED_PBS ? "qdel" : "scancel";
+    argv[a++] = "--";
+    for (size_t k = 0; k < s->ntrials; k++)
+        if (s->trials[k].id[0])
+            argv[a++] = s->trials[k].id;
+    ddp_error_t err;
+    int failed;
+    if (a > 2 && sched_run(argv, NULL, 1, &failed, &err))
+        fprintf(stderr, "ddpjob: cancelling the trials already submitted: %s\n", err.msg);
+    else if (a > 2)
+        fprintf(stderr, "ddpjob: cancelled the %zu trial job(s) already submitted\n", a - 2);
+    free(argv);
+}
+
+/* Runs (or, dry, shows) the submitter on file in dir with extra arguments; the id into id. */
+static int submit_file(const sweep_run_t *s, const char *dir, const char *file, char **extra,
+                       int dry, char *id, size_t size)
+{
+    char *argv[16];
+    size_t n = 0;
+    argv[n++] = (char *)s->ops->submit_program;
+    for (size_t i = 0; s->ops->submit_args[i]; i++)
+        argv[n++] = (char *)s->ops->submit_args[i];
+    for (size_t i = 0; extra && extra[i]; i++)
+        argv[n++] = extra[i];
+    argv[n++] = (char *)file;
+    argv[n] = NULL;
+    if (!dry)
+        return run_submitter(s->ops, argv, dir, file, id, size);
+    printf("would run in %s:", dir);
+    for (size_t i = 0; i < n; i++)
+        printf(" %s", argv[i]);
+    printf("\n");
+    snprintf(id, size, "(trial job)");
+    return EXIT_OK;
+}
+
+/* The array's script file: trial 0's file name with ".array" for its ".t0". */
+static void array_file(const sweep_run_t *s, char *out, size_t size)
+{
+    const char *t0 = s->trials[0].file;
+    size_t stem = strlen(t0) - strlen(s->ops->script_suffix) - strlen(".t0");
+    snprintf(out, size, "%.*s.array%s", (int)stem, t0, s->ops->script_suffix);
+}
+
+static int submit_array(sweep_run_t *s, int dry, char *array_id, size_t size)
+{
+    sweep_trial_script_t *list = calloc(s->ntrials, sizeof *list);
+    if (!list)
+        return EXIT_SYSTEM;
+    for (size_t k = 0; k < s->ntrials; k++)
+        list[k] = (sweep_trial_script_t){s->trials[k].script, s->trials[k].record};
+    char *text = sweep_array_script(s->sched, s->trials[0].text, list, s->ntrials, s->parallel);
+    free(list);
+    char file[300], path[8192];
+    array_file(s, file, sizeof file);
+    snprintf(path, sizeof path, "%s/%s", s->trials[0].jobdir, file);
+    ddp_error_t err;
+    int code = EXIT_OK;
+    if (!text || ddp_write_file_atomic(path, text, strlen(text), 0700, &err) < 0) {
+        fprintf(stderr, "ddpjob: %s\n", text ? err.msg : "out of memory");
+        code = EXIT_SYSTEM;
+    }
+    free(text);
+    /* Each task's record is the dispatcher's to give, never the submitter's environment's. */
+    unsetenv("DDPJOB_RECORD");
+    if (code == EXIT_OK)
+        code = submit_file(s, s->trials[0].jobdir, file, NULL, dry, array_id, size);
+    for (size_t k = 0; code == EXIT_OK && !dry && k < s->ntrials; k++) {
+        trial_t *t = &s->trials[k];
+        if (sched_array_task_id(s->sched, array_id, k, t->id, sizeof t->id)) {
+            fprintf(stderr, "ddpjob: %s printed an array job id of an unknown shape: %s\n",
+                    s->ops->submit_program, array_id);
+            snprintf(s->trials[0].id, sizeof s->trials[0].id, "%s", array_id);
+            undo_submitted(s);
+            return EXIT_SUBMITTER;
+        }
+        record_submitted(t->record, t->id, 0);
+    }
+    return code;
+}
+
+static int submit_lanes(sweep_run_t *s, int dry)
+{
+    for (size_t k = 0; k < s->ntrials; k++) {
+        trial_t *t = &s->trials[k];
+        char depend[256] = "", record[8192], *extra[6] = {NULL};
+        size_t e = 0;
+        if (k >= (size_t)s->parallel)
+            snprintf(depend, sizeof depend, "%s%s",
+                     s->sched == SCHED_PBS ? "depend=afterany:" : "--dependency=afterany:",
+                     s->trials[k - (size_t)s->parallel].id);
+        if (s->sched == SCHED_PBS && t->record) {
+            snprintf(record, sizeof record, "DDPJOB_RECORD=%s", t->record);
+            extra[e++] = "-v";
+            extra[e++] = record;
+        } else if (t->record) {
+            setenv("DDPJOB_RECORD", t->record, 1);
+        }
+        if (depend[0] && s->sched == SCHED_PBS)
+            extra[e++] = "-W";
+        if (depend[0])
+            extra[e++] = depend;
+        int code = submit_file(s, t->jobdir, t->file, extra, dry, t->id, sizeof t->id);
+        if (dry)
+            snprintf(t->id, sizeof t->id, "<trial %zu's job>", k);
+        if (code) {
+            undo_submitted(s);
+            return code;
+        }
+        if (!dry)
+            record_submitted(t->record, t->id, 0);
+    }
+    return EXIT_OK;
+}
+
+/* The sweep into the index, its first id to stdout, what went where to stderr. */
+static void say_submitted(const sweep_run_t *s, const char *first_id)
+{
+    job_record_t r = {.dir = s->dir, .submitted = (int64_t)time(NULL)};
+    snprintf(r.name, sizeof r.name, "%s", s->trials[0].spec->name);
+    snprintf(r.scheduler, sizeof r.scheduler, "%s", s->ops->name);
+    ddp_error_t err;
+    if (job_index_add(&r, first_id, &err))
+        fprintf(stderr, "ddpjob: warning: sweep %s is not in the index of jobs: %s\n", r.name,
+                err.msg);
+    if (!strcmp(s->how, "array"))
+        fprintf(stderr, "ddpjob: sweep %s: %zu trials as array job %s, at most %ld at once\n",
+                r.name, s->ntrials, first_id, s->parallel);
+    else
+        fprintf(stderr,
+                "ddpjob: sweep %s: %zu trial%s as %zu job%s in %ld lane%s (each trial after "
+                "the one before it in its lane)\n",
+                r.name, s->ntrials, s->ntrials == 1 ? "" : "s", s->ntrials,
+                s->ntrials == 1 ? "" : "s", s->parallel, s->parallel == 1 ? "" : "s");
+    fprintf(stderr, "ddpjob: its record: %s\n", s->dir);
+    printf("%s\n", first_id);
+}
+
+static void sweep_run_free(sweep_run_t *s, int keep_records)
+{
+    for (size_t k = 0; k < s->ntrials; k++) {
+        trial_t *t = &s->trials[k];
+        if (t->record && !keep_records)
+            job_record_remove(t->record);
+        free(t->record);
+        free(t->script);
+        if (k > 0) { /* trial 0 is the caller's */
+            free(t->text);
+            spec_destroy(t->spec);
+        }
+    }
+    if (s->dir && !keep_records) {
+        char path[8192];
+        snprintf(path, sizeof path, "%s/sweep.json", s->dir);
+        unlink(path);
+        rmdir(s->dir);
+    }
+    free(s->dir);
+    free(s->trials);
+}
+
+int sweep_submit(const char *path, const load_opts_t *load, const site_t *site, job_spec_t *spec,
+                 char *text, const render_opts_t *ro, int dry_run)
+{
+    sweep_run_t s = {.path = path,
+                     .load = load,
+                     .ops = sched_get(ro->sched),
+                     .sched = ro->sched,
+                     .how = how_for(spec->sweep.ntrials, site),
+                     .ntrials = spec->sweep.ntrials,
+                     .parallel = spec->sweep.parallel};
+    if (!(s.trials = calloc(s.ntrials, sizeof *s.trials)))
+        return EXIT_SYSTEM;
+    s.trials[0].spec = spec;
+    s.trials[0].text = text;
+    int code = load_trials(&s, ro);
+    if (code == EXIT_OK)
+        code = write_trials(&s);
+    if (code == EXIT_OK && !dry_run)
+        code = make_records(&s);
+    char first_id[128] = "";
+    if (code == EXIT_OK && !strcmp(s.how, "array"))
+        code = submit_array(&s, dry_run, first_id, sizeof first_id);
+    else if (code == EXIT_OK)
+        code = submit_lanes(&s, dry_run);
+    if (code == EXIT_OK && !dry_run)
+        say_submitted(&s, first_id[0] ? first_id : s.trials[0].id);
+    sweep_run_free(&s, code == EXIT_OK && !dry_run);
+    return code;
+}
+
+char *sweep_render(const char *path, const load_opts_t *load, const site_t *site, job_spec_t *spec,
+                   const char *text, const render_opts_t *ro, int *exit_code)
+{
+    sweep_run_t s = {.path = path,
+                     .load = load,
+                     .ops = sched_get(ro->sched),
+                     .sched = ro->sched,
+                     .how = how_for(spec->sweep.ntrials, site),
+                     .ntrials = spec->sweep.ntrials,
+                     .parallel = spec->sweep.parallel};
+    if (strcmp(s.how, "array")) {
+        if (!strcmp(s.how, "lanes"))
+            fprintf(stderr,
+                    "ddpjob: %s: the site takes no array of %zu trials: submit sends each as a "
+                    "job of its own, in %ld lanes; this is trial 0's script (--trial K for "
+                    "another)\n",
+                    path, s.ntrials, s.parallel);
+        return strdup(text);
+    }
+    if (!(s.trials = calloc(s.ntrials, sizeof *s.trials)))
+        return NULL;
+    s.trials[0].spec = spec;
+    s.trials[0].text = (char *)text;
+    *exit_code = load_trials(&s, ro);
+    sweep_trial_script_t *list = calloc(s.ntrials, sizeof *list);
+    char *out = NULL;
+    for (size_t k = 0; list && *exit_code == EXIT_OK && k < s.ntrials; k++) {
+        trial_t *t = &s.trials[k];
+        /* Where submit would write it: a workdir as written when absolute (it need not exist
+         * on this machine), else made absolute. */
+        const char *workdir = t->spec->workdir ? t->spec->workdir : ".";
+        char *dir = *workdir == '/' ? strdup(workdir) : realpath(workdir, NULL);
+        sched_script_file(s.ops, t->spec, t->file, sizeof t->file);
+        if (dir && asprintf(&t->script, "%s/%s", dir, t->file) < 0)
+            t->script = NULL;
+        free(dir);
+        list[k].script = t->script ? t->script : t->file;
+    }
+    if (list && *exit_code == EXIT_OK)
+        out = sweep_array_script(s.sched, text, list, s.ntrials, s.parallel);
+    free(list);
+    sweep_run_free(&s, 1);
+    return out;
+}
+
+/* trial-K's record put aside as trial-K.try-N (the first N free) and made again, fresh, with the
+ * same spec and script: its first link the retry's. *script: the record's script (what is
+ * submitted again), malloc'd. */
+static int renew_trial(const char *trial, job_record_t *r, char **script, ddp_error_t *err)
+{
+    char aside[8300], path[8400];
+    struct stat st;
+    for (int n = 1;; n++) {
+        snprintf(aside, sizeof aside, "%s.try-%d", trial, n);
+        if (lstat(aside, &st) != 0)
+            break;
+    }
+    if (job_record_read(trial, r, err))
+        return -1;
+    snprintf(path, sizeof path, "%s/spec.yaml", trial);
+    char *spec_text = ddp_read_file(path, NULL, err);
+    snprintf(path, sizeof path, "%s/script", trial);
+    char *script_text = spec_text ? ddp_read_file(path, NULL, err) : NULL;
+    int rc = script_text ? 0 : -1;
+    if (rc == 0 && rename(trial, aside))
+        rc = ddp_error_set(err, "cannot put %s aside as %s: %s", trial, aside, strerror(errno));
+    if (rc == 0 && job_record_create_at(trial, r, spec_text, script_text, err))
+        rc = -1;
+    snprintf(path, sizeof path, "%s/script", trial);
+    if (rc == 0 && !(*script = strdup(path)))
+        rc = ddp_error_set(err, "out of memory");
+    free(spec_text);
+    free(script_text);
+    return rc;
+}
+
+/* The trials to retry: ended, and not completed. */
+static size_t failed_trials(const sweep_view_t *v, size_t *which)
+{
+    size_t n = 0;
+    for (size_t k = 0; k < v->rec.ntrials; k++)
+        if (job_state_final(v->trials[k].state) && v->trials[k].state != JOB_COMPLETED)
+            which[n++] = k;
+    return n;
+}
+
+/* Submits one trial again, from its workdir, after the retry `after` in its lane ("": none). */
+static int resubmit(const sweep_view_t *v, size_t k, const char *after, int dry, char *id,
+                    size_t size)
+{
+    const sched_ops_t *ops = sched_get(sched_kind_parse(v->rec.scheduler));
+    if (!ops) {
+        fprintf(stderr, "ddpjob: sweep %s: unknown scheduler \"%s\"\n", v->rec.name,
+                v->rec.scheduler);
+        return EXIT_SYSTEM;
+    }
+    sweep_run_t s = {.ops = ops, .sched = ops->kind};
+    char trial[8192], *script = NULL, depend[256] = "", record[8300], *extra[6] = {NULL};
+    sweep_trial_dir(v->rec.dir, k, trial, sizeof trial);
+    job_record_t fresh = {0};
+    ddp_error_t err;
+    if (dry) {
+        snprintf(trial + strlen(trial), sizeof trial - strlen(trial), "/script");
+        script = strdup(trial);
+    } else if (renew_trial(trial, &fresh, &script, &err)) {
+        fprintf(stderr, "ddpjob: sweep %s: trial %zu: %s\n", v->rec.name, k, err.msg);
+        job_record_free(&fresh);
+        return EXIT_SYSTEM;
+    }
+    job_record_free(&fresh);
+    size_t e = 0;
+    if (ops->kind == SCHED_PBS) {
+        snprintf(record, sizeof record, "DDPJOB_RECORD=%s", trial);
+        extra[e++] = "-v";
+        extra[e++] = record;
+    } else {
+        setenv("DDPJOB_RECORD", trial, 1);
+    }
+    if (*after) {
+        snprintf(depend, sizeof depend, "%s%s",
+                 ops->kind == SCHED_PBS ? "depend=afterany:" : "--dependency=afterany:", after);
+        if (ops->kind == SCHED_PBS)
+            extra[e++] = "-W";
+        extra[e++] = depend;
+    }
+    int code = submit_file(&s, v->trials[k].rec.workdir, script, extra, dry, id, size);
+    if (code == EXIT_OK && !dry)
+        record_submitted(trial, id, 0);
+    free(script);
+    return code;
+}
+
+int sweep_retry(const char *sweep, int dry_run)
+{
+    char *dir = NULL;
+    ddp_error_t err;
+    if (job_record_find(sweep, &dir, &err) || !sweep_record_is(dir)) {
+        fprintf(stderr, "ddpjob submit --retry-failed: %s\n",
+                dir ? "takes a sweep; this is a job's record" : err.msg);
+        free(dir);
+        return EXIT_USAGE;
+    }
+    sweep_view_t v;
+    if (sweep_view_load(dir, &v, &err) && !v.rec.dir) {
+        fprintf(stderr, "ddpjob: %s\n", err.msg);
+        free(dir);
+        return EXIT_SYSTEM;
+    }
+    free(dir);
+    size_t *which = calloc(v.rec.ntrials + 1, sizeof *which), n = failed_trials(&v, which);
+    char(*ids)[128] = calloc(n + 1, sizeof *ids);
+    long lanes = v.rec.parallel > 0 ? v.rec.parallel : (long)n;
+    int code = EXIT_OK;
+    for (size_t i = 0; ids && code == EXIT_OK && i < n; i++) {
+        code = resubmit(&v, which[i], i >= (size_t)lanes ? ids[i - (size_t)lanes] : "", dry_run,
+                        ids[i], sizeof ids[i]);
+        if (code == EXIT_OK)
+            fprintf(stderr, "ddpjob: sweep %s: trial %zu (%s) submitted again as job %s\n",
+                    v.rec.name, which[i], job_state_name(v.trials[which[i]].state), ids[i]);
+    }
+    if (n == 0)
+        fprintf(stderr, "ddpjob: sweep %s: no trial to retry (none failed or was cancelled)\n",
+                v.rec.name);
+    free(which);
+    free(ids);
+    sweep_view_free(&v);
+    return code;
+}

@@ -1,0 +1,142 @@
+#include "cli/commands/submit_steps.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "cli/jobs/job_record.h"
+#include "runtime/base/ddp_file.h"
+#include "runtime/base/ddp_parse.h"
+#include "runtime/base/spawn.h"
+
+/* How long qsub/sbatch may take before we give up on them. */
+#define SUBMIT_TIMEOUT_MS (120 * 1000)
+
+char *render_to_string(const job_spec_t *spec, const render_opts_t *ro, int *exit_code)
+{
+    char *text = NULL;
+    size_t len = 0;
+    ddp_error_t err;
+    FILE *mem = open_memstream(&text, &len);
+    if (!mem) {
+        fprintf(stderr, "ddpjob: out of memory\n");
+        *exit_code = EXIT_SYSTEM;
+        return NULL;
+    }
+    int rc = render_script(spec, ro, mem, stderr, &err);
+    fclose(mem);
+    if (rc < 0) {
+        fprintf(stderr, "ddpjob: %s\n", err.msg);
+        free(text);
+        *exit_code = EXIT_SYSTEM;
+        return NULL;
+    }
+    return text;
+}
+
+int make_record(const job_spec_t *spec, const sched_ops_t *ops, const char *jobdir,
+                const char *script_text, const char *at, char **dir, ddp_error_t *err)
+{
+    job_record_t r = {.submitted = (int64_t)time(NULL),
+                      .nodes = (int)spec->nodes,
+                      .procs_per_node = (int)spec->procs_per_node,
+                      .walltime_s = (int64_t)spec->walltime_s,
+                      .requeue = (int)spec->requeue,
+                      .group_readable = spec->share_record && !strcmp(spec->share_record, "group")};
+    char *workdir = realpath(jobdir, NULL), *spec_path = realpath(spec->path, NULL);
+    snprintf(r.name, sizeof r.name, "%s", spec->name);
+    snprintf(r.scheduler, sizeof r.scheduler, "%s", ops->name);
+    snprintf(r.workdir, sizeof r.workdir, "%s", workdir ? workdir : jobdir);
+    snprintf(r.spec, sizeof r.spec, "%s", spec_path ? spec_path : spec->path);
+    if (spec->checkpoint.signal)
+        snprintf(r.checkpoint_signal, sizeof r.checkpoint_signal, "%s",
+                 ddp_signal_name(spec->checkpoint.signal));
+    free(workdir);
+    free(spec_path);
+    char *spec_text = ddp_read_file(spec->path, NULL, err);
+    int rc = -1;
+    if (spec_text && at) {
+        rc = job_record_create_at(at, &r, spec_text, script_text, err);
+        if (rc == 0 && !(*dir = strdup(at))) {
+            job_record_remove(at);
+            rc = ddp_error_set(err, "out of memory");
+        }
+    } else if (spec_text) {
+        rc = job_record_create(&r, spec_text, script_text, dir, err);
+    }
+    free(spec_text);
+    /* qsub -v takes VAR=VALUE,...: a record path with a comma cannot travel. */
+    if (rc == 0 && strpbrk(*dir, ",'\"\n")) {
+        ddp_error_set(err, "its folder %s holds a comma or quote, which qsub -v cannot pass", *dir);
+        job_record_remove(*dir);
+        free(*dir);
+        *dir = NULL;
+        rc = -1;
+    }
+    return rc;
+}
+
+void record_submitted(const char *record, const char *job_id, int indexed)
+{
+    ddp_error_t err;
+    job_record_t submitted = {0};
+    if (job_record_add_link(record, 0, job_id, &err) ||
+        (indexed && job_record_read(record, &submitted, &err)))
+        fprintf(stderr, "ddpjob: warning: job %s: its record %s is incomplete: %s\n", job_id,
+                record, err.msg);
+    else if (indexed && job_index_add(&submitted, job_id, &err))
+        fprintf(stderr, "ddpjob: warning: job %s is not in the index of jobs: %s\n", job_id,
+                err.msg);
+    if (submitted.dir)
+        job_record_free(&submitted);
+}
+
+int write_job_script(const job_spec_t *spec, const sched_ops_t *ops, const char *jobdir,
+                     const char *text, char *file, size_t size, char **script)
+{
+    ddp_error_t err;
+    struct stat st;
+    if (stat(jobdir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "ddpjob: %s: workdir %s is not a directory\n", spec->path, jobdir);
+        return EXIT_SYSTEM;
+    }
+    sched_script_file(ops, spec, file, size);
+    if (asprintf(script, "%s/%s", jobdir, file) < 0) {
+        *script = NULL;
+        return EXIT_SYSTEM;
+    }
+    if (ddp_write_file_atomic(*script, text, strlen(text), 0700, &err) < 0) {
+        fprintf(stderr, "ddpjob: %s\n", err.msg);
+        return EXIT_SYSTEM;
+    }
+    return EXIT_OK;
+}
+
+int run_submitter(const sched_ops_t *ops, char **sub_argv, const char *jobdir, const char *script,
+                  char *job_id, size_t size)
+{
+    ddp_spawn_result_t res = {0};
+    ddp_error_t err;
+    int code = EXIT_OK;
+    if (ddp_spawn_capture(sub_argv, jobdir, SUBMIT_TIMEOUT_MS, &res, &err) < 0) {
+        fprintf(stderr, "ddpjob: cannot submit %s: %s (is this a %s login node?)\n", script,
+                err.msg, ops->name);
+        code = EXIT_SUBMITTER;
+    } else if (res.status != 0 || ops->parse_job_id(res.out, job_id, size) < 0) {
+        size_t len = strlen(res.err);
+        while (len > 0 && res.err[len - 1] == '\n')
+            res.err[--len] = '\0';
+        if (res.status != 0)
+            fprintf(stderr, "ddpjob: %s failed (exit status %d) submitting %s:\n%s\n",
+                    ops->submit_program, res.status, script, *res.err ? res.err : "(no output)");
+        else
+            fprintf(stderr, "ddpjob: %s printed no job id for %s (stdout: \"%s\")\n",
+                    ops->submit_program, script, res.out);
+        code = EXIT_SUBMITTER;
+    }
+    ddp_spawn_result_free(&res);
+    return code;
+}

@@ -1,0 +1,35 @@
+/* submit_steps: the steps of a submit, shared by one job's and a sweep's: the script rendered into
+ * memory (nothing is written unless the whole script came out), written into the job's folder,
+ * the record made, the submitter run and its job id read. Each step says on stderr what went
+ * wrong, as the command's own words, and returns an exit code (commands.h). */
+#ifndef DDPJOB_SUBMIT_STEPS_H
+#define DDPJOB_SUBMIT_STEPS_H
+
+#include <stddef.h>
+
+#include "cli/commands/commands.h"
+#include "cli/script/render.h"
+#include "cli/script/scheduler.h"
+
+/* The script, malloc'd; NULL with *exit_code set. */
+char *render_to_string(const job_spec_t *spec, const render_opts_t *ro, int *exit_code);
+
+/* The script into jobdir as the scheduler's file name for the spec (into file); *script: its
+ * path, malloc'd. */
+int write_job_script(const job_spec_t *spec, const sched_ops_t *ops, const char *jobdir,
+                     const char *text, char *file, size_t size, char **script);
+
+/* The job's record (job_record.h) before it is submitted: a fresh folder in its workdir, or `at`
+ * (a sweep's trial-K) when not NULL; *dir malloc'd. 0, or -1 with err. */
+int make_record(const job_spec_t *spec, const sched_ops_t *ops, const char *jobdir,
+                const char *script_text, const char *at, char **dir, ddp_error_t *err);
+
+/* Runs the submitter (sub_argv, in jobdir) and reads the job id it prints into job_id. */
+int run_submitter(const sched_ops_t *ops, char **sub_argv, const char *jobdir, const char *script,
+                  char *job_id, size_t size);
+
+/* The submitted job's first id into its record, and (when `indexed`) the job into the index: a
+ * failure here leaves a job that runs, so it is a warning. */
+void record_submitted(const char *record, const char *job_id, int indexed);
+
+#endif

@@ -1,0 +1,74 @@
+#include "cli/script/sweep_script.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/spec/shquote.h"
+
+/* Trial 0's leading comment and directive lines: up to its first line not starting with '#'. */
+static void write_directives(FILE *f, const char *text)
+{
+    const char *line = text;
+    while (*line == '#') {
+        const char *end = strchr(line, '\n');
+        size_t len = end ? (size_t)(end - line) + 1 : strlen(line);
+        fwrite(line, 1, len, f);
+        if (!end)
+            fputc('\n', f);
+        line += len;
+    }
+}
+
+static void write_list(FILE *f, const char *var, const sweep_trial_script_t *trials, size_t n,
+                       int records)
+{
+    fprintf(f, "%s=(\n", var);
+    for (size_t k = 0; k < n; k++) {
+        fputs("    ", f);
+        shquote_write(f, records ? trials[k].record : trials[k].script);
+        fputc('\n', f);
+    }
+    fputs(")\n", f);
+}
+
+char *sweep_array_script(sched_kind_t sched, const char *trial0_text,
+                         const sweep_trial_script_t *trials, size_t ntrials, long parallel)
+{
+    char *text = NULL, limit[32] = "";
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f)
+        return NULL;
+    int pbs = sched == SCHED_PBS;
+    if (parallel > 0 && (size_t)parallel < ntrials)
+        snprintf(limit, sizeof limit, "%%%ld", parallel);
+    write_directives(f, trial0_text);
+    fprintf(f, "%s0-%zu%s\n\n", pbs ? "#PBS -J " : "#SBATCH --array=", ntrials - 1, limit);
+    fprintf(f,
+            "# A sweep of %zu trials, at most %ld at once: this array task runs its trial's own "
+            "job\n# script with the trial's record, as if the trial had been submitted alone from "
+            "its folder.\nset -eo pipefail\n",
+            ntrials, parallel > 0 && (size_t)parallel < ntrials ? parallel : (long)ntrials);
+    fprintf(f, "ddpjob_trial=${%s:?not a task of an array job}\n",
+            pbs ? "PBS_ARRAY_INDEX" : "SLURM_ARRAY_TASK_ID");
+    write_list(f, "ddpjob_trial_scripts", trials, ntrials, 0);
+    int records = trials[0].record != NULL;
+    if (records)
+        write_list(f, "ddpjob_trial_records", trials, ntrials, 1);
+    fputs("ddpjob_script=${ddpjob_trial_scripts[$ddpjob_trial]:-}\n"
+          "[ -n \"$ddpjob_script\" ] || { echo \"ddpjob: array task $ddpjob_trial: the sweep has "
+          "no such trial\" >&2; exit 1; }\n",
+          f);
+    if (records)
+        fputs("export DDPJOB_RECORD=${ddpjob_trial_records[$ddpjob_trial]}\n", f);
+    /* A trial's PBS successor is its own script submitted again from PBS_O_WORKDIR. */
+    if (pbs)
+        fputs("PBS_O_WORKDIR=${ddpjob_script%/*}\nexport PBS_O_WORKDIR\n", f);
+    fputs("exec /bin/bash \"$ddpjob_script\"\n", f);
+    if (fclose(f)) {
+        free(text);
+        return NULL;
+    }
+    return text;
+}

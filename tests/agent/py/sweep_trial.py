@@ -1,0 +1,21 @@
+"""A sweep's trial as a user's script writes it: its parameters from the command line, a metrics
+line per step into DDPJOB_METRICS_FILE (rank 0's are the trial's), a few seconds of work; trial
+FAIL_TRIAL exits 3."""
+import json
+import os
+import sys
+import time
+
+lr, seed = float(sys.argv[1]), int(sys.argv[2])
+fail_trial = os.environ.get("FAIL_TRIAL") or "-1"
+seconds = float(os.environ.get("TRIAL_SECONDS") or "3")
+print(f"trial {os.environ.get('DDPJOB_TRIAL')} params {os.environ.get('DDPJOB_TRIAL_PARAMS')} "
+      f"RANK={os.environ.get('RANK')} MASTER_PORT={os.environ.get('MASTER_PORT')}", flush=True)
+if os.environ.get("DDPJOB_TRIAL") == fail_trial:
+    sys.exit(3)
+steps = 3
+for step in range(1, steps + 1):
+    time.sleep(seconds / steps)
+    # One line per step, as the one-liner in ddpjob(1) writes it.
+    with open(os.environ["DDPJOB_METRICS_FILE"], "a") as f:
+        f.write(json.dumps({"step": step, "loss": lr * seed / step, "test_acc": 1 - lr / step}) + "\n")

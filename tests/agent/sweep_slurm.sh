@@ -1,0 +1,145 @@
+#!/bin/bash
+# Sweeps on a real Slurm (2 nodes in network namespaces; ACCOUNTING=1 with slurmdbd and MariaDB):
+# 6 one-node trials, 2 at once, as one array job; trial 1 fails with exit 3. Read from Slurm
+# while it runs: never more than 2 trials at once. Then the table, wait, logs, list, cancel of
+# one trial of a second sweep, and a site that takes no arrays: lanes chained by afterany.
+. "$SRCDIR/tests/lib/agents.sh"
+. "$SRCDIR/tests/cluster/slurm.sh"
+at_exit 'cluster_down'
+cd "$T" || exit 1
+
+if ! cluster_up 2 >"$T/cluster.log" 2>&1; then
+    fail "a 2-node Slurm cluster starts" "$(tail -n 20 "$T/cluster.log")"
+    exit 1
+fi
+pass "a 2-node Slurm cluster${ACCOUNTING:+ with accounting} runs in network namespaces"
+
+# ddpjob ARGS... on the head node, from $T, with this suite's index of jobs: RC, OUT, ERR.
+dj() {
+    local dir=$T
+    case $1 in DIR=*) dir=${1#DIR=}; shift ;; esac
+    run env XDG_STATE_HOME="$T/state" FAIL_TRIAL="${FAIL_TRIAL:-}" bash -c '. "$0/tests/cluster/slurm.sh"; cd "$1" && shift && cluster_in head "$@"' \
+        "$SRCDIR" "$dir" "$DDPJOB" "$@"
+}
+
+cat >sweep.yaml <<SPEC
+name: grid
+scheduler: slurm
+nodes: 1
+procs_per_node: 1
+walltime: "00:05:00"
+sweep:
+  grid: {lr: [0.1, 0.01], seed: [1, 2, 3]}
+  parallel: 2
+command: [/usr/bin/python3, "$SRCDIR/tests/agent/py/sweep_trial.py", "{lr}", "{seed}"]
+SPEC
+
+FAIL_TRIAL=1 dj submit sweep.yaml
+ARRAY=$(tail -n 1 <<<"$OUT")
+expect_eq "$RC" 0 "submit of a 6-trial sweep exits 0"
+expect_contains "$ERR" "sweep grid: 6 trials as array job $ARRAY, at most 2 at once" "it goes as one array job"
+expect_eq "$(cluster_in head scontrol -o show job "${ARRAY}_0" 2>/dev/null | grep -o 'ArrayTaskThrottle=[0-9]*' | head -n 1)" \
+    "ArrayTaskThrottle=2" "Slurm holds the array to 2 tasks at once (%2)"
+
+# Sampled from Slurm while it runs: how many trials run at once, at most.
+most=0
+deadline=$((SECONDS + 240))
+while [ "$SECONDS" -lt "$deadline" ]; do
+    running=$(cluster_in head squeue -h -r -t RUNNING -o %i 2>/dev/null | grep -c "^${ARRAY}_")
+    [ "$running" -gt "$most" ] && most=$running
+    [ -z "$(cluster_in head squeue -h -r -o %i 2>/dev/null | grep "^${ARRAY}_")" ] && break
+    sleep 0.2
+done
+expect_eq "$most" 2 "at no moment did more than 2 trials run (and 2 did run together)"
+
+dj wait grid --timeout 120
+expect_eq "$RC" 1 "wait on the sweep exits 1: a trial did not complete"
+expect_contains "$ERR" "1 of 6 trials did not complete" "and says how many"
+
+dj status grid
+table=$OUT
+expect_contains "$table" "grid (slurm sweep of 6 trials, one array job, at most 2 at once): 5 completed, 1 failed" "status: the counts"
+for k in 0 2 3 5; do
+    expect_contains "$table" "$(printf '%-5s' $k)  lr=" "trial $k has its row"
+done
+row1=$(grep '^1 ' <<<"$table")
+expect_contains "$row1" "lr=0.1 seed=2" "trial 1's parameters"
+expect_contains "$row1" "failed: rank 0 exited with code 3" "trial 1 failed, naming the rank and its code"
+row0=$(grep '^0 ' <<<"$table")
+expect_contains "$row0" "completed" "trial 0 completed"
+expect_contains "$(sed -n 3p <<<"$table")" "loss    test_acc" "the metrics the trials wrote are columns"
+expect_contains "$row0" "  0.03333" "trial 0's last loss (0.1 x 1 / 3)"
+expect_contains "$table" "best: trial 3 (lr=0.01 seed=1): test_acc 0.996667 (highest)" "the best completed trial by test_acc"
+
+dj status grid --sort loss --json
+expect_contains "$OUT" "\"best\": 3" "--json names the best trial"
+first=$(grep -o '"trial": [0-9]*' <<<"$OUT" | head -n 1)
+expect_eq "$first" '"trial": 3' "--sort loss: the lowest loss first"
+expect_contains "$OUT" '"summary": "failed: rank 0 exited with code 3"' "--json: the failed trial's cause"
+
+dj logs grid --trial 4
+expect_contains "$OUT" 'trial 4 params {"lr": 0.01, "seed": 2} RANK=0' "logs --trial 4: trial 4's own lines"
+expect_lacks "$OUT" "trial 5 " "and no other trial's"
+dj logs grid
+expect_eq "$RC" 2 "logs of a sweep without --trial is refused"
+expect_contains "$ERR" "say which with --trial K" "naming the option"
+dj DIR=/ list
+expect_contains "$OUT" "grid (slurm sweep of 6 trials" "list shows the sweep as one line"
+
+# Two trials' own rendezvous: every trial had a port of its own (from its own Slurm job id).
+ports=$(for k in 0 1 2 3 4 5; do dj logs grid --trial $k; grep -o 'MASTER_PORT=[0-9]*' <<<"$OUT"; done | sort -u | wc -l)
+expect_eq "$ports" 6 "each of the 6 trials met at a port of its own"
+
+# --retry-failed: trial 1 alone again (no longer made to fail), the sweep then whole.
+dj submit --retry-failed grid
+expect_eq "$RC" 0 "submit --retry-failed exits 0"
+expect_contains "$ERR" "sweep grid: trial 1 (failed) submitted again as job" "it submits trial 1 again"
+expect_eq "$(grep -c 'submitted again' <<<"$ERR")" 1 "and no other trial"
+dj wait grid --timeout 120
+expect_eq "$RC" 0 "wait: every trial of the sweep has now completed"
+dj status grid
+expect_contains "$OUT" "at most 2 at once): 6 completed" "status: 6 completed"
+expect_eq "$(ls -d "$T"/.ddpjob/sweeps/grid.*/trial-1.try-1 | wc -l)" 1 "the failed try's record is kept as trial-1.try-1"
+
+# Cancelling one trial of a second sweep of the same spec leaves the others (side by side).
+cat >sweep2.yaml <<SPEC
+name: grid2
+scheduler: slurm
+nodes: 1
+procs_per_node: 1
+walltime: "00:05:00"
+env: {TRIAL_SECONDS: "60"}
+sweep:
+  grid: {lr: [0.1], seed: [1, 2, 3]}
+  parallel: 3
+command: [/usr/bin/python3, "$SRCDIR/tests/agent/py/sweep_trial.py", "{lr}", "{seed}"]
+SPEC
+dj submit sweep2.yaml
+for _ in $(seq 300); do
+    [ "$(cluster_in head squeue -h -r -t RUNNING -o %i 2>/dev/null | grep -c "^$(tail -n 1 <<<"$OUT")_")" -ge 2 ] && break
+    sleep 0.2
+done
+dj cancel grid2 --trial 1
+expect_eq "$RC" 0 "cancel --trial 1 exits 0"
+dj status grid2
+expect_contains "$(grep '^1 ' <<<"$OUT")" "cancelled" "trial 1 is cancelled"
+expect_lacks "$(grep '^0 ' <<<"$OUT")" "cancelled" "trial 0 goes on"
+dj cancel grid2
+expect_eq "$RC" 0 "cancel of the whole sweep exits 0"
+dj status grid2
+expect_contains "$OUT" ": 3 cancelled" "every trial is cancelled"
+
+# A site that takes no arrays: one job per trial, in lanes chained by afterany.
+mkdir -p sites
+cat >sites/noarrays.yaml <<'SITE'
+name: noarrays
+arrays: false
+queues:
+  debug: {cores_per_node: 2}
+SITE
+dj submit sweep.yaml --site "$T/sites/noarrays.yaml" --set name=lanes --set "sweep.parallel=2"
+expect_contains "$ERR" "sweep lanes: 6 trials as 6 jobs in 2 lanes" "arrays: false: one job per trial, in 2 lanes"
+deps=$(cluster_in head squeue -h -o '%i %E' 2>/dev/null | grep -c 'afterany:')
+expect_eq "$deps" 4 "4 trials wait for the one before them in their lane (afterany, read from squeue)"
+dj wait lanes --timeout 180
+expect_eq "$RC" 0 "every lane trial completed"

@@ -33,7 +33,8 @@ extern const char *const job_preflight_words[];
 int ddp_job_store_port(int master_port);
 /* The master port inside a scheduler job (SLURM_JOB_ID, PBS_JOBID) when none is given: 10000 +
  * 2 x (the id's leading number mod 10000), below the ephemeral range, so that jobs sharing a
- * first node differ, and even, so that one job's store port is never another's master port. */
+ * first node differ, and even, so that one job's store port is never another's master port. A
+ * PBS array's subjobs (N[K].server) each have their own. */
 int ddp_job_port_from_id(const char *job_id);
 /* The port of the store that rank 0 of ddp-train serves when it is started straight by srun
  * (no agent, no MASTER_PORT): the store port, which no agent holds there. */

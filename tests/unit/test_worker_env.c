@@ -1,9 +1,11 @@
 /* The workers' environment contract (worker_env.h): what torchrun gives each worker, what the
  * agent keeps from its own environment, and what it never passes on. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "tests/unit/tap.h"
+#include "runtime/job/job_contract.h"
 #include "runtime/job/worker_env.h"
 
 /* The value of name in env, or NULL. */
@@ -114,5 +116,23 @@ int main(void)
     ok(!strcmp(t1, t2) && strlen(t1) == WORKER_TOKEN_HEX,
        "every agent derives the same worker token");
     ok(strcmp(t1, t3) != 0, "... and another attempt's differs");
+
+    /* The master port a scheduler job derives from its id (job_contract.h). */
+    ok(ddp_job_port_from_id("123") == 10246 && ddp_job_port_from_id("123.pbs") == 10246,
+       "job 123: 10000 + 2 x 123, whatever the server");
+    ok(ddp_job_port_from_id("124.pbs") != ddp_job_port_from_id("123.pbs"), "the next job differs");
+    int seen[64], distinct = 1;
+    for (int k = 0; k < 64; k++) {
+        char id[32];
+        snprintf(id, sizeof id, "7[%d].pbshead", k);
+        seen[k] = ddp_job_port_from_id(id);
+        for (int j = 0; j < k; j++)
+            distinct &= seen[j] != seen[k];
+        distinct &= seen[k] != ddp_job_port_from_id("7.pbshead") && seen[k] % 2 == 0;
+    }
+    ok(distinct, "a PBS array's 64 subjobs each derive their own even port, not the array's");
+    ok(ddp_job_port_from_id("7[1].pbshead") != ddp_job_port_from_id("8.pbshead") &&
+           ddp_job_port_from_id("7[0].pbshead") != ddp_job_port_from_id("8.pbshead"),
+       "... nor the next job's");
     return done_testing();
 }

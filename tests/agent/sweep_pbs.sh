@@ -1,0 +1,99 @@
+#!/bin/bash
+# Sweeps on a real OpenPBS (tests/cluster/pbs.sh: a server and two MoMs in network namespaces, an
+# unprivileged user who submits): 4 one-node trials, 2 at once, as one -J array (max_run_subjobs
+# read back from qstat), trial 1 failing with exit 3; the same sweep under a profile that says
+# arrays: false, as lanes whose afterany chain is read back from qstat; a one-trial sweep as a
+# plain job.
+. "$SRCDIR/tests/lib/agents.sh"
+. "$SRCDIR/tests/cluster/pbs.sh"
+
+if [ ! -d "$SRCDIR/../shared/tools/openpbs" ] && [ ! -x "$PBS_EXEC/sbin/pbs_server.bin" ]; then
+    fail "a real PBS is here" "../shared/tools/openpbs is absent beside the project and OpenPBS is not installed ($PBS_EXEC)"
+    exit 1
+fi
+at_exit 'pbs_cluster_down'
+why=$(pbs_cluster_unavailable)
+if [ -n "$why" ]; then
+    fail "a real PBS runs here" "$why"
+    exit 1
+fi
+if ! pbs_cluster_up 2 2 0 >"$T/cluster.log" 2>&1; then
+    fail "a 2-node OpenPBS cluster starts" "$(grep -v '^\*\*\*' "$T/cluster.log" | tail -n 20)"
+    exit 1
+fi
+pass "a 2-node OpenPBS cluster runs in network namespaces"
+
+home=$PBS_CLUSTER/home/$PBS_USER
+bin=$PBS_CLUSTER/bin
+jobdir=$home/jobs/sweep
+mkdir -p "$bin" "$jobdir"
+cp "$DDPJOB" "$AGENT" "$bin/"
+cp -r "$BUILDDIR/templates" "$PBS_CLUSTER/templates"
+cp "$SRCDIR/tests/agent/py/sweep_trial.py" "$jobdir/"
+cat >"$jobdir/sweep.yaml" <<SPEC
+name: grid
+scheduler: pbs
+nodes: 1
+cpus_per_node: 1
+walltime: "00:05:00"
+env: {FAIL_TRIAL: "1", TRIAL_SECONDS: "2"}
+sweep:
+  grid: {lr: [0.1, 0.01], seed: [1, 2]}
+  parallel: 2
+command: [/usr/bin/python3, sweep_trial.py, "{lr}", "{seed}"]
+SPEC
+cat >"$jobdir/noarrays.yaml" <<'SITE'
+name: noarrays
+arrays: false
+queues:
+  workq: {cores_per_node: 2}
+SITE
+chown -R "$PBS_USER:" "$home"
+
+pj() { # ddpjob ARGS... as the user in the submission directory: RC, OUT, ERR
+    local back=$PWD
+    cd "$jobdir" && run pbs_as_user env DDPJOB_TEMPLATE_DIR="$PBS_CLUSTER/templates" XDG_STATE_HOME="$home/state" "$bin/ddpjob" "$@"
+    cd "$back" || return
+}
+qstat_f() { pbs_in pbshead "$PBS_EXEC/bin/qstat" -xf "$@" 2>/dev/null; }
+
+pj submit sweep.yaml --bindir "$bin"
+ARRAY=$(tail -n 1 <<<"$OUT")
+expect_eq "$RC" 0 "submit of a 4-trial sweep exits 0"
+expect_contains "$ARRAY" "[]" "qsub made an array job ($ARRAY)"
+expect_contains "$(qstat_f -t "$ARRAY")" "max_run_subjobs = 2" "PBS holds it to 2 subjobs at once (-J 0-3%2)"
+pj wait grid --timeout 180
+expect_eq "$RC" 1 "wait on the sweep exits 1: trial 1 failed"
+pj status grid
+expect_contains "$OUT" "grid (pbs sweep of 4 trials, one array job, at most 2 at once): 3 completed, 1 failed" "status: the counts, from qstat -x"
+row=$(grep '^1 ' <<<"$OUT")
+if [[ $row == *"failed: rank 0 exited with code 3"* ]]; then pass "trial 1 failed, naming the rank and its code"; else
+    fail "trial 1 failed, naming the rank and its code" "$row" "$(ls -la "$jobdir")" "$(tail -n 20 "$jobdir"/grid.o*)"
+fi
+expect_contains "$(grep '^3 ' <<<"$OUT")" "lr=0.01 seed=2" "trial 3's parameters"
+expect_contains "$OUT" "best: trial 2 (lr=0.01 seed=1)" "the best completed trial"
+# Found here: every subjob of the array derived the array's port, so two trials on one node met
+# a port in use. Each now has its own.
+ports=$(cat "$jobdir"/grid.o*.* | grep -o 'MASTER_PORT=[0-9]*' | sort -u | wc -l)
+expect_eq "$ports" 4 "each of the 4 trials had a port of its own"
+pj logs grid --trial 2
+expect_contains "$OUT" 'trial 2 params {"lr": 0.01, "seed": 1}' "logs --trial 2, from the subjob's record"
+
+# arrays: false: one plain job per trial, 2 lanes, each trial after the one before it in its lane.
+pj submit sweep.yaml --site "$jobdir/noarrays.yaml" --set name=lanes --bindir "$bin"
+expect_contains "$ERR" "sweep lanes: 4 trials as 4 jobs in 2 lanes" "arrays: false: lanes"
+mapfile -t ids < <(pbs_in pbshead "$PBS_EXEC/bin/qselect" -x -N lanes 2>/dev/null | sort -t. -k1,1n)
+expect_eq "${#ids[@]}" 4 "4 plain jobs"
+expect_contains "$(qstat_f "${ids[2]}")" "depend = afterany:${ids[0]}" "trial 2 waits for trial 0 (afterany, read from qstat)"
+expect_contains "$(qstat_f "${ids[3]}")" "depend = afterany:${ids[1]}" "trial 3 waits for trial 1"
+pj wait lanes --timeout 180
+expect_eq "$RC" 1 "the lanes ran to their end (trial 1 failed as before)"
+pj status lanes
+expect_contains "$OUT" "3 completed, 1 failed" "status of the lanes"
+
+# A one-trial sweep: PBS refuses -J 0-0, so it is a plain job.
+pj submit sweep.yaml --set 'sweep.grid={lr: [0.1], seed: [1]}' --set name=one --bindir "$bin"
+expect_eq "$RC" 0 "a one-trial sweep is submitted"
+expect_lacks "$(tail -n 1 <<<"$OUT")" "[]" "as a plain job, not an array"
+pj wait one --timeout 120
+expect_eq "$RC" 0 "and it completes"

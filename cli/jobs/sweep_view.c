@@ -350,6 +350,7 @@ void sweep_view_json(FILE *f, const sweep_view_t *v, const sweep_order_t *order)
         json_object_set_new(row, "summary", json_shown_string(state));
         json_object_set_new(row, "job_id", json_shown_string(job_view_id(t)));
         json_object_set_new(row, "link", json_integer(t->link + 1));
+        json_object_set_new(row, "source", json_shown_string(t->source));
         json_object_set_new(row, "exit_status",
                             t->exit_status >= 0 ? json_integer(t->exit_status) : json_null());
         json_object_set_new(row, "elapsed", json_shown_string(t->elapsed[0] ? t->elapsed : NULL));

@@ -1,18 +1,20 @@
 #!/bin/bash
-# Sweeps on a real Slurm (2 nodes in network namespaces; ACCOUNTING=1 with slurmdbd and MariaDB):
+# Sweeps on a real Slurm (3 nodes in network namespaces; ACCOUNTING=1 with slurmdbd and MariaDB):
 # 6 one-node trials, 2 at once, as one array job; trial 1 fails with exit 3. Read from Slurm
 # while it runs: never more than 2 trials at once. Then the table, wait, logs, list, cancel of
-# one trial of a second sweep, and a site that takes no arrays: lanes chained by afterany.
+# one trial of a second sweep, a site that takes no arrays (lanes chained by afterany), and 2-node
+# ddp-train trials with a spare, one of which its walltime requeues: it resumes alone.
 . "$SRCDIR/tests/lib/agents.sh"
 . "$SRCDIR/tests/cluster/slurm.sh"
 at_exit 'cluster_down'
 cd "$T" || exit 1
 
-if ! cluster_up 2 >"$T/cluster.log" 2>&1; then
-    fail "a 2-node Slurm cluster starts" "$(tail -n 20 "$T/cluster.log")"
+# Three nodes: the 2-node trials with a spare (at the end) take all three.
+if ! cluster_up 3 >"$T/cluster.log" 2>&1; then
+    fail "a 3-node Slurm cluster starts" "$(tail -n 20 "$T/cluster.log")"
     exit 1
 fi
-pass "a 2-node Slurm cluster${ACCOUNTING:+ with accounting} runs in network namespaces"
+pass "a 3-node Slurm cluster${ACCOUNTING:+ with accounting} runs in network namespaces"
 
 # ddpjob ARGS... on the head node, from $T, with this suite's index of jobs: RC, OUT, ERR.
 dj() {
@@ -56,6 +58,16 @@ dj wait grid --timeout 120
 expect_eq "$RC" 1 "wait on the sweep exits 1: a trial did not complete"
 expect_contains "$ERR" "1 of 6 trials did not complete" "and says how many"
 
+# Once slurmctld has forgotten the tasks (MinJobAge), status reads them from sacct with
+# accounting, else from the trials' records.
+for _ in $(seq 300); do
+    [ -z "$(cluster_in head squeue -h -r -t all -o %i 2>/dev/null | grep "^${ARRAY}_")" ] && break
+    sleep 0.2
+done
+dj status grid --json
+expect_contains "$OUT" "\"job_id\": \"${ARRAY}_1\"" "each trial is known by its array task id (${ARRAY}_1)"
+if [ "${ACCOUNTING:-0}" = 1 ]; then want_source=sacct; else want_source=record; fi
+expect_eq "$(grep -c "\"source\": \"$want_source\"" <<<"$OUT")" 6 "every trial's state came from the $want_source"
 dj status grid
 table=$OUT
 expect_contains "$table" "grid (slurm sweep of 6 trials, one array job, at most 2 at once): 5 completed, 1 failed" "status: the counts"
@@ -143,3 +155,44 @@ deps=$(cluster_in head squeue -h -o '%i %E' 2>/dev/null | grep -c 'afterany:')
 expect_eq "$deps" 4 "4 trials wait for the one before them in their lane (afterany, read from squeue)"
 dj wait lanes --timeout 180
 expect_eq "$RC" 0 "every lane trial completed"
+
+# Accounting changes how status reads finished trials, not how they run: the rest runs once.
+[ "${ACCOUNTING:-0}" = 1 ] && exit 0
+
+# 2-node ddp-train trials with a spare node, one after the other: trial 0 trains 1 epoch inside
+# its first link; trial 1 needs more than one link, so its walltime's checkpoint signal requeues
+# it (Slurm requeues that array task alone) and it resumes from its own checkpoint. The table
+# shows ddp-train's own metrics (DDPJOB_METRICS_FILE).
+cat >train-sweep.yaml <<SPEC
+name: trainsweep
+scheduler: slurm
+nodes: 2
+spares: 1
+procs_per_node: 2
+walltime: "00:01:00"
+checkpoint: {signal: USR1, before: 40}
+requeue: 10
+env: {OPENBLAS_CORETYPE: Haswell}
+sweep:
+  trials: [{epochs: 1}, {epochs: $CHAIN_EPOCHS}]
+  parallel: 1
+train: {synthetic: true, synthetic_size: "4096,512", epochs: "{epochs}", batch_size: 32, seed: 7,
+        min_step_ms: $CHAIN_MIN_STEP_MS, checkpoint_dir: "$T/ckpt-{epochs}"}
+SPEC
+dj submit train-sweep.yaml
+expect_eq "$RC" 0 "submit of a sweep of 2-node trials with a spare"
+dj wait trainsweep --timeout 500
+expect_eq "$RC" 0 "both trials completed"
+dj status trainsweep
+expect_contains "$(sed -n 3p <<<"$OUT")" "test_acc" "the table has ddp-train's metrics"
+row0=$(grep '^0 ' <<<"$OUT") row1=$(grep '^1 ' <<<"$OUT")
+expect_contains "$row0" "completed                                 1 " "trial 0 completed in its first link"
+if [[ $row1 =~ completed\ +([0-9]+)\  ]] && [ "${BASH_REMATCH[1]}" -ge 2 ]; then
+    pass "trial 1 completed after its walltime requeued it (link ${BASH_REMATCH[1]})"
+else
+    fail "trial 1 completed after its walltime requeued it" "$OUT"
+fi
+dj logs trainsweep --trial 1 --rank 0 --link 2
+expect_contains "$OUT" "resuming from $T/ckpt-$CHAIN_EPOCHS/checkpoint.ddpt" "trial 1's second link resumed from its own checkpoint"
+dj logs trainsweep --trial 0 --rank 0
+expect_eq "$(grep -c 'epoch 1/1' <<<"$OUT")" 1 "trial 0 ran once: the other trial's requeue did not rerun it"

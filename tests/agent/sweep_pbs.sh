@@ -3,7 +3,8 @@
 # unprivileged user who submits): 4 one-node trials, 2 at once, as one -J array (max_run_subjobs
 # read back from qstat), trial 1 failing with exit 3; the same sweep under a profile that says
 # arrays: false, as lanes whose afterany chain is read back from qstat; a one-trial sweep as a
-# plain job.
+# plain job; and a trial that its walltime stops: its successor is its own script submitted again
+# as a plain job, which resumes that trial alone.
 . "$SRCDIR/tests/lib/agents.sh"
 . "$SRCDIR/tests/cluster/pbs.sh"
 
@@ -27,7 +28,7 @@ home=$PBS_CLUSTER/home/$PBS_USER
 bin=$PBS_CLUSTER/bin
 jobdir=$home/jobs/sweep
 mkdir -p "$bin" "$jobdir"
-cp "$DDPJOB" "$AGENT" "$bin/"
+cp "$DDPJOB" "$AGENT" "$TRAIN" "$bin/"
 cp -r "$BUILDDIR/templates" "$PBS_CLUSTER/templates"
 cp "$SRCDIR/tests/agent/py/sweep_trial.py" "$jobdir/"
 cat >"$jobdir/sweep.yaml" <<SPEC
@@ -97,3 +98,41 @@ expect_eq "$RC" 0 "a one-trial sweep is submitted"
 expect_lacks "$(tail -n 1 <<<"$OUT")" "[]" "as a plain job, not an array"
 pj wait one --timeout 120
 expect_eq "$RC" 0 "and it completes"
+
+# A trial's requeue on PBS: trial 0 trains 1 epoch inside its first link, trial 1 needs more, so
+# the checkpoint signal before its walltime stops it and its successor (its own script, qsub'd
+# again as a plain job with its record) resumes it; trial 0 is not run again.
+cat >"$jobdir/train-sweep.yaml" <<SPEC
+name: trainsweep
+scheduler: pbs
+nodes: 1
+procs_per_node: 2
+cpus_per_node: 2
+walltime: "00:01:00"
+checkpoint: {signal: USR1, before: 40}
+requeue: 10
+env: {OPENBLAS_CORETYPE: Haswell}
+sweep:
+  trials: [{epochs: 1}, {epochs: $CHAIN_EPOCHS}]
+  parallel: 2
+train: {synthetic: true, synthetic_size: "4096,512", epochs: "{epochs}", batch_size: 32, seed: 7,
+        min_step_ms: $CHAIN_MIN_STEP_MS, checkpoint_dir: "$jobdir/ckpt-{epochs}"}
+SPEC
+chown "$PBS_USER:" "$jobdir/train-sweep.yaml"
+pj submit train-sweep.yaml --bindir "$bin"
+expect_eq "$RC" 0 "submit of a sweep of ddp-train trials"
+pj wait trainsweep --timeout 500
+expect_eq "$RC" 0 "both trials completed"
+pj status trainsweep
+row0=$(grep '^0 ' <<<"$OUT") row1=$(grep '^1 ' <<<"$OUT")
+expect_contains "$row0" "completed                                 1 " "trial 0 completed in its first link"
+if [[ $row1 =~ completed\ +([0-9]+)\  ]] && [ "${BASH_REMATCH[1]}" -ge 2 ]; then
+    pass "trial 1 completed after its walltime stopped it and its successor resumed it (link ${BASH_REMATCH[1]})"
+else
+    fail "trial 1 completed after its walltime stopped it and its successor resumed it" "$OUT"
+fi
+expect_contains "$(sed -n 3p <<<"$OUT")" "test_acc" "the table has ddp-train's metrics"
+pj logs trainsweep --trial 1 --rank 0 --link 2
+expect_contains "$OUT" "resuming from $jobdir/ckpt-$CHAIN_EPOCHS/checkpoint.ddpt" "trial 1's second link resumed from its own checkpoint"
+pj logs trainsweep --trial 0 --rank 0
+expect_eq "$(grep -c 'epoch 1/1' <<<"$OUT")" 1 "trial 0 ran once"

@@ -65,4 +65,34 @@ for n in 1 100 1000; do
     printf '%-6s  %-28s  %-28s  %s\n' "$n" "$ours s, $our_calls call(s)" "$SECS s, $CALLS call(s)" \
         "$(awk -v a="$ours" -v b="$SECS" 'BEGIN {printf "%.2fx", a / b}')"
 done
+
+# A sweep of 1000 trials: a real held array job (sbatch --array=0-999), a sweep record of 1000
+# trial records, each with a metrics file of 100 lines; against one squeue per trial.
+array=$(cluster_in head sbatch --parsable --hold --array=0-$((max - 1)) -N 1 --wrap true)
+sweep=$T/sweep
+mkdir -p "$sweep" "$T/state-sweep/ddpjob"
+{
+    printf '{"version": 1, "name": "benchsweep", "scheduler": "slurm", "how": "array", "parallel": 10, "trials": ['
+    for ((k = 0; k < max; k++)); do printf '%s{"params": {"lr": 0.%d}}' "$([ "$k" -gt 0 ] && echo ,)" "$k"; done
+    printf ']}\n'
+} >"$sweep/sweep.json"
+for ((k = 0; k < max; k++)); do
+    dir=$sweep/trial-$k
+    mkdir -p "$dir/link-0/logs/run/attempt_0/rank_0"
+    printf '{"version": 1, "name": "benchsweep", "scheduler": "slurm", "nodes": 1, "procs_per_node": 1}\n' >"$dir/job.json"
+    echo "0 ${array}_$k" >"$dir/links"
+    for step in $(seq 100); do printf '{"step": %d, "loss": 0.%d, "test_acc": 0.%d}\n' "$step" "$k" "$step"; done \
+        >"$dir/link-0/logs/run/attempt_0/rank_0/metrics.jsonl"
+done
+chmod -R go-w "$T"
+printf '%d\t%s\tslurm\tbenchsweep\t%s\n' 0 "$array" "$sweep" >"$T/state-sweep/ddpjob/jobs"
+time_in_head env XDG_STATE_HOME="$T/state-sweep" "$DDPJOB" status benchsweep
+ours=$SECS our_calls=$CALLS
+shown=$(grep -c ' pending ' "$T/out")
+[ "$shown" -eq "$max" ] || { echo "ddpjob status showed $shown of $max trials as pending:" >&2; head -n 5 "$T/out" >&2; exit 1; }
+tasks=()
+for ((k = 0; k < max; k++)); do tasks+=("${array}_$k"); done
+time_in_head bash -c 'for id; do squeue -h -j "$id" -o %T >/dev/null; done' _ "${tasks[@]}"
+printf '%-6s  %-28s  %-28s  %s\n' "sweep $max" "$ours s, $our_calls call(s)" "$SECS s, $CALLS call(s)" \
+    "$(awk -v a="$ours" -v b="$SECS" 'BEGIN {printf "%.2fx", a / b}')"
 echo "(ratio: ddpjob's time over the per-job path's; lower is better)"

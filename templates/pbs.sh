@@ -171,18 +171,21 @@ ddpjob_status=0
     "${ddpjob_record_args[@]/#/--agent-option=}" -- "${ddpjob_resume[@]}" || ddpjob_status=$?
 {{/launch_ssh}}
 {{#requeue}}
-# 75: every rank checkpointed on request. The job's successor is this script submitted again from
-# where `ddpjob submit` wrote it, told its place in the chain.
+# 75: every rank checkpointed on request. The job's successor is this script submitted again, told
+# its place in the chain: the record's copy, as submitted (the file `ddpjob submit` wrote may have
+# been written over since, by a later submit of the same spec), else that file.
 if [ "$ddpjob_status" -eq 75 ] && [ "$ddpjob_requeue" -lt {{requeue}} ]; then
+    ddpjob_successor={{script_file}}
+    [ -z "${DDPJOB_RECORD:-}" ] || ddpjob_successor=$DDPJOB_RECORD/script
     if ddpjob_cancelled; then
         echo "ddpjob: job $ddpjob_jobid stopped with every rank's checkpoint written; cancelled, so no successor"
-    elif ddpjob_next=$(cd "$PBS_O_WORKDIR" && qsub -v "DDPJOB_REQUEUE_COUNT=$((ddpjob_requeue + 1))${DDPJOB_RECORD:+,DDPJOB_RECORD=$DDPJOB_RECORD}" {{script_file}}); then
+    elif ddpjob_next=$(cd "$PBS_O_WORKDIR" && qsub -v "DDPJOB_REQUEUE_COUNT=$((ddpjob_requeue + 1))${DDPJOB_RECORD:+,DDPJOB_RECORD=$DDPJOB_RECORD}" "$ddpjob_successor"); then
         echo "ddpjob: job $ddpjob_jobid stopped with every rank's checkpoint written; its successor $ddpjob_next resumes it ($((ddpjob_requeue + 1)) of {{requeue}})"
         [ -z "${DDPJOB_RECORD:-}" ] || echo "$((ddpjob_requeue + 1)) $ddpjob_next" >>"$DDPJOB_RECORD/links"
         # A cancel that came while qsub ran did not see the successor: it goes now.
         if ddpjob_cancelled; then qdel "$ddpjob_next"; fi
     else
-        echo "ddpjob: job $ddpjob_jobid stopped with every rank's checkpoint written, but qsub of its successor failed; resume by hand: cd $PBS_O_WORKDIR && qsub -v DDPJOB_REQUEUE_COUNT=$((ddpjob_requeue + 1)) {{script_file}}" >&2
+        echo "ddpjob: job $ddpjob_jobid stopped with every rank's checkpoint written, but qsub of its successor failed; resume by hand: cd $PBS_O_WORKDIR && qsub -v DDPJOB_REQUEUE_COUNT=$((ddpjob_requeue + 1))${DDPJOB_RECORD:+,DDPJOB_RECORD=$DDPJOB_RECORD} $ddpjob_successor" >&2
     fi
 fi
 {{/requeue}}

@@ -60,11 +60,16 @@ char *sweep_array_script(sched_kind_t sched, const char *trial0_text,
           "[ -n \"$ddpjob_script\" ] || { echo \"ddpjob: array task $ddpjob_trial: the sweep has "
           "no such trial\" >&2; exit 1; }\n",
           f);
-    if (records)
-        fputs("export DDPJOB_RECORD=${ddpjob_trial_records[$ddpjob_trial]}\n", f);
-    /* A trial's PBS successor is its own script submitted again from PBS_O_WORKDIR. */
+    /* A trial runs in its own folder, as if submitted from there (PBS's scripts start in
+     * PBS_O_WORKDIR). */
     if (pbs)
         fputs("PBS_O_WORKDIR=${ddpjob_script%/*}\nexport PBS_O_WORKDIR\n", f);
+    /* The script as submitted, from the trial's own record: the folder's copy may have been
+     * written over since, by another sweep of the same spec. */
+    if (records)
+        fputs("export DDPJOB_RECORD=${ddpjob_trial_records[$ddpjob_trial]}\n"
+              "ddpjob_script=$DDPJOB_RECORD/script\n",
+              f);
     fputs("exec /bin/bash \"$ddpjob_script\"\n", f);
     if (fclose(f)) {
         free(text);

@@ -113,33 +113,52 @@ dj status grid
 expect_contains "$OUT" "at most 2 at once): 6 completed" "status: 6 completed"
 expect_eq "$(ls -d "$T"/.ddpjob/sweeps/grid.*/trial-1.try-1 | wc -l)" 1 "the failed try's record is kept as trial-1.try-1"
 
-# Cancelling one trial of a second sweep of the same spec leaves the others (side by side).
+# Two sweeps of the same spec side by side, known by their record folders (the second's --set
+# written over the folder's trial scripts while the first's trials wait): each trial runs its own
+# sweep's script, from its record. Cancelling one trial of one sweep leaves the others.
 cat >sweep2.yaml <<SPEC
 name: grid2
 scheduler: slurm
 nodes: 1
 procs_per_node: 1
 walltime: "00:05:00"
-env: {TRIAL_SECONDS: "60"}
+env: {TRIAL_SECONDS: "60", WHICH: first}
 sweep:
   grid: {lr: [0.1], seed: [1, 2, 3]}
-  parallel: 3
+  parallel: 1
 command: [/usr/bin/python3, "$SRCDIR/tests/agent/py/sweep_trial.py", "{lr}", "{seed}"]
 SPEC
 dj submit sweep2.yaml
+first=$(tail -n 1 <<<"$OUT") A=$(sed -n 's/^ddpjob: its record: //p' <<<"$ERR")
+dj submit sweep2.yaml --set env.WHICH=second
+second=$(tail -n 1 <<<"$OUT") B=$(sed -n 's/^ddpjob: its record: //p' <<<"$ERR")
+expect_eq "$(cat "$T"/grid2.t1.sbatch | grep -c 'WHICH=second')" 1 "the second sweep wrote over the folder's trial scripts"
 for _ in $(seq 300); do
-    [ "$(cluster_in head squeue -h -r -t RUNNING -o %i 2>/dev/null | grep -c "^$(tail -n 1 <<<"$OUT")_")" -ge 2 ] && break
+    [ "$(cluster_in head squeue -h -r -t RUNNING -o %i 2>/dev/null | grep -c "^\($first\|$second\)_")" -ge 2 ] && break
     sleep 0.2
 done
-dj cancel grid2 --trial 1
-expect_eq "$RC" 0 "cancel --trial 1 exits 0"
-dj status grid2
-expect_contains "$(grep '^1 ' <<<"$OUT")" "cancelled" "trial 1 is cancelled"
-expect_lacks "$(grep '^0 ' <<<"$OUT")" "cancelled" "trial 0 goes on"
-dj cancel grid2
-expect_eq "$RC" 0 "cancel of the whole sweep exits 0"
-dj status grid2
-expect_contains "$OUT" ": 3 cancelled" "every trial is cancelled"
+dj cancel "$A" --trial 0
+expect_eq "$RC" 0 "cancel --trial 0 of the first sweep exits 0"
+dj status "$A"
+expect_contains "$(grep '^0 ' <<<"$OUT")" "cancelled" "its trial 0 is cancelled"
+for _ in $(seq 300); do
+    [ "$(cluster_in head squeue -h -r -t RUNNING -o %i 2>/dev/null | grep -c "^${first}_1$")" -ge 1 ] && break
+    sleep 0.2
+done
+dj status "$A"
+expect_contains "$(grep '^1 ' <<<"$OUT")" "running" "its trial 1 starts in its place (parallel: 1)"
+dj status "$B"
+expect_lacks "$OUT" "cancelled" "the other sweep's trials are untouched"
+for _ in $(seq 100); do dj logs "$A" --trial 1; [[ $OUT == *WHICH=* ]] && break; sleep 0.2; done
+expect_contains "$OUT" "WHICH=first" "the first sweep's trial 1 (started after the second sweep was written) runs its own spec"
+dj logs "$B" --trial 0
+expect_contains "$OUT" "WHICH=second" "and the second sweep's, its own"
+dj cancel "$A"
+expect_eq "$RC" 0 "cancel of the whole first sweep exits 0"
+dj status "$A"
+expect_contains "$OUT" ": 3 cancelled" "every trial of it is cancelled"
+dj cancel "$B"
+expect_eq "$RC" 0 "and of the second"
 
 # A site that takes no arrays: one job per trial, in lanes chained by afterany.
 mkdir -p sites

@@ -10,7 +10,8 @@ lr, seed = float(sys.argv[1]), int(sys.argv[2])
 fail_trial = os.environ.get("FAIL_TRIAL") or "-1"
 seconds = float(os.environ.get("TRIAL_SECONDS") or "3")
 print(f"trial {os.environ.get('DDPJOB_TRIAL')} params {os.environ.get('DDPJOB_TRIAL_PARAMS')} "
-      f"RANK={os.environ.get('RANK')} MASTER_PORT={os.environ.get('MASTER_PORT')}", flush=True)
+      f"RANK={os.environ.get('RANK')} MASTER_PORT={os.environ.get('MASTER_PORT')} "
+      f"WHICH={os.environ.get('WHICH')}", flush=True)
 if os.environ.get("DDPJOB_TRIAL") == fail_trial:
     sys.exit(3)
 steps = 3

@@ -306,16 +306,22 @@ static void sweep_run_free(sweep_run_t *s, int keep_records)
     free(s->trials);
 }
 
+static sweep_run_t sweep_run_of(const char *path, const load_opts_t *load, const site_t *site,
+                                const job_spec_t *spec, const render_opts_t *ro)
+{
+    return (sweep_run_t){.path = path,
+                         .load = load,
+                         .ops = sched_get(ro->sched),
+                         .sched = ro->sched,
+                         .how = how_for(spec->sweep.ntrials, site),
+                         .ntrials = spec->sweep.ntrials,
+                         .parallel = spec->sweep.parallel};
+}
+
 int sweep_submit(const char *path, const load_opts_t *load, const site_t *site, job_spec_t *spec,
                  char *text, const render_opts_t *ro, int dry_run)
 {
-    sweep_run_t s = {.path = path,
-                     .load = load,
-                     .ops = sched_get(ro->sched),
-                     .sched = ro->sched,
-                     .how = how_for(spec->sweep.ntrials, site),
-                     .ntrials = spec->sweep.ntrials,
-                     .parallel = spec->sweep.parallel};
+    sweep_run_t s = sweep_run_of(path, load, site, spec, ro);
     if (!(s.trials = calloc(s.ntrials, sizeof *s.trials)))
         return EXIT_SYSTEM;
     s.trials[0].spec = spec;
@@ -339,13 +345,7 @@ int sweep_submit(const char *path, const load_opts_t *load, const site_t *site, 
 char *sweep_render(const char *path, const load_opts_t *load, const site_t *site, job_spec_t *spec,
                    const char *text, const render_opts_t *ro, int *exit_code)
 {
-    sweep_run_t s = {.path = path,
-                     .load = load,
-                     .ops = sched_get(ro->sched),
-                     .sched = ro->sched,
-                     .how = how_for(spec->sweep.ntrials, site),
-                     .ntrials = spec->sweep.ntrials,
-                     .parallel = spec->sweep.parallel};
+    sweep_run_t s = sweep_run_of(path, load, site, spec, ro);
     if (strcmp(s.how, "array")) {
         if (!strcmp(s.how, "lanes"))
             fprintf(stderr,

@@ -11,24 +11,8 @@
 . "$SRCDIR/tests/cluster/sshd.sh"
 . "$SRCDIR/tests/lib/images.sh"
 
-# A real PBS is part of what this suite proves: without one it fails, it does not skip.
-if [ ! -d "$SRCDIR/../shared/tools/openpbs" ] && [ ! -x "$PBS_EXEC/sbin/pbs_server.bin" ]; then
-    fail "a real PBS is here" "../shared/tools/openpbs is absent beside the project and OpenPBS is not installed ($PBS_EXEC)"
-    exit 1
-fi
-at_exit 'pbs_cluster_down'
-
-why=$(pbs_cluster_unavailable)
-if [ -n "$why" ]; then
-    fail "a real PBS runs here" "$why"
-    exit 1
-fi
 # Three nodes: the jobs run on two, the spares case (at the end) on all three.
-if ! pbs_cluster_up 3 2 2 >"$T/cluster.log" 2>&1; then
-    fail "a 3-node OpenPBS cluster starts" "$(grep -v '^\*\*\*' "$T/cluster.log" | tail -n 20)"
-    exit 1
-fi
-pass "a 3-node OpenPBS cluster (pbs_server, data service, pbs_sched, pbs_comm, 3 pbs_mom) runs in network namespaces"
+pbs_suite_up 3 2 2 "a 3-node OpenPBS cluster (pbs_server, data service, pbs_sched, pbs_comm, 3 pbs_mom) runs in network namespaces" || exit 1
 
 # What the user's jobs use must be theirs to read: the built programs and templates are copied
 # beside the cluster, the workload into the user's submission directory.

@@ -8,21 +8,7 @@
 . "$SRCDIR/tests/lib/agents.sh"
 . "$SRCDIR/tests/cluster/pbs.sh"
 
-if [ ! -d "$SRCDIR/../shared/tools/openpbs" ] && [ ! -x "$PBS_EXEC/sbin/pbs_server.bin" ]; then
-    fail "a real PBS is here" "../shared/tools/openpbs is absent beside the project and OpenPBS is not installed ($PBS_EXEC)"
-    exit 1
-fi
-at_exit 'pbs_cluster_down'
-why=$(pbs_cluster_unavailable)
-if [ -n "$why" ]; then
-    fail "a real PBS runs here" "$why"
-    exit 1
-fi
-if ! pbs_cluster_up 2 2 0 >"$T/cluster.log" 2>&1; then
-    fail "a 2-node OpenPBS cluster starts" "$(grep -v '^\*\*\*' "$T/cluster.log" | tail -n 20)"
-    exit 1
-fi
-pass "a 2-node OpenPBS cluster runs in network namespaces"
+pbs_suite_up 2 2 0 "a 2-node OpenPBS cluster runs in network namespaces" || exit 1
 
 home=$PBS_CLUSTER/home/$PBS_USER
 bin=$PBS_CLUSTER/bin
@@ -108,31 +94,11 @@ scheduler: pbs
 nodes: 1
 procs_per_node: 2
 cpus_per_node: 2
-walltime: "00:01:00"
-checkpoint: {signal: USR1, before: 40}
-requeue: 10
-env: {OPENBLAS_CORETYPE: Haswell}
-sweep:
-  trials: [{epochs: 1}, {epochs: $CHAIN_EPOCHS}]
-  parallel: 2
-train: {synthetic: true, synthetic_size: "4096,512", epochs: "{epochs}", batch_size: 32, seed: 7,
-        min_step_ms: $CHAIN_MIN_STEP_MS, checkpoint_dir: "$jobdir/ckpt-{epochs}"}
+$(sweep_chain_trials "$jobdir/ckpt" 2)
 SPEC
 chown "$PBS_USER:" "$jobdir/train-sweep.yaml"
 pj submit train-sweep.yaml --bindir "$bin"
 expect_eq "$RC" 0 "submit of a sweep of ddp-train trials"
 pj wait trainsweep --timeout 500
 expect_eq "$RC" 0 "both trials completed"
-pj status trainsweep
-row0=$(grep '^0 ' <<<"$OUT") row1=$(grep '^1 ' <<<"$OUT")
-expect_contains "$row0" "completed                                 1 " "trial 0 completed in its first link"
-if [[ $row1 =~ completed\ +([0-9]+)\  ]] && [ "${BASH_REMATCH[1]}" -ge 2 ]; then
-    pass "trial 1 completed after its walltime stopped it and its successor resumed it (link ${BASH_REMATCH[1]})"
-else
-    fail "trial 1 completed after its walltime stopped it and its successor resumed it" "$OUT"
-fi
-expect_contains "$(sed -n 3p <<<"$OUT")" "test_acc" "the table has ddp-train's metrics"
-pj logs trainsweep --trial 1 --rank 0 --link 2
-expect_contains "$OUT" "resuming from $jobdir/ckpt-$CHAIN_EPOCHS/checkpoint.ddpt" "trial 1's second link resumed from its own checkpoint"
-pj logs trainsweep --trial 0 --rank 0
-expect_eq "$(grep -c 'epoch 1/1' <<<"$OUT")" 1 "trial 0 ran once"
+expect_requeued_alone pj trainsweep "$jobdir/ckpt"

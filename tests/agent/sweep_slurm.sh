@@ -188,30 +188,10 @@ scheduler: slurm
 nodes: 2
 spares: 1
 procs_per_node: 2
-walltime: "00:01:00"
-checkpoint: {signal: USR1, before: 40}
-requeue: 10
-env: {OPENBLAS_CORETYPE: Haswell}
-sweep:
-  trials: [{epochs: 1}, {epochs: $CHAIN_EPOCHS}]
-  parallel: 1
-train: {synthetic: true, synthetic_size: "4096,512", epochs: "{epochs}", batch_size: 32, seed: 7,
-        min_step_ms: $CHAIN_MIN_STEP_MS, checkpoint_dir: "$T/ckpt-{epochs}"}
+$(sweep_chain_trials "$T/ckpt" 1)
 SPEC
 dj submit train-sweep.yaml
 expect_eq "$RC" 0 "submit of a sweep of 2-node trials with a spare"
 dj wait trainsweep --timeout 500
 expect_eq "$RC" 0 "both trials completed"
-dj status trainsweep
-expect_contains "$(sed -n 3p <<<"$OUT")" "test_acc" "the table has ddp-train's metrics"
-row0=$(grep '^0 ' <<<"$OUT") row1=$(grep '^1 ' <<<"$OUT")
-expect_contains "$row0" "completed                                 1 " "trial 0 completed in its first link"
-if [[ $row1 =~ completed\ +([0-9]+)\  ]] && [ "${BASH_REMATCH[1]}" -ge 2 ]; then
-    pass "trial 1 completed after its walltime requeued it (link ${BASH_REMATCH[1]})"
-else
-    fail "trial 1 completed after its walltime requeued it" "$OUT"
-fi
-dj logs trainsweep --trial 1 --rank 0 --link 2
-expect_contains "$OUT" "resuming from $T/ckpt-$CHAIN_EPOCHS/checkpoint.ddpt" "trial 1's second link resumed from its own checkpoint"
-dj logs trainsweep --trial 0 --rank 0
-expect_eq "$(grep -c 'epoch 1/1' <<<"$OUT")" 1 "trial 0 ran once: the other trial's requeue did not rerun it"
+expect_requeued_alone dj trainsweep "$T/ckpt"

@@ -32,6 +32,28 @@ pbs_cluster_unavailable() {
     fi
 }
 
+# pbs_suite_up NODES NCPUS NGPUS WHAT: a suite's start (tap.sh's pass and fail): a real PBS is
+# part of what the suite proves, so without one it fails, it does not skip; the cluster goes down
+# when the suite exits. Returns non-zero (said) when there is none to run.
+pbs_suite_up() {
+    if [ ! -d "$SRCDIR/../shared/tools/openpbs" ] && [ ! -x "$PBS_EXEC/sbin/pbs_server.bin" ]; then
+        fail "a real PBS is here" "../shared/tools/openpbs is absent beside the project and OpenPBS is not installed ($PBS_EXEC)"
+        return 1
+    fi
+    at_exit 'pbs_cluster_down'
+    local why
+    why=$(pbs_cluster_unavailable)
+    if [ -n "$why" ]; then
+        fail "a real PBS runs here" "$why"
+        return 1
+    fi
+    if ! pbs_cluster_up "$1" "$2" "$3" >"$T/cluster.log" 2>&1; then
+        fail "a $1-node OpenPBS cluster starts" "$(grep -v '^\*\*\*' "$T/cluster.log" | tail -n 20)"
+        return 1
+    fi
+    pass "$4"
+}
+
 # pbs_in NAME CMD...: runs CMD in node NAME's (or pbshead's) namespaces, with that host's files.
 pbs_in() {
     local name=$1

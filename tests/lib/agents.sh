@@ -133,6 +133,44 @@ chain_train() { # CHECKPOINT_DIR: the spec's train: block
         "min_step_ms: $CHAIN_MIN_STEP_MS, checkpoint_dir: $1}"
 }
 
+# sweep_chain_trials CHECKPOINT_PREFIX PARALLEL: the sweep suites' walltime lines and a sweep of two
+# chain_train trials, each checkpointing into PREFIX-EPOCHS: trial 0 of 1 epoch, done inside its
+# first link; trial 1 of CHAIN_EPOCHS, which needs more than one, so its walltime requeues it.
+sweep_chain_trials() {
+    cat <<SPEC
+walltime: "00:01:00"
+checkpoint: {signal: USR1, before: 40}
+requeue: 10
+env: {OPENBLAS_CORETYPE: Haswell}
+sweep:
+  trials: [{epochs: 1}, {epochs: $CHAIN_EPOCHS}]
+  parallel: $2
+train: {synthetic: true, synthetic_size: "4096,512", epochs: "{epochs}", batch_size: 32, seed: 7,
+        min_step_ms: $CHAIN_MIN_STEP_MS, checkpoint_dir: "$1-{epochs}"}
+SPEC
+}
+
+# expect_requeued_alone DDPJOB_FN NAME CHECKPOINT_PREFIX: sweep_chain_trials' sweep NAME, seen
+# through DDPJOB_FN (the suite's ddpjob runner: RC, OUT), ended as it must: trial 0 completed in
+# one link and ran once, trial 1 completed after its requeue and resumed from its own checkpoint;
+# the table has ddp-train's metrics.
+expect_requeued_alone() {
+    local dj=$1 name=$2 prefix=$3 row0 row1
+    "$dj" status "$name"
+    expect_contains "$(sed -n 3p <<<"$OUT")" "test_acc" "the table has ddp-train's metrics"
+    row0=$(grep '^0 ' <<<"$OUT") row1=$(grep '^1 ' <<<"$OUT")
+    expect_contains "$row0" "completed                                 1 " "trial 0 completed in its first link"
+    if [[ $row1 =~ completed\ +([0-9]+)\  ]] && [ "${BASH_REMATCH[1]}" -ge 2 ]; then
+        pass "trial 1 completed after its walltime requeued it (link ${BASH_REMATCH[1]})"
+    else
+        fail "trial 1 completed after its walltime requeued it" "$OUT"
+    fi
+    "$dj" logs "$name" --trial 1 --rank 0 --link 2
+    expect_contains "$OUT" "resuming from $prefix-$CHAIN_EPOCHS/checkpoint.ddpt" "trial 1's second link resumed from its own checkpoint"
+    "$dj" logs "$name" --trial 0 --rank 0
+    expect_eq "$(grep -c 'epoch 1/1' <<<"$OUT")" 1 "trial 0 ran once: the other trial's requeue did not rerun it"
+}
+
 # spares_spec SCHEDULER CHECKPOINT_DIR SPARES: the cluster suites' spares job: chain_train's
 # workload (CHAIN_EPOCHS epochs, a 40 ms step floor) on 2 nodes x 2 workers and SPARES more.
 spares_spec() {

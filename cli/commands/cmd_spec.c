@@ -334,7 +334,7 @@ int submit_command(int argc, char **argv, bool doctor)
     if (code >= 0)
         return code;
     const sched_ops_t *ops = sched_get(target);
-    char *script = NULL, *record = NULL, *record_var = NULL, file[256], job_id[128];
+    char *script = NULL, *record = NULL, record_var[8300], file[256], job_id[128];
     ddp_error_t err;
     const char *jobdir = spec->workdir ? spec->workdir : ".";
     if ((code = write_job_script(spec, ops, jobdir, text, file, sizeof file, &script)))
@@ -350,18 +350,7 @@ int submit_command(int argc, char **argv, bool doctor)
             code = EXIT_SYSTEM;
             goto out;
         }
-        /* The job finds its record through its environment: sbatch passes the submitter's on,
-         * qsub what -v names. */
-        setenv("DDPJOB_RECORD", record, 1);
-        if (asprintf(&record_var, "DDPJOB_RECORD=%s", record) < 0) {
-            record_var = NULL;
-            code = EXIT_SYSTEM;
-            goto out;
-        }
-        if (target == SCHED_PBS) {
-            sub_argv[n++] = "-v";
-            sub_argv[n++] = record_var;
-        }
+        record_handoff(target, record, record_var, sizeof record_var, sub_argv, &n);
     }
     sub_argv[n++] = file;
     sub_argv[n] = NULL;
@@ -380,7 +369,6 @@ out:
     if (record && code != EXIT_OK)
         job_record_remove(record);
     free(record);
-    free(record_var);
     free(script);
     free(text);
     spec_destroy(spec);

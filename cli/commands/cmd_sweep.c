@@ -18,6 +18,7 @@
 #include "cli/jobs/sweep_record.h"
 #include "cli/jobs/sweep_view.h"
 #include "cli/script/sweep_script.h"
+#include "cli/spec/sweep.h"
 #include "runtime/base/ddp_file.h"
 
 typedef struct {
@@ -93,10 +94,11 @@ static int write_trials(sweep_run_t *s)
     return EXIT_OK;
 }
 
+/* The trial's parameters as JSON, from its workers' environment. */
 static const char *trial_params(const job_spec_t *spec)
 {
     for (size_t i = 0; i < spec->env_count; i++)
-        if (!strcmp(spec->env[i].key, "DDPJOB_TRIAL_PARAMS"))
+        if (!strcmp(spec->env[i].key, SWEEP_PARAMS_ENV))
             return spec->env[i].value;
     return "{}";
 }
@@ -177,7 +179,6 @@ static int submit_file(const sweep_run_t *s, const char *dir, const char *file, 
     for (size_t i = 0; i < n; i++)
         printf(" %s", argv[i]);
     printf("\n");
-    snprintf(id, size, "(trial job)");
     return EXIT_OK;
 }
 
@@ -209,7 +210,7 @@ static int submit_array(sweep_run_t *s, int dry, char *array_id, size_t size)
     }
     free(text);
     /* Each task's record is the dispatcher's to give, never the submitter's environment's. */
-    unsetenv("DDPJOB_RECORD");
+    unsetenv(JOB_RECORD_ENV);
     if (code == EXIT_OK)
         code = submit_file(s, s->trials[0].jobdir, file, NULL, dry, array_id, size);
     for (size_t k = 0; code == EXIT_OK && !dry && k < s->ntrials; k++) {
@@ -236,13 +237,8 @@ static int submit_lanes(sweep_run_t *s, int dry)
             snprintf(depend, sizeof depend, "%s%s",
                      s->sched == SCHED_PBS ? "depend=afterany:" : "--dependency=afterany:",
                      s->trials[k - (size_t)s->parallel].id);
-        if (s->sched == SCHED_PBS && t->record) {
-            snprintf(record, sizeof record, "DDPJOB_RECORD=%s", t->record);
-            extra[e++] = "-v";
-            extra[e++] = record;
-        } else if (t->record) {
-            setenv("DDPJOB_RECORD", t->record, 1);
-        }
+        if (t->record)
+            record_handoff(s->sched, t->record, record, sizeof record, extra, &e);
         if (depend[0] && s->sched == SCHED_PBS)
             extra[e++] = "-W";
         if (depend[0])
@@ -447,13 +443,7 @@ static int resubmit(const sweep_view_t *v, size_t k, const char *after, int dry,
     }
     job_record_free(&fresh);
     size_t e = 0;
-    if (ops->kind == SCHED_PBS) {
-        snprintf(record, sizeof record, "DDPJOB_RECORD=%s", trial);
-        extra[e++] = "-v";
-        extra[e++] = record;
-    } else {
-        setenv("DDPJOB_RECORD", trial, 1);
-    }
+    record_handoff(ops->kind, trial, record, sizeof record, extra, &e);
     if (*after) {
         snprintf(depend, sizeof depend, "%s%s",
                  ops->kind == SCHED_PBS ? "depend=afterany:" : "--dependency=afterany:", after);

@@ -79,6 +79,17 @@ int make_record(const job_spec_t *spec, const sched_ops_t *ops, const char *jobd
     return rc;
 }
 
+void record_handoff(sched_kind_t sched, const char *record, char *var, size_t size, char **extra,
+                    size_t *n)
+{
+    setenv(JOB_RECORD_ENV, record, 1);
+    if (sched != SCHED_PBS)
+        return;
+    snprintf(var, size, "%s=%s", JOB_RECORD_ENV, record);
+    extra[(*n)++] = "-v";
+    extra[(*n)++] = var;
+}
+
 void record_submitted(const char *record, const char *job_id, int indexed)
 {
     ddp_error_t err;

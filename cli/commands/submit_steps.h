@@ -24,6 +24,12 @@ int write_job_script(const job_spec_t *spec, const sched_ops_t *ops, const char 
 int make_record(const job_spec_t *spec, const sched_ops_t *ops, const char *jobdir,
                 const char *script_text, const char *at, char **dir, ddp_error_t *err);
 
+/* How a job finds its record: through its environment, which sbatch passes on from the
+ * submitter's (set here), and qsub only as far as -v names it: for PBS, "-v" and VAR=RECORD
+ * (written into var) are added to extra at *n. */
+void record_handoff(sched_kind_t sched, const char *record, char *var, size_t size, char **extra,
+                    size_t *n);
+
 /* Runs the submitter (sub_argv, in jobdir) and reads the job id it prints into job_id. */
 int run_submitter(const sched_ops_t *ops, char **sub_argv, const char *jobdir, const char *script,
                   char *job_id, size_t size);

@@ -32,6 +32,8 @@
 #include "runtime/base/ddp_error.h"
 
 #define JOB_RECORD_VERSION 1
+/* The variable that names a job its record (the batch script reads it). */
+#define JOB_RECORD_ENV "DDPJOB_RECORD"
 
 typedef struct {
     char id[128]; /* the scheduler's job id; "" when unknown */

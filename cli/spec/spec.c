@@ -1068,8 +1068,8 @@ static void add_trial_env(job_spec_t *spec, const sweep_t *sw)
 {
     char number[32];
     snprintf(number, sizeof number, "%zu", spec->sweep.trial);
-    add_env(spec, "DDPJOB_TRIAL", ddp_xstrdup(number));
-    add_env(spec, "DDPJOB_TRIAL_PARAMS", sweep_params_json(sw, spec->sweep.trial));
+    add_env(spec, SWEEP_TRIAL_ENV, ddp_xstrdup(number));
+    add_env(spec, SWEEP_PARAMS_ENV, sweep_params_json(sw, spec->sweep.trial));
 }
 
 job_spec_t *spec_load(const char *path, const strv_t *sets, size_t trial, diag_t *diag,

@@ -12,6 +12,10 @@
 
 #include "cli/spec/diag.h"
 
+/* The variables each trial's workers get: its number, and its parameters as JSON. */
+#define SWEEP_TRIAL_ENV "DDPJOB_TRIAL"
+#define SWEEP_PARAMS_ENV "DDPJOB_TRIAL_PARAMS"
+
 typedef struct {
     char **names; /* the parameters, in the order grid: then trials: name them */
     size_t nnames;

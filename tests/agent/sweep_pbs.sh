@@ -6,6 +6,9 @@
 # plain job; and a trial that its walltime stops: its successor is its own script submitted again
 # as a plain job, which resumes that trial alone.
 . "$SRCDIR/tests/lib/agents.sh"
+# Its own user: found, the pbs suite's cluster beside it lost a job when this one's went down
+# (both submitted as one user, and a cluster's end kills that user's every process).
+PBS_USER=ddpjpbsw
 . "$SRCDIR/tests/cluster/pbs.sh"
 
 pbs_suite_up 2 2 0 "a 2-node OpenPBS cluster runs in network namespaces" || exit 1

@@ -35,12 +35,14 @@ expect_eq "$(grep -c 'rank [0-3] of 4 step 4 loss' <<<"$all")" 4 "all 4 ranks to
 expect_eq "$(grep -o 'checksum [0-9.-]*' <<<"$all" | sort -u | wc -l)" 1 "and hold identical parameters afterwards"
 expect_no_leftovers "nothing left after the DDP program"
 
-# The root cause on three nodes: rank 1 closes its gloo connections a second before it exits 3,
-# so rank 0 and rank 2 fail first, of the lost peer; every node names rank 1.
+# The root cause on three nodes: rank 1 closes its gloo connections 5 s before it exits 3, so
+# rank 0 and rank 2 fail first, of the lost peer, and have exited by then (found: with 1 s, a
+# busy machine was still unwinding rank 2's Python when rank 1's exit stopped the job, and rank
+# 2 was listed as stopped by the agent); every node names rank 1.
 next_port
 mkdir -p "$T/fault"
 for node in 2 1 0; do
-    start_agent "n$node" FAULT=exit_late FAULT_RANK=1 EXIT_DELAY=1 FAULT_DIR="$T/fault" -- \
+    start_agent "n$node" FAULT=exit_late FAULT_RANK=1 EXIT_DELAY=5 FAULT_DIR="$T/fault" -- \
         --nnodes 3 --node-rank "$node" --nproc-per-node 1 --master-addr 127.0.0.1 \
         --master-port "$PORT" --grace 3 --rdzv-timeout 60 "$PY" "$SRCDIR/tests/faults/py/loop.py"
 done

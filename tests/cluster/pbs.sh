@@ -15,7 +15,9 @@
 . "$(dirname "${BASH_SOURCE[0]}")/netns.sh"
 
 PBS_EXEC=/opt/pbs
-PBS_USER=ddpjpbs
+# The user who submits. A suite whose cluster may run beside another's names its own (the
+# suites run in parallel): cluster_down ends every process of this user.
+PBS_USER=${PBS_USER:-ddpjpbs}
 
 pbs_ns() { echo "ddpjpbs$PBS_CLUSTER_ID-$1"; }
 

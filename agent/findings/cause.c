@@ -3,7 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *const names[] = {"own", "out_of_memory", "consequence", "gpu_out_of_memory"};
+static const char *const names[] = {"own", "out_of_memory", "consequence", "gpu_out_of_memory",
+                                    "checkpoint_signal"};
 
 /* What the communication libraries say when the other end went away first. */
 static const char *const peer_lost[] = {

@@ -16,11 +16,12 @@ typedef enum {
     CAUSE_OWN,
     CAUSE_OUT_OF_MEMORY,
     CAUSE_CONSEQUENCE,
-    CAUSE_GPU_OUT_OF_MEMORY
+    CAUSE_GPU_OUT_OF_MEMORY,
+    CAUSE_CHECKPOINT_SIGNAL /* killed by the checkpoint signal its agent sent: no handler */
 } failure_cause_t;
 
-/* "own", "out_of_memory", "consequence", "gpu_out_of_memory": the names in the error file and
- * the store. */
+/* "own", "out_of_memory", "consequence", "gpu_out_of_memory", "checkpoint_signal": the names in
+ * the error file and the store. */
 const char *cause_name(failure_cause_t c);
 /* The cause named so; -1 when none is. */
 int cause_from_name(const char *name);

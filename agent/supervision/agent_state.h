@@ -47,6 +47,8 @@ typedef struct agent {
      * signal. A worker that exits WORKER_EXIT_CHECKPOINTED then has done what it was asked. */
     int planned_stop;
     int64_t checkpoint_at; /* when the checkpoint signal is due (ddp_now_ms); 0: never, or sent */
+    int checkpoint_sent;   /* the checkpoint signal, once sent; 0: not sent */
+    double checkpoint_sent_before_s; /* how long before the walltime it was sent */
     guard_t guard;
     /* The container the workers run in: the options', its image the staged copy once staged
      * (staged_folder, staged_image: ours to remove; container.h). */

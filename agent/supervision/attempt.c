@@ -185,12 +185,23 @@ static void settle_node(agent_t *a, attempt_t *t, int checkpointed)
 /* What more than its status says of a worker that failed by itself (cause.h): an OOM kill
  * counted since the start, or its last words saying its GPU ran out of memory or blaming a
  * peer. */
-static void judge(attempt_t *t, worker_t *w)
+static void judge(const agent_t *a, attempt_t *t, worker_t *w)
 {
     if (w->judged)
         return;
     w->judged = 1;
     w->mem_limit = w->mem_peak = -1;
+    /* The default action of the signal this agent sent for the checkpoint: a program without a
+     * handler for it, which the summary says in those words, not as a plain signal death. */
+    if (a->checkpoint_sent && WIFSIGNALED(w->status) && WTERMSIG(w->status) == a->checkpoint_sent) {
+        w->cause = CAUSE_CHECKPOINT_SIGNAL;
+        snprintf(w->cause_detail, sizeof w->cause_detail,
+                 "killed by SIG%s, the checkpoint signal this agent sent %.0f s before the "
+                 "walltime: the program has no handler for it (ddpjob-agent(1), CHECKPOINT: "
+                 "save, then exit 75)",
+                 ddp_signal_name(a->checkpoint_sent), a->checkpoint_sent_before_s);
+        return;
+    }
     if (WIFSIGNALED(w->status) && WTERMSIG(w->status) == SIGKILL) {
         oom_kill_t k;
         if (oom_explain(&t->oom, &k)) {
@@ -278,7 +289,7 @@ void attempt_on_reaped(agent_t *a, attempt_t *t, const ddp_rdzv_result_t *r)
             continue;
         }
         int seen = w[i].judged;
-        judge(t, &w[i]);
+        judge(a, t, &w[i]);
         failure_t f = failure_of_worker(&w[i], a->node_rank, a->host);
         char line[1024];
         failure_line(&f, line, sizeof line);

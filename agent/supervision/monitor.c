@@ -54,10 +54,12 @@ static void send_checkpoint_signal(agent_t *a, attempt_t *t)
     int sig = a->o->checkpoint_signal;
     a->checkpoint_at = 0;
     a->planned_stop = 1;
+    a->checkpoint_sent = sig;
+    a->checkpoint_sent_before_s = ddp_ms_left(a->o->deadline_ms) / 1000.0;
     int running = workers_running(w, n);
     workers_signal(w, n, sig);
     agent_say("%.0f s before the walltime: sent SIG%s to %d worker(s) to checkpoint",
-              ddp_ms_left(a->o->deadline_ms) / 1000.0, ddp_signal_name(sig), running);
+              a->checkpoint_sent_before_s, ddp_signal_name(sig), running);
 }
 
 /* The poll set of one pass: the signalfd, the watch (while the end is unknown), the agent's

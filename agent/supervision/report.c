@@ -94,7 +94,7 @@ failure_t failure_of_worker(const worker_t *w, int node, const char *host)
                    .cause = w->cause};
     snprintf(f.host, sizeof f.host, "%s", host);
     failure_from_status(w->status, f.what, sizeof f.what, &f.code);
-    if (w->cause == CAUSE_OUT_OF_MEMORY)
+    if (w->cause == CAUSE_OUT_OF_MEMORY || w->cause == CAUSE_CHECKPOINT_SIGNAL)
         snprintf(f.what, sizeof f.what, "%s", w->cause_detail);
     if (w->cause == CAUSE_GPU_OUT_OF_MEMORY) {
         char status[sizeof f.what];

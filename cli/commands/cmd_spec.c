@@ -89,7 +89,7 @@ int cmd_validate(int argc, char **argv)
                                          {"set", required_argument, NULL, 'E'},
                                          {"help", no_argument, NULL, 'h'},
                                          {0}};
-    load_opts_t load = {.sched = SCHED_UNSET};
+    load_opts_t load = {.sched = SCHED_UNSET, .validating = true};
     int c;
     while ((c = getopt_long(argc, argv, "s:h", opts, NULL)) != -1) {
         if (c == 'h') {

@@ -27,7 +27,8 @@ typedef struct {
     strv_t sets;           /* --set PATH=VALUE, each (spec_set.h) */
     size_t trial;          /* --trial K: a sweep's trial (sweep.h) */
     bool trial_given;
-    bool quiet; /* notes and warnings unsaid (a sweep's later trials: the first's) */
+    bool quiet;      /* notes and warnings unsaid (a sweep's later trials: the first's) */
+    bool validating; /* validate: the notes for whoever checks a spec before it runs, too */
 } load_opts_t;
 
 /* Loads and validates a spec for its target scheduler and, when it names one, its site profile

@@ -72,6 +72,19 @@ int split_workload_args(int argc, char **argv, char ***extra, int *nextra)
     return ours;
 }
 
+/* A command: (not ddp-train, which handles it) given a checkpoint signal must handle it: the
+ * signal's default action ends the program, and the work since its last checkpoint is lost. */
+static void note_checkpoint_handler(const job_spec_t *spec, diag_t *remarks)
+{
+    if (!spec->checkpoint.signal || spec->command_is_train)
+        return;
+    spec_loc_t at = spec_field_loc(spec, "checkpoint");
+    diag_add(remarks, at.line, at.col, "checkpoint",
+             "note: the program must handle SIG%s (set a flag, finish the step, save, exit 75): "
+             "without a handler the signal kills it (ddpjob-agent(1), CHECKPOINT)",
+             ddp_signal_name(spec->checkpoint.signal));
+}
+
 job_spec_t *load_for_scheduler(const char *path, const load_opts_t *opts, sched_kind_t *target,
                                site_t **site_out, int *exit_code)
 {
@@ -107,6 +120,8 @@ job_spec_t *load_for_scheduler(const char *path, const load_opts_t *opts, sched_
     if (diag->count == 0)
         spec_container_settle(spec, site ? site->container_runtime : NULL, *target, opts->local_run,
                               diag);
+    if (diag->count == 0 && opts->validating)
+        note_checkpoint_handler(spec, remarks);
     if (!opts->quiet)
         print_lines(remarks);
     if (diag->count == 0 && opts->doctor) {

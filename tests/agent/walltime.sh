@@ -66,6 +66,36 @@ two_nodes ON_SIGNAL_3=4 -- --deadline +4 --checkpoint-signal USR1 --checkpoint-b
 expect_eq "$RC0/$RC1" 4/4 "a rank that fails on the signal fails the job with its code"
 expect_contains "$ERR0" "rank 3 (node 1, host $(hostname), local rank 1) exited with code 4" "and is named"
 
+# A program without a handler for the checkpoint signal dies of it: said as such, not as a bare
+# signal death.
+worker nohandler.sh 'echo "rank $RANK runs"
+while :; do sleep 0.1; done'
+next_port
+two_agents -- --nnodes 2 --master-addr 127.0.0.1 --master-port "$PORT" --nproc-per-node 1 \
+    --deadline +4 --checkpoint-signal USR1 --checkpoint-before 3 "$T/nohandler.sh"
+expect_eq "$RC0/$RC1" 138/138 "a program without a handler dies of the checkpoint signal: 128+SIGUSR1"
+expect_contains "$ERR0" "killed by SIGUSR1, the checkpoint signal this agent sent" "the summary says it was the checkpoint signal the agent sent"
+expect_contains "$ERR0" "s before the walltime: the program has no handler for it (ddpjob-agent(1), CHECKPOINT" "and that the program has no handler, where to look"
+
+# The handler of ddpjob-agent(1)'s CHECKPOINT (share/examples/checkpoint_ddp.py), real PyTorch:
+# the signal 20 s in (time for `import torch` on a busy machine), every rank stops after the same
+# step, rank 0 saves, both exit 75; run again, it resumes there and finishes.
+require_torch
+next_port
+common=(--nnodes 2 --master-addr 127.0.0.1 --master-port "$PORT" --nproc-per-node 1)
+two_agents CHECKPOINT="$T/example.pt" STEPS=100000 -- "${common[@]}" --deadline +40 \
+    --checkpoint-signal USR1 --checkpoint-before 20 "$PY" "$SRCDIR/share/examples/checkpoint_ddp.py"
+expect_eq "$RC0/$RC1" 75/75 "the example's ranks checkpoint on the signal and exit 75"
+stopped=$(grep -o 'rank 0: checkpointed after step [0-9]*' <<<"$OUT" | grep -o '[0-9]*$')
+expect_contains "$OUT" "rank 1: checkpointed after step $stopped of" "both ranks stopped after the same step ($stopped)"
+expect_file "$T/example.pt" "rank 0 wrote the checkpoint"
+next_port
+common=(--nnodes 2 --master-addr 127.0.0.1 --master-port "$PORT" --nproc-per-node 1)
+two_agents CHECKPOINT="$T/example.pt" STEPS=$((stopped + 5)) -- "${common[@]}" \
+    "$PY" "$SRCDIR/share/examples/checkpoint_ddp.py"
+expect_eq "$RC0/$RC1" 0/0 "run again, it finishes"
+expect_contains "$OUT" "rank 1: resuming at step $stopped" "from the step it stopped at"
+
 # Without --checkpoint-signal nothing is sent early: the workload runs to its natural end.
 two_nodes RUN=3 -- --deadline +4 --checkpoint-before 3
 expect_eq "$RC0/$RC1" 0/0 "without a checkpoint signal a job that ends inside the limit exits 0"

@@ -306,3 +306,12 @@ run "$DDPJOB" validate set.yaml --set noequals --set nodes.x=1 --set 'x=['
 expect_contains "$ERR" "--set noequals: expected PATH=VALUE" "an override without ="
 expect_contains "$ERR" "--set nodes.x=1: nodes is not a block of fields in the spec" "a path through a value"
 expect_contains "$ERR" "--set x=[: not a YAML value" "a value that is not YAML"
+
+# A checkpoint signal for a command of one's own: validate notes that it must be handled (its
+# default action kills the program); ddp-train (train:) handles it itself.
+run "$DDPJOB" validate "$SRCDIR/share/examples/slurm-2x8.yaml"
+expect_contains "$ERR" "slurm-2x8.yaml:17:13: checkpoint: note: the program must handle SIGUSR2 (set a flag, finish the step, save, exit 75)" \
+    "validate notes that a command's program must handle the checkpoint signal, at the field"
+printf 'name: t\nnodes: 1\ncheckpoint: {signal: USR1}\ntrain: {synthetic: true}\n' >"$T/train-ckpt.yaml"
+run "$DDPJOB" validate "$T/train-ckpt.yaml"
+expect_lacks "$ERR" "must handle" "not for train:, whose ddp-train handles it"

@@ -128,22 +128,19 @@ static double metric_of(const sweep_view_t *v, size_t k, const char *metric)
 }
 
 typedef struct {
-    const sweep_view_t *v;
-    const char *metric;
+    const double *values; /* by trial */
     int desc;
-    double *values;
 } sorting_t;
 
-static sorting_t sorting; /* qsort takes no context */
-
-static int by_metric(const void *x, const void *y)
+static int by_metric(const void *x, const void *y, void *context)
 {
+    const sorting_t *s = context;
     size_t a = *(const size_t *)x, b = *(const size_t *)y;
-    double va = sorting.values[a], vb = sorting.values[b];
+    double va = s->values[a], vb = s->values[b];
     if (isnan(va) != isnan(vb))
         return isnan(va) ? 1 : -1; /* trials without it last */
     if (!isnan(va) && va != vb)
-        return (va < vb) != sorting.desc ? -1 : 1;
+        return (va < vb) != s->desc ? -1 : 1;
     return a < b ? -1 : a > b;
 }
 
@@ -168,8 +165,8 @@ static size_t *ordered(const sweep_view_t *v, const sweep_order_t *order, const 
     if (idx && values && order->metric) {
         for (size_t k = 0; k < n; k++)
             values[k] = metric_of(v, k, order->metric);
-        sorting = (sorting_t){v, order->metric, order->desc, values};
-        qsort(idx, n, sizeof *idx, by_metric);
+        sorting_t sorting = {values, order->desc};
+        qsort_r(idx, n, sizeof *idx, by_metric, &sorting);
     }
     free(values);
     return idx;

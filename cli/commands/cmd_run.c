@@ -92,6 +92,11 @@ int run_command(int argc, char **argv, bool doctor)
     if (spec->nodes > 1 || spec->spares)
         fprintf(stderr, "ddpjob run: %s asks for %ld node(s)%s; running one node here\n",
                 argv[optind], spec->nodes, spec->spares ? " and spares" : "");
+    if (spec->requeue)
+        fprintf(stderr,
+                "ddpjob run: %s: requeue: %ld is a scheduler's chain of jobs, not run here: a run "
+                "stopped at its walltime ends with 75, and `ddpjob run` again resumes it\n",
+                argv[optind], spec->requeue);
     if (nproc)
         spec->procs_per_node = nproc;
     char *script = NULL;

@@ -19,7 +19,7 @@ static const char *const owned[] = {
     "ROLE_NAME",
     "MASTER_ADDR",
     "MASTER_PORT",
-    "TORCHELASTIC_RESTART_COUNT",
+    DDP_RESTART_COUNT_ENV,
     "TORCHELASTIC_MAX_RESTARTS",
     "TORCHELASTIC_RUN_ID",
     "TORCHELASTIC_USE_AGENT_STORE",
@@ -79,7 +79,7 @@ char **ddp_worker_env_build(const ddp_worker_env_t *w, char *const *base, ddp_er
     ADD("ROLE_NAME=default");
     ADD("MASTER_ADDR=%s", w->master_addr);
     ADD("MASTER_PORT=%d", w->master_port);
-    ADD("TORCHELASTIC_RESTART_COUNT=%d", w->restart_count);
+    ADD(DDP_RESTART_COUNT_ENV "=%d", w->restart_count);
     ADD("DDPJOB_RESTART_COUNT=%d", w->restart_count);
     ADD("TORCHELASTIC_MAX_RESTARTS=%d", w->max_restarts);
     ADD("TORCHELASTIC_RUN_ID=%s", w->run_id);

@@ -31,6 +31,9 @@ typedef struct {
 
 #define WORKER_TOKEN_HEX 64
 
+/* The restarts before this worker (the job's and its requeues'), as torchrun names them. */
+#define DDP_RESTART_COUNT_ENV "TORCHELASTIC_RESTART_COUNT"
+
 /* Names the file where a worker may write how far it has got: its step count, as text, each
  * step, written over the last (agent/findings/progress.h reads it). */
 #define DDP_PROGRESS_ENV "DDPJOB_PROGRESS_FILE"

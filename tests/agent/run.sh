@@ -59,10 +59,13 @@ nodes: 1
 procs_per_node: 2
 walltime: "00:00:05"
 checkpoint: {signal: USR2, before: 3}
+requeue: 2
 command: 'trap "echo rank \$RANK checkpointed; exit 75" USR2; sleep 30 & wait'
 YAML
 run env DDPJ_TESTMARK="$MARK" "$DDPJOB" run "$T/walltime.yaml"
 expect_eq "$RC" 75 "ddpjob run honours walltime and checkpoint: every rank checkpointed, exit 75"
+expect_contains "$ERR" "requeue: 2 is a scheduler's chain of jobs, not run here: a run stopped at its walltime ends with 75, and \`ddpjob run\` again resumes it" \
+    "and says that requeue: is not run here"
 expect_contains "$OUT" "[rank 1] rank 1 checkpointed" "the workers got the checkpoint signal"
 expect_contains "$ERR" "stopped for the walltime: checkpoint written by every rank; requeue to resume" "and the stop is a planned one"
 

@@ -11,7 +11,8 @@ prefix=${prefix%/bin/ddpjob}
 for f in bin/ddpjob bin/ddp-train share/ddpjob/templates/pbs.sh share/ddpjob/templates/slurm.sh \
     share/ddpjob/examples/gadi-pbs.yaml share/ddpjob/examples/slurm-2x8.yaml \
     share/ddpjob/examples/single-node.yaml share/ddpjob/examples/train-synthetic.yaml \
-    share/ddpjob/examples/pbspro-select.yaml share/ddpjob/sites/gadi.yaml \
+    share/ddpjob/examples/pbspro-select.yaml share/ddpjob/examples/spares.yaml \
+    share/ddpjob/examples/sweep.yaml share/ddpjob/examples/checkpoint_ddp.py share/ddpjob/sites/gadi.yaml \
     share/man/man1/ddpjob.1 share/man/man1/ddp-train.1 share/man/man1/ddpjob-agent.1 \
     share/bash-completion/completions/ddpjob share/bash-completion/completions/ddpjob-agent \
     share/bash-completion/completions/ddp-train; do

@@ -469,7 +469,7 @@ static int setup(trainer_t *t, ddp_error_t *err)
             return -1;
         snprintf(t->checkpoint, sizeof t->checkpoint, "%s/checkpoint.ddpt", o->checkpoint_dir);
     }
-    const char *restarts = getenv("TORCHELASTIC_RESTART_COUNT");
+    const char *restarts = getenv(DDP_RESTART_COUNT_ENV);
     t->resuming = o->resume || (o->checkpoint_dir && restarts && atoi(restarts) > 0 &&
                                 access(t->checkpoint, R_OK) == 0);
     if (load_data(t, err))

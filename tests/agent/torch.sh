@@ -35,14 +35,13 @@ expect_eq "$(grep -c 'rank [0-3] of 4 step 4 loss' <<<"$all")" 4 "all 4 ranks to
 expect_eq "$(grep -o 'checksum [0-9.-]*' <<<"$all" | sort -u | wc -l)" 1 "and hold identical parameters afterwards"
 expect_no_leftovers "nothing left after the DDP program"
 
-# The root cause on three nodes: rank 1 closes its gloo connections 5 s before it exits 3, so
-# rank 0 and rank 2 fail first, of the lost peer, and have exited by then (found: with 1 s, a
-# busy machine was still unwinding rank 2's Python when rank 1's exit stopped the job, and rank
-# 2 was listed as stopped by the agent); every node names rank 1.
+# The root cause on three nodes: rank 1 closes its gloo connections a second before it exits 3,
+# so rank 0 and rank 2 fail first, of the lost peer; every node names rank 1. (Rank 1 cannot wait
+# longer: node 0 holds its own rank's failure, a consequence, 3 s for the cause.)
 next_port
 mkdir -p "$T/fault"
 for node in 2 1 0; do
-    start_agent "n$node" FAULT=exit_late FAULT_RANK=1 EXIT_DELAY=5 FAULT_DIR="$T/fault" -- \
+    start_agent "n$node" FAULT=exit_late FAULT_RANK=1 EXIT_DELAY=1 FAULT_DIR="$T/fault" -- \
         --nnodes 3 --node-rank "$node" --nproc-per-node 1 --master-addr 127.0.0.1 \
         --master-port "$PORT" --grace 3 --rdzv-timeout 60 "$PY" "$SRCDIR/tests/faults/py/loop.py"
 done
@@ -51,9 +50,16 @@ for node in 0 1 2; do
     expect_eq "$RC" 3 "three nodes, rank 1 exits 3 after its peers failed: node $node exits 3"
     expect_contains "$ERR" "job failed (exit 3): rank 1 (node 1, host $(hostname), local rank 0) exited with code 3" \
         "and names rank 1 as the cause"
-    [ "$node" = 1 ] || expect_contains "$ERR" "rank $node (node $node, host $(hostname), local rank 0) exited with code 1 at" \
-        "node $node lists its own rank's failure"
-    [ "$node" = 1 ] || expect_contains "$ERR" "a consequence, not the cause" "as a consequence"
+    [ "$node" = 1 ] && continue
+    # Node 2's rank may still be unwinding its Python when rank 1's exit ends the job (found on a
+    # busy machine): then it is listed as stopped by the agent, which is as true.
+    own="rank $node (node $node, host $(hostname), local rank 0)"
+    if [ "$node" = 2 ] && [[ $ERR == *"$own stopped by the agent"* ]]; then
+        pass "node 2 lists its own rank: stopped by the agent while it was still exiting"
+    else
+        expect_contains "$ERR" "$own exited with code 1 at" "node $node lists its own rank's failure"
+        expect_contains "$ERR" "a consequence, not the cause" "as a consequence"
+    fi
 done
 expect_no_leftovers "nothing left after the three-node failure"
 

@@ -3,6 +3,19 @@
 # every rendered script passes bash -n and shellcheck. UPDATE_GOLDEN=1 rewrites the expectations.
 . "$SRCDIR/tests/lib/tap.sh"
 
+# expect_golden NAME TEXT: TEXT is tests/golden/NAME (UPDATE_GOLDEN=1: it becomes it).
+expect_golden() {
+    local golden=$SRCDIR/tests/golden/$1 diff_out
+    if [ "${UPDATE_GOLDEN:-0}" = 1 ]; then
+        printf '%s\n' "$2" >"$golden"
+        skip "$1 matches tests/golden" "UPDATE_GOLDEN=1 rewrote it"
+    elif diff_out=$(diff -u "$golden" <(printf '%s\n' "$2") 2>&1); then
+        pass "$1 matches tests/golden"
+    else
+        fail "$1 matches tests/golden" "$diff_out"
+    fi
+}
+
 for spec in "$SRCDIR"/share/examples/*.yaml; do
     base=$(basename "$spec" .yaml)
     scheds="pbs slurm"
@@ -10,17 +23,9 @@ for spec in "$SRCDIR"/share/examples/*.yaml; do
     # scheduler only (pyxis is Slurm's; Gadi's Singularity takes a .sif).
     case $base in container-*) scheds=$(sed -n 's/^scheduler: //p' "$spec") ;; esac
     for sched in $scheds; do
-        golden=$SRCDIR/tests/golden/$base.$sched
         run "$DDPJOB" render "$spec" --scheduler "$sched" --bindir /opt/ddpjob/bin
         expect_eq "$RC" 0 "$base renders for $sched"
-        if [ "${UPDATE_GOLDEN:-0}" = 1 ]; then
-            printf '%s\n' "$OUT" >"$golden"
-            skip "$base.$sched matches tests/golden" "UPDATE_GOLDEN=1 rewrote it"
-        elif diff_out=$(diff -u "$golden" <(printf '%s\n' "$OUT") 2>&1); then
-            pass "$base.$sched matches tests/golden"
-        else
-            fail "$base.$sched matches tests/golden" "$diff_out"
-        fi
+        expect_golden "$base.$sched" "$OUT"
         printf '%s\n' "$OUT" >"$T/script"
         if msg=$(bash -n "$T/script" 2>&1); then pass "bash -n $base.$sched"; else fail "bash -n $base.$sched" "$msg"; fi
         if msg=$(shellcheck "$T/script" 2>&1); then pass "shellcheck $base.$sched"; else fail "shellcheck $base.$sched" "$msg"; fi
@@ -33,15 +38,7 @@ mkdir -p "$T/lanes"
 run "$DDPJOB" submit --dry-run "$SRCDIR/share/examples/sweep.yaml" --scheduler pbs --site gadi \
     --set "workdir=$T/lanes" --set "pbs.storage=[scratch/ab12]" --set project=ab12 --bindir /opt/ddpjob/bin
 expect_eq "$RC" 0 "a sweep under Gadi's profile: submit --dry-run"
-lanes=$(printf '%s\n' "$OUT" | sed "s|$T|/T|g")
-if [ "${UPDATE_GOLDEN:-0}" = 1 ]; then
-    printf '%s\n' "$lanes" >"$SRCDIR/tests/golden/sweep-lanes.gadi"
-    skip "sweep-lanes.gadi matches tests/golden" "UPDATE_GOLDEN=1 rewrote it"
-elif diff_out=$(diff -u "$SRCDIR/tests/golden/sweep-lanes.gadi" <(printf '%s\n' "$lanes") 2>&1); then
-    pass "sweep-lanes.gadi matches tests/golden"
-else
-    fail "sweep-lanes.gadi matches tests/golden" "$diff_out"
-fi
+expect_golden sweep-lanes.gadi "$(printf '%s\n' "$OUT" | sed "s|$T|/T|g")"
 for k in 0 5; do
     if msg=$(bash -n "$T/lanes/lr-sweep.t$k.pbs" 2>&1 && shellcheck "$T/lanes/lr-sweep.t$k.pbs" 2>&1); then
         pass "bash -n and shellcheck accept lane trial $k's script"

@@ -24,6 +24,19 @@ static const char run_help[] =
     "  --set PATH=VALUE    as if the spec said so: env.SEED=3, train.lr=0.05 (repeatable)\n"
     "  --trial K           a sweep's trial K (default 0)\n";
 
+/* What a spec asks that one machine's run does not do, said. */
+static void say_left_out(const job_spec_t *spec, const char *path)
+{
+    if (spec->nodes > 1 || spec->spares)
+        fprintf(stderr, "ddpjob run: %s asks for %ld node(s)%s; running one node here\n", path,
+                spec->nodes, spec->spares ? " and spares" : "");
+    if (spec->requeue)
+        fprintf(stderr,
+                "ddpjob run: %s: requeue: %ld is a scheduler's chain of jobs, not run here: a run "
+                "stopped at its walltime ends with 75, and `ddpjob run` again resumes it\n",
+                path, spec->requeue);
+}
+
 int cmd_run(int argc, char **argv)
 {
     return run_command(argc, argv, false);
@@ -89,14 +102,7 @@ int run_command(int argc, char **argv, bool doctor)
         spec_destroy(spec);
         return EXIT_USAGE;
     }
-    if (spec->nodes > 1 || spec->spares)
-        fprintf(stderr, "ddpjob run: %s asks for %ld node(s)%s; running one node here\n",
-                argv[optind], spec->nodes, spec->spares ? " and spares" : "");
-    if (spec->requeue)
-        fprintf(stderr,
-                "ddpjob run: %s: requeue: %ld is a scheduler's chain of jobs, not run here: a run "
-                "stopped at its walltime ends with 75, and `ddpjob run` again resumes it\n",
-                argv[optind], spec->requeue);
+    say_left_out(spec, argv[optind]);
     if (nproc)
         spec->procs_per_node = nproc;
     char *script = NULL;

@@ -7,6 +7,7 @@
 
 #include "runtime/base/ddp_file.h"
 #include "cli/jobs/json_doc.h"
+#include "cli/jobs/pending_reason.h"
 
 /* ---- the agents' failure reports ------------------------------------------------------- */
 
@@ -274,6 +275,10 @@ void job_view_print(FILE *f, const job_view_t *v)
                 v->sched.reason[0] ? ": " : "", v->sched.reason);
     else
         fprintf(f, " (from its record: the scheduler no longer knows it)");
+    char pending[1024];
+    pending_explain(&v->sched, job_view_id(v), v->rec.name, pending, sizeof pending);
+    if (pending[0])
+        fprintf(f, "\n  pending: %s", pending);
     fprintf(f, "\n  link %d of %d", v->link + 1, link_count(v));
     if (v->rec.requeue)
         fprintf(f, " (requeues allowed: %d)", v->rec.requeue);
@@ -355,6 +360,10 @@ void job_view_json(FILE *f, const job_view_t *v)
     set_text(o, "state", job_state_name(v->state));
     set_text(o, "scheduler_state", v->sched.found ? v->sched.sched_state : NULL);
     set_text(o, "reason", v->sched.found ? v->sched.reason : NULL);
+    char pending[1024];
+    pending_explain(&v->sched, job_view_id(v), v->rec.name, pending, sizeof pending);
+    set_text(o, "pending", pending);
+    set_text(o, "estimated_start", v->sched.found ? v->sched.start : NULL);
     set_text(o, "source", v->source);
     json_object_set_new(o, "exit_status",
                         v->exit_status >= 0 ? json_integer(v->exit_status) : json_null());

@@ -8,6 +8,8 @@
 #include "runtime/base/spawn.h"
 
 #define QUERY_TIMEOUT_MS 60000
+#define SQUEUE_FORMAT "%i|%T|%r|%M|%l|%N|%S|%P|%D"
+#define SQUEUE_FIELDS 9
 
 /* The job not found yet that the scheduler's `id` (id_len bytes) is. */
 static sched_job_t *find(sched_job_t *jobs, size_t n, const char *id, size_t id_len)
@@ -60,13 +62,14 @@ size_t sched_parse_squeue(const char *text, sched_job_t *jobs, size_t n)
 {
     char *buf;
     size_t count, found = 0;
-    char **lines = bar_lines(text, 6, &count, &buf);
+    char **lines = bar_lines(text, SQUEUE_FIELDS, &count, &buf);
     for (size_t k = 0; k < count; k++) {
-        char **f = lines + k * 6;
+        char **f = lines + k * SQUEUE_FIELDS;
         sched_job_t *j = find(jobs, n, f[0], strlen(f[0]));
         if (!j)
             continue;
         j->found = 1;
+        j->partition_running = j->partition_running_nodes = -1;
         j->source = "squeue";
         j->state = job_state_from_slurm(f[1]);
         copy(j->sched_state, sizeof j->sched_state, f[1]);
@@ -74,12 +77,42 @@ size_t sched_parse_squeue(const char *text, sched_job_t *jobs, size_t n)
         copy(j->elapsed, sizeof j->elapsed, f[3]);
         copy(j->walltime, sizeof j->walltime, f[4]);
         copy(j->nodes, sizeof j->nodes, f[5]);
+        copy(j->start, sizeof j->start, strcmp(f[6], "N/A") ? f[6] : "");
+        copy(j->partition, sizeof j->partition, f[7]);
+        j->nodes_asked = atoi(f[8]);
         j->exit_status = -1;
         found++;
     }
     free(lines);
     free(buf);
     return found;
+}
+
+/* Waits for others' jobs to end: what they hold is worth saying. */
+static int waits_for_running(const sched_job_t *j)
+{
+    return j->found && !strcmp(j->source, "squeue") && j->state == JOB_PENDING &&
+           (!strcmp(j->reason, "Resources") || !strcmp(j->reason, "Priority"));
+}
+
+void sched_parse_running(const char *text, sched_job_t *jobs, size_t n)
+{
+    char *buf;
+    size_t count;
+    char **lines = bar_lines(text, 2, &count, &buf);
+    for (size_t i = 0; i < n; i++) {
+        if (!waits_for_running(&jobs[i]))
+            continue;
+        jobs[i].partition_running = jobs[i].partition_running_nodes = 0;
+        for (size_t k = 0; k < count; k++) {
+            if (strcmp(lines[k * 2], jobs[i].partition))
+                continue;
+            jobs[i].partition_running++;
+            jobs[i].partition_running_nodes += atoi(lines[k * 2 + 1]);
+        }
+    }
+    free(lines);
+    free(buf);
 }
 
 /* A requeued job has a line per run, oldest first: the last one is its state now. */
@@ -94,6 +127,7 @@ size_t sched_parse_sacct(const char *text, sched_job_t *jobs, size_t n)
         if (!j)
             continue;
         j->found = 1;
+        j->partition_running = j->partition_running_nodes = -1;
         j->source = "sacct";
         j->state = job_state_from_slurm(f[1]);
         copy(j->sched_state, sizeof j->sched_state, f[1]);
@@ -127,6 +161,16 @@ static void pbs_attribute(sched_job_t *j, const char *key, const char *value)
         copy(j->walltime, sizeof j->walltime, value);
     } else if (!strcmp(key, "exec_host")) {
         copy(j->nodes, sizeof j->nodes, value);
+    } else if (!strcmp(key, "queue")) {
+        copy(j->partition, sizeof j->partition, value);
+    } else if (!strcmp(key, "estimated.start_time")) {
+        copy(j->start, sizeof j->start, value);
+    } else if (!strcmp(key, "Hold_Types")) {
+        copy(j->hold_types, sizeof j->hold_types, value);
+    } else if (!strcmp(key, "depend")) {
+        j->has_dependency = 1;
+    } else if (!strcmp(key, "Resource_List.nodect")) {
+        j->nodes_asked = atoi(value);
     }
 }
 
@@ -149,6 +193,7 @@ size_t sched_parse_qstat(const char *text, sched_job_t *jobs, size_t n)
                 id_len--;
             if ((j = find(jobs, n, id, id_len))) {
                 j->found = 1;
+                j->partition_running = j->partition_running_nodes = -1;
                 j->source = "qstat";
                 j->exit_status = -1;
                 found++;
@@ -224,6 +269,23 @@ static char *missing_ids(const sched_job_t *jobs, size_t n)
     return list;
 }
 
+/* For the jobs that wait on others: every user's running jobs, one more squeue. */
+static int slurm_count_running(sched_job_t *jobs, size_t n, ddp_error_t *err)
+{
+    size_t waiting = 0;
+    for (size_t i = 0; i < n; i++)
+        waiting += waits_for_running(&jobs[i]);
+    if (!waiting)
+        return 0;
+    char *out = NULL, *squeue[] = {"squeue", "-h", "-a", "-t", "RUNNING", "-o", "%P|%D", NULL};
+    int failed;
+    if (sched_run(squeue, &out, 0, &failed, err))
+        return -1;
+    sched_parse_running(out, jobs, n);
+    free(out);
+    return 0;
+}
+
 int sched_query_slurm(sched_job_t *jobs, size_t n, ddp_error_t *err)
 {
     char *ids = missing_ids(jobs, n), *out = NULL;
@@ -232,8 +294,7 @@ int sched_query_slurm(sched_job_t *jobs, size_t n, ddp_error_t *err)
     int failed;
     /* Every job of this user that Slurm still holds, finished ones within MinJobAge too: no
      * error for an id it has forgotten, which squeue -j gives. */
-    char *squeue[] = {"squeue", "-h", "-a", "-r", "-t", "all", "--me", "-o", "%i|%T|%r|%M|%l|%N",
-                      NULL};
+    char *squeue[] = {"squeue", "-h", "-a", "-r", "-t", "all", "--me", "-o", SQUEUE_FORMAT, NULL};
     if (sched_run(squeue, &out, 0, &failed, err)) {
         free(ids);
         return -1;
@@ -241,6 +302,8 @@ int sched_query_slurm(sched_job_t *jobs, size_t n, ddp_error_t *err)
     sched_parse_squeue(out, jobs, n);
     free(out);
     free(ids);
+    if (slurm_count_running(jobs, n, err))
+        return -1;
     if (!(ids = missing_ids(jobs, n)))
         return 0;
     char *sacct[] = {"sacct", "-n", "-P", "-X",

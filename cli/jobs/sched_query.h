@@ -23,6 +23,14 @@ typedef struct {
     char reason[256];     /* Slurm's reason, PBS's comment */
     int exit_status;      /* -1 unknown */
     char elapsed[32], walltime[32], nodes[512];
+    /* What a pending job waits in, asks for and may expect: its partition or queue, the nodes it
+     * asks for (0 unknown), the start the scheduler estimates (its own text; "" none), PBS's
+     * Hold_Types and whether it depends on another job. */
+    char partition[64], start[64], hold_types[16];
+    int nodes_asked, has_dependency;
+    /* Running jobs, all users', in its partition and the nodes they hold (-1: not asked): asked
+     * only for jobs that wait for resources or priority. */
+    int partition_running, partition_running_nodes;
 } sched_job_t;
 
 /* Each of the n jobs as the scheduler knows them (found 0 where it does not). A scheduler
@@ -31,13 +39,16 @@ typedef struct {
 int sched_query_slurm(sched_job_t *jobs, size_t n, ddp_error_t *err);
 int sched_query_pbs(sched_job_t *jobs, size_t n, ddp_error_t *err);
 
-/* squeue -h -r -o '%i|%T|%r|%M|%l|%N' lines; sacct -n -P -X -o
+/* squeue -h -r -o '%i|%T|%r|%M|%l|%N|%S|%P|%D' lines; sacct -n -P -X -o
  * JobID,State,ExitCode,Elapsed,Timelimit,NodeList,Reason lines (an array task as ARRAY_TASK in
  * both, as a sweep's trial records it); qstat -x -f output. Each
  * fills the jobs it finds that are not found yet; returns how many. */
 size_t sched_parse_squeue(const char *text, sched_job_t *jobs, size_t n);
 size_t sched_parse_sacct(const char *text, sched_job_t *jobs, size_t n);
 size_t sched_parse_qstat(const char *text, sched_job_t *jobs, size_t n);
+/* squeue -h -t RUNNING -o '%P|%D' lines (every user's running jobs): counted into the jobs that
+ * wait for resources or priority in those partitions. */
+void sched_parse_running(const char *text, sched_job_t *jobs, size_t n);
 
 /* Runs a scheduler command (argv[0] looked up on PATH); its stdout into *out unless out is
  * NULL. -1 with err naming the command (and its stderr, trimmed) when it cannot run, or when it

@@ -236,7 +236,7 @@ spec_loc_t spec_field_loc(const job_spec_t *spec, const char *field)
 }
 
 /* A problem at node: its line and column in the file, or the --set that gave it. */
-__attribute__((format(printf, 4, 5))) static void report(loader_t *ld, const yaml_node_t *node,
+static __attribute__((format(printf, 4, 5))) void report(loader_t *ld, const yaml_node_t *node,
                                                          const char *field, const char *fmt, ...)
 {
     char msg[1024];

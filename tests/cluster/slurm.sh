@@ -110,7 +110,7 @@ SlurmctldLogFile=$CLUSTER/log/slurmctld.log
 SlurmdLogFile=$CLUSTER/log/slurmd-%n.log
 PlugStackConfig=$CLUSTER/etc/plugstack.conf
 SlurmdParameters=config_overrides
-SchedulerParameters=batch_sched_delay=0
+SchedulerParameters=batch_sched_delay=0,bf_interval=1
 MinJobAge=4
 ReturnToService=2
 MailProg=/bin/true

@@ -70,6 +70,16 @@ expect_no_file() { # PATH DESCRIPTION
     if [ ! -e "$1" ]; then pass "$2"; else fail "$2" "file exists: $1"; fi
 }
 
+expect_within() { # SECONDS DESCRIPTION COMMAND...: passes once COMMAND succeeds (tried every 0.3 s)
+    local limit=$1 what=$2 deadline=$((SECONDS + $1))
+    shift 2
+    until "$@" >/dev/null 2>&1; do
+        [ "$SECONDS" -lt "$deadline" ] || { fail "$what" "not so after $limit s"; return 1; }
+        sleep 0.3
+    done
+    pass "$what"
+}
+
 # Runs a command, keeping its stdout, stderr and status in OUT, ERR and RC.
 run() {
     OUT=$("$@" 2>"$T/stderr") && RC=0 || RC=$?

@@ -11,6 +11,7 @@
 #include "cli/jobs/job_state.h"
 #include "cli/jobs/job_view.h"
 #include "cli/jobs/json_doc.h"
+#include "cli/jobs/pending_reason.h"
 #include "cli/jobs/sched_query.h"
 #include "tests/unit/tap.h"
 
@@ -82,8 +83,8 @@ static void states(void)
 static void scheduler_text(void)
 {
     sched_job_t jobs[3] = {{.id = "41"}, {.id = "42"}, {.id = "43"}};
-    size_t n = sched_parse_squeue("42|RUNNING|None|0:07|5:00|n[1-2]\n"
-                                  "4|PENDING|Resources|0:00|5:00|\n"
+    size_t n = sched_parse_squeue("42|RUNNING|None|0:07|5:00|n[1-2]|2026-11-27T09:40:07|debug|2\n"
+                                  "4|PENDING|Resources|0:00|5:00||N/A|debug|2\n"
                                   "garbage line\n",
                                   jobs, 3);
     ok(n == 1 && jobs[1].found && jobs[1].state == JOB_RUNNING &&
@@ -123,6 +124,51 @@ static void scheduler_text(void)
         "Job run at Tue Nov 24 at 07:02 on (n1:ncpus=2:ngpus=2)+(n2:ncpus=2:ngpus=2) and finished",
         "a wrapped value (a tab-led continuation) is joined");
     ok(pbs[1].found && pbs[1].state == JOB_PENDING, "\"8\" names 8.pbshead: pending");
+}
+
+/* Why a job is pending, from the real schedulers' words (tests/agent/pending.sh saw them). */
+static void pending_words(void)
+{
+    sched_job_t jobs[3] = {{.id = "2"}, {.id = "3"}, {.id = "5"}};
+    sched_parse_squeue("2|PENDING|Resources|0:00|10:00||2020-03-04T09:50:20|gpu|2\n"
+                       "3|PENDING|JobHeldUser|0:00|10:00||N/A|gpu|1\n"
+                       "5|PENDING|PartitionTimeLimit|0:00|30:00||N/A|short|1\n",
+                       jobs, 3);
+    sched_parse_running("gpu|1\ngpu|2\nother|4\n", jobs, 3);
+    char out[1024];
+    pending_explain(&jobs[0], "2", "e2e", out, sizeof out);
+    is_str(out,
+           "waiting for 2 free nodes in partition gpu (2 running jobs hold 3 nodes); Slurm "
+           "estimates the start at Wed 04 Mar 09:50",
+           "Resources: the nodes it waits for, what holds them, the start Slurm estimates");
+    ok(jobs[1].partition_running == -1, "a held job's partition is not counted");
+    pending_explain(&jobs[1], "3", "e2e", out, sizeof out);
+    is_str(out, "held by you: `scontrol release 3` lets it start", "JobHeldUser: how to release");
+    pending_explain(&jobs[2], "5", "e2e", out, sizeof out);
+    ok(strstr(out, "over partition short's limit") && strstr(out, "`ddpjob cancel e2e`"),
+       "PartitionTimeLimit: the partition, and what to do");
+
+    sched_job_t pbs[3] = {{.id = "1"}, {.id = "2"}, {.id = "3"}};
+    sched_parse_qstat("Job Id: 1.pbshead\n    job_state = Q\n    queue = workq\n"
+                      "    comment = Not Running: Insufficient amount of resource: ngpus (R: 1 A: "
+                      "0 \n\tT: 2)\n"
+                      "    estimated.start_time = Wed Mar  4 09:50:20 2020\n"
+                      "Job Id: 2.pbshead\n    job_state = Q\n"
+                      "    comment = Can Never Run: Insufficient amount of resource: ncpus (R: 4 "
+                      "A: 2 T: 2)\n"
+                      "Job Id: 3.pbshead\n    job_state = H\n    Hold_Types = s\n"
+                      "    depend = afterany:2.pbshead@pbshead\n",
+                      pbs, 3);
+    pending_explain(&pbs[0], "1.pbshead", "e2e", out, sizeof out);
+    ok(strstr(out, "waiting for ngpus: it asks for 1, 0 of 2 are free (PBS: Not Running") == out &&
+           strstr(out, "; PBS estimates the start at Wed 04 Mar 09:50"),
+       "PBS: the resource it waits for, from its comment, and the estimated start");
+    pending_explain(&pbs[1], "2.pbshead", "e2e", out, sizeof out);
+    ok(strstr(out, "it can never run: it asks for 4 ncpus and there are 2 in all") == out,
+       "PBS: a job that can never run says so");
+    pending_explain(&pbs[2], "3.pbshead", "e2e", out, sizeof out);
+    ok(strstr(out, "waiting for the job it depends on") == out,
+       "PBS: a chain's next link held for its dependency");
 }
 
 /* A record whose writer died mid-line: what is whole counts. */
@@ -239,6 +285,7 @@ int main(void)
     states();
     wait_status();
     scheduler_text();
+    pending_words();
     truncated_record();
     job_ids();
     hostile_json();

@@ -28,6 +28,7 @@
 #include "runtime/job/worker_env.h"
 #include "agent/supervision/standby.h"
 #include "agent/workers/workers.h"
+#include "agent/supervision/timeline.h"
 
 /* How long node 0 keeps the store up for the others to read the outcome and say goodbye. */
 #define GOODBYE_MS 5000
@@ -227,6 +228,7 @@ static void run_workers(agent_t *a, attempt_t *t, const ddp_rdzv_result_t *r,
             agent_say("no memory to follow the ranks' progress");
         monitor_attempt(a, t, r);
         liveness_write_progress(a, t, r);
+        timeline_sample(a, t, 1);
         progress_local_free(t->progress);
         progress_job_free(&t->job);
         t->progress = NULL;
@@ -250,6 +252,9 @@ static int run_attempt(agent_t *a, attempt_t *t, ddp_error_t *err)
         agent_say("node %d of %d (%s): ranks %d-%d of %d, workers' master %s:%d, attempt %d",
                   a->node_rank, a->nnodes, a->host, r.rank_base, r.rank_base + o->nproc - 1,
                   r.world_size, o->master_addr, r.worker_port, t->round);
+    timeline_start(a);
+    timeline_event(a, "attempt_start", t->round, -1, "%d node(s), %d rank(s)", r.nnodes,
+                   r.world_size);
     char attempt_dir[4200], worker_token[WORKER_TOKEN_HEX + 1];
     snprintf(attempt_dir, sizeof attempt_dir, "%s/attempt_%d", a->attempt_root, t->round);
     ddp_worker_token_derive(o->token, o->token_len, o->run_id, t->round, worker_token);
@@ -405,6 +410,7 @@ static void teardown(agent_t *a)
     if (a->node_rank == 0 && agent_options_elastic(a->o) && a->client)
         ddp_rdzv_close(a->client, a->members.formed, "the job has ended");
     standby_teardown(a);
+    timeline_close(a);
     fingerprint_cancel(&a->probe);
     ddp_store_client_close(a->watch);
     ddp_store_client_close(a->client);
@@ -451,6 +457,7 @@ int agent_run(const agent_options_t *o)
             break;
         }
         round = t.round;
+        timeline_attempt_end(&a, &t);
         if (t.end == END_DONE) {
             status = 0;
             if (round > 0)

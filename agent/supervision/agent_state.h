@@ -68,8 +68,10 @@ typedef struct agent {
     ddp_members_t members; /* node 0 */
     char **hosts_before;   /* node 0: the last attempt's node hosts and slots, by node rank */
     int *slots_before, nranks_before;
-    failure_t lost;   /* node 0: the failure that ended the last attempt */
-    char *membership; /* node 0: the job's membership changes, JSON objects (progress.h) */
+    failure_t lost;          /* node 0: the failure that ended the last attempt */
+    char *membership;        /* node 0: the job's membership changes, JSON objects (progress.h) */
+    struct history *history; /* node 0: the link's history (timeline.h), NULL: none */
+    int history_failed;      /* it could not be written: said, and left off */
 } agent_t;
 
 typedef enum { END_UNKNOWN, END_FAILED, END_DONE, END_CHECKPOINTED } end_kind_t;

@@ -13,6 +13,7 @@
 #include "agent/supervision/liveness.h"
 #include "agent/workers/output.h"
 #include "agent/supervision/preflight.h"
+#include "agent/supervision/timeline.h"
 
 void attempt_key(const attempt_t *t, char *buf, size_t size, const char *name)
 {
@@ -421,16 +422,21 @@ void attempt_say_outcome(agent_t *a, attempt_t *t)
     const agent_options_t *o = a->o;
     if (t->end == END_CHECKPOINTED) {
         agent_say("stopped for the walltime: checkpoint written by every rank; requeue to resume");
+        timeline_event(a, "checkpoint", t->round, -1, "checkpoint written by every rank");
     } else if (attempt_stopped_with_checkpoints(t)) {
         t->end = END_CHECKPOINTED; /* agent.h: the second override */
         agent_say("stopped by SIG%s: checkpoint written by every rank of node %d; requeue to "
                   "resume",
                   ddp_signal_name(t->first.code - 128), a->node_rank);
+        timeline_event(a, "checkpoint", t->round, -1, "stopped by SIG%s: checkpoint written",
+                       ddp_signal_name(t->first.code - 128));
     } else if (attempt_will_restart(a, t)) {
         char line[1024];
         failure_line(&t->first, line, sizeof line);
         agent_say("attempt %d failed: %s; restarting every worker (restart %d of %d)", t->round,
                   line, t->round + 1, o->max_restarts);
+        timeline_event(a, "restart", t->round, t->first.rank, "restart %d of %d after: %s",
+                       t->round + 1, o->max_restarts, line);
     } else if (t->end != END_DONE) {
         /* A job that failed early is where the nodes' differences matter most. */
         preflight_beside(a, PREFLIGHT_SETTLE_MS);

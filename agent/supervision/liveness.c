@@ -10,6 +10,7 @@
 
 #include "runtime/base/ddp_clock.h"
 #include "agent/workers/output.h"
+#include "agent/supervision/timeline.h"
 
 /* Node i's value of r<round>/<what>/<i> for every node but 0, read in one pipelined request:
  * an array of nnodes - 1 (entry i - 1 for node i, NULL where absent), or NULL when it cannot
@@ -178,10 +179,15 @@ int liveness_check_progress(agent_t *a, attempt_t *t, const ddp_rdzv_result_t *r
         const char *how = ev[k].kind == PROGRESS_SLOW     ? "is slow"
                           : ev[k].kind == PROGRESS_SLOWER ? "is slower still"
                                                           : "is no longer slow";
-        agent_say("%s %s: busy %.1f ms per step, %.1fx the median rank's %.1f ms (over %.0f s, "
-                  "at step %lld; --slow-factor %.2g)",
-                  who, how, ev[k].busy_us / 1000.0, ev[k].ratio, ev[k].median_us / 1000.0,
-                  o->slow_window_ms / 1000.0, t->job.ranks[ev[k].rank].fig.step, o->slow_factor);
+        char line[1024];
+        snprintf(line, sizeof line,
+                 "%s %s: busy %.1f ms per step, %.1fx the median rank's %.1f ms (over %.0f s, at "
+                 "step %lld; --slow-factor %.2g)",
+                 who, how, ev[k].busy_us / 1000.0, ev[k].ratio, ev[k].median_us / 1000.0,
+                 o->slow_window_ms / 1000.0, t->job.ranks[ev[k].rank].fig.step, o->slow_factor);
+        agent_say("%s", line);
+        timeline_event(a, ev[k].kind == PROGRESS_RECOVERED ? "recovered" : "slow", t->round,
+                       ev[k].rank, "%s", line);
     }
     int rank;
     int64_t now = ddp_now_ms();
@@ -211,6 +217,7 @@ int liveness_check_progress(agent_t *a, attempt_t *t, const ddp_rdzv_result_t *r
     char line[1024];
     failure_line(f, line, sizeof line);
     agent_say("%s", line);
+    timeline_event(a, "stalled", t->round, f->rank, "%s", line);
     return 1;
 }
 
@@ -221,6 +228,7 @@ int liveness_heartbeat(agent_t *a, attempt_t *t, const ddp_rdzv_result_t *r, fai
     if (a->node_rank == 0) {
         if (len && t->job.ranks)
             progress_job_update(&t->job, 0, figures, ddp_now_ms());
+        timeline_sample(a, t, 0);
         return check_heartbeats(a, t, r, f);
     }
     char key[128], name[64];

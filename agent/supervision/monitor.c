@@ -16,6 +16,7 @@
 #include "agent/workers/output.h"
 #include "agent/supervision/preflight.h"
 #include "agent/supervision/standby.h"
+#include "agent/supervision/timeline.h"
 
 static int sig_forwarded(int sig)
 {
@@ -60,6 +61,8 @@ static void send_checkpoint_signal(agent_t *a, attempt_t *t)
     workers_signal(w, n, sig);
     agent_say("%.0f s before the walltime: sent SIG%s to %d worker(s) to checkpoint",
               a->checkpoint_sent_before_s, ddp_signal_name(sig), running);
+    timeline_event(a, "walltime_signal", t->round, -1, "SIG%s sent %.0f s before the walltime",
+                   ddp_signal_name(sig), a->checkpoint_sent_before_s);
 }
 
 /* The poll set of one pass: the signalfd, the watch (while the end is unknown), the agent's

@@ -191,6 +191,10 @@ static const option_t options[] = {
     {"progress-file", 0, 0, "FILE", KIND_STR, FIELD(progress_file), 0, 0, NULL, NULL, NULL,
      "node 0 writes each rank's last step and busy time per step to\n"
      "FILE (JSON; every few seconds and at the end)"},
+    {"history-file", 0, 0, "FILE", KIND_STR, FIELD(history_file), 0, 0, NULL, NULL, NULL,
+     "node 0 keeps the ranks' steps and busy time over time, and the\n"
+     "attempts, restarts, spares and slow ranks, in FILE (JSON lines;\n"
+     "bounded however long the job runs)"},
     {"python", 0, 0, "PATH", STATE_ARG(python, 1),
      "the interpreter for a PROGRAM ending in .py, -m or --run-path\n"
      "(default $PYTHON_EXEC, else python3); it runs with -u, as torchrun's does"},
@@ -1036,6 +1040,8 @@ void agent_options_free(agent_options_t *o)
     free(o->run_id);
     free(o->log_dir);
     free(o->error_file);
+    free(o->progress_file);
+    free(o->history_file);
     free(o->token);
     container_free(&o->container);
     for (size_t i = 0; i < o->nhosts; i++)

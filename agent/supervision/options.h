@@ -36,6 +36,7 @@ typedef struct {
     int output_stall_ms;                 /* output.h's stall deadline */
     char *log_dir, *run_id, *error_file; /* error_file: as given (agent_options_error_file) */
     char *progress_file;                 /* node 0's report of every rank's progress */
+    char *history_file;                  /* node 0's history of the link (history.h) */
     /* console.h's: torchrun's --redirects, --tee and --local-ranks-filter (NULL: none), the
      * lines' prefix template (NULL: the default). Strings of args or the environment. */
     const char *redirects, *tee, *local_ranks_filter, *prefix_template;

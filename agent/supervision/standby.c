@@ -7,6 +7,7 @@
  * round forms, says who took whose place, and ends an attempt when agents wait to join a world
  * below its most nodes, so that they are admitted at the restart. */
 #include "agent/supervision/standby.h"
+#include "agent/supervision/timeline.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,10 +99,13 @@ static void say_changes(agent_t *a, const ddp_rdzv_result_t *r)
             continue;
         if (i >= before) {
             agent_say("node rank %d: %s (slot %d) joins the world", i, r->node_hosts[i], slots[i]);
+            timeline_event(a, "joined", r->round, -1, "%s joins as node %d", r->node_hosts[i], i);
             record_change(a, r->round, i, r->node_hosts[i], NULL);
         } else if (slots[i] != a->slots_before[i]) {
             agent_say("node rank %d: %s (slot %d) takes the place of %s (slot %d)", i,
                       r->node_hosts[i], slots[i], a->hosts_before[i], a->slots_before[i]);
+            timeline_event(a, "spare", r->round, -1, "%s takes node %d's place from %s",
+                           r->node_hosts[i], i, a->hosts_before[i]);
             record_change(a, r->round, i, r->node_hosts[i], a->hosts_before[i]);
         }
     }

@@ -12,7 +12,7 @@ if [ -n "${DDPJOB_RECORD:-}" ]; then
 {{^own_log_dir}}
     ddpjob_record_args+=(--log-dir "$ddpjob_link_dir/logs")
 {{/own_log_dir}}
-    ddpjob_record_args+=(--progress-file "$ddpjob_link_dir/progress.json")
+    ddpjob_record_args+=(--progress-file "$ddpjob_link_dir/progress.json" --history-file "$ddpjob_link_dir/history.jsonl")
 {{^own_error_file}}
     ddpjob_record_args+=(--error-file "$ddpjob_link_dir/error-node%n.json")
 {{/own_error_file}}

@@ -17,6 +17,7 @@ packages=(
     musl-tools busybox-static                      # the static agent, and an empty root to run it in
     environment-modules                            # `module load ddpjob` (Tcl modules, as NCI runs)
     charliecloud-runtime                           # containers: Charliecloud's ch-run
+    chromium                                       # a real headless browser opens ddpjob report's pages
     squashfs-tools squashfuse fuse-overlayfs jq parallel curl zstd makeself libbsd-dev libmd-dev  # ... enroot's build and run (below)
     libslurm-dev                                   # ... pyxis, built against Debian's Slurm (below)
     lua5.3 lua-filesystem lua-json lua-posix lua-term tcl  # ... and Lmod's own needs (below)

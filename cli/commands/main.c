@@ -15,6 +15,7 @@ static const struct {
     {"submit", cmd_submit, "write the script into the job directory and qsub/sbatch it"},
     {"status", cmd_status, "the state of submitted jobs: scheduler and job record together"},
     {"logs", cmd_logs, "a submitted job's per-rank output, across requeues (-f follows)"},
+    {"report", cmd_report, "a job as one HTML page: chain, attempts, ranks' steps, causes"},
     {"cancel", cmd_cancel, "end a job and its queued successors (--checkpoint: stop and save)"},
     {"list", cmd_list, "this user's submitted jobs, newest first, with their state"},
     {"wait", cmd_wait, "block until a job's whole chain has ended; exit with its status"},

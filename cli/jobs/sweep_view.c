@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/jobs/job_history.h"
 #include "cli/jobs/json_doc.h"
 
 /* What status reads of a metrics file: its end, where the last values are. */
@@ -43,25 +44,12 @@ static void merge_metrics(const char *path, json_t *last)
     fclose(f);
 }
 
-static int path_order(const void *x, const void *y)
-{
-    const char *a = *(char *const *)x, *b = *(char *const *)y;
-    int la = atoi(strstr(a, "/link-") + 6), lb = atoi(strstr(b, "/link-") + 6);
-    if (la != lb)
-        return la < lb ? -1 : 1;
-    const char *aa = strstr(a, "/attempt_"), *ab = strstr(b, "/attempt_");
-    return aa && ab ? atoi(aa + 9) - atoi(ab + 9) : strcmp(a, b);
-}
-
 /* Rank 0's metrics over the trial's links and attempts, in order: each one's last value. */
 static char *trial_metrics(const char *record)
 {
-    char pattern[8192];
-    snprintf(pattern, sizeof pattern, "%s/link-*/logs/*/attempt_*/rank_0/metrics.jsonl", record);
     glob_t g;
-    if (glob(pattern, 0, NULL, &g) != 0)
+    if (!job_metrics_files(record, &g))
         return NULL;
-    qsort(g.gl_pathv, g.gl_pathc, sizeof *g.gl_pathv, path_order);
     json_t *last = json_object();
     for (size_t i = 0; last && i < g.gl_pathc; i++)
         merge_metrics(g.gl_pathv[i], last);

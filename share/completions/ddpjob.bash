@@ -4,7 +4,7 @@ _ddpjob() {
     cur=${COMP_WORDS[COMP_CWORD]}
     prev=${COMP_WORDS[COMP_CWORD - 1]}
     if [ "$COMP_CWORD" -eq 1 ]; then
-        mapfile -t COMPREPLY < <(compgen -W "validate render submit status logs cancel list wait run launch doctor setup-nodes nodes pbs-agents --help --version" -- "$cur")
+        mapfile -t COMPREPLY < <(compgen -W "validate render submit status logs report cancel list wait run launch doctor setup-nodes nodes pbs-agents --help --version" -- "$cur")
         return
     fi
     case $prev in
@@ -35,6 +35,7 @@ _ddpjob() {
     nodes) opts="--slurm --nodefile --with-index --compress --help" ;;
     status) opts="--json --sort --desc --help" ;;
     logs) opts="--rank --node --attempt --link --stderr --follow -f --trial --help" ;;
+    report) opts="--output -o --help" ;;
     cancel) opts="--checkpoint --trial --help" ;;
     list) opts="--all --json --help" ;;
     wait) opts="--timeout --help" ;;

@@ -1,11 +1,13 @@
 #!/bin/bash
-# Why a job is pending, on a real Slurm (2 nodes in network namespaces, the backfill scheduler
+# Seeing a job on a real Slurm. Why a job is pending (2 nodes in network namespaces, the backfill scheduler
 # estimating starts): a job behind another that holds both nodes (Resources, the running job
 # counted, Slurm's estimated start), the one behind it (Priority), a held job (JobHeldUser, how to
 # release it) and a walltime over a partition's limit (PartitionTimeLimit); `status` says each in
-# words, and `--json` carries it.
+# words, and `--json` carries it. Then a real failed job's report (2 nodes of 2 PyTorch ranks,
+# rank 1 exits 3 after 40 steps), opened in a real headless Chromium.
 . "$SRCDIR/tests/lib/agents.sh"
 . "$SRCDIR/tests/cluster/slurm.sh"
+. "$SRCDIR/tests/lib/browser.sh"
 at_exit 'cluster_down'
 cd "$T" || exit 1
 
@@ -85,3 +87,42 @@ dj cancel after
 dj cancel toolong
 expect_within 60 "cancelled, all four leave the queue" \
     squeue_is "" %i ""
+
+# The report of a real failed job: 2 nodes of 2 PyTorch ranks reporting their steps; rank 1
+# exits 3 at step 40. Opened in a real headless Chromium.
+cat >failing.yaml <<SPEC
+name: failing
+scheduler: slurm
+nodes: 2
+procs_per_node: 2
+cpus_per_node: 2
+walltime: "00:05:00"
+env: {FAIL_RANK: "1", FAIL_STEP: "40"}
+command: [/usr/bin/python3, "$SRCDIR/tests/agent/py/fail_after_steps.py"]
+SPEC
+dj submit failing.yaml
+dj wait failing --timeout 180
+expect_eq "$RC" 3 "the job whose rank 1 exits 3 ends with 3"
+record=$(ls -d "$T"/.ddpjob/jobs/failing.*)
+samples=$(grep -c '"steps"' "$record/link-0/history.jsonl" 2>/dev/null)
+if [ "${samples:-0}" -ge 3 ]; then pass "node 0 kept the link's history: $samples samples of every rank's step"; else
+    fail "node 0 kept the link's history" "$(cat "$record/link-0/history.jsonl" 2>&1)"; fi
+expect_contains "$(cat "$record/link-0/history.jsonl")" '"event": "attempt_end", "attempt": 0, "rank": 1' \
+    "and the attempt's end with the failed rank"
+dj report failing -o "$T/failing.html"
+expect_eq "$RC" 0 "report of the failed job exits 0"
+dom=$(browser_dom "$T/failing.html")
+expect_contains "$dom" '<li class="failed-rank" data-rank="1">rank 1 (node 0, host n1): exited with code 3' \
+    "Chromium shows the failed rank, named, with its cause"
+expect_eq "$(grep -c '<path class="rank[ a-z]*" data-rank=' <<<"$dom")" 4 "a line per rank, 4 of them"
+expect_contains "$dom" '<path class="rank marked" data-rank="1"' "the failed rank's line is marked"
+expect_contains "$dom" 'data-link="1"' "the chain's link"
+expect_contains "$dom" '<tr class="attempt"><td>1</td><td>0</td>' "the attempt, in the table"
+expect_contains "$dom" 'aria-label="loss"' "rank 0's metrics"
+expect_eq "$(browser_errors)" "" "Chromium reports no error"
+browser_shot "$T/failing.html" "$T/failing.png"
+colours=$(png_colours "$T/failing.png" 2>&1)
+if [ "${colours:-0}" -gt 20 ] 2>/dev/null; then pass "the screenshot is not blank ($colours colours)"; else
+    fail "the screenshot is not blank" "$colours"; fi
+# README's picture of a report is this one: SAVE_REPORT_PNG=docs/report.png keeps it.
+[ -z "${SAVE_REPORT_PNG:-}" ] || cp "$T/failing.png" "$SAVE_REPORT_PNG"

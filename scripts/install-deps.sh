@@ -4,6 +4,7 @@ set -euo pipefail
 packages=(
     build-essential meson ninja-build pkg-config   # the build
     libyaml-dev libssh2-1-dev libjansson-dev       # spec parsing, SSH launch, JSON (records, reports)
+    libcurl4-openssl-dev                           # notify.webhook's messages (HTTP, HTTPS)
     libopenblas-dev                                # ddp-train's CPU GEMMs
     libdnnl-dev                                    # ddp-train's CPU convolutions (oneDNN)
     shellcheck man-db clang-format                 # the suite lints every script and source, formats the man page

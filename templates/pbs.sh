@@ -33,6 +33,10 @@
 #PBS -l storage={{storage}}
 {{/storage}}
 #PBS -j oe
+{{#mail_user}}
+#PBS -M {{mail_user}}
+#PBS -m {{mail_events}}
+{{/mail_user}}
 {{#spares}}
 {{! Spares: the agents replace a lost node. Without this, OpenPBS's mother superior kills the
     whole job once a sister fails its poll (mom_main.c, "node EOF"); seen in the suite's 23.06 on

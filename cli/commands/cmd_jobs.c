@@ -18,10 +18,6 @@
 
 /* How often wait and logs -f look again. */
 #define POLL_MS 2000
-/* How long a job that neither its scheduler nor its record accounts for may stay so before
- * wait gives up on it (a record on a file system the job cannot write, a job deleted by hand
- * before it started). */
-#define VANISHED_MS 120000
 /* How long cancel waits for the job to be gone. */
 #define CANCEL_WAIT_MS 120000
 
@@ -79,6 +75,7 @@ static void print_views(const job_view_t *views, size_t n, int json)
 
 static const char status_help[] =
     "usage: ddpjob status [JOB...] [--json]\n"
+    "       ddpjob status JOB --watch\n"
     "       ddpjob status SWEEP [--sort METRIC [--desc]] [--json]\n"
     "The state of each JOB (a spec name, a scheduler job id of any link of its chain, or a job\n"
     "record's folder; default: every job in this user's index): pending, running, requeued,\n"
@@ -87,6 +84,10 @@ static const char status_help[] =
     "the failed ranks with host and cause. One scheduler call per scheduler, however many jobs.\n"
     "A sweep: one row per trial (parameters, state, link, elapsed, each metric's last value),\n"
     "ordered by --sort METRIC (ascending; --desc), and its best completed trial.\n"
+    "--watch: JOB's live view until it ends, redrawn every 2 s (a plain line per change when\n"
+    "not a terminal): state, link, steps done of the total with steps/s, the time to the end\n"
+    "against the walltime left (and the requeues that needs), each node's step as a bar, the\n"
+    "slow rank, rank 0's last lines; exits as wait does.\n"
     "Exit: 0 ok, 2 usage, 3 a job not found.\n";
 
 static const char list_help[] =
@@ -96,11 +97,14 @@ static const char list_help[] =
 
 static int status_or_list(int argc, char **argv, int list)
 {
-    static const struct option opts[] = {
-        {"json", no_argument, NULL, 'j'},       {"all", no_argument, NULL, 'a'},
-        {"sort", required_argument, NULL, 's'}, {"desc", no_argument, NULL, 'd'},
-        {"help", no_argument, NULL, 'h'},       {0}};
-    int json = 0, all = 0, desc = 0, c;
+    static const struct option opts[] = {{"json", no_argument, NULL, 'j'},
+                                         {"all", no_argument, NULL, 'a'},
+                                         {"sort", required_argument, NULL, 's'},
+                                         {"desc", no_argument, NULL, 'd'},
+                                         {"watch", no_argument, NULL, 'w'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {0}};
+    int json = 0, all = 0, desc = 0, watch = 0, c;
     const char *sort = NULL;
     const char *help = list ? list_help : status_help;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -112,17 +116,24 @@ static int status_or_list(int argc, char **argv, int list)
             sort = optarg;
         else if (c == 'd' && !list)
             desc = 1;
+        else if (c == 'w' && !list)
+            watch = 1;
         else if (c == 'h')
             return fputs(help, stdout), EXIT_OK;
         else
             return fputs(help, stderr), EXIT_USAGE;
     }
-    if (list && optind != argc)
+    if ((list && optind != argc) || (watch && (optind + 1 != argc || json || sort)))
         return fputs(help, stderr), EXIT_USAGE;
     size_t n;
     char **dirs = find_records(argc - optind, argv + optind, 1, &n);
     if (!dirs)
         return EXIT_SYSTEM;
+    if (watch && !sweep_record_is(dirs[0])) {
+        int rc = status_watch(dirs[0]);
+        job_index_free(dirs);
+        return rc;
+    }
     if (!list && n == 1 && sweep_record_is(dirs[0])) {
         int rc = sweep_status(dirs[0], sort, desc, json);
         job_index_free(dirs);
@@ -159,26 +170,6 @@ int cmd_status(int argc, char **argv)
 int cmd_list(int argc, char **argv)
 {
     return status_or_list(argc, argv, 1);
-}
-
-/* Loads the job in dir into *v: 1 once it has ended, or has been accounted for by neither its
- * scheduler nor its record for VANISHED_MS (*vanished then set); else 0. */
-static int look(char *dir, job_view_t *v, int64_t *unaccounted_since, int *vanished)
-{
-    ddp_error_t err;
-    if (job_views_load(&dir, 1, v, &err) && isatty(2))
-        fprintf(stderr, "ddpjob: %s\n", err.msg);
-    *vanished = 0;
-    if (job_state_final(v->state))
-        return 1;
-    if (v->state != JOB_UNKNOWN || v->sched.found) {
-        *unaccounted_since = 0;
-        return 0;
-    }
-    if (!*unaccounted_since)
-        *unaccounted_since = ddp_now_ms();
-    *vanished = ddp_now_ms() - *unaccounted_since > VANISHED_MS;
-    return *vanished;
 }
 
 /* ---- wait ----------------------------------------------------------------------------- */
@@ -223,16 +214,23 @@ int cmd_wait(int argc, char **argv)
     }
     int64_t unaccounted_since = 0;
     int tty = isatty(2), rc = -1;
-    char said[256] = "";
+    char said[256] = "", progress[1024] = "";
     while (rc < 0) {
         job_view_t v;
-        int vanished, over = look(dirs[0], &v, &unaccounted_since, &vanished);
+        int vanished, over = job_look(dirs[0], &v, &unaccounted_since, &vanished);
         char now[256];
         snprintf(now, sizeof now, "%s, link %d of %d", job_state_name(v.state), v.link + 1,
                  v.rec.nlinks ? v.rec.nlinks : 1);
         if (tty && strcmp(now, said))
-            fprintf(stderr, "ddpjob wait: %s (job %s): %s\n", v.rec.name, job_view_id(&v), now);
+            fprintf(stderr, "%sddpjob wait: %s (job %s): %s\n", progress[0] ? "\n" : "", v.rec.name,
+                    job_view_id(&v), now);
         snprintf(said, sizeof said, "%s", now);
+        if (tty && v.state == JOB_RUNNING) {
+            /* One line, rewritten in place: the one status --watch shows. */
+            job_progress_for(&v, progress, sizeof progress);
+            if (progress[0])
+                fprintf(stderr, "\r\033[K  %s", progress);
+        }
         if (vanished) {
             fprintf(stderr,
                     "ddpjob wait: job %s (%s): its scheduler no longer knows it and its "
@@ -617,7 +615,7 @@ int cmd_logs(int argc, char **argv)
     int64_t unaccounted_since = 0;
     for (;;) {
         job_view_t v;
-        int vanished, last = look(dirs[0], &v, &unaccounted_since, &vanished) || !a.follow;
+        int vanished, last = job_look(dirs[0], &v, &unaccounted_since, &vanished) || !a.follow;
         /* After the state: lines written before the end are all printed. */
         find_logs(&v, &a, &set);
         print_logs(&set, &a, last);

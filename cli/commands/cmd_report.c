@@ -30,7 +30,7 @@ static int render_page(char *dir, char **text, size_t *len, job_view_t *v)
     if (!v->rec.dir)
         return -1;
     job_history_t h;
-    job_history_read(&v->rec, &h);
+    job_history_read(&v->rec, -1, &h);
     FILE *f = open_memstream(text, len);
     if (f) {
         report_page_write(f, v, &h);

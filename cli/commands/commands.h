@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "cli/jobs/job_view.h"
 #include "cli/spec/site.h"
 #include "cli/spec/spec.h"
 
@@ -69,6 +70,18 @@ void sweep_list_line(const char *dir);
 int sweep_wait(const char *dir, int64_t deadline);
 int sweep_cancel(const char *dir);
 char *sweep_trial_record(const char *dir, long trial);
+
+/* How long a job that neither its scheduler nor its record accounts for may stay so before
+ * wait gives up on it (a record on a file system the job cannot write, a job deleted by hand
+ * before it started). */
+#define VANISHED_MS 120000
+/* The job in dir into *v: 1 once it has ended, or has been accounted for by neither its
+ * scheduler nor its record for VANISHED_MS (*vanished then set); else 0 (cmd_jobs.c). */
+int job_look(char *dir, job_view_t *v, int64_t *unaccounted_since, int *vanished);
+/* status --watch of the job in dir until it ends: its exit as wait's (cmd_watch.c); the
+ * progress line of a running job ("" none) for wait. */
+int status_watch(char *dir);
+void job_progress_for(const job_view_t *v, char *line, size_t size);
 
 int cmd_validate(int argc, char **argv);
 int cmd_render(int argc, char **argv);

@@ -172,11 +172,14 @@ static void metrics_line(const json_t *o, void *ctx)
                                                                      : NULL;
     double x = xkey ? json_number_value(json_object_get(o, xkey)) : r->lines;
     r->lines++;
+    const json_t *total = json_object_get(o, "total_steps");
+    if (json_is_integer(total) && json_integer_value(total) > 0)
+        r->h->total_steps = json_integer_value(total);
     const char *key;
     json_t *value;
     json_object_foreach((json_t *)o, key, value)
     {
-        if (!json_is_number(value) || (xkey && !strcmp(key, xkey)))
+        if (!json_is_number(value) || (xkey && !strcmp(key, xkey)) || !strcmp(key, "total_steps"))
             continue;
         metric_series_t *m = series_named(r->h, key);
         if (!m || m->n == METRIC_VALUES_MAX)
@@ -194,13 +197,15 @@ static void metrics_line(const json_t *o, void *ctx)
     }
 }
 
-void job_history_read(const job_record_t *rec, job_history_t *h)
+void job_history_read(const job_record_t *rec, int only_link, job_history_t *h)
 {
     memset(h, 0, sizeof *h);
+    h->total_steps = -1;
     char path[8192];
     for (int k = 0; k < rec->nlinks; k++) {
         snprintf(path, sizeof path, "%s/link-%d/history.jsonl", rec->dir, k);
-        job_history_read_link(path, k, h);
+        if (only_link < 0 || k == only_link)
+            job_history_read_link(path, k, h);
     }
     glob_t g;
     metrics_reading_t r = {h, 0};

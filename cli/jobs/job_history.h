@@ -28,7 +28,7 @@ typedef struct {
 } history_event_t;
 
 /* One metric of rank 0's: its values in the order written, x the line's "step", else its
- * "epoch", else its place among the lines. */
+ * "epoch", else its place among the lines ("total_steps" is not a metric: see below). */
 typedef struct {
     char name[64], x_name[8]; /* x_name: "step", "epoch" or "line" */
     double *x, *y;
@@ -42,10 +42,13 @@ typedef struct {
     int nevents;
     metric_series_t *metrics;
     int nmetrics;
+    long long total_steps; /* the steps the whole job takes, where a metrics line said
+                            * {"total_steps": N} (ddp-train does); -1 unknown */
 } job_history_t;
 
-/* Reads the history and metrics of every link of rec into h (all empty when there are none). */
-void job_history_read(const job_record_t *rec, job_history_t *h);
+/* Reads the history and metrics of every link of rec into h (all empty when there are none);
+ * with `only_link` >= 0, that link's alone. */
+void job_history_read(const job_record_t *rec, int only_link, job_history_t *h);
 void job_history_free(job_history_t *h);
 
 /* Rank 0's metrics files of the record in dir, link by link and attempt by attempt, into g

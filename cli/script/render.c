@@ -144,6 +144,42 @@ static int set_pyxis(const job_spec_t *spec, const char *agent, tmpl_ctx_t *ctx)
     return rc | set_quoted(ctx, "pyxis_image", spec->container.image);
 }
 
+/* Whether the spec's notify.on names `event` (none named: failed and completed). */
+static int notify_on(const job_spec_t *spec, const char *event)
+{
+    if (!spec->notify.on.count)
+        return !strcmp(event, "failed") || !strcmp(event, "completed");
+    for (size_t i = 0; i < spec->notify.on.count; i++)
+        if (!strcmp(spec->notify.on.items[i], event))
+            return 1;
+    return 0;
+}
+
+/* notify: the scheduler's mail (Slurm's --mail-type words; PBS's -m letters, which know only a
+ * job's end and abort), and whether the batch shell starts `ddpjob notify` for the webhook (its
+ * URL stays in the record). */
+static int fill_notify(const job_spec_t *spec, tmpl_ctx_t *ctx)
+{
+    char slurm[64] = "", pbs[8] = "";
+    if (spec->notify.email) {
+        const char *words[][2] = {
+            {"failed", "FAIL"}, {"completed", "END"}, {"requeued", "REQUEUE"}};
+        for (size_t k = 0; k < 3; k++)
+            if (notify_on(spec, words[k][0]))
+                snprintf(slurm + strlen(slurm), sizeof slurm - strlen(slurm), "%s%s",
+                         slurm[0] ? "," : "", words[k][1]);
+        if (notify_on(spec, "failed"))
+            strcat(pbs, "a");
+        if (notify_on(spec, "failed") || notify_on(spec, "completed") ||
+            notify_on(spec, "requeued"))
+            strcat(pbs, "e");
+    }
+    int rc = tmpl_set(ctx, "mail_user", slurm[0] || pbs[0] ? spec->notify.email : "");
+    rc |= tmpl_set(ctx, "mail_type", slurm);
+    rc |= tmpl_set(ctx, "mail_events", pbs);
+    return rc | tmpl_set_bool(ctx, "notify_webhook", spec->notify.webhook != NULL);
+}
+
 static int fill_common(const job_spec_t *spec, const char *bindir, const char *agent,
                        const char *trainer, tmpl_ctx_t *ctx)
 {
@@ -267,7 +303,7 @@ static int render_with(const job_spec_t *spec, const sched_ops_t *ops, const cha
     char script_file[256] = "";
     if (ops)
         sched_script_file(ops, spec, script_file, sizeof script_file);
-    if (!ctx || fill_common(spec, bindir, agent, trainer, ctx) < 0 ||
+    if (!ctx || fill_common(spec, bindir, agent, trainer, ctx) < 0 || fill_notify(spec, ctx) < 0 ||
         set_quoted(ctx, "script_file", script_file) < 0 ||
         tmpl_set_bool(ctx, "over_ssh", over_ssh) < 0 ||
         set_quoted(ctx, "node_script", node_script ? node_script : "") < 0 ||

@@ -116,6 +116,15 @@ static const field_def_t slurm_fields[] = {
 
 static const char *const share_record_words[] = {"private", "group", NULL};
 
+const char *const spec_notify_events[] = {"failed", "requeued", "completed", "slow", NULL};
+
+static const field_def_t notify_fields[] = {
+    {"email", F_STRING, offsetof(job_spec_t, notify.email), DIRECTIVE, 0, 0, NULL, 0, NULL, NULL},
+    {"webhook", F_STRING, offsetof(job_spec_t, notify.webhook), 0, 0, 0, NULL, 0, NULL, NULL},
+    {"on", F_STRLIST, offsetof(job_spec_t, notify.on), 0, 0, 0, NULL, 0, NULL, NULL},
+    {NULL, 0, 0, 0, 0, 0, NULL, 0, NULL, NULL},
+};
+
 static const field_def_t checkpoint_fields[] = {
     {"signal", F_SIGNAME, offsetof(job_spec_t, checkpoint.signal), 0, 0, 0, NULL, 0, NULL,
      "--checkpoint-signal"},
@@ -173,6 +182,7 @@ static const field_def_t top_fields[] = {
     {"checkpoint", F_MAP, 0, 0, 0, 0, checkpoint_fields, offsetof(job_spec_t, checkpoint.present),
      NULL, NULL},
     INTFIELD(requeue, requeue, 0, 0, JOB_REQUEUES_MAX),
+    {"notify", F_MAP, 0, 0, 0, 0, notify_fields, offsetof(job_spec_t, notify.present), NULL, NULL},
     {"container", F_MAP, 0, 0, 0, 0, container_fields, offsetof(job_spec_t, container.present),
      NULL, NULL},
     {"sweep", F_SWEEP, 0, 0, 0, 0, NULL, 0, NULL, NULL},
@@ -1032,6 +1042,32 @@ static void check_combinations(const job_spec_t *spec, diag_t *diag)
                  "resume from");
 }
 
+/* notify: something to send, to a URL a sender can take, on events it knows. The URL is a
+ * secret: no problem says it. */
+static void check_notify(const job_spec_t *spec, diag_t *diag)
+{
+    if (!spec->notify.present)
+        return;
+    spec_loc_t at = spec_field_loc(spec, "notify");
+    if (!spec->notify.email && !spec->notify.webhook)
+        diag_add(diag, at.line, at.col, "notify", "names no email: and no webhook: to send to");
+    at = spec_field_loc(spec, "notify.webhook");
+    const char *url = spec->notify.webhook;
+    if (url && strncmp(url, "https://", 8) && strncmp(url, "http://", 7))
+        diag_add(diag, at.line, at.col, "notify.webhook",
+                 "not an http:// or https:// URL (the URL is not repeated here: it is a secret)");
+    at = spec_field_loc(spec, "notify.on");
+    for (size_t i = 0; i < spec->notify.on.count; i++) {
+        size_t k = 0;
+        while (spec_notify_events[k] && strcmp(spec_notify_events[k], spec->notify.on.items[i]))
+            k++;
+        if (!spec_notify_events[k])
+            diag_add(diag, at.line, at.col, "notify.on",
+                     "\"%s\" is no event: failed, requeued, completed or slow",
+                     spec->notify.on.items[i]);
+    }
+}
+
 /* The sweep's trial `trial` in place of the document's placeholders (sweep.h); its number and
  * parameters go into the spec's env once the fields are read (add_trial_env). */
 static void apply_sweep(loader_t *ld, sweep_t *sw, size_t trial)
@@ -1134,6 +1170,7 @@ job_spec_t *spec_load(const char *path, const strv_t *sets, size_t trial, diag_t
         if (spec->procs_per_node == 0)
             spec->procs_per_node = spec->gpus_per_node > 0 ? spec->gpus_per_node : 1;
         check_combinations(spec, diag);
+        check_notify(spec, diag);
         if (sw.ntrials && !diag->count)
             add_trial_env(spec, &sw);
     }
@@ -1209,6 +1246,9 @@ void spec_destroy(job_spec_t *spec)
     free(spec->gpu_binding);
     free(spec->cpu_binding);
     free(spec->preflight);
+    free(spec->notify.email);
+    free(spec->notify.webhook);
+    spec_strv_free(&spec->notify.on);
     spec_strv_free(&spec->command);
     spec_strv_free(&spec->pbs.storage);
     spec_strv_free(&spec->pbs.directives);

@@ -87,6 +87,15 @@ typedef struct {
         long before_s;
     } checkpoint;
     long requeue;
+    /* Messages about the job: the scheduler's own mail to `email`, and a JSON POST to `webhook`
+     * (a secret: kept in the job's record, never in its script or ddpjob's outputs), on the
+     * events `on` names (job_notify_events; none given: failed and completed). */
+    struct {
+        bool present;
+        char *email;
+        char *webhook;
+        strv_t on;
+    } notify;
     strv_t command;
     bool command_is_shell; /* command was one string, run by sh -c */
     bool command_is_train; /* a train: block: command holds ddp-train's arguments ("train", ...);
@@ -122,6 +131,10 @@ typedef struct {
         strv_t directives;
     } slurm;
 } job_spec_t;
+
+/* What notify.on may name: a job that failed, a link requeued to resume, a job that completed,
+ * a rank node 0 names slow. */
+extern const char *const spec_notify_events[];
 
 /* Reads and validates `path`, with the overrides `sets` (each PATH=VALUE, spec_set.h; NULL:
  * none) applied first, as trial `trial` of its sweep: when it has one (sweep.h). Returns NULL

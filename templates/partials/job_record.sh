@@ -17,10 +17,21 @@ if [ -n "${DDPJOB_RECORD:-}" ]; then
     ddpjob_record_args+=(--error-file "$ddpjob_link_dir/error-node%n.json")
 {{/own_error_file}}
 fi
-# ddpjob_record_end STATUS: the link's end, in the record.
+ddpjob_notify_pid=
+{{#notify_webhook}}
+# The spec's webhook (its URL in the record, not here): `ddpjob notify` sends this link's events
+# as they come and its end, each within its own deadline; a message that fails is logged in the
+# record and never fails the job.
+if [ -n "$ddpjob_link_dir" ]; then
+    {{ddpjob}} notify --record "$DDPJOB_RECORD" --link "$ddpjob_requeue" &
+    ddpjob_notify_pid=$!
+fi
+{{/notify_webhook}}
+# ddpjob_record_end STATUS: the link's end, in the record (and told, where the spec asks).
 ddpjob_record_end() {
     [ -z "$ddpjob_link_dir" ] || echo "$1 $(date +%s)" >"$ddpjob_link_dir/ended" ||
         echo "ddpjob: cannot write $ddpjob_link_dir/ended" >&2
+    [ -z "$ddpjob_notify_pid" ] || wait "$ddpjob_notify_pid"
 }
 {{#requeue}}
 # Whether `ddpjob cancel` was asked: then no link submits a successor.

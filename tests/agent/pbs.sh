@@ -5,11 +5,13 @@
 # real PyTorch DDP program (gloo, 2 workers per node) found on the PATH the user's login gives the
 # batch shell; the rendered script asks for select=2:ncpus=2:ngpus=2, node 0's agent runs in the
 # batch shell and pbsdsh starts node 1's. Then a rank that exits 3, and a node whose agent cannot
-# start, must fail the PBS job (pbsdsh itself always exits 0), naming the node.
+# start, must fail the PBS job (pbsdsh itself always exits 0), naming the node. A walltime chain
+# of requeued links and its report in a real headless Chromium.
 . "$SRCDIR/tests/lib/agents.sh"
 . "$SRCDIR/tests/cluster/pbs.sh"
 . "$SRCDIR/tests/cluster/sshd.sh"
 . "$SRCDIR/tests/lib/images.sh"
+. "$SRCDIR/tests/lib/browser.sh"
 
 # Three nodes: the jobs run on two, the spares case (at the end) on all three.
 pbs_suite_up 3 2 2 "a 3-node OpenPBS cluster (pbs_server, data service, pbs_sched, pbs_comm, 3 pbs_mom) runs in network namespaces" || exit 1
@@ -419,6 +421,20 @@ pj logs chain --rank 0 --link 1
 expect_contains "$OUT" "epoch 1/$CHAIN_EPOCHS" "logs --link 1: the first job's lines"
 pj logs chain --rank 0 --link "$links"
 expect_contains "$OUT" "resuming from ckpt/checkpoint.ddpt" "logs --link $links: the last job's lines"
+# The chain's report, opened in a real headless Chromium: every link on the time axis, each
+# stopped by the walltime's checkpoint signal but the last, a line per rank, the training's metrics.
+pj report chain -o "$home/chain.html"
+expect_eq "$RC" 0 "report of the chain exits 0"
+dom=$(browser_dom "$home/chain.html")
+for k in $(seq "$links"); do
+    expect_contains "$dom" "<g class=\"link\" data-link=\"$k\">" "the report's chain shows link $k of $links"
+done
+expect_eq "$(grep -c '<path class="event walltime_signal"' <<<"$dom")" "$((links - 1))" \
+    "a walltime signal on each link but the last"
+expect_contains "$dom" "checkpointed, requeued" "the links that checkpointed, said so"
+expect_eq "$(grep -c '<path class="rank" data-rank=' <<<"$dom")" 4 "a line per rank, 4 of them"
+expect_contains "$dom" 'aria-label="loss"' "ddp-train's metrics, over the links"
+expect_eq "$(browser_errors)" "" "Chromium reports no error"
 REFERENCE_HOSTS=("$(pbs_ns n1)" "$(pbs_ns n2)") REFERENCE_MASTER=10.78.0.11
 expect_same_as_uninterrupted "$jobdir/ckpt/checkpoint.ddpt" "the PBS chain's final checkpoint = an uninterrupted run's" "$chain"
 

@@ -126,3 +126,30 @@ if [ "${colours:-0}" -gt 20 ] 2>/dev/null; then pass "the screenshot is not blan
     fail "the screenshot is not blank" "$colours"; fi
 # README's picture of a report is this one: SAVE_REPORT_PNG=docs/report.png keeps it.
 [ -z "${SAVE_REPORT_PNG:-}" ] || cp "$T/failing.png" "$SAVE_REPORT_PNG"
+
+# status --watch on a terminal (a pseudo-terminal from util-linux's script) against a running
+# job of 60 steps: the ETA appears, the bars move, and it exits when the job ends, with its status.
+sed -e 's/^name: failing/name: steady/' -e 's/^env: .*/env: {STEPS: "60"}/' failing.yaml >steady.yaml
+dj submit steady.yaml
+STEADY=$(tail -n 1 <<<"$OUT")
+expect_within 60 "the 60-step job runs" squeue_is "$STEADY" %T RUNNING
+XDG_STATE_HOME="$T/state" SRC=$SRCDIR DJ=$DDPJOB timeout 180 script -q -e -f -c \
+    '. "$SRC/tests/cluster/slurm.sh"; cluster_in head "$DJ" status steady --watch' "$T/watch.tty" >/dev/null 2>&1
+expect_eq "$?" 0 "--watch exits when the job ends, with its status (0)"
+watched=$(tr -d '\r' <"$T/watch.tty")
+expect_contains "$watched" " of 60 steps; " "the steps done of the total (ddp-train and this script write total_steps)"
+expect_contains "$watched" ": done in " "an ETA"
+expect_contains "$watched" " of walltime left" "against the walltime left"
+expect_contains "$watched" $'\033[H\033[J' "redrawn in place on a terminal"
+fills=$(grep -o 'node 0    \[#*' <<<"$watched" | sort -u | wc -l)
+if [ "$fills" -ge 3 ]; then pass "node 0's bar moved ($fills lengths)"; else fail "node 0's bar moved" "$(grep 'node 0 ' <<<"$watched" | sort -u)"; fi
+expect_contains "$watched" "steady (slurm job $STEADY): completed" "its last frame: completed"
+dj status steady --watch
+expect_eq "$RC" 0 "--watch of an ended job exits at once, with its status"
+expect_lacks "$OUT" $'\033' "plain text when not a terminal"
+# The last figures node 0 had: the very last steps may fall between its last sample and the end.
+if [[ $OUT =~ \ ([0-9]+)\ of\ 60\ steps$'\n' ]] && [ "${BASH_REMATCH[1]}" -ge 50 ]; then
+    pass "the steps done of 60, no ETA once ended (${BASH_REMATCH[1]} of 60 in the last sample)"
+else
+    fail "the steps done of 60, no ETA once ended" "$OUT"
+fi

@@ -252,6 +252,19 @@ static void report_metrics(const trainer_t *t, double loss, double train_acc, do
     fclose(f);
 }
 
+/* The steps the whole training takes, once, for `ddpjob status --watch`'s ETA. */
+static void report_total_steps(const trainer_t *t)
+{
+    const char *path = getenv(DDP_METRICS_ENV);
+    FILE *f = path && *path ? fopen(path, "ae") : NULL;
+    if (!f)
+        return;
+    long total =
+        t->o->max_steps && t->o->max_steps < t->total_steps ? t->o->max_steps : t->total_steps;
+    fprintf(f, "{\"total_steps\": %ld}\n", total);
+    fclose(f);
+}
+
 /* Forward, loss, backward with the gradients averaged as they are made, the SGD step. */
 static int queue_step(trainer_t *t, int n, ddp_error_t *err)
 {
@@ -378,6 +391,7 @@ static int run(trainer_t *t, run_end_t *end, ddp_error_t *err)
         o->stop_after_epochs && o->stop_after_epochs < o->epochs ? o->stop_after_epochs : o->epochs;
     int stop = 0;
     *end = RUN_DONE;
+    report_total_steps(t);
     while (t->epoch < last_epoch) {
         sampler_set_epoch(&t->sampler, (uint64_t)t->epoch);
         double count = 0, epoch_start = ddp_now_s();

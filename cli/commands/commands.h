@@ -94,6 +94,7 @@ int cmd_wait(int argc, char **argv);
 int cmd_cancel(int argc, char **argv);
 int cmd_logs(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_notify(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_launch(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);

@@ -24,6 +24,7 @@ static const struct {
     {"setup-nodes", cmd_setup_nodes, "check (and set up) key logins from this head to each host"},
     {"doctor", cmd_doctor, "compare the nodes a job would run on (over SSH, in a batch job, here)"},
     {"nodes", cmd_nodes, "list a job's nodes from a Slurm hostlist or a PBS node file"},
+    {"notify", cmd_notify, "send a job's events to its webhook (run by the job's batch shell)"},
     {"pbs-agents", cmd_pbs_agents, "start and watch a PBS job's agents (run by the PBS script)"},
 };
 

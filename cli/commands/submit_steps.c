@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "cli/jobs/job_notify.h"
 #include "cli/jobs/job_record.h"
 #include "runtime/base/ddp_file.h"
 #include "runtime/base/ddp_parse.h"
@@ -71,6 +72,15 @@ int make_record(const job_spec_t *spec, const sched_ops_t *ops, const char *jobd
     /* qsub -v takes VAR=VALUE,...: a record path with a comma cannot travel. */
     if (rc == 0 && strpbrk(*dir, ",'\"\n")) {
         ddp_error_set(err, "its folder %s holds a comma or quote, which qsub -v cannot pass", *dir);
+        job_record_remove(*dir);
+        free(*dir);
+        *dir = NULL;
+        rc = -1;
+    }
+    /* The webhook's URL is a secret: in the record, not in the script. */
+    if (rc == 0 && spec->notify.webhook &&
+        job_notify_save(*dir, spec->notify.webhook, spec->notify.on.items, spec->notify.on.count,
+                        err)) {
         job_record_remove(*dir);
         free(*dir);
         *dir = NULL;

@@ -4,7 +4,7 @@ _ddpjob() {
     cur=${COMP_WORDS[COMP_CWORD]}
     prev=${COMP_WORDS[COMP_CWORD - 1]}
     if [ "$COMP_CWORD" -eq 1 ]; then
-        mapfile -t COMPREPLY < <(compgen -W "validate render submit status logs report cancel list wait run launch doctor setup-nodes nodes pbs-agents --help --version" -- "$cur")
+        mapfile -t COMPREPLY < <(compgen -W "validate render submit status logs report cancel list wait run launch doctor setup-nodes nodes notify pbs-agents --help --version" -- "$cur")
         return
     fi
     case $prev in
@@ -39,6 +39,7 @@ _ddpjob() {
     cancel) opts="--checkpoint --trial --help" ;;
     list) opts="--all --json --help" ;;
     wait) opts="--timeout --help" ;;
+    notify) opts="--record --link --help" ;;
     pbs-agents) opts="--nodefile --nodes --node-env --task-dir --checkpoint-file --checkpoint-signal --spares --help" ;;
     *) opts="" ;;
     esac

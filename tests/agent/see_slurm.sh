@@ -153,3 +153,48 @@ if [[ $OUT =~ \ ([0-9]+)\ of\ 60\ steps$'\n' ]] && [ "${BASH_REMATCH[1]}" -ge 50
 else
     fail "the steps done of 60, no ETA once ended" "$OUT"
 fi
+
+# Notifications: a real HTTP receiver inside head's namespace (the nodes reach it on head's
+# address), and one that takes requests and never answers.
+hook_port=18080 silent_port=18081
+for mode in answer silent; do
+    port=$hook_port flag=
+    [ "$mode" = answer ] || port=$silent_port flag=--silent
+    DDPJ_TESTCLUSTER=$CLUSTER cluster_in head /usr/bin/python3 "$SRCDIR/tests/agent/py/webhook_receiver.py" \
+        10.77.0.1 "$port" "$T/$mode.received" ${flag:+"$flag"} >"$T/$mode.log" 2>&1 &
+done
+secret="hook-$RANDOM$RANDOM"
+sed -e 's/^name: failing/name: told/' failing.yaml >told.yaml
+printf 'notify: {webhook: "http://10.77.0.1:%s/%s", on: [failed, completed, slow]}\n' "$hook_port" "$secret" >>told.yaml
+sed -e 's/^name: steady/name: unheard/' steady.yaml >unheard.yaml
+printf 'notify: {webhook: "http://10.77.0.1:%s/%s"}\n' "$silent_port" "$secret" >>unheard.yaml
+dj submit told.yaml
+dj wait told --timeout 180
+expect_eq "$RC" 3 "the told job fails with 3"
+received=$(cat "$T/answer.received" 2>/dev/null)
+expect_eq "$(grep -c . <<<"$received")" 1 "one message: the job's end"
+expect_contains "$received" "\"text\":\"ddpjob: told (slurm job " "in words, naming the job"
+expect_contains "$received" "\"event\":\"failed\",\"state\":\"failed\"" "its event and state"
+expect_contains "$received" "\"cause\":\"rank 1 (node 0, host n1): exited with code 3\"" "and the cause"
+told=$(ls -d "$T"/.ddpjob/jobs/told.*)
+expect_contains "$(cat "$told/link-0/notify.log" 2>&1)" "failed sent (HTTP 200)" "the record logs it sent"
+expect_eq "$(stat -c %a "$told/notify.json")" 600 "the webhook is kept in the record, 0600"
+dj status told
+leaks=$(cat "$told/script" "$T"/told-*.out 2>/dev/null; echo "$OUT$ERR")
+expect_lacks "$leaks" "$secret" "the URL is in neither the script, the job's output nor status"
+
+dj submit unheard.yaml
+UNHEARD=$(tail -n 1 <<<"$OUT")
+unheard_dir=$(ls -d "$T"/.ddpjob/jobs/unheard.*)
+expect_within 180 "the unheard job's link ends" test -e "$unheard_dir/link-0/ended"
+ended_at=$(cut -d' ' -f2 "$unheard_dir/link-0/ended")
+expect_within 60 "and it leaves the queue" squeue_is "$UNHEARD" %i ""
+late=$(($(date +%s) - ended_at))
+# The message's deadline is 10 s; the rest is margin for a loaded machine.
+if [ "$late" -le 40 ]; then pass "a receiver that never answers holds the job's end by the deadline at most ($late s)"; else
+    fail "a receiver that never answers holds the job's end by the deadline at most" "$late s"; fi
+expect_contains "$(cat "$T/silent.received" 2>&1)" "request held" "the silent receiver had the request"
+expect_contains "$(cat "$unheard_dir/link-0/notify.log" 2>&1)" "completed not sent: no answer within 10 s" \
+    "the record logs the failed message"
+dj status unheard
+expect_contains "$OUT" "completed, exit 0" "the job completed all the same"

@@ -71,6 +71,19 @@ nodes: 2
 check "unterminated quote" "case.yaml:2:1: YAML syntax error: found unexpected end of stream while scanning a quoted scalar" \
     'name: "x
 '
+check "notify: an event it does not know" 'case.yaml:5:28: notify.on: "started" is no event: failed, requeued, completed or slow' \
+    "${base}nodes: 1
+notify: {email: a@b.c, on: [failed, started]}
+"
+check "notify: a webhook that is not http(s), the URL not said" \
+    'case.yaml:5:19: notify.webhook: not an http:// or https:// URL (the URL is not repeated here: it is a secret)' \
+    "${base}nodes: 1
+notify: {webhook: ftp://example.org/secret-key}
+"
+check "notify: nothing to send to" 'case.yaml:5:9: notify: names no email: and no webhook: to send to' \
+    "${base}nodes: 1
+notify: {on: [failed]}
+"
 check "unknown scheduler" 'case.yaml:2:12: scheduler: expected pbs or slurm, got "lsf"' \
     'name: x
 scheduler: lsf

@@ -9,17 +9,47 @@
 #include "runtime/base/ddp_file.h"
 #include "cli/jobs/job_history.h"
 #include "cli/jobs/job_view.h"
+#include "cli/jobs/sweep_record.h"
+#include "cli/jobs/sweep_view.h"
 #include "cli/report/report_page.h"
+#include "cli/report/sweep_page.h"
 
 static const char report_help[] =
-    "usage: ddpjob report JOB [-o FILE.html]\n"
+    "usage: ddpjob report JOB|SWEEP [-o FILE.html]\n"
     "JOB (a spec name, a scheduler job id of any link of its chain, or a job record's folder)\n"
     "as one HTML page that needs nothing else (no script, no network): the chain of links on a\n"
     "time axis with the walltime signals, restarts and spare swaps; the attempts and their\n"
     "causes; every rank's steps over time, the slow or stalled rank named; busy time per step\n"
-    "as a heat strip; throughput; rank 0's metrics; the failure in words.\n"
+    "as a heat strip; throughput; rank 0's metrics; the failure in words. A SWEEP: its table\n"
+    "and, for each metric, every trial's curve on one chart.\n"
     "  -o FILE  where to write it (default NAME.report.html here; -: standard output)\n"
     "Exit: 0 written, 2 usage, 3 the job not found or the file not written.\n";
+
+/* The page of the sweep in dir: its table, and its trials' metric curves. */
+static int render_sweep(const char *dir, char **text, size_t *len, char *name, size_t size)
+{
+    sweep_view_t sv;
+    ddp_error_t err;
+    if (sweep_view_load(dir, &sv, &err)) {
+        fprintf(stderr, "ddpjob: report: %s\n", err.msg);
+        return -1;
+    }
+    snprintf(name, size, "%s", sv.rec.name);
+    job_history_t *hs = calloc(sv.rec.ntrials + 1, sizeof *hs);
+    for (size_t k = 0; hs && k < sv.rec.ntrials; k++)
+        if (sv.trials[k].rec.dir)
+            job_history_read(&sv.trials[k].rec, -1, &hs[k]);
+    FILE *f = hs ? open_memstream(text, len) : NULL;
+    if (f) {
+        sweep_page_write(f, &sv, hs);
+        fclose(f);
+    }
+    for (size_t k = 0; hs && k < sv.rec.ntrials; k++)
+        job_history_free(&hs[k]);
+    free(hs);
+    sweep_view_free(&sv);
+    return f && *text ? 0 : -1;
+}
 
 /* The page of the job in dir, into *text. */
 static int render_page(char *dir, char **text, size_t *len, job_view_t *v)
@@ -64,22 +94,28 @@ int cmd_report(int argc, char **argv)
     }
     job_view_t v = {0};
     size_t len = 0;
-    int rc = EXIT_SYSTEM;
-    if (render_page(dir, &text, &len, &v)) {
-        fprintf(stderr, "ddpjob: report: cannot read the job's record %s\n", dir);
+    int rc = EXIT_SYSTEM, sweep = sweep_record_is(dir);
+    char name[256] = "";
+    if (sweep ? render_sweep(dir, &text, &len, name, sizeof name)
+              : render_page(dir, &text, &len, &v)) {
+        fprintf(stderr, "ddpjob: report: cannot read the record %s\n", dir);
     } else if (output && !strcmp(output, "-")) {
         rc = fwrite(text, 1, len, stdout) == len ? EXIT_OK : EXIT_SYSTEM;
     } else {
         snprintf(path, sizeof path, "%s", output ? output : "");
         if (!output)
-            snprintf(path, sizeof path, "%s.report.html", v.rec.name[0] ? v.rec.name : "job");
+            snprintf(path, sizeof path, "%s.report.html",
+                     sweep           ? name
+                     : v.rec.name[0] ? v.rec.name
+                                     : "job");
         /* Private, as the record it is drawn from. */
         if (ddp_write_file_atomic(path, text, len, 0600, &err))
             fprintf(stderr, "ddpjob: report: %s\n", err.msg);
         else
             rc = printf("%s\n", path) < 0 ? EXIT_SYSTEM : EXIT_OK;
     }
-    job_views_free(&v, 1);
+    if (!sweep)
+        job_views_free(&v, 1);
     free(text);
     free(dir);
     return rc;

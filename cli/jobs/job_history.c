@@ -172,14 +172,15 @@ static void metrics_line(const json_t *o, void *ctx)
                                                                      : NULL;
     double x = xkey ? json_number_value(json_object_get(o, xkey)) : r->lines;
     r->lines++;
-    const json_t *total = json_object_get(o, "total_steps");
+    const json_t *total = json_object_get(o, METRICS_TOTAL_STEPS);
     if (json_is_integer(total) && json_integer_value(total) > 0)
         r->h->total_steps = json_integer_value(total);
     const char *key;
     json_t *value;
     json_object_foreach((json_t *)o, key, value)
     {
-        if (!json_is_number(value) || (xkey && !strcmp(key, xkey)) || !strcmp(key, "total_steps"))
+        if (!json_is_number(value) || (xkey && !strcmp(key, xkey)) ||
+            !strcmp(key, METRICS_TOTAL_STEPS))
             continue;
         metric_series_t *m = series_named(r->h, key);
         if (!m || m->n == METRIC_VALUES_MAX)

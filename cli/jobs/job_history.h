@@ -11,6 +11,9 @@
 
 #include "cli/jobs/job_record.h"
 
+/* The metrics line's key that says the steps of the whole job, once: not a metric. */
+#define METRICS_TOTAL_STEPS "total_steps"
+
 /* What is read of one history or metrics file at most. */
 #define JOB_HISTORY_MAX_BYTES (64u << 20)
 

@@ -35,7 +35,7 @@ static void merge_metrics(const char *path, json_t *last)
             json_t *value;
             json_object_foreach(o, key, value)
             {
-                if (json_is_number(value))
+                if (json_is_number(value) && strcmp(key, METRICS_TOTAL_STEPS))
                     json_object_set(last, key, value);
             }
         }

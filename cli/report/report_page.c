@@ -18,25 +18,7 @@
 #define BUSIEST 5
 #define BUSIEST_FROM 1.2
 
-static const char style[] =
-    "body{font:14px/1.45 system-ui,sans-serif;margin:24px auto;padding:0 16px;max-width:1000px;"
-    "color:#222}"
-    "h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 6px}"
-    ".state{padding:2px 8px;border-radius:4px;color:#fff;background:#555}"
-    ".state.completed{background:#2e7d32}.state.failed,.state.out.of.memory,.state.node.failure"
-    "{background:#c62828}.state.running{background:#1565c0}.state.pending,.state.requeued"
-    "{background:#ef6c00}table{border-collapse:collapse;font-size:13px}"
-    "td,th{border-bottom:1px solid #ddd;padding:3px 10px 3px 0;text-align:left;vertical-align:top}"
-    "svg{display:block;margin:4px 0}.frame{fill:#fafafa;stroke:#bbb}"
-    ".tick{font-size:10px;fill:#666}.axis{font-size:11px;fill:#444}"
-    ".rank{fill:none;stroke-width:1.2}.marked{stroke:#c62828;stroke-width:2.5;fill:none}"
-    ".label{font-size:11px;fill:#c62828}.band{fill:#90caf9;opacity:.5}.median{fill:none;"
-    "stroke:#1565c0;stroke-width:1.5}.queued{fill:#cfd8dc}.ran{fill:#66bb6a}.ran.failed"
-    "{fill:#e53935}.ran.checkpointed{fill:#ffa726}.ran.running{fill:#42a5f5}"
-    ".metric{display:inline-block;margin-right:12px}.line{fill:none;stroke:#1565c0;"
-    "stroke-width:1.5}.summary li{margin:2px 0}.muted{color:#777}";
-
-/* Whether the job's times span more than a day. */
+/* The page's time span and the ranks it names. */
 typedef struct {
     double t0, t1;
     char *marks; /* per rank: 0, or 's' slow, 't' stalled, 'f' failed */
@@ -112,11 +94,8 @@ static void link_end_words(const job_view_t *v, int k, char *out, size_t size)
 static void page_head(FILE *f, const job_view_t *v)
 {
     const char *name = v->rec.name[0] ? v->rec.name : "?";
-    fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>ddpjob "
-          "report: ",
-          f);
-    html_text(f, name);
-    fprintf(f, "</title>\n<style>%s</style></head><body>\n<h1>", style);
+    html_begin(f, name);
+    fputs("<h1>", f);
     html_text(f, name);
     fprintf(f, " <span class=\"state %s\" id=\"state\">", job_state_name(v->state));
     html_text(f, job_state_name(v->state));
@@ -593,7 +572,6 @@ void report_page_write(FILE *f, const job_view_t *v, const job_history_t *h)
     }
     metrics(f, h);
     events_table(f, h);
-    fputs("<p class=\"muted\">Made by ddpjob report from the job's record.</p>\n</body></html>\n",
-          f);
+    html_end(f);
     free(p.marks);
 }

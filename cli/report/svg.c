@@ -6,6 +6,24 @@
 
 #define TICKS 5
 
+static const char style[] =
+    "body{font:14px/1.45 system-ui,sans-serif;margin:24px auto;padding:0 16px;max-width:1000px;"
+    "color:#222}"
+    "h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 6px}"
+    ".state{padding:2px 8px;border-radius:4px;color:#fff;background:#555}"
+    ".state.completed{background:#2e7d32}.state.failed,.state.out.of.memory,.state.node.failure"
+    "{background:#c62828}.state.running{background:#1565c0}.state.pending,.state.requeued"
+    "{background:#ef6c00}table{border-collapse:collapse;font-size:13px}"
+    "td,th{border-bottom:1px solid #ddd;padding:3px 10px 3px 0;text-align:left;vertical-align:top}"
+    "svg{display:block;margin:4px 0}.frame{fill:#fafafa;stroke:#bbb}"
+    ".tick{font-size:10px;fill:#666}.axis{font-size:11px;fill:#444}"
+    ".rank{fill:none;stroke-width:1.2}.marked{stroke:#c62828;stroke-width:2.5;fill:none}"
+    ".label{font-size:11px;fill:#c62828}.band{fill:#90caf9;opacity:.5}.median{fill:none;"
+    "stroke:#1565c0;stroke-width:1.5}.queued{fill:#cfd8dc}.ran{fill:#66bb6a}.ran.failed"
+    "{fill:#e53935}.ran.checkpointed{fill:#ffa726}.ran.running{fill:#42a5f5}"
+    ".metric{display:inline-block;margin-right:12px}.line{fill:none;stroke:#1565c0;"
+    "stroke-width:1.5}.summary li{margin:2px 0}.muted{color:#777}";
+
 double svg_x(const svg_chart_t *c, double x)
 {
     double span = c->x1 > c->x0 ? c->x1 - c->x0 : 1;
@@ -122,4 +140,18 @@ void heat_colour(double ratio, char out[8])
     int r = (int)(255 + (179 - 255) * s), g = (int)(247 + (0 - 247) * s),
         b = (int)(188 + (0 - 188) * s);
     snprintf(out, 8, "#%02x%02x%02x", r, g, b);
+}
+
+void html_begin(FILE *f, const char *title)
+{
+    fputs(
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>ddpjob report: ",
+        f);
+    html_text(f, title);
+    fprintf(f, "</title>\n<style>%s</style></head><body>\n", style);
+}
+
+void html_end(FILE *f)
+{
+    fputs("<p class=\"muted\">Made by ddpjob report from the record.</p>\n</body></html>\n", f);
 }

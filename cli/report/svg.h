@@ -1,6 +1,7 @@
-/* svg: the drawing a report page is made of, written as inline SVG inside HTML: a chart's frame
- * with its axes and ticks (time axes as clock times), the mapping of data to pixels, HTML-escaped
- * text, and the colour scale of the heat strips. Nothing of it needs a script or the network. */
+/* svg: the drawing a report page is made of, written as inline SVG inside HTML: the page's
+ * frame and style sheet, a chart's frame with its axes and ticks (time axes as clock times), the
+ * mapping of data to pixels, HTML-escaped text, and the colour scale of the heat strips. Nothing
+ * of it needs a script or the network. */
 #ifndef DDPJOB_SVG_H
 #define DDPJOB_SVG_H
 
@@ -23,6 +24,9 @@ void svg_chart_end(const svg_chart_t *c);
 double svg_x(const svg_chart_t *c, double x);
 double svg_y(const svg_chart_t *c, double y);
 
+/* A report page's start (its title, the one style sheet of every page) and end. */
+void html_begin(FILE *f, const char *title);
+void html_end(FILE *f);
 /* s with & < > " ' escaped, for HTML text and attributes. */
 void html_text(FILE *f, const char *s);
 /* A clock time (local) for seconds since the epoch: "14:20:05", or "Nov 27 14:20" when

@@ -3,9 +3,11 @@
 # 6 one-node trials, 2 at once, as one array job; trial 1 fails with exit 3. Read from Slurm
 # while it runs: never more than 2 trials at once. Then the table, wait, logs, list, cancel of
 # one trial of a second sweep, a site that takes no arrays (lanes chained by afterany), and 2-node
-# ddp-train trials with a spare, one of which its walltime requeues: it resumes alone.
+# ddp-train trials with a spare, one of which its walltime requeues: it resumes alone. The
+# sweep's report in a real headless Chromium.
 . "$SRCDIR/tests/lib/agents.sh"
 . "$SRCDIR/tests/cluster/slurm.sh"
+. "$SRCDIR/tests/lib/browser.sh"
 at_exit 'cluster_down'
 cd "$T" || exit 1
 
@@ -88,6 +90,17 @@ expect_contains "$OUT" "\"best\": 3" "--json names the best trial"
 first=$(grep -o '"trial": [0-9]*' <<<"$OUT" | head -n 1)
 expect_eq "$first" '"trial": 3' "--sort loss: the lowest loss first"
 expect_contains "$OUT" '"summary": "failed: rank 0 exited with code 3"' "--json: the failed trial's cause"
+
+# The sweep's report, in a real headless Chromium: each metric one chart with a curve per trial
+# that wrote one (5: trial 1 failed before its first step).
+dj report grid -o "$T/grid.html"
+expect_eq "$RC" 0 "report of the sweep exits 0"
+dom=$(browser_dom "$T/grid.html")
+expect_contains "$dom" 'aria-label="loss"' "a chart of the trials' loss"
+expect_contains "$dom" 'aria-label="test_acc"' "and one of their test_acc"
+expect_eq "$(grep -c '<path class="trial" data-trial=' <<<"$dom")" 10 "a curve per trial with metrics on each chart (5 x 2)"
+expect_contains "$dom" '<li data-trial="4">' "the legend names the trials"
+expect_contains "$dom" 'lr=0.01 seed=2' "the table, with the parameters"
 
 dj logs grid --trial 4
 expect_contains "$OUT" 'trial 4 params {"lr": 0.01, "seed": 2} RANK=0' "logs --trial 4: trial 4's own lines"

@@ -52,10 +52,7 @@ GPUWAIT=$(tail -n 1 <<<"$OUT")
 pj submit toobig.yaml --bindir "$PBS_CLUSTER/bin"
 
 # The scheduler writes its comment (and estimate) at its next cycle.
-deadline=$((SECONDS + 60))
-while pj status gpuwait && [[ $OUT != *"estimates the start"* ]] && [ "$SECONDS" -lt "$deadline" ]; do
-    sleep 1
-done
+run_until 60 "estimates the start" pj status gpuwait
 expect_contains "$OUT" "pending: waiting for ngpus: it asks for 1, 0 of 2 are free (PBS: Not Running: Insufficient amount of resource: ngpus" \
     "behind the job that holds both GPUs: the resource it waits for, from PBS's comment"
 expect_contains "$OUT" "; PBS estimates the start at " "and the start PBS estimates"

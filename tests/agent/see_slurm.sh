@@ -58,10 +58,7 @@ AFTER=$(tail -n 1 <<<"$OUT")
 dj submit toolong.yaml
 
 # The backfill scheduler estimates a start within its interval (1 s here).
-deadline=$((SECONDS + 60))
-while dj status behind && [[ $OUT != *"estimates the start"* ]] && [ "$SECONDS" -lt "$deadline" ]; do
-    sleep 1
-done
+run_until 60 "estimates the start" dj status behind
 expect_contains "$OUT" "pending: waiting for 2 free nodes in partition debug (1 running job holds 2 nodes); Slurm estimates the start at " \
     "behind the job that holds both nodes: Resources, in words, with what holds them and Slurm's estimate"
 dj status after
@@ -120,10 +117,7 @@ expect_contains "$dom" 'data-link="1"' "the chain's link"
 expect_contains "$dom" '<tr class="attempt"><td>1</td><td>0</td>' "the attempt, in the table"
 expect_contains "$dom" 'aria-label="loss"' "rank 0's metrics"
 expect_eq "$(browser_errors)" "" "Chromium reports no error"
-browser_shot "$T/failing.html" "$T/failing.png"
-colours=$(png_colours "$T/failing.png" 2>&1)
-if [ "${colours:-0}" -gt 20 ] 2>/dev/null; then pass "the screenshot is not blank ($colours colours)"; else
-    fail "the screenshot is not blank" "$colours"; fi
+expect_screenshot "$T/failing.html" "$T/failing.png" "the screenshot is not blank"
 # README's picture of a report is this one: SAVE_REPORT_PNG=docs/report.png keeps it.
 [ -z "${SAVE_REPORT_PNG:-}" ] || cp "$T/failing.png" "$SAVE_REPORT_PNG"
 

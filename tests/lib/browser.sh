@@ -16,6 +16,15 @@ browser_shot() { browser --window-size=1000,1000 --screenshot="$2" "file://$(rea
 # browser_errors: what Chromium said of the pages' scripts (uncaught errors, console errors).
 browser_errors() { grep -E 'Uncaught|CONSOLE.*(error|Error)' "$T/chromium.log" 2>/dev/null; }
 
+# expect_screenshot HTML PNG DESCRIPTION: Chromium's screenshot of the page is not blank (more
+# than 20 colours).
+expect_screenshot() {
+    local colours
+    browser_shot "$1" "$2"
+    colours=$(png_colours "$2" 2>&1)
+    if [ "${colours:-0}" -gt 20 ] 2>/dev/null; then pass "$3 ($colours colours)"; else fail "$3" "$colours"; fi
+}
+
 # png_colours PNG: how many colours its pixels have (Python's zlib; PNG filters undone).
 png_colours() {
     python3 - "$1" <<'PY'

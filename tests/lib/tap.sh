@@ -80,6 +80,16 @@ expect_within() { # SECONDS DESCRIPTION COMMAND...: passes once COMMAND succeeds
     pass "$what"
 }
 
+# run_until SECONDS NEEDLE COMMAND...: runs COMMAND, which sets OUT (run, or a suite's wrapper of
+# it), every second until OUT holds NEEDLE or SECONDS have passed.
+run_until() {
+    local deadline=$((SECONDS + $1)) needle=$2
+    shift 2
+    while "$@" && [[ $OUT != *"$needle"* ]] && [ "$SECONDS" -lt "$deadline" ]; do
+        sleep 1
+    done
+}
+
 # Runs a command, keeping its stdout, stderr and status in OUT, ERR and RC.
 run() {
     OUT=$("$@" 2>"$T/stderr") && RC=0 || RC=$?

@@ -578,6 +578,61 @@ static int check_identity(agent_options_t *o, int port_set, ddp_error_t *err)
     return 0;
 }
 
+/* Whether every agent of the job is on this host: its rendezvous is on a loopback address. */
+static int endpoint_is_loopback(const char *addr)
+{
+    return addr &&
+           (!strcmp(addr, "localhost") || !strncmp(addr, "127.", 4) || !strcmp(addr, "::1"));
+}
+
+/* The folder where one user's agents on one host share their tokens: $XDG_RUNTIME_DIR/ddpjob, else
+ * ~/.ddpjob-tokens; made 0700 or reused only when it is the user's own and closed to others. */
+static int token_folder(char *dir, size_t size, ddp_error_t *err)
+{
+    const char *runtime = getenv("XDG_RUNTIME_DIR"), *home = getenv("HOME");
+    if (runtime && *runtime)
+        snprintf(dir, size, "%s/ddpjob", runtime);
+    else if (home && *home)
+        snprintf(dir, size, "%s/.ddpjob-tokens", home);
+    else
+        return ddp_error_set(err, "neither XDG_RUNTIME_DIR nor HOME is set");
+    return ddp_private_dir(dir, err);
+}
+
+/* Agents of one user on one host (a rendezvous on loopback, as torchrun's --rdzv-endpoint
+ * localhost:PORT) need no token given: the first makes one in a file only this user can read,
+ * named by the run id and the port, and the others read it. link() publishes it whole, once. */
+static int shared_host_token(agent_options_t *o, ddp_error_t *err)
+{
+    char dir[4096], path[4400], tmp[4400], name[128];
+    if (token_folder(dir, sizeof dir, err))
+        return -1;
+    snprintf(name, sizeof name, "%.100s", o->run_id);
+    for (char *c = name; *c; c++)
+        if (!isalnum((unsigned char)*c) && *c != '-' && *c != '_' && *c != '.')
+            *c = '_';
+    snprintf(path, sizeof path, "%s/token.%s.%d", dir, name, o->master_port);
+    snprintf(tmp, sizeof tmp, "%s/.token.XXXXXX", dir);
+    unsigned char raw[32];
+    char hex[2 * sizeof raw + 1];
+    int fd = mkstemp(tmp);
+    if (fd < 0)
+        return ddp_error_set(err, "%s: cannot make a token: %s", dir, strerror(errno));
+    if (ddp_random(raw, sizeof raw)) {
+        close(fd);
+        unlink(tmp);
+        return ddp_error_set(err, "cannot make a job token: no random bytes");
+    }
+    ddp_hex(raw, sizeof raw, hex);
+    int written = write(fd, hex, strlen(hex)) == (ssize_t)strlen(hex);
+    close(fd);
+    int published = written && link(tmp, path) == 0;
+    unlink(tmp);
+    if (!published && errno != EEXIST)
+        return ddp_error_set(err, "%s: %s", path, strerror(errno));
+    return read_token_file(o, path, err);
+}
+
 static int take_token(agent_options_t *o, const char *token_file, ddp_error_t *err)
 {
     if (token_file)
@@ -588,6 +643,8 @@ static int take_token(agent_options_t *o, const char *token_file, ddp_error_t *e
         o->token_len = strlen(env);
         return 0;
     }
+    if (o->nnodes > 1 && endpoint_is_loopback(o->master_addr))
+        return shared_host_token(o, err);
     if (o->nnodes > 1)
         return ddp_error_set(err,
                              "a job of %d nodes needs its token, so that only its own agents meet: "

@@ -115,7 +115,6 @@ one no_prefix -- --standalone --log-line-prefix '' "$CASE"
 expect_eq "$(grep -c '^rank=0 world=1' <<<"$OUT")" 1 "--log-line-prefix '': no prefix"
 
 # --- two nodes ----------------------------------------------------------------------------------
-export DDPJOB_TOKEN=torchrun-test-$$
 # two [ENV=VALUE...] -- ARGS...: the same ARGS on both nodes, each node's own arguments in
 # NODE0_ARGS/NODE1_ARGS (two_agents); RC "rc0/rc1", OUT both nodes' output, stderr too.
 two() {
@@ -123,6 +122,23 @@ two() {
     RC=$RC0/$RC1 OUT=$OUT0$ERR0$'\n'$OUT1$ERR1
 }
 sums() { grep -o 'sum=[0-9]* expected=[0-9]*' <<<"$1" | sort | uniq -c | awk '{print $1, $2, $3}'; }
+
+# torchrun's elastic line on one host, `--nnodes 1:2 --rdzv-backend c10d --rdzv-endpoint
+# localhost:PORT`, with no token given: this user's agents on this host share one through a file
+# only the user can read. A rendezvous on another host's address still needs one, at once.
+next_port
+mkdir -m 700 "$T/xdg"
+NODE0_ARGS=() NODE1_ARGS=()
+two XDG_RUNTIME_DIR="$T/xdg" -- --nnodes 1:2 --nproc-per-node 2 --rdzv-backend c10d \
+    --rdzv-endpoint "localhost:$PORT" --rdzv-id elastic1 "$CASE"
+expect_eq "$RC/$(sums "$OUT")" "0/0/4 sum=6 expected=6" \
+    "--nnodes 1:2 with c10d on localhost and no token: both agents meet, 4 ranks"
+token_files=$(find "$T/xdg/ddpjob" -name 'token.elastic1.*' -perm 600 -user "$(id -u)" | wc -l)
+expect_eq "$token_files" 1 "... through one token file of this user's, mode 0600, in XDG_RUNTIME_DIR/ddpjob"
+one far -- --nnodes 2 --nproc-per-node 1 --rdzv-backend c10d --rdzv-endpoint "10.255.255.1:$PORT" "$CASE"
+expect_eq "$RC" 2 "a rendezvous on another host without a token fails at once (a usage error)"
+expect_contains "$ERR" "export DDPJOB_TOKEN=" "... naming the command that sets one"
+export DDPJOB_TOKEN=torchrun-test-$$
 
 next_port
 NODE0_ARGS=(--node-rank 0) NODE1_ARGS=(--node-rank 1)

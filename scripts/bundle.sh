@@ -1,8 +1,9 @@
 #!/bin/bash
 # Builds the release bundle ddpjob-VERSION-linux-x86_64.tar.gz from this checkout (committed
 # files only, as a clean clone has them): bin/ (ddpjob with libyaml, libssh2, jansson, libcrypto and zlib
-# linked in: only glibc is needed; the static ddpjob-agent; ddp-train, CPU build, with the shared
-# libraries it needs in lib/, found through an rpath relative to itself), share/ (templates,
+# linked in, and libcurl with its libraries in lib/, which Debian ships shared only; the static
+# ddpjob-agent; ddp-train, CPU build, with the shared libraries it needs in lib/; both find lib/
+# through an rpath relative to themselves), share/ (templates,
 # examples, site profiles, man pages, completions, the modulefiles), SHA256SUMS, test.sh, the
 # bundle's own check on the machine it lands on, and install.sh PREFIX, which copies it into a
 # tree of one's own and will not replace another version silently.
@@ -30,9 +31,9 @@ say "building the static agent (musl)"
 static=$(bash "$work/src/scripts/build-static-agent.sh" "$work/build-static")
 cp "$static" "$stage/bin/ddpjob-agent"
 
-# ddp-train's libraries beside it, all but the C library's own (the node has those).
+# ddpjob's and ddp-train's libraries beside them, all but the C library's own (the node has those).
 mkdir -p "$stage/lib"
-if libs=$(ldd "$stage/bin/ddp-train" | awk '$3 ~ /^\// {print $3}' |
+if libs=$(ldd "$stage/bin/ddpjob" "$stage/bin/ddp-train" | awk '$3 ~ /^\// {print $3}' | sort -u |
     grep -Ev '/(libc|libm|libdl|libpthread|librt|libresolv|ld-linux[^/]*)\.so'); then
     for lib in $libs; do cp -L "$lib" "$stage/lib/"; done
 fi

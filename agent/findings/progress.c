@@ -131,6 +131,13 @@ void progress_sample(progress_local_t *p, int i, const char *path, int pid, int6
     w->ring[(w->head + w->count++) % p->cap] = s;
 }
 
+void progress_last_step(progress_local_t *p, int i, const char *path)
+{
+    long long step = read_step(path);
+    if (step > p->w[i].step)
+        p->w[i].step = step;
+}
+
 progress_figure_t progress_local_figure(const progress_local_t *p, int i)
 {
     const worker_progress_t *w = &p->w[i];

@@ -37,6 +37,8 @@ void progress_local_free(progress_local_t *p);
 /* At a heartbeat: worker i's step (from its file, path) and busy time (its pid's threads). */
 void progress_sample(progress_local_t *p, int i, const char *path, int pid, int64_t now);
 progress_figure_t progress_local_figure(const progress_local_t *p, int i);
+/* Worker i's last step from its file alone, once it has ended: its busy time stays as it was. */
+void progress_last_step(progress_local_t *p, int i, const char *path);
 /* "RANK/LOCAL_RANK:STEP:BUSY_US ..." for the workers that report a step; worker i has rank
  * ranks[i] and local rank i. Returns the length, 0 when none reports. */
 size_t progress_encode(const progress_local_t *p, const int *ranks, char *buf, size_t size);

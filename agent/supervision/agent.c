@@ -227,6 +227,7 @@ static void run_workers(agent_t *a, attempt_t *t, const ddp_rdzv_result_t *r,
         if (a->node_rank == 0 && progress_job_init(&t->job, r->world_size, ddp_now_ms()))
             agent_say("no memory to follow the ranks' progress");
         monitor_attempt(a, t, r);
+        liveness_collect_last_steps(a, t);
         liveness_write_progress(a, t, r);
         timeline_sample(a, t, 1);
         progress_local_free(t->progress);

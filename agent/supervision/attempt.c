@@ -148,8 +148,10 @@ static void settle_node(agent_t *a, attempt_t *t, int checkpointed)
     char key[128];
     int64_t settled = 0, counts[2] = {0, 0};
     ddp_error_t err;
-    /* Its fingerprint first: once the last node has settled, node 0 reports on every node's. */
+    /* Its fingerprint and last steps first: once the last node has settled, node 0 reports on
+     * every node's. */
     preflight_beside(a, PREFLIGHT_SETTLE_MS);
+    liveness_publish_last_steps(a, t);
     attempt_key(t, key, sizeof key, checkpointed ? "checkpointed" : "finished");
     int failed = ddp_store_add(a->client, key, 1, NULL, &err);
     attempt_key(t, key, sizeof key, "settled");

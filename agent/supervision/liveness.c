@@ -245,6 +245,40 @@ int liveness_heartbeat(agent_t *a, attempt_t *t, const ddp_rdzv_result_t *r, fai
     return failed;
 }
 
+void liveness_publish_last_steps(agent_t *a, attempt_t *t)
+{
+    if (!t->progress)
+        return;
+    for (int i = 0; i < t->nworkers; i++)
+        progress_last_step(t->progress, i, t->workers[i].progress_file);
+    char figures[8192];
+    size_t len = sample_progress(t, figures, sizeof figures);
+    if (!len)
+        return;
+    if (a->node_rank == 0) {
+        if (t->job.ranks)
+            progress_job_update(&t->job, 0, figures, ddp_now_ms());
+        return;
+    }
+    char key[128], name[64];
+    snprintf(name, sizeof name, "prog/%d", a->node_rank);
+    ddp_rdzv_key(key, sizeof key, t->round, name);
+    ddp_error_t err;
+    if (ddp_store_set(a->client, key, figures, len, &err))
+        agent_say("cannot publish this node's last steps: %s", err.msg);
+}
+
+void liveness_collect_last_steps(agent_t *a, attempt_t *t)
+{
+    if (a->node_rank != 0 || !t->job.ranks || a->store_lost)
+        return;
+    char **figures = read_node_values(a, t->round, "prog");
+    for (int i = 1; figures && i < a->nnodes; i++)
+        if (figures[i - 1])
+            progress_job_update(&t->job, i, figures[i - 1], ddp_now_ms());
+    free_node_values(a, figures);
+}
+
 /* --hang-timeout: a worker whose process group has written nothing and used under 1% of a CPU for
  * that long is hung (blocked for ever in a collective, say: an idle process still wakes now and
  * then, so "no CPU at all" would never hold); one blocked in a write the agent holds back

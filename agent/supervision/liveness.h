@@ -24,6 +24,11 @@ int liveness_heartbeat(agent_t *a, attempt_t *t, const ddp_rdzv_result_t *r, fai
 int liveness_check_progress(agent_t *a, attempt_t *t, const ddp_rdzv_result_t *r, failure_t *f);
 /* --hang-timeout: 1 with *f for the first of this node's workers that is hung. */
 int liveness_check_hangs(agent_t *a, attempt_t *t, failure_t *f);
+/* A node whose workers have all ended: their last steps (written after the last heartbeat's
+ * sample) to node 0, before it counts the node settled; and node 0 reads every node's once
+ * more before its last --progress-file. So a short job's last steps are not lost. */
+void liveness_publish_last_steps(agent_t *a, attempt_t *t);
+void liveness_collect_last_steps(agent_t *a, attempt_t *t);
 /* Node 0: every rank's progress into --progress-file, now. */
 void liveness_write_progress(agent_t *a, attempt_t *t, const ddp_rdzv_result_t *r);
 

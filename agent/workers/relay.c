@@ -28,6 +28,7 @@ int relay_init(relay_t *r, int dest_fd, int log_fd, int rank, const char *prefix
     memset(r, 0, sizeof *r);
     r->dest_fd = dest_fd;
     r->log_fd = log_fd;
+    r->order_fd = -1;
     r->keep_tail = keep_tail;
     r->rank = rank;
     r->console = console;
@@ -79,10 +80,20 @@ static void emit(relay_t *r)
     r->len = 0;
 }
 
+void relay_set_order(relay_t *r, int order_fd, char stream, int owns)
+{
+    r->order_fd = order_fd;
+    r->stream = stream;
+    r->owns_order = owns;
+}
+
 void relay_feed(relay_t *r, const char *data, size_t len)
 {
-    if (r->log_fd >= 0)
+    if (r->log_fd >= 0) {
         write_all(r->log_fd, data, len);
+        if (r->order_fd >= 0)
+            dprintf(r->order_fd, "%c %zu\n", r->stream, len);
+    }
     char *text = r->line + sizeof r->prefix;
     while (len > 0) {
         const char *nl = memchr(data, '\n', len);
@@ -123,7 +134,9 @@ void relay_free(relay_t *r)
 {
     if (r->log_fd >= 0)
         close(r->log_fd);
+    if (r->owns_order && r->order_fd >= 0)
+        close(r->order_fd);
     free(r->line);
     r->line = NULL;
-    r->log_fd = -1;
+    r->log_fd = r->order_fd = -1;
 }

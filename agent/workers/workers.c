@@ -150,7 +150,7 @@ static char **contain(const worker_launch_t *l, char **command, char **env, ddp_
 
 static int start_one(worker_t *w, const worker_launch_t *l, ddp_error_t *err)
 {
-    int out[2] = {-1, -1}, errp[2] = {-1, -1}, log_out = -1, log_err = -1, rc = -1;
+    int out[2] = {-1, -1}, errp[2] = {-1, -1}, log_out = -1, log_err = -1, log_order = -1, rc = -1;
     char **env = NULL, **command = NULL, **contained = NULL, local_rank_arg[32];
     cpu_set_t cpus;
     snprintf(w->dir, sizeof w->dir, "%s/rank_%d", l->attempt_dir, w->rank);
@@ -160,7 +160,8 @@ static int start_one(worker_t *w, const worker_launch_t *l, ddp_error_t *err)
     if (ddp_make_dirs(w->dir, 0700, err))
         return -1;
     if (l->write_logs && ((log_out = open_log(w, "stdout.log", err)) < 0 ||
-                          (log_err = open_log(w, "stderr.log", err)) < 0))
+                          (log_err = open_log(w, "stderr.log", err)) < 0 ||
+                          (log_order = open_log(w, "order", err)) < 0))
         goto out;
     unlink(w->error_file);
     unlink(w->progress_file);
@@ -170,7 +171,9 @@ static int start_one(worker_t *w, const worker_launch_t *l, ddp_error_t *err)
         ddp_error_set(err, "out of memory");
         goto out;
     }
-    log_out = log_err = -1; /* the relays own them now */
+    relay_set_order(&w->relay[0], log_order, 'o', 1);
+    relay_set_order(&w->relay[1], log_order, 'e', 0);
+    log_out = log_err = log_order = -1; /* the relays own them now */
     if (!(command = worker_command(w, l, local_rank_arg, sizeof local_rank_arg))) {
         ddp_error_set(err, "out of memory");
         goto out;
@@ -211,6 +214,8 @@ out:
         close(log_out);
     if (log_err >= 0)
         close(log_err);
+    if (log_order >= 0)
+        close(log_order);
     ddp_worker_env_free(env);
     return rc;
 }
@@ -226,6 +231,7 @@ int workers_start(worker_t *w, const worker_launch_t *l, ddp_error_t *err)
         w[i] = (worker_t){
             .local_rank = i, .rank = l->rank_base + i, .fds = {-1, -1}, .active_at = ddp_now_ms()};
         w[i].relay[0].log_fd = w[i].relay[1].log_fd = -1;
+        w[i].relay[0].order_fd = w[i].relay[1].order_fd = -1;
         if (start_one(&w[i], l, err)) {
             ddp_error_prefix(err, "starting rank %d", w[i].rank);
             workers_kill_groups(w, i);

@@ -1,7 +1,6 @@
-/* status, list, wait, cancel, logs: what comes after submit, from the job records (job_record)
+/* status, list, wait, cancel: what comes after submit, from the job records (job_record)
  * and the schedulers (sched_query), seen together (job_view). */
 #include <getopt.h>
-#include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,13 +15,12 @@
 #include "cli/jobs/sweep_record.h"
 #include "runtime/base/spawn.h"
 
-/* How often wait and logs -f look again. */
+/* How often wait looks again. */
 #define POLL_MS 2000
 /* How long cancel waits for the job to be gone. */
 #define CANCEL_WAIT_MS 120000
 
-/* The records named on the command line (all of the index when none is and `all_if_none`). */
-static char **find_records(int argc, char **argv, int all_if_none, size_t *n)
+char **find_records(int argc, char **argv, int all_if_none, size_t *n)
 {
     if (argc == 0 && all_if_none) {
         char **dirs = job_index_records();
@@ -450,183 +448,4 @@ int cmd_cancel(int argc, char **argv)
     }
     job_index_free(dirs);
     return rc;
-}
-
-/* ---- logs ----------------------------------------------------------------------------- */
-
-static const char logs_help[] =
-    "usage: ddpjob logs JOB [--rank N | --node N] [--attempt K] [--link K] [--stderr] [-f]\n"
-    "       ddpjob logs SWEEP --trial K [the same options]\n"
-    "The job's per-rank output from its record (link-K/logs), every link of the chain and every\n"
-    "attempt in order unless told one; the whole job's lines prefixed \"[rank R]\", one rank's\n"
-    "bare. --stderr: the ranks' stderr instead of stdout. -f: follow until the job ends.\n";
-
-typedef struct {
-    int rank, node, attempt, link, err_stream, follow, trial;
-} logs_args_t;
-
-/* A log file the job's record holds, and how far it has been printed. */
-typedef struct {
-    int link, attempt, rank;
-    char *path;
-    long offset;
-} log_file_t;
-
-typedef struct {
-    log_file_t *files;
-    size_t n;
-} log_set_t;
-
-static int log_order(const void *x, const void *y)
-{
-    const log_file_t *a = x, *b = y;
-    if (a->link != b->link)
-        return a->link < b->link ? -1 : 1;
-    if (a->attempt != b->attempt)
-        return a->attempt < b->attempt ? -1 : 1;
-    return a->rank < b->rank ? -1 : a->rank > b->rank;
-}
-
-/* Adds the record's log files that match and are new, kept in order (link, attempt, rank). */
-static void find_logs(const job_view_t *v, const logs_args_t *a, log_set_t *set)
-{
-    char pattern[8192];
-    snprintf(pattern, sizeof pattern, "%s/link-*/logs/*/attempt_*/rank_*/%s.log", v->rec.dir,
-             a->err_stream ? "stderr" : "stdout");
-    glob_t g;
-    if (glob(pattern, 0, NULL, &g) != 0)
-        return;
-    int per_node = v->rec.procs_per_node > 0 ? v->rec.procs_per_node : 1;
-    for (size_t i = 0; i < g.gl_pathc; i++) {
-        const char *path = g.gl_pathv[i];
-        const char *l = strstr(path + strlen(v->rec.dir), "/link-");
-        const char *at = strstr(path, "/attempt_"), *r = strstr(path, "/rank_");
-        if (!l || !at || !r)
-            continue;
-        log_file_t f = {.link = atoi(l + 6), .attempt = atoi(at + 9), .rank = atoi(r + 6)};
-        if ((a->link >= 0 && f.link != a->link) || (a->attempt >= 0 && f.attempt != a->attempt) ||
-            (a->rank >= 0 && f.rank != a->rank) || (a->node >= 0 && f.rank / per_node != a->node))
-            continue;
-        size_t k = 0;
-        while (k < set->n && strcmp(set->files[k].path, path))
-            k++;
-        if (k < set->n)
-            continue;
-        log_file_t *more = realloc(set->files, (set->n + 1) * sizeof *more);
-        if (!more || !(f.path = strdup(path)))
-            break;
-        set->files = more;
-        set->files[set->n++] = f;
-    }
-    globfree(&g);
-    qsort(set->files, set->n, sizeof *set->files, log_order);
-}
-
-/* Prints what each file holds past its offset: whole lines, and at the end (`last`) what is
- * left of a line never ended. */
-static void print_logs(log_set_t *set, const logs_args_t *a, int last)
-{
-    char line[65536];
-    for (size_t k = 0; k < set->n; k++) {
-        log_file_t *lf = &set->files[k];
-        FILE *f = fopen(lf->path, "r");
-        if (!f || fseek(f, lf->offset, SEEK_SET)) {
-            if (f)
-                fclose(f);
-            continue;
-        }
-        /* A line still being written is printed once it ends (or is longer than the buffer). */
-        while (fgets(line, sizeof line, f)) {
-            size_t len = strlen(line);
-            if (len == 0) /* a NUL byte in the file: the rest is not text */
-                break;
-            if (line[len - 1] != '\n' && len + 1 < sizeof line && !last)
-                break;
-            lf->offset = ftell(f);
-            if (a->rank < 0)
-                printf("[rank %d] ", lf->rank);
-            fputs(line, stdout);
-            if (line[len - 1] != '\n')
-                putchar('\n');
-        }
-        fclose(f);
-    }
-    fflush(stdout);
-}
-
-int cmd_logs(int argc, char **argv)
-{
-    static const struct option opts[] = {{"rank", required_argument, NULL, 'r'},
-                                         {"node", required_argument, NULL, 'n'},
-                                         {"attempt", required_argument, NULL, 'a'},
-                                         {"link", required_argument, NULL, 'l'},
-                                         {"stderr", no_argument, NULL, 'e'},
-                                         {"follow", no_argument, NULL, 'f'},
-                                         {"trial", required_argument, NULL, 't'},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {0}};
-    logs_args_t a = {.rank = -1, .node = -1, .attempt = -1, .link = -1, .trial = -1};
-    int c;
-    while ((c = getopt_long(argc, argv, "fh", opts, NULL)) != -1) {
-        int *target = c == 'r'   ? &a.rank
-                      : c == 'n' ? &a.node
-                      : c == 'a' ? &a.attempt
-                      : c == 'l' ? &a.link
-                      : c == 't' ? &a.trial
-                                 : NULL;
-        if (target) {
-            if (ddp_parse_int(optarg, 0, 1 << 24, target)) {
-                fprintf(stderr, "ddpjob logs: %s: expected a number >= 0\n", optarg);
-                return EXIT_USAGE;
-            }
-            /* --link and --attempt count from 1 as status shows them. */
-            if ((c == 'l' || c == 'a') && (*target)-- == 0) {
-                fprintf(stderr, "ddpjob logs: --%s counts from 1\n", c == 'l' ? "link" : "attempt");
-                return EXIT_USAGE;
-            }
-        } else if (c == 'e') {
-            a.err_stream = 1;
-        } else if (c == 'f') {
-            a.follow = 1;
-        } else if (c == 'h') {
-            return fputs(logs_help, stdout), EXIT_OK;
-        } else {
-            return fputs(logs_help, stderr), EXIT_USAGE;
-        }
-    }
-    if (optind + 1 != argc || (a.rank >= 0 && a.node >= 0))
-        return fputs(logs_help, stderr), EXIT_USAGE;
-    size_t n;
-    char **dirs = find_records(1, argv + optind, 0, &n);
-    if (!dirs)
-        return EXIT_SYSTEM;
-    if (sweep_record_is(dirs[0]) || a.trial >= 0) {
-        char *trial = sweep_record_is(dirs[0]) ? sweep_trial_record(dirs[0], a.trial) : NULL;
-        if (!trial && a.trial >= 0 && !sweep_record_is(dirs[0]))
-            fprintf(stderr, "ddpjob logs: --trial is for a sweep\n");
-        free(dirs[0]);
-        dirs[0] = trial;
-        if (!trial) {
-            job_index_free(dirs);
-            return EXIT_USAGE;
-        }
-    }
-    log_set_t set = {0};
-    int64_t unaccounted_since = 0;
-    for (;;) {
-        job_view_t v;
-        int vanished, last = job_look(dirs[0], &v, &unaccounted_since, &vanished) || !a.follow;
-        /* After the state: lines written before the end are all printed. */
-        find_logs(&v, &a, &set);
-        print_logs(&set, &a, last);
-        job_views_free(&v, 1);
-        if (last)
-            break;
-        ddp_sleep_ms(POLL_MS / 4);
-    }
-    for (size_t i = 0; i < set.n; i++)
-        free(set.files[i].path);
-    free(set.files);
-    job_index_free(dirs);
-    return EXIT_OK;
 }

@@ -75,6 +75,9 @@ char *sweep_trial_record(const char *dir, long trial);
  * wait gives up on it (a record on a file system the job cannot write, a job deleted by hand
  * before it started). */
 #define VANISHED_MS 120000
+/* The records named on the command line (all of the index when none is and `all_if_none`);
+ * NULL with the problem said (cmd_jobs.c). */
+char **find_records(int argc, char **argv, int all_if_none, size_t *n);
 /* The job in dir into *v: 1 once it has ended, or has been accounted for by neither its
  * scheduler nor its record for VANISHED_MS (*vanished then set); else 0 (cmd_jobs.c). */
 int job_look(char *dir, job_view_t *v, int64_t *unaccounted_since, int *vanished);

@@ -16,6 +16,7 @@
  *     link-K/ended       "STATUS EPOCH": its final status
  *     link-K/error-node*.json   each failed node's agent report (--error-file)
  *     link-K/logs/       the agents' --log-dir: RUNID[.requeueK]/attempt_A/rank_R/std{out,err}.log
+ *                        and order, the order their chunks arrived in (relay.h)
  *
  *   ${XDG_STATE_HOME:-~/.local/state}/ddpjob/jobs   the index: "SUBMITTED\tJOBID\tSCHEDULER\t
  *                        NAME\tRECORD" per submitted job, oldest first

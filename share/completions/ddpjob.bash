@@ -34,7 +34,7 @@ _ddpjob() {
     doctor) opts="--hosts --hostfile --nodefile --submit --scheduler --site --nproc-per-node --bindir --connect-timeout --accept-new-host-keys --ssh-config --known-hosts --help" ;;
     nodes) opts="--slurm --nodefile --with-index --compress --help" ;;
     status) opts="--json --sort --desc --watch --help" ;;
-    logs) opts="--rank --node --attempt --link --stderr --follow -f --trial --help" ;;
+    logs) opts="--rank --node --attempt --link --stdout --stderr --follow -f --trial --help" ;;
     report) opts="--output -o --help" ;;
     cancel) opts="--checkpoint --trial --help" ;;
     list) opts="--all --json --help" ;;

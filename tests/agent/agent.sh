@@ -71,7 +71,8 @@ queue=$(DDPJOB_TOKEN=t timeout 60 unshare -n sh -c '
     echo "$q"' "$AGENT" "$PORT" "$STORE_PORT" 2>&1)
 expect_eq "$queue" 10000 "node 0's store queues a whole job of 10,000 agents' connections (where somaxconn allows)"
 
-run env -u DDPJOB_TOKEN "$AGENT" --nnodes 2 --node-rank 0 --master-addr 127.0.0.1 --master-port 1 true
+# (A rendezvous on another host: agents on this one share a token by themselves, torchrun.sh.)
+run env -u DDPJOB_TOKEN "$AGENT" --nnodes 2 --node-rank 0 --master-addr 10.255.255.1 --master-port 1 true
 expect_eq "$RC" 2 "a multi-node agent without a token refuses to start"
 expect_contains "$ERR" "needs its token" "and says how to give one"
 expect_contains "$ERR" "DDPJOB_TOKEN" "(DDPJOB_TOKEN or --token-file)"

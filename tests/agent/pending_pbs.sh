@@ -61,7 +61,8 @@ expect_contains "$OUT" "pending: it can never run: it asks for 8 ncpus and there
     "a job that asks for more CPUs than any node has: it can never run"
 expect_contains "$OUT" "\`ddpjob cancel toobig\`" "and what to do"
 
-pbs_as_user "$PBS_EXEC/bin/qhold" "$GPUWAIT"
+# From the user's home: pbs_as_user starts in the current directory, which may be closed to them.
+(cd "$home" && pbs_as_user "$PBS_EXEC/bin/qhold" "$GPUWAIT")
 expect_within 30 "the user holds the second job" job_state_is "$GPUWAIT" H
 pj status gpuwait
 expect_contains "$OUT" "pending: held by you: \`qrls -h u $GPUWAIT\` lets it start" "a held job: how to release it"

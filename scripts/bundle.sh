@@ -20,8 +20,9 @@ say() { echo "bundle: $*" >&2; }
 
 say "building (libraries linked statically where Debian ships archives; CPU ddp-train)"
 # GPU builds stay with the site's CUDA: its libraries are hundreds of MB and tied to the driver.
+# DT_RPATH, not RUNPATH: it is searched for the libraries of the libraries too (libcurl's).
 meson setup "$work/build" "$work/src" --prefix=/ -Dprefer_static=true -Dcuda=disabled \
-    --buildtype=release -Dc_link_args='-Wl,-rpath,$ORIGIN/../lib' >"$work/setup.log" ||
+    --buildtype=release -Dc_link_args='-Wl,-rpath,$ORIGIN/../lib -Wl,--disable-new-dtags' >"$work/setup.log" ||
     { cat "$work/setup.log" >&2; exit 1; }
 ninja -C "$work/build" cli/ddpjob agent/ddpjob-agent runtime/train/ddp-train >"$work/build.log" ||
     { tail -n 30 "$work/build.log" >&2; exit 1; }

@@ -86,8 +86,16 @@ static size_t read_grid(yaml_document_t *doc, yaml_node_t *grid, sweep_t *sw, di
         return 1;
     }
     size_t *index = ddp_xcalloc(n, sizeof *index), first = sw->ntrials;
-    for (size_t i = 0; i < n; i++)
-        index[i] = name_index(sw, text_of(yaml_document_get_node(doc, pairs[i].key)));
+    for (size_t i = 0; i < n; i++) {
+        yaml_node_t *k = yaml_document_get_node(doc, pairs[i].key);
+        index[i] = name_index(sw, text_of(k));
+        for (size_t j = 0; j < i; j++)
+            if (index[j] == index[i]) {
+                diag_add(diag, AT(k), "sweep.grid", "%s: given twice", text_of(k));
+                free(index);
+                return 1;
+            }
+    }
     for (size_t t = 0; t < product; t++) {
         add_trial(sw);
         for (size_t i = n, rest = t; i-- > 0;) {
@@ -130,6 +138,11 @@ static size_t read_trials(yaml_document_t *doc, yaml_node_t *list, sweep_t *sw, 
                 continue;
             }
             size_t i = name_index(sw, text_of(k));
+            if (sw->values[sw->ntrials - 1][i]) {
+                diag_add(diag, AT(k), "sweep.trials", "%s: given twice", text_of(k));
+                problems++;
+                continue;
+            }
             sw->values[sw->ntrials - 1][i] = ddp_xstrdup(text_of(v));
         }
     }

@@ -71,6 +71,11 @@ nodes: 2
 check "unterminated quote" "case.yaml:2:1: YAML syntax error: found unexpected end of stream while scanning a quoted scalar" \
     'name: "x
 '
+check "sweep: a parameter given twice (libyaml keeps both keys)" 'case.yaml:6:32: sweep.grid: seed: given twice' \
+    "${base}nodes: 1
+sweep:
+  grid: {lr: [0.1], seed: [1], seed: [2]}
+"
 check "notify: an event it does not know" 'case.yaml:5:28: notify.on: "started" is no event: failed, requeued, completed or slow' \
     "${base}nodes: 1
 notify: {email: a@b.c, on: [failed, started]}

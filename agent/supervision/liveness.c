@@ -228,8 +228,10 @@ int liveness_heartbeat(agent_t *a, attempt_t *t, const ddp_rdzv_result_t *r, fai
     if (a->node_rank == 0) {
         if (len && t->job.ranks)
             progress_job_update(&t->job, 0, figures, ddp_now_ms());
+        /* The sample after the other nodes' figures are read: every rank's of this beat. */
+        int lost = check_heartbeats(a, t, r, f);
         timeline_sample(a, t, 0);
-        return check_heartbeats(a, t, r, f);
+        return lost;
     }
     char key[128], name[64];
     snprintf(name, sizeof name, "hb/%d", a->node_rank);

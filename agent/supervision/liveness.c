@@ -109,6 +109,26 @@ int liveness_note_heartbeats(attempt_t *t, char **vals, int nnodes, int64_t now,
     return silent;
 }
 
+/* Node 0: every other node's last published figures (prog/<node>) into the job's view. */
+static void read_node_figures(agent_t *a, attempt_t *t, int64_t now)
+{
+    char **figures = t->job.ranks ? read_node_values(a, t->round, "prog") : NULL;
+    for (int i = 1; figures && i < a->nnodes; i++)
+        if (figures[i - 1])
+            progress_job_update(&t->job, i, figures[i - 1], now);
+    free_node_values(a, figures);
+}
+
+/* Another node: its figures where node 0 reads them (prog/<node>). */
+static int publish_figures(agent_t *a, const attempt_t *t, const char *figures, size_t len,
+                           ddp_error_t *err)
+{
+    char key[128], name[64];
+    snprintf(name, sizeof name, "prog/%d", a->node_rank);
+    ddp_rdzv_key(key, sizeof key, t->round, name);
+    return ddp_store_set(a->client, key, figures, len, err);
+}
+
 /* Node 0: a node whose agent is gone (its store connection closed), or whose heartbeat count
  * has not moved for two intervals, is lost. */
 static int check_heartbeats(agent_t *a, attempt_t *t, const ddp_rdzv_result_t *r, failure_t *f)
@@ -123,11 +143,7 @@ static int check_heartbeats(agent_t *a, attempt_t *t, const ddp_rdzv_result_t *r
         *f = liveness_lost_node(a, gone, r);
         found = 1;
     }
-    char **figures = t->job.ranks ? read_node_values(a, t->round, "prog") : NULL;
-    for (int i = 1; figures && i < a->nnodes; i++)
-        if (figures[i - 1])
-            progress_job_update(&t->job, i, figures[i - 1], now);
-    free_node_values(a, figures);
+    read_node_figures(a, t, now);
     int silent = liveness_note_heartbeats(t, vals, a->nnodes, now, a->o->heartbeat_ms, &silent_ms);
     free_node_values(a, vals);
     if (found || !silent)
@@ -238,10 +254,8 @@ int liveness_heartbeat(agent_t *a, attempt_t *t, const ddp_rdzv_result_t *r, fai
     ddp_rdzv_key(key, sizeof key, t->round, name);
     ddp_error_t err;
     int failed = ddp_store_add(a->client, key, 1, NULL, &err);
-    snprintf(name, sizeof name, "prog/%d", a->node_rank);
-    ddp_rdzv_key(key, sizeof key, t->round, name);
     if (!failed && len)
-        failed = ddp_store_set(a->client, key, figures, len, &err);
+        failed = publish_figures(a, t, figures, len, &err);
     if (failed)
         *f = liveness_store_lost(a, err.msg);
     return failed;
@@ -262,23 +276,15 @@ void liveness_publish_last_steps(agent_t *a, attempt_t *t)
             progress_job_update(&t->job, 0, figures, ddp_now_ms());
         return;
     }
-    char key[128], name[64];
-    snprintf(name, sizeof name, "prog/%d", a->node_rank);
-    ddp_rdzv_key(key, sizeof key, t->round, name);
     ddp_error_t err;
-    if (ddp_store_set(a->client, key, figures, len, &err))
+    if (publish_figures(a, t, figures, len, &err))
         agent_say("cannot publish this node's last steps: %s", err.msg);
 }
 
 void liveness_collect_last_steps(agent_t *a, attempt_t *t)
 {
-    if (a->node_rank != 0 || !t->job.ranks || a->store_lost)
-        return;
-    char **figures = read_node_values(a, t->round, "prog");
-    for (int i = 1; figures && i < a->nnodes; i++)
-        if (figures[i - 1])
-            progress_job_update(&t->job, i, figures[i - 1], ddp_now_ms());
-    free_node_values(a, figures);
+    if (a->node_rank == 0 && !a->store_lost)
+        read_node_figures(a, t, ddp_now_ms());
 }
 
 /* --hang-timeout: a worker whose process group has written nothing and used under 1% of a CPU for

@@ -39,15 +39,21 @@ int job_look(char *dir, job_view_t *v, int64_t *unaccounted_since, int *vanished
     return *vanished;
 }
 
-void job_progress_for(const job_view_t *v, char *line, size_t size)
+/* How far v's current link has got, now, from its history in the record. */
+static void progress_now(const job_view_t *v, job_progress_t *p)
 {
     job_history_t h;
     job_history_read(&v->rec, v->link, &h);
+    job_progress_compute(v, &h, (double)time(NULL), p);
+    job_history_free(&h);
+}
+
+void job_progress_for(const job_view_t *v, char *line, size_t size)
+{
     job_progress_t p;
-    job_progress_compute(v, &h, (double)time(NULL), &p);
+    progress_now(v, &p);
     job_progress_line(&p, line, size);
     job_progress_free(&p);
-    job_history_free(&h);
 }
 
 static void bar(FILE *f, int node, long long step, long long of)
@@ -110,12 +116,8 @@ static char *frame(const job_view_t *v, char *line, size_t size)
     FILE *f = open_memstream(&text, &len);
     if (!f)
         return NULL;
-    job_history_t h;
-    job_history_read(&v->rec, v->link, &h);
     job_progress_t p;
-    job_progress_compute(v, &h, (double)time(NULL), &p);
-    if (job_state_final(v->state)) /* no rate, ETA or walltime for a job that has ended */
-        p.steps_per_s = 0, p.eta_s = p.walltime_left_s = -1, p.more_requeues = -1;
+    progress_now(v, &p);
     job_progress_line(&p, line, size);
     fprintf(f, "%s (%s job %s): %s, link %d of %d", v->rec.name, v->rec.scheduler, job_view_id(v),
             job_state_name(v->state), v->link + 1, v->rec.nlinks ? v->rec.nlinks : 1);
@@ -127,7 +129,6 @@ static char *frame(const job_view_t *v, char *line, size_t size)
         fprintf(f, "  slow: %s\n", p.slow);
     last_lines(f, v);
     job_progress_free(&p);
-    job_history_free(&h);
     fclose(f);
     return text;
 }

@@ -75,7 +75,8 @@ void job_progress_compute(const job_view_t *v, const job_history_t *h, double no
         const history_sample_t *last = &h->samples[h->nsamples - 1];
         int per_node = v->rec.procs_per_node > 0 ? v->rec.procs_per_node : 1;
         p->step = lowest_step(last, 0, last->nranks);
-        p->steps_per_s = rate(h);
+        /* No rate, ETA or walltime for a job that has ended. */
+        p->steps_per_s = job_state_final(v->state) ? 0 : rate(h);
         p->nnodes = (last->nranks + per_node - 1) / per_node;
         p->node_steps = calloc((size_t)p->nnodes + 1, sizeof *p->node_steps);
         for (int n = 0; p->node_steps && n < p->nnodes; n++)
@@ -83,7 +84,8 @@ void job_progress_compute(const job_view_t *v, const job_history_t *h, double no
         if (p->total > 0 && p->step >= 0 && p->steps_per_s > 0)
             p->eta_s = (double)(p->total > p->step ? p->total - p->step : 0) / p->steps_per_s;
     }
-    walltime(v, now, p);
+    if (!job_state_final(v->state))
+        walltime(v, now, p);
     still_slow(h, p->slow, sizeof p->slow);
 }
 

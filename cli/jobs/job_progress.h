@@ -2,7 +2,8 @@
  * 0's history of the current link, the total steps a metrics line gave, the walltime) for
  * `status --watch` and `wait`: the step every rank has reached, steps per second over the last
  * PROGRESS_RATE_WINDOW_S seconds of samples, the time to the end against the walltime left, and
- * the requeues that takes; each node's lowest step; the rank named slow and not yet recovered. */
+ * the requeues that takes (none of these once the job has ended); each node's lowest step; the
+ * rank named slow and not yet recovered. */
 #ifndef DDPJOB_JOB_PROGRESS_H
 #define DDPJOB_JOB_PROGRESS_H
 

@@ -244,6 +244,8 @@ static void read_site(reader_t *r, yaml_node_t *root, site_t *site)
             read_string(r, v, key, &site->charge_unit);
         else if (!strcmp(key, "default_queue"))
             read_string(r, v, key, &site->default_queue);
+        else if (!strcmp(key, "default_mem"))
+            read_size(r, v, key, &site->default_mem);
         else if (!strcmp(key, "container_runtime")) {
             read_string(r, v, key, &site->container_runtime);
             if (site->container_runtime &&

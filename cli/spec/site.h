@@ -42,6 +42,7 @@ typedef struct {
     bool nci_storage;
     char *charge_unit;
     char *default_queue;
+    uint64_t default_mem;    /* what a job that asks no memory is given, in all; 0: not known */
     char *container_runtime; /* what a spec's container: runs with when it names no runtime */
     long array_max;          /* a sweep's trials in one array job at most: -1 no limit said,
                                 0 arrays refused (each trial its own job, in lanes) */

@@ -173,6 +173,85 @@ static void check_storage(const job_spec_t *spec, const char *field, const char 
     }
 }
 
+/* The memory a node of this job has to itself: a whole node's when it takes whole nodes, else its
+ * share of the node by GPUs or CPUs; 0 when the queue says nothing of it. */
+static uint64_t node_share_of_mem(const site_queue_t *q, const job_spec_t *spec)
+{
+    if (!q->mem_per_node || !q->cores_per_node)
+        return 0;
+    if (q->gpus_per_node > 0 && spec->gpus_per_node > 0 && spec->gpus_per_node < q->gpus_per_node)
+        return q->mem_per_node / (uint64_t)q->gpus_per_node * (uint64_t)spec->gpus_per_node;
+    long cpus = spec->cpus_per_node ? spec->cpus_per_node : 1;
+    if ((spec_alloc_nodes(spec) > 1 && q->whole_nodes) || cpus >= q->cores_per_node)
+        return q->mem_per_node;
+    return q->mem_per_node / (uint64_t)q->cores_per_node * (uint64_t)cpus;
+}
+
+/* A spec that leaves mem: out gets the site's default, which on Gadi is far below a training
+ * job's need and ends it in an OOM kill that names no cause the user set. */
+static void check_default_mem(const site_t *site, const site_queue_t *q, const job_spec_t *spec,
+                              diag_t *remarks)
+{
+    if (!site->default_mem || spec->mem_bytes)
+        return;
+    char given[32], share[32];
+    units_format_size(site->default_mem, 1, given, sizeof given);
+    uint64_t per_node = q ? node_share_of_mem(q, spec) : 0;
+    if (!per_node) {
+        report(remarks, spec, "mem",
+               "warning: not given, so site %s gives the job its default of %s in all: say what "
+               "each node needs",
+               site->name, given);
+        return;
+    }
+    if (per_node >= (1ULL << 30))
+        per_node -= per_node % (1ULL << 30); /* a figure to write, not to the byte */
+    units_format_size(per_node, 1, share, sizeof share);
+    report(remarks, spec, "mem",
+           "warning: not given, so site %s gives the job its default of %s in all: write mem: %s "
+           "(per node; what this job's share of a %s node holds)",
+           site->name, given, share, q->name);
+}
+
+/* A job without project: is charged to the user's default project; a spec whose storage names
+ * one project most likely meant that one. */
+static void check_project(const job_spec_t *spec, diag_t *remarks)
+{
+    if (spec->project)
+        return;
+    for (size_t i = 0; i < spec->pbs.storage.count; i++) {
+        const char *slash = strchr(spec->pbs.storage.items[i], '/');
+        if (slash && slash[1]) {
+            report(remarks, spec, "pbs.storage",
+                   "note: no project:, so the job is charged to your default project; its "
+                   "storage names %s: write project: %s if that is the one to charge",
+                   slash + 1, slash + 1);
+            return;
+        }
+    }
+}
+
+/* "10:00" is ten minutes to Slurm and PBS alike; a job of several nodes, GPUs or a checkpoint
+ * contract was most likely meant to run ten hours. */
+static void check_walltime_form(const job_spec_t *spec, diag_t *remarks)
+{
+    bool sized_for_hours = spec_alloc_nodes(spec) > 1 || spec->gpus_per_node > 0 ||
+                           spec->checkpoint.signal || spec->requeue > 0;
+    if (!spec->walltime_mm_ss || spec->walltime_s >= 3600 || !sized_for_hours)
+        return;
+    unsigned long minutes = (unsigned long)(spec->walltime_s / 60),
+                  seconds = (unsigned long)(spec->walltime_s % 60);
+    if (seconds)
+        report(remarks, spec, "walltime",
+               "note: \"%lu:%02lu\" is %lu minutes %lu seconds; for %lu hours %lu minutes write "
+               "\"%lu:%02lu:00\"",
+               minutes, seconds, minutes, seconds, minutes, seconds, minutes, seconds);
+    else
+        report(remarks, spec, "walltime",
+               "note: \"%lu:00\" is %lu minutes; for %lu hours write \"%lu:00:00\"", minutes,
+               minutes, minutes, minutes);
+}
+
 void site_rules_apply(const site_t *site, job_spec_t *spec, diag_t *problems, diag_t *remarks)
 {
     if (spec->pbs.resources == PBS_RESOURCES_UNSET)
@@ -195,7 +274,10 @@ void site_rules_apply(const site_t *site, job_spec_t *spec, diag_t *problems, di
         check_gpus_and_cpus(site, q, spec, problems, remarks);
         check_sizes_and_time(q, spec, problems);
     }
+    check_default_mem(site, q, spec, remarks);
+    check_walltime_form(spec, remarks);
     if (site->nci_storage) {
+        check_project(spec, remarks);
         check_storage(spec, "workdir", spec->workdir, remarks);
         check_storage(spec, "setup", spec->setup, remarks);
         for (size_t i = 0; i < spec->command.count; i++)

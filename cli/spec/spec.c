@@ -601,9 +601,14 @@ static void parse_size(loader_t *ld, yaml_node_t *n, const char *field, uint64_t
 static void parse_walltime(loader_t *ld, yaml_node_t *n, const char *field, uint64_t *dst)
 {
     char got[256];
-    if (n->type != YAML_SCALAR_NODE || units_parse_walltime(scalar(n), dst) < 0)
+    if (n->type != YAML_SCALAR_NODE || units_parse_walltime(scalar(n), dst) < 0) {
         report(ld, n, field, "expected [[HH:]MM:]SS or D-HH:MM:SS, got %s",
                describe(n, got, sizeof got));
+        return;
+    }
+    const char *colon = strchr(scalar(n), ':');
+    if (dst == &ld->spec->walltime_s)
+        ld->spec->walltime_mm_ss = colon && !strchr(colon + 1, ':') && !strchr(scalar(n), '-');
 }
 
 static void parse_strlist(loader_t *ld, yaml_node_t *n, const char *field, int flags, strv_t *dst)

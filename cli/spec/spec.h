@@ -54,6 +54,7 @@ typedef struct {
     long cpus_per_node;  /* 0: scheduler default */
     uint64_t mem_bytes;  /* per node; 0: scheduler default */
     uint64_t walltime_s; /* 0: scheduler default */
+    bool walltime_mm_ss; /* written MM:SS, minutes and seconds (as Slurm and PBS both read it) */
     char *queue;
     char *project;
     strv_t modules;

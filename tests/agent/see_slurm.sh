@@ -123,11 +123,12 @@ expect_screenshot "$T/failing.html" "$T/failing.png" "the screenshot is not blan
 
 # status --watch on a terminal (a pseudo-terminal from util-linux's script) against a running
 # job of 60 steps: the ETA appears, the bars move, and it exits when the job ends, with its status.
+# script runs its command with $SHELL, /bin/sh where that is unset (as under CI): bash is named.
 sed -e 's/^name: failing/name: steady/' -e 's/^env: .*/env: {STEPS: "60"}/' failing.yaml >steady.yaml
 dj submit steady.yaml
 STEADY=$(tail -n 1 <<<"$OUT")
 expect_within 60 "the 60-step job runs" squeue_is "$STEADY" %T RUNNING
-XDG_STATE_HOME="$T/state" SRC=$SRCDIR DJ=$DDPJOB timeout 180 script -q -e -f -c \
+XDG_STATE_HOME="$T/state" SHELL=/bin/bash SRC=$SRCDIR DJ=$DDPJOB timeout 180 script -q -e -f -c \
     '. "$SRC/tests/cluster/slurm.sh"; cluster_in head "$DJ" status steady --watch' "$T/watch.tty" >/dev/null 2>&1
 expect_eq "$?" 0 "--watch exits when the job ends, with its status (0)"
 watched=$(tr -d '\r' <"$T/watch.tty")

@@ -109,6 +109,62 @@ grep -v '^site:' normal.yaml | sed 's/cpus_per_node: 8/cpus_per_node: 96/' >nosi
 run "$DDPJOB" validate --site gadi nosite.yaml
 expect_contains "$ERR" "cpus_per_node: 96 is more than normal's 48 cores per node: use 48" "--site checks a spec that names no site"
 
+# Every queue NCI lists is known, with its figures, each figure with its source; whether Gadi
+# takes -J arrays is stated with its source.
+profile=$SRCDIR/share/sites/gadi.yaml
+for q in normalsr:104 expresssr:104 normalbw:28 expressbw:28 normalsl:32 hugemembw:28 megamem:48 megamembw:64; do
+    spec "q-${q%%:*}.yaml" <<S
+nodes: 1
+cpus_per_node: ${q##*:}
+mem: 100GB
+walltime: "04:00:00"
+queue: ${q%%:*}
+command: [true]
+S
+    run "$DDPJOB" validate "q-${q%%:*}.yaml"
+    expect_eq "$RC:$ERR" "0:" "queue ${q%%:*} is known: a node of ${q##*:} cores is valid there, without a remark"
+done
+unsourced=$(sed -n '/^queues:/,$p' "$profile" | grep -E '^    [a-z_]+: ' | grep -v '# \[' || true)
+expect_eq "$unsourced" "" "every figure of every queue names its source"
+expect_contains "$(grep -E '^arrays:' "$profile")" "# [arrays]" "whether -J arrays are taken is stated with its source"
+expect_contains "$(sed -n '/^#  \[arrays\]/,/^#  \[/p' "$profile")" "Unverified" "and marked unverified"
+spec copy.yaml <<'S'
+nodes: 1
+cpus_per_node: 2
+mem: 4GB
+walltime: "02:00:00"
+queue: copyq
+command: [true]
+S
+run "$DDPJOB" validate copy.yaml
+expect_contains "$ERR" "nodes: 2 CPUs in all is more than copyq takes (1)" "copyq takes one CPU"
+spec wide.yaml <<'S'
+nodes: 11
+cpus_per_node: 104
+mem: 500GB
+walltime: "48:00:00"
+queue: normalsr
+command: [true]
+S
+run "$DDPJOB" validate wide.yaml
+expect_contains "$ERR" "walltime: 48:00:00 is over normalsr's limit for a job of 1144 CPUs (up to 2080): use at most 24:00:00" \
+    "normalsr's walltime shrinks with the job's cores"
+
+# No mem: on Gadi is its small default: a warning with the figure to write; no project: while the
+# storage names one is a note; "10:00" (ten minutes) for a job sized for hours is a note.
+printf 'name: s\nscheduler: pbs\nsite: gadi\nnodes: 2\nwalltime: "10:00"\npbs: {storage: [scratch/xy1, gdata/ab2]}\ncommand: [true]\n' >defaults.yaml
+run "$DDPJOB" validate defaults.yaml
+expect_eq "$RC" 0 "a spec without mem:, project: or an hours walltime is still valid"
+expect_contains "$ERR" "defaults.yaml:1:1: mem: warning: not given, so site gadi gives the job its default of 500MB in all: write mem: 190GB (per node; what this job's share of a normal node holds)" \
+    "no mem: on Gadi is warned about, with the figure to write"
+expect_contains "$ERR" "defaults.yaml:6:16: pbs.storage: note: no project:, so the job is charged to your default project; its storage names xy1: write project: xy1 if that is the one to charge" \
+    "no project: while the storage names one is noted"
+expect_contains "$ERR" "defaults.yaml:5:11: walltime: note: \"10:00\" is 10 minutes; for 10 hours write \"10:00:00\"" \
+    "a walltime of 10:00 on 2 nodes is noted as 10 minutes"
+printf 'name: s\nscheduler: pbs\nsite: gadi\nproject: xy1\nnodes: 1\ncpus_per_node: 4\nmem: 16GB\nwalltime: "10:00"\ncommand: [true]\n' >short.yaml
+run "$DDPJOB" validate short.yaml
+expect_eq "$RC:$ERR" "0:" "a 10-minute walltime for one node of 4 CPUs, with mem: and project:, draws no remark"
+
 # A user's own profile, found by name in ~/.config/ddpjob/sites; a missing or broken one.
 mkdir -p home/.config/ddpjob/sites
 cat >home/.config/ddpjob/sites/mysite.yaml <<'P'

@@ -153,11 +153,15 @@ fi
 # Each agent reads the rest from Slurm: the nodes, its own rank, the master (the first node), the
 # run id and the rendezvous port, both from the job id.
 ddpjob_status=0
+# Every CPU the job has on a node is its agent's, for its workers: since Slurm 22.05 srun no
+# longer takes --cpus-per-task from the batch allocation, and where cores are constrained
+# (TaskPlugin task/affinity,task/cgroup with ConstrainCores=yes) a step given none gets one CPU.
+ddpjob_step_cpus={{#cpus_per_node}}{{cpus_per_node}}{{/cpus_per_node}}{{^cpus_per_node}}${SLURM_CPUS_ON_NODE:-1}{{/cpus_per_node}}
 {{#spares}}
 # With spares, a task that ends (a lost node's agent) must not end the step: the others go on
 # (--kill-on-bad-exit=0), and a failed node does not end it either (--no-kill).
 {{/spares}}
-srun {{#pyxis_image}}"${ddpjob_container_args[@]}" {{/pyxis_image}}--nodes={{alloc_nodes}} --ntasks={{alloc_nodes}} --ntasks-per-node=1 {{#spares}}--kill-on-bad-exit=0 --no-kill{{/spares}}{{^spares}}--kill-on-bad-exit=1{{/spares}} \
+srun {{#pyxis_image}}"${ddpjob_container_args[@]}" {{/pyxis_image}}--nodes={{alloc_nodes}} --ntasks={{alloc_nodes}} --ntasks-per-node=1 --cpus-per-task="$ddpjob_step_cpus" {{#gpus_per_node}}--gpus-per-node={{gpus_per_node}} {{/gpus_per_node}}{{#spares}}--kill-on-bad-exit=0 --no-kill{{/spares}}{{^spares}}--kill-on-bad-exit=1{{/spares}} \
     /bin/bash -c "$ddpjob_node_cmd" ddpjob-node \
     {{agent}} {{#spares}}--nnodes {{nodes}} --spares {{spares}} {{/spares}}--nproc-per-node {{procs_per_node}} {{#master_port}}--master-port {{master_port}} {{/master_port}}\
     "${ddpjob_walltime_args[@]}" --requeue-count "$ddpjob_requeue"{{agent_args}} \

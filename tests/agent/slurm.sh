@@ -418,4 +418,27 @@ SPEC
         "a job with spares whose old status-file name another user holds completes, exit 0"
     for id in $planted_ids; do rm -f "/tmp/ddpjob-$id.status"; done
 fi
+
+# Every CPU the spec gave a node is its workers', though the cluster constrains cores as
+# production ones do (TaskPlugin task/affinity,task/cgroup, ConstrainCores=yes: a step given no
+# --cpus-per-task gets one CPU); with cpu_binding: cores each worker has its own share.
+for binding in none cores; do
+    cat >"affinity-$binding.yaml" <<SPEC
+name: affinity-$binding
+scheduler: slurm
+nodes: 2
+procs_per_node: 2
+cpus_per_node: 2
+cpu_binding: $binding
+walltime: "00:05:00"
+command: [/usr/bin/python3, "$SRCDIR/tests/agent/py/affinity.py"]
+SPEC
+    submit_and_wait "affinity-$binding.yaml"
+    cpus=$(grep -o 'rank [0-9] local [01] cpus [0-9,]*' <<<"$OUT" | sort | sed 's/rank [0-9] local \([01]\)/\1/' | tr '\n' ' ')
+    if [ "$binding" = none ]; then
+        expect_eq "$cpus" "0 cpus 0,1 1 cpus 0,1 0 cpus 0,1 1 cpus 0,1 " "cpu_binding: none: each worker may run on both CPUs its node was given"
+    else
+        expect_eq "$cpus" "0 cpus 0 1 cpus 1 0 cpus 0 1 cpus 1 " "cpu_binding: cores: each worker on its own CPU of the two"
+    fi
+done
 expect_no_leftovers "no process of the jobs is left on any node"

@@ -94,7 +94,7 @@ SelectType=select/cons_tres
 SelectTypeParameters=CR_Core_Memory
 DefMemPerNode=4096
 ProctrackType=proctrack/linuxproc
-TaskPlugin=task/cgroup
+TaskPlugin=task/affinity,task/cgroup
 JobAcctGatherType=jobacct_gather/none
 AccountingStorageType=accounting_storage/$storage
 AccountingStorageHost=head
@@ -124,8 +124,9 @@ CONF
     echo "PartitionName=debug Nodes=$names Default=YES MaxTime=INFINITE State=UP" >>"$CLUSTER/etc/slurm.conf"
     # SLURM_PLUGSTACK: the SPANK plugins' lines (pyxis: tests/cluster/pyxis.sh).
     printf '%s\n' "${SLURM_PLUGSTACK:-}" >"$CLUSTER/etc/plugstack.conf"
-    # Each job step in a memory cgroup limited to its --mem, as production clusters run.
-    printf '%s\n' ConstrainRAMSpace=yes ConstrainSwapSpace=yes AllowedSwapSpace=0 \
+    # Each job step in a memory cgroup limited to its --mem, and bound to its CPUs, as production
+    # clusters run.
+    printf '%s\n' ConstrainRAMSpace=yes ConstrainSwapSpace=yes AllowedSwapSpace=0 ConstrainCores=yes \
         >"$CLUSTER/etc/cgroup.conf"
     export SLURM_CONF=$CLUSTER/etc/slurm.conf
     if [ "$storage" = slurmdbd ]; then slurm_accounting || return 1; fi

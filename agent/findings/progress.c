@@ -5,9 +5,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "runtime/base/ddp_clock.h"
 #include "runtime/base/ddp_file.h"
 #include "runtime/base/ddp_json.h"
 
@@ -23,6 +25,7 @@ typedef struct {
 
 typedef struct {
     long long step;
+    int64_t reached_ns; /* when it wrote `step` (its file's mtime, CLOCK_REALTIME); 0: unknown */
     sample_t *ring;
     size_t head, count; /* the oldest sample is at head */
 } worker_progress_t;
@@ -67,13 +70,21 @@ void progress_local_free(progress_local_t *p)
     free(p);
 }
 
-/* The step the worker last wrote; -1 when it has written none (or nothing readable). */
-static long long read_step(const char *path)
+static int64_t realtime_ns(const struct timespec *ts)
+{
+    return (int64_t)ts->tv_sec * 1000000000 + ts->tv_nsec;
+}
+
+/* The step the worker last wrote, and when (*written_ns, from the file's mtime); -1 when it has
+ * written none (or nothing readable). */
+static long long read_step(const char *path, int64_t *written_ns)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return -1;
     char buf[32];
+    struct stat st;
+    *written_ns = fstat(fd, &st) ? 0 : realtime_ns(&st.st_mtim);
     ssize_t len = read(fd, buf, sizeof buf - 1);
     close(fd);
     if (len <= 0)
@@ -113,11 +124,15 @@ static unsigned long long busy_ns(int pid)
 void progress_sample(progress_local_t *p, int i, const char *path, int pid, int64_t now)
 {
     worker_progress_t *w = &p->w[i];
-    long long step = read_step(path);
+    int64_t written_ns;
+    long long step = read_step(path, &written_ns);
     if (step < 0)
         step = w->step; /* between a truncation and the write, or never */
     if (step < 0)
         return;
+    /* The first write of a step is its arrival: a script may write the same step again. */
+    if (step != w->step)
+        w->reached_ns = written_ns;
     sample_t s = {.at = now, .step = step, .busy_ns = busy_ns(pid)};
     const sample_t *last = w->count ? &w->ring[(w->head + w->count - 1) % p->cap] : NULL;
     /* A step counted down (a new run) or threads gone with their time: start again. */
@@ -133,15 +148,24 @@ void progress_sample(progress_local_t *p, int i, const char *path, int pid, int6
 
 void progress_last_step(progress_local_t *p, int i, const char *path)
 {
-    long long step = read_step(path);
-    if (step > p->w[i].step)
+    int64_t written_ns;
+    long long step = read_step(path, &written_ns);
+    if (step > p->w[i].step) {
         p->w[i].step = step;
+        p->w[i].reached_ns = written_ns;
+    }
 }
 
 progress_figure_t progress_local_figure(const progress_local_t *p, int i)
 {
     const worker_progress_t *w = &p->w[i];
-    progress_figure_t f = {.step = w->step, .busy_us = -1};
+    progress_figure_t f = {.step = w->step, .busy_us = -1, .age_us = -1};
+    if (w->reached_ns) {
+        struct timespec now;
+        clock_gettime(CLOCK_REALTIME, &now);
+        int64_t age = (realtime_ns(&now) - w->reached_ns) / 1000;
+        f.age_us = age < 0 ? 0 : age;
+    }
     if (w->count < 2)
         return f;
     const sample_t *now = &w->ring[(w->head + w->count - 1) % p->cap], *then = NULL;
@@ -166,8 +190,8 @@ size_t progress_encode(const progress_local_t *p, const int *ranks, char *buf, s
         progress_figure_t f = progress_local_figure(p, i);
         if (f.step < 0)
             continue;
-        int k = snprintf(buf + len, size - len, "%s%d/%d:%lld:%lld", len ? " " : "", ranks[i], i,
-                         f.step, f.busy_us);
+        int k = snprintf(buf + len, size - len, "%s%d/%d:%lld:%lld:%lld", len ? " " : "", ranks[i],
+                         i, f.step, f.busy_us, f.age_us);
         if (k < 0 || (size_t)k >= size - len)
             break;
         len += (size_t)k;
@@ -185,8 +209,8 @@ int progress_job_init(progress_job_t *j, int world, int64_t now)
     j->max_step = -1;
     j->moved_at = now;
     for (int r = 0; r < world; r++)
-        j->ranks[r] =
-            (progress_rank_t){.fig = {-1, -1}, .node = -1, .local_rank = -1, .step_at = now};
+        j->ranks[r] = (progress_rank_t){
+            .fig = {-1, -1, -1}, .node = -1, .local_rank = -1, .step_at = now, .late_us = -1};
     return 0;
 }
 
@@ -196,23 +220,44 @@ void progress_job_free(progress_job_t *j)
     j->ranks = NULL;
 }
 
-void progress_job_update(progress_job_t *j, int node, const char *text, int64_t now)
+/* A rank's arrival at `step`, `age_us` before now_us: its time per step from the last one. */
+static void note_arrival(progress_rank_t *r, long long step, long long age_us, int64_t now_us)
 {
+    if (age_us < 0 || (step == r->fig.step && r->reached_us))
+        return;
+    int64_t reached = now_us - age_us;
+    if (r->reached_us && step > r->fig.step && reached > r->reached_us) {
+        double period = (double)(reached - r->reached_us) / (double)(step - r->fig.step);
+        r->period_us = r->period_us > 0 ? 0.7 * r->period_us + 0.3 * period : period;
+    }
+    r->reached_us = reached;
+}
+
+void progress_job_update(progress_job_t *j, int node, const char *text, int64_t now,
+                         int64_t aged_us)
+{
+    int64_t written_us = ddp_now_us() - aged_us;
     for (const char *p = text; p && *p;) {
         int rank, local_rank, used = 0;
-        long long step, busy;
+        long long step, busy, age = -1;
         if (sscanf(p, "%d/%d:%lld:%lld%n", &rank, &local_rank, &step, &busy, &used) != 4 ||
             used == 0)
             return;
         p += used;
+        if (*p == ':') {
+            char *end;
+            age = strtoll(p + 1, &end, 10);
+            p = end;
+        }
         while (*p == ' ')
             p++;
         if (rank < 0 || rank >= j->world)
             continue;
         progress_rank_t *r = &j->ranks[rank];
+        note_arrival(r, step, age, written_us);
         if (step != r->fig.step)
             r->step_at = now;
-        r->fig = (progress_figure_t){step, busy};
+        r->fig = (progress_figure_t){step, busy, age};
         r->node = node;
         r->local_rank = local_rank;
         if (step > j->max_step) {
@@ -228,25 +273,94 @@ static int by_value(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-int progress_judge(progress_job_t *j, double factor, progress_event_t *ev, int max)
+/* The lower middle of the n values (sorted in place); -1 when there are none. */
+static long long lower_median(long long *values, int n)
 {
-    long long *known = malloc((size_t)j->world * sizeof *known);
+    if (n <= 0)
+        return -1;
+    qsort(values, (size_t)n, sizeof *values, by_value);
+    return values[(n - 1) / 2];
+}
+
+/* The job's time per step: the median rank's (µs); 0 when no rank's is known yet. */
+static double job_period(const progress_job_t *j, long long *scratch)
+{
+    int n = 0;
+    for (int r = 0; r < j->world; r++)
+        if (j->ranks[r].period_us > 0)
+            scratch[n++] = (long long)j->ranks[r].period_us;
+    long long median = lower_median(scratch, n);
+    return median > 0 ? (double)median : 0;
+}
+
+/* Each rank's lateness: when it reaches (or, projected at the job's time per step, will reach)
+ * the newest step any rank has reached, after the median rank, held between 0 and one step (a
+ * rank further behind is stalled, not slow: progress_stalled's), smoothed by `weight`. */
+static void judge_lateness(progress_job_t *j, double period, double weight, long long *scratch)
+{
+    long long newest = -1;
+    int n = 0;
+    for (int r = 0; r < j->world; r++)
+        if (j->ranks[r].reached_us && j->ranks[r].fig.step > newest)
+            newest = j->ranks[r].fig.step;
+    for (int r = 0; r < j->world && period > 0; r++) {
+        const progress_rank_t *x = &j->ranks[r];
+        if (x->reached_us)
+            scratch[n++] = x->reached_us + (long long)((double)(newest - x->fig.step) * period);
+    }
+    if (n < 2)
+        return;
+    long long *projected = scratch + j->world;
+    memcpy(projected, scratch, (size_t)n * sizeof *scratch);
+    long long median = lower_median(scratch, n);
+    for (int r = 0, k = 0; r < j->world; r++) {
+        progress_rank_t *x = &j->ranks[r];
+        if (!x->reached_us)
+            continue;
+        double late = (double)(projected[k++] - median);
+        late = late < 0 ? 0 : late > period ? period : late;
+        x->late_us = x->late_us < 0 ? late : (1 - weight) * x->late_us + weight * late;
+    }
+}
+
+/* How much longer the job's step is for the rank (its lateness known and large enough to
+ * measure), else its busy time over the median rank's. */
+static double slowness(const progress_rank_t *x, double period, long long median_busy,
+                       int *busy_bound, double factor)
+{
+    double busy = median_busy > 0 && x->fig.busy_us >= 0
+                      ? (double)x->fig.busy_us / (double)median_busy
+                  : x->fig.busy_us >= 0 ? 1.0
+                                        : 0;
+    *busy_bound = busy >= factor;
+    if (x->late_us < PROGRESS_LATE_MIN_US || period <= 0)
+        return busy;
+    double unwaited = period - x->late_us;
+    return unwaited < period / 100 ? 100.0 : period / unwaited;
+}
+
+int progress_judge(progress_job_t *j, double factor, double weight, progress_event_t *ev, int max)
+{
+    long long *scratch = malloc(2 * (size_t)j->world * sizeof *scratch + 1);
     int count = 0, events = 0;
-    for (int r = 0; known && r < j->world; r++)
-        if (j->ranks[r].fig.busy_us >= 0)
-            known[count++] = j->ranks[r].fig.busy_us;
-    if (count < 2 || factor <= 0) {
-        free(known);
+    if (!scratch || factor <= 0) {
+        free(scratch);
         return 0;
     }
-    qsort(known, (size_t)count, sizeof *known, by_value);
-    long long median = known[(count - 1) / 2];
-    free(known);
+    double period = job_period(j, scratch);
+    judge_lateness(j, period, weight, scratch);
+    for (int r = 0; r < j->world; r++)
+        if (j->ranks[r].fig.busy_us >= 0)
+            scratch[count++] = j->ranks[r].fig.busy_us;
+    long long median = lower_median(scratch, count);
+    free(scratch);
     for (int r = 0; r < j->world && events < max; r++) {
         progress_rank_t *x = &j->ranks[r];
-        if (x->fig.busy_us < 0)
+        int busy_bound;
+        double ratio = slowness(x, period, median, &busy_bound, factor);
+        int by_lateness = x->late_us >= PROGRESS_LATE_MIN_US && period > 0;
+        if (ratio <= 0 || (!by_lateness && count < 2))
             continue;
-        double ratio = median > 0 ? (double)x->fig.busy_us / (double)median : 1.0;
         progress_event_kind_t kind;
         if (!x->slow && ratio >= factor)
             kind = PROGRESS_SLOW;
@@ -257,7 +371,9 @@ int progress_judge(progress_job_t *j, double factor, progress_event_t *ev, int m
         else
             continue;
         x->slow = kind == PROGRESS_RECOVERED ? 0 : (int)(ratio * 100);
-        ev[events++] = (progress_event_t){kind, r, ratio, x->fig.busy_us, median};
+        ev[events++] =
+            (progress_event_t){kind,           r,      ratio,      busy_bound,
+                               x->fig.busy_us, median, x->late_us, period > 0 ? period : -1};
     }
     return events;
 }

@@ -14,8 +14,9 @@
 
 /* Node i's value of r<round>/<what>/<i> for every node but 0, read in one pipelined request:
  * an array of nnodes - 1 (entry i - 1 for node i, NULL where absent), or NULL when it cannot
- * be read. Free with free_node_values. */
-static char **read_node_values(agent_t *a, int round, const char *what)
+ * be read; ages (NULL: not wanted) gets how long each has been in the store (µs). Free with
+ * free_node_values. */
+static char **read_node_values(agent_t *a, int round, const char *what, int64_t *ages)
 {
     int others = a->nnodes - 1;
     char **keys = calloc((size_t)others + 1, sizeof *keys);
@@ -29,7 +30,10 @@ static char **read_node_values(agent_t *a, int round, const char *what)
     }
     ddp_error_t err;
     if (ok && others > 0 &&
-        ddp_store_get_many(a->client, (const char *const *)keys, (size_t)others, vals, &err))
+        (ages ? ddp_store_get_many_aged(a->client, (const char *const *)keys, (size_t)others, vals,
+                                        ages, &err)
+              : ddp_store_get_many(a->client, (const char *const *)keys, (size_t)others, vals,
+                                   &err)))
         ok = 0;
     for (int i = 0; keys && i < others; i++)
         free(keys[i]);
@@ -55,7 +59,7 @@ static void free_node_values(agent_t *a, char **vals)
 int liveness_gone_nodes(agent_t *a, int round, int silent, int *first)
 {
     *first = -1;
-    char **vals = read_node_values(a, round, "gone");
+    char **vals = read_node_values(a, round, "gone", NULL);
     if (!vals)
         return -1;
     int count = 0;
@@ -109,14 +113,17 @@ int liveness_note_heartbeats(attempt_t *t, char **vals, int nnodes, int64_t now,
     return silent;
 }
 
-/* Node 0: every other node's last published figures (prog/<node>) into the job's view. */
+/* Node 0: every other node's last published figures (prog/<node>) into the job's view, with how
+ * long they have waited in the store, so that each rank's arrival is known on node 0's clock. */
 static void read_node_figures(agent_t *a, attempt_t *t, int64_t now)
 {
-    char **figures = t->job.ranks ? read_node_values(a, t->round, "prog") : NULL;
+    int64_t *ages = t->job.ranks ? calloc((size_t)a->nnodes, sizeof *ages) : NULL;
+    char **figures = ages ? read_node_values(a, t->round, "prog", ages) : NULL;
     for (int i = 1; figures && i < a->nnodes; i++)
         if (figures[i - 1])
-            progress_job_update(&t->job, i, figures[i - 1], now);
+            progress_job_update(&t->job, i, figures[i - 1], now, ages[i - 1]);
     free_node_values(a, figures);
+    free(ages);
 }
 
 /* Another node: its figures where node 0 reads them (prog/<node>). */
@@ -134,7 +141,7 @@ static int publish_figures(agent_t *a, const attempt_t *t, const char *figures, 
 static int check_heartbeats(agent_t *a, attempt_t *t, const ddp_rdzv_result_t *r, failure_t *f)
 {
     /* One pipelined read of every node's count: this runs every interval on node 0's loop. */
-    char **vals = read_node_values(a, t->round, "hb");
+    char **vals = read_node_values(a, t->round, "hb", NULL);
     if (!vals)
         return 0;
     int64_t now = ddp_now_ms(), silent_ms = 0;
@@ -184,23 +191,51 @@ static void rank_name(const attempt_t *t, const ddp_rdzv_result_t *r, int rank, 
              node_host(r, x->node), x->local_rank);
 }
 
+/* What node 0 says of a slow rank's event: by its busy time where that is what holds the others
+ * up, else by when it reaches each step. */
+static void slow_line(const agent_options_t *o, const progress_event_t *e, long long step,
+                      const char *who, char *line, size_t size)
+{
+    const char *how = e->kind == PROGRESS_SLOW     ? "is slow"
+                      : e->kind == PROGRESS_SLOWER ? "is slower still"
+                                                   : "is no longer slow";
+    if (e->busy_bound || e->late_us < PROGRESS_LATE_MIN_US) {
+        snprintf(line, size,
+                 "%s %s: busy %.1f ms per step, %.1fx the median rank's %.1f ms (over %.0f s, at "
+                 "step %lld; --slow-factor %.2g)",
+                 who, how, e->busy_us / 1000.0,
+                 e->busy_us / (e->median_us > 0 ? e->median_us : 1.0), e->median_us / 1000.0,
+                 o->slow_window_ms / 1000.0, step, o->slow_factor);
+        return;
+    }
+    char busy[128] = "";
+    if (e->busy_us >= 0 && e->median_us >= 0)
+        snprintf(busy, sizeof busy, ", busy %.1f ms per step (the median rank %.1f ms)",
+                 e->busy_us / 1000.0, e->median_us / 1000.0);
+    snprintf(line, size,
+             "%s %s: reaches each step %.1f ms after the median rank, of the job's %.1f ms per "
+             "step (%.1fx what a step would take without waiting for it)%s%s (at step %lld; "
+             "--slow-factor %.2g)",
+             who, how, e->late_us / 1000.0, e->period_us / 1000.0, e->ratio, busy,
+             e->kind == PROGRESS_RECOVERED
+                 ? ""
+                 : ": not computing but waiting, on I/O, a lock or a sleep",
+             step, o->slow_factor);
+}
+
 int liveness_check_progress(agent_t *a, attempt_t *t, const ddp_rdzv_result_t *r, failure_t *f)
 {
     const agent_options_t *o = a->o;
     progress_event_t ev[16];
-    int events = progress_judge(&t->job, o->slow_factor, ev, 16);
+    /* Lateness smoothed over about the window: each heartbeat's figure weighs one window's worth.
+     */
+    double weight = o->slow_window_ms > 0 ? (double)o->heartbeat_ms / (double)o->slow_window_ms : 1;
+    int events = progress_judge(&t->job, o->slow_factor, weight > 1 ? 1 : weight, ev, 16);
     char who[512];
     for (int k = 0; k < events; k++) {
         rank_name(t, r, ev[k].rank, who, sizeof who);
-        const char *how = ev[k].kind == PROGRESS_SLOW     ? "is slow"
-                          : ev[k].kind == PROGRESS_SLOWER ? "is slower still"
-                                                          : "is no longer slow";
         char line[1024];
-        snprintf(line, sizeof line,
-                 "%s %s: busy %.1f ms per step, %.1fx the median rank's %.1f ms (over %.0f s, at "
-                 "step %lld; --slow-factor %.2g)",
-                 who, how, ev[k].busy_us / 1000.0, ev[k].ratio, ev[k].median_us / 1000.0,
-                 o->slow_window_ms / 1000.0, t->job.ranks[ev[k].rank].fig.step, o->slow_factor);
+        slow_line(o, &ev[k], t->job.ranks[ev[k].rank].fig.step, who, line, sizeof line);
         agent_say("%s", line);
         timeline_event(a, ev[k].kind == PROGRESS_RECOVERED ? "recovered" : "slow", t->round,
                        ev[k].rank, "%s", line);
@@ -243,7 +278,7 @@ int liveness_heartbeat(agent_t *a, attempt_t *t, const ddp_rdzv_result_t *r, fai
     size_t len = sample_progress(t, figures, sizeof figures);
     if (a->node_rank == 0) {
         if (len && t->job.ranks)
-            progress_job_update(&t->job, 0, figures, ddp_now_ms());
+            progress_job_update(&t->job, 0, figures, ddp_now_ms(), 0);
         /* The sample after the other nodes' figures are read: every rank's of this beat. */
         int lost = check_heartbeats(a, t, r, f);
         timeline_sample(a, t, 0);
@@ -273,7 +308,7 @@ void liveness_publish_last_steps(agent_t *a, attempt_t *t)
         return;
     if (a->node_rank == 0) {
         if (t->job.ranks)
-            progress_job_update(&t->job, 0, figures, ddp_now_ms());
+            progress_job_update(&t->job, 0, figures, ddp_now_ms(), 0);
         return;
     }
     ddp_error_t err;

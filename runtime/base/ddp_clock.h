@@ -10,6 +10,9 @@
 /* Milliseconds on the monotonic clock (arbitrary origin). */
 int64_t ddp_now_ms(void);
 
+/* Microseconds on the monotonic clock: for when something happened, finer than a step. */
+int64_t ddp_now_us(void);
+
 /* Seconds on the monotonic clock, to the nanosecond: for measuring (benchmarks, epochs). */
 double ddp_now_s(void);
 

@@ -492,8 +492,10 @@ static int append_request(ddp_store_client_t *c, enum store_op op, const char *k
 }
 
 /* Sends batches of GET (vals != NULL) or SET requests and reads their replies in order. */
+/* GET_AGED also reads each value's age into ages[i]. */
 static int pipeline(ddp_store_client_t *c, enum store_op op, const char *const *keys,
-                    const char *const *set_vals, char **got_vals, size_t n, ddp_error_t *err)
+                    const char *const *set_vals, char **got_vals, int64_t *ages, size_t n,
+                    ddp_error_t *err)
 {
     for (size_t first = 0; first < n; first += PIPELINE_BATCH) {
         size_t count = n - first < PIPELINE_BATCH ? n - first : PIPELINE_BATCH;
@@ -516,6 +518,8 @@ static int pipeline(ddp_store_client_t *c, enum store_op op, const char *const *
             }
             const unsigned char *v;
             size_t len = ddp_store_get_str(&r, &v, STORE_MAX_VALUE);
+            if (op == STORE_GET_AGED)
+                ages[i] = ddp_store_get_i64(&r);
             if (status != STORE_OK || r.bad)
                 return malformed(c, err);
             if (!(got_vals[i] = copy_value(v, len)))
@@ -529,13 +533,21 @@ int ddp_store_get_many(ddp_store_client_t *c, const char *const *keys, size_t n,
                        ddp_error_t *err)
 {
     memset(vals, 0, n * sizeof *vals);
-    return pipeline(c, STORE_GET, keys, NULL, vals, n, err);
+    return pipeline(c, STORE_GET, keys, NULL, vals, NULL, n, err);
+}
+
+int ddp_store_get_many_aged(ddp_store_client_t *c, const char *const *keys, size_t n, char **vals,
+                            int64_t *ages_us, ddp_error_t *err)
+{
+    memset(vals, 0, n * sizeof *vals);
+    memset(ages_us, 0, n * sizeof *ages_us);
+    return pipeline(c, STORE_GET_AGED, keys, NULL, vals, ages_us, n, err);
 }
 
 int ddp_store_set_many(ddp_store_client_t *c, const char *const *keys, const char *const *vals,
                        size_t n, ddp_error_t *err)
 {
-    return pipeline(c, STORE_SET, keys, vals, NULL, n, err);
+    return pipeline(c, STORE_SET, keys, vals, NULL, NULL, n, err);
 }
 
 int ddp_store_delete(ddp_store_client_t *c, const char *key, int *existed, ddp_error_t *err)

@@ -86,6 +86,9 @@ int ddp_store_wait_recv(ddp_store_client_t *c, int *which, char **val, ddp_error
  * reading and writing one key per node. vals[i] is NULL where keys[i] is absent. */
 int ddp_store_get_many(ddp_store_client_t *c, const char *const *keys, size_t n, char **vals,
                        ddp_error_t *err);
+/* The same with each value's age (µs since it was set, by the store's clock; 0 where absent). */
+int ddp_store_get_many_aged(ddp_store_client_t *c, const char *const *keys, size_t n, char **vals,
+                            int64_t *ages_us, ddp_error_t *err);
 int ddp_store_set_many(ddp_store_client_t *c, const char *const *keys, const char *const *vals,
                        size_t n, ddp_error_t *err);
 int ddp_store_delete(ddp_store_client_t *c, const char *key, int *existed, ddp_error_t *err);

@@ -153,6 +153,7 @@ int ddp_store_decode_request(const unsigned char *body, size_t len, ddp_store_re
         req->val_len = ddp_store_get_str(&r, &req->val, STORE_MAX_VALUE);
         break;
     case STORE_GET:
+    case STORE_GET_AGED:
     case STORE_DEL:
         req->key_len = ddp_store_get_str(&r, &req->key, STORE_MAX_KEY);
         break;

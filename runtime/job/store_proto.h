@@ -37,6 +37,9 @@ enum store_op {
     STORE_WAIT,
     STORE_DEL,
     STORE_SET_ON_CLOSE, /* key, value: set when this connection closes */
+    /* key: its value, then the microseconds since it was set by the server's clock, so that
+     * the reader learns when a value arrived without comparing two machines' clocks */
+    STORE_GET_AGED,
 };
 
 enum store_status {

@@ -493,6 +493,7 @@ static int entry_assign(ddp_store_server_t *s, entry_t *e, const void *val, size
     e->val = copy;
     e->val_len = len;
     e->present = 1;
+    e->set_at_us = ddp_now_us();
     entry_wake(s, e);
     return 0;
 }
@@ -615,6 +616,14 @@ static int op_get(conn_t *c, const entry_t *e)
     return ddp_store_put_str(&c->out, e->val, e->val_len);
 }
 
+static int op_get_aged(conn_t *c, const entry_t *e)
+{
+    if (!e || !e->present)
+        return 0;
+    return ddp_store_put_str(&c->out, e->val, e->val_len) ||
+           ddp_store_put_i64(&c->out, ddp_now_us() - e->set_at_us);
+}
+
 static int op_del(conn_t *c, entry_t *e)
 {
     int had = e && e->present;
@@ -667,15 +676,15 @@ static int handle_request(ddp_store_server_t *s, conn_t *c, const unsigned char 
     if (q.op == STORE_WAIT)
         return handle_wait(s, c, &rest);
     /* Reads leave a missing key missing; every other operation makes its entry. */
-    int reads = q.op == STORE_GET || q.op == STORE_DEL;
+    int gets = q.op == STORE_GET || q.op == STORE_GET_AGED, reads = gets || q.op == STORE_DEL;
     entry_t *e = q.key ? table_find(s, q.key, q.key_len, !reads) : NULL;
     if (q.key && !e && !reads)
         return -1;
     int64_t sum = 0;
     const char *refused = q.op == STORE_ADD ? add_refusal(e, q.delta, &sum) : NULL;
-    enum store_status status = refused                                   ? STORE_ERROR
-                               : q.op == STORE_GET && !(e && e->present) ? STORE_NOT_FOUND
-                                                                         : STORE_OK;
+    enum store_status status = refused                      ? STORE_ERROR
+                               : gets && !(e && e->present) ? STORE_NOT_FOUND
+                                                            : STORE_OK;
     size_t mark;
     if (reply_begin(c, status, &mark))
         return -1;
@@ -689,6 +698,9 @@ static int handle_request(ddp_store_server_t *s, conn_t *c, const unsigned char 
         break;
     case STORE_GET:
         rc = op_get(c, e);
+        break;
+    case STORE_GET_AGED:
+        rc = op_get_aged(c, e);
         break;
     case STORE_DEL:
         rc = op_del(c, e);

@@ -54,6 +54,7 @@ struct entry {
     unsigned char *val;
     size_t val_len;
     int present;
+    int64_t set_at_us; /* ddp_now_us of the last set */
     /* Removing a waiter is O(1) (a swap with the last), so waking or expiring thousands of
      * WAITs on one key stays linear. */
     struct waiter {

@@ -36,18 +36,21 @@ common() {
 
 # slow_job slowed|plain PROGRAM...: node 0, and node 1 (inside the CPU quota when slowed), until
 # node 0 names a slow rank or 20 s pass (90 s for the slowed rank, whose PyTorch takes a while to
-# start at 20% of a CPU); then both are told to stop. NAMED_AFTER: seconds.
+# start at 20% of a CPU), and HOLD seconds more; then both are told to stop. NAMED_AFTER: seconds.
+# JOB_ENV: more VAR=VALUE for both agents' workers.
+JOB_ENV=() HOLD=0
 slow_job() {
     local slowed=$1 start deadline=20
     shift
     common
     local group1=$STEADY
     [ "$slowed" != slowed ] || { group1=$SLOW; deadline=90; }
-    AGENT=$T/in_cgroup start_agent n0 OMP_NUM_THREADS=1 -- "$STEADY" "$AGENT" "${COMMON[@]}" --node-rank 0 "$@"
-    AGENT=$T/in_cgroup start_agent n1 OMP_NUM_THREADS=1 -- "$group1" "$AGENT" "${COMMON[@]}" --node-rank 1 "$@"
+    AGENT=$T/in_cgroup start_agent n0 OMP_NUM_THREADS=1 "${JOB_ENV[@]}" -- "$STEADY" "$AGENT" "${COMMON[@]}" --node-rank 0 "$@"
+    AGENT=$T/in_cgroup start_agent n1 OMP_NUM_THREADS=1 "${JOB_ENV[@]}" -- "$group1" "$AGENT" "${COMMON[@]}" --node-rank 1 "$@"
     start=$SECONDS
     while [ $((SECONDS - start)) -lt $deadline ] && ! grep -q " is slow: " "$T/n0.err"; do sleep 0.2; done
     NAMED_AFTER=$((SECONDS - start))
+    sleep "$HOLD"
     kill -TERM "$(agent_pid n0)" "$(agent_pid n1)" 2>/dev/null
     wait_agent n0
     ERR0=$ERR
@@ -65,6 +68,30 @@ for workload in ddp-train torch; do
     expect_lacks "$ERR0" " is slow: " "$workload: the same job without the quota: no rank named in 20 s"
     expect_no_leftovers "$workload: nothing left running"
 done
+
+# Slowed by waiting, not computing: before each step's all_reduce rank 1 sleeps 150 ms, or reads
+# the line a writer puts into a FIFO every 150 ms (a slow file system's data), idle meanwhile, so
+# its busy time per step is no more than rank 0's. When it reaches each step names it; it stays
+# named, not "no longer slow" back and forth, for 10 s more.
+mkfifo "$T/data.fifo"
+for how in sleep fifo; do
+    feeder=
+    if [ "$how" = sleep ]; then
+        JOB_ENV=(WAIT_RANK=1 WAIT_MS=150)
+    else
+        JOB_ENV=(WAIT_RANK=1 "WAIT_FIFO=$T/data.fifo")
+        (exec 3<>"$T/data.fifo"; while :; do echo >&3; sleep 0.15; done) &
+        feeder=$!
+    fi
+    HOLD=10 slow_job plain "${TORCH_JOB[@]}"
+    [ -z "$feeder" ] || kill "$feeder" 2>/dev/null
+    expect_contains "$ERR0" "rank 1 (node 1, host $host, local rank 0) is slow: reaches each step 1"         "$how: node 0 names the rank that waits 150 ms before each step by when it reaches the step (after $NAMED_AFTER s)"
+    expect_contains "$ERR0" ": not computing but waiting, on I/O, a lock or a sleep" "$how: and says it is waiting, not computing"
+    expect_lacks "$ERR0" "is no longer slow" "$how: it stays named for 10 s more"
+    expect_lacks "$ERR0" "rank 0 (node 0, host $host, local rank 0) is slow" "$how: and the rank waiting for it is not named"
+    expect_no_leftovers "$how: nothing left running"
+done
+JOB_ENV=()
 
 # Stalled: rank 1 stops before it reports step 50; rank 0 waits in the all_reduce of step 50.
 # Node 0 names rank 1, not the idle rank 0 that the output/CPU heuristic would pick.

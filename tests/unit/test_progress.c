@@ -1,6 +1,6 @@
 /* Node 0's judgement of the ranks' progress: the figures as agents send them, the median that
- * makes the measure, slow / slower / recovered said once each, and the rank the others wait for
- * when no step moves. */
+ * makes the measure, slow / slower / recovered said once each, a rank that reaches each step
+ * late while idle (its data, a sleep), and the rank the others wait for when no step moves. */
 #include <stdio.h>
 
 #include "agent/findings/progress.h"
@@ -9,7 +9,7 @@
 /* Sets every rank's figures through the agents' text, as node `node` sends them. */
 static void figures(progress_job_t *j, int node, const char *text, int64_t now)
 {
-    progress_job_update(j, node, text, now);
+    progress_job_update(j, node, text, now, 0);
 }
 
 int main(void)
@@ -23,30 +23,57 @@ int main(void)
            j.ranks[3].fig.busy_us == 30000,
        "rank 3's node, local rank, step and busy time read back");
     ok(j.max_step == 100, "the highest step is 100");
-    int n = progress_judge(&j, 1.5, ev, 8);
+    int n = progress_judge(&j, 1.5, 1, ev, 8);
     ok(n == 1 && ev[0].kind == PROGRESS_SLOW && ev[0].rank == 3, "rank 3 at 3x is slow");
     ok(ev[0].median_us == 10500,
        "the measure is the lower middle rank (10.5 ms of 10, 10.5, 11, 30)");
-    ok(progress_judge(&j, 1.5, ev, 8) == 0, "said once");
+    ok(progress_judge(&j, 1.5, 1, ev, 8) == 0, "said once");
     figures(&j, 1, "2/0:101:10500 3/1:100:40000", 2000);
-    ok(progress_judge(&j, 1.5, ev, 8) == 0, "3.8x after 2.9x: not yet half as much again");
+    ok(progress_judge(&j, 1.5, 1, ev, 8) == 0, "3.8x after 2.9x: not yet half as much again");
     figures(&j, 1, "2/0:102:10500 3/1:101:50000", 3000);
-    n = progress_judge(&j, 1.5, ev, 8);
+    n = progress_judge(&j, 1.5, 1, ev, 8);
     ok(n == 1 && ev[0].kind == PROGRESS_SLOWER, "4.8x after 2.9x: slower still");
     figures(&j, 1, "2/0:103:10500 3/1:102:12000", 4000);
-    n = progress_judge(&j, 1.5, ev, 8);
+    n = progress_judge(&j, 1.5, 1, ev, 8);
     ok(n == 1 && ev[0].kind == PROGRESS_RECOVERED && ev[0].rank == 3, "1.1x: recovered");
-    ok(progress_judge(&j, 0, ev, 8) == 0, "factor 0: never");
+    ok(progress_judge(&j, 0, 1, ev, 8) == 0, "factor 0: never");
     progress_job_free(&j);
 
     ok(progress_job_init(&j, 2, 0) == 0, "a job of 2 ranks");
     figures(&j, 0, "0/0:5:1000", 0);
     figures(&j, 1, "1/0:5:2500", 0);
-    n = progress_judge(&j, 1.5, ev, 8);
+    n = progress_judge(&j, 1.5, 1, ev, 8);
     ok(n == 1 && ev[0].rank == 1 && ev[0].ratio > 2.4,
        "of two ranks the faster is the measure: the slow one is 2.5x, not 1.4x of their mean");
     figures(&j, 0, "0/0:6:-1", 0);
-    ok(progress_judge(&j, 1.5, ev, 8) == 0, "a rank without a figure yet (-1) makes no measure");
+    ok(progress_judge(&j, 1.5, 1, ev, 8) == 0, "a rank without a figure yet (-1) makes no measure");
+    progress_job_free(&j);
+
+    /* Steps of 150 ms: rank 0 reaches each 2 ms after the last collective ended, rank 1 (node 1,
+     * its figures 100 ms in the store) 1 ms before the next ends, idle but for 2.5 ms. */
+    ok(progress_job_init(&j, 2, 0) == 0, "a job of 2 ranks, one of them late to every step");
+    figures(&j, 0, "0/0:10:2000:1648000", 0);
+    progress_job_update(&j, 1, "1/0:10:2500:1401000", 0, 100000);
+    figures(&j, 0, "0/0:20:2000:148000", 1500);
+    progress_job_update(&j, 1, "1/0:19:2500:51000", 1500, 100000);
+    n = progress_judge(&j, 1.5, 1, ev, 8);
+    ok(n == 1 && ev[0].rank == 1 && ev[0].kind == PROGRESS_SLOW, "the late rank is slow");
+    ok(ev[0].period_us > 149000 && ev[0].period_us < 151000,
+       "the job's step, from the arrivals: 150 ms");
+    ok(ev[0].late_us > 146000 && ev[0].late_us < 148000,
+       "rank 1 reaches each step 147 ms after rank 0, though a step behind when seen");
+    ok(!ev[0].busy_bound && ev[0].ratio > 40,
+       "not by its busy time (1.25x), by the step's waiting for it (50x)");
+    progress_job_free(&j);
+    ok(progress_job_init(&j, 2, 0) == 0, "a job of 2 ranks arriving together");
+    figures(&j, 0, "0/0:10:2000:1648000 1/1:10:2100:1647000", 0);
+    figures(&j, 0, "0/0:20:2000:148000 1/1:20:2100:127000", 1500);
+    ok(progress_judge(&j, 1.5, 1, ev, 8) == 0,
+       "ranks 21 ms apart, under what file times resolve: none slow");
+    figures(&j, 0, "0/0:21:2000:0 1/1:21:6000:0", 1650);
+    n = progress_judge(&j, 1.5, 1, ev, 8);
+    ok(n == 1 && ev[0].rank == 1 && ev[0].busy_bound,
+       "then busy time judges: the one busy 3x the other is slow");
     progress_job_free(&j);
 
     int rank;

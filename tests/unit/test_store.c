@@ -126,6 +126,18 @@ static void test_operations(int port)
     ok(ddp_store_delete(c, "c", &existed, &err) == 0 && existed, "delete of a present key");
     ok(ddp_store_get(c, "c", &val, NULL, &err) == 0, "deleted key is gone");
     ok(ddp_store_delete(c, "c", &existed, &err) == 0 && !existed, "delete of an absent key");
+    /* An aged get: how long each value has been in the store, by the store's clock. */
+    ok(ddp_store_set(c, "aged", "x", 1, &err) == 0, "set a key to age");
+    ddp_sleep_ms(50);
+    const char *aged_keys[] = {"aged", "never-set"};
+    char *aged_vals[2];
+    int64_t ages[2];
+    ok(ddp_store_get_many_aged(c, aged_keys, 2, aged_vals, ages, &err) == 0 && aged_vals[0] &&
+           !strcmp(aged_vals[0], "x") && !aged_vals[1],
+       "an aged get reads each value (absent: none)");
+    ok(ages[0] >= 50000 && ages[0] < 60000000 && ages[1] == 0,
+       "with its age: at least the 50 ms since it was set");
+    free(aged_vals[0]);
 
     const char *keys[] = {"never", "k"};
     int which = -1;

@@ -153,9 +153,10 @@ fi
 # Each agent reads the rest from Slurm: the nodes, its own rank, the master (the first node), the
 # run id and the rendezvous port, both from the job id.
 ddpjob_status=0
-# Every CPU the job has on a node is its agent's, for its workers: since Slurm 22.05 srun no
-# longer takes --cpus-per-task from the batch allocation, and where cores are constrained
-# (TaskPlugin task/affinity,task/cgroup with ConstrainCores=yes) a step given none gets one CPU.
+# Every CPU the job has on a node is its agent's, for its workers, said to srun: a step that
+# names none gets one CPU per task where steps are exact (srun --exact, SLURM_EXACT, newer
+# Slurm's defaults; Slurm 22.05 to 23.02 do not pass the batch job's --cpus-per-task on), bound
+# to it where cores are constrained (TaskPlugin task/affinity,task/cgroup, ConstrainCores=yes).
 ddpjob_step_cpus={{#cpus_per_node}}{{cpus_per_node}}{{/cpus_per_node}}{{^cpus_per_node}}${SLURM_CPUS_ON_NODE:-1}{{/cpus_per_node}}
 {{#spares}}
 # With spares, a task that ends (a lost node's agent) must not end the step: the others go on

@@ -419,9 +419,12 @@ SPEC
     for id in $planted_ids; do rm -f "/tmp/ddpjob-$id.status"; done
 fi
 
-# Every CPU the spec gave a node is its workers', though the cluster constrains cores as
-# production ones do (TaskPlugin task/affinity,task/cgroup, ConstrainCores=yes: a step given no
-# --cpus-per-task gets one CPU); with cpu_binding: cores each worker has its own share.
+# Every CPU the spec gave a node is its workers', though the cluster binds each task to its CPUs
+# as production ones do (TaskPlugin task/affinity,task/cgroup); with cpu_binding: cores each
+# worker has its own share. This Slurm (22.05) still gives a step that
+# names no CPUs all of the job's on its node, unless the step is exact: SLURM_EXACT=1, which
+# sites set and `srun --exact` means, gives it one CPU per task, so the jobs run with it, and
+# only the CPUs the script passes to srun hold them (without them each worker sees CPU 0 alone).
 for binding in none cores; do
     cat >"affinity-$binding.yaml" <<SPEC
 name: affinity-$binding
@@ -433,7 +436,7 @@ cpu_binding: $binding
 walltime: "00:05:00"
 command: [/usr/bin/python3, "$SRCDIR/tests/agent/py/affinity.py"]
 SPEC
-    submit_and_wait "affinity-$binding.yaml"
+    submit_and_wait "affinity-$binding.yaml" SLURM_EXACT=1
     cpus=$(grep -o 'rank [0-9] local [01] cpus [0-9,]*' <<<"$OUT" | sort | sed 's/rank [0-9] local \([01]\)/\1/' | tr '\n' ' ')
     if [ "$binding" = none ]; then
         expect_eq "$cpus" "0 cpus 0,1 1 cpus 0,1 0 cpus 0,1 1 cpus 0,1 " "cpu_binding: none: each worker may run on both CPUs its node was given"

@@ -124,9 +124,12 @@ CONF
     echo "PartitionName=debug Nodes=$names Default=YES MaxTime=INFINITE State=UP" >>"$CLUSTER/etc/slurm.conf"
     # SLURM_PLUGSTACK: the SPANK plugins' lines (pyxis: tests/cluster/pyxis.sh).
     printf '%s\n' "${SLURM_PLUGSTACK:-}" >"$CLUSTER/etc/plugstack.conf"
-    # Each job step in a memory cgroup limited to its --mem, and bound to its CPUs, as production
-    # clusters run.
-    printf '%s\n' ConstrainRAMSpace=yes ConstrainSwapSpace=yes AllowedSwapSpace=0 ConstrainCores=yes \
+    # Each job step in a memory cgroup limited to its --mem, as production clusters run, and
+    # bound to its CPUs (task/affinity). Not ConstrainCores=yes: on this cgroup v1, Slurm 22.05
+    # then fails a job now and then when a user's second job starts on a node ("unable to write
+    # ... job_N/cpuset.cpus: Device or resource busy", "Slurmd could not execve job") and drains
+    # the node; the binding a step gets is task/affinity's either way.
+    printf '%s\n' ConstrainRAMSpace=yes ConstrainSwapSpace=yes AllowedSwapSpace=0 \
         >"$CLUSTER/etc/cgroup.conf"
     export SLURM_CONF=$CLUSTER/etc/slurm.conf
     if [ "$storage" = slurmdbd ]; then slurm_accounting || return 1; fi

@@ -59,15 +59,30 @@ static void read_json(job_view_t *v, const char *path,
     free(text);
 }
 
-/* One agent's failure report (--error-file). */
+/* Whether rank is among the failed ones already (every node's report names the first failure). */
+static int rank_listed(const job_view_t *v, int rank)
+{
+    for (int i = 0; i < v->nfailed; i++)
+        if (v->failed[i].rank == rank)
+            return 1;
+    return 0;
+}
+
+/* One agent's failure report (--error-file). A rank the agent named without its own exit (one
+ * stalled or hung, stopped by the agent) is in its first failure, not among its failed ranks. */
 static void take_report(job_view_t *v, json_doc_t *doc, const json_t *root)
 {
-    const char *first_cause = json_text(doc, json_child(root, "first_failure"), "cause");
+    const json_t *first = json_child(root, "first_failure");
+    const char *first_cause = json_text(doc, first, "cause");
     if (first_cause && !strcmp(first_cause, "out_of_memory"))
         v->killed_for_memory = 1;
     const json_t *ranks = json_child(root, "failed_ranks");
     for (size_t i = 0; i < json_items(ranks); i++)
         add_failed(v, doc, json_item(ranks, i));
+    const char *first_rank = json_text(doc, first, "rank");
+    if (!json_items(ranks) && first_rank && atoi(first_rank) >= 0 &&
+        !rank_listed(v, atoi(first_rank)))
+        add_failed(v, doc, first);
 }
 
 static void read_reports(job_view_t *v)

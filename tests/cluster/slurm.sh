@@ -71,7 +71,11 @@ cluster_up() { # NODES (ACCOUNTING=1: with slurmdbd and MariaDB; SLURM_EXTRA_CON
     CLUSTER=$(mktemp -d "${TMPDIR:-/tmp}/ddpj-cluster.XXXXXX")
     CLUSTER_ID=$$
     CLUSTER_NODES=$nodes
-    export CLUSTER CLUSTER_ID
+    # Slurm puts a job's cgroups at slurm_NODE/uid_U/job_ID on the host, and every test cluster
+    # has nodes n1..: clusters of suites running at once would share a job's cgroup (its memory
+    # limit, its cleanup) if their job ids met. Each starts its ids apart, 1000 for itself.
+    CLUSTER_FIRST_JOB=$((1000 * (1 + $$ % 60000)))
+    export CLUSTER CLUSTER_ID CLUSTER_FIRST_JOB
     mkdir -p "$CLUSTER"/{etc,munge,state,spool,log,run} /run/munge
     chmod 755 "$CLUSTER" "$CLUSTER/munge"
     netns_make "$CLUSTER" cluster_ns 10.77.0 head "$nodes" || return 1
@@ -111,6 +115,7 @@ SlurmdLogFile=$CLUSTER/log/slurmd-%n.log
 PlugStackConfig=$CLUSTER/etc/plugstack.conf
 SlurmdParameters=config_overrides
 SchedulerParameters=batch_sched_delay=0,bf_interval=1
+FirstJobId=$CLUSTER_FIRST_JOB
 MinJobAge=4
 ReturnToService=2
 MailProg=/bin/true
@@ -156,6 +161,13 @@ cluster_down() {
         kill -9 "${pid%/environ}" 2>/dev/null
     done
     netns_remove "$CLUSTER" cluster_ns head "$CLUSTER_NODES"
+    # Slurm 22.05 leaves a cancelled job's empty batch-step cgroup on cgroup v1: this cluster's go.
+    local dir id
+    for dir in /sys/fs/cgroup/*/slurm_n*/uid_*/job_*; do
+        id=${dir##*job_}
+        [ "$id" -ge "$CLUSTER_FIRST_JOB" ] 2>/dev/null && [ "$id" -lt $((CLUSTER_FIRST_JOB + 1000)) ] &&
+            find "$dir" -depth -type d -exec rmdir {} + 2>/dev/null
+    done
     rm -rf "$CLUSTER"
     CLUSTER=
 }

@@ -324,14 +324,15 @@ static void judge_lateness(progress_job_t *j, double period, double weight, long
 }
 
 /* How much longer the job's step is for the rank (its lateness known and large enough to
- * measure), else its busy time over the median rank's. */
+ * measure), else its busy time over the median rank's; 0 until its busy time is known, which
+ * says whether a late rank computes or waits. */
 static double slowness(const progress_rank_t *x, double period, long long median_busy,
                        int *busy_bound, double factor)
 {
-    double busy = median_busy > 0 && x->fig.busy_us >= 0
-                      ? (double)x->fig.busy_us / (double)median_busy
-                  : x->fig.busy_us >= 0 ? 1.0
-                                        : 0;
+    *busy_bound = 0;
+    if (x->fig.busy_us < 0)
+        return 0;
+    double busy = median_busy > 0 ? (double)x->fig.busy_us / (double)median_busy : 1.0;
     *busy_bound = busy >= factor;
     if (x->late_us < PROGRESS_LATE_MIN_US || period <= 0)
         return busy;

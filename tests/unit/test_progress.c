@@ -65,6 +65,14 @@ int main(void)
     ok(!ev[0].busy_bound && ev[0].ratio > 40,
        "not by its busy time (1.25x), by the step's waiting for it (50x)");
     progress_job_free(&j);
+    ok(progress_job_init(&j, 2, 0) == 0, "a late rank whose busy time is not known yet");
+    figures(&j, 0, "0/0:10:-1:1648000", 0);
+    figures(&j, 1, "1/0:10:-1:1401000", 0);
+    figures(&j, 0, "0/0:20:-1:148000", 1500);
+    figures(&j, 1, "1/0:19:-1:151000", 1500);
+    ok(progress_judge(&j, 1.5, 1, ev, 8) == 0,
+       "is not judged until it is: it says whether the rank computes or waits");
+    progress_job_free(&j);
     ok(progress_job_init(&j, 2, 0) == 0, "a job of 2 ranks arriving together");
     figures(&j, 0, "0/0:10:2000:1648000 1/1:10:2100:1647000", 0);
     figures(&j, 0, "0/0:20:2000:148000 1/1:20:2100:127000", 1500);

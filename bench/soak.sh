@@ -66,11 +66,13 @@ job_pid() { # NAME VAR=VALUE
     done
 }
 
-# What is left of every job: listening sockets in the nodes' namespaces and /dev/shm's entries.
+# What is left of every job: listening sockets in the nodes' namespaces (this cluster's alone),
+# and the shared memory a PyTorch or ddp job makes (/dev/shm's torch_* and ddp*: the rest of it
+# is other suites', which run beside this one).
 world() {
     local n
     for n in head n1 n2 n3; do ip netns exec "$(cluster_ns $n)" ss -Hltn 2>/dev/null | awk -v n=$n '{print n, $4}'; done | sort
-    ls /dev/shm | sort
+    ls /dev/shm | grep -E '^(torch_|ddp)' | sort
 }
 baseline=$(world)
 

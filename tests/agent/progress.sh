@@ -85,7 +85,8 @@ for how in sleep fifo; do
     fi
     HOLD=10 slow_job plain "${TORCH_JOB[@]}"
     [ -z "$feeder" ] || kill "$feeder" 2>/dev/null
-    expect_contains "$ERR0" "rank 1 (node 1, host $host, local rank 0) is slow: reaches each step 1"         "$how: node 0 names the rank that waits 150 ms before each step by when it reaches the step (after $NAMED_AFTER s)"
+    expect_contains "$ERR0" "rank 1 (node 1, host $host, local rank 0) is slow: reaches each step " \
+        "$how: node 0 names the rank that waits 150 ms before each step by when it reaches the step (after $NAMED_AFTER s)"
     expect_contains "$ERR0" ": not computing but waiting, on I/O, a lock or a sleep" "$how: and says it is waiting, not computing"
     expect_lacks "$ERR0" "is no longer slow" "$how: it stays named for 10 s more"
     expect_lacks "$ERR0" "rank 0 (node 0, host $host, local rank 0) is slow" "$how: and the rank waiting for it is not named"

@@ -323,18 +323,18 @@ static void judge_lateness(progress_job_t *j, double period, double weight, long
     }
 }
 
-/* How much longer the job's step is for the rank (its lateness known and large enough to
- * measure), else its busy time over the median rank's; 0 until its busy time is known, which
- * says whether a late rank computes or waits. */
+/* How much longer the job's step is for the rank, by its lateness where that is judged, else its
+ * busy time over the median rank's; 0 until its busy time is known, which says whether a late
+ * rank computes or waits. */
 static double slowness(const progress_rank_t *x, double period, long long median_busy,
-                       int *busy_bound, double factor)
+                       int by_lateness, int *busy_bound, double factor)
 {
     *busy_bound = 0;
     if (x->fig.busy_us < 0)
         return 0;
     double busy = median_busy > 0 ? (double)x->fig.busy_us / (double)median_busy : 1.0;
     *busy_bound = busy >= factor;
-    if (x->late_us < PROGRESS_LATE_MIN_US || period <= 0)
+    if (!by_lateness)
         return busy;
     double unwaited = period - x->late_us;
     return unwaited < period / 100 ? 100.0 : period / unwaited;
@@ -357,9 +357,8 @@ int progress_judge(progress_job_t *j, double factor, double weight, progress_eve
     free(scratch);
     for (int r = 0; r < j->world && events < max; r++) {
         progress_rank_t *x = &j->ranks[r];
-        int busy_bound;
-        double ratio = slowness(x, period, median, &busy_bound, factor);
-        int by_lateness = x->late_us >= PROGRESS_LATE_MIN_US && period > 0;
+        int busy_bound, by_lateness = x->late_us >= PROGRESS_LATE_MIN_US && period > 0;
+        double ratio = slowness(x, period, median, by_lateness, &busy_bound, factor);
         if (ratio <= 0 || (!by_lateness && count < 2))
             continue;
         progress_event_kind_t kind;
@@ -373,7 +372,7 @@ int progress_judge(progress_job_t *j, double factor, double weight, progress_eve
             continue;
         x->slow = kind == PROGRESS_RECOVERED ? 0 : (int)(ratio * 100);
         ev[events++] =
-            (progress_event_t){kind,           r,      ratio,      busy_bound,
+            (progress_event_t){kind,           r,      ratio,      busy_bound || !by_lateness,
                                x->fig.busy_us, median, x->late_us, period > 0 ? period : -1};
     }
     return events;

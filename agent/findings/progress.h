@@ -96,9 +96,10 @@ typedef enum { PROGRESS_SLOW, PROGRESS_SLOWER, PROGRESS_RECOVERED } progress_eve
 typedef struct {
     progress_event_kind_t kind;
     int rank;
-    double ratio;   /* how much longer the job's step is for it (or its busy time over the median
-                       rank's, where arrivals are not known) */
-    int busy_bound; /* its busy time per step is at least the factor over the median rank's */
+    double ratio; /* how much longer the job's step is for it (or its busy time over the median
+                     rank's, where arrivals are not known) */
+    int by_busy;  /* judged, and said, by its busy time (at least the factor over the median
+                     rank's, or its lateness too small to measure), not by its lateness */
     long long busy_us, median_us;
     double late_us, period_us; /* its lateness and the job's time per step; -1: not known */
 } progress_event_t;

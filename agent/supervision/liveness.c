@@ -199,7 +199,7 @@ static void slow_line(const agent_options_t *o, const progress_event_t *e, long 
     const char *how = e->kind == PROGRESS_SLOW     ? "is slow"
                       : e->kind == PROGRESS_SLOWER ? "is slower still"
                                                    : "is no longer slow";
-    if (e->busy_bound || e->late_us < PROGRESS_LATE_MIN_US) {
+    if (e->by_busy) {
         snprintf(line, size,
                  "%s %s: busy %.1f ms per step, %.1fx the median rank's %.1f ms (over %.0f s, at "
                  "step %lld; --slow-factor %.2g)",
@@ -208,15 +208,12 @@ static void slow_line(const agent_options_t *o, const progress_event_t *e, long 
                  o->slow_window_ms / 1000.0, step, o->slow_factor);
         return;
     }
-    char busy[128] = "";
-    if (e->busy_us >= 0 && e->median_us >= 0)
-        snprintf(busy, sizeof busy, ", busy %.1f ms per step (the median rank %.1f ms)",
-                 e->busy_us / 1000.0, e->median_us / 1000.0);
     snprintf(line, size,
              "%s %s: reaches each step %.1f ms after the median rank, of the job's %.1f ms per "
-             "step (%.1fx what a step would take without waiting for it)%s%s (at step %lld; "
-             "--slow-factor %.2g)",
-             who, how, e->late_us / 1000.0, e->period_us / 1000.0, e->ratio, busy,
+             "step (%.1fx what a step would take without waiting for it), busy %.1f ms per step "
+             "(the median rank %.1f ms)%s (at step %lld; --slow-factor %.2g)",
+             who, how, e->late_us / 1000.0, e->period_us / 1000.0, e->ratio, e->busy_us / 1000.0,
+             e->median_us / 1000.0,
              e->kind == PROGRESS_RECOVERED
                  ? ""
                  : ": not computing but waiting, on I/O, a lock or a sleep",

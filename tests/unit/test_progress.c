@@ -62,7 +62,7 @@ int main(void)
        "the job's step, from the arrivals: 150 ms");
     ok(ev[0].late_us > 146000 && ev[0].late_us < 148000,
        "rank 1 reaches each step 147 ms after rank 0, though a step behind when seen");
-    ok(!ev[0].busy_bound && ev[0].ratio > 40,
+    ok(!ev[0].by_busy && ev[0].ratio > 40,
        "not by its busy time (1.25x), by the step's waiting for it (50x)");
     progress_job_free(&j);
     ok(progress_job_init(&j, 2, 0) == 0, "a late rank whose busy time is not known yet");
@@ -80,7 +80,7 @@ int main(void)
        "ranks 21 ms apart, under what file times resolve: none slow");
     figures(&j, 0, "0/0:21:2000:0 1/1:21:6000:0", 1650);
     n = progress_judge(&j, 1.5, 1, ev, 8);
-    ok(n == 1 && ev[0].rank == 1 && ev[0].busy_bound,
+    ok(n == 1 && ev[0].rank == 1 && ev[0].by_busy,
        "then busy time judges: the one busy 3x the other is slow");
     progress_job_free(&j);
 

@@ -144,9 +144,7 @@ const char *job_view_id(const job_view_t *v)
     return v->link < v->rec.nlinks ? v->rec.links[v->link].id : "";
 }
 
-/* The scheduler's word where it has one; the record's end where the scheduler has forgotten
- * the job or only says it ended (the record knows a checkpointed link, a cancel). */
-static void decide(job_view_t *v)
+void job_view_decide(job_view_t *v)
 {
     const job_link_t *l = v->link < v->rec.nlinks ? &v->rec.links[v->link] : NULL;
     int has_successor = v->link + 1 < v->rec.nlinks;
@@ -165,6 +163,10 @@ static void decide(job_view_t *v)
         if (!v->sched.found)
             v->source = "record";
     }
+    /* 128 + SIGKILL is some PBS installs' word for a qdel, and a batch script's status when a
+     * worker was killed by SIGKILL: the agents' report of a failed rank tells them apart. */
+    if (v->state == JOB_CANCELLED && !v->rec.cancelled && v->exit_status == 128 + 9 && v->nfailed)
+        v->state = JOB_FAILED;
     if (v->rec.cancelled && job_state_final(v->state) && v->state != JOB_COMPLETED)
         v->state = JOB_CANCELLED;
     /* Where the scheduler saw only a failure, the agents knew the kernel's OOM killer did it. */
@@ -218,7 +220,7 @@ int job_views_load(char *const *dirs, size_t n, job_view_t *views, ddp_error_t *
         v->sched = !strcmp(v->rec.scheduler, "pbs") ? pbs[i] : slurm[i];
         read_reports(v);
         read_progress(v);
-        decide(v);
+        job_view_decide(v);
     }
     free(slurm);
     free(pbs);

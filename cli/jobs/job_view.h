@@ -49,6 +49,11 @@ typedef struct {
 int job_views_load(char *const *dirs, size_t n, job_view_t *views, ddp_error_t *err);
 void job_views_free(job_view_t *views, size_t n);
 
+/* The state from what job_views_load read: the scheduler's word where it has one; the
+ * record's end where the scheduler has forgotten the job or only says it ended (the record knows
+ * a checkpointed link, a cancel, the agents' failed ranks). */
+void job_view_decide(job_view_t *v);
+
 /* The scheduler id of the current link ("" when unknown). */
 const char *job_view_id(const job_view_t *v);
 

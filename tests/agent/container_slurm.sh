@@ -39,8 +39,7 @@ submit() { # SPEC [ENV=VALUE...]: JOB gets the job id
     JOB=$(grep -o '[0-9][0-9]*' <<<"$OUT" | tail -n 1)
 }
 dj() {
-    run env XDG_STATE_HOME="$T/state" bash -c '. "$0/tests/cluster/slurm.sh"; cd "$1" && shift && cluster_in head "$@"' \
-        "$SRCDIR" "$T" "$DDPJOB" "$@"
+    run cluster_ddpjob "$T" "$@"
 }
 # No enroot container left on either node (enroot's data folder per node: its site config).
 expect_no_containers() {

@@ -24,8 +24,7 @@ fi
 pass "a 2-node Slurm cluster runs in network namespaces, with partitions debug and short (5 min)"
 
 dj() { # ddpjob ARGS... on the head node, from $T: RC, OUT, ERR
-    run env XDG_STATE_HOME="$T/state" bash -c '. "$0/tests/cluster/slurm.sh"; cd "$1" && shift && cluster_in head "$@"' \
-        "$SRCDIR" "$T" "$DDPJOB" "$@"
+    run cluster_ddpjob "$T" "$@"
 }
 
 squeue_is() { # ID ("": all jobs) FORMAT VALUE

@@ -43,8 +43,7 @@ submit() {
 dj() {
     local dir=$T
     case $1 in DIR=*) dir=${1#DIR=}; shift ;; esac
-    run env XDG_STATE_HOME="$T/state" bash -c '. "$0/tests/cluster/slurm.sh"; cd "$1" && shift && cluster_in head "$@"' \
-        "$SRCDIR" "$dir" "$DDPJOB" "$@"
+    run cluster_ddpjob "$dir" "$@"
 }
 
 submit_and_wait() { # SPEC [ENV=VALUE...]: JOB gets the job id, OUT the job's output

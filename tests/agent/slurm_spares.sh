@@ -87,8 +87,7 @@ for loss in "agent killed" "slurmd killed" "link cut" "node frozen"; do
         expect_contains "$OUT" "resuming from $ckpt/checkpoint.ddpt" "$loss: training resumed from its checkpoint"
     fi
     expect_same_as_uninterrupted "$ckpt/checkpoint.ddpt" "$loss: the final checkpoint equals an uninterrupted run's"
-    run env XDG_STATE_HOME="$T/state" bash -c '. "$0/tests/cluster/slurm.sh"; cd "$1" && cluster_in head "${@:2}"' \
-        "$SRCDIR" "$T" "$DDPJOB" status "$JOB"
+    run cluster_ddpjob "$T" status "$JOB"
     if [ "$loss" = "slurmd killed" ]; then
         expect_lacks "$OUT" "took node" "$loss: status names no replacement"
     else

@@ -22,8 +22,7 @@ pass "a 3-node Slurm cluster${ACCOUNTING:+ with accounting} runs in network name
 dj() {
     local dir=$T
     case $1 in DIR=*) dir=${1#DIR=}; shift ;; esac
-    run env XDG_STATE_HOME="$T/state" FAIL_TRIAL="${FAIL_TRIAL:-}" bash -c '. "$0/tests/cluster/slurm.sh"; cd "$1" && shift && cluster_in head "$@"' \
-        "$SRCDIR" "$dir" "$DDPJOB" "$@"
+    FAIL_TRIAL=${FAIL_TRIAL:-} run cluster_ddpjob "$dir" "$@"
 }
 
 cat >sweep.yaml <<SPEC

@@ -22,6 +22,13 @@ cluster_in() {
             mount --bind "$CLUSTER/munge" /run/munge && exec "$@"' "$name" "$@"
 }
 
+# cluster_ddpjob DIR ARGS...: $DDPJOB ARGS on the head node, from DIR, with the suite's own job
+# index ($T/state), as the suites' users submit from a login node.
+cluster_ddpjob() {
+    env XDG_STATE_HOME="$T/state" bash -c '. "$0/tests/cluster/slurm.sh"; cd "$1" && shift && cluster_in head "$@"' \
+        "$SRCDIR" "$1" "$DDPJOB" "${@:2}"
+}
+
 # slurm_accounting: a real MariaDB and Debian's slurmdbd in the head namespace (the database on
 # head's loopback, its files the mysql user's under $CLUSTER/mysql; slurmdbd on head's address),
 # the cluster registered; slurm.conf then points at slurmdbd (cluster_up's ACCOUNTING=1).

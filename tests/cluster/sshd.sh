@@ -12,7 +12,8 @@
 . "$(dirname "${BASH_SOURCE[0]}")/netns.sh"
 SSHD_ID=$$
 SSHD_NET=10.80.0
-SSHD_USER=ddpjssh
+# A suite whose hosts may run beside another's names its own (sshd_down removes the user).
+SSHD_USER=${SSHD_USER:-ddpjssh}
 sshd_ns() { echo "ddpjssh$SSHD_ID-$1"; }
 
 # sshd_host_config DIR NAME ADDR: host NAME's key (DIR/keys/host-NAME) and sshd config
@@ -56,7 +57,9 @@ sshd_up() {
         usermod -p '*' -d "$d/home/$SSHD_USER" "$SSHD_USER" || return 1
     fi
     chown "$SSHD_USER:" "$d/home/$SSHD_USER"
-    [ -d /run/sshd ] || { mkdir -p /run/sshd && touch "$d/made-run-sshd"; }
+    # sshd's privilege separation folder (Debian's unit makes it at boot); left in place, as
+    # another suite's hosts may be using it.
+    mkdir -p /run/sshd
     netns_make "$d" sshd_ns "$SSHD_NET" login "$SSHD_NODES" || return 1
     ssh-keygen -q -t ed25519 -N '' -C ddpjob-test -f "$d/client/.ssh/id_ed25519" || return 1
     cp "$d/client/.ssh/id_ed25519.pub" "$d/keys/authorized_keys"
@@ -79,7 +82,6 @@ sshd_up() {
 sshd_down() {
     [ -n "${SSHD_DIR:-}" ] || return 0
     netns_remove "$SSHD_DIR" sshd_ns login "$SSHD_NODES"
-    [ -e "$SSHD_DIR/made-run-sshd" ] && rmdir /run/sshd 2>/dev/null
     [ -e "$SSHD_DIR/made-user" ] && userdel "$SSHD_USER" 2>/dev/null
     rm -rf "$SSHD_DIR"
     SSHD_DIR=

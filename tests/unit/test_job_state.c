@@ -280,8 +280,33 @@ static void wait_status(void)
     }
 }
 
+/* A PBS job's Exit_status 137 (128 + SIGKILL): a qdel where a site says so, a worker killed by
+ * SIGKILL where the agents reported a failed rank. */
+static void pbs_sigkill(void)
+{
+    failed_rank_t rank1 = {.rank = 1, .exit_code = 137};
+    job_view_t v = {.sched = {.found = 1, .state = JOB_CANCELLED, .exit_status = 137}};
+    job_view_decide(&v);
+    ok(v.state == JOB_CANCELLED, "PBS 137 with no failed rank reported: cancelled");
+    v = (job_view_t){.sched = {.found = 1, .state = JOB_CANCELLED, .exit_status = 137},
+                     .failed = &rank1,
+                     .nfailed = 1};
+    job_view_decide(&v);
+    ok(v.state == JOB_FAILED && job_view_exit(&v) == 137,
+       "PBS 137 with rank 1 reported killed: failed, and wait exits 137");
+    v.rec.cancelled = 1;
+    job_view_decide(&v);
+    ok(v.state == JOB_CANCELLED, "... unless ddpjob cancel stopped it");
+    v = (job_view_t){.sched = {.found = 1, .state = JOB_CANCELLED, .exit_status = 265},
+                     .failed = &rank1,
+                     .nfailed = 1};
+    job_view_decide(&v);
+    ok(v.state == JOB_CANCELLED, "PBS 265 (256 + SIGKILL: the server's kill): cancelled");
+}
+
 int main(void)
 {
+    pbs_sigkill();
     states();
     wait_status();
     scheduler_text();

@@ -18,6 +18,7 @@
 #include "cli/commands/host_options.h"
 #include "cli/remote/launch_hosts.h"
 #include "cli/spec/shquote.h"
+#include "cli/remote/remote_command.h"
 #include "cli/remote/ssh_config.h"
 #include "cli/remote/ssh_session.h"
 
@@ -55,20 +56,6 @@ static char *public_key(const ssh_target_t *t, char *path, size_t size, ddp_erro
     return NULL;
 }
 
-typedef struct {
-    char text[256];
-    size_t len;
-} reply_t;
-
-static void keep_reply(void *arg, int stream, const char *data, size_t len)
-{
-    reply_t *r = arg;
-    if (stream == 0 && len < sizeof r->text - r->len) {
-        memcpy(r->text + r->len, data, len);
-        r->len += len;
-    }
-}
-
 /* Appends `key` to the host's ~/.ssh/authorized_keys unless it is there; *added says which. */
 static int install_key(ssh_session_t *s, const char *key, int *added, int64_t deadline,
                        ddp_error_t *err)
@@ -83,21 +70,17 @@ static int install_key(ssh_session_t *s, const char *key, int *added, int64_t de
         return ddp_error_set(err, "out of memory");
     }
     free(q);
-    reply_t reply = {.len = 0};
-    int rc = ssh_session_exec(s, command, "", 0, deadline, err);
+    remote_result_t *reply = malloc(sizeof *reply);
+    int rc = reply ? remote_command_run(s, command, "", 0, deadline, reply, err)
+                   : ddp_error_set(err, "out of memory");
     free(command);
-    ssh_session_eof(s);
-    while (rc == 0 && ddp_ms_left(deadline) > 0)
-        rc = ssh_session_pump(s, 200, keep_reply, &reply, err);
-    if (rc < 0)
-        return -1;
-    if (rc == 0)
-        return ddp_error_set(err, "no answer while writing ~/.ssh/authorized_keys");
-    int status = ssh_session_exit_status(s);
-    if (status != 0)
-        return ddp_error_set(err, "writing ~/.ssh/authorized_keys there failed (exit %d)", status);
-    *added = !strncmp(reply.text, "added", 5);
-    return 0;
+    if (!rc && reply->status != 0)
+        rc = ddp_error_set(err, "writing ~/.ssh/authorized_keys there failed (exit %d)",
+                           reply->status);
+    if (!rc)
+        *added = !strncmp(reply->out, "added", 5);
+    free(reply);
+    return rc;
 }
 
 /* The one-time login for --install-key: a password, or the --login-identity key. */

@@ -102,6 +102,7 @@ int cmd_run(int argc, char **argv);
 int cmd_launch(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
 int cmd_setup_nodes(int argc, char **argv);
+int cmd_cluster(int argc, char **argv);
 
 /* run, submit and launch as doctor runs them (doctor: the spec's agents only compare nodes). */
 int run_command(int argc, char **argv, bool doctor);

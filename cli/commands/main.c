@@ -21,6 +21,7 @@ static const struct {
     {"wait", cmd_wait, "block until a job's whole chain has ended; exit with its status"},
     {"run", cmd_run, "run a spec's workload on this machine under a local agent (one node)"},
     {"launch", cmd_launch, "run a spec's job on hosts reached by SSH (no scheduler)"},
+    {"cluster", cmd_cluster, "the clusters reached from this laptop: add, list, check"},
     {"setup-nodes", cmd_setup_nodes, "check (and set up) key logins from this head to each host"},
     {"doctor", cmd_doctor, "compare the nodes a job would run on (over SSH, in a batch job, here)"},
     {"nodes", cmd_nodes, "list a job's nodes from a Slurm hostlist or a PBS node file"},

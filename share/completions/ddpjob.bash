@@ -4,12 +4,12 @@ _ddpjob() {
     cur=${COMP_WORDS[COMP_CWORD]}
     prev=${COMP_WORDS[COMP_CWORD - 1]}
     if [ "$COMP_CWORD" -eq 1 ]; then
-        mapfile -t COMPREPLY < <(compgen -W "validate render submit status logs report cancel list wait run launch doctor setup-nodes nodes notify pbs-agents --help --version" -- "$cur")
+        mapfile -t COMPREPLY < <(compgen -W "validate render submit status logs report cancel list wait run launch doctor cluster setup-nodes nodes notify pbs-agents --help --version" -- "$cur")
         return
     fi
     case $prev in
     --scheduler) mapfile -t COMPREPLY < <(compgen -W "pbs slurm" -- "$cur"); return ;;
-    -o | --output | --template | --nodefile | --hostfile | --ssh-config | --known-hosts | --node-script | --login-identity) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
+    -o | --output | --template | --nodefile | --hostfile | --ssh-config | --known-hosts | --node-script | --login-identity | --identity) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
     --bindir | --workdir) mapfile -t COMPREPLY < <(compgen -d -- "$cur"); return ;;
     --site)
         # The profiles a site: or --site finds by name: the user's own and the installed ones.
@@ -30,6 +30,7 @@ _ddpjob() {
     submit) opts="--scheduler --site --dry-run --template --bindir --set --trial --retry-failed --help" ;;
     run) opts="--nproc-per-node --bindir --set --trial --help" ;;
     launch) opts="--hosts --hostfile --nodefile --node-script --nproc-per-node --bindir --workdir --master-port --run-id --deadline --requeue-count --spares --agent-option --connect-timeout --accept-new-host-keys --ssh-config --known-hosts --help" ;;
+    cluster) opts="add list check --host --user --port --identity --remote-dir --site --accept-new-host-keys --connect-timeout --ssh-config --known-hosts --help" ;;
     setup-nodes) opts="--hosts --hostfile --install-key --login-identity --accept-new-host-keys --connect-timeout --ssh-config --known-hosts --help" ;;
     doctor) opts="--hosts --hostfile --nodefile --submit --scheduler --site --nproc-per-node --bindir --connect-timeout --accept-new-host-keys --ssh-config --known-hosts --help" ;;
     nodes) opts="--slurm --nodefile --with-index --compress --help" ;;

@@ -1,0 +1,119 @@
+#!/bin/bash
+# From the laptop, part 1 (issue 56): `ddpjob cluster add|list|check` on a "laptop" (the login
+# namespace of tests/cluster/sshd.sh, HOME its client folder) against real sshd hosts logged in
+# to as an unprivileged user. The clusters file: written 0600, read only when it is the user's
+# own, not a link and not writable by others; every value checked before it reaches ssh or a
+# shell. check: the scheduler a login shell finds there (real sbatch and OpenPBS's qstat asked
+# their versions), the ddpjob installed, the remote folder's free space and whether it can be
+# written; an unknown host key, an address nobody answers at, a key the host refuses and a
+# folder the user cannot write are each named, with exit 1.
+. "$SRCDIR/tests/lib/tap.sh"
+SSHD_USER=ddpjlap
+. "$SRCDIR/tests/cluster/sshd.sh"
+at_exit 'sshd_down'
+if ! sshd_up 1 >"$T/sshd.log" 2>&1; then
+    fail "an sshd host in a network namespace" "$(cat "$T/sshd.log")"
+    exit 1
+fi
+pass "an sshd host (n1) in a network namespace, the laptop on the login host"
+home=$SSHD_DIR/home/$SSHD_USER
+file=$SSHD_DIR/client/.config/ddpjob/clusters.yaml
+
+laptop() { # ddpjob ARGS... on the laptop: RC, OUT, ERR
+    run sshd_login timeout -s KILL 60 "$DDPJOB" "$@"
+}
+
+laptop cluster add hpc --host n1 --remote-dir '~/ddpjob' --site gadi
+expect_eq "$RC:$OUT" "0:cluster hpc added in $file" "cluster add writes the profile and names the file"
+expect_eq "$(stat -c %a "$file")" 600 "the clusters file is private (0600)"
+laptop cluster add ro --host n1 --port 22 --remote-dir "$SSHD_DIR/ro/jobs"
+laptop cluster list
+expect_contains "$OUT" "hpc          n1  ~/ddpjob  site gadi" "cluster list: a line per cluster"
+expect_contains "$OUT" "ro           n1:22  $SSHD_DIR/ro/jobs" "... with its port where named"
+laptop cluster add hpc --host n1 --remote-dir '~/ddpjob'
+expect_eq "$RC:$OUT" "0:cluster hpc replaced in $file" "adding a name again replaces it"
+
+# Values that would reach ssh or a shell as something else are refused.
+laptop cluster add 'x/y' --host n1 --remote-dir /tmp
+expect_eq "$RC" 2 "a cluster name with a slash is refused"
+expect_contains "$ERR" "a name is letters, digits" "... saying what a name is"
+laptop cluster add evil --host -oProxyCommand=touch --remote-dir /tmp
+expect_contains "$RC:$ERR" "2:ddpjob cluster add: cluster evil: host: \"-oProxyCommand=touch\" is no host name" \
+    "a host that would be taken for an option is refused"
+laptop cluster add rel --host n1 --remote-dir ddpjob
+expect_contains "$RC:$ERR" "2:ddpjob cluster add: cluster rel: remote_dir: \"ddpjob\" must be an absolute path or start with ~/" \
+    "a relative remote_dir is refused"
+
+# The file is trusted only as the user's own.
+chmod 664 "$file"
+laptop cluster list
+expect_contains "$RC:$ERR" "3:ddpjob cluster: $file: others can write it (mode 0664): not trusted" \
+    "a clusters file others can write is not read"
+chmod 600 "$file"
+mv "$file" "$file.real"
+ln -s "$file.real" "$file"
+laptop cluster list
+expect_contains "$RC:$ERR" "3:ddpjob cluster: $file: a symbolic link: not trusted" "nor a link to one"
+rm "$file"
+mv "$file.real" "$file"
+chown nobody "$file"
+laptop cluster list
+expect_contains "$RC:$ERR" "3:ddpjob cluster: $file: owned by uid 65534, not by this user: not trusted" \
+    "nor one another user owns"
+chown root "$file"
+cp "$file" "$T/clusters.yaml"
+printf 'jump:\n  host: n1\n  remote_dir: /tmp\n  proxy_jump: bastion\n' >>"$file"
+laptop cluster list
+expect_contains "$RC:$ERR" "3:ddpjob cluster: $file:12: cluster jump: proxy_jump: this ddpjob cannot reach a cluster through a jump host yet" \
+    "proxy_jump is refused, naming the line (not built yet)"
+cp "$T/clusters.yaml" "$file"
+
+# check: the host's login shell puts OpenPBS on PATH and names a Slurm configuration, as a
+# login node's does.
+mkdir -p "$SSHD_DIR/etc/slurm"
+printf 'ClusterName=laptop\nSlurmctldHost=head\n' >"$SSHD_DIR/etc/slurm/slurm.conf"
+printf 'export PATH=/opt/pbs/bin:$PATH SLURM_CONF=%s\n' "$SSHD_DIR/etc/slurm/slurm.conf" >"$home/.bash_profile"
+chown "$SSHD_USER:" "$home/.bash_profile"
+laptop cluster check hpc
+expect_eq "$RC" 0 "cluster check of a reachable host whose folder can be written exits 0" "$OUT" "$ERR"
+expect_contains "$OUT" "hpc: logged in as $SSHD_USER at n1:22; its host key is in $SSHD_DIR/client/.ssh/known_hosts" \
+    "check says who it logged in as, where, and that the host key is known"
+expect_contains "$OUT" "scheduler: Slurm, sbatch at /usr/bin/sbatch (slurm-wlm 22.05" "the real sbatch, found and asked its version"
+expect_contains "$OUT" "scheduler: PBS, qsub at /opt/pbs/bin/qsub (pbs_version = 23.06" "OpenPBS's qsub, found on the login PATH"
+expect_contains "$OUT" "ddpjob: none installed (submit --on hpc installs this one" "no ddpjob there yet"
+expect_contains "$OUT" "remote_dir $home/ddpjob: not there yet (made under $home), " "remote_dir ~/ddpjob, under the user's home"
+expect_contains "$OUT" "GiB free, writable" "its free space, and that it can be written"
+mkdir -p "$home/.local/share/ddpjob/0.1.0/bin"
+cp "$DDPJOB" "$home/.local/share/ddpjob/0.1.0/bin/"
+chown -R "$SSHD_USER:" "$home/.local"
+laptop cluster check hpc
+expect_contains "$OUT" "ddpjob: ddpjob $("$DDPJOB" --version | cut -d' ' -f2) at $home/.local/share/ddpjob/0.1.0/bin/ddpjob" \
+    "an installed ddpjob is found and asked its version"
+
+mkdir -p "$SSHD_DIR/ro"
+laptop cluster check ro
+expect_eq "$RC" 1 "a remote_dir the user cannot write: exit 1"
+expect_contains "$OUT" "remote_dir $SSHD_DIR/ro/jobs: not there yet (made under $SSHD_DIR/ro), " "... naming where it would be made"
+expect_contains "$OUT" "NOT writable by this user" "... and that it cannot be"
+
+: >"$T/known_hosts"
+laptop cluster check hpc --known-hosts "$T/known_hosts"
+expect_eq "$RC" 1 "an unknown host key: exit 1"
+expect_contains "$ERR" "SHA256:" "... naming the key's fingerprint" "$ERR"
+laptop cluster check hpc --known-hosts "$T/known_hosts" --accept-new-host-keys
+expect_eq "$RC" 0 "--accept-new-host-keys takes it" "$ERR"
+expect_contains "$(cat "$T/known_hosts")" "n1 ssh-ed25519 " "... and adds it to known_hosts"
+
+laptop cluster add gone --host 10.80.0.99 --remote-dir /tmp
+start=$SECONDS
+laptop cluster check gone --connect-timeout 5
+expect_eq "$RC" 1 "an address nobody answers at: exit 1"
+expect_contains "$ERR" "ddpjob cluster check: gone: " "... naming the cluster" "$ERR"
+if [ $((SECONDS - start)) -le 15 ]; then pass "... within its deadline ($((SECONDS - start)) s)"; else
+    fail "... within its deadline" "$((SECONDS - start)) s"; fi
+
+ssh-keygen -q -t ed25519 -N '' -f "$SSHD_DIR/client/other_key"
+laptop cluster add stranger --host n1 --identity "$SSHD_DIR/client/other_key" --remote-dir /tmp
+laptop cluster check stranger
+expect_eq "$RC" 1 "a key the host refuses: exit 1"
+expect_contains "$ERR" "ddpjob cluster check: stranger: " "... naming the cluster and why: $ERR"

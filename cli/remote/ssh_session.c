@@ -472,3 +472,15 @@ void ssh_session_close(ssh_session_t *s)
         close(s->fd);
     free(s);
 }
+
+LIBSSH2_SESSION *ssh_session_libssh2(ssh_session_t *s, int64_t deadline)
+{
+    libssh2_session_set_blocking(s->session, 1);
+    set_deadline(s, deadline);
+    return s->session;
+}
+
+const char *ssh_session_where(const ssh_session_t *s)
+{
+    return s->where;
+}

@@ -45,4 +45,10 @@ void ssh_session_eof(ssh_session_t *s);
 int ssh_session_exit_status(ssh_session_t *s);
 void ssh_session_close(ssh_session_t *s);
 
+/* The libssh2 session under s, blocking, its calls ending by `deadline`: for a module that speaks
+ * another of SSH's protocols over the same login (SFTP). */
+struct _LIBSSH2_SESSION *ssh_session_libssh2(ssh_session_t *s, int64_t deadline);
+/* "alias (user@hostname:port)", for messages. */
+const char *ssh_session_where(const ssh_session_t *s);
+
 #endif

@@ -6,7 +6,10 @@
 # shell. check: the scheduler a login shell finds there (real sbatch and OpenPBS's qstat asked
 # their versions), the ddpjob installed, the remote folder's free space and whether it can be
 # written; an unknown host key, an address nobody answers at, a key the host refuses and a
-# folder the user cannot write are each named, with exit 1.
+# folder the user cannot write are each named, with exit 1. Then a job's folder sent over SFTP
+# (upload.h): only what changed, what .ddpjobignore and the defaults leave behind left behind, no
+# link followed here or written through there, modes and times kept; a folder the user cannot
+# make and a filesystem that fills up mid-upload (a loop-mounted image) each named.
 . "$SRCDIR/tests/lib/tap.sh"
 SSHD_USER=ddpjlap
 . "$SRCDIR/tests/cluster/sshd.sh"
@@ -117,3 +120,70 @@ laptop cluster add stranger --host n1 --identity "$SSHD_DIR/client/other_key" --
 laptop cluster check stranger
 expect_eq "$RC" 1 "a key the host refuses: exit 1"
 expect_contains "$ERR" "ddpjob cluster check: stranger: " "... naming the cluster and why: $ERR"
+
+# The job's folder sent over SFTP (upload.h, through tests/remote/upload_run.c): what changed
+# only, .ddpjobignore's patterns and the defaults (.git/, checkpoints) left behind, links not
+# followed, the user's modes and times kept.
+work=$T/work
+mkdir -p "$work/data" "$work/.git" "$work/checkpoints"
+echo 'print("train")' >"$work/train.py"
+printf '#!/bin/sh\necho run\n' >"$work/run.sh"
+chmod 755 "$work/run.sh"
+head -c 5000 /dev/urandom >"$work/data/x.bin"
+echo '[core]' >"$work/.git/config"
+echo ckpt >"$work/checkpoints/c.ddpt"
+echo big >"$work/big.npy"
+echo '*.npy' >"$work/.ddpjobignore"
+ln -s /etc/passwd "$work/link"
+chmod -R go+rX "$T"
+upload() { # ALIAS LOCAL REMOTE: RC, OUT, ERR
+    run sshd_login timeout -s KILL 120 "$UPLOAD_RUN" "$@"
+}
+upload n1 "$work" '~/ddpjob/job1'
+expect_eq "$RC:$OUT" "0:uploaded 4 files, 5 KiB; 0 unchanged; left behind: 3 ignored, 1 links or other files" \
+    "the first upload sends the 4 files, leaves .git/, checkpoints/ and *.npy behind, and no link"
+there=$home/ddpjob/job1
+if cmp -s "$work/data/x.bin" "$there/data/x.bin" && cmp -s "$work/train.py" "$there/train.py"; then
+    pass "the files arrive whole"; else fail "the files arrive whole" "$(ls -laR "$there")"; fi
+expect_eq "$(stat -c '%a %U %Y' "$there/run.sh")" "755 $SSHD_USER $(stat -c %Y "$work/run.sh")" \
+    "each keeps its mode and modification time, and is the user's there"
+expect_eq "$(ls -A "$there" | tr '\n' ' ')" ".ddpjobignore data run.sh train.py " "nothing else is there"
+upload n1 "$work" '~/ddpjob/job1'
+expect_eq "$RC:$OUT" "0:uploaded 0 files, 0 KiB; 4 unchanged; left behind: 3 ignored, 1 links or other files" \
+    "the same folder again: nothing sent"
+echo '# changed' >>"$work/train.py"
+upload n1 "$work" '~/ddpjob/job1'
+expect_contains "$RC:$OUT" "0:uploaded 1 file, 1 KiB; 3 unchanged" "one file changed: exactly that one is sent"
+expect_eq "$(tail -n 1 "$there/train.py")" "# changed" "... and it is the new one"
+
+mkdir -p "$home/ddpjob/job2" "$T/outside"
+ln -s "$T/outside" "$home/ddpjob/job2/data"
+chown -h "$SSHD_USER:" "$home/ddpjob/job2" "$home/ddpjob/job2/data"
+upload n1 "$work" '~/ddpjob/job2'
+expect_eq "$RC" 1 "a link where a folder goes, on the cluster: refused"
+expect_contains "$ERR" "ddpjob/job2/data is there and is no folder (a link): not written through" "... saying so" "$ERR"
+expect_eq "$(ls -A "$T/outside")" "" "nothing written through the link"
+
+upload n1 "$work" "$SSHD_DIR/ro/jobs"
+expect_eq "$RC" 1 "a remote folder the user cannot make: refused"
+expect_contains "$ERR" "cannot make the folder $SSHD_DIR/ro/jobs: permission denied" "... naming it and why" "$ERR"
+
+# A full filesystem: a 2 MiB ext4 image mounted in the host's own mount namespace.
+truncate -s 2M "$T/full.img"
+mkfs.ext4 -q -F "$T/full.img"
+mkdir -p "$home/full"
+sshd_mnt=/proc/$(cat "$SSHD_DIR/run/sshd-n1.pid")/ns/mnt
+if nsenter --mount="$sshd_mnt" mount -o loop "$T/full.img" "$home/full"; then
+    at_exit "nsenter --mount=$sshd_mnt umount $home/full"
+    nsenter --mount="$sshd_mnt" chown "$SSHD_USER:" "$home/full"
+    head -c 3000000 /dev/urandom >"$work/data/big.bin"
+    upload n1 "$work" '~/full/job'
+    expect_eq "$RC" 1 "a filesystem that fills up mid-upload: exit 1"
+    expect_contains "$ERR" "cannot write full/job/data/big.bin: the host refused" "... naming the file it could not write" "$ERR"
+    expect_contains "$ERR" "(uploaded " "... and what had been sent by then"
+    expect_eq "$(nsenter --mount="$sshd_mnt" find "$home/full" -name '*.ddpjob-upload')" "" \
+        "no part-written file left there"
+    rm "$work/data/big.bin"
+else
+    fail "a loop-mounted 2 MiB filesystem on the host" "mount -o loop failed"
+fi

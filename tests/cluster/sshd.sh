@@ -35,6 +35,7 @@ KbdInteractiveAuthentication no
 UsePAM no
 StrictModes no
 MaxStartups 200
+Subsystem sftp /usr/lib/openssh/sftp-server
 PermitRootLogin no
 CONF
     printf '%s,%s %s\n' "$name" "$addr" "$(cut -d' ' -f1-2 "$d/keys/host-$name.pub")"

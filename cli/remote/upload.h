@@ -1,0 +1,31 @@
+/* upload: a job's local folder sent to a folder on a cluster over SFTP (the same SSH login as
+ * the commands), sending only what changed: a file whose size, modification time and mode there
+ * are its own here is left alone. What ignore_rules leaves behind is not sent; links and other
+ * files that are neither regular files nor folders are not followed or sent, and counted. Each
+ * file is written under a temporary name, given the local mode and modification time, then put
+ * in place, so a file cut short (a full disk, a lost connection) is never taken for whole.
+ * Nothing is written outside the remote folder. */
+#ifndef DDPJOB_UPLOAD_H
+#define DDPJOB_UPLOAD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "runtime/base/ddp_error.h"
+#include "cli/remote/ssh_session.h"
+
+typedef struct {
+    size_t sent, unchanged, ignored, not_regular;
+    uint64_t sent_bytes;
+} upload_summary_t;
+
+/* Sends local_dir's tree to remote_dir (absolute, or from the login's home: "~/x" or "x"),
+ * making it and its folders as needed. On failure err says what failed and *sum what had been
+ * sent by then. */
+int upload_tree(ssh_session_t *s, const char *local_dir, const char *remote_dir, int64_t deadline,
+                upload_summary_t *sum, ddp_error_t *err);
+
+/* "uploaded 3 files, 41 KiB; 212 unchanged" (and what was left behind, where anything was). */
+void upload_summary_text(const upload_summary_t *sum, char *out, size_t size);
+
+#endif

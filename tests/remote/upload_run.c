@@ -1,0 +1,36 @@
+/* upload_run ALIAS LOCAL_DIR REMOTE_DIR: upload.h's upload_tree over one SSH login to ALIAS (as
+ * ~/.ssh/config and ~/.ssh/known_hosts say), for tests/agent/laptop.sh until `submit --on` sends
+ * a job's folder itself. Prints the summary; exit 0, or 1 with the error (and what was sent). */
+#include <stdio.h>
+
+#include "runtime/base/ddp_clock.h"
+#include "cli/remote/ssh_config.h"
+#include "cli/remote/ssh_session.h"
+#include "cli/remote/upload.h"
+
+int main(int argc, char **argv)
+{
+    if (argc != 4) {
+        fprintf(stderr, "usage: upload_run ALIAS LOCAL_DIR REMOTE_DIR\n");
+        return 2;
+    }
+    char config[4096], known[4096], text[256];
+    ssh_expand_home("~/.ssh/config", config, sizeof config);
+    ssh_expand_home("~/.ssh/known_hosts", known, sizeof known);
+    ddp_error_t err;
+    ssh_target_t t;
+    int64_t deadline = ddp_deadline_in(60000);
+    ssh_session_t *s = NULL;
+    upload_summary_t sum = {0};
+    int rc = ssh_session_init(&err) || ssh_config_lookup(config, argv[1], &t, &err) ||
+             !(s = ssh_session_open(argv[1], &t, known, 0, NULL, deadline, &err)) ||
+             upload_tree(s, argv[2], argv[3], deadline, &sum, &err);
+    upload_summary_text(&sum, text, sizeof text);
+    if (rc)
+        fprintf(stderr, "upload_run: %s (%s)\n", err.msg, text);
+    else
+        printf("%s\n", text);
+    if (s)
+        ssh_session_close(s);
+    return rc ? 1 : 0;
+}

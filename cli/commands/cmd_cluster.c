@@ -4,6 +4,7 @@
  * remote folder's free space and whether it can be written. */
 #include <errno.h>
 #include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,65 +52,63 @@ static int load(char *path, size_t size, cluster_profiles_t *p)
     return EXIT_OK;
 }
 
-static int copy_option(char *out, size_t size, const char *value, const char *option)
+/* add's options that fill a text field of the profile; getopt's value is the row. */
+#define TEXT_OPTION(name, field)                                                                   \
+    {                                                                                              \
+        name, offsetof(cluster_profile_t, field), sizeof(((cluster_profile_t *)0)->field)          \
+    }
+static const struct {
+    const char *name;
+    size_t offset, size;
+} text_options[] = {
+    TEXT_OPTION("host", host),         TEXT_OPTION("user", user),
+    TEXT_OPTION("identity", identity), TEXT_OPTION("remote-dir", remote_dir),
+    TEXT_OPTION("site", site),
+};
+enum { TEXT_OPTIONS = sizeof text_options / sizeof text_options[0], PORT_OPTION = TEXT_OPTIONS };
+
+static int take_text(cluster_profile_t *c, size_t row, const char *value)
 {
-    if (strlen(value) >= size) {
-        fprintf(stderr, "ddpjob cluster add: %s: too long\n", option);
+    if (strlen(value) >= text_options[row].size) {
+        fprintf(stderr, "ddpjob cluster add: --%s: too long\n", text_options[row].name);
         return -1;
     }
-    snprintf(out, size, "%s", value);
+    snprintf((char *)c + text_options[row].offset, text_options[row].size, "%s", value);
     return 0;
 }
 
 static int parse_add(int argc, char **argv, cluster_profile_t *c)
 {
-    static const struct option opts[] = {{"host", required_argument, NULL, 'H'},
-                                         {"user", required_argument, NULL, 'u'},
-                                         {"port", required_argument, NULL, 'p'},
-                                         {"identity", required_argument, NULL, 'i'},
-                                         {"remote-dir", required_argument, NULL, 'd'},
-                                         {"site", required_argument, NULL, 's'},
-                                         {0}};
+    struct option opts[TEXT_OPTIONS + 2] = {{"port", required_argument, NULL, PORT_OPTION}};
+    for (size_t i = 0; i < TEXT_OPTIONS; i++)
+        opts[i + 1] = (struct option){text_options[i].name, required_argument, NULL, (int)i};
     memset(c, 0, sizeof *c);
     int o;
     long port;
     while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        int bad = 0;
-        switch (o) {
-        case 'H':
-            bad = copy_option(c->host, sizeof c->host, optarg, "--host");
-            break;
-        case 'u':
-            bad = copy_option(c->user, sizeof c->user, optarg, "--user");
-            break;
-        case 'i':
-            bad = copy_option(c->identity, sizeof c->identity, optarg, "--identity");
-            break;
-        case 'd':
-            bad = copy_option(c->remote_dir, sizeof c->remote_dir, optarg, "--remote-dir");
-            break;
-        case 's':
-            bad = copy_option(c->site, sizeof c->site, optarg, "--site");
-            break;
-        case 'p':
-            bad = ddp_parse_long(optarg, 1, 65535, &port);
-            if (bad)
-                fprintf(stderr, "ddpjob cluster add: --port: \"%s\" is no port\n", optarg);
+        if (o >= 0 && o < TEXT_OPTIONS) {
+            if (take_text(c, (size_t)o, optarg))
+                return -1;
+        } else if (o == PORT_OPTION && !ddp_parse_long(optarg, 1, 65535, &port)) {
             c->port = (int)port;
-            break;
-        default:
-            bad = 1;
-            fputs(cluster_help, stderr);
-        }
-        if (bad)
+        } else {
+            if (o == PORT_OPTION)
+                fprintf(stderr, "ddpjob cluster add: --port: \"%s\" is no port\n", optarg);
+            else
+                fputs(cluster_help, stderr);
             return -1;
+        }
     }
-    if (optind + 1 != argc || !c->host[0] || !c->remote_dir[0]) {
-        fprintf(stderr, "ddpjob cluster add: NAME, --host and --remote-dir are needed\n%s",
-                cluster_help);
+    if (optind + 1 != argc || !c->host[0] || !c->remote_dir[0] ||
+        strlen(argv[optind]) >= sizeof c->name) {
+        fprintf(stderr,
+                "ddpjob cluster add: NAME (under %zu characters), --host and --remote-dir "
+                "are needed\n%s",
+                sizeof c->name, cluster_help);
         return -1;
     }
-    return copy_option(c->name, sizeof c->name, argv[optind], "NAME");
+    snprintf(c->name, sizeof c->name, "%s", argv[optind]);
+    return 0;
 }
 
 static int cluster_add(int argc, char **argv)

@@ -13,12 +13,7 @@
 . "$SRCDIR/tests/lib/tap.sh"
 SSHD_USER=ddpjlap
 . "$SRCDIR/tests/cluster/sshd.sh"
-at_exit 'sshd_down'
-if ! sshd_up 1 >"$T/sshd.log" 2>&1; then
-    fail "an sshd host in a network namespace" "$(cat "$T/sshd.log")"
-    exit 1
-fi
-pass "an sshd host (n1) in a network namespace, the laptop on the login host"
+sshd_suite_up 1 "an sshd host (n1) in a network namespace, the laptop on the login host" || exit 1
 home=$SSHD_DIR/home/$SSHD_USER
 file=$SSHD_DIR/client/.config/ddpjob/clusters.yaml
 

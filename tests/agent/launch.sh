@@ -9,12 +9,7 @@
 . "$SRCDIR/tests/lib/agents.sh"
 . "$SRCDIR/tests/cluster/sshd.sh"
 . "$SRCDIR/tests/lib/images.sh"
-at_exit 'sshd_down'
-if ! sshd_up 3 >"$T/sshd.log" 2>&1; then
-    fail "three sshd hosts in network namespaces" "$(cat "$T/sshd.log")"
-    exit 1
-fi
-pass "three sshd hosts (n1, n2, n3) in network namespaces"
+sshd_suite_up 3 "three sshd hosts (n1, n2, n3) in network namespaces" || exit 1
 # What the hosts' user runs must be where it can read it.
 bindir=$SSHD_DIR/bin
 cp "$AGENT" "$SRCDIR/tests/agent/py/env_ddp.py" "$bindir/"

@@ -80,6 +80,17 @@ sshd_up() {
     done
 }
 
+# sshd_suite_up NODES WHAT: a suite's start (tap.sh's pass and fail): NODES hosts, down when the
+# suite exits. Returns non-zero (said) when they did not start.
+sshd_suite_up() {
+    at_exit 'sshd_down'
+    if ! sshd_up "$1" >"$T/sshd.log" 2>&1; then
+        fail "$1 sshd host(s) in network namespaces" "$(cat "$T/sshd.log")"
+        return 1
+    fi
+    pass "$2"
+}
+
 sshd_down() {
     [ -n "${SSHD_DIR:-}" ] || return 0
     netns_remove "$SSHD_DIR" sshd_ns login "$SSHD_NODES"

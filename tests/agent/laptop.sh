@@ -106,7 +106,7 @@ laptop cluster add gone --host 10.80.0.99 --remote-dir /tmp
 start=$SECONDS
 laptop cluster check gone --connect-timeout 5
 expect_eq "$RC" 1 "an address nobody answers at: exit 1"
-expect_contains "$ERR" "ddpjob cluster check: gone: " "... naming the cluster" "$ERR"
+expect_contains "$ERR" "ddpjob cluster check: gone: " "... naming the cluster: $ERR"
 if [ $((SECONDS - start)) -le 15 ]; then pass "... within its deadline ($((SECONDS - start)) s)"; else
     fail "... within its deadline" "$((SECONDS - start)) s"; fi
 

@@ -71,7 +71,8 @@ cat >"$stage/install.sh" <<'INSTALL'
 #!/bin/bash
 # Copies this bundle into PREFIX (bin/, lib/, share/), for a tree of one's own such as
 # ~/.local or /g/data/PROJECT/tools/ddpjob. A PREFIX holding another version of ddpjob is left
-# alone unless --force says to replace it.
+# alone unless --force says to replace it. PREFIX/share/ddpjob/SHA256SUMS names ddpjob's own
+# files there and their checksums (`sha256sum -c` from PREFIX), as a prefix holds other software.
 #   ./install.sh PREFIX [--force]
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -87,6 +88,7 @@ if [ -x "$prefix/bin/ddpjob" ] && [ "$force" != --force ]; then
 fi
 mkdir -p "$prefix"
 cp -R bin lib share "$prefix/"
+grep -E '^[0-9a-f]{64}  \./(bin|lib|share)/' SHA256SUMS | sed 's|  \./|  |' >"$prefix/share/ddpjob/SHA256SUMS"
 echo "installed $mine in $prefix: module use $prefix/share/ddpjob/modulefiles; module load ddpjob"
 INSTALL
 chmod +x "$stage/install.sh"

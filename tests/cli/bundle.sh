@@ -43,6 +43,8 @@ expect_eq "$OUT" "ddpjob=$root/bin/ddpjob root=$root" "and with the real Lmod (u
 run as_user "$root/install.sh" "$home/tools/ddpjob"
 expect_eq "$RC" 0 "its install.sh copies it into a prefix of the user's"
 expect_contains "$OUT" "installed ddpjob $version in $home/tools/ddpjob" "and says where"
+run as_user bash -c 'cd "$1" && sha256sum --quiet -c share/ddpjob/SHA256SUMS && grep -c "  bin/ddpjob" share/ddpjob/SHA256SUMS' _ "$home/tools/ddpjob"
+expect_eq "$RC:$OUT" "0:2" "the prefix's share/ddpjob/SHA256SUMS checks ddpjob's own files there (bin/ddpjob and bin/ddpjob-agent among them)"
 run as_user "$home/tools/ddpjob/bin/ddpjob" render "$home/tools/ddpjob/share/ddpjob/examples/slurm-2x8.yaml"
 expect_contains "$OUT" "$home/tools/ddpjob/bin/ddpjob-agent" "the installed copy's scripts start its own agent"
 printf '#!/bin/sh\necho ddpjob 0.0.9\n' >"$home/tools/ddpjob/bin/ddpjob"

@@ -213,6 +213,18 @@ static int read_rules(const char *local_dir, ignore_rules_t *rules, ddp_error_t 
     return rc;
 }
 
+/* SFTP started on s's login; *root is remote_dir as SFTP takes it (paths without a leading '/'
+ * are from the login's home). */
+static int start(uploader_t *u, const char *remote_dir, int64_t deadline, const char **root)
+{
+    *root = !strcmp(remote_dir, "~") ? "." : remote_dir;
+    if (!strncmp(*root, "~/", 2))
+        *root += 2;
+    u->session = ssh_session_libssh2(u->s, deadline);
+    u->sftp = libssh2_sftp_init(u->session);
+    return u->sftp ? ensure_root(u, *root) : refused(u, 0, "cannot start SFTP for", *root);
+}
+
 int upload_tree(ssh_session_t *s, const char *local_dir, const char *remote_dir, int64_t deadline,
                 upload_summary_t *sum, ddp_error_t *err)
 {
@@ -220,19 +232,61 @@ int upload_tree(ssh_session_t *s, const char *local_dir, const char *remote_dir,
     uploader_t u = {.s = s, .sum = sum, .err = err};
     if (read_rules(local_dir, &u.rules, err))
         return -1;
-    /* SFTP's paths without a leading '/' are from the login's home. */
-    const char *root = !strcmp(remote_dir, "~") ? "." : remote_dir;
-    if (!strncmp(root, "~/", 2))
-        root += 2;
-    u.session = ssh_session_libssh2(s, deadline);
-    u.sftp = libssh2_sftp_init(u.session);
-    int rc = u.sftp ? 0 : refused(&u, 0, "cannot start SFTP for", root);
-    if (!rc)
-        rc = ensure_root(&u, root) || send_dir(&u, local_dir, "", root) ? -1 : 0;
+    const char *root;
+    int rc = start(&u, remote_dir, deadline, &root) || send_dir(&u, local_dir, "", root) ? -1 : 0;
     if (u.sftp)
         libssh2_sftp_shutdown(u.sftp);
     ignore_rules_free(&u.rules);
     return rc;
+}
+
+/* One listed file: its folders made as they are here, then the file itself. */
+static int send_listed(uploader_t *u, const char *local_root, const char *path, const char *root)
+{
+    if (!*path || path[0] == '/' || strstr(path, "..") || strstr(path, "//"))
+        return ddp_error_set(u->err, "\"%s\": not a path inside %s", path, local_root);
+    char local[4096], remote[4096];
+    if (snprintf(local, sizeof local, "%s/%s", local_root, path) >= (int)sizeof local ||
+        snprintf(remote, sizeof remote, "%s/%s", root, path) >= (int)sizeof remote)
+        return ddp_error_set(u->err, "%s: path too long", path);
+    size_t root_len = strlen(root) + 1, local_len = strlen(local_root) + 1;
+    for (char *slash = strchr(remote + root_len, '/'); slash; slash = strchr(slash + 1, '/')) {
+        struct stat st;
+        *slash = '\0';
+        local[local_len + (size_t)(slash - remote - root_len)] = '\0';
+        int rc = stat(local, &st) ? ddp_error_set(u->err, "%s: %s", local, strerror(errno))
+                                  : ensure_dir(u, remote, (st.st_mode & 07777) | 0700);
+        *slash = '/';
+        local[local_len + (size_t)(slash - remote - root_len)] = '/';
+        if (rc)
+            return -1;
+    }
+    char *base = strrchr(local, '/');
+    *base = '\0';
+    int dir_fd = open(local, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    *base = '/';
+    struct stat st;
+    int rc = dir_fd < 0 || fstatat(dir_fd, base + 1, &st, AT_SYMLINK_NOFOLLOW)
+                 ? ddp_error_set(u->err, "%s: %s", local, strerror(errno))
+             : !S_ISREG(st.st_mode) ? ddp_error_set(u->err, "%s: not a regular file", local)
+                                    : send_file(u, dir_fd, base + 1, remote, &st);
+    if (dir_fd >= 0)
+        close(dir_fd);
+    return rc;
+}
+
+int upload_files(ssh_session_t *s, const char *local_root, char *const *paths, size_t n,
+                 const char *remote_dir, int64_t deadline, upload_summary_t *sum, ddp_error_t *err)
+{
+    memset(sum, 0, sizeof *sum);
+    uploader_t u = {.s = s, .sum = sum, .err = err};
+    const char *root;
+    int rc = start(&u, remote_dir, deadline, &root);
+    for (size_t i = 0; !rc && i < n; i++)
+        rc = send_listed(&u, local_root, paths[i], root);
+    if (u.sftp)
+        libssh2_sftp_shutdown(u.sftp);
+    return rc ? -1 : 0;
 }
 
 void upload_summary_text(const upload_summary_t *sum, char *out, size_t size)

@@ -25,6 +25,11 @@ typedef struct {
 int upload_tree(ssh_session_t *s, const char *local_dir, const char *remote_dir, int64_t deadline,
                 upload_summary_t *sum, ddp_error_t *err);
 
+/* The same for the files `paths` name (relative to local_root, no ".."), with the folders they
+ * lie in: a chosen few of a tree that holds more (an installed ddpjob among other software). */
+int upload_files(ssh_session_t *s, const char *local_root, char *const *paths, size_t n,
+                 const char *remote_dir, int64_t deadline, upload_summary_t *sum, ddp_error_t *err);
+
 /* "uploaded 3 files, 41 KiB; 212 unchanged" (and what was left behind, where anything was). */
 void upload_summary_text(const upload_summary_t *sum, char *out, size_t size);
 

@@ -9,7 +9,8 @@
 # folder the user cannot write are each named, with exit 1. Then a job's folder sent over SFTP
 # (upload.h): only what changed, what .ddpjobignore and the defaults leave behind left behind, no
 # link followed here or written through there, modes and times kept; a folder the user cannot
-# make and a filesystem that fills up mid-upload (a loop-mounted image) each named.
+# make and a filesystem that fills up mid-upload (a loop-mounted image) each named. Last, this
+# version installed on the cluster from an installed tree (remote_install.h).
 . "$SRCDIR/tests/lib/tap.sh"
 SSHD_USER=ddpjlap
 . "$SRCDIR/tests/cluster/sshd.sh"
@@ -182,3 +183,32 @@ if nsenter --mount="$sshd_mnt" mount -o loop "$T/full.img" "$home/full"; then
 else
     fail "a loop-mounted 2 MiB filesystem on the host" "mount -o loop failed"
 fi
+
+# This version installed on the cluster (remote_install.h) from an installed tree that holds
+# other software too: only the files its share/ddpjob/SHA256SUMS lists are sent, checked there,
+# then put in place in ~/.local/share/ddpjob/VERSION; a second time nothing is sent; a version
+# changed there is moved aside and installed again.
+prefix=$T/prefix
+version=$("$DDPJOB" --version | cut -d' ' -f2)
+mkdir -p "$prefix/bin" "$prefix/share/ddpjob/templates"
+cp "$DDPJOB" "$AGENT" "$prefix/bin/"
+cp "$SRCDIR/templates/slurm.sh" "$prefix/share/ddpjob/templates/"
+echo 'not ours' >"$prefix/bin/other-tool"
+(cd "$prefix" && sha256sum bin/ddpjob bin/ddpjob-agent share/ddpjob/templates/slurm.sh >share/ddpjob/SHA256SUMS)
+chmod -R go+rX "$prefix"
+rm -rf "$home/.local/share/ddpjob"
+run sshd_login timeout -s KILL 120 "$UPLOAD_RUN" --install n1 "$prefix" "$version"
+expect_contains "$RC:$OUT" "0:installed: uploaded 4 files" "the install sends the 3 files listed and the list itself"
+installed=$home/.local/share/ddpjob/$version
+expect_eq "$(cd "$installed" 2>&1 && find . -type f | sort | tr '\n' ' ')" \
+    "./bin/ddpjob ./bin/ddpjob-agent ./share/ddpjob/SHA256SUMS ./share/ddpjob/templates/slurm.sh " \
+    "in ~/.local/share/ddpjob/$version, nothing else of the prefix (other-tool stays home)"
+expect_eq "$(ls -d "$home/.local/share/ddpjob/"*.part 2>/dev/null)" "" "no part-sent folder left"
+run sshd_login timeout -s KILL 120 "$UPLOAD_RUN" --install n1 "$prefix" "$version"
+expect_eq "$RC:$OUT" "0:already installed: uploaded 0 files, 0 KiB; 0 unchanged" "a second time: there and whole, nothing sent"
+echo x >>"$installed/share/ddpjob/templates/slurm.sh"
+run sshd_login timeout -s KILL 120 "$UPLOAD_RUN" --install n1 "$prefix" "$version"
+expect_contains "$RC:$OUT" "0:installed: uploaded 4 files" "a file changed there: installed again"
+expect_contains "$ERR" "ddpjob/$version was not whole: moved aside" "... saying the old one was moved aside"
+expect_eq "$(ls -d "$installed".broken-* | wc -l)" 1 "... where it is kept"
+if sshd_login runuser -u "$SSHD_USER" -- "$installed/bin/ddpjob" --version >/dev/null; then pass "the installed ddpjob runs"; else fail "the installed ddpjob runs"; fi

@@ -1,19 +1,25 @@
 /* upload_run ALIAS LOCAL_DIR REMOTE_DIR: upload.h's upload_tree over one SSH login to ALIAS (as
- * ~/.ssh/config and ~/.ssh/known_hosts say), for tests/agent/laptop.sh until `submit --on` sends
- * a job's folder itself. Prints the summary; exit 0, or 1 with the error (and what was sent). */
+ * ~/.ssh/config and ~/.ssh/known_hosts say); upload_run --install ALIAS PREFIX VERSION:
+ * remote_install.h's remote_install of the tree PREFIX. For tests/agent/laptop.sh, until
+ * `submit --on` does both itself. Prints the summary; exit 0, or 1 with the error (and what was
+ * sent). */
 #include <stdio.h>
+#include <string.h>
 
 #include "runtime/base/ddp_clock.h"
+#include "cli/remote/remote_install.h"
 #include "cli/remote/ssh_config.h"
 #include "cli/remote/ssh_session.h"
 #include "cli/remote/upload.h"
 
 int main(int argc, char **argv)
 {
-    if (argc != 4) {
-        fprintf(stderr, "usage: upload_run ALIAS LOCAL_DIR REMOTE_DIR\n");
+    int install = argc == 5 && !strcmp(argv[1], "--install");
+    if (argc != 4 && !install) {
+        fprintf(stderr, "usage: upload_run [--install] ALIAS LOCAL_DIR REMOTE_DIR|VERSION\n");
         return 2;
     }
+    argv += install;
     char config[4096], known[4096], text[256];
     ssh_expand_home("~/.ssh/config", config, sizeof config);
     ssh_expand_home("~/.ssh/known_hosts", known, sizeof known);
@@ -22,14 +28,16 @@ int main(int argc, char **argv)
     int64_t deadline = ddp_deadline_in(60000);
     ssh_session_t *s = NULL;
     upload_summary_t sum = {0};
+    int sent = 0;
     int rc = ssh_session_init(&err) || ssh_config_lookup(config, argv[1], &t, &err) ||
              !(s = ssh_session_open(argv[1], &t, known, 0, NULL, deadline, &err)) ||
-             upload_tree(s, argv[2], argv[3], deadline, &sum, &err);
+             (install ? remote_install(s, argv[2], argv[3], deadline, &sent, &sum, &err)
+                      : upload_tree(s, argv[2], argv[3], deadline, &sum, &err));
     upload_summary_text(&sum, text, sizeof text);
     if (rc)
         fprintf(stderr, "upload_run: %s (%s)\n", err.msg, text);
     else
-        printf("%s\n", text);
+        printf("%s%s\n", install ? (sent ? "installed: " : "already installed: ") : "", text);
     if (s)
         ssh_session_close(s);
     return rc ? 1 : 0;

@@ -114,7 +114,19 @@ pbs_sweep_stale() {
 
 # pbs_cluster_up NODES [NCPUS [NGPUS]]: the server and NODES MoMs, each node offering NCPUS CPUs
 # (default 2) and NGPUS GPUs (a host-level resource, default 0), a queue workq, job history on.
+# Clusters of suites running at once start in turn: two starts within seconds of each other
+# failed one of them ("Error starting PBS Data Service": pending_pbs and the soak, in CI).
 pbs_cluster_up() {
+    local lock rc
+    exec {lock}>>/run/ddpj-pbs-start.lock
+    flock -w 600 "$lock"
+    pbs_cluster_start "$@"
+    rc=$?
+    exec {lock}>&-
+    return "$rc"
+}
+
+pbs_cluster_start() {
     local nodes=$1 ncpus=${2:-2} ngpus=${3:-0} i
     # PBS refuses a home on a world-writable path such as /tmp: /run is root's alone.
     pbs_sweep_stale

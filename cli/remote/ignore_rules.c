@@ -20,28 +20,18 @@ static int add(ignore_rules_t *r, const char *line, size_t len, ddp_error_t *err
         line++, len--;
     if (!len)
         return 0;
-    size_t n = r->count + 1;
-    char **patterns = realloc(r->patterns, n * sizeof *patterns);
-    if (patterns)
-        r->patterns = patterns;
-    bool *flags[3] = {realloc(r->negated, n), realloc(r->dirs_only, n), realloc(r->anchored, n)};
-    if (flags[0])
-        r->negated = flags[0];
-    if (flags[1])
-        r->dirs_only = flags[1];
-    if (flags[2])
-        r->anchored = flags[2];
-    char *pattern = strndup(line, len);
-    if (!patterns || !flags[0] || !flags[1] || !flags[2] || !pattern) {
-        free(pattern);
+    ignore_rule_t *grown = realloc(r->rules, (r->count + 1) * sizeof *grown);
+    if (!grown)
         return ddp_error_set(err, "out of memory");
-    }
-    r->patterns[r->count] = pattern;
-    r->negated[r->count] = negated;
-    r->dirs_only[r->count] = dirs_only;
+    r->rules = grown;
+    ignore_rule_t *rule = &r->rules[r->count];
+    if (!(rule->pattern = strndup(line, len)))
+        return ddp_error_set(err, "out of memory");
+    rule->negated = negated;
+    rule->dirs_only = dirs_only;
     /* A '/' inside the pattern anchors it too, as in .gitignore. */
-    r->anchored[r->count] = anchored || strchr(pattern, '/');
-    r->count = n;
+    rule->anchored = anchored || strchr(rule->pattern, '/');
+    r->count++;
     return 0;
 }
 
@@ -69,13 +59,11 @@ int ignore_rules_parse(const char *text, ignore_rules_t *r, ddp_error_t *err)
     return 0;
 }
 
-/* fnmatch with `**` crossing '/': each `**` tried as a `*` that may span folders. */
+/* fnmatch, with a pattern holding `**` matched without FNM_PATHNAME: its stars cross folders. */
 static bool matches(const char *pattern, const char *path, bool whole_path)
 {
-    const char *stars = strstr(pattern, "**");
-    if (!stars)
-        return fnmatch(pattern, path, whole_path ? FNM_PATHNAME : 0) == 0;
-    return fnmatch(pattern, path, 0) == 0;
+    int flags = whole_path && !strstr(pattern, "**") ? FNM_PATHNAME : 0;
+    return fnmatch(pattern, path, flags) == 0;
 }
 
 bool ignore_rules_skip(const ignore_rules_t *r, const char *path, bool is_dir)
@@ -83,12 +71,12 @@ bool ignore_rules_skip(const ignore_rules_t *r, const char *path, bool is_dir)
     const char *name = strrchr(path, '/');
     name = name ? name + 1 : path;
     bool skip = false;
-    for (size_t i = 0; i < r->count; i++) {
-        if (r->dirs_only[i] && !is_dir)
+    for (const ignore_rule_t *rule = r->rules; rule < r->rules + r->count; rule++) {
+        if (rule->dirs_only && !is_dir)
             continue;
-        if (r->anchored[i] ? matches(r->patterns[i], path, true)
-                           : matches(r->patterns[i], name, false))
-            skip = !r->negated[i];
+        if (rule->anchored ? matches(rule->pattern, path, true)
+                           : matches(rule->pattern, name, false))
+            skip = !rule->negated;
     }
     return skip;
 }
@@ -96,10 +84,7 @@ bool ignore_rules_skip(const ignore_rules_t *r, const char *path, bool is_dir)
 void ignore_rules_free(ignore_rules_t *r)
 {
     for (size_t i = 0; i < r->count; i++)
-        free(r->patterns[i]);
-    free(r->patterns);
-    free(r->negated);
-    free(r->dirs_only);
-    free(r->anchored);
+        free(r->rules[i].pattern);
+    free(r->rules);
     memset(r, 0, sizeof *r);
 }

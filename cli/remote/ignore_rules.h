@@ -15,8 +15,12 @@
 #include "runtime/base/ddp_error.h"
 
 typedef struct {
-    char **patterns; /* as written, less the '!' and the trailing '/' */
-    bool *negated, *dirs_only, *anchored;
+    char *pattern; /* as written, less the '!', the leading and the trailing '/' */
+    bool negated, dirs_only, anchored;
+} ignore_rule_t;
+
+typedef struct {
+    ignore_rule_t *rules;
     size_t count;
 } ignore_rules_t;
 

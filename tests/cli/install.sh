@@ -1,6 +1,7 @@
 #!/bin/bash
-# `meson install` puts the binary, templates, examples, man page and completion in place, and the
-# installed ddpjob renders with the installed templates.
+# `meson install` puts the binary, templates, examples, man page and completion in place, with a
+# manifest of them (share/ddpjob/SHA256SUMS), and the installed ddpjob renders with the installed
+# templates.
 . "$SRCDIR/tests/lib/tap.sh"
 : "${BUILDDIR:?run through meson test}"
 
@@ -18,6 +19,10 @@ for f in bin/ddpjob bin/ddp-train share/ddpjob/templates/pbs.sh share/ddpjob/tem
     share/bash-completion/completions/ddp-train; do
     expect_file "$prefix/$f" "installs $f"
 done
+run sh -c 'cd "$1" && sha256sum --quiet -c share/ddpjob/SHA256SUMS && cut -c67- share/ddpjob/SHA256SUMS' _ "$prefix"
+expect_eq "$RC" 0 "the install's manifest (share/ddpjob/SHA256SUMS) holds the checksums of its files" "$OUT" "$ERR"
+expect_eq "$(grep -cxE 'bin/ddpjob|bin/ddpjob-agent|share/ddpjob/templates/slurm.sh|share/man/man1/ddpjob.1' <<<"$OUT")" 4 \
+    "... ddpjob's programs, templates and pages among them, named from the prefix"
 run env -u DDPJOB_TEMPLATE_DIR "$prefix/bin/ddpjob" render "$prefix/share/ddpjob/examples/gadi-pbs.yaml"
 expect_eq "$RC" 0 "the installed ddpjob renders an installed example (with the installed Gadi profile)"
 expect_contains "$ERR" "cost: at most 576.00 SU" "whose cost it prints"

@@ -1,10 +1,10 @@
 /* remote_install: this version of ddpjob on a cluster, in ~/.local/share/ddpjob/VERSION/, so a
  * job submitted from a laptop runs the same ddpjob and agent there. The files come from the
  * installed tree this ddpjob runs from, as its share/ddpjob/SHA256SUMS lists them (meson install
- * and the bundle's install.sh leave it): sent to a folder of their own beside the version's, checked there by
- * their checksums and tried (bin/ddpjob --version), then put in place in one rename. A version
- * that is there and whole is left as it is; one that is not (cut short, changed) is moved
- * aside, never run. */
+ * and the bundle's install.sh leave it): sent to a folder of their own beside the version's,
+ * checked there by their checksums and tried (bin/ddpjob --version), then put in place in one
+ * rename. A version that is there and whole is left as it is; one that is not (cut short, changed)
+ * is moved aside, never run. */
 #ifndef DDPJOB_REMOTE_INSTALL_H
 #define DDPJOB_REMOTE_INSTALL_H
 

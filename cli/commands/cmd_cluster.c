@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cli/commands/commands.h"
+#include "cli/commands/cluster_login.h"
 #include "cli/commands/host_options.h"
 #include "cli/remote/cluster_profiles.h"
 #include "cli/remote/remote_command.h"
@@ -157,22 +158,6 @@ static int cluster_list(void)
 }
 
 /* Where and as whom: ~/.ssh/config's word on the host, then the profile's own fields. */
-static int target_of(const cluster_profile_t *c, const host_options_t *ho, ssh_target_t *t,
-                     ddp_error_t *err)
-{
-    if (ssh_config_lookup(ho->ssh_config, c->host, t, err))
-        return -1;
-    if (c->user[0])
-        snprintf(t->user, sizeof t->user, "%s", c->user);
-    if (c->port)
-        t->port = c->port;
-    if (c->identity[0]) {
-        ssh_expand_home(c->identity, t->identities[0], sizeof t->identities[0]);
-        t->nidentities = 1;
-    }
-    return 0;
-}
-
 /* The probe, read by bash in a login shell (where sites put their scheduler on PATH) from its
  * stdin after the line that sets d: tagged lines the check reads back, whatever else the login
  * prints. */
@@ -289,13 +274,8 @@ static int cluster_check(const cluster_profile_t *c, const host_options_t *ho)
 {
     ddp_error_t err;
     ssh_target_t t;
-    if (target_of(c, ho, &t, &err) || ssh_session_init(&err)) {
-        fprintf(stderr, "ddpjob cluster check: %s: %s\n", c->name, err.msg);
-        return EXIT_CLUSTER_PROBLEM;
-    }
     int64_t deadline = ddp_deadline_in(ho->connect_s * 1000);
-    ssh_session_t *s =
-        ssh_session_open(c->host, &t, ho->known_hosts, ho->accept_new_keys, NULL, deadline, &err);
+    ssh_session_t *s = cluster_login(c, ho, &t, &err);
     if (!s) {
         fprintf(stderr, "ddpjob cluster check: %s: %s\n", c->name, err.msg);
         return EXIT_CLUSTER_PROBLEM;
@@ -341,20 +321,13 @@ static int check_command(int argc, char **argv)
         return EXIT_USAGE;
     }
     char path[4096];
-    cluster_profiles_t p;
-    int rc = load(path, sizeof path, &p);
-    if (rc)
-        return rc;
-    const cluster_profile_t *c = cluster_profiles_find(&p, argv[optind]);
-    if (!c) {
-        fprintf(stderr, "ddpjob cluster check: no cluster \"%s\" in %s (ddpjob cluster list)\n",
-                argv[optind], path);
-        rc = EXIT_USAGE;
-    } else {
-        rc = cluster_check(c, &ho);
+    cluster_profile_t c;
+    ddp_error_t err;
+    if (cluster_profile_load(argv[optind], &c, path, sizeof path, &err)) {
+        fprintf(stderr, "ddpjob cluster%s: %s\n", err.code == ENOENT ? " check" : "", err.msg);
+        return err.code == ENOENT ? EXIT_USAGE : EXIT_SYSTEM;
     }
-    cluster_profiles_free(&p);
-    return rc;
+    return cluster_check(&c, &ho);
 }
 
 int cmd_cluster(int argc, char **argv)

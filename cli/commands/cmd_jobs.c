@@ -85,13 +85,13 @@ static const char status_help[] =
     "--watch: JOB's live view until it ends, redrawn every 2 s (a plain line per change when\n"
     "not a terminal): state, link, steps done of the total with steps/s, the time to the end\n"
     "against the walltime left (and the requeues that needs), each node's step as a bar, the\n"
-    "slow rank, rank 0's last lines; exits as wait does.\n"
+    "slow rank, rank 0's last lines; exits as wait does.\n" ON_CLUSTER_HELP
     "Exit: 0 ok, 2 usage, 3 a job not found.\n";
 
 static const char list_help[] =
     "usage: ddpjob list [--all] [--json]\n"
     "This user's submitted jobs, newest first, with their state: those not ended and those that\n"
-    "ended within a day; --all: every job of the index.\n";
+    "ended within a day; --all: every job of the index.\n" ON_CLUSTER_HELP;
 
 static int status_or_list(int argc, char **argv, int list)
 {
@@ -178,7 +178,8 @@ static const char wait_help[] =
     "a terminal, and exits with its status: 0 when it completed, else the job's own non-zero\n"
     "status where known (75 for a job cancelled with --checkpoint), else 1 (a plain cancel too).\n"
     "124 when SECONDS passed first; 3 when the job cannot be found, or neither its scheduler nor\n"
-    "its record has accounted for it for 120 s.\n";
+    "its record has accounted for it for 120 s. --on: a lost link is said and tried again\n"
+    "(for 10 minutes), never taken for the job's end.\n" ON_CLUSTER_HELP;
 
 int cmd_wait(int argc, char **argv)
 {
@@ -260,7 +261,8 @@ static const char cancel_help[] =
     "and waits (up to 120 s) until the scheduler has ended it. --checkpoint first asks the\n"
     "workers to checkpoint (the spec's checkpoint signal), so the job stops with every rank's\n"
     "checkpoint written (exit 75) and is not requeued; one not ended 60 s later is cancelled.\n"
-    "A sweep: every trial not ended; with --trial K, trial K alone (the others go on).\n"
+    "A sweep: every trial not ended; with --trial K, trial K alone (the others go "
+    "on).\n" ON_CLUSTER_HELP
     "Exit: 0 when the job has ended, 1 when it had not within 120 s, 2 usage, 3 not found,\n"
     "4 the scheduler's command failed.\n";
 

@@ -28,7 +28,7 @@ static const char logs_help[] =
     "attempt in order unless told one; the whole job's lines prefixed \"[rank R]\", one rank's\n"
     "bare. Both streams, interleaved as they came, stderr's lines marked \"[rank R stderr]\" (one\n"
     "rank's: \"[stderr]\"); --stdout or --stderr: that stream alone. -f: follow until the job\n"
-    "ends.\n";
+    "ends (--on: through a lost link, tried again, no line twice).\n" ON_CLUSTER_HELP;
 
 typedef struct {
     int rank, node, attempt, link, streams, follow, trial;

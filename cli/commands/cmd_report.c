@@ -22,7 +22,8 @@ static const char report_help[] =
     "causes; every rank's steps over time, the slow or stalled rank named; busy time per step\n"
     "as a heat strip; throughput; rank 0's metrics; the failure in words. A SWEEP: its table\n"
     "and, for each metric, every trial's curve on one chart.\n"
-    "  -o FILE  where to write it (default NAME.report.html here; -: standard output)\n"
+    "  -o FILE  where to write it (default NAME.report.html here; -: standard "
+    "output)\n" ON_CLUSTER_HELP
     "Exit: 0 written, 2 usage, 3 the job not found or the file not written.\n";
 
 /* The page of the sweep in dir: its table, and its trials' metric curves. */

@@ -316,12 +316,29 @@ static const char submit_help[] =
     "               one array job, or in lanes where the site takes no such array)\n"
     "  --retry-failed  submit again the trials of SWEEP that failed or were cancelled, each\n"
     "               with a fresh record (the old one kept as trial-K.try-N), in its lanes\n"
+    "  --on NAME    submit on cluster NAME from this laptop (ddpjob cluster add): the spec\n"
+    "               checked here, this ddpjob installed there where missing, the workdir\n"
+    "               uploaded to REMOTE_DIR/JOBNAME (what changed), submitted there; with\n"
+    "               --accept-new-host-keys  --connect-timeout S (default 15)  --ssh-config\n"
+    "               FILE  --known-hosts FILE as for cluster check\n"
     "Exit: 0 submitted, 1 invalid spec, 2 usage, 3 file or template error,\n"
-    "      4 qsub/sbatch missing, failed or printed no job id.\n";
+    "      4 qsub/sbatch missing, failed or printed no job id, 255 (--on) the cluster could not\n"
+    "      be reached or the link was lost.\n";
 
 int cmd_submit(int argc, char **argv)
 {
     return submit_command(argc, argv, false);
+}
+
+int submit_render_here(int argc, char **argv, job_spec_t **spec)
+{
+    script_args_t a;
+    sched_kind_t target;
+    char *text;
+    int code = prepare_script(argc, argv, submit_help, false, false, &a, spec, &target, &text);
+    if (code < 0)
+        free(text);
+    return code;
 }
 
 int submit_command(int argc, char **argv, bool doctor)

@@ -15,6 +15,8 @@ enum {
     EXIT_USAGE = 2,        /* bad command line */
     EXIT_SYSTEM = 3,       /* a file could not be read or written, a template is broken */
     EXIT_SUBMITTER = 4,    /* qsub/sbatch missing, failed, or printed no job id */
+    EXIT_NO_LINK = 255,    /* --on: the cluster could not be reached or the connection was lost
+                              (as ssh's 255): says nothing of the job */
 };
 
 typedef struct {
@@ -44,6 +46,21 @@ void load_opts_add_set(load_opts_t *opts, char *set);
 void load_opts_free(load_opts_t *opts);
 /* --trial K into opts; -1 with the problem said. */
 int parse_trial_arg(const char *arg, load_opts_t *opts);
+
+/* submit --on's first step (cmd_remote.c): the spec loaded, checked and rendered here as submit
+ * would (the site profile is known here), nothing written or submitted. -1 with *spec set to
+ * go on, else the exit code to return. */
+int submit_render_here(int argc, char **argv, job_spec_t **spec);
+
+/* A command for a cluster reached from this laptop (cmd_remote.c): `submit --on NAME`, or one of
+ * the commands after submit with --on NAME or for a job the local remote index places there,
+ * run there; -1 when the command is for this machine. */
+int remote_dispatch(int argc, char **argv);
+
+/* The line of each --help of the commands after submit that cmd_remote.c runs on a cluster. */
+#define ON_CLUSTER_HELP                                                                            \
+    "  --on NAME    on cluster NAME, from this laptop (default: the cluster `submit --on` sent\n"  \
+    "               JOB to); exit 255 when it could not be reached or the link was lost\n"
 
 /* Splits a command line at its first "--": returns how many words come before it (what getopt
  * should see); *extra and *nextra get the words after it, the workload's own arguments. */
@@ -103,6 +120,7 @@ int cmd_launch(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
 int cmd_setup_nodes(int argc, char **argv);
 int cmd_cluster(int argc, char **argv);
+int cmd_fetch(int argc, char **argv);
 
 /* run, submit and launch as doctor runs them (doctor: the spec's agents only compare nodes). */
 int run_command(int argc, char **argv, bool doctor);

@@ -22,6 +22,7 @@ static const struct {
     {"run", cmd_run, "run a spec's workload on this machine under a local agent (one node)"},
     {"launch", cmd_launch, "run a spec's job on hosts reached by SSH (no scheduler)"},
     {"cluster", cmd_cluster, "the clusters reached from this laptop: add, list, check"},
+    {"fetch", cmd_fetch, "bring a job's files back from its cluster (checkpoints, logs)"},
     {"setup-nodes", cmd_setup_nodes, "check (and set up) key logins from this head to each host"},
     {"doctor", cmd_doctor, "compare the nodes a job would run on (over SSH, in a batch job, here)"},
     {"nodes", cmd_nodes, "list a job's nodes from a Slurm hostlist or a PBS node file"},
@@ -52,6 +53,9 @@ int main(int argc, char **argv)
         printf("ddpjob %s\n", DDPJOB_VERSION);
         return EXIT_OK;
     }
+    int rc = remote_dispatch(argc - 1, argv + 1);
+    if (rc >= 0)
+        return rc;
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (!strcmp(argv[1], commands[i].name))
             return commands[i].run(argc - 1, argv + 1);

@@ -166,25 +166,12 @@ void job_record_remove(const char *dir)
     rmdir(dir);
 }
 
-static int append_line(const char *path, const char *line, ddp_error_t *err)
-{
-    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd < 0)
-        return ddp_error_set(err, "%s: %s", path, strerror(errno));
-    /* One write of one line: lines from several writers never interleave. */
-    ssize_t n = write(fd, line, strlen(line));
-    int bad = n != (ssize_t)strlen(line);
-    if (close(fd) || bad)
-        return ddp_error_set(err, "%s: cannot append to it", path);
-    return 0;
-}
-
 int job_record_add_link(const char *dir, int k, const char *id, ddp_error_t *err)
 {
     char path[8192], line[256];
     snprintf(path, sizeof path, "%s/links", dir);
     snprintf(line, sizeof line, "%d %s\n", k, id);
-    return append_line(path, line, err);
+    return ddp_append_line(path, line, err);
 }
 
 int job_record_mark_cancelled(const char *dir, ddp_error_t *err)
@@ -412,7 +399,7 @@ int job_index_add(const job_record_t *r, const char *first_id, ddp_error_t *err)
                             r->scheduler, r->name, r->dir) < 0)
         rc = ddp_error_set(err, "out of memory");
     if (rc == 0)
-        rc = append_line(path, line, err);
+        rc = ddp_append_line(path, line, err);
     free(line);
     free(path);
     return rc;

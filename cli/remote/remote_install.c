@@ -66,7 +66,7 @@ static int installed_whole(ssh_session_t *s, const char *version, int64_t deadli
 }
 
 int remote_install(ssh_session_t *s, const char *prefix, const char *version, int64_t deadline,
-                   int *installed, upload_summary_t *sum, ddp_error_t *err)
+                   int *installed, transfer_summary_t *sum, ddp_error_t *err)
 {
     memset(sum, 0, sizeof *sum);
     *installed = 0;

@@ -18,6 +18,6 @@
 /* Makes sure VERSION is installed from `prefix` (the local tree); *installed is 1 when it was
  * sent now, 0 when it was there already, and sum says what was sent. */
 int remote_install(ssh_session_t *s, const char *prefix, const char *version, int64_t deadline,
-                   int *installed, upload_summary_t *sum, ddp_error_t *err);
+                   int *installed, transfer_summary_t *sum, ddp_error_t *err);
 
 #endif

@@ -13,6 +13,7 @@
 
 #include "runtime/base/ddp_file.h"
 #include "cli/remote/ignore_rules.h"
+#include "cli/remote/sftp_error.h"
 
 /* A .ddpjobignore is a few lines: anything near this is not one. */
 enum { IGNORE_FILE_MAX = 1 << 20, COPY_CHUNK = 1 << 16 };
@@ -22,33 +23,13 @@ typedef struct {
     LIBSSH2_SESSION *session;
     LIBSSH2_SFTP *sftp;
     ignore_rules_t rules;
-    upload_summary_t *sum;
+    transfer_summary_t *sum;
     ddp_error_t *err;
 } uploader_t;
 
-/* What the host said of `what` on `path`: SFTP's status where it gave one. */
 static int refused(uploader_t *u, int rc, const char *what, const char *path)
 {
-    int code = rc ? rc : libssh2_session_last_errno(u->session);
-    if (code == LIBSSH2_ERROR_SFTP_PROTOCOL && u->sftp) {
-        unsigned long status = libssh2_sftp_last_error(u->sftp);
-        const char *why =
-            status == LIBSSH2_FX_PERMISSION_DENIED ? "permission denied"
-            : status == LIBSSH2_FX_NO_SPACE_ON_FILESYSTEM || status == LIBSSH2_FX_QUOTA_EXCEEDED
-                ? "no space left (the disk or the quota is full)"
-            : status == LIBSSH2_FX_NO_SUCH_FILE        ? "no such file or folder"
-            : status == LIBSSH2_FX_FILE_ALREADY_EXISTS ? "something is in the way"
-            : status == LIBSSH2_FX_FAILURE
-                ? "the host refused (OpenSSH's word for a full disk or quota, among "
-                  "others)"
-                : "failed";
-        return ddp_error_set(u->err, "%s: %s %s: %s (SFTP status %lu)", ssh_session_where(u->s),
-                             what, path, why, status);
-    }
-    char *msg = NULL;
-    libssh2_session_last_error(u->session, &msg, NULL, 0);
-    return ddp_error_set(u->err, "%s: %s %s: %s", ssh_session_where(u->s), what, path,
-                         msg && *msg ? msg : "connection lost");
+    return sftp_refused(ssh_session_where(u->s), u->session, u->sftp, rc, what, path, u->err);
 }
 
 /* remote's folder, made with `mode` where missing; a link there is not written through. */
@@ -217,16 +198,14 @@ static int read_rules(const char *local_dir, ignore_rules_t *rules, ddp_error_t 
  * are from the login's home). */
 static int start(uploader_t *u, const char *remote_dir, int64_t deadline, const char **root)
 {
-    *root = !strcmp(remote_dir, "~") ? "." : remote_dir;
-    if (!strncmp(*root, "~/", 2))
-        *root += 2;
+    *root = sftp_path(remote_dir);
     u->session = ssh_session_libssh2(u->s, deadline);
     u->sftp = libssh2_sftp_init(u->session);
     return u->sftp ? ensure_root(u, *root) : refused(u, 0, "cannot start SFTP for", *root);
 }
 
 int upload_tree(ssh_session_t *s, const char *local_dir, const char *remote_dir, int64_t deadline,
-                upload_summary_t *sum, ddp_error_t *err)
+                transfer_summary_t *sum, ddp_error_t *err)
 {
     memset(sum, 0, sizeof *sum);
     uploader_t u = {.s = s, .sum = sum, .err = err};
@@ -276,7 +255,8 @@ static int send_listed(uploader_t *u, const char *local_root, const char *path, 
 }
 
 int upload_files(ssh_session_t *s, const char *local_root, char *const *paths, size_t n,
-                 const char *remote_dir, int64_t deadline, upload_summary_t *sum, ddp_error_t *err)
+                 const char *remote_dir, int64_t deadline, transfer_summary_t *sum,
+                 ddp_error_t *err)
 {
     memset(sum, 0, sizeof *sum);
     uploader_t u = {.s = s, .sum = sum, .err = err};
@@ -289,12 +269,15 @@ int upload_files(ssh_session_t *s, const char *local_root, char *const *paths, s
     return rc ? -1 : 0;
 }
 
-void upload_summary_text(const upload_summary_t *sum, char *out, size_t size)
+void transfer_summary_text(const transfer_summary_t *sum, const char *verb, char *out, size_t size)
 {
-    int n = snprintf(out, size, "uploaded %zu file%s, %llu KiB; %zu unchanged", sum->sent,
+    int n = snprintf(out, size, "%s %zu file%s, %llu KiB; %zu unchanged", verb, sum->sent,
                      sum->sent == 1 ? "" : "s",
                      (unsigned long long)((sum->sent_bytes + 1023) / 1024), sum->unchanged);
     if (n > 0 && (size_t)n < size && (sum->ignored || sum->not_regular))
-        snprintf(out + n, size - (size_t)n, "; left behind: %zu ignored, %zu links or other files",
-                 sum->ignored, sum->not_regular);
+        n += snprintf(out + n, size - (size_t)n,
+                      "; left behind: %zu ignored, %zu links or other files", sum->ignored,
+                      sum->not_regular);
+    if (n > 0 && (size_t)n < size && sum->missing)
+        snprintf(out + n, size - (size_t)n, "; %zu not there", sum->missing);
 }

@@ -115,6 +115,18 @@ error:
     return -1;
 }
 
+int ddp_append_line(const char *path, const char *line, ddp_error_t *err)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return ddp_error_set(err, "%s: %s", path, strerror(errno));
+    ssize_t n = write(fd, line, strlen(line));
+    int bad = n != (ssize_t)strlen(line);
+    if (close(fd) || bad)
+        return ddp_error_set(err, "%s: cannot append to it", path);
+    return 0;
+}
+
 int ddp_make_dirs(const char *path, mode_t mode, ddp_error_t *err)
 {
     char buf[4096];

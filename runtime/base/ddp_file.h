@@ -1,7 +1,8 @@
 /* ddp_file: whole files read into memory (specs, templates, node files) or written atomically
  * (job scripts, checkpoints, data sets): never half a file under the final name, even after a
- * crash; folders made with their parents; private folders in places other users can write
- * (made fresh, or reused only when they are the user's own); random bytes from the kernel. */
+ * crash; lines appended whole; folders made with their parents; private folders in places other
+ * users can write (made fresh, or reused only when they are the user's own); random bytes from the
+ * kernel. */
 #ifndef DDP_FILE_H
 #define DDP_FILE_H
 
@@ -24,6 +25,10 @@ char *ddp_read_file_max(const char *path, size_t max, size_t *len, ddp_error_t *
  * "PATH: reason". */
 int ddp_write_file_atomic(const char *path, const void *data, size_t len, mode_t mode,
                           ddp_error_t *err);
+
+/* Appends `line` to `path` (made 0600 where missing; never through a link) in one write, so the
+ * lines of several writers never interleave. */
+int ddp_append_line(const char *path, const char *line, ddp_error_t *err);
 
 /* mkdir -p: `path` and the folders above it that are missing, each with `mode` (less the umask).
  * On failure err says which folder and why. */

@@ -4,7 +4,7 @@ _ddpjob() {
     cur=${COMP_WORDS[COMP_CWORD]}
     prev=${COMP_WORDS[COMP_CWORD - 1]}
     if [ "$COMP_CWORD" -eq 1 ]; then
-        mapfile -t COMPREPLY < <(compgen -W "validate render submit status logs report cancel list wait run launch doctor cluster setup-nodes nodes notify pbs-agents --help --version" -- "$cur")
+        mapfile -t COMPREPLY < <(compgen -W "validate render submit status logs report cancel list wait run launch doctor cluster fetch setup-nodes nodes notify pbs-agents --help --version" -- "$cur")
         return
     fi
     case $prev in
@@ -27,19 +27,20 @@ _ddpjob() {
     case ${COMP_WORDS[1]} in
     validate) opts="--scheduler --site --set --help" ;;
     render) opts="--scheduler --site --output --template --bindir --set --trial --help" ;;
-    submit) opts="--scheduler --site --dry-run --template --bindir --set --trial --retry-failed --help" ;;
+    submit) opts="--scheduler --site --dry-run --template --bindir --set --trial --retry-failed --on --accept-new-host-keys --connect-timeout --ssh-config --known-hosts --help" ;;
     run) opts="--nproc-per-node --bindir --set --trial --help" ;;
     launch) opts="--hosts --hostfile --nodefile --node-script --nproc-per-node --bindir --workdir --master-port --run-id --deadline --requeue-count --spares --agent-option --connect-timeout --accept-new-host-keys --ssh-config --known-hosts --help" ;;
     cluster) opts="add list check --host --user --port --identity --remote-dir --site --accept-new-host-keys --connect-timeout --ssh-config --known-hosts --help" ;;
     setup-nodes) opts="--hosts --hostfile --install-key --login-identity --accept-new-host-keys --connect-timeout --ssh-config --known-hosts --help" ;;
     doctor) opts="--hosts --hostfile --nodefile --submit --scheduler --site --nproc-per-node --bindir --connect-timeout --accept-new-host-keys --ssh-config --known-hosts --help" ;;
     nodes) opts="--slurm --nodefile --with-index --compress --help" ;;
-    status) opts="--json --sort --desc --watch --help" ;;
-    logs) opts="--rank --node --attempt --link --stdout --stderr --follow -f --trial --help" ;;
-    report) opts="--output -o --help" ;;
-    cancel) opts="--checkpoint --trial --help" ;;
-    list) opts="--all --json --help" ;;
-    wait) opts="--timeout --help" ;;
+    status) opts="--json --sort --desc --watch --on --help" ;;
+    logs) opts="--rank --node --attempt --link --stdout --stderr --follow -f --trial --on --help" ;;
+    report) opts="--output -o --on --help" ;;
+    cancel) opts="--checkpoint --trial --on --help" ;;
+    list) opts="--all --json --on --help" ;;
+    wait) opts="--timeout --on --help" ;;
+    fetch) opts="--on --to --accept-new-host-keys --connect-timeout --ssh-config --known-hosts --help" ;;
     notify) opts="--record --link --help" ;;
     pbs-agents) opts="--nodefile --nodes --node-env --task-dir --checkpoint-file --checkpoint-signal --spares --help" ;;
     *) opts="" ;;

@@ -27,13 +27,13 @@ int main(int argc, char **argv)
     ssh_target_t t;
     int64_t deadline = ddp_deadline_in(60000);
     ssh_session_t *s = NULL;
-    upload_summary_t sum = {0};
+    transfer_summary_t sum = {0};
     int sent = 0;
     int rc = ssh_session_init(&err) || ssh_config_lookup(config, argv[1], &t, &err) ||
              !(s = ssh_session_open(argv[1], &t, known, 0, NULL, deadline, &err)) ||
              (install ? remote_install(s, argv[2], argv[3], deadline, &sent, &sum, &err)
                       : upload_tree(s, argv[2], argv[3], deadline, &sum, &err));
-    upload_summary_text(&sum, text, sizeof text);
+    transfer_summary_text(&sum, "uploaded", text, sizeof text);
     if (rc)
         fprintf(stderr, "upload_run: %s (%s)\n", err.msg, text);
     else

@@ -1,0 +1,595 @@
+/* remote: the commands for a cluster reached from this laptop over SSH, one login each.
+ *
+ * `submit --on NAME SPEC`: the spec checked and rendered here (the site profile is known here);
+ * then, in one login, this version of ddpjob installed there where missing (remote_install.h),
+ * the spec's workdir uploaded to REMOTE_DIR/JOBNAME/ sending only what changed (upload.h), and
+ * the job submitted there by that ddpjob, which makes the job's record and token there. A line
+ * in the local remote index (remote_index.h) says where the job went.
+ *
+ * status, logs, cancel, list, wait and report with --on NAME, or for a job the index places on a
+ * cluster: run there by this version's ddpjob in a login shell (where sites put their scheduler),
+ * the output relayed. A connection lost during `logs -f` or `wait` is said and tried again with
+ * backoff, and never taken for the job's end.
+ *
+ * `fetch JOB [PATHS]`: the job's files brought back over SFTP (download.h), by default what the
+ * upload leaves behind (its checkpoints and its records, logs among them), into the folder it was
+ * submitted from. */
+#include <errno.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/commands/cluster_login.h"
+#include "cli/commands/commands.h"
+#include "cli/jobs/job_record.h"
+#include "cli/jobs/remote_index.h"
+#include "cli/remote/download.h"
+#include "cli/remote/remote_command.h"
+#include "cli/remote/remote_install.h"
+#include "cli/remote/upload.h"
+#include "cli/spec/datafile.h"
+#include "cli/spec/shquote.h"
+#include "runtime/base/ddp_clock.h"
+#include "runtime/base/ddp_file.h"
+
+/* How long submit's install and upload, and fetch's download, may take in all. */
+#define TRANSFER_MS (60 * 60 * 1000)
+/* How long a short command there (submit's qsub or sbatch) may run. */
+#define SHORT_COMMAND_MS (10 * 60 * 1000)
+/* `logs -f` and `wait` try again for this long without a connection before they give up. */
+#define RECONNECT_FOR_MS (10 * 60 * 1000)
+#define BACKOFF_MAX_MS 30000
+/* The host's unanswered connect fails within this by default (--connect-timeout). */
+#define REMOTE_CONNECT_S 15
+
+typedef struct {
+    const char *cluster; /* --on */
+    host_options_t ho;
+} remote_opts_t;
+
+/* Takes --on and the host options out of argv (argc updated); -1 on a bad one (said). */
+static int take_remote_options(const char *command, int *argc, char **argv, remote_opts_t *o)
+{
+    static const struct {
+        const char *name;
+        int code, has_arg;
+    } known[] = {{"--on", 'o', 1},
+                 {"--accept-new-host-keys", 'a', 0},
+                 {"--connect-timeout", 't', 1},
+                 {"--ssh-config", 'c', 1},
+                 {"--known-hosts", 'k', 1}};
+    host_options_init(&o->ho);
+    o->ho.connect_s = REMOTE_CONNECT_S;
+    o->cluster = NULL;
+    int out = 1;
+    for (int i = 1; i < *argc; i++) {
+        int taken = 0;
+        for (size_t k = 0; !taken && k < sizeof known / sizeof known[0]; k++) {
+            size_t len = strlen(known[k].name);
+            const char *value = NULL;
+            if (strncmp(argv[i], known[k].name, len) ||
+                (argv[i][len] && (argv[i][len] != '=' || !known[k].has_arg)))
+                continue;
+            if (known[k].has_arg) {
+                value = argv[i][len] ? argv[i] + len + 1 : i + 1 < *argc ? argv[++i] : NULL;
+                if (!value) {
+                    fprintf(stderr, "ddpjob %s: %s needs a value\n", command, known[k].name);
+                    return -1;
+                }
+            }
+            if (known[k].code == 'o')
+                o->cluster = value;
+            else if (host_options_take(&o->ho, known[k].code, value, command) < 0)
+                return -1;
+            taken = 1;
+        }
+        if (!taken)
+            argv[out++] = argv[i];
+    }
+    argv[out] = NULL;
+    *argc = out;
+    return 0;
+}
+
+/* The first word of the command line that is no option nor an option's value: the job. */
+static const char *job_word(int argc, char **argv)
+{
+    static const char *const valued[] = {"--rank",    "--node", "--attempt", "--link",   "--trial",
+                                         "--timeout", "--sort", "-o",        "--output", NULL};
+    for (int i = 1; i < argc; i++) {
+        if (argv[i][0] != '-')
+            return argv[i];
+        for (const char *const *v = valued; *v; v++)
+            if (!strcmp(argv[i], *v)) {
+                i++;
+                break;
+            }
+    }
+    return NULL;
+}
+
+/* What a login shell there runs: bash -l running this version's ddpjob with words[0..n) (in
+ * `dir` when given, then `tail`, bash words of the script's own). The version missing there is
+ * said, exit 3. */
+static char *remote_ddpjob_command(const char *cluster, const char *dir, char **words, int n,
+                                   const char *tail)
+{
+    char *dir_q = dir ? shquote(dir) : NULL, *script = NULL, *command = NULL;
+    if ((dir && !dir_q) ||
+        asprintf(&script,
+                 "b=$HOME/.local/share/ddpjob/%s/bin/ddpjob\n"
+                 "if [ ! -x \"$b\" ]; then echo \"ddpjob: ddpjob %s is not installed on %s "
+                 "(~/.local/share/ddpjob/%s): ddpjob submit --on %s installs it\" >&2; exit 3; fi\n"
+                 "%s%s%s"
+                 "exec \"$b\" \"$@\"%s\n",
+                 DDPJOB_VERSION, DDPJOB_VERSION, cluster, DDPJOB_VERSION, cluster, dir ? "d=" : "",
+                 dir ? dir_q : "",
+                 dir ? "\ncase $d in '~/'*) d=$HOME/${d#'~/'} ;; esac\ncd -- \"$d\" || exit 3\n"
+                     : "",
+                 tail ? tail : "") < 0)
+        script = NULL;
+    free(dir_q);
+    char *script_q = script ? shquote(script) : NULL;
+    free(script);
+    size_t len = script_q ? strlen(script_q) + 64 : 0;
+    for (int i = 0; script_q && i < n; i++)
+        len += 4 * strlen(words[i]) + 3;
+    char *bash = script_q ? malloc(len) : NULL;
+    if (bash) {
+        size_t at = (size_t)snprintf(bash, len, "exec bash -lc %s ddpjob", script_q);
+        for (int i = 0; i < n; i++) {
+            char *w = shquote(words[i]);
+            if (!w) {
+                free(bash);
+                bash = NULL;
+                break;
+            }
+            at += (size_t)snprintf(bash + at, len - at, " %s", w);
+            free(w);
+        }
+    }
+    free(script_q);
+    command = bash ? shquote_for_any_shell(bash) : NULL;
+    free(bash);
+    return command;
+}
+
+/* The output of a command there, passed on: stdout's first `printed` bytes of a run again after
+ * a reconnect are skipped (logs -f prints its job's logs from their start each time). */
+typedef struct {
+    FILE *out;
+    uint64_t printed, run_bytes;
+} relay_t;
+
+static void relay(void *arg, int stream, const char *data, size_t len)
+{
+    relay_t *r = arg;
+    if (stream == 1) {
+        fwrite(data, 1, len, stderr);
+        return;
+    }
+    uint64_t skip = r->run_bytes < r->printed ? r->printed - r->run_bytes : 0;
+    r->run_bytes += len;
+    if (skip < len) {
+        fwrite(data + skip, 1, len - skip, r->out);
+        fflush(r->out);
+        r->printed += len - skip;
+    }
+}
+
+/* One run of `command` there to its end: its exit status, or -1 with err set when the
+ * connection failed first (*connected says whether the login had succeeded). */
+static int run_once(const cluster_profile_t *c, const host_options_t *ho, const char *command,
+                    relay_t *r, int *connected, ddp_error_t *err)
+{
+    ssh_target_t t;
+    ssh_session_t *s = cluster_login(c, ho, &t, err);
+    *connected = s != NULL;
+    if (!s)
+        return -1;
+    r->run_bytes = 0;
+    int rc = ssh_session_exec(s, command, NULL, 0, ddp_deadline_in(ho->connect_s * 1000), err);
+    if (rc == 0) {
+        ssh_session_eof(s);
+        while ((rc = ssh_session_pump(s, 1000, relay, r, err)) == 0)
+            ;
+    }
+    int status = rc == 1 ? ssh_session_exit_status(s) : -1;
+    ssh_session_close(s);
+    return status;
+}
+
+/* Runs `command` there until it ends; where keep_trying, a connection lost after the first
+ * login is tried again with backoff, for RECONNECT_FOR_MS without one. */
+static int run_there(const cluster_profile_t *c, const host_options_t *ho, const char *command,
+                     int keep_trying, FILE *out)
+{
+    relay_t r = {.out = out};
+    int64_t lost_since = 0;
+    int backoff_ms = 1000, ever_connected = 0;
+    for (;;) {
+        ddp_error_t err;
+        int connected;
+        int status = run_once(c, ho, command, &r, &connected, &err);
+        if (status >= 0)
+            return status;
+        ever_connected |= connected;
+        if (connected)
+            lost_since = 0;
+        if (!keep_trying || !ever_connected) {
+            fprintf(stderr, "ddpjob: %s: %s%s\n", c->name, err.msg,
+                    ever_connected ? " (the connection was lost: the job there is not affected)"
+                                   : "");
+            return EXIT_NO_LINK;
+        }
+        int64_t now = ddp_now_ms();
+        if (!lost_since)
+            lost_since = now;
+        if (now - lost_since >= RECONNECT_FOR_MS) {
+            fprintf(stderr,
+                    "ddpjob: %s: no connection for %d minutes: giving up here; the job there goes "
+                    "on (ddpjob status --on %s)\n",
+                    c->name, RECONNECT_FOR_MS / 60000, c->name);
+            return EXIT_NO_LINK;
+        }
+        fprintf(stderr,
+                "ddpjob: %s: the connection was lost (%s); the job there goes on: trying again in "
+                "%d s\n",
+                c->name, err.msg, backoff_ms / 1000);
+        ddp_sleep_ms(backoff_ms);
+        backoff_ms = backoff_ms * 2 < BACKOFF_MAX_MS ? backoff_ms * 2 : BACKOFF_MAX_MS;
+    }
+}
+
+static int load_profile(const char *command, const char *name, cluster_profile_t *c)
+{
+    char path[4096];
+    ddp_error_t err;
+    if (cluster_profile_load(name, c, path, sizeof path, &err) == 0)
+        return EXIT_OK;
+    fprintf(stderr, "ddpjob %s: %s\n", command, err.msg);
+    return err.code == ENOENT ? EXIT_USAGE : EXIT_SYSTEM;
+}
+
+/* report there writes its page to its stdout, kept here in the file -o names (default
+ * JOB.report.html, as report's own). */
+static int report_there(const cluster_profile_t *c, const host_options_t *ho, int argc, char **argv)
+{
+    const char *file = NULL, *job = job_word(argc, argv);
+    int n = 0;
+    for (int i = 0; i < argc; i++) {
+        if (!strcmp(argv[i], "-o") && i + 1 < argc)
+            file = argv[++i];
+        else
+            argv[n++] = argv[i];
+    }
+    char name[512], *page = NULL, *command = NULL;
+    size_t len = 0;
+    snprintf(name, sizeof name, "%s.report.html", job ? job : "job");
+    if (!file)
+        file = name;
+    argv[n++] = "-o";
+    argv[n++] = "-";
+    int to_stdout = !strcmp(file, "-");
+    FILE *out = to_stdout ? stdout : open_memstream(&page, &len);
+    int rc = out && (command = remote_ddpjob_command(c->name, NULL, argv, n, NULL))
+                 ? run_there(c, ho, command, 0, out)
+                 : EXIT_SYSTEM;
+    if (!to_stdout && out)
+        fclose(out);
+    ddp_error_t err;
+    if (rc == EXIT_OK && !to_stdout) {
+        if (ddp_write_file_atomic(file, page, len, 0644, &err)) {
+            fprintf(stderr, "ddpjob report: %s\n", err.msg);
+            rc = EXIT_SYSTEM;
+        } else {
+            fprintf(stderr, "wrote %s (from %s)\n", file, c->name);
+        }
+    }
+    free(page);
+    free(command);
+    return rc;
+}
+
+/* dst = src when it fits: 1, else 0 (dst emptied). */
+static int set_field(char *dst, size_t size, const char *src)
+{
+    size_t len = strlen(src);
+    if (len >= size) {
+        dst[0] = '\0';
+        return 0;
+    }
+    memcpy(dst, src, len + 1);
+    return 1;
+}
+
+/* The spec's name as a folder's: the job's name, else the file's name less its extension. */
+static int job_folder_name(const job_spec_t *spec, char *out, size_t size)
+{
+    char copy[PATH_MAX];
+    snprintf(copy, sizeof copy, "%s", spec->path);
+    snprintf(out, size, "%s", spec->name ? spec->name : basename(copy));
+    if (!spec->name) {
+        char *dot = strrchr(out, '.');
+        if (dot && dot != out)
+            *dot = '\0';
+    }
+    if (!*out || *out == '.' || *out == '-' ||
+        strspn(out, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") !=
+            strlen(out))
+        return -1;
+    return 0;
+}
+
+/* The local tree this ddpjob is installed in (its share/ddpjob/SHA256SUMS names the files). */
+static int installed_prefix(char *out, size_t size, ddp_error_t *err)
+{
+    char *self = datafile_self_dir(err);
+    if (!self)
+        return -1;
+    snprintf(out, size, "%s/..", self);
+    free(self);
+    return 0;
+}
+
+/* Submit's steps there, in one login: install, upload, submit. */
+static int submit_there(const cluster_profile_t *c, const host_options_t *ho,
+                        const job_spec_t *spec, char **words, int n, int dry_run)
+{
+    char folder[256], remote_dir[2048], prefix[PATH_MAX], sum_text[256];
+    if (job_folder_name(spec, folder, sizeof folder)) {
+        fprintf(stderr,
+                "ddpjob submit: %s: the job's name \"%s\" cannot name its folder on %s (letters, "
+                "digits, '.', '_' and '-')\n",
+                spec->path, folder, c->name);
+        return EXIT_INVALID_SPEC;
+    }
+    snprintf(remote_dir, sizeof remote_dir, "%s/%s", c->remote_dir, folder);
+    char *local_dir = realpath(spec->workdir ? spec->workdir : ".", NULL);
+    char *spec_real = realpath(spec->path, NULL);
+    ddp_error_t err;
+    if (!local_dir || !spec_real || installed_prefix(prefix, sizeof prefix, &err)) {
+        fprintf(stderr, "ddpjob submit: %s: %s\n", spec->path, strerror(errno));
+        free(local_dir);
+        free(spec_real);
+        return EXIT_SYSTEM;
+    }
+    size_t dir_len = strlen(local_dir);
+    int inside = !strncmp(spec_real, local_dir, dir_len) && spec_real[dir_len] == '/';
+    char *spec_there = inside ? spec_real + dir_len + 1 : strrchr(spec_real, '/') + 1;
+    ssh_target_t t;
+    int64_t deadline = ddp_deadline_in(TRANSFER_MS);
+    ssh_session_t *s = cluster_login(c, ho, &t, &err);
+    transfer_summary_t sum = {0};
+    int installed = 0, rc = EXIT_OK;
+    if (!s) {
+        fprintf(stderr, "ddpjob submit: %s: %s\n", c->name, err.msg);
+        rc = EXIT_NO_LINK;
+    } else if (remote_install(s, prefix, DDPJOB_VERSION, deadline, &installed, &sum, &err)) {
+        fprintf(stderr, "ddpjob submit: %s: installing ddpjob %s there: %s\n", c->name,
+                DDPJOB_VERSION, err.msg);
+        rc = EXIT_SYSTEM;
+    } else {
+        if (installed)
+            fprintf(stderr, "%s: installed ddpjob %s in ~/.local/share/ddpjob/%s\n", c->name,
+                    DDPJOB_VERSION, DDPJOB_VERSION);
+        char *base = spec_there;
+        base[-1] = '\0';
+        if (upload_tree(s, local_dir, remote_dir, deadline, &sum, &err) ||
+            (!inside && upload_files(s, spec_real, &base, 1, remote_dir, deadline,
+                                     &(transfer_summary_t){0}, &err)))
+            rc = EXIT_SYSTEM;
+        base[-1] = '/';
+        transfer_summary_text(&sum, "uploaded", sum_text, sizeof sum_text);
+        if (rc)
+            fprintf(stderr, "ddpjob submit: %s: %s (%s); nothing submitted\n", c->name, err.msg,
+                    sum_text);
+        else
+            fprintf(stderr, "%s: %s to %s\n", c->name, sum_text, remote_dir);
+    }
+    remote_result_t *r = rc == EXIT_OK ? malloc(sizeof *r) : NULL;
+    words[n++] = spec_there;
+    if (dry_run)
+        words[n++] = "--dry-run";
+    char *command =
+        r ? remote_ddpjob_command(c->name, remote_dir, words, n, " --set \"workdir=$PWD\"") : NULL;
+    if (rc == EXIT_OK && (!r || !command)) {
+        fprintf(stderr, "ddpjob submit: out of memory\n");
+        rc = EXIT_SYSTEM;
+    } else if (rc == EXIT_OK && remote_command_run(s, command, NULL, 0,
+                                                   ddp_deadline_in(SHORT_COMMAND_MS), r, &err)) {
+        fprintf(stderr,
+                "ddpjob submit: %s: %s (the job may have been submitted there: ddpjob "
+                "list --on %s)\n",
+                c->name, err.msg, c->name);
+        rc = EXIT_NO_LINK;
+    } else if (rc == EXIT_OK) {
+        fputs(r->out, stdout);
+        fputs(r->err, stderr);
+        rc = r->status;
+    }
+    if (rc == EXIT_OK && !dry_run) {
+        remote_job_t j = {.submitted = time(NULL)};
+        char *last = r->out + r->out_len;
+        while (last > r->out && last[-1] == '\n')
+            *--last = '\0';
+        last = strrchr(r->out, '\n') ? strrchr(r->out, '\n') + 1 : r->out;
+        int fits = set_field(j.cluster, sizeof j.cluster, c->name) &&
+                   set_field(j.name, sizeof j.name, folder) &&
+                   set_field(j.remote_dir, sizeof j.remote_dir, remote_dir) &&
+                   set_field(j.local_dir, sizeof j.local_dir, local_dir);
+        /* What submit printed there last is its job id: kept only when it has an id's shape. */
+        if (!set_field(j.id, sizeof j.id, last) || !remote_job_valid(&j))
+            j.id[0] = '\0';
+        if (!fits)
+            ddp_error_set(&err, "a folder's name is too long for it");
+        if (!fits || remote_index_add(&j, &err))
+            if (remote_index_add(&j, &err))
+                fprintf(stderr,
+                        "ddpjob submit: the job was submitted on %s, but this laptop's index "
+                        "could not note it (%s): use --on %s\n",
+                        c->name, err.msg, c->name);
+    }
+    free(command);
+    free(r);
+    if (s)
+        ssh_session_close(s);
+    free(local_dir);
+    free(spec_real);
+    return rc;
+}
+
+static int remote_submit(int argc, char **argv, const cluster_profile_t *c,
+                         const host_options_t *ho)
+{
+    int n = 0, dry_run = 0;
+    for (int i = 0; i < argc; i++) {
+        if (!strcmp(argv[i], "--template") || !strcmp(argv[i], "--bindir") ||
+            !strcmp(argv[i], "--retry-failed") || !strncmp(argv[i], "--template=", 11) ||
+            !strncmp(argv[i], "--bindir=", 9)) {
+            fprintf(stderr, "ddpjob submit: %s names this machine's files: not with --on\n",
+                    argv[i]);
+            return EXIT_USAGE;
+        }
+        if (!strcmp(argv[i], "--dry-run"))
+            dry_run = 1;
+        else
+            argv[n++] = argv[i];
+    }
+    argv[n] = NULL;
+    job_spec_t *spec;
+    int rc = submit_render_here(n, argv, &spec);
+    if (rc >= 0)
+        return rc;
+    /* getopt moved the spec, the one word that is no option, last. */
+    rc = submit_there(c, ho, spec, argv, n - 1, dry_run);
+    spec_destroy(spec);
+    return rc;
+}
+
+static const char fetch_help[] =
+    "usage: ddpjob fetch JOB [PATH...] [--on NAME] [--to DIR]\n"
+    "Brings a job submitted from here with `submit --on` back from its cluster over SFTP, getting\n"
+    "only what changed: each PATH (a file or folder of the job's folder there; default: its\n"
+    "checkpoints/ and .ddpjob/, the job records with their logs) into the same place in the\n"
+    "folder it was submitted from (or DIR).\n"
+    "  --on NAME    the cluster it must be on (default: the one the index names)\n"
+    "  --accept-new-host-keys  --connect-timeout S (default 15)  --ssh-config FILE\n"
+    "  --known-hosts FILE: as for cluster check\n"
+    "Exit: 0 fetched, 2 usage, 3 not fetched (the job unknown here, a file not written),\n"
+    "255 the cluster could not be reached or the connection was lost.\n";
+
+int cmd_fetch(int argc, char **argv)
+{
+    remote_opts_t opts, *o = &opts;
+    if (take_remote_options("fetch", &argc, argv, o))
+        return EXIT_USAGE;
+    const char *to = NULL, *job = NULL;
+    char *paths[64];
+    size_t n = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
+            return fputs(fetch_help, stdout), EXIT_OK;
+        if (!strcmp(argv[i], "--to") && i + 1 < argc)
+            to = argv[++i];
+        else if (argv[i][0] == '-' || n == sizeof paths / sizeof paths[0])
+            return fputs(fetch_help, stderr), EXIT_USAGE;
+        else if (!job)
+            job = argv[i];
+        else
+            paths[n++] = argv[i];
+    }
+    if (!job)
+        return fputs(fetch_help, stderr), EXIT_USAGE;
+    remote_job_t j;
+    if (!remote_index_find(job, &j) || (o->cluster && strcmp(o->cluster, j.cluster))) {
+        fprintf(stderr,
+                "ddpjob fetch: no job \"%s\"%s%s submitted from here (`ddpjob submit --on` notes "
+                "each in ~/.local/state/ddpjob/remote-jobs)\n",
+                job, o->cluster ? " on " : "", o->cluster ? o->cluster : "");
+        return EXIT_SYSTEM;
+    }
+    static char *const defaults[] = {"checkpoints", ".ddpjob"};
+    cluster_profile_t c;
+    int rc = load_profile("fetch", j.cluster, &c);
+    if (rc)
+        return rc;
+    ddp_error_t err;
+    ssh_target_t t;
+    ssh_session_t *s = cluster_login(&c, &o->ho, &t, &err);
+    if (!s) {
+        fprintf(stderr, "ddpjob fetch: %s: %s\n", c.name, err.msg);
+        return EXIT_NO_LINK;
+    }
+    transfer_summary_t sum;
+    char text[256];
+    const char *local = to ? to : j.local_dir;
+    rc = download_paths(s, j.remote_dir, n ? paths : defaults, n ? n : 2, local,
+                        ddp_deadline_in(TRANSFER_MS), &sum, &err);
+    transfer_summary_text(&sum, "fetched", text, sizeof text);
+    if (rc)
+        fprintf(stderr, "ddpjob fetch: %s: %s (%s)\n", c.name, err.msg, text);
+    else
+        printf("%s: %s into %s\n", c.name, text, local);
+    ssh_session_close(s);
+    return rc ? EXIT_SYSTEM : EXIT_OK;
+}
+
+int remote_dispatch(int argc, char **argv)
+{
+    static const char *const forwarded[] = {"status", "logs",   "cancel", "list",
+                                            "wait",   "report", NULL};
+    const char *command = argv[0];
+    int is_submit = !strcmp(command, "submit"), known = is_submit;
+    for (const char *const *f = forwarded; !known && *f; f++)
+        known = !strcmp(command, *f);
+    if (!known)
+        return -1;
+    char **words = malloc(((size_t)argc + 8) * sizeof *words);
+    if (!words)
+        return EXIT_SYSTEM;
+    memcpy(words, argv, (size_t)argc * sizeof *words);
+    int n = argc;
+    remote_opts_t o;
+    if (take_remote_options(command, &n, words, &o)) {
+        free(words);
+        return EXIT_USAGE;
+    }
+    const char *cluster = o.cluster, *job = job_word(n, words);
+    remote_job_t j;
+    if (!cluster && job && !is_submit && remote_index_find(job, &j)) {
+        /* A job of this machine's own goes first. */
+        char *dir = NULL;
+        ddp_error_t err;
+        if (job_record_find(job, &dir, &err) != 0)
+            cluster = j.cluster;
+        free(dir);
+    }
+    int rc = -1;
+    if (cluster) {
+        cluster_profile_t c;
+        char *remote = NULL;
+        int follow = !strcmp(command, "wait");
+        for (int i = 1; i < n; i++)
+            follow |= !strcmp(command, "logs") &&
+                      (!strcmp(words[i], "-f") || !strcmp(words[i], "--follow"));
+        rc = load_profile(command, cluster, &c);
+        if (rc != EXIT_OK)
+            ;
+        else if (is_submit)
+            rc = remote_submit(n, words, &c, &o.ho);
+        else if (!strcmp(command, "report"))
+            rc = report_there(&c, &o.ho, n, words);
+        else if (!(remote = remote_ddpjob_command(c.name, NULL, words, n, NULL)))
+            rc = EXIT_SYSTEM;
+        else
+            rc = run_there(&c, &o.ho, remote, follow, stdout);
+        free(remote);
+    }
+    free(words);
+    return rc;
+}

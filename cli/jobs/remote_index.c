@@ -1,0 +1,123 @@
+#include "cli/jobs/remote_index.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/jobs/job_record.h"
+#include "runtime/base/ddp_file.h"
+
+/* A few lines a job: anything near this is no index of ours. */
+enum { REMOTE_INDEX_MAX = 16 << 20 };
+
+static char *index_path(void)
+{
+    char *jobs = job_index_path(), *path = NULL;
+    if (!jobs)
+        return NULL;
+    *strrchr(jobs, '/') = '\0';
+    if (asprintf(&path, "%s/remote-jobs", jobs) < 0)
+        path = NULL;
+    free(jobs);
+    return path;
+}
+
+static int only_of(const char *s, const char *extra)
+{
+    if (!*s || *s == '-' || *s == '.')
+        return 0;
+    for (; *s; s++)
+        if (!(*s >= 'a' && *s <= 'z') && !(*s >= 'A' && *s <= 'Z') && !(*s >= '0' && *s <= '9') &&
+            !strchr(extra, *s))
+            return 0;
+    return 1;
+}
+
+static int is_folder(const char *s)
+{
+    if (!*s || (*s != '/' && strncmp(s, "~/", 2)) || strstr(s, "/../") || strstr(s, "/.."))
+        return 0;
+    for (; *s; s++)
+        if ((unsigned char)*s < 0x20 || *s == 0x7f)
+            return 0;
+    return 1;
+}
+
+int remote_job_valid(const remote_job_t *j)
+{
+    return only_of(j->cluster, "._-") && (!j->id[0] || only_of(j->id, "._-[]")) &&
+           only_of(j->name, "._-") && is_folder(j->remote_dir) && is_folder(j->local_dir) &&
+           j->local_dir[0] == '/';
+}
+
+int remote_index_add(const remote_job_t *j, ddp_error_t *err)
+{
+    if (!remote_job_valid(j))
+        return ddp_error_set(err, "job %s on %s: not a job the index can hold", j->name,
+                             j->cluster);
+    char *path = index_path(), *line = NULL;
+    if (!path)
+        return ddp_error_set(err, "no index of jobs: neither HOME nor XDG_STATE_HOME is an "
+                                  "absolute path");
+    char *slash = strrchr(path, '/');
+    *slash = '\0';
+    int rc = ddp_make_dirs(path, 0700, err);
+    *slash = '/';
+    if (rc == 0 && asprintf(&line, "%lld\t%s\t%s\t%s\t%s\t%s\n", (long long)j->submitted,
+                            j->cluster, j->id, j->name, j->remote_dir, j->local_dir) < 0)
+        rc = ddp_error_set(err, "out of memory");
+    if (rc == 0)
+        rc = ddp_append_line(path, line, err);
+    free(line);
+    free(path);
+    return rc;
+}
+
+/* One line's fields into *j; 0 when it has the six and each its shape. */
+static int parse_line(char *line, remote_job_t *j)
+{
+    char *f[6];
+    for (int i = 0; i < 6; i++) {
+        f[i] = line;
+        line = i < 5 ? strchr(line, '\t') : NULL;
+        if (i < 5 && !line)
+            return -1;
+        if (line)
+            *line++ = '\0';
+    }
+    struct {
+        char *to;
+        size_t size;
+    } out[5] = {{j->cluster, sizeof j->cluster},
+                {j->id, sizeof j->id},
+                {j->name, sizeof j->name},
+                {j->remote_dir, sizeof j->remote_dir},
+                {j->local_dir, sizeof j->local_dir}};
+    for (int i = 0; i < 5; i++)
+        if (snprintf(out[i].to, out[i].size, "%s", f[i + 1]) >= (int)out[i].size)
+            return -1;
+    char *end;
+    j->submitted = strtoll(f[0], &end, 10);
+    return *end || !remote_job_valid(j) ? -1 : 0;
+}
+
+int remote_index_find(const char *job, remote_job_t *j)
+{
+    char *path = index_path();
+    ddp_error_t err;
+    char *text = path ? ddp_read_file_max(path, REMOTE_INDEX_MAX, NULL, &err) : NULL;
+    free(path);
+    int found = 0;
+    remote_job_t line_job;
+    for (char *line = text, *end; line && (end = strchr(line, '\n')); line = end + 1) {
+        *end = '\0';
+        if (parse_line(line, &line_job) == 0 &&
+            (!strcmp(job, line_job.name) ||
+             (line_job.id[0] && job_id_names(job, line_job.id, strlen(line_job.id))))) {
+            *j = line_job;
+            found = 1;
+        }
+    }
+    free(text);
+    return found;
+}

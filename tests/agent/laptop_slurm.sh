@@ -1,0 +1,229 @@
+#!/bin/bash
+# From the laptop, part 2 (issue 56): a real Slurm cluster (2 nodes in network namespaces) whose
+# head runs a real sshd, and a "laptop" namespace on the cluster's bridge whose scheduler
+# commands are traps (a laptop has none: a call of one is a failure). The laptop has an installed
+# ddpjob (meson install) and the cluster has none: the first `submit --on` installs this version
+# there, uploads the job's folder and submits a 2-node job through it. Then from the laptop:
+# logs, wait, status (a failed rank named), cancel (nothing left running), fetch (the
+# checkpoints and the records, only what changed), a second submit after one file changed
+# (exactly that file sent), `logs -f` through a cut link (said, tried again, no line lost or
+# twice), and each failure named: an address nobody answers at, a key the host refuses, a
+# changed host key, a folder the user cannot write (nothing submitted), a scheduler missing
+# there.
+. "$SRCDIR/tests/lib/tap.sh"
+. "$SRCDIR/tests/cluster/slurm.sh"
+. "$SRCDIR/tests/cluster/sshd.sh"
+user=ddpjrem
+R=$(mktemp -d /run/ddpj-remote.XXXXXX)
+chmod 755 "$R"
+laptop_down() {
+    ip netns del "$LAPNS" 2>/dev/null
+    pkill -9 -u "$user" 2>/dev/null
+    userdel "$user" 2>/dev/null
+    rm -rf "$R"
+}
+at_exit 'laptop_down'
+at_exit 'cluster_down'
+if ! cluster_up 2 >"$T/cluster.log" 2>&1; then
+    fail "a 2-node Slurm cluster starts" "$(tail -n 20 "$T/cluster.log")"
+    exit 1
+fi
+
+# The cluster's user, and sshd on the head (10.77.0.1), in its namespaces (munge, hosts).
+home=$R/home
+mkdir -p "$home" "$R/client/.ssh" "$R/ro"
+userdel "$user" 2>/dev/null
+useradd -M -p '*' -d "$home" -s /bin/bash "$user"
+chown "$user:" "$home"
+printf 'export SLURM_CONF=%s\n' "$SLURM_CONF" >"$home/.bash_profile"
+chown "$user:" "$home/.bash_profile"
+mkdir -p /run/sshd
+sshd_host_config "$R" head 10.77.0.1 >"$R/client/.ssh/known_hosts"
+ssh-keygen -q -t ed25519 -N '' -C laptop -f "$R/client/.ssh/id_ed25519"
+cp "$R/client/.ssh/id_ed25519.pub" "$R/keys/authorized_keys"
+chmod 644 "$R/keys/authorized_keys"
+printf 'Host head\n    User %s\n' "$user" >"$R/client/.ssh/config"
+DDPJ_TESTCLUSTER=$CLUSTER cluster_in head /usr/sbin/sshd -f "$R/sshd-head.conf"
+expect_within 10 "a real sshd runs on the Slurm cluster's head" test -s "$R/run/sshd-head.pid"
+
+# The laptop: a namespace on the bridge at 10.77.0.200, its sbatch, squeue, scancel, sacct and
+# scontrol traps that note any call.
+LAPNS=$(cluster_ns laptop)
+ip netns add "$LAPNS"
+ip -n "$(cluster_ns head)" link add vlap type veth peer name eth0 netns "$LAPNS"
+ip -n "$(cluster_ns head)" link set vlap master br0 up
+ip -n "$LAPNS" addr add 10.77.0.200/24 dev eth0
+ip -n "$LAPNS" link set eth0 up
+ip -n "$LAPNS" link set lo up
+printf '#!/bin/sh\necho "$0 $*" >>%s/trap.log\nexit 1\n' "$R" >"$R/trap"
+chmod 755 "$R/trap"
+run meson install -C "$BUILDDIR" --destdir "$T/inst" --quiet --no-rebuild
+prefix=$(find "$T/inst" -path '*/bin/ddpjob' -type f | head -n 1)
+prefix=${prefix%/bin/ddpjob}
+expect_file "$prefix/share/ddpjob/SHA256SUMS" "the laptop's ddpjob is an installed one, with its manifest"
+version=$("$prefix/bin/ddpjob" --version | cut -d' ' -f2)
+
+expect_rc() { # STATUS DESCRIPTION: the last run's exit status, its stderr shown where it differs
+    if [ "$RC" = "$1" ]; then pass "$2"; else fail "$2" "exit $RC, not $1" "$ERR"; fi
+}
+
+laptop() { # ddpjob ARGS... on the laptop: RC, OUT, ERR
+    run nsenter --net="/run/netns/$LAPNS" -- unshare --mount --propagation private sh -c '
+        mount --bind "$1/etc/hosts" /etc/hosts || exit 1
+        for c in sbatch squeue scancel sacct scontrol; do mount --bind "$2/trap" "/usr/bin/$c" || exit 1; done
+        shift 2; cd "$0" && exec "$@"' "$T/proj" "$CLUSTER" "$R" \
+        env -u SLURM_CONF -u DDPJOB_TEMPLATE_DIR HOME="$R/client" XDG_STATE_HOME="$R/client/state" \
+        timeout -s KILL 300 "$prefix/bin/ddpjob" "$@"
+}
+
+mkdir -p "$T/proj/data" "$T/proj/checkpoints"
+cat >"$T/proj/job.sh" <<'JOB'
+#!/bin/sh
+echo "rank $RANK of $WORLD_SIZE on $(hostname) in $PWD"
+mkdir -p checkpoints && echo "step 10 of rank $RANK" >"checkpoints/rank$RANK.ckpt"
+[ "${FAIL_RANK:-none}" = "$RANK" ] && { echo "rank $RANK fails" >&2; exit 3; }
+exit 0
+JOB
+chmod 755 "$T/proj/job.sh"
+head -c 100000 /dev/urandom >"$T/proj/data/shard0.bin"
+echo "an old checkpoint, left home" >"$T/proj/checkpoints/old.ckpt"
+spec() { # NAME COMMAND [ENV]
+    local env=
+    [ -z "${3:-}" ] || env="env: {$3}"
+    cat >"$T/proj/$1.yaml" <<SPEC
+name: $1
+scheduler: slurm
+nodes: 2
+procs_per_node: 1
+cpus_per_node: 1
+walltime: "00:05:00"
+command: $2
+$env
+SPEC
+}
+spec lapjob '[sh, job.sh]'
+spec lapfail '[sh, job.sh]' 'FAIL_RANK: "1"'
+spec lapsleep '[sleep, "300"]'
+spec lapticks "[sh, -c, 'for i in \$(seq 30); do echo tick \$i; sleep 1; done']"
+chown -R root: "$T/proj"
+
+laptop cluster add hpc --host head --remote-dir '~/jobs'
+expect_rc 0 "cluster add hpc (the head's sshd)"
+laptop cluster check hpc
+expect_contains "$RC:$OUT" "0:hpc: logged in as $user at head:22" "cluster check logs in to the head" "$ERR"
+expect_contains "$OUT" "scheduler: Slurm, sbatch at /usr/bin/sbatch" "... and finds Slurm there"
+expect_contains "$OUT" "ddpjob: none installed" "... and no ddpjob"
+
+# The first submit: this version installed there, the folder uploaded, the job submitted there.
+laptop submit --on hpc lapjob.yaml
+expect_rc 0 "submit --on hpc: a 2-node job submitted from the laptop"
+JOB=$(tail -n 1 <<<"$OUT")
+expect_contains "$ERR" "hpc: installed ddpjob $version in ~/.local/share/ddpjob/$version" "... this version installed there first"
+expect_contains "$ERR" "hpc: uploaded 6 files" "... the folder uploaded (4 specs, the script, the data)"
+expect_contains "$ERR" "left behind: 1 ignored" "... its checkpoints left behind"
+expect_eq "$(cat "$R/trap.log" 2>/dev/null)" "" "the laptop ran no scheduler command"
+expect_eq "$(cluster_in head squeue -h -j "$JOB" -o %u 2>/dev/null || cluster_in head sacct -X -n -j "$JOB" -o user%20 2>/dev/null)" \
+    "$user" "Slurm has job $JOB, the cluster user's"
+record=$(ls -d "$home/jobs/lapjob/.ddpjob/jobs/lapjob."* 2>/dev/null | head -n 1)
+expect_contains "$(cat "$record/script" 2>/dev/null)" "$home/.local/share/ddpjob/$version/bin/ddpjob-agent" \
+    "the job's script runs the agent installed there"
+expect_contains "$(cat "$R/client/state/ddpjob/remote-jobs" 2>/dev/null)" "hpc	$JOB	lapjob	~/jobs/lapjob	$T/proj" \
+    "the laptop's index notes where the job went"
+
+laptop wait "$JOB" --timeout 240
+expect_rc 0 "wait (found through the index): the job completed"
+laptop logs lapjob
+expect_contains "$OUT" "rank 0 of 2 on n" "logs from the laptop: rank 0's line" "$ERR"
+expect_contains "$OUT" "rank 1 of 2 on n" "... and rank 1's"
+expect_contains "$OUT" "in $home/jobs/lapjob" "... run in the uploaded folder"
+laptop status lapjob
+expect_contains "$RC:$OUT" "0:" "status from the laptop" "$ERR"
+expect_contains "$OUT" "completed" "... says completed"
+
+laptop fetch lapjob
+expect_rc 0 "fetch: the job's files brought back"
+expect_contains "$(cat "$T/proj/checkpoints/rank1.ckpt" 2>/dev/null)" "step 10 of rank 1" "... its checkpoints"
+expect_eq "$(find "$T/proj/.ddpjob/jobs" -path '*rank_0/stdout.log' | wc -l)" 1 "... and its record with the logs"
+expect_eq "$(cat "$T/proj/checkpoints/old.ckpt")" "an old checkpoint, left home" "... beside what was here"
+laptop fetch lapjob
+expect_contains "$OUT" "hpc: fetched 0 files, 0 KiB;" "a second fetch gets nothing: nothing changed"
+
+# One file changed: exactly that file sent.
+echo "# changed" >>"$T/proj/job.sh"
+laptop submit --on hpc lapjob.yaml
+expect_rc 0 "a second submit"
+expect_contains "$ERR" "hpc: uploaded 1 file, 1 KiB; 5 unchanged" "... uploads exactly the one file that changed"
+expect_lacks "$ERR" "installed ddpjob" "... and installs nothing again"
+JOB2=$(tail -n 1 <<<"$OUT")
+
+# A failed rank, named from the laptop; wait's status is the job's.
+laptop submit --on hpc lapfail.yaml
+FAILED=$(tail -n 1 <<<"$OUT")
+laptop wait --on hpc "$FAILED" --timeout 240
+expect_rc 3 "wait --on: the failed job's own status (3)"
+laptop status "$FAILED"
+expect_contains "$OUT" "failed" "status from the laptop: failed" "$ERR"
+expect_contains "$OUT" "rank 1" "... naming rank 1"
+
+# Cancel from the laptop: nothing left running there.
+laptop submit --on hpc lapsleep.yaml
+SLEEP=$(tail -n 1 <<<"$OUT")
+run_until 60 "running" laptop status lapsleep
+expect_contains "$OUT" "running" "status from the laptop: running"
+laptop cancel lapsleep
+expect_rc 0 "cancel from the laptop"
+expect_within 60 "nothing of the cancelled job left running on the nodes" \
+    sh -c '! pgrep -u "$1" -x sleep >/dev/null' _ "$user"
+laptop list --on hpc
+expect_contains "$OUT" "lapsleep" "list --on hpc: the cluster's jobs" "$ERR"
+
+# logs -f through a cut link: said, tried again, every line once.
+laptop submit --on hpc lapticks.yaml
+TICKS=$(tail -n 1 <<<"$OUT")
+run_until 60 "running" laptop status lapticks
+(laptop logs -f lapticks --rank 0; echo "$RC" >"$T/follow.rc"; printf '%s' "$OUT" >"$T/follow.out"
+    printf '%s' "$ERR" >"$T/follow.err") &
+follow=$!
+sleep 6
+ip -n "$(cluster_ns head)" link set vlap down
+sleep 25
+ip -n "$(cluster_ns head)" link set vlap up
+wait "$follow"
+expect_eq "$(cat "$T/follow.rc")" 0 "logs -f through a cut link ends with the job, exit 0" "$(cat "$T/follow.err")"
+expect_contains "$(cat "$T/follow.err")" "hpc: the connection was lost" "... saying the link was lost"
+expect_contains "$(cat "$T/follow.err")" "the job there goes on: trying again in" "... and that it tries again"
+expect_eq "$(grep -c '^tick ' "$T/follow.out")" 30 "... every line once (30 ticks)" "$(cat "$T/follow.out")"
+expect_eq "$(grep -c '^tick 1$' "$T/follow.out")" 1 "... none twice"
+
+# Failures, each named.
+laptop cluster add gone --host 10.77.0.99 --remote-dir '~/jobs'
+start=$SECONDS
+laptop submit --on gone lapjob.yaml
+expect_rc 255 "an address nobody answers at: exit 255"
+expect_contains "$ERR" "ddpjob submit: gone: 10.77.0.99: cannot connect to 10.77.0.99:22" "... naming the host and port: $ERR"
+if [ $((SECONDS - start)) -le 20 ]; then pass "... within its deadline ($((SECONDS - start)) s)"; else
+    fail "... within its deadline" "$((SECONDS - start)) s"; fi
+ssh-keygen -q -t ed25519 -N '' -f "$R/client/other_key"
+laptop cluster add stranger --host head --identity "$R/client/other_key" --remote-dir '~/jobs'
+laptop status --on stranger
+expect_rc 255 "a key the host refuses: exit 255"
+expect_contains "$ERR" "ddpjob: stranger: " "... naming the cluster and why: $ERR"
+chmod 755 "$R/ro"
+laptop cluster add ro --host head --remote-dir "$R/ro/jobs"
+count_before=$(cluster_in head squeue -h | wc -l)
+laptop submit --on ro lapjob.yaml
+expect_rc 3 "a folder the user cannot write: exit 3"
+expect_contains "$ERR" "permission denied" "... saying so: $ERR"
+expect_contains "$ERR" "nothing submitted" "... and that nothing was submitted"
+expect_eq "$(cluster_in head squeue -h | wc -l)" "$count_before" "... and nothing was"
+cp "$R/client/.ssh/known_hosts" "$T/known_hosts.good"
+sed -i "s|ssh-ed25519 .*|$(cut -d' ' -f1-2 "$R/client/other_key.pub")|" "$R/client/.ssh/known_hosts"
+laptop status --on hpc lapjob
+expect_rc 255 "a changed host key: refused, exit 255"
+expect_contains "$ERR" "known_hosts" "... naming known_hosts: $ERR"
+cp "$T/known_hosts.good" "$R/client/.ssh/known_hosts"
+sed -i 's/^scheduler: slurm/scheduler: pbs/; s/^name: lapjob/name: lappbs/' "$T/proj/lapjob.yaml"
+laptop submit --on hpc lapjob.yaml
+expect_rc 4 "a scheduler missing there (qsub): exit 4, as submit's own"
+expect_contains "$ERR" "qsub" "... naming it: $ERR"
+expect_eq "$(cat "$R/trap.log" 2>/dev/null)" "" "the laptop never ran a scheduler command"

@@ -36,6 +36,35 @@ ssh_session_t *cluster_login(const cluster_profile_t *c, const host_options_t *h
         ssh_expand_home(c->identity, t->identities[0], sizeof t->identities[0]);
         t->nidentities = 1;
     }
-    return ssh_session_open(c->host, t, ho->known_hosts, ho->accept_new_keys, NULL,
-                            ddp_deadline_in(ho->connect_s * 1000), err);
+    int64_t deadline = ddp_deadline_in(ho->connect_s * 1000);
+    const char *jump_text = c->proxy_jump[0] ? c->proxy_jump : t->proxy_jump;
+    if (!*jump_text)
+        return ssh_session_open(c->host, t, ho->known_hosts, ho->accept_new_keys, NULL, deadline,
+                                err);
+    ssh_jump_t jump;
+    ssh_target_t jt;
+    if (ssh_jump_parse(jump_text, &jump, err) ||
+        ssh_config_lookup(ho->ssh_config, jump.host, &jt, err)) {
+        ddp_error_prefix(err, "%s: ProxyJump", c->host);
+        return NULL;
+    }
+    if (jt.proxy_jump[0]) {
+        ddp_error_set(err,
+                      "%s: ProxyJump %s: its own ProxyJump %s makes a chain: this ddpjob takes "
+                      "one jump host",
+                      c->host, jump.host, jt.proxy_jump);
+        return NULL;
+    }
+    if (jump.user[0])
+        snprintf(jt.user, sizeof jt.user, "%s", jump.user);
+    if (jump.port)
+        jt.port = jump.port;
+    ssh_session_t *via =
+        ssh_session_open(jump.host, &jt, ho->known_hosts, ho->accept_new_keys, NULL, deadline, err);
+    if (!via) {
+        ddp_error_prefix(err, "%s: its jump host", c->host);
+        return NULL;
+    }
+    return ssh_session_open_via(via, c->host, t, ho->known_hosts, ho->accept_new_keys, deadline,
+                                err);
 }

@@ -22,13 +22,15 @@
 
 static const char cluster_help[] =
     "usage: ddpjob cluster add NAME --host HOST --remote-dir DIR [--user U] [--port P]\n"
-    "                              [--identity FILE] [--site SITE]\n"
+    "                              [--identity FILE] [--proxy-jump [USER@]HOST[:PORT]]\n"
+    "                              [--site SITE]\n"
     "       ddpjob cluster list\n"
     "       ddpjob cluster check NAME [--accept-new-host-keys] [--connect-timeout S]\n"
     "                                 [--ssh-config FILE] [--known-hosts FILE]\n"
     "The clusters this user reaches over SSH, by name, in $XDG_CONFIG_HOME/ddpjob/clusters.yaml\n"
     "(default ~/.config/ddpjob/clusters.yaml; mode 0600). HOST may be an ~/.ssh/config alias:\n"
-    "its HostName, Port, User and IdentityFile apply where the profile names none.\n"
+    "its HostName, Port, User, IdentityFile and ProxyJump apply where the profile names none;\n"
+    "--proxy-jump: reach it through that host, as ssh -J (one jump host).\n"
     "  add     writes the profile NAME (replacing one of that name)\n"
     "  list    one line per cluster\n"
     "  check   logs in (the host key checked against known_hosts; --accept-new-host-keys adds\n"
@@ -64,7 +66,7 @@ static const struct {
 } text_options[] = {
     TEXT_OPTION("host", host),         TEXT_OPTION("user", user),
     TEXT_OPTION("identity", identity), TEXT_OPTION("remote-dir", remote_dir),
-    TEXT_OPTION("site", site),
+    TEXT_OPTION("site", site),         TEXT_OPTION("proxy-jump", proxy_jump),
 };
 enum { TEXT_OPTIONS = sizeof text_options / sizeof text_options[0], PORT_OPTION = TEXT_OPTIONS };
 
@@ -151,7 +153,8 @@ static int cluster_list(void)
         printf("%-12s %s%s%s", c->name, c->user, c->user[0] ? "@" : "", c->host);
         if (c->port)
             printf(":%d", c->port);
-        printf("  %s%s%s\n", c->remote_dir, c->site[0] ? "  site " : "", c->site);
+        printf("  %s%s%s%s%s\n", c->remote_dir, c->site[0] ? "  site " : "", c->site,
+               c->proxy_jump[0] ? "  through " : "", c->proxy_jump);
     }
     cluster_profiles_free(&p);
     return EXIT_OK;

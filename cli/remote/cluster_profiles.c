@@ -59,6 +59,9 @@ int cluster_profile_valid(const cluster_profile_t *c, ddp_error_t *err)
         return ddp_error_set(err, "cluster %s: port: %d is no port", c->name, c->port);
     if (c->identity[0] && !is_path(c->identity))
         return ddp_error_set(err, "cluster %s: identity: not a path", c->name);
+    ssh_jump_t jump;
+    if (c->proxy_jump[0] && ssh_jump_parse(c->proxy_jump, &jump, err))
+        return ddp_error_prefix(err, "cluster %s: proxy_jump", c->name);
     if (!is_path(c->remote_dir) || (c->remote_dir[0] != '/' && strncmp(c->remote_dir, "~/", 2)))
         return ddp_error_set(err,
                              "cluster %s: remote_dir: \"%s\" must be an absolute path or start "
@@ -151,13 +154,10 @@ static int read_field(reader_t *r, cluster_profile_t *c, const char *key, const 
         return 0;
     }
     if (!strcmp(key, "proxy_jump"))
-        return ddp_error_set(r->err,
-                             "%s:%zu: cluster %s: proxy_jump: this ddpjob cannot reach a cluster "
-                             "through a jump host yet; name a host it reaches directly",
-                             r->path, v->start_mark.line + 1, c->name);
+        return copy_scalar(r, c, v, key, c->proxy_jump, sizeof c->proxy_jump);
     return ddp_error_set(r->err,
                          "%s:%zu: cluster %s: unknown field \"%s\" (host, user, port, identity, "
-                         "remote_dir, site)",
+                         "proxy_jump, remote_dir, site)",
                          r->path, v->start_mark.line + 1, c->name, key);
 }
 
@@ -295,6 +295,7 @@ int cluster_profiles_write(const char *path, const cluster_profiles_t *p, ddp_er
         if (c->port)
             fprintf(f, "  port: %d\n", c->port);
         put_quoted(f, "identity", c->identity);
+        put_quoted(f, "proxy_jump", c->proxy_jump);
         put_quoted(f, "remote_dir", c->remote_dir);
         put_quoted(f, "site", c->site);
     }

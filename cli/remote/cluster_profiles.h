@@ -6,6 +6,7 @@
  *     user: ab1234               # else ~/.ssh/config's User, else the local user
  *     port: 22                   # else ~/.ssh/config's Port
  *     identity: ~/.ssh/id_ed25519  # else ssh-agent, else ~/.ssh/config's IdentityFile
+ *     proxy_jump: bastion.example.org  # [user@]host[:port]; else ~/.ssh/config's ProxyJump
  *     remote_dir: /scratch/xy1/ab1234/ddpjob
  *     site: gadi
  *
@@ -24,9 +25,10 @@
 typedef struct {
     char name[64];
     char host[256];
-    char user[128];      /* "": ~/.ssh/config's, else the local user */
-    int port;            /* 0: ~/.ssh/config's, else 22 */
-    char identity[1024]; /* "": ssh-agent, then ~/.ssh/config's IdentityFile */
+    char user[128];       /* "": ~/.ssh/config's, else the local user */
+    int port;             /* 0: ~/.ssh/config's, else 22 */
+    char identity[1024];  /* "": ssh-agent, then ~/.ssh/config's IdentityFile */
+    char proxy_jump[512]; /* "": ~/.ssh/config's ProxyJump, if any (ssh_jump_parse's form) */
     char remote_dir[1024];
     char site[64]; /* "": none named */
 } cluster_profile_t;

@@ -52,6 +52,7 @@ int ssh_config_lookup(const char *config_path, const char *host, ssh_target_t *t
         return ddp_error_set(err, "%s: %s", config_path, strerror(errno));
     char line[4096];
     int active = 1, line_no = 0; /* lines before any Host block apply to every host */
+    int proxy_jump_seen = 0;
     while (f && fgets(line, sizeof line, f)) {
         line_no++;
         line[strcspn(line, "\r\n#")] = '\0';
@@ -87,6 +88,10 @@ int ssh_config_lookup(const char *config_path, const char *host, ssh_target_t *t
                                      line_no, value);
             }
             t->port = (int)port;
+        } else if (!strcasecmp(key, "ProxyJump") && !proxy_jump_seen) {
+            proxy_jump_seen = 1;
+            if (strcasecmp(value, "none"))
+                snprintf(t->proxy_jump, sizeof t->proxy_jump, "%s", value);
         } else if (!strcasecmp(key, "IdentityFile") && t->nidentities < SSH_MAX_IDENTITIES) {
             ssh_expand_home(value, t->identities[t->nidentities++], sizeof t->identities[0]);
         }
@@ -105,5 +110,44 @@ int ssh_config_lookup(const char *config_path, const char *host, ssh_target_t *t
     if (!t->nidentities)
         for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; i++)
             ssh_expand_home(defaults[i], t->identities[t->nidentities++], sizeof t->identities[0]);
+    return 0;
+}
+
+/* Letters, digits, '.', '_' and '-', not starting with '-' or '.'. */
+static int is_plain_name(const char *s)
+{
+    if (!*s || *s == '-' || *s == '.')
+        return 0;
+    return strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") ==
+           strlen(s);
+}
+
+int ssh_jump_parse(const char *text, ssh_jump_t *j, ddp_error_t *err)
+{
+    *j = (ssh_jump_t){.port = 0};
+    if (strchr(text, ','))
+        return ddp_error_set(err, "\"%s\": a chain of jump hosts: this ddpjob takes one", text);
+    char copy[512];
+    if (snprintf(copy, sizeof copy, "%s", text) >= (int)sizeof copy)
+        return ddp_error_set(err, "too long");
+    char *host = copy, *at = strrchr(copy, '@'), *colon;
+    if (at) {
+        *at = '\0';
+        host = at + 1;
+        if (!is_plain_name(copy) || strlen(copy) >= sizeof j->user)
+            return ddp_error_set(err, "\"%s\": \"%s\" is no user name", text, copy);
+        snprintf(j->user, sizeof j->user, "%s", copy);
+    }
+    if ((colon = strchr(host, ':'))) {
+        long port;
+        *colon = '\0';
+        if (ddp_parse_long(colon + 1, 1, 65535, &port))
+            return ddp_error_set(err, "\"%s\": \"%s\" is no port", text, colon + 1);
+        j->port = (int)port;
+    }
+    if (!is_plain_name(host) || strlen(host) >= sizeof j->host)
+        return ddp_error_set(err, "\"%s\": \"%s\" is no host name ([user@]host[:port])", text,
+                             host);
+    snprintf(j->host, sizeof j->host, "%s", host);
     return 0;
 }

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -25,7 +26,15 @@ struct ssh_session {
     int fd;
     LIBSSH2_SESSION *session;
     LIBSSH2_CHANNEL *channel;
-    char where[512]; /* alias (user@hostname:port) for messages */
+    char where[800]; /* alias (user@hostname:port) for messages */
+    /* Reached through a jump host: `via`'s session carries this one's bytes in `tunnel` (a
+     * direct-tcpip channel), which a thread of its own bridges to this session's socket (one
+     * end of a socketpair, bridge_fd the other). */
+    ssh_session_t *via;
+    LIBSSH2_CHANNEL *tunnel;
+    int bridge_fd;
+    pthread_t bridge;
+    int bridging;
 };
 
 int ssh_session_init(ddp_error_t *err)
@@ -321,35 +330,18 @@ static int authenticate(ssh_session_t *s, const ssh_target_t *t, ddp_error_t *er
                          "login refused for every key of ssh-agent and the identity files", err);
 }
 
-ssh_session_t *ssh_session_open(const char *alias, const ssh_target_t *t, const char *known_hosts,
-                                int accept_new_keys, const char *password, int64_t deadline,
-                                ddp_error_t *err)
+/* The SSH protocol on s->fd: handshake, the host's key checked, the login. */
+static int start_session(ssh_session_t *s, const char *alias, const ssh_target_t *t,
+                         const char *known_hosts, int accept_new_keys, const char *password,
+                         int64_t deadline, ddp_error_t *err)
 {
-    ssh_session_t *s = calloc(1, sizeof *s);
-    if (!s) {
-        ddp_error_set(err, "out of memory");
-        return NULL;
-    }
-    snprintf(s->where, sizeof s->where, "%s (%s@%s:%d)", alias, t->user, t->hostname, t->port);
-    s->fd = ddp_net_connect(t->hostname, t->port, deadline, err);
-    if (s->fd < 0) {
-        ddp_error_prefix(err, "%s", alias);
-        free(s);
-        return NULL;
-    }
     s->session = libssh2_session_init();
-    if (!s->session) {
-        ddp_error_set(err, "out of memory");
-        ssh_session_close(s);
-        return NULL;
-    }
+    if (!s->session)
+        return ddp_error_set(err, "out of memory");
     libssh2_session_set_blocking(s->session, 1);
     set_deadline(s, deadline);
-    if (libssh2_session_handshake(s->session, s->fd)) {
-        session_error(s, 0, "SSH handshake", err);
-        ssh_session_close(s);
-        return NULL;
-    }
+    if (libssh2_session_handshake(s->session, s->fd))
+        return session_error(s, 0, "SSH handshake", err);
     /* The host is known to be itself before any credential goes to it. */
     int failed = check_host_key(s, alias, t, known_hosts, accept_new_keys, deadline, err);
     if (!failed && password)
@@ -358,11 +350,133 @@ ssh_session_t *ssh_session_open(const char *alias, const ssh_target_t *t, const 
                      : 0;
     else if (!failed)
         failed = authenticate(s, t, err);
-    if (failed) {
+    return failed ? -1 : 0;
+}
+
+static ssh_session_t *new_session(const char *alias, const ssh_target_t *t, const char *via,
+                                  ddp_error_t *err)
+{
+    ssh_session_t *s = calloc(1, sizeof *s);
+    if (!s) {
+        ddp_error_set(err, "out of memory");
+        return NULL;
+    }
+    s->fd = s->bridge_fd = -1;
+    snprintf(s->where, sizeof s->where, "%s (%s@%s:%d%s%s)", alias, t->user, t->hostname, t->port,
+             via ? " through " : "", via ? via : "");
+    return s;
+}
+
+ssh_session_t *ssh_session_open(const char *alias, const ssh_target_t *t, const char *known_hosts,
+                                int accept_new_keys, const char *password, int64_t deadline,
+                                ddp_error_t *err)
+{
+    ssh_session_t *s = new_session(alias, t, NULL, err);
+    if (!s)
+        return NULL;
+    s->fd = ddp_net_connect(t->hostname, t->port, deadline, err);
+    if (s->fd < 0) {
+        ddp_error_prefix(err, "%s", alias);
+        free(s);
+        return NULL;
+    }
+    if (start_session(s, alias, t, known_hosts, accept_new_keys, password, deadline, err)) {
         ssh_session_close(s);
         return NULL;
     }
     return s;
+}
+
+/* The bridge: bytes from the socket into the tunnel, from the tunnel into the socket, until
+ * either side ends (the session closed its end; the jump host's connection lost). The jump
+ * host's session is this thread's alone from the start. */
+static void *bridge_main(void *arg)
+{
+    ssh_session_t *s = arg;
+    LIBSSH2_SESSION *jump = s->via->session;
+    char up[32768], down[32768];
+    size_t up_len = 0;
+    int ended = 0;
+    libssh2_session_set_blocking(jump, 0);
+    libssh2_keepalive_config(jump, 1, SSH_KEEPALIVE_S);
+    unsigned lost_after = SSH_LOST_AFTER_MS;
+    setsockopt(s->via->fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &lost_after, sizeof lost_after);
+    while (!ended) {
+        ssize_t n;
+        while ((n = libssh2_channel_read(s->tunnel, down, sizeof down)) > 0)
+            for (ssize_t done = 0; done < n;) {
+                ssize_t w = write(s->bridge_fd, down + done, (size_t)(n - done));
+                if (w < 0 && errno != EINTR) {
+                    ended = 1;
+                    break;
+                }
+                done += w > 0 ? w : 0;
+            }
+        if ((n < 0 && n != LIBSSH2_ERROR_EAGAIN) || libssh2_channel_eof(s->tunnel))
+            ended = 1;
+        if (!up_len) {
+            n = recv(s->bridge_fd, up, sizeof up, MSG_DONTWAIT);
+            if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
+                ended = 1;
+            up_len = n > 0 ? (size_t)n : 0;
+        }
+        if (up_len) {
+            n = libssh2_channel_write(s->tunnel, up, up_len);
+            if (n > 0) {
+                memmove(up, up + n, up_len - (size_t)n);
+                up_len -= (size_t)n;
+            } else if (n != LIBSSH2_ERROR_EAGAIN) {
+                ended = 1;
+            }
+        }
+        int next_keepalive_s;
+        if (libssh2_keepalive_send(jump, &next_keepalive_s) < 0)
+            ended = 1;
+        struct pollfd pfd[2] = {{.fd = s->via->fd, .events = POLLIN},
+                                {.fd = s->bridge_fd, .events = up_len ? 0 : POLLIN}};
+        if (libssh2_session_block_directions(jump) & LIBSSH2_SESSION_BLOCK_OUTBOUND)
+            pfd[0].events |= POLLOUT;
+        if (!ended && !up_len)
+            poll(pfd, 2, 1000);
+    }
+    /* The session's reads end at once, as on a connection that closed. */
+    shutdown(s->bridge_fd, SHUT_RDWR);
+    return NULL;
+}
+
+ssh_session_t *ssh_session_open_via(ssh_session_t *via, const char *alias, const ssh_target_t *t,
+                                    const char *known_hosts, int accept_new_keys, int64_t deadline,
+                                    ddp_error_t *err)
+{
+    ssh_session_t *s = new_session(alias, t, via->where, err);
+    if (!s) {
+        ssh_session_close(via);
+        return NULL;
+    }
+    s->via = via;
+    set_deadline(via, deadline);
+    s->tunnel =
+        libssh2_channel_direct_tcpip_ex(via->session, t->hostname, t->port, "127.0.0.1", 22);
+    int sv[2];
+    if (!s->tunnel) {
+        char *msg = NULL;
+        libssh2_session_last_error(via->session, &msg, NULL, 0);
+        ddp_error_set(err, "%s: the jump host %s opened no way to %s:%d: %s", alias, via->where,
+                      t->hostname, t->port, msg && *msg ? msg : "refused");
+    } else if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv)) {
+        ddp_error_set(err, "socketpair: %s", strerror(errno));
+    } else {
+        s->fd = sv[0];
+        s->bridge_fd = sv[1];
+        s->bridging = pthread_create(&s->bridge, NULL, bridge_main, s) == 0;
+        if (s->bridging &&
+            start_session(s, alias, t, known_hosts, accept_new_keys, NULL, deadline, err) == 0)
+            return s;
+        if (!s->bridging)
+            ddp_error_set(err, "cannot start a thread for the jump host's tunnel");
+    }
+    ssh_session_close(s);
+    return NULL;
 }
 
 int ssh_session_exec(ssh_session_t *s, const char *command, const char *input, size_t len,
@@ -470,6 +584,16 @@ void ssh_session_close(ssh_session_t *s)
     }
     if (s->fd >= 0)
         close(s->fd);
+    if (s->bridging)
+        pthread_join(s->bridge, NULL);
+    if (s->bridge_fd >= 0)
+        close(s->bridge_fd);
+    if (s->tunnel) {
+        libssh2_session_set_blocking(s->via->session, 1);
+        libssh2_session_set_timeout(s->via->session, 1000);
+        libssh2_channel_free(s->tunnel);
+    }
+    ssh_session_close(s->via);
     free(s);
 }
 

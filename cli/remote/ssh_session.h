@@ -30,6 +30,11 @@ int ssh_session_init(ddp_error_t *err);
 ssh_session_t *ssh_session_open(const char *alias, const ssh_target_t *t, const char *known_hosts,
                                 int accept_new_keys, const char *password, int64_t deadline,
                                 ddp_error_t *err);
+/* The same through the jump host `via` (open, logged in; closed with the session, or here on
+ * failure): its direct-tcpip channel to t's host and port carries this session. */
+ssh_session_t *ssh_session_open_via(ssh_session_t *via, const char *alias, const ssh_target_t *t,
+                                    const char *known_hosts, int accept_new_keys, int64_t deadline,
+                                    ddp_error_t *err);
 /* Starts `command`, then writes `input` to its stdin. */
 int ssh_session_exec(ssh_session_t *s, const char *command, const char *input, size_t len,
                      int64_t deadline, ddp_error_t *err);

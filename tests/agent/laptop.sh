@@ -61,10 +61,13 @@ expect_contains "$RC:$ERR" "3:ddpjob cluster: $file: owned by uid 65534, not by 
     "nor one another user owns"
 chown root "$file"
 cp "$file" "$T/clusters.yaml"
-printf 'jump:\n  host: n1\n  remote_dir: /tmp\n  proxy_jump: bastion\n' >>"$file"
+printf 'jump:\n  host: n1\n  remote_dir: /tmp\n  proxy_jump: a,b\n' >>"$file"
 laptop cluster list
-expect_contains "$RC:$ERR" "3:ddpjob cluster: $file:12: cluster jump: proxy_jump: this ddpjob cannot reach a cluster through a jump host yet" \
-    "proxy_jump is refused, naming the line (not built yet)"
+expect_contains "$RC:$ERR" "3:ddpjob cluster: $file" "a chain of jump hosts is refused"
+expect_contains "$ERR" "cluster jump: proxy_jump: \"a,b\": a chain of jump hosts: this ddpjob takes one" "... saying why"
+sed -i 's/proxy_jump: a,b/proxy_jump: "-oProxyCommand=touch"/' "$file"
+laptop cluster list
+expect_contains "$RC:$ERR" "is no host name" "a jump host that would be taken for an option is refused"
 cp "$T/clusters.yaml" "$file"
 
 # check: the host's login shell puts OpenPBS on PATH and names a Slurm configuration, as a

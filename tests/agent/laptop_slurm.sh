@@ -14,10 +14,12 @@
 . "$SRCDIR/tests/cluster/slurm.sh"
 . "$SRCDIR/tests/cluster/sshd.sh"
 user=ddpjrem
+LAPNS= LAP2NS= BASTNS=
 R=$(mktemp -d /run/ddpj-remote.XXXXXX)
 chmod 755 "$R"
 laptop_down() {
-    ip netns del "$LAPNS" 2>/dev/null
+    local ns
+    for ns in "$LAPNS" "$LAP2NS" "$BASTNS"; do [ -z "$ns" ] || ip netns del "$ns" 2>/dev/null; done
     pkill -9 -u "$user" 2>/dev/null
     userdel "$user" 2>/dev/null
     rm -rf "$R"
@@ -42,7 +44,7 @@ sshd_host_config "$R" head 10.77.0.1 >"$R/client/.ssh/known_hosts"
 ssh-keygen -q -t ed25519 -N '' -C laptop -f "$R/client/.ssh/id_ed25519"
 cp "$R/client/.ssh/id_ed25519.pub" "$R/keys/authorized_keys"
 chmod 644 "$R/keys/authorized_keys"
-printf 'Host head\n    User %s\n' "$user" >"$R/client/.ssh/config"
+printf 'Host head bastion\n    User %s\n' "$user" >"$R/client/.ssh/config"
 DDPJ_TESTCLUSTER=$CLUSTER cluster_in head /usr/sbin/sshd -f "$R/sshd-head.conf"
 expect_within 10 "a real sshd runs on the Slurm cluster's head" test -s "$R/run/sshd-head.pid"
 
@@ -67,14 +69,15 @@ expect_rc() { # STATUS DESCRIPTION: the last run's exit status, its stderr shown
     if [ "$RC" = "$1" ]; then pass "$2"; else fail "$2" "exit $RC, not $1" "$ERR"; fi
 }
 
-laptop() { # ddpjob ARGS... on the laptop: RC, OUT, ERR
-    run nsenter --net="/run/netns/$LAPNS" -- unshare --mount --propagation private sh -c '
-        mount --bind "$1/etc/hosts" /etc/hosts || exit 1
+laptop_in() { # NAMESPACE HOSTS ddpjob ARGS... on a laptop: RC, OUT, ERR
+    run nsenter --net="/run/netns/$1" -- unshare --mount --propagation private sh -c '
+        mount --bind "$1" /etc/hosts || exit 1
         for c in sbatch squeue scancel sacct scontrol; do mount --bind "$2/trap" "/usr/bin/$c" || exit 1; done
-        shift 2; cd "$0" && exec "$@"' "$T/proj" "$CLUSTER" "$R" \
+        shift 2; cd "$0" && exec "$@"' "$T/proj" "$2" "$R" \
         env -u SLURM_CONF -u DDPJOB_TEMPLATE_DIR HOME="$R/client" XDG_STATE_HOME="$R/client/state" \
-        timeout -s KILL 300 "$prefix/bin/ddpjob" "$@"
+        timeout -s KILL 300 "$prefix/bin/ddpjob" "${@:3}"
 }
+laptop() { laptop_in "$LAPNS" "$CLUSTER/etc/hosts" "$@"; }
 
 mkdir -p "$T/proj/data" "$T/proj/checkpoints"
 cat >"$T/proj/job.sh" <<'JOB'
@@ -194,6 +197,49 @@ expect_contains "$(cat "$T/follow.err")" "hpc: the connection was lost" "... say
 expect_contains "$(cat "$T/follow.err")" "the job there goes on: trying again in" "... and that it tries again"
 expect_eq "$(grep -c '^tick ' "$T/follow.out")" 30 "... every line once (30 ticks)" "$(cat "$T/follow.out")"
 expect_eq "$(grep -c '^tick 1$' "$T/follow.out")" 1 "... none twice"
+
+# Through a jump host: a bastion (its own sshd) on the cluster's bridge and on a second link to a
+# second laptop, which reaches nothing else (10.78.0.0/24).
+BASTNS=$(cluster_ns bastion)
+LAP2NS=$(cluster_ns laptop2)
+ip netns add "$BASTNS"
+ip netns add "$LAP2NS"
+ip -n "$(cluster_ns head)" link add vbast type veth peer name eth0 netns "$BASTNS"
+ip -n "$(cluster_ns head)" link set vbast master br0 up
+ip -n "$BASTNS" addr add 10.77.0.250/24 dev eth0
+ip -n "$BASTNS" link add eth1 type veth peer name eth0 netns "$LAP2NS"
+ip -n "$BASTNS" addr add 10.78.0.1/24 dev eth1
+ip -n "$LAP2NS" addr add 10.78.0.2/24 dev eth0
+for ns in "$BASTNS" "$LAP2NS"; do
+    for dev in lo eth0 eth1; do ip -n "$ns" link set "$dev" up 2>/dev/null; done
+done
+sshd_host_config "$R" bastion 10.78.0.1 >>"$R/client/.ssh/known_hosts"
+DDPJ_TESTCLUSTER=$CLUSTER nsenter --net="/run/netns/$BASTNS" -- unshare --uts --mount --propagation private \
+    sh -c 'hostname bastion && mount --bind "$1" /etc/hosts && exec /usr/sbin/sshd -f "$2"' \
+    sshd "$CLUSTER/etc/hosts" "$R/sshd-bastion.conf"
+expect_within 10 "a bastion's sshd runs" test -s "$R/run/sshd-bastion.pid"
+printf '127.0.0.1 localhost\n10.78.0.1 bastion\n' >"$R/hosts2"
+laptop2() { laptop_in "$LAP2NS" "$R/hosts2" "$@"; }
+laptop cluster add hpcjump --host head --proxy-jump bastion --remote-dir '~/jobs'
+expect_rc 0 "cluster add --proxy-jump bastion"
+laptop2 status --on hpc lapjob
+expect_rc 255 "the second laptop cannot reach the head itself"
+laptop2 status --on hpcjump lapjob
+expect_rc 0 "through the bastion it can: status"
+expect_contains "$OUT" "completed" "... the job's state, from the head"
+laptop2 submit --on hpcjump lapjob.yaml
+expect_rc 0 "submit --on through the jump host (SFTP and the command through its tunnel)"
+expect_contains "$ERR" "hpcjump: uploaded 0 files, 0 KiB; 6 unchanged" "... nothing changed, nothing sent"
+JUMPED=$(tail -n 1 <<<"$OUT")
+laptop2 wait "$JUMPED" --timeout 240
+expect_rc 0 "wait through the jump host: completed"
+printf 'Host head\n    User %s\n    ProxyJump bastion\nHost bastion\n    User %s\n' "$user" "$user" >"$R/jump_config"
+laptop2 status --on hpc lapjob --ssh-config "$R/jump_config"
+expect_rc 0 "~/.ssh/config's ProxyJump is honoured too"
+printf 'Host head\n    ProxyJump bastion,other\n' >"$R/chain_config"
+laptop2 status --on hpc lapjob --ssh-config "$R/chain_config"
+expect_rc 255 "a chain of jump hosts is refused"
+expect_contains "$ERR" "a chain of jump hosts: this ddpjob takes one" "... saying so: $ERR"
 
 # Failures, each named.
 laptop cluster add gone --host 10.77.0.99 --remote-dir '~/jobs'

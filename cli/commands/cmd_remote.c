@@ -336,110 +336,141 @@ static int installed_prefix(char *out, size_t size, ddp_error_t *err)
     return 0;
 }
 
-/* Submit's steps there, in one login: install, upload, submit. */
-static int submit_there(const cluster_profile_t *c, const host_options_t *ho,
-                        const job_spec_t *spec, char **words, int n, int dry_run)
+/* What submit --on works with: the job's folder here and there, and its spec's path there. */
+typedef struct {
+    char folder[256], remote_dir[2048];
+    char *local_dir, *spec_real, *spec_there;
+    int spec_inside; /* the spec lies in the uploaded folder (else it is sent beside it) */
+} job_files_t;
+
+/* This ddpjob installed there where missing, then the job's folder sent: what changed. */
+static int send_job(ssh_session_t *s, const cluster_profile_t *c, const char *prefix,
+                    job_files_t *f)
 {
-    char folder[256], remote_dir[2048], prefix[PATH_MAX], sum_text[256];
-    if (job_folder_name(spec, folder, sizeof folder)) {
+    int64_t deadline = ddp_deadline_in(TRANSFER_MS);
+    transfer_summary_t sum = {0};
+    ddp_error_t err;
+    char text[256];
+    int installed = 0;
+    if (remote_install(s, prefix, DDPJOB_VERSION, deadline, &installed, &sum, &err)) {
+        fprintf(stderr, "ddpjob submit: %s: installing ddpjob %s there: %s\n", c->name,
+                DDPJOB_VERSION, err.msg);
+        return EXIT_SYSTEM;
+    }
+    if (installed)
+        fprintf(stderr, "%s: installed ddpjob %s in ~/.local/share/ddpjob/%s\n", c->name,
+                DDPJOB_VERSION, DDPJOB_VERSION);
+    char *base = f->spec_there;
+    base[-1] = '\0';
+    int failed = upload_tree(s, f->local_dir, f->remote_dir, deadline, &sum, &err) ||
+                 (!f->spec_inside && upload_files(s, f->spec_real, &base, 1, f->remote_dir,
+                                                  deadline, &(transfer_summary_t){0}, &err));
+    base[-1] = '/';
+    transfer_summary_text(&sum, "uploaded", text, sizeof text);
+    if (failed) {
+        fprintf(stderr, "ddpjob submit: %s: %s (%s); nothing submitted\n", c->name, err.msg, text);
+        return EXIT_SYSTEM;
+    }
+    fprintf(stderr, "%s: %s to %s\n", c->name, text, f->remote_dir);
+    return EXIT_OK;
+}
+
+/* The job in the laptop's remote index, with the id submit printed there last (kept only when
+ * it has an id's shape). */
+static void note_job(const cluster_profile_t *c, const job_files_t *f, remote_result_t *r)
+{
+    remote_job_t j = {.submitted = time(NULL)};
+    char *last = r->out + r->out_len;
+    while (last > r->out && last[-1] == '\n')
+        *--last = '\0';
+    last = strrchr(r->out, '\n') ? strrchr(r->out, '\n') + 1 : r->out;
+    ddp_error_t err;
+    int fits = set_field(j.cluster, sizeof j.cluster, c->name) &&
+               set_field(j.name, sizeof j.name, f->folder) &&
+               set_field(j.remote_dir, sizeof j.remote_dir, f->remote_dir) &&
+               set_field(j.local_dir, sizeof j.local_dir, f->local_dir);
+    if (!set_field(j.id, sizeof j.id, last) || !remote_job_valid(&j))
+        j.id[0] = '\0';
+    if (!fits)
+        ddp_error_set(&err, "a folder's name is too long for it");
+    if (!fits || remote_index_add(&j, &err))
+        fprintf(stderr,
+                "ddpjob submit: the job was submitted on %s, but this laptop's index could not "
+                "note it (%s): use --on %s\n",
+                c->name, err.msg, c->name);
+}
+
+/* The job's folders and spec; -1 with the problem said. */
+static int job_files(const cluster_profile_t *c, const job_spec_t *spec, job_files_t *f)
+{
+    if (job_folder_name(spec, f->folder, sizeof f->folder)) {
         fprintf(stderr,
                 "ddpjob submit: %s: the job's name \"%s\" cannot name its folder on %s (letters, "
                 "digits, '.', '_' and '-')\n",
-                spec->path, folder, c->name);
-        return EXIT_INVALID_SPEC;
+                spec->path, f->folder, c->name);
+        return -1;
     }
-    snprintf(remote_dir, sizeof remote_dir, "%s/%s", c->remote_dir, folder);
-    char *local_dir = realpath(spec->workdir ? spec->workdir : ".", NULL);
-    char *spec_real = realpath(spec->path, NULL);
-    ddp_error_t err;
-    if (!local_dir || !spec_real || installed_prefix(prefix, sizeof prefix, &err)) {
+    snprintf(f->remote_dir, sizeof f->remote_dir, "%s/%s", c->remote_dir, f->folder);
+    f->local_dir = realpath(spec->workdir ? spec->workdir : ".", NULL);
+    f->spec_real = realpath(spec->path, NULL);
+    if (!f->local_dir || !f->spec_real) {
         fprintf(stderr, "ddpjob submit: %s: %s\n", spec->path, strerror(errno));
-        free(local_dir);
-        free(spec_real);
-        return EXIT_SYSTEM;
+        return -1;
     }
-    size_t dir_len = strlen(local_dir);
-    int inside = !strncmp(spec_real, local_dir, dir_len) && spec_real[dir_len] == '/';
-    char *spec_there = inside ? spec_real + dir_len + 1 : strrchr(spec_real, '/') + 1;
+    size_t dir_len = strlen(f->local_dir);
+    f->spec_inside = !strncmp(f->spec_real, f->local_dir, dir_len) && f->spec_real[dir_len] == '/';
+    f->spec_there = f->spec_inside ? f->spec_real + dir_len + 1 : strrchr(f->spec_real, '/') + 1;
+    return 0;
+}
+
+/* Submit's steps there, in one login: install, upload, submit; then the local index. */
+static int submit_there(const cluster_profile_t *c, const host_options_t *ho,
+                        const job_spec_t *spec, char **words, int n, int dry_run)
+{
+    job_files_t f = {0};
+    char prefix[PATH_MAX];
+    ddp_error_t err;
     ssh_target_t t;
-    int64_t deadline = ddp_deadline_in(TRANSFER_MS);
-    ssh_session_t *s = cluster_login(c, ho, &t, &err);
-    transfer_summary_t sum = {0};
-    int installed = 0, rc = EXIT_OK;
-    if (!s) {
+    ssh_session_t *s = NULL;
+    remote_result_t *r = malloc(sizeof *r);
+    char *command = NULL;
+    int rc = EXIT_SYSTEM;
+    if (job_files(c, spec, &f)) {
+        rc = EXIT_INVALID_SPEC;
+    } else if (!r || installed_prefix(prefix, sizeof prefix, &err)) {
+        fprintf(stderr, "ddpjob submit: %s\n", r ? err.msg : "out of memory");
+    } else if (!(s = cluster_login(c, ho, &t, &err))) {
         fprintf(stderr, "ddpjob submit: %s: %s\n", c->name, err.msg);
         rc = EXIT_NO_LINK;
-    } else if (remote_install(s, prefix, DDPJOB_VERSION, deadline, &installed, &sum, &err)) {
-        fprintf(stderr, "ddpjob submit: %s: installing ddpjob %s there: %s\n", c->name,
-                DDPJOB_VERSION, err.msg);
-        rc = EXIT_SYSTEM;
-    } else {
-        if (installed)
-            fprintf(stderr, "%s: installed ddpjob %s in ~/.local/share/ddpjob/%s\n", c->name,
-                    DDPJOB_VERSION, DDPJOB_VERSION);
-        char *base = spec_there;
-        base[-1] = '\0';
-        if (upload_tree(s, local_dir, remote_dir, deadline, &sum, &err) ||
-            (!inside && upload_files(s, spec_real, &base, 1, remote_dir, deadline,
-                                     &(transfer_summary_t){0}, &err)))
+    } else if ((rc = send_job(s, c, prefix, &f)) == EXIT_OK) {
+        words[n++] = f.spec_there;
+        if (dry_run)
+            words[n++] = "--dry-run";
+        command = remote_ddpjob_command(c->name, f.remote_dir, words, n, " --set \"workdir=$PWD\"");
+        if (!command) {
+            fprintf(stderr, "ddpjob submit: out of memory\n");
             rc = EXIT_SYSTEM;
-        base[-1] = '/';
-        transfer_summary_text(&sum, "uploaded", sum_text, sizeof sum_text);
-        if (rc)
-            fprintf(stderr, "ddpjob submit: %s: %s (%s); nothing submitted\n", c->name, err.msg,
-                    sum_text);
-        else
-            fprintf(stderr, "%s: %s to %s\n", c->name, sum_text, remote_dir);
-    }
-    remote_result_t *r = rc == EXIT_OK ? malloc(sizeof *r) : NULL;
-    words[n++] = spec_there;
-    if (dry_run)
-        words[n++] = "--dry-run";
-    char *command =
-        r ? remote_ddpjob_command(c->name, remote_dir, words, n, " --set \"workdir=$PWD\"") : NULL;
-    if (rc == EXIT_OK && (!r || !command)) {
-        fprintf(stderr, "ddpjob submit: out of memory\n");
-        rc = EXIT_SYSTEM;
-    } else if (rc == EXIT_OK && remote_command_run(s, command, NULL, 0,
-                                                   ddp_deadline_in(SHORT_COMMAND_MS), r, &err)) {
-        fprintf(stderr,
-                "ddpjob submit: %s: %s (the job may have been submitted there: ddpjob "
-                "list --on %s)\n",
-                c->name, err.msg, c->name);
-        rc = EXIT_NO_LINK;
-    } else if (rc == EXIT_OK) {
-        fputs(r->out, stdout);
-        fputs(r->err, stderr);
-        rc = r->status;
-    }
-    if (rc == EXIT_OK && !dry_run) {
-        remote_job_t j = {.submitted = time(NULL)};
-        char *last = r->out + r->out_len;
-        while (last > r->out && last[-1] == '\n')
-            *--last = '\0';
-        last = strrchr(r->out, '\n') ? strrchr(r->out, '\n') + 1 : r->out;
-        int fits = set_field(j.cluster, sizeof j.cluster, c->name) &&
-                   set_field(j.name, sizeof j.name, folder) &&
-                   set_field(j.remote_dir, sizeof j.remote_dir, remote_dir) &&
-                   set_field(j.local_dir, sizeof j.local_dir, local_dir);
-        /* What submit printed there last is its job id: kept only when it has an id's shape. */
-        if (!set_field(j.id, sizeof j.id, last) || !remote_job_valid(&j))
-            j.id[0] = '\0';
-        if (!fits)
-            ddp_error_set(&err, "a folder's name is too long for it");
-        if (!fits || remote_index_add(&j, &err))
-            if (remote_index_add(&j, &err))
-                fprintf(stderr,
-                        "ddpjob submit: the job was submitted on %s, but this laptop's index "
-                        "could not note it (%s): use --on %s\n",
-                        c->name, err.msg, c->name);
+        } else if (remote_command_run(s, command, NULL, 0, ddp_deadline_in(SHORT_COMMAND_MS), r,
+                                      &err)) {
+            fprintf(stderr,
+                    "ddpjob submit: %s: %s (the job may have been submitted there: ddpjob list "
+                    "--on %s)\n",
+                    c->name, err.msg, c->name);
+            rc = EXIT_NO_LINK;
+        } else {
+            fputs(r->out, stdout);
+            fputs(r->err, stderr);
+            rc = r->status;
+            if (rc == EXIT_OK && !dry_run)
+                note_job(c, &f, r);
+        }
     }
     free(command);
     free(r);
     if (s)
         ssh_session_close(s);
-    free(local_dir);
-    free(spec_real);
+    free(f.local_dir);
+    free(f.spec_real);
     return rc;
 }
 

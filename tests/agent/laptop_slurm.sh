@@ -1,99 +1,67 @@
 #!/bin/bash
 # From the laptop, part 2 (issue 56): a real Slurm cluster (2 nodes in network namespaces) whose
 # head runs a real sshd, and a "laptop" namespace on the cluster's bridge whose scheduler
-# commands are traps (a laptop has none: a call of one is a failure). The laptop has an installed
-# ddpjob (meson install) and the cluster has none: the first `submit --on` installs this version
+# commands are traps (tests/cluster/laptop.sh). The laptop has an installed ddpjob and the
+# cluster has none: the first `submit --on` installs this version
 # there, uploads the job's folder and submits a 2-node job through it. Then from the laptop:
 # logs, wait, status (a failed rank named), cancel (nothing left running), fetch (the
 # checkpoints and the records, only what changed), a second submit after one file changed
 # (exactly that file sent), `logs -f` through a cut link (said, tried again, no line lost or
-# twice), and each failure named: an address nobody answers at, a key the host refuses, a
+# twice), a bastion as jump host, and each failure named: an address nobody answers at, a key the host refuses, a
 # changed host key, a folder the user cannot write (nothing submitted), a scheduler missing
 # there.
 . "$SRCDIR/tests/lib/tap.sh"
 . "$SRCDIR/tests/cluster/slurm.sh"
-. "$SRCDIR/tests/cluster/sshd.sh"
+. "$SRCDIR/tests/cluster/laptop.sh"
 user=ddpjrem
-LAPNS= LAP2NS= BASTNS=
-R=$(mktemp -d /run/ddpj-remote.XXXXXX)
-chmod 755 "$R"
-laptop_down() {
-    local ns
-    for ns in "$LAPNS" "$LAP2NS" "$BASTNS"; do [ -z "$ns" ] || ip netns del "$ns" 2>/dev/null; done
+R=$LAPTOP_DIR
+users_down() {
     pkill -9 -u "$user" 2>/dev/null
     userdel "$user" 2>/dev/null
-    rm -rf "$R"
 }
 at_exit 'laptop_down'
+at_exit 'users_down'
 at_exit 'cluster_down'
 if ! cluster_up 2 >"$T/cluster.log" 2>&1; then
     fail "a 2-node Slurm cluster starts" "$(tail -n 20 "$T/cluster.log")"
     exit 1
 fi
 
-# The cluster's user, and sshd on the head (10.77.0.1), in its namespaces (munge, hosts).
+# The cluster's user, whose login shell finds Slurm; sshd on the head (10.77.0.1).
 home=$R/home
-mkdir -p "$home" "$R/client/.ssh" "$R/ro"
+mkdir -p "$home" "$R/ro"
 userdel "$user" 2>/dev/null
 useradd -M -p '*' -d "$home" -s /bin/bash "$user"
 chown "$user:" "$home"
 printf 'export SLURM_CONF=%s\n' "$SLURM_CONF" >"$home/.bash_profile"
 chown "$user:" "$home/.bash_profile"
-mkdir -p /run/sshd
-sshd_host_config "$R" head 10.77.0.1 >"$R/client/.ssh/known_hosts"
-ssh-keygen -q -t ed25519 -N '' -C laptop -f "$R/client/.ssh/id_ed25519"
-cp "$R/client/.ssh/id_ed25519.pub" "$R/keys/authorized_keys"
-chmod 644 "$R/keys/authorized_keys"
-printf 'Host head bastion\n    User %s\n' "$user" >"$R/client/.ssh/config"
-DDPJ_TESTCLUSTER=$CLUSTER cluster_in head /usr/sbin/sshd -f "$R/sshd-head.conf"
-expect_within 10 "a real sshd runs on the Slurm cluster's head" test -s "$R/run/sshd-head.pid"
-
-# The laptop: a namespace on the bridge at 10.77.0.200, its sbatch, squeue, scancel, sacct and
-# scontrol traps that note any call.
+if laptop_sshd head 10.77.0.1 "$user" cluster_in head; then
+    pass "a real sshd runs on the Slurm cluster's head"
+else
+    fail "a real sshd runs on the Slurm cluster's head"
+fi
 LAPNS=$(cluster_ns laptop)
-ip netns add "$LAPNS"
-ip -n "$(cluster_ns head)" link add vlap type veth peer name eth0 netns "$LAPNS"
-ip -n "$(cluster_ns head)" link set vlap master br0 up
-ip -n "$LAPNS" addr add 10.77.0.200/24 dev eth0
-ip -n "$LAPNS" link set eth0 up
-ip -n "$LAPNS" link set lo up
-printf '#!/bin/sh\necho "$0 $*" >>%s/trap.log\nexit 1\n' "$R" >"$R/trap"
-chmod 755 "$R/trap"
-run meson install -C "$BUILDDIR" --destdir "$T/inst" --quiet --no-rebuild
-prefix=$(find "$T/inst" -path '*/bin/ddpjob' -type f | head -n 1)
-prefix=${prefix%/bin/ddpjob}
-expect_file "$prefix/share/ddpjob/SHA256SUMS" "the laptop's ddpjob is an installed one, with its manifest"
-version=$("$prefix/bin/ddpjob" --version | cut -d' ' -f2)
-
-expect_rc() { # STATUS DESCRIPTION: the last run's exit status, its stderr shown where it differs
-    if [ "$RC" = "$1" ]; then pass "$2"; else fail "$2" "exit $RC, not $1" "$ERR"; fi
-}
-
-laptop_in() { # NAMESPACE HOSTS ddpjob ARGS... on a laptop: RC, OUT, ERR
-    run nsenter --net="/run/netns/$1" -- unshare --mount --propagation private sh -c '
-        mount --bind "$1" /etc/hosts || exit 1
-        for c in sbatch squeue scancel sacct scontrol; do mount --bind "$2/trap" "/usr/bin/$c" || exit 1; done
-        shift 2; cd "$0" && exec "$@"' "$T/proj" "$2" "$R" \
-        env -u SLURM_CONF -u DDPJOB_TEMPLATE_DIR HOME="$R/client" XDG_STATE_HOME="$R/client/state" \
-        timeout -s KILL 300 "$prefix/bin/ddpjob" "${@:3}"
-}
+laptop_ns "$LAPNS" "$(cluster_ns head)" 10.77.0.200
+if laptop_install >"$T/install.log" 2>&1; then pass "the laptop's ddpjob is an installed one, with its manifest"; else
+    fail "the laptop's ddpjob is an installed one" "$(tail -n 5 "$T/install.log")"; fi
+version=$LAPTOP_VERSION
 laptop() { laptop_in "$LAPNS" "$CLUSTER/etc/hosts" "$@"; }
 
-mkdir -p "$T/proj/data" "$T/proj/checkpoints"
-cat >"$T/proj/job.sh" <<'JOB'
+mkdir -p "$R/proj/data" "$R/proj/checkpoints"
+cat >"$R/proj/job.sh" <<'JOB'
 #!/bin/sh
 echo "rank $RANK of $WORLD_SIZE on $(hostname) in $PWD"
 mkdir -p checkpoints && echo "step 10 of rank $RANK" >"checkpoints/rank$RANK.ckpt"
 [ "${FAIL_RANK:-none}" = "$RANK" ] && { echo "rank $RANK fails" >&2; exit 3; }
 exit 0
 JOB
-chmod 755 "$T/proj/job.sh"
-head -c 100000 /dev/urandom >"$T/proj/data/shard0.bin"
-echo "an old checkpoint, left home" >"$T/proj/checkpoints/old.ckpt"
+chmod 755 "$R/proj/job.sh"
+head -c 100000 /dev/urandom >"$R/proj/data/shard0.bin"
+echo "an old checkpoint, left home" >"$R/proj/checkpoints/old.ckpt"
 spec() { # NAME COMMAND [ENV]
     local env=
     [ -z "${3:-}" ] || env="env: {$3}"
-    cat >"$T/proj/$1.yaml" <<SPEC
+    cat >"$R/proj/$1.yaml" <<SPEC
 name: $1
 scheduler: slurm
 nodes: 2
@@ -108,7 +76,7 @@ spec lapjob '[sh, job.sh]'
 spec lapfail '[sh, job.sh]' 'FAIL_RANK: "1"'
 spec lapsleep '[sleep, "300"]'
 spec lapticks "[sh, -c, 'for i in \$(seq 30); do echo tick \$i; sleep 1; done']"
-chown -R root: "$T/proj"
+chown -R root: "$R/proj"
 
 laptop cluster add hpc --host head --remote-dir '~/jobs'
 expect_rc 0 "cluster add hpc (the head's sshd)"
@@ -130,7 +98,7 @@ expect_eq "$(cluster_in head squeue -h -j "$JOB" -o %u 2>/dev/null || cluster_in
 record=$(ls -d "$home/jobs/lapjob/.ddpjob/jobs/lapjob."* 2>/dev/null | head -n 1)
 expect_contains "$(cat "$record/script" 2>/dev/null)" "$home/.local/share/ddpjob/$version/bin/ddpjob-agent" \
     "the job's script runs the agent installed there"
-expect_contains "$(cat "$R/client/state/ddpjob/remote-jobs" 2>/dev/null)" "hpc	$JOB	lapjob	~/jobs/lapjob	$T/proj" \
+expect_contains "$(cat "$R/client/state/ddpjob/remote-jobs" 2>/dev/null)" "hpc	$JOB	lapjob	~/jobs/lapjob	$R/proj" \
     "the laptop's index notes where the job went"
 
 laptop wait "$JOB" --timeout 240
@@ -143,16 +111,19 @@ laptop status lapjob
 expect_contains "$RC:$OUT" "0:" "status from the laptop" "$ERR"
 expect_contains "$OUT" "completed" "... says completed"
 
+laptop report lapjob -o "$R/lapjob.html"
+expect_rc 0 "report from the laptop"
+expect_contains "$(cat "$R/lapjob.html" 2>/dev/null)" "</html>" "... its page written here (-o)"
 laptop fetch lapjob
 expect_rc 0 "fetch: the job's files brought back"
-expect_contains "$(cat "$T/proj/checkpoints/rank1.ckpt" 2>/dev/null)" "step 10 of rank 1" "... its checkpoints"
-expect_eq "$(find "$T/proj/.ddpjob/jobs" -path '*rank_0/stdout.log' | wc -l)" 1 "... and its record with the logs"
-expect_eq "$(cat "$T/proj/checkpoints/old.ckpt")" "an old checkpoint, left home" "... beside what was here"
+expect_contains "$(cat "$R/proj/checkpoints/rank1.ckpt" 2>/dev/null)" "step 10 of rank 1" "... its checkpoints"
+expect_eq "$(find "$R/proj/.ddpjob/jobs" -path '*rank_0/stdout.log' | wc -l)" 1 "... and its record with the logs"
+expect_eq "$(cat "$R/proj/checkpoints/old.ckpt")" "an old checkpoint, left home" "... beside what was here"
 laptop fetch lapjob
 expect_contains "$OUT" "hpc: fetched 0 files, 0 KiB;" "a second fetch gets nothing: nothing changed"
 
 # One file changed: exactly that file sent.
-echo "# changed" >>"$T/proj/job.sh"
+echo "# changed" >>"$R/proj/job.sh"
 laptop submit --on hpc lapjob.yaml
 expect_rc 0 "a second submit"
 expect_contains "$ERR" "hpc: uploaded 1 file, 1 KiB; 5 unchanged" "... uploads exactly the one file that changed"
@@ -188,9 +159,9 @@ run_until 60 "running" laptop status lapticks
     printf '%s' "$ERR" >"$T/follow.err") &
 follow=$!
 sleep 6
-ip -n "$(cluster_ns head)" link set vlap down
+ip -n "$(cluster_ns head)" link set vlap1 down
 sleep 25
-ip -n "$(cluster_ns head)" link set vlap up
+ip -n "$(cluster_ns head)" link set vlap1 up
 wait "$follow"
 expect_eq "$(cat "$T/follow.rc")" 0 "logs -f through a cut link ends with the job, exit 0" "$(cat "$T/follow.err")"
 expect_contains "$(cat "$T/follow.err")" "hpc: the connection was lost" "... saying the link was lost"
@@ -204,6 +175,7 @@ BASTNS=$(cluster_ns bastion)
 LAP2NS=$(cluster_ns laptop2)
 ip netns add "$BASTNS"
 ip netns add "$LAP2NS"
+LAPTOP_NS+=("$BASTNS" "$LAP2NS")
 ip -n "$(cluster_ns head)" link add vbast type veth peer name eth0 netns "$BASTNS"
 ip -n "$(cluster_ns head)" link set vbast master br0 up
 ip -n "$BASTNS" addr add 10.77.0.250/24 dev eth0
@@ -213,11 +185,11 @@ ip -n "$LAP2NS" addr add 10.78.0.2/24 dev eth0
 for ns in "$BASTNS" "$LAP2NS"; do
     for dev in lo eth0 eth1; do ip -n "$ns" link set "$dev" up 2>/dev/null; done
 done
-sshd_host_config "$R" bastion 10.78.0.1 >>"$R/client/.ssh/known_hosts"
-DDPJ_TESTCLUSTER=$CLUSTER nsenter --net="/run/netns/$BASTNS" -- unshare --uts --mount --propagation private \
-    sh -c 'hostname bastion && mount --bind "$1" /etc/hosts && exec /usr/sbin/sshd -f "$2"' \
-    sshd "$CLUSTER/etc/hosts" "$R/sshd-bastion.conf"
-expect_within 10 "a bastion's sshd runs" test -s "$R/run/sshd-bastion.pid"
+bastion_in() {
+    DDPJ_TESTCLUSTER=$CLUSTER nsenter --net="/run/netns/$BASTNS" -- unshare --uts --mount --propagation private \
+        sh -c 'hostname bastion && mount --bind "$0" /etc/hosts && exec "$@"' "$CLUSTER/etc/hosts" "$@"
+}
+if laptop_sshd bastion 10.78.0.1 "$user" bastion_in; then pass "a bastion's sshd runs"; else fail "a bastion's sshd runs"; fi
 printf '127.0.0.1 localhost\n10.78.0.1 bastion\n' >"$R/hosts2"
 laptop2() { laptop_in "$LAP2NS" "$R/hosts2" "$@"; }
 laptop cluster add hpcjump --host head --proxy-jump bastion --remote-dir '~/jobs'
@@ -268,7 +240,7 @@ laptop status --on hpc lapjob
 expect_rc 255 "a changed host key: refused, exit 255"
 expect_contains "$ERR" "known_hosts" "... naming known_hosts: $ERR"
 cp "$T/known_hosts.good" "$R/client/.ssh/known_hosts"
-sed -i 's/^scheduler: slurm/scheduler: pbs/; s/^name: lapjob/name: lappbs/' "$T/proj/lapjob.yaml"
+sed -i 's/^scheduler: slurm/scheduler: pbs/; s/^name: lapjob/name: lappbs/' "$R/proj/lapjob.yaml"
 laptop submit --on hpc lapjob.yaml
 expect_rc 4 "a scheduler missing there (qsub): exit 4, as submit's own"
 expect_contains "$ERR" "qsub" "... naming it: $ERR"

@@ -1,0 +1,91 @@
+#!/bin/bash
+# From the laptop on OpenPBS (issue 56): a real OpenPBS (2 nodes in network namespaces) whose
+# head runs a real sshd, and a laptop namespace on its bridge whose scheduler commands are traps
+# (tests/cluster/laptop.sh). The laptop's installed ddpjob submits a 2-node job with --on (this
+# version installed there first, the folder uploaded), waits for it, reads its logs and status,
+# fetches its checkpoints; a failed rank is named from the laptop, and a job cancelled from the
+# laptop leaves nothing running.
+. "$SRCDIR/tests/lib/tap.sh"
+PBS_USER=ddpjlpbs
+. "$SRCDIR/tests/cluster/pbs.sh"
+. "$SRCDIR/tests/cluster/laptop.sh"
+at_exit 'laptop_down'
+pbs_suite_up 2 2 0 "a 2-node OpenPBS cluster runs in network namespaces" || exit 1
+home=$PBS_CLUSTER/home/$PBS_USER
+R=$LAPTOP_DIR
+# A login shell on the head finds PBS, as a site's profile puts it on PATH.
+printf 'export PATH=%s/bin:$PATH\n' "$PBS_EXEC" >"$home/.bash_profile"
+chown "$PBS_USER:" "$home/.bash_profile"
+if laptop_sshd pbshead 10.78.0.1 "$PBS_USER" pbs_in pbshead; then
+    pass "a real sshd runs on the OpenPBS head"
+else
+    fail "a real sshd runs on the OpenPBS head"
+fi
+LAPNS=$(pbs_ns laptop)
+laptop_ns "$LAPNS" "$(pbs_ns pbshead)" 10.78.0.200
+if laptop_install >"$T/install.log" 2>&1; then pass "the laptop's ddpjob is an installed one, with its manifest"; else
+    fail "the laptop's ddpjob is an installed one" "$(tail -n 5 "$T/install.log")"; fi
+laptop() { laptop_in "$LAPNS" "$PBS_CLUSTER/etc/hosts" "$@"; }
+
+cat >"$R/proj/job.sh" <<'JOB'
+#!/bin/sh
+echo "rank $RANK of $WORLD_SIZE on $(hostname)"
+mkdir -p checkpoints && echo "step 10 of rank $RANK" >"checkpoints/rank$RANK.ckpt"
+[ "${FAIL_RANK:-none}" = "$RANK" ] && { echo "rank $RANK fails" >&2; exit 3; }
+exit 0
+JOB
+spec() { # NAME COMMAND [ENV]
+    local env=
+    [ -z "${3:-}" ] || env="env: {$3}"
+    cat >"$R/proj/$1.yaml" <<SPEC
+name: $1
+scheduler: pbs
+nodes: 2
+cpus_per_node: 1
+walltime: "00:05:00"
+command: $2
+$env
+SPEC
+}
+spec lappbs '[sh, job.sh]'
+spec lapfail '[sh, job.sh]' 'FAIL_RANK: "1"'
+spec lapsleep '[sleep, "300"]'
+
+laptop cluster add pbs --host pbshead --remote-dir '~/jobs'
+expect_rc 0 "cluster add pbs (the head's sshd)"
+laptop cluster check pbs
+expect_contains "$OUT" "scheduler: PBS, qsub at $PBS_EXEC/bin/qsub" "cluster check finds OpenPBS there" "$ERR"
+
+laptop submit --on pbs lappbs.yaml
+expect_rc 0 "submit --on pbs: a 2-node job submitted from the laptop"
+JOB=$(tail -n 1 <<<"$OUT")
+expect_contains "$ERR" "pbs: installed ddpjob $LAPTOP_VERSION" "... this version installed there first"
+expect_contains "$ERR" "pbs: uploaded 4 files" "... the folder uploaded"
+expect_contains "$JOB" ".pbshead" "... OpenPBS's job id: $JOB"
+laptop wait "$JOB" --timeout 240
+expect_rc 0 "wait from the laptop: the job completed"
+laptop logs lappbs
+expect_contains "$OUT" "rank 0 of 2 on n" "logs from the laptop: rank 0's line" "$ERR"
+expect_contains "$OUT" "rank 1 of 2 on n" "... and rank 1's"
+laptop status "$JOB"
+expect_contains "$OUT" "completed" "status from the laptop: completed" "$ERR"
+laptop fetch lappbs
+expect_rc 0 "fetch from the laptop"
+expect_contains "$(cat "$R/proj/checkpoints/rank0.ckpt" 2>/dev/null)" "step 10 of rank 0" "... its checkpoints"
+
+laptop submit --on pbs lapfail.yaml
+FAILED=$(tail -n 1 <<<"$OUT")
+laptop wait "$FAILED" --timeout 240
+expect_rc 3 "wait: the failed job's own status (3)"
+laptop status lapfail
+expect_contains "$OUT" "failed" "status from the laptop: failed" "$ERR"
+expect_contains "$OUT" "rank 1" "... naming rank 1"
+
+laptop submit --on pbs lapsleep.yaml
+run_until 90 "running" laptop status lapsleep
+expect_contains "$OUT" "running" "status from the laptop: running"
+laptop cancel lapsleep
+expect_rc 0 "cancel from the laptop"
+expect_within 60 "nothing of the cancelled job left running on the nodes" \
+    sh -c '! pgrep -u "$1" -x sleep >/dev/null' _ "$PBS_USER"
+expect_eq "$(cat "$R/trap.log" 2>/dev/null)" "" "the laptop never ran a scheduler command"

@@ -2,8 +2,9 @@
  *
  * `submit --on NAME SPEC`: the spec checked and rendered here (the site profile is known here);
  * then, in one login, this version of ddpjob installed there where missing (remote_install.h),
- * the spec's workdir uploaded to REMOTE_DIR/JOBNAME/ sending only what changed (upload.h), and
- * the job submitted there by that ddpjob, which makes the job's record and token there. A line
+ * the spec's workdir (where it is a folder here, else the current one) uploaded to
+ * REMOTE_DIR/JOBNAME/ sending only what changed (upload.h), and the job submitted there by that
+ * ddpjob, with that folder its workdir, which makes the job's record and token there. A line
  * in the local remote index (remote_index.h) says where the job went.
  *
  * status, logs, cancel, list, wait and report with --on NAME, or for a job the index places on a
@@ -20,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -411,7 +413,10 @@ static int job_files(const cluster_profile_t *c, const job_spec_t *spec, job_fil
         return -1;
     }
     snprintf(f->remote_dir, sizeof f->remote_dir, "%s/%s", c->remote_dir, f->folder);
-    f->local_dir = realpath(spec->workdir ? spec->workdir : ".", NULL);
+    /* A workdir the spec names for the cluster (/scratch/...) is no folder here: then this one. */
+    struct stat st;
+    int workdir_here = spec->workdir && stat(spec->workdir, &st) == 0 && S_ISDIR(st.st_mode);
+    f->local_dir = realpath(workdir_here ? spec->workdir : ".", NULL);
     f->spec_real = realpath(spec->path, NULL);
     if (!f->local_dir || !f->spec_real) {
         fprintf(stderr, "ddpjob submit: %s: %s\n", spec->path, strerror(errno));

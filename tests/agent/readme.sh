@@ -70,6 +70,16 @@ while IFS=$'\t' read -r line command; do
         run timeout 60 "${argv[@]}"
         expect_lacks "$ERR" "usage:" "README:$line \`$command\`: its options are taken (it fails on the hosts, as hosts that do not exist must)"
         expect_lacks "$ERR" "unrecognized option" "README:$line: no option of it is unknown" ;;
+    ddpjob\ cluster\ add\ *)
+        run env XDG_CONFIG_HOME="$T/config" "${argv[@]}"
+        expect_eq "$RC:$OUT" "0:cluster ${argv[3]} added in $T/config/ddpjob/clusters.yaml" \
+            "README:$line \`$command\` writes the profile" ;;
+    ddpjob\ *\ --on\ * | ddpjob\ cluster\ check\ *)
+        # The cluster README names is a real one: from a network namespace with no link it must be
+        # tried and not reached (past the options, the profile and the spec's checks).
+        run env -C "$T" XDG_CONFIG_HOME="$T/config" unshare --net timeout 60 "${argv[@]}"
+        expect_lacks "$ERR" "usage:" "README:$line \`$command\`: its options are taken"
+        expect_contains "$RC:$ERR" "gadi.nci.org.au" "README:$line: it tries the cluster (and cannot reach it from here)" ;;
     ddpjob\ list*)
         run "${argv[@]}"
         expect_eq "$RC" 0 "README:$line \`$command\` runs (no jobs yet)" "$ERR" ;;

@@ -104,18 +104,18 @@ static const char *key_type_name(int type)
 enum { KEY_UNKNOWN, KEY_KNOWN, KEY_CHANGED, KEY_OTHER_TYPE };
 
 static int known_as(LIBSSH2_KNOWNHOSTS *kh, const char *const *names, int port, const char *key,
-                    size_t len, int type)
+                    size_t len, int type, struct libssh2_knownhost **differing)
 {
     int verdict = KEY_UNKNOWN, plain = LIBSSH2_KNOWNHOST_TYPE_PLAIN | LIBSSH2_KNOWNHOST_KEYENC_RAW;
     for (int i = 0; names[i]; i++) {
-        int typed = libssh2_knownhost_checkp(kh, names[i], port, key, len, plain | type, NULL);
+        int typed = libssh2_knownhost_checkp(kh, names[i], port, key, len, plain | type, differing);
         if (typed == LIBSSH2_KNOWNHOST_CHECK_MISMATCH)
             return KEY_CHANGED;
         if (typed == LIBSSH2_KNOWNHOST_CHECK_MATCH)
             verdict = KEY_KNOWN;
     }
     for (int i = 0; verdict == KEY_UNKNOWN && names[i]; i++)
-        if (libssh2_knownhost_checkp(kh, names[i], port, key, len, plain, NULL) ==
+        if (libssh2_knownhost_checkp(kh, names[i], port, key, len, plain, differing) ==
             LIBSSH2_KNOWNHOST_CHECK_MISMATCH)
             return KEY_OTHER_TYPE;
     return verdict;
@@ -135,13 +135,52 @@ static int field_names(const char *field, size_t field_len, const char *want)
     return 0;
 }
 
+/* The number of known_hosts' line holding `entry`, for the user who must mend it: its key type
+ * and key as libssh2 writes them back, under its host field (hashed: the same; plain: a
+ * comma-separated field that names the entry's one name). 0 when none is found. */
+static int line_of_entry(const char *path, LIBSSH2_KNOWNHOSTS *kh, struct libssh2_knownhost *entry)
+{
+    char want[8192];
+    size_t n = 0;
+    if (!entry || libssh2_knownhost_writeline(kh, entry, want, sizeof want, &n,
+                                              LIBSSH2_KNOWNHOST_FILE_OPENSSH))
+        return 0;
+    size_t host_len = strcspn(want, " "), key_len = host_len;
+    if (want[key_len])
+        key_len += 1 + strcspn(want + key_len + 1, " \n");
+    if (want[key_len] == ' ')
+        key_len += 1 + strcspn(want + key_len + 1, " \n");
+    want[host_len] = '\0';
+    const char *key = want + host_len + 1;
+    size_t type_key_len = key_len - host_len - 1;
+    ddp_error_t err;
+    char *text = ddp_read_file_max(path, 64 << 20, NULL, &err);
+    int found = 0, number = 0;
+    for (char *line = text, *next; line && !found; line = next) {
+        number++;
+        next = strchr(line, '\n');
+        if (next)
+            *next++ = '\0';
+        line += strspn(line, " \t");
+        size_t field = strcspn(line, " \t");
+        const char *rest = line + field + strspn(line + field, " \t");
+        int host_ok = want[0] == '|' ? field == host_len && !memcmp(line, want, host_len)
+                                     : field_names(line, field, want);
+        found = host_ok && !strncmp(rest, key, type_key_len) &&
+                (!rest[type_key_len] || rest[type_key_len] == ' ' || rest[type_key_len] == '\t');
+    }
+    free(text);
+    return found ? number : 0;
+}
+
 /* libssh2 1.10 reads no known_hosts line whose one name is shorter than 3 characters (its
  * PR #1500), so for such a name the file's plain lines are read here, as OpenSSH reads them: a
  * line with this key is a match; else one of the key's type is a changed key, else one of
  * another type. */
 static int known_as_short(const char *path, const char *const *names, int port, const char *key,
-                          size_t len, int type)
+                          size_t len, int type, int *line_number)
 {
+    int number = 0;
     int verdict = KEY_UNKNOWN, any_short = 0;
     for (int i = 0; names[i]; i++)
         any_short |= strlen(names[i]) < 3;
@@ -157,6 +196,7 @@ static int known_as_short(const char *path, const char *const *names, int port, 
     ddp_base64(key, len, b64, 1);
     const char *type_name = key_type_name(type);
     for (char *line = text, *next; line && verdict != KEY_KNOWN; line = next) {
+        number++;
         next = strchr(line, '\n');
         if (next)
             *next++ = 0;
@@ -182,9 +222,9 @@ static int known_as_short(const char *path, const char *const *names, int port, 
             if (same_type && blob_len == strlen(b64) && !memcmp(blob, b64, blob_len))
                 verdict = KEY_KNOWN;
             else if (same_type)
-                verdict = KEY_CHANGED;
+                verdict = KEY_CHANGED, *line_number = number;
             else if (verdict == KEY_UNKNOWN)
-                verdict = KEY_OTHER_TYPE;
+                verdict = KEY_OTHER_TYPE, *line_number = number;
         }
     }
     free(b64);
@@ -255,21 +295,30 @@ static int check_host_key(ssh_session_t *s, const char *alias, const ssh_target_
     }
     libssh2_knownhost_readfile(kh, known_hosts, LIBSSH2_KNOWNHOST_FILE_OPENSSH);
     const char *names[] = {t->hostname, strcmp(alias, t->hostname) ? alias : NULL, NULL};
-    int mask = key_type_mask(type);
-    int verdict = known_as(kh, names, t->port, key, len, mask),
-        short_names = known_as_short(known_hosts, names, t->port, key, len, type);
+    int mask = key_type_mask(type), short_line = 0;
+    struct libssh2_knownhost *differing = NULL;
+    int verdict = known_as(kh, names, t->port, key, len, mask, &differing),
+        short_names = known_as_short(known_hosts, names, t->port, key, len, type, &short_line);
+    int line = verdict == KEY_CHANGED || verdict == KEY_OTHER_TYPE
+                   ? line_of_entry(known_hosts, kh, differing)
+                   : 0;
     /* A changed key under either reading is a changed key. */
     if (short_names == KEY_CHANGED || short_names == KEY_OTHER_TYPE ||
-        (short_names == KEY_KNOWN && verdict == KEY_UNKNOWN))
+        (short_names == KEY_KNOWN && verdict == KEY_UNKNOWN)) {
         verdict = short_names;
+        line = line ? line : short_line;
+    }
     if (verdict == KEY_CHANGED || verdict == KEY_OTHER_TYPE) {
+        char at[32] = "";
+        if (line)
+            snprintf(at, sizeof at, ":%d", line);
         rc = ddp_error_set(
             err,
-            "%s: the host key CHANGED (now %s%s): not what %s says; if the host "
-            "was reinstalled, remove its old line there, else someone may be in the middle",
+            "%s: the host key CHANGED (now %s%s): not what %s%s says; if the host was "
+            "reinstalled, remove that line (ssh-keygen -R %s), else someone may be in the middle",
             s->where, fp,
-            verdict == KEY_OTHER_TYPE ? ", of a type the host was not known with" : "",
-            known_hosts);
+            verdict == KEY_OTHER_TYPE ? ", of a type the host was not known with" : "", known_hosts,
+            at, alias);
     } else if (verdict == KEY_UNKNOWN && !accept_new) {
         rc = ddp_error_set(err,
                            "%s: unknown host key %s (not in %s): check it, then add it "

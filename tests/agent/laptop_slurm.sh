@@ -238,7 +238,11 @@ cp "$R/client/.ssh/known_hosts" "$T/known_hosts.good"
 sed -i "s|ssh-ed25519 .*|$(cut -d' ' -f1-2 "$R/client/other_key.pub")|" "$R/client/.ssh/known_hosts"
 laptop status --on hpc lapjob
 expect_rc 255 "a changed host key: refused, exit 255"
-expect_contains "$ERR" "known_hosts" "... naming known_hosts: $ERR"
+expect_contains "$ERR" "not what $R/client/.ssh/known_hosts:1 says" "... naming known_hosts' line: $ERR"
+ssh-keygen -q -H -f "$R/client/.ssh/known_hosts" 2>/dev/null
+laptop status --on hpc lapjob
+expect_rc 255 "a changed host key in a hashed known_hosts: refused"
+expect_contains "$ERR" "not what $R/client/.ssh/known_hosts:1 says" "... naming its line: $ERR"
 cp "$T/known_hosts.good" "$R/client/.ssh/known_hosts"
 sed -i 's/^scheduler: slurm/scheduler: pbs/; s/^name: lapjob/name: lappbs/' "$R/proj/lapjob.yaml"
 laptop submit --on hpc lapjob.yaml

@@ -391,42 +391,20 @@ enum { TOKEN_FILE_MAX = 4096 };
  * its owner, type and mode read from that descriptor, then its bytes. */
 static int read_token_file(agent_options_t *o, const char *path, ddp_error_t *err)
 {
-    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0)
-        return ddp_error_set(err, "--token-file %s: %s", path,
-                             errno == ELOOP ? "a symbolic link; give the file itself"
-                                            : strerror(errno));
-    struct stat st;
-    char text[TOKEN_FILE_MAX + 1];
-    ssize_t len = -1;
-    if (fstat(fd, &st) != 0)
-        ddp_error_set(err, "--token-file %s: %s", path, strerror(errno));
-    else if (!S_ISREG(st.st_mode))
-        ddp_error_set(err, "--token-file %s: not a regular file", path);
-    else if (st.st_uid != geteuid())
-        ddp_error_set(err, "--token-file %s: owned by uid %u, not by this user", path,
-                      (unsigned)st.st_uid);
-    else if (st.st_mode & (S_IRWXG | S_IRWXO))
-        ddp_error_set(err,
-                      "--token-file %s: readable by others (mode %04o); the token must be "
-                      "private: chmod 600 %s",
-                      path, (unsigned)(st.st_mode & 07777), path);
-    else if ((len = read(fd, text, sizeof text)) < 0)
-        ddp_error_set(err, "--token-file %s: %s", path, strerror(errno));
-    else if (len > TOKEN_FILE_MAX)
-        ddp_error_set(err, "--token-file %s: larger than %d bytes", path, TOKEN_FILE_MAX);
-    close(fd);
-    if (len < 0 || len > TOKEN_FILE_MAX)
-        return -1;
+    ddp_error_t why;
+    size_t len;
+    char *text = ddp_read_own_file(path, S_IRWXG | S_IRWXO, TOKEN_FILE_MAX, &len, &why);
+    if (!text)
+        return ddp_error_set(err, "--token-file %s", why.msg);
     while (len && (text[len - 1] == '\n' || text[len - 1] == '\r'))
         len--;
-    if (len == 0)
+    text[len] = '\0';
+    if (len == 0) {
+        free(text);
         return ddp_error_set(err, "--token-file %s: empty", path);
-    if (!(o->token = malloc((size_t)len + 1)))
-        return ddp_error_set(err, "out of memory");
-    memcpy(o->token, text, (size_t)len);
-    o->token[len] = '\0';
-    o->token_len = (size_t)len;
+    }
+    o->token = text;
+    o->token_len = len;
     return 0;
 }
 

@@ -385,23 +385,29 @@ char *job_index_path(void)
     return asprintf(&path, "%s/.local/state/ddpjob/jobs", home) < 0 ? NULL : path;
 }
 
-int job_index_add(const job_record_t *r, const char *first_id, ddp_error_t *err)
+int job_state_append(const char *name, const char *line, ddp_error_t *err)
 {
-    char *path = job_index_path(), *line = NULL;
+    char *path = job_index_path();
     if (!path)
         return ddp_error_set(err, "no index of jobs: neither HOME nor XDG_STATE_HOME is an "
                                   "absolute path");
     char *slash = strrchr(path, '/');
     *slash = 0;
-    int rc = ddp_make_dirs(path, 0700, err);
-    *slash = '/';
-    if (rc == 0 && asprintf(&line, "%lld\t%s\t%s\t%s\t%s\n", (long long)r->submitted, first_id,
-                            r->scheduler, r->name, r->dir) < 0)
-        rc = ddp_error_set(err, "out of memory");
-    if (rc == 0)
-        rc = ddp_append_line(path, line, err);
-    free(line);
+    char file[8192];
+    snprintf(file, sizeof file, "%s/%s", path, name);
+    int rc = ddp_make_dirs(path, 0700, err) || ddp_append_line(file, line, err) ? -1 : 0;
     free(path);
+    return rc;
+}
+
+int job_index_add(const job_record_t *r, const char *first_id, ddp_error_t *err)
+{
+    char *line = NULL;
+    if (asprintf(&line, "%lld\t%s\t%s\t%s\t%s\n", (long long)r->submitted, first_id, r->scheduler,
+                 r->name, r->dir) < 0)
+        return ddp_error_set(err, "out of memory");
+    int rc = job_state_append("jobs", line, err);
+    free(line);
     return rc;
 }
 

@@ -93,6 +93,8 @@ void job_record_free(job_record_t *r);
 char *job_index_path(void);
 /* Appends a submitted job to the index. */
 int job_index_add(const job_record_t *r, const char *first_id, ddp_error_t *err);
+/* Appends `line` to the file `name` beside the index (its folder made private where missing). */
+int job_state_append(const char *name, const char *line, ddp_error_t *err);
 
 /* The records of the index, newest first: each record's folder (malloc'd, NULL-terminated
  * array); records whose folder is gone are left out. */

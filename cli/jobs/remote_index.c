@@ -9,6 +9,7 @@
 
 /* A few lines a job: anything near this is no index of ours. */
 enum { REMOTE_INDEX_MAX = 16 << 20 };
+#define INDEX_NAME "remote-jobs"
 
 static char *index_path(void)
 {
@@ -16,7 +17,7 @@ static char *index_path(void)
     if (!jobs)
         return NULL;
     *strrchr(jobs, '/') = '\0';
-    if (asprintf(&path, "%s/remote-jobs", jobs) < 0)
+    if (asprintf(&path, "%s/" INDEX_NAME, jobs) < 0)
         path = NULL;
     free(jobs);
     return path;
@@ -55,21 +56,12 @@ int remote_index_add(const remote_job_t *j, ddp_error_t *err)
     if (!remote_job_valid(j))
         return ddp_error_set(err, "job %s on %s: not a job the index can hold", j->name,
                              j->cluster);
-    char *path = index_path(), *line = NULL;
-    if (!path)
-        return ddp_error_set(err, "no index of jobs: neither HOME nor XDG_STATE_HOME is an "
-                                  "absolute path");
-    char *slash = strrchr(path, '/');
-    *slash = '\0';
-    int rc = ddp_make_dirs(path, 0700, err);
-    *slash = '/';
-    if (rc == 0 && asprintf(&line, "%lld\t%s\t%s\t%s\t%s\t%s\n", (long long)j->submitted,
-                            j->cluster, j->id, j->name, j->remote_dir, j->local_dir) < 0)
-        rc = ddp_error_set(err, "out of memory");
-    if (rc == 0)
-        rc = ddp_append_line(path, line, err);
+    char *line = NULL;
+    if (asprintf(&line, "%lld\t%s\t%s\t%s\t%s\t%s\n", (long long)j->submitted, j->cluster, j->id,
+                 j->name, j->remote_dir, j->local_dir) < 0)
+        return ddp_error_set(err, "out of memory");
+    int rc = job_state_append(INDEX_NAME, line, err);
     free(line);
-    free(path);
     return rc;
 }
 

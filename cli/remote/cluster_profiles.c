@@ -73,45 +73,6 @@ int cluster_profile_valid(const cluster_profile_t *c, ddp_error_t *err)
     return 0;
 }
 
-/* The file's bytes, where it may be trusted: opened without following a link, then its type,
- * owner and mode read from that descriptor. *text NULL: no file. */
-static int read_trusted(const char *path, char **text, ddp_error_t *err)
-{
-    *text = NULL;
-    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0)
-        return errno == ENOENT ? 0
-                               : ddp_error_set(err, "%s: %s", path,
-                                               errno == ELOOP ? "a symbolic link: not trusted"
-                                                              : strerror(errno));
-    struct stat st;
-    int rc = -1;
-    if (fstat(fd, &st) != 0)
-        ddp_error_set(err, "%s: %s", path, strerror(errno));
-    else if (!S_ISREG(st.st_mode))
-        ddp_error_set(err, "%s: not a regular file", path);
-    else if (st.st_uid != geteuid())
-        ddp_error_set(err, "%s: owned by uid %u, not by this user: not trusted", path,
-                      (unsigned)st.st_uid);
-    else if (st.st_mode & (S_IWGRP | S_IWOTH))
-        ddp_error_set(err, "%s: others can write it (mode %04o): not trusted; chmod 600 %s", path,
-                      (unsigned)(st.st_mode & 07777), path);
-    else if (st.st_size > PROFILES_FILE_MAX)
-        ddp_error_set(err, "%s: larger than %d bytes", path, PROFILES_FILE_MAX);
-    else if (!(*text = calloc(1, (size_t)st.st_size + 1)))
-        ddp_error_set(err, "out of memory");
-    else if (read(fd, *text, (size_t)st.st_size) != st.st_size)
-        ddp_error_set(err, "%s: could not be read whole", path);
-    else
-        rc = 0;
-    close(fd);
-    if (rc) {
-        free(*text);
-        *text = NULL;
-    }
-    return rc;
-}
-
 typedef struct {
     yaml_document_t *doc;
     const char *path;
@@ -216,11 +177,10 @@ static int read_document(reader_t *r, cluster_profiles_t *p)
 int cluster_profiles_read(const char *path, cluster_profiles_t *p, ddp_error_t *err)
 {
     memset(p, 0, sizeof *p);
-    char *text;
-    if (read_trusted(path, &text, err))
-        return -1;
+    /* It decides where the user's code and jobs go: only the user may have written it. */
+    char *text = ddp_read_own_file(path, S_IWGRP | S_IWOTH, PROFILES_FILE_MAX, NULL, err);
     if (!text)
-        return 0;
+        return err->code == ENOENT ? 0 : -1;
     yaml_parser_t parser;
     yaml_document_t doc;
     yaml_parser_initialize(&parser);

@@ -115,6 +115,47 @@ error:
     return -1;
 }
 
+char *ddp_read_own_file(const char *path, mode_t closed, size_t max, size_t *len, ddp_error_t *err)
+{
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        int e = errno;
+        ddp_error_code(err, e == ELOOP ? EPERM : e, "%s: %s", path,
+                       e == ELOOP ? "a symbolic link: not trusted" : strerror(e));
+        return NULL;
+    }
+    struct stat st;
+    char *text = NULL;
+    ssize_t got = -1;
+    mode_t open_bits = 0;
+    if (fstat(fd, &st) != 0) {
+        ddp_error_set(err, "%s: %s", path, strerror(errno));
+    } else if (!S_ISREG(st.st_mode)) {
+        ddp_error_code(err, EPERM, "%s: not a regular file", path);
+    } else if (st.st_uid != geteuid()) {
+        ddp_error_code(err, EPERM, "%s: owned by uid %u, not by this user: not trusted", path,
+                       (unsigned)st.st_uid);
+    } else if ((open_bits = st.st_mode & closed)) {
+        ddp_error_code(err, EPERM, "%s: others can %s it (mode %04o): not trusted; chmod 600 %s",
+                       path, open_bits & (S_IWGRP | S_IWOTH) ? "write" : "read",
+                       (unsigned)(st.st_mode & 07777), path);
+    } else if ((size_t)st.st_size > max) {
+        ddp_error_set(err, "%s: larger than %zu bytes", path, max);
+    } else if (!(text = calloc(1, (size_t)st.st_size + 1))) {
+        ddp_error_set(err, "out of memory");
+    } else if ((got = read(fd, text, (size_t)st.st_size)) != st.st_size) {
+        ddp_error_set(err, "%s: could not be read whole", path);
+    }
+    close(fd);
+    if (got < 0 || got != st.st_size) {
+        free(text);
+        return NULL;
+    }
+    if (len)
+        *len = (size_t)got;
+    return text;
+}
+
 int ddp_append_line(const char *path, const char *line, ddp_error_t *err)
 {
     int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);

@@ -19,6 +19,12 @@ char *ddp_read_file(const char *path, size_t *len, ddp_error_t *err);
  * is refused ("PATH: larger than MAX bytes"), so a hostile or runaway file cannot fill memory. */
 char *ddp_read_file_max(const char *path, size_t max, size_t *len, ddp_error_t *err);
 
+/* The same for a file only this user may change (a configuration) or also read (a secret): opened
+ * without following a link, then checked on that descriptor: a regular file this user owns with
+ * none of `closed`'s mode bits (S_IWGRP | S_IWOTH, or S_IRWXG | S_IRWXO), at most `max` bytes.
+ * Else NULL with err "PATH: why" (code EPERM for a file not trusted, ENOENT for none there). */
+char *ddp_read_own_file(const char *path, mode_t closed, size_t max, size_t *len, ddp_error_t *err);
+
 /* Writes `len` bytes to a new PATH.tmp.RANDOM (created with O_EXCL and O_NOFOLLOW, so nothing
  * planted under that name is followed or reused; `mode` less the umask), fsyncs it, renames it
  * over `path` and fsyncs the folder. On failure the temporary file is removed and err says

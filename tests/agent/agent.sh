@@ -79,7 +79,7 @@ expect_contains "$ERR" "DDPJOB_TOKEN" "(DDPJOB_TOKEN or --token-file)"
 printf 'secret\n' >"$T/token"
 chmod 644 "$T/token"
 run env -u DDPJOB_TOKEN "$AGENT" --nnodes 2 --node-rank 0 --master-addr 127.0.0.1 --master-port 1 --token-file "$T/token" true
-expect_contains "$ERR" "readable by others (mode 0644)" "a token file others can read is refused"
+expect_contains "$ERR" "--token-file $T/token: others can read it (mode 0644): not trusted; chmod 600" "a token file others can read is refused"
 # In a folder others can write, the token file may be another user's, or a link to one.
 chmod 600 "$T/token"
 chown nobody "$T/token"

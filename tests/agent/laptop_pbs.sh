@@ -16,15 +16,8 @@ R=$LAPTOP_DIR
 # A login shell on the head finds PBS, as a site's profile puts it on PATH.
 printf 'export PATH=%s/bin:$PATH\n' "$PBS_EXEC" >"$home/.bash_profile"
 chown "$PBS_USER:" "$home/.bash_profile"
-if laptop_sshd pbshead 10.78.0.1 "$PBS_USER" pbs_in pbshead; then
-    pass "a real sshd runs on the OpenPBS head"
-else
-    fail "a real sshd runs on the OpenPBS head"
-fi
 LAPNS=$(pbs_ns laptop)
-laptop_ns "$LAPNS" "$(pbs_ns pbshead)" 10.78.0.200
-if laptop_install >"$T/install.log" 2>&1; then pass "the laptop's ddpjob is an installed one, with its manifest"; else
-    fail "the laptop's ddpjob is an installed one" "$(tail -n 5 "$T/install.log")"; fi
+laptop_suite_up pbshead 10.78.0.1 "$PBS_USER" "$LAPNS" "$(pbs_ns pbshead)" 10.78.0.200 pbs_in pbshead || exit 1
 laptop() { laptop_in "$LAPNS" "$PBS_CLUSTER/etc/hosts" "$@"; }
 
 cat >"$R/proj/job.sh" <<'JOB'

@@ -35,15 +35,8 @@ useradd -M -p '*' -d "$home" -s /bin/bash "$user"
 chown "$user:" "$home"
 printf 'export SLURM_CONF=%s\n' "$SLURM_CONF" >"$home/.bash_profile"
 chown "$user:" "$home/.bash_profile"
-if laptop_sshd head 10.77.0.1 "$user" cluster_in head; then
-    pass "a real sshd runs on the Slurm cluster's head"
-else
-    fail "a real sshd runs on the Slurm cluster's head"
-fi
 LAPNS=$(cluster_ns laptop)
-laptop_ns "$LAPNS" "$(cluster_ns head)" 10.77.0.200
-if laptop_install >"$T/install.log" 2>&1; then pass "the laptop's ddpjob is an installed one, with its manifest"; else
-    fail "the laptop's ddpjob is an installed one" "$(tail -n 5 "$T/install.log")"; fi
+laptop_suite_up head 10.77.0.1 "$user" "$LAPNS" "$(cluster_ns head)" 10.77.0.200 cluster_in head || exit 1
 version=$LAPTOP_VERSION
 laptop() { laptop_in "$LAPNS" "$CLUSTER/etc/hosts" "$@"; }
 

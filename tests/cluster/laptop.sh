@@ -76,6 +76,16 @@ laptop_in() {
         timeout -s KILL 300 "$LAPTOP_DDPJOB" "${@:3}"
 }
 
+# laptop_suite_up HEADNAME ADDR USER NS HEADNS LAPTOP_ADDR RUNNER...: a suite's start (tap.sh's
+# pass and fail): sshd on the head, the laptop NS at LAPTOP_ADDR, the laptop's ddpjob installed.
+laptop_suite_up() {
+    if laptop_sshd "$1" "$2" "$3" "${@:7}"; then pass "a real sshd runs on the cluster's head ($1)"; else
+        fail "a real sshd runs on the cluster's head ($1)"; return 1; fi
+    laptop_ns "$4" "$5" "$6" || { fail "the laptop's namespace"; return 1; }
+    if laptop_install >"$T/install.log" 2>&1; then pass "the laptop's ddpjob is an installed one, with its manifest"; else
+        fail "the laptop's ddpjob is an installed one" "$(tail -n 5 "$T/install.log")"; return 1; fi
+}
+
 expect_rc() { # STATUS DESCRIPTION: the last run's exit status, its stderr shown where it differs
     if [ "$RC" = "$1" ]; then pass "$2"; else fail "$2" "exit $RC, not $1" "$ERR"; fi
 }

@@ -1,6 +1,8 @@
 /* ddp_file's promises where other users share the folders: a private folder is made fresh or
  * reused only when it is the user's own and closed to others; an atomic write never follows a
- * link planted where its temporary file or its file goes; a capped read refuses a larger file. */
+ * link planted where its temporary file or its file goes; a capped read refuses a larger file; a
+ * file of the user's own is read only when it is theirs, no link, and closed as asked. */
+#include <errno.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,6 +92,44 @@ static void capped_reads(void)
        "one over it is refused: %s", err.msg);
 }
 
+/* A file of the user's own: read only when it is theirs, no link, closed as asked. */
+static void own_files(void)
+{
+    ddp_error_t err = {0};
+    size_t len = 0;
+    char *text;
+    ddp_write_file_atomic(at("conf"), "a: 1\n", 5, 0600, &err);
+    text = ddp_read_own_file(at("conf"), S_IRWXG | S_IRWXO, 4096, &len, &err);
+    ok(text && len == 5 && !strcmp(text, "a: 1\n"), "an own file closed to others is read");
+    free(text);
+    chmod(at("conf"), 0644);
+    text = ddp_read_own_file(at("conf"), S_IWGRP | S_IWOTH, 4096, &len, &err);
+    ok(text != NULL, "one others may read is a configuration's right (%s)", err.msg);
+    free(text);
+    ok(!ddp_read_own_file(at("conf"), S_IRWXG | S_IRWXO, 4096, &len, &err) && err.code == EPERM &&
+           strstr(err.msg, "others can read it (mode 0644): not trusted"),
+       "but not a secret's: %s", err.msg);
+    chmod(at("conf"), 0620);
+    ok(!ddp_read_own_file(at("conf"), S_IWGRP | S_IWOTH, 4096, &len, &err) &&
+           strstr(err.msg, "others can write it (mode 0620)"),
+       "one the group may write is refused: %s", err.msg);
+    chmod(at("conf"), 0600);
+    ok(symlink(at("conf"), at("conf-link")) == 0 &&
+           !ddp_read_own_file(at("conf-link"), S_IRWXG | S_IRWXO, 4096, &len, &err) &&
+           err.code == EPERM && strstr(err.msg, "a symbolic link: not trusted"),
+       "a link to it is refused: %s", err.msg);
+    ok(!ddp_read_own_file(at("conf"), S_IRWXG | S_IRWXO, 4, &len, &err) &&
+           strstr(err.msg, "larger than 4 bytes"),
+       "one over the cap is refused: %s", err.msg);
+    ok(!ddp_read_own_file(at("none"), S_IRWXG | S_IRWXO, 4096, &len, &err) && err.code == ENOENT,
+       "none there: ENOENT");
+    struct passwd *nobody = getpwnam("nobody");
+    ok(nobody && chown(at("conf"), nobody->pw_uid, nobody->pw_gid) == 0 &&
+           !ddp_read_own_file(at("conf"), S_IRWXG | S_IRWXO, 4096, &len, &err) &&
+           strstr(err.msg, "not by this user: not trusted"),
+       "one another user owns is refused: %s", err.msg);
+}
+
 int main(void)
 {
     if (!mkdtemp(root))
@@ -97,6 +137,7 @@ int main(void)
     private_dirs();
     atomic_writes();
     capped_reads();
+    own_files();
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
     ok(system(cmd) == 0, "cleaned up");

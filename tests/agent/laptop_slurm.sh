@@ -227,6 +227,26 @@ expect_rc 3 "a folder the user cannot write: exit 3"
 expect_contains "$ERR" "permission denied" "... saying so: $ERR"
 expect_contains "$ERR" "nothing submitted" "... and that nothing was submitted"
 expect_eq "$(cluster_in head squeue -h | wc -l)" "$count_before" "... and nothing was"
+# A filesystem that fills up mid-upload: a 2 MiB ext4 image mounted where the head's sshd sees it.
+truncate -s 2M "$T/full.img"
+mkfs.ext4 -q -F "$T/full.img"
+mkdir -p "$home/full"
+sshd_mnt=/proc/$(cat "$R/run/sshd-head.pid")/ns/mnt
+if nsenter --mount="$sshd_mnt" mount -o loop "$T/full.img" "$home/full"; then
+    nsenter --mount="$sshd_mnt" chown "$user:" "$home/full"
+    laptop cluster add full --host head --remote-dir "$home/full"
+    head -c 3000000 /dev/urandom >"$R/proj/data/big.bin"
+    laptop submit --on full lapjob.yaml
+    expect_rc 3 "a filesystem that fills up mid-upload: exit 3"
+    expect_contains "$ERR" "cannot write $home/full/lapjob/data/big.bin: the host refused" "... naming the file: $ERR"
+    expect_contains "$ERR" "(uploaded " "... what had been sent by then"
+    expect_contains "$ERR" "nothing submitted" "... and that nothing was submitted"
+    expect_eq "$(cluster_in head squeue -h | wc -l)" "$count_before" "... and nothing was"
+    rm "$R/proj/data/big.bin"
+    nsenter --mount="$sshd_mnt" umount "$home/full"
+else
+    fail "a loop-mounted 2 MiB filesystem on the head" "mount -o loop failed"
+fi
 cp "$R/client/.ssh/known_hosts" "$T/known_hosts.good"
 sed -i "s|ssh-ed25519 .*|$(cut -d' ' -f1-2 "$R/client/other_key.pub")|" "$R/client/.ssh/known_hosts"
 laptop status --on hpc lapjob

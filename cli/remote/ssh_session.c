@@ -348,9 +348,13 @@ out:
 static int authenticate(ssh_session_t *s, const ssh_target_t *t, ddp_error_t *err)
 {
     LIBSSH2_AGENT *agent = getenv("SSH_AUTH_SOCK") ? libssh2_agent_init(s->session) : NULL;
+    char tried[2048] = "";
+    size_t at = 0;
+    int agent_keys = 0;
     if (agent && libssh2_agent_connect(agent) == 0 && libssh2_agent_list_identities(agent) == 0) {
         struct libssh2_agent_publickey *id = NULL, *prev = NULL;
         while (libssh2_agent_get_identity(agent, &id, prev) == 0) {
+            agent_keys++;
             if (libssh2_agent_userauth(agent, t->user, id) == 0) {
                 libssh2_agent_disconnect(agent);
                 libssh2_agent_free(agent);
@@ -362,21 +366,28 @@ static int authenticate(ssh_session_t *s, const ssh_target_t *t, ddp_error_t *er
     }
     if (agent)
         libssh2_agent_free(agent);
-    int tried = 0;
+    if (agent_keys)
+        at += (size_t)snprintf(tried, sizeof tried, "%d key%s of ssh-agent", agent_keys,
+                               agent_keys == 1 ? "" : "s");
+    int files = 0;
     for (int i = 0; i < t->nidentities; i++) {
         if (access(t->identities[i], R_OK))
             continue;
-        tried++;
+        files++;
+        if (at < sizeof tried)
+            at += (size_t)snprintf(tried + at, sizeof tried - at, "%s%s", at ? ", " : "",
+                                   t->identities[i]);
         if (libssh2_userauth_publickey_fromfile_ex(s->session, t->user, strlen(t->user), NULL,
                                                    t->identities[i], "") == 0)
             return 0;
     }
-    if (!tried)
+    if (!agent_keys && !files)
         return ddp_error_code(err, EACCES,
                               "%s: no ssh-agent key and no identity file (%s...) to log in with",
                               s->where, t->identities[0]);
-    return session_error(s, EACCES,
-                         "login refused for every key of ssh-agent and the identity files", err);
+    char what[2200];
+    snprintf(what, sizeof what, "login refused (public keys tried: %s)", tried);
+    return session_error(s, EACCES, what, err);
 }
 
 /* The SSH protocol on s->fd: handshake, the host's key checked, the login. */

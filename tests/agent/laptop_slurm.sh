@@ -122,7 +122,6 @@ laptop submit --on hpc lapjob.yaml
 expect_rc 0 "a second submit"
 expect_contains "$ERR" "hpc: uploaded 1 file, 1 KiB; 5 unchanged" "... uploads exactly the one file that changed"
 expect_lacks "$ERR" "installed ddpjob" "... and installs nothing again"
-JOB2=$(tail -n 1 <<<"$OUT")
 
 # A failed rank, named from the laptop; wait's status is the job's.
 laptop submit --on hpc lapfail.yaml
@@ -135,7 +134,6 @@ expect_contains "$OUT" "rank 1" "... naming rank 1"
 
 # Cancel from the laptop: nothing left running there.
 laptop submit --on hpc lapsleep.yaml
-SLEEP=$(tail -n 1 <<<"$OUT")
 run_until 60 "running" laptop status lapsleep
 expect_contains "$OUT" "running" "status from the laptop: running"
 laptop cancel lapsleep
@@ -147,16 +145,20 @@ expect_contains "$OUT" "lapsleep" "list --on hpc: the cluster's jobs" "$ERR"
 
 # logs -f through a cut link: said, tried again, every line once.
 laptop submit --on hpc lapticks.yaml
-TICKS=$(tail -n 1 <<<"$OUT")
 run_until 60 "running" laptop status lapticks
-(laptop logs -f lapticks --rank 0; echo "$RC" >"$T/follow.rc"; printf '%s' "$OUT" >"$T/follow.out"
-    printf '%s' "$ERR" >"$T/follow.err") &
+# Each in the background with a folder of its own for run's stderr.
+(T=$T/follow && mkdir "$T" && laptop logs -f lapticks --rank 0; echo "$RC" >"$T.rc"
+    printf '%s' "$OUT" >"$T.out"; printf '%s' "$ERR" >"$T.err") &
 follow=$!
+(T=$T/waiting && mkdir "$T" && laptop wait lapticks; echo "$RC" >"$T.rc"; printf '%s' "$ERR" >"$T.err") &
+waiting=$!
 sleep 6
 ip -n "$(cluster_ns head)" link set vlap1 down
 sleep 25
 ip -n "$(cluster_ns head)" link set vlap1 up
-wait "$follow"
+wait "$follow" "$waiting"
+expect_eq "$(cat "$T/waiting.rc")" 0 "wait through the same cut link: the job completed, exit 0" "$(cat "$T/waiting.err")"
+expect_contains "$(cat "$T/waiting.err")" "hpc: the connection was lost" "... saying the link was lost, not that the job failed"
 expect_eq "$(cat "$T/follow.rc")" 0 "logs -f through a cut link ends with the job, exit 0" "$(cat "$T/follow.err")"
 expect_contains "$(cat "$T/follow.err")" "hpc: the connection was lost" "... saying the link was lost"
 expect_contains "$(cat "$T/follow.err")" "the job there goes on: trying again in" "... and that it tries again"

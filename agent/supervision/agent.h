@@ -11,8 +11,8 @@
  *   its end: unknown → failed (the first failure, from anywhere) | done | checkpointed (every
  *     rank exited 75 on request). Set once, by whichever agent wins the compare-and-set, and
  *     read by all; two local overrides: a stop signal turns unknown or done into failed (this
- *     node was told to stop), and a failure by a stop signal whose workers all exited 75
- *     becomes checkpointed.
+ *     node was told to stop), and a failure by a stop signal, or by a rank's exit 75 (the
+ *     stop reached it first), whose workers all exited 75 becomes checkpointed.
  *   this node's workers' phase, forward only (a step may be skipped):
  *     running → settled (all ended well and counted in the store; the others get
  *     --exit-timeout) → stopping (asked to stop, once the end is known to be a failure or a

@@ -374,7 +374,11 @@ int attempt_stopped_with_checkpoints(const attempt_t *t)
 {
     const worker_t *w = t->workers;
     int n = t->nworkers;
-    if (t->end != END_FAILED || t->first.kind != FAIL_SIGNAL || n == 0)
+    /* The stop reaches the workers too (PBS signals the whole job at its walltime): a rank may
+     * have checkpointed and exited 75 before this agent took its own signal. */
+    int stopped = t->first.kind == FAIL_SIGNAL ||
+                  (t->first.kind == FAIL_WORKER && t->first.code == WORKER_EXIT_CHECKPOINTED);
+    if (t->end != END_FAILED || !stopped || n == 0)
         return 0;
     for (int i = 0; i < n; i++)
         if (exit_code_of(&w[i]) != WORKER_EXIT_CHECKPOINTED)
@@ -427,11 +431,12 @@ void attempt_say_outcome(agent_t *a, attempt_t *t)
         timeline_event(a, "checkpoint", t->round, -1, "checkpoint written by every rank");
     } else if (attempt_stopped_with_checkpoints(t)) {
         t->end = END_CHECKPOINTED; /* agent.h: the second override */
-        agent_say("stopped by SIG%s: checkpoint written by every rank of node %d; requeue to "
-                  "resume",
-                  ddp_signal_name(t->first.code - 128), a->node_rank);
-        timeline_event(a, "checkpoint", t->round, -1, "stopped by SIG%s: checkpoint written",
-                       ddp_signal_name(t->first.code - 128));
+        char how[64] = "by its ranks (each exited 75)";
+        if (t->first.kind == FAIL_SIGNAL)
+            snprintf(how, sizeof how, "by SIG%s", ddp_signal_name(t->first.code - 128));
+        agent_say("stopped %s: checkpoint written by every rank of node %d; requeue to resume", how,
+                  a->node_rank);
+        timeline_event(a, "checkpoint", t->round, -1, "stopped %s: checkpoint written", how);
     } else if (attempt_will_restart(a, t)) {
         char line[1024];
         failure_line(&t->first, line, sizeof line);

@@ -575,6 +575,19 @@ int cmd_fetch(int argc, char **argv)
     return rc ? EXIT_SYSTEM : EXIT_OK;
 }
 
+/* One of the commands after submit, run there; `logs -f` and `wait` through a lost link. */
+static int forward(const cluster_profile_t *c, const host_options_t *ho, int argc, char **argv)
+{
+    int follow = !strcmp(argv[0], "wait");
+    for (int i = 1; i < argc; i++)
+        follow |=
+            !strcmp(argv[0], "logs") && (!strcmp(argv[i], "-f") || !strcmp(argv[i], "--follow"));
+    char *command = remote_ddpjob_command(c->name, NULL, argv, argc, NULL);
+    int rc = command ? run_there(c, ho, command, follow, stdout) : EXIT_SYSTEM;
+    free(command);
+    return rc;
+}
+
 int remote_dispatch(int argc, char **argv)
 {
     static const char *const forwarded[] = {"status", "logs",   "cancel", "list",
@@ -605,27 +618,12 @@ int remote_dispatch(int argc, char **argv)
             cluster = j.cluster;
         free(dir);
     }
-    int rc = -1;
-    if (cluster) {
-        cluster_profile_t c;
-        char *remote = NULL;
-        int follow = !strcmp(command, "wait");
-        for (int i = 1; i < n; i++)
-            follow |= !strcmp(command, "logs") &&
-                      (!strcmp(words[i], "-f") || !strcmp(words[i], "--follow"));
-        rc = load_profile(command, cluster, &c);
-        if (rc != EXIT_OK)
-            ;
-        else if (is_submit)
-            rc = remote_submit(n, words, &c, &o.ho);
-        else if (!strcmp(command, "report"))
-            rc = report_there(&c, &o.ho, n, words);
-        else if (!(remote = remote_ddpjob_command(c.name, NULL, words, n, NULL)))
-            rc = EXIT_SYSTEM;
-        else
-            rc = run_there(&c, &o.ho, remote, follow, stdout);
-        free(remote);
-    }
+    cluster_profile_t c;
+    int rc = cluster ? load_profile(command, cluster, &c) : -1;
+    if (cluster && rc == EXIT_OK)
+        rc = is_submit                    ? remote_submit(n, words, &c, &o.ho)
+             : !strcmp(command, "report") ? report_there(&c, &o.ho, n, words)
+                                          : forward(&c, &o.ho, n, words);
     free(words);
     return rc;
 }

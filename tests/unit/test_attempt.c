@@ -1,5 +1,6 @@
 /* The attempt's end: the first end wins (attempt_take_end), a consequence gives way to another
- * failure, a stop signal turns an end unknown or done into its failure. And when node 0's store
+ * failure, a stop signal turns an end unknown or done into its failure, a node whose workers
+ * all exited 75 when stopped was checkpointed. And when node 0's store
  * stops answering, attempt_publish_end keeps this agent's own failure as the end and says why the
  * store refused it, with the store's real error (the message was once read from an uninitialised
  * error). A real store and client over loopback. */
@@ -86,9 +87,27 @@ static void test_first_end_wins(void)
     ok(t.end == END_CHECKPOINTED, "nor a checkpoint");
 }
 
+/* The second override: a node whose workers all exited 75 was stopped with its checkpoints,
+ * whether its agent's signal or a rank's own exit 75 (the stop reached it first) came first. */
+static void test_stopped_with_checkpoints(void)
+{
+    worker_t w[2] = {{.status = 75 << 8}, {.status = 75 << 8}};
+    attempt_t t = {.end = END_FAILED, .workers = w, .nworkers = 2};
+    t.first = (failure_t){.kind = FAIL_SIGNAL, .code = 128 + 15};
+    ok(attempt_stopped_with_checkpoints(&t), "told to stop, every worker exited 75: checkpointed");
+    t.first = failure(CAUSE_OWN, 75, "exited with code 75");
+    ok(attempt_stopped_with_checkpoints(&t), "a rank's exit 75 first, every worker 75: too");
+    w[1].status = 9; /* killed by SIGKILL */
+    ok(!attempt_stopped_with_checkpoints(&t), "but not when a worker did not exit 75");
+    w[1].status = 75 << 8;
+    t.first = failure(CAUSE_OWN, 3, "exited with code 3");
+    ok(!attempt_stopped_with_checkpoints(&t), "nor after a rank's failure (exit 3)");
+}
+
 int main(void)
 {
     test_first_end_wins();
+    test_stopped_with_checkpoints();
     ddp_error_t err;
     ddp_store_server_t *server =
         ddp_store_server_start("127.0.0.1", 0, token, sizeof token - 1, 0, NULL, NULL, &err);

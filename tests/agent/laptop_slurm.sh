@@ -256,7 +256,7 @@ sed -i "s|ssh-ed25519 .*|$(cut -d' ' -f1-2 "$R/client/other_key.pub")|" "$R/clie
 laptop status --on hpc lapjob
 expect_rc 255 "a changed host key: refused, exit 255"
 expect_contains "$ERR" "not what $R/client/.ssh/known_hosts:1 says" "... naming known_hosts' line"
-ssh-keygen -q -H -f "$R/client/.ssh/known_hosts" 2>/dev/null
+ssh-keygen -q -H -f "$R/client/.ssh/known_hosts" >/dev/null 2>&1
 laptop status --on hpc lapjob
 expect_rc 255 "a changed host key in a hashed known_hosts: refused"
 expect_contains "$ERR" "not what $R/client/.ssh/known_hosts:1 says" "... naming its line"

@@ -447,57 +447,70 @@ ssh_session_t *ssh_session_open(const char *alias, const ssh_target_t *t, const 
     return s;
 }
 
-/* The bridge: bytes from the socket into the tunnel, from the tunnel into the socket, until
- * either side ends (the session closed its end; the jump host's connection lost). The jump
+/* The bridge: bytes from the session's socket into the tunnel and from the tunnel into the
+ * socket, until either side ends (the session closed its end; the jump host's connection lost).
+ * Neither side ever blocks the other: each direction holds one chunk until it is taken. The jump
  * host's session is this thread's alone from the start. */
 static void *bridge_main(void *arg)
 {
     ssh_session_t *s = arg;
     LIBSSH2_SESSION *jump = s->via->session;
     char up[32768], down[32768];
-    size_t up_len = 0;
-    int ended = 0;
+    size_t up_len = 0, down_len = 0, down_at = 0;
+    int ended = 0, tunnel_done = 0;
     libssh2_session_set_blocking(jump, 0);
     libssh2_keepalive_config(jump, 1, SSH_KEEPALIVE_S);
     unsigned lost_after = SSH_LOST_AFTER_MS;
     setsockopt(s->via->fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &lost_after, sizeof lost_after);
+    fcntl(s->bridge_fd, F_SETFL, fcntl(s->bridge_fd, F_GETFL) | O_NONBLOCK);
     while (!ended) {
+        int progress = 0;
         ssize_t n;
-        while ((n = libssh2_channel_read(s->tunnel, down, sizeof down)) > 0)
-            for (ssize_t done = 0; done < n;) {
-                ssize_t w = write(s->bridge_fd, down + done, (size_t)(n - done));
-                if (w < 0 && errno != EINTR) {
-                    ended = 1;
-                    break;
-                }
-                done += w > 0 ? w : 0;
-            }
-        if ((n < 0 && n != LIBSSH2_ERROR_EAGAIN) || libssh2_channel_eof(s->tunnel))
-            ended = 1;
-        if (!up_len) {
-            n = recv(s->bridge_fd, up, sizeof up, MSG_DONTWAIT);
-            if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
-                ended = 1;
-            up_len = n > 0 ? (size_t)n : 0;
+        if (down_at == down_len && !tunnel_done) {
+            down_at = down_len = 0;
+            n = libssh2_channel_read(s->tunnel, down, sizeof down);
+            if (n > 0)
+                down_len = (size_t)n, progress = 1;
+            else if ((n < 0 && n != LIBSSH2_ERROR_EAGAIN) || libssh2_channel_eof(s->tunnel))
+                tunnel_done = 1;
         }
-        if (up_len) {
+        if (down_at < down_len) {
+            n = write(s->bridge_fd, down + down_at, down_len - down_at);
+            if (n > 0)
+                down_at += (size_t)n, progress = 1;
+            else if (n < 0 && errno != EAGAIN && errno != EINTR)
+                ended = 1;
+        }
+        if (!up_len) {
+            n = recv(s->bridge_fd, up, sizeof up, 0);
+            if (n > 0)
+                up_len = (size_t)n, progress = 1;
+            else if (n == 0 || (errno != EAGAIN && errno != EINTR))
+                ended = 1;
+        }
+        if (up_len && !tunnel_done) {
             n = libssh2_channel_write(s->tunnel, up, up_len);
             if (n > 0) {
                 memmove(up, up + n, up_len - (size_t)n);
                 up_len -= (size_t)n;
+                progress = 1;
             } else if (n != LIBSSH2_ERROR_EAGAIN) {
-                ended = 1;
+                tunnel_done = 1;
             }
         }
-        int next_keepalive_s;
-        if (libssh2_keepalive_send(jump, &next_keepalive_s) < 0)
-            ended = 1;
-        struct pollfd pfd[2] = {{.fd = s->via->fd, .events = POLLIN},
-                                {.fd = s->bridge_fd, .events = up_len ? 0 : POLLIN}};
+        int next_keepalive_s, sent = libssh2_keepalive_send(jump, &next_keepalive_s);
+        if (sent < 0 && sent != LIBSSH2_ERROR_EAGAIN)
+            tunnel_done = 1;
+        ended |= tunnel_done && down_at == down_len;
+        if (ended || progress)
+            continue;
+        struct pollfd pfd[2] = {
+            {.fd = s->via->fd, .events = POLLIN},
+            {.fd = s->bridge_fd,
+             .events = (short)((up_len ? 0 : POLLIN) | (down_at < down_len ? POLLOUT : 0))}};
         if (libssh2_session_block_directions(jump) & LIBSSH2_SESSION_BLOCK_OUTBOUND)
             pfd[0].events |= POLLOUT;
-        if (!ended && !up_len)
-            poll(pfd, 2, 1000);
+        poll(pfd, 2, 1000);
     }
     /* The session's reads end at once, as on a connection that closed. */
     shutdown(s->bridge_fd, SHUT_RDWR);

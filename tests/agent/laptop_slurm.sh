@@ -195,9 +195,12 @@ expect_rc 255 "the second laptop cannot reach the head itself"
 laptop2 status --on hpcjump lapjob
 expect_rc 0 "through the bastion it can: status"
 expect_contains "$OUT" "completed" "... the job's state, from the head"
+head -c 3000000 /dev/urandom >"$R/proj/data/shard1.bin"
 laptop2 submit --on hpcjump lapjob.yaml
 expect_rc 0 "submit --on through the jump host (SFTP and the command through its tunnel)"
-expect_contains "$ERR" "hpcjump: uploaded 0 files, 0 KiB; 6 unchanged" "... nothing changed, nothing sent"
+expect_contains "$ERR" "hpcjump: uploaded 1 file, 2930 KiB; 6 unchanged" "... 3 MB of a new file sent through the tunnel"
+expect_eq "$(cmp "$R/proj/data/shard1.bin" "$home/jobs/lapjob/data/shard1.bin" && echo same)" same "... whole"
+rm "$R/proj/data/shard1.bin"
 JUMPED=$(tail -n 1 <<<"$OUT")
 laptop2 wait "$JUMPED" --timeout 240
 expect_rc 0 "wait through the jump host: completed"

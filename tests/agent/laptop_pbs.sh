@@ -20,26 +20,8 @@ LAPNS=$(pbs_ns laptop)
 laptop_suite_up pbshead 10.78.0.1 "$PBS_USER" "$LAPNS" "$(pbs_ns pbshead)" 10.78.0.200 pbs_in pbshead || exit 1
 laptop() { laptop_in "$LAPNS" "$PBS_CLUSTER/etc/hosts" "$@"; }
 
-cat >"$R/proj/job.sh" <<'JOB'
-#!/bin/sh
-echo "rank $RANK of $WORLD_SIZE on $(hostname)"
-mkdir -p checkpoints && echo "step 10 of rank $RANK" >"checkpoints/rank$RANK.ckpt"
-[ "${FAIL_RANK:-none}" = "$RANK" ] && { echo "rank $RANK fails" >&2; exit 3; }
-exit 0
-JOB
-spec() { # NAME COMMAND [ENV]
-    local env=
-    [ -z "${3:-}" ] || env="env: {$3}"
-    cat >"$R/proj/$1.yaml" <<SPEC
-name: $1
-scheduler: pbs
-nodes: 2
-cpus_per_node: 1
-walltime: "00:05:00"
-command: $2
-$env
-SPEC
-}
+laptop_job
+spec() { laptop_spec pbs "$@"; }
 spec lappbs '[sh, job.sh]'
 spec lapfail '[sh, job.sh]' 'FAIL_RANK: "1"'
 spec lapsleep '[sleep, "300"]'

@@ -42,30 +42,10 @@ version=$LAPTOP_VERSION
 laptop() { laptop_in "$LAPNS" "$CLUSTER/etc/hosts" "$@"; }
 
 mkdir -p "$R/proj/data" "$R/proj/checkpoints"
-cat >"$R/proj/job.sh" <<'JOB'
-#!/bin/sh
-echo "rank $RANK of $WORLD_SIZE on $(hostname) in $PWD"
-mkdir -p checkpoints && echo "step 10 of rank $RANK" >"checkpoints/rank$RANK.ckpt"
-[ "${FAIL_RANK:-none}" = "$RANK" ] && { echo "rank $RANK fails" >&2; exit 3; }
-exit 0
-JOB
-chmod 755 "$R/proj/job.sh"
+laptop_job
 head -c 100000 /dev/urandom >"$R/proj/data/shard0.bin"
 echo "an old checkpoint, left home" >"$R/proj/checkpoints/old.ckpt"
-spec() { # NAME COMMAND [ENV]
-    local env=
-    [ -z "${3:-}" ] || env="env: {$3}"
-    cat >"$R/proj/$1.yaml" <<SPEC
-name: $1
-scheduler: slurm
-nodes: 2
-procs_per_node: 1
-cpus_per_node: 1
-walltime: "00:05:00"
-command: $2
-$env
-SPEC
-}
+spec() { laptop_spec slurm "$@"; }
 spec lapjob '[sh, job.sh]'
 spec lapfail '[sh, job.sh]' 'FAIL_RANK: "1"'
 spec lapsleep '[sleep, "300"]'

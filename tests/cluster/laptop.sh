@@ -86,6 +86,35 @@ laptop_suite_up() {
         fail "the laptop's ddpjob is an installed one" "$(tail -n 5 "$T/install.log")"; return 1; fi
 }
 
+# laptop_job: the laptop's job folder's script, job.sh: a line per rank, a checkpoint per rank in
+# checkpoints/, and exit 3 on the rank FAIL_RANK names.
+laptop_job() {
+    cat >"$LAPTOP_DIR/proj/job.sh" <<'JOB'
+#!/bin/sh
+echo "rank $RANK of $WORLD_SIZE on $(hostname) in $PWD"
+mkdir -p checkpoints && echo "step 10 of rank $RANK" >"checkpoints/rank$RANK.ckpt"
+[ "${FAIL_RANK:-none}" = "$RANK" ] && { echo "rank $RANK fails" >&2; exit 3; }
+exit 0
+JOB
+    chmod 755 "$LAPTOP_DIR/proj/job.sh"
+}
+
+# laptop_spec SCHEDULER NAME COMMAND [ENV]: proj/NAME.yaml, a 2-node job of one rank a node.
+laptop_spec() {
+    local env=
+    [ -z "${4:-}" ] || env="env: {$4}"
+    cat >"$LAPTOP_DIR/proj/$2.yaml" <<SPEC
+name: $2
+scheduler: $1
+nodes: 2
+procs_per_node: 1
+cpus_per_node: 1
+walltime: "00:05:00"
+command: $3
+$env
+SPEC
+}
+
 expect_rc() { # STATUS DESCRIPTION: the last run's exit status, its stderr shown where it differs
     if [ "$RC" = "$1" ]; then pass "$2"; else fail "$2" "exit $RC, not $1" "$ERR"; fi
 }

@@ -98,7 +98,9 @@ expect_no_containers "and no enroot container on any node"
 # The walltime chain inside the container: the checkpoint signal reaches the program inside, it
 # exits 75, and the job is requeued twice, each link starting a fresh container (no name).
 # A container the first link's node left (as a node lost mid-step would) is removed before the
-# next link starts, which pyxis would otherwise refuse ("File already exists").
+# next link starts, which pyxis would otherwise refuse ("File already exists"). Each link has 30 s
+# to start before its checkpoint is due: on a loaded machine a container's setup took more than
+# the 15 s a 1-minute walltime left, and the signal was never sent.
 leave_container() { # JOB: once its first link has ended, a container under its first step's name
     for _ in $(seq 600); do
         [ "$(cluster_in head squeue -h -j "$1" -o '%T %r' 2>/dev/null)" = "PENDING BeginTime" ] && break
@@ -111,8 +113,8 @@ name: pyxis-chain
 scheduler: slurm
 nodes: 2
 procs_per_node: 1
-walltime: "00:01:00"
-checkpoint: {signal: USR1, before: 45}
+walltime: "00:02:00"
+checkpoint: {signal: USR1, before: 90}
 requeue: 2
 container:
   image: $T/image.sqsh

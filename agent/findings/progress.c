@@ -333,11 +333,7 @@ static double slowness(const progress_rank_t *x, double period, long long median
     if (x->fig.busy_us < 0)
         return 0;
     double busy = median_busy > 0 ? (double)x->fig.busy_us / (double)median_busy : 1.0;
-    /* Its busy time holds the others up only where its excess over the median rank's accounts
-     * for its lateness: a rank that waits (I/O, a lock, a sleep) is late by far more than it
-     * computes, however its busy time varies on a loaded machine. */
-    double excess_us = (double)(x->fig.busy_us - median_busy);
-    *busy_bound = busy >= factor && (!by_lateness || excess_us >= x->late_us / 2);
+    *busy_bound = busy >= factor;
     if (!by_lateness)
         return busy;
     double unwaited = period - x->late_us;

@@ -180,6 +180,12 @@ pbs_cluster_start() {
         # output was now and then left undelivered on a busy machine. The init script's stop
         # only sends the signal, and its start does nothing while the old MoM still lives.
         printf '$usecp *:/ /\n' >>"$PBS_CLUSTER/n$i/mom_priv/config"
+        # Each cluster's job ids start at 0: in the machine's shared /var/tmp, two clusters' job
+        # 1.pbshead (or one a killed run left) meet, and the MoM refuses the second ("possible
+        # attempted security breach"). A job's tmpdir is made in the node's own folder.
+        mkdir -p "$PBS_CLUSTER/n$i/tmp"
+        chmod 1777 "$PBS_CLUSTER/n$i/tmp"
+        printf '$tmpdir %s\n' "$PBS_CLUSTER/n$i/tmp" >>"$PBS_CLUSTER/n$i/mom_priv/config"
         local mom_pid
         mom_pid=$(cat "$PBS_CLUSTER/n$i/mom_priv/mom.lock" 2>/dev/null)
         pbs_in "n$i" /etc/init.d/pbs stop >>"$PBS_CLUSTER/n$i.log" 2>&1

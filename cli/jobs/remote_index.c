@@ -6,6 +6,7 @@
 
 #include "cli/jobs/job_record.h"
 #include "runtime/base/ddp_file.h"
+#include "runtime/base/ddp_parse.h"
 
 /* A few lines a job: anything near this is no index of ours. */
 enum { REMOTE_INDEX_MAX = 16 << 20 };
@@ -23,17 +24,6 @@ static char *index_path(void)
     return path;
 }
 
-static int only_of(const char *s, const char *extra)
-{
-    if (!*s || *s == '-' || *s == '.')
-        return 0;
-    for (; *s; s++)
-        if (!(*s >= 'a' && *s <= 'z') && !(*s >= 'A' && *s <= 'Z') && !(*s >= '0' && *s <= '9') &&
-            !strchr(extra, *s))
-            return 0;
-    return 1;
-}
-
 static int is_folder(const char *s)
 {
     if (!*s || (*s != '/' && strncmp(s, "~/", 2)) || strstr(s, "/../") || strstr(s, "/.."))
@@ -46,8 +36,8 @@ static int is_folder(const char *s)
 
 int remote_job_valid(const remote_job_t *j)
 {
-    return only_of(j->cluster, "._-") && (!j->id[0] || only_of(j->id, "._-[]")) &&
-           only_of(j->name, "._-") && is_folder(j->remote_dir) && is_folder(j->local_dir) &&
+    return ddp_plain_name(j->cluster, "._-") && (!j->id[0] || ddp_plain_name(j->id, "._-[]")) &&
+           ddp_plain_name(j->name, "._-") && is_folder(j->remote_dir) && is_folder(j->local_dir) &&
            j->local_dir[0] == '/';
 }
 

@@ -27,13 +27,7 @@ void cluster_profiles_path(char *out, size_t size)
 
 static int is_name(const char *s)
 {
-    if (!*s || *s == '-' || *s == '.')
-        return 0;
-    for (; *s; s++)
-        if (!(*s >= 'a' && *s <= 'z') && !(*s >= 'A' && *s <= 'Z') && !(*s >= '0' && *s <= '9') &&
-            *s != '.' && *s != '_' && *s != '-')
-            return 0;
-    return 1;
+    return ddp_plain_name(s, "._-");
 }
 
 static int is_path(const char *s)

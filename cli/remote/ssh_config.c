@@ -113,15 +113,6 @@ int ssh_config_lookup(const char *config_path, const char *host, ssh_target_t *t
     return 0;
 }
 
-/* Letters, digits, '.', '_' and '-', not starting with '-' or '.'. */
-static int is_plain_name(const char *s)
-{
-    if (!*s || *s == '-' || *s == '.')
-        return 0;
-    return strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") ==
-           strlen(s);
-}
-
 int ssh_jump_parse(const char *text, ssh_jump_t *j, ddp_error_t *err)
 {
     *j = (ssh_jump_t){.port = 0};
@@ -134,7 +125,7 @@ int ssh_jump_parse(const char *text, ssh_jump_t *j, ddp_error_t *err)
     if (at) {
         *at = '\0';
         host = at + 1;
-        if (!is_plain_name(copy) || strlen(copy) >= sizeof j->user)
+        if (!ddp_plain_name(copy, "._-") || strlen(copy) >= sizeof j->user)
             return ddp_error_set(err, "\"%s\": \"%s\" is no user name", text, copy);
         snprintf(j->user, sizeof j->user, "%s", copy);
     }
@@ -145,7 +136,7 @@ int ssh_jump_parse(const char *text, ssh_jump_t *j, ddp_error_t *err)
             return ddp_error_set(err, "\"%s\": \"%s\" is no port", text, colon + 1);
         j->port = (int)port;
     }
-    if (!is_plain_name(host) || strlen(host) >= sizeof j->host)
+    if (!ddp_plain_name(host, "._-") || strlen(host) >= sizeof j->host)
         return ddp_error_set(err, "\"%s\": \"%s\" is no host name ([user@]host[:port])", text,
                              host);
     snprintf(j->host, sizeof j->host, "%s", host);

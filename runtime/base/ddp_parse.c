@@ -73,3 +73,14 @@ int ddp_parse_signal(const char *text)
     }
     return -1;
 }
+
+int ddp_plain_name(const char *text, const char *extra)
+{
+    if (!*text || *text == '-' || *text == '.')
+        return 0;
+    for (; *text; text++)
+        if (!(*text >= 'a' && *text <= 'z') && !(*text >= 'A' && *text <= 'Z') &&
+            !(*text >= '0' && *text <= '9') && !strchr(extra, *text))
+            return 0;
+    return 1;
+}

@@ -14,5 +14,8 @@ int ddp_parse_double(const char *text, double lo, double hi, double *out);
 const char *ddp_signal_name(int sig);
 /* A signal as USR1, SIGUSR1 or its number: the number, or -1. */
 int ddp_parse_signal(const char *text);
+/* Whether `text` is a name safe to hand a command or a shell as a word: letters, digits and the
+ * characters of `extra`, not empty, not starting with '-' or '.' (no option, no hidden path). */
+int ddp_plain_name(const char *text, const char *extra);
 
 #endif

@@ -1,12 +1,12 @@
 {{! The script of one node without a scheduler, run with bash: `ddpjob run SPEC` executes it
-    here, and `ddpjob launch SPEC` on each host over SSH (over_ssh) as
-      bash -c SCRIPT ddpjob-launch NODE_RANK NNODES MASTER_ADDR MASTER_PORT RUN_ID NPROC \
-          [AGENT_OPTION...] -- [ARG...]
-    with the job token as the first line on stdin (never on a command line or in a file); the
-    agent options come after the spec's (a later --deadline wins), the ARGs after its command. The
-    spec's node setup, then the agent: here it becomes this process, so that signals reach it
-    directly; over SSH the head closing stdin (Ctrl-C there, or the connection dropped) stops
-    it, which stops the job. }}
+    here, and `ddpjob launch SPEC` on each host over SSH (over_ssh), after
+      set -- NODE_RANK NNODES MASTER_ADDR MASTER_PORT RUN_ID NPROC [AGENT_OPTION...] -- [ARG...]
+    with the script itself as the first line on stdin (base64: it carries the spec's env: and
+    setup:, so it is on no command line) and the job token as the second (never on a command line
+    or in a file); the agent options come after the spec's (a later --deadline wins), the ARGs
+    after its command. The spec's node setup, then the agent: here it becomes this process, so that
+    signals reach it directly; over SSH the head closing stdin (Ctrl-C there, or the connection
+    dropped) stops it, which stops the job. }}
 set -eo pipefail
 {{#over_ssh}}
 IFS= read -r DDPJOB_TOKEN

@@ -76,28 +76,24 @@ ddpjob_node_setup() {
     :
 }
 
-# ddpjob_private_dir DIR: DIR made (0700), or reused only when it is this user's own folder that
-# no one else can write. In a shared workdir another user may have made it first (job ids are
-# predictable) to swap what the other nodes run.
-ddpjob_private_dir() {
-    mkdir -m 700 -- "$1" 2>/dev/null && return
-    if [ ! -d "$1" ] || [ -L "$1" ] || [ ! -O "$1" ] || [ -n "$(find "$1" -maxdepth 0 -perm /022)" ]; then
-        ddpjob_fail "refusing $1 on $(hostname): not a folder of this user's own that others cannot write ($(stat -c '%U, mode %a' -- "$1" 2>&1))"
-    fi
-}
-
-# The job's own files live in the workdir, which every node sees; nothing is left there after
+# The job's own files live in the workdir, which every node sees, in .ddpjob/JOBID: made here
+# (0700), or taken only when it is this user's own folder that no one else can write (in a shared
+# workdir another user may have made it first, job ids being predictable, to swap what the other
+# nodes run), and reached through a hold on it (ddpjob_hold_dir). Nothing is left there after
 # (.ddpjob itself stays while it holds job records; under set -e the trap must not fail).
 ddpjob_jobid=${PBS_JOBID:?not inside a PBS job}
 ddpjob_dir=$ddpjob_workdir/.ddpjob/$ddpjob_jobid
-ddpjob_private_dir "${ddpjob_dir%/*}"
-ddpjob_private_dir "$ddpjob_dir"
-trap 'rm -rf "$ddpjob_dir"; rmdir "${ddpjob_dir%/*}" 2>/dev/null || :' EXIT
+ddpjob_held=
+mkdir -m 700 -- "${ddpjob_dir%/*}" 2>/dev/null || :
+ddpjob_hold_dir ddpjob_held "${ddpjob_dir%/*}"
+mkdir -m 700 -- "$ddpjob_dir" 2>/dev/null || :
+ddpjob_hold_dir ddpjob_held "$ddpjob_dir"
+trap 'rm -rf -- "$ddpjob_held"/* && rmdir -- "$ddpjob_dir" "${ddpjob_dir%/*}" 2>/dev/null || :' EXIT
 
 {{> job_record}}
 {{#launch_pbsdsh}}
 ddpjob_token_file=$ddpjob_dir/token
-(umask 077 && od -An -N32 -tx1 /dev/urandom | tr -d ' \n' >"$ddpjob_token_file") ||
+(umask 077 && od -An -N32 -tx1 /dev/urandom | tr -d ' \n' >"$ddpjob_held/token") ||
     ddpjob_fail "cannot write the job token under $ddpjob_dir"
 {{/launch_pbsdsh}}
 
@@ -115,7 +111,7 @@ ddpjob_node_env=$ddpjob_dir/node-env
     done
     declare -p ddpjob_workdir
     declare -f ddpjob_node_setup
-} >"$ddpjob_node_env" || ddpjob_fail "cannot write $ddpjob_node_env"
+} >"$ddpjob_held/node-env" || ddpjob_fail "cannot write $ddpjob_node_env"
 {{/launch_pbsdsh}}
 
 ddpjob_node_setup
@@ -155,19 +151,19 @@ ddpjob_agent_args=(--nnodes {{nodes}} {{#spares}}--spares {{spares}} {{/spares}}
 # session, and end the job's login shell, and with it the job, before the checkpoint is written.
 ddpjob_supervisor_args=()
 {{#checkpoint_signal}}
-[ -z "$ddpjob_link_dir" ] || ddpjob_supervisor_args=(--checkpoint-file "$DDPJOB_RECORD/checkpoint-request"
+[ -z "$ddpjob_link_dir" ] || ddpjob_supervisor_args=(--checkpoint-file "$ddpjob_record/checkpoint-request"
     --checkpoint-signal {{checkpoint_signal}})
 {{/checkpoint_signal}}
 ddpjob_status=0
 {{ddpjob}} pbs-agents --nodefile "$PBS_NODEFILE" --nodes {{alloc_nodes}} --node-env "$ddpjob_node_env" \
-    --task-dir "$ddpjob_dir" {{#spares}}--spares {{/spares}}"${ddpjob_supervisor_args[@]}" -- {{agent}} "${ddpjob_agent_args[@]}" || ddpjob_status=$?
+    --task-dir "$ddpjob_held" {{#spares}}--spares {{/spares}}"${ddpjob_supervisor_args[@]}" -- {{agent}} "${ddpjob_agent_args[@]}" || ddpjob_status=$?
 {{/launch_pbsdsh}}
 {{#launch_ssh}}
 # `ddpjob launch` starts every node's agent, this node's too, over SSH (keys in ~/.ssh, hosts in
 # ~/.ssh/known_hosts) and ends with the job's status; the job token travels on each connection.
 # Every node runs the node script this job carries, in the workdir.
-ddpjob_node_script=$ddpjob_dir/node.sh
-printf '%s\n' {{node_script}} >"$ddpjob_node_script" || ddpjob_fail "cannot write $ddpjob_node_script"
+ddpjob_node_script=$ddpjob_held/node.sh
+printf '%s\n' {{node_script}} >"$ddpjob_node_script" || ddpjob_fail "cannot write $ddpjob_dir/node.sh"
 ddpjob_status=0
 {{ddpjob}} launch --node-script "$ddpjob_node_script" --nodefile "$PBS_NODEFILE" \
     --nproc-per-node {{procs_per_node}} --workdir "$ddpjob_workdir" {{#master_port}}--master-port {{master_port}} {{/master_port}}\
@@ -176,20 +172,25 @@ ddpjob_status=0
 {{/launch_ssh}}
 {{#requeue}}
 # 75: every rank checkpointed on request. The job's successor is this script submitted again, told
-# its place in the chain: the record's copy, as submitted (the file `ddpjob submit` wrote may have
-# been written over since, by a later submit of the same spec), else that file.
+# its place in the chain: the record's copy, as submitted, through the hold on the record (the
+# file `ddpjob submit` wrote may have been written over since, by a later submit of the same
+# spec), else that file.
 if [ "$ddpjob_status" -eq 75 ] && [ "$ddpjob_requeue" -lt {{requeue}} ]; then
     ddpjob_successor={{script_file}}
-    [ -z "${DDPJOB_RECORD:-}" ] || ddpjob_successor=$DDPJOB_RECORD/script
+    ddpjob_successor_name=$ddpjob_successor
+    if [ -n "$ddpjob_record" ]; then
+        ddpjob_successor=$ddpjob_record/script
+        ddpjob_successor_name=$DDPJOB_RECORD/script
+    fi
     if ddpjob_cancelled; then
         echo "ddpjob: job $ddpjob_jobid stopped with every rank's checkpoint written; cancelled, so no successor"
     elif ddpjob_next=$(cd "$PBS_O_WORKDIR" && qsub -v "DDPJOB_REQUEUE_COUNT=$((ddpjob_requeue + 1))${DDPJOB_RECORD:+,DDPJOB_RECORD=$DDPJOB_RECORD}" "$ddpjob_successor"); then
         echo "ddpjob: job $ddpjob_jobid stopped with every rank's checkpoint written; its successor $ddpjob_next resumes it ($((ddpjob_requeue + 1)) of {{requeue}})"
-        [ -z "${DDPJOB_RECORD:-}" ] || echo "$((ddpjob_requeue + 1)) $ddpjob_next" >>"$DDPJOB_RECORD/links"
+        [ -z "$ddpjob_record" ] || echo "$((ddpjob_requeue + 1)) $ddpjob_next" >>"$ddpjob_record/links"
         # A cancel that came while qsub ran did not see the successor: it goes now.
         if ddpjob_cancelled; then qdel "$ddpjob_next"; fi
     else
-        echo "ddpjob: job $ddpjob_jobid stopped with every rank's checkpoint written, but qsub of its successor failed; resume by hand: cd $PBS_O_WORKDIR && qsub -v DDPJOB_REQUEUE_COUNT=$((ddpjob_requeue + 1))${DDPJOB_RECORD:+,DDPJOB_RECORD=$DDPJOB_RECORD} $ddpjob_successor" >&2
+        echo "ddpjob: job $ddpjob_jobid stopped with every rank's checkpoint written, but qsub of its successor failed; resume by hand: cd $PBS_O_WORKDIR && qsub -v DDPJOB_REQUEUE_COUNT=$((ddpjob_requeue + 1))${DDPJOB_RECORD:+,DDPJOB_RECORD=$DDPJOB_RECORD} $ddpjob_successor_name" >&2
     fi
 fi
 {{/requeue}}

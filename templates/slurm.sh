@@ -162,8 +162,11 @@ ddpjob_step_cpus={{#cpus_per_node}}{{cpus_per_node}}{{/cpus_per_node}}{{^cpus_pe
 # With spares, a task that ends (a lost node's agent) must not end the step: the others go on
 # (--kill-on-bad-exit=0), and a failed node does not end it either (--no-kill).
 {{/spares}}
+# The node command carries the spec's env: and setup: values: it reaches each task through srun's
+# environment (this user's alone to read), never on a command line anyone's `ps` shows.
+export DDPJOB_NODE_CMD=$ddpjob_node_cmd
 srun {{#pyxis_image}}"${ddpjob_container_args[@]}" {{/pyxis_image}}--nodes={{alloc_nodes}} --ntasks={{alloc_nodes}} --ntasks-per-node=1 --cpus-per-task="$ddpjob_step_cpus" {{#gpus_per_node}}--gpus-per-node={{gpus_per_node}} {{/gpus_per_node}}{{#spares}}--kill-on-bad-exit=0 --no-kill{{/spares}}{{^spares}}--kill-on-bad-exit=1{{/spares}} \
-    /bin/bash -c "$ddpjob_node_cmd" ddpjob-node \
+    /bin/bash -c 'ddpjob_node_cmd=$DDPJOB_NODE_CMD; unset DDPJOB_NODE_CMD; eval "$ddpjob_node_cmd"' ddpjob-node \
     {{agent}} {{#spares}}--nnodes {{nodes}} --spares {{spares}} {{/spares}}--nproc-per-node {{procs_per_node}} {{#master_port}}--master-port {{master_port}} {{/master_port}}\
     "${ddpjob_walltime_args[@]}" --requeue-count "$ddpjob_requeue"{{agent_args}} \
     "${ddpjob_record_args[@]}" -- {{command}} "${ddpjob_resume[@]}" || ddpjob_status=$?

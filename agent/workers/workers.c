@@ -23,14 +23,14 @@
 
 extern char **environ;
 
-static int open_log(const worker_t *w, const char *name, ddp_error_t *err)
+/* A log in the rank's folder, held open and checked as this user's own, closed to others
+ * (dir_fd): in a team's workdir a folder above may have been renamed and planted since the batch
+ * script checked the record; never through a link planted where the log belongs. */
+static int open_log(const worker_t *w, int dir_fd, const char *name, ddp_error_t *err)
 {
-    char path[4300];
-    snprintf(path, sizeof path, "%s/%s", w->dir, name);
-    /* Never through a link planted where the log belongs. */
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+    int fd = openat(dir_fd, name, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0)
-        ddp_error_set(err, "cannot write %s: %s", path, strerror(errno));
+        ddp_error_set(err, "cannot write %s/%s: %s", w->dir, name, strerror(errno));
     return fd;
 }
 
@@ -157,11 +157,14 @@ static int start_one(worker_t *w, const worker_launch_t *l, ddp_error_t *err)
     snprintf(w->error_file, sizeof w->error_file, "%s/error.json", w->dir);
     snprintf(w->progress_file, sizeof w->progress_file, "%s/progress", w->dir);
     snprintf(w->metrics_file, sizeof w->metrics_file, "%s/metrics.jsonl", w->dir);
-    if (ddp_make_dirs(w->dir, 0700, err))
+    char held[64];
+    int dir_fd = -1;
+    if (ddp_make_dirs(w->dir, 0700, err) ||
+        (l->write_logs && (dir_fd = ddp_hold_own_dir(w->dir, held, sizeof held, err)) < 0))
         return -1;
-    if (l->write_logs && ((log_out = open_log(w, "stdout.log", err)) < 0 ||
-                          (log_err = open_log(w, "stderr.log", err)) < 0 ||
-                          (log_order = open_log(w, "order", err)) < 0))
+    if (l->write_logs && ((log_out = open_log(w, dir_fd, "stdout.log", err)) < 0 ||
+                          (log_err = open_log(w, dir_fd, "stderr.log", err)) < 0 ||
+                          (log_order = open_log(w, dir_fd, "order", err)) < 0))
         goto out;
     unlink(w->error_file);
     unlink(w->progress_file);
@@ -216,6 +219,8 @@ out:
         close(log_err);
     if (log_order >= 0)
         close(log_order);
+    if (dir_fd >= 0)
+        close(dir_fd);
     ddp_worker_env_free(env);
     return rc;
 }

@@ -23,14 +23,16 @@
 static const char cluster_help[] =
     "usage: ddpjob cluster add NAME --host HOST --remote-dir DIR [--user U] [--port P]\n"
     "                              [--identity FILE] [--proxy-jump [USER@]HOST[:PORT]]\n"
-    "                              [--site SITE]\n"
+    "                              [--site SITE] [--remote-share private|group]\n"
     "       ddpjob cluster list\n"
     "       ddpjob cluster check NAME [--accept-new-host-keys] [--connect-timeout S]\n"
     "                                 [--ssh-config FILE] [--known-hosts FILE]\n"
     "The clusters this user reaches over SSH, by name, in $XDG_CONFIG_HOME/ddpjob/clusters.yaml\n"
     "(default ~/.config/ddpjob/clusters.yaml; mode 0600). HOST may be an ~/.ssh/config alias:\n"
     "its HostName, Port, User, IdentityFile and ProxyJump apply where the profile names none;\n"
-    "--proxy-jump: reach it through that host, as ssh -J (one jump host).\n"
+    "--proxy-jump: reach it through that host, as ssh -J (one jump host). The folders and files\n"
+    "submit --on sends there are the user's alone; --remote-share group: DIR is the team's\n"
+    "(setgid and sticky), and they are the group's to read.\n"
     "  add     writes the profile NAME (replacing one of that name)\n"
     "  list    one line per cluster\n"
     "  check   logs in (the host key checked against known_hosts; --accept-new-host-keys adds\n"
@@ -64,9 +66,13 @@ static const struct {
     const char *name;
     size_t offset, size;
 } text_options[] = {
-    TEXT_OPTION("host", host),         TEXT_OPTION("user", user),
-    TEXT_OPTION("identity", identity), TEXT_OPTION("remote-dir", remote_dir),
-    TEXT_OPTION("site", site),         TEXT_OPTION("proxy-jump", proxy_jump),
+    TEXT_OPTION("host", host),
+    TEXT_OPTION("user", user),
+    TEXT_OPTION("identity", identity),
+    TEXT_OPTION("remote-dir", remote_dir),
+    TEXT_OPTION("site", site),
+    TEXT_OPTION("proxy-jump", proxy_jump),
+    TEXT_OPTION("remote-share", remote_share),
 };
 enum { TEXT_OPTIONS = sizeof text_options / sizeof text_options[0], PORT_OPTION = TEXT_OPTIONS };
 

@@ -84,12 +84,12 @@ struct launch {
     host_run_t *hosts;
     size_t count;
     const char *known_hosts;
-    char *script; /* the node script, quoted for the remote shell */
+    char *script; /* the node script */
     int accept_new_keys;
     int64_t deadline;
     char master[256], run_id[128];
     char *token;
-    char *cd;        /* `cd -- DIR && ` before the script, or "" */
+    char *cd;        /* `cd -- DIR || exit` and a newline before the script, or "" */
     char *node_args; /* NNODES MASTER_ADDR MASTER_PORT RUN_ID, quoted for the remote shell */
     char *tail;      /* after NPROC: the agent options, "--", the workload's ARGs; quoted */
     int port;
@@ -158,20 +158,25 @@ static void run_host(host_run_t *h)
 {
     launch_t *L = h->job;
     ddp_error_t err;
-    char *command = NULL, *input = NULL, *bash_command = NULL;
-    /* The user's login shell may be dash or csh: what it runs must not depend on bash's
-     * quoting. */
-    if (asprintf(&bash_command, "%sexec bash -c %s ddpjob-launch %d %s %d%s", L->cd, L->script,
-                 h->node, L->node_args, h->nproc, L->tail) < 0 ||
-        !(command = shquote_for_any_shell(bash_command)) ||
-        asprintf(&input, "%s\n", L->token) < 0) {
+    char *command = NULL, *input = NULL, *text = NULL, *line = NULL;
+    /* The node script carries the spec's env: and setup: values: it travels on stdin, before the
+     * token's line, and the command line (which the user's login shell, dash or csh, parses,
+     * and anyone's `ps` shows) only reads it. */
+    if (asprintf(&text, "%sset -- %d %s %d%s\n%s", L->cd, h->node, L->node_args, h->nproc, L->tail,
+                 L->script) < 0) {
+        text = NULL;
+    }
+    if (!text || !(line = shquote_stdin_line(text)) || !(command = shquote_stdin_runner()) ||
+        asprintf(&input, "%s%s\n", line, L->token) < 0) {
         snprintf(h->error, sizeof h->error, "out of memory");
         atomic_store(&L->stop, 1);
-        free(bash_command);
+        free(text);
+        free(line);
         free(command);
         return;
     }
-    free(bash_command);
+    free(text);
+    free(line);
     int rc =
         ssh_session_exec(h->session, command, input, strlen(input), ddp_deadline_in(30000), &err);
     free(command);
@@ -402,8 +407,7 @@ static int prepare_command(launch_t *L, launch_request_t *r, long *spec_procs)
                                r->nextra, &shape, &exit_code);
     if (!script)
         return exit_code;
-    L->script = shquote(script);
-    free(script);
+    L->script = script;
     *spec_procs = shape.procs;
     L->spares = r->spares >= 0 ? r->spares : shape.spares;
     L->replaceable = L->spares > 0 || shape.min_nodes < shape.nodes;
@@ -426,7 +430,7 @@ static int prepare_command(launch_t *L, launch_request_t *r, long *spec_procs)
     int failed =
         !L->script || !options_q || !args_q || (r->workdir && !workdir_q) ||
         asprintf(&L->tail, "%s --%s", options_q, args_q) < 0 ||
-        asprintf(&L->cd, r->workdir ? "cd -- %s && " : "%s", r->workdir ? workdir_q : "") < 0;
+        asprintf(&L->cd, r->workdir ? "cd -- %s || exit\n" : "%s", r->workdir ? workdir_q : "") < 0;
     free(options_q);
     free(args_q);
     free(workdir_q);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/jobs/term_text.h"
 #include "cli/commands/commands.h"
 #include "runtime/base/ddp_clock.h"
 #include "runtime/base/ddp_parse.h"
@@ -102,7 +103,7 @@ static void print_line(const logs_args_t *a, int rank, int err, const char *text
         printf(marked ? "[rank %d stderr] " : "[rank %d] ", rank);
     else if (marked)
         fputs("[stderr] ", stdout);
-    fwrite(text, 1, len, stdout);
+    term_text_write(stdout, text, len);
     if (!len || text[len - 1] != '\n')
         putchar('\n');
 }

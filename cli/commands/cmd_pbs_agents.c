@@ -20,6 +20,7 @@
 #include "runtime/base/ddp_signal.h"
 #include "runtime/job/hostlist.h"
 #include "cli/remote/pbs_tasks.h"
+#include "cli/script/shell_hold.h"
 
 static const char pbs_agents_help[] =
     "usage: ddpjob pbs-agents --nodefile FILE --nodes N --node-env FILE --task-dir DIR\n"
@@ -37,11 +38,20 @@ static const char pbs_agents_help[] =
     "Exit: the job's status (that of node 0's agent, or of the node that failed first); 2 usage,\n"
     "3 an unreadable node file or a process that could not be started.\n";
 
-/* Runs on each other node: the environment and setup node 0 had, then the agent. */
-static const char node_shell[] = ". \"$1\" && ddpjob_node_setup && shift && exec \"$@\"";
+/* Runs on each other node, after shell_hold_dir_function: the environment and setup node 0 had,
+ * then the agent. node-env is sourced through a hold on its folder (shell_hold.h): in a team's
+ * workdir, a member who renames .ddpjob cannot plant another. 126: the agent could not be run
+ * (pbs_task_grace_ms). What it says reaches the job's output (the MoMs send a task's there)
+ * behind $0, "ddpjob: node R (HOST)", as bash's own messages do. */
+static const char node_shell_tail[] =
+    "ddpjob_fail() { echo \"$0: $*\" >&2; exit 126; }\n"
+    "ddpjob_hold_dir ddpjob_held \"${1%/*}\"\n"
+    ". \"$ddpjob_held/${1##*/}\" && eval \"exec ${ddpjob_held##*/}<&-\" && ddpjob_node_setup &&"
+    " shift && exec \"$@\"\n";
 
 typedef struct {
     const char *nodefile, *node_env, *task_dir;
+    char task_held[64];          /* task_dir through the descriptor held on it (ddp_hold_own_dir) */
     const char *checkpoint_file; /* once it exists, node 0's agent gets checkpoint_signal */
     int checkpoint_signal;
     int nodes;
@@ -121,9 +131,10 @@ static int parse_args(int argc, char **argv, pbs_agents_args_t *a)
         fputs(pbs_agents_help, stderr);
         return EXIT_USAGE;
     }
-    /* The other nodes source node-env from it: it must be the user's alone. */
+    /* The other nodes source node-env from it: it must be the user's alone; the tasks' output
+     * is written through the descriptor held on it (kept open for the command's life). */
     ddp_error_t err;
-    if (ddp_check_private_dir(a->task_dir, &err)) {
+    if (ddp_hold_own_dir(a->task_dir, a->task_held, sizeof a->task_held, &err) < 0) {
         fprintf(stderr, "ddpjob pbs-agents: --task-dir %s\n", err.msg);
         return EXIT_USAGE;
     }
@@ -181,15 +192,20 @@ static int start_remote(supervisor_t *s, const pbs_agents_args_t *a, int rank)
     snprintf(vnode, sizeof vnode, "%zu", s->hl->first_line[rank]);
     snprintf(label, sizeof label, "ddpjob: node %d (%s)", rank, s->hl->hosts[rank]);
     snprintf(rank_text, sizeof rank_text, "%d", rank);
-    snprintf(out, sizeof out, "%s/pbsdsh-%d", a->task_dir, rank);
-    char *prefix[] = {
-        "pbsdsh",           "-n", vnode, "--", "/bin/bash", "-c", (char *)node_shell, label,
-        (char *)a->node_env};
-    char **argv = agent_argv(a, prefix, sizeof prefix / sizeof prefix[0], rank_text);
-    if (!argv)
+    snprintf(out, sizeof out, "%s/pbsdsh-%d", a->task_held, rank);
+    char *shell = NULL;
+    if (asprintf(&shell, "%s%s", shell_hold_dir_function, node_shell_tail) < 0)
         return -1;
+    char *prefix[] = {"pbsdsh",           "-n", vnode, "--", "/bin/bash", "-c", shell, label,
+                      (char *)a->node_env};
+    char **argv = agent_argv(a, prefix, sizeof prefix / sizeof prefix[0], rank_text);
+    if (!argv) {
+        free(shell);
+        return -1;
+    }
     s->tasks[rank].pid = start(argv, out, 1);
     free(argv);
+    free(shell);
     return s->tasks[rank].pid > 0 ? 0 : -1;
 }
 
@@ -198,7 +214,7 @@ static int start_remote(supervisor_t *s, const pbs_agents_args_t *a, int rank)
 static int task_status(const supervisor_t *s, const pbs_agents_args_t *a, int rank, int *status)
 {
     char path[4096];
-    snprintf(path, sizeof path, "%s/pbsdsh-%d", a->task_dir, rank);
+    snprintf(path, sizeof path, "%s/pbsdsh-%d", a->task_held, rank);
     ddp_error_t err;
     char *text = ddp_read_file(path, NULL, &err);
     int found = text && pbs_task_status(text, status);

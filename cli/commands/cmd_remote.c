@@ -29,12 +29,14 @@
 #include "cli/commands/commands.h"
 #include "cli/jobs/job_record.h"
 #include "cli/jobs/remote_index.h"
+#include "cli/jobs/term_text.h"
 #include "cli/remote/download.h"
 #include "cli/remote/remote_command.h"
 #include "cli/remote/remote_install.h"
 #include "cli/remote/upload.h"
 #include "cli/spec/datafile.h"
 #include "cli/spec/shquote.h"
+#include "cli/spec/units.h"
 #include "runtime/base/ddp_clock.h"
 #include "runtime/base/ddp_file.h"
 
@@ -177,7 +179,7 @@ static void relay(void *arg, int stream, const char *data, size_t len)
     uint64_t skip = r->run_bytes < r->printed ? r->printed - r->run_bytes : 0;
     r->run_bytes += len;
     if (skip < len) {
-        fwrite(data + skip, 1, len - skip, r->out);
+        term_text_write(r->out, data + skip, len - skip);
         fflush(r->out);
         r->printed += len - skip;
     }
@@ -285,7 +287,8 @@ static int report_there(const cluster_profile_t *c, const host_options_t *ho, in
         fclose(out);
     ddp_error_t err;
     if (rc == EXIT_OK && !to_stdout) {
-        if (ddp_write_file_atomic(file, page, len, 0644, &err)) {
+        /* A job's page holds its logs and spec: private, as a local `report -o` writes it. */
+        if (ddp_write_file_atomic(file, page, len, 0600, &err)) {
             fprintf(stderr, "ddpjob report: %s\n", err.msg);
             rc = EXIT_SYSTEM;
         } else {
@@ -338,11 +341,13 @@ static int installed_prefix(char *out, size_t size, ddp_error_t *err)
     return 0;
 }
 
-/* What submit --on works with: the job's folder here and there, and its spec's path there. */
+/* What submit --on works with: the job's folder here and there, and its spec's path there; what
+ * of the folder is sent. */
 typedef struct {
     char folder[256], remote_dir[2048];
     char *local_dir, *spec_real, *spec_there;
     int spec_inside; /* the spec lies in the uploaded folder (else it is sent beside it) */
+    upload_plan_t plan;
 } job_files_t;
 
 /* This ddpjob installed there where missing, then the job's folder sent: what changed. */
@@ -362,11 +367,16 @@ static int send_job(ssh_session_t *s, const cluster_profile_t *c, const char *pr
     if (installed)
         fprintf(stderr, "%s: installed ddpjob %s in ~/.local/share/ddpjob/%s\n", c->name,
                 DDPJOB_VERSION, DDPJOB_VERSION);
+    /* The user's alone there, or the team's to read (remote_share: group). */
+    int group = cluster_profile_shared(c);
+    const upload_place_t place = {
+        .trusted = c->remote_dir, .keep = group ? 0750 : 0700, .group = group};
     char *base = f->spec_there;
     base[-1] = '\0';
-    int failed = upload_tree(s, f->local_dir, f->remote_dir, deadline, &sum, &err) ||
-                 (!f->spec_inside && upload_files(s, f->spec_real, &base, 1, f->remote_dir,
-                                                  deadline, &(transfer_summary_t){0}, &err));
+    int failed =
+        upload_tree(s, f->local_dir, &f->plan, f->remote_dir, &place, deadline, &sum, &err) ||
+        (!f->spec_inside && upload_files(s, f->spec_real, &base, 1, f->remote_dir, &place, deadline,
+                                         &(transfer_summary_t){0}, &err));
     base[-1] = '/';
     transfer_summary_text(&sum, "uploaded", text, sizeof text);
     if (failed) {
@@ -402,8 +412,10 @@ static void note_job(const cluster_profile_t *c, const job_files_t *f, remote_re
                 c->name, err.msg, c->name);
 }
 
-/* The job's folders and spec; -1 with the problem said. */
-static int job_files(const cluster_profile_t *c, const job_spec_t *spec, job_files_t *f)
+/* The job's folders and spec, and what of the folder would be sent (no more than max_upload
+ * bytes); -1 with the problem said. */
+static int job_files(const cluster_profile_t *c, const job_spec_t *spec, uint64_t max_upload,
+                     job_files_t *f)
 {
     if (job_folder_name(spec, f->folder, sizeof f->folder)) {
         fprintf(stderr,
@@ -425,12 +437,44 @@ static int job_files(const cluster_profile_t *c, const job_spec_t *spec, job_fil
     size_t dir_len = strlen(f->local_dir);
     f->spec_inside = !strncmp(f->spec_real, f->local_dir, dir_len) && f->spec_real[dir_len] == '/';
     f->spec_there = f->spec_inside ? f->spec_real + dir_len + 1 : strrchr(f->spec_real, '/') + 1;
+    ddp_error_t err;
+    if (upload_plan(f->local_dir, &f->plan, &err)) {
+        fprintf(stderr, "ddpjob submit: %s: %s; nothing sent\n", spec->path, err.msg);
+        return -1;
+    }
+    if (f->plan.bytes > max_upload) {
+        char size[32], cap[32];
+        units_format_size(f->plan.bytes, 0, size, sizeof size);
+        units_format_size(max_upload, 0, cap, sizeof cap);
+        fprintf(stderr,
+                "ddpjob submit: %s: %s holds %s to send (%zu files and folders), over "
+                "--max-upload %s: nothing sent; leave data behind in %s/.ddpjobignore, or say "
+                "--max-upload %s\n",
+                spec->path, f->local_dir, size, f->plan.count, cap, f->local_dir, size);
+        return -1;
+    }
     return 0;
+}
+
+/* --dry-run: what would be sent and run there, with no connection made. */
+static void say_dry_run(const cluster_profile_t *c, const job_files_t *f)
+{
+    char text[256];
+    transfer_summary_t would = f->plan.left;
+    for (size_t i = 0; i < f->plan.count; i++)
+        would.sent += !f->plan.entries[i].is_dir;
+    would.sent_bytes = f->plan.bytes;
+    transfer_summary_text(&would, "would upload (what changed of)", text, sizeof text);
+    printf("%s: %s from %s to %s\n", c->name, text, f->local_dir, f->remote_dir);
+    printf("%s: would install ddpjob %s in ~/.local/share/ddpjob/%s where missing, then submit "
+           "%s there; nothing was sent\n",
+           c->name, DDPJOB_VERSION, DDPJOB_VERSION, f->spec_there);
 }
 
 /* Submit's steps there, in one login: install, upload, submit; then the local index. */
 static int submit_there(const cluster_profile_t *c, const host_options_t *ho,
-                        const job_spec_t *spec, char **words, int n, int dry_run)
+                        const job_spec_t *spec, char **words, int n, int dry_run,
+                        uint64_t max_upload)
 {
     job_files_t f = {0};
     char prefix[PATH_MAX];
@@ -440,8 +484,11 @@ static int submit_there(const cluster_profile_t *c, const host_options_t *ho,
     remote_result_t *r = malloc(sizeof *r);
     char *command = NULL;
     int rc = EXIT_SYSTEM;
-    if (job_files(c, spec, &f)) {
+    if (job_files(c, spec, max_upload, &f)) {
         rc = EXIT_INVALID_SPEC;
+    } else if (dry_run) {
+        say_dry_run(c, &f);
+        rc = EXIT_OK;
     } else if (!r || installed_prefix(prefix, sizeof prefix, &err)) {
         fprintf(stderr, "ddpjob submit: %s\n", r ? err.msg : "out of memory");
     } else if (!(s = cluster_login(c, ho, &t, &err))) {
@@ -449,8 +496,6 @@ static int submit_there(const cluster_profile_t *c, const host_options_t *ho,
         rc = EXIT_NO_LINK;
     } else if ((rc = send_job(s, c, prefix, &f)) == EXIT_OK) {
         words[n++] = f.spec_there;
-        if (dry_run)
-            words[n++] = "--dry-run";
         command = remote_ddpjob_command(c->name, f.remote_dir, words, n, " --set \"workdir=$PWD\"");
         if (!command) {
             fprintf(stderr, "ddpjob submit: out of memory\n");
@@ -466,7 +511,7 @@ static int submit_there(const cluster_profile_t *c, const host_options_t *ho,
             fputs(r->out, stdout);
             fputs(r->err, stderr);
             rc = r->status;
-            if (rc == EXIT_OK && !dry_run)
+            if (rc == EXIT_OK)
                 note_job(c, &f, r);
         }
     }
@@ -474,15 +519,20 @@ static int submit_there(const cluster_profile_t *c, const host_options_t *ho,
     free(r);
     if (s)
         ssh_session_close(s);
+    upload_plan_free(&f.plan);
     free(f.local_dir);
     free(f.spec_real);
     return rc;
 }
 
+/* What submit --on sends at most unless told (--max-upload). */
+#define MAX_UPLOAD_DEFAULT (1ULL << 30)
+
 static int remote_submit(int argc, char **argv, const cluster_profile_t *c,
                          const host_options_t *ho)
 {
     int n = 0, dry_run = 0;
+    uint64_t max_upload = MAX_UPLOAD_DEFAULT;
     for (int i = 0; i < argc; i++) {
         if (!strcmp(argv[i], "--template") || !strcmp(argv[i], "--bindir") ||
             !strcmp(argv[i], "--retry-failed") || !strncmp(argv[i], "--template=", 11) ||
@@ -491,10 +541,21 @@ static int remote_submit(int argc, char **argv, const cluster_profile_t *c,
                     argv[i]);
             return EXIT_USAGE;
         }
-        if (!strcmp(argv[i], "--dry-run"))
+        const char *cap = NULL;
+        if (!strncmp(argv[i], "--max-upload=", 13))
+            cap = argv[i] + 13;
+        else if (!strcmp(argv[i], "--max-upload"))
+            cap = i + 1 < argc ? argv[++i] : "";
+        if (cap) {
+            if (units_parse_size(cap, &max_upload)) {
+                fprintf(stderr, "ddpjob submit: --max-upload: \"%s\" is no size (e.g. 4GB)\n", cap);
+                return EXIT_USAGE;
+            }
+        } else if (!strcmp(argv[i], "--dry-run")) {
             dry_run = 1;
-        else
+        } else {
             argv[n++] = argv[i];
+        }
     }
     argv[n] = NULL;
     job_spec_t *spec;
@@ -502,7 +563,7 @@ static int remote_submit(int argc, char **argv, const cluster_profile_t *c,
     if (rc >= 0)
         return rc;
     /* getopt moved the spec, the one word that is no option, last. */
-    rc = submit_there(c, ho, spec, argv, n - 1, dry_run);
+    rc = submit_there(c, ho, spec, argv, n - 1, dry_run, max_upload);
     spec_destroy(spec);
     return rc;
 }

@@ -13,6 +13,9 @@
 #include "runtime/job/job_contract.h"
 #include "cli/script/render.h"
 
+/* How `ddpjob run` hands bash the node script. */
+#define RUN_SCRIPT_ENV "DDPJOB_NODE_SCRIPT"
+
 static const char run_help[] =
     "usage: ddpjob run SPEC [--nproc-per-node N] [--bindir DIR] [--set PATH=VALUE]... [-- "
     "ARGS...]\n"
@@ -40,6 +43,25 @@ static void say_left_out(const job_spec_t *spec, const char *path)
 int cmd_run(int argc, char **argv)
 {
     return run_command(argc, argv, false);
+}
+
+/* Becomes bash running the node script (it returns only when that fails). The script carries
+ * the spec's env: and setup: values: bash takes it from the environment (this user's alone to
+ * read), not from a command line anyone's `ps` shows. */
+static int exec_node_script(char *script)
+{
+    fflush(NULL);
+    if (setenv(RUN_SCRIPT_ENV, script, 1)) {
+        perror("ddpjob run: the node script");
+        free(script);
+        return EXIT_SYSTEM;
+    }
+    free(script);
+    execl("/bin/bash", "bash", "-c",
+          "ddpjob_script=$" RUN_SCRIPT_ENV "; unset " RUN_SCRIPT_ENV "; eval \"$ddpjob_script\"",
+          "ddpjob-run", (char *)NULL);
+    perror("ddpjob run: /bin/bash");
+    return EXIT_SYSTEM;
 }
 
 int run_command(int argc, char **argv, bool doctor)
@@ -117,9 +139,5 @@ int run_command(int argc, char **argv, bool doctor)
         free(script);
         return EXIT_SYSTEM;
     }
-    fflush(NULL);
-    execl("/bin/bash", "bash", "-c", script, "ddpjob-run", (char *)NULL);
-    perror("ddpjob run: /bin/bash");
-    free(script);
-    return EXIT_SYSTEM;
+    return exec_node_script(script);
 }

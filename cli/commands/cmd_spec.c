@@ -319,7 +319,9 @@ static const char submit_help[] =
     "  --on NAME    submit on cluster NAME from this laptop (ddpjob cluster add): the spec\n"
     "               checked here, this ddpjob installed there where missing, the workdir (if a\n"
     "               folder here, else this one) uploaded to REMOTE_DIR/JOBNAME (what changed)\n"
-    "               and submitted there to run in it; with\n"
+    "               and submitted there to run in it (--dry-run: said, nothing sent); never\n"
+    "               a home folder, nor credentials (.ssh, .gnupg, .aws, .netrc, ...); with\n"
+    "               --max-upload SIZE  what may be sent at most (default 1GB)\n"
     "               --accept-new-host-keys  --connect-timeout S (default 15)  --ssh-config\n"
     "               FILE  --known-hosts FILE as for cluster check\n"
     "Exit: 0 submitted, 1 invalid spec, 2 usage, 3 file or template error,\n"
@@ -377,7 +379,7 @@ int submit_command(int argc, char **argv, bool doctor)
         for (size_t i = 0; i < n; i++)
             printf(" %s", sub_argv[i]);
         printf("\n");
-    } else if ((code = run_submitter(ops, sub_argv, jobdir, script, job_id, sizeof job_id)) ==
+    } else if ((code = run_submitter(ops, sub_argv, jobdir, script, text, job_id, sizeof job_id)) ==
                EXIT_OK) {
         if (record)
             record_submitted(record, job_id, 1);

@@ -160,9 +160,10 @@ static void undo_submitted(sweep_run_t *s)
     free(argv);
 }
 
-/* Runs (or, dry, shows) the submitter on file in dir with extra arguments; the id into id. */
-static int submit_file(const sweep_run_t *s, const char *dir, const char *file, char **extra,
-                       int dry, char *id, size_t size)
+/* Runs (or, dry, shows) the submitter on file in dir with extra arguments, the file checked to
+ * hold `text` (run_submitter); the id into id. */
+static int submit_file(const sweep_run_t *s, const char *dir, const char *file, const char *text,
+                       char **extra, int dry, char *id, size_t size)
 {
     char *argv[16];
     size_t n = 0;
@@ -174,7 +175,7 @@ static int submit_file(const sweep_run_t *s, const char *dir, const char *file, 
     argv[n++] = (char *)file;
     argv[n] = NULL;
     if (!dry)
-        return run_submitter(s->ops, argv, dir, file, id, size);
+        return run_submitter(s->ops, argv, dir, file, text, id, size);
     printf("would run in %s:", dir);
     for (size_t i = 0; i < n; i++)
         printf(" %s", argv[i]);
@@ -208,11 +209,11 @@ static int submit_array(sweep_run_t *s, int dry, char *array_id, size_t size)
         fprintf(stderr, "ddpjob: %s\n", text ? err.msg : "out of memory");
         code = EXIT_SYSTEM;
     }
-    free(text);
     /* Each task's record is the dispatcher's to give, never the submitter's environment's. */
     unsetenv(JOB_RECORD_ENV);
     if (code == EXIT_OK)
-        code = submit_file(s, s->trials[0].jobdir, file, NULL, dry, array_id, size);
+        code = submit_file(s, s->trials[0].jobdir, file, text, NULL, dry, array_id, size);
+    free(text);
     for (size_t k = 0; code == EXIT_OK && !dry && k < s->ntrials; k++) {
         trial_t *t = &s->trials[k];
         if (sched_array_task_id(s->sched, array_id, k, t->id, sizeof t->id)) {
@@ -243,7 +244,7 @@ static int submit_lanes(sweep_run_t *s, int dry)
             extra[e++] = "-W";
         if (depend[0])
             extra[e++] = depend;
-        int code = submit_file(s, t->jobdir, t->file, extra, dry, t->id, sizeof t->id);
+        int code = submit_file(s, t->jobdir, t->file, t->text, extra, dry, t->id, sizeof t->id);
         if (dry)
             snprintf(t->id, sizeof t->id, "<trial %zu's job>", k);
         if (code) {
@@ -379,8 +380,9 @@ char *sweep_render(const char *path, const load_opts_t *load, const site_t *site
 
 /* trial-K's record put aside as trial-K.try-N (the first N free) and made again, fresh, with the
  * same spec and script: its first link the retry's. *script: the record's script (what is
- * submitted again), malloc'd. */
-static int renew_trial(const char *trial, job_record_t *r, char **script, ddp_error_t *err)
+ * submitted again), *text its text, both malloc'd. */
+static int renew_trial(const char *trial, job_record_t *r, char **script, char **text,
+                       ddp_error_t *err)
 {
     char aside[8300], path[8400];
     struct stat st;
@@ -404,7 +406,10 @@ static int renew_trial(const char *trial, job_record_t *r, char **script, ddp_er
     if (rc == 0 && !(*script = strdup(path)))
         rc = ddp_error_set(err, "out of memory");
     free(spec_text);
-    free(script_text);
+    if (rc == 0)
+        *text = script_text;
+    else
+        free(script_text);
     return rc;
 }
 
@@ -429,14 +434,15 @@ static int resubmit(const sweep_view_t *v, size_t k, const char *after, int dry,
         return EXIT_SYSTEM;
     }
     sweep_run_t s = {.ops = ops, .sched = ops->kind};
-    char trial[8192], *script = NULL, depend[256] = "", record[8300], *extra[6] = {NULL};
+    char trial[8192], *script = NULL, *text = NULL, depend[256] = "", record[8300];
+    char *extra[6] = {NULL};
     sweep_trial_dir(v->rec.dir, k, trial, sizeof trial);
     job_record_t fresh = {0};
     ddp_error_t err;
     if (dry) {
         snprintf(trial + strlen(trial), sizeof trial - strlen(trial), "/script");
         script = strdup(trial);
-    } else if (renew_trial(trial, &fresh, &script, &err)) {
+    } else if (renew_trial(trial, &fresh, &script, &text, &err)) {
         fprintf(stderr, "ddpjob: sweep %s: trial %zu: %s\n", v->rec.name, k, err.msg);
         job_record_free(&fresh);
         return EXIT_SYSTEM;
@@ -451,10 +457,11 @@ static int resubmit(const sweep_view_t *v, size_t k, const char *after, int dry,
             extra[e++] = "-W";
         extra[e++] = depend;
     }
-    int code = submit_file(&s, v->trials[k].rec.workdir, script, extra, dry, id, size);
+    int code = submit_file(&s, v->trials[k].rec.workdir, script, text, extra, dry, id, size);
     if (code == EXIT_OK && !dry)
         record_submitted(trial, id, 0);
     free(script);
+    free(text);
     return code;
 }
 

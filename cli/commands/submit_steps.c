@@ -1,11 +1,13 @@
 #include "cli/commands/submit_steps.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli/jobs/job_notify.h"
 #include "cli/jobs/job_record.h"
@@ -136,12 +138,61 @@ int write_job_script(const job_spec_t *spec, const sched_ops_t *ops, const char 
     return EXIT_OK;
 }
 
+/* The script opened for the submitter, once, without following a link: a regular file of this
+ * user's that others cannot write, holding `text` (when not NULL). Its folder may be a team's
+ * workdir, where another member can swap the file under its name between its writing and the
+ * submitter's reading it: the submitter reads it through this descriptor (/dev/fd/N into
+ * fd_path), which nothing renamed afterwards can change. The descriptor, or -1 with err. */
+static int open_checked_script(const char *jobdir, const char *script, const char *text,
+                               char *fd_path, size_t size, ddp_error_t *err)
+{
+    char path[8192];
+    snprintf(path, sizeof path, "%s%s%s", *script == '/' ? "" : jobdir, *script == '/' ? "" : "/",
+             script);
+    int fd = open(path, O_RDONLY | O_NOFOLLOW);
+    if (fd < 0)
+        return ddp_error_set(err, "%s: %s", path,
+                             errno == ELOOP ? "a symbolic link" : strerror(errno));
+    struct stat st;
+    char *got = NULL;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+        (st.st_mode & (S_IWGRP | S_IWOTH))) {
+        ddp_error_set(err,
+                      "%s: not a file of this user's own that others cannot write (uid %u, "
+                      "mode %04o): another user changed it; not submitted",
+                      path, (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
+    } else if (text &&
+               ((size_t)st.st_size != strlen(text) || !(got = malloc((size_t)st.st_size + 1)) ||
+                pread(fd, got, (size_t)st.st_size, 0) != st.st_size ||
+                memcmp(got, text, (size_t)st.st_size))) {
+        ddp_error_set(err, "%s: not the script just written (changed since): not submitted", path);
+    } else {
+        free(got);
+        snprintf(fd_path, size, "/dev/fd/%d", fd);
+        return fd;
+    }
+    free(got);
+    close(fd);
+    return -1;
+}
+
 int run_submitter(const sched_ops_t *ops, char **sub_argv, const char *jobdir, const char *script,
-                  char *job_id, size_t size)
+                  const char *text, char *job_id, size_t size)
 {
     ddp_spawn_result_t res = {0};
     ddp_error_t err;
     int code = EXIT_OK;
+    char fd_path[32];
+    size_t last = 0;
+    while (sub_argv[last + 1])
+        last++;
+    int fd = open_checked_script(jobdir, sub_argv[last], text, fd_path, sizeof fd_path, &err);
+    if (fd < 0) {
+        fprintf(stderr, "ddpjob: cannot submit %s: %s\n", script, err.msg);
+        return EXIT_SYSTEM;
+    }
+    char *named = sub_argv[last];
+    sub_argv[last] = fd_path;
     if (ddp_spawn_capture(sub_argv, jobdir, SUBMIT_TIMEOUT_MS, &res, &err) < 0) {
         fprintf(stderr, "ddpjob: cannot submit %s: %s (is this a %s login node?)\n", script,
                 err.msg, ops->name);
@@ -158,6 +209,8 @@ int run_submitter(const sched_ops_t *ops, char **sub_argv, const char *jobdir, c
                     ops->submit_program, script, res.out);
         code = EXIT_SUBMITTER;
     }
+    sub_argv[last] = named;
+    close(fd);
     ddp_spawn_result_free(&res);
     return code;
 }

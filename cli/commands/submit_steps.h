@@ -30,9 +30,13 @@ int make_record(const job_spec_t *spec, const sched_ops_t *ops, const char *jobd
 void record_handoff(sched_kind_t sched, const char *record, char *var, size_t size, char **extra,
                     size_t *n);
 
-/* Runs the submitter (sub_argv, in jobdir) and reads the job id it prints into job_id. */
+/* Runs the submitter (sub_argv, in jobdir) and reads the job id it prints into job_id. The
+ * script, sub_argv's last word, reaches the submitter through a descriptor opened and checked
+ * here (a file of this user's that others cannot write, holding `text` when not NULL), never by
+ * its name again: in a team's workdir another member could swap the file. `script` names it in
+ * messages. */
 int run_submitter(const sched_ops_t *ops, char **sub_argv, const char *jobdir, const char *script,
-                  char *job_id, size_t size);
+                  const char *text, char *job_id, size_t size);
 
 /* The submitted job's first id into its record, and (when `indexed`) the job into the index: a
  * failure here leaves a job that runs, so it is a warning. */

@@ -25,15 +25,23 @@ static int write_in(const char *dir, const char *name, const char *text, mode_t 
     return ddp_write_file_atomic(path, text, strlen(text), mode, err) < 0 ? -1 : 0;
 }
 
+/* A team's folder's mode for a record's: `mode`, keeping the setgid bit that a team's workdir
+ * hands down (so the team's group owns what is made under it; chmod would drop it). */
+static int chmod_keeping_group(const char *path, mode_t mode, ddp_error_t *err)
+{
+    struct stat st;
+    if (lstat(path, &st) || chmod(path, mode | (st.st_mode & S_ISGID)))
+        return ddp_error_set(err, "%s: %s", path, strerror(errno));
+    return 0;
+}
+
 /* .ddpjob or .ddpjob/jobs: made or checked as the user's own (ddp_private_dir), then opened to
  * the group's reading for a team's record (mode other than 0700). */
 static int record_parent(const char *path, mode_t mode, ddp_error_t *err)
 {
     if (ddp_private_dir(path, err))
         return -1;
-    if (mode != 0700 && chmod(path, mode))
-        return ddp_error_set(err, "%s: %s", path, strerror(errno));
-    return 0;
+    return mode != 0700 ? chmod_keeping_group(path, mode, err) : 0;
 }
 
 /* job.json's text; NULL with err set when a field is not UTF-8 text (JSON holds nothing else). */
@@ -99,8 +107,8 @@ int record_folder_make(const char *workdir, const char *kind, const char *name, 
         rc = record_parent(parent, dir_mode, err);
     if (rc == 0 && !mkdtemp(path))
         rc = ddp_error_set(err, "cannot make a record under %s: %s", parent, strerror(errno));
-    if (rc == 0 && chmod(path, dir_mode))
-        rc = ddp_error_set(err, "%s: %s", path, strerror(errno));
+    if (rc == 0)
+        rc = chmod_keeping_group(path, dir_mode, err);
     free(parent);
     if (rc) {
         free(path);
@@ -119,8 +127,9 @@ static int fill_record(const char *dir, const job_record_t *r, const char *spec_
     char *json = job_json(r, err);
     if (!json)
         return -1;
+    /* The spec stays the user's alone in a team's record: it holds the webhook's URL. */
     int rc = write_in(dir, "job.json", json, file_mode, err) ||
-             write_in(dir, "spec.yaml", spec_text, file_mode, err) ||
+             write_in(dir, "spec.yaml", spec_text, 0600, err) ||
              write_in(dir, "script", script_text, dir_mode, err);
     free(json);
     return rc ? -1 : 0;
@@ -147,8 +156,10 @@ int job_record_create_at(const char *dir, const job_record_t *r, const char *spe
 {
     mode_t dir_mode, file_mode;
     record_modes(r->group_readable, &dir_mode, &file_mode);
-    if (mkdir(dir, dir_mode) || chmod(dir, dir_mode))
+    if (mkdir(dir, dir_mode))
         return ddp_error_set(err, "cannot make the record %s: %s", dir, strerror(errno));
+    if (chmod_keeping_group(dir, dir_mode, err))
+        return -1;
     if (fill_record(dir, r, spec_text, script_text, err) == 0)
         return 0;
     job_record_remove(dir);

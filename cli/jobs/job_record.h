@@ -63,7 +63,8 @@ typedef struct {
 /* At submit: makes the record under workdir for a job called name (its folder into *dir,
  * malloc'd), with job.json (the fields of `r` that submit knows), the spec and the script.
  * Private (folders 0700, files 0600) unless r->group_readable: then the job's group may read
- * it (0750, 0640, as far as the umask lets), never write it. */
+ * it (0750, 0640, as far as the umask lets; a setgid workdir's bit kept, so the team's group owns
+ * it), never write it, bar spec.yaml (the webhook's URL), which stays 0600. */
 int job_record_create(const job_record_t *r, const char *spec_text, const char *script_text,
                       char **dir, ddp_error_t *err);
 /* The same in `dir`, a folder not there yet (made 0700, or 0750 for a group's record) in one of

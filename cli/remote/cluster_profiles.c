@@ -64,7 +64,16 @@ int cluster_profile_valid(const cluster_profile_t *c, ddp_error_t *err)
     if (c->site[0] && !is_name(c->site))
         return ddp_error_set(err, "cluster %s: site: \"%s\" is no site profile's name", c->name,
                              c->site);
+    if (c->remote_share[0] && strcmp(c->remote_share, "private") &&
+        strcmp(c->remote_share, "group"))
+        return ddp_error_set(err, "cluster %s: remote_share: \"%s\" is private or group", c->name,
+                             c->remote_share);
     return 0;
+}
+
+int cluster_profile_shared(const cluster_profile_t *c)
+{
+    return !strcmp(c->remote_share, "group");
 }
 
 typedef struct {
@@ -98,6 +107,8 @@ static int read_field(reader_t *r, cluster_profile_t *c, const char *key, const 
         return copy_scalar(r, c, v, key, c->remote_dir, sizeof c->remote_dir);
     if (!strcmp(key, "site"))
         return copy_scalar(r, c, v, key, c->site, sizeof c->site);
+    if (!strcmp(key, "remote_share"))
+        return copy_scalar(r, c, v, key, c->remote_share, sizeof c->remote_share);
     if (!strcmp(key, "port")) {
         long p;
         if (copy_scalar(r, c, v, key, port, sizeof port))
@@ -112,7 +123,7 @@ static int read_field(reader_t *r, cluster_profile_t *c, const char *key, const 
         return copy_scalar(r, c, v, key, c->proxy_jump, sizeof c->proxy_jump);
     return ddp_error_set(r->err,
                          "%s:%zu: cluster %s: unknown field \"%s\" (host, user, port, identity, "
-                         "proxy_jump, remote_dir, site)",
+                         "proxy_jump, remote_dir, remote_share, site)",
                          r->path, v->start_mark.line + 1, c->name, key);
 }
 
@@ -251,6 +262,7 @@ int cluster_profiles_write(const char *path, const cluster_profiles_t *p, ddp_er
         put_quoted(f, "identity", c->identity);
         put_quoted(f, "proxy_jump", c->proxy_jump);
         put_quoted(f, "remote_dir", c->remote_dir);
+        put_quoted(f, "remote_share", c->remote_share);
         put_quoted(f, "site", c->site);
     }
     if (fclose(f) != 0) {

@@ -8,6 +8,7 @@
  *     identity: ~/.ssh/id_ed25519  # else ssh-agent, else ~/.ssh/config's IdentityFile
  *     proxy_jump: bastion.example.org  # [user@]host[:port]; else ~/.ssh/config's ProxyJump
  *     remote_dir: /scratch/xy1/ab1234/ddpjob
+ *     remote_share: private      # or group: remote_dir is the team's (setgid, sticky)
  *     site: gadi
  *
  * The file decides where the user's code and jobs go, so it is read only when it is the user's
@@ -30,7 +31,9 @@ typedef struct {
     char identity[1024];  /* "": ssh-agent, then ~/.ssh/config's IdentityFile */
     char proxy_jump[512]; /* "": ~/.ssh/config's ProxyJump, if any (ssh_jump_parse's form) */
     char remote_dir[1024];
-    char site[64]; /* "": none named */
+    char remote_share[16]; /* "" or "private": the jobs' folders there are the user's alone;
+                            * "group": remote_dir is the team's, and they are the group's to read */
+    char site[64];         /* "": none named */
 } cluster_profile_t;
 
 typedef struct {
@@ -53,6 +56,9 @@ cluster_profile_t *cluster_profiles_find(const cluster_profiles_t *p, const char
 
 /* Whether c's values may be used (reach ssh and the remote shell); err names the field. */
 int cluster_profile_valid(const cluster_profile_t *c, ddp_error_t *err);
+
+/* Whether c's folders there are the team's to read (remote_share: group). */
+int cluster_profile_shared(const cluster_profile_t *c);
 
 /* Adds c, or replaces the profile of its name. */
 int cluster_profiles_put(cluster_profiles_t *p, const cluster_profile_t *c, ddp_error_t *err);

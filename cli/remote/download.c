@@ -19,6 +19,7 @@ typedef struct {
     ssh_session_t *s;
     LIBSSH2_SESSION *session;
     LIBSSH2_SFTP *sftp;
+    unsigned long uid; /* the login's */
     transfer_summary_t *sum;
     ddp_error_t *err;
 } downloader_t;
@@ -128,6 +129,13 @@ static int fetch_entry(downloader_t *d, int dir_fd, const char *name, const char
     }
     if (LIBSSH2_SFTP_S_ISREG(a->permissions))
         return fetch_file(d, dir_fd, name, remote, a);
+    /* What is fetched is read by its path there: only from folders no one else can write (the
+     * job's folder itself is checked first; one the job made group-writable is left there). */
+    ddp_error_t why;
+    if (sftp_trusted_dir(ssh_session_where(d->s), remote, a, d->uid, 0, "", &why)) {
+        d->sum->untrusted++;
+        return 0;
+    }
     int fd = open_dir_at(d, dir_fd, name, remote);
     if (fd < 0)
         return -1;
@@ -186,7 +194,15 @@ int download_paths(ssh_session_t *s, const char *remote_dir, char *const *paths,
     const char *root = sftp_path(remote_dir);
     d.session = ssh_session_libssh2(s, deadline);
     d.sftp = libssh2_sftp_init(d.session);
-    int rc = d.sftp ? 0 : refused(&d, 0, "cannot start SFTP for", root);
+    int rc = d.sftp ? sftp_login_uid(ssh_session_where(s), d.session, d.sftp, &d.uid, err)
+                    : refused(&d, 0, "cannot start SFTP for", root);
+    LIBSSH2_SFTP_ATTRIBUTES a;
+    if (!rc && libssh2_sftp_lstat(d.sftp, root, &a))
+        rc = refused(&d, 0, "cannot look at", root);
+    else if (!rc && !LIBSSH2_SFTP_S_ISDIR(a.permissions))
+        rc = ddp_error_set(err, "%s: %s: no folder", ssh_session_where(s), root);
+    else if (!rc)
+        rc = sftp_trusted_dir(ssh_session_where(s), root, &a, d.uid, 0, "", err);
     for (size_t i = 0; !rc && i < n; i++)
         rc = fetch_path(&d, root_fd, root, paths[i]);
     if (d.sftp)

@@ -8,6 +8,10 @@
 #include "cli/remote/remote_command.h"
 #include "cli/spec/shquote.h"
 
+/* Where versions are installed there: the login user's own, closed to others; programs and
+ * share files readable by all, as an install is. */
+static const upload_place_t install_place = {.trusted = "~/.local/share/ddpjob", .keep = 0755};
+
 /* The manifest of an installed tree: a few hundred lines. */
 enum { MANIFEST_MAX = 1 << 20, MANIFEST_FILES_MAX = 4096 };
 
@@ -86,7 +90,7 @@ int remote_install(ssh_session_t *s, const char *prefix, const char *version, in
     if (!rc && !whole &&
         (!(text = ddp_read_file_max(path, MANIFEST_MAX, NULL, err)) ||
          !(paths = manifest_paths(text, &n, err)) ||
-         upload_files(s, prefix, paths, n, part, deadline, sum, err)))
+         upload_files(s, prefix, paths, n, part, &install_place, deadline, sum, err)))
         rc = -1;
     snprintf(
         script, sizeof script,

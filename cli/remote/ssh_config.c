@@ -7,9 +7,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "runtime/base/ddp_file.h"
 #include "runtime/base/ddp_parse.h"
+
+/* An ssh configuration is a few pages: anything near this is not one. */
+#define SSH_CONFIG_MAX (1 << 20)
 
 static const char *home_dir(void)
 {
@@ -47,9 +52,17 @@ static int host_matches(char *patterns, const char *host)
 int ssh_config_lookup(const char *config_path, const char *host, ssh_target_t *t, ddp_error_t *err)
 {
     *t = (ssh_target_t){.port = 0};
-    FILE *f = fopen(config_path, "re");
-    if (!f && errno != ENOENT)
-        return ddp_error_set(err, "%s: %s", config_path, strerror(errno));
+    /* It says which host and key a login uses: as OpenSSH, only a file of the user's own that
+     * group and others cannot write is used ("Bad owner or permissions"). */
+    size_t len = 0;
+    char *text = ddp_read_own_file(config_path, S_IWGRP | S_IWOTH, SSH_CONFIG_MAX, &len, err);
+    if (!text && err->code != ENOENT)
+        return ddp_error_prefix(err, "ssh configuration");
+    FILE *f = text ? fmemopen(text, len, "r") : NULL;
+    if (text && !f) {
+        free(text);
+        return ddp_error_set(err, "out of memory");
+    }
     char line[4096];
     int active = 1, line_no = 0; /* lines before any Host block apply to every host */
     int proxy_jump_seen = 0;
@@ -83,9 +96,11 @@ int ssh_config_lookup(const char *config_path, const char *host, ssh_target_t *t
         } else if (!strcasecmp(key, "Port") && !t->port) {
             long port;
             if (ddp_parse_long(value, 1, 65535, &port)) {
+                ddp_error_set(err, "%s:%d: Port %s is not a port number", config_path, line_no,
+                              value);
                 fclose(f);
-                return ddp_error_set(err, "%s:%d: Port %s is not a port number", config_path,
-                                     line_no, value);
+                free(text);
+                return -1;
             }
             t->port = (int)port;
         } else if (!strcasecmp(key, "ProxyJump") && !proxy_jump_seen) {
@@ -98,6 +113,7 @@ int ssh_config_lookup(const char *config_path, const char *host, ssh_target_t *t
     }
     if (f)
         fclose(f);
+    free(text);
     if (!t->hostname[0])
         snprintf(t->hostname, sizeof t->hostname, "%s", host);
     if (!t->port)

@@ -13,6 +13,7 @@
 #include "runtime/base/ddp_file.h"
 #include "runtime/base/ddp_parse.h"
 #include "cli/script/scheduler.h"
+#include "cli/script/shell_hold.h"
 #include "cli/spec/shquote.h"
 #include "cli/script/template.h"
 
@@ -305,6 +306,7 @@ static int render_with(const job_spec_t *spec, const sched_ops_t *ops, const cha
         sched_script_file(ops, spec, script_file, sizeof script_file);
     if (!ctx || fill_common(spec, bindir, agent, trainer, ctx) < 0 || fill_notify(spec, ctx) < 0 ||
         set_quoted(ctx, "script_file", script_file) < 0 ||
+        tmpl_set(ctx, "hold_dir_function", shell_hold_dir_function) < 0 ||
         tmpl_set_bool(ctx, "over_ssh", over_ssh) < 0 ||
         set_quoted(ctx, "node_script", node_script ? node_script : "") < 0 ||
         (ops && ops->fill(spec, ctx) < 0)) {

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/script/shell_hold.h"
 #include "cli/spec/shquote.h"
 
 /* Trial 0's leading comment and directive lines: up to its first line not starting with '#'. */
@@ -64,12 +65,16 @@ char *sweep_array_script(sched_kind_t sched, const char *trial0_text,
      * PBS_O_WORKDIR). */
     if (pbs)
         fputs("PBS_O_WORKDIR=${ddpjob_script%/*}\nexport PBS_O_WORKDIR\n", f);
-    /* The script as submitted, from the trial's own record: the folder's copy may have been
-     * written over since, by another sweep of the same spec. */
+    /* The script as submitted, from the trial's own record (the folder's copy may have been
+     * written over since, by another sweep of the same spec), through a hold on that record: in
+     * a team's workdir another member may rename .ddpjob and plant a script under its name. */
     if (records)
-        fputs("export DDPJOB_RECORD=${ddpjob_trial_records[$ddpjob_trial]}\n"
-              "ddpjob_script=$DDPJOB_RECORD/script\n",
-              f);
+        fprintf(f,
+                "ddpjob_fail() {\n    echo \"ddpjob: $*\" >&2\n    exit 1\n}\n%s"
+                "export DDPJOB_RECORD=${ddpjob_trial_records[$ddpjob_trial]}\n"
+                "ddpjob_hold_dir ddpjob_record \"$DDPJOB_RECORD\"\n"
+                "ddpjob_script=$ddpjob_record/script\n",
+                shell_hold_dir_function);
     fputs("exec /bin/bash \"$ddpjob_script\"\n", f);
     if (fclose(f)) {
         free(text);

@@ -78,6 +78,24 @@ char *shquote_for_any_shell(const char *command)
     return out;
 }
 
+char *shquote_stdin_runner(void)
+{
+    return shquote_for_any_shell("IFS= read -r ddpjob_command || exit 125\neval \"$(printf %s "
+                                 "\"$ddpjob_command\" | base64 -d)\"");
+}
+
+char *shquote_stdin_line(const char *command)
+{
+    size_t len = strlen(command);
+    char *out = malloc(4 * ((len + 2) / 3) + 2);
+    if (!out)
+        return NULL;
+    size_t n = ddp_base64(command, len, out, 1);
+    out[n] = '\n';
+    out[n + 1] = '\0';
+    return out;
+}
+
 char *shquote(const char *value)
 {
     char *out = NULL;

@@ -24,6 +24,14 @@ char *shquote(const char *value);
  * memory. */
 char *shquote_for_any_shell(const char *command);
 
+/* The same for a command that must not show in anyone's `ps` (it carries the spec's env: and
+ * setup:): the command line, which any login shell hands to bash, only reads the first line of
+ * its stdin and runs it; that line is shquote_stdin_line(command), after which stdin is the
+ * command's own (the job token's line, then the channel kept open). NULL when out of memory. */
+char *shquote_stdin_runner(void);
+/* `command` as that first line: base64 and a newline, malloc'd. */
+char *shquote_stdin_line(const char *command);
+
 /* True when value is a valid shell variable name ([A-Za-z_][A-Za-z0-9_]*). */
 bool shquote_is_identifier(const char *value);
 

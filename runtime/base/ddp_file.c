@@ -197,10 +197,28 @@ static void owner_name(uid_t uid, char *out, size_t size)
         snprintf(out, size, "uid %u", (unsigned)uid);
 }
 
+/* A folder of this user's that neither group nor others can write, as `st` describes it. */
+static int own_dir_check(const char *path, const struct stat *st, ddp_error_t *err)
+{
+    char owner[300];
+    if (!S_ISDIR(st->st_mode))
+        return ddp_error_code(err, EPERM, "%s: not a folder", path);
+    if (st->st_uid != geteuid()) {
+        owner_name(st->st_uid, owner, sizeof owner);
+        return ddp_error_code(err, EPERM, "%s: refusing a folder owned by %s, not by this user",
+                              path, owner);
+    }
+    if (st->st_mode & (S_IWGRP | S_IWOTH))
+        return ddp_error_code(err, EPERM,
+                              "%s: refusing a folder that others can write (mode %04o): "
+                              "chmod go-w it, or remove it",
+                              path, (unsigned)(st->st_mode & 07777));
+    return 0;
+}
+
 int ddp_check_private_dir(const char *path, ddp_error_t *err)
 {
     struct stat st;
-    char owner[300];
     if (lstat(path, &st) != 0)
         return ddp_error_code(err, errno, "%s: %s", path, strerror(errno));
     if (S_ISLNK(st.st_mode))
@@ -208,19 +226,26 @@ int ddp_check_private_dir(const char *path, ddp_error_t *err)
                               "%s: refusing a symbolic link where a folder of ours "
                               "belongs",
                               path);
-    if (!S_ISDIR(st.st_mode))
-        return ddp_error_code(err, EPERM, "%s: not a folder", path);
-    if (st.st_uid != geteuid()) {
-        owner_name(st.st_uid, owner, sizeof owner);
-        return ddp_error_code(err, EPERM, "%s: refusing a folder owned by %s, not by this user",
-                              path, owner);
+    return own_dir_check(path, &st, err);
+}
+
+int ddp_hold_own_dir(const char *path, char *held, size_t size, ddp_error_t *err)
+{
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return ddp_error_code(err, errno, "%s: %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        ddp_error_code(err, errno, "%s: %s", path, strerror(errno));
+        close(fd);
+        return -1;
     }
-    if (st.st_mode & (S_IWGRP | S_IWOTH))
-        return ddp_error_code(err, EPERM,
-                              "%s: refusing a folder that others can write (mode %04o): "
-                              "chmod go-w it, or remove it",
-                              path, (unsigned)(st.st_mode & 07777));
-    return 0;
+    if (own_dir_check(path, &st, err)) {
+        close(fd);
+        return -1;
+    }
+    snprintf(held, size, "/proc/self/fd/%d", fd);
+    return fd;
 }
 
 int ddp_private_dir(const char *path, ddp_error_t *err)

@@ -48,6 +48,13 @@ int ddp_make_dirs(const char *path, mode_t mode, ddp_error_t *err);
 int ddp_private_dir(const char *path, ddp_error_t *err);
 /* Only the check of ddp_private_dir, for a folder that must already be there. */
 int ddp_check_private_dir(const char *path, ddp_error_t *err);
+/* The same check made on a descriptor that stays open: `path` (links followed: the folder reached
+ * is what is checked) opened as a folder this user owns that neither group nor others can write,
+ * and *held set to a path through that descriptor ("/proc/self/fd/N"). In a team's folder another
+ * member may rename a folder above and plant their own under the old name: what is reached
+ * through `held` is the folder checked, whatever is renamed after. Returns the descriptor (close
+ * it when done), or -1 with err as ddp_check_private_dir's. */
+int ddp_hold_own_dir(const char *path, char *held, size_t size, ddp_error_t *err);
 
 /* Fills buf with random bytes from the kernel (tokens, nonces); -1 when it cannot. */
 int ddp_random(void *buf, size_t len);

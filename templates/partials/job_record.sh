@@ -2,12 +2,16 @@
     needs ddpjob_jobid and ddpjob_requeue. }}
 # The job's record, when `ddpjob submit` made one: this link's start and end, the agents' failure
 # reports, each rank's last step and its logs, for `ddpjob status`, `logs`, `cancel` and `wait`.
+# This shell writes and reads the record through a hold on its folder (ddpjob_hold_dir); the
+# agents, on other hosts, get its path, and write there only files of their own, made fresh.
 ddpjob_record_args=()
 ddpjob_link_dir=
+ddpjob_record=
 if [ -n "${DDPJOB_RECORD:-}" ]; then
+    ddpjob_hold_dir ddpjob_record "$DDPJOB_RECORD"
     ddpjob_link_dir=$DDPJOB_RECORD/link-$ddpjob_requeue
-    { mkdir -p "$ddpjob_link_dir" && echo "$ddpjob_requeue $ddpjob_jobid" >>"$DDPJOB_RECORD/links" &&
-        echo "$(date +%s) $ddpjob_jobid $(hostname)" >"$ddpjob_link_dir/started"; } ||
+    { mkdir -p "$ddpjob_record/link-$ddpjob_requeue" && echo "$ddpjob_requeue $ddpjob_jobid" >>"$ddpjob_record/links" &&
+        echo "$(date +%s) $ddpjob_jobid $(hostname)" >"$ddpjob_record/link-$ddpjob_requeue/started"; } ||
         ddpjob_fail "cannot write the job's record $DDPJOB_RECORD"
 {{^own_log_dir}}
     ddpjob_record_args+=(--log-dir "$ddpjob_link_dir/logs")
@@ -29,13 +33,13 @@ fi
 {{/notify_webhook}}
 # ddpjob_record_end STATUS: the link's end, in the record (and told, where the spec asks).
 ddpjob_record_end() {
-    [ -z "$ddpjob_link_dir" ] || echo "$1 $(date +%s)" >"$ddpjob_link_dir/ended" ||
+    [ -z "$ddpjob_link_dir" ] || echo "$1 $(date +%s)" >"$ddpjob_record/link-$ddpjob_requeue/ended" ||
         echo "ddpjob: cannot write $ddpjob_link_dir/ended" >&2
     [ -z "$ddpjob_notify_pid" ] || wait "$ddpjob_notify_pid"
 }
 {{#requeue}}
 # Whether `ddpjob cancel` was asked: then no link submits a successor.
 ddpjob_cancelled() {
-    [ -n "${DDPJOB_RECORD:-}" ] && [ -e "$DDPJOB_RECORD/cancelled" ]
+    [ -n "$ddpjob_record" ] && [ -e "$ddpjob_record/cancelled" ]
 }
 {{/requeue}}

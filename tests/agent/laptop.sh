@@ -8,7 +8,7 @@
 # written; an unknown host key, an address nobody answers at, a key the host refuses and a
 # folder the user cannot write are each named, with exit 1. Then a job's folder sent over SFTP
 # (upload.h): only what changed, what .ddpjobignore and the defaults leave behind left behind, no
-# link followed here or written through there, modes and times kept; a folder the user cannot
+# link followed here or written through there, times kept, modes the user's alone; a folder the user cannot
 # make and a filesystem that fills up mid-upload (a loop-mounted image) each named. Last, this
 # version installed on the cluster from an installed tree (remote_install.h).
 . "$SRCDIR/tests/lib/tap.sh"
@@ -122,7 +122,7 @@ expect_contains "$ERR" "ddpjob cluster check: stranger: " "... naming the cluste
 
 # The job's folder sent over SFTP (upload.h, through tests/remote/upload_run.c): what changed
 # only, .ddpjobignore's patterns and the defaults (.git/, checkpoints) left behind, links not
-# followed, the user's modes and times kept.
+# followed, the user's times kept, and modes that keep it the user's alone.
 work=$T/work
 mkdir -p "$work/data" "$work/.git" "$work/checkpoints"
 echo 'print("train")' >"$work/train.py"
@@ -144,8 +144,9 @@ expect_eq "$RC:$OUT" "0:uploaded 4 files, 5 KiB; 0 unchanged; left behind: 3 ign
 there=$home/ddpjob/job1
 if cmp -s "$work/data/x.bin" "$there/data/x.bin" && cmp -s "$work/train.py" "$there/train.py"; then
     pass "the files arrive whole"; else fail "the files arrive whole" "$(ls -laR "$there")"; fi
-expect_eq "$(stat -c '%a %U %Y' "$there/run.sh")" "755 $SSHD_USER $(stat -c %Y "$work/run.sh")" \
-    "each keeps its mode and modification time, and is the user's there"
+expect_eq "$(stat -c '%a %U %Y' "$there/run.sh" "$there/train.py" "$there/data" | tr '\n' ' ')" \
+    "700 $SSHD_USER $(stat -c %Y "$work/run.sh") 600 $SSHD_USER $(stat -c %Y "$work/train.py") 700 $SSHD_USER $(stat -c %Y "$there/data") " \
+    "each keeps its modification time and is the user's alone there (0755 here: 0700; 0644: 0600; folders 0700)"
 expect_eq "$(ls -A "$there" | tr '\n' ' ')" ".ddpjobignore data run.sh train.py " "nothing else is there"
 upload n1 "$work" '~/ddpjob/job1'
 expect_eq "$RC:$OUT" "0:uploaded 0 files, 0 KiB; 4 unchanged; left behind: 3 ignored, 1 links or other files" \
@@ -186,6 +187,16 @@ if nsenter --mount="$sshd_mnt" mount -o loop "$T/full.img" "$home/full"; then
 else
     fail "a loop-mounted 2 MiB filesystem on the host" "mount -o loop failed"
 fi
+
+# A tree that grows while it is sent (the remote folder mounted inside it) is walked once, before
+# anything is sent: one nested past any job's depth is refused, naming it.
+deep=$T/deep
+mkdir -p "$deep/$(printf 'd/%.0s' $(seq 70))"
+chmod -R go+rX "$deep"
+upload n1 "$deep" '~/ddpjob/deep'
+expect_eq "$RC" 1 "a folder nested 70 deep (a loop through a mount): refused"
+expect_contains "$ERR" "folders nested deeper than 64: not a job's folder" "... saying why" "$ERR"
+expect_eq "$(ls -d "$home/ddpjob/deep" 2>/dev/null)" "" "... before anything was sent"
 
 # This version installed on the cluster (remote_install.h) from an installed tree that holds
 # other software too: only the files its share/ddpjob/SHA256SUMS lists are sent, checked there,

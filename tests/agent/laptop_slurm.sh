@@ -250,3 +250,77 @@ expect_rc 4 "a scheduler missing there (qsub): exit 4, as submit's own"
 expect_contains "$ERR" "qsub" "... naming it"
 expect_lacks "$ERR" "qsub failed" "... as missing, not as failing"
 expect_eq "$(cat "$R/trap.log" 2>/dev/null)" "" "the laptop never ran a scheduler command"
+
+# Issue 66: what leaves the laptop, and where it lands. A second cluster user ($other), who
+# shares a scratch folder with this one, must not get to read or swap what is sent.
+other=ddpjrem2
+userdel "$other" 2>/dev/null
+useradd -M -p '*' -d /nonexistent -s /bin/bash "$other"
+at_exit "pkill -9 -u $other; userdel $other 2>/dev/null"
+scratch=$R/scratch
+mkdir -m 1777 "$scratch"
+expect_eq "$(stat -c %a "$home/jobs/lapjob/lapjob.yaml" "$home/jobs/lapjob/job.sh" "$home/jobs/lapjob" | tr '\n' ' ')" \
+    "600 700 700 " "what submit --on sent is the user's alone there: files 0600 (0700 where executable), folders 0700"
+expect_eq "$(stat -c %a "$R/lapjob.html")" 600 "report --on writes its page 0600, as a local report -o does"
+spec lapsec '[sh, job.sh]'
+# A remote_dir another user made first, open to all: refused, naming it, before anything is sent.
+runuser -u "$other" -- bash -c 'umask 0 && mkdir -m 2777 "$1/remote"' _ "$scratch"
+laptop cluster add shared --host head --remote-dir "$scratch/remote"
+count_before=$(cluster_in head squeue -h | wc -l)
+laptop submit --on shared lapsec.yaml
+expect_rc 3 "submit --on into a remote_dir another user made (2777): refused, exit 3"
+expect_contains "$ERR" "$scratch/remote (uid $(id -u "$other"), mode 2777): owned by another user: not trusted" \
+    "... naming the folder, its owner and mode"
+expect_contains "$ERR" "nothing submitted" "... and that nothing was submitted"
+expect_eq "$(ls -A "$scratch/remote"):$(cluster_in head squeue -h | wc -l)" ":$count_before" "... nothing was sent there, nor submitted"
+# A team's remote_dir (the user's, setgid and sticky: --remote-share group) where the other user
+# made the job's folder first, open to all: refused too. Then without it: the group may read.
+mkdir -m 3770 "$scratch/team"
+chown "$user:users" "$scratch/team"
+chmod 3770 "$scratch/team"
+runuser -u "$other" -- mkdir -m 777 "$scratch/team/lapsec" 2>/dev/null || mkdir -m 777 "$scratch/team/lapsec"
+chown "$other:" "$scratch/team/lapsec"
+laptop cluster add team --host head --remote-dir "$scratch/team" --remote-share group
+laptop submit --on team lapsec.yaml
+expect_rc 3 "a team's remote_dir where another user made the job's folder first (0777): refused"
+expect_contains "$ERR" "$scratch/team/lapsec (uid $(id -u "$other"), mode 2777): owned by another user" "... naming it"
+expect_eq "$(ls -A "$scratch/team/lapsec")" "" "... and nothing was sent into it"
+rm -rf "$scratch/team/lapsec"
+laptop submit --on team lapsec.yaml
+expect_rc 0 "the team's remote_dir (3770, the user's) taken with --remote-share group"
+expect_eq "$(stat -c %a "$scratch/team/lapsec" "$scratch/team/lapsec/lapsec.yaml" "$scratch/team/lapsec/job.sh" | tr '\n' ' ')" \
+    "2750 640 750 " "... the job's folder 2750, its files the group's to read (0640, 0750), none to write"
+laptop wait "$(tail -n 1 <<<"$OUT")" --timeout 240
+expect_rc 0 "... and the job runs there"
+# Credentials in the job's folder never leave the laptop, whatever .ddpjobignore says.
+mkdir -p "$R/proj/.ssh" "$R/proj/sub/.aws"
+echo "PRIVATE KEY" >"$R/proj/.ssh/id_ed25519"
+echo "machine x login y password z" >"$R/proj/.netrc"
+echo "[default]" >"$R/proj/sub/.aws/credentials"
+printf '!.ssh/\n!.netrc\n' >"$R/proj/.ddpjobignore"
+laptop submit --on hpc lapsec.yaml
+expect_rc 0 "a submit from a folder holding .ssh, .netrc and .aws"
+expect_contains "$ERR" "3 of credentials (never sent)" "... leaves them behind, said"
+expect_eq "$(find "$home/jobs/lapsec" \( -name .ssh -o -name .netrc -o -name .aws \) | wc -l)" 0 \
+    "... none is there, though .ddpjobignore asked them back in"
+rm -rf "$R/proj/.ssh" "$R/proj/sub" "$R/proj/.netrc" "$R/proj/.ddpjobignore"
+# The home folder itself is never the folder sent.
+laptop submit --on hpc lapsec.yaml --set workdir="$R/client"
+expect_rc 1 "submit --on whose folder is the laptop's home: refused"
+expect_contains "$ERR" "$R/client is your home folder: the upload would send all of it" "... saying why and the mend"
+# A folder over --max-upload: refused before anything is sent.
+spec lapbig '[sh, job.sh]'
+laptop submit --on hpc lapbig.yaml --max-upload 50KB
+expect_rc 1 "a folder of more than --max-upload 50KB: refused"
+expect_contains "$ERR" "over --max-upload 50K: nothing sent" "... naming its size and the cap"
+expect_eq "$(ls -d "$home/jobs/lapbig" 2>/dev/null)" "" "... and nothing was"
+# --dry-run makes no connection: what would be sent is said, nothing is.
+laptop submit --on gone lapbig.yaml --dry-run
+expect_rc 0 "submit --on --dry-run to a cluster nobody answers at: exit 0, no connection made"
+expect_contains "$OUT" "gone: would upload (what changed of) " "... saying what would be sent" "$ERR"
+laptop submit --on hpc lapbig.yaml --dry-run
+expect_eq "$RC:$(ls -d "$home/jobs/lapbig" 2>/dev/null)" "0:" "... and to a cluster that answers, nothing is sent there"
+# An ~/.ssh/config others can write is not used (OpenSSH: "Bad owner or permissions").
+chmod 666 "$R/jump_config"
+laptop2 status --on hpc lapjob --ssh-config "$R/jump_config"
+expect_contains "$RC:$ERR" "others can write it (mode 0666): not trusted" "an ~/.ssh/config at mode 666: refused, saying why"

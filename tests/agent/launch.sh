@@ -88,6 +88,27 @@ expect_contains "$(cat "$T/sleepy.err")" "SIGINT: stopping the job on every host
 if [ $((SECONDS - start)) -lt 15 ]; then pass "promptly ($((SECONDS - start)) s)"; else fail "it took $((SECONDS - start)) s"; fi
 expect_hosts_clean "nothing left on any host after Ctrl-C"
 
+# The spec's env: values travel to each host inside the node script, on the SSH channel's stdin
+# (issue 66): in no process's argv on any host or the head, what any other user's ps shows.
+cat >"$T/secret.yaml" <<YAML
+name: secret
+nodes: 3
+procs_per_node: 1
+env: {GLOO_SOCKET_IFNAME: eth0, HF_TOKEN: hf-launch-secret-9931}
+command: [bash, -c, 'echo started \${#HF_TOKEN}; sleep 60']
+YAML
+sshd_login timeout -s KILL 120 "$DDPJOB" launch "$T/secret.yaml" --hosts n1,n2,n3 --bindir "$bindir" \
+    >"$T/secret.out" 2>"$T/secret.err" &
+LAUNCHER=$!
+for _ in $(seq 200); do [ "$(grep -c started "$T/secret.out")" = 3 ] && break; sleep 0.1; done
+expect_eq "$(grep -c 'started 21' "$T/secret.out")" 3 "a job whose env: holds a token runs on 3 hosts, each worker with it" \
+    "$(cat "$T/secret.err")"
+expect_eq "$(grep -l 'hf-launch-secre[t]' /proc/[0-9]*/cmdline 2>/dev/null)" "" \
+    "the token is in no process's argv, on any host or the head"
+pkill -INT -f "^$DDPJOB launch $T/secret.yaml"
+wait "$LAUNCHER"
+expect_hosts_clean "nothing left on any host after it"
+
 # n2's connection dropped mid-job: its sshd session is killed.
 start_sleepy
 start=$SECONDS

@@ -185,6 +185,40 @@ expect_contains "$OUT" "ddpjob: refusing $shared/.ddpjob on n1: not a folder of 
 expect_lacks "$OUT" "[rank " "and no worker ran"
 rm -rf "$shared"
 
+# A team's folder (2770, setgid, no sticky bit; Gadi's /scratch/PROJECT), the user's, shared with
+# another member of its group (issue 66). While node 0's batch shell runs the spec's setup, that
+# member renames .ddpjob and plants node-env under the job's folder name: node 1's pbsdsh task,
+# which sources node-env, refuses the planted folder (exit 126), the job fails naming it, and
+# nothing of the member's runs as the user.
+team=ddpjpbsteam
+groupdel "$team" 2>/dev/null
+groupadd "$team" && usermod -aG "$team" "$PBS_USER" && usermod -aG "$team" "$other"
+at_exit "groupdel $team 2>/dev/null"
+teamdir=$PBS_CLUSTER/team
+mkdir -m 2770 "$teamdir"
+chown "$PBS_USER:$team" "$teamdir"
+chmod 2770 "$teamdir"
+printf 'name: teamjob\nscheduler: pbs\nnodes: 2\nprocs_per_node: 1\nsetup: sleep 8\ncommand: [sh, -c, "echo ran on $(hostname)"]\n' \
+    >"$teamdir/teamjob.yaml"
+chown "$PBS_USER:" "$teamdir/teamjob.yaml"
+(cd "$teamdir" && pbs_as_user env DDPJOB_TEMPLATE_DIR="$PBS_CLUSTER/templates" \
+    "$bin/ddpjob" submit teamjob.yaml --bindir "$bin") >"$T/submit.out" 2>&1
+JOB=$(tail -n 1 "$T/submit.out")
+for _ in $(seq 200); do [ -e "$teamdir/.ddpjob/$JOB/node-env" ] && break; sleep 0.3; done
+expect_file "$teamdir/.ddpjob/$JOB/node-env" "the team's job wrote node-env in its own folder (job $JOB)"
+runuser -u "$other" -- bash -c 'cd "$1" && mv .ddpjob .ddpjob.gone && mkdir -p ".ddpjob/$2" &&
+    printf "touch %s/pwned-\$(id -un)\nddpjob_node_setup() { :; }\n" "$1" >".ddpjob/$2/node-env" &&
+    chmod -R a+rwx .ddpjob' _ "$teamdir" "$JOB" >"$T/attack.out" 2>&1
+expect_eq "$?:$(cat "$T/attack.out")" "0:" "the group member renamed .ddpjob and planted node-env"
+saved_jobdir=$jobdir jobdir=$teamdir
+wait_job teamjob.yaml
+jobdir=$saved_jobdir
+expect_eq "$(ls "$teamdir" | grep pwned)" "" "node 1 did not source the planted node-env"
+expect_contains "$OUT" "ddpjob: node 1 (n2): refusing $teamdir/.ddpjob/$JOB on n2: not a folder of this user's own that others cannot write ($other, mode 2777)" \
+    "node 1's task refused the planted folder, and the job's output names it, its owner and mode"
+if [ -n "$STATUS" ] && [ "$STATUS" != 0 ]; then pass "and the job failed (Exit_status $STATUS)"; else fail "and the job failed" "Exit_status '$STATUS'" "$OUT"; fi
+rm -rf "$teamdir"
+
 # A spec without site: submitted to a PBS server a profile recognises takes that profile, and
 # says so (the user's profile here: this server is pbshead).
 mkdir -p "$home/.config/ddpjob/sites"
@@ -368,7 +402,12 @@ started=$SECONDS
 submit_and_wait lost.yaml
 nsenter --mount --target "$(cat "$PBS_CLUSTER/n2/mom_priv/mom.lock")" umount "$bin"
 expect_eq "$STATUS" 127 "a node whose agent cannot start ends the PBS job with its status (127)"
-expect_contains "$OUT" "ddpjob: node 1 (n2): line 1: $bin/ddpjob-agent: No such file or directory" "the job's output says why, naming the node"
+if grep -qF -e "ddpjob: node 1 (n2): line " <<<"$OUT" &&
+    grep -q "^ddpjob: node 1 (n2): line [0-9]*: $bin/ddpjob-agent: No such file or directory" <<<"$OUT"; then
+    pass "the job's output says why, naming the node"
+else
+    fail "the job's output says why, naming the node" "$OUT"
+fi
 expect_contains "$OUT" "ddpjob: node 1 (n2): its agent could not start (status 127; its output is above); stopping the job" \
     "and that the job stopped for it"
 if [ $((SECONDS - started)) -lt 60 ]; then
@@ -560,6 +599,9 @@ expect_contains "$eof" "lost communication with $sister, not killing job yet" \
 
 left=$(for i in 1 2 3; do ip netns pids "$(pbs_ns "n$i")"; done | xargs -r ps -o user=,args= -p | grep -v '^root ')
 expect_eq "$left" "" "nothing of the jobs is left running on any node"
+# What this cluster started, and only that: another suite's cluster may run beside it.
+cluster=$PBS_CLUSTER
 pbs_cluster_down
-left=$(pgrep -f "ddpj-pbs\.|pbs_mom|pbs_server|pbs_sched|pbs_comm" || true)
+left=$(grep -lsz "^PBS_CLUSTER=$cluster\$" /proc/[0-9]*/environ | xargs -r ls -l 2>/dev/null;
+    pgrep -af "$cluster" || true)
 expect_eq "$left" "" "and nothing of the cluster is left once it is stopped"

@@ -38,14 +38,17 @@ run env PATH="$T/path:$PATH" "$DDPJOB" submit job.yaml
 expect_eq "$RC" 4 "no job id in sbatch's output: exit 4"
 expect_contains "$ERR" 'sbatch printed no job id' "and says so"
 
-stand_in sbatch 'printf "%s\n" "$PWD" "$@" >"$T/sbatch.args"; echo "4242;cluster1"'
-sed -i "s|\$T|$T|" path/sbatch
+stand_in sbatch 'printf "%s\n" "$PWD" "$@" >"$T/sbatch.args"; cat "${@: -1}" >"$T/sbatch.read"; echo "4242;cluster1"'
+sed -i "s|\$T|$T|g" path/sbatch
 run env PATH="$T/path:$PATH" "$DDPJOB" submit job.yaml
 expect_eq "$RC" 0 "sbatch succeeds: exit 0"
 expect_eq "$OUT" 4242 "the job id is printed"
-expect_eq "$(cat sbatch.args)" "$T/jobdir
+# The script reaches sbatch through a descriptor opened and checked by submit: in a team's
+# workdir another member could swap the file between its writing and sbatch's reading it.
+expect_eq "$(sed 's|^/dev/fd/[0-9]*$|/dev/fd/N|' sbatch.args)" "$T/jobdir
 --parsable
-sub-test.sbatch" "sbatch runs in the job directory with --parsable and the script"
+/dev/fd/N" "sbatch runs in the job directory with --parsable and the script, as a descriptor"
+expect_eq "$(cmp jobdir/sub-test.sbatch sbatch.read && echo same)" same "which reads the script written"
 expect_eq "$(stat -c %a jobdir/sub-test.sbatch)" 700 "the script is executable and private"
 # The record is private (the spec's env: may hold secrets), unless the spec shares it with the
 # job's group, which may then read it but never write it.
@@ -57,7 +60,15 @@ expect_eq "$(modes "$record")" "700 700 700 600 600 700 " "the record's folders 
 echo "share_record: group" >>job.yaml
 run env PATH="$T/path:$PATH" XDG_STATE_HOME="$T/state" "$DDPJOB" submit job.yaml
 record=$(ls -dt jobdir/.ddpjob/jobs/sub-test.* | head -n 1)
-expect_eq "$RC:$(modes "$record")" "0:750 750 750 640 640 750 " "share_record: group: the group may read it (umask 022), not write it"
+expect_eq "$RC:$(modes "$record")" "0:750 750 750 640 600 750 " "share_record: group: the group may read it (umask 022), not write it, bar the spec (its webhook's URL)"
+# A team's workdir (2770, setgid, its group the team's): the record keeps the setgid bit, so the
+# team's group owns it all and can read it.
+mkdir -m 2770 "$T/teamdir"
+chgrp users "$T/teamdir"
+run env PATH="$T/path:$PATH" XDG_STATE_HOME="$T/state" "$DDPJOB" submit job.yaml --set workdir="$T/teamdir"
+record=$(ls -dt "$T"/teamdir/.ddpjob/jobs/sub-test.* | head -n 1)
+expect_eq "$RC:$(stat -c '%a %G' "$T/teamdir/.ddpjob" "$T/teamdir/.ddpjob/jobs" "$record" "$record/job.json" | tr '\n' ' ')" \
+    "0:2750 users 2750 users 2750 users 640 users " "share_record: group in a setgid team's folder: the setgid bit kept, the team's group owns the record"
 sed -i '/^share_record:/d' job.yaml
 
 stand_in qsub 'echo 140873987.gadi-pbs'

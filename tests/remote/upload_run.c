@@ -28,11 +28,16 @@ int main(int argc, char **argv)
     int64_t deadline = ddp_deadline_in(60000);
     ssh_session_t *s = NULL;
     transfer_summary_t sum = {0};
+    upload_plan_t plan = {0};
+    /* The remote folder is the user's own (what submit --on makes of a profile's remote_dir). */
+    const upload_place_t place = {.trusted = argv[3], .keep = 0700};
     int sent = 0;
     int rc = ssh_session_init(&err) || ssh_config_lookup(config, argv[1], &t, &err) ||
+             (!install && upload_plan(argv[2], &plan, &err)) ||
              !(s = ssh_session_open(argv[1], &t, known, 0, NULL, deadline, &err)) ||
              (install ? remote_install(s, argv[2], argv[3], deadline, &sent, &sum, &err)
-                      : upload_tree(s, argv[2], argv[3], deadline, &sum, &err));
+                      : upload_tree(s, argv[2], &plan, argv[3], &place, deadline, &sum, &err));
+    upload_plan_free(&plan);
     transfer_summary_text(&sum, "uploaded", text, sizeof text);
     if (rc)
         fprintf(stderr, "upload_run: %s (%s)\n", err.msg, text);

@@ -130,11 +130,36 @@ static void own_files(void)
        "one another user owns is refused: %s", err.msg);
 }
 
+/* A folder held open: what is reached through the hold is the folder checked, whatever is
+ * renamed and planted under its name after. */
+static void held_dirs(void)
+{
+    ddp_error_t err = {0};
+    char held[64], path[128];
+    mkdir(at("team"), 0700);
+    int fd = ddp_hold_own_dir(at("team"), held, sizeof held, &err);
+    ok(fd >= 0 && !strncmp(held, "/proc/self/fd/", 14), "a folder of ours is held: %s", held);
+    ok(rename(at("team"), at("team.gone")) == 0 && mkdir(at("team"), 0777) == 0 &&
+           chmod(at("team"), 0777) == 0,
+       "it is renamed and another planted under its name");
+    snprintf(path, sizeof path, "%s/written", held);
+    FILE *f = fopen(path, "w");
+    ok(f && fclose(f) == 0 && access(at("team.gone/written"), F_OK) == 0 &&
+           access(at("team/written"), F_OK) != 0,
+       "what is written through the hold lands in the folder held");
+    if (fd >= 0)
+        close(fd);
+    ok(ddp_hold_own_dir(at("team"), held, sizeof held, &err) == -1 && err.code == EPERM &&
+           strstr(err.msg, "others can write (mode 0777)"),
+       "the planted folder, open to others, is refused: %s", err.msg);
+}
+
 int main(void)
 {
     if (!mkdtemp(root))
         return 1;
     private_dirs();
+    held_dirs();
     atomic_writes();
     capped_reads();
     own_files();

@@ -1,6 +1,7 @@
 /* What an upload leaves behind (ignore_rules.h): the defaults, .gitignore's forms, the last
- * matching pattern deciding. */
+ * matching pattern deciding; and what it never sends, whatever they say (upload_never). */
 #include "cli/remote/ignore_rules.h"
+#include "cli/remote/upload.h"
 #include "tests/unit/tap.h"
 
 int main(void)
@@ -32,5 +33,13 @@ int main(void)
     ok(ignore_rules_skip(&r, "logs/x/y.txt", false), "logs/** crosses folders");
     ok(!ignore_rules_skip(&r, "# data", false), "a comment is no pattern");
     ignore_rules_free(&r);
+
+    ok(upload_never(".ssh") && upload_never("sub/.gnupg") && upload_never("a/b/.aws") &&
+           upload_never(".netrc") && upload_never("x/.git-credentials"),
+       "credentials' folders and files, at any depth, are never sent");
+    ok(upload_never(".config/ddpjob") && upload_never("home/.local/state/ddpjob") &&
+           !upload_never("my.config/ddpjob") && !upload_never(".config") && !upload_never("ssh") &&
+           !upload_never("data/.sshx"),
+       "... by their names and paths' ends only");
     return done_testing();
 }

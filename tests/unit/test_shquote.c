@@ -1,4 +1,5 @@
 /* Every quoted value must come back unchanged from a real bash, and run nothing. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -6,6 +7,22 @@
 
 #include "cli/spec/shquote.h"
 #include "tests/unit/tap.h"
+
+/* Everything the child `pid` writes to fd until it ends, malloc'd. */
+static char *read_all(int fd, pid_t pid)
+{
+    char *out = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&out, &len);
+    char buf[512];
+    ssize_t n;
+    while ((n = read(fd, buf, sizeof buf)) > 0)
+        fwrite(buf, 1, (size_t)n, mem);
+    fclose(mem);
+    close(fd);
+    waitpid(pid, NULL, 0);
+    return out;
+}
 
 /* Runs `printf %s QUOTED` in `shell` (bash; or dash or csh, given the command in the form any
  * shell reads) and returns what it printed. */
@@ -32,18 +49,42 @@ static char *roundtrip_in(const char *shell, const char *value)
         _exit(127);
     }
     close(fds[1]);
-    char *out = NULL;
-    size_t len = 0;
-    FILE *mem = open_memstream(&out, &len);
-    char buf[512];
-    ssize_t n;
-    while ((n = read(fds[0], buf, sizeof buf)) > 0)
-        fwrite(buf, 1, (size_t)n, mem);
-    fclose(mem);
-    close(fds[0]);
-    waitpid(pid, NULL, 0);
     free(script);
-    return out;
+    return read_all(fds[0], pid);
+}
+
+/* The same through shquote_stdin_runner: `printf %s QUOTED`, then the next line of stdin after
+ * "|", on `shell`'s stdin as the runner's first line and "token". */
+static char *stdin_roundtrip_in(const char *shell, const char *value)
+{
+    char *q = shquote(value), *script = NULL, *line = NULL, *runner = shquote_stdin_runner();
+    if (!q || !runner ||
+        asprintf(&script, "printf %%s %s; IFS= read -r t; printf '|%%s' \"$t\"", q) < 0 ||
+        !(line = shquote_stdin_line(script)))
+        return NULL;
+    free(q);
+    free(script);
+    int in[2], out[2];
+    if (pipe(in) < 0 || pipe(out) < 0)
+        return NULL;
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(in[0], 0);
+        dup2(out[1], 1);
+        close(in[1]);
+        close(out[0]);
+        execl(shell, shell, "-c", runner, (char *)NULL);
+        _exit(127);
+    }
+    close(in[0]);
+    close(out[1]);
+    ssize_t w = write(in[1], line, strlen(line));
+    w += write(in[1], "token\n", 6);
+    close(in[1]);
+    char *got = read_all(out[0], pid);
+    free(line);
+    free(runner);
+    return w > 0 ? got : NULL;
 }
 
 static char *bash_roundtrip(const char *value)
@@ -97,6 +138,21 @@ int main(void)
         for (size_t i = 0; i < sizeof values / sizeof values[0]; i++) {
             char *got = roundtrip_in(shells[k], values[i]);
             is_str(got, values[i], "%s hands value %zu to bash unchanged", shells[k], i);
+            free(got);
+        }
+    }
+    /* A command that must not show in `ps` comes on stdin: the command line is one constant. */
+    static const char *const runners[] = {"/bin/bash", "/bin/sh", "/bin/dash", "/usr/bin/tcsh"};
+    for (size_t k = 0; k < sizeof runners / sizeof runners[0]; k++) {
+        if (access(runners[k], X_OK))
+            continue;
+        for (size_t i = 0; i < sizeof values / sizeof values[0]; i++) {
+            char *want = NULL, *got = stdin_roundtrip_in(runners[k], values[i]);
+            if (asprintf(&want, "%s|token", values[i]) < 0)
+                return 1;
+            is_str(got, want, "%s runs value %zu from stdin, the rest of stdin the command's",
+                   runners[k], i);
+            free(want);
             free(got);
         }
     }

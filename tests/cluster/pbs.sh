@@ -120,7 +120,9 @@ pbs_cluster_up() {
     local lock rc
     exec {lock}>>/run/ddpj-pbs-start.lock
     flock -w 600 "$lock"
-    pbs_cluster_start "$@"
+    # The daemons it starts must not hold the lock after it (they would keep the next suite
+    # waiting for its 600 s).
+    pbs_cluster_start "$@" {lock}>&-
     rc=$?
     exec {lock}>&-
     return "$rc"

@@ -49,6 +49,8 @@ typedef struct agent {
     int64_t checkpoint_at; /* when the checkpoint signal is due (ddp_now_ms); 0: never, or sent */
     int checkpoint_sent;   /* the checkpoint signal, once sent; 0: not sent */
     double checkpoint_sent_before_s; /* how long before the walltime it was sent */
+    int forwarded_signal; /* the last USR1/USR2 passed on to the workers (a checkpoint asked from
+                           * outside: `ddpjob cancel --checkpoint`, scancel --signal); 0: none */
     guard_t guard;
     /* The container the workers run in: the options', its image the staged copy once staged
      * (staged_folder, staged_image: ours to remove; container.h). */

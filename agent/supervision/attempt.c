@@ -427,7 +427,18 @@ void attempt_say_outcome(agent_t *a, attempt_t *t)
 {
     const agent_options_t *o = a->o;
     if (t->end == END_CHECKPOINTED) {
-        agent_say("stopped for the walltime: checkpoint written by every rank; requeue to resume");
+        /* Why it stopped: this agent's own walltime signal, one asked from outside and passed on
+         * here, or (on another node) the job's end as the store said it. */
+        if (a->checkpoint_sent)
+            agent_say(
+                "stopped for the walltime: checkpoint written by every rank; requeue to resume");
+        else if (a->forwarded_signal)
+            agent_say("stopped as asked (SIG%s from outside, as `ddpjob cancel --checkpoint` "
+                      "sends it): checkpoint written by every rank",
+                      ddp_signal_name(a->forwarded_signal));
+        else
+            agent_say("stopped with a checkpoint asked on another node: checkpoint written by "
+                      "every rank");
         timeline_event(a, "checkpoint", t->round, -1, "checkpoint written by every rank");
     } else if (attempt_stopped_with_checkpoints(t)) {
         t->end = END_CHECKPOINTED; /* agent.h: the second override */

@@ -36,6 +36,7 @@ void monitor_read_signals(agent_t *a, attempt_t *t)
             if (w && workers_running(w, n)) {
                 workers_signal(w, n, sig);
                 a->planned_stop = 1;
+                a->forwarded_signal = sig;
                 agent_say("forwarded SIG%s to %d worker(s)", ddp_signal_name(sig),
                           workers_running(w, n));
             }

@@ -28,8 +28,13 @@ static const char run_help[] =
     "  --trial K           a sweep's trial K (default 0)\n";
 
 /* What a spec asks that one machine's run does not do, said. */
-static void say_left_out(const job_spec_t *spec, const char *path)
+static void say_left_out(const job_spec_t *spec, const char *path, bool trial_given)
 {
+    if (spec->sweep.ntrials > 1 && !trial_given)
+        fprintf(stderr,
+                "ddpjob run: %s: a sweep of %zu trials: running trial 0 alone here (--trial K "
+                "for another; `ddpjob submit` runs them all)\n",
+                path, spec->sweep.ntrials);
     if (spec->nodes > 1 || spec->spares)
         fprintf(stderr, "ddpjob run: %s asks for %ld node(s)%s; running one node here\n", path,
                 spec->nodes, spec->spares ? " and spares" : "");
@@ -124,7 +129,7 @@ int run_command(int argc, char **argv, bool doctor)
         spec_destroy(spec);
         return EXIT_USAGE;
     }
-    say_left_out(spec, argv[optind]);
+    say_left_out(spec, argv[optind], load.trial_given);
     if (nproc)
         spec->procs_per_node = nproc;
     char *script = NULL;

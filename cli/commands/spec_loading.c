@@ -85,6 +85,21 @@ static void note_checkpoint_handler(const job_spec_t *spec, diag_t *remarks)
              ddp_signal_name(spec->checkpoint.signal));
 }
 
+/* `walltime: 10` is ten seconds here and to PBS, but Slurm's own --time reads a bare number as
+ * minutes: below a minute, both readings are said, with the forms that leave no doubt. */
+static void note_bare_walltime(const job_spec_t *spec, diag_t *remarks)
+{
+    if (!spec->walltime_bare || spec->walltime_s >= 60)
+        return;
+    spec_loc_t at = spec_field_loc(spec, "walltime");
+    unsigned long n = (unsigned long)spec->walltime_s;
+    diag_add(remarks, at.line, at.col, "walltime",
+             "warning: %lu is taken as %lu seconds (as PBS reads it; Slurm's own --time=%lu would "
+             "be %lu minutes, and Slurm allows no job under a minute): write \"00:00:%02lu\" for "
+             "seconds or \"%lu:00\" for minutes",
+             n, n, n, n, n, n);
+}
+
 job_spec_t *load_for_scheduler(const char *path, const load_opts_t *opts, sched_kind_t *target,
                                site_t **site_out, int *exit_code)
 {
@@ -122,6 +137,8 @@ job_spec_t *load_for_scheduler(const char *path, const load_opts_t *opts, sched_
                               diag);
     if (diag->count == 0 && opts->validating)
         note_checkpoint_handler(spec, remarks);
+    if (diag->count == 0)
+        note_bare_walltime(spec, remarks);
     if (!opts->quiet)
         print_lines(remarks);
     if (diag->count == 0 && opts->doctor) {

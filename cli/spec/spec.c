@@ -607,8 +607,10 @@ static void parse_walltime(loader_t *ld, yaml_node_t *n, const char *field, uint
         return;
     }
     const char *colon = strchr(scalar(n), ':');
-    if (dst == &ld->spec->walltime_s)
+    if (dst == &ld->spec->walltime_s) {
         ld->spec->walltime_mm_ss = colon && !strchr(colon + 1, ':') && !strchr(scalar(n), '-');
+        ld->spec->walltime_bare = !colon && !strchr(scalar(n), '-');
+    }
 }
 
 static void parse_strlist(loader_t *ld, yaml_node_t *n, const char *field, int flags, strv_t *dst)

@@ -55,6 +55,7 @@ typedef struct {
     uint64_t mem_bytes;  /* per node; 0: scheduler default */
     uint64_t walltime_s; /* 0: scheduler default */
     bool walltime_mm_ss; /* written MM:SS, minutes and seconds (as Slurm and PBS both read it) */
+    bool walltime_bare;  /* written as a bare number: seconds here and to PBS, minutes to Slurm */
     char *queue;
     char *project;
     strv_t modules;

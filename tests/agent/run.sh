@@ -69,6 +69,24 @@ expect_contains "$ERR" "requeue: 2 is a scheduler's chain of jobs, not run here:
 expect_contains "$OUT" "[rank 1] rank 1 checkpointed" "the workers got the checkpoint signal"
 expect_contains "$ERR" "stopped for the walltime: checkpoint written by every rank; requeue to resume" "and the stop is a planned one"
 
+# A checkpoint asked from outside (what `ddpjob cancel --checkpoint` does: the signal to the
+# agent, which passes it on) is said as that, not as the walltime.
+cat >"$T/asked.yaml" <<YAML
+name: asked-test
+nodes: 1
+procs_per_node: 2
+checkpoint: {signal: USR2}
+command: 'trap "echo rank \$RANK checkpointed; exit 75" USR2; echo rank \$RANK started; sleep 30 & wait'
+YAML
+env DDPJ_TESTMARK="$MARK" "$DDPJOB" run "$T/asked.yaml" >"$T/asked.out" 2>"$T/asked.err" &
+asked=$!
+for _ in $(seq 200); do [ "$(grep -c started "$T/asked.out")" = 2 ] && break; sleep 0.1; done
+kill -USR2 "$asked"
+if wait "$asked"; then RC=0; else RC=$?; fi
+expect_eq "$RC" 75 "a checkpoint asked from outside: every rank checkpointed, exit 75" "$(cat "$T/asked.err")"
+expect_contains "$(cat "$T/asked.err")" "stopped as asked (SIGUSR2 from outside, as \`ddpjob cancel --checkpoint\` sends it)" \
+    "and the stop is said as asked, not as the walltime's"
+
 # log_dir: and error_file: reach the agent; a second run never writes over the first one's logs.
 mkdir -p "$T/reports"
 cat >"$T/reports/job.yaml" <<'YAML'
@@ -137,3 +155,12 @@ expect_eq "$RC" 0 "the bundled local-ddp example (the README's first command) ru
 expect_eq "$(grep 'parameter checksum' <<<"$OUT" | sed 's/.*checksum//' | sort -u | wc -l)/$(grep -c 'parameter checksum' <<<"$OUT")" "1/2" \
     "both DDP ranks end with identical parameters"
 expect_no_leftovers "nothing left after ddpjob run"
+
+# A sweep run here runs one trial, and says so (issue 72).
+printf 'name: sw\nnodes: 1\nprocs_per_node: 1\nsweep:\n  grid: {n: [1, 2, 3]}\ncommand: [echo, "trial {n}"]\n' >"$T/sw.yaml"
+run "$DDPJOB" run "$T/sw.yaml"
+expect_contains "$RC:$ERR" "0:ddpjob run: $T/sw.yaml: a sweep of 3 trials: running trial 0 alone here (--trial K for another" \
+    "ddpjob run of a sweep says it runs trial 0 alone"
+expect_contains "$OUT" "[rank 0] trial 1" "... and runs it"
+run "$DDPJOB" run "$T/sw.yaml" --trial 2
+expect_eq "$RC:$(grep -c 'alone here' <<<"$ERR")" "0:0" "with --trial K, that trial, nothing said"

@@ -325,6 +325,18 @@ expect_contains "$ERR" "--set noequals: expected PATH=VALUE" "an override withou
 expect_contains "$ERR" "--set nodes.x=1: nodes is not a block of fields in the spec" "a path through a value"
 expect_contains "$ERR" "--set x=[: not a YAML value" "a value that is not YAML"
 
+# A bare walltime below a minute: seconds here and to PBS, minutes to Slurm's own --time. Both
+# readings said, at the field; a bare number of a minute or more, or "MM:SS", says nothing.
+printf 'name: t\nscheduler: slurm\nnodes: 1\nwalltime: 10\ncommand: [true]\n' >"$T/bare.yaml"
+run "$DDPJOB" validate "$T/bare.yaml"
+expect_contains "$RC:$ERR" "0:$T/bare.yaml:4:11: walltime: warning: 10 is taken as 10 seconds (as PBS reads it; Slurm's own --time=10 would be 10 minutes" \
+    "walltime: 10 is a warning naming both readings, at the field"
+expect_contains "$ERR" 'write "00:00:10" for seconds or "10:00" for minutes' "... and the forms that leave no doubt"
+run "$DDPJOB" validate "$T/bare.yaml" --set walltime=3600
+expect_lacks "$ERR" "warning" "a bare number of a minute or more: no warning"
+run "$DDPJOB" validate "$T/bare.yaml" --set walltime=00:00:10
+expect_lacks "$ERR" "warning" "\"00:00:10\": no warning"
+
 # A checkpoint signal for a command of one's own: validate notes that it must be handled (its
 # default action kills the program); ddp-train (train:) handles it itself.
 run "$DDPJOB" validate "$SRCDIR/share/examples/slurm-2x8.yaml"

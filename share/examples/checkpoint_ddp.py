@@ -8,11 +8,6 @@ import signal
 import sys
 import time
 
-import torch
-import torch.distributed as dist
-import torch.nn as nn
-from torch.nn.parallel import DistributedDataParallel as DDP
-
 stop_asked = False
 
 
@@ -21,7 +16,15 @@ def on_checkpoint_signal(signum, frame):
     stop_asked = True  # only a flag: the step in progress finishes first
 
 
+# Before `import torch`, which takes seconds (tens on a busy node): a signal that comes while it
+# loads is kept, not fatal.
 signal.signal(signal.SIGUSR1, on_checkpoint_signal)
+
+import torch  # noqa: E402
+import torch.distributed as dist  # noqa: E402
+import torch.nn as nn  # noqa: E402
+from torch.nn.parallel import DistributedDataParallel as DDP  # noqa: E402
+
 dist.init_process_group("gloo")
 rank = dist.get_rank()
 path = os.environ.get("CHECKPOINT", "checkpoint.pt")

@@ -133,8 +133,10 @@ ARRAY=$(tail -n 1 <<<"$OUT")
 expect_eq "$RC" 0 "the victim submits a 2-trial sweep, one at a time" "$ERR"
 sweep=$(ls -d "$work"/.ddpjob/sweeps/teamsweep.* 2>/dev/null | head -n 1)
 sweep=${sweep##*/}
-for _ in $(seq 120); do
-    [ -n "$(cluster_in head squeue -h -r -t RUNNING -o %i 2>/dev/null | grep "^${ARRAY}_0")" ] && break
+# Once trial 0 runs its workers (past its own check of its record), not as soon as Slurm says it
+# runs: the attack is on trial 1.
+for _ in $(seq 240); do
+    grep -qs "trial 0 ran as" "$work"/teamsweep-*.out && break
     sleep 0.5
 done
 as "$attacker" bash -c '

@@ -78,7 +78,8 @@ expect_contains "$ERR0" "killed by SIGUSR1, the checkpoint signal this agent sen
 expect_contains "$ERR0" "s before the walltime: the program has no handler for it (ddpjob-agent(1), CHECKPOINT" "and that the program has no handler, where to look"
 
 # The handler of ddpjob-agent(1)'s CHECKPOINT (share/examples/checkpoint_ddp.py), real PyTorch:
-# the signal 20 s in (time for `import torch` on a busy machine), every rank stops after the same
+# the signal 20 s in (the example takes its handler before `import torch`, which the CI of issue
+# 66's session saw take longer than that on a busy machine), every rank stops after the same
 # step, rank 0 saves, both exit 75; run again, it resumes there and finishes.
 require_torch
 next_port

@@ -62,7 +62,8 @@ pbs_in() {
     shift
     nsenter --net="/run/netns/$(pbs_ns "$name")" -- unshare --uts --mount --propagation private \
         bash -c 'hostname "$0" && mount --bind "$PBS_CLUSTER/etc/hosts" /etc/hosts &&
-                 mount --bind "$PBS_CLUSTER/etc/pbs-$0.conf" /etc/pbs.conf && exec "$@"' "$name" "$@"
+                 mount --bind "$PBS_CLUSTER/etc/pbs-$0.conf" /etc/pbs.conf &&
+                 mount --bind "$PBS_CLUSTER/pgsocket" /run/postgresql && exec "$@"' "$name" "$@"
 }
 
 # pbs_as_user CMD...: runs CMD in pbshead as the submitting user, in the current directory.
@@ -140,6 +141,13 @@ pbs_cluster_start() {
     # The data service runs as postgres and jobs as $PBS_USER: both must reach their directories.
     chmod 755 "$PBS_CLUSTER"
     mkdir -p "$PBS_CLUSTER"/{etc,home,pbshead}
+    # Every cluster's data service listens on the same port in its own network; its socket and
+    # lock file (.s.PGSQL.15007) would meet in the machine's /run/postgresql, where a second
+    # cluster's postgres refuses to start while the first runs ("Error starting PBS Data
+    # Service": pending_pbs and the soak, side by side in CI). Each cluster has its own.
+    mkdir -p "$PBS_CLUSTER/pgsocket" /run/postgresql
+    chown postgres:postgres "$PBS_CLUSTER/pgsocket"
+    chmod 2775 "$PBS_CLUSTER/pgsocket"
     [ -c /dev/null ] || { echo "pbs: /dev/null is not the null device (see the OpenPBS README)" >&2; return 1; }
     if ! id "$PBS_USER" >/dev/null 2>&1; then
         # Password '*': no password login, yet not locked, which sshd would refuse (launcher: ssh).

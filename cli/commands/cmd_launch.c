@@ -162,15 +162,14 @@ static void run_host(host_run_t *h)
     /* The node script carries the spec's env: and setup: values: it travels on stdin, before the
      * token's line, and the command line (which the user's login shell, dash or csh, parses,
      * and anyone's `ps` shows) only reads it. */
-    if (asprintf(&text, "%sset -- %d %s %d%s\n%s", L->cd, h->node, L->node_args, h->nproc, L->tail,
-                 L->script) < 0) {
-        text = NULL;
-    }
-    if (!text || !(line = shquote_stdin_line(text)) || !(command = shquote_stdin_runner()) ||
+    int made = asprintf(&text, "%sset -- %d %s %d%s\n%s", L->cd, h->node, L->node_args, h->nproc,
+                        L->tail, L->script) >= 0;
+    if (!made || !(line = shquote_stdin_line(text)) || !(command = shquote_stdin_runner()) ||
         asprintf(&input, "%s%s\n", line, L->token) < 0) {
         snprintf(h->error, sizeof h->error, "out of memory");
         atomic_store(&L->stop, 1);
-        free(text);
+        if (made)
+            free(text);
         free(line);
         free(command);
         return;

@@ -88,7 +88,8 @@ static int workers_port(const agent_options_t *o, ddp_error_t *err)
 
 /* What every worker of this attempt is told and how it starts (workers.h). */
 static worker_launch_t launch_for(agent_t *a, const attempt_t *t, const ddp_rdzv_result_t *rr,
-                                  const char *attempt_dir, const char *worker_token)
+                                  const char *attempt_dir, const char *worker_dir,
+                                  const char *worker_token)
 {
     const agent_options_t *o = a->o;
     return (worker_launch_t){.env = {.world_size = rr->world_size,
@@ -103,6 +104,8 @@ static worker_launch_t launch_for(agent_t *a, const attempt_t *t, const ddp_rdzv
                                      .worker_token = worker_token},
                              .rank_base = rr->rank_base,
                              .attempt_dir = attempt_dir,
+                             .attempt_fd = -1,
+                             .worker_dir = worker_dir,
                              .write_logs = o->log_dir || o->redirects || o->tee,
                              .redirects = o->redirects,
                              .local_ranks_filter = o->local_ranks_filter,
@@ -195,10 +198,22 @@ static int prepare_container(agent_t *a, ddp_error_t *err)
     return 0;
 }
 
+/* The attempt's workers, their logs in its folder of the run's (run_dir.c), held meanwhile. */
+static int start_workers(agent_t *a, attempt_t *t, worker_launch_t *l, ddp_error_t *err)
+{
+    if (l->write_logs && (l->attempt_fd = run_dir_attempt(a, t->round, err)) < 0)
+        return -1;
+    int rc = workers_start(t->workers, l, err);
+    if (l->attempt_fd >= 0)
+        close(l->attempt_fd);
+    l->attempt_fd = -1;
+    return rc;
+}
+
 /* This node's workers (none in a standby, or when the preflight or their start says so),
  * watched until the attempt's end. */
 static void run_workers(agent_t *a, attempt_t *t, const ddp_rdzv_result_t *r,
-                        const worker_launch_t *launch, ddp_error_t *err)
+                        worker_launch_t *launch, ddp_error_t *err)
 {
     const agent_options_t *o = a->o;
     failure_t f;
@@ -214,7 +229,7 @@ static void run_workers(agent_t *a, attempt_t *t, const ddp_rdzv_result_t *r,
         monitor_attempt(a, t, r);
         if (t->end != END_DONE)
             attempt_report_failure(a, t);
-    } else if (prepare_container(a, err) || workers_start(t->workers, launch, err)) {
+    } else if (prepare_container(a, err) || start_workers(a, t, launch, err)) {
         agent_say("%s", err->msg);
         /* A worker that could not be started here (not one whose program is missing: that one
          * exits 127 by itself) is a failure of the job on this node. */
@@ -256,10 +271,11 @@ static int run_attempt(agent_t *a, attempt_t *t, ddp_error_t *err)
     timeline_start(a);
     timeline_event(a, "attempt_start", t->round, -1, "%d node(s), %d rank(s)", r.nnodes,
                    r.world_size);
-    char attempt_dir[4200], worker_token[WORKER_TOKEN_HEX + 1];
+    char attempt_dir[4200], worker_dir[4200], worker_token[WORKER_TOKEN_HEX + 1];
     snprintf(attempt_dir, sizeof attempt_dir, "%s/attempt_%d", a->attempt_root, t->round);
+    snprintf(worker_dir, sizeof worker_dir, "%s/attempt_%d", a->worker_root, t->round);
     ddp_worker_token_derive(o->token, o->token_len, o->run_id, t->round, worker_token);
-    worker_launch_t launch = launch_for(a, t, &r, attempt_dir, worker_token);
+    worker_launch_t launch = launch_for(a, t, &r, attempt_dir, worker_dir, worker_token);
     worker_t *w = t->workers = calloc((size_t)o->nproc, sizeof *w);
     t->hb_value = calloc((size_t)a->nnodes, sizeof *t->hb_value);
     t->hb_since = calloc((size_t)a->nnodes, sizeof *t->hb_since);
@@ -367,22 +383,8 @@ static int setup(agent_t *a, ddp_error_t *err)
     /* Before any socket or thread exists, so the guard holds none of them. */
     if (guard_start(&a->guard, err))
         return -1;
-    if (o->log_dir) {
-        if (ddp_make_dirs(o->log_dir, 0700, err) || run_dir_make(a, err))
-            return ddp_error_prefix(err, "--log-dir");
-    } else {
-        const char *tmp = getenv("TMPDIR");
-        if (!tmp || !*tmp)
-            tmp = "/tmp";
-        snprintf(a->attempt_root, sizeof a->attempt_root, "%s/ddpjob-agent.XXXXXX", tmp);
-        if (!mkdtemp(a->attempt_root))
-            return ddp_error_set(err, "cannot make a folder under %s: %s", tmp, strerror(errno));
-        /* As torchrun's, the log files asked for without a folder stay in a temporary one. */
-        a->temp_root = !o->redirects && !o->tee;
-        if (!a->temp_root)
-            agent_say("the workers' log files: %s/attempt_N/rank_R/{stdout,stderr}.log",
-                      a->attempt_root);
-    }
+    if (run_dir_make(a, err))
+        return -1;
     if (a->node_rank < 0) {
         if (claim_node_rank(a, err))
             return -1;
@@ -430,6 +432,7 @@ int agent_run(const agent_options_t *o)
                  .node_rank = o->node_rank,
                  .nnodes = o->nnodes,
                  .sigfd = -1,
+                 .attempt_root_fd = -1,
                  .guard = {.fd = -1, .pid = -1}};
     ddp_error_t err = {0};
     int status = 1;

@@ -39,8 +39,10 @@ typedef struct agent {
      * or an elastic world, each round's (standby.h); else the options'. */
     int node_rank, nnodes;
     char host[256];
-    char attempt_root[4096];
-    int temp_root; /* attempt_root is ours to remove */
+    char attempt_root[4096]; /* the run's log folder (run_dir.c), as named in messages */
+    int attempt_root_fd;     /* held open from when it was made; -1 none */
+    int temp_root;           /* attempt_root is ours to remove */
+    char worker_root[4096];  /* the workers' own files (run_dir.c); "" none */
     int sigfd;
     int stop_signal; /* the signal that told this agent to stop, or 0 */
     /* The workers were asked to stop: the checkpoint signal, a forwarded USR1/USR2 or a stop
@@ -104,6 +106,9 @@ typedef struct {
 
 /* run_dir.c */
 int run_dir_make(agent_t *a, ddp_error_t *err);
+/* The log folder's attempt_ROUND, made (or taken, where another node of the job made it) and
+ * held: its descriptor, or -1 with err set. */
+int run_dir_attempt(agent_t *a, int round, ddp_error_t *err);
 void run_dir_remove(agent_t *a);
 
 #endif

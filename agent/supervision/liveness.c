@@ -273,6 +273,7 @@ int liveness_heartbeat(agent_t *a, attempt_t *t, const ddp_rdzv_result_t *r, fai
 {
     char figures[8192];
     size_t len = sample_progress(t, figures, sizeof figures);
+    workers_keep_metrics(t->workers, t->nworkers);
     if (a->node_rank == 0) {
         if (len && t->job.ranks)
             progress_job_update(&t->job, 0, figures, ddp_now_ms(), 0);

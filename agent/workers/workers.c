@@ -10,6 +10,7 @@
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -136,8 +137,8 @@ static char **worker_command(const worker_t *w, const worker_launch_t *l, char *
     return command;
 }
 
-/* The command as the container's runtime starts it, binding the attempt's folder (which holds
- * the worker's error and progress files) and the working folder. */
+/* The command as the container's runtime starts it, binding the workers' own folder of the
+ * attempt (their error, progress and metrics files) and the working folder. */
 static char **contain(const worker_launch_t *l, char **command, char **env, ddp_error_t *err)
 {
     char cwd[4096];
@@ -145,7 +146,7 @@ static char **contain(const worker_launch_t *l, char **command, char **env, ddp_
         ddp_error_set(err, "getcwd: %s", strerror(errno));
         return NULL;
     }
-    return container_command(l->container, command, env, cwd, l->attempt_dir, err);
+    return container_command(l->container, command, env, cwd, l->worker_dir, err);
 }
 
 static int start_one(worker_t *w, const worker_launch_t *l, ddp_error_t *err)
@@ -153,21 +154,21 @@ static int start_one(worker_t *w, const worker_launch_t *l, ddp_error_t *err)
     int out[2] = {-1, -1}, errp[2] = {-1, -1}, log_out = -1, log_err = -1, log_order = -1, rc = -1;
     char **env = NULL, **command = NULL, **contained = NULL, local_rank_arg[32];
     cpu_set_t cpus;
-    snprintf(w->dir, sizeof w->dir, "%s/rank_%d", l->attempt_dir, w->rank);
-    snprintf(w->error_file, sizeof w->error_file, "%s/error.json", w->dir);
-    snprintf(w->progress_file, sizeof w->progress_file, "%s/progress", w->dir);
-    snprintf(w->metrics_file, sizeof w->metrics_file, "%s/metrics.jsonl", w->dir);
-    char held[64];
-    int dir_fd = -1;
-    if (ddp_make_dirs(w->dir, 0700, err) ||
-        (l->write_logs && (dir_fd = ddp_hold_own_dir(w->dir, held, sizeof held, err)) < 0))
+    char own[4180], name[32];
+    snprintf(name, sizeof name, "rank_%d", w->rank);
+    snprintf(w->dir, sizeof w->dir, "%s/%s", l->attempt_dir, name);
+    snprintf(own, sizeof own, "%s/%s", l->worker_dir, name);
+    snprintf(w->error_file, sizeof w->error_file, "%s/error.json", own);
+    snprintf(w->progress_file, sizeof w->progress_file, "%s/progress", own);
+    snprintf(w->metrics_file, sizeof w->metrics_file, "%s/metrics.jsonl", own);
+    if (ddp_make_dirs(own, 0700, err) ||
+        (l->write_logs &&
+         (w->dir_fd = ddp_hold_private_dir_at(l->attempt_fd, name, w->dir, err)) < 0))
         return -1;
-    if (l->write_logs && ((log_out = open_log(w, dir_fd, "stdout.log", err)) < 0 ||
-                          (log_err = open_log(w, dir_fd, "stderr.log", err)) < 0 ||
-                          (log_order = open_log(w, dir_fd, "order", err)) < 0))
+    if (l->write_logs && ((log_out = open_log(w, w->dir_fd, "stdout.log", err)) < 0 ||
+                          (log_err = open_log(w, w->dir_fd, "stderr.log", err)) < 0 ||
+                          (log_order = open_log(w, w->dir_fd, "order", err)) < 0))
         goto out;
-    unlink(w->error_file);
-    unlink(w->progress_file);
     if (!(env = worker_environment(w, l, &cpus, err)) || open_pipes(out, errp, err))
         goto out;
     if (init_relays(w, l, log_out, log_err)) {
@@ -219,8 +220,6 @@ out:
         close(log_err);
     if (log_order >= 0)
         close(log_order);
-    if (dir_fd >= 0)
-        close(dir_fd);
     ddp_worker_env_free(env);
     return rc;
 }
@@ -228,13 +227,17 @@ out:
 int workers_start(worker_t *w, const worker_launch_t *l, ddp_error_t *err)
 {
     if (l->container && l->container->runtime != CONTAINER_NONE &&
-        (container_check(l->container, err) || ddp_make_dirs(l->attempt_dir, 0700, err) ||
-         container_prepare(l->container, l->attempt_dir, err)))
+        (container_check(l->container, err) || ddp_make_dirs(l->worker_dir, 0700, err) ||
+         container_prepare(l->container, l->worker_dir, err)))
         return -1;
     for (int i = 0; i < l->env.local_world_size; i++) {
         memset(&w[i], 0, sizeof w[i]);
-        w[i] = (worker_t){
-            .local_rank = i, .rank = l->rank_base + i, .fds = {-1, -1}, .active_at = ddp_now_ms()};
+        w[i] = (worker_t){.local_rank = i,
+                          .rank = l->rank_base + i,
+                          .fds = {-1, -1},
+                          .dir_fd = -1,
+                          .metrics_fd = -1,
+                          .active_at = ddp_now_ms()};
         w[i].relay[0].log_fd = w[i].relay[1].log_fd = -1;
         w[i].relay[0].order_fd = w[i].relay[1].order_fd = -1;
         if (start_one(&w[i], l, err)) {
@@ -380,9 +383,64 @@ void workers_drain(worker_t *w, int s)
         relay_feed(&w->relay[s], buf, (size_t)got);
 }
 
-void workers_close(worker_t *w, int n)
+/* Writes all of buf to fd; -1 when it cannot. */
+static int write_all(int fd, const char *buf, size_t len)
+{
+    while (len) {
+        ssize_t put = write(fd, buf, len);
+        if (put < 0 && errno == EINTR)
+            continue;
+        if (put <= 0)
+            return -1;
+        buf += put;
+        len -= (size_t)put;
+    }
+    return 0;
+}
+
+/* A worker's own file is read through a descriptor checked as a regular file (it may have put
+ * anything there); the copy is made in its held folder, never through a link. */
+static void keep_metrics(worker_t *w)
+{
+    if (w->dir_fd < 0)
+        return;
+    int in = open(w->metrics_file, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    if (in < 0)
+        return;
+    if (fstat(in, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= w->metrics_kept) {
+        close(in);
+        return;
+    }
+    char buf[65536];
+    ssize_t got;
+    while ((got = pread(in, buf, sizeof buf, (off_t)w->metrics_kept)) > 0) {
+        size_t whole = (size_t)got;
+        while (whole && buf[whole - 1] != '\n')
+            whole--;
+        if (!whole && got < (ssize_t)sizeof buf)
+            break; /* a line still being written */
+        if (!whole)
+            whole = (size_t)got; /* one line longer than buf: kept in pieces */
+        if (w->metrics_fd < 0)
+            w->metrics_fd = openat(w->dir_fd, "metrics.jsonl",
+                                   O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (w->metrics_fd < 0 || write_all(w->metrics_fd, buf, whole))
+            break;
+        w->metrics_kept += (long long)whole;
+    }
+    close(in);
+}
+
+void workers_keep_metrics(worker_t *w, int n)
 {
     for (int i = 0; i < n; i++)
+        keep_metrics(&w[i]);
+}
+
+void workers_close(worker_t *w, int n)
+{
+    for (int i = 0; i < n; i++) {
         for (int s = 0; s < 2; s++) {
             if (w[i].fds[s] >= 0) {
                 workers_drain(&w[i], s);
@@ -392,4 +450,11 @@ void workers_close(worker_t *w, int n)
             relay_flush(&w[i].relay[s]);
             relay_free(&w[i].relay[s]);
         }
+        keep_metrics(&w[i]);
+        if (w[i].metrics_fd >= 0)
+            close(w[i].metrics_fd);
+        if (w[i].dir_fd >= 0)
+            close(w[i].dir_fd);
+        w[i].metrics_fd = w[i].dir_fd = -1;
+    }
 }

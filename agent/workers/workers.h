@@ -34,10 +34,13 @@ typedef struct {
     long long mem_limit, mem_peak; /* an out-of-memory kill's figures (bytes; -1 unknown) */
     char gpu[BINDING_GPU_ID_MAX];  /* the GPU it works on (binding.h), "" none or not looked up */
     char gpu_pci[BINDING_PCI_MAX]; /* that GPU's PCI address, "" unknown */
-    char dir[4096];                /* holds its error.json (and logs, with --log-dir) */
-    char error_file[4200];
+    char dir[4096];        /* its folder of the attempt's, with its logs (as named in messages) */
+    int dir_fd;            /* that folder, held; -1 when it writes no logs */
+    char error_file[4200]; /* these three in its folder of the workers' own (run_dir.c) */
     char progress_file[4200]; /* where it may write its step (progress.h) */
     char metrics_file[4200];  /* where it may append its metrics (worker_env.h) */
+    long long metrics_kept;   /* how much of its metrics file is copied into dir */
+    int metrics_fd;           /* that copy, once made; -1 before */
     guard_t *guard;
     int64_t output_at;            /* ddp_now_ms of its last output */
     int64_t active_at;            /* when its current stretch of silence began (--hang-timeout) */
@@ -55,8 +58,12 @@ typedef struct {
      * env.local_world_size workers start, each given its own rank, local rank, error file and
      * GPU on top. */
     ddp_worker_env_t env;
-    int rank_base;           /* the first worker's rank */
-    const char *attempt_dir; /* per-rank folders are made here */
+    int rank_base; /* the first worker's rank */
+    /* With write_logs, each rank's folder for its logs is made in attempt_fd (the attempt's
+     * folder, held: attempt_dir names it); each worker's own files are in worker_dir's (made
+     * here), which a container's workers are given. */
+    const char *attempt_dir, *worker_dir;
+    int attempt_fd;
     int write_logs;
     /* console.h: the streams only written to the log files, the local ranks on the console,
      * the lines' prefix (NULL: each its default). */
@@ -89,7 +96,11 @@ void workers_activity(const worker_t *w, int n, worker_activity_t *act);
 /* Relays what an exited worker left in its pipe for stream s (0 stdout, 1 stderr), without
  * waiting for the end of the stream. */
 void workers_drain(worker_t *w, int s);
-/* Relays what is left on every pipe, then closes pipes and relays. */
+/* Copies the whole lines each worker appended to its metrics file since the last call into its
+ * folder's metrics.jsonl (for the sweep's table). */
+void workers_keep_metrics(worker_t *w, int n);
+/* Relays what is left on every pipe, keeps the last metrics, then closes pipes, relays and
+ * folders. */
 void workers_close(worker_t *w, int n);
 
 #endif

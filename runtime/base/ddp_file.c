@@ -248,6 +248,32 @@ int ddp_hold_own_dir(const char *path, char *held, size_t size, ddp_error_t *err
     return fd;
 }
 
+int ddp_hold_private_dir_at(int dir_fd, const char *name, const char *shown, ddp_error_t *err)
+{
+    if (mkdirat(dir_fd, name, 0700) != 0 && errno != EEXIST)
+        return ddp_error_code(err, errno, "cannot make %s: %s", shown, strerror(errno));
+    int fd = openat(dir_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        ddp_error_code(err, errno, "cannot open %s: %s%s", shown, strerror(errno),
+                       errno == ELOOP || errno == ENOTDIR ? " (not a folder: a link?)" : "");
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    if (st.st_uid != geteuid() || (st.st_mode & 077)) {
+        char owner[300];
+        owner_name(st.st_uid, owner, sizeof owner);
+        ddp_error_code(err, EPERM,
+                       "refusing %s: not a private folder of this user's (owner %s, "
+                       "mode %04o)",
+                       shown, owner, (unsigned)(st.st_mode & 07777));
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
 int ddp_private_dir(const char *path, ddp_error_t *err)
 {
     if (mkdir(path, 0700) == 0)

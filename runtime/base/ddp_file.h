@@ -55,6 +55,10 @@ int ddp_check_private_dir(const char *path, ddp_error_t *err);
  * through `held` is the folder checked, whatever is renamed after. Returns the descriptor (close
  * it when done), or -1 with err as ddp_check_private_dir's. */
 int ddp_hold_own_dir(const char *path, char *held, size_t size, ddp_error_t *err);
+/* The folder `name` in the folder dir_fd holds (AT_FDCWD: `name` is a path), made with mode 0700
+ * where missing, opened without following a link and checked on its descriptor: this user's,
+ * closed to group and others. Returns the descriptor, or -1 with err naming it as `shown`. */
+int ddp_hold_private_dir_at(int dir_fd, const char *name, const char *shown, ddp_error_t *err);
 
 /* Fills buf with random bytes from the kernel (tokens, nonces); -1 when it cannot. */
 int ddp_random(void *buf, size_t len);

@@ -651,7 +651,7 @@ next_port
 two_agents -- --nnodes 2 --master-addr 127.0.0.1 --master-port "$PORT" --nproc-per-node 1 \
     --log-dir "$shared_logs" --run-id r3 "$T/chatty.sh"
 expect_eq "$RC0" 1 "a 2-node job whose run folder another user made refuses to start"
-expect_contains "$ERR0" "--log-dir: $shared_logs/r3: refusing a folder owned by nobody (uid $(id -u nobody)), not by this user" \
+expect_contains "$ERR0" "--log-dir: refusing $shared_logs/r3: not a private folder of this user's (owner nobody (uid $(id -u nobody)), mode 0777)" \
     "naming the folder and its owner"
 expect_eq "$(cat "$T/important.txt")" "keep me" "the file the planted links point to is untouched"
 expect_no_leftovers "nothing left after the refused job"

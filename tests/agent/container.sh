@@ -62,7 +62,8 @@ run env DDPJ_TESTMARK="$MARK" "$AGENT" --standalone --nproc-per-node 2 --heartbe
     sh -c 'i=0; while [ $i -lt 40 ]; do i=$((i + 1)); n=0; [ "$RANK" = 0 ] || while [ $n -lt 20000 ]; do n=$((n + 1)); done; sleep 0.2; echo $i >"$DDPJOB_PROGRESS_FILE"; done'
 expect_contains "$ERR" "rank 1 (node 0, host $(hostname), local rank 1) is slow: busy " \
     "a slow rank inside the image is named"
-expect_lacks "$ERR" "rank 0 (node 0, host $(hostname), local rank 0) is slow" "and not the other"
+# (A starved machine may make the sleeping rank late to its steps: never busy.)
+expect_lacks "$ERR" "rank 0 (node 0, host $(hostname), local rank 0) is slow: busy" "and the other is never called busy"
 
 # A restarted attempt starts its workers in the image again (enroot: no container name to meet).
 sed 's/^procs_per_node: 2/procs_per_node: 2\nmax_restarts: 1/' "$T/enroot.yaml" >"$T/restart.yaml"

@@ -10,6 +10,8 @@
 #  - a job's env: and setup: values: in no process's argv the outsider's ps shows, on the head
 #    or the nodes, while the job runs (the node command travels in srun's environment);
 #  - a rank's escape sequences shown as text by `ddpjob logs` on a terminal;
+#  - .ddpjob renamed while workers run and links planted where their own files were: they write
+#    in a private folder of the node's, and the agent copies into the record through its hold;
 #  - and the team's folder is a normal place to work: a job there runs and completes.
 . "$SRCDIR/tests/lib/tap.sh"
 . "$SRCDIR/tests/cluster/slurm.sh"
@@ -183,3 +185,43 @@ out=$(cat "$work/held-$HELD.out" 2>/dev/null)
 expect_contains "$out" "ddpjob: refusing $rec on n1: not a folder of this user's own that others cannot write ($attacker, mode 2777)" \
     "the job refused the planted record, naming it, its owner and mode" "$(ls "$work")"
 expect_lacks "$out" "held ran" "and ran nothing"
+
+as "$victim" bash -c 'rm -rf .ddpjob.gone .ddpjob'
+cluster_in head runuser -u "$attacker" -- rm -rf "$work/.ddpjob" 2>/dev/null
+
+# 4. A group member renames .ddpjob while a job's workers run, and plants at their rank folder's
+# old path links to a file of the victim's where the workers' progress, metrics and error files
+# were: the workers write into a private folder of the node's, the victim's file is untouched,
+# and the record (renamed, but held by the agent) still gets the rank's logs and metrics.
+cat >"$work/steps.yaml" <<'SPEC'
+name: steps
+scheduler: slurm
+nodes: 1
+walltime: "00:05:00"
+command: [sh, -c, 'echo "progress file $DDPJOB_PROGRESS_FILE"; i=0; while [ $i -lt 24 ]; do i=$((i + 1)); echo $i >"$DDPJOB_PROGRESS_FILE"; echo "{\"epoch\": $i}" >>"$DDPJOB_METRICS_FILE"; sleep 0.5; done; echo "{}" >"$TORCHELASTIC_ERROR_FILE"; exit 3']
+SPEC
+chown "$victim:" "$work/steps.yaml"
+as "$victim" "$DDPJOB" submit steps.yaml
+STEPS=$(tail -n 1 <<<"$OUT")
+expect_eq "$RC" 0 "the victim submits a job whose worker writes its progress, metrics and error files" "$ERR"
+rec=$(ls -d "$work"/.ddpjob/jobs/steps.* | head -n 1)
+rank_dir=
+for _ in $(seq 240); do
+    rank_dir=$(ls -d "$rec"/link-0/logs/*/attempt_0/rank_0 2>/dev/null) && [ -n "$rank_dir" ] && break
+    sleep 0.5
+done
+# The attacker reads the run's id from the agents' argv; root finds it here for them.
+as "$attacker" bash -c '
+    mv .ddpjob .ddpjob.gone && mkdir -p "$1" &&
+    for f in progress metrics.jsonl error.json; do ln -s "$2" "$1/$f"; done && chmod -R a+rwx .ddpjob' \
+    _ "$rank_dir" "$base/home-$victim/precious"
+expect_eq "$RC" 0 "while the worker runs, the attacker renamed .ddpjob and planted links where its files were" "$ERR"
+wait_gone "$STEPS" 120
+expect_eq "$(cat "$base/home-$victim/precious")" "the victim's own" "the victim's file is untouched"
+out=$(cat "$work/steps-$STEPS.out" 2>/dev/null)
+expect_contains "$out" "progress file /tmp/ddpjob-workers." "the worker's files are in a private folder of the node's" "$out"
+moved=${rank_dir/\/.ddpjob\//\/.ddpjob.gone\/}
+expect_eq "$(wc -l <"$moved/metrics.jsonl" 2>/dev/null)" 24 \
+    "the renamed record got all 24 of the rank's metrics lines, through the agent's hold" \
+    "$(ls -la "$moved" 2>&1)"
+expect_contains "$(cat "$moved/stdout.log" 2>/dev/null)" "progress file" "... and its log"

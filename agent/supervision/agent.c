@@ -108,6 +108,7 @@ static worker_launch_t launch_for(agent_t *a, const attempt_t *t, const ddp_rdzv
                              .worker_dir = worker_dir,
                              .write_logs = o->log_dir || o->redirects || o->tee,
                              .redirects = o->redirects,
+                             .tees = o->tee,
                              .local_ranks_filter = o->local_ranks_filter,
                              .prefix_template = o->prefix_template,
                              .command = o->command,

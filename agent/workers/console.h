@@ -2,8 +2,9 @@
  * --redirects and --tee (STREAMS: 0 none, 1 stdout, 2 stderr, 3 both; or per local rank,
  * "0:1,1:2"), --local-ranks-filter ("0,2": only these local ranks on the console) and its
  * TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE (${rank}, ${local_rank}, ${role_name}; "" for no prefix).
- * A redirected stream goes to its log file only; with --tee the log files are written as well
- * (the agent's log files always hold both streams, so tee adds nothing beyond asking for them). */
+ * A redirected stream goes to its log file only; a teed one to both, also where it is redirected
+ * too, as torchrun's (`--redirect=3 --tee=3` shows both streams). The agent's log files always
+ * hold both streams, so tee alone adds nothing beyond asking for them. */
 #ifndef AGENT_CONSOLE_H
 #define AGENT_CONSOLE_H
 

@@ -66,7 +66,8 @@ static int init_relays(worker_t *w, const worker_launch_t *l, int log_out, int l
     char prefix[RELAY_PREFIX_MAX];
     console_prefix(l->prefix_template, w->rank, w->local_rank, prefix, sizeof prefix);
     int shown = console_filter_passes(l->local_ranks_filter, w->local_rank),
-        redirected = console_streams_for(l->redirects, w->local_rank);
+        redirected = console_streams_for(l->redirects, w->local_rank) &
+                     ~console_streams_for(l->tees, w->local_rank);
     return relay_init(&w->relay[0], STDOUT_FILENO, log_out, w->rank, prefix,
                       shown && !(redirected & CONSOLE_STDOUT), 0) ||
            relay_init(&w->relay[1], STDERR_FILENO, log_err, w->rank, prefix,

@@ -65,9 +65,9 @@ typedef struct {
     const char *attempt_dir, *worker_dir;
     int attempt_fd;
     int write_logs;
-    /* console.h: the streams only written to the log files, the local ranks on the console,
-     * the lines' prefix (NULL: each its default). */
-    const char *redirects, *local_ranks_filter, *prefix_template;
+    /* console.h: the streams only written to the log files, those teed to the console as well,
+     * the local ranks on the console, the lines' prefix (NULL: each its default). */
+    const char *redirects, *tees, *local_ranks_filter, *prefix_template;
     char **command;
     int local_rank_arg;                /* append --local_rank=N to the command */
     int gpu_binding, cpu_binding;      /* binding.h */

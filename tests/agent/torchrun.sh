@@ -106,6 +106,9 @@ expect_contains "$OUT" "[rank 1] rank=1 world=2" "--tee 3: the lines are on the 
 expect_contains "$(cat "${dir:-/nonexistent}/attempt_0/rank_1/stdout.log" 2>&1)" "rank=1 world=2" \
     "... and, without --log-dir, in a kept temporary folder the agent names"
 rm -rf "$dir"
+one redirect_tee -- --standalone --nproc-per-node 2 --redirects 3 --tee 3 --log-dir "$T/logs" --run-id both "$CASE"
+expect_contains "$OUT" "[rank 1] rank=1 world=2" "--redirects 3 --tee 3: tee wins, as torchrun's: the lines are on the console"
+expect_contains "$(cat "$T/logs/both/attempt_0/rank_1/stdout.log")" "rank=1 world=2" "... and in the log files"
 one filter -- --standalone --nproc-per-node 2 --local-ranks-filter 1 "$CASE"
 expect_eq "$(grep -c '^\[rank 0\]' <<<"$OUT$ERR")/$(grep -c '^\[rank 1\]' <<<"$OUT")" 0/1 \
     "--local-ranks-filter 1: only local rank 1 on the console"

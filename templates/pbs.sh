@@ -53,9 +53,14 @@
 # learn when it comes, for the spec's checkpoint signal. This job's place in a chain of requeues
 # comes from its predecessor (qsub -v).
 ddpjob_walltime_args=()
+ddpjob_deadline=
 {{#walltime_s}}
-ddpjob_walltime_args+=(--deadline "$(($(date +%s) + {{walltime_s}}))")
+ddpjob_deadline=$(($(date +%s) + {{walltime_s}}))
+ddpjob_walltime_args+=(--deadline "$ddpjob_deadline")
 {{/walltime_s}}
+# What a signal from outside meant: qstat says nothing of it while the job still runs, so whether
+# the walltime had come.
+ddpjob_ended_by() { ddpjob_by_walltime; }
 ddpjob_requeue=${DDPJOB_REQUEUE_COUNT:-0}
 
 # PBS starts this script in the home directory (and pbsdsh its tasks too): the job runs in the
@@ -88,7 +93,7 @@ mkdir -m 700 -- "${ddpjob_dir%/*}" 2>/dev/null || :
 ddpjob_hold_dir ddpjob_held "${ddpjob_dir%/*}"
 mkdir -m 700 -- "$ddpjob_dir" 2>/dev/null || :
 ddpjob_hold_dir ddpjob_held "$ddpjob_dir"
-trap 'rm -rf -- "$ddpjob_held"/* && rmdir -- "$ddpjob_dir" "${ddpjob_dir%/*}" 2>/dev/null || :' EXIT
+ddpjob_on_exit 'rm -rf -- "$ddpjob_held"/* && rmdir -- "$ddpjob_dir" "${ddpjob_dir%/*}" 2>/dev/null'
 
 {{> job_record}}
 {{#launch_pbsdsh}}
@@ -154,9 +159,9 @@ ddpjob_supervisor_args=()
 [ -z "$ddpjob_link_dir" ] || ddpjob_supervisor_args=(--checkpoint-file "$ddpjob_record/checkpoint-request"
     --checkpoint-signal {{checkpoint_signal}})
 {{/checkpoint_signal}}
-ddpjob_status=0
 {{ddpjob}} pbs-agents --nodefile "$PBS_NODEFILE" --nodes {{alloc_nodes}} --node-env "$ddpjob_node_env" \
-    --task-dir "$ddpjob_held" {{#spares}}--spares {{/spares}}"${ddpjob_supervisor_args[@]}" -- {{agent}} "${ddpjob_agent_args[@]}" || ddpjob_status=$?
+    --task-dir "$ddpjob_held" {{#spares}}--spares {{/spares}}"${ddpjob_supervisor_args[@]}" -- {{agent}} "${ddpjob_agent_args[@]}" &
+ddpjob_wait $!
 {{/launch_pbsdsh}}
 {{#launch_ssh}}
 # `ddpjob launch` starts every node's agent, this node's too, over SSH (keys in ~/.ssh, hosts in
@@ -164,11 +169,11 @@ ddpjob_status=0
 # Every node runs the node script this job carries, in the workdir.
 ddpjob_node_script=$ddpjob_held/node.sh
 printf '%s\n' {{node_script}} >"$ddpjob_node_script" || ddpjob_fail "cannot write $ddpjob_dir/node.sh"
-ddpjob_status=0
 {{ddpjob}} launch --node-script "$ddpjob_node_script" --nodefile "$PBS_NODEFILE" \
     --nproc-per-node {{procs_per_node}} --workdir "$ddpjob_workdir" {{#master_port}}--master-port {{master_port}} {{/master_port}}\
     {{#spares}}--spares {{spares}} {{/spares}}--run-id "$ddpjob_jobid" "${ddpjob_walltime_args[@]}" --requeue-count "$ddpjob_requeue" \
-    "${ddpjob_record_args[@]/#/--agent-option=}" -- "${ddpjob_resume[@]}" || ddpjob_status=$?
+    "${ddpjob_record_args[@]/#/--agent-option=}" -- "${ddpjob_resume[@]}" &
+ddpjob_wait $!
 {{/launch_ssh}}
 {{#requeue}}
 # 75: every rank checkpointed on request. The job's successor is this script submitted again, told
@@ -194,5 +199,4 @@ if [ "$ddpjob_status" -eq 75 ] && [ "$ddpjob_requeue" -lt {{requeue}} ]; then
     fi
 fi
 {{/requeue}}
-ddpjob_record_end "$ddpjob_status"
-exit "$ddpjob_status"
+ddpjob_exit "$ddpjob_status"

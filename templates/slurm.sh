@@ -51,6 +51,25 @@
 
 {{> batch_shell}}
 
+# This job's place in a chain of requeues; a sweep's array task is known by ARRAY_TASK, as squeue,
+# sacct and scancel name it. The record first, so that it hears of whatever fails after.
+ddpjob_requeue=${SLURM_RESTART_COUNT:-0}
+ddpjob_jobid=${SLURM_ARRAY_JOB_ID:+${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID}}
+ddpjob_jobid=${ddpjob_jobid:-$SLURM_JOB_ID}
+ddpjob_deadline=
+# What a signal from outside meant: Slurm's own state for the job by then (TIMEOUT, CANCELLED,
+# NODE_FAIL, PREEMPTED), else whether the walltime had come.
+ddpjob_ended_by() {
+    local state
+    state=$(timeout 10 scontrol show job -o "$SLURM_JOB_ID" 2>/dev/null | grep -o ' JobState=[A-Z_]*') || state=
+    case ${state# JobState=} in
+    '' | RUNNING | COMPLETING | CONFIGURING | SUSPENDED) ddpjob_by_walltime ;;
+    *) echo "sched=${state# JobState=}" ;;
+    esac
+}
+
+{{> job_record}}
+
 # What every node runs before its agent starts: modules, the spec's setup, its environment.
 ddpjob_node_setup() {
     {{> node_setup}}
@@ -99,7 +118,7 @@ export DDPJOB_TOKEN
 echo "ddpjob: job $SLURM_JOB_ID: {{nodes}} node(s){{#spares}} and {{spares}} spare(s){{/spares}}, {{procs_per_node}} worker(s) each, master $ddpjob_master"
 
 # When Slurm ends the job (its own end time, else the start plus the walltime), for the agents'
-# checkpoint signal; and this job's place in a chain of requeues.
+# checkpoint signal.
 ddpjob_walltime_args=()
 ddpjob_end=$(squeue -h -j "$SLURM_JOB_ID" -o %e 2>/dev/null) || ddpjob_end=
 case $ddpjob_end in
@@ -110,12 +129,6 @@ esac
 [ -n "$ddpjob_deadline" ] || ddpjob_deadline=$(($(date +%s) + {{walltime_s}}))
 {{/walltime_s}}
 [ -z "$ddpjob_deadline" ] || ddpjob_walltime_args+=(--deadline "$ddpjob_deadline")
-ddpjob_requeue=${SLURM_RESTART_COUNT:-0}
-# A sweep's array task is known by ARRAY_TASK, as squeue, sacct and scancel name it.
-ddpjob_jobid=${SLURM_ARRAY_JOB_ID:+${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID}}
-ddpjob_jobid=${ddpjob_jobid:-$SLURM_JOB_ID}
-
-{{> job_record}}
 ddpjob_resume=()
 {{#requeue}}
 if [ "$ddpjob_requeue" -gt 0 ]; then
@@ -152,7 +165,6 @@ fi
 {{/pyxis_image}}
 # Each agent reads the rest from Slurm: the nodes, its own rank, the master (the first node), the
 # run id and the rendezvous port, both from the job id.
-ddpjob_status=0
 # Every CPU the job has on a node is its agent's, for its workers, said to srun: a step that
 # names none gets one CPU per task where steps are exact (srun --exact, SLURM_EXACT, newer
 # Slurm's defaults; Slurm 22.05 to 23.02 do not pass the batch job's --cpus-per-task on), bound
@@ -169,7 +181,8 @@ srun {{#pyxis_image}}"${ddpjob_container_args[@]}" {{/pyxis_image}}--nodes={{all
     /bin/bash -c 'ddpjob_node_cmd=$DDPJOB_NODE_CMD; unset DDPJOB_NODE_CMD; eval "$ddpjob_node_cmd"' ddpjob-node \
     {{agent}} {{#spares}}--nnodes {{nodes}} --spares {{spares}} {{/spares}}--nproc-per-node {{procs_per_node}} {{#master_port}}--master-port {{master_port}} {{/master_port}}\
     "${ddpjob_walltime_args[@]}" --requeue-count "$ddpjob_requeue"{{agent_args}} \
-    "${ddpjob_record_args[@]}" -- {{command}} "${ddpjob_resume[@]}" || ddpjob_status=$?
+    "${ddpjob_record_args[@]}" -- {{command}} "${ddpjob_resume[@]}" &
+ddpjob_wait $!
 {{#spares}}
 [ ! -s "$ddpjob_status_file" ] || ddpjob_status=$(cat "$ddpjob_status_file")
 rm -rf "$ddpjob_status_dir"
@@ -186,5 +199,4 @@ if [ "$ddpjob_status" -eq 75 ] && [ "$ddpjob_requeue" -lt {{requeue}} ]; then
     fi
 fi
 {{/requeue}}
-ddpjob_record_end "$ddpjob_status"
-exit "$ddpjob_status"
+ddpjob_exit "$ddpjob_status"

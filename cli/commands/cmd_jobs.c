@@ -238,6 +238,13 @@ int cmd_wait(int argc, char **argv)
             rc = EXIT_SYSTEM;
         } else if (over) {
             rc = job_view_exit(&v);
+            /* What ended it, as status would say: the reason for the exit status. */
+            if (v.state != JOB_COMPLETED) {
+                if (!tty)
+                    fprintf(stderr, "ddpjob wait: %s (job %s): %s\n", v.rec.name, job_view_id(&v),
+                            now);
+                job_view_print_cause(stderr, &v);
+            }
         }
         job_views_free(&v, 1);
         if (rc < 0 && deadline && ddp_ms_left(deadline) == 0) {

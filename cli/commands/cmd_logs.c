@@ -24,15 +24,19 @@ enum { STREAM_OUT = 1, STREAM_ERR = 2, STREAMS_BOTH = 3 };
 static const char logs_help[] =
     "usage: ddpjob logs JOB [--rank N | --node N] [--attempt K] [--link K] [--stdout | --stderr]\n"
     "                       [-f]\n"
+    "       ddpjob logs JOB --batch [--link K]\n"
     "       ddpjob logs SWEEP --trial K [the same options]\n"
     "The job's per-rank output from its record (link-K/logs), every link of the chain and every\n"
     "attempt in order unless told one; the whole job's lines prefixed \"[rank R]\", one rank's\n"
     "bare. Both streams, interleaved as they came, stderr's lines marked \"[rank R stderr]\" (one\n"
     "rank's: \"[stderr]\"); --stdout or --stderr: that stream alone. -f: follow until the job\n"
-    "ends (--on: through a lost link, tried again, no line twice).\n" ON_CLUSTER_HELP;
+    "ends (--on: through a lost link, tried again, no line twice). --batch: what the batch shell\n"
+    "and what it started (srun, pbsdsh, pyxis) said, bar the ranks' lines (link-K/batch.log):\n"
+    "a job that failed before its workers started says why there, and a job without a rank's\n"
+    "log shows it.\n" ON_CLUSTER_HELP;
 
 typedef struct {
-    int rank, node, attempt, link, streams, follow, trial;
+    int rank, node, attempt, link, streams, follow, trial, batch;
 } logs_args_t;
 
 /* A rank's logs in the record, and how far each file has been printed. */
@@ -205,14 +209,46 @@ static void print_logs(log_set_t *set, const logs_args_t *a, int last)
     fflush(stdout);
 }
 
-int cmd_logs(int argc, char **argv)
+/* Each link's batch.log (or --link's), its lines "[batch] " first where `marked`; how many links
+ * had one. */
+static int print_batch_logs(const job_view_t *v, const logs_args_t *a, int marked)
 {
-    static const struct option opts[] = {
-        {"rank", required_argument, NULL, 'r'},    {"node", required_argument, NULL, 'n'},
-        {"attempt", required_argument, NULL, 'a'}, {"link", required_argument, NULL, 'l'},
-        {"stdout", no_argument, NULL, 'o'},        {"stderr", no_argument, NULL, 'e'},
-        {"follow", no_argument, NULL, 'f'},        {"trial", required_argument, NULL, 't'},
-        {"help", no_argument, NULL, 'h'},          {0}};
+    int printed = 0;
+    for (int k = 0; k < (v->rec.nlinks ? v->rec.nlinks : 1); k++) {
+        if (a->link >= 0 && k != a->link)
+            continue;
+        char path[8192], line[65536];
+        snprintf(path, sizeof path, "%s/link-%d/batch.log", v->rec.dir, k);
+        FILE *f = fopen(path, "re");
+        if (!f)
+            continue;
+        printed++;
+        while (fgets(line, sizeof line, f)) {
+            if (marked)
+                fputs("[batch] ", stdout);
+            term_text_write(stdout, line, strlen(line));
+            if (line[strlen(line) - 1] != '\n')
+                putchar('\n');
+        }
+        fclose(f);
+    }
+    return printed;
+}
+
+/* The command line into a; -1 when it is one, else the exit status (help, usage). */
+static int logs_options(int argc, char **argv, logs_args_t *ap)
+{
+    static const struct option opts[] = {{"rank", required_argument, NULL, 'r'},
+                                         {"node", required_argument, NULL, 'n'},
+                                         {"attempt", required_argument, NULL, 'a'},
+                                         {"link", required_argument, NULL, 'l'},
+                                         {"stdout", no_argument, NULL, 'o'},
+                                         {"stderr", no_argument, NULL, 'e'},
+                                         {"follow", no_argument, NULL, 'f'},
+                                         {"trial", required_argument, NULL, 't'},
+                                         {"batch", no_argument, NULL, 'b'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {0}};
     logs_args_t a = {.rank = -1, .node = -1, .attempt = -1, .link = -1, .trial = -1};
     int only = 0;
     int c;
@@ -237,15 +273,28 @@ int cmd_logs(int argc, char **argv)
             only |= c == 'o' ? STREAM_OUT : STREAM_ERR;
         } else if (c == 'f') {
             a.follow = 1;
+        } else if (c == 'b') {
+            a.batch = 1;
         } else if (c == 'h') {
             return fputs(logs_help, stdout), EXIT_OK;
         } else {
             return fputs(logs_help, stderr), EXIT_USAGE;
         }
     }
-    if (optind + 1 != argc || (a.rank >= 0 && a.node >= 0) || only == STREAMS_BOTH)
+    if (optind + 1 != argc || (a.rank >= 0 && a.node >= 0) || only == STREAMS_BOTH ||
+        (a.batch && (a.rank >= 0 || a.node >= 0 || a.attempt >= 0 || only || a.follow)))
         return fputs(logs_help, stderr), EXIT_USAGE;
     a.streams = only ? only : STREAMS_BOTH;
+    *ap = a;
+    return -1;
+}
+
+int cmd_logs(int argc, char **argv)
+{
+    logs_args_t a;
+    int rc = logs_options(argc, argv, &a);
+    if (rc >= 0)
+        return rc;
     size_t n;
     char **dirs = find_records(1, argv + optind, 0, &n);
     if (!dirs)
@@ -263,12 +312,29 @@ int cmd_logs(int argc, char **argv)
     }
     log_set_t set = {0};
     int64_t unaccounted_since = 0;
+    if (a.batch) {
+        job_view_t v;
+        int vanished;
+        job_look(dirs[0], &v, &unaccounted_since, &vanished);
+        if (!print_batch_logs(&v, &a, 0))
+            fprintf(stderr,
+                    "ddpjob logs: %s has no batch.log%s (its batch shell has not started, "
+                    "or an older ddpjob submitted it)\n",
+                    v.rec.dir, a.link >= 0 ? " for that link" : "");
+        job_views_free(&v, 1);
+        job_index_free(dirs);
+        return EXIT_OK;
+    }
     for (;;) {
         job_view_t v;
         int vanished, last = job_look(dirs[0], &v, &unaccounted_since, &vanished) || !a.follow;
         /* After the state: lines written before the end are all printed. */
         find_logs(&v, &a, &set);
         print_logs(&set, &a, last);
+        /* No rank wrote anything (its workers never started): what the batch shell said. */
+        if (last && !set.n && a.rank < 0 && a.node < 0 && a.attempt < 0 &&
+            !print_batch_logs(&v, &a, 1))
+            fprintf(stderr, "ddpjob logs: no rank of %s has written a log yet\n", v.rec.name);
         job_views_free(&v, 1);
         if (last)
             break;

@@ -85,6 +85,22 @@ static void note_checkpoint_handler(const job_spec_t *spec, diag_t *remarks)
              ddp_signal_name(spec->checkpoint.signal));
 }
 
+/* A node's one task gets one CPU from Slurm and PBS unless asked for more, and every worker would
+ * share it: a spec that names no CPUs and takes no whole nodes asks SPEC_CPUS_PER_WORKER per
+ * worker, and says so. After the site's own rules, which may fill it by its CPUs per GPU. */
+static void fill_worker_cpus(job_spec_t *spec, diag_t *remarks)
+{
+    if (spec->cpus_per_node || spec->slurm.exclusive || spec->pbs.exclusive)
+        return;
+    spec->cpus_per_node = spec->procs_per_node * SPEC_CPUS_PER_WORKER;
+    spec_loc_t at = spec_field_loc(spec, "procs_per_node");
+    diag_add(
+        remarks, at.line, at.col, "procs_per_node",
+        "note: no cpus_per_node, so each node asks for %ld: %ld worker(s) x %d CPU (data "
+        "loaders and threads want more: set cpus_per_node, or exclusive: true for whole nodes)",
+        spec->cpus_per_node, spec->procs_per_node, SPEC_CPUS_PER_WORKER);
+}
+
 /* `walltime: 10` is ten seconds here and to PBS, but Slurm's own --time reads a bare number as
  * minutes: below a minute, both readings are said, with the forms that leave no doubt. */
 static void note_bare_walltime(const job_spec_t *spec, diag_t *remarks)
@@ -139,6 +155,8 @@ job_spec_t *load_for_scheduler(const char *path, const load_opts_t *opts, sched_
         note_checkpoint_handler(spec, remarks);
     if (diag->count == 0)
         note_bare_walltime(spec, remarks);
+    if (diag->count == 0 && !opts->local_run && *target != SCHED_UNSET)
+        fill_worker_cpus(spec, remarks);
     if (!opts->quiet)
         print_lines(remarks);
     if (diag->count == 0 && opts->doctor) {

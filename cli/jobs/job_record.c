@@ -1,5 +1,6 @@
 #include "cli/jobs/job_record.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -192,6 +193,33 @@ int job_record_mark_cancelled(const char *dir, ddp_error_t *err)
     return write_in(dir, "cancelled", text, 0600, err);
 }
 
+/* A word of the scheduler's (or of ours) as one field of a record's line: its letters, digits
+ * and _+.-= kept, anything else (blanks: "CANCELLED by 1000") as '_'; "-" for none. */
+static void record_word(char *out, size_t size, const char *word)
+{
+    size_t n = 0;
+    for (; word && word[n] && n + 1 < size; n++)
+        out[n] = isalnum((unsigned char)word[n]) || strchr("_+.-=", word[n]) ? word[n] : '_';
+    out[n] = '\0';
+    if (!n)
+        snprintf(out, size, "-");
+}
+
+int job_record_keep_final(const char *dir, int k, job_state_t state, int exit_status,
+                          const char *source, const char *word, ddp_error_t *err)
+{
+    char path[8192], name[64], src[16], own[64], line[256];
+    record_word(name, sizeof name, job_state_name(state));
+    record_word(src, sizeof src, source);
+    record_word(own, sizeof own, word);
+    snprintf(line, sizeof line, "%s %d %s %s\n", name, exit_status, src, own);
+    snprintf(path, sizeof path, "%s/link-%d/final", dir, k);
+    struct stat st;
+    if (lstat(path, &st) == 0)
+        return 0;
+    return ddp_write_file_atomic(path, line, strlen(line), 0600, err) < 0 ? -1 : 0;
+}
+
 /* ---- reading ---------------------------------------------------------------------------- */
 
 /* job.json cut short (its writer died mid-line): the fields on its whole lines, each of which
@@ -280,6 +308,34 @@ static void read_links(const char *dir, job_record_t *r)
     free(text);
 }
 
+/* link-K/final, taken only whole and valid: a state ddpjob names, an exit status, a command. */
+static void read_kept_final(const char *dir, int k, job_link_t *l)
+{
+    char path[8192], name[64], source[16], word[64];
+    snprintf(path, sizeof path, "%s/link-%d/final", dir, k);
+    ddp_error_t err;
+    char *text = ddp_read_file_max(path, RECORD_FILE_MAX, NULL, &err);
+    int exit_status;
+    if (text && strchr(text, '\n') &&
+        sscanf(text, "%63s %d %15s %63s", name, &exit_status, source, word) == 4) {
+        for (char *c = name; *c; c++)
+            if (*c == '_')
+                *c = ' ';
+        job_state_t state = job_state_from_name(name);
+        if (job_state_final(state) &&
+            (!strcmp(source, "squeue") || !strcmp(source, "sacct") || !strcmp(source, "qstat"))) {
+            l->kept = 1;
+            l->kept_state = state;
+            l->kept_exit = exit_status;
+            snprintf(l->kept_source, sizeof l->kept_source, "%s", source);
+            record_word(l->kept_word, sizeof l->kept_word, word);
+            if (!strcmp(l->kept_word, "-"))
+                l->kept_word[0] = '\0';
+        }
+    }
+    free(text);
+}
+
 static void read_link_files(const char *dir, job_record_t *r)
 {
     for (int k = 0;; k++) {
@@ -310,12 +366,17 @@ static void read_link_files(const char *dir, job_record_t *r)
         snprintf(path, sizeof path, "%s/link-%d/ended", dir, k);
         text = ddp_read_file_max(path, RECORD_FILE_MAX, NULL, &err);
         int status;
-        if (text && strchr(text, '\n') && sscanf(text, "%d %lld", &status, &when) == 2) {
+        char by[72] = "";
+        if (text && strchr(text, '\n') && sscanf(text, "%d %lld %71s", &status, &when, by) >= 2) {
             l->ended = 1;
             l->status = status;
             l->end_time = when;
+            record_word(l->ended_by, sizeof l->ended_by, by);
+            if (!strcmp(l->ended_by, "-"))
+                l->ended_by[0] = '\0';
         }
         free(text);
+        read_kept_final(dir, k, l);
     }
 }
 

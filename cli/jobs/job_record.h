@@ -13,7 +13,14 @@
  *     checkpoint-request written by `ddpjob cancel --checkpoint` for a PBS job: the batch
  *                        script's supervisor then sends node 0's agent the checkpoint signal
  *     link-K/started     "EPOCH JOBID HOST", when the batch shell of link K started
- *     link-K/ended       "STATUS EPOCH": its final status
+ *     link-K/ended       "STATUS EPOCH [BY]": its final status; BY when a signal from outside
+ *                        ended it: "sched=WORD" (the scheduler's state then), "walltime" (at
+ *                        the walltime), "signal" (before it)
+ *     link-K/final       "STATE EXIT SOURCE WORD": the final state as the scheduler first said
+ *                        it, kept by the first ddpjob that saw it (job_view.h), so that what
+ *                        status says never changes once the scheduler forgets the job
+ *     link-K/batch.log   what the batch shell and what it started (srun, pbsdsh, pyxis) said,
+ *                        bar the ranks' own lines: each stream's first MiB
  *     link-K/error-node*.json   each failed node's agent report (--error-file)
  *     link-K/logs/       the agents' --log-dir: RUNID[.requeueK]/attempt_A/rank_R/std{out,err}.log
  *                        and order, the order their chunks arrived in (relay.h)
@@ -30,6 +37,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cli/jobs/job_state.h"
 #include "runtime/base/ddp_error.h"
 
 #define JOB_RECORD_VERSION 1
@@ -44,6 +52,13 @@ typedef struct {
     int ended;      /* link-K/ended was written */
     int status;     /* its final status, when ended */
     int64_t end_time;
+    char ended_by[72]; /* ended's BY; "" none */
+    /* link-K/final, when kept: the state, exit status (-1 unknown), the scheduler's command
+     * and its own word ("" none). */
+    int kept;
+    job_state_t kept_state;
+    int kept_exit;
+    char kept_source[16], kept_word[64];
 } job_link_t;
 
 typedef struct {
@@ -81,6 +96,9 @@ void job_record_remove(const char *dir);
 int job_record_add_link(const char *dir, int k, const char *id, ddp_error_t *err);
 /* Marks the record cancelled (before its jobs are cancelled, so no link submits a successor). */
 int job_record_mark_cancelled(const char *dir, ddp_error_t *err);
+/* Keeps link k's final state as the scheduler said it (link-K/final), where none is kept yet. */
+int job_record_keep_final(const char *dir, int k, job_state_t state, int exit_status,
+                          const char *source, const char *word, ddp_error_t *err);
 
 /* 0 when dir is the user's own, closed to others, in a folder of the same kind or a sticky one;
  * else -1 with err saying which and why (EPERM). */

@@ -22,6 +22,14 @@ const char *job_state_name(job_state_t s)
     return names[s];
 }
 
+job_state_t job_state_from_name(const char *name)
+{
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (!strcmp(names[i], name))
+            return (job_state_t)i;
+    return JOB_UNKNOWN;
+}
+
 int job_state_final(job_state_t s)
 {
     return s >= JOB_COMPLETED;

@@ -20,6 +20,9 @@ typedef enum {
 /* The state's word ("pending", "out of memory", ...), as status prints it and its JSON holds. */
 const char *job_state_name(job_state_t s);
 
+/* The state job_state_name names; JOB_UNKNOWN for any other word. */
+job_state_t job_state_from_name(const char *name);
+
 /* Whether the job has ended for good (nothing of it runs or waits in a queue). */
 int job_state_final(job_state_t s);
 

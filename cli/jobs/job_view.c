@@ -8,6 +8,7 @@
 #include "runtime/base/ddp_file.h"
 #include "cli/jobs/json_doc.h"
 #include "cli/jobs/pending_reason.h"
+#include "cli/jobs/term_text.h"
 
 /* ---- the agents' failure reports ------------------------------------------------------- */
 
@@ -137,11 +138,70 @@ static void read_progress(job_view_t *v)
     read_json(v, path, take_progress);
 }
 
+/* A batch.log is its two writers' first MiB each (templates/partials/job_record.sh). */
+#define BATCH_LOG_MAX (4u << 20)
+
+/* The last JOB_VIEW_BATCH_LINES lines of link-K/batch.log that hold more than blanks. */
+static void read_batch_tail(job_view_t *v)
+{
+    char path[8192];
+    snprintf(path, sizeof path, "%s/link-%d/batch.log", v->rec.dir, v->link);
+    ddp_error_t err;
+    size_t len;
+    char *text = ddp_read_file_max(path, BATCH_LOG_MAX, &len, &err);
+    if (!text)
+        return;
+    char *end = text + len;
+    while (end > text && v->nbatch_tail < JOB_VIEW_BATCH_LINES) {
+        char *line_end = end;
+        while (line_end > text && line_end[-1] == '\n')
+            line_end--;
+        char *start = line_end;
+        while (start > text && start[-1] != '\n')
+            start--;
+        end = start;
+        if (start[strspn(start, " \t\r")] == '\n' || start == line_end)
+            continue;
+        char *line = strndup(start, (size_t)(line_end - start));
+        if (!line)
+            break;
+        memmove(v->batch_tail + 1, v->batch_tail, (size_t)v->nbatch_tail * sizeof *v->batch_tail);
+        v->batch_tail[0] = line;
+        v->nbatch_tail++;
+    }
+    free(text);
+}
+
 /* ---- the state ------------------------------------------------------------------------- */
 
 const char *job_view_id(const job_view_t *v)
 {
     return v->link < v->rec.nlinks ? v->rec.links[v->link].id : "";
+}
+
+/* The state a signal from outside gave the link, as its batch shell wrote it (job_record.h). */
+static job_state_t state_ended_by(const char *by)
+{
+    if (!strncmp(by, "sched=", 6)) {
+        job_state_t s = job_state_from_slurm(by + 6);
+        return job_state_final(s) ? s : JOB_UNKNOWN;
+    }
+    if (!strcmp(by, "walltime"))
+        return JOB_TIMEOUT;
+    return !strcmp(by, "signal") ? JOB_CANCELLED : JOB_UNKNOWN;
+}
+
+/* The elapsed time: the scheduler's, else the current link's from its record. */
+static void decide_elapsed(job_view_t *v, const job_link_t *l)
+{
+    if (v->sched.elapsed[0]) {
+        snprintf(v->elapsed, sizeof v->elapsed, "%s", v->sched.elapsed);
+    } else if (l && l->started && (l->ended || !job_state_final(v->state))) {
+        long long s = (l->ended ? l->end_time : (int64_t)time(NULL)) - l->start_time;
+        s = s < 0 ? 0 : s;
+        snprintf(v->elapsed, sizeof v->elapsed, "%02lld:%02lld:%02lld", s / 3600, s / 60 % 60,
+                 s % 60);
+    }
 }
 
 void job_view_decide(job_view_t *v)
@@ -150,6 +210,14 @@ void job_view_decide(job_view_t *v)
     int has_successor = v->link + 1 < v->rec.nlinks;
     v->exit_status = -1;
     v->state = JOB_UNKNOWN;
+    if (!v->sched.found && l && l->kept) {
+        /* What was decided while the scheduler still knew the job, kept since. */
+        v->state = l->kept_state;
+        v->exit_status = l->kept_exit;
+        v->source = "record";
+        decide_elapsed(v, l);
+        return;
+    }
     if (v->sched.found) {
         v->state = v->sched.state;
         v->exit_status = v->sched.exit_status;
@@ -159,6 +227,8 @@ void job_view_decide(job_view_t *v)
         (!v->sched.found || v->state == JOB_COMPLETED || v->state == JOB_FAILED ||
          v->state == JOB_REQUEUED)) {
         v->state = job_state_from_exit(l->status, has_successor, v->rec.cancelled);
+        if (!v->sched.found && state_ended_by(l->ended_by) != JOB_UNKNOWN)
+            v->state = state_ended_by(l->ended_by);
         v->exit_status = l->status;
         if (!v->sched.found)
             v->source = "record";
@@ -174,14 +244,19 @@ void job_view_decide(job_view_t *v)
         v->state = JOB_OUT_OF_MEMORY;
     if (!v->sched.found && !(l && l->ended))
         v->source = "record";
-    if (v->sched.elapsed[0]) {
-        snprintf(v->elapsed, sizeof v->elapsed, "%s", v->sched.elapsed);
-    } else if (l && l->started && (l->ended || !job_state_final(v->state))) {
-        long long s = (l->ended ? l->end_time : (int64_t)time(NULL)) - l->start_time;
-        s = s < 0 ? 0 : s;
-        snprintf(v->elapsed, sizeof v->elapsed, "%02lld:%02lld:%02lld", s / 3600, s / 60 % 60,
-                 s % 60);
-    }
+    decide_elapsed(v, l);
+}
+
+/* The scheduler's final word, decided, kept in the record for when the scheduler has forgotten
+ * the job (MinJobAge, no accounting, PBS without job history). A reader who cannot write the
+ * record (a team member's `status`) leaves it to the next. */
+static void keep_final(const job_view_t *v)
+{
+    const job_link_t *l = v->link < v->rec.nlinks ? &v->rec.links[v->link] : NULL;
+    ddp_error_t err;
+    if (l && !l->kept && v->sched.found && job_state_final(v->state))
+        job_record_keep_final(v->rec.dir, v->link, v->state, v->exit_status, v->sched.source,
+                              v->sched.sched_state, &err);
 }
 
 int job_views_load(char *const *dirs, size_t n, job_view_t *views, ddp_error_t *err)
@@ -220,7 +295,9 @@ int job_views_load(char *const *dirs, size_t n, job_view_t *views, ddp_error_t *
         v->sched = !strcmp(v->rec.scheduler, "pbs") ? pbs[i] : slurm[i];
         read_reports(v);
         read_progress(v);
+        read_batch_tail(v);
         job_view_decide(v);
+        keep_final(v);
     }
     free(slurm);
     free(pbs);
@@ -236,6 +313,8 @@ void job_views_free(job_view_t *views, size_t n)
         free(views[i].failed);
         free(views[i].last_steps);
         free(views[i].changes);
+        for (int k = 0; k < views[i].nbatch_tail; k++)
+            free(views[i].batch_tail[k]);
     }
 }
 
@@ -280,6 +359,27 @@ static void print_steps(FILE *f, const job_view_t *v)
     fputc('\n', f);
 }
 
+void job_view_print_cause(FILE *f, const job_view_t *v)
+{
+    for (int i = 0; i < v->nfailed; i++)
+        fprintf(f, "  rank %d (node %d, host %s): %s%s\n", v->failed[i].rank, v->failed[i].node,
+                v->failed[i].host, v->failed[i].cause,
+                v->failed[i].consequence ? " (a consequence: a peer went first)" : "");
+    if (v->nfailed || !v->nbatch_tail || !job_state_final(v->state) || v->state == JOB_COMPLETED)
+        return;
+    const job_link_t *l = v->link < v->rec.nlinks ? &v->rec.links[v->link] : NULL;
+    fprintf(
+        f,
+        "  no agent reported a failure; the batch shell%s%s said last (ddpjob logs %s --batch):\n",
+        l && l->host[0] ? " on " : "", l && l->host[0] ? l->host : "",
+        job_view_id(v)[0] ? job_view_id(v) : v->rec.name);
+    for (int k = 0; k < v->nbatch_tail; k++) {
+        fputs("    ", f);
+        term_text_write(f, v->batch_tail[k], strlen(v->batch_tail[k]));
+        fputc('\n', f);
+    }
+}
+
 void job_view_print(FILE *f, const job_view_t *v)
 {
     fprintf(f, "%s (%s job %s): %s", v->rec.name[0] ? v->rec.name : "?",
@@ -287,9 +387,13 @@ void job_view_print(FILE *f, const job_view_t *v)
             job_state_name(v->state));
     if (v->exit_status >= 0 && job_state_final(v->state))
         fprintf(f, ", exit %d", v->exit_status);
+    const job_link_t *l = v->link < v->rec.nlinks ? &v->rec.links[v->link] : NULL;
     if (v->sched.found)
         fprintf(f, " (%s %s%s%s)", v->sched.source, v->sched.sched_state,
                 v->sched.reason[0] ? ": " : "", v->sched.reason);
+    else if (l && l->kept)
+        fprintf(f, " (%s %s, kept in its record: the scheduler no longer knows it)", l->kept_source,
+                l->kept_word);
     else
         fprintf(f, " (from its record: the scheduler no longer knows it)");
     char pending[1024];
@@ -308,10 +412,7 @@ void job_view_print(FILE *f, const job_view_t *v)
     if (v->sched.walltime[0])
         fprintf(f, " of %s", v->sched.walltime);
     fprintf(f, "\n");
-    for (int i = 0; i < v->nfailed; i++)
-        fprintf(f, "  rank %d (node %d, host %s): %s%s\n", v->failed[i].rank, v->failed[i].node,
-                v->failed[i].host, v->failed[i].cause,
-                v->failed[i].consequence ? " (a consequence: a peer went first)" : "");
+    job_view_print_cause(f, v);
     for (int i = 0; i < v->nchanges; i++) {
         const node_change_t *x = &v->changes[i];
         if (x->in_place_of[0])
@@ -398,6 +499,10 @@ void job_view_json(FILE *f, const job_view_t *v)
     set_text(o, "last_steps_time", v->steps_time);
     json_object_set_new(o, "membership", membership_json(v));
     json_object_set_new(o, "failed_ranks", failed_ranks_json(v));
+    json_t *batch = v->nbatch_tail ? json_array() : json_null();
+    for (int k = 0; batch && k < v->nbatch_tail; k++)
+        json_array_append_new(batch, json_shown_string(v->batch_tail[k]));
+    json_object_set_new(o, "batch_tail", batch);
     /* One line per job: ", " and ": " between the parts, as jansson writes without an indent. */
     if (!o || json_dumpf(o, f, JSON_PRESERVE_ORDER))
         fputs("null", f);

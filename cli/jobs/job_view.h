@@ -24,6 +24,8 @@ typedef struct {
     char host[256], cause[512];
 } failed_rank_t;
 
+#define JOB_VIEW_BATCH_LINES 10
+
 typedef struct {
     job_record_t rec;
     int link;          /* the current link: the chain's last */
@@ -41,6 +43,11 @@ typedef struct {
     node_change_t
         *changes; /* nodes that took a lost node's place or joined, from node 0's report */
     int nchanges;
+    /* The last lines of the current link's batch.log (what its batch shell, srun, pbsdsh or
+     * pyxis said: job_record.h), each malloc'd; for a job that failed before an agent could
+     * report, the cause. */
+    char *batch_tail[JOB_VIEW_BATCH_LINES];
+    int nbatch_tail;
 } job_view_t;
 
 /* Reads the records in dirs[0..n) into views and asks each scheduler once for all of them. A
@@ -61,6 +68,9 @@ const char *job_view_id(const job_view_t *v);
  * ddpjob(1) STATUS JSON). */
 void job_view_print(FILE *f, const job_view_t *v);
 void job_view_json(FILE *f, const job_view_t *v);
+/* What ended a job that did not complete, as status prints it: the agents' failed ranks, else,
+ * where no agent reported, the last lines its batch shell's stream holds (`wait` prints it too). */
+void job_view_print_cause(FILE *f, const job_view_t *v);
 
 /* The exit status `wait` gives for a job that ended: 0 when it completed, else its own non-zero
  * status where known (a cancelled job's signal death is not), else 1. */

@@ -161,6 +161,8 @@ job_spec_t *spec_doctor_default(ddp_error_t *err);
 bool spec_command_has(const job_spec_t *spec, const char *arg);
 /* The nodes the scheduler is asked for: the job's and its spares. */
 long spec_alloc_nodes(const job_spec_t *spec);
+/* The CPUs a worker gets where the spec names none (site_rules.c fills cpus_per_node). */
+#define SPEC_CPUS_PER_WORKER 1
 
 /* Where `field` is in the file; line 0 when the spec does not give it. */
 spec_loc_t spec_field_loc(const job_spec_t *spec, const char *field);

@@ -117,7 +117,7 @@ expect_contains "$OUT" "e2e (pbs job $JOB): completed" "list from another direct
 pbs_in pbshead "$PBS_EXEC/bin/qdel" -x "$JOB" >/dev/null 2>&1
 for _ in $(seq 100); do [ -z "$(pbs_state "$JOB" job_state)" ] && break; sleep 0.2; done
 pj status "$JOB"
-expect_contains "$OUT" "e2e (pbs job $JOB): completed, exit 0 (from its record" "after the server purged it: the record alone says it completed"
+expect_contains "$OUT" "e2e (pbs job $JOB): completed, exit 0 (qstat F, kept in its record" "after the server purged it: the record says it completed, as qstat had said it"
 expect_contains "$OUT" "2 node(s), elapsed 00:0" "... on 2 nodes, and how long it ran (from the link's start and end)"
 
 
@@ -311,6 +311,64 @@ expect_eq "$RC" 1 "wait on it exits 1"
 for _ in $(seq 300); do pgrep -f "sleep 300.$$" >/dev/null || break; sleep 0.2; done
 expect_lacks "$(pgrep -af "sleep 300.$$")" "sleep" "nothing of the cancelled job runs on any node"
 
+# What status says of a job never changes once PBS forgets it (issue 72; ddpjob(1), STATES): four
+# endings nobody asked ddpjob about while the server knew them (root reads PBS's own word with
+# qstat -x, which keeps nothing), then each purged from the job history (qdel -x: as a server
+# without history forgets a job at its end) and status asked.
+for ending in completed failed qdel timeout; do
+    case $ending in
+    completed) command="[sh, -c, 'sleep 2']" walltime=00:05:00 ;;
+    failed) command="[sh, -c, 'sleep 2; exit 3']" walltime=00:05:00 ;;
+    *) command="[sleep, '300.$$']" walltime=00:01:00 ;;
+    esac
+    printf 'name: end-%s\nscheduler: pbs\nnodes: 1\ncpus_per_node: 1\nwalltime: "%s"\ncommand: %s\n' \
+        "$ending" "$walltime" "$command" >"$jobdir/end-$ending.yaml"
+    chown "$PBS_USER:" "$jobdir/end-$ending.yaml"
+    pj submit "end-$ending.yaml" --bindir "$bin"
+    eval "end_$ending=\$(tail -n 1 <<<\"\$OUT\")"
+done
+for _ in $(seq 600); do
+    [ -n "$(ls -d "$jobdir"/.ddpjob/jobs/end-qdel.*/link-0/started 2>/dev/null)" ] && break
+    sleep 0.2
+done
+pbs_in pbshead "$PBS_EXEC/bin/qdel" "$end_qdel"
+for ending in completed failed qdel timeout; do
+    eval "id=\$end_$ending"
+    for _ in $(seq 900); do [ "$(pbs_state "$id" job_state)" = F ] && break; sleep 0.3; done
+    said=$(pbs_state "$id" Exit_status)
+    pbs_in pbshead "$PBS_EXEC/bin/qdel" -x "$id" >/dev/null 2>&1
+    for _ in $(seq 100); do [ -z "$(pbs_state "$id" job_state)" ] && break; sleep 0.2; done
+    case $ending:$said in
+    completed:0 | failed:3 | qdel:271 | timeout:-29) pass "PBS's own word on the $ending job as it ended: Exit_status $said" ;;
+    *) fail "PBS's own word on the $ending job as it ended" "Exit_status ${said:-none}" ;;
+    esac
+    case $ending in qdel) want=cancelled ;; *) want=$ending ;; esac
+    pj status "$id"
+    expect_contains "$OUT" "end-$ending (pbs job $id): $want" \
+        "... and status, once the server has forgotten it, says $want" "$ERR"
+done
+# A failure before any worker starts (issue 72): a setup line that fails. No agent reports it;
+# status, wait and logs say what the batch shell said, from the record's batch stream.
+printf 'name: badsetup\nscheduler: pbs\nnodes: 1\ncpus_per_node: 1\nwalltime: "00:05:00"\nsetup: "echo preparing the nodes; no-such-tool-%s --init"\ncommand: [sh, -c, "echo never ran"]\n' $$ \
+    >"$jobdir/badsetup.yaml"
+chown "$PBS_USER:" "$jobdir/badsetup.yaml"
+pj submit badsetup.yaml --bindir "$bin"
+bad=$(tail -n 1 <<<"$OUT")
+pj wait "$bad"
+expect_eq "$RC" 127 "wait on a PBS job whose setup line fails: 127"
+expect_contains "$ERR" "no-such-tool-$$: command not found" "... and it prints what the batch shell said"
+pj status "$bad"
+expect_contains "$OUT" "no agent reported a failure; the batch shell on n" "status: the batch shell's last lines, and its host"
+expect_contains "$OUT" "no-such-tool-$$: command not found" "... which name the cause"
+pj logs "$bad"
+expect_contains "$OUT" "[batch] preparing the nodes" "logs of a job no rank wrote to: the batch stream"
+# A job status looked at while PBS knew it: the state then is kept, and said the same after.
+pbs_in pbshead "$PBS_EXEC/bin/qdel" -x "$JOB" >/dev/null 2>&1
+for _ in $(seq 100); do [ -z "$(pbs_state "$JOB" job_state)" ] && break; sleep 0.2; done
+pj status sleepy
+expect_contains "$OUT" "sleepy (pbs job $JOB): cancelled" "the cancelled job, purged from the history: cancelled still"
+expect_contains "$OUT" "kept in its record" "... as qstat said it, kept in its record"
+
 # cancel --checkpoint: the request goes through the job's record to the batch script's
 # supervisor, which signals node 0's agent; its workers checkpoint and the ranks agree to stop,
 # so every rank exits 75; the job is not requeued, though its spec allows it.
@@ -456,6 +514,10 @@ expect_contains "$OUT" "link $links of $links" "... link $links of $links"
 expect_contains "$OUT" "  last steps (20" "... with each rank's last step, from node 0's report (--progress-file)"
 pj wait chain
 expect_eq "$RC" 0 "wait on the chain exits 0"
+pbs_in pbshead "$PBS_EXEC/bin/qdel" -x "$JOB" >/dev/null 2>&1
+for _ in $(seq 100); do [ -z "$(pbs_state "$JOB" job_state)" ] && break; sleep 0.2; done
+pj status chain
+expect_contains "$OUT" "chain (pbs job $JOB): completed, exit 0 (qstat F" "purged from the history: completed still, as qstat said it"
 pj logs chain --rank 0 --link 1
 expect_contains "$OUT" "epoch 1/$CHAIN_EPOCHS" "logs --link 1: the first job's lines"
 pj logs chain --rank 0 --link "$links"

@@ -418,26 +418,119 @@ SPEC
     for id in $planted_ids; do rm -f "/tmp/ddpjob-$id.status"; done
 fi
 
+# What status says of a job never changes once Slurm forgets it (issue 72; ddpjob(1), STATES):
+# four endings nobody asked ddpjob about while Slurm knew them (root reads Slurm's own word with
+# scontrol, which keeps nothing), then status once slurmctld has forgotten them (MinJobAge 4 s;
+# with accounting, sacct answers, else what the batch shell wrote as the job ended).
+for ending in completed failed scancel timeout; do
+    case $ending in
+    completed) command="[sh, -c, 'sleep 2']" walltime=00:05:00 ;;
+    failed) command="[sh, -c, 'sleep 2; exit 3']" walltime=00:05:00 ;;
+    *) command="[sleep, '300.$$']" walltime=00:01:00 ;;
+    esac
+    printf 'name: end-%s\nscheduler: slurm\nnodes: 1\nwalltime: "%s"\ncommand: %s\n' \
+        "$ending" "$walltime" "$command" >"end-$ending.yaml"
+    submit "end-$ending.yaml"
+    eval "end_$ending=\$JOB"
+done
+for _ in $(seq 600); do
+    [ -n "$(ls -d "$T"/.ddpjob/jobs/end-scancel.*/link-0/started 2>/dev/null)" ] && break
+    sleep 0.2
+done
+cluster_in head scancel "$end_scancel"
+# Slurm's word on each, read while it holds them (at least MinJobAge after each end): all four
+# watched at once, since one may end while another is watched.
+declare -A said=()
+for _ in $(seq 900); do
+    left=0
+    for ending in completed failed scancel timeout; do
+        [ -z "${said[$ending]:-}" ] || continue
+        eval "id=\$end_$ending"
+        s=$(cluster_in head scontrol -o show job "$id" 2>/dev/null | grep -o ' JobState=[A-Z_]*')
+        case ${s# JobState=} in
+        COMPLETED | FAILED | CANCELLED | TIMEOUT) said[$ending]=${s# JobState=} ;;
+        '') said[$ending]=forgotten ;;
+        *) left=1 ;;
+        esac
+    done
+    [ "$left" = 0 ] && break
+    sleep 0.3
+done
+for ending in completed failed scancel timeout; do
+    eval "id=\$end_$ending"
+    cluster_wait_gone "$id"
+    for _ in $(seq 100); do
+        [ -z "$(cluster_in head squeue -h -t all -j "$id" 2>/dev/null)" ] && break
+        sleep 0.2
+    done
+    case $ending in scancel) want=cancelled ;; *) want=$ending ;; esac
+    expect_eq "${said[$ending]:-}" "$(tr a-z A-Z <<<"$want")" "Slurm's own word on the $ending job as it ended"
+    dj status "$id"
+    expect_contains "$OUT" "end-$ending (slurm job $id): $want" \
+        "... and status, once slurmctld has forgotten it, says $want" "$ERR"
+    expect_lacks "$OUT" "unknown" "... never unknown"
+done
+# A job status looked at while Slurm knew it: the state then is kept, and said the same after.
+dj status sleepy
+expect_contains "$OUT" "sleepy (slurm job" "status of the job cancelled above, now forgotten: cancelled"
+expect_contains "$OUT" "): cancelled" "... cancelled still"
+dj status oom
+expect_contains "$OUT" "): out of memory" "... and the out-of-memory one: out of memory still"
+
+# A failure before any worker starts (issue 72): a setup line that fails on the nodes. No agent
+# reports it; what the batch shell said is in the record's batch stream, and status, wait and
+# logs say it, with the host.
+cat >badsetup.yaml <<SPEC
+name: badsetup
+scheduler: slurm
+nodes: 2
+walltime: "00:05:00"
+setup: "echo preparing the nodes; no-such-tool-$$ --init"
+command: [sh, -c, 'echo never ran']
+SPEC
+submit_and_wait badsetup.yaml
+dj wait "$JOB"
+expect_eq "$RC" 127 "wait on a job whose setup line fails: the shell's status (127: not found)"
+expect_contains "$ERR" "no-such-tool-$$: command not found" "... and it prints what the batch shell said" "$ERR"
+dj status "$JOB"
+expect_contains "$OUT" "badsetup (slurm job $JOB): failed, exit 127" "status: failed, exit 127"
+expect_contains "$OUT" "no agent reported a failure; the batch shell on n1 said last (ddpjob logs $JOB --batch):" \
+    "... no agent reported: the batch shell's last lines, and where it ran"
+expect_contains "$OUT" "no-such-tool-$$: command not found" "... which name the cause"
+dj logs "$JOB"
+expect_contains "$OUT" "[batch] preparing the nodes" "logs of a job no rank wrote to: the batch stream, marked"
+dj logs "$JOB" --batch
+expect_contains "$OUT" "no-such-tool-$$: command not found" "logs --batch: the whole batch stream"
+expect_lacks "$OUT" "[rank" "... never a rank's lines"
+dj status "$JOB" --json
+expect_contains "$OUT" "\"batch_tail\": [" "status --json: the batch stream's last lines"
+dj logs e2e --batch
+expect_contains "$OUT" "ddpjob: job " "logs --batch of a job that ran: its batch shell's own lines"
+expect_lacks "$OUT" "[rank " "... without the ranks' (in their own logs)"
+
 # Every CPU the spec gave a node is its workers', though the cluster binds each task to its CPUs
 # as production ones do (TaskPlugin task/affinity,task/cgroup); with cpu_binding: cores each
 # worker has its own share. This Slurm (22.05) still gives a step that
 # names no CPUs all of the job's on its node, unless the step is exact: SLURM_EXACT=1, which
 # sites set and `srun --exact` means, gives it one CPU per task, so the jobs run with it, and
 # only the CPUs the script passes to srun hold them (without them each worker sees CPU 0 alone).
-for binding in none cores; do
+# A spec that names no CPUs (issue 72): each worker its own CPU's worth, 1 per worker, asked for
+# and given (before, the node's one task had one CPU, and both workers shared CPU 0).
+for binding in none cores default; do
     cat >"affinity-$binding.yaml" <<SPEC
 name: affinity-$binding
 scheduler: slurm
 nodes: 2
 procs_per_node: 2
-cpus_per_node: 2
-cpu_binding: $binding
 walltime: "00:05:00"
 command: [/usr/bin/python3, "$SRCDIR/tests/agent/py/affinity.py"]
 SPEC
+    [ "$binding" = default ] || printf 'cpus_per_node: 2\ncpu_binding: %s\n' "$binding" >>"affinity-$binding.yaml"
     submit_and_wait "affinity-$binding.yaml" SLURM_EXACT=1
     cpus=$(grep -o 'rank [0-9] local [01] cpus [0-9,]*' <<<"$OUT" | sort | sed 's/rank [0-9] local \([01]\)/\1/' | tr '\n' ' ')
-    if [ "$binding" = none ]; then
+    if [ "$binding" = default ]; then
+        expect_eq "$cpus" "0 cpus 0,1 1 cpus 0,1 0 cpus 0,1 1 cpus 0,1 " "no cpus_per_node: the 2 workers of a node have its 2 CPUs (1 each, asked), not one between them"
+    elif [ "$binding" = none ]; then
         expect_eq "$cpus" "0 cpus 0,1 1 cpus 0,1 0 cpus 0,1 1 cpus 0,1 " "cpu_binding: none: each worker may run on both CPUs its node was given"
     else
         expect_eq "$cpus" "0 cpus 0 1 cpus 1 0 cpus 0 1 cpus 1 " "cpu_binding: cores: each worker on its own CPU of the two"

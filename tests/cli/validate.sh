@@ -345,3 +345,18 @@ expect_contains "$ERR" "slurm-2x8.yaml:17:13: checkpoint: note: the program must
 printf 'name: t\nnodes: 1\ncheckpoint: {signal: USR1}\ntrain: {synthetic: true}\n' >"$T/train-ckpt.yaml"
 run "$DDPJOB" validate "$T/train-ckpt.yaml"
 expect_lacks "$ERR" "must handle" "not for train:, whose ddp-train handles it"
+
+# Workers without cpus_per_node (issue 72): each node asks for one CPU per worker, and validate
+# says so; the scheduler's default (one CPU per node's task) would have them share one.
+printf 'name: two\nscheduler: slurm\nnodes: 1\nprocs_per_node: 2\nwalltime: "00:05:00"\ncommand: [echo]\n' >"$T/two.yaml"
+run "$DDPJOB" validate "$T/two.yaml"
+expect_contains "$ERR" "two.yaml:4:17: procs_per_node: note: no cpus_per_node, so each node asks for 2: 2 worker(s) x 1 CPU" \
+    "validate: no cpus_per_node: a note naming what each node asks for, at the field"
+run "$DDPJOB" render "$T/two.yaml"
+expect_contains "$OUT" "#SBATCH --cpus-per-task=2" "... which sbatch is asked for"
+run "$DDPJOB" render "$T/two.yaml" --scheduler pbs
+expect_contains "$OUT" "#PBS -l select=1:ncpus=2" "... and PBS too"
+run "$DDPJOB" validate "$T/two.yaml" --set cpus_per_node=8
+expect_lacks "$ERR" "no cpus_per_node" "a spec that names its CPUs: no note"
+run "$DDPJOB" render "$T/two.yaml" --set slurm.exclusive=true
+expect_lacks "$OUT" "#SBATCH --cpus-per-task" "exclusive: whole nodes, nothing asked per worker"

@@ -304,6 +304,76 @@ static void pbs_sigkill(void)
     ok(v.state == JOB_CANCELLED, "PBS 265 (256 + SIGKILL: the server's kill): cancelled");
 }
 
+/* The state never changes once the scheduler forgets the job: the first final word kept in the
+ * record answers after; without one, what the batch shell wrote of the signal that ended it. */
+static void kept_state(void)
+{
+    char dir[] = "/tmp/test_job_state.XXXXXX";
+    ok(mkdtemp(dir) != NULL, "a record folder");
+    write_text(dir, "job.json",
+               "{\n  \"version\": 1,\n  \"name\": \"k\",\n  \"scheduler\": \"slurm\"\n}\n");
+    write_text(dir, "links", "0 41\n");
+    mkdir(strcat(strcpy((char[4096]){0}, dir), "/link-0"), 0700);
+    write_text(dir, "link-0/started", "1700000000 41 n1\n");
+    write_text(dir, "link-0/ended", "0 1700000100\n");
+    ddp_error_t err;
+    ok(job_record_keep_final(dir, 0, JOB_TIMEOUT, 0, "squeue", "TIMEOUT", &err) == 0,
+       "a final word kept");
+    ok(job_record_keep_final(dir, 0, JOB_COMPLETED, 0, "sacct", "COMPLETED", &err) == 0,
+       "a second is not kept over it");
+    job_view_t v = {0};
+    ok(job_record_read(dir, &v.rec, &err) == 0, "the record reads");
+    job_view_decide(&v);
+    ok(v.state == JOB_TIMEOUT && v.exit_status == 0 && !strcmp(v.source, "record"),
+       "forgotten by the scheduler: the kept state, not the exit status's (%s)",
+       job_state_name(v.state));
+    char text[1024] = "";
+    FILE *f = fmemopen(text, sizeof text, "w");
+    job_view_print(f, &v);
+    fclose(f);
+    ok(strstr(text, "k (slurm job 41): timeout, exit 0 (squeue TIMEOUT, kept in its record") !=
+           NULL,
+       "status says whose word it was: %.*s", (int)strcspn(text, "\n"), text);
+    v.sched = (sched_job_t){.found = 1, .state = JOB_TIMEOUT, .source = "squeue"};
+    job_view_decide(&v);
+    ok(v.state == JOB_TIMEOUT, "the same while the scheduler knew it");
+    job_record_free(&v.rec);
+    unlink(strcat(strcpy((char[4096]){0}, dir), "/link-0/final"));
+    const struct {
+        const char *ended;
+        job_state_t state;
+    } by[] = {{"143 1700000100 sched=TIMEOUT\n", JOB_TIMEOUT},
+              {"143 1700000100 sched=CANCELLED\n", JOB_CANCELLED},
+              {"143 1700000100 sched=NODE_FAIL\n", JOB_NODE_FAILURE},
+              {"143 1700000100 walltime\n", JOB_TIMEOUT},
+              {"143 1700000100 signal\n", JOB_CANCELLED},
+              {"143 1700000100 sched=RUNNING\n", JOB_FAILED},
+              {"143 1700000100 \033]0;x\n", JOB_FAILED}};
+    for (size_t i = 0; i < sizeof by / sizeof by[0]; i++) {
+        write_text(dir, "link-0/ended", by[i].ended);
+        v = (job_view_t){0};
+        job_record_read(dir, &v.rec, &err);
+        job_view_decide(&v);
+        ok(v.state == by[i].state, "ended by \"%.*s\": %s", (int)strcspn(by[i].ended + 15, "\n"),
+           by[i].ended + 15, job_state_name(v.state));
+        job_record_free(&v.rec);
+    }
+    write_text(dir, "link-0/final", "out_of_memory 1 squeue \033[31m\n");
+    v = (job_view_t){0};
+    job_record_read(dir, &v.rec, &err);
+    ok(v.rec.links[0].kept && !strchr(v.rec.links[0].kept_word, '\033'),
+       "a kept word is taken as text, never a terminal's sequence");
+    job_record_free(&v.rec);
+    write_text(dir, "link-0/final", "running 0 squeue RUNNING\n");
+    v = (job_view_t){0};
+    job_record_read(dir, &v.rec, &err);
+    ok(!v.rec.links[0].kept, "a state that is not final is never kept");
+    job_record_free(&v.rec);
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    ok(system(cmd) == 0, "cleaned up");
+}
+
 int main(void)
 {
     pbs_sigkill();
@@ -312,6 +382,7 @@ int main(void)
     scheduler_text();
     pending_words();
     truncated_record();
+    kept_state();
     job_ids();
     hostile_json();
     return done_testing();

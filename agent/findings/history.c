@@ -72,20 +72,6 @@ void history_close(history_t *h)
     free(h);
 }
 
-static int write_all(int fd, const char *p, size_t len)
-{
-    while (len) {
-        ssize_t n = write(fd, p, len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return -1;
-        p += n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
-
 /* Every other sample dropped, the events kept; the file rewritten whole, then appended to. */
 static int thin(history_t *h, ddp_error_t *err)
 {
@@ -130,7 +116,7 @@ static int add_line(history_t *h, char *text, size_t len, int sample, ddp_error_
         h->cap = cap;
     }
     h->lines[h->nlines++] = (history_line_t){text, len, sample};
-    if (h->fd < 0 || write_all(h->fd, text, len))
+    if (h->fd < 0 || ddp_write_all(h->fd, text, len))
         return ddp_error_set(err, "%s: %s", h->path, strerror(errno));
     return 0;
 }

@@ -384,21 +384,6 @@ void workers_drain(worker_t *w, int s)
         relay_feed(&w->relay[s], buf, (size_t)got);
 }
 
-/* Writes all of buf to fd; -1 when it cannot. */
-static int write_all(int fd, const char *buf, size_t len)
-{
-    while (len) {
-        ssize_t put = write(fd, buf, len);
-        if (put < 0 && errno == EINTR)
-            continue;
-        if (put <= 0)
-            return -1;
-        buf += put;
-        len -= (size_t)put;
-    }
-    return 0;
-}
-
 /* A worker's own file is read through a descriptor checked as a regular file (it may have put
  * anything there); the copy is made in its held folder, never through a link. */
 static void keep_metrics(worker_t *w)
@@ -426,7 +411,7 @@ static void keep_metrics(worker_t *w)
         if (w->metrics_fd < 0)
             w->metrics_fd = openat(w->dir_fd, "metrics.jsonl",
                                    O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
-        if (w->metrics_fd < 0 || write_all(w->metrics_fd, buf, whole))
+        if (w->metrics_fd < 0 || ddp_write_all(w->metrics_fd, buf, whole))
             break;
         w->metrics_kept += (long long)whole;
     }

@@ -168,6 +168,21 @@ int ddp_append_line(const char *path, const char *line, ddp_error_t *err)
     return 0;
 }
 
+int ddp_write_all(int fd, const void *buf, size_t len)
+{
+    const char *p = buf;
+    while (len) {
+        ssize_t n = write(fd, p, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return -1;
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
 int ddp_make_dirs(const char *path, mode_t mode, ddp_error_t *err)
 {
     char buf[4096];

@@ -35,6 +35,8 @@ int ddp_write_file_atomic(const char *path, const void *data, size_t len, mode_t
 /* Appends `line` to `path` (made 0600 where missing; never through a link) in one write, so the
  * lines of several writers never interleave. */
 int ddp_append_line(const char *path, const char *line, ddp_error_t *err);
+/* Writes all len bytes to fd, through short writes and EINTR; -1 (errno set) when it cannot. */
+int ddp_write_all(int fd, const void *buf, size_t len);
 
 /* mkdir -p: `path` and the folders above it that are missing, each with `mode` (less the umask).
  * On failure err says which folder and why. */

@@ -295,9 +295,11 @@ int job_views_load(char *const *dirs, size_t n, job_view_t *views, ddp_error_t *
         v->sched = !strcmp(v->rec.scheduler, "pbs") ? pbs[i] : slurm[i];
         read_reports(v);
         read_progress(v);
-        read_batch_tail(v);
         job_view_decide(v);
         keep_final(v);
+        /* Only where it is the cause status and wait name: not on every poll of a job. */
+        if (job_state_final(v->state) && v->state != JOB_COMPLETED && !v->nfailed)
+            read_batch_tail(v);
     }
     free(slurm);
     free(pbs);
@@ -365,7 +367,7 @@ void job_view_print_cause(FILE *f, const job_view_t *v)
         fprintf(f, "  rank %d (node %d, host %s): %s%s\n", v->failed[i].rank, v->failed[i].node,
                 v->failed[i].host, v->failed[i].cause,
                 v->failed[i].consequence ? " (a consequence: a peer went first)" : "");
-    if (v->nfailed || !v->nbatch_tail || !job_state_final(v->state) || v->state == JOB_COMPLETED)
+    if (v->nfailed || !v->nbatch_tail)
         return;
     const job_link_t *l = v->link < v->rec.nlinks ? &v->rec.links[v->link] : NULL;
     fprintf(

@@ -43,9 +43,9 @@ typedef struct {
     node_change_t
         *changes; /* nodes that took a lost node's place or joined, from node 0's report */
     int nchanges;
-    /* The last lines of the current link's batch.log (what its batch shell, srun, pbsdsh or
-     * pyxis said: job_record.h), each malloc'd; for a job that failed before an agent could
-     * report, the cause. */
+    /* For a job that ended without completing and with no agent's report, the last lines of
+     * the current link's batch.log (what its batch shell, srun, pbsdsh or pyxis said:
+     * job_record.h), each malloc'd: the cause. */
     char *batch_tail[JOB_VIEW_BATCH_LINES];
     int nbatch_tail;
 } job_view_t;

@@ -26,7 +26,7 @@ declare -A sources=(
     [spec]="${libddp[*]} $rt/train/options/train_options.c $(printf "$SRCDIR/cli/spec/%s.c " diag units shquote spec spec_set sweep yaml_pair datafile) $(printf "$SRCDIR/cli/script/%s.c " template scheduler render shell_hold)"
     [store]="${libddp[*]}"
     [request]="${libddp[*]}"
-    [record]="${libddp[*]} $SRCDIR/cli/jobs/job_record.c $SRCDIR/cli/jobs/json_doc.c"
+    [record]="${libddp[*]} $(printf "$SRCDIR/cli/jobs/%s.c " job_record job_state json_doc)"
 )
 flags=(-g -O1 "-fsanitize=fuzzer,address,undefined" -fno-sanitize-recover=undefined -D_GNU_SOURCE
        -DDDPJOB_VERSION='"fuzz"' -I"$SRCDIR" -pthread)

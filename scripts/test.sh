@@ -3,7 +3,7 @@
 # with one line "N passed, N failed, N skipped".
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
-scripts/install-deps.sh || exit 1
+scripts/install-test-deps.sh || exit 1
 scripts/build.sh || exit 1
 # Each suite's waits have deadlines of their own; meson's per-test limits (tests/meson.build) are
 # the last resort, doubled so that a machine much slower than ours, or one running other suites

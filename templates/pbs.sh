@@ -187,15 +187,17 @@ if [ "$ddpjob_status" -eq 75 ] && [ "$ddpjob_requeue" -lt {{requeue}} ]; then
         ddpjob_successor=$ddpjob_record/script
         ddpjob_successor_name=$DDPJOB_RECORD/script
     fi
+    # A job's output moved out of a workdir open to others (DDPJOB_OUTPUT, from submit) stays out.
+    ddpjob_vars="DDPJOB_REQUEUE_COUNT=$((ddpjob_requeue + 1))${DDPJOB_RECORD:+,DDPJOB_RECORD=$DDPJOB_RECORD}${DDPJOB_OUTPUT:+,DDPJOB_OUTPUT=$DDPJOB_OUTPUT}"
     if ddpjob_cancelled; then
         echo "ddpjob: job $ddpjob_jobid stopped with every rank's checkpoint written; cancelled, so no successor"
-    elif ddpjob_next=$(cd "$PBS_O_WORKDIR" && qsub -v "DDPJOB_REQUEUE_COUNT=$((ddpjob_requeue + 1))${DDPJOB_RECORD:+,DDPJOB_RECORD=$DDPJOB_RECORD}" "$ddpjob_successor"); then
+    elif ddpjob_next=$(cd "$PBS_O_WORKDIR" && qsub ${DDPJOB_OUTPUT:+-o "$DDPJOB_OUTPUT"} -v "$ddpjob_vars" "$ddpjob_successor"); then
         echo "ddpjob: job $ddpjob_jobid stopped with every rank's checkpoint written; its successor $ddpjob_next resumes it ($((ddpjob_requeue + 1)) of {{requeue}})"
         [ -z "$ddpjob_record" ] || echo "$((ddpjob_requeue + 1)) $ddpjob_next" >>"$ddpjob_record/links"
         # A cancel that came while qsub ran did not see the successor: it goes now.
         if ddpjob_cancelled; then qdel "$ddpjob_next"; fi
     else
-        echo "ddpjob: job $ddpjob_jobid stopped with every rank's checkpoint written, but qsub of its successor failed; resume by hand: cd $PBS_O_WORKDIR && qsub -v DDPJOB_REQUEUE_COUNT=$((ddpjob_requeue + 1))${DDPJOB_RECORD:+,DDPJOB_RECORD=$DDPJOB_RECORD} $ddpjob_successor_name" >&2
+        echo "ddpjob: job $ddpjob_jobid stopped with every rank's checkpoint written, but qsub of its successor failed; resume by hand: cd $PBS_O_WORKDIR && qsub ${DDPJOB_OUTPUT:+-o $DDPJOB_OUTPUT }-v $ddpjob_vars $ddpjob_successor_name" >&2
     fi
 fi
 {{/requeue}}

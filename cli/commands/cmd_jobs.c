@@ -89,19 +89,19 @@ static const char status_help[] =
     "Exit: 0 ok, 2 usage, 3 a job not found.\n";
 
 static const char list_help[] =
-    "usage: ddpjob list [--all] [--json]\n"
+    "usage: ddpjob list [--all] [--json] [--here]\n"
     "This user's submitted jobs, newest first, with their state: those not ended and those that\n"
-    "ended within a day; --all: every job of the index.\n" ON_CLUSTER_HELP;
+    "ended within a day; --all: every job of the index. Then, on a laptop, those of each cluster\n"
+    "this machine submitted to with --on in that time, under a line naming it (not with --json;\n"
+    "--here: this machine's alone).\n" ON_CLUSTER_HELP;
 
 static int status_or_list(int argc, char **argv, int list)
 {
-    static const struct option opts[] = {{"json", no_argument, NULL, 'j'},
-                                         {"all", no_argument, NULL, 'a'},
-                                         {"sort", required_argument, NULL, 's'},
-                                         {"desc", no_argument, NULL, 'd'},
-                                         {"watch", no_argument, NULL, 'w'},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {0}};
+    static const struct option opts[] = {
+        {"json", no_argument, NULL, 'j'}, {"all", no_argument, NULL, 'a'},
+        {"here", no_argument, NULL, 'H'}, {"sort", required_argument, NULL, 's'},
+        {"desc", no_argument, NULL, 'd'}, {"watch", no_argument, NULL, 'w'},
+        {"help", no_argument, NULL, 'h'}, {0}};
     int json = 0, all = 0, desc = 0, watch = 0, c;
     const char *sort = NULL;
     const char *help = list ? list_help : status_help;
@@ -110,6 +110,8 @@ static int status_or_list(int argc, char **argv, int list)
             json = 1;
         else if (c == 'a' && list)
             all = 1;
+        else if (c == 'H' && list)
+            continue;
         else if (c == 's' && !list)
             sort = optarg;
         else if (c == 'd' && !list)

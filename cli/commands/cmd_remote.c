@@ -649,6 +649,34 @@ static int forward(const cluster_profile_t *c, const host_options_t *ho, int arg
     return rc;
 }
 
+/* `list` on a laptop: this machine's jobs, then the jobs on each cluster it submitted to with
+ * --on (those of the last day, or --all's), each cluster's under a line naming it, as `status`
+ * and `logs` find them without --on. The list there is --here's, so that it goes no further. */
+static int list_here_and_there(int argc, char **argv, const host_options_t *ho)
+{
+    int all = 0, json = 0;
+    for (int i = 1; i < argc; i++) {
+        all |= !strcmp(argv[i], "--all");
+        json |= !strcmp(argv[i], "--json") || !strcmp(argv[i], "-h") || !strcmp(argv[i], "--help");
+    }
+    int rc = cmd_list(argc, argv);
+    char clusters[32][64];
+    size_t n =
+        rc || json ? 0 : remote_index_clusters(all ? 0 : (int64_t)time(NULL) - 86400, clusters, 32);
+    for (size_t i = 0; i < n; i++) {
+        printf("\n== on cluster %s (submitted from here with --on) ==\n", clusters[i]);
+        fflush(stdout);
+        char *there[] = {"list", "--here", all ? "--all" : NULL, NULL};
+        cluster_profile_t c;
+        int one = load_profile("list", clusters[i], &c);
+        if (one == EXIT_OK)
+            one = forward(&c, ho, all ? 3 : 2, there);
+        if (one && !rc)
+            rc = one;
+    }
+    return rc;
+}
+
 int remote_dispatch(int argc, char **argv)
 {
     static const char *const forwarded[] = {"status", "logs",   "cancel", "list",
@@ -670,6 +698,14 @@ int remote_dispatch(int argc, char **argv)
         return EXIT_USAGE;
     }
     const char *cluster = o.cluster, *job = job_word(n, words);
+    if (!cluster && !strcmp(command, "list")) {
+        int here = 0;
+        for (int i = 1; i < n; i++)
+            here |= !strcmp(words[i], "--here");
+        int rc = here ? -1 : list_here_and_there(n, words, &o.ho);
+        free(words);
+        return rc;
+    }
     remote_job_t j;
     if (!cluster && job && !is_submit && remote_index_find(job, &j)) {
         /* A job of this machine's own goes first. */

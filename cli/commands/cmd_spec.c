@@ -354,12 +354,13 @@ int submit_command(int argc, char **argv, bool doctor)
     if (code >= 0)
         return code;
     const sched_ops_t *ops = sched_get(target);
-    char *script = NULL, *record = NULL, record_var[8300], file[256], job_id[128];
+    char *script = NULL, *record = NULL, record_var[8300], output_arg[4200], file[256], job_id[128];
     ddp_error_t err;
+    job_output_t output = {0};
     const char *jobdir = spec->workdir ? spec->workdir : ".";
     if ((code = write_job_script(spec, ops, jobdir, text, file, sizeof file, &script)))
         goto out;
-    char *sub_argv[8];
+    char *sub_argv[12];
     size_t n = 0;
     sub_argv[n++] = (char *)ops->submit_program;
     for (size_t i = 0; ops->submit_args[i]; i++)
@@ -370,7 +371,11 @@ int submit_command(int argc, char **argv, bool doctor)
             code = EXIT_SYSTEM;
             goto out;
         }
-        record_handoff(target, record, record_var, sizeof record_var, sub_argv, &n);
+        if ((code = place_output(jobdir, &output)))
+            goto out;
+        if (output.moved)
+            ops->output_args(output.dir, 0, output_arg, sizeof output_arg, sub_argv, &n);
+        record_handoff(target, record, &output, record_var, sizeof record_var, sub_argv, &n);
     }
     sub_argv[n++] = file;
     sub_argv[n] = NULL;
@@ -381,8 +386,10 @@ int submit_command(int argc, char **argv, bool doctor)
         printf("\n");
     } else if ((code = run_submitter(ops, sub_argv, jobdir, script, text, job_id, sizeof job_id)) ==
                EXIT_OK) {
-        if (record)
+        if (record) {
             record_submitted(record, job_id, 1);
+            job_output_tell(record, &output);
+        }
         printf("%s\n", job_id);
     }
 out:

@@ -1,5 +1,6 @@
 /* render and submit of a whole sweep (a spec with sweep:, no --trial): every trial loaded, checked
- * and rendered as a job of its own, its script written into its folder; then one array job
+ * and rendered as a job of its own, its script kept in its record (a dry run's written into its
+ * folder); then one array job
  * (Slurm --array, PBS -J, sweep_script.h) where the site allows arrays of that size, else one job
  * per trial in `parallel` lanes, each trial waiting for the one before it in its lane
  * (depend=afterany); the sweep's record holds each trial's job record (sweep_record.h). */
@@ -41,6 +42,8 @@ typedef struct {
     size_t ntrials;
     long parallel;
     char *dir; /* the sweep's record */
+    /* Where every trial's output file goes: the sweep's record, unless others could change it. */
+    job_output_t output;
 } sweep_run_t;
 
 /* How the sweep goes to the scheduler: one trial is a plain job; an array where the site allows
@@ -71,25 +74,30 @@ static int load_trials(sweep_run_t *s, const render_opts_t *ro)
     return EXIT_OK;
 }
 
-/* Each trial's script into its folder (the spec's workdir, else here). */
-static int write_trials(sweep_run_t *s)
+/* Where each trial's script is: for a dry run written into its folder (the spec's workdir, else
+ * here) to be seen; for a submit only in its record (trial-K/script, make_records), so that a
+ * sweep leaves no file of its own in the folder it was submitted from. */
+static int place_trials(sweep_run_t *s, int dry_run)
 {
     for (size_t k = 0; k < s->ntrials; k++) {
         trial_t *t = &s->trials[k];
         t->jobdir = t->spec->workdir ? t->spec->workdir : ".";
-        char *written = NULL;
-        int code = write_job_script(t->spec, s->ops, t->jobdir, t->text, t->file, sizeof t->file,
-                                    &written);
-        if (code) {
-            free(written);
-            return code;
-        }
-        t->script = realpath(written, NULL);
+        char *written = NULL, *dir = realpath(t->jobdir, NULL);
+        int code = !dir      ? EXIT_SYSTEM
+                   : dry_run ? write_job_script(t->spec, s->ops, t->jobdir, t->text, t->file,
+                                                sizeof t->file, &written)
+                             : EXIT_OK;
+        if (!dir)
+            fprintf(stderr, "ddpjob: %s: %s\n", t->jobdir, strerror(errno));
+        if (code == EXIT_OK && !dry_run)
+            sched_script_file(s->ops, t->spec, t->file, sizeof t->file);
+        /* Its folder's copy's name, as a trial's PBS_O_WORKDIR comes from it (sweep_script.h). */
+        if (code == EXIT_OK && asprintf(&t->script, "%s/%s", dir, t->file) < 0)
+            t->script = NULL, code = EXIT_SYSTEM;
         free(written);
-        if (!t->script) {
-            fprintf(stderr, "ddpjob: %s: %s\n", t->file, strerror(errno));
-            return EXIT_SYSTEM;
-        }
+        free(dir);
+        if (code)
+            return code;
     }
     return EXIT_OK;
 }
@@ -112,6 +120,8 @@ static int make_records(sweep_run_t *s)
     snprintf(r.name, sizeof r.name, "%s", first->name);
     snprintf(r.scheduler, sizeof r.scheduler, "%s", s->ops->name);
     snprintf(r.how, sizeof r.how, "%s", s->how);
+    snprintf(r.objective, sizeof r.objective, "%s", first->sweep.objective);
+    r.maximize = first->sweep.maximize;
     char *spec_path = realpath(s->path, NULL);
     snprintf(r.spec, sizeof r.spec, "%s", spec_path ? spec_path : s->path);
     free(spec_path);
@@ -132,6 +142,9 @@ static int make_records(sweep_run_t *s)
         sweep_trial_dir(s->dir, k, at, sizeof at);
         trial_t *t = &s->trials[k];
         rc = make_record(t->spec, s->ops, t->jobdir, t->text, at, &t->record, &err);
+        /* What a lane submits: the record's script. */
+        if (rc == 0 && snprintf(t->file, sizeof t->file, "%s/script", at) >= (int)sizeof t->file)
+            rc = ddp_error_set(&err, "%s: a path too long", at);
     }
     if (rc)
         fprintf(stderr, "ddpjob: %s: cannot make the sweep's record: %s\n", s->path, err.msg);
@@ -186,7 +199,8 @@ static int submit_file(const sweep_run_t *s, const char *dir, const char *file, 
 /* The array's script file: trial 0's file name with ".array" for its ".t0". */
 static void array_file(const sweep_run_t *s, char *out, size_t size)
 {
-    const char *t0 = s->trials[0].file;
+    char t0[256];
+    sched_script_file(s->ops, s->trials[0].spec, t0, sizeof t0);
     size_t stem = strlen(t0) - strlen(s->ops->script_suffix) - strlen(".t0");
     snprintf(out, size, "%.*s.array%s", (int)stem, t0, s->ops->script_suffix);
 }
@@ -200,9 +214,13 @@ static int submit_array(sweep_run_t *s, int dry, char *array_id, size_t size)
         list[k] = (sweep_trial_script_t){s->trials[k].script, s->trials[k].record};
     char *text = sweep_array_script(s->sched, s->trials[0].text, list, s->ntrials, s->parallel);
     free(list);
-    char file[300], path[8192];
+    char file[300], path[8192], output_arg[4200], *extra[3] = {NULL};
+    size_t e = 0;
+    if (!dry)
+        s->ops->output_args(s->output.dir, 1, output_arg, sizeof output_arg, extra, &e);
+    /* In the sweep's record; a dry run's in trial 0's folder, beside the trials', to be seen. */
     array_file(s, file, sizeof file);
-    snprintf(path, sizeof path, "%s/%s", s->trials[0].jobdir, file);
+    snprintf(path, sizeof path, "%s/%s", dry ? s->trials[0].jobdir : s->dir, file);
     ddp_error_t err;
     int code = EXIT_OK;
     if (!text || ddp_write_file_atomic(path, text, strlen(text), 0700, &err) < 0) {
@@ -212,7 +230,8 @@ static int submit_array(sweep_run_t *s, int dry, char *array_id, size_t size)
     /* Each task's record is the dispatcher's to give, never the submitter's environment's. */
     unsetenv(JOB_RECORD_ENV);
     if (code == EXIT_OK)
-        code = submit_file(s, s->trials[0].jobdir, file, text, NULL, dry, array_id, size);
+        code = submit_file(s, s->trials[0].jobdir, dry ? file : path, text, extra, dry, array_id,
+                           size);
     free(text);
     for (size_t k = 0; code == EXIT_OK && !dry && k < s->ntrials; k++) {
         trial_t *t = &s->trials[k];
@@ -232,14 +251,16 @@ static int submit_lanes(sweep_run_t *s, int dry)
 {
     for (size_t k = 0; k < s->ntrials; k++) {
         trial_t *t = &s->trials[k];
-        char depend[256] = "", record[8192], *extra[6] = {NULL};
+        char depend[256] = "", record[8192], output_arg[4200], *extra[8] = {NULL};
         size_t e = 0;
         if (k >= (size_t)s->parallel)
             snprintf(depend, sizeof depend, "%s%s",
                      s->sched == SCHED_PBS ? "depend=afterany:" : "--dependency=afterany:",
                      s->trials[k - (size_t)s->parallel].id);
-        if (t->record)
-            record_handoff(s->sched, t->record, record, sizeof record, extra, &e);
+        if (t->record) {
+            s->ops->output_args(s->output.dir, 0, output_arg, sizeof output_arg, extra, &e);
+            record_handoff(s->sched, t->record, &s->output, record, sizeof record, extra, &e);
+        }
         if (depend[0] && s->sched == SCHED_PBS)
             extra[e++] = "-W";
         if (depend[0])
@@ -277,6 +298,7 @@ static void say_submitted(const sweep_run_t *s, const char *first_id)
                 r.name, s->ntrials, s->ntrials == 1 ? "" : "s", s->ntrials,
                 s->ntrials == 1 ? "" : "s", s->parallel, s->parallel == 1 ? "" : "s");
     fprintf(stderr, "ddpjob: its record: %s\n", s->dir);
+    job_output_tell(s->dir, &s->output);
     printf("%s\n", first_id);
 }
 
@@ -325,9 +347,11 @@ int sweep_submit(const char *path, const load_opts_t *load, const site_t *site, 
     s.trials[0].text = text;
     int code = load_trials(&s, ro);
     if (code == EXIT_OK)
-        code = write_trials(&s);
+        code = place_trials(&s, dry_run);
     if (code == EXIT_OK && !dry_run)
         code = make_records(&s);
+    if (code == EXIT_OK && !dry_run)
+        code = place_output(s.dir, &s.output);
     char first_id[128] = "";
     if (code == EXIT_OK && !strcmp(s.how, "array"))
         code = submit_array(&s, dry_run, first_id, sizeof first_id);
@@ -435,7 +459,7 @@ static int resubmit(const sweep_view_t *v, size_t k, const char *after, int dry,
     }
     sweep_run_t s = {.ops = ops, .sched = ops->kind};
     char trial[8192], *script = NULL, *text = NULL, depend[256] = "", record[8300];
-    char *extra[6] = {NULL};
+    char output_arg[4200], *extra[8] = {NULL};
     sweep_trial_dir(v->rec.dir, k, trial, sizeof trial);
     job_record_t fresh = {0};
     ddp_error_t err;
@@ -449,7 +473,14 @@ static int resubmit(const sweep_view_t *v, size_t k, const char *after, int dry,
     }
     job_record_free(&fresh);
     size_t e = 0;
-    record_handoff(ops->kind, trial, record, sizeof record, extra, &e);
+    job_output_t output;
+    if (place_output(v->rec.dir, &output)) {
+        free(script);
+        free(text);
+        return EXIT_SYSTEM;
+    }
+    ops->output_args(output.dir, 0, output_arg, sizeof output_arg, extra, &e);
+    record_handoff(ops->kind, trial, &output, record, sizeof record, extra, &e);
     if (*after) {
         snprintf(depend, sizeof depend, "%s%s",
                  ops->kind == SCHED_PBS ? "depend=afterany:" : "--dependency=afterany:", after);

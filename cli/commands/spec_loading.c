@@ -1,8 +1,10 @@
 /* spec_loading: what the commands that read a spec share (commands.h): loading it for its
  * scheduler and site profile, and splitting a command line at "--". */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli/commands/commands.h"
 #include "runtime/base/ddp_alloc.h"
@@ -116,6 +118,19 @@ static void note_bare_walltime(const job_spec_t *spec, diag_t *remarks)
              n, n, n, n, n, n);
 }
 
+/* A spec with no scheduler runs only here (`ddpjob run`): its image must be here too. */
+static void check_local_image(const job_spec_t *spec, diag_t *diag)
+{
+    const char *image = spec->container.image;
+    struct stat st;
+    if (!spec->container.present || !image || image[0] != '/' || stat(image, &st) == 0)
+        return;
+    spec_loc_t at = spec_field_loc(spec, "container.image");
+    diag_add(diag, at.line, at.col, "container.image",
+             "%s: %s (a spec with no scheduler runs on this machine, with `ddpjob run`)", image,
+             strerror(errno));
+}
+
 job_spec_t *load_for_scheduler(const char *path, const load_opts_t *opts, sched_kind_t *target,
                                site_t **site_out, int *exit_code)
 {
@@ -150,7 +165,9 @@ job_spec_t *load_for_scheduler(const char *path, const load_opts_t *opts, sched_
         site_rules_apply(site, spec, diag, remarks);
     if (diag->count == 0)
         spec_container_settle(spec, site ? site->container_runtime : NULL, *target, opts->local_run,
-                              diag);
+                              diag, remarks);
+    if (diag->count == 0 && opts->validating && *target == SCHED_UNSET)
+        check_local_image(spec, diag);
     if (diag->count == 0 && opts->validating)
         note_checkpoint_handler(spec, remarks);
     if (diag->count == 0)

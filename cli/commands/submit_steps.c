@@ -91,15 +91,27 @@ int make_record(const job_spec_t *spec, const sched_ops_t *ops, const char *jobd
     return rc;
 }
 
-void record_handoff(sched_kind_t sched, const char *record, char *var, size_t size, char **extra,
-                    size_t *n)
+void record_handoff(sched_kind_t sched, const char *record, const job_output_t *output, char *var,
+                    size_t size, char **extra, size_t *n)
 {
     setenv(JOB_RECORD_ENV, record, 1);
     if (sched != SCHED_PBS)
         return;
-    snprintf(var, size, "%s=%s", JOB_RECORD_ENV, record);
+    int moved = output && output->moved;
+    snprintf(var, size, "%s=%s%s%s%s", JOB_RECORD_ENV, record, moved ? "," JOB_OUTPUT_ENV "=" : "",
+             moved ? output->dir : "", moved ? "/" : "");
     extra[(*n)++] = "-v";
     extra[(*n)++] = var;
+}
+
+int place_output(const char *wanted, job_output_t *out)
+{
+    ddp_error_t err;
+    if (job_output_place(wanted, out, &err)) {
+        fprintf(stderr, "ddpjob: no safe place for the job's output file: %s\n", err.msg);
+        return EXIT_SYSTEM;
+    }
+    return EXIT_OK;
 }
 
 void record_submitted(const char *record, const char *job_id, int indexed)

@@ -9,6 +9,7 @@
 
 #include "cli/commands/commands.h"
 #include "cli/script/render.h"
+#include "cli/jobs/job_output.h"
 #include "cli/script/scheduler.h"
 
 /* The script, malloc'd; NULL with *exit_code set. */
@@ -26,9 +27,14 @@ int make_record(const job_spec_t *spec, const sched_ops_t *ops, const char *jobd
 
 /* How a job finds its record: through its environment, which sbatch passes on from the
  * submitter's (set here), and qsub only as far as -v names it: for PBS, "-v" and VAR=RECORD
- * (written into var) are added to extra at *n. */
-void record_handoff(sched_kind_t sched, const char *record, char *var, size_t size, char **extra,
-                    size_t *n);
+ * (written into var) are added to extra at *n, with the folder of a moved output file (`output`
+ * may be NULL), which a requeued PBS job's successor is sent to as well. */
+void record_handoff(sched_kind_t sched, const char *record, const job_output_t *output, char *var,
+                    size_t size, char **extra, size_t *n);
+
+/* Where the output file of a job that belongs in `wanted` goes (job_output.h). EXIT_OK, or
+ * EXIT_SYSTEM said on stderr. */
+int place_output(const char *wanted, job_output_t *out);
 
 /* Runs the submitter (sub_argv, in jobdir) and reads the job id it prints into job_id. The
  * script, sub_argv's last word, reaches the submitter through a descriptor opened and checked

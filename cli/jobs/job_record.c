@@ -445,16 +445,21 @@ void job_record_free(job_record_t *r)
 
 /* ---- the index -------------------------------------------------------------------------- */
 
-char *job_index_path(void)
+char *job_state_path(const char *name)
 {
     const char *state = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
     char *path = NULL;
     if (state && *state == '/')
-        return asprintf(&path, "%s/ddpjob/jobs", state) < 0 ? NULL : path;
+        return asprintf(&path, "%s/ddpjob/%s", state, name) < 0 ? NULL : path;
     /* Never a shared place such as /tmp, where another user could write our index. */
     if (!home || *home != '/')
         return NULL;
-    return asprintf(&path, "%s/.local/state/ddpjob/jobs", home) < 0 ? NULL : path;
+    return asprintf(&path, "%s/.local/state/ddpjob/%s", home, name) < 0 ? NULL : path;
+}
+
+char *job_index_path(void)
+{
+    return job_state_path("jobs");
 }
 
 int job_state_append(const char *name, const char *line, ddp_error_t *err)

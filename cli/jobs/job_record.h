@@ -108,6 +108,9 @@ int record_dir_check(const char *dir, ddp_error_t *err);
 int job_record_read(const char *dir, job_record_t *r, ddp_error_t *err);
 void job_record_free(job_record_t *r);
 
+/* ${XDG_STATE_HOME:-~/.local/state}/ddpjob/NAME (malloc'd): this user's own state beside the
+ * index; NULL when neither variable is an absolute path. */
+char *job_state_path(const char *name);
 /* The index file's path (malloc'd). */
 char *job_index_path(void);
 /* Appends a submitted job to the index. */

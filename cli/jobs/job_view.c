@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "runtime/base/ddp_file.h"
+#include "cli/jobs/job_output.h"
 #include "cli/jobs/json_doc.h"
 #include "cli/jobs/pending_reason.h"
 #include "cli/jobs/term_text.h"
@@ -77,6 +78,10 @@ static void take_report(job_view_t *v, json_doc_t *doc, const json_t *root)
     const char *first_cause = json_text(doc, first, "cause");
     if (first_cause && !strcmp(first_cause, "out_of_memory"))
         v->killed_for_memory = 1;
+    const char *first_kind = json_text(doc, first, "kind"),
+               *first_node = json_text(doc, first, "node");
+    if (first_kind && !strcmp(first_kind, "lost") && first_node && atoi(first_node) > 0)
+        v->node_lost = 1;
     const json_t *ranks = json_child(root, "failed_ranks");
     for (size_t i = 0; i < json_items(ranks); i++)
         add_failed(v, doc, json_item(ranks, i));
@@ -239,9 +244,12 @@ void job_view_decide(job_view_t *v)
         v->state = JOB_FAILED;
     if (v->rec.cancelled && job_state_final(v->state) && v->state != JOB_COMPLETED)
         v->state = JOB_CANCELLED;
-    /* Where the scheduler saw only a failure, the agents knew the kernel's OOM killer did it. */
+    /* Where the scheduler saw only a failure, the agents knew the kernel's OOM killer did it, or
+     * that a node was lost before the scheduler found it (as its own NODE_FAIL would say). */
     if (v->state == JOB_FAILED && v->killed_for_memory)
         v->state = JOB_OUT_OF_MEMORY;
+    if (v->state == JOB_FAILED && v->node_lost)
+        v->state = JOB_NODE_FAILURE;
     if (!v->sched.found && !(l && l->ended))
         v->source = "record";
     decide_elapsed(v, l);
@@ -425,6 +433,10 @@ void job_view_print(FILE *f, const job_view_t *v)
     }
     print_steps(f, v);
     fprintf(f, "  record %s\n", v->rec.dir);
+    char *output = job_output_moved(v->rec.dir);
+    if (output)
+        fprintf(f, "  the scheduler's output file in %s (the workdir is open to others)\n", output);
+    free(output);
 }
 
 /* key: value as a JSON string, or null when value is NULL or empty. */

@@ -37,6 +37,7 @@ typedef struct {
     failed_rank_t *failed; /* the causes first, their consequences after */
     int nfailed;
     int killed_for_memory; /* the agents' first failure was an OOM kill */
+    int node_lost;         /* ... a node other than node 0 lost (its agent silent or gone) */
     long long *last_steps; /* each rank's last reported step (-1: none), from node 0's report */
     int nsteps;            /* 0: no report */
     char steps_time[32];   /* when node 0 wrote it */

@@ -14,14 +14,7 @@ enum { REMOTE_INDEX_MAX = 16 << 20 };
 
 static char *index_path(void)
 {
-    char *jobs = job_index_path(), *path = NULL;
-    if (!jobs)
-        return NULL;
-    *strrchr(jobs, '/') = '\0';
-    if (asprintf(&path, "%s/" INDEX_NAME, jobs) < 0)
-        path = NULL;
-    free(jobs);
-    return path;
+    return job_state_path(INDEX_NAME);
 }
 
 static int is_folder(const char *s)
@@ -83,12 +76,19 @@ static int parse_line(char *line, remote_job_t *j)
     return *end || !remote_job_valid(j) ? -1 : 0;
 }
 
-int remote_index_find(const char *job, remote_job_t *j)
+/* The index's text (malloc'd), NULL when there is none. */
+static char *read_index(void)
 {
     char *path = index_path();
     ddp_error_t err;
     char *text = path ? ddp_read_file_max(path, REMOTE_INDEX_MAX, NULL, &err) : NULL;
     free(path);
+    return text;
+}
+
+int remote_index_find(const char *job, remote_job_t *j)
+{
+    char *text = read_index();
     int found = 0;
     remote_job_t line_job;
     for (char *line = text, *end; line && (end = strchr(line, '\n')); line = end + 1) {
@@ -102,4 +102,28 @@ int remote_index_find(const char *job, remote_job_t *j)
     }
     free(text);
     return found;
+}
+
+size_t remote_index_clusters(int64_t since, char (*names)[64], size_t max)
+{
+    char *text = read_index();
+    size_t n = 0;
+    remote_job_t j;
+    /* Oldest first in the file: a cluster seen again moves to the front. */
+    for (char *line = text, *end; line && (end = strchr(line, '\n')); line = end + 1) {
+        *end = '\0';
+        if (parse_line(line, &j) || j.submitted < since)
+            continue;
+        size_t at = 0;
+        while (at < n && strcmp(names[at], j.cluster))
+            at++;
+        if (at == n && n < max)
+            n++;
+        else if (at == n)
+            at = n - 1;
+        memmove(names + 1, names, at * sizeof *names);
+        snprintf(names[0], sizeof names[0], "%s", j.cluster);
+    }
+    free(text);
+    return n;
 }

@@ -10,6 +10,7 @@
 #ifndef DDPJOB_REMOTE_INDEX_H
 #define DDPJOB_REMOTE_INDEX_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "runtime/base/ddp_error.h"
@@ -30,5 +31,9 @@ int remote_index_add(const remote_job_t *j, ddp_error_t *err);
 
 /* The newest job whose name is `job`, or whose id `job` names (job_id_names): 1 found, 0 none. */
 int remote_index_find(const char *job, remote_job_t *j);
+
+/* The clusters of the jobs submitted at or after `since` (0: all), each once, in the order of
+ * their newest job, newest first: how many were put in names (at most max). */
+size_t remote_index_clusters(int64_t since, char (*names)[64], size_t max);
 
 #endif

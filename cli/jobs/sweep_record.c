@@ -10,6 +10,7 @@
 #include "cli/jobs/job_record.h"
 #include "cli/jobs/json_doc.h"
 #include "runtime/base/ddp_file.h"
+#include "runtime/base/ddp_parse.h"
 
 /* Far above a sweep of thousands of trials' parameters. */
 #define SWEEP_FILE_MAX (8u << 20)
@@ -29,6 +30,12 @@ static char *sweep_json(const sweep_record_t *s, ddp_error_t *err)
     json_object_set_new(o, "submitted", json_integer(s->submitted));
     json_object_set_new(o, "parallel", json_integer(s->parallel));
     json_object_set_new(o, "how", json_string(s->how));
+    if (s->objective[0]) {
+        json_t *objective = json_object();
+        json_object_set_new(objective, "metric", json_shown_string(s->objective));
+        json_object_set_new(objective, "goal", json_string(s->maximize ? "max" : "min"));
+        json_object_set_new(o, "objective", objective);
+    }
     for (size_t k = 0; k < s->ntrials; k++) {
         json_t *params = json_loads(s->params[k], 0, NULL), *trial = json_object();
         json_object_set_new(trial, "params", params ? params : json_object());
@@ -71,6 +78,18 @@ int sweep_record_is(const char *dir)
 void sweep_trial_dir(const char *dir, size_t k, char *out, size_t size)
 {
     snprintf(out, size, "%s/trial-%zu", dir, k);
+}
+
+/* The spec's objective, taken only whole: a metric's plain name and a goal of min or max. */
+static void read_objective(const json_t *o, sweep_record_t *s)
+{
+    char metric[sizeof s->objective] = "", goal[8] = "";
+    if (!o || json_copy_text(o, "metric", metric, sizeof metric) ||
+        json_copy_text(o, "goal", goal, sizeof goal) || !ddp_plain_name(metric, "_.-") ||
+        (strcmp(goal, "min") && strcmp(goal, "max")))
+        return;
+    snprintf(s->objective, sizeof s->objective, "%s", metric);
+    s->maximize = !strcmp(goal, "max");
 }
 
 static void read_trials(const json_t *list, sweep_record_t *s)
@@ -118,6 +137,7 @@ int sweep_record_read(const char *dir, sweep_record_t *s, ddp_error_t *err)
     s->version = (int)version;
     s->parallel = (long)parallel;
     read_trials(json_child(o, "trials"), s);
+    read_objective(json_child(o, "objective"), s);
     json_doc_free(&doc);
     if (!(s->dir = strdup(dir))) {
         sweep_record_free(s);

@@ -4,7 +4,11 @@
  *   WORKDIR/.ddpjob/sweeps/NAME.YYYYMMDD-HHMMSS.XXXXXX/
  *     sweep.json   version, name, scheduler, spec, submitted, parallel, how ("array": one array
  *                  job; "lanes": one job per trial, `parallel` chains of depend=afterany; "job":
- *                  a one-trial sweep), trials: [{"params": {...}}] in trial order
+ *                  a one-trial sweep), objective {"metric", "goal"} where the spec names one,
+ *                  trials: [{"params": {...}}] in trial order
+ *     NAME.array.sbatch|.pbs  the array job's script, as submitted
+ *     NAME-ARRAY_K.out, ARRAY[K].server.OU  each array task's output file, unless others could
+ *                  change a folder on the way here (job_output.h)
  *     trial-K/     trial K's job record (job_record.h): an array task's links carry its task id
  *                  (Slurm ARRAY_K, PBS ARRAY[K].server), a lane trial's its own job's
  *     trial-K.try-N/  trial K's record before its Nth --retry-failed
@@ -26,6 +30,8 @@ typedef struct {
     char name[256], scheduler[16], spec[4096], how[16];
     int64_t submitted;
     long parallel;
+    char objective[64]; /* the metric the spec judges the best trial by; "": none named */
+    int maximize;       /* ... the highest of it (else the lowest) */
     size_t ntrials;
     char **params; /* [trial]: its parameters as JSON text, {"lr": 0.1} */
 } sweep_record_t;

@@ -142,6 +142,8 @@ static size_t *ordered(const sweep_view_t *v, const sweep_order_t *order, const 
         idx[k] = k;
     *used = order->metric;
     *desc = order->desc;
+    if (!*used && v->rec.objective[0]) /* the spec's own */
+        *used = v->rec.objective, *desc = v->rec.maximize;
     if (!*used) { /* the best by what such sweeps are usually judged on */
         for (size_t k = 0; k < n && !*used; k++)
             if (!isnan(metric_of(v, k, "test_acc")))

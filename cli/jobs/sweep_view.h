@@ -18,8 +18,8 @@ typedef struct {
 } sweep_view_t;
 
 /* How status orders the trials: by a metric (ascending unless desc), else by index. The best
- * completed trial is the first in that order; without a metric, the highest test_acc, else the
- * lowest loss, where the trials wrote one. */
+ * completed trial is the first in that order; without a metric, the best by the spec's
+ * objective, else the highest test_acc, else the lowest loss, where the trials wrote one. */
 typedef struct {
     const char *metric; /* NULL: by index */
     int desc;

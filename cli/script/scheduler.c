@@ -153,14 +153,33 @@ static int slurm_parse_job_id(const char *output, char *out, size_t outsize)
     return 0;
 }
 
+/* qsub -o DIR/: PBS copies the file into it under the job's id, JOBID.OU (a subjob's
+ * SEQ[K].server.OU); NAME.oSEQ would need the id before qsub gives it. */
+static void pbs_output_args(const char *dir, int array, char *buf, size_t size, char **extra,
+                            size_t *n)
+{
+    (void)array;
+    snprintf(buf, size, "%s/", dir);
+    extra[(*n)++] = "-o";
+    extra[(*n)++] = buf;
+}
+
+/* The template's own name, %x-%j.out, in dir; an array's tasks by the array's id and index. */
+static void slurm_output_args(const char *dir, int array, char *buf, size_t size, char **extra,
+                              size_t *n)
+{
+    snprintf(buf, size, "--output=%s/%s", dir, array ? "%x-%A_%a.out" : "%x-%j.out");
+    extra[(*n)++] = buf;
+}
+
 static const char *const no_args[] = {NULL};
 static const char *const sbatch_args[] = {"--parsable", NULL};
 
 static const sched_ops_t sched_table[] = {
     {SCHED_PBS, "pbs", "pbs.sh", ".pbs", "qsub", no_args, pbs_fill, pbs_note_ignored,
-     pbs_parse_job_id},
+     pbs_parse_job_id, pbs_output_args},
     {SCHED_SLURM, "slurm", "slurm.sh", ".sbatch", "sbatch", sbatch_args, slurm_fill,
-     slurm_note_ignored, slurm_parse_job_id},
+     slurm_note_ignored, slurm_parse_job_id, slurm_output_args},
 };
 
 const sched_ops_t *sched_get(sched_kind_t kind)

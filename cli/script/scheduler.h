@@ -26,6 +26,10 @@ typedef struct sched_ops {
     void (*note_ignored)(const job_spec_t *spec, FILE *notes);
     /* Extracts the job id from the submitter's stdout into out; -1 when none is there. */
     int (*parse_job_id)(const char *output, char *out, size_t outsize);
+    /* The submitter's arguments that put the job's output file (each array task's, when
+     * `array`) into folder dir: appended to extra at *n, their text in buf. */
+    void (*output_args)(const char *dir, int array, char *buf, size_t size, char **extra,
+                        size_t *n);
 } sched_ops_t;
 
 const sched_ops_t *sched_get(sched_kind_t kind);

@@ -65,6 +65,39 @@ void diag_add_flag(diag_t *d, const char *flag, const char *fmt, ...)
     va_end(ap);
 }
 
+/* The length of a line's "FILE:LINE:COL: " (0: none such). */
+static size_t place_length(const diag_t *d, const char *line)
+{
+    size_t n = strlen(d->file);
+    if (strncmp(line, d->file, n) || line[n] != ':')
+        return 0;
+    n += 1 + strspn(line + n + 1, "0123456789");
+    if (line[n] != ':')
+        return 0;
+    n += 1 + strspn(line + n + 1, "0123456789");
+    return line[n] == ':' ? n + 1 : 0;
+}
+
+void diag_take_new_places(diag_t *d, diag_t *more)
+{
+    size_t had = d->count;
+    for (size_t i = 0; i < more->count; i++) {
+        char *line = more->lines[i];
+        size_t n = place_length(more, line), said = 0;
+        for (size_t k = 0; n && !said && k < had; k++)
+            said = !strncmp(d->lines[k], line, n);
+        char **lines = said ? NULL : realloc(d->lines, (d->count + 1) * sizeof *lines);
+        if (lines) {
+            d->lines = lines;
+            d->lines[d->count++] = line;
+        } else {
+            free(line);
+        }
+        more->lines[i] = NULL;
+    }
+    more->count = 0;
+}
+
 static size_t edit_distance(const char *a, const char *b)
 {
     size_t la = strlen(a), lb = strlen(b);

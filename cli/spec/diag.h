@@ -26,6 +26,10 @@ void diag_add(diag_t *d, unsigned long line, unsigned long col, const char *fiel
 void diag_add_flag(diag_t *d, const char *flag, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* Moves into d the lines of `more` (a list for the same file) at a place (line and column) none of
+ * d's is at: a place already said is not said twice; `more` is emptied. */
+void diag_take_new_places(diag_t *d, diag_t *more);
+
 /* The closest of `candidates` (NULL-terminated) to `word` by edit distance, or NULL when none
  * is close enough to be a plausible misspelling. */
 const char *diag_suggest(const char *word, const char *const *candidates);

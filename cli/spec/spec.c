@@ -1079,7 +1079,9 @@ static void check_notify(const job_spec_t *spec, diag_t *diag)
  * parameters go into the spec's env once the fields are read (add_trial_env). */
 static void apply_sweep(loader_t *ld, sweep_t *sw, size_t trial)
 {
-    if (sweep_read(ld->doc, sw, ld->diag) || sw->ntrials == 0)
+    /* A problem with the block (parallel: 0, say) leaves its trials to check too. */
+    sweep_read(ld->doc, sw, ld->diag);
+    if (sw->ntrials == 0)
         return;
     if (trial >= sw->ntrials) {
         diag_add(ld->diag, sw->line, sw->col, "sweep", "--trial %zu: the sweep has %zu trial%s",
@@ -1087,17 +1089,19 @@ static void apply_sweep(loader_t *ld, sweep_t *sw, size_t trial)
         return;
     }
     int *used = ddp_xcalloc(sw->nnames, sizeof *used);
-    if (sweep_substitute(ld->doc, sw, trial, used, ld->diag) == 0)
-        for (size_t i = 0; i < sw->nnames; i++)
-            if (!used[i])
-                diag_add(ld->diag, sw->line, sw->col, "sweep",
-                         "%s is in no {%s} of command, env, train, log_dir, workdir or name "
-                         "(misspelt?)",
-                         sw->names[i], sw->names[i]);
+    sweep_substitute(ld->doc, sw, trial, used, ld->diag);
+    for (size_t i = 0; i < sw->nnames; i++)
+        if (!used[i] && !sweep_misplaced(ld->doc, sw->names[i], ld->diag))
+            diag_add(ld->diag, sw->line, sw->col, "sweep",
+                     "%s is in no {%s} of command, env, train, log_dir, workdir or name "
+                     "(misspelt?)",
+                     sw->names[i], sw->names[i]);
     free(used);
     ld->spec->sweep.trial = trial;
     ld->spec->sweep.ntrials = sw->ntrials;
     ld->spec->sweep.parallel = sw->parallel ? sw->parallel : (long)sw->ntrials;
+    snprintf(ld->spec->sweep.objective, sizeof ld->spec->sweep.objective, "%s", sw->objective);
+    ld->spec->sweep.maximize = sw->maximize;
 }
 
 static void add_env(job_spec_t *spec, const char *key, char *value)
@@ -1113,6 +1117,39 @@ static void add_trial_env(job_spec_t *spec, const sweep_t *sw)
     snprintf(number, sizeof number, "%zu", spec->sweep.trial);
     add_env(spec, SWEEP_TRIAL_ENV, ddp_xstrdup(number));
     add_env(spec, SWEEP_PARAMS_ENV, sweep_params_json(sw, spec->sweep.trial));
+}
+
+/* The spec's fields from the document's root, checked. After the sweep's problems
+ * (`sweep_problems`) the rest is checked too, apart: what it finds at a place they named already
+ * (procs_per_node: "{n}") is not said again. */
+static void read_fields(loader_t *ld, yaml_node_t *root, const sweep_t *sw, int sweep_problems)
+{
+    diag_t *said = ld->diag, *diag = sweep_problems ? diag_create(said->file) : said;
+    job_spec_t *spec = ld->spec;
+    ld->diag = diag = diag ? diag : said;
+    if (!root || (root->type == YAML_SCALAR_NODE && is_null(root))) {
+        diag_add(diag, 1, 1, NULL, "the spec is empty; it needs at least name, nodes and command");
+    } else if (root->type != YAML_MAPPING_NODE) {
+        report(ld, root, NULL,
+               "the spec must be a mapping of fields (name: ..., nodes: ...), got %s",
+               node_kind(root));
+    } else {
+        parse_mapping(ld, root, top_fields, NULL);
+        if (!ld->workload_seen)
+            diag_add(diag, node_line(root), node_col(root), "command",
+                     "missing (required, unless a train: block names the built-in workload)");
+        if (spec->procs_per_node == 0)
+            spec->procs_per_node = spec->gpus_per_node > 0 ? spec->gpus_per_node : 1;
+        check_combinations(spec, diag);
+        check_notify(spec, diag);
+        if (sw->ntrials && !diag->count && !sweep_problems)
+            add_trial_env(spec, sw);
+    }
+    if (diag != said) {
+        diag_take_new_places(said, diag);
+        diag_destroy(diag);
+        ld->diag = said;
+    }
 }
 
 job_spec_t *spec_load(const char *path, const strv_t *sets, size_t trial, diag_t *diag,
@@ -1156,31 +1193,13 @@ job_spec_t *spec_load(const char *path, const strv_t *sets, size_t trial, diag_t
     /* Adding nodes may have moved the document's nodes: the root is looked up again. */
     if (root)
         root = yaml_document_get_root_node(&doc);
+    size_t set_problems = diag->count;
     if (root && root->type == YAML_MAPPING_NODE)
         apply_sweep(&ld, &sw, trial);
     if (root)
         root = yaml_document_get_root_node(&doc);
-    if (diag->count) {
-        /* the sets' own problems, said */
-    } else if (!root || (root->type == YAML_SCALAR_NODE && is_null(root))) {
-        diag_add(diag, 1, 1, NULL, "the spec is empty; it needs at least name, nodes and command");
-    } else if (root->type != YAML_MAPPING_NODE) {
-        report(&ld, root, NULL,
-               "the spec must be a mapping of fields (name: ..., nodes: ...), "
-               "got %s",
-               node_kind(root));
-    } else {
-        parse_mapping(&ld, root, top_fields, NULL);
-        if (!ld.workload_seen)
-            diag_add(diag, node_line(root), node_col(root), "command",
-                     "missing (required, unless a train: block names the built-in workload)");
-        if (spec->procs_per_node == 0)
-            spec->procs_per_node = spec->gpus_per_node > 0 ? spec->gpus_per_node : 1;
-        check_combinations(spec, diag);
-        check_notify(spec, diag);
-        if (sw.ntrials && !diag->count)
-            add_trial_env(spec, &sw);
-    }
+    if (!diag->count || diag->count > set_problems)
+        read_fields(&ld, root, &sw, diag->count > set_problems);
     sweep_free(&sw);
     yaml_document_t extra;
     if (yaml_parser_load(&parser, &extra)) {

@@ -116,6 +116,8 @@ typedef struct {
     struct {
         size_t trial, ntrials;
         long parallel;
+        char objective[64]; /* the metric the best trial is judged by ("": test_acc, else loss) */
+        bool maximize;
     } sweep;
     struct {
         bool present;

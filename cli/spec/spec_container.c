@@ -7,11 +7,28 @@
 #include "runtime/base/ddp_alloc.h"
 #include "runtime/job/container_spec.h"
 
-static const char *default_runtime(const char *site_default, sched_kind_t target, bool local_run)
+/* The runtime a spec that names none gets under the scheduler: the site's, else Slurm's pyxis,
+ * else apptainer. */
+static const char *scheduler_runtime(const char *site_default, sched_kind_t target)
 {
-    if (site_default && !(local_run && !strcmp(site_default, "pyxis")))
+    if (site_default)
         return site_default;
-    return target == SCHED_SLURM && !local_run ? "pyxis" : "apptainer";
+    return target == SCHED_SLURM ? "pyxis" : "apptainer";
+}
+
+/* `ddpjob run` and `launch` start no srun, so pyxis cannot run there: the runtime that runs its
+ * image, enroot (pyxis's own), does; else the scheduler's. Said, with why, where it differs. */
+static const char *local_runtime(const job_spec_t *spec, const char *under_scheduler,
+                                 diag_t *remarks)
+{
+    if (strcmp(under_scheduler, "pyxis"))
+        return under_scheduler;
+    spec_loc_t at = spec_field_loc(spec, "container");
+    diag_add(remarks, at.line, at.col, "container.runtime",
+             "note: not given, and pyxis (what a Slurm job takes) runs only under srun: `ddpjob "
+             "run` and `launch` run the image with enroot, pyxis's own runtime (set "
+             "container.runtime to choose another)");
+    return "enroot";
 }
 
 static void check_mounts(const job_spec_t *spec, container_runtime_t runtime, diag_t *diag)
@@ -66,12 +83,15 @@ static void bind_checkpoint_dir(job_spec_t *spec)
 }
 
 void spec_container_settle(job_spec_t *spec, const char *site_default, sched_kind_t target,
-                           bool local_run, diag_t *diag)
+                           bool local_run, diag_t *diag, diag_t *remarks)
 {
     if (!spec->container.present)
         return;
-    if (!spec->container.runtime)
-        spec->container.runtime = ddp_xstrdup(default_runtime(site_default, target, local_run));
+    if (!spec->container.runtime) {
+        const char *runtime = scheduler_runtime(site_default, target);
+        spec->container.runtime =
+            ddp_xstrdup(local_run ? local_runtime(spec, runtime, remarks) : runtime);
+    }
     container_runtime_t runtime = container_runtime_parse(spec->container.runtime);
     spec_loc_t rt_at = spec_field_loc(spec, "container.runtime"),
                image_at = spec_field_loc(spec, "container.image");

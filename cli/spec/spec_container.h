@@ -1,5 +1,6 @@
 /* spec_container: the checks of a spec's container: block that need more than its own fields:
- * its runtime's default (the site profile's, else pyxis under Slurm, else apptainer), where each
+ * its runtime's default (the site profile's, else pyxis under Slurm, else apptainer; outside a
+ * scheduler enroot where that would be pyxis), where each
  * runtime can run, the image's path and kind, and each mount's SRC[:DST[:ro]] form, as the agent
  * reads them (runtime/job/container_spec.h). */
 #ifndef DDPJOB_SPEC_CONTAINER_H
@@ -11,8 +12,9 @@
 #include "cli/spec/spec.h"
 
 /* Fills spec->container.runtime when the spec names none (site_default, NULL: none) and reports
- * what is wrong into diag. local_run: `ddpjob run` or `launch`, outside any scheduler. */
+ * what is wrong into diag, a default it had to change into remarks. local_run: `ddpjob run` or
+ * `launch`, outside any scheduler. */
 void spec_container_settle(job_spec_t *spec, const char *site_default, sched_kind_t target,
-                           bool local_run, diag_t *diag);
+                           bool local_run, diag_t *diag, diag_t *remarks);
 
 #endif

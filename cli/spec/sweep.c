@@ -181,6 +181,40 @@ static size_t check_duplicates(const sweep_t *sw, diag_t *diag)
     return problems;
 }
 
+/* objective: {metric: NAME, goal: min|max}: what the best trial is judged by (a metric its
+ * rank 0 writes), instead of test_acc or loss. */
+static size_t read_objective(yaml_document_t *doc, yaml_node_t *n, sweep_t *sw, diag_t *diag)
+{
+    yaml_node_pair_t *metric = n->type == YAML_MAPPING_NODE ? yaml_pair_of(doc, n, "metric") : NULL,
+                     *goal = n->type == YAML_MAPPING_NODE ? yaml_pair_of(doc, n, "goal") : NULL;
+    yaml_node_t *m = metric ? yaml_document_get_node(doc, metric->value) : NULL,
+                *g = goal ? yaml_document_get_node(doc, goal->value) : NULL;
+    const char *name = m && m->type == YAML_SCALAR_NODE ? text_of(m) : "",
+               *want = g && g->type == YAML_SCALAR_NODE ? text_of(g) : "";
+    if (n->type != YAML_MAPPING_NODE || n->data.mapping.pairs.top - n->data.mapping.pairs.start !=
+                                            (metric != NULL) + (goal != NULL)) {
+        diag_add(diag, AT(n), "sweep.objective", "expected {metric: NAME, goal: min or max}");
+        return 1;
+    }
+    if (!*name || strlen(name) >= sizeof sw->objective ||
+        name[strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")]) {
+        yaml_node_t *at = m ? m : n;
+        diag_add(diag, AT(at), "sweep.objective.metric",
+                 "expected the name of a metric the trials write (letters, digits, _.-)");
+        return 1;
+    }
+    if (strcmp(want, "min") && strcmp(want, "max")) {
+        yaml_node_t *at = g ? g : n;
+        diag_add(diag, AT(at), "sweep.objective.goal",
+                 "expected min or max (whether the best trial's %s is the lowest or the highest)",
+                 name);
+        return 1;
+    }
+    snprintf(sw->objective, sizeof sw->objective, "%s", name);
+    sw->maximize = !strcmp(want, "max");
+    return 0;
+}
+
 size_t sweep_read(yaml_document_t *doc, sweep_t *sw, diag_t *diag)
 {
     *sw = (sweep_t){0};
@@ -193,20 +227,23 @@ size_t sweep_read(yaml_document_t *doc, sweep_t *sw, diag_t *diag)
     sw->line = (unsigned long)block->start_mark.line + 1;
     sw->col = (unsigned long)block->start_mark.column + 1;
     if (block->type != YAML_MAPPING_NODE) {
-        diag_add(diag, AT(block), "sweep", "expected a block: grid, trials, parallel");
+        diag_add(diag, AT(block), "sweep", "expected a block: grid, trials, parallel, objective");
         return 1;
     }
     size_t problems = 0;
     yaml_node_pair_t *grid = yaml_pair_of(doc, block, "grid"),
                      *trials = yaml_pair_of(doc, block, "trials"),
-                     *parallel = yaml_pair_of(doc, block, "parallel");
+                     *parallel = yaml_pair_of(doc, block, "parallel"),
+                     *objective = yaml_pair_of(doc, block, "objective");
     for (yaml_node_pair_t *q = block->data.mapping.pairs.start; q < block->data.mapping.pairs.top;
          q++)
-        if (q != grid && q != trials && q != parallel) {
+        if (q != grid && q != trials && q != parallel && q != objective) {
             diag_add(diag, AT(yaml_document_get_node(doc, q->key)), "sweep",
-                     "unknown field (grid, trials, parallel)");
+                     "unknown field (grid, trials, parallel, objective)");
             problems++;
         }
+    if (objective)
+        problems += read_objective(doc, yaml_document_get_node(doc, objective->value), sw, diag);
     if (grid)
         problems += read_grid(doc, yaml_document_get_node(doc, grid->value), sw, diag);
     if (trials)
@@ -309,6 +346,47 @@ size_t sweep_substitute(yaml_document_t *doc, const sweep_t *sw, size_t trial, i
             problems += substitute_node(doc, p->value, sw, trial, used, *field, diag);
     }
     return problems;
+}
+
+/* The first scalar under node id holding `placeholder`, or NULL. */
+static yaml_node_t *holding(yaml_document_t *doc, int id, const char *placeholder)
+{
+    yaml_node_t *n = yaml_document_get_node(doc, id), *found = NULL;
+    if (n && n->type == YAML_SCALAR_NODE)
+        return strstr(text_of(n), placeholder) ? n : NULL;
+    if (n && n->type == YAML_SEQUENCE_NODE)
+        for (yaml_node_item_t *it = n->data.sequence.items.start;
+             !found && it < n->data.sequence.items.top; it++)
+            found = holding(doc, *it, placeholder);
+    if (n && n->type == YAML_MAPPING_NODE)
+        for (yaml_node_pair_t *p = n->data.mapping.pairs.start;
+             !found && p < n->data.mapping.pairs.top; p++)
+            found = holding(doc, p->value, placeholder);
+    return found;
+}
+
+size_t sweep_misplaced(yaml_document_t *doc, const char *name, diag_t *diag)
+{
+    yaml_node_t *root = yaml_document_get_root_node(doc);
+    char placeholder[300];
+    snprintf(placeholder, sizeof placeholder, "{%s}", name);
+    for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top;
+         p++) {
+        yaml_node_t *key = yaml_document_get_node(doc, p->key), *at;
+        const char *const *f = substituted_fields;
+        while (*f && key && key->type == YAML_SCALAR_NODE && strcmp(*f, text_of(key)))
+            f++;
+        if (!key || key->type != YAML_SCALAR_NODE || *f || !strcmp(text_of(key), "sweep") ||
+            !(at = holding(doc, p->value, placeholder)))
+            continue;
+        diag_add(diag, AT(at), text_of(key),
+                 "%s: a sweep's values go only into name, command, env, train, log_dir and "
+                 "workdir; %s is the same for every trial (the trials share one array job's "
+                 "request): submit a spec per value, or --set %s=VALUE",
+                 placeholder, text_of(key), text_of(key));
+        return 1;
+    }
+    return 0;
 }
 
 /* Whether text is a JSON number as written (so that it stays one in the parameters' JSON). */

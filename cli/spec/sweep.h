@@ -22,11 +22,14 @@ typedef struct {
     char ***values; /* values[trial][name]: the YAML text, NULL when the trial gives none */
     size_t ntrials;
     long parallel;           /* at most this many trials at once; 0: all */
+    char objective[64];      /* objective: {metric: NAME, goal: min|max}: NAME ("": none) */
+    int maximize;            /* its goal is max */
     unsigned long line, col; /* where the block is */
 } sweep_t;
 
 /* Reads the sweep: block of the document's root mapping into sw (sw->ntrials 0 without one);
- * problems (an empty list, a value that is not one scalar, duplicate trials, no trial) into
+ * problems (an empty list, a value that is not one scalar, duplicate trials, no trial, an
+ * objective that is not {metric: NAME, goal: min|max}) into
  * diag. Returns the number of problems. */
 size_t sweep_read(yaml_document_t *doc, sweep_t *sw, diag_t *diag);
 
@@ -35,6 +38,10 @@ size_t sweep_read(yaml_document_t *doc, sweep_t *sw, diag_t *diag);
  * named. Returns the number of problems. */
 size_t sweep_substitute(yaml_document_t *doc, const sweep_t *sw, size_t trial, int *used,
                         diag_t *diag);
+
+/* Says into diag, for parameter `name` that no field taking placeholders names, where a {name}
+ * stands in a field that takes none (procs_per_node: "{n}"), and why; 0 when none does. */
+size_t sweep_misplaced(yaml_document_t *doc, const char *name, diag_t *diag);
 
 /* DDPJOB_TRIAL_PARAMS's value for `trial`: {"lr": 0.1, "seed": 1}, malloc'd. */
 char *sweep_params_json(const sweep_t *sw, size_t trial);

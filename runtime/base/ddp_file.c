@@ -244,6 +244,33 @@ int ddp_check_private_dir(const char *path, ddp_error_t *err)
     return own_dir_check(path, &st, err);
 }
 
+int ddp_check_path_closed(const char *path, ddp_error_t *err)
+{
+    char *real = realpath(path, NULL);
+    if (!real)
+        return ddp_error_code(err, errno, "%s: %s", path, strerror(errno));
+    int rc = 0;
+    for (char *end = real + strlen(real); rc == 0 && end;) {
+        struct stat st;
+        char keep = *end;
+        *end = 0;
+        const char *folder = *real ? real : "/";
+        if (stat(folder, &st) != 0)
+            rc = ddp_error_code(err, errno, "%s: %s", folder, strerror(errno));
+        else if ((st.st_uid != geteuid() && st.st_uid != 0) ||
+                 ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX)))
+            rc = ddp_error_code(err, EPERM, "%s (owner uid %u, mode %04o) is open to others",
+                                folder, (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
+        *end = keep;
+        if (end == real)
+            break;
+        while (end > real && *--end != '/')
+            ;
+    }
+    free(real);
+    return rc;
+}
+
 int ddp_hold_own_dir(const char *path, char *held, size_t size, ddp_error_t *err)
 {
     int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);

@@ -62,6 +62,13 @@ int ddp_hold_own_dir(const char *path, char *held, size_t size, ddp_error_t *err
  * closed to group and others. Returns the descriptor, or -1 with err naming it as `shown`. */
 int ddp_hold_private_dir_at(int dir_fd, const char *name, const char *shown, ddp_error_t *err);
 
+/* Whether nobody but this user (and root) can rename or replace anything on the way to `path`:
+ * the folder it names (links resolved) and every folder above it are this user's or root's, and
+ * writable by group or others only where sticky (/tmp). A path that passes is safe to hand to a
+ * program that opens it by name as this user (a scheduler writing a job's output). 0, or -1 with
+ * err naming the first folder that fails, its owner and mode (code EPERM). */
+int ddp_check_path_closed(const char *path, ddp_error_t *err);
+
 /* Fills buf with random bytes from the kernel (tokens, nonces); -1 when it cannot. */
 int ddp_random(void *buf, size_t len);
 

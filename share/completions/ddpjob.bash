@@ -38,7 +38,7 @@ _ddpjob() {
     logs) opts="--rank --node --attempt --link --stdout --stderr --follow -f --trial --batch --on --help" ;;
     report) opts="--output -o --on --help" ;;
     cancel) opts="--checkpoint --trial --on --help" ;;
-    list) opts="--all --json --on --help" ;;
+    list) opts="--all --json --here --on --help" ;;
     wait) opts="--timeout --on --help" ;;
     fetch) opts="--on --to --accept-new-host-keys --connect-timeout --ssh-config --known-hosts --help" ;;
     notify) opts="--record --link --help" ;;

@@ -8,7 +8,7 @@
 . "$SRCDIR/tests/lib/agents.sh"
 . "$SRCDIR/tests/lib/images.sh"
 
-enroot_bin=$(image_enroot_path) || { fail "enroot is installed in /opt/enroot (scripts/install-deps.sh builds it)" "no /opt/enroot/bin/enroot"; exit 1; }
+enroot_bin=$(image_enroot_path) || { fail "enroot is installed in /opt/enroot (scripts/install-test-deps.sh builds it)" "no /opt/enroot/bin/enroot"; exit 1; }
 command -v ch-run >/dev/null || { fail "Charliecloud's ch-run is installed (charliecloud-runtime)" "no ch-run"; exit 1; }
 image_root "$T/root"
 image_sqsh "$T/root" "$T/image.sqsh"
@@ -54,6 +54,15 @@ for runtime in enroot charliecloud; do
     expect_no_leftovers "$runtime: nothing of the job or its container is left running"
 done
 expect_eq "$(grep -c squashfuse /proc/mounts)" 0 "no squashfuse mount is left"
+
+# A Slurm spec that names no runtime takes pyxis under sbatch; `ddpjob run` starts no srun, so
+# it takes enroot, pyxis's own, and says so (it once took apptainer without a word).
+sed -e '/^  runtime: enroot$/d' -e '1a scheduler: slurm' "$T/enroot.yaml" >"$T/no-runtime.yaml"
+run env DDPJ_TESTMARK="$MARK" "$DDPJOB" run "$T/no-runtime.yaml"
+expect_eq "$RC" 0 "a Slurm spec whose container names no runtime runs under ddpjob run" "$ERR"
+expect_contains "$ERR" "container.runtime: note: not given, and pyxis (what a Slurm job takes) runs only under srun: \`ddpjob run\` and \`launch\` run the image with enroot" \
+    "saying it takes enroot, and why"
+expect_eq "$(grep -c '^\[rank [01]\] inside the test.s image' <<<"$OUT")" 2 "both ranks ran inside the image"
 
 # A slow rank inside the container is named as without one: rank 1 busy with a loop each step,
 # rank 0 only sleeping (the busy time per step is the worker's process group's, from /proc).

@@ -11,9 +11,9 @@
 at_exit 'cluster_down'
 cd "$T" || exit 1
 
-enroot_bin=$(image_enroot_path) || { fail "enroot is installed in /opt/enroot (scripts/install-deps.sh builds it)" "no /opt/enroot/bin/enroot"; exit 1; }
+enroot_bin=$(image_enroot_path) || { fail "enroot is installed in /opt/enroot (scripts/install-test-deps.sh builds it)" "no /opt/enroot/bin/enroot"; exit 1; }
 pyxis=/usr/lib/x86_64-linux-gnu/slurm-wlm/spank_pyxis.so
-[ -e "$pyxis" ] || { fail "pyxis is installed ($pyxis; scripts/install-deps.sh builds it)" "missing"; exit 1; }
+[ -e "$pyxis" ] || { fail "pyxis is installed ($pyxis; scripts/install-test-deps.sh builds it)" "missing"; exit 1; }
 # slurmd's PATH finds enroot, as a site's would (pyxis runs it with the node's own PATH).
 export PATH=$enroot_bin:$PATH
 # This suite's nodes' enroot state (its site config keeps it per host name): nothing an earlier,
@@ -81,6 +81,19 @@ expect_contains "$OUT" "rank 1 (node 0, host n1): exited with code 3" "status na
 dj logs "$JOB" --rank 1
 expect_contains "$OUT" "host=n1 RANK=1" "logs --rank 1 reads the record as without a container"
 expect_no_containers "no container left after the failure"
+
+# An image that is not there: pyxis fails the step before any agent starts. What it said reaches
+# the record's batch stream, and status names it (the cause was once only in NAME-JOBID.out).
+sed "s#image: $T/image.sqsh#image: $T/missing.sqsh#" job.yaml >missing.yaml
+submit missing.yaml
+cluster_wait_gone "$JOB"
+dj status "$JOB"
+expect_contains "$OUT" "pyxis (slurm job $JOB): failed" "a job whose image is missing fails" "$ERR"
+expect_contains "$OUT" "no agent reported a failure; the batch shell" "status says no agent started and shows what the batch shell's steps said"
+expect_contains "$OUT" "$T/missing.sqsh" "... naming the missing image (pyxis's own words)"
+dj logs "$JOB" --batch
+expect_contains "$OUT" "$T/missing.sqsh" "logs --batch shows the same"
+expect_no_containers "no container left after the missing image"
 
 submit job.yaml SLEEP=1
 for _ in $(seq 300); do

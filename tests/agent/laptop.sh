@@ -71,10 +71,11 @@ expect_contains "$RC:$ERR" "is no host name" "a jump host that would be taken fo
 cp "$T/clusters.yaml" "$file"
 
 # check: the host's login shell puts OpenPBS on PATH and names a Slurm configuration, as a
-# login node's does.
+# login node's does. Not /usr/local/bin, where the README's first command installs this
+# machine's own ddpjob: the host has none until submit --on installs one.
 mkdir -p "$SSHD_DIR/etc/slurm"
 printf 'ClusterName=laptop\nSlurmctldHost=head\n' >"$SSHD_DIR/etc/slurm/slurm.conf"
-printf 'export PATH=/opt/pbs/bin:$PATH SLURM_CONF=%s\n' "$SSHD_DIR/etc/slurm/slurm.conf" >"$home/.bash_profile"
+printf 'export PATH=/opt/pbs/bin:/usr/bin:/bin SLURM_CONF=%s\n' "$SSHD_DIR/etc/slurm/slurm.conf" >"$home/.bash_profile"
 chown "$SSHD_USER:" "$home/.bash_profile"
 laptop cluster check hpc
 expect_eq "$RC" 0 "cluster check of a reachable host whose folder can be written exits 0" "$OUT" "$ERR"

@@ -33,8 +33,9 @@ mkdir -p "$home" "$R/ro"
 userdel "$user" 2>/dev/null
 useradd -M -p '*' -d "$home" -s /bin/bash "$user"
 chown "$user:" "$home"
-# No PBS on its PATH (this machine's /etc/profile.d puts OpenPBS there for every login).
-printf 'export SLURM_CONF=%s PATH=/usr/local/bin:/usr/bin:/bin\n' "$SLURM_CONF" >"$home/.bash_profile"
+# No PBS on its PATH (this machine's /etc/profile.d puts OpenPBS there for every login), nor
+# /usr/local/bin, where the README's first command installs this machine's own ddpjob.
+printf 'export SLURM_CONF=%s PATH=/usr/bin:/bin\n' "$SLURM_CONF" >"$home/.bash_profile"
 chown "$user:" "$home/.bash_profile"
 LAPNS=$(cluster_ns laptop)
 laptop_suite_up head 10.77.0.1 "$user" "$LAPNS" "$(cluster_ns head)" 10.77.0.200 cluster_in head || exit 1
@@ -84,6 +85,13 @@ expect_contains "$OUT" "in $home/jobs/lapjob" "... run in the uploaded folder"
 laptop status lapjob
 expect_contains "$RC:$OUT" "0:" "status from the laptop" "$ERR"
 expect_contains "$OUT" "completed" "... says completed"
+laptop list
+expect_rc 0 "list on the laptop"
+expect_contains "$OUT" "== on cluster hpc (submitted from here with --on) ==" \
+    "list on the laptop goes on to the cluster its jobs went to, naming it"
+expect_contains "$OUT" "lapjob (slurm job $JOB): completed" "... and lists the job there with its state"
+laptop list --here
+expect_lacks "$RC:$OUT" "lapjob" "list --here: this machine's own jobs alone"
 
 laptop report lapjob -o "$R/lapjob.html"
 expect_rc 0 "report from the laptop"

@@ -56,14 +56,14 @@ submit_job() { # SPEC [ARGS...]: JOB
     JOB=$(tail -n 1 "$T/submit.out")
 }
 
-wait_job() { # SPEC: until JOB has finished (120 s at most); OUT, STATUS
+wait_job() { # SPEC [OUTPUT_FILE]: until JOB has finished (120 s at most); OUT, STATUS
     local spec=$1
     local deadline=$((SECONDS + 120))
     while [ "$(pbs_state "$JOB" job_state)" != F ] && [ "$SECONDS" -lt "$deadline" ]; do
         sleep 0.5
     done
     # The MoM copies the output back as the job ends; on a busy machine that may come late.
-    local out=$jobdir/${spec%.yaml}.o${JOB%%.*}
+    local out=${2:-$jobdir/${spec%.yaml}.o${JOB%%.*}}
     for _ in $(seq 100); do [ -s "$out" ] && break; sleep 0.1; done
     # What the MoMs said of the job when its output is missing (undelivered, say).
     OUT=$(cat "$out" 2>/dev/null || {
@@ -210,9 +210,12 @@ runuser -u "$other" -- bash -c 'cd "$1" && mv .ddpjob .ddpjob.gone && mkdir -p "
     printf "touch %s/pwned-\$(id -un)\nddpjob_node_setup() { :; }\n" "$1" >".ddpjob/$2/node-env" &&
     chmod -R a+rwx .ddpjob' _ "$teamdir" "$JOB" >"$T/attack.out" 2>&1
 expect_eq "$?:$(cat "$T/attack.out")" "0:" "the group member renamed .ddpjob and planted node-env"
-saved_jobdir=$jobdir jobdir=$teamdir
-wait_job teamjob.yaml
-jobdir=$saved_jobdir
+# Its output file goes to the user's own folder, not the team's, where PBS would write it by
+# name as the user (a member could plant a link there).
+expect_contains "$(cat "$T/submit.out")" "ddpjob: note: $teamdir (owner uid $(id -u "$PBS_USER"), mode 2770) is open to others: the scheduler, which follows links there, writes the job's output file into $home/.local/state/ddpjob/output instead" \
+    "submit says the output file goes to the user's own folder, and why"
+wait_job teamjob.yaml "$home/.local/state/ddpjob/output/$JOB.OU"
+expect_eq "$(find "$teamdir" -maxdepth 1 -name 'teamjob.o*')" "" "no output file in the team's folder"
 expect_eq "$(ls "$teamdir" | grep pwned)" "" "node 1 did not source the planted node-env"
 expect_contains "$OUT" "ddpjob: node 1 (n2): refusing $teamdir/.ddpjob/$JOB on n2: not a folder of this user's own that others cannot write ($other, mode 2777)" \
     "node 1's task refused the planted folder, and the job's output names it, its owner and mode"
@@ -311,14 +314,27 @@ expect_eq "$RC" 1 "wait on it exits 1"
 for _ in $(seq 300); do pgrep -f "sleep 300.$$" >/dev/null || break; sleep 0.2; done
 expect_lacks "$(pgrep -af "sleep 300.$$")" "sleep" "nothing of the cancelled job runs on any node"
 
-# What status says of a job never changes once PBS forgets it (issue 72; ddpjob(1), STATES): four
+# What status says of a job never changes once PBS forgets it (issue 72; ddpjob(1), STATES): five
 # endings nobody asked ddpjob about while the server knew them (root reads PBS's own word with
 # qstat -x, which keeps nothing), then each purged from the job history (qdel -x: as a server
-# without history forgets a job at its end) and status asked.
-for ending in completed failed qdel timeout; do
+# without history forgets a job at its end) and status asked. The kernel's OOM killer as sites
+# with PBS's cgroup hook have it (Gadi): each MoM, and so every job it starts, in a real memory
+# cgroup of 256 MiB, which one rank's 1 GiB passes.
+. "$SRCDIR/tests/lib/cgroup.sh"
+mom_groups=()
+for i in $(seq "$PBS_CLUSTER_NODES"); do
+    if mem_cgroup_make "ddpj-pbs-$$-n$i" 256M &&
+        cat "$PBS_CLUSTER/n$i/mom_priv/mom.lock" >"$CGROUP/cgroup.procs"; then
+        mom_groups+=("$CGROUP")
+    else
+        fail "n$i's MoM in a memory cgroup of 256 MiB" "${CGROUP_WHY:-could not move it}"
+    fi
+done
+for ending in completed failed qdel timeout oom; do
     case $ending in
     completed) command="[sh, -c, 'sleep 2']" walltime=00:05:00 ;;
     failed) command="[sh, -c, 'sleep 2; exit 3']" walltime=00:05:00 ;;
+    oom) command="[/usr/bin/python3, -c, 'bytearray(1 << 30)']" walltime=00:05:00 ;;
     *) command="[sleep, '300.$$']" walltime=00:01:00 ;;
     esac
     printf 'name: end-%s\nscheduler: pbs\nnodes: 1\ncpus_per_node: 1\nwalltime: "%s"\ncommand: %s\n' \
@@ -332,20 +348,26 @@ for _ in $(seq 600); do
     sleep 0.2
 done
 pbs_in pbshead "$PBS_EXEC/bin/qdel" "$end_qdel"
-for ending in completed failed qdel timeout; do
+for ending in completed failed qdel timeout oom; do
     eval "id=\$end_$ending"
     for _ in $(seq 900); do [ "$(pbs_state "$id" job_state)" = F ] && break; sleep 0.3; done
     said=$(pbs_state "$id" Exit_status)
     pbs_in pbshead "$PBS_EXEC/bin/qdel" -x "$id" >/dev/null 2>&1
     for _ in $(seq 100); do [ -z "$(pbs_state "$id" job_state)" ] && break; sleep 0.2; done
     case $ending:$said in
-    completed:0 | failed:3 | qdel:271 | timeout:-29) pass "PBS's own word on the $ending job as it ended: Exit_status $said" ;;
+    completed:0 | failed:3 | qdel:271 | timeout:-29 | oom:137) pass "PBS's own word on the $ending job as it ended: Exit_status $said" ;;
     *) fail "PBS's own word on the $ending job as it ended" "Exit_status ${said:-none}" ;;
     esac
-    case $ending in qdel) want=cancelled ;; *) want=$ending ;; esac
+    case $ending in qdel) want=cancelled ;; oom) want="out of memory" ;; *) want=$ending ;; esac
     pj status "$id"
     expect_contains "$OUT" "end-$ending (pbs job $id): $want" \
         "... and status, once the server has forgotten it, says $want" "$ERR"
+done
+expect_contains "$OUT" "rank 0 (node 0, host n" "... the OOM-killed rank named"
+expect_contains "$OUT" "killed by the out-of-memory killer" "... and what killed it"
+for group in "${mom_groups[@]}"; do
+    while read -r pid; do echo "$pid" >"${group%/*}/cgroup.procs"; done <"$group/cgroup.procs"
+    cgroup_remove "$group"
 done
 # A failure before any worker starts (issue 72): a setup line that fails. No agent reports it;
 # status, wait and logs say what the batch shell said, from the record's batch stream.
@@ -635,19 +657,24 @@ for loss in "agent killed" "MoM killed" "link cut" "node frozen"; do
     expect_same_as_uninterrupted "$ckpt/checkpoint.ddpt" "spares, $loss: the final checkpoint = an uninterrupted run's"
 done
 
-# The same job without spares (so without -W tolerate_node_failures=all) losing n2's MoM: what
-# PBS itself does to a job when a sister's MoM goes away.
-# 20 epochs (half a minute): time for the mother superior to poll its sisters.
-CHAIN_EPOCHS=20 spares_spec pbs "$jobdir/ckpt-nospare" 0 | sed 's/^name: spares/name: nospare/' >"$jobdir/nospare.yaml"
-chown "$PBS_USER:" "$jobdir/nospare.yaml"
-# Every node free again first (n2's MoM comes back from the link cut above).
-for _ in $(seq 600); do
-    [ "$(pbs_in pbshead "$PBS_EXEC/bin/pbsnodes" -a 2>/dev/null | grep -c 'state = free')" = 3 ] && break
-    sleep 0.1
-done
-submit_job nospare.yaml
-for _ in $(seq 600); do [ -s "$jobdir/ckpt-nospare/checkpoint.ddpt" ] && break; sleep 0.1; done
-sister=$(pbs_state "$JOB" exec_host | tr '+' '\n' | sed -n '2s|/.*||p')
+# no_spare_job NAME [SED]: the spares job without a spare (so without -W tolerate_node_failures=
+# all; 20 epochs, half a minute: time for the mother superior to poll its sisters), SED applied to
+# its spec, submitted as NAME once every node is free again and run past its first checkpoint:
+# JOB, and its second node in sister.
+no_spare_job() {
+    CHAIN_EPOCHS=20 spares_spec pbs "$jobdir/ckpt-$1" 0 | sed "s/^name: spares/name: $1/; ${2:-}" >"$jobdir/$1.yaml"
+    chown "$PBS_USER:" "$jobdir/$1.yaml"
+    for _ in $(seq 600); do
+        [ "$(pbs_in pbshead "$PBS_EXEC/bin/pbsnodes" -a 2>/dev/null | grep -c 'state = free')" = 3 ] && break
+        sleep 0.1
+    done
+    submit_job "$1.yaml"
+    for _ in $(seq 600); do [ -s "$jobdir/ckpt-$1/checkpoint.ddpt" ] && break; sleep 0.1; done
+    sister=$(pbs_state "$JOB" exec_host | tr '+' '\n' | sed -n '2s|/.*||p')
+}
+
+# Losing a sister's MoM: what PBS itself does to a job when a sister's MoM goes away.
+no_spare_job nospare
 kill -9 "$(cat "$PBS_CLUSTER/$sister/mom_priv/mom.lock")"
 wait_job nospare.yaml
 pbs_in "$sister" /etc/init.d/pbs start >>"$T/cluster.log" 2>&1
@@ -658,6 +685,22 @@ grep "ddpjob" <<<"$OUT" | tail -n 4 | sed 's/^/#   /'
 # its pbsdsh task for the node ends, which pbs-agents (without --spares) takes as the node's end.
 expect_contains "$eof" "lost communication with $sister, not killing job yet" \
     "no spares, a sister's MoM killed: the mother superior keeps the job"
+
+# A node lost without a spare (its link cut, for 20 s): the agents end the job naming the node
+# they lost. status says node failure while PBS knows the job and once it is purged.
+no_spare_job cut 's/^max_restarts: 2/max_restarts: 0/'
+ip -n "$(pbs_ns pbshead)" link set "v${sister#n}" down
+sleep 20
+ip -n "$(pbs_ns pbshead)" link set "v${sister#n}" up
+wait_job cut.yaml
+echo "# node lost, no spare: Exit_status $STATUS"
+pj status "$JOB"
+expect_contains "$OUT" "cut (pbs job $JOB): node failure" "node lost without a spare: status says node failure while PBS knows the job" "$ERR"
+expect_contains "$OUT" "(host $sister)" "... naming the node's host"
+pbs_in pbshead "$PBS_EXEC/bin/qdel" -x "$JOB" >/dev/null 2>&1
+for _ in $(seq 100); do [ -z "$(pbs_state "$JOB" job_state)" ] && break; sleep 0.2; done
+pj status "$JOB"
+expect_contains "$OUT" "cut (pbs job $JOB): node failure" "... and node failure still once PBS has purged it" "$ERR"
 
 left=$(for i in 1 2 3; do ip netns pids "$(pbs_ns "n$i")"; done | xargs -r ps -o user=,args= -p | grep -v '^root ')
 expect_eq "$left" "" "nothing of the jobs is left running on any node"

@@ -58,14 +58,16 @@ pj status grid
 expect_contains "$OUT" "grid (pbs sweep of 4 trials, one array job, at most 2 at once): 3 completed, 1 failed" "status: the counts, from qstat -x"
 row=$(grep '^1 ' <<<"$OUT")
 if [[ $row == *"failed: rank 0 exited with code 3"* ]]; then pass "trial 1 failed, naming the rank and its code"; else
-    fail "trial 1 failed, naming the rank and its code" "$row" "$(ls -la "$jobdir")" "$(tail -n 20 "$jobdir"/grid.o*)"
+    fail "trial 1 failed, naming the rank and its code" "$row" "$(ls -la "$jobdir")" "$(tail -n 20 "$jobdir"/.ddpjob/sweeps/grid.*/*.OU)"
 fi
 expect_contains "$(grep '^3 ' <<<"$OUT")" "lr=0.01 seed=2" "trial 3's parameters"
 expect_contains "$OUT" "best: trial 2 (lr=0.01 seed=1)" "the best completed trial"
 # Found here: every subjob of the array derived the array's port, so two trials on one node met
 # a port in use. Each now has its own.
-ports=$(cat "$jobdir"/grid.o*.* | grep -o 'MASTER_PORT=[0-9]*' | sort -u | wc -l)
-expect_eq "$ports" 4 "each of the 4 trials had a port of its own"
+ports=$(cat "$jobdir"/.ddpjob/sweeps/grid.*/*.OU | grep -o 'MASTER_PORT=[0-9]*' | sort -u | wc -l)
+expect_eq "$ports" 4 "each of the 4 trials had a port of its own (their output files in the sweep's record, JOBID.OU)"
+expect_eq "$(find "$jobdir" -maxdepth 1 \( -name 'grid.o*' -o -name 'grid.*.pbs' \))" "" \
+    "no trial's output file in the submission folder, nor any script"
 pj logs grid --trial 2
 expect_contains "$OUT" 'trial 2 params {"lr": 0.01, "seed": 1}' "logs --trial 2, from the subjob's record"
 
@@ -80,6 +82,9 @@ pj wait lanes --timeout 180
 expect_eq "$RC" 1 "the lanes ran to their end (trial 1 failed as before)"
 pj status lanes
 expect_contains "$OUT" "3 completed, 1 failed" "status of the lanes"
+expect_eq "$(find "$jobdir" -maxdepth 1 \( -name 'lanes.*' -o -name '*.OU' \))" "" \
+    "the lanes left no script or output file in the submission folder"
+expect_eq "$(ls "$jobdir"/.ddpjob/sweeps/lanes.*/*.OU | wc -l)" 4 "each lane trial's output file is in the sweep's record"
 
 # A one-trial sweep: PBS refuses -J 0-0, so it is a plain job.
 pj submit sweep.yaml --set 'sweep.grid={lr: [0.1], seed: [1]}' --set name=one --bindir "$bin"

@@ -58,6 +58,11 @@ expect_eq "$most" 2 "at no moment did more than 2 trials run (and 2 did run toge
 dj wait grid --timeout 120
 expect_eq "$RC" 1 "wait on the sweep exits 1: a trial did not complete"
 expect_contains "$ERR" "1 of 6 trials did not complete" "and says how many"
+expect_eq "$(ls "$T"/.ddpjob/sweeps/grid.*/grid-"${ARRAY}"_[0-5].out 2>/dev/null | wc -l)" 6 \
+    "each trial's output file is in the sweep's record (grid-ARRAY_K.out)" "$(ls -R "$T"/.ddpjob/sweeps)"
+expect_eq "$(find "$T" -maxdepth 1 \( -name '*.out' -o -name '*.sbatch' \))" "" \
+    "none in the submission folder, nor any script (the array's and the trials' are in the record)"
+expect_eq "$(ls "$T"/.ddpjob/sweeps/grid.*/grid.array.sbatch | wc -l)" 1 "the array's script is in the sweep's record"
 
 # Once slurmctld has forgotten the tasks (MinJobAge), status reads them from sacct with
 # accounting, else from the trials' records.
@@ -100,6 +105,12 @@ expect_contains "$dom" 'aria-label="test_acc"' "and one of their test_acc"
 expect_eq "$(grep -c '<path class="trial" data-trial=' <<<"$dom")" 10 "a curve per trial with metrics on each chart (5 x 2)"
 expect_contains "$dom" '<li data-trial="4">' "the legend names the trials"
 expect_contains "$dom" 'lr=0.01 seed=2' "the table, with the parameters"
+# Slurm that cannot be asked (squeue fails): the trials' records answer, as for one job's report.
+run env XDG_STATE_HOME="$T/state" bash -c '. "$0/tests/cluster/slurm.sh"; cd "$1" && shift && cluster_in head "$@"' \
+    "$SRCDIR" "$T" env SLURM_CONF=/nonexistent "$DDPJOB" report grid -o "$T/grid-nosqueue.html"
+expect_eq "$RC" 0 "report of the sweep when squeue fails exits 0" "$ERR"
+expect_contains "$ERR" "(the trials' records answer for them)" "saying the trials' records answer"
+expect_contains "$(cat "$T/grid-nosqueue.html" 2>/dev/null)" 'lr=0.01 seed=2' "and the page is written, its table from the records"
 
 dj logs grid --trial 4
 expect_contains "$OUT" 'trial 4 params {"lr": 0.01, "seed": 2} RANK=0' "logs --trial 4: trial 4's own lines"
@@ -126,8 +137,9 @@ expect_contains "$OUT" "at most 2 at once): 6 completed" "status: 6 completed"
 expect_eq "$(ls -d "$T"/.ddpjob/sweeps/grid.*/trial-1.try-1 | wc -l)" 1 "the failed try's record is kept as trial-1.try-1"
 
 # Two sweeps of the same spec side by side, known by their record folders (the second's --set
-# written over the folder's trial scripts while the first's trials wait): each trial runs its own
-# sweep's script, from its record. Cancelling one trial of one sweep leaves the others.
+# submitted while the first's trials wait; their scripts once shared the folder's names): each
+# trial runs its own sweep's script, from its record. Cancelling one trial of one sweep leaves
+# the others.
 cat >sweep2.yaml <<SPEC
 name: grid2
 scheduler: slurm
@@ -144,7 +156,8 @@ dj submit sweep2.yaml
 first=$(tail -n 1 <<<"$OUT") A=$(sed -n 's/^ddpjob: its record: //p' <<<"$ERR")
 dj submit sweep2.yaml --set env.WHICH=second
 second=$(tail -n 1 <<<"$OUT") B=$(sed -n 's/^ddpjob: its record: //p' <<<"$ERR")
-expect_eq "$(cat "$T"/grid2.t1.sbatch | grep -c 'WHICH=second')" 1 "the second sweep wrote over the folder's trial scripts"
+expect_eq "$(ls "$T"/grid2.* 2>/dev/null)" "" "neither sweep wrote a script into the folder"
+expect_eq "$(grep -c 'WHICH=second' "$B/trial-1/script")" 1 "the second sweep's trial 1 script is its own, in its record"
 for _ in $(seq 300); do
     [ "$(cluster_in head squeue -h -r -t RUNNING -o %i 2>/dev/null | grep -c "^\($first\|$second\)_")" -ge 2 ] && break
     sleep 0.2
@@ -180,12 +193,26 @@ arrays: false
 queues:
   debug: {cores_per_node: 2}
 SITE
-dj submit sweep.yaml --site "$T/sites/noarrays.yaml" --set name=lanes --set "sweep.parallel=2"
+# Its spec names its own objective: the lowest test_acc is the best trial here. Trial 5's loss
+# diverges (to 1e36).
+DIVERGE_TRIAL=5 dj submit sweep.yaml --site "$T/sites/noarrays.yaml" --set name=lanes --set "sweep.parallel=2" \
+    --set sweep.objective.metric=test_acc --set sweep.objective.goal=min
 expect_contains "$ERR" "sweep lanes: 6 trials as 6 jobs in 2 lanes" "arrays: false: one job per trial, in 2 lanes"
 deps=$(cluster_in head squeue -h -o '%i %E' 2>/dev/null | grep -c 'afterany:')
 expect_eq "$deps" 4 "4 trials wait for the one before them in their lane (afterany, read from squeue)"
 dj wait lanes --timeout 180
 expect_eq "$RC" 0 "every lane trial completed"
+dj status lanes
+expect_contains "$OUT" "best: trial 0 (lr=0.1 seed=1): test_acc 0.966667 (lowest)" \
+    "the best trial by the spec's objective (test_acc, min), not the highest test_acc" "$OUT"
+dj status lanes --json
+expect_contains "$OUT" '"best_by": "test_acc"' "--json names the objective it went by"
+dj report lanes -o "$T/lanes.html"
+expect_contains "$(cat "$T/lanes.html" 2>/dev/null)" "best: trial 0 (lr=0.1 seed=1): test_acc 0.966667 (lowest)" \
+    "the report's table names the same best trial"
+dom=$(browser_dom "$T/lanes.html")
+expect_contains "$dom" "outside this axis: trial 5 (to 1e+36), drawn at the edge" \
+    "the loss chart keeps the other trials' curves readable and says trial 5 leaves its axis"
 
 # Accounting changes how status reads finished trials, not how they run: the rest runs once.
 [ "${ACCOUNTING:-0}" = 1 ] && exit 0

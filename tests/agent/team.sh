@@ -12,6 +12,9 @@
 #  - a rank's escape sequences shown as text by `ddpjob logs` on a terminal;
 #  - .ddpjob renamed while workers run and links planted where their own files were: they write
 #    in a private folder of the node's, and the agent copies into the record through its hold;
+#  - links planted where Slurm writes a job's output file by name (NAME-JOBID.out, for the next
+#    job ids): the output goes to the victim's own state folder instead, said by submit and
+#    status, and the victim's file behind the links is untouched;
 #  - and the team's folder is a normal place to work: a job there runs and completes.
 . "$SRCDIR/tests/lib/tap.sh"
 . "$SRCDIR/tests/cluster/slurm.sh"
@@ -51,6 +54,7 @@ mkdir -m 2770 "$work"
 chown "$victim:$team" "$work"
 chmod 2770 "$work"
 echo "the victim's own" >"$base/home-$victim/precious"
+outdir=$base/home-$victim/state/ddpjob/output
 chown "$victim:" "$base/home-$victim/precious"
 
 # as USER CMD...: CMD as USER on the cluster's head, from the team's folder (RC, OUT, ERR).
@@ -79,9 +83,18 @@ setup: export SETUP_TOKEN=setup-secret-7731
 command: [sh, -c, 'echo "key ${#WANDB_API_KEY} setup ${#SETUP_TOKEN}"; printf "\033]0;pwned-title\007\033[31mred\033[0m\n"; sleep 10']
 SPEC
 chown "$victim:" "$work/plain.yaml"
+# Slurm writes a job's output file by name, as its user, following links: the attacker plants
+# plain-JOBID.out for the next job ids (they come in order), each a link to the victim's file.
+as "$attacker" sbatch --parsable -o /dev/null --wrap true
+last=$(tail -n 1 <<<"$OUT")
+as "$attacker" bash -c 'for i in $(seq $(($1 + 1)) $(($1 + 40))); do ln -s "$2" "plain-$i.out"; done' \
+    _ "$last" "$base/home-$victim/precious"
+expect_eq "$RC" 0 "the attacker planted plain-JOBID.out links to the victim's file for the next 40 ids" "$ERR"
 as "$victim" "$DDPJOB" submit plain.yaml
 JOB=$(tail -n 1 <<<"$OUT")
 expect_eq "$RC" 0 "the victim submits a 2-node job from the team's folder (2770, no sticky bit)" "$ERR"
+expect_contains "$ERR" "ddpjob: note: $work (owner uid $(id -u "$victim"), mode 2770) is open to others: the scheduler, which follows links there, writes the job's output file into $outdir instead" \
+    "submit says the output file goes to the victim's own folder, and why"
 # While it runs: nothing of env: or setup: in any argv the outsider sees, on the head or a node.
 running=
 for _ in $(seq 120); do
@@ -105,8 +118,14 @@ fi
 wait_gone "$JOB" 120
 as "$victim" "$DDPJOB" status "$JOB"
 expect_contains "$OUT" "plain (slurm job $JOB): completed, exit 0" "the job completes" "$ERR"
-expect_contains "$(cat "$work/plain-$JOB.out" 2>/dev/null)" "key 19 setup 17" \
+expect_contains "$OUT" "the scheduler's output file in $outdir (the workdir is open to others)" \
+    "status says where the output file is"
+expect_contains "$(cat "$outdir/plain-$JOB.out" 2>/dev/null)" "key 19 setup 17" \
     "and its workers had the env: and setup: values"
+expect_eq "$(cat "$base/home-$victim/precious")" "the victim's own" \
+    "the victim's file behind the planted plain-$JOB.out is untouched"
+expect_eq "$(find "$work" -maxdepth 1 -name '*.out' ! -type l)" "" "no output file of the victim's in the team's folder"
+rm -f "$work"/plain-*.out
 # What a rank printed reaches a terminal as text: its escape sequences shown, never acted on.
 as "$victim" script -qec "$DDPJOB logs plain --rank 0" /dev/null
 expect_contains "$OUT" '^[]0;pwned-title^G^[[31mred^[[0m' "logs on a terminal shows a rank's escape sequences as text (ESC as ^[)" "$ERR"
@@ -138,7 +157,7 @@ sweep=${sweep##*/}
 # Once trial 0 runs its workers (past its own check of its record), not as soon as Slurm says it
 # runs: the attack is on trial 1.
 for _ in $(seq 240); do
-    grep -qs "trial 0 ran as" "$work"/teamsweep-*.out && break
+    grep -qs "trial 0 ran as" "$outdir"/teamsweep-*.out && break
     sleep 0.5
 done
 as "$attacker" bash -c '
@@ -149,7 +168,7 @@ as "$attacker" bash -c '
 expect_eq "$RC" 0 "the attacker renamed .ddpjob and planted trial 1's record (the attack of the review)" "$ERR"
 wait_gone "$ARRAY" 120
 expect_eq "$(ls "$base" | grep pwned)" "" "trial 1 did not run the planted script"
-outs=$(cat "$work"/teamsweep-*.out 2>/dev/null)
+outs=$(cat "$outdir"/teamsweep-*.out 2>/dev/null)
 expect_contains "$outs" "ddpjob: refusing $work/.ddpjob/sweeps/$sweep/trial-1 on n" \
     "it refused the planted folder, naming it" "$(ls "$work")"
 expect_contains "$outs" "not a folder of this user's own that others cannot write ($attacker, mode 2777)" \
@@ -181,7 +200,7 @@ expect_eq "$RC" 0 "the attacker planted a record whose links and started are lin
 cluster_in head scontrol release "$HELD" 2>/dev/null
 wait_gone "$HELD" 120
 expect_eq "$(cat "$base/home-$victim/precious")" "the victim's own" "the victim's file is untouched"
-out=$(cat "$work/held-$HELD.out" 2>/dev/null)
+out=$(cat "$outdir/held-$HELD.out" 2>/dev/null)
 expect_contains "$out" "ddpjob: refusing $rec on n1: not a folder of this user's own that others cannot write ($attacker, mode 2777)" \
     "the job refused the planted record, naming it, its owner and mode" "$(ls "$work")"
 expect_lacks "$out" "held ran" "and ran nothing"
@@ -218,7 +237,7 @@ as "$attacker" bash -c '
 expect_eq "$RC" 0 "while the worker runs, the attacker renamed .ddpjob and planted links where its files were" "$ERR"
 wait_gone "$STEPS" 120
 expect_eq "$(cat "$base/home-$victim/precious")" "the victim's own" "the victim's file is untouched"
-out=$(cat "$work/steps-$STEPS.out" 2>/dev/null)
+out=$(cat "$outdir/steps-$STEPS.out" 2>/dev/null)
 expect_contains "$out" "progress file /tmp/ddpjob-workers." "the worker's files are in a private folder of the node's" "$out"
 moved=${rank_dir/\/.ddpjob\//\/.ddpjob.gone\/}
 expect_eq "$(wc -l <"$moved/metrics.jsonl" 2>/dev/null)" 24 \

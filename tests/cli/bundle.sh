@@ -39,7 +39,7 @@ expect_contains "$OUT" "$root/bin/ddpjob-agent" "module load ddpjob from the bun
 lmod=/opt/lmod/usr/share/lmod/lmod/libexec/lmod
 run as_user bash -c 'export MODULEPATH=$1/share/ddpjob/modulefiles && eval "$("$2" bash load ddpjob)" &&
     echo "ddpjob=$(command -v ddpjob) root=$DDPJOB_ROOT"' _ "$root" "$lmod"
-expect_eq "$OUT" "ddpjob=$root/bin/ddpjob root=$root" "and with the real Lmod (unpacked in /opt/lmod by install-deps)"
+expect_eq "$OUT" "ddpjob=$root/bin/ddpjob root=$root" "and with the real Lmod (unpacked in /opt/lmod by install-test-deps)"
 run as_user "$root/install.sh" "$home/tools/ddpjob"
 expect_eq "$RC" 0 "its install.sh copies it into a prefix of the user's"
 expect_contains "$OUT" "installed ddpjob $version in $home/tools/ddpjob" "and says where"

@@ -63,7 +63,7 @@ if [ -x "$lmod" ]; then
     expect_contains "$OUT" "ddpjob=$moved/bin/ddpjob root=$moved" "Lmod: module load ddpjob does the same"
     expect_contains "$OUT" "$modules/ddpjob/$("$moved/bin/ddpjob" --version | cut -d' ' -f2).lua" "from the Lua modulefile"
 else
-    fail "Lmod unpacked in /opt/lmod (scripts/install-deps.sh)" "no $lmod"
+    fail "Lmod unpacked in /opt/lmod (scripts/install-test-deps.sh)" "no $lmod"
 fi
 
 # README's way 2, run as written by a user without root: the committed tree in their home,

@@ -8,7 +8,7 @@
 . "$SRCDIR/tests/lib/browser.sh"
 cd "$T" || exit 1
 if ! command -v chromium >/dev/null; then
-    fail "a real headless Chromium is here" "no chromium on PATH (scripts/install-deps.sh installs Debian's chromium)"
+    fail "a real headless Chromium is here" "no chromium on PATH (scripts/install-test-deps.sh installs Debian's chromium)"
     exit 1
 fi
 

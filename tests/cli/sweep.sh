@@ -61,7 +61,7 @@ command: [echo, "{lr}"]
 SPEC
 run "$DDPJOB" validate bad.yaml
 expect_eq "$RC" 1 "a bad sweep: block fails"
-expect_contains "$ERR" "bad.yaml:5:3: sweep: unknown field (grid, trials, parallel)" "an unknown field"
+expect_contains "$ERR" "bad.yaml:5:3: sweep: unknown field (grid, trials, parallel, objective)" "an unknown field"
 expect_contains "$ERR" "bad.yaml:4:14: sweep.grid: lr: expected a list of one value or more" "an empty list"
 expect_contains "$ERR" "bad.yaml:4:28: sweep.grid: expected one value" "a value that is not one"
 expect_contains "$ERR" "bad.yaml:6:13: sweep.parallel: expected a whole number of trials, 1 or more" "parallel: 0"
@@ -101,3 +101,36 @@ sed -i 's/grid: {lr: \[0.1\]}/grid: {lr: [0.1, abc], seed: [1]}/; s/trials: .*//
 run "$DDPJOB" validate bad.yaml
 expect_contains "$ERR" "train.lr: ddp-train would refuse it: --lr abc: expected a number" \
     "a later trial's value checked as the file's would be"
+
+# Three mistakes, said in one run: the block's own, a placeholder without a parameter, and one in
+# a field that takes none (a number every trial shares), named as such.
+cat >three.yaml <<'SPEC'
+name: three
+scheduler: slurm
+nodes: 1
+procs_per_node: "{n}"
+walltime: "00:10:00"
+sweep:
+  grid: {lr: [0.1, 0.01], n: [1, 2]}
+  parallel: 0
+command: [python3, train.py, --lr, "{lr}", "{missing}"]
+SPEC
+run "$DDPJOB" validate three.yaml
+expect_eq "$RC" 1 "a sweep with three mistakes is refused"
+expect_contains "$ERR" "three.yaml:8:13: sweep.parallel: expected a whole number of trials, 1 or more" "the block's own problem"
+expect_contains "$ERR" "three.yaml:9:44: command: {missing}: the sweep has no parameter of that name" "... and the placeholder without a parameter, in the same run"
+expect_contains "$ERR" "three.yaml:4:17: procs_per_node: {n}: a sweep's values go only into name, command, env, train, log_dir and workdir; procs_per_node is the same for every trial" \
+    "... and the placeholder in a numeric field, saying none is taken there"
+expect_contains "$ERR" "three.yaml: 3 problems" "three problems, each said once"
+
+# objective: the metric the best trial is judged by, and whether the highest or lowest wins.
+sed 's/^  parallel: 0$/  parallel: 1\n  objective: {metric: score, goal: up}/; s/"{n}"/1/; s/"{missing}"/"{n}"/' three.yaml >objective.yaml
+run "$DDPJOB" validate objective.yaml
+expect_contains "$ERR" "objective.yaml:9:36: sweep.objective.goal: expected min or max (whether the best trial's score is the lowest or the highest)" \
+    "an objective's goal is min or max"
+sed -i 's/goal: up/goal: max/' objective.yaml
+run "$DDPJOB" validate objective.yaml
+expect_eq "$RC" 0 "objective: {metric: score, goal: max} validates" "$ERR"
+sed -i 's/objective: .*/objective: score/' objective.yaml
+run "$DDPJOB" validate objective.yaml
+expect_contains "$ERR" "sweep.objective: expected {metric: NAME, goal: min or max}" "an objective that is no block is refused"

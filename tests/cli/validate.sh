@@ -186,6 +186,12 @@ printf 'name: x\nnodes: 1\ncommand: [a]\n' >local.yaml
 run "$DDPJOB" validate local.yaml
 expect_eq "$RC" 0 "a spec without a scheduler is valid (for ddpjob run)"
 expect_contains "$OUT" "local.yaml: ok (local only: no scheduler" "and validate says it is local only"
+printf 'container: {runtime: enroot, image: %s/missing.sqsh}\n' "$PWD" >>local.yaml
+run "$DDPJOB" validate local.yaml
+expect_eq "$RC" 1 "a local-only spec whose image is not on this machine is refused"
+expect_contains "$ERR" "local.yaml:4:37: container.image: $PWD/missing.sqsh: No such file or directory (a spec with no scheduler runs on this machine" \
+    "naming the image and why it must be here"
+printf 'name: x\nnodes: 1\ncommand: [a]\n' >local.yaml
 run "$DDPJOB" render local.yaml
 expect_eq "$RC" 1 "render of a spec without a scheduler fails"
 expect_contains "$ERR" "scheduler: missing: set scheduler: pbs or slurm in the spec, or pass --scheduler" \

@@ -25,7 +25,7 @@ pbs_ns() { echo "ddpjpbs$PBS_CLUSTER_ID-$1"; }
 pbs_cluster_unavailable() {
     if [ ! -x "$PBS_EXEC/sbin/pbs_server.bin" ]; then
         if [ -d "${SRCDIR:-.}/../shared/tools/openpbs" ]; then
-            echo "OpenPBS is not installed in $PBS_EXEC (scripts/install-deps.sh builds it from ../shared/tools/openpbs)"
+            echo "OpenPBS is not installed in $PBS_EXEC (scripts/install-test-deps.sh builds it from ../shared/tools/openpbs)"
         else
             echo "../shared/tools/openpbs is absent and OpenPBS is not installed in $PBS_EXEC"
         fi

@@ -14,7 +14,7 @@ mkdir -p "$out"
 clang=$(command -v clang || true)
 if [ -z "$clang" ]; then
     echo "1..1"
-    echo "not ok 1 - clang is installed (scripts/install-deps.sh installs it)"
+    echo "not ok 1 - clang is installed (scripts/install-test-deps.sh installs it)"
     exit 1
 fi
 

@@ -4,7 +4,7 @@
 . "$SRCDIR/tests/lib/tap.sh"
 cd "$SRCDIR" || exit 1
 if ! command -v clang-format >/dev/null; then
-    fail "clang-format is installed (scripts/install-deps.sh installs it)"
+    fail "clang-format is installed (scripts/install-test-deps.sh installs it)"
     exit 1
 fi
 files=$(git ls-files '*.c' '*.h' '*.cu' '*.cc' 2>/dev/null || find agent cli runtime tests bench \

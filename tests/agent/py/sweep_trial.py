@@ -1,6 +1,6 @@
 """A sweep's trial as a user's script writes it: its parameters from the command line, a metrics
 line per step into DDPJOB_METRICS_FILE (rank 0's are the trial's), a few seconds of work; trial
-FAIL_TRIAL exits 3."""
+FAIL_TRIAL exits 3, trial DIVERGE_TRIAL's loss diverges."""
 import json
 import os
 import sys
@@ -19,4 +19,7 @@ for step in range(1, steps + 1):
     time.sleep(seconds / steps)
     # One line per step, as the one-liner in ddpjob(1) writes it.
     with open(os.environ["DDPJOB_METRICS_FILE"], "a") as f:
-        f.write(json.dumps({"step": step, "loss": lr * seed / step, "test_acc": 1 - lr / step}) + "\n")
+        loss = lr * seed / step
+        if os.environ.get("DDPJOB_TRIAL") == os.environ.get("DIVERGE_TRIAL"):
+            loss = 10.0 ** (12 * step)  # a trial whose loss diverges: 1e12, 1e24, 1e36
+        f.write(json.dumps({"step": step, "loss": loss, "test_acc": 1 - lr / step}) + "\n")

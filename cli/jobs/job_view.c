@@ -80,8 +80,12 @@ static void take_report(job_view_t *v, json_doc_t *doc, const json_t *root)
         v->killed_for_memory = 1;
     const char *first_kind = json_text(doc, first, "kind"),
                *first_node = json_text(doc, first, "node");
-    if (first_kind && !strcmp(first_kind, "lost") && first_node && atoi(first_node) > 0)
-        v->node_lost = 1;
+    if (first_kind && !strcmp(first_kind, "lost") && first_node && atoi(first_node) > 0) {
+        const char *host = json_text(doc, first, "host"), *what = json_text(doc, first, "what");
+        v->node_lost = atoi(first_node);
+        snprintf(v->lost_host, sizeof v->lost_host, "%s", host ? host : "");
+        snprintf(v->lost_what, sizeof v->lost_what, "%s", what ? what : "");
+    }
     const json_t *ranks = json_child(root, "failed_ranks");
     for (size_t i = 0; i < json_items(ranks); i++)
         add_failed(v, doc, json_item(ranks, i));
@@ -371,11 +375,13 @@ static void print_steps(FILE *f, const job_view_t *v)
 
 void job_view_print_cause(FILE *f, const job_view_t *v)
 {
+    if (v->node_lost)
+        fprintf(f, "  node %d (host %s) lost: %s\n", v->node_lost, v->lost_host, v->lost_what);
     for (int i = 0; i < v->nfailed; i++)
         fprintf(f, "  rank %d (node %d, host %s): %s%s\n", v->failed[i].rank, v->failed[i].node,
                 v->failed[i].host, v->failed[i].cause,
                 v->failed[i].consequence ? " (a consequence: a peer went first)" : "");
-    if (v->nfailed || !v->nbatch_tail)
+    if (v->nfailed || v->node_lost || !v->nbatch_tail)
         return;
     const job_link_t *l = v->link < v->rec.nlinks ? &v->rec.links[v->link] : NULL;
     fprintf(
@@ -513,6 +519,10 @@ void job_view_json(FILE *f, const job_view_t *v)
     set_text(o, "last_steps_time", v->steps_time);
     json_object_set_new(o, "membership", membership_json(v));
     json_object_set_new(o, "failed_ranks", failed_ranks_json(v));
+    json_object_set_new(o, "lost_node",
+                        v->node_lost ? json_pack("{s:i, s:s, s:s}", "node", v->node_lost, "host",
+                                                 v->lost_host, "what", v->lost_what)
+                                     : json_null());
     json_t *batch = v->nbatch_tail ? json_array() : json_null();
     for (int k = 0; batch && k < v->nbatch_tail; k++)
         json_array_append_new(batch, json_shown_string(v->batch_tail[k]));

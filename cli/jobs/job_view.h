@@ -37,7 +37,8 @@ typedef struct {
     failed_rank_t *failed; /* the causes first, their consequences after */
     int nfailed;
     int killed_for_memory; /* the agents' first failure was an OOM kill */
-    int node_lost;         /* ... a node other than node 0 lost (its agent silent or gone) */
+    int node_lost;         /* ... node N > 0 lost (its agent silent or gone); 0: none */
+    char lost_host[256], lost_what[512]; /* that node's host, and how it was lost */
     long long *last_steps; /* each rank's last reported step (-1: none), from node 0's report */
     int nsteps;            /* 0: no report */
     char steps_time[32];   /* when node 0 wrote it */

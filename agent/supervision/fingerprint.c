@@ -227,9 +227,9 @@ static void probe_environment(FILE *f)
  * differ when a node holds another copy), so that every node is seen to run the same. */
 static void probe_container(FILE *f, const container_t *c)
 {
-    const char *program = container_program(c->runtime);
-    char *argv[] = {(char *)program, c->runtime == CONTAINER_ENROOT ? "version" : "--version",
-                    NULL};
+    const container_runtime_info_t *info = container_runtime_info(c->runtime);
+    const char *program = info->program;
+    char *argv[] = {(char *)program, (char *)info->version_arg, NULL};
     ddp_spawn_result_t r = {0};
     ddp_error_t err = {0};
     char why[512], text[600];

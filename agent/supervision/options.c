@@ -105,9 +105,6 @@ static take_fn take_nnodes, take_master_port, take_slow_factor, take_streams, ta
 static const int gpu_binding_values[] = {GPU_BINDING_PER_RANK, GPU_BINDING_NONE};
 static const int cpu_binding_values[] = {CPU_BINDING_CORES, CPU_BINDING_NUMA, CPU_BINDING_NONE};
 static const char *const preflight_words[] = {"report", "strict", "only", NULL};
-static const int container_runtime_values[] = {CONTAINER_PYXIS, CONTAINER_ENROOT,
-                                               CONTAINER_APPTAINER, CONTAINER_SINGULARITY,
-                                               CONTAINER_CHARLIECLOUD};
 
 /* The one table of ddpjob-agent's options: it drives parsing, --help and the completions. */
 static const option_t options[] = {
@@ -832,9 +829,10 @@ static int take_container_env(agent_options_t *o, parse_state_t *p, const option
 static int check_container(const container_t *c, ddp_error_t *err)
 {
     const char *wanted;
-    if (c->runtime == CONTAINER_PYXIS)
-        return ddp_error_set(err, "--container-runtime pyxis: pyxis is srun's "
-                                  "(--container-image); it starts this agent inside the image");
+    const container_runtime_info_t *info = container_runtime_info(c->runtime);
+    if (info && info->no_agent_why)
+        return ddp_error_set(err, "--container-runtime %s: %s", container_runtime_name(c->runtime),
+                             info->no_agent_why);
     if (c->runtime != CONTAINER_NONE && !c->image)
         return ddp_error_set(err, "--container-runtime %s needs --container-image",
                              container_runtime_name(c->runtime));
@@ -845,9 +843,8 @@ static int check_container(const container_t *c, ddp_error_t *err)
                                   "--container-runtime");
     if (c->stage && strcmp(c->stage, "jobfs") && c->stage[0] != '/')
         return ddp_error_set(err, "--container-stage %s: jobfs or an absolute folder", c->stage);
-    if (c->stage && c->runtime == CONTAINER_CHARLIECLOUD)
-        return ddp_error_set(err, "--container-stage: charliecloud's image is a folder; only "
-                                  "image files are staged");
+    if (c->stage && info && info->no_stage_why)
+        return ddp_error_set(err, "--container-stage: %s", info->no_stage_why);
     if (c->image && (c->image[0] != '/' || !container_image_fits(c->runtime, c->image, &wanted)))
         return ddp_error_set(err, "--container-image %s: %s takes %s, as an absolute path",
                              c->image, container_runtime_name(c->runtime), wanted);

@@ -31,7 +31,8 @@ static const char *const host_layout_prefixes[] = {"BASH_FUNC_", "ENROOT_", "XDG
 
 const char *container_program(container_runtime_t runtime)
 {
-    return runtime == CONTAINER_CHARLIECLOUD ? "ch-run" : container_runtime_name(runtime);
+    const container_runtime_info_t *info = container_runtime_info(runtime);
+    return info ? info->program : "none";
 }
 
 /* Whether program is an executable file in one of PATH's folders. */
@@ -62,7 +63,8 @@ int container_check(const container_t *c, ddp_error_t *err)
         (!(pw = getpwuid(getuid())) || setenv("USER", pw->pw_name, 1) != 0))
         return ddp_error_set(err, "container: ch-run needs $USER, which is not set here");
     struct stat st;
-    int want_dir = c->runtime == CONTAINER_CHARLIECLOUD;
+    const container_runtime_info_t *info = container_runtime_info(c->runtime);
+    int want_dir = info && !info->image_suffixes;
     if (stat(c->image, &st) != 0 || access(c->image, R_OK) != 0)
         return ddp_error_set(err, "container image %s (%s): %s", c->image, rt, strerror(errno));
     if (want_dir ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode))
@@ -207,7 +209,8 @@ static int add_mount(argv_t *a, const container_t *c, const char *src, const cha
         return 0;
     default:
         if (ro)
-            return ddp_error_set(err, "container: ch-run has no read-only bind (%s)", src);
+            return ddp_error_set(err, "container: %s (%s)",
+                                 container_runtime_info(c->runtime)->no_read_only_why, src);
         if (strcmp(src, dst) == 0 && under_tmp(src))
             return 0;
         if (charliecloud_mount_point(c, dst, err))

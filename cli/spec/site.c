@@ -176,6 +176,17 @@ static void read_queue(reader_t *r, yaml_node_t *n, site_queue_t *q)
 }
 
 /* arrays: false, true, or {max: N}. */
+static void read_container_runtime(reader_t *r, const yaml_node_t *n, const char *key, site_t *site)
+{
+    read_string(r, n, key, &site->container_runtime);
+    if (!site->container_runtime ||
+        container_runtime_parse(site->container_runtime) != CONTAINER_NONE)
+        return;
+    char what[300];
+    snprintf(what, sizeof what, "expected %s", container_runtime_choices(0));
+    bad(r, n, key, what);
+}
+
 static void read_arrays(reader_t *r, yaml_node_t *n, site_t *site)
 {
     if (n->type == YAML_SCALAR_NODE) {
@@ -246,12 +257,9 @@ static void read_site(reader_t *r, yaml_node_t *root, site_t *site)
             read_string(r, v, key, &site->default_queue);
         else if (!strcmp(key, "default_mem"))
             read_size(r, v, key, &site->default_mem);
-        else if (!strcmp(key, "container_runtime")) {
-            read_string(r, v, key, &site->container_runtime);
-            if (site->container_runtime &&
-                container_runtime_parse(site->container_runtime) == CONTAINER_NONE)
-                bad(r, v, key, "expected pyxis, enroot, apptainer, singularity or charliecloud");
-        } else if (!strcmp(key, "arrays"))
+        else if (!strcmp(key, "container_runtime"))
+            read_container_runtime(r, v, key, site);
+        else if (!strcmp(key, "arrays"))
             read_arrays(r, v, site);
         else if (!strcmp(key, "queues"))
             read_queues(r, v, site);

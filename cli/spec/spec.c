@@ -433,8 +433,11 @@ static int add_agent_arg(const job_spec_t *spec, const field_def_t *def, bool *a
  * inside the image, and the template passes the container to srun instead. */
 static bool agent_runs_container(const job_spec_t *spec)
 {
-    return spec->container.present && spec->container.runtime &&
-           container_runtime_parse(spec->container.runtime) != CONTAINER_PYXIS;
+    const container_runtime_info_t *info =
+        spec->container.present && spec->container.runtime
+            ? container_runtime_info(container_runtime_parse(spec->container.runtime))
+            : NULL;
+    return info && !info->no_agent_why;
 }
 
 static int add_agent_args(const job_spec_t *spec, const field_def_t *table, strv_t *args)

@@ -33,6 +33,7 @@ static const char *local_runtime(const job_spec_t *spec, const char *under_sched
 
 static void check_mounts(const job_spec_t *spec, container_runtime_t runtime, diag_t *diag)
 {
+    const container_runtime_info_t *info = container_runtime_info(runtime);
     spec_loc_t at = spec_field_loc(spec, "container.mounts");
     for (size_t i = 0; i < spec->container.mounts.count; i++) {
         const char *given = spec->container.mounts.items[i];
@@ -40,15 +41,16 @@ static void check_mounts(const job_spec_t *spec, container_runtime_t runtime, di
         container_mount_t m;
         if (container_mount_parse(text, &m, why, sizeof why))
             diag_add(diag, at.line, at.col, "container.mounts", "\"%s\": %s", given, why);
-        else if (m.read_only && runtime == CONTAINER_CHARLIECLOUD)
-            diag_add(diag, at.line, at.col, "container.mounts",
-                     "\"%s\": charliecloud's ch-run binds read-write only; drop :ro", given);
+        else if (m.read_only && info && info->no_read_only_why)
+            diag_add(diag, at.line, at.col, "container.mounts", "\"%s\": %s; drop :ro", given,
+                     info->no_read_only_why);
         free(text);
     }
 }
 
 static void check_stage(const job_spec_t *spec, container_runtime_t runtime, diag_t *diag)
 {
+    const container_runtime_info_t *info = container_runtime_info(runtime);
     const char *stage = spec->container.stage;
     spec_loc_t at = spec_field_loc(spec, "container.stage");
     if (!stage)
@@ -58,13 +60,8 @@ static void check_stage(const job_spec_t *spec, container_runtime_t runtime, dia
                  "\"%s\": jobfs (the node's local disk: $PBS_JOBFS, else $TMPDIR) or an absolute "
                  "folder",
                  stage);
-    else if (runtime == CONTAINER_PYXIS)
-        diag_add(diag, at.line, at.col, "container.stage",
-                 "pyxis unpacks the image into each node's enroot data folder itself: nothing to "
-                 "stage");
-    else if (runtime == CONTAINER_CHARLIECLOUD)
-        diag_add(diag, at.line, at.col, "container.stage",
-                 "charliecloud's image is a folder: only image files are staged");
+    else if (info && info->no_stage_why)
+        diag_add(diag, at.line, at.col, "container.stage", "%s", info->no_stage_why);
 }
 
 /* A train: run's checkpoint folder outside the working folder is bound without being named: its
@@ -97,11 +94,12 @@ void spec_container_settle(job_spec_t *spec, const char *site_default, sched_kin
                image_at = spec_field_loc(spec, "container.image");
     if (!rt_at.line)
         rt_at = spec_field_loc(spec, "container");
-    if (runtime == CONTAINER_PYXIS && (local_run || target != SCHED_SLURM))
+    const container_runtime_info_t *info = container_runtime_info(runtime);
+    if (info && info->no_agent_why && (local_run || target != SCHED_SLURM))
         diag_add(diag, rt_at.line, rt_at.col, "container.runtime",
-                 "pyxis is Slurm's (srun --container-image): %s; use enroot, apptainer, "
-                 "singularity or charliecloud",
-                 local_run ? "`ddpjob run` and `launch` start no srun" : "this job is not Slurm's");
+                 "pyxis is Slurm's (srun --container-image): %s; use %s",
+                 local_run ? "`ddpjob run` and `launch` start no srun" : "this job is not Slurm's",
+                 container_runtime_choices(1));
     const char *image = spec->container.image, *wanted;
     if (image && image[0] != '/')
         diag_add(diag, image_at.line, image_at.col, "container.image",

@@ -5,20 +5,70 @@
 
 const char *const container_runtime_words[] = {"pyxis",       "enroot",       "apptainer",
                                                "singularity", "charliecloud", NULL};
+const int container_runtime_values[] = {CONTAINER_PYXIS, CONTAINER_ENROOT, CONTAINER_APPTAINER,
+                                        CONTAINER_SINGULARITY, CONTAINER_CHARLIECLOUD};
+
+#define SQUASHFS ".sqsh .squashfs"
+
+static const container_runtime_info_t runtimes[CONTAINER_RUNTIMES_END] = {
+    [CONTAINER_PYXIS] =
+        {"enroot", "version", SQUASHFS, "a squashfs file (.sqsh or .squashfs)",
+         "pyxis is srun's (--container-image); it starts the agent inside the image",
+         "pyxis unpacks the image into each node's enroot data folder itself: "
+         "nothing to stage",
+         NULL},
+    [CONTAINER_ENROOT] = {"enroot", "version", SQUASHFS, "a squashfs file (.sqsh or .squashfs)",
+                          NULL, NULL, NULL},
+    /* apptainer exec's own list of image files: SIF, SquashFS, ext3. */
+    [CONTAINER_APPTAINER] = {"apptainer", "--version", ".sif " SQUASHFS " .img",
+                             "a SIF file (.sif), or a SquashFS (.sqsh) or ext3 (.img) image", NULL,
+                             NULL, NULL},
+    [CONTAINER_SINGULARITY] = {"singularity", "--version", ".sif " SQUASHFS " .img",
+                               "a SIF file (.sif), or a SquashFS (.sqsh) or ext3 (.img) image",
+                               NULL, NULL, NULL},
+    [CONTAINER_CHARLIECLOUD] = {"ch-run", "--version", NULL,
+                                "an image folder (ch-convert's output; not a .sif or .sqsh file)",
+                                NULL,
+                                "charliecloud's image is a folder: only image files are staged",
+                                "charliecloud's ch-run binds read-write only"},
+};
+
+const container_runtime_info_t *container_runtime_info(container_runtime_t runtime)
+{
+    return runtime > CONTAINER_NONE && runtime < CONTAINER_RUNTIMES_END ? &runtimes[runtime] : NULL;
+}
 
 container_runtime_t container_runtime_parse(const char *word)
 {
-    for (int i = 0; container_runtime_words[i]; i++)
-        if (strcmp(word, container_runtime_words[i]) == 0)
-            return (container_runtime_t)(CONTAINER_PYXIS + i);
+    for (int i = CONTAINER_NONE + 1; i < CONTAINER_RUNTIMES_END; i++)
+        if (strcmp(word, container_runtime_words[i - 1]) == 0)
+            return (container_runtime_t)i;
     return CONTAINER_NONE;
 }
 
 const char *container_runtime_name(container_runtime_t runtime)
 {
-    return runtime >= CONTAINER_PYXIS && runtime <= CONTAINER_CHARLIECLOUD
-               ? container_runtime_words[runtime - CONTAINER_PYXIS]
-               : "none";
+    return container_runtime_info(runtime) ? container_runtime_words[runtime - 1] : "none";
+}
+
+const char *container_runtime_choices(int agent_runs)
+{
+    static char lists[2][256];
+    char *choices = lists[!!agent_runs];
+    int taken[CONTAINER_RUNTIMES_END], n = 0;
+    for (int i = CONTAINER_NONE + 1; i < CONTAINER_RUNTIMES_END; i++)
+        if (!agent_runs || !runtimes[i].no_agent_why)
+            taken[n++] = i;
+    choices[0] = '\0';
+    for (int k = 0; k < n; k++) {
+        size_t len = strlen(choices);
+        snprintf(choices + len, sizeof lists[0] - len, "%s%s",
+                 k == 0       ? ""
+                 : k + 1 == n ? " or "
+                              : ", ",
+                 container_runtime_words[taken[k] - 1]);
+    }
+    return choices;
 }
 
 static bool plain_path(const char *p)
@@ -53,31 +103,29 @@ int container_mount_parse(char *text, container_mount_t *m, char *why, size_t wh
     return 0;
 }
 
-static bool ends_with(const char *s, const char *suffix)
+/* Whether path's name ends in one of the blank-separated suffixes. */
+static bool ends_with_one(const char *path, const char *suffixes)
 {
-    size_t n = strlen(s), k = strlen(suffix);
-    return n > k && strcmp(s + n - k, suffix) == 0;
+    size_t n = strlen(path);
+    for (const char *p = suffixes; *p;) {
+        size_t k = strcspn(p, " ");
+        if (n > k && strncmp(path + n - k, p, k) == 0)
+            return true;
+        p += k + (p[k] == ' ');
+    }
+    return false;
 }
 
 bool container_image_fits(container_runtime_t runtime, const char *path, const char **wanted)
 {
-    switch (runtime) {
-    case CONTAINER_PYXIS:
-    case CONTAINER_ENROOT:
-        *wanted = "a squashfs file (.sqsh or .squashfs)";
-        return ends_with(path, ".sqsh") || ends_with(path, ".squashfs");
-    case CONTAINER_APPTAINER:
-    case CONTAINER_SINGULARITY:
-        /* apptainer exec's own list of image files: SIF, SquashFS, ext3. */
-        *wanted = "a SIF file (.sif), or a SquashFS (.sqsh) or ext3 (.img) image";
-        return ends_with(path, ".sif") || ends_with(path, ".sqsh") ||
-               ends_with(path, ".squashfs") || ends_with(path, ".img");
-    case CONTAINER_CHARLIECLOUD:
-        *wanted = "an image folder (ch-convert's output; not a .sif or .sqsh file)";
-        return !ends_with(path, ".sif") && !ends_with(path, ".sqsh") &&
-               !ends_with(path, ".squashfs");
-    default:
-        *wanted = "nothing";
+    const container_runtime_info_t *info = container_runtime_info(runtime);
+    *wanted = info ? info->image_kind : "nothing";
+    if (!info)
         return false;
-    }
+    if (info->image_suffixes)
+        return ends_with_one(path, info->image_suffixes);
+    for (int i = CONTAINER_NONE + 1; i < CONTAINER_RUNTIMES_END; i++)
+        if (runtimes[i].image_suffixes && ends_with_one(path, runtimes[i].image_suffixes))
+            return false;
+    return true;
 }

@@ -71,7 +71,7 @@ static void test_enroot_and_charliecloud(void)
     c = (container_t){
         .runtime = CONTAINER_CHARLIECLOUD, .image = "/tmp", .mounts = ro, .nmounts = 1};
     ok(!container_command(&c, command, env, "/tmp", NULL, &err) &&
-           strstr(err.msg, "ch-run has no read-only bind"),
+           strstr(err.msg, "charliecloud's ch-run binds read-write only (/d)"),
        "ch-run: a read-only mount is refused");
     c = (container_t){.runtime = CONTAINER_ENROOT, .image = "/i/img.sqsh"};
     ok(!container_command(&c, command, env, "/w/run 1", NULL, &err) &&

@@ -165,12 +165,13 @@ expect_contains "$ERR$err1" "$why" "and the agents waiting for it are told the s
 expect_no_leftovers "nothing left after run-id and node-rank clashes"
 
 # More agents than node 0 may keep descriptors open for (a store connection each): its store
-# forks relay processes to hold them, and every agent joins.
+# forks relay processes to hold them, and every agent joins. 70 agents and their workers start
+# in seconds here, in minutes on a machine busy with other suites: deadlines for the latter.
 next_port
 RELAY_NODES=70
-common=(--nnodes "$RELAY_NODES" --master-addr 127.0.0.1 --master-port "$PORT" --rdzv-timeout 60 --nproc-per-node 1)
-AGENT=bash start_agent n0 -- -c 'ulimit -n 130 && exec "$@"' limit "$AGENT" "${common[@]}" --node-rank 0 "$T/env.sh"
-for i in $(seq 1 $((RELAY_NODES - 1))); do start_agent "n$i" -- "${common[@]}" --node-rank "$i" "$T/env.sh"; done
+common=(--nnodes "$RELAY_NODES" --master-addr 127.0.0.1 --master-port "$PORT" --rdzv-timeout 300 --nproc-per-node 1)
+AGENT_KILL_AFTER=600 AGENT=bash start_agent n0 -- -c 'ulimit -n 130 && exec "$@"' limit "$AGENT" "${common[@]}" --node-rank 0 "$T/env.sh"
+for i in $(seq 1 $((RELAY_NODES - 1))); do AGENT_KILL_AFTER=600 start_agent "n$i" -- "${common[@]}" --node-rank "$i" "$T/env.sh"; done
 rcs=
 for i in $(seq 0 $((RELAY_NODES - 1))); do wait_agent "n$i"; rcs+=$RC; [ "$i" = 0 ] && err0=$ERR; done
 expect_eq "$rcs" "$(printf '0%.0s' $(seq $RELAY_NODES))" "$RELAY_NODES agents join node 0 under a hard descriptor limit of 130, and all end well"

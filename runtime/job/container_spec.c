@@ -40,6 +40,9 @@ const container_runtime_info_t *container_runtime_info(container_runtime_t runti
 
 container_runtime_t container_runtime_parse(const char *word)
 {
+    /* A spec rendered before its runtime was settled names none. */
+    if (!word)
+        return CONTAINER_NONE;
     for (int i = CONTAINER_NONE + 1; i < CONTAINER_RUNTIMES_END; i++)
         if (strcmp(word, container_runtime_words[i - 1]) == 0)
             return (container_runtime_t)i;

@@ -45,7 +45,7 @@ typedef struct {
 
 /* runtime's row; NULL for CONTAINER_NONE or a value that is none. */
 const container_runtime_info_t *container_runtime_info(container_runtime_t runtime);
-/* The runtime a word names; CONTAINER_NONE for any other word. */
+/* The runtime a word names; CONTAINER_NONE for any other word, or for NULL. */
 container_runtime_t container_runtime_parse(const char *word);
 const char *container_runtime_name(container_runtime_t runtime);
 /* The runtimes' words as a list for messages, "pyxis, enroot, ... or charliecloud": every one, or

@@ -78,29 +78,38 @@ ddpjob_node_setup() {
 {{/workdir}}
     :
 }
-{{^spares}}
-# Each srun task runs the node setup, then becomes the agent (so srun sees its status).
-ddpjob_node_cmd="$(declare -f ddpjob_node_setup)
-ddpjob_node_setup
-exec \"\$@\""
-{{/spares}}
-{{#spares}}
-# Each srun task runs the node setup, then the agent. Node 0's agent knows the job's outcome; a
-# lost node's or a spare's own end does not decide it, so only node 0's status reaches srun, and
-# this script (on node 0's host too) reads it from a file, in case a lost node's end colours srun's.
-# The file is in a folder made fresh for it: in a shared /tmp a name of its own would be another
-# user's to plant.
+# Each srun task runs the node setup, then the agent. Node 0's agent knows the job's outcome: its
+# task writes its status into a file this script (on node 0's host too) reads, and watches
+# (ddpjob_step_watch). With spares a lost node's or a spare's own end does not decide the job, so
+# only node 0's status reaches srun. The file is in a folder made fresh for it: in a shared /tmp a
+# name of its own would be another user's to plant. The task's shell outlives the signals Slurm
+# sends every process of the step (scancel --signal, the walltime's TERM): the agent takes them,
+# and the shell then reports the agent's status.
 ddpjob_status_dir=$(mktemp -d "${TMPDIR:-/tmp}/ddpjob-$SLURM_JOB_ID.XXXXXX") ||
     ddpjob_fail "cannot make a folder under ${TMPDIR:-/tmp} for node 0's status"
 ddpjob_status_file=$ddpjob_status_dir/status
 ddpjob_node_cmd="$(declare -f ddpjob_node_setup)
 ddpjob_node_setup
+trap : HUP INT QUIT TERM USR1 USR2 ALRM URG{{#checkpoint_signal}} {{checkpoint_signal}}{{/checkpoint_signal}}
 \"\$@\"
 s=\$?
-[ \"\$SLURM_NODEID\" = 0 ] || exit 0
+[ \"\$SLURM_NODEID\" = 0 ] || exit {{#spares}}0{{/spares}}{{^spares}}\$s{{/spares}}
 echo \$s >$(printf %q "$ddpjob_status_file")
 exit \$s"
-{{/spares}}
+# ddpjob_step_watch PID: srun (PID) waits for every task of its step, and one on a node Slurm has
+# not found unreachable (its link down for less than SlurmdTimeout) keeps it waiting after node 0's
+# agent has ended the job, until the walltime. 60 s after node 0's status, srun is ended.
+ddpjob_step_watch() {
+    local waited=0
+    while kill -0 "$1" 2>/dev/null && [ ! -s "$ddpjob_status_file" ]; do sleep 2; done
+    while kill -0 "$1" 2>/dev/null && [ "$waited" -lt 60 ]; do
+        sleep 2
+        waited=$((waited + 2))
+    done
+    kill -0 "$1" 2>/dev/null || return 0
+    echo "ddpjob: node 0's agent ended the job (status $(cat "$ddpjob_status_file")) 60 s ago, but srun still waits for a task of the step (on a node Slurm cannot reach?): ending srun" >&2
+    kill -KILL "$1"
+}
 
 ddpjob_node_setup
 
@@ -142,15 +151,13 @@ fi
 {{#pyxis_image}}
 # pyxis (srun --container-image) starts each node's setup and agent inside the image, and the
 # agent its workers there: the agent is static, so any image runs it. Bound at their own paths:
-# ddpjob's programs, the spec's folders and mounts, this folder and the job's record (and with
-# spares the folder of node 0's status). No --container-name: each step's container is its own
+# ddpjob's programs, the spec's folders and mounts, this folder, the job's record and the folder
+# of node 0's status. No --container-name: each step's container is its own
 # and is removed when the step ends, so a requeued or restarted job never meets the last one's.
 case $PWD in *,*) ddpjob_fail "pyxis takes its mounts as one comma-separated list: this folder's name has a comma ($PWD)" ;; esac
 ddpjob_container_mounts={{pyxis_mounts}},$PWD
 [ -z "${DDPJOB_RECORD:-}" ] || ddpjob_container_mounts+=,$DDPJOB_RECORD
-{{#spares}}
 ddpjob_container_mounts+=,$ddpjob_status_dir
-{{/spares}}
 ddpjob_container_args=(--container-image={{pyxis_image}} "--container-mounts=$ddpjob_container_mounts" "--container-workdir=$PWD")
 {{#requeue}}
 # A requeued link numbers its steps from 0 again, and pyxis names a step's container after them
@@ -182,11 +189,13 @@ srun {{#pyxis_image}}"${ddpjob_container_args[@]}" {{/pyxis_image}}--nodes={{all
     {{agent}} {{#spares}}--nnodes {{nodes}} --spares {{spares}} {{/spares}}--nproc-per-node {{procs_per_node}} {{#master_port}}--master-port {{master_port}} {{/master_port}}\
     "${ddpjob_walltime_args[@]}" --requeue-count "$ddpjob_requeue"{{agent_args}} \
     "${ddpjob_record_args[@]}" -- {{command}} "${ddpjob_resume[@]}" &
-ddpjob_wait $!
-{{#spares}}
+ddpjob_srun=$!
+ddpjob_step_watch "$ddpjob_srun" &
+ddpjob_watch=$!
+ddpjob_wait "$ddpjob_srun"
+kill "$ddpjob_watch" 2>/dev/null
 [ ! -s "$ddpjob_status_file" ] || ddpjob_status=$(cat "$ddpjob_status_file")
 rm -rf "$ddpjob_status_dir"
-{{/spares}}
 {{#requeue}}
 # 75: every rank checkpointed on request. The same job id goes back to the queue and resumes.
 if [ "$ddpjob_status" -eq 75 ] && [ "$ddpjob_requeue" -lt {{requeue}} ]; then

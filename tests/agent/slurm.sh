@@ -163,6 +163,31 @@ dj status "$JOB"
 expect_contains "$OUT" "oom (slurm job $JOB): out of memory, exit 1 (" "status: out of memory"
 expect_contains "$OUT" "  rank 3 (node 1, host n2): killed by the out-of-memory killer" "status names the rank the OOM killer ended"
 
+# A node lost without a spare: n2's link cut for 20 s, which Slurm (SlurmdTimeout 300 s) does
+# not notice; the agents do, and end the job naming the node. srun, which would wait for n2's task
+# until the walltime, is ended 60 s after node 0's agent. Slurm says FAILED (sacct too), status
+# node failure, here and once Slurm has forgotten the job (below).
+cat >lost.yaml <<SPEC
+name: lost
+scheduler: slurm
+nodes: 2
+procs_per_node: 1
+walltime: "00:05:00"
+command: [sh, -c, 'echo "rank \$RANK up"; exec sleep 120']
+SPEC
+submit lost.yaml
+for _ in $(seq 600); do [ "$(grep -c ' up$' "$T/lost-$JOB.out" 2>/dev/null)" = 2 ] && break; sleep 0.2; done
+ip -n "$(cluster_ns head)" link set v2 down
+sleep 20
+ip -n "$(cluster_ns head)" link set v2 up
+cluster_wait_gone "$JOB"
+expect_contains "$(cat "$T/lost-$JOB.out")" "but srun still waits for a task of the step (on a node Slurm cannot reach?): ending srun" \
+    "the batch shell ended srun, which waited for the lost node's task, and said why"
+dj status "$JOB"
+expect_contains "$OUT" "lost (slurm job $JOB): node failure" "a node lost without a spare: status says node failure" "$(cat "$T/lost-$JOB.out")"
+expect_contains "$OUT" "  node 1 (host n2) lost: agent lost" "... naming the node, its host and how it was lost"
+lost=$JOB
+
 # cancel: a job whose ranks would sleep for minutes ends at once, nothing of it left.
 cat >sleepy.yaml <<SPEC
 name: sleepy
@@ -476,6 +501,8 @@ expect_contains "$OUT" "sleepy (slurm job" "status of the job cancelled above, n
 expect_contains "$OUT" "): cancelled" "... cancelled still"
 dj status oom
 expect_contains "$OUT" "): out of memory" "... and the out-of-memory one: out of memory still"
+dj status "$lost"
+expect_contains "$OUT" "lost (slurm job $lost): node failure" "... and the one that lost a node: node failure still"
 
 # A failure before any worker starts (issue 72): a setup line that fails on the nodes. No agent
 # reports it; what the batch shell said is in the record's batch stream, and status, wait and

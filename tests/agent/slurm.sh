@@ -159,8 +159,9 @@ expect_contains "$OUT" "job failed (exit 137): rank 3 (node 1, host n2, local ra
     "a rank past the job's --mem: the agent names the OOM kill and Slurm's limit"
 expect_contains "$OUT" "Detected 1 oom-kill event(s) in StepId=$JOB." "Slurm saw the same kill"
 dj status "$JOB"
-# srun ends a step that had an OOM kill with 1, whatever its task's own status (the agent's 137).
-expect_contains "$OUT" "oom (slurm job $JOB): out of memory, exit 1 (" "status: out of memory"
+# srun ends a step that had an OOM kill with 1, whatever its task's own status: the job's is node
+# 0's agent's (137), which its task writes for the batch shell.
+expect_contains "$OUT" "oom (slurm job $JOB): out of memory, exit 137 (" "status: out of memory, with the agents' status"
 expect_contains "$OUT" "  rank 3 (node 1, host n2): killed by the out-of-memory killer" "status names the rank the OOM killer ended"
 
 # A node lost without a spare: n2's link cut for 20 s, which Slurm (SlurmdTimeout 300 s) does

@@ -9,6 +9,7 @@ packages=(
     libcurl4-openssl-dev                           # notify.webhook's messages (HTTP, HTTPS)
     libopenblas-dev                                # ddp-train's CPU GEMMs
     libdnnl-dev                                    # ddp-train's CPU convolutions (oneDNN)
+    musl-tools cmake                               # the cluster build: static, for submit --on
 )
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq

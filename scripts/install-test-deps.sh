@@ -15,7 +15,7 @@ packages=(
     openmpi-bin libopenmpi-dev                     # mpirun starts agents and workers; the MPI bench anchor
     iproute2 util-linux procps                     # network namespaces as separate hosts, pgrep
     openssh-server openssh-client                  # real sshd hosts for `ddpjob launch`
-    musl-tools busybox-static                      # the static agent, and an empty root to run it in
+    busybox-static debootstrap                     # an empty root, and a Debian 11 one (a login node)
     environment-modules                            # `module load ddpjob` (Tcl modules, as NCI runs)
     charliecloud-runtime                           # containers: Charliecloud's ch-run
     chromium                                       # a real headless browser opens ddpjob report's pages

@@ -69,13 +69,15 @@ static int log_order(const void *x, const void *y)
 static void find_logs(const job_view_t *v, const logs_args_t *a, log_set_t *set)
 {
     char pattern[8192];
-    snprintf(pattern, sizeof pattern, "%s/link-*/logs/*/attempt_*/rank_*", v->rec.dir);
+    /* The trailing slash matches folders alone (POSIX; GLOB_ONLYDIR is glibc's). */
+    snprintf(pattern, sizeof pattern, "%s/link-*/logs/*/attempt_*/rank_*/", v->rec.dir);
     glob_t g;
-    if (glob(pattern, GLOB_ONLYDIR, NULL, &g) != 0)
+    if (glob(pattern, 0, NULL, &g) != 0)
         return;
     int per_node = v->rec.procs_per_node > 0 ? v->rec.procs_per_node : 1;
     for (size_t i = 0; i < g.gl_pathc; i++) {
-        const char *path = g.gl_pathv[i];
+        char *path = g.gl_pathv[i];
+        path[strlen(path) - 1] = '\0';
         const char *l = strstr(path + strlen(v->rec.dir), "/link-");
         const char *at = strstr(path, "/attempt_"), *r = strstr(path, "/rank_");
         if (!l || !at || !r)

@@ -1,8 +1,10 @@
 #include "cli/remote/remote_install.h"
 
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "runtime/base/ddp_file.h"
 #include "cli/remote/remote_command.h"
@@ -69,6 +71,86 @@ static int installed_whole(ssh_session_t *s, const char *version, int64_t deadli
     return status == 0;
 }
 
+/* The login node's architecture as `uname -m` names it ("x86_64", "aarch64"). */
+static int cluster_arch(ssh_session_t *s, int64_t deadline, remote_result_t *r, char *arch,
+                        size_t size, ddp_error_t *err)
+{
+    if (run_script(s, "uname -m\n", deadline, r, err) != 0)
+        return r->status < 0 ? -1 : ddp_error_set(err, "uname -m failed there: %.200s", r->err);
+    r->out[strcspn(r->out, "\n")] = '\0';
+    /* It becomes a path here. */
+    if (!*r->out || strlen(r->out) >= size ||
+        strspn(r->out, "abcdefghijklmnopqrstuvwxyz0123456789_") != strlen(r->out))
+        return ddp_error_set(err, "uname -m said \"%.40s\", which is no architecture", r->out);
+    snprintf(arch, size, "%s", r->out);
+    return 0;
+}
+
+/* The architectures the local install holds cluster builds for, as "x86_64, aarch64". */
+static void builds_held(const char *dir, char *out, size_t size)
+{
+    DIR *d = opendir(dir);
+    size_t used = 0;
+    out[0] = '\0';
+    for (struct dirent *e; d && (e = readdir(d)) && used < size;)
+        if (e->d_name[0] != '.')
+            used += snprintf(out + used, size - used, "%s%s", used ? ", " : "", e->d_name);
+    if (d)
+        closedir(d);
+}
+
+/* The local cluster build for ARCH: prefix/lib/ddpjob/cluster/ARCH, or err naming what there is. */
+static int cluster_build(const char *prefix, const char *arch, char *tree, size_t size,
+                         ddp_error_t *err)
+{
+    char dir[4000], sums[4608], held[512];
+    snprintf(dir, sizeof dir, "%s/lib/ddpjob/cluster", prefix);
+    snprintf(tree, size, "%s/%s", dir, arch);
+    snprintf(sums, sizeof sums, "%s/share/ddpjob/SHA256SUMS", tree);
+    if (access(sums, R_OK) == 0)
+        return 0;
+    builds_held(dir, held, sizeof held);
+    return ddp_error_set(err,
+                         "the cluster is %s; this ddpjob holds %s%s (%s): install ddpjob there "
+                         "from its %s bundle (scripts/bundle.sh, built on %s), or build this "
+                         "ddpjob with -Dcluster_build=enabled on %s",
+                         arch, *held ? "cluster builds for " : "no cluster build",
+                         *held ? held : "", dir, arch, arch, arch);
+}
+
+/* The files of `tree` sent to VERSION.part there, checked and tried, and put in place; a try that
+ * fails is removed, its cause in err. */
+static int send_checked(ssh_session_t *s, const char *tree, const char *version, int64_t deadline,
+                        transfer_summary_t *sum, remote_result_t *r, ddp_error_t *err)
+{
+    char path[4608], part[256], script[1536];
+    snprintf(path, sizeof path, "%s/share/ddpjob/SHA256SUMS", tree);
+    snprintf(part, sizeof part, "~/.local/share/ddpjob/%s.part", version);
+    char *text = ddp_read_file_max(path, MANIFEST_MAX, NULL, err), **paths = NULL;
+    size_t n = 0;
+    int rc = !text || !(paths = manifest_paths(text, &n, err)) ||
+                     upload_files(s, tree, paths, n, part, &install_place, deadline, sum, err)
+                 ? -1
+                 : 0;
+    free(paths);
+    free(text);
+    snprintf(script, sizeof script,
+             "cd ~/.local/share/ddpjob || exit 1\n"
+             "failed() { echo \"$1\"; rm -rf %s.part; exit 5; }\n"
+             "out=$(cd %s.part && sha256sum --quiet -c share/ddpjob/SHA256SUMS 2>&1) ||"
+             " failed \"the files do not match their checksums: $out\"\n"
+             "out=$(%s.part/bin/ddpjob --version 2>&1) ; [ \"$out\" = 'ddpjob %s' ] ||"
+             " failed \"bin/ddpjob --version there said: ${out:-nothing}\"\n"
+             "mv -T %s.part %s\n",
+             version, version, version, version, version, version);
+    if (!rc && run_script(s, script, deadline, r, err) != 0)
+        rc = r->status < 0
+                 ? -1
+                 : ddp_error_set(err, "the ddpjob %s sent from %s does not run there: %.300s",
+                                 version, tree, r->status == 5 ? r->out : r->err);
+    return rc;
+}
+
 int remote_install(ssh_session_t *s, const char *prefix, const char *version, int64_t deadline,
                    int *installed, transfer_summary_t *sum, ddp_error_t *err)
 {
@@ -80,32 +162,15 @@ int remote_install(ssh_session_t *s, const char *prefix, const char *version, in
     remote_result_t *r = malloc(sizeof *r);
     if (!r)
         return ddp_error_set(err, "out of memory");
-    int whole = installed_whole(s, version, deadline, r, err);
-    char path[4096], part[256], script[1024];
-    char *text = NULL, **paths = NULL;
-    size_t n = 0;
-    snprintf(path, sizeof path, "%s/share/ddpjob/SHA256SUMS", prefix);
-    snprintf(part, sizeof part, "~/.local/share/ddpjob/%s.part", version);
-    int rc = whole < 0 ? -1 : 0;
-    if (!rc && !whole &&
-        (!(text = ddp_read_file_max(path, MANIFEST_MAX, NULL, err)) ||
-         !(paths = manifest_paths(text, &n, err)) ||
-         upload_files(s, prefix, paths, n, part, &install_place, deadline, sum, err)))
-        rc = -1;
-    snprintf(
-        script, sizeof script,
-        "cd ~/.local/share/ddpjob/%s.part && sha256sum --quiet -c share/ddpjob/SHA256SUMS 2>&1 &&"
-        " [ \"$(bin/ddpjob --version)\" = 'ddpjob %s' ] && cd .. && mv -T %s.part %s\n",
-        version, version, version, version);
-    if (!rc && !whole && run_script(s, script, deadline, r, err) != 0)
-        rc = r->status < 0 ? -1
-                           : ddp_error_set(err,
-                                           "%s: the files sent for ddpjob %s do not check there "
-                                           "(sha256sum, or bin/ddpjob --version): %.300s",
-                                           ssh_session_where(s), version, r->out);
+    char arch[64], tree[4096];
+    int whole = 0;
+    int rc = cluster_arch(s, deadline, r, arch, sizeof arch, err) ||
+                     cluster_build(prefix, arch, tree, sizeof tree, err) ||
+                     (whole = installed_whole(s, version, deadline, r, err)) < 0 ||
+                     (!whole && send_checked(s, tree, version, deadline, sum, r, err))
+                 ? -1
+                 : 0;
     *installed = !rc && !whole;
-    free(paths);
-    free(text);
     free(r);
     return rc;
 }

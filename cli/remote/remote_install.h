@@ -1,10 +1,11 @@
 /* remote_install: this version of ddpjob on a cluster, in ~/.local/share/ddpjob/VERSION/, so a
- * job submitted from a laptop runs the same ddpjob and agent there. The files come from the
- * installed tree this ddpjob runs from, as its share/ddpjob/SHA256SUMS lists them (meson install
- * and the bundle's install.sh leave it): sent to a folder of their own beside the version's,
- * checked there by their checksums and tried (bin/ddpjob --version), then put in place in one
- * rename. A version that is there and whole is left as it is; one that is not (cut short, changed)
- * is moved aside, never run. */
+ * job submitted from a laptop runs the same ddpjob and agent there. What is sent is the cluster
+ * build for the login node's architecture (`uname -m`), whatever the laptop runs: the tree in the
+ * local install's lib/ddpjob/cluster/ARCH/ (scripts/build-static.sh: static, for any Linux), as
+ * its share/ddpjob/SHA256SUMS lists it. It is sent to a folder of its own beside the version's,
+ * checked there by its checksums and tried (bin/ddpjob --version), then put in place in one
+ * rename; a try that fails is removed and named. A version that is there and whole is left as it
+ * is; one that is not (cut short, changed) is moved aside, never run. */
 #ifndef DDPJOB_REMOTE_INSTALL_H
 #define DDPJOB_REMOTE_INSTALL_H
 
@@ -15,8 +16,9 @@
 #include "cli/remote/ssh_session.h"
 #include "cli/remote/upload.h"
 
-/* Makes sure VERSION is installed from `prefix` (the local tree); *installed is 1 when it was
- * sent now, 0 when it was there already, and sum says what was sent. */
+/* Makes sure VERSION is installed from `prefix` (the local install); *installed is 1 when it was
+ * sent now, 0 when it was there already, and sum says what was sent. A cluster whose architecture
+ * the local install has no build for is named in err before anything is sent. */
 int remote_install(ssh_session_t *s, const char *prefix, const char *version, int64_t deadline,
                    int *installed, transfer_summary_t *sum, ddp_error_t *err);
 

@@ -119,8 +119,11 @@ int ssh_config_lookup(const char *config_path, const char *host, ssh_target_t *t
     if (!t->port)
         t->port = 22;
     if (!t->user[0]) {
+        /* The static build's C library (musl) reads /etc/passwd only: a site's directory users
+         * (LDAP, sssd) are found by their login's USER. */
         struct passwd *pw = getpwuid(getuid());
-        snprintf(t->user, sizeof t->user, "%s", pw ? pw->pw_name : "root");
+        const char *user = pw ? pw->pw_name : getenv("USER");
+        snprintf(t->user, sizeof t->user, "%s", user && *user ? user : "root");
     }
     static const char *const defaults[] = {"~/.ssh/id_ed25519", "~/.ssh/id_ecdsa", "~/.ssh/id_rsa"};
     if (!t->nidentities)

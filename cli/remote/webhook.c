@@ -1,6 +1,8 @@
 #include "cli/remote/webhook.h"
 
 #include <curl/curl.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 /* How long the connection may take, at most, of the whole deadline. */
 #define CONNECT_MS_MAX 5000L
@@ -10,6 +12,25 @@ static size_t discard(char *data, size_t size, size_t n, void *ctx)
     (void)data;
     (void)ctx;
     return size * n;
+}
+
+/* The CA certificates HTTPS checks the server against. A libcurl built for this system knows them;
+ * the cluster build's (static, for any Linux) has none, so then SSL_CERT_FILE, else the bundle
+ * where the usual distributions keep it (Debian and Ubuntu, RHEL and Rocky, SUSE, Alpine). */
+static const char *ca_bundle(void)
+{
+    if (curl_version_info(CURLVERSION_NOW)->cainfo)
+        return NULL;
+    const char *env = getenv("SSL_CERT_FILE");
+    if (env && *env)
+        return env;
+    static const char *const places[] = {"/etc/ssl/certs/ca-certificates.crt",
+                                         "/etc/pki/tls/certs/ca-bundle.crt",
+                                         "/etc/ssl/ca-bundle.pem", "/etc/ssl/cert.pem"};
+    for (size_t i = 0; i < sizeof places / sizeof *places; i++)
+        if (access(places[i], R_OK) == 0)
+            return places[i];
+    return NULL;
 }
 
 int webhook_post(const char *url, const char *body, long timeout_ms, long *http_status,
@@ -37,6 +58,9 @@ int webhook_post(const char *url, const char *body, long timeout_ms, long *http_
     curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(curl, CURLOPT_USERAGENT, "ddpjob/" DDPJOB_VERSION);
     curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, discard);
+    const char *cas = ca_bundle();
+    if (cas)
+        curl_easy_setopt(curl, CURLOPT_CAINFO, cas);
     CURLcode rc = curl_easy_perform(curl);
     curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, http_status);
     curl_slist_free_all(headers);

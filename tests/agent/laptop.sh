@@ -199,19 +199,46 @@ expect_eq "$RC" 1 "a folder nested 70 deep (a loop through a mount): refused"
 expect_contains "$ERR" "folders nested deeper than 64: not a job's folder" "... saying why" "$ERR"
 expect_eq "$(ls -d "$home/ddpjob/deep" 2>/dev/null)" "" "... before anything was sent"
 
-# This version installed on the cluster (remote_install.h) from an installed tree that holds
-# other software too: only the files its share/ddpjob/SHA256SUMS lists are sent, checked there,
-# then put in place in ~/.local/share/ddpjob/VERSION; a second time nothing is sent; a version
-# changed there is moved aside and installed again.
+# This version installed on the cluster (remote_install.h) from the cluster build for the login
+# node's architecture (PREFIX/lib/ddpjob/cluster/ARCH) in an installed tree that holds other
+# software too: only the files its share/ddpjob/SHA256SUMS lists are sent, checked there, then
+# put in place in ~/.local/share/ddpjob/VERSION; a second time nothing is sent; a version changed
+# there is moved aside and installed again.
 prefix=$T/prefix
 version=$("$DDPJOB" --version | cut -d' ' -f2)
-mkdir -p "$prefix/bin" "$prefix/share/ddpjob/templates"
-cp "$DDPJOB" "$AGENT" "$prefix/bin/"
-cp "$SRCDIR/templates/slurm.sh" "$prefix/share/ddpjob/templates/"
+arch=$(uname -m)
+# cluster_tree ARCH DDPJOB: PREFIX's cluster build for ARCH, with DDPJOB as its bin/ddpjob.
+cluster_tree() {
+    local tree=$prefix/lib/ddpjob/cluster/$1
+    rm -rf "$prefix/lib/ddpjob/cluster"
+    mkdir -p "$tree/bin" "$tree/share/ddpjob/templates"
+    cp "$2" "$tree/bin/ddpjob"
+    cp "$AGENT" "$tree/bin/"
+    cp "$SRCDIR/templates/slurm.sh" "$tree/share/ddpjob/templates/"
+    (cd "$tree" && sha256sum bin/ddpjob bin/ddpjob-agent share/ddpjob/templates/slurm.sh >share/ddpjob/SHA256SUMS)
+    chmod -R go+rX "$prefix"
+}
+mkdir -p "$prefix/bin"
 echo 'not ours' >"$prefix/bin/other-tool"
-(cd "$prefix" && sha256sum bin/ddpjob bin/ddpjob-agent share/ddpjob/templates/slurm.sh >share/ddpjob/SHA256SUMS)
-chmod -R go+rX "$prefix"
 rm -rf "$home/.local/share/ddpjob"
+other=aarch64
+[ "$arch" = aarch64 ] && other=x86_64
+cluster_tree "$other" "$DDPJOB"
+run sshd_login timeout -s KILL 120 "$UPLOAD_RUN" --install n1 "$prefix" "$version"
+expect_eq "$RC" 1 "a cluster of an architecture the install holds no build for: refused"
+expect_contains "$ERR" "the cluster is $arch; this ddpjob holds cluster builds for $other ($prefix/lib/ddpjob/cluster)" \
+    "... naming both architectures and where the builds are"
+expect_eq "$(ls -A "$home/.local/share/ddpjob" 2>/dev/null)" "" "... before anything was sent"
+# A build that does not run there (the laptop's own, linked against libraries the cluster lacks).
+printf '#!/bin/sh\necho "ddpjob: error while loading shared libraries: libjansson.so.4: cannot open shared object file" >&2\nexit 127\n' >"$T/ddpjob-dynamic"
+chmod 755 "$T/ddpjob-dynamic"
+cluster_tree "$arch" "$T/ddpjob-dynamic"
+run sshd_login timeout -s KILL 120 "$UPLOAD_RUN" --install n1 "$prefix" "$version"
+expect_eq "$RC" 1 "a build that does not start there: refused"
+expect_contains "$ERR" "does not run there: bin/ddpjob --version there said: ddpjob: error while loading shared libraries: libjansson.so.4" \
+    "... saying what the cluster said"
+expect_eq "$(ls -A "$home/.local/share/ddpjob" 2>/dev/null)" "" "... and nothing half-installed is left"
+cluster_tree "$arch" "$DDPJOB"
 run sshd_login timeout -s KILL 120 "$UPLOAD_RUN" --install n1 "$prefix" "$version"
 expect_contains "$RC:$OUT" "0:installed: uploaded 4 files" "the install sends the 3 files listed and the list itself"
 installed=$home/.local/share/ddpjob/$version

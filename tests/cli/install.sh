@@ -7,7 +7,7 @@
 
 run meson install -C "$BUILDDIR" --destdir "$T/inst" --quiet
 expect_eq "$RC" 0 "meson install succeeds"
-prefix=$(find "$T/inst" -path '*/bin/ddpjob' -type f | head -n 1)
+prefix=$(find "$T/inst" -path '*/bin/ddpjob' ! -path '*/lib/ddpjob/cluster/*' -type f | head -n 1)
 prefix=${prefix%/bin/ddpjob}
 for f in bin/ddpjob bin/ddp-train share/ddpjob/templates/pbs.sh share/ddpjob/templates/slurm.sh \
     share/ddpjob/examples/gadi-pbs.yaml share/ddpjob/examples/slurm-2x8.yaml \
@@ -23,6 +23,15 @@ run sh -c 'cd "$1" && sha256sum --quiet -c share/ddpjob/SHA256SUMS && cut -c67- 
 expect_eq "$RC" 0 "the install's manifest (share/ddpjob/SHA256SUMS) holds the checksums of its files" "$OUT" "$ERR"
 expect_eq "$(grep -cxE 'bin/ddpjob|bin/ddpjob-agent|share/ddpjob/templates/slurm.sh|share/man/man1/ddpjob.1' <<<"$OUT")" 4 \
     "... ddpjob's programs, templates and pages among them, named from the prefix"
+# The cluster build (scripts/build-static.sh), what `submit --on` sends to a cluster of this
+# architecture, with its own manifest.
+cluster=$prefix/lib/ddpjob/cluster/$(uname -m)
+for prog in ddpjob ddpjob-agent ddp-train; do
+    expect_contains "$(file "$cluster/bin/$prog" 2>&1)" "statically linked" \
+        "installs the cluster build's $prog, static, in lib/ddpjob/cluster/$(uname -m)"
+done
+run sh -c 'cd "$1" && sha256sum --quiet -c share/ddpjob/SHA256SUMS && "$1/bin/ddpjob" --version' _ "$cluster"
+expect_eq "$RC:$OUT" "0:$("$DDPJOB" --version)" "... whole by its own manifest, and the same version"
 run env -u DDPJOB_TEMPLATE_DIR "$prefix/bin/ddpjob" render "$prefix/share/ddpjob/examples/gadi-pbs.yaml"
 expect_eq "$RC" 0 "the installed ddpjob renders an installed example (with the installed Gadi profile)"
 expect_contains "$ERR" "cost: at most 576.00 SU" "whose cost it prints"

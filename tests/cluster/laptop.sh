@@ -53,7 +53,7 @@ laptop_ns() {
 # LAPTOP_DDPJOB, and its version LAPTOP_VERSION.
 laptop_install() {
     meson install -C "$BUILDDIR" --destdir "$LAPTOP_DIR/inst" --quiet --no-rebuild || return 1
-    LAPTOP_DDPJOB=$(find "$LAPTOP_DIR/inst" -path '*/bin/ddpjob' -type f | head -n 1)
+    LAPTOP_DDPJOB=$(find "$LAPTOP_DIR/inst" -path '*/bin/ddpjob' ! -path '*/lib/ddpjob/cluster/*' -type f | head -n 1)
     [ -f "${LAPTOP_DDPJOB%/bin/ddpjob}/share/ddpjob/SHA256SUMS" ] || return 1
     LAPTOP_VERSION=$("$LAPTOP_DDPJOB" --version | cut -d' ' -f2)
     printf '#!/bin/sh\necho "$0 $*" >>%s/trap.log\nexit 1\n' "$LAPTOP_DIR" >"$LAPTOP_DIR/trap"

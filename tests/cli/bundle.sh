@@ -27,7 +27,8 @@ expect_contains "$OUT$ERR" "not a dynamic executable" "ldd agrees"
 expect_eq "$(LC_ALL=C ls "$root")" "$(printf 'SHA256SUMS\nbin\ninstall.sh\nshare\ntest.sh')" "no lib/: nothing beside the programs"
 run as_user "$root/test.sh"
 expect_eq "$RC" 0 "its own test.sh passes there"
-expect_contains "$OUT" "ok - ddp-train trains under the agent" "its ddp-train trains under its agent"
+expect_eq "$(grep -x 'ok - ddp-train trains under the agent' <<<"$OUT")" "ok - ddp-train trains under the agent" \
+    "its ddp-train trains under its agent"
 run as_user bash -c '. /usr/share/modules/init/bash && module use "$1/share/ddpjob/modulefiles" &&
     module load ddpjob && ddpjob render "$1/share/ddpjob/examples/slurm-2x8.yaml"' _ "$root"
 expect_contains "$OUT" "$root/bin/ddpjob-agent" "module load ddpjob from the bundle: its scripts start the bundle's agent"

@@ -86,6 +86,6 @@ Version: 0.2.5
 Libs: -L\${prefix}/lib -lyaml
 Cflags: -I\${prefix}/include -DYAML_DECLARE_STATIC
 PC
-ls "$work/src"/*.dsc | xargs -n 1 basename >"$prefix/SOURCES"
+for dsc in "$work/src"/*.dsc; do basename "$dsc"; done >"$prefix/SOURCES"
 touch "$prefix/.complete"
 echo "$prefix"

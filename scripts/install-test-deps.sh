@@ -81,3 +81,6 @@ ENROOT_CACHE_PATH /var/tmp/enroot-cache/$(hostname)/group-$(id -g)
 ENROOT_TEMP_PATH /var/tmp
 CONF
 fi
+# The laptop suites' login node runs in a Debian 11 root (tests/cluster/oldroot.sh): made from
+# Debian's mirror once (minutes) and cached, as the suite would on its first run.
+(. "$(dirname "$0")/../tests/cluster/oldroot.sh" && oldroot_make)

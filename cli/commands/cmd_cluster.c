@@ -14,8 +14,10 @@
 #include "cli/commands/host_options.h"
 #include "cli/remote/cluster_profiles.h"
 #include "cli/remote/remote_command.h"
+#include "cli/remote/remote_install.h"
 #include "cli/remote/ssh_config.h"
 #include "cli/remote/ssh_session.h"
+#include "cli/spec/datafile.h"
 #include "cli/spec/shquote.h"
 #include "runtime/base/ddp_clock.h"
 #include "runtime/base/ddp_parse.h"
@@ -186,7 +188,8 @@ static const char probe_script[] =
     "e=$d; while [ ! -e \"$e\" ]; do e=$(dirname \"$e\"); done\n"
     "echo \"ddpjob-probe: dir $d\"; echo \"ddpjob-probe: existing $e\"\n"
     "[ -d \"$e\" ] && [ -w \"$e\" ] && echo \"ddpjob-probe: writable\"\n"
-    "echo \"ddpjob-probe: free_kib $(df -Pk \"$e\" | awk 'NR==2 {print $4}')\"\n";
+    "echo \"ddpjob-probe: free_kib $(df -Pk \"$e\" | awk 'NR==2 {print $4}')\"\n"
+    "echo \"ddpjob-probe: arch $(uname -m)\"\n";
 
 /* The probe's stdin: remote_dir, then the script. */
 static char *probe_input(const cluster_profile_t *c)
@@ -250,10 +253,34 @@ static void say_schedulers(const char *out, int *problem)
     *problem |= !answered;
 }
 
+/* The login node's architecture, and whether this install holds the cluster build submit --on
+ * sends there. */
+static void say_arch(const char *out, int *problem)
+{
+    char arch[64], tree[4096];
+    ddp_error_t err;
+    probe_value(out, "arch", arch, sizeof arch);
+    char *self = datafile_self_dir(&err), prefix[4096];
+    snprintf(prefix, sizeof prefix, "%s/..", self ? self : ".");
+    free(self);
+    if (!*arch || strspn(arch, "abcdefghijklmnopqrstuvwxyz0123456789_") != strlen(arch)) {
+        printf("  architecture: unknown (uname -m said \"%s\")\n", arch);
+        *problem = 1;
+    } else if (remote_install_build_for(prefix, arch, tree, sizeof tree, &err)) {
+        printf("  architecture: %s\n", err.msg);
+        *problem = 1;
+    } else {
+        printf(
+            "  architecture: %s (this ddpjob holds its cluster build, which submit --on sends)\n",
+            arch);
+    }
+}
+
 static void say_found(const cluster_profile_t *c, const remote_result_t *r, int *problem)
 {
     char v[1024];
     say_schedulers(r->out, problem);
+    say_arch(r->out, problem);
     int any = 0;
     for (const char *line = strstr(r->out, "ddpjob-probe: ddpjob "); line;
          line = strstr(line + 1, "ddpjob-probe: ddpjob ")) {

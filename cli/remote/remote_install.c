@@ -66,7 +66,9 @@ static int installed_whole(ssh_session_t *s, const char *version, int64_t deadli
     if (status < 0)
         return -1;
     if (status == 4)
-        fprintf(stderr, "ddpjob: %s: ~/.local/share/ddpjob/%s was not whole: moved aside\n",
+        fprintf(stderr,
+                "ddpjob: %s: ~/.local/share/ddpjob/%s was not whole, or did not run there: moved "
+                "aside\n",
                 ssh_session_where(s), version);
     return status == 0;
 }
@@ -99,16 +101,20 @@ static void builds_held(const char *dir, char *out, size_t size)
         closedir(d);
 }
 
-/* The local cluster build for ARCH: prefix/lib/ddpjob/cluster/ARCH, or err naming what there is. */
-static int cluster_build(const char *prefix, const char *arch, char *tree, size_t size,
-                         ddp_error_t *err)
+int remote_install_build_for(const char *prefix, const char *arch, char *tree, size_t size,
+                             ddp_error_t *err)
 {
+    /* An install holds them in lib/ddpjob/cluster; a build tree (build/cli/ddpjob's) in
+     * build/scripts, where scripts/meson.build makes this machine's. */
+    static const char *const places[] = {"lib/ddpjob/cluster", "scripts"};
     char dir[4000], sums[4608], held[512];
+    for (size_t i = 0; i < sizeof places / sizeof *places; i++) {
+        snprintf(tree, size, "%s/%s/%s", prefix, places[i], arch);
+        snprintf(sums, sizeof sums, "%s/share/ddpjob/SHA256SUMS", tree);
+        if (access(sums, R_OK) == 0)
+            return 0;
+    }
     snprintf(dir, sizeof dir, "%s/lib/ddpjob/cluster", prefix);
-    snprintf(tree, size, "%s/%s", dir, arch);
-    snprintf(sums, sizeof sums, "%s/share/ddpjob/SHA256SUMS", tree);
-    if (access(sums, R_OK) == 0)
-        return 0;
     builds_held(dir, held, sizeof held);
     return ddp_error_set(err,
                          "the cluster is %s; this ddpjob holds %s%s (%s): install ddpjob there "
@@ -165,7 +171,7 @@ int remote_install(ssh_session_t *s, const char *prefix, const char *version, in
     char arch[64], tree[4096];
     int whole = 0;
     int rc = cluster_arch(s, deadline, r, arch, sizeof arch, err) ||
-                     cluster_build(prefix, arch, tree, sizeof tree, err) ||
+                     remote_install_build_for(prefix, arch, tree, sizeof tree, err) ||
                      (whole = installed_whole(s, version, deadline, r, err)) < 0 ||
                      (!whole && send_checked(s, tree, version, deadline, sum, r, err))
                  ? -1

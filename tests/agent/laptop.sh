@@ -86,6 +86,8 @@ expect_contains "$OUT" "scheduler: PBS, qsub at /opt/pbs/bin/qsub (pbs_version =
 expect_contains "$OUT" "ddpjob: none installed (submit --on hpc installs this one" "no ddpjob there yet"
 expect_contains "$OUT" "remote_dir $home/ddpjob: not there yet (made under $home), " "remote_dir ~/ddpjob, under the user's home"
 expect_contains "$OUT" "GiB free, writable" "its free space, and that it can be written"
+expect_contains "$OUT" "architecture: $(uname -m) (this ddpjob holds its cluster build, which submit --on sends)" \
+    "the login node's architecture, and that this ddpjob has a build for it"
 mkdir -p "$home/.local/share/ddpjob/0.1.0/bin"
 cp "$DDPJOB" "$home/.local/share/ddpjob/0.1.0/bin/"
 chown -R "$SSHD_USER:" "$home/.local"
@@ -251,6 +253,6 @@ expect_eq "$RC:$OUT" "0:already installed: uploaded 0 files, 0 KiB; 0 unchanged"
 echo x >>"$installed/share/ddpjob/templates/slurm.sh"
 run sshd_login timeout -s KILL 120 "$UPLOAD_RUN" --install n1 "$prefix" "$version"
 expect_contains "$RC:$OUT" "0:installed: uploaded 4 files" "a file changed there: installed again"
-expect_contains "$ERR" "ddpjob/$version was not whole: moved aside" "... saying the old one was moved aside"
+expect_contains "$ERR" "ddpjob/$version was not whole, or did not run there: moved aside" "... saying the old one was moved aside"
 expect_eq "$(ls -d "$installed".broken-* | wc -l)" 1 "... where it is kept"
 if sshd_login runuser -u "$SSHD_USER" -- "$installed/bin/ddpjob" --version >/dev/null; then pass "the installed ddpjob runs"; else fail "the installed ddpjob runs"; fi

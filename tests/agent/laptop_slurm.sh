@@ -13,6 +13,7 @@
 . "$SRCDIR/tests/lib/tap.sh"
 . "$SRCDIR/tests/cluster/slurm.sh"
 . "$SRCDIR/tests/cluster/laptop.sh"
+. "$SRCDIR/tests/cluster/oldroot.sh"
 user=ddpjrem
 R=$LAPTOP_DIR
 users_down() {
@@ -38,7 +39,18 @@ chown "$user:" "$home"
 printf 'export SLURM_CONF=%s PATH=/usr/bin:/bin\n' "$SLURM_CONF" >"$home/.bash_profile"
 chown "$user:" "$home/.bash_profile"
 LAPNS=$(cluster_ns laptop)
-laptop_suite_up head 10.77.0.1 "$user" "$LAPNS" "$(cluster_ns head)" 10.77.0.200 cluster_in head || exit 1
+# The head's login runs in a Debian 11 root (tests/cluster/oldroot.sh), as a cluster's login node
+# is rarely the laptop's system: its sshd, bash, coreutils and Slurm client (20.11) are its own.
+if oldroot_make >"$T/oldroot.log" 2>&1; then pass "a Debian 11 root for the login node (debootstrap, cached in $OLDROOT)"; else
+    fail "a Debian 11 root for the login node" "$(tail -n 20 "$T/oldroot.log")"; exit 1; fi
+export OLDROOT_BINDS=$LAPTOP_DIR
+login() { cluster_in head "$SRCDIR/tests/cluster/oldroot-enter.sh" "$@"; }
+laptop_suite_up head 10.77.0.1 "$user" "$LAPNS" "$(cluster_ns head)" 10.77.0.200 login || exit 1
+expect_contains "$(login ldd --version 2>&1 | head -n 1)" "GLIBC 2.31" "the login node's C library is Debian 11's glibc 2.31"
+expect_contains "$(login sbatch --version 2>&1)" "slurm-wlm 20.11" "... and its Slurm client 20.11"
+run login "$LAPTOP_DDPJOB" --version
+expect_eq "$RC" 127 "the laptop's own ddpjob does not start there" "$OUT" "$ERR"
+expect_contains "$ERR" "error while loading shared libraries" "... lacking the laptop's libraries" "$ERR"
 version=$LAPTOP_VERSION
 laptop() { laptop_in "$LAPNS" "$CLUSTER/etc/hosts" "$@"; }
 
@@ -49,6 +61,13 @@ echo "an old checkpoint, left home" >"$R/proj/checkpoints/old.ckpt"
 spec() { laptop_spec slurm "$@"; }
 spec lapjob '[sh, job.sh]'
 spec lapfail '[sh, job.sh]' 'FAIL_RANK: "1"'
+# Its end told to a real HTTP receiver in the head's namespace, by the cluster build's ddpjob on
+# node 0 (libcurl linked statically).
+hook_port=18090
+DDPJ_TESTCLUSTER=$CLUSTER cluster_in head /usr/bin/python3 "$SRCDIR/tests/agent/py/webhook_receiver.py" \
+    10.77.0.1 "$hook_port" "$T/hook.received" >"$T/hook.log" 2>&1 &
+at_exit "kill $! 2>/dev/null"
+printf 'notify: {webhook: "http://10.77.0.1:%s/lap", on: [failed]}\n' "$hook_port" >>"$R/proj/lapfail.yaml"
 spec lapsleep '[sleep, "300"]'
 spec lapticks "[sh, -c, 'for i in \$(seq 30); do echo tick \$i; sleep 1; done']"
 chown -R root: "$R/proj"
@@ -75,6 +94,12 @@ expect_contains "$(cat "$record/script" 2>/dev/null)" "$home/.local/share/ddpjob
     "the job's script runs the agent installed there"
 expect_contains "$(cat "$R/client/state/ddpjob/remote-jobs" 2>/dev/null)" "hpc	$JOB	lapjob	~/jobs/lapjob	$R/proj" \
     "the laptop's index notes where the job went"
+
+installed=$home/.local/share/ddpjob/$version
+for prog in ddpjob ddpjob-agent; do
+    expect_contains "$(file "$installed/bin/$prog")" "statically linked" "the $prog installed there is the cluster build, static"
+done
+expect_eq "$(login "$installed/bin/ddpjob" --version 2>&1)" "ddpjob $version" "... and runs on the login node"
 
 laptop wait "$JOB" --timeout 240
 expect_rc 0 "wait (found through the index): the job completed"
@@ -119,6 +144,8 @@ expect_rc 3 "wait --on: the failed job's own status (3)"
 laptop status "$FAILED"
 expect_contains "$OUT" "failed" "status from the laptop: failed" "$ERR"
 expect_contains "$OUT" "rank 1" "... naming rank 1"
+expect_contains "$(cat "$T/hook.received" 2>/dev/null)" "\"event\":\"failed\"" \
+    "the cluster build's ddpjob on node 0 told the webhook the job failed"
 
 # Cancel from the laptop: nothing left running there.
 laptop submit --on hpc lapsleep.yaml
@@ -226,9 +253,10 @@ expect_eq "$(cluster_in head squeue -h | wc -l)" "$count_before" "... and nothin
 truncate -s 2M "$T/full.img"
 mkfs.ext4 -q -F "$T/full.img"
 mkdir -p "$home/full"
-sshd_mnt=/proc/$(cat "$R/run/sshd-head.pid")/ns/mnt
-if nsenter --mount="$sshd_mnt" mount -o loop "$T/full.img" "$home/full"; then
-    nsenter --mount="$sshd_mnt" chown "$user:" "$home/full"
+# In the sshd's mount namespace and its root (the Debian 11 one).
+sshd_in() { nsenter -t "$(cat "$R/run/sshd-head.pid")" -m -r "$@"; }
+if sshd_in mount -o loop "$T/full.img" "$home/full"; then
+    sshd_in chown "$user:" "$home/full"
     laptop cluster add full --host head --remote-dir "$home/full"
     head -c 3000000 /dev/urandom >"$R/proj/data/big.bin"
     laptop submit --on full lapjob.yaml
@@ -238,7 +266,7 @@ if nsenter --mount="$sshd_mnt" mount -o loop "$T/full.img" "$home/full"; then
     expect_contains "$ERR" "nothing submitted" "... and that nothing was submitted"
     expect_eq "$(cluster_in head squeue -h | wc -l)" "$count_before" "... and nothing was"
     rm "$R/proj/data/big.bin"
-    nsenter --mount="$sshd_mnt" umount "$home/full"
+    sshd_in umount "$home/full"
 else
     fail "a loop-mounted 2 MiB filesystem on the head" "mount -o loop failed"
 fi

@@ -13,6 +13,7 @@
 #include "runtime/base/ddp_parse.h"
 #include "cli/jobs/job_view.h"
 #include "cli/jobs/sweep_record.h"
+#include "cli/script/scheduler.h"
 #include "runtime/base/spawn.h"
 
 /* How often wait looks again. */
@@ -293,52 +294,30 @@ static size_t live_ids(const job_view_t *v, job_id_t *ids, size_t max)
     return n;
 }
 
-static int run_scheduler(char **argv, int tolerate_failure)
-{
-    ddp_error_t err;
-    int failed;
-    if (sched_run(argv, NULL, tolerate_failure, &failed, &err) == 0)
-        return 0;
-    fprintf(stderr, "ddpjob cancel: %s\n", err.msg);
-    return -1;
-}
-
-/* Asks the running job's workers to checkpoint, with its spec's signal: on Slurm to the job's
- * steps (the agents) with scancel, not to its batch shell; on PBS through the job's record, which
- * the batch script's supervisor watches (qsig reaches only the first node's session, and ends
- * the job's login shell, and with it the job, at once). */
-static int ask_checkpoint(const job_view_t *v, int pbs)
+/* Asks the running job's workers to checkpoint, with its spec's signal, as its scheduler does. */
+static int ask_checkpoint(const job_view_t *v, const sched_ops_t *ops)
 {
     const char *sig = v->rec.checkpoint_signal;
-    if (pbs) {
-        char path[8192];
-        snprintf(path, sizeof path, "%s/checkpoint-request", v->rec.dir);
-        ddp_error_t err;
-        if (ddp_write_file_atomic(path, sig, strlen(sig), 0600, &err) < 0) {
-            fprintf(stderr, "ddpjob cancel: %s\n", err.msg);
-            return EXIT_SYSTEM;
-        }
-    } else {
-        char *argv[] = {"scancel", "--signal", (char *)sig, "--", (char *)job_view_id(v), NULL};
-        if (run_scheduler(argv, 0))
-            return EXIT_SUBMITTER;
+    ddp_error_t err;
+    if (ops->ask_checkpoint(job_view_id(v), v->rec.dir, sig, &err)) {
+        fprintf(stderr, "ddpjob cancel: %s\n", err.msg);
+        return EXIT_SUBMITTER;
     }
     printf("asked job %s to checkpoint (SIG%s); waiting for it to end\n", job_view_id(v), sig);
     return EXIT_OK;
 }
 
-/* scancel/qdel of the links that may still run or wait. */
-static int end_links(int pbs, job_id_t *ids, size_t nids)
+/* The cancel of the links that may still run or wait. */
+static int end_links(const sched_ops_t *ops, job_id_t *ids, size_t nids)
 {
-    char *argv[64 + 3];
-    size_t a = 0;
-    argv[a++] = pbs ? "qdel" : "scancel";
-    argv[a++] = "--"; /* the ids were checked when the record was read; this is the second lock */
+    char *argv_ids[64]; /* nids <= 64: live_ids */
     for (size_t i = 0; i < nids; i++)
-        argv[a++] = ids[i];
-    argv[a] = NULL;
-    /* qdel fails for a link that has just finished: what counts is that all end. */
-    return run_scheduler(argv, 1) ? EXIT_SUBMITTER : EXIT_OK;
+        argv_ids[i] = ids[i];
+    ddp_error_t err;
+    if (sched_cancel(ops, argv_ids, nids, &err) == 0)
+        return EXIT_OK;
+    fprintf(stderr, "ddpjob cancel: %s\n", err.msg);
+    return EXIT_SUBMITTER;
 }
 
 /* Waits until the job in `dir` has ended, saying how; -1 when it has not within `ms`. */
@@ -434,12 +413,17 @@ int cmd_cancel(int argc, char **argv)
     }
     job_id_t ids[64];
     size_t nids = live_ids(&v, ids, 64);
-    int pbs = !strcmp(v.rec.scheduler, "pbs");
+    const sched_ops_t *ops = sched_named(v.rec.scheduler);
+    if (!ops && rc == EXIT_OK && nids) {
+        fprintf(stderr, "ddpjob cancel: %s: a record of no scheduler this ddpjob knows (%s)\n",
+                v.rec.dir, v.rec.scheduler);
+        rc = EXIT_SYSTEM;
+    }
     int asked = rc == EXIT_OK && nids && checkpoint && v.state == JOB_RUNNING;
     if (asked)
-        rc = ask_checkpoint(&v, pbs);
+        rc = ask_checkpoint(&v, ops);
     else if (rc == EXIT_OK && nids)
-        rc = end_links(pbs, ids, nids);
+        rc = end_links(ops, ids, nids);
     job_views_free(&v, 1);
     if (rc == EXIT_OK && wait_ended(dirs[0], asked ? CANCEL_WAIT_MS / 2 : CANCEL_WAIT_MS)) {
         if (asked) {
@@ -449,7 +433,7 @@ int cmd_cancel(int argc, char **argv)
                     "ddpjob cancel: %s did not end within %d s of the checkpoint request; "
                     "cancelling it\n",
                     argv[optind], CANCEL_WAIT_MS / 2000);
-            rc = end_links(pbs, ids, nids);
+            rc = end_links(ops, ids, nids);
         }
         if (rc == EXIT_OK && (!asked || wait_ended(dirs[0], CANCEL_WAIT_MS))) {
             fprintf(stderr, "ddpjob cancel: %s has not ended %d s after the cancel\n", argv[optind],

@@ -155,22 +155,19 @@ static int make_records(sweep_run_t *s)
  * is left to run. */
 static void undo_submitted(sweep_run_t *s)
 {
-    char **argv = calloc(s->ntrials + 3, sizeof *argv);
-    size_t a = 0;
-    if (!argv)
+    char **ids = calloc(s->ntrials + 1, sizeof *ids);
+    size_t n = 0;
+    if (!ids)
         return;
-    argv[a++] = s->sched == SCHED_PBS ? "qdel" : "scancel";
-    argv[a++] = "--";
     for (size_t k = 0; k < s->ntrials; k++)
         if (s->trials[k].id[0])
-            argv[a++] = s->trials[k].id;
+            ids[n++] = s->trials[k].id;
     ddp_error_t err;
-    int failed;
-    if (a > 2 && sched_run(argv, NULL, 1, &failed, &err))
+    if (n && sched_cancel(s->ops, ids, n, &err))
         fprintf(stderr, "ddpjob: cancelling the trials already submitted: %s\n", err.msg);
-    else if (a > 2)
-        fprintf(stderr, "ddpjob: cancelled the %zu trial job(s) already submitted\n", a - 2);
-    free(argv);
+    else if (n)
+        fprintf(stderr, "ddpjob: cancelled the %zu trial job(s) already submitted\n", n);
+    free(ids);
 }
 
 /* Runs (or, dry, shows) the submitter on file in dir with extra arguments, the file checked to
@@ -253,18 +250,13 @@ static int submit_lanes(sweep_run_t *s, int dry)
         trial_t *t = &s->trials[k];
         char depend[256] = "", record[8192], output_arg[4200], *extra[8] = {NULL};
         size_t e = 0;
-        if (k >= (size_t)s->parallel)
-            snprintf(depend, sizeof depend, "%s%s",
-                     s->sched == SCHED_PBS ? "depend=afterany:" : "--dependency=afterany:",
-                     s->trials[k - (size_t)s->parallel].id);
         if (t->record) {
             s->ops->output_args(s->output.dir, 0, output_arg, sizeof output_arg, extra, &e);
             record_handoff(s->sched, t->record, &s->output, record, sizeof record, extra, &e);
         }
-        if (depend[0] && s->sched == SCHED_PBS)
-            extra[e++] = "-W";
-        if (depend[0])
-            extra[e++] = depend;
+        if (k >= (size_t)s->parallel)
+            s->ops->after_args("afterany", s->trials[k - (size_t)s->parallel].id, depend,
+                               sizeof depend, extra, &e);
         int code = submit_file(s, t->jobdir, t->file, t->text, extra, dry, t->id, sizeof t->id);
         if (dry)
             snprintf(t->id, sizeof t->id, "<trial %zu's job>", k);
@@ -481,13 +473,8 @@ static int resubmit(const sweep_view_t *v, size_t k, const char *after, int dry,
     }
     ops->output_args(output.dir, 0, output_arg, sizeof output_arg, extra, &e);
     record_handoff(ops->kind, trial, &output, record, sizeof record, extra, &e);
-    if (*after) {
-        snprintf(depend, sizeof depend, "%s%s",
-                 ops->kind == SCHED_PBS ? "depend=afterany:" : "--dependency=afterany:", after);
-        if (ops->kind == SCHED_PBS)
-            extra[e++] = "-W";
-        extra[e++] = depend;
-    }
+    if (*after)
+        ops->after_args("afterany", after, depend, sizeof depend, extra, &e);
     int code = submit_file(&s, v->trials[k].rec.workdir, script, text, extra, dry, id, size);
     if (code == EXIT_OK && !dry)
         record_submitted(trial, id, 0);

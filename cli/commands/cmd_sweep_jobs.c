@@ -7,6 +7,7 @@
 
 #include "cli/commands/commands.h"
 #include "cli/jobs/sweep_view.h"
+#include "cli/script/scheduler.h"
 #include "runtime/base/ddp_clock.h"
 
 /* How often wait looks again, and how long cancel waits for the trials to be gone. */
@@ -126,24 +127,18 @@ int sweep_cancel(const char *dir)
         return EXIT_SYSTEM;
     char **ids;
     size_t n = cancel_marks(&v, &ids);
-    int pbs = !strcmp(v.rec.scheduler, "pbs");
+    const sched_ops_t *ops = sched_named(v.rec.scheduler);
     char name[256];
     snprintf(name, sizeof name, "%s", v.rec.name);
     sweep_view_free(&v);
     int rc = EXIT_OK;
-    if (n) {
-        char **argv = calloc(n + 3, sizeof *argv);
-        argv[0] = pbs ? "qdel" : "scancel";
-        argv[1] = "--";
-        memcpy(argv + 2, ids, n * sizeof *ids);
-        ddp_error_t err;
-        int failed;
-        /* qdel fails for a job that has just finished: what counts is that all end. */
-        if (sched_run(argv, NULL, 1, &failed, &err)) {
-            fprintf(stderr, "ddpjob cancel: %s\n", err.msg);
-            rc = EXIT_SUBMITTER;
-        }
-        free(argv);
+    ddp_error_t err;
+    if (n && !ops) {
+        fprintf(stderr, "ddpjob cancel: %s: a sweep of no scheduler this ddpjob knows\n", dir);
+        rc = EXIT_SYSTEM;
+    } else if (n && sched_cancel(ops, ids, n, &err)) {
+        fprintf(stderr, "ddpjob cancel: %s\n", err.msg);
+        rc = EXIT_SUBMITTER;
     }
     for (size_t i = 0; i < n; i++)
         free(ids[i]);

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runtime/base/ddp_file.h"
+#include "cli/jobs/sched_query.h"
 #include "cli/spec/units.h"
 
 static int fill_directives(tmpl_ctx_t *ctx, const strv_t *directives)
@@ -172,14 +174,51 @@ static void slurm_output_args(const char *dir, int array, char *buf, size_t size
     extra[(*n)++] = buf;
 }
 
+static void pbs_after_args(const char *condition, const char *job_id, char *buf, size_t size,
+                           char **extra, size_t *n)
+{
+    snprintf(buf, size, "depend=%s:%s", condition, job_id);
+    extra[(*n)++] = "-W";
+    extra[(*n)++] = buf;
+}
+
+static void slurm_after_args(const char *condition, const char *job_id, char *buf, size_t size,
+                             char **extra, size_t *n)
+{
+    snprintf(buf, size, "--dependency=%s:%s", condition, job_id);
+    extra[(*n)++] = buf;
+}
+
+/* Through the job's record, which the batch script's supervisor watches: qsig reaches only the
+ * first node's session, and ends the job's login shell, and with it the job, at once. */
+static int pbs_ask_checkpoint(const char *job_id, const char *record_dir, const char *sig,
+                              ddp_error_t *err)
+{
+    (void)job_id;
+    char path[8192];
+    snprintf(path, sizeof path, "%s/checkpoint-request", record_dir);
+    return ddp_write_file_atomic(path, sig, strlen(sig), 0600, err) < 0 ? -1 : 0;
+}
+
+/* To the job's steps (the agents), not to its batch shell. */
+static int slurm_ask_checkpoint(const char *job_id, const char *record_dir, const char *sig,
+                                ddp_error_t *err)
+{
+    (void)record_dir;
+    char *argv[] = {"scancel", "--signal", (char *)sig, "--", (char *)job_id, NULL};
+    int failed;
+    return sched_run(argv, NULL, 0, &failed, err);
+}
+
 static const char *const no_args[] = {NULL};
 static const char *const sbatch_args[] = {"--parsable", NULL};
 
 static const sched_ops_t sched_table[] = {
     {SCHED_PBS, "pbs", "pbs.sh", ".pbs", "qsub", no_args, pbs_fill, pbs_note_ignored,
-     pbs_parse_job_id, pbs_output_args},
+     pbs_parse_job_id, pbs_output_args, pbs_after_args, "qdel", pbs_ask_checkpoint},
     {SCHED_SLURM, "slurm", "slurm.sh", ".sbatch", "sbatch", sbatch_args, slurm_fill,
-     slurm_note_ignored, slurm_parse_job_id, slurm_output_args},
+     slurm_note_ignored, slurm_parse_job_id, slurm_output_args, slurm_after_args, "scancel",
+     slurm_ask_checkpoint},
 };
 
 const sched_ops_t *sched_get(sched_kind_t kind)
@@ -188,6 +227,27 @@ const sched_ops_t *sched_get(sched_kind_t kind)
         if (sched_table[i].kind == kind)
             return &sched_table[i];
     return NULL;
+}
+
+const sched_ops_t *sched_named(const char *name)
+{
+    for (size_t i = 0; name && i < sizeof sched_table / sizeof sched_table[0]; i++)
+        if (!strcmp(sched_table[i].name, name))
+            return &sched_table[i];
+    return NULL;
+}
+
+int sched_cancel(const sched_ops_t *ops, char *const *ids, size_t n, ddp_error_t *err)
+{
+    char **argv = calloc(n + 3, sizeof *argv);
+    if (!argv)
+        return ddp_error_set(err, "out of memory");
+    argv[0] = (char *)ops->cancel_program;
+    argv[1] = "--"; /* the ids were checked when they were read; this is the second lock */
+    memcpy(argv + 2, ids, n * sizeof *ids);
+    int failed, rc = sched_run(argv, NULL, 1, &failed, err);
+    free(argv);
+    return rc;
 }
 
 void sched_script_file(const sched_ops_t *ops, const job_spec_t *spec, char *out, size_t outsize)

@@ -2,13 +2,15 @@
  *
  * Each entry names its template, fills the template variables only it knows (directive values
  * in its own units), lists the spec fields it ignores (for the note that `render --scheduler`
- * prints), and knows how to submit and read back the job id. Adding a scheduler means adding an
- * entry and a template, not editing callers. */
+ * prints), and knows how to submit (its output file, a dependency on another job) and read back
+ * the job id, how to cancel, and how to ask a running job to checkpoint. Adding a scheduler means
+ * adding an entry and a template, not editing callers. */
 #ifndef DDPJOB_SCHED_H
 #define DDPJOB_SCHED_H
 
 #include <stdio.h>
 
+#include "runtime/base/ddp_error.h"
 #include "cli/spec/spec.h"
 #include "cli/script/template.h"
 
@@ -30,9 +32,26 @@ typedef struct sched_ops {
      * `array`) into folder dir: appended to extra at *n, their text in buf. */
     void (*output_args)(const char *dir, int array, char *buf, size_t size, char **extra,
                         size_t *n);
+    /* The submitter's arguments that hold the job until job_id has ended as `condition` says
+     * (afterany, afterok, afternotok: the words Slurm and PBS share): appended to extra at *n,
+     * their text in buf. */
+    void (*after_args)(const char *condition, const char *job_id, char *buf, size_t size,
+                       char **extra, size_t *n);
+    const char *cancel_program; /* ends jobs given by id */
+    /* Asks a running job's workers to checkpoint with signal sig (a name such as "USR1"); the
+     * job's record is record_dir. 0, or -1 with err set. */
+    int (*ask_checkpoint)(const char *job_id, const char *record_dir, const char *sig,
+                          ddp_error_t *err);
 } sched_ops_t;
 
 const sched_ops_t *sched_get(sched_kind_t kind);
+
+/* The entry a record names by its scheduler's name ("slurm", "pbs"); NULL for no such one. */
+const sched_ops_t *sched_named(const char *name);
+
+/* Ends the jobs ids[0..n) with the scheduler's cancel program. One that has just ended is no
+ * failure: what counts is that all end. 0, or -1 with err set. */
+int sched_cancel(const sched_ops_t *ops, char *const *ids, size_t n, ddp_error_t *err);
 
 /* The file `submit` writes a job's script to, in the job directory: the job name (anything but
  * letters, digits and ._- becomes _), a sweep trial's ".tK", and the scheduler's suffix. A

@@ -271,40 +271,49 @@ static void keep_final(const job_view_t *v)
                               v->sched.sched_state, &err);
 }
 
+/* What each view's scheduler says of it: one query per scheduler for all its views. The first
+ * query that failed is in err. */
+static int query_schedulers(job_view_t *views, size_t n, ddp_error_t *err)
+{
+    sched_job_t *asked = calloc(n + 1, sizeof *asked);
+    if (!asked)
+        return ddp_error_set(err, "out of memory");
+    int rc = 0;
+    for (const sched_querier_t *q = sched_queriers; q->name; q++) {
+        memset(asked, 0, (n + 1) * sizeof *asked);
+        int any = 0;
+        for (size_t i = 0; i < n; i++)
+            if (views[i].rec.dir && !strcmp(views[i].rec.scheduler, q->name)) {
+                snprintf(asked[i].id, sizeof asked[i].id, "%s", job_view_id(&views[i]));
+                any = 1;
+            }
+        ddp_error_t qerr = {0};
+        if (any && q->query(asked, n, &qerr) && !rc) {
+            *err = qerr;
+            rc = -1;
+        }
+        for (size_t i = 0; any && i < n; i++)
+            if (asked[i].id[0])
+                views[i].sched = asked[i];
+    }
+    free(asked);
+    return rc;
+}
+
 int job_views_load(char *const *dirs, size_t n, job_view_t *views, ddp_error_t *err)
 {
     memset(views, 0, n * sizeof *views);
-    sched_job_t *slurm = calloc(n + 1, sizeof *slurm), *pbs = calloc(n + 1, sizeof *pbs);
-    if (!slurm || !pbs) {
-        free(slurm);
-        free(pbs);
-        return ddp_error_set(err, "out of memory");
-    }
     for (size_t i = 0; i < n; i++) {
         job_view_t *v = &views[i];
         if (job_record_read(dirs[i], &v->rec, err))
             continue;
         v->link = v->rec.nlinks ? v->rec.nlinks - 1 : 0;
-        sched_job_t *q = !strcmp(v->rec.scheduler, "pbs") ? &pbs[i] : &slurm[i];
-        snprintf(q->id, sizeof q->id, "%s", job_view_id(v));
     }
-    ddp_error_t slurm_err = {0}, pbs_err = {0};
-    int rc = 0;
-    for (size_t i = 0; i < n; i++)
-        if (slurm[i].id[0]) {
-            rc |= sched_query_slurm(slurm, n, &slurm_err);
-            break;
-        }
-    for (size_t i = 0; i < n; i++)
-        if (pbs[i].id[0]) {
-            rc |= sched_query_pbs(pbs, n, &pbs_err);
-            break;
-        }
+    int rc = query_schedulers(views, n, err);
     for (size_t i = 0; i < n; i++) {
         job_view_t *v = &views[i];
         if (!v->rec.dir)
             continue;
-        v->sched = !strcmp(v->rec.scheduler, "pbs") ? pbs[i] : slurm[i];
         read_reports(v);
         read_progress(v);
         job_view_decide(v);
@@ -313,11 +322,7 @@ int job_views_load(char *const *dirs, size_t n, job_view_t *views, ddp_error_t *
         if (job_state_final(v->state) && v->state != JOB_COMPLETED && !v->nfailed)
             read_batch_tail(v);
     }
-    free(slurm);
-    free(pbs);
-    if (rc)
-        *err = slurm_err.msg[0] ? slurm_err : pbs_err;
-    return rc ? -1 : 0;
+    return rc;
 }
 
 void job_views_free(job_view_t *views, size_t n)

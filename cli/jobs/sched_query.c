@@ -286,7 +286,7 @@ static int slurm_count_running(sched_job_t *jobs, size_t n, ddp_error_t *err)
     return 0;
 }
 
-int sched_query_slurm(sched_job_t *jobs, size_t n, ddp_error_t *err)
+static int sched_query_slurm(sched_job_t *jobs, size_t n, ddp_error_t *err)
 {
     char *ids = missing_ids(jobs, n), *out = NULL;
     if (!ids)
@@ -317,7 +317,7 @@ int sched_query_slurm(sched_job_t *jobs, size_t n, ddp_error_t *err)
     return 0;
 }
 
-int sched_query_pbs(sched_job_t *jobs, size_t n, ddp_error_t *err)
+static int sched_query_pbs(sched_job_t *jobs, size_t n, ddp_error_t *err)
 {
     size_t want = 0;
     for (size_t i = 0; i < n; i++)
@@ -346,3 +346,9 @@ int sched_query_pbs(sched_job_t *jobs, size_t n, ddp_error_t *err)
     free(out);
     return 0;
 }
+
+const sched_querier_t sched_queriers[] = {
+    {"slurm", sched_query_slurm},
+    {"pbs", sched_query_pbs},
+    {NULL, NULL},
+};

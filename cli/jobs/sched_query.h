@@ -33,11 +33,16 @@ typedef struct {
     int partition_running, partition_running_nodes;
 } sched_job_t;
 
-/* Each of the n jobs as the scheduler knows them (found 0 where it does not). A scheduler
- * command that cannot run or fails is named in err with its stderr (-1); sacct failing because
+/* Each scheduler's query, by the name its records keep ("slurm", "pbs"); the list ends with a
+ * NULL name. Callers loop over it rather than name a scheduler. A query fills each of the n jobs
+ * whose id is set as the scheduler knows it (found 0 where it does not); a scheduler command
+ * that cannot run or fails is named in err with its stderr (-1); sacct failing because
  * accounting is off is not an error. */
-int sched_query_slurm(sched_job_t *jobs, size_t n, ddp_error_t *err);
-int sched_query_pbs(sched_job_t *jobs, size_t n, ddp_error_t *err);
+typedef struct {
+    const char *name;
+    int (*query)(sched_job_t *jobs, size_t n, ddp_error_t *err);
+} sched_querier_t;
+extern const sched_querier_t sched_queriers[];
 
 /* squeue -h -r -o '%i|%T|%r|%M|%l|%N|%S|%P|%D' lines; sacct -n -P -X -o
  * JobID,State,ExitCode,Elapsed,Timelimit,NodeList,Reason lines (an array task as ARRAY_TASK in

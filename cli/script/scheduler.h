@@ -4,7 +4,18 @@
  * in its own units), lists the spec fields it ignores (for the note that `render --scheduler`
  * prints), and knows how to submit (its output file, a dependency on another job) and read back
  * the job id, how to cancel, and how to ask a running job to checkpoint. Adding a scheduler means
- * adding an entry and a template, not editing callers. */
+ * adding an entry and a template, not editing callers: that is the aim (issue 67), not yet all
+ * of the way. To add a scheduler today, these things:
+ *   1. an entry here (scheduler.c) and its template, templates/NAME.sh;
+ *   2. its name in the spec (spec.h's sched_kind_t, spec.c's names) and its detection
+ *      (site_detect.c);
+ *   3. its query in sched_query.c's sched_queriers, with its states mapped to ours, and its
+ *      pending reasons in words (pending_reason.c);
+ *   4. its array script (sweep_script.c), mail words (render.c) and default container runtime
+ *      (spec_container.c);
+ *   5. for the agent, its node rank and node list (agent/supervision/options.c,
+ *      runtime/job/job_contract.c);
+ *   6. its loop in tests/cli/golden.sh and a test cluster (tests/cluster/). */
 #ifndef DDPJOB_SCHED_H
 #define DDPJOB_SCHED_H
 

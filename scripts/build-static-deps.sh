@@ -45,13 +45,29 @@ apt_opts=(-o "Dir::Etc::SourceList=$apt_dir/sources.list" -o Dir::Etc::SourcePar
     -o APT::Sandbox::User=root -qq)
 say "fetching Debian 12's sources"
 apt-get "${apt_opts[@]}" update >"$work/apt.log" 2>&1 || { cat "$work/apt.log" >&2; exit 1; }
-fetch_source() { # PACKAGE: the newest version; where the security archive lacks a file, the release's
-    (cd "$work/src" && { apt-get "${apt_opts[@]}" source --download-only "$1" ||
-        apt-get "${apt_opts[@]}" source --download-only "$1/bookworm"; }) >>"$work/apt.log" 2>&1 ||
+fetch_source() { # PACKAGE: Debian 12's newest version, Debian's patches applied; noted in SOURCES
+    if (cd "$work/src" && apt-get "${apt_opts[@]}" source --download-only "$1") >>"$work/apt.log" 2>&1; then
+        dpkg-source -x "$(ls "$work/src/$1"_*.dsc)" "$work/$1" >>"$work/apt.log" 2>&1 ||
+            { tail -n 5 "$work/apt.log" >&2; exit 1; }
+        basename "$(ls "$work/src/$1"_*.dsc)" >>"$work/SOURCES"
+        return
+    fi
+    # A mirror may lack the newest version's .dsc but hold its other files, each checked by apt
+    # against the archive's signed index as it came (libssh2's security update, here): the
+    # release's source then, with the newest version's patches applied over it.
+    (cd "$work/src" && apt-get "${apt_opts[@]}" source --download-only "$1/bookworm") >>"$work/apt.log" 2>&1 ||
         { tail -n 5 "$work/apt.log" >&2; exit 1; }
-    local dsc
-    dsc=$(ls -t "$work/src/$1"_*.dsc | head -n 1)
-    dpkg-source -x "$dsc" "$work/$1" >>"$work/apt.log" 2>&1 || { tail -n 5 "$work/apt.log" >&2; exit 1; }
+    local release newest
+    release=$(ls "$work/src/$1"_*.dsc)
+    newest=$(ls "$work/src/$1"_*.debian.tar.xz | sort -V | tail -n 1)
+    dpkg-source -x --skip-patches "$release" "$work/$1" >>"$work/apt.log" 2>&1 ||
+        { tail -n 5 "$work/apt.log" >&2; exit 1; }
+    rm -rf "$work/$1/debian"
+    tar -xJf "$newest" -C "$work/$1"
+    (cd "$work/$1" && sed -e 's/#.*//' -e '/^[[:space:]]*$/d' debian/patches/series |
+        while read -r patch _; do patch -p1 -s <"debian/patches/$patch" || exit 1; done) >>"$work/apt.log" 2>&1 ||
+        { tail -n 5 "$work/apt.log" >&2; exit 1; }
+    echo "$(basename "$release") with the patches of $(basename "$newest")" >>"$work/SOURCES"
 }
 
 cmake_build() { # PACKAGE CMAKE_ARGS...
@@ -76,7 +92,7 @@ cmake_build curl -DCURL_USE_MBEDTLS=ON -DCURL_USE_OPENSSL=OFF -DHTTP_ONLY=ON -DC
     -DCURL_ZLIB=OFF -DCURL_BROTLI=OFF -DCURL_ZSTD=OFF -DCURL_USE_GSSAPI=OFF -DENABLE_MANUAL=OFF \
     -DBUILD_CURL_EXE=OFF -DBUILD_TESTING=OFF -DCURL_CA_BUNDLE=none -DCURL_CA_PATH=none
 
-# What each was built from, for the bundle's notes.
+# What each was built from.
 # libyaml's CMake build leaves no pkg-config file; meson looks for one.
 cat >"$prefix/lib/pkgconfig/yaml-0.1.pc" <<PC
 prefix=$prefix
@@ -86,6 +102,6 @@ Version: 0.2.5
 Libs: -L\${prefix}/lib -lyaml
 Cflags: -I\${prefix}/include -DYAML_DECLARE_STATIC
 PC
-for dsc in "$work/src"/*.dsc; do basename "$dsc"; done >"$prefix/SOURCES"
+cp "$work/SOURCES" "$prefix/SOURCES"
 touch "$prefix/.complete"
 echo "$prefix"

@@ -9,7 +9,10 @@ src=$(cd "$(dirname "$0")/.." && pwd)
 [ "$#" = 2 ] || { echo "usage: scripts/build-static.sh BUILD_DIR DEST" >&2; exit 2; }
 dir=$(mkdir -p "$1" && cd "$1" && pwd) dest=$(mkdir -p "$2" && cd "$2" && pwd)
 deps=$(bash "$src/scripts/build-static-deps.sh")
+# Libraries built anew (their recipe changed) are another prefix: the build starts over on them.
+[ "$(cat "$dir/deps-prefix" 2>/dev/null)" = "$deps" ] || find "$dir" -mindepth 1 -delete
 if [ ! -f "$dir/build.ninja" ]; then
+    echo "$deps" >"$dir/deps-prefix"
     # pkg-config sees the musl archives only, never the host's glibc libraries; of the host's
     # headers, the kernel's alone (musl-gcc has none: linux/futex.h).
     kernel=$dir/kernel-headers

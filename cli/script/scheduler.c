@@ -215,10 +215,11 @@ static const char *const sbatch_args[] = {"--parsable", NULL};
 
 static const sched_ops_t sched_table[] = {
     {SCHED_PBS, "pbs", "pbs.sh", ".pbs", "qsub", no_args, pbs_fill, pbs_note_ignored,
-     pbs_parse_job_id, pbs_output_args, pbs_after_args, "qdel", pbs_ask_checkpoint},
+     pbs_parse_job_id, pbs_output_args, pbs_after_args, "qdel", pbs_ask_checkpoint, "#PBS -J ",
+     "PBS_ARRAY_INDEX", "PBS_O_WORKDIR"},
     {SCHED_SLURM, "slurm", "slurm.sh", ".sbatch", "sbatch", sbatch_args, slurm_fill,
      slurm_note_ignored, slurm_parse_job_id, slurm_output_args, slurm_after_args, "scancel",
-     slurm_ask_checkpoint},
+     slurm_ask_checkpoint, "#SBATCH --array=", "SLURM_ARRAY_TASK_ID", NULL},
 };
 
 const sched_ops_t *sched_get(sched_kind_t kind)

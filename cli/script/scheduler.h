@@ -11,7 +11,7 @@
  *      (site_detect.c);
  *   3. its query in sched_query.c's sched_queriers, with its states mapped to ours, and its
  *      pending reasons in words (pending_reason.c);
- *   4. its array script (sweep_script.c), mail words (render.c) and default container runtime
+ *   4. its mail words (render.c) and default container runtime
  *      (spec_container.c);
  *   5. for the agent, its node rank and node list (agent/supervision/options.c,
  *      runtime/job/job_contract.c);
@@ -53,6 +53,10 @@ typedef struct sched_ops {
      * job's record is record_dir. 0, or -1 with err set. */
     int (*ask_checkpoint)(const char *job_id, const char *record_dir, const char *sig,
                           ddp_error_t *err);
+    /* An array job (a sweep): the directive that starts the line of its range, the variable a
+     * task finds its index in, and the variable that names the folder a task's script starts in
+     * where the scheduler has one (NULL where a script starts where it was submitted). */
+    const char *array_directive, *array_index_var, *task_workdir_var;
 } sched_ops_t;
 
 const sched_ops_t *sched_get(sched_kind_t kind);

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/script/scheduler.h"
 #include "cli/script/shell_hold.h"
 #include "cli/spec/shquote.h"
 
@@ -41,18 +42,17 @@ char *sweep_array_script(sched_kind_t sched, const char *trial0_text,
     FILE *f = open_memstream(&text, &len);
     if (!f)
         return NULL;
-    int pbs = sched == SCHED_PBS;
+    const sched_ops_t *ops = sched_get(sched);
     if (parallel > 0 && (size_t)parallel < ntrials)
         snprintf(limit, sizeof limit, "%%%ld", parallel);
     write_directives(f, trial0_text);
-    fprintf(f, "%s0-%zu%s\n\n", pbs ? "#PBS -J " : "#SBATCH --array=", ntrials - 1, limit);
+    fprintf(f, "%s0-%zu%s\n\n", ops->array_directive, ntrials - 1, limit);
     fprintf(f,
             "# A sweep of %zu trials, at most %ld at once: this array task runs its trial's own "
             "job\n# script with the trial's record, as if the trial had been submitted alone from "
             "its folder.\nset -eo pipefail\n",
             ntrials, parallel > 0 && (size_t)parallel < ntrials ? parallel : (long)ntrials);
-    fprintf(f, "ddpjob_trial=${%s:?not a task of an array job}\n",
-            pbs ? "PBS_ARRAY_INDEX" : "SLURM_ARRAY_TASK_ID");
+    fprintf(f, "ddpjob_trial=${%s:?not a task of an array job}\n", ops->array_index_var);
     write_list(f, "ddpjob_trial_scripts", trials, ntrials, 0);
     int records = trials[0].record != NULL;
     if (records)
@@ -63,8 +63,9 @@ char *sweep_array_script(sched_kind_t sched, const char *trial0_text,
           f);
     /* A trial runs in its own folder, as if submitted from there (PBS's scripts start in
      * PBS_O_WORKDIR). */
-    if (pbs)
-        fputs("PBS_O_WORKDIR=${ddpjob_script%/*}\nexport PBS_O_WORKDIR\n", f);
+    if (ops->task_workdir_var)
+        fprintf(f, "%s=${ddpjob_script%%/*}\nexport %s\n", ops->task_workdir_var,
+                ops->task_workdir_var);
     /* The script as submitted, from the trial's own record (the folder's copy may have been
      * written over since, by another sweep of the same spec), through a hold on that record: in
      * a team's workdir another member may rename .ddpjob and plant a script under its name. */

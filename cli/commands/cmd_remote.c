@@ -679,14 +679,11 @@ static int list_here_and_there(int argc, char **argv, const host_options_t *ho)
 
 int remote_dispatch(int argc, char **argv)
 {
-    static const char *const forwarded[] = {"status", "logs",   "cancel", "list",
-                                            "wait",   "report", NULL};
     const char *command = argv[0];
-    int is_submit = !strcmp(command, "submit"), known = is_submit;
-    for (const char *const *f = forwarded; !known && *f; f++)
-        known = !strcmp(command, *f);
-    if (!known)
+    const ddpjob_command_t *row = ddpjob_command(command);
+    if (!row || !(row->flags & CMD_ON))
         return -1;
+    int is_submit = !strcmp(command, "submit");
     char **words = malloc(((size_t)argc + 8) * sizeof *words);
     if (!words)
         return EXIT_SYSTEM;

@@ -4,16 +4,29 @@
 # sources are Debian 12's, with Debian's patches (its security fixes among them), fetched by apt
 # (which checks them against the archive's signed index) and unpacked by dpkg-source. TLS is
 # mbedTLS: small, and static without a system configuration; libcurl is HTTP(S) only (webhooks).
-# The result is cached by the recipe's checksum, so a second build is a lookup.
-#   scripts/build-static-deps.sh   (prints the prefix: include/, lib/, lib/pkgconfig/)
+# The result is cached by the recipe's checksum, so a second build is a lookup. For another
+# architecture than this machine's (aarch64 on x86_64), the compiler is Debian's cross gcc with a
+# musl built here from Debian's source; qemu-user, where it is, runs what CMake's checks build.
+#   scripts/build-static-deps.sh [ARCH]   (ARCH as uname -m names it, default this machine's;
+#                                          prints the prefix: include/, lib/, lib/pkgconfig/,
+#                                          and musl/bin/musl-gcc for another architecture)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 say() { echo "build-static-deps: $*" >&2; }
-command -v musl-gcc >/dev/null || { say "no musl-gcc (apt-get install musl-tools)"; exit 1; }
+arch=${1:-$(uname -m)}
+case $arch in
+    x86_64 | aarch64) ;;
+    *) say "$arch: x86_64 or aarch64"; exit 2 ;;
+esac
+if [ "$arch" = "$(uname -m)" ]; then
+    command -v musl-gcc >/dev/null || { say "no musl-gcc (apt-get install musl-tools)"; exit 1; }
+else
+    command -v "$arch-linux-gnu-gcc" >/dev/null ||
+        { say "no $arch-linux-gnu-gcc for $arch (apt-get install gcc-$arch-linux-gnu)"; exit 1; }
+fi
 for tool in cmake dpkg-source apt-get; do
     command -v "$tool" >/dev/null || { say "no $tool"; exit 1; }
 done
-arch=$(uname -m)
 recipe=$(sha256sum "$here/build-static-deps.sh" | cut -c1-12)
 cache=${DDPJOB_STATIC_DEPS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ddpjob}
 prefix=$cache/musl-deps-$arch-$recipe
@@ -70,9 +83,31 @@ fetch_source() { # PACKAGE: Debian 12's newest version, Debian's patches applied
     echo "$(basename "$release") with the patches of $(basename "$newest")" >>"$work/SOURCES"
 }
 
+# The compiler: Debian's musl-gcc, or for another architecture its cross gcc with a musl of its
+# own (and musl's musl-gcc wrapper made for it).
+cc=musl-gcc
+cross=()
+if [ "$arch" != "$(uname -m)" ]; then
+    fetch_source musl
+    say "building musl for $arch"
+    (cd "$work/musl" && ./configure --target="$arch-linux-gnu" CROSS_COMPILE="$arch-linux-gnu-" \
+        CC="$arch-linux-gnu-gcc" --prefix="$prefix/musl" --disable-shared && make -j "$(nproc)" &&
+        make install) >"$work/musl.log" 2>&1 || { tail -n 30 "$work/musl.log" >&2; exit 1; }
+    sh "$work/musl/tools/musl-gcc.specs.sh" "$prefix/musl/include" "$prefix/musl/lib" \
+        "/lib/ld-musl-$arch.so.1" >"$prefix/musl/lib/musl-gcc.specs"
+    cc=$prefix/musl/bin/musl-gcc
+    mkdir -p "$prefix/musl/bin"
+    printf '#!/bin/sh\nexec %s "$@" -specs "%s"\n' "$arch-linux-gnu-gcc" "$prefix/musl/lib/musl-gcc.specs" >"$cc"
+    chmod 755 "$cc"
+    cross=(-DCMAKE_SYSTEM_NAME=Linux -DCMAKE_SYSTEM_PROCESSOR="$arch"
+        -DCMAKE_AR="$(command -v "$arch-linux-gnu-ar")" -DCMAKE_RANLIB="$(command -v "$arch-linux-gnu-ranlib")")
+    ! command -v "qemu-$arch-static" >/dev/null ||
+        cross+=(-DCMAKE_CROSSCOMPILING_EMULATOR="$(command -v "qemu-$arch-static")")
+fi
+
 cmake_build() { # PACKAGE CMAKE_ARGS...
     say "building $1"
-    cmake -S "$work/$1" -B "$work/build-$1" -DCMAKE_C_COMPILER=musl-gcc -DCMAKE_BUILD_TYPE=Release \
+    cmake -S "$work/$1" -B "$work/build-$1" -DCMAKE_C_COMPILER="$cc" "${cross[@]}" -DCMAKE_BUILD_TYPE=Release \
         -DCMAKE_INSTALL_PREFIX="$prefix" -DCMAKE_INSTALL_LIBDIR=lib -DCMAKE_PREFIX_PATH="$prefix" \
         -DBUILD_SHARED_LIBS=OFF -DCMAKE_POSITION_INDEPENDENT_CODE=ON "${@:2}" >"$work/$1.log" 2>&1 &&
         cmake --build "$work/build-$1" -j "$(nproc)" >>"$work/$1.log" 2>&1 &&
@@ -92,7 +127,6 @@ cmake_build curl -DCURL_USE_MBEDTLS=ON -DCURL_USE_OPENSSL=OFF -DHTTP_ONLY=ON -DC
     -DCURL_ZLIB=OFF -DCURL_BROTLI=OFF -DCURL_ZSTD=OFF -DCURL_USE_GSSAPI=OFF -DENABLE_MANUAL=OFF \
     -DBUILD_CURL_EXE=OFF -DBUILD_TESTING=OFF -DCURL_CA_BUNDLE=none -DCURL_CA_PATH=none
 
-# What each was built from.
 # libyaml's CMake build leaves no pkg-config file; meson looks for one.
 cat >"$prefix/lib/pkgconfig/yaml-0.1.pc" <<PC
 prefix=$prefix

@@ -1,24 +1,27 @@
 #!/bin/bash
-# Builds the release bundle ddpjob-VERSION-linux-ARCH.tar.gz (ARCH: this machine's, `uname -m`)
+# Builds the release bundle ddpjob-VERSION-linux-ARCH.tar.gz (ARCH: as `uname -m` names it)
 # from this checkout (committed files only, as a clean clone has them): the cluster build
 # (scripts/build-static.sh: ddpjob, ddpjob-agent and a CPU ddp-train, each fully static against
 # musl, so any Linux of that architecture runs them whatever its C library; share/ with templates,
 # examples, site profiles, man pages, completions, the modulefiles), SHA256SUMS, test.sh, the
 # bundle's own check on the machine it lands on, and install.sh PREFIX, which copies it into a
 # tree of one's own and will not replace another version silently. It is the tree `submit --on`
-# sends to a cluster of that architecture.
-#   scripts/bundle.sh [OUT_DIR]   (default: the current directory; prints the bundle's path)
+# sends to a cluster of that architecture. ARCH aarch64 on x86_64 is cross-built (Debian's
+# gcc-aarch64-linux-gnu; scripts/build-static.sh).
+#   scripts/bundle.sh [OUT_DIR [ARCH]]   (default: the current directory and this machine's
+#                                         architecture; prints the bundle's path)
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 out=$(cd "${1:-.}" && pwd)
+arch=${2:-$(uname -m)}
 version=$(sed -n "s/^  version: '\([^']*\)',$/\1/p" "$src/meson.build")
-name=ddpjob-$version-linux-$(uname -m)
+name=ddpjob-$version-linux-$arch
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 git -C "$src" archive --format=tar --prefix=src/ HEAD | tar -x -C "$work"
 echo "bundle: building (static, musl; GPU builds stay with the site's CUDA)" >&2
 stage=$work/$name
-bash "$work/src/scripts/build-static.sh" "$work/build" "$stage"
+bash "$work/src/scripts/build-static.sh" "$work/build" "$stage" "$arch"
 
 cat >"$stage/test.sh" <<'TEST'
 #!/bin/bash

@@ -16,6 +16,7 @@ packages=(
     iproute2 util-linux procps                     # network namespaces as separate hosts, pgrep
     openssh-server openssh-client                  # real sshd hosts for `ddpjob launch`
     busybox-static debootstrap                     # an empty root, and a Debian 11 one (a login node)
+    gcc-aarch64-linux-gnu linux-libc-dev-arm64-cross qemu-user-static  # the aarch64 cluster build, run under qemu
     environment-modules                            # `module load ddpjob` (Tcl modules, as NCI runs)
     charliecloud-runtime                           # containers: Charliecloud's ch-run
     chromium                                       # a real headless browser opens ddpjob report's pages
@@ -80,6 +81,12 @@ ENROOT_DATA_PATH /var/tmp/enroot-data/$(hostname)/user-$(id -u)
 ENROOT_CACHE_PATH /var/tmp/enroot-cache/$(hostname)/group-$(id -g)
 ENROOT_TEMP_PATH /var/tmp
 CONF
+fi
+# qemu-user for aarch64 programs, as systemd-binfmt registers it at boot (a machine without
+# systemd has it registered here), so that the aarch64 bundle's ddpjob can start its agent.
+if [ ! -e /proc/sys/fs/binfmt_misc/qemu-aarch64 ] && [ -r /usr/lib/binfmt.d/qemu-aarch64.conf ]; then
+    mountpoint -q /proc/sys/fs/binfmt_misc || mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc
+    grep -v '^#' /usr/lib/binfmt.d/qemu-aarch64.conf >/proc/sys/fs/binfmt_misc/register
 fi
 # The laptop suites' login node runs in a Debian 11 root (tests/cluster/oldroot.sh): made from
 # Debian's mirror once (minutes) and cached, as the suite would on its first run.

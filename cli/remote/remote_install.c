@@ -118,8 +118,8 @@ int remote_install_build_for(const char *prefix, const char *arch, char *tree, s
     builds_held(dir, held, sizeof held);
     return ddp_error_set(err,
                          "the cluster is %s; this ddpjob holds %s%s (%s): install ddpjob there "
-                         "from its %s bundle (scripts/bundle.sh, built on %s), or build this "
-                         "ddpjob with -Dcluster_build=enabled on %s",
+                         "from its %s bundle (scripts/bundle.sh OUT_DIR %s), or build this "
+                         "ddpjob with -Dcluster_arches=%s",
                          arch, *held ? "cluster builds for " : "no cluster build",
                          *held ? held : "", dir, arch, arch, arch);
 }

@@ -53,3 +53,32 @@ sed -i 's/^/x/' "$root/share/ddpjob/templates/slurm.sh"
 run as_user "$root/test.sh"
 expect_eq "$RC" 1 "a file changed after packing: test.sh fails"
 expect_contains "$OUT" "not ok - the files are whole" "naming the checksums"
+
+# The aarch64 bundle (the newest GPU systems, GH200, are aarch64), cross-built here with Debian's
+# gcc-aarch64-linux-gnu and run under qemu-user (binfmt_misc, registered by install-test-deps as
+# systemd-binfmt would): its ddpjob, and a one-node `ddpjob run` of its agent and ddp-train.
+[ "$(uname -m)" = x86_64 ] || exit 0
+if ! a64=$(bash "$SRCDIR/scripts/bundle.sh" "$T" aarch64 2>"$T/bundle-a64.err"); then
+    fail "scripts/bundle.sh OUT aarch64 builds the aarch64 bundle" "$(tail -n 20 "$T/bundle-a64.err")"
+    exit 1
+fi
+expect_eq "$(basename "$a64")" "ddpjob-$version-linux-aarch64.tar.gz" "scripts/bundle.sh OUT aarch64 builds ddpjob-VERSION-linux-aarch64.tar.gz"
+cp "$a64" "$home/"
+chmod 644 "$home/$(basename "$a64")"
+run as_user tar -xzf "$home/$(basename "$a64")" -C "$home"
+a64root=$home/ddpjob-$version-linux-aarch64
+for prog in ddpjob ddpjob-agent ddp-train; do
+    expect_contains "$(file "$a64root/bin/$prog")" "ARM aarch64, version 1 (SYSV), statically linked" "its $prog is aarch64, static"
+done
+expect_eq "$(as_user "$a64root/bin/ddpjob" --version 2>&1)" "ddpjob $version" "its ddpjob runs (under qemu-user)"
+mkdir -p "$home/a64job"
+cat >"$home/a64job/job.yaml" <<SPEC
+name: a64
+nodes: 1
+procs_per_node: 2
+command: [$a64root/bin/ddp-train, train, --synthetic, --synthetic-size, "256,64", --epochs, "1"]
+SPEC
+chown -R nobody: "$home/a64job"
+run as_user sh -c 'cd "$1" && "$2/bin/ddpjob" run job.yaml' _ "$home/a64job" "$a64root"
+expect_eq "$RC" 0 "a one-node ddpjob run: its agent and two of its ddp-train workers" "$OUT" "$ERR"
+expect_contains "$OUT" "trained after 1 of 1 epochs (2 steps, 2 ranks)" "... which train together"

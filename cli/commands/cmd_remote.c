@@ -680,9 +680,6 @@ static int list_here_and_there(int argc, char **argv, const host_options_t *ho)
 int remote_dispatch(int argc, char **argv)
 {
     const char *command = argv[0];
-    const ddpjob_command_t *row = ddpjob_command(command);
-    if (!row || !(row->flags & CMD_ON))
-        return -1;
     int is_submit = !strcmp(command, "submit");
     char **words = malloc(((size_t)argc + 8) * sizeof *words);
     if (!words)

@@ -19,22 +19,6 @@ enum {
                               (as ssh's 255): says nothing of the job */
 };
 
-/* The command table (main.c): each command's name, its function, its line in `ddpjob --help`
- * and what it is. To add a command: a row there, its cmd_NAME here, its file in cli/commands/
- * (with its --help), its completion (share/completions/ddpjob.bash) and its part of ddpjob(1). */
-enum {
-    CMD_ON = 1 /* runs on a cluster with --on NAME, or where its job was sent (cmd_remote.c) */
-};
-typedef struct {
-    const char *name;
-    int (*run)(int argc, char **argv);
-    const char *summary;
-    unsigned flags;
-} ddpjob_command_t;
-extern const ddpjob_command_t ddpjob_commands[]; /* ends with a NULL name */
-/* The command called name; NULL for none. */
-const ddpjob_command_t *ddpjob_command(const char *name);
-
 typedef struct {
     sched_kind_t sched;    /* --scheduler, else SCHED_UNSET for the spec's own */
     const char *site;      /* --site, else NULL for the spec's site: (if any) */
@@ -68,9 +52,9 @@ int parse_trial_arg(const char *arg, load_opts_t *opts);
  * go on, else the exit code to return. */
 int submit_render_here(int argc, char **argv, job_spec_t **spec);
 
-/* A command for a cluster reached from this laptop (cmd_remote.c): `submit --on NAME`, or one of
- * the commands after submit with --on NAME or for a job the local remote index places there,
- * run there; -1 when the command is for this machine. */
+/* A command for a cluster reached from this laptop (cmd_remote.c), one the command table (main.c)
+ * marks CMD_ON: `submit --on NAME`, or one of the commands after submit with --on NAME or for a
+ * job the local remote index places there, run there; -1 when the command is for this machine. */
 int remote_dispatch(int argc, char **argv);
 
 /* The line of each --help of the commands after submit that cmd_remote.c runs on a cluster. */

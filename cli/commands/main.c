@@ -5,8 +5,18 @@
 
 #include "cli/commands/commands.h"
 
-/* Each command, with what it is; CMD_ON: it runs on a cluster with --on (remote_dispatch). */
-const ddpjob_command_t ddpjob_commands[] = {
+/* The command table: each command's name, its function, its line in `ddpjob --help` and what it
+ * is. To add a command: a row here, its cmd_NAME in commands.h, its file in cli/commands/ (with its
+ * --help), its completion (share/completions/ddpjob.bash) and its part of ddpjob(1). */
+enum {
+    CMD_ON = 1 /* runs on a cluster with --on NAME, or where its job was sent (cmd_remote.c) */
+};
+static const struct {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *summary;
+    unsigned flags;
+} commands[] = {
     {"validate", cmd_validate, "check a job spec and report every problem", 0},
     {"render", cmd_render, "print the PBS or Slurm script for a spec (the dry run)", 0},
     {"submit", cmd_submit, "write the script into the job directory and qsub/sbatch it", CMD_ON},
@@ -32,19 +42,11 @@ const ddpjob_command_t ddpjob_commands[] = {
     {NULL, NULL, NULL, 0},
 };
 
-const ddpjob_command_t *ddpjob_command(const char *name)
-{
-    for (const ddpjob_command_t *c = ddpjob_commands; c->name; c++)
-        if (!strcmp(c->name, name))
-            return c;
-    return NULL;
-}
-
 static void usage(FILE *f)
 {
     fprintf(f, "usage: ddpjob COMMAND [OPTIONS] ...\n\ncommands:\n");
-    for (const ddpjob_command_t *c = ddpjob_commands; c->name; c++)
-        fprintf(f, "  %-10s %s\n", c->name, c->summary);
+    for (size_t i = 0; commands[i].name; i++)
+        fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
     fprintf(f, "\n`ddpjob COMMAND --help` describes each. Exit codes: 0 success, 1 invalid spec,\n"
                "2 usage error, 3 file or template error, 4 submitter missing or failed.\n");
 }
@@ -63,12 +65,12 @@ int main(int argc, char **argv)
         printf("ddpjob %s\n", DDPJOB_VERSION);
         return EXIT_OK;
     }
-    int rc = remote_dispatch(argc - 1, argv + 1);
-    if (rc >= 0)
-        return rc;
-    const ddpjob_command_t *c = ddpjob_command(argv[1]);
-    if (c)
-        return c->run(argc - 1, argv + 1);
+    for (size_t i = 0; commands[i].name; i++) {
+        if (strcmp(argv[1], commands[i].name))
+            continue;
+        int rc = commands[i].flags & CMD_ON ? remote_dispatch(argc - 1, argv + 1) : -1;
+        return rc >= 0 ? rc : commands[i].run(argc - 1, argv + 1);
+    }
     fprintf(stderr, "ddpjob: unknown command \"%s\"\n", argv[1]);
     usage(stderr);
     return EXIT_USAGE;

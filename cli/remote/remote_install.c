@@ -140,6 +140,13 @@ static int send_checked(ssh_session_t *s, const char *tree, const char *version,
                  : 0;
     free(paths);
     free(text);
+    if (rc) {
+        /* What was sent of it goes too, where the link still holds (never run either way). */
+        ddp_error_t ignored;
+        snprintf(script, sizeof script, "rm -rf ~/.local/share/ddpjob/%s.part\n", version);
+        run_script(s, script, deadline, r, &ignored);
+        return -1;
+    }
     snprintf(script, sizeof script,
              "cd ~/.local/share/ddpjob || exit 1\n"
              "failed() { echo \"$1\"; rm -rf %s.part; exit 5; }\n"
@@ -149,7 +156,7 @@ static int send_checked(ssh_session_t *s, const char *tree, const char *version,
              " failed \"bin/ddpjob --version there said: ${out:-nothing}\"\n"
              "mv -T %s.part %s\n",
              version, version, version, version, version, version);
-    if (!rc && run_script(s, script, deadline, r, err) != 0)
+    if (run_script(s, script, deadline, r, err) != 0)
         rc = r->status < 0
                  ? -1
                  : ddp_error_set(err, "the ddpjob %s sent from %s does not run there: %.300s",

@@ -69,8 +69,13 @@ expect_eq "$(grep -c '^\[rank [01]\] inside the test.s image' <<<"$OUT")" 2 "bot
 run env DDPJ_TESTMARK="$MARK" "$AGENT" --standalone --nproc-per-node 2 --heartbeat 0.5 \
     --slow-window 4 --slow-factor 2 --container-runtime enroot --container-image "$T/image.sqsh" \
     sh -c 'i=0; while [ $i -lt 40 ]; do i=$((i + 1)); n=0; [ "$RANK" = 0 ] || while [ $n -lt 20000 ]; do n=$((n + 1)); done; sleep 0.2; echo $i >"$DDPJOB_PROGRESS_FILE"; done'
-expect_contains "$ERR" "rank 1 (node 0, host $(hostname), local rank 1) is slow: busy " \
-    "a slow rank inside the image is named"
+# On a loaded machine the first window may find it late but not yet busier (said as waiting);
+# a later one then says "slower still: busy".
+if grep -qE "rank 1 \(node 0, host $(hostname), local rank 1\) is slow(er still)?: busy " <<<"$ERR"; then
+    pass "a slow rank inside the image is named, and busy"
+else
+    fail "a slow rank inside the image is named, and busy" "$ERR"
+fi
 # (A starved machine may make the sleeping rank late to its steps: never busy.)
 expect_lacks "$ERR" "rank 0 (node 0, host $(hostname), local rank 0) is slow: busy" "and the other is never called busy"
 

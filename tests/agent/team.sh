@@ -186,11 +186,16 @@ scheduler: slurm
 nodes: 1
 walltime: "00:05:00"
 command: [sh, -c, 'echo held ran']
+slurm: {directives: ["--hold"]}
 SPEC
 chown "$victim:" "$work/held.yaml"
-as "$victim" env SBATCH_HOLD=1 "$DDPJOB" submit held.yaml
+as "$victim" "$DDPJOB" submit held.yaml
 HELD=$(tail -n 1 <<<"$OUT")
-expect_eq "$RC" 0 "the victim submits a job, held (SBATCH_HOLD) until the attack is in place" "$ERR"
+expect_eq "$RC" 0 "the victim submits a job, held (#SBATCH --hold) until the attack is in place" "$ERR"
+# sbatch has no SBATCH_HOLD (this test once used it, and passed only while Slurm was slower to
+# start the job than the attacker was to plant the record).
+expect_eq "$(cluster_in head squeue -h -j "$HELD" -o '%T %r %Q' 2>&1)" "PENDING JobHeldUser 0" \
+    "... and Slurm holds it" "$ERR"
 rec=$(ls -d "$work"/.ddpjob/jobs/held.* | head -n 1)
 as "$attacker" bash -c '
     mv .ddpjob .ddpjob.gone && mkdir -p "$1" && ln -s "$2" "$1/links" &&

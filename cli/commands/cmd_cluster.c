@@ -257,16 +257,11 @@ static void say_schedulers(const char *out, int *problem)
  * sends there. */
 static void say_arch(const char *out, int *problem)
 {
-    char arch[64], tree[4096];
+    char arch[64], tree[4096], prefix[4096];
     ddp_error_t err;
     probe_value(out, "arch", arch, sizeof arch);
-    char *self = datafile_self_dir(&err), prefix[4096];
-    snprintf(prefix, sizeof prefix, "%s/..", self ? self : ".");
-    free(self);
-    if (!*arch || strspn(arch, "abcdefghijklmnopqrstuvwxyz0123456789_") != strlen(arch)) {
-        printf("  architecture: unknown (uname -m said \"%s\")\n", arch);
-        *problem = 1;
-    } else if (remote_install_build_for(prefix, arch, tree, sizeof tree, &err)) {
+    if (datafile_prefix(prefix, sizeof prefix, &err) ||
+        remote_install_build_for(prefix, arch, tree, sizeof tree, &err)) {
         printf("  architecture: %s\n", err.msg);
         *problem = 1;
     } else {

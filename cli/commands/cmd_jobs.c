@@ -413,7 +413,7 @@ int cmd_cancel(int argc, char **argv)
     }
     job_id_t ids[64];
     size_t nids = live_ids(&v, ids, 64);
-    const sched_ops_t *ops = sched_named(v.rec.scheduler);
+    const sched_ops_t *ops = sched_get(sched_kind_parse(v.rec.scheduler));
     if (!ops && rc == EXIT_OK && nids) {
         fprintf(stderr, "ddpjob cancel: %s: a record of no scheduler this ddpjob knows (%s)\n",
                 v.rec.dir, v.rec.scheduler);

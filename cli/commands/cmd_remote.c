@@ -330,17 +330,6 @@ static int job_folder_name(const job_spec_t *spec, char *out, size_t size)
     return 0;
 }
 
-/* The local tree this ddpjob is installed in (its share/ddpjob/SHA256SUMS names the files). */
-static int installed_prefix(char *out, size_t size, ddp_error_t *err)
-{
-    char *self = datafile_self_dir(err);
-    if (!self)
-        return -1;
-    snprintf(out, size, "%s/..", self);
-    free(self);
-    return 0;
-}
-
 /* What submit --on works with: the job's folder here and there, and its spec's path there; what
  * of the folder is sent. */
 typedef struct {
@@ -489,7 +478,7 @@ static int submit_there(const cluster_profile_t *c, const host_options_t *ho,
     } else if (dry_run) {
         say_dry_run(c, &f);
         rc = EXIT_OK;
-    } else if (!r || installed_prefix(prefix, sizeof prefix, &err)) {
+    } else if (!r || datafile_prefix(prefix, sizeof prefix, &err)) {
         fprintf(stderr, "ddpjob submit: %s\n", r ? err.msg : "out of memory");
     } else if (!(s = cluster_login(c, ho, &t, &err))) {
         fprintf(stderr, "ddpjob submit: %s: %s\n", c->name, err.msg);

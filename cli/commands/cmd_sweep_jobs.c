@@ -127,7 +127,7 @@ int sweep_cancel(const char *dir)
         return EXIT_SYSTEM;
     char **ids;
     size_t n = cancel_marks(&v, &ids);
-    const sched_ops_t *ops = sched_named(v.rec.scheduler);
+    const sched_ops_t *ops = sched_get(sched_kind_parse(v.rec.scheduler));
     char name[256];
     snprintf(name, sizeof name, "%s", v.rec.name);
     sweep_view_free(&v);

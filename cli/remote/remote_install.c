@@ -79,12 +79,12 @@ static int cluster_arch(ssh_session_t *s, int64_t deadline, remote_result_t *r, 
 {
     if (run_script(s, "uname -m\n", deadline, r, err) != 0)
         return r->status < 0 ? -1 : ddp_error_set(err, "uname -m failed there: %.200s", r->err);
-    r->out[strcspn(r->out, "\n")] = '\0';
-    /* It becomes a path here. */
-    if (!*r->out || strlen(r->out) >= size ||
-        strspn(r->out, "abcdefghijklmnopqrstuvwxyz0123456789_") != strlen(r->out))
-        return ddp_error_set(err, "uname -m said \"%.40s\", which is no architecture", r->out);
-    snprintf(arch, size, "%s", r->out);
+    size_t len = strcspn(r->out, "\n");
+    if (len >= size)
+        return ddp_error_set(err, "uname -m said \"%.40s...\" there, which is no architecture",
+                             r->out);
+    memcpy(arch, r->out, len);
+    arch[len] = '\0';
     return 0;
 }
 
@@ -108,6 +108,9 @@ int remote_install_build_for(const char *prefix, const char *arch, char *tree, s
      * build/scripts, where scripts/meson.build makes this machine's. */
     static const char *const places[] = {"lib/ddpjob/cluster", "scripts"};
     char dir[4000], sums[4608], held[512];
+    /* What the cluster said: it becomes a path here. */
+    if (!*arch || strspn(arch, "abcdefghijklmnopqrstuvwxyz0123456789_") != strlen(arch))
+        return ddp_error_set(err, "uname -m said \"%.40s\" there, which is no architecture", arch);
     for (size_t i = 0; i < sizeof places / sizeof *places; i++) {
         snprintf(tree, size, "%s/%s/%s", prefix, places[i], arch);
         snprintf(sums, sizeof sums, "%s/share/ddpjob/SHA256SUMS", tree);

@@ -22,8 +22,9 @@
 int remote_install(ssh_session_t *s, const char *prefix, const char *version, int64_t deadline,
                    int *installed, transfer_summary_t *sum, ddp_error_t *err);
 
-/* The local install's cluster build for ARCH (`uname -m`): prefix/lib/ddpjob/cluster/ARCH in
- * tree, or -1 with err naming the architectures it holds builds for and how to get one. */
+/* The local install's cluster build for ARCH (what `uname -m` said there, checked here):
+ * prefix/lib/ddpjob/cluster/ARCH in tree, or -1 with err naming the architectures it holds
+ * builds for and how to get one. */
 int remote_install_build_for(const char *prefix, const char *arch, char *tree, size_t size,
                              ddp_error_t *err);
 

@@ -230,14 +230,6 @@ const sched_ops_t *sched_get(sched_kind_t kind)
     return NULL;
 }
 
-const sched_ops_t *sched_named(const char *name)
-{
-    for (size_t i = 0; name && i < sizeof sched_table / sizeof sched_table[0]; i++)
-        if (!strcmp(sched_table[i].name, name))
-            return &sched_table[i];
-    return NULL;
-}
-
 int sched_cancel(const sched_ops_t *ops, char *const *ids, size_t n, ddp_error_t *err)
 {
     char **argv = calloc(n + 3, sizeof *argv);

@@ -61,9 +61,6 @@ typedef struct sched_ops {
 
 const sched_ops_t *sched_get(sched_kind_t kind);
 
-/* The entry a record names by its scheduler's name ("slurm", "pbs"); NULL for no such one. */
-const sched_ops_t *sched_named(const char *name);
-
 /* Ends the jobs ids[0..n) with the scheduler's cancel program. One that has just ended is no
  * failure: what counts is that all end. 0, or -1 with err set. */
 int sched_cancel(const sched_ops_t *ops, char *const *ids, size_t n, ddp_error_t *err);

@@ -23,6 +23,16 @@ char *datafile_self_dir(ddp_error_t *err)
     return dir;
 }
 
+int datafile_prefix(char *out, size_t size, ddp_error_t *err)
+{
+    char *self = datafile_self_dir(err);
+    if (!self)
+        return -1;
+    snprintf(out, size, "%s/..", self);
+    free(self);
+    return 0;
+}
+
 int datafile_trees(const char *kind, const char *build_subdir, char *trees[2], ddp_error_t *err)
 {
     trees[0] = trees[1] = NULL;

@@ -10,6 +10,9 @@
 
 /* The directory holding this program; NULL with err set. */
 char *datafile_self_dir(ddp_error_t *err);
+/* The tree this program is installed in (PREFIX for PREFIX/bin/ddpjob; the build folder for
+ * build/cli/ddpjob) into out; -1 with err set. */
+int datafile_prefix(char *out, size_t size, ddp_error_t *err);
 
 /* Where installed data of `kind` lies beside this program, and the build tree's folder:
  * trees[0] and trees[1], malloc'd (NULL where out of memory); -1 with err set when this

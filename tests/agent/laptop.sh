@@ -225,21 +225,25 @@ echo 'not ours' >"$prefix/bin/other-tool"
 rm -rf "$home/.local/share/ddpjob"
 other=aarch64
 [ "$arch" = aarch64 ] && other=x86_64
+# install_refused WHAT MESSAGE SAID NOTHING_LEFT: the install fails (WHAT), its stderr has MESSAGE
+# (SAID), and nothing of it is left there (NOTHING_LEFT).
+install_refused() {
+    run sshd_login timeout -s KILL 120 "$UPLOAD_RUN" --install n1 "$prefix" "$version"
+    expect_eq "$RC" 1 "$1"
+    expect_contains "$ERR" "$2" "$3"
+    expect_eq "$(ls -A "$home/.local/share/ddpjob" 2>/dev/null)" "" "$4"
+}
 cluster_tree "$other" "$DDPJOB"
-run sshd_login timeout -s KILL 120 "$UPLOAD_RUN" --install n1 "$prefix" "$version"
-expect_eq "$RC" 1 "a cluster of an architecture the install holds no build for: refused"
-expect_contains "$ERR" "the cluster is $arch; this ddpjob holds cluster builds for $other ($prefix/lib/ddpjob/cluster)" \
-    "... naming both architectures and where the builds are"
-expect_eq "$(ls -A "$home/.local/share/ddpjob" 2>/dev/null)" "" "... before anything was sent"
+install_refused "a cluster of an architecture the install holds no build for: refused" \
+    "the cluster is $arch; this ddpjob holds cluster builds for $other ($prefix/lib/ddpjob/cluster)" \
+    "... naming both architectures and where the builds are" "... before anything was sent"
 # A build that does not run there (the laptop's own, linked against libraries the cluster lacks).
 printf '#!/bin/sh\necho "ddpjob: error while loading shared libraries: libjansson.so.4: cannot open shared object file" >&2\nexit 127\n' >"$T/ddpjob-dynamic"
 chmod 755 "$T/ddpjob-dynamic"
 cluster_tree "$arch" "$T/ddpjob-dynamic"
-run sshd_login timeout -s KILL 120 "$UPLOAD_RUN" --install n1 "$prefix" "$version"
-expect_eq "$RC" 1 "a build that does not start there: refused"
-expect_contains "$ERR" "does not run there: bin/ddpjob --version there said: ddpjob: error while loading shared libraries: libjansson.so.4" \
-    "... saying what the cluster said"
-expect_eq "$(ls -A "$home/.local/share/ddpjob" 2>/dev/null)" "" "... and nothing half-installed is left"
+install_refused "a build that does not start there: refused" \
+    "does not run there: bin/ddpjob --version there said: ddpjob: error while loading shared libraries: libjansson.so.4" \
+    "... saying what the cluster said" "... and nothing half-installed is left"
 cluster_tree "$arch" "$DDPJOB"
 run sshd_login timeout -s KILL 120 "$UPLOAD_RUN" --install n1 "$prefix" "$version"
 expect_contains "$RC:$OUT" "0:installed: uploaded 4 files" "the install sends the 3 files listed and the list itself"

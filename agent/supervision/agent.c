@@ -376,7 +376,7 @@ static int setup(agent_t *a, ddp_error_t *err)
 {
     const agent_options_t *o = a->o;
     /* Before any thread starts, so the store's thread never takes them. */
-    if ((a->sigfd = ddp_supervisor_signalfd(err)) < 0)
+    if ((a->sigfd = ddp_supervisor_signals(err)) < 0)
         return -1;
     signal(SIGPIPE, SIG_IGN);
     ddp_net_raise_descriptor_limit();

@@ -5,11 +5,11 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/signalfd.h>
 #include <unistd.h>
 
 #include "agent/supervision/attempt.h"
 #include "runtime/base/ddp_alloc.h"
+#include "runtime/base/ddp_signal.h"
 #include "runtime/base/ddp_clock.h"
 #include "runtime/base/ddp_parse.h"
 #include "agent/supervision/liveness.h"
@@ -27,9 +27,7 @@ void monitor_read_signals(agent_t *a, attempt_t *t)
 {
     worker_t *w = t ? t->workers : NULL;
     int n = t ? t->nworkers : 0;
-    struct signalfd_siginfo si;
-    while (read(a->sigfd, &si, sizeof si) == sizeof si) {
-        int sig = (int)si.ssi_signo;
+    for (int sig; (sig = ddp_supervisor_signal_take(a->sigfd));) {
         if (sig == SIGCHLD)
             continue;
         if (sig_forwarded(sig)) {

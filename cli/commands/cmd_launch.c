@@ -23,6 +23,7 @@
 #include "runtime/base/ddp_file.h"
 #include "runtime/base/ddp_hmac.h"
 #include "runtime/base/ddp_parse.h"
+#include "runtime/base/ddp_signal.h"
 #include "runtime/job/job_contract.h"
 #include "cli/commands/host_options.h"
 #include "cli/remote/launch_hosts.h"
@@ -541,9 +542,8 @@ static void run_hosts(launch_t *L, const sigset_t *signals)
         pthread_create(&L->hosts[i].thread, NULL, host_thread, &L->hosts[i]);
     int64_t node0_ended = 0;
     for (size_t done = 0; done < L->count;) {
-        struct timespec tick = {0, 200 * 1000 * 1000};
-        int sig = sigtimedwait(signals, NULL, &tick);
-        if (sig > 0 && sig != SIGPIPE && !atomic_exchange(&L->stop, 1))
+        int sig = ddp_signal_wait(signals, 200);
+        if (sig != SIGPIPE && !atomic_exchange(&L->stop, 1))
             fprintf(stderr, "ddpjob launch: SIG%s: stopping the job on every host\n",
                     ddp_signal_name(sig));
         done = 0;
@@ -614,7 +614,7 @@ int launch_command(int argc, char **argv, bool doctor)
     }
     launch_t L = {.out_lock = PTHREAD_MUTEX_INITIALIZER};
     long spec_procs = 0;
-    /* Signals are taken by this thread alone, with sigtimedwait. */
+    /* Signals are taken by this thread alone, with ddp_signal_wait. */
     sigset_t signals;
     sigemptyset(&signals);
     sigaddset(&signals, SIGINT);

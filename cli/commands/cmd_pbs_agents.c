@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -275,9 +274,7 @@ static void wait_signal(supervisor_t *s, int sigfd, int64_t deadline)
     struct pollfd pfd = {.fd = sigfd, .events = POLLIN};
     if (poll(&pfd, 1, left > 1000 ? 1000 : left) <= 0)
         return;
-    struct signalfd_siginfo si;
-    while (read(sigfd, &si, sizeof si) == sizeof si) {
-        int sig = (int)si.ssi_signo;
+    for (int sig; (sig = ddp_supervisor_signal_take(sigfd));) {
         /* PBS signals the job's whole session: a stop signal passed on again changes nothing
          * for the agent (the first one counts) and reaches it when only this process got it;
          * a checkpoint signal (SIGUSR1/2) would reach its workers twice, so it is not. */
@@ -386,7 +383,7 @@ int cmd_pbs_agents(int argc, char **argv)
         ddp_hostlist_destroy(s.hl);
         return EXIT_SYSTEM;
     }
-    int sigfd = ddp_supervisor_signalfd(&err);
+    int sigfd = ddp_supervisor_signals(&err);
     s.tasks = calloc((size_t)a.nodes, sizeof *s.tasks);
     if (sigfd < 0 || !s.tasks) {
         fprintf(stderr, "ddpjob pbs-agents: %s\n", sigfd < 0 ? err.msg : "out of memory");

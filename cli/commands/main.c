@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli/commands/commands.h"
+#include "runtime/base/ddp_portable.h"
 
 /* The command table: each command's name, its function, its line in `ddpjob --help` and what it
  * is. To add a command: a row here, its cmd_NAME in commands.h, its file in cli/commands/ (with its
@@ -53,6 +54,7 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+    ddp_self_exe_note(argv[0]);
     if (argc < 2) {
         usage(stderr);
         return EXIT_USAGE;

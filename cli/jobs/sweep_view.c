@@ -8,6 +8,7 @@
 
 #include "cli/jobs/job_history.h"
 #include "cli/jobs/json_doc.h"
+#include "runtime/base/ddp_portable.h"
 
 /* What status reads of a metrics file: its end, where the last values are. */
 #define METRICS_TAIL_BYTES 65536
@@ -156,7 +157,7 @@ static size_t *ordered(const sweep_view_t *v, const sweep_order_t *order, const 
         for (size_t k = 0; k < n; k++)
             values[k] = metric_of(v, k, order->metric);
         sorting_t sorting = {values, order->desc};
-        qsort_r(idx, n, sizeof *idx, by_metric, &sorting);
+        ddp_sort_r(idx, n, sizeof *idx, by_metric, &sorting);
     }
     free(values);
     return idx;

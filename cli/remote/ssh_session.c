@@ -21,6 +21,7 @@
 #include "runtime/base/ddp_hmac.h"
 #include "runtime/base/ddp_net.h"
 #include "runtime/base/ddp_parse.h"
+#include "runtime/base/ddp_portable.h"
 
 struct ssh_session {
     int fd;
@@ -536,7 +537,7 @@ ssh_session_t *ssh_session_open_via(ssh_session_t *via, const char *alias, const
         libssh2_session_last_error(via->session, &msg, NULL, 0);
         ddp_error_set(err, "%s: the jump host %s opened no way to %s:%d: %s", alias, via->where,
                       t->hostname, t->port, msg && *msg ? msg : "refused");
-    } else if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv)) {
+    } else if (ddp_socketpair_cloexec(AF_UNIX, SOCK_STREAM, sv)) {
         ddp_error_set(err, "socketpair: %s", strerror(errno));
     } else {
         s->fd = sv[0];

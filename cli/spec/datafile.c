@@ -8,16 +8,17 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "runtime/base/ddp_portable.h"
+
 char *datafile_self_dir(ddp_error_t *err)
 {
-    char path[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
-    if (n < 0) {
+    char *path = ddp_self_exe();
+    if (!path) {
         ddp_error_set(err, "cannot find our own executable: %s", strerror(errno));
         return NULL;
     }
-    path[n] = '\0';
     char *dir = strdup(dirname(path));
+    free(path);
     if (!dir)
         ddp_error_set(err, "out of memory");
     return dir;

@@ -329,11 +329,12 @@ int ddp_random(void *buf, size_t len)
 {
     unsigned char *p = buf;
     while (len > 0) {
-        ssize_t n = getrandom(p, len, 0);
-        if (n < 0)
+        /* getentropy: POSIX.1-2024, glibc 2.25, musl, macOS 10.12; 256 bytes at most a call. */
+        size_t n = len < 256 ? len : 256;
+        if (getentropy(p, n) < 0)
             return -1;
         p += n;
-        len -= (size_t)n;
+        len -= n;
     }
     return 0;
 }

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "runtime/base/ddp_clock.h"
+#include "runtime/base/ddp_portable.h"
 
 int ddp_net_set_nonblocking(int fd)
 {
@@ -42,7 +43,7 @@ int ddp_net_listen(const char *host, int port, int backlog, int *bound_port, ddp
         return ddp_error_set(err, "cannot listen on %s:%d: %s", where, port, gai_strerror(rc));
     int fd = -1, saved = 0;
     for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
-        fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
+        fd = ddp_socket_cloexec(ai->ai_family, ai->ai_socktype, ai->ai_protocol, false);
         if (fd < 0) {
             saved = errno;
             continue;
@@ -111,7 +112,7 @@ int ddp_net_connect(const char *host, int port, int64_t deadline, ddp_error_t *e
         return ddp_error_set(err, "cannot resolve %s: %s", host, gai_strerror(rc));
     int fd = -1, saved = 0;
     for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
-        fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, ai->ai_protocol);
+        fd = ddp_socket_cloexec(ai->ai_family, ai->ai_socktype, ai->ai_protocol, true);
         if (fd < 0) {
             saved = errno;
             continue;
@@ -153,7 +154,7 @@ int ddp_net_write_full(int fd, const void *buf, size_t len, int64_t deadline, dd
     /* The call is tried before poll: data has mostly arrived, or room is there, already, and a
      * store serving thousands of agents pays for every system call. */
     while (len > 0) {
-        ssize_t n = send(fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+        ssize_t n = send(fd, p, len, DDP_MSG_NOSIGNAL | MSG_DONTWAIT);
         if (n < 0) {
             if (errno == EINTR)
                 continue;
@@ -213,7 +214,7 @@ int ddp_net_is_local(const char *host)
     int local = 0;
     /* An address is this host's exactly when a socket can be bound to it. */
     for (struct addrinfo *ai = res; ai && !local; ai = ai->ai_next) {
-        int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
+        int fd = ddp_socket_cloexec(ai->ai_family, ai->ai_socktype, ai->ai_protocol, false);
         local = fd >= 0 && bind(fd, ai->ai_addr, ai->ai_addrlen) == 0;
         if (fd >= 0)
             close(fd);

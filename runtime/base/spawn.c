@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "runtime/base/ddp_clock.h"
+#include "runtime/base/ddp_portable.h"
 
 void ddp_spawn_result_free(ddp_spawn_result_t *res)
 {
@@ -28,8 +29,8 @@ int ddp_spawn_capture(char *const argv[], const char *cwd, int timeout_ms, ddp_s
     pid_t pid = -1;
     int rc = -1;
     memset(res, 0, sizeof *res);
-    if (pipe2(out_pipe, O_CLOEXEC) < 0 || pipe2(err_pipe, O_CLOEXEC) < 0 ||
-        pipe2(exec_pipe, O_CLOEXEC) < 0) {
+    if (ddp_pipe_cloexec(out_pipe) < 0 || ddp_pipe_cloexec(err_pipe) < 0 ||
+        ddp_pipe_cloexec(exec_pipe) < 0) {
         ddp_error_set(err, "pipe: %s", strerror(errno));
         goto out;
     }

@@ -1,6 +1,7 @@
 #include "runtime/job/hostlist.h"
 
 #include "runtime/base/ddp_file.h"
+#include "runtime/base/ddp_portable.h"
 
 #include <ctype.h>
 #include <stdbool.h>
@@ -90,7 +91,7 @@ static int hostlist_dedupe(ddp_hostlist_t *hl, ddp_error_t *err)
     }
     for (size_t i = 0; i < hl->count; i++)
         order[i] = i;
-    qsort_r(order, hl->count, sizeof *order, cmp_host_index, hl->hosts);
+    ddp_sort_r(order, hl->count, sizeof *order, cmp_host_index, hl->hosts);
     for (size_t i = 1; i < hl->count; i++)
         if (strcmp(hl->hosts[order[i]], hl->hosts[order[i - 1]]) == 0)
             dup[order[i]] = true;

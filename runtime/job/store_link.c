@@ -5,6 +5,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "runtime/base/ddp_portable.h"
+
 #define LINK_HEADER (1 + 8 + 4)
 /* Read at most this much per call, so one busy link cannot starve the others. */
 #define LINK_READ_CHUNK (1u << 20)
@@ -39,7 +41,7 @@ int store_link_flush(store_link_t *l)
 {
     while (l->out_sent < l->out.len) {
         ssize_t n = send(l->fd, l->out.data + l->out_sent, l->out.len - l->out_sent,
-                         MSG_NOSIGNAL | MSG_DONTWAIT);
+                         DDP_MSG_NOSIGNAL | MSG_DONTWAIT);
         if (n < 0) {
             if (errno == EINTR)
                 continue;

@@ -1,6 +1,6 @@
 #!/bin/bash
 # From the laptop on OpenPBS (issue 56): a real OpenPBS (2 nodes in network namespaces) whose
-# head runs a real sshd, and a laptop namespace on its bridge whose scheduler commands are traps
+# head's login runs in a Debian 11 root with its own sshd and its own OpenPBS client (issue 73), and a laptop namespace on its bridge whose scheduler commands are traps
 # (tests/cluster/laptop.sh). The laptop's installed ddpjob submits a 2-node job with --on (this
 # version installed there first, the folder uploaded), waits for it, reads its logs and status,
 # fetches its checkpoints; a failed rank is named from the laptop, and a job cancelled from the
@@ -9,6 +9,7 @@
 PBS_USER=ddpjlpbs
 . "$SRCDIR/tests/cluster/pbs.sh"
 . "$SRCDIR/tests/cluster/laptop.sh"
+. "$SRCDIR/tests/cluster/oldroot.sh"
 at_exit 'laptop_down'
 pbs_suite_up 2 2 0 "a 2-node OpenPBS cluster runs in network namespaces" || exit 1
 home=$PBS_CLUSTER/home/$PBS_USER
@@ -17,7 +18,19 @@ R=$LAPTOP_DIR
 printf 'export PATH=%s/bin:$PATH\n' "$PBS_EXEC" >"$home/.bash_profile"
 chown "$PBS_USER:" "$home/.bash_profile"
 LAPNS=$(pbs_ns laptop)
-laptop_suite_up pbshead 10.78.0.1 "$PBS_USER" "$LAPNS" "$(pbs_ns pbshead)" 10.78.0.200 pbs_in pbshead || exit 1
+# The head's login runs in a Debian 11 root (tests/cluster/oldroot.sh): its sshd, C library and
+# OpenPBS commands are its own, the server and the nodes this machine's.
+if oldroot_make >"$T/oldroot.log" 2>&1; then pass "a Debian 11 root for the login node, OpenPBS built inside (cached in $OLDROOT)"; else
+    fail "a Debian 11 root for the login node" "$(tail -n 20 "$T/oldroot.log")"; exit 1; fi
+export OLDROOT_BINDS=$LAPTOP_DIR:$PBS_CLUSTER
+login() { pbs_in pbshead "$SRCDIR/tests/cluster/oldroot-enter.sh" "$@"; }
+laptop_suite_up pbshead 10.78.0.1 "$PBS_USER" "$LAPNS" "$(pbs_ns pbshead)" 10.78.0.200 login || exit 1
+expect_contains "$(login ldd --version 2>&1 | head -n 1)" "GLIBC 2.31" "the login node's C library is Debian 11's glibc 2.31"
+expect_contains "$(login ldd "$PBS_EXEC/bin/qsub" 2>&1)" "/lib/x86_64-linux-gnu/libc.so.6" "... its qsub built there, against it"
+expect_contains "$(login runuser -u "$PBS_USER" -- "$PBS_EXEC/bin/qstat" -B 2>&1)" "pbshead" \
+    "... and it reaches this machine's OpenPBS server"
+run login "$LAPTOP_DDPJOB" --version
+expect_eq "$RC" 127 "the laptop's own ddpjob does not start there" "$OUT" "$ERR"
 laptop() { laptop_in "$LAPNS" "$PBS_CLUSTER/etc/hosts" "$@"; }
 
 laptop_job

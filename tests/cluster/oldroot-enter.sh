@@ -1,7 +1,7 @@
 #!/bin/bash
 # Runs COMMAND inside the Debian 11 root OLDROOT (tests/cluster/oldroot.sh), in a mount namespace
 # of its own, as a login node of its own: this machine's /dev, /proc and /tmp, its users
-# (/etc/passwd, group, shadow) and the /etc/hosts the caller sees, a fresh /run (sshd's
+# (/etc/passwd, group, shadow) and the /etc/hosts and /etc/pbs.conf the caller sees, a fresh /run (sshd's
 # privilege separation folder in it) and the folders OLDROOT_BINDS names (colon-separated, each
 # under /run or /tmp, the suites' own), at their own paths. The cached root is left unchanged.
 #   OLDROOT=DIR [OLDROOT_BINDS=DIR:DIR] oldroot-enter.sh COMMAND...
@@ -15,7 +15,9 @@ exec unshare --mount --propagation private bash -c '
     mount --bind /tmp "$r/tmp"
     mount -t tmpfs -o mode=755 ddpjob-run "$r/run"
     mkdir -p "$r/run/sshd"
-    for f in /etc/hosts /etc/passwd /etc/group /etc/shadow; do mount --bind "$f" "$r$f"; done
+    for f in /etc/hosts /etc/passwd /etc/group /etc/shadow /etc/pbs.conf; do
+        [ ! -f "$f" ] || mount --bind "$f" "$r$f"
+    done
     IFS=:
     for d in ${OLDROOT_BINDS:-}; do
         case $d in /run/*) mkdir -p "$r$d" ;; /tmp/*) ;; *) echo "oldroot-enter: $d is under neither /run nor /tmp" >&2; exit 1 ;; esac

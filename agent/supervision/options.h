@@ -1,7 +1,7 @@
 /* options: what one agent is told to do, from its command line and its environment.
  *
  * Flags win; what they leave open comes from the scheduler's environment (Slurm, then PBS,
- * then mpirun with one agent per node), as DESIGN.md "Node identity" says. A multi-node agent
+ * then mpirun with one agent per node), as docs/design.md's job contract says. A multi-node agent
  * that cannot tell its rank, its master or its token fails with the reason: it never forms a
  * world of one on localhost. torchrun's underscore spellings are accepted. */
 #ifndef AGENT_OPTIONS_H

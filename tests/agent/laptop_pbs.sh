@@ -30,7 +30,8 @@ expect_contains "$(login ldd "$PBS_EXEC/bin/qsub" 2>&1)" "/lib/x86_64-linux-gnu/
 expect_contains "$(login runuser -u "$PBS_USER" -- "$PBS_EXEC/bin/qstat" -B 2>&1)" "pbshead" \
     "... and it reaches this machine's OpenPBS server"
 run login "$LAPTOP_DDPJOB" --version
-expect_eq "$RC" 127 "the laptop's own ddpjob does not start there" "$OUT" "$ERR"
+expect_eq "$RC" 1 "the laptop's own ddpjob does not start there"
+expect_contains "$ERR" "version \`GLIBC_2.34' not found" "... its C library is older than the laptop's"
 laptop() { laptop_in "$LAPNS" "$PBS_CLUSTER/etc/hosts" "$@"; }
 
 laptop_job

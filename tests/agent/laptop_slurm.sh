@@ -49,8 +49,8 @@ laptop_suite_up head 10.77.0.1 "$user" "$LAPNS" "$(cluster_ns head)" 10.77.0.200
 expect_contains "$(login ldd --version 2>&1 | head -n 1)" "GLIBC 2.31" "the login node's C library is Debian 11's glibc 2.31"
 expect_contains "$(login sbatch --version 2>&1)" "slurm-wlm 20.11" "... and its Slurm client 20.11"
 run login "$LAPTOP_DDPJOB" --version
-expect_eq "$RC" 127 "the laptop's own ddpjob does not start there" "$OUT" "$ERR"
-expect_contains "$ERR" "error while loading shared libraries" "... lacking the laptop's libraries" "$ERR"
+expect_eq "$RC" 1 "the laptop's own ddpjob does not start there"
+expect_contains "$ERR" "version \`GLIBC_2.34' not found" "... its C library is older than the laptop's"
 version=$LAPTOP_VERSION
 laptop() { laptop_in "$LAPNS" "$CLUSTER/etc/hosts" "$@"; }
 

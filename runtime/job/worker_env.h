@@ -1,4 +1,5 @@
-/* worker_env: the environment contract between an agent and its workers (docs/design.md, "The job contract").
+/* worker_env: the environment contract between an agent and its workers (docs/design.md, "The job
+ * contract").
  *
  * What current torchrun gives each worker, so that an unmodified PyTorch script works: ranks,
  * sizes, master address and port, the TORCHELASTIC_* variables, and a few defaults that are

@@ -11,12 +11,13 @@ export OLDROOT
 # oldroot_make: OLDROOT made where it is not; suites making it at once wait for the first.
 oldroot_make() {
     local openpbs
-    openpbs=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../../shared/tools/openpbs" 2>/dev/null && pwd) ||
-        { echo "oldroot: no ../shared/tools/openpbs beside the project" >&2; return 1; }
+    openpbs=$(dirname "${BASH_SOURCE[0]}")/../../../shared/tools/openpbs
     mkdir -p "$(dirname "$OLDROOT")" || return 1
     (
         flock 9
         [ -f "$OLDROOT/.complete" ] && exit 0
+        [ -f "$openpbs/build.sh" ] ||
+            { echo "oldroot: no ../shared/tools/openpbs beside the project to build OpenPBS from" >&2; exit 1; }
         rm -rf "$OLDROOT.part"
         debootstrap --variant=minbase --include=openssh-server,openssh-sftp-server,slurm-client,ca-certificates \
             bullseye "$OLDROOT.part" http://deb.debian.org/debian >"$OLDROOT.log" 2>&1 ||

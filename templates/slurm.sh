@@ -37,7 +37,7 @@
 #SBATCH --output=%x-%j.out
 {{#mail_user}}
 #SBATCH --mail-user={{mail_user}}
-#SBATCH --mail-type={{mail_type}}
+#SBATCH --mail-type={{mail_events}}
 {{/mail_user}}
 {{! No --signal: Slurm would signal every process of the step, the workers too, and the agent
     would forward it again. The agent sends the spec's checkpoint signal itself, once. }}

@@ -375,7 +375,7 @@ int submit_command(int argc, char **argv, bool doctor)
             goto out;
         if (output.moved)
             ops->output_args(output.dir, 0, output_arg, sizeof output_arg, sub_argv, &n);
-        record_handoff(target, record, &output, record_var, sizeof record_var, sub_argv, &n);
+        record_handoff(ops, record, &output, record_var, sizeof record_var, sub_argv, &n);
     }
     sub_argv[n++] = file;
     sub_argv[n] = NULL;

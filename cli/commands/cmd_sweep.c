@@ -252,7 +252,7 @@ static int submit_lanes(sweep_run_t *s, int dry)
         size_t e = 0;
         if (t->record) {
             s->ops->output_args(s->output.dir, 0, output_arg, sizeof output_arg, extra, &e);
-            record_handoff(s->sched, t->record, &s->output, record, sizeof record, extra, &e);
+            record_handoff(s->ops, t->record, &s->output, record, sizeof record, extra, &e);
         }
         if (k >= (size_t)s->parallel)
             s->ops->after_args("afterany", s->trials[k - (size_t)s->parallel].id, depend,
@@ -472,7 +472,7 @@ static int resubmit(const sweep_view_t *v, size_t k, const char *after, int dry,
         return EXIT_SYSTEM;
     }
     ops->output_args(output.dir, 0, output_arg, sizeof output_arg, extra, &e);
-    record_handoff(ops->kind, trial, &output, record, sizeof record, extra, &e);
+    record_handoff(ops, trial, &output, record, sizeof record, extra, &e);
     if (*after)
         ops->after_args("afterany", after, depend, sizeof depend, extra, &e);
     int code = submit_file(&s, v->trials[k].rec.workdir, script, text, extra, dry, id, size);

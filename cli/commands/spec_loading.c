@@ -13,6 +13,7 @@
 #include "cli/spec/site_rules.h"
 #include "cli/spec/spec.h"
 #include "cli/spec/spec_container.h"
+#include "cli/script/scheduler.h"
 
 /* Prints a list of lines to stderr. */
 static void print_lines(const diag_t *d)
@@ -36,22 +37,23 @@ static site_t *load_site(const job_spec_t *spec, const char *site_arg, diag_t *d
     return site;
 }
 
-/* A spec that names no site: the profile that recognises the PBS server it is submitted to
- * (when ask_server), taken and said so; else, for a PBS spec that looks like a site's, a warning
- * that says what to add. */
+/* A spec that names no site: the profile that recognises the server it is submitted to (when
+ * ask_server), taken and said so; else, for a spec that looks like a site's, a warning that says
+ * what to add. Only a scheduler whose server is asked for has sites to recognise. */
 static site_t *guess_site(const job_spec_t *spec, sched_kind_t target, bool ask_server,
                           diag_t *remarks)
 {
-    if (target == SCHED_SLURM)
+    const sched_ops_t *ops = sched_get(target);
+    if (!ops || !ops->server_name)
         return NULL;
     char server[256], why[512];
     site_t *site = NULL;
-    if (ask_server && target == SCHED_PBS && site_pbs_server(server, sizeof server) == 0 &&
+    if (ask_server && ops->server_name(server, sizeof server) == 0 &&
         (site = site_detect_server(server))) {
         diag_add(remarks, 1, 1, "site",
-                 "note: the PBS server %s is site %s's (%s recognises it): checked and rendered "
+                 "note: the %s server %s is site %s's (%s recognises it): checked and rendered "
                  "for it; `site:` in the spec chooses another",
-                 server, site->name, site->path);
+                 ops->display, server, site->name, site->path);
         return site;
     }
     if ((site = site_detect_spec(spec, why, sizeof why))) {

@@ -91,16 +91,16 @@ int make_record(const job_spec_t *spec, const sched_ops_t *ops, const char *jobd
     return rc;
 }
 
-void record_handoff(sched_kind_t sched, const char *record, const job_output_t *output, char *var,
-                    size_t size, char **extra, size_t *n)
+void record_handoff(const sched_ops_t *ops, const char *record, const job_output_t *output,
+                    char *var, size_t size, char **extra, size_t *n)
 {
     setenv(JOB_RECORD_ENV, record, 1);
-    if (sched != SCHED_PBS)
+    if (!ops->env_flag)
         return;
     int moved = output && output->moved;
     snprintf(var, size, "%s=%s%s%s%s", JOB_RECORD_ENV, record, moved ? "," JOB_OUTPUT_ENV "=" : "",
              moved ? output->dir : "", moved ? "/" : "");
-    extra[(*n)++] = "-v";
+    extra[(*n)++] = (char *)ops->env_flag;
     extra[(*n)++] = var;
 }
 

@@ -25,12 +25,12 @@ int write_job_script(const job_spec_t *spec, const sched_ops_t *ops, const char 
 int make_record(const job_spec_t *spec, const sched_ops_t *ops, const char *jobdir,
                 const char *script_text, const char *at, char **dir, ddp_error_t *err);
 
-/* How a job finds its record: through its environment, which sbatch passes on from the
- * submitter's (set here), and qsub only as far as -v names it: for PBS, "-v" and VAR=RECORD
- * (written into var) are added to extra at *n, with the folder of a moved output file (`output`
- * may be NULL), which a requeued PBS job's successor is sent to as well. */
-void record_handoff(sched_kind_t sched, const char *record, const job_output_t *output, char *var,
-                    size_t size, char **extra, size_t *n);
+/* How a job finds its record: through its environment, set here, which a submitter without an
+ * env_flag passes on from the submitter's; one with it passes only what the flag names: the flag
+ * and VAR=RECORD (written into var) are added to extra at *n, with the folder of a moved output
+ * file (`output` may be NULL), which a requeued job's successor is sent to as well. */
+void record_handoff(const sched_ops_t *ops, const char *record, const job_output_t *output,
+                    char *var, size_t size, char **extra, size_t *n);
 
 /* Where the output file of a job that belongs in `wanted` goes (job_output.h). EXIT_OK, or
  * EXIT_SYSTEM said on stderr. */

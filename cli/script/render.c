@@ -156,28 +156,16 @@ static int notify_on(const job_spec_t *spec, const char *event)
     return 0;
 }
 
-/* notify: the scheduler's mail (Slurm's --mail-type words; PBS's -m letters, which know only a
- * job's end and abort), and whether the batch shell starts `ddpjob notify` for the webhook (its
- * URL stays in the record). */
-static int fill_notify(const job_spec_t *spec, tmpl_ctx_t *ctx)
+/* notify: the scheduler's mail, in its words (none without one: a node script), and whether the
+ * batch shell starts `ddpjob notify` for the webhook (its URL stays in the record). */
+static int fill_notify(const job_spec_t *spec, const sched_ops_t *ops, tmpl_ctx_t *ctx)
 {
-    char slurm[64] = "", pbs[8] = "";
-    if (spec->notify.email) {
-        const char *words[][2] = {
-            {"failed", "FAIL"}, {"completed", "END"}, {"requeued", "REQUEUE"}};
-        for (size_t k = 0; k < 3; k++)
-            if (notify_on(spec, words[k][0]))
-                snprintf(slurm + strlen(slurm), sizeof slurm - strlen(slurm), "%s%s",
-                         slurm[0] ? "," : "", words[k][1]);
-        if (notify_on(spec, "failed"))
-            strcat(pbs, "a");
-        if (notify_on(spec, "failed") || notify_on(spec, "completed") ||
-            notify_on(spec, "requeued"))
-            strcat(pbs, "e");
-    }
-    int rc = tmpl_set(ctx, "mail_user", slurm[0] || pbs[0] ? spec->notify.email : "");
-    rc |= tmpl_set(ctx, "mail_type", slurm);
-    rc |= tmpl_set(ctx, "mail_events", pbs);
+    char events[64] = "";
+    if (ops && spec->notify.email)
+        ops->mail_events(notify_on(spec, "failed"), notify_on(spec, "completed"),
+                         notify_on(spec, "requeued"), events, sizeof events);
+    int rc = tmpl_set(ctx, "mail_user", events[0] ? spec->notify.email : "");
+    rc |= tmpl_set(ctx, "mail_events", events);
     return rc | tmpl_set_bool(ctx, "notify_webhook", spec->notify.webhook != NULL);
 }
 
@@ -304,8 +292,8 @@ static int render_with(const job_spec_t *spec, const sched_ops_t *ops, const cha
     char script_file[256] = "";
     if (ops)
         sched_script_file(ops, spec, script_file, sizeof script_file);
-    if (!ctx || fill_common(spec, bindir, agent, trainer, ctx) < 0 || fill_notify(spec, ctx) < 0 ||
-        set_quoted(ctx, "script_file", script_file) < 0 ||
+    if (!ctx || fill_common(spec, bindir, agent, trainer, ctx) < 0 ||
+        fill_notify(spec, ops, ctx) < 0 || set_quoted(ctx, "script_file", script_file) < 0 ||
         tmpl_set(ctx, "hold_dir_function", shell_hold_dir_function) < 0 ||
         tmpl_set_bool(ctx, "over_ssh", over_ssh) < 0 ||
         set_quoted(ctx, "node_script", node_script ? node_script : "") < 0 ||
@@ -335,10 +323,9 @@ int render_script(const job_spec_t *spec, const render_opts_t *opts, FILE *out, 
     const sched_ops_t *ops = sched_get(opts->sched);
     if (!ops)
         return ddp_error_set(err, "no scheduler chosen");
-    /* A PBS job started over SSH hands every node the node script `ddpjob launch` runs. */
     char *node_script = NULL;
     size_t node_script_len = 0;
-    if (opts->sched == SCHED_PBS && spec->pbs.launcher == PBS_LAUNCH_SSH) {
+    if (ops->needs_node_script && ops->needs_node_script(spec)) {
         FILE *f = open_memstream(&node_script, &node_script_len);
         if (!f)
             return ddp_error_set(err, "out of memory");

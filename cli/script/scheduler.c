@@ -7,6 +7,7 @@
 
 #include "runtime/base/ddp_file.h"
 #include "cli/jobs/sched_query.h"
+#include "cli/spec/site_detect.h"
 #include "cli/spec/units.h"
 
 static int fill_directives(tmpl_ctx_t *ctx, const strv_t *directives)
@@ -213,13 +214,63 @@ static int slurm_ask_checkpoint(const char *job_id, const char *record_dir, cons
 static const char *const no_args[] = {NULL};
 static const char *const sbatch_args[] = {"--parsable", NULL};
 
+/* PBS's -m letters know only a job's abort (a) and its end (e). */
+static void pbs_mail_events(bool failed, bool completed, bool requeued, char *out, size_t size)
+{
+    snprintf(out, size, "%s%s", failed ? "a" : "", failed || completed || requeued ? "e" : "");
+}
+
+static void slurm_mail_events(bool failed, bool completed, bool requeued, char *out, size_t size)
+{
+    snprintf(out, size, "%s%s%s%s%s", failed ? "FAIL" : "", failed && completed ? "," : "",
+             completed ? "END" : "", requeued && (failed || completed) ? "," : "",
+             requeued ? "REQUEUE" : "");
+}
+
+static bool pbs_needs_node_script(const job_spec_t *spec)
+{
+    return spec->pbs.launcher == PBS_LAUNCH_SSH;
+}
+
 static const sched_ops_t sched_table[] = {
-    {SCHED_PBS, "pbs", "pbs.sh", ".pbs", "qsub", no_args, pbs_fill, pbs_note_ignored,
-     pbs_parse_job_id, pbs_output_args, pbs_after_args, "qdel", pbs_ask_checkpoint, "#PBS -J ",
-     "PBS_ARRAY_INDEX", "PBS_O_WORKDIR"},
-    {SCHED_SLURM, "slurm", "slurm.sh", ".sbatch", "sbatch", sbatch_args, slurm_fill,
-     slurm_note_ignored, slurm_parse_job_id, slurm_output_args, slurm_after_args, "scancel",
-     slurm_ask_checkpoint, "#SBATCH --array=", "SLURM_ARRAY_TASK_ID", NULL},
+    {.kind = SCHED_PBS,
+     .name = "pbs",
+     .display = "PBS",
+     .template_file = "pbs.sh",
+     .script_suffix = ".pbs",
+     .submit_program = "qsub",
+     .submit_args = no_args,
+     .fill = pbs_fill,
+     .note_ignored = pbs_note_ignored,
+     .parse_job_id = pbs_parse_job_id,
+     .output_args = pbs_output_args,
+     .after_args = pbs_after_args,
+     .cancel_program = "qdel",
+     .ask_checkpoint = pbs_ask_checkpoint,
+     .array_directive = "#PBS -J ",
+     .array_index_var = "PBS_ARRAY_INDEX",
+     .task_workdir_var = "PBS_O_WORKDIR",
+     .mail_events = pbs_mail_events,
+     .needs_node_script = pbs_needs_node_script,
+     .env_flag = "-v",
+     .server_name = site_pbs_server},
+    {.kind = SCHED_SLURM,
+     .name = "slurm",
+     .display = "Slurm",
+     .template_file = "slurm.sh",
+     .script_suffix = ".sbatch",
+     .submit_program = "sbatch",
+     .submit_args = sbatch_args,
+     .fill = slurm_fill,
+     .note_ignored = slurm_note_ignored,
+     .parse_job_id = slurm_parse_job_id,
+     .output_args = slurm_output_args,
+     .after_args = slurm_after_args,
+     .cancel_program = "scancel",
+     .ask_checkpoint = slurm_ask_checkpoint,
+     .array_directive = "#SBATCH --array=",
+     .array_index_var = "SLURM_ARRAY_TASK_ID",
+     .mail_events = slurm_mail_events},
 };
 
 const sched_ops_t *sched_get(sched_kind_t kind)

@@ -6,19 +6,21 @@
  * the job id, how to cancel, and how to ask a running job to checkpoint. Adding a scheduler means
  * adding an entry and a template, not editing callers: that is the aim (issue 67), not yet all
  * of the way. To add a scheduler today, these things:
- *   1. an entry here (scheduler.c) and its template, templates/NAME.sh;
+ *   1. an entry here (scheduler.c: its programs, template variables, mail words, how the job
+ *      gets its record, the server a site profile recognises) and its template,
+ *      templates/NAME.sh;
  *   2. its name in the spec (spec.h's sched_kind_t, spec.c's names) and its detection
  *      (site_detect.c);
  *   3. its query in sched_query.c's sched_queriers, with its states mapped to ours, and its
  *      pending reasons in words (pending_reason.c);
- *   4. its mail words (render.c) and default container runtime
- *      (spec_container.c);
+ *   4. its default container runtime (spec_container.c);
  *   5. for the agent, its node rank and node list (agent/supervision/options.c,
  *      runtime/job/job_contract.c);
  *   6. its loop in tests/cli/golden.sh and a test cluster (tests/cluster/). */
 #ifndef DDPJOB_SCHED_H
 #define DDPJOB_SCHED_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "runtime/base/ddp_error.h"
@@ -28,6 +30,7 @@
 typedef struct sched_ops {
     sched_kind_t kind;
     const char *name;
+    const char *display;       /* its name in messages */
     const char *template_file; /* file name under the template directory */
     const char *script_suffix; /* for the script `submit` writes */
     const char *submit_program;
@@ -57,6 +60,17 @@ typedef struct sched_ops {
      * task finds its index in, and the variable that names the folder a task's script starts in
      * where the scheduler has one (NULL where a script starts where it was submitted). */
     const char *array_directive, *array_index_var, *task_workdir_var;
+    /* The job's mail events in the scheduler's words (the template's mail_events), from
+     * whether the spec asks for mail when it fails, completes, is requeued; "" for none. */
+    void (*mail_events)(bool failed, bool completed, bool requeued, char *out, size_t size);
+    /* Whether the script hands every node the node script (`ddpjob launch`'s); NULL: never. */
+    bool (*needs_node_script)(const job_spec_t *spec);
+    /* The submitter's flag that passes VAR=VALUE,... into the job; NULL where the job gets the
+     * submitter's environment as it is. */
+    const char *env_flag;
+    /* The server this host submits to, for a site profile to recognise; NULL: none is asked.
+     * 0 with its name in out, or -1. */
+    int (*server_name)(char *out, size_t size);
 } sched_ops_t;
 
 const sched_ops_t *sched_get(sched_kind_t kind);

@@ -543,7 +543,7 @@ static void run_hosts(launch_t *L, const sigset_t *signals)
     int64_t node0_ended = 0;
     for (size_t done = 0; done < L->count;) {
         int sig = ddp_signal_wait(signals, 200);
-        if (sig != SIGPIPE && !atomic_exchange(&L->stop, 1))
+        if (sig && sig != SIGPIPE && !atomic_exchange(&L->stop, 1))
             fprintf(stderr, "ddpjob launch: SIG%s: stopping the job on every host\n",
                     ddp_signal_name(sig));
         done = 0;

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "cli/commands/commands.h"
+#include "cli/commands/job_after.h"
 #include "cli/commands/submit_steps.h"
 #include "runtime/base/ddp_file.h"
 #include "runtime/base/ddp_parse.h"
@@ -148,6 +149,9 @@ typedef struct {
     const char *output;
     int dry_run;
     int retry_failed;
+    char *after[16]; /* submit --after JOB[:ok|any|notok], as given */
+    size_t nafter;
+    char depend[4200]; /* what they and the spec's after: wait for (job_after.h); "" nothing */
 } script_args_t;
 
 static int parse_script_args(int argc, char **argv, const char *help, bool is_submit,
@@ -162,6 +166,7 @@ static int parse_script_args(int argc, char **argv, const char *help, bool is_su
                                          {"set", required_argument, NULL, 'E'},
                                          {"trial", required_argument, NULL, 'T'},
                                          {"retry-failed", no_argument, NULL, 'R'},
+                                         {"after", required_argument, NULL, 'A'},
                                          {"help", no_argument, NULL, 'h'},
                                          {0}};
     memset(a, 0, sizeof *a);
@@ -196,6 +201,11 @@ static int parse_script_args(int argc, char **argv, const char *help, bool is_su
             if (is_submit)
                 goto usage;
             a->output = optarg;
+            break;
+        case 'A':
+            if (!is_submit || a->nafter == sizeof a->after / sizeof a->after[0])
+                goto usage;
+            a->after[a->nafter++] = optarg;
             break;
         case 'n':
         case 'R':
@@ -239,6 +249,16 @@ static int prepare_script(int argc, char **argv, const char *help, bool is_submi
         load_opts_free(&a->load);
         return code;
     }
+    ddp_error_t err;
+    if (is_submit && !doctor &&
+        job_after_dependency(*spec, sched_get(*target), a->after, a->nafter, a->depend,
+                             sizeof a->depend, &err)) {
+        fprintf(stderr, "ddpjob: %s: after: %s\n", path, err.msg);
+        load_opts_free(&a->load);
+        site_destroy(site);
+        spec_destroy(*spec);
+        return EXIT_INVALID_SPEC;
+    }
     /* stdout may be the script: the cost goes beside it. */
     print_cost(stderr, site, *spec, path);
     render_opts_t ro = {*target, a->template_path, a->bindir};
@@ -247,7 +267,8 @@ static int prepare_script(int argc, char **argv, const char *help, bool is_submi
         char *trial0 = *text;
         if (is_submit) {
             code = doctor ? EXIT_USAGE
-                          : sweep_submit(path, &a->load, site, *spec, trial0, &ro, a->dry_run);
+                          : sweep_submit(path, &a->load, site, *spec, trial0, &ro, a->depend,
+                                         a->dry_run);
             if (doctor)
                 fprintf(stderr, "ddpjob: %s: doctor checks one trial's nodes: --trial K\n", path);
             *text = NULL;
@@ -307,11 +328,16 @@ int cmd_render(int argc, char **argv)
 static const char submit_help[] =
     "usage: ddpjob submit SPEC [--scheduler pbs|slurm] [--site NAME|FILE] [--dry-run]\n"
     "                          [--template FILE] [--bindir DIR] [--set PATH=VALUE]... [--trial K]\n"
+    "                          [--after JOB[:ok|any|notok]]...\n"
     "       ddpjob submit --retry-failed SWEEP [--dry-run]\n"
     "Writes the job script into the job directory (the spec's workdir, else the current\n"
     "directory) and submits it with qsub or sbatch; prints the job id.\n"
     "  --dry-run    write the script and show the submit command without running it\n"
     "  --set PATH=VALUE  as if the spec said so: nodes=4, train.lr=0.05 (repeatable)\n"
+    "  --after JOB[:ok|any|notok]  start only once JOB (a job's name or id, or a sweep) has\n"
+    "               ended completed (ok, the default), in any way (any), or not completed\n"
+    "               (notok); where it cannot end so, the job is cancelled, never left waiting\n"
+    "               (repeatable; the spec's after: {ok: [...], any: [...], notok: [...]} too)\n"
     "  --trial K    a sweep's trial K alone, as a job of its own (default: every trial, as\n"
     "               one array job, or in lanes where the site takes no such array)\n"
     "  --retry-failed  submit again the trials of SWEEP that failed or were cancelled, each\n"
@@ -324,7 +350,8 @@ static const char submit_help[] =
     "               --max-upload SIZE  what may be sent at most (default 1GB)\n"
     "               --accept-new-host-keys  --connect-timeout S (default 15)  --ssh-config\n"
     "               FILE  --known-hosts FILE as for cluster check\n"
-    "Exit: 0 submitted, 1 invalid spec, 2 usage, 3 file or template error,\n"
+    "Exit: 0 submitted, 1 invalid spec or a job to wait for that is missing or cannot end as\n"
+    "      asked, 2 usage, 3 file or template error,\n"
     "      4 qsub/sbatch missing, failed or printed no job id, 255 (--on) the cluster could not\n"
     "      be reached or the link was lost.\n";
 
@@ -354,17 +381,20 @@ int submit_command(int argc, char **argv, bool doctor)
     if (code >= 0)
         return code;
     const sched_ops_t *ops = sched_get(target);
-    char *script = NULL, *record = NULL, record_var[8300], output_arg[4200], file[256], job_id[128];
+    char *script = NULL, *record = NULL, record_var[8300], output_arg[4200], file[256], job_id[128],
+         depend[4300];
     ddp_error_t err;
     job_output_t output = {0};
     const char *jobdir = spec->workdir ? spec->workdir : ".";
     if ((code = write_job_script(spec, ops, jobdir, text, file, sizeof file, &script)))
         goto out;
-    char *sub_argv[12];
+    char *sub_argv[14];
     size_t n = 0;
     sub_argv[n++] = (char *)ops->submit_program;
     for (size_t i = 0; ops->submit_args[i]; i++)
         sub_argv[n++] = (char *)ops->submit_args[i];
+    if (a.depend[0])
+        ops->after_args(a.depend, depend, sizeof depend, sub_argv, &n);
     if (!a.dry_run && !doctor) {
         if (make_record(spec, ops, jobdir, text, NULL, &record, &err)) {
             fprintf(stderr, "ddpjob: %s: cannot make the job's record: %s\n", spec->path, err.msg);

@@ -44,6 +44,7 @@ typedef struct {
     char *dir; /* the sweep's record */
     /* Where every trial's output file goes: the sweep's record, unless others could change it. */
     job_output_t output;
+    const char *after; /* what the sweep waits for (job_after.h); "" nothing */
 } sweep_run_t;
 
 /* How the sweep goes to the scheduler: one trial is a plain job; an array where the site allows
@@ -211,10 +212,12 @@ static int submit_array(sweep_run_t *s, int dry, char *array_id, size_t size)
         list[k] = (sweep_trial_script_t){s->trials[k].script, s->trials[k].record};
     char *text = sweep_array_script(s->sched, s->trials[0].text, list, s->ntrials, s->parallel);
     free(list);
-    char file[300], path[8192], output_arg[4200], *extra[3] = {NULL};
+    char file[300], path[8192], output_arg[4200], depend[4200], *extra[5] = {NULL};
     size_t e = 0;
     if (!dry)
         s->ops->output_args(s->output.dir, 1, output_arg, sizeof output_arg, extra, &e);
+    if (*s->after)
+        s->ops->after_args(s->after, depend, sizeof depend, extra, &e);
     /* In the sweep's record; a dry run's in trial 0's folder, beside the trials', to be seen. */
     array_file(s, file, sizeof file);
     snprintf(path, sizeof path, "%s/%s", dry ? s->trials[0].jobdir : s->dir, file);
@@ -248,15 +251,19 @@ static int submit_lanes(sweep_run_t *s, int dry)
 {
     for (size_t k = 0; k < s->ntrials; k++) {
         trial_t *t = &s->trials[k];
-        char depend[256] = "", record[8192], output_arg[4200], *extra[8] = {NULL};
+        char after[160], depend[4200] = "", record[8192], output_arg[4200], *extra[8] = {NULL};
         size_t e = 0;
         if (t->record) {
             s->ops->output_args(s->output.dir, 0, output_arg, sizeof output_arg, extra, &e);
             record_handoff(s->ops, t->record, &s->output, record, sizeof record, extra, &e);
         }
-        if (k >= (size_t)s->parallel)
-            s->ops->after_args("afterany", s->trials[k - (size_t)s->parallel].id, depend,
-                               sizeof depend, extra, &e);
+        /* A lane's first trial waits for what the sweep waits for; the next, for the one before. */
+        if (k >= (size_t)s->parallel) {
+            snprintf(after, sizeof after, "afterany:%s", s->trials[k - (size_t)s->parallel].id);
+            s->ops->after_args(after, depend, sizeof depend, extra, &e);
+        } else if (*s->after) {
+            s->ops->after_args(s->after, depend, sizeof depend, extra, &e);
+        }
         int code = submit_file(s, t->jobdir, t->file, t->text, extra, dry, t->id, sizeof t->id);
         if (dry)
             snprintf(t->id, sizeof t->id, "<trial %zu's job>", k);
@@ -326,13 +333,15 @@ static sweep_run_t sweep_run_of(const char *path, const load_opts_t *load, const
                          .sched = ro->sched,
                          .how = how_for(spec->sweep.ntrials, site),
                          .ntrials = spec->sweep.ntrials,
-                         .parallel = spec->sweep.parallel};
+                         .parallel = spec->sweep.parallel,
+                         .after = ""};
 }
 
 int sweep_submit(const char *path, const load_opts_t *load, const site_t *site, job_spec_t *spec,
-                 char *text, const render_opts_t *ro, int dry_run)
+                 char *text, const render_opts_t *ro, const char *after, int dry_run)
 {
     sweep_run_t s = sweep_run_of(path, load, site, spec, ro);
+    s.after = after;
     if (!(s.trials = calloc(s.ntrials, sizeof *s.trials)))
         return EXIT_SYSTEM;
     s.trials[0].spec = spec;
@@ -473,8 +482,10 @@ static int resubmit(const sweep_view_t *v, size_t k, const char *after, int dry,
     }
     ops->output_args(output.dir, 0, output_arg, sizeof output_arg, extra, &e);
     record_handoff(ops, trial, &output, record, sizeof record, extra, &e);
+    char any[160];
+    snprintf(any, sizeof any, "afterany:%s", after);
     if (*after)
-        ops->after_args("afterany", after, depend, sizeof depend, extra, &e);
+        ops->after_args(any, depend, sizeof depend, extra, &e);
     int code = submit_file(&s, v->trials[k].rec.workdir, script, text, extra, dry, id, size);
     if (code == EXIT_OK && !dry)
         record_submitted(trial, id, 0);

@@ -71,7 +71,7 @@ int split_workload_args(int argc, char **argv, char ***extra, int *nextra);
  * where the sweep goes in lanes (cmd_sweep.c). */
 struct render_opts;
 int sweep_submit(const char *path, const load_opts_t *load, const site_t *site, job_spec_t *spec,
-                 char *text, const struct render_opts *ro, int dry_run);
+                 char *text, const struct render_opts *ro, const char *after, int dry_run);
 char *sweep_render(const char *path, const load_opts_t *load, const site_t *site, job_spec_t *spec,
                    const char *text, const struct render_opts *ro, int *exit_code);
 

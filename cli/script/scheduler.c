@@ -175,19 +175,21 @@ static void slurm_output_args(const char *dir, int array, char *buf, size_t size
     extra[(*n)++] = buf;
 }
 
-static void pbs_after_args(const char *condition, const char *job_id, char *buf, size_t size,
-                           char **extra, size_t *n)
+static void pbs_after_args(const char *depend, char *buf, size_t size, char **extra, size_t *n)
 {
-    snprintf(buf, size, "depend=%s:%s", condition, job_id);
+    snprintf(buf, size, "depend=%s", depend);
     extra[(*n)++] = "-W";
     extra[(*n)++] = buf;
 }
 
-static void slurm_after_args(const char *condition, const char *job_id, char *buf, size_t size,
-                             char **extra, size_t *n)
+/* A job whose afterok or afternotok can no longer be met is cancelled, not left pending for
+ * ever (DependencyNeverSatisfied), as PBS deletes it. */
+static void slurm_after_args(const char *depend, char *buf, size_t size, char **extra, size_t *n)
 {
-    snprintf(buf, size, "--dependency=%s:%s", condition, job_id);
+    snprintf(buf, size, "--dependency=%s", depend);
     extra[(*n)++] = buf;
+    if (strstr(depend, "afterok") || strstr(depend, "afternotok"))
+        extra[(*n)++] = "--kill-on-invalid-dep=yes";
 }
 
 /* Through the job's record, which the batch script's supervisor watches: qsig reaches only the
@@ -305,6 +307,18 @@ void sched_script_file(const sched_ops_t *ops, const job_spec_t *spec, char *out
     for (; base[i] && i + strlen(ops->script_suffix) + 1 < outsize; i++)
         out[i] = (isalnum((unsigned char)base[i]) || strchr("._-", base[i])) ? base[i] : '_';
     snprintf(out + i, outsize - i, "%s", ops->script_suffix);
+}
+
+int sched_array_job_id(sched_kind_t kind, const char *task_id, char *out, size_t outsize)
+{
+    const char *open = strchr(task_id, '['), *close = open ? strchr(open, ']') : NULL;
+    const char *under = strrchr(task_id, '_');
+    int n = kind == SCHED_PBS && close
+                ? snprintf(out, outsize, "%.*s[]%s", (int)(open - task_id), task_id, close + 1)
+            : kind == SCHED_SLURM && under
+                ? snprintf(out, outsize, "%.*s", (int)(under - task_id), task_id)
+                : -1;
+    return n < 0 || (size_t)n >= outsize ? -1 : 0;
 }
 
 int sched_array_task_id(sched_kind_t kind, const char *array_id, size_t k, char *out,

@@ -46,11 +46,10 @@ typedef struct sched_ops {
      * `array`) into folder dir: appended to extra at *n, their text in buf. */
     void (*output_args)(const char *dir, int array, char *buf, size_t size, char **extra,
                         size_t *n);
-    /* The submitter's arguments that hold the job until job_id has ended as `condition` says
-     * (afterany, afterok, afternotok: the words Slurm and PBS share): appended to extra at *n,
-     * their text in buf. */
-    void (*after_args)(const char *condition, const char *job_id, char *buf, size_t size,
-                       char **extra, size_t *n);
+    /* The submitter's arguments (at most two) that hold the job until others have ended as
+     * `depend` says, in the words Slurm and PBS share ("afterok:ID:ID,afterany:ID"): appended
+     * to extra at *n, their text in buf. */
+    void (*after_args)(const char *depend, char *buf, size_t size, char **extra, size_t *n);
     const char *cancel_program; /* ends jobs given by id */
     /* Asks a running job's workers to checkpoint with signal sig (a name such as "USR1"); the
      * job's record is record_dir. 0, or -1 with err set. */
@@ -87,6 +86,10 @@ void sched_script_file(const sched_ops_t *ops, const job_spec_t *spec, char *out
 /* An array job's task k as the scheduler names it everywhere (squeue -r, sacct, scancel, qstat,
  * qdel): Slurm's ARRAY_K, PBS's ARRAY[K].server from qsub's ARRAY[].server. -1 when array_id
  * has not that shape or out is too small. */
+/* The array job of task task_id (ARRAY_K, ARRAY[K].server): ARRAY, ARRAY[].server. -1 when
+ * task_id has not that shape or out is too small. */
+int sched_array_job_id(sched_kind_t kind, const char *task_id, char *out, size_t outsize);
+
 int sched_array_task_id(sched_kind_t kind, const char *array_id, size_t k, char *out,
                         size_t outsize);
 

@@ -125,6 +125,13 @@ static const field_def_t notify_fields[] = {
     {NULL, 0, 0, 0, 0, 0, NULL, 0, NULL, NULL},
 };
 
+static const field_def_t after_fields[] = {
+    {"ok", F_STRLIST, offsetof(job_spec_t, after.ok), 0, 0, 0, NULL, 0, NULL, NULL},
+    {"any", F_STRLIST, offsetof(job_spec_t, after.any), 0, 0, 0, NULL, 0, NULL, NULL},
+    {"notok", F_STRLIST, offsetof(job_spec_t, after.notok), 0, 0, 0, NULL, 0, NULL, NULL},
+    {NULL, 0, 0, 0, 0, 0, NULL, 0, NULL, NULL},
+};
+
 static const field_def_t checkpoint_fields[] = {
     {"signal", F_SIGNAME, offsetof(job_spec_t, checkpoint.signal), 0, 0, 0, NULL, 0, NULL,
      "--checkpoint-signal"},
@@ -183,6 +190,7 @@ static const field_def_t top_fields[] = {
      NULL, NULL},
     INTFIELD(requeue, requeue, 0, 0, JOB_REQUEUES_MAX),
     {"notify", F_MAP, 0, 0, 0, 0, notify_fields, offsetof(job_spec_t, notify.present), NULL, NULL},
+    {"after", F_MAP, 0, 0, 0, 0, after_fields, offsetof(job_spec_t, after.present), NULL, NULL},
     {"container", F_MAP, 0, 0, 0, 0, container_fields, offsetof(job_spec_t, container.present),
      NULL, NULL},
     {"sweep", F_SWEEP, 0, 0, 0, 0, NULL, 0, NULL, NULL},
@@ -1278,6 +1286,9 @@ void spec_destroy(job_spec_t *spec)
     free(spec->notify.email);
     free(spec->notify.webhook);
     spec_strv_free(&spec->notify.on);
+    spec_strv_free(&spec->after.ok);
+    spec_strv_free(&spec->after.any);
+    spec_strv_free(&spec->after.notok);
     spec_strv_free(&spec->command);
     spec_strv_free(&spec->pbs.storage);
     spec_strv_free(&spec->pbs.directives);

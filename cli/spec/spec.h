@@ -98,6 +98,11 @@ typedef struct {
         char *webhook;
         strv_t on;
     } notify;
+    /* Jobs this one starts after (job_after.h): names, ids or sweeps, by how they must end. */
+    struct {
+        bool present;
+        strv_t ok, any, notok;
+    } after;
     strv_t command;
     bool command_is_shell; /* command was one string, run by sh -c */
     bool command_is_train; /* a train: block: command holds ddp-train's arguments ("train", ...);

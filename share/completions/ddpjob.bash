@@ -27,7 +27,7 @@ _ddpjob() {
     case ${COMP_WORDS[1]} in
     validate) opts="--scheduler --site --set --help" ;;
     render) opts="--scheduler --site --output --template --bindir --set --trial --help" ;;
-    submit) opts="--scheduler --site --dry-run --template --bindir --set --trial --retry-failed --on --max-upload --accept-new-host-keys --connect-timeout --ssh-config --known-hosts --help" ;;
+    submit) opts="--scheduler --site --dry-run --template --bindir --set --trial --after --retry-failed --on --max-upload --accept-new-host-keys --connect-timeout --ssh-config --known-hosts --help" ;;
     run) opts="--nproc-per-node --bindir --set --trial --help" ;;
     launch) opts="--hosts --hostfile --nodefile --node-script --nproc-per-node --bindir --workdir --master-port --run-id --deadline --requeue-count --spares --agent-option --connect-timeout --accept-new-host-keys --ssh-config --known-hosts --help" ;;
     cluster) opts="add list check --host --user --port --identity --proxy-jump --remote-dir --remote-share --site --accept-new-host-keys --connect-timeout --ssh-config --known-hosts --help" ;;

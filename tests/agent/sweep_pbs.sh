@@ -3,8 +3,9 @@
 # unprivileged user who submits): 4 one-node trials, 2 at once, as one -J array (max_run_subjobs
 # read back from qstat), trial 1 failing with exit 3; the same sweep under a profile that says
 # arrays: false, as lanes whose afterany chain is read back from qstat; a one-trial sweep as a
-# plain job; and a trial that its walltime stops: its successor is its own script submitted again
-# as a plain job, which resumes that trial alone.
+# plain job; jobs after others (submit --after, the spec's after:); and a trial that its walltime
+# stops: its successor is its own script submitted again as a plain job, which resumes that trial
+# alone.
 . "$SRCDIR/tests/lib/agents.sh"
 # Its own user: found, the pbs suite's cluster beside it lost a job when this one's went down
 # (both submitted as one user, and a cluster's end kills that user's every process).
@@ -92,6 +93,42 @@ expect_eq "$RC" 0 "a one-trial sweep is submitted"
 expect_lacks "$(tail -n 1 <<<"$OUT")" "[]" "as a plain job, not an array"
 pj wait one --timeout 120
 expect_eq "$RC" 0 "and it completes"
+
+# Jobs after others (issue 70): PBS's own depend=, and a job whose afterok can no longer be met
+# is deleted by the server, not left held; one after a job that has already failed is refused.
+after_job() { # NAME [SPEC LINE]: a one-rank job that says it ran
+    printf 'name: %s\nscheduler: pbs\nnodes: 1\ncpus_per_node: 1\nwalltime: "00:05:00"\ncommand: [sh, -c, "echo %s ran"]\n%s\n' \
+        "$1" "$1" "${2:-}" >"$jobdir/$1.yaml"
+}
+after_job first
+sed -i 's/command: .*/command: [sh, -c, "sleep 4; exit 3"]/' "$jobdir/first.yaml"
+after_job onok
+after_job onfail 'after: {notok: [first]}'
+chown "$PBS_USER:" "$jobdir"/*.yaml
+pj submit first.yaml --bindir "$bin"
+FIRST=$(tail -n 1 <<<"$OUT")
+pj submit onok.yaml --bindir "$bin" --after first
+ONOK=$(tail -n 1 <<<"$OUT")
+expect_eq "$RC" 0 "submit --after first: held until it completes"
+expect_contains "$(qstat_f "$ONOK" | tr -d '\n\t ')" "depend=afterok:$FIRST" "... PBS's own depend=afterok on first's id (read from qstat)"
+pj submit onfail.yaml --bindir "$bin"
+expect_eq "$RC" 0 "a spec's after: {notok: [first]}"
+pj wait first --timeout 120
+expect_eq "$RC" 3 "first fails (exit 3)"
+pj wait onfail --timeout 120
+expect_eq "$RC" 0 "the job after first:notok runs once it failed"
+pj logs onfail
+expect_contains "$OUT" "onfail ran" "... its line"
+for _ in $(seq 300); do
+    qstat_f "$ONOK" | grep -q 'job_state = [HQ]' || break
+    sleep 0.2
+done
+expect_lacks "$(qstat_f "$ONOK" | grep job_state)" "= H" "the job after first:ok is not left held"
+pj status onok
+expect_lacks "$OUT" "pending" "status of the job after first:ok: ended, not pending" "$OUT"
+pj submit onok.yaml --bindir "$bin" --set name=late --after first
+expect_eq "$RC" 1 "a job after first:ok, first having failed already: refused"
+expect_contains "$ERR" "first has ended failed: a job after it as \`ok\` would never start" "... saying why"
 
 # A trial's requeue on PBS: trial 0 trains 1 epoch inside its first link, trial 1 needs more, so
 # the checkpoint signal before its walltime stops it and its successor (its own script, qsub'd

@@ -2,8 +2,8 @@
 # Sweeps on a real Slurm (3 nodes in network namespaces; ACCOUNTING=1 with slurmdbd and MariaDB):
 # 6 one-node trials, 2 at once, as one array job; trial 1 fails with exit 3. Read from Slurm
 # while it runs: never more than 2 trials at once. Then the table, wait, logs, list, cancel of
-# one trial of a second sweep, a site that takes no arrays (lanes chained by afterany), and 2-node
-# ddp-train trials with a spare, one of which its walltime requeues: it resumes alone. The
+# one trial of a second sweep, a site that takes no arrays (lanes chained by afterany), jobs after
+# others (submit --after, the spec's after:), and 2-node ddp-train trials with a spare, one of which its walltime requeues: it resumes alone. The
 # sweep's report in a real headless Chromium.
 . "$SRCDIR/tests/lib/agents.sh"
 . "$SRCDIR/tests/cluster/slurm.sh"
@@ -216,6 +216,60 @@ expect_contains "$dom" "outside this axis: trial 5 (to 1e+36), drawn at the edge
 
 # Accounting changes how status reads finished trials, not how they run: the rest runs once.
 [ "${ACCOUNTING:-0}" = 1 ] && exit 0
+
+# Jobs after others (issue 70): Slurm's own dependency, and one that can no longer be met ends the
+# job (--kill-on-invalid-dep), never leaves it pending; a job already ended as asked holds
+# nothing back, one ended otherwise refuses the submission.
+after_job() { # NAME [SPEC LINE]: a one-rank job that says it ran
+    printf 'name: %s\nscheduler: slurm\nnodes: 1\nprocs_per_node: 1\nwalltime: "00:05:00"\ncommand: [sh, -c, "echo %s ran"]\n%s\n' \
+        "$1" "$1" "${2:-}" >"$1.yaml"
+}
+after_job first
+sed -i 's/command: .*/command: [sh, -c, "sleep 4; exit 3"]/' first.yaml
+dj submit first.yaml
+FIRST=$(tail -n 1 <<<"$OUT")
+after_job onok
+dj submit onok.yaml --after first
+ONOK=$(tail -n 1 <<<"$OUT")
+expect_eq "$RC" 0 "submit --after first: held until it completes"
+expect_contains "$(cluster_in head squeue -h -j "$ONOK" -o %E 2>/dev/null)" "afterok:$FIRST" \
+    "... Slurm's own dependency: afterok on first's id (read from squeue)"
+after_job onfail 'after: {notok: [first]}'
+dj submit onfail.yaml
+expect_eq "$RC" 0 "a spec's after: {notok: [first]}"
+after_job onany
+dj submit onany.yaml --after "$FIRST:any"
+expect_eq "$RC" 0 "submit --after ID:any (the job by its Slurm id)"
+dj wait first --timeout 120
+expect_eq "$RC" 3 "first fails (exit 3)"
+dj wait onfail --timeout 120
+expect_eq "$RC" 0 "the job after first:notok runs once it failed"
+dj logs onfail
+expect_contains "$OUT" "onfail ran" "... its line"
+dj wait onany --timeout 120
+expect_eq "$RC" 0 "the job after first:any runs too"
+for _ in $(seq 300); do
+    [ -z "$(cluster_in head squeue -h -j "$ONOK" -t PENDING -o %i 2>/dev/null)" ] && break
+    sleep 0.2
+done
+expect_eq "$(cluster_in head squeue -h -j "$ONOK" -t PENDING -o %i 2>/dev/null)" "" \
+    "the job after first:ok is ended by Slurm, not left pending"
+dj status onok
+expect_contains "$OUT" "cancelled" "status of the job after first:ok: cancelled" "$OUT"
+dj logs onok
+expect_lacks "$OUT" "onok ran" "... it never ran"
+dj submit onok.yaml --set name=late --after first
+expect_eq "$RC" 1 "a job after first:ok, first having failed already: refused"
+expect_contains "$ERR" "first has ended failed: a job after it as \`ok\` would never start" "... saying why"
+dj submit onany.yaml --set name=lateany --after first:any
+expect_eq "$RC" 0 "after first:any, first having ended: nothing to wait for"
+dj wait lateany --timeout 120
+expect_eq "$RC" 0 "... it runs"
+dj submit onok.yaml --set name=aftersweep --after lanes
+expect_eq "$RC" 0 "after the completed lanes sweep (every trial completed): nothing to wait for"
+dj submit onok.yaml --set name=nosuch --after no-such-job
+expect_eq "$RC" 1 "after a job there is no record of: refused"
+expect_contains "$ERR" "after: " "... naming it" "$ERR"
 
 # 2-node ddp-train trials with a spare node, one after the other: trial 0 trains 1 epoch inside
 # its first link; trial 1 needs more than one link, so its walltime's checkpoint signal requeues

@@ -97,3 +97,18 @@ run "$DDPJOB" doctor job.yaml --submit --dry-run --bindir /opt/ddpjob/bin
 expect_eq "$RC" 0 "doctor --submit --dry-run: exit 0"
 expect_contains "$OUT" "would run in $T/jobdir: sbatch --parsable sub-test.sbatch" "it is submitted as the job would be"
 expect_contains "$(cat jobdir/sub-test.sbatch)" "--preflight only" "with the agents in preflight-only mode"
+
+# --after (job_after.h): a job that cannot be found, or a word that is no condition, is named and
+# nothing is submitted (the real dependencies run in sweep_slurm.sh and sweep_pbs.sh).
+stand_in sbatch 'echo "sbatch ran" >>"$(dirname "$0")/ran"; echo 42'
+run env PATH="$T/path:$PATH" XDG_STATE_HOME="$T/state" "$DDPJOB" submit job.yaml --after no-such-job
+expect_eq "$RC" 1 "--after a job there is no record of: exit 1"
+expect_contains "$ERR" "job.yaml: after: " "... naming the spec and what it waits for" "$ERR"
+run env PATH="$T/path:$PATH" XDG_STATE_HOME="$T/state" "$DDPJOB" submit job.yaml --after "no-such-job:maybe"
+expect_eq "$RC" 1 "--after with a word that is no condition: exit 1"
+expect_contains "$ERR" "ddpjob: job.yaml: after: --after no-such-job:maybe: expected JOB, JOB:ok, JOB:any or JOB:notok" \
+    "... saying what it takes"
+printf 'after: {ok: [no-such-job]}\n' >>job.yaml
+run env PATH="$T/path:$PATH" XDG_STATE_HOME="$T/state" "$DDPJOB" submit job.yaml
+expect_eq "$RC" 1 "the spec's after: names a job there is no record of: exit 1"
+expect_no_file path/ran "... and sbatch never ran"

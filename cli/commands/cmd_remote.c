@@ -520,14 +520,19 @@ static int submit_there(const cluster_profile_t *c, const host_options_t *ho,
 static int remote_submit(int argc, char **argv, const cluster_profile_t *c,
                          const host_options_t *ho)
 {
-    int n = 0, dry_run = 0;
+    int n = 0, dry_run = 0, nafter = 0;
     uint64_t max_upload = MAX_UPLOAD_DEFAULT;
+    /* --after names jobs on the cluster: the submit there finds them, not the render here. */
+    char **after = malloc(((size_t)argc + 1) * sizeof *after);
+    if (!after)
+        return EXIT_SYSTEM;
     for (int i = 0; i < argc; i++) {
         if (!strcmp(argv[i], "--template") || !strcmp(argv[i], "--bindir") ||
             !strcmp(argv[i], "--retry-failed") || !strncmp(argv[i], "--template=", 11) ||
             !strncmp(argv[i], "--bindir=", 9)) {
             fprintf(stderr, "ddpjob submit: %s names this machine's files: not with --on\n",
                     argv[i]);
+            free(after);
             return EXIT_USAGE;
         }
         const char *cap = NULL;
@@ -538,8 +543,14 @@ static int remote_submit(int argc, char **argv, const cluster_profile_t *c,
         if (cap) {
             if (units_parse_size(cap, &max_upload)) {
                 fprintf(stderr, "ddpjob submit: --max-upload: \"%s\" is no size (e.g. 4GB)\n", cap);
+                free(after);
                 return EXIT_USAGE;
             }
+        } else if (!strncmp(argv[i], "--after=", 8)) {
+            after[nafter++] = argv[i];
+        } else if (!strcmp(argv[i], "--after") && i + 1 < argc) {
+            after[nafter++] = argv[i];
+            after[nafter++] = argv[++i];
         } else if (!strcmp(argv[i], "--dry-run")) {
             dry_run = 1;
         } else {
@@ -549,11 +560,14 @@ static int remote_submit(int argc, char **argv, const cluster_profile_t *c,
     argv[n] = NULL;
     job_spec_t *spec;
     int rc = submit_render_here(n, argv, &spec);
-    if (rc >= 0)
-        return rc;
-    /* getopt moved the spec, the one word that is no option, last. */
-    rc = submit_there(c, ho, spec, argv, n - 1, dry_run, max_upload);
-    spec_destroy(spec);
+    if (rc < 0) {
+        /* getopt moved the spec, the one word that is no option, last: the --after words take
+         * its place, and submit_there adds the spec's path there. */
+        memcpy(argv + n - 1, after, (size_t)nafter * sizeof *after);
+        rc = submit_there(c, ho, spec, argv, n - 1 + nafter, dry_run, max_upload);
+        spec_destroy(spec);
+    }
+    free(after);
     return rc;
 }
 

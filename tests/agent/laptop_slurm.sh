@@ -147,6 +147,13 @@ expect_contains "$OUT" "rank 1" "... naming rank 1"
 expect_contains "$(cat "$T/hook.received" 2>/dev/null)" "\"event\":\"failed\"" \
     "the cluster build's ddpjob on node 0 told the webhook the job failed"
 
+# A job after another, from the laptop: --after goes to the cluster, whose records name the job.
+laptop submit --on hpc lapjob.yaml --set name=lapafter --after lapfail:notok
+expect_rc 0 "submit --on --after lapfail:notok (it failed: nothing to wait for)"
+laptop submit --on hpc lapjob.yaml --set name=lapnever --after lapfail
+expect_rc 1 "submit --on --after lapfail (ok): refused there, as lapfail failed"
+expect_contains "$ERR" "lapfail has ended failed" "... saying why"
+
 # Cancel from the laptop: nothing left running there.
 laptop submit --on hpc lapsleep.yaml
 run_until 60 "running" laptop status lapsleep

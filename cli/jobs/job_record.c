@@ -308,6 +308,13 @@ static void read_links(const char *dir, job_record_t *r)
     free(text);
 }
 
+/* A scheduler's command as a kept final names it (sched_job_t's source): a lower-case word. */
+static int source_word(const char *source)
+{
+    return source[0] && strspn(source, "abcdefghijklmnopqrstuvwxyz") == strlen(source) &&
+           strcmp(source, "record");
+}
+
 /* link-K/final, taken only whole and valid: a state ddpjob names, an exit status, a command. */
 static void read_kept_final(const char *dir, int k, job_link_t *l)
 {
@@ -322,8 +329,7 @@ static void read_kept_final(const char *dir, int k, job_link_t *l)
             if (*c == '_')
                 *c = ' ';
         job_state_t state = job_state_from_name(name);
-        if (job_state_final(state) &&
-            (!strcmp(source, "squeue") || !strcmp(source, "sacct") || !strcmp(source, "qstat"))) {
+        if (job_state_final(state) && source_word(source)) {
             l->kept = 1;
             l->kept_state = state;
             l->kept_exit = exit_status;

@@ -165,8 +165,11 @@ job_spec_t *load_for_scheduler(const char *path, const load_opts_t *opts, sched_
          (!opts->site && !spec->site && diag->count == 0 &&
           (site = guess_site(spec, *target, opts->ask_server, remarks)))))
         site_rules_apply(site, spec, diag, remarks);
+    const sched_ops_t *ops = sched_get(*target);
+    const container_sched_t under = {ops ? ops->container_runtime : "apptainer",
+                                     ops && ops->container_agent_inside, ops ? ops->display : NULL};
     if (diag->count == 0)
-        spec_container_settle(spec, site ? site->container_runtime : NULL, *target, opts->local_run,
+        spec_container_settle(spec, site ? site->container_runtime : NULL, &under, opts->local_run,
                               diag, remarks);
     if (diag->count == 0 && opts->validating && *target == SCHED_UNSET)
         check_local_image(spec, diag);

@@ -255,7 +255,8 @@ static const sched_ops_t sched_table[] = {
      .mail_events = pbs_mail_events,
      .needs_node_script = pbs_needs_node_script,
      .env_flag = "-v",
-     .server_name = site_pbs_server},
+     .server_name = site_pbs_server,
+     .container_runtime = "apptainer"},
     {.kind = SCHED_SLURM,
      .name = "slurm",
      .display = "Slurm",
@@ -272,7 +273,9 @@ static const sched_ops_t sched_table[] = {
      .ask_checkpoint = slurm_ask_checkpoint,
      .array_directive = "#SBATCH --array=",
      .array_index_var = "SLURM_ARRAY_TASK_ID",
-     .mail_events = slurm_mail_events},
+     .mail_events = slurm_mail_events,
+     .container_runtime = "pyxis",
+     .container_agent_inside = true},
 };
 
 const sched_ops_t *sched_get(sched_kind_t kind)

@@ -7,16 +7,15 @@
  * adding an entry and a template, not editing callers: that is the aim (issue 67), not yet all
  * of the way. To add a scheduler today, these things:
  *   1. an entry here (scheduler.c: its programs, template variables, mail words, how the job
- *      gets its record, the server a site profile recognises) and its template,
- *      templates/NAME.sh;
+ *      gets its record, the server a site profile recognises, its default container runtime)
+ *      and its template, templates/NAME.sh;
  *   2. its name in the spec (spec.h's sched_kind_t, spec.c's names) and its detection
  *      (site_detect.c);
  *   3. its query in sched_query.c's sched_queriers, with its states mapped to ours, and its
  *      pending reasons in words (pending_reason.c);
- *   4. its default container runtime (spec_container.c);
- *   5. for the agent, its node rank and node list (agent/supervision/options.c,
+ *   4. for the agent, its node rank and node list (agent/supervision/options.c,
  *      runtime/job/job_contract.c);
- *   6. its loop in tests/cli/golden.sh and a test cluster (tests/cluster/). */
+ *   5. its loop in tests/cli/golden.sh and a test cluster (tests/cluster/). */
 #ifndef DDPJOB_SCHED_H
 #define DDPJOB_SCHED_H
 
@@ -70,6 +69,10 @@ typedef struct sched_ops {
     /* The server this host submits to, for a site profile to recognise; NULL: none is asked.
      * 0 with its name in out, or -1. */
     int (*server_name)(char *out, size_t size);
+    /* The container runtime a spec that names none gets, and whether the scheduler's launcher
+     * starts the agents inside an image (srun --container-image: pyxis). */
+    const char *container_runtime;
+    bool container_agent_inside;
 } sched_ops_t;
 
 const sched_ops_t *sched_get(sched_kind_t kind);

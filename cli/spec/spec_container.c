@@ -7,15 +7,6 @@
 #include "runtime/base/ddp_alloc.h"
 #include "runtime/job/container_spec.h"
 
-/* The runtime a spec that names none gets under the scheduler: the site's, else Slurm's pyxis,
- * else apptainer. */
-static const char *scheduler_runtime(const char *site_default, sched_kind_t target)
-{
-    if (site_default)
-        return site_default;
-    return target == SCHED_SLURM ? "pyxis" : "apptainer";
-}
-
 /* `ddpjob run` and `launch` start no srun, so pyxis cannot run there: the runtime that runs its
  * image, enroot (pyxis's own), does; else the scheduler's. Said, with why, where it differs. */
 static const char *local_runtime(const job_spec_t *spec, const char *under_scheduler,
@@ -25,8 +16,8 @@ static const char *local_runtime(const job_spec_t *spec, const char *under_sched
         return under_scheduler;
     spec_loc_t at = spec_field_loc(spec, "container");
     diag_add(remarks, at.line, at.col, "container.runtime",
-             "note: not given, and pyxis (what a Slurm job takes) runs only under srun: `ddpjob "
-             "run` and `launch` run the image with enroot, pyxis's own runtime (set "
+             "note: not given, and pyxis (what the job's scheduler takes) runs only under srun: "
+             "`ddpjob run` and `launch` run the image with enroot, pyxis's own runtime (set "
              "container.runtime to choose another)");
     return "enroot";
 }
@@ -79,13 +70,14 @@ static void bind_checkpoint_dir(job_spec_t *spec)
     }
 }
 
-void spec_container_settle(job_spec_t *spec, const char *site_default, sched_kind_t target,
-                           bool local_run, diag_t *diag, diag_t *remarks)
+void spec_container_settle(job_spec_t *spec, const char *site_default,
+                           const container_sched_t *sched, bool local_run, diag_t *diag,
+                           diag_t *remarks)
 {
     if (!spec->container.present)
         return;
     if (!spec->container.runtime) {
-        const char *runtime = scheduler_runtime(site_default, target);
+        const char *runtime = site_default ? site_default : sched->runtime;
         spec->container.runtime =
             ddp_xstrdup(local_run ? local_runtime(spec, runtime, remarks) : runtime);
     }
@@ -95,11 +87,14 @@ void spec_container_settle(job_spec_t *spec, const char *site_default, sched_kin
     if (!rt_at.line)
         rt_at = spec_field_loc(spec, "container");
     const container_runtime_info_t *info = container_runtime_info(runtime);
-    if (info && info->no_agent_why && (local_run || target != SCHED_SLURM))
-        diag_add(diag, rt_at.line, rt_at.col, "container.runtime",
-                 "pyxis is Slurm's (srun --container-image): %s; use %s",
-                 local_run ? "`ddpjob run` and `launch` start no srun" : "this job is not Slurm's",
+    if (info && info->no_agent_why && (local_run || !sched->agent_inside)) {
+        char why[128] = "this job names no scheduler";
+        if (sched->name)
+            snprintf(why, sizeof why, "this job is %s's", sched->name);
+        diag_add(diag, rt_at.line, rt_at.col, "container.runtime", "%s: %s; use %s",
+                 info->no_agent_why, local_run ? "`ddpjob run` and `launch` start no srun" : why,
                  container_runtime_choices(1));
+    }
     const char *image = spec->container.image, *wanted;
     if (image && image[0] != '/')
         diag_add(diag, image_at.line, image_at.col, "container.image",

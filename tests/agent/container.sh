@@ -60,7 +60,7 @@ expect_eq "$(grep -c squashfuse /proc/mounts)" 0 "no squashfuse mount is left"
 sed -e '/^  runtime: enroot$/d' -e '1a scheduler: slurm' "$T/enroot.yaml" >"$T/no-runtime.yaml"
 run env DDPJ_TESTMARK="$MARK" "$DDPJOB" run "$T/no-runtime.yaml"
 expect_eq "$RC" 0 "a Slurm spec whose container names no runtime runs under ddpjob run" "$ERR"
-expect_contains "$ERR" "container.runtime: note: not given, and pyxis (what a Slurm job takes) runs only under srun: \`ddpjob run\` and \`launch\` run the image with enroot" \
+expect_contains "$ERR" "container.runtime: note: not given, and pyxis (what the job's scheduler takes) runs only under srun: \`ddpjob run\` and \`launch\` run the image with enroot" \
     "saying it takes enroot, and why"
 expect_eq "$(grep -c '^\[rank [01]\] inside the test.s image' <<<"$OUT")" 2 "both ranks ran inside the image"
 
@@ -202,7 +202,7 @@ expect_contains "$ERR" "container.stage: charliecloud's image is a folder: only 
     "stage: with charliecloud"
 sed -i 's/runtime: charliecloud/runtime: pyxis/; s#/images/x$#/images/x.sqsh#; /stage:/d' "$T/bad.yaml"
 run "$DDPJOB" validate "$T/bad.yaml"
-expect_contains "$ERR" "container.runtime: pyxis is Slurm's (srun --container-image): this job is not Slurm's" \
+expect_contains "$ERR" "container.runtime: pyxis is srun's (--container-image); it starts the agent inside the image: this job is PBS's" \
     "pyxis under PBS"
 run "$DDPJOB" run "$T/bad.yaml"
 expect_contains "$ERR" "\`ddpjob run\` and \`launch\` start no srun" "pyxis under ddpjob run"

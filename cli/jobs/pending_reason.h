@@ -1,8 +1,8 @@
 /* pending_reason: why a pending job has not started, in plain words with what to do about it,
- * from the scheduler's own word: Slurm's squeue Reason (with the running jobs of its partition
- * and the start its backfill estimates), PBS's comment, Hold_Types, depend and
- * estimated.start_time (real examples: shared/notes/around-the-job.md and tests/agent/pending.sh).
- */
+ * from the scheduler's own word, through the words of the scheduler whose query gave it
+ * (sched_queriers, pending_sched.h: Slurm's squeue Reason with the running jobs of its
+ * partition, PBS's comment, Hold_Types and depend), and the start the scheduler estimates
+ * (real examples: shared/notes/around-the-job.md and tests/agent/pending_pbs.sh). */
 #ifndef DDPJOB_PENDING_REASON_H
 #define DDPJOB_PENDING_REASON_H
 

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli/jobs/job_record.h"
+#include "cli/jobs/pending_sched.h"
 #include "runtime/base/spawn.h"
 
 #define QUERY_TIMEOUT_MS 60000
@@ -348,7 +349,19 @@ static int sched_query_pbs(sched_job_t *jobs, size_t n, ddp_error_t *err)
 }
 
 const sched_querier_t sched_queriers[] = {
-    {"slurm", sched_query_slurm},
-    {"pbs", sched_query_pbs},
-    {NULL, NULL},
+    {"slurm",
+     sched_query_slurm,
+     "Slurm",
+     {"squeue", "sacct"},
+     1,
+     pending_slurm_explain,
+     pending_slurm_starts_by_itself},
+    {"pbs",
+     sched_query_pbs,
+     "PBS",
+     {"qstat"},
+     0,
+     pending_pbs_explain,
+     pending_pbs_starts_by_itself},
+    {NULL, NULL, NULL, {NULL}, 0, NULL, NULL},
 };

@@ -12,26 +12,8 @@
 #include <stddef.h>
 
 #include "runtime/base/ddp_error.h"
-#include "cli/jobs/job_state.h"
-
-typedef struct {
-    char id[128];       /* asked for */
-    int found;          /* the scheduler knows it */
-    const char *source; /* "squeue", "sacct", "qstat" */
-    job_state_t state;
-    char sched_state[64]; /* the scheduler's own word */
-    char reason[256];     /* Slurm's reason, PBS's comment */
-    int exit_status;      /* -1 unknown */
-    char elapsed[32], walltime[32], nodes[512];
-    /* What a pending job waits in, asks for and may expect: its partition or queue, the nodes it
-     * asks for (0 unknown), the start the scheduler estimates (its own text; "" none), PBS's
-     * Hold_Types and whether it depends on another job. */
-    char partition[64], start[64], hold_types[16];
-    int nodes_asked, has_dependency;
-    /* Running jobs, all users', in its partition and the nodes they hold (-1: not asked): asked
-     * only for jobs that wait for resources or priority. */
-    int partition_running, partition_running_nodes;
-} sched_job_t;
+#include "cli/jobs/pending_text.h"
+#include "cli/jobs/sched_job.h"
 
 /* Each scheduler's query, by the name its records keep ("slurm", "pbs"); the list ends with a
  * NULL name. Callers loop over it rather than name a scheduler. A query fills each of the n jobs
@@ -41,6 +23,14 @@ typedef struct {
 typedef struct {
     const char *name;
     int (*query)(sched_job_t *jobs, size_t n, ddp_error_t *err);
+    const char *display;    /* its name in messages */
+    const char *sources[3]; /* the source words its query writes into sched_job_t */
+    /* A pending job in words (pending_sched.h): a reason is needed for any (Slurm's squeue gives
+     * one whenever it has something to say); whether it starts without anyone acting. */
+    int reason_needed;
+    void (*explain_pending)(pending_text_t *t, const sched_job_t *j, const char *id,
+                            const char *name);
+    int (*starts_by_itself)(const sched_job_t *j);
 } sched_querier_t;
 extern const sched_querier_t sched_queriers[];
 

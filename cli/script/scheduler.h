@@ -11,8 +11,8 @@
  *      and its template, templates/NAME.sh;
  *   2. its name in the spec (spec.h's sched_kind_t, spec.c's names) and its detection
  *      (site_detect.c);
- *   3. its query in sched_query.c's sched_queriers, with its states mapped to ours, and its
- *      pending reasons in words (pending_reason.c);
+ *   3. its row in sched_query.c's sched_queriers: its query, with its states mapped to ours,
+ *      and its pending reasons in words (cli/jobs/pending_NAME.c, pending_sched.h);
  *   4. for the agent, its node rank and node list (agent/supervision/options.c,
  *      runtime/job/job_contract.c);
  *   5. its loop in tests/cli/golden.sh and a test cluster (tests/cluster/). */

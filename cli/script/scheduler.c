@@ -7,7 +7,6 @@
 
 #include "runtime/base/ddp_file.h"
 #include "cli/jobs/sched_query.h"
-#include "cli/spec/site_detect.h"
 #include "cli/spec/units.h"
 
 static int fill_directives(tmpl_ctx_t *ctx, const strv_t *directives)
@@ -234,6 +233,28 @@ static bool pbs_needs_node_script(const job_spec_t *spec)
     return spec->pbs.launcher == PBS_LAUNCH_SSH;
 }
 
+/* The server's name, the first word of qstat -B's third line; -1 when qstat cannot say. */
+static int pbs_server_name(char *name, size_t size)
+{
+    char *argv[] = {"qstat", "-B", NULL}, *out = NULL;
+    int failed;
+    ddp_error_t err;
+    int rc = -1;
+    /* "Server  Max ...\n-------- ---\nNAME  0  ...\n" */
+    if (sched_run(argv, &out, 1, &failed, &err) == 0 && !failed && out) {
+        const char *line = out;
+        for (int skip = 0; skip < 2 && line; skip++)
+            line = (line = strchr(line, '\n')) ? line + 1 : NULL;
+        size_t len = line ? strcspn(line, " \t\n") : 0;
+        if (len && len < size) {
+            snprintf(name, size, "%.*s", (int)len, line);
+            rc = 0;
+        }
+    }
+    free(out);
+    return rc;
+}
+
 static const sched_ops_t sched_table[] = {
     {.kind = SCHED_PBS,
      .name = "pbs",
@@ -255,7 +276,7 @@ static const sched_ops_t sched_table[] = {
      .mail_events = pbs_mail_events,
      .needs_node_script = pbs_needs_node_script,
      .env_flag = "-v",
-     .server_name = site_pbs_server,
+     .server_name = pbs_server_name,
      .container_runtime = "apptainer"},
     {.kind = SCHED_SLURM,
      .name = "slurm",

@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/jobs/sched_query.h"
 
 typedef int (*matcher_t)(const site_t *site, const void *what, char *why, size_t size);
 
@@ -120,25 +119,4 @@ site_t *site_detect_server(const char *server)
 {
     char why[8];
     return detect(server_matches, server, why, sizeof why);
-}
-
-int site_pbs_server(char *name, size_t size)
-{
-    char *argv[] = {"qstat", "-B", NULL}, *out = NULL;
-    int failed;
-    ddp_error_t err;
-    int rc = -1;
-    /* "Server  Max ...\n-------- ---\nNAME  0  ...\n" */
-    if (sched_run(argv, &out, 1, &failed, &err) == 0 && !failed && out) {
-        const char *line = out;
-        for (int skip = 0; skip < 2 && line; skip++)
-            line = (line = strchr(line, '\n')) ? line + 1 : NULL;
-        size_t len = line ? strcspn(line, " \t\n") : 0;
-        if (len && len < size) {
-            snprintf(name, size, "%.*s", (int)len, line);
-            rc = 0;
-        }
-    }
-    free(out);
-    return rc;
 }

@@ -1,4 +1,4 @@
-/* site_detect: the site profile a spec, or the PBS server a job is submitted to, belongs to when
+/* site_detect: the site profile a spec, or the server a job is submitted to, belongs to when
  * the spec names none. A profile says how it is recognised (its `recognise:` map): its PBS
  * server's names, its queues, spec pbs: fields only it has, path prefixes only it has (Gadi:
  * gadi-pbs; gpuvolta, hugemem; jobfs, storage; /scratch/, /g/data/). Every profile in the
@@ -14,9 +14,8 @@
 /* The first profile the spec looks like, with what gave it away in `why` ("queue gpuvolta,
  * pbs.jobfs"); NULL when none. */
 site_t *site_detect_spec(const job_spec_t *spec, char *why, size_t size);
-/* The profile that names PBS server `server` among its own; NULL when none. */
+/* The profile that names server `server` (the scheduler's server_name) among its own; NULL
+ * when none. */
 site_t *site_detect_server(const char *server);
-/* The PBS server's name, the first word of qstat -B's third line; -1 when qstat cannot say. */
-int site_pbs_server(char *name, size_t size);
 
 #endif

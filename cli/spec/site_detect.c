@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 typedef int (*matcher_t)(const site_t *site, const void *what, char *why, size_t size);
 
 static int listed(const strv_t *list, const char *word)

@@ -141,6 +141,8 @@ if [ "$ddpjob_requeue" -gt 0 ]; then
 fi
 {{/requeue}}
 
+{{> dev_hold}}
+{{^hold}}
 {{#launch_pbsdsh}}
 # The agents derive the rendezvous port from PBS_JOBID.
 ddpjob_agent_args=(--nnodes {{nodes}} {{#spares}}--spares {{spares}} {{/spares}}--nproc-per-node {{procs_per_node}}
@@ -202,3 +204,4 @@ if [ "$ddpjob_status" -eq 75 ] && [ "$ddpjob_requeue" -lt {{requeue}} ]; then
 fi
 {{/requeue}}
 ddpjob_exit "$ddpjob_status"
+{{/hold}}

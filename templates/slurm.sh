@@ -148,6 +148,8 @@ if [ "$ddpjob_requeue" -gt 0 ]; then
 fi
 {{/requeue}}
 
+{{> dev_hold}}
+{{^hold}}
 {{#pyxis_image}}
 # pyxis (srun --container-image) starts each node's setup and agent inside the image, and the
 # agent its workers there: the agent is static, so any image runs it. Bound at their own paths:
@@ -209,3 +211,4 @@ if [ "$ddpjob_status" -eq 75 ] && [ "$ddpjob_requeue" -lt {{requeue}} ]; then
 fi
 {{/requeue}}
 ddpjob_exit "$ddpjob_status"
+{{/hold}}

@@ -328,7 +328,8 @@ static int wait_ended(char *dir, int ms)
         job_view_t v;
         ddp_error_t err;
         job_views_load(&dir, 1, &v, &err);
-        int ended = job_state_final(v.state) || (!v.sched.found && v.state != JOB_RUNNING);
+        int ended = job_state_final(v.state) ||
+                    (!v.sched.found && !v.allocation_alive && v.state != JOB_RUNNING);
         if (ended)
             printf("job %s (%s): %s\n", job_view_id(&v), v.rec.name, job_state_name(v.state));
         job_views_free(&v, 1);
@@ -360,6 +361,27 @@ static int cancel_sweep(char **dirs, const char *asked, int trial, int checkpoin
     free(dirs[0]);
     dirs[0] = record;
     return -1;
+}
+
+/* Whether cancel --checkpoint can ask the job in v (`asked` on the command line) to checkpoint;
+ * the reason said when not. */
+static int checkpoint_askable(const job_view_t *v, const char *asked)
+{
+    if (v->rec.held_in[0]) {
+        fprintf(stderr,
+                "ddpjob cancel: %s runs in an allocation `ddpjob dev` holds (%s): --checkpoint "
+                "asks a batch job; cancel it without, or stop its workers' program yourself\n",
+                asked, v->rec.held_in);
+        return 0;
+    }
+    if (!v->rec.checkpoint_signal[0]) {
+        fprintf(stderr,
+                "ddpjob cancel: %s: its spec (%s) names no checkpoint signal, so its workers "
+                "cannot be asked to checkpoint; cancel it without --checkpoint\n",
+                asked, v->rec.spec);
+        return 0;
+    }
+    return 1;
 }
 
 int cmd_cancel(int argc, char **argv)
@@ -396,11 +418,7 @@ int cmd_cancel(int argc, char **argv)
     job_view_t v;
     ddp_error_t err;
     job_views_load(dirs, 1, &v, &err);
-    if (checkpoint && !v.rec.checkpoint_signal[0]) {
-        fprintf(stderr,
-                "ddpjob cancel: %s: its spec (%s) names no checkpoint signal, so its workers "
-                "cannot be asked to checkpoint; cancel it without --checkpoint\n",
-                argv[optind], v.rec.spec);
+    if (checkpoint && !checkpoint_askable(&v, argv[optind])) {
         job_views_free(&v, 1);
         job_index_free(dirs);
         return EXIT_USAGE;
@@ -411,8 +429,10 @@ int cmd_cancel(int argc, char **argv)
         fprintf(stderr, "ddpjob cancel: %s\n", err.msg);
         rc = EXIT_SYSTEM;
     }
+    /* A run in a held allocation shares its job id with the allocation: its holder sees the
+     * record's mark and ends the run alone (dev_record.h). */
     job_id_t ids[64];
-    size_t nids = live_ids(&v, ids, 64);
+    size_t nids = v.rec.held_in[0] ? 0 : live_ids(&v, ids, 64);
     const sched_ops_t *ops = sched_get(sched_kind_parse(v.rec.scheduler));
     if (!ops && rc == EXIT_OK && nids) {
         fprintf(stderr, "ddpjob cancel: %s: a record of no scheduler this ddpjob knows (%s)\n",

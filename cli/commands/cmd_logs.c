@@ -291,6 +291,46 @@ static int logs_options(int argc, char **argv, logs_args_t *ap)
     return -1;
 }
 
+/* The job's logs in dir as a asks, followed until it ends with a->follow. */
+static void print_job_logs(char *dir, const logs_args_t *a)
+{
+    log_set_t set = {0};
+    int64_t unaccounted_since = 0;
+    for (;;) {
+        job_view_t v;
+        int vanished, last = job_look(dir, &v, &unaccounted_since, &vanished) || !a->follow;
+        /* After the state: lines written before the end are all printed. */
+        find_logs(&v, a, &set);
+        print_logs(&set, a, last);
+        /* No rank wrote anything (its workers never started): what the batch shell said. */
+        if (last && !set.n && a->rank < 0 && a->node < 0 && a->attempt < 0 &&
+            !print_batch_logs(&v, a, 1))
+            fprintf(stderr, "ddpjob logs: no rank of %s has written a log yet\n", v.rec.name);
+        job_views_free(&v, 1);
+        if (last)
+            break;
+        ddp_sleep_ms(FOLLOW_MS);
+    }
+    for (size_t i = 0; i < set.n; i++) {
+        free(set.ranks[i].dir);
+        free(set.ranks[i].pending[0]);
+        free(set.ranks[i].pending[1]);
+    }
+    free(set.ranks);
+}
+
+void logs_follow(char *dir)
+{
+    logs_args_t a = {.rank = -1,
+                     .node = -1,
+                     .attempt = -1,
+                     .link = -1,
+                     .trial = -1,
+                     .streams = STREAMS_BOTH,
+                     .follow = 1};
+    print_job_logs(dir, &a);
+}
+
 int cmd_logs(int argc, char **argv)
 {
     logs_args_t a;
@@ -312,7 +352,6 @@ int cmd_logs(int argc, char **argv)
             return EXIT_USAGE;
         }
     }
-    log_set_t set = {0};
     int64_t unaccounted_since = 0;
     if (a.batch) {
         job_view_t v;
@@ -327,27 +366,7 @@ int cmd_logs(int argc, char **argv)
         job_index_free(dirs);
         return EXIT_OK;
     }
-    for (;;) {
-        job_view_t v;
-        int vanished, last = job_look(dirs[0], &v, &unaccounted_since, &vanished) || !a.follow;
-        /* After the state: lines written before the end are all printed. */
-        find_logs(&v, &a, &set);
-        print_logs(&set, &a, last);
-        /* No rank wrote anything (its workers never started): what the batch shell said. */
-        if (last && !set.n && a.rank < 0 && a.node < 0 && a.attempt < 0 &&
-            !print_batch_logs(&v, &a, 1))
-            fprintf(stderr, "ddpjob logs: no rank of %s has written a log yet\n", v.rec.name);
-        job_views_free(&v, 1);
-        if (last)
-            break;
-        ddp_sleep_ms(FOLLOW_MS);
-    }
-    for (size_t i = 0; i < set.n; i++) {
-        free(set.ranks[i].dir);
-        free(set.ranks[i].pending[0]);
-        free(set.ranks[i].pending[1]);
-    }
-    free(set.ranks);
+    print_job_logs(dirs[0], &a);
     job_index_free(dirs);
     return EXIT_OK;
 }

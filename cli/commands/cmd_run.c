@@ -19,13 +19,19 @@
 static const char run_help[] =
     "usage: ddpjob run SPEC [--nproc-per-node N] [--bindir DIR] [--set PATH=VALUE]... [-- "
     "ARGS...]\n"
+    "       ddpjob run --in DEV [SPEC] [the same options]\n"
     "Runs the spec's command on this machine under one standalone ddpjob-agent, with the spec's\n"
     "modules, setup, env and workdir applied, and ARGS appended to the command (or to train:'s\n"
     "options, e.g. -- --resume). Exits with the job's status.\n"
     "  --nproc-per-node N  workers to start (default: the spec's procs_per_node)\n"
     "  --bindir DIR        where ddpjob-agent is (default: beside this ddpjob)\n"
     "  --set PATH=VALUE    as if the spec said so: env.SEED=3, train.lr=0.05 (repeatable)\n"
-    "  --trial K           a sweep's trial K (default 0)\n";
+    "  --trial K           a sweep's trial K (default 0)\n"
+    "  --in DEV            in the allocation `ddpjob dev` holds (DEV: its name or job id), on\n"
+    "                      every held node: SPEC (default: the spec DEV was held for) as its\n"
+    "                      batch job would run, each run with a record of its own (status,\n"
+    "                      logs, cancel), its output followed here; an interrupt cancels the\n"
+    "                      run, and the allocation stays held whatever the run's end\n";
 
 /* What a spec asks that one machine's run does not do, said. */
 static void say_left_out(const job_spec_t *spec, const char *path, bool trial_given)
@@ -69,52 +75,84 @@ static int exec_node_script(char *script)
     return EXIT_SYSTEM;
 }
 
-int run_command(int argc, char **argv, bool doctor)
+/* run's options as parsed. */
+typedef struct {
+    load_opts_t load;
+    const char *bindir, *dev;
+    long nproc;
+} run_args_t;
+
+/* Parses run's options into a: -1 to go on, else the exit code (usage said). */
+static int run_options(int argc, char **argv, bool doctor, run_args_t *a)
 {
     static const struct option opts[] = {{"nproc-per-node", required_argument, NULL, 'n'},
                                          {"bindir", required_argument, NULL, 'b'},
                                          {"set", required_argument, NULL, 'E'},
                                          {"trial", required_argument, NULL, 'T'},
+                                         {"in", required_argument, NULL, 'I'},
                                          {"help", no_argument, NULL, 'h'},
                                          {0}};
-    load_opts_t load = {.sched = SCHED_UNSET, .local_run = true, .doctor = doctor};
-    const char *bindir = NULL;
-    long nproc = 0;
     int c;
-    char **extra;
-    int nextra;
-    argc = split_workload_args(argc, argv, &extra, &nextra);
     while ((c = getopt_long(argc, argv, "n:b:h", opts, NULL)) != -1) {
         switch (c) {
         case 'h':
             fputs(run_help, stdout);
             return EXIT_OK;
         case 'n':
-            if (ddp_parse_long(optarg, 1, JOB_PROCS_PER_NODE_MAX, &nproc)) {
+            if (ddp_parse_long(optarg, 1, JOB_PROCS_PER_NODE_MAX, &a->nproc)) {
                 fprintf(stderr, "ddpjob run: --nproc-per-node: invalid value \"%s\"\n", optarg);
                 return EXIT_USAGE;
             }
             break;
         case 'b':
-            bindir = optarg;
+            a->bindir = optarg;
             break;
         case 'E':
-            load_opts_add_set(&load, optarg);
+            load_opts_add_set(&a->load, optarg);
             break;
         case 'T':
-            if (parse_trial_arg(optarg, &load)) {
-                load_opts_free(&load);
+            if (parse_trial_arg(optarg, &a->load))
                 return EXIT_USAGE;
-            }
+            break;
+        case 'I':
+            if (doctor)
+                goto usage;
+            a->dev = optarg;
             break;
         default:
-            fputs(run_help, stderr);
-            load_opts_free(&load);
-            return EXIT_USAGE;
+            goto usage;
         }
+    }
+    return -1;
+usage:
+    fputs(run_help, stderr);
+    return EXIT_USAGE;
+}
+
+int run_command(int argc, char **argv, bool doctor)
+{
+    run_args_t a = {.load = {.sched = SCHED_UNSET, .local_run = true, .doctor = doctor}};
+    char **extra;
+    int nextra;
+    argc = split_workload_args(argc, argv, &extra, &nextra);
+    int parsed = run_options(argc, argv, doctor, &a);
+    load_opts_t load = a.load;
+    const char *bindir = a.bindir, *dev = a.dev;
+    long nproc = a.nproc;
+    if (parsed >= 0) {
+        load_opts_free(&load);
+        return parsed;
+    }
+    if (dev && optind >= argc - 1) {
+        load.local_run = false;
+        int rc = dev_run(dev, optind == argc - 1 ? argv[optind] : NULL, &load, extra, nextra, nproc,
+                         bindir);
+        load_opts_free(&load);
+        return rc;
     }
     if (optind != argc - 1) {
         fputs(run_help, stderr);
+        load_opts_free(&load);
         return EXIT_USAGE;
     }
     int exit_code;

@@ -152,6 +152,7 @@ typedef struct {
     char *after[16]; /* submit --after JOB[:ok|any|notok], as given */
     size_t nafter;
     char depend[4200]; /* what they and the spec's after: wait for (job_after.h); "" nothing */
+    const job_record_t *held; /* `ddpjob dev`: the allocation's facts (NULL: a batch job) */
 } script_args_t;
 
 static int parse_script_args(int argc, char **argv, const char *help, bool is_submit,
@@ -233,9 +234,11 @@ static int prepare_script(int argc, char **argv, const char *help, bool is_submi
                           script_args_t *a, job_spec_t **spec, sched_kind_t *target, char **text)
 {
     const char *path;
+    const job_record_t *held = a->held;
     int rc = parse_script_args(argc, argv, help, is_submit, a, &path);
     if (rc != 0)
         return rc > 0 ? EXIT_OK : EXIT_USAGE;
+    a->held = held;
     if (a->retry_failed) {
         load_opts_free(&a->load);
         return doctor ? EXIT_USAGE : sweep_retry(path, a->dry_run);
@@ -261,7 +264,18 @@ static int prepare_script(int argc, char **argv, const char *help, bool is_submi
     }
     /* stdout may be the script: the cost goes beside it. */
     print_cost(stderr, site, *spec, path);
-    render_opts_t ro = {*target, a->template_path, a->bindir};
+    render_opts_t ro = {*target, a->template_path, a->bindir, held != NULL,
+                        held ? held->idle_s : 0};
+    if (held && (*spec)->sweep.ntrials && !a->load.trial_given) {
+        fprintf(stderr,
+                "ddpjob dev: %s is a sweep: `ddpjob dev` holds one job's nodes (--trial K for "
+                "one trial's)\n",
+                path);
+        load_opts_free(&a->load);
+        site_destroy(site);
+        spec_destroy(*spec);
+        return EXIT_USAGE;
+    }
     *text = render_to_string(*spec, &ro, &code);
     if (*text && (*spec)->sweep.ntrials && !a->load.trial_given) {
         char *trial0 = *text;
@@ -355,6 +369,9 @@ static const char submit_help[] =
     "      4 qsub/sbatch missing, failed or printed no job id, 255 (--on) the cluster could not\n"
     "      be reached or the link was lost.\n";
 
+static int submit_as(int argc, char **argv, bool doctor, const job_record_t *held,
+                     char **record_out, char *id_out, size_t id_size);
+
 int cmd_submit(int argc, char **argv)
 {
     return submit_command(argc, argv, false);
@@ -373,7 +390,19 @@ int submit_render_here(int argc, char **argv, job_spec_t **spec)
 
 int submit_command(int argc, char **argv, bool doctor)
 {
-    script_args_t a;
+    return submit_as(argc, argv, doctor, NULL, NULL, NULL, 0);
+}
+
+int submit_held(int argc, char **argv, const job_record_t *held, char **record_out, char *id_out,
+                size_t id_size)
+{
+    return submit_as(argc, argv, false, held, record_out, id_out, id_size);
+}
+
+static int submit_as(int argc, char **argv, bool doctor, const job_record_t *held,
+                     char **record_out, char *id_out, size_t id_size)
+{
+    script_args_t a = {.held = held};
     job_spec_t *spec;
     sched_kind_t target;
     char *text;
@@ -396,7 +425,7 @@ int submit_command(int argc, char **argv, bool doctor)
     if (a.depend[0])
         ops->after_args(a.depend, depend, sizeof depend, sub_argv, &n);
     if (!a.dry_run && !doctor) {
-        if (make_record(spec, ops, jobdir, text, NULL, &record, &err)) {
+        if (make_record(spec, ops, jobdir, text, NULL, a.held, &record, &err)) {
             fprintf(stderr, "ddpjob: %s: cannot make the job's record: %s\n", spec->path, err.msg);
             code = EXIT_SYSTEM;
             goto out;
@@ -420,7 +449,13 @@ int submit_command(int argc, char **argv, bool doctor)
             record_submitted(record, job_id, 1);
             job_output_tell(record, &output);
         }
-        printf("%s\n", job_id);
+        if (held) {
+            snprintf(id_out, id_size, "%s", job_id);
+            *record_out = record;
+            record = NULL;
+        } else {
+            printf("%s\n", job_id);
+        }
     }
 out:
     if (record && code != EXIT_OK)

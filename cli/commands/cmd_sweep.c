@@ -142,7 +142,7 @@ static int make_records(sweep_run_t *s)
         char at[8192];
         sweep_trial_dir(s->dir, k, at, sizeof at);
         trial_t *t = &s->trials[k];
-        rc = make_record(t->spec, s->ops, t->jobdir, t->text, at, &t->record, &err);
+        rc = make_record(t->spec, s->ops, t->jobdir, t->text, at, NULL, &t->record, &err);
         /* What a lane submits: the record's script. */
         if (rc == 0 && snprintf(t->file, sizeof t->file, "%s/script", at) >= (int)sizeof t->file)
             rc = ddp_error_set(&err, "%s: a path too long", at);

@@ -121,6 +121,18 @@ int cmd_doctor(int argc, char **argv);
 int cmd_setup_nodes(int argc, char **argv);
 int cmd_cluster(int argc, char **argv);
 int cmd_fetch(int argc, char **argv);
+int cmd_dev(int argc, char **argv);
+int cmd_dev_hold(int argc, char **argv);
+/* `ddpjob run --in DEV [SPEC]`: the spec (NULL: the one DEV holds its nodes for) run in the
+ * allocation `ddpjob dev` holds, its output followed; exits with the run's status (cmd_dev.c). */
+int dev_run(const char *dev, const char *spec_path, load_opts_t *load, char **extra, int nextra,
+            long nproc, const char *bindir);
+/* submit as `ddpjob dev` does: the spec as an allocation held (held: its facts), its record
+ * (*record, malloc'd) and job id returned instead of printed. */
+int submit_held(int argc, char **argv, const job_record_t *held, char **record, char *id,
+                size_t size);
+/* logs -f of the job in dir: every rank's lines as they come, until it ends (cmd_logs.c). */
+void logs_follow(char *dir);
 
 /* run, submit and launch as doctor runs them (doctor: the spec's agents only compare nodes). */
 int run_command(int argc, char **argv, bool doctor);

@@ -29,7 +29,8 @@ static const struct {
      CMD_ON},
     {"list", cmd_list, "this user's submitted jobs, newest first, with their state", CMD_ON},
     {"wait", cmd_wait, "block until a job's whole chain has ended; exit with its status", CMD_ON},
-    {"run", cmd_run, "run a spec's workload on this machine under a local agent (one node)", 0},
+    {"run", cmd_run, "run a spec's workload here (one node), or in a held allocation (--in)", 0},
+    {"dev", cmd_dev, "hold a spec's nodes as one allocation for runs (run --in), until idle", 0},
     {"launch", cmd_launch, "run a spec's job on hosts reached by SSH (no scheduler)", 0},
     {"cluster", cmd_cluster, "the clusters reached from this laptop: add, list, check", 0},
     {"fetch", cmd_fetch, "bring a job's files back from its cluster (checkpoints, logs)", 0},
@@ -40,6 +41,7 @@ static const struct {
     {"nodes", cmd_nodes, "list a job's nodes from a Slurm hostlist or a PBS node file", 0},
     {"notify", cmd_notify, "send a job's events to its webhook (run by the job's batch shell)", 0},
     {"pbs-agents", cmd_pbs_agents, "start and watch a PBS job's agents (run by the PBS script)", 0},
+    {"dev-hold", cmd_dev_hold, "hold an allocation for runs (run by `ddpjob dev`'s job script)", 0},
     {NULL, NULL, NULL, 0},
 };
 

@@ -41,7 +41,8 @@ char *render_to_string(const job_spec_t *spec, const render_opts_t *ro, int *exi
 }
 
 int make_record(const job_spec_t *spec, const sched_ops_t *ops, const char *jobdir,
-                const char *script_text, const char *at, char **dir, ddp_error_t *err)
+                const char *script_text, const char *at, const job_record_t *held, char **dir,
+                ddp_error_t *err)
 {
     job_record_t r = {.submitted = (int64_t)time(NULL),
                       .nodes = (int)spec->nodes,
@@ -50,7 +51,12 @@ int make_record(const job_spec_t *spec, const sched_ops_t *ops, const char *jobd
                       .requeue = (int)spec->requeue,
                       .group_readable = spec->share_record && !strcmp(spec->share_record, "group")};
     char *workdir = realpath(jobdir, NULL), *spec_path = realpath(spec->path, NULL);
-    snprintf(r.name, sizeof r.name, "%s", spec->name);
+    snprintf(r.name, sizeof r.name, "%s", held && held->name[0] ? held->name : spec->name);
+    if (held) {
+        r.held = held->held;
+        r.idle_s = held->idle_s;
+        snprintf(r.held_in, sizeof r.held_in, "%s", held->held_in);
+    }
     snprintf(r.scheduler, sizeof r.scheduler, "%s", ops->name);
     snprintf(r.workdir, sizeof r.workdir, "%s", workdir ? workdir : jobdir);
     snprintf(r.spec, sizeof r.spec, "%s", spec_path ? spec_path : spec->path);

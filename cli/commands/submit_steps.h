@@ -21,9 +21,12 @@ int write_job_script(const job_spec_t *spec, const sched_ops_t *ops, const char 
                      const char *text, char *file, size_t size, char **script);
 
 /* The job's record (job_record.h) before it is submitted: a fresh folder in its workdir, or `at`
- * (a sweep's trial-K) when not NULL; *dir malloc'd. 0, or -1 with err. */
+ * (a sweep's trial-K) when not NULL; *dir malloc'd. `held` (NULL: a batch job) gives the facts of
+ * an allocation `ddpjob dev` holds or of a run in one: its held, idle_s, held_in and name. 0, or
+ * -1 with err. */
 int make_record(const job_spec_t *spec, const sched_ops_t *ops, const char *jobdir,
-                const char *script_text, const char *at, char **dir, ddp_error_t *err);
+                const char *script_text, const char *at, const job_record_t *held, char **dir,
+                ddp_error_t *err);
 
 /* How a job finds its record: through its environment, set here, which a submitter without an
  * env_flag passes on from the submitter's; one with it passes only what the flag names: the flag

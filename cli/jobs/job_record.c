@@ -69,6 +69,12 @@ static char *job_json(const job_record_t *r, ddp_error_t *err)
     json_object_set_new(o, "procs_per_node", json_integer(r->procs_per_node));
     json_object_set_new(o, "walltime_s", json_integer(r->walltime_s));
     json_object_set_new(o, "requeue", json_integer(r->requeue));
+    if (r->held) {
+        json_object_set_new(o, "held", json_true());
+        json_object_set_new(o, "idle_s", json_integer(r->idle_s));
+    }
+    if (r->held_in[0])
+        json_object_set_new(o, "held_in", json_string(r->held_in));
     char *text = json_dump_text(o);
     if (!text)
         ddp_error_set(err, "out of memory");
@@ -265,6 +271,9 @@ static void read_job_json(const char *dir, job_record_t *r)
     json_whole(o, "procs_per_node", 0, 1 << 20, &procs);
     json_whole(o, "walltime_s", 0, INT64_C(1) << 40, &r->walltime_s);
     json_whole(o, "requeue", 0, 1 << 20, &requeue);
+    r->held = json_is_true(json_object_get(o, "held"));
+    json_whole(o, "idle_s", 0, INT64_C(1) << 40, &r->idle_s);
+    json_copy_text(o, "held_in", r->held_in, sizeof r->held_in);
     json_doc_free(&doc);
     r->version = (int)version;
     r->nodes = (int)nodes;

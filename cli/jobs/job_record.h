@@ -4,7 +4,9 @@
  *
  *   WORKDIR/.ddpjob/jobs/NAME.YYYYMMDD-HHMMSS.XXXXXX/   the record (its path: DDPJOB_RECORD)
  *     job.json           written by submit: version, name, scheduler, workdir, spec, submitted,
- *                        nodes, procs_per_node, walltime_s, requeue, checkpoint_signal
+ *                        nodes, procs_per_node, walltime_s, requeue, checkpoint_signal; "held"
+ *                        and "idle_s" for an allocation `ddpjob dev` holds, "held_in" for a
+ *                        run in one (dev_record.h)
  *     spec.yaml, script  the spec and the script as submitted
  *     links              "K JOBID" per line: link K of the chain (a requeue) is scheduler job
  *                        JOBID; written by submit (0), by a link submitting its successor and by
@@ -73,6 +75,12 @@ typedef struct {
     int nlinks;
     int cancelled;
     int group_readable; /* at create: the spec's share_record: group (not kept in job.json) */
+    /* An allocation `ddpjob dev` holds (dev_record.h): idle_s, how long it stays held with
+     * nothing to do (0: until its walltime); and a run in one: held_in, that allocation's
+     * record folder, whose job its link names. Both absent from a batch job's job.json. */
+    int held;
+    int64_t idle_s;
+    char held_in[4096];
 } job_record_t;
 
 /* At submit: makes the record under workdir for a job called name (its folder into *dir,

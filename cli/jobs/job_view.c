@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "runtime/base/ddp_file.h"
+#include "cli/jobs/dev_record.h"
 #include "cli/jobs/job_output.h"
 #include "cli/jobs/json_doc.h"
 #include "cli/jobs/pending_reason.h"
@@ -89,8 +90,16 @@ static void take_report(job_view_t *v, json_doc_t *doc, const json_t *root)
     const json_t *ranks = json_child(root, "failed_ranks");
     for (size_t i = 0; i < json_items(ranks); i++)
         add_failed(v, doc, json_item(ranks, i));
+}
+
+/* An agent's first failure, where it has no failed rank of its own and no agent's report has
+ * listed that rank (node 0 names a rank of another node that failed first, which that node's
+ * report lists with its own findings). */
+static void take_first_failure(job_view_t *v, json_doc_t *doc, const json_t *root)
+{
+    const json_t *first = json_child(root, "first_failure");
     const char *first_rank = json_text(doc, first, "rank");
-    if (!json_items(ranks) && first_rank && atoi(first_rank) >= 0 &&
+    if (!json_items(json_child(root, "failed_ranks")) && first_rank && atoi(first_rank) >= 0 &&
         !rank_listed(v, atoi(first_rank)))
         add_failed(v, doc, first);
 }
@@ -100,9 +109,12 @@ static void read_reports(job_view_t *v)
     char pattern[8192];
     snprintf(pattern, sizeof pattern, "%s/link-%d/error-node*.json", v->rec.dir, v->link);
     glob_t g;
-    if (glob(pattern, 0, NULL, &g) == 0)
+    if (glob(pattern, 0, NULL, &g) == 0) {
         for (size_t i = 0; i < g.gl_pathc; i++)
             read_json(v, g.gl_pathv[i], take_report);
+        for (size_t i = 0; i < g.gl_pathc; i++)
+            read_json(v, g.gl_pathv[i], take_first_failure);
+    }
     globfree(&g);
     if (v->nfailed > 1)
         qsort(v->failed, (size_t)v->nfailed, sizeof *v->failed, cause_first);
@@ -213,6 +225,19 @@ static void decide_elapsed(job_view_t *v, const job_link_t *l)
     }
 }
 
+/* A run in a held allocation that has not ended: waiting for the holder, or going, while the
+ * allocation lives; cancelled with it when it ended before the run started. */
+static void decide_held_run(job_view_t *v, const job_link_t *l)
+{
+    int started = l && l->started;
+    if (v->allocation_alive)
+        v->state = v->rec.cancelled && !started ? JOB_CANCELLED
+                   : started                    ? JOB_RUNNING
+                                                : JOB_PENDING;
+    else if (!started && (v->sched.found || v->rec.cancelled))
+        v->state = JOB_CANCELLED;
+}
+
 void job_view_decide(job_view_t *v)
 {
     const job_link_t *l = v->link < v->rec.nlinks ? &v->rec.links[v->link] : NULL;
@@ -256,6 +281,8 @@ void job_view_decide(job_view_t *v)
         v->state = JOB_NODE_FAILURE;
     if (!v->sched.found && !(l && l->ended))
         v->source = "record";
+    if (v->rec.held_in[0] && !(l && l->ended))
+        decide_held_run(v, l);
     decide_elapsed(v, l);
 }
 
@@ -314,6 +341,10 @@ int job_views_load(char *const *dirs, size_t n, job_view_t *views, ddp_error_t *
         job_view_t *v = &views[i];
         if (!v->rec.dir)
             continue;
+        if (v->rec.held_in[0] && v->sched.found && !job_state_final(v->sched.state)) {
+            v->allocation_alive = 1;
+            v->sched.found = 0;
+        }
         read_reports(v);
         read_progress(v);
         job_view_decide(v);
@@ -401,6 +432,23 @@ void job_view_print_cause(FILE *f, const job_view_t *v)
     }
 }
 
+/* An allocation `ddpjob dev` holds: what its holder does, and how long it has been idle. */
+static void print_held(FILE *f, const job_view_t *v)
+{
+    dev_state_t s;
+    dev_state_read(v->rec.dir, &s);
+    long long now = (long long)time(NULL);
+    if (s.released)
+        fprintf(f, "  held for runs until %lld s ago: released (%s)\n", now - s.released_at, s.why);
+    else if (s.ready && s.run)
+        fprintf(f, "  held for runs (ddpjob run --in %s): run %d going for %lld s\n", v->rec.name,
+                s.run, now - s.since);
+    else if (s.ready)
+        fprintf(f, "  held for runs (ddpjob run --in %s): idle for %lld s of %lld%s\n", v->rec.name,
+                now - s.since, (long long)v->rec.idle_s,
+                v->rec.idle_s ? "" : " (released at its walltime)");
+}
+
 void job_view_print(FILE *f, const job_view_t *v)
 {
     fprintf(f, "%s (%s job %s): %s", v->rec.name[0] ? v->rec.name : "?",
@@ -415,6 +463,9 @@ void job_view_print(FILE *f, const job_view_t *v)
     else if (l && l->kept)
         fprintf(f, " (%s %s, kept in its record: the scheduler no longer knows it)", l->kept_source,
                 l->kept_word);
+    else if (v->allocation_alive)
+        fprintf(f, " (from its record: a run in the allocation held by `ddpjob dev`, %s)",
+                v->rec.held_in);
     else
         fprintf(f, " (from its record: the scheduler no longer knows it)");
     char pending[1024];
@@ -433,6 +484,8 @@ void job_view_print(FILE *f, const job_view_t *v)
     if (v->sched.walltime[0])
         fprintf(f, " of %s", v->sched.walltime);
     fprintf(f, "\n");
+    if (v->rec.held)
+        print_held(f, v);
     job_view_print_cause(f, v);
     for (int i = 0; i < v->nchanges; i++) {
         const node_change_t *x = &v->changes[i];

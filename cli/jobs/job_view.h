@@ -34,6 +34,9 @@ typedef struct {
     int exit_status;    /* -1 unknown */
     char elapsed[32];   /* the scheduler's, else the current link's from its record; "" unknown */
     const char *source; /* what decided the state: the scheduler's command, or "record" */
+    /* A run in a held allocation (rec.held_in): the allocation still runs, so the run's own
+     * record says whether it waits, runs or ended (the scheduler's word is the allocation's). */
+    int allocation_alive;
     failed_rank_t *failed; /* the causes first, their consequences after */
     int nfailed;
     int killed_for_memory; /* the agents' first failure was an OOM kill */

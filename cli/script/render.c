@@ -267,7 +267,8 @@ static char *program_path(const char *bindir, const char *self, const char *name
  * node script a job script carries for `ddpjob launch --node-script`, or NULL. */
 static int render_with(const job_spec_t *spec, const sched_ops_t *ops, const char *template_file,
                        const char *template_path_arg, const char *bindir_arg, bool over_ssh,
-                       const char *node_script, FILE *out, FILE *notes, ddp_error_t *err)
+                       const char *node_script, const render_opts_t *held, FILE *out, FILE *notes,
+                       ddp_error_t *err)
 {
     char *template_path = NULL, *text = NULL, *self = NULL, *agent = NULL, *trainer = NULL;
     tmpl_ctx_t *ctx = NULL;
@@ -297,6 +298,8 @@ static int render_with(const job_spec_t *spec, const sched_ops_t *ops, const cha
         tmpl_set(ctx, "hold_dir_function", shell_hold_dir_function) < 0 ||
         tmpl_set_bool(ctx, "over_ssh", over_ssh) < 0 ||
         set_quoted(ctx, "node_script", node_script ? node_script : "") < 0 ||
+        tmpl_set_bool(ctx, "hold", held != NULL) < 0 ||
+        tmpl_setf(ctx, "hold_idle_s", "%lld", held ? held->idle_s : 0) < 0 ||
         (ops && ops->fill(spec, ctx) < 0)) {
         ddp_error_set(err, "out of memory");
         goto out;
@@ -337,7 +340,7 @@ int render_script(const job_spec_t *spec, const render_opts_t *opts, FILE *out, 
         }
     }
     int rc = render_with(spec, ops, ops->template_file, opts->template_path, opts->bindir, false,
-                         node_script, out, notes, err);
+                         node_script, opts->hold ? opts : NULL, out, notes, err);
     free(node_script);
     return rc;
 }
@@ -345,5 +348,5 @@ int render_script(const job_spec_t *spec, const render_opts_t *opts, FILE *out, 
 int render_node_script(const job_spec_t *spec, const char *bindir, bool over_ssh, FILE *out,
                        ddp_error_t *err)
 {
-    return render_with(spec, NULL, "node.sh", NULL, bindir, over_ssh, NULL, out, NULL, err);
+    return render_with(spec, NULL, "node.sh", NULL, bindir, over_ssh, NULL, NULL, out, NULL, err);
 }

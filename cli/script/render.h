@@ -17,6 +17,8 @@ typedef struct render_opts {
     sched_kind_t sched;        /* target scheduler (already resolved, never UNSET) */
     const char *template_path; /* NULL: the scheduler's installed template */
     const char *bindir;        /* where ddpjob and ddpjob-agent live on the nodes; NULL: ours */
+    bool hold;                 /* `ddpjob dev`: the job holds its nodes for runs (dev_record.h) */
+    long long idle_s;          /* ... and is released after this long idle (0: at its walltime) */
 } render_opts_t;
 
 /* Writes the script to out, and a note to `notes` for each spec field the target scheduler

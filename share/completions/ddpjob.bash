@@ -4,7 +4,7 @@ _ddpjob() {
     cur=${COMP_WORDS[COMP_CWORD]}
     prev=${COMP_WORDS[COMP_CWORD - 1]}
     if [ "$COMP_CWORD" -eq 1 ]; then
-        mapfile -t COMPREPLY < <(compgen -W "validate render submit status logs report cancel list wait run launch doctor cluster fetch setup-nodes nodes notify pbs-agents --help --version" -- "$cur")
+        mapfile -t COMPREPLY < <(compgen -W "validate render submit status logs report cancel list wait run dev launch doctor cluster fetch setup-nodes nodes notify pbs-agents dev-hold --help --version" -- "$cur")
         return
     fi
     case $prev in
@@ -28,7 +28,8 @@ _ddpjob() {
     validate) opts="--scheduler --site --set --help" ;;
     render) opts="--scheduler --site --output --template --bindir --set --trial --help" ;;
     submit) opts="--scheduler --site --dry-run --template --bindir --set --trial --after --retry-failed --on --max-upload --accept-new-host-keys --connect-timeout --ssh-config --known-hosts --help" ;;
-    run) opts="--nproc-per-node --bindir --set --trial --help" ;;
+    run) opts="--nproc-per-node --bindir --set --trial --in --help" ;;
+    dev) opts="stop --idle --wait-for --scheduler --site --set --bindir --help" ;;
     launch) opts="--hosts --hostfile --nodefile --node-script --nproc-per-node --bindir --workdir --master-port --run-id --deadline --requeue-count --spares --agent-option --connect-timeout --accept-new-host-keys --ssh-config --known-hosts --help" ;;
     cluster) opts="add list check --host --user --port --identity --proxy-jump --remote-dir --remote-share --site --accept-new-host-keys --connect-timeout --ssh-config --known-hosts --help" ;;
     setup-nodes) opts="--hosts --hostfile --install-key --login-identity --accept-new-host-keys --connect-timeout --ssh-config --known-hosts --help" ;;
@@ -42,6 +43,7 @@ _ddpjob() {
     wait) opts="--timeout --on --help" ;;
     fetch) opts="--on --to --accept-new-host-keys --connect-timeout --ssh-config --known-hosts --help" ;;
     notify) opts="--record --link --help" ;;
+    dev-hold) opts="--record --idle --deadline --help" ;;
     pbs-agents) opts="--nodefile --nodes --node-env --task-dir --checkpoint-file --checkpoint-signal --spares --help" ;;
     *) opts="" ;;
     esac

@@ -4,7 +4,8 @@
 # counted, Slurm's estimated start), the one behind it (Priority), a held job (JobHeldUser, how to
 # release it) and a walltime over a partition's limit (PartitionTimeLimit); `status` says each in
 # words, and `--json` carries it. Then a real failed job's report (2 nodes of 2 PyTorch ranks,
-# rank 1 exits 3 after 40 steps), opened in a real headless Chromium.
+# rank 1 exits 3 after 40 steps), opened in a real headless Chromium. Last, an allocation held
+# by `ddpjob dev` and runs in it (dev_cases.sh).
 . "$SRCDIR/tests/lib/agents.sh"
 . "$SRCDIR/tests/cluster/slurm.sh"
 . "$SRCDIR/tests/lib/browser.sh"
@@ -215,3 +216,10 @@ expect_contains "$(cat "$unheard_dir/link-0/notify.log" 2>&1)" "completed not se
     "the record logs the failed message"
 dj status unheard
 expect_contains "$OUT" "completed, exit 0" "the job completed all the same"
+
+# An allocation held for runs, on the same cluster (dev_cases.sh).
+dev_ddpjob() { cluster_ddpjob "$T" "$@"; }
+in_queue() { [ -n "$(cluster_in head squeue -h -j "$1" -t PD,R,CG 2>/dev/null)" ]; }
+DEV_SCHED=slurm
+cd "$T" || exit 1
+. "$SRCDIR/tests/agent/dev_cases.sh"

@@ -5,7 +5,7 @@
 # arrays: false, as lanes whose afterany chain is read back from qstat; a one-trial sweep as a
 # plain job; jobs after others (submit --after, the spec's after:); and a trial that its walltime
 # stops: its successor is its own script submitted again as a plain job, which resumes that trial
-# alone.
+# alone. Last, an allocation held by `ddpjob dev` and runs in it (dev_cases.sh).
 . "$SRCDIR/tests/lib/agents.sh"
 # Its own user: found, the pbs suite's cluster beside it lost a job when this one's went down
 # (both submitted as one user, and a cluster's end kills that user's every process).
@@ -147,3 +147,24 @@ expect_eq "$RC" 0 "submit of a sweep of ddp-train trials"
 pj wait trainsweep --timeout 500
 expect_eq "$RC" 0 "both trials completed"
 expect_requeued_alone pj trainsweep "$jobdir/ckpt"
+
+# An allocation held for runs, on the same cluster (dev_cases.sh): dev and run render with the
+# suite's ddpjob on the nodes.
+dj() {
+    case $1 in
+    dev | run) pj "$1" --bindir "$bin" "${@:2}" ;;
+    *) pj "$@" ;;
+    esac
+}
+dev_ddpjob() {
+    (cd "$jobdir" && pbs_as_user env DDPJOB_TEMPLATE_DIR="$PBS_CLUSTER/templates" XDG_STATE_HOME="$home/state" "$bin/ddpjob" "$1" --bindir "$bin" "${@:2}")
+}
+in_queue() {
+    local state
+    state=$(qstat_f "$1" | grep -o 'job_state = [A-Z]')
+    [ -n "$state" ] && [ "$state" != "job_state = F" ]
+}
+DEV_SCHED=pbs
+DEV_SPEC_EXTRA="cpus_per_node: 2"
+cd "$jobdir" || exit 1
+. "$SRCDIR/tests/agent/dev_cases.sh"

@@ -1,0 +1,409 @@
+/* dev: an allocation held for runs (dev_record.h). `ddpjob dev SPEC` submits the spec as an
+ * allocation whose batch script holds its nodes, and returns once they are held; `ddpjob dev stop
+ * DEV` releases it; `ddpjob run --in DEV` runs a spec's workload there (dev_run): the spec
+ * rendered as a job script of its own, with a record of its own, which the allocation's holder
+ * runs, its output followed here until it ends. */
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/commands/commands.h"
+#include "cli/commands/submit_steps.h"
+#include "cli/jobs/dev_record.h"
+#include "cli/spec/units.h"
+#include "runtime/base/ddp_clock.h"
+#include "runtime/base/ddp_parse.h"
+
+/* How long `ddpjob dev` waits for the allocation to start, unless told. */
+#define DEV_WAIT_DEFAULT_S (10 * 60)
+/* How long an allocation stays held with no run, unless told. */
+#define DEV_IDLE_DEFAULT_S (30 * 60)
+/* How long a run waits for the holder to take it: it looks every few tens of milliseconds. */
+#define RUN_TAKE_MS 60000
+#define LOOK_MS 200
+
+static const char dev_help[] =
+    "usage: ddpjob dev SPEC [--idle DURATION|off] [--wait-for DURATION] [--scheduler pbs|slurm]\n"
+    "                       [--site NAME|FILE] [--set PATH=VALUE]... [--bindir DIR]\n"
+    "       ddpjob dev stop DEV\n"
+    "Holds the spec's nodes (its resources, queue, project, walltime) as one allocation, named\n"
+    "as the spec, and returns once they are held, printing its nodes. `ddpjob run --in DEV`\n"
+    "then runs a spec's workload on them, under the spec's modules, setup, env and container,\n"
+    "each time with a record of its own; `ddpjob dev stop DEV` releases them.\n"
+    "  --idle D      release it after D with no run (default 30m; off: at its walltime);\n"
+    "                D is seconds, Ns, Nm, Nh or HH:MM:SS\n"
+    "  --wait-for D  how long to wait for the allocation to start (default 10m); it stays\n"
+    "                queued after that, and is held once it starts\n"
+    "Exit: 0 held (stop: released), 1 invalid spec, or the allocation ended before it was held,\n"
+    "      2 usage, 3 file or template error, 4 qsub/sbatch failed, 124 still queued.\n";
+
+/* "off", seconds, Ns, Nm, Nh or [[HH:]MM:]SS into *seconds (off: 0); -1 when it is none. */
+static int parse_duration(const char *text, int64_t *seconds)
+{
+    if (!strcmp(text, "off")) {
+        *seconds = 0;
+        return 0;
+    }
+    size_t n = strlen(text);
+    int unit = n ? strchr("smh", text[n - 1]) != NULL : 0;
+    if (unit) {
+        char number[32];
+        long v;
+        if (n - 1 >= sizeof number)
+            return -1;
+        memcpy(number, text, n - 1);
+        number[n - 1] = 0;
+        if (ddp_parse_long(number, 1, 1L << 30, &v))
+            return -1;
+        *seconds = v * (text[n - 1] == 'h' ? 3600 : text[n - 1] == 'm' ? 60 : 1);
+        return 0;
+    }
+    uint64_t s;
+    if (units_parse_walltime(text, &s))
+        return -1;
+    *seconds = (int64_t)s;
+    return 0;
+}
+
+/* The allocation that `dev` names: its record folder (malloc'd) read into r, when it is one
+ * `ddpjob dev` holds; NULL with the problem said. */
+static char *find_dev(const char *command, const char *dev, job_record_t *r)
+{
+    char *dir = NULL;
+    ddp_error_t err;
+    if (job_record_find(dev, &dir, &err)) {
+        fprintf(stderr, "ddpjob %s: %s\n", command, err.msg);
+        return NULL;
+    }
+    if (job_record_read(dir, r, &err)) {
+        fprintf(stderr, "ddpjob %s: %s\n", command, err.msg);
+        free(dir);
+        return NULL;
+    }
+    if (!r->held) {
+        fprintf(stderr, "ddpjob %s: %s (%s) is a batch job, not an allocation `ddpjob dev` holds\n",
+                command, dev, dir);
+        job_record_free(r);
+        free(dir);
+        return NULL;
+    }
+    return dir;
+}
+
+static void say_held(const job_record_t *r, const char *id, const dev_state_t *s)
+{
+    char idle[64] = "never idle-released";
+    if (r->idle_s)
+        snprintf(idle, sizeof idle, "released after %lld s idle", (long long)r->idle_s);
+    printf("%s: job %s holds %d node(s): %s (%s)\n", r->name, id, s->nhosts, s->hosts, idle);
+    printf("run on them: ddpjob run --in %s [SPEC] [-- ARGS]; release: ddpjob dev stop %s\n",
+           r->name, r->name);
+}
+
+/* Waits for the allocation in dir to be held: EXIT_OK once it is, 1 when it ended first, 124
+ * when still queued at the deadline. */
+static int wait_held(char *dir, const char *id, int64_t wait_s)
+{
+    int64_t deadline = ddp_deadline_in(wait_s * 1000);
+    for (;;) {
+        dev_state_t s;
+        dev_state_read(dir, &s);
+        job_view_t v;
+        ddp_error_t err;
+        job_views_load(&dir, 1, &v, &err);
+        if (s.ready) {
+            say_held(&v.rec, id, &s);
+            job_views_free(&v, 1);
+            return EXIT_OK;
+        }
+        if (job_state_final(v.state)) {
+            fprintf(stderr, "ddpjob dev: %s (job %s) ended before its nodes were held: %s\n",
+                    v.rec.name, id, job_state_name(v.state));
+            job_view_print_cause(stderr, &v);
+            job_views_free(&v, 1);
+            return 1;
+        }
+        job_views_free(&v, 1);
+        if (ddp_ms_left(deadline) == 0) {
+            fprintf(stderr,
+                    "ddpjob dev: job %s is still queued after %lld s: it stays queued and holds "
+                    "its nodes once it starts (ddpjob status %s); ddpjob dev stop %s withdraws "
+                    "it\n",
+                    id, (long long)wait_s, id, id);
+            return 124;
+        }
+        ddp_sleep_ms(LOOK_MS * 5);
+    }
+}
+
+static int dev_stop(const char *dev)
+{
+    job_record_t r = {0};
+    char *dir = find_dev("dev stop", dev, &r);
+    if (!dir)
+        return 1;
+    job_record_free(&r);
+    char *cancel_argv[] = {"cancel", dir, NULL};
+    optind = 0;
+    int rc = cmd_cancel(2, cancel_argv);
+    free(dir);
+    return rc;
+}
+
+int cmd_dev(int argc, char **argv)
+{
+    static const struct option opts[] = {{"idle", required_argument, NULL, 'i'},
+                                         {"wait-for", required_argument, NULL, 'w'},
+                                         {"scheduler", required_argument, NULL, 's'},
+                                         {"site", required_argument, NULL, 'S'},
+                                         {"set", required_argument, NULL, 'E'},
+                                         {"bindir", required_argument, NULL, 'b'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {0}};
+    job_record_t held = {.held = 1, .idle_s = DEV_IDLE_DEFAULT_S};
+    int64_t wait_s = DEV_WAIT_DEFAULT_S;
+    /* What submit takes: "submit", its options as given (each "--NAME" made here), the spec. */
+    char **sub_argv = calloc((size_t)argc * 2 + 2, sizeof *sub_argv),
+         **made = calloc((size_t)argc + 1, sizeof *made);
+    int n = 0, nmade = 0, c, rc = EXIT_USAGE;
+    if (!sub_argv || !made) {
+        rc = EXIT_SYSTEM;
+        goto out;
+    }
+    sub_argv[n++] = "submit";
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        if (c == 'h') {
+            fputs(dev_help, stdout);
+            rc = EXIT_OK;
+            goto out;
+        }
+        if (c == '?')
+            goto usage;
+        if ((c == 'i' && parse_duration(optarg, &held.idle_s)) ||
+            (c == 'w' && (parse_duration(optarg, &wait_s) || !wait_s))) {
+            fprintf(stderr, "ddpjob dev: --%s %s: expected a duration (30m, 90s, 1h, HH:MM:SS)\n",
+                    c == 'i' ? "idle" : "wait-for", optarg);
+            goto out;
+        }
+        for (int i = 0; c != 'i' && c != 'w' && opts[i].name; i++)
+            if (opts[i].val == c) {
+                if (asprintf(&made[nmade], "--%s", opts[i].name) < 0) {
+                    rc = EXIT_SYSTEM;
+                    goto out;
+                }
+                sub_argv[n++] = made[nmade++];
+                sub_argv[n++] = optarg;
+            }
+    }
+    if (optind + 2 == argc && !strcmp(argv[optind], "stop")) {
+        rc = dev_stop(argv[optind + 1]);
+        goto out;
+    }
+    if (optind + 1 != argc)
+        goto usage;
+    sub_argv[n++] = argv[optind];
+    char *record = NULL, id[128] = "";
+    optind = 0;
+    rc = submit_held(n, sub_argv, &held, &record, id, sizeof id);
+    if (rc == EXIT_OK && record) {
+        fprintf(stderr, "ddpjob dev: job %s submitted; waiting for its nodes (up to %lld s)\n", id,
+                (long long)wait_s);
+        rc = wait_held(record, id, wait_s);
+    }
+    free(record);
+    goto out;
+usage:
+    fputs(dev_help, stderr);
+out:
+    for (int i = 0; i < nmade; i++)
+        free(made[i]);
+    free(made);
+    free(sub_argv);
+    return rc;
+}
+
+/* Where an interrupt of `run --in` marks the run cancelled: made before, as a handler may only
+ * open a file. */
+static char cancel_mark[8300];
+
+static void cancel_on_signal(int sig)
+{
+    (void)sig;
+    int fd = open(cancel_mark, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd >= 0)
+        close(fd);
+    static const char said[] =
+        "\nddpjob run: cancelling the run (its holder ends it; the allocation stays held)\n";
+    if (write(2, said, sizeof said - 1) < 0)
+        return;
+}
+
+/* Whether the allocation can take a run now; the problem said when not. */
+static int dev_usable(const char *dev, job_view_t *v, const dev_state_t *s)
+{
+    if (s->released || job_state_final(v->state)) {
+        char why[96];
+        if (s->released)
+            snprintf(why, sizeof why, "released (%s)", s->why);
+        else
+            snprintf(why, sizeof why, "ended: %s", job_state_name(v->state));
+        fprintf(stderr, "ddpjob run: %s (job %s) is %s: `ddpjob dev SPEC` holds nodes again\n", dev,
+                job_view_id(v), why);
+        return 0;
+    }
+    if (!s->ready) {
+        fprintf(stderr,
+                "ddpjob run: %s (job %s) is %s: its nodes are not held yet (ddpjob status %s)\n",
+                dev, job_view_id(v), job_state_name(v->state), dev);
+        return 0;
+    }
+    return 1;
+}
+
+/* The run's spec for the allocation: loaded, checked against what is held; NULL with the
+ * problem said and *code set. */
+static job_spec_t *run_spec(const char *dev, const job_record_t *r, const dev_state_t *s,
+                            const char *spec_path, load_opts_t *load, char **extra, int nextra,
+                            long nproc, int *code)
+{
+    const char *path = spec_path ? spec_path : r->spec;
+    load->sched = sched_kind_parse(r->scheduler);
+    load->scheduler_needed = true;
+    sched_kind_t target;
+    job_spec_t *spec = load_for_scheduler(path, load, &target, NULL, code);
+    if (!spec)
+        return NULL;
+    ddp_error_t err;
+    *code = EXIT_USAGE;
+    if (spec->sweep.ntrials > 1 && !load->trial_given) {
+        fprintf(stderr, "ddpjob run: %s is a sweep: --trial K runs one of its trials in %s\n", path,
+                dev);
+    } else if (spec_append_args(spec, extra, nextra, &err)) {
+        fprintf(stderr, "ddpjob run: %s: %s\n", path, err.msg);
+    } else if (spec_alloc_nodes(spec) != s->nhosts) {
+        fprintf(stderr, "ddpjob run: %s asks for %ld node(s); %s holds %d%s\n", path,
+                spec_alloc_nodes(spec), dev, s->nhosts,
+                spec_alloc_nodes(spec) < s->nhosts ? ": a run takes every held node" : "");
+    } else {
+        if (nproc)
+            spec->procs_per_node = nproc;
+        if (spec->requeue)
+            fprintf(stderr,
+                    "ddpjob run: %s: requeue: %ld is a batch job's chain; a run in %s that "
+                    "stops at the walltime ends with 75, and runs again with --resume\n",
+                    path, spec->requeue, dev);
+        spec->requeue = 0;
+        *code = EXIT_OK;
+        return spec;
+    }
+    spec_destroy(spec);
+    return NULL;
+}
+
+/* Waits until the holder has started run k (its record's first link), or said why it could
+ * not: EXIT_OK, or an exit code with the problem said. A run waits while another goes. */
+static int wait_taken(char *dir, int k, const char *run_dir, const char *dev)
+{
+    int64_t deadline = ddp_deadline_in(RUN_TAKE_MS);
+    int said_busy = 0;
+    for (;;) {
+        job_record_t run = {0};
+        ddp_error_t err;
+        int started = !job_record_read(run_dir, &run, &err) && run.nlinks && run.links[0].started;
+        job_record_free(&run);
+        if (started)
+            return EXIT_OK;
+        char *why = dev_run_failed(dir, k);
+        if (why) {
+            fprintf(stderr, "ddpjob run: %s could not start the run: %s\n", dev, why);
+            free(why);
+            return EXIT_SYSTEM;
+        }
+        dev_state_t s;
+        dev_state_read(dir, &s);
+        /* The holder notes a run's end a moment after its record does. */
+        if (s.run && s.run != k && ddp_ms_left(deadline) < RUN_TAKE_MS - 2000) {
+            if (!said_busy++)
+                fprintf(stderr, "ddpjob run: %s runs run %d; this one waits for it to end\n", dev,
+                        s.run);
+            deadline = ddp_deadline_in(RUN_TAKE_MS);
+        }
+        if (s.released || ddp_ms_left(deadline) == 0) {
+            if (dev_run_withdraw(dir, k) || s.released) {
+                job_record_mark_cancelled(run_dir, &err);
+                fprintf(stderr, "ddpjob run: %s %s: the run was not started\n", dev,
+                        s.released ? "was released" : "did not take the run within 60 s");
+                return 1;
+            }
+        }
+        ddp_sleep_ms(LOOK_MS / 10);
+    }
+}
+
+int dev_run(const char *dev, const char *spec_path, load_opts_t *load, char **extra, int nextra,
+            long nproc, const char *bindir)
+{
+    job_record_t r = {0};
+    char *dir = find_dev("run", dev, &r), *run_dir = NULL, *text = NULL;
+    if (!dir)
+        return 1;
+    dev_state_t s;
+    dev_state_read(dir, &s);
+    job_view_t v;
+    ddp_error_t err;
+    job_views_load(&dir, 1, &v, &err);
+    int code = 1, k = 0;
+    job_spec_t *spec = NULL;
+    if (!dev_usable(dev, &v, &s) ||
+        !(spec = run_spec(dev, &r, &s, spec_path, load, extra, nextra, nproc, &code)))
+        goto out;
+    const sched_ops_t *ops = sched_get(sched_kind_parse(r.scheduler));
+    render_opts_t ro = {sched_kind_parse(r.scheduler), NULL, bindir, false, 0};
+    if (!(text = render_to_string(spec, &ro, &code)))
+        goto out;
+    job_record_t run = {0};
+    snprintf(run.held_in, sizeof run.held_in, "%s", dir);
+    code = EXIT_SYSTEM;
+    if (dev_run_reserve(dir, &k, &err) ||
+        (snprintf(run.name, sizeof run.name, "%.200s-run%d", r.name, k),
+         make_record(spec, ops, spec->workdir ? spec->workdir : ".", text, NULL, &run, &run_dir,
+                     &err))) {
+        fprintf(stderr, "ddpjob run: %s: %s\n", dev, err.msg);
+        goto out;
+    }
+    record_submitted(run_dir, job_view_id(&v), 1);
+    snprintf(cancel_mark, sizeof cancel_mark, "%s/cancelled", run_dir);
+    struct sigaction sa = {.sa_handler = cancel_on_signal};
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    if (dev_run_request(dir, k, run_dir, &err)) {
+        fprintf(stderr, "ddpjob run: %s: %s\n", dev, err.msg);
+        goto out;
+    }
+    fprintf(stderr, "ddpjob run: %s in %s (job %s) on %s\n", run.name, dev, job_view_id(&v),
+            s.hosts);
+    if ((code = wait_taken(dir, k, run_dir, dev)) != EXIT_OK)
+        goto out;
+    logs_follow(run_dir);
+    job_view_t end;
+    job_views_load(&run_dir, 1, &end, &err);
+    code = job_view_exit(&end);
+    fprintf(stderr, "ddpjob run: %s: %s; %s stays held\n", run.name, job_state_name(end.state),
+            dev);
+    if (code)
+        job_view_print_cause(stderr, &end);
+    job_views_free(&end, 1);
+out:
+    job_views_free(&v, 1);
+    job_record_free(&r);
+    spec_destroy(spec);
+    free(text);
+    free(run_dir);
+    free(dir);
+    return code;
+}

@@ -1,0 +1,58 @@
+/* dev_record: an allocation `ddpjob dev` holds, and the runs asked of it. The allocation is a
+ * batch job whose script, instead of starting the agents, runs the holder (`ddpjob dev-hold`);
+ * each `ddpjob run --in` is a job script of its own with a record of its own (job.json's held_in
+ * names the allocation's), which the holder runs inside the allocation, one at a time, so that
+ * its agents start as a batch job's do: a step of the allocation (Slurm), the job's tasks (PBS).
+ * Beside the files of every job record (job_record.h), the allocation's holds:
+ *
+ *   ready        "EPOCH HOST..." written by the holder when it starts: the held nodes
+ *   holder       "idle SINCE" or "run K SINCE": what the holder does now (replaced whole)
+ *   released     "EPOCH WHY" when the holder let the allocation go (WHY: idle, signal)
+ *   runs/K/      run K, reserved by `run --in` (made with mkdir: two at once get two numbers);
+ *                its file `failed` says why the holder could not start it
+ *   requests/K   run K asked: its record's folder; the holder takes (removes) the lowest first
+ *
+ * Every file is the user's own in the record's private folders; what the holder runs, it reads
+ * through a descriptor checked as the user's own (never the name again). */
+#ifndef DDPJOB_DEV_RECORD_H
+#define DDPJOB_DEV_RECORD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "runtime/base/ddp_error.h"
+
+typedef struct {
+    int ready; /* the holder started: the nodes are held */
+    int64_t ready_at;
+    char hosts[4096]; /* the held nodes, blank-separated */
+    int nhosts;
+    int run;       /* the run going now (K), 0: idle */
+    int64_t since; /* since when the holder is idle or runs it */
+    int released;  /* the holder let the allocation go */
+    int64_t released_at;
+    char why[32];
+} dev_state_t;
+
+/* What the holder of the allocation recorded in dev says now; missing files leave it zero. */
+void dev_state_read(const char *dev, dev_state_t *s);
+
+/* run --in's side. The next run's number, reserved (runs/K made); -1 with err. */
+int dev_run_reserve(const char *dev, int *k, ddp_error_t *err);
+/* Asks the holder for run k, whose record is run_record; -1 with err. */
+int dev_run_request(const char *dev, int k, const char *run_record, ddp_error_t *err);
+/* Withdraws run k's request: 1 when it was still waiting (now gone), 0 when the holder took it. */
+int dev_run_withdraw(const char *dev, int k);
+/* Why the holder could not start run k (malloc'd), or NULL when it did not say so. */
+char *dev_run_failed(const char *dev, int k);
+
+/* The holder's side. The lowest run asked: 1 with *k and run_record set (the request removed),
+ * 0 when none waits. */
+int dev_request_next(const char *dev, int *k, char *run_record, size_t size);
+int dev_ready_write(const char *dev, char *const *hosts, int nhosts, ddp_error_t *err);
+/* run: the run K going now, 0 when idle. */
+int dev_holder_write(const char *dev, int run, int64_t since, ddp_error_t *err);
+int dev_released_write(const char *dev, const char *why, ddp_error_t *err);
+void dev_run_fail(const char *dev, int k, const char *why);
+
+#endif

@@ -1,0 +1,116 @@
+# `ddpjob dev` on a real scheduler's cluster, sourced by a suite that has started one with at
+# least 2 nodes free (sweep_slurm.sh, sweep_pbs.sh). It needs from the suite: dj (ddpjob ARGS on
+# the login node, from $T: RC, OUT, ERR), dev_ddpjob (the same, its output and status its own),
+# in_queue ID (the scheduler still lists the job, not ended), DEV_SCHED (the spec's scheduler:)
+# and DEV_SPEC_EXTRA (more spec lines, may be empty); it runs in the folder dj submits from.
+# An allocation held for 2 nodes: runs in it one after another (the workdir's current files run),
+# a failing run that leaves it held, a run cancelled, runs that cannot go, release when idle and
+# by `dev stop`.
+
+dev_spec() { # NAME COMMAND-WORDS
+    cat <<SPEC
+name: $1
+scheduler: $DEV_SCHED
+nodes: 2
+procs_per_node: 2
+walltime: "00:10:00"
+${DEV_SPEC_EXTRA:-}
+command: $2
+SPEC
+}
+# Each rank says where it runs and what the workdir's msg.txt says now.
+dev_spec hold '[/bin/sh, -c, "echo rank=$RANK world=$WORLD_SIZE host=$(hostname) says=$(cat msg.txt)"]' >hold.yaml
+dev_spec holdfail '[/bin/sh, -c, "[ $RANK != 3 ] || exit 7; sleep 1"]' >holdfail.yaml
+# A sleep of its own, to find its processes by.
+dev_sleep=299.$$
+dev_spec holdlong "[/bin/sh, -c, \"echo started \$RANK; sleep $dev_sleep\"]" >holdlong.yaml
+echo first >msg.txt
+
+dj dev hold.yaml --idle 25s --wait-for 180s
+DEV_JOB=$(grep -o 'job [0-9][0-9.a-z]*' <<<"$OUT" | head -n 1 | cut -d' ' -f2)
+expect_eq "$RC" 0 "dev: the spec's 2 nodes held, once they are (exit 0)" "$ERR"
+expect_contains "$OUT" "hold: job $DEV_JOB holds 2 node(s):" "dev prints the allocation's name, job and nodes"
+if in_queue "$DEV_JOB"; then pass "the allocation is a job in the queue, running"; else fail "the allocation is a job in the queue, running" "$(dj status hold)"; fi
+
+dj run --in hold
+expect_eq "$RC" 0 "run --in hold: the held spec's workload across the held nodes exits 0" "$ERR"
+for r in 0 1 2 3; do
+    expect_contains "$OUT" "rank=$r world=4 " "run 1: rank $r of 4 ran and its line came back"
+done
+expect_contains "$OUT" "says=first" "run 1 ran the workdir's files"
+expect_contains "$ERR" "hold-run1: completed; hold stays held" "run 1 is named and COMPLETED; the allocation stays"
+if in_queue "$DEV_JOB"; then pass "the allocation still runs after run 1"; else fail "the allocation still runs after run 1"; fi
+
+echo second >msg.txt
+dj run --in hold
+expect_contains "$OUT" "says=second" "run 2, after an edit, runs the edited files (no new submit)"
+expect_eq "$RC" 0 "run 2 exits 0"
+
+dj run --in hold holdfail.yaml
+expect_eq "$RC" 7 "a run whose rank 3 exits 7: run --in exits 7" "$ERR"
+expect_contains "$ERR" "hold-run3: failed; hold stays held" "the run failed, the allocation stays"
+expect_contains "$ERR" "rank 3 (node 1, host" "and its cause names rank 3"
+dj status hold-run3
+expect_contains "$OUT" "hold-run3 ($DEV_SCHED job $DEV_JOB): failed, exit 7 (from its record: a run in the allocation held by" \
+    "status of the run (hold-run3): failed, from its own record, in the allocation"
+expect_eq "$(grep -c 'exited with code 7' <<<"$OUT")" 1 "its cause is said once"
+dj status hold
+expect_contains "$OUT" "hold ($DEV_SCHED job $DEV_JOB): running" "the allocation runs on after the failed run"
+# The holder notes a run's end a moment after the run's record does.
+for _ in $(seq 100); do
+    [[ $OUT == *"held for runs (ddpjob run --in hold): idle for"* ]] && break
+    sleep 0.2
+    dj status hold
+done
+expect_contains "$OUT" "held for runs (ddpjob run --in hold): idle for" "status says it is held, and idle"
+dj list
+expect_contains "$OUT" "held for runs (ddpjob run --in hold): idle for" "list shows the held allocation with its idle time"
+
+dj run --in hold --set nodes=3
+expect_eq "$RC" 2 "a run asking 3 nodes of 2 held: usage error" "$ERR"
+expect_contains "$ERR" "asks for 3 node(s); hold holds 2" "the error says what was asked and what is held"
+dj run --in nosuchdev
+expect_eq "$RC" 1 "run --in a name nothing has: exit 1"
+dj run --in hold-run1
+expect_contains "$ERR" "is a batch job, not an allocation" "run --in a job that is no held allocation: refused"
+
+# A run cancelled while it runs: it ends, alone.
+dev_ddpjob run --in hold holdlong.yaml >long.out 2>long.err &
+run_pid=$!
+for _ in $(seq 300); do
+    grep -rqs "started 0" .ddpjob/jobs/hold-run*/link-0/logs && break
+    sleep 0.2
+done
+long=$(basename "$(ls -td .ddpjob/jobs/hold-run*.* | head -n 1)" | cut -d. -f1)
+dj cancel "$long"
+expect_eq "$RC" 0 "cancel of the running run $long exits 0" "$ERR"
+expect_contains "$OUT" "($long): cancelled" "it is cancelled"
+wait "$run_pid"
+expect_eq "$?" 1 "run --in of the cancelled run exits 1" "$(cat long.err)"
+expect_eq "$(pgrep -f "sleep $dev_sleep")" "" "none of its workers is left on any node"
+if in_queue "$DEV_JOB"; then pass "the allocation outlives the cancelled run"; else fail "the allocation outlives the cancelled run"; fi
+dj status hold
+expect_contains "$OUT" "hold ($DEV_SCHED job $DEV_JOB): running" "status of the allocation: running"
+
+# Idle: nothing runs for --idle 25s, and the allocation goes.
+gone=
+for _ in $(seq 120); do
+    in_queue "$DEV_JOB" || { gone=1; break; }
+    sleep 1
+done
+expect_eq "$gone" 1 "with no run for 25 s the allocation is released (gone from the queue)"
+expect_contains "$(cat .ddpjob/jobs/hold.*/released 2>/dev/null)" " idle" "its record says it was released idle"
+dj run --in hold
+expect_eq "$RC" 1 "run --in a released allocation: exit 1"
+expect_contains "$ERR" "released (idle)" "and says it was released for being idle"
+
+# dev stop: the allocation goes at once.
+dev_spec hold2 '[/bin/true]' >hold2.yaml
+dj dev hold2.yaml --wait-for 180s
+DEV_JOB2=$(grep -o 'job [0-9][0-9.a-z]*' <<<"$OUT" | head -n 1 | cut -d' ' -f2)
+expect_eq "$RC" 0 "a second allocation is held" "$ERR"
+dj dev stop hold2
+expect_eq "$RC" 0 "dev stop exits 0" "$ERR"
+if in_queue "$DEV_JOB2"; then fail "after dev stop the allocation is gone from the queue"; else pass "after dev stop the allocation is gone from the queue"; fi
+dj dev stop hold-run1
+expect_contains "$ERR" "is a batch job, not an allocation" "dev stop of a job that is no held allocation: refused"

@@ -98,12 +98,14 @@ echo \$s >$(printf %q "$ddpjob_status_file")
 exit \$s"
 # ddpjob_step_watch PID: srun (PID) waits for every task of its step, and one on a node Slurm has
 # not found unreachable (its link down for less than SlurmdTimeout) keeps it waiting after node 0's
-# agent has ended the job, until the walltime. 60 s after node 0's status, srun is ended.
+# agent has ended the job, until the walltime. 60 s after node 0's status, srun is ended. Its
+# sleeps hold none of the job's output open: one left when the watch is ended would keep the
+# batch log's copies (and the script's end) waiting for it.
 ddpjob_step_watch() {
     local waited=0
-    while kill -0 "$1" 2>/dev/null && [ ! -s "$ddpjob_status_file" ]; do sleep 2; done
+    while kill -0 "$1" 2>/dev/null && [ ! -s "$ddpjob_status_file" ]; do sleep 2 >/dev/null 2>&1; done
     while kill -0 "$1" 2>/dev/null && [ "$waited" -lt 60 ]; do
-        sleep 2
+        sleep 2 >/dev/null 2>&1
         waited=$((waited + 2))
     done
     kill -0 "$1" 2>/dev/null || return 0

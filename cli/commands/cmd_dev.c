@@ -26,6 +26,10 @@
 /* How long a run waits for the holder to take it: it looks every few tens of milliseconds. */
 #define RUN_TAKE_MS 60000
 #define LOOK_MS 200
+/* How often a run waiting to be taken asks the scheduler whether the allocation still runs. */
+#define ALLOCATION_LOOK_MS 2000
+/* How often run --in reads the run's logs: its lines show within this of being written. */
+#define FOLLOW_READ_MS 50
 
 static const char dev_help[] =
     "usage: ddpjob dev SPEC [--idle DURATION|off] [--wait-for DURATION] [--scheduler pbs|slurm]\n"
@@ -309,7 +313,7 @@ static job_spec_t *run_spec(const char *dev, const job_record_t *r, const dev_st
  * not: EXIT_OK, or an exit code with the problem said. A run waits while another goes. */
 static int wait_taken(char *dir, int k, const char *run_dir, const char *dev)
 {
-    int64_t deadline = ddp_deadline_in(RUN_TAKE_MS);
+    int64_t deadline = ddp_deadline_in(RUN_TAKE_MS), next_look = ddp_now_ms() + ALLOCATION_LOOK_MS;
     int said_busy = 0;
     for (;;) {
         job_record_t run = {0};
@@ -333,11 +337,19 @@ static int wait_taken(char *dir, int k, const char *run_dir, const char *dev)
                         s.run);
             deadline = ddp_deadline_in(RUN_TAKE_MS);
         }
-        if (s.released || ddp_ms_left(deadline) == 0) {
-            if (dev_run_withdraw(dir, k) || s.released) {
+        const char *gone = s.released ? "was released" : NULL;
+        if (!gone && ddp_now_ms() >= next_look) {
+            job_view_t v;
+            job_views_load(&dir, 1, &v, &err);
+            gone = job_state_final(v.state) ? "has ended" : NULL;
+            job_views_free(&v, 1);
+            next_look = ddp_now_ms() + ALLOCATION_LOOK_MS;
+        }
+        if (gone || ddp_ms_left(deadline) == 0) {
+            if (dev_run_withdraw(dir, k) || gone) {
                 job_record_mark_cancelled(run_dir, &err);
                 fprintf(stderr, "ddpjob run: %s %s: the run was not started\n", dev,
-                        s.released ? "was released" : "did not take the run within 60 s");
+                        gone ? gone : "did not take the run within 60 s");
                 return 1;
             }
         }
@@ -354,12 +366,16 @@ int dev_run(const char *dev, const char *spec_path, load_opts_t *load, char **ex
         return 1;
     dev_state_t s;
     dev_state_read(dir, &s);
-    job_view_t v;
+    /* A held allocation's own record says it is; the scheduler is asked only when it does not,
+     * off a rerun's path (and while the run waits to be taken). */
+    job_view_t v = {0};
     ddp_error_t err;
-    job_views_load(&dir, 1, &v, &err);
-    int code = 1, k = 0;
+    int code = 1, k = 0, viewed = !s.ready || s.released;
+    if (viewed)
+        job_views_load(&dir, 1, &v, &err);
+    const char *id = r.nlinks ? r.links[r.nlinks - 1].id : "";
     job_spec_t *spec = NULL;
-    if (!dev_usable(dev, &v, &s) ||
+    if ((viewed && !dev_usable(dev, &v, &s)) ||
         !(spec = run_spec(dev, &r, &s, spec_path, load, extra, nextra, nproc, &code)))
         goto out;
     const sched_ops_t *ops = sched_get(sched_kind_parse(r.scheduler));
@@ -376,7 +392,7 @@ int dev_run(const char *dev, const char *spec_path, load_opts_t *load, char **ex
         fprintf(stderr, "ddpjob run: %s: %s\n", dev, err.msg);
         goto out;
     }
-    record_submitted(run_dir, job_view_id(&v), 1);
+    record_submitted(run_dir, id, 1);
     snprintf(cancel_mark, sizeof cancel_mark, "%s/cancelled", run_dir);
     struct sigaction sa = {.sa_handler = cancel_on_signal};
     sigaction(SIGINT, &sa, NULL);
@@ -385,11 +401,10 @@ int dev_run(const char *dev, const char *spec_path, load_opts_t *load, char **ex
         fprintf(stderr, "ddpjob run: %s: %s\n", dev, err.msg);
         goto out;
     }
-    fprintf(stderr, "ddpjob run: %s in %s (job %s) on %s\n", run.name, dev, job_view_id(&v),
-            s.hosts);
+    fprintf(stderr, "ddpjob run: %s in %s (job %s) on %s\n", run.name, dev, id, s.hosts);
     if ((code = wait_taken(dir, k, run_dir, dev)) != EXIT_OK)
         goto out;
-    logs_follow(run_dir);
+    logs_follow(run_dir, FOLLOW_READ_MS);
     job_view_t end;
     job_views_load(&run_dir, 1, &end, &err);
     code = job_view_exit(&end);
@@ -399,7 +414,8 @@ int dev_run(const char *dev, const char *spec_path, load_opts_t *load, char **ex
         job_view_print_cause(stderr, &end);
     job_views_free(&end, 1);
 out:
-    job_views_free(&v, 1);
+    if (viewed)
+        job_views_free(&v, 1);
     job_record_free(&r);
     spec_destroy(spec);
     free(text);

@@ -291,14 +291,24 @@ static int logs_options(int argc, char **argv, logs_args_t *ap)
     return -1;
 }
 
-/* The job's logs in dir as a asks, followed until it ends with a->follow. */
-static void print_job_logs(char *dir, const logs_args_t *a)
+/* The job's logs in dir as a asks, followed until it ends with a->follow, its files read every
+ * read_ms. */
+static void print_job_logs(char *dir, const logs_args_t *a, int read_ms)
 {
     log_set_t set = {0};
-    int64_t unaccounted_since = 0;
+    int64_t unaccounted_since = 0, next_look = 0;
+    job_view_t v;
+    int looked = 0, last = 0;
     for (;;) {
-        job_view_t v;
-        int vanished, last = job_look(dir, &v, &unaccounted_since, &vanished) || !a->follow;
+        /* The job's state (a scheduler call) every FOLLOW_MS; its files every read_ms. */
+        if (ddp_now_ms() >= next_look) {
+            if (looked)
+                job_views_free(&v, 1);
+            int vanished;
+            last = job_look(dir, &v, &unaccounted_since, &vanished) || !a->follow;
+            looked = 1;
+            next_look = ddp_now_ms() + FOLLOW_MS;
+        }
         /* After the state: lines written before the end are all printed. */
         find_logs(&v, a, &set);
         print_logs(&set, a, last);
@@ -306,11 +316,11 @@ static void print_job_logs(char *dir, const logs_args_t *a)
         if (last && !set.n && a->rank < 0 && a->node < 0 && a->attempt < 0 &&
             !print_batch_logs(&v, a, 1))
             fprintf(stderr, "ddpjob logs: no rank of %s has written a log yet\n", v.rec.name);
-        job_views_free(&v, 1);
         if (last)
             break;
-        ddp_sleep_ms(FOLLOW_MS);
+        ddp_sleep_ms(read_ms);
     }
+    job_views_free(&v, 1);
     for (size_t i = 0; i < set.n; i++) {
         free(set.ranks[i].dir);
         free(set.ranks[i].pending[0]);
@@ -319,7 +329,7 @@ static void print_job_logs(char *dir, const logs_args_t *a)
     free(set.ranks);
 }
 
-void logs_follow(char *dir)
+void logs_follow(char *dir, int read_ms)
 {
     logs_args_t a = {.rank = -1,
                      .node = -1,
@@ -328,7 +338,7 @@ void logs_follow(char *dir)
                      .trial = -1,
                      .streams = STREAMS_BOTH,
                      .follow = 1};
-    print_job_logs(dir, &a);
+    print_job_logs(dir, &a, read_ms);
 }
 
 int cmd_logs(int argc, char **argv)
@@ -366,7 +376,7 @@ int cmd_logs(int argc, char **argv)
         job_index_free(dirs);
         return EXIT_OK;
     }
-    print_job_logs(dirs[0], &a);
+    print_job_logs(dirs[0], &a, FOLLOW_MS);
     job_index_free(dirs);
     return EXIT_OK;
 }

@@ -131,8 +131,9 @@ int dev_run(const char *dev, const char *spec_path, load_opts_t *load, char **ex
  * (*record, malloc'd) and job id returned instead of printed. */
 int submit_held(int argc, char **argv, const job_record_t *held, char **record, char *id,
                 size_t size);
-/* logs -f of the job in dir: every rank's lines as they come, until it ends (cmd_logs.c). */
-void logs_follow(char *dir);
+/* logs -f of the job in dir: every rank's lines as they come (its files read every read_ms, its
+ * state asked every half second), until it ends (cmd_logs.c). */
+void logs_follow(char *dir, int read_ms);
 
 /* run, submit and launch as doctor runs them (doctor: the spec's agents only compare nodes). */
 int run_command(int argc, char **argv, bool doctor);

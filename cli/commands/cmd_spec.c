@@ -316,7 +316,7 @@ static const char render_help[] =
 
 int cmd_render(int argc, char **argv)
 {
-    script_args_t a;
+    script_args_t a = {0};
     job_spec_t *spec;
     sched_kind_t target;
     char *text;
@@ -379,7 +379,7 @@ int cmd_submit(int argc, char **argv)
 
 int submit_render_here(int argc, char **argv, job_spec_t **spec)
 {
-    script_args_t a;
+    script_args_t a = {0};
     sched_kind_t target;
     char *text;
     int code = prepare_script(argc, argv, submit_help, false, false, &a, spec, &target, &text);

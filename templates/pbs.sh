@@ -141,6 +141,10 @@ if [ "$ddpjob_requeue" -gt 0 ]; then
 fi
 {{/requeue}}
 
+{{#hold}}
+# `ddpjob shell`'s node side: a task of this job on that node.
+ddpjob_node_exec='pbsdsh -h %h --'
+{{/hold}}
 {{> dev_hold}}
 {{^hold}}
 {{#launch_pbsdsh}}

@@ -150,6 +150,10 @@ if [ "$ddpjob_requeue" -gt 0 ]; then
 fi
 {{/requeue}}
 
+{{#hold}}
+# `ddpjob shell`'s node side: a step on that node beside a run's (--overlap).
+ddpjob_node_exec='srun --overlap --nodes=1 --ntasks=1 --nodelist=%h'
+{{/hold}}
 {{> dev_hold}}
 {{^hold}}
 {{#pyxis_image}}

@@ -385,7 +385,7 @@ int dev_run(const char *dev, const char *spec_path, load_opts_t *load, char **ex
     job_record_t run = {0};
     snprintf(run.held_in, sizeof run.held_in, "%s", dir);
     code = EXIT_SYSTEM;
-    if (dev_run_reserve(dir, &k, &err) ||
+    if (dev_reserve(dir, "runs", &k, &err) ||
         (snprintf(run.name, sizeof run.name, "%.200s-run%d", r.name, k),
          make_record(spec, ops, spec->workdir ? spec->workdir : ".", text, NULL, &run, &run_dir,
                      &err))) {

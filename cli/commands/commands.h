@@ -123,6 +123,8 @@ int cmd_cluster(int argc, char **argv);
 int cmd_fetch(int argc, char **argv);
 int cmd_dev(int argc, char **argv);
 int cmd_dev_hold(int argc, char **argv);
+int cmd_shell(int argc, char **argv);
+int cmd_dev_shell_serve(int argc, char **argv);
 /* `ddpjob run --in DEV [SPEC]`: the spec (NULL: the one DEV holds its nodes for) run in the
  * allocation `ddpjob dev` holds, its output followed; exits with the run's status (cmd_dev.c). */
 int dev_run(const char *dev, const char *spec_path, load_opts_t *load, char **extra, int nextra,

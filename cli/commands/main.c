@@ -31,6 +31,7 @@ static const struct {
     {"wait", cmd_wait, "block until a job's whole chain has ended; exit with its status", CMD_ON},
     {"run", cmd_run, "run a spec's workload here (one node), or in a held allocation (--in)", 0},
     {"dev", cmd_dev, "hold a spec's nodes as one allocation for runs (run --in), until idle", 0},
+    {"shell", cmd_shell, "a terminal or a command on a node of a held allocation (ddpjob dev)", 0},
     {"launch", cmd_launch, "run a spec's job on hosts reached by SSH (no scheduler)", 0},
     {"cluster", cmd_cluster, "the clusters reached from this laptop: add, list, check", 0},
     {"fetch", cmd_fetch, "bring a job's files back from its cluster (checkpoints, logs)", 0},
@@ -42,6 +43,7 @@ static const struct {
     {"notify", cmd_notify, "send a job's events to its webhook (run by the job's batch shell)", 0},
     {"pbs-agents", cmd_pbs_agents, "start and watch a PBS job's agents (run by the PBS script)", 0},
     {"dev-hold", cmd_dev_hold, "hold an allocation for runs (run by `ddpjob dev`'s job script)", 0},
+    {"dev-shell-serve", cmd_dev_shell_serve, "a shell's node side (started by dev-hold)", 0},
     {NULL, NULL, NULL, 0},
 };
 

@@ -63,16 +63,16 @@ void dev_state_read(const char *dev, dev_state_t *s)
     free(text);
 }
 
-int dev_run_reserve(const char *dev, int *k, ddp_error_t *err)
+int dev_reserve(const char *dev, const char *kind, int *k, ddp_error_t *err)
 {
     char path[8192];
-    snprintf(path, sizeof path, "%s/runs", dev);
+    snprintf(path, sizeof path, "%s/%s", dev, kind);
     if (mkdir(path, 0700) && errno != EEXIST)
         return ddp_error_set(err, "%s: %s", path, strerror(errno));
     if (ddp_check_private_dir(path, err))
         return -1;
     for (int i = 1; i <= DEV_RUNS_MAX; i++) {
-        snprintf(path, sizeof path, "%s/runs/%d", dev, i);
+        snprintf(path, sizeof path, "%s/%s/%d", dev, kind, i);
         if (mkdir(path, 0700) == 0) {
             *k = i;
             return 0;
@@ -80,7 +80,7 @@ int dev_run_reserve(const char *dev, int *k, ddp_error_t *err)
         if (errno != EEXIST)
             return ddp_error_set(err, "%s: %s", path, strerror(errno));
     }
-    return ddp_error_set(err, "%s: %d runs already", dev, DEV_RUNS_MAX);
+    return ddp_error_set(err, "%s: %d %s already", dev, DEV_RUNS_MAX, kind);
 }
 
 int dev_run_request(const char *dev, int k, const char *run_record, ddp_error_t *err)
@@ -170,12 +170,60 @@ int dev_released_write(const char *dev, const char *why, ddp_error_t *err)
     return ddp_write_file_atomic(path, line, (size_t)n, 0600, err);
 }
 
-void dev_run_fail(const char *dev, int k, const char *why)
+static void write_failed(const char *dev, const char *kind, int k, const char *why)
 {
     char line[1024], path[8192];
     int n = snprintf(line, sizeof line, "%s\n", why);
-    snprintf(path, sizeof path, "%s/runs/%d/failed", dev, k);
+    snprintf(path, sizeof path, "%s/%s/%d/failed", dev, kind, k);
     ddp_error_t err;
     ddp_write_file_atomic(path, line, (size_t)(n < (int)sizeof line ? n : (int)sizeof line - 1),
                           0600, &err);
+}
+
+void dev_run_fail(const char *dev, int k, const char *why)
+{
+    write_failed(dev, "runs", k, why);
+}
+
+void dev_shell_fail(const char *dev, int k, const char *why)
+{
+    write_failed(dev, "shells", k, why);
+}
+
+int dev_shell_next(const char *dev, int *k, int *node)
+{
+    char path[8192];
+    snprintf(path, sizeof path, "%s/shells", dev);
+    DIR *d = opendir(path);
+    if (!d)
+        return 0;
+    int lowest = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        int n;
+        struct stat st;
+        if (ddp_parse_int(e->d_name, 1, DEV_RUNS_MAX, &n) || (lowest && n > lowest))
+            continue;
+        snprintf(path, sizeof path, "%s/shells/%d/asked", dev, n);
+        if (stat(path, &st) != 0)
+            continue;
+        snprintf(path, sizeof path, "%s/shells/%d/taken", dev, n);
+        if (stat(path, &st) != 0)
+            lowest = n;
+    }
+    closedir(d);
+    if (!lowest)
+        return 0;
+    char name[64];
+    snprintf(name, sizeof name, "shells/%d/node", lowest);
+    char *text = read_line(dev, name);
+    char *word = text ? strtok(text, "\n") : NULL;
+    int ok = word && !ddp_parse_int(word, 0, 1 << 20, node);
+    free(text);
+    snprintf(path, sizeof path, "%s/shells/%d/taken", dev, lowest);
+    ddp_error_t err;
+    ddp_write_file_atomic(path, "", 0, 0600, &err);
+    *k = lowest;
+    if (!ok)
+        dev_shell_fail(dev, lowest, "no node index in its request");
+    return ok;
 }

@@ -11,6 +11,13 @@
  *   runs/K/      run K, reserved by `run --in` (made with mkdir: two at once get two numbers);
  *                its file `failed` says why the holder could not start it
  *   requests/K   run K asked: its record's folder; the holder takes (removes) the lowest first
+ *   node-env     what a shell on a held node runs first: the batch shell's environment and the
+ *                spec's node setup (written by the allocation's script)
+ *   shells/S/    a shell `ddpjob shell` asked for (made with mkdir, as runs are): token (the
+ *                client's secret), node (its index), argv (the command, NUL-separated; empty:
+ *                an interactive shell), asked (last, once the rest is there); then taken (the
+ *                holder started the node's side), endpoint ("HOST PORT", from the node's side)
+ *                or failed (why not)
  *
  * Every file is the user's own in the record's private folders; what the holder runs, it reads
  * through a descriptor checked as the user's own (never the name again). */
@@ -37,8 +44,9 @@ typedef struct {
 /* What the holder of the allocation recorded in dev says now; missing files leave it zero. */
 void dev_state_read(const char *dev, dev_state_t *s);
 
-/* run --in's side. The next run's number, reserved (runs/K made); -1 with err. */
-int dev_run_reserve(const char *dev, int *k, ddp_error_t *err);
+/* run --in's and shell's side. The next number of `kind` ("runs", "shells"), reserved (KIND/K
+ * made); -1 with err. */
+int dev_reserve(const char *dev, const char *kind, int *k, ddp_error_t *err);
 /* Asks the holder for run k, whose record is run_record; -1 with err. */
 int dev_run_request(const char *dev, int k, const char *run_record, ddp_error_t *err);
 /* Withdraws run k's request: 1 when it was still waiting (now gone), 0 when the holder took it. */
@@ -54,5 +62,9 @@ int dev_ready_write(const char *dev, char *const *hosts, int nhosts, ddp_error_t
 int dev_holder_write(const char *dev, int run, int64_t since, ddp_error_t *err);
 int dev_released_write(const char *dev, const char *why, ddp_error_t *err);
 void dev_run_fail(const char *dev, int k, const char *why);
+/* The lowest shell asked and not yet taken: 1 with *k and *node set (now taken), 0 when none. */
+int dev_shell_next(const char *dev, int *k, int *node);
+/* The same for shells/K: why its node's side could not start. */
+void dev_shell_fail(const char *dev, int k, const char *why);
 
 #endif

@@ -4,7 +4,7 @@ _ddpjob() {
     cur=${COMP_WORDS[COMP_CWORD]}
     prev=${COMP_WORDS[COMP_CWORD - 1]}
     if [ "$COMP_CWORD" -eq 1 ]; then
-        mapfile -t COMPREPLY < <(compgen -W "validate render submit status logs report cancel list wait run dev launch doctor cluster fetch setup-nodes nodes notify pbs-agents dev-hold --help --version" -- "$cur")
+        mapfile -t COMPREPLY < <(compgen -W "validate render submit status logs report cancel list wait run dev shell launch doctor cluster fetch setup-nodes nodes notify pbs-agents dev-hold dev-shell-serve --help --version" -- "$cur")
         return
     fi
     case $prev in
@@ -43,7 +43,9 @@ _ddpjob() {
     wait) opts="--timeout --on --help" ;;
     fetch) opts="--on --to --accept-new-host-keys --connect-timeout --ssh-config --known-hosts --help" ;;
     notify) opts="--record --link --help" ;;
-    dev-hold) opts="--record --idle --deadline --help" ;;
+    shell) opts="--node --help" ;;
+    dev-hold) opts="--record --idle --deadline --node-exec --help" ;;
+    dev-shell-serve) opts="--session --help" ;;
     pbs-agents) opts="--nodefile --nodes --node-env --task-dir --checkpoint-file --checkpoint-signal --spares --help" ;;
     *) opts="" ;;
     esac

@@ -1,12 +1,28 @@
 {{! `ddpjob dev`: the job holds its nodes. Needs ddpjob_hosts, ddpjob_record, ddpjob_deadline
-    (may be empty) and ddpjob_exit. }}
+    (may be empty), ddpjob_node_setup, ddpjob_exit, and ddpjob_node_exec: how a command starts on
+    one node of the job (%h its host), for `ddpjob shell`. }}
 {{#hold}}
 # `ddpjob dev`: this job holds its nodes until it has been idle {{hold_idle_s}} s (0: until its
 # walltime) or is cancelled. Each `ddpjob run --in` is a job script of its own, which the holder
 # runs from here, one at a time, with its own record: its agents start as this job's would, a
 # step of this allocation (dev_record.h).
 [ -n "$ddpjob_record" ] || ddpjob_fail "a held allocation needs its record (DDPJOB_RECORD)"
-{{ddpjob}} dev-hold --record "$ddpjob_record" --idle {{hold_idle_s}} ${ddpjob_deadline:+--deadline "$ddpjob_deadline"} -- "${ddpjob_hosts[@]}" &
+# What a shell on a held node runs first (`ddpjob shell`): this shell's environment and the node
+# setup, in the record, the user's alone (env: may hold secrets).
+(
+    umask 077
+    {
+        for ddpjob_var in $(compgen -e); do
+            case $ddpjob_var in
+            PBS_* | SLURM_* | DDPJOB_* | TMPDIR | HOSTNAME | PWD | OLDPWD | SHLVL | _ | BASHOPTS | SHELLOPTS | BASH_* | UID | EUID | PPID) continue ;;
+            esac
+            printf 'export %s=%q\n' "$ddpjob_var" "${!ddpjob_var}"
+        done
+        declare -p ddpjob_workdir 2>/dev/null || :
+        declare -f ddpjob_node_setup
+    } >"$ddpjob_record/node-env"
+) || ddpjob_fail "cannot write the record's node-env"
+{{ddpjob}} dev-hold --record "$ddpjob_record" --idle {{hold_idle_s}} ${ddpjob_deadline:+--deadline "$ddpjob_deadline"} --node-exec "$ddpjob_node_exec" -- "${ddpjob_hosts[@]}" &
 ddpjob_wait $!
 [ -z "${ddpjob_status_dir:-}" ] || rm -rf "$ddpjob_status_dir"
 ddpjob_exit "$ddpjob_status"

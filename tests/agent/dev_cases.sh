@@ -1,11 +1,12 @@
 # `ddpjob dev` on a real scheduler's cluster, sourced by a suite that has started one with at
 # least 2 nodes free (sweep_slurm.sh, sweep_pbs.sh). It needs from the suite: dj (ddpjob ARGS on
-# the login node, from $T: RC, OUT, ERR), dev_ddpjob (the same, its output and status its own),
+# the login node, from $T: RC, OUT, ERR), dev_ddpjob (the same, its output and status its own;
+# it is written into a program of its own with the suite's functions and variables, for script),
 # in_queue ID (the scheduler still lists the job, not ended), DEV_SCHED (the spec's scheduler:)
 # and DEV_SPEC_EXTRA (more spec lines, may be empty); it runs in the folder dj submits from.
 # An allocation held for 2 nodes: runs in it one after another (the workdir's current files run),
-# a failing run that leaves it held, a run cancelled, runs that cannot go, release when idle and
-# by `dev stop`.
+# a failing run that leaves it held, a run cancelled, runs that cannot go, a shell on a node (a
+# command; a real terminal under script(1): its size, Ctrl-C), release when idle and by `dev stop`.
 
 dev_spec() { # NAME COMMAND-WORDS
     cat <<SPEC
@@ -14,6 +15,7 @@ scheduler: $DEV_SCHED
 nodes: 2
 procs_per_node: 2
 walltime: "00:10:00"
+env: {DEV_MARK: held}
 ${DEV_SPEC_EXTRA:-}
 command: $2
 SPEC
@@ -25,6 +27,14 @@ dev_spec holdfail '[/bin/sh, -c, "[ $RANK != 3 ] || exit 7; sleep 1"]' >holdfail
 dev_sleep=299.$$
 dev_spec holdlong "[/bin/sh, -c, \"echo started \$RANK; sleep $dev_sleep\"]" >holdlong.yaml
 echo first >msg.txt
+DEV_DJ=$PWD/dev-ddpjob
+{
+    echo '#!/bin/bash'
+    declare -p | grep -Ev '^declare -[a-zA-Z]*r'
+    declare -f
+    echo 'dev_ddpjob "$@"'
+} >"$DEV_DJ"
+chmod +x "$DEV_DJ"
 
 dj dev hold.yaml --idle 25s --wait-for 180s
 DEV_JOB=$(grep -o 'job [0-9][0-9.a-z]*' <<<"$OUT" | head -n 1 | cut -d' ' -f2)
@@ -74,8 +84,44 @@ expect_eq "$RC" 1 "run --in a name nothing has: exit 1"
 dj run --in hold-run1
 expect_contains "$ERR" "is a batch job, not an allocation" "run --in a job that is no held allocation: refused"
 
+# A shell on node 1: a command, its status, the job's environment and workdir, a terminal.
+node1=$(cat .ddpjob/jobs/hold.*/ready | awk '{print $3}')
+dj shell hold --node 1 -- sh -c 'echo "host=$(hostname) mark=$DEV_MARK pwd=$(pwd -P) tty=$(tty)"; exit 5'
+expect_eq "$RC" 5 "shell --node 1 -- COMMAND: exits with the command's status" "$ERR"
+expect_contains "$OUT" "host=$node1 mark=held pwd=$(pwd -P) tty=/dev/pts/" \
+    "it ran on node 1 ($node1), with the spec's env, in the workdir, on a terminal"
+dj shell hold --node 2
+expect_eq "$RC" 2 "shell --node 2 of 2 held nodes: usage error"
+expect_contains "$ERR" "holds nodes 0 to 1" "it says which nodes there are"
+
+# An interactive shell under a real terminal (script): its window's size, and Ctrl-C reaching
+# the program inside while the shell goes on.
+dev_nap=288.$$
+rm -f shell.in && mkfifo shell.in
+script -qec "stty rows 41 cols 117; $DEV_DJ shell hold --node 1" /dev/null <shell.in >shell.out 2>&1 &
+shell_pid=$!
+exec 7>shell.in
+printf 'stty size; sleep %s\n' "$dev_nap" >&7
+for _ in $(seq 300); do
+    pgrep -f "sleep $dev_nap" >/dev/null && break
+    sleep 0.2
+done
+if pgrep -f "sleep $dev_nap" >/dev/null; then pass "the interactive shell runs a command typed into it"; else fail "the interactive shell runs a command typed into it" "$(cat shell.out)"; fi
+printf '\003' >&7
+for _ in $(seq 150); do
+    pgrep -f "sleep $dev_nap" >/dev/null || break
+    sleep 0.2
+done
+expect_eq "$(pgrep -f "sleep $dev_nap")" "" "Ctrl-C reached the program inside (it ended)"
+printf 'echo after-$((2 * 3))\nexit 4\n' >&7
+exec 7>&-
+wait "$shell_pid"
+expect_eq "$?" 4 "the shell's exit status came back through script" "$(cat shell.out)"
+expect_contains "$(cat shell.out)" "41 117" "the remote terminal has the local window's size (41 x 117)"
+expect_contains "$(cat shell.out)" "after-6" "the shell went on after Ctrl-C"
+
 # A run cancelled while it runs: it ends, alone.
-dev_ddpjob run --in hold holdlong.yaml >long.out 2>long.err &
+"$DEV_DJ" run --in hold holdlong.yaml >long.out 2>long.err &
 run_pid=$!
 for _ in $(seq 300); do
     grep -rqs "started 0" .ddpjob/jobs/hold-run*/link-0/logs && break

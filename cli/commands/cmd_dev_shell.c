@@ -1,0 +1,277 @@
+/* shell: a terminal (or a command) on a node of an allocation `ddpjob dev` holds, in the job's
+ * environment (the batch shell's, and the spec's node setup: modules, setup, env, workdir). The
+ * shell asks the allocation's holder through its record (dev_record.h); the holder starts the
+ * node's side (dev-shell-serve) on that node as its scheduler starts a task there, and the two
+ * meet over TCP with a token only the record's owner can read (node_relay.h). */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli/commands/commands.h"
+#include "cli/jobs/dev_record.h"
+#include "cli/remote/node_relay.h"
+#include "runtime/base/ddp_clock.h"
+#include "runtime/base/ddp_file.h"
+#include "runtime/base/ddp_parse.h"
+
+/* How long a shell waits for its node's side to say where it listens. */
+#define SHELL_START_MS 60000
+/* How long the node's side waits for its client. */
+#define SHELL_ACCEPT_MS 60000
+/* The largest command a shell carries. */
+#define SHELL_ARGV_MAX 65536
+
+static const char shell_help[] =
+    "usage: ddpjob shell DEV [--node K] [-- COMMAND [ARGS...]]\n"
+    "A terminal on node K (default 0) of the allocation `ddpjob dev` holds (DEV: its name or\n"
+    "job id), in the job's environment: the spec's modules, setup, env and workdir. A real\n"
+    "terminal (line editing, Ctrl-C to the program inside, the window's size); with COMMAND,\n"
+    "that command alone. `exit` leaves the allocation held; while a shell is open it is not idle.\n"
+    "Exit: the shell's or COMMAND's status; 1 when DEV holds nothing now, 2 usage, 3 the node's\n"
+    "side could not start.\n";
+
+/* The session's request: token, node, command (NUL-separated), then `asked`. */
+static int ask_shell(const char *session, const char *token, int node, char **cmd, int ncmd,
+                     ddp_error_t *err)
+{
+    char path[8400], text[32];
+    size_t len = 0;
+    for (int i = 0; i < ncmd; i++)
+        len += strlen(cmd[i]) + 1;
+    if (len > SHELL_ARGV_MAX)
+        return ddp_error_set(err, "the command is longer than %d bytes", SHELL_ARGV_MAX);
+    char *words = malloc(len + 1), *at = words;
+    if (!words)
+        return ddp_error_set(err, "out of memory");
+    for (int i = 0; i < ncmd; i++)
+        at += strlen(strcpy(at, cmd[i])) + 1;
+    int n = snprintf(text, sizeof text, "%d\n", node);
+    int rc = 0;
+    const struct {
+        const char *name;
+        const char *data;
+        size_t len;
+    } files[] = {{"token", token, strlen(token)},
+                 {"node", text, (size_t)n},
+                 {"argv", words, len},
+                 {"asked", "", 0}};
+    for (size_t i = 0; !rc && i < sizeof files / sizeof *files; i++) {
+        snprintf(path, sizeof path, "%s/%s", session, files[i].name);
+        rc = ddp_write_file_atomic(path, files[i].data, files[i].len, 0600, err);
+    }
+    free(words);
+    return rc;
+}
+
+/* Where the node's side listens, once it says: 0 with host and *port; -1 with the problem. */
+static int await_endpoint(const char *session, char *host, size_t size, int *port, ddp_error_t *err)
+{
+    char path[8400];
+    int64_t deadline = ddp_deadline_in(SHELL_START_MS);
+    while (ddp_ms_left(deadline)) {
+        snprintf(path, sizeof path, "%s/failed", session);
+        char *why = ddp_read_own_file(path, S_IWGRP | S_IWOTH, 4096, NULL, err);
+        if (why) {
+            why[strcspn(why, "\n")] = 0;
+            ddp_error_set(err, "%s", why);
+            free(why);
+            return -1;
+        }
+        snprintf(path, sizeof path, "%s/endpoint", session);
+        char *text = ddp_read_own_file(path, S_IWGRP | S_IWOTH, 4096, NULL, err);
+        char name[256];
+        if (text && sscanf(text, "%255s %d", name, port) == 2 && *port > 0 && *port < 65536) {
+            snprintf(host, size, "%s", name);
+            free(text);
+            return 0;
+        }
+        free(text);
+        ddp_sleep_ms(50);
+    }
+    return ddp_error_set(err,
+                         "the node's side did not start within %d s (is the holder "
+                         "running? see the allocation's output)",
+                         SHELL_START_MS / 1000);
+}
+
+static void remove_session(const char *session)
+{
+    const char *names[] = {"token", "node", "argv", "asked", "taken", "endpoint", "failed"};
+    char path[8400];
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        snprintf(path, sizeof path, "%s/%s", session, names[i]);
+        unlink(path);
+    }
+    rmdir(session);
+}
+
+/* The allocation that `dev` names, held now: its record folder (malloc'd) and state; NULL with
+ * the problem said. */
+static char *held_now(const char *dev, dev_state_t *s)
+{
+    char *dir = NULL;
+    job_record_t r = {0};
+    ddp_error_t err;
+    if (job_record_find(dev, &dir, &err) || job_record_read(dir, &r, &err)) {
+        fprintf(stderr, "ddpjob shell: %s\n", err.msg);
+        free(dir);
+        return NULL;
+    }
+    int held = r.held;
+    job_record_free(&r);
+    dev_state_read(dir, s);
+    if (!held || !s->ready || s->released) {
+        fprintf(stderr, "ddpjob shell: %s %s\n", dev,
+                !held         ? "is a batch job, not an allocation `ddpjob dev` holds"
+                : s->released ? "was released: `ddpjob dev SPEC` holds nodes again"
+                              : "holds no nodes yet (ddpjob status shows why)");
+        free(dir);
+        return NULL;
+    }
+    return dir;
+}
+
+int cmd_shell(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"node", required_argument, NULL, 'n'}, {"help", no_argument, NULL, 'h'}, {0}};
+    char **cmd;
+    int ncmd, node = 0, c;
+    argc = split_workload_args(argc, argv, &cmd, &ncmd);
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        if (c == 'h')
+            return fputs(shell_help, stdout), EXIT_OK;
+        if (c != 'n' || ddp_parse_int(optarg, 0, 1 << 20, &node))
+            return fputs(shell_help, stderr), EXIT_USAGE;
+    }
+    if (optind + 1 != argc)
+        return fputs(shell_help, stderr), EXIT_USAGE;
+    dev_state_t s;
+    char *dir = held_now(argv[optind], &s);
+    if (!dir)
+        return 1;
+    if (node >= s.nhosts) {
+        fprintf(stderr, "ddpjob shell: --node %d: %s holds nodes 0 to %d (%s)\n", node,
+                argv[optind], s.nhosts - 1, s.hosts);
+        free(dir);
+        return EXIT_USAGE;
+    }
+    unsigned char raw[RELAY_TOKEN_LEN / 2];
+    char token[RELAY_TOKEN_LEN + 1], session[8192], host[256];
+    int k, port, rc = EXIT_SYSTEM;
+    ddp_error_t err;
+    if (ddp_random(raw, sizeof raw)) {
+        fprintf(stderr, "ddpjob shell: no random bytes for the session's token\n");
+        free(dir);
+        return EXIT_SYSTEM;
+    }
+    for (size_t i = 0; i < sizeof raw; i++)
+        snprintf(token + 2 * i, 3, "%02x", raw[i]);
+    if (dev_reserve(dir, "shells", &k, &err)) {
+        fprintf(stderr, "ddpjob shell: %s\n", err.msg);
+        free(dir);
+        return EXIT_SYSTEM;
+    }
+    snprintf(session, sizeof session, "%s/shells/%d", dir, k);
+    if (ask_shell(session, token, node, cmd, ncmd, &err) ||
+        await_endpoint(session, host, sizeof host, &port, &err))
+        fprintf(stderr, "ddpjob shell: %s, node %d: %s\n", argv[optind], node, err.msg);
+    else if ((rc = relay_attach(host, port, token, &err)) < 0) {
+        fprintf(stderr, "ddpjob shell: %s, node %d (%s): %s\n", argv[optind], node, host, err.msg);
+        rc = EXIT_SYSTEM;
+    }
+    remove_session(session);
+    free(dir);
+    return rc;
+}
+
+static const char serve_help[] =
+    "usage: ddpjob dev-shell-serve --session DIR\n"
+    "Run on a node of an allocation `ddpjob dev` holds, by its holder, for `ddpjob shell`: serves\n"
+    "the shell session DIR (the allocation's record's shells/S) on a new terminal.\n";
+
+/* The session's command as a shell runs it: the allocation's node-env sourced and the node
+ * setup run first, then the command (none: an interactive bash). malloc'd; NULL when out of
+ * memory or the command is not the session's. */
+static char **shell_argv(const char *session, char *node_env, char **words_out, ddp_error_t *err)
+{
+    char path[8400];
+    size_t len = 0;
+    snprintf(path, sizeof path, "%s/argv", session);
+    char *words = ddp_read_own_file(path, S_IWGRP | S_IWOTH, SHELL_ARGV_MAX, &len, err);
+    if (!words)
+        return NULL;
+    size_t n = 0;
+    for (size_t i = 0; i < len; i++)
+        n += words[i] == 0;
+    char **argv = calloc(n + 8, sizeof *argv);
+    if (!argv) {
+        free(words);
+        ddp_error_set(err, "out of memory");
+        return NULL;
+    }
+    size_t a = 0;
+    argv[a++] = "/bin/bash";
+    argv[a++] = "-c";
+    argv[a++] = "[ ! -r \"$1\" ] || . \"$1\"; ! declare -F ddpjob_node_setup >/dev/null || "
+                "ddpjob_node_setup; shift; exec \"$@\"";
+    argv[a++] = "ddpjob-shell";
+    argv[a++] = node_env;
+    if (!n) {
+        argv[a++] = "/bin/bash";
+        argv[a++] = "-i";
+    }
+    for (size_t i = 0; i < len; i += strlen(words + i) + 1)
+        argv[a++] = words + i;
+    argv[a] = NULL;
+    *words_out = words;
+    return argv;
+}
+
+int cmd_dev_shell_serve(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"session", required_argument, NULL, 's'}, {"help", no_argument, NULL, 'h'}, {0}};
+    const char *session = NULL;
+    int c;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        if (c == 'h')
+            return fputs(serve_help, stdout), EXIT_OK;
+        if (c != 's')
+            return fputs(serve_help, stderr), EXIT_USAGE;
+        session = optarg;
+    }
+    if (!session || optind != argc)
+        return fputs(serve_help, stderr), EXIT_USAGE;
+    /* The session's folder, the allocation's record above it, and the workdir above that. */
+    char dev[8300], node_env[8400], endpoint[8400], path[8400];
+    snprintf(dev, sizeof dev, "%s", session);
+    char *slash;
+    for (int up = 0; up < 2 && (slash = strrchr(dev, '/')); up++)
+        *slash = 0;
+    snprintf(node_env, sizeof node_env, "%s/node-env", dev);
+    snprintf(endpoint, sizeof endpoint, "%s/endpoint", session);
+    ddp_error_t err;
+    job_record_t r = {0};
+    snprintf(path, sizeof path, "%s/token", session);
+    char *token = NULL, **cmd = NULL, *words = NULL;
+    int rc = EXIT_SYSTEM;
+    if (ddp_check_private_dir(session, &err) || job_record_read(dev, &r, &err) ||
+        !(token = ddp_read_own_file(path, S_IRWXG | S_IRWXO, RELAY_TOKEN_LEN + 1, NULL, &err)) ||
+        !(cmd = shell_argv(session, node_env, &words, &err))) {
+        fprintf(stderr, "ddpjob dev-shell-serve: %s\n", err.msg);
+    } else {
+        int status = relay_serve(endpoint, token, r.workdir, cmd, SHELL_ACCEPT_MS, &err);
+        if (status < 0)
+            fprintf(stderr, "ddpjob dev-shell-serve: %s: %s\n", session, err.msg);
+        rc = status < 0 ? EXIT_SYSTEM : status;
+    }
+    free(words);
+    free(cmd);
+    free(token);
+    job_record_free(&r);
+    return rc;
+}

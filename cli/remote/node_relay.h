@@ -1,0 +1,30 @@
+/* node_relay: a terminal on a node of a held allocation, reached from the login node over one
+ * TCP connection (no SSH to the node: PBS sites differ on allowing it). The node's side (the
+ * server, started on the node by the allocation's holder) listens on a port the kernel picks,
+ * says where in a file the client reads (both on the user's private record folder), takes the
+ * one client that first sends the session's token, and runs the program on a new pseudo-terminal
+ * (a real one: line editing, Ctrl-C to the program inside, the window's size); the client relays
+ * its terminal, raw, and exits with the program's status.
+ *
+ * Frames, both ways: a type byte, a 4-byte big-endian length, the bytes. Client to server:
+ * 'T' the token (first, once), 'W' the window (rows, columns: 2 bytes each), 'D' input, 'E' the
+ * end of input. Server to client: 'D' output, 'X' the program's status (4 bytes). */
+#ifndef DDPJOB_NODE_RELAY_H
+#define DDPJOB_NODE_RELAY_H
+
+#include "runtime/base/ddp_error.h"
+
+/* The token's length, in hex digits. */
+#define RELAY_TOKEN_LEN 64
+
+/* The node's side: listens, writes "HOST PORT\n" into endpoint (atomically), waits up to
+ * accept_ms for the client with `token`, runs argv (in cwd) on a new pseudo-terminal and relays
+ * until it ends. Its status (as a shell's: 128 + N for signal N), or -1 with err. */
+int relay_serve(const char *endpoint, const char *token, const char *cwd, char *const *argv,
+                int accept_ms, ddp_error_t *err);
+
+/* The login node's side: connects to host:port with token and relays this terminal (raw while
+ * standard input is one) until the program ends. Its status, or -1 with err. */
+int relay_attach(const char *host, int port, const char *token, ddp_error_t *err);
+
+#endif

@@ -35,6 +35,7 @@ static const char dev_help[] =
     "usage: ddpjob dev SPEC [--idle DURATION|off] [--wait-for DURATION] [--scheduler pbs|slurm]\n"
     "                       [--site NAME|FILE] [--set PATH=VALUE]... [--bindir DIR]\n"
     "       ddpjob dev stop DEV\n"
+    "       ddpjob dev DEV --port PORT[:NODE]\n"
     "Holds the spec's nodes (its resources, queue, project, walltime) as one allocation, named\n"
     "as the spec, and returns once they are held, printing its nodes. `ddpjob run --in DEV`\n"
     "then runs a spec's workload on them, under the spec's modules, setup, env and container,\n"
@@ -43,6 +44,8 @@ static const char dev_help[] =
     "                D is seconds, Ns, Nm, Nh or HH:MM:SS\n"
     "  --wait-for D  how long to wait for the allocation to start (default 10m); it stays\n"
     "                queued after that, and is held once it starts\n"
+    "  --port PORT[:NODE]  forward localhost:PORT here to PORT on node NODE (default 0) of\n"
+    "                DEV, until Ctrl-C (Jupyter, a VS Code server, TensorBoard on that node)\n"
     "Exit: 0 held (stop: released), 1 invalid spec, or the allocation ended before it was held,\n"
     "      2 usage, 3 file or template error, 4 qsub/sbatch failed, 124 still queued.\n";
 
@@ -167,8 +170,10 @@ int cmd_dev(int argc, char **argv)
                                          {"site", required_argument, NULL, 'S'},
                                          {"set", required_argument, NULL, 'E'},
                                          {"bindir", required_argument, NULL, 'b'},
+                                         {"port", required_argument, NULL, 'p'},
                                          {"help", no_argument, NULL, 'h'},
                                          {0}};
+    const char *port = NULL;
     job_record_t held = {.held = 1, .idle_s = DEV_IDLE_DEFAULT_S};
     int64_t wait_s = DEV_WAIT_DEFAULT_S;
     /* What submit takes: "submit", its options as given (each "--NAME" made here), the spec. */
@@ -188,6 +193,10 @@ int cmd_dev(int argc, char **argv)
         }
         if (c == '?')
             goto usage;
+        if (c == 'p') {
+            port = optarg;
+            continue;
+        }
         if ((c == 'i' && parse_duration(optarg, &held.idle_s)) ||
             (c == 'w' && (parse_duration(optarg, &wait_s) || !wait_s))) {
             fprintf(stderr, "ddpjob dev: --%s %s: expected a duration (30m, 90s, 1h, HH:MM:SS)\n",
@@ -204,6 +213,12 @@ int cmd_dev(int argc, char **argv)
                 sub_argv[n++] = optarg;
             }
     }
+    if (port && optind + 1 == argc) {
+        rc = dev_forward(argv[optind], port);
+        goto out;
+    }
+    if (port)
+        goto usage;
     if (optind + 2 == argc && !strcmp(argv[optind], "stop")) {
         rc = dev_stop(argv[optind + 1]);
         goto out;

@@ -1,8 +1,10 @@
 /* shell: a terminal (or a command) on a node of an allocation `ddpjob dev` holds, in the job's
- * environment (the batch shell's, and the spec's node setup: modules, setup, env, workdir). The
- * shell asks the allocation's holder through its record (dev_record.h); the holder starts the
- * node's side (dev-shell-serve) on that node as its scheduler starts a task there, and the two
- * meet over TCP with a token only the record's owner can read (node_relay.h). */
+ * environment (the batch shell's, and the spec's node setup: modules, setup, env, workdir); and
+ * `ddpjob dev DEV --port P[:K]`, a port of node K forwarded here. Each asks the allocation's
+ * holder through its record (dev_record.h); the holder starts the node's side (dev-shell-serve)
+ * on that node as its scheduler starts a task there, and the two meet over TCP with a token
+ * only the record's owner can read (node_relay.h). */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,11 +35,12 @@ static const char shell_help[] =
     "Exit: the shell's or COMMAND's status; 1 when DEV holds nothing now, 2 usage, 3 the node's\n"
     "side could not start.\n";
 
-/* The session's request: token, node, command (NUL-separated), then `asked`. */
+/* The session's request: token, node, command (NUL-separated), the port it forwards (0: none),
+ * then `asked`. */
 static int ask_shell(const char *session, const char *token, int node, char **cmd, int ncmd,
-                     ddp_error_t *err)
+                     int port, ddp_error_t *err)
 {
-    char path[8400], text[32];
+    char path[8400], text[32], port_text[32];
     size_t len = 0;
     for (int i = 0; i < ncmd; i++)
         len += strlen(cmd[i]) + 1;
@@ -49,6 +52,7 @@ static int ask_shell(const char *session, const char *token, int node, char **cm
     for (int i = 0; i < ncmd; i++)
         at += strlen(strcpy(at, cmd[i])) + 1;
     int n = snprintf(text, sizeof text, "%d\n", node);
+    int np = snprintf(port_text, sizeof port_text, "%d\n", port);
     int rc = 0;
     const struct {
         const char *name;
@@ -57,8 +61,11 @@ static int ask_shell(const char *session, const char *token, int node, char **cm
     } files[] = {{"token", token, strlen(token)},
                  {"node", text, (size_t)n},
                  {"argv", words, len},
+                 {"port", port_text, (size_t)np},
                  {"asked", "", 0}};
     for (size_t i = 0; !rc && i < sizeof files / sizeof *files; i++) {
+        if (!port && !strcmp(files[i].name, "port"))
+            continue;
         snprintf(path, sizeof path, "%s/%s", session, files[i].name);
         rc = ddp_write_file_atomic(path, files[i].data, files[i].len, 0600, err);
     }
@@ -99,7 +106,7 @@ static int await_endpoint(const char *session, char *host, size_t size, int *por
 
 static void remove_session(const char *session)
 {
-    const char *names[] = {"token", "node", "argv", "asked", "taken", "endpoint", "failed"};
+    const char *names[] = {"token", "node", "argv", "port", "asked", "endpoint", "taken", "failed"};
     char path[8400];
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
         snprintf(path, sizeof path, "%s/%s", session, names[i]);
@@ -134,6 +141,27 @@ static char *held_now(const char *dev, dev_state_t *s)
     return dir;
 }
 
+/* A session on node `node` of the allocation in dir: asked of its holder (a shell running cmd,
+ * or with port, that port forwarded), its node side started; its token, folder (always set, ""
+ * until made), and where the node's side listens. -1 with err. */
+static int open_session(const char *dir, int node, char **cmd, int ncmd, int port, char *token,
+                        char *session, char *host, int *node_port, ddp_error_t *err)
+{
+    unsigned char raw[RELAY_TOKEN_LEN / 2];
+    int k;
+    session[0] = 0;
+    if (ddp_random(raw, sizeof raw))
+        return ddp_error_set(err, "no random bytes for the session's token");
+    for (size_t i = 0; i < sizeof raw; i++)
+        snprintf(token + 2 * i, 3, "%02x", raw[i]);
+    if (dev_reserve(dir, "shells", &k, err))
+        return -1;
+    snprintf(session, 8192, "%s/shells/%d", dir, k);
+    if (ask_shell(session, token, node, cmd, ncmd, port, err))
+        return -1;
+    return await_endpoint(session, host, 256, node_port, err);
+}
+
 int cmd_shell(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -159,31 +187,64 @@ int cmd_shell(int argc, char **argv)
         free(dir);
         return EXIT_USAGE;
     }
-    unsigned char raw[RELAY_TOKEN_LEN / 2];
     char token[RELAY_TOKEN_LEN + 1], session[8192], host[256];
-    int k, port, rc = EXIT_SYSTEM;
+    int port, rc = EXIT_SYSTEM;
     ddp_error_t err;
-    if (ddp_random(raw, sizeof raw)) {
-        fprintf(stderr, "ddpjob shell: no random bytes for the session's token\n");
-        free(dir);
-        return EXIT_SYSTEM;
-    }
-    for (size_t i = 0; i < sizeof raw; i++)
-        snprintf(token + 2 * i, 3, "%02x", raw[i]);
-    if (dev_reserve(dir, "shells", &k, &err)) {
-        fprintf(stderr, "ddpjob shell: %s\n", err.msg);
-        free(dir);
-        return EXIT_SYSTEM;
-    }
-    snprintf(session, sizeof session, "%s/shells/%d", dir, k);
-    if (ask_shell(session, token, node, cmd, ncmd, &err) ||
-        await_endpoint(session, host, sizeof host, &port, &err))
+    if (open_session(dir, node, cmd, ncmd, 0, token, session, host, &port, &err))
         fprintf(stderr, "ddpjob shell: %s, node %d: %s\n", argv[optind], node, err.msg);
     else if ((rc = relay_attach(host, port, token, &err)) < 0) {
         fprintf(stderr, "ddpjob shell: %s, node %d (%s): %s\n", argv[optind], node, host, err.msg);
         rc = EXIT_SYSTEM;
     }
-    remove_session(session);
+    if (session[0])
+        remove_session(session);
+    free(dir);
+    return rc;
+}
+
+static void say_forwarding(void *what)
+{
+    fprintf(stderr, "ddpjob dev: %s; Ctrl-C stops\n", (const char *)what);
+}
+
+int dev_forward(const char *dev, const char *what)
+{
+    int port, node = 0;
+    const char *colon = strchr(what, ':');
+    char number[16];
+    snprintf(number, sizeof number, "%.*s", colon ? (int)(colon - what) : 15, what);
+    if (ddp_parse_int(number, 1, 65535, &port) ||
+        (colon && ddp_parse_int(colon + 1, 0, 1 << 20, &node))) {
+        fprintf(stderr, "ddpjob dev: --port %s: expected PORT or PORT:NODE\n", what);
+        return EXIT_USAGE;
+    }
+    dev_state_t s;
+    char *dir = held_now(dev, &s);
+    if (!dir)
+        return 1;
+    if (node >= s.nhosts) {
+        fprintf(stderr, "ddpjob dev: --port %s: %s holds nodes 0 to %d (%s)\n", what, dev,
+                s.nhosts - 1, s.hosts);
+        free(dir);
+        return EXIT_USAGE;
+    }
+    char token[RELAY_TOKEN_LEN + 1], session[8192], host[256], said[600];
+    int node_side, rc = EXIT_SYSTEM;
+    ddp_error_t err;
+    if (open_session(dir, node, NULL, 0, port, token, session, host, &node_side, &err)) {
+        fprintf(stderr, "ddpjob dev: --port %s: %s, node %d: %s\n", what, dev, node, err.msg);
+    } else {
+        snprintf(said, sizeof said, "localhost:%d is port %d of node %d (%s) of %s", port, port,
+                 node, host, dev);
+        rc = relay_forward(host, node_side, token, port, say_forwarding, said, &err) ? 1 : EXIT_OK;
+        if (rc)
+            fprintf(stderr, "ddpjob dev: --port %s: %s\n", what,
+                    err.code == EADDRINUSE
+                        ? "that port is in use on this machine: pick another (PORT:NODE)"
+                        : err.msg);
+    }
+    if (session[0])
+        remove_session(session);
     free(dir);
     return rc;
 }
@@ -231,6 +292,22 @@ static char **shell_argv(const char *session, char *node_env, char **words_out, 
     return argv;
 }
 
+/* The port a session forwards; 0 for a shell. */
+static int session_port(const char *session)
+{
+    char path[8400];
+    ddp_error_t err;
+    snprintf(path, sizeof path, "%s/port", session);
+    char *text = ddp_read_own_file(path, S_IWGRP | S_IWOTH, 64, NULL, &err);
+    int port = 0;
+    if (text)
+        text[strcspn(text, "\n")] = 0;
+    if (text && ddp_parse_int(text, 1, 65535, &port))
+        port = 0;
+    free(text);
+    return port;
+}
+
 int cmd_dev_shell_serve(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -258,11 +335,15 @@ int cmd_dev_shell_serve(int argc, char **argv)
     job_record_t r = {0};
     snprintf(path, sizeof path, "%s/token", session);
     char *token = NULL, **cmd = NULL, *words = NULL;
-    int rc = EXIT_SYSTEM;
+    int rc = EXIT_SYSTEM, port;
     if (ddp_check_private_dir(session, &err) || job_record_read(dev, &r, &err) ||
         !(token = ddp_read_own_file(path, S_IRWXG | S_IRWXO, RELAY_TOKEN_LEN + 1, NULL, &err)) ||
         !(cmd = shell_argv(session, node_env, &words, &err))) {
         fprintf(stderr, "ddpjob dev-shell-serve: %s\n", err.msg);
+    } else if ((port = session_port(session))) {
+        rc = relay_serve_port(endpoint, token, port, SHELL_ACCEPT_MS, &err) ? EXIT_SYSTEM : EXIT_OK;
+        if (rc)
+            fprintf(stderr, "ddpjob dev-shell-serve: %s: %s\n", session, err.msg);
     } else {
         int status = relay_serve(endpoint, token, r.workdir, cmd, SHELL_ACCEPT_MS, &err);
         if (status < 0)

@@ -124,6 +124,9 @@ int cmd_fetch(int argc, char **argv);
 int cmd_dev(int argc, char **argv);
 int cmd_dev_hold(int argc, char **argv);
 int cmd_shell(int argc, char **argv);
+/* `ddpjob dev DEV --port PORT[:NODE]`: that port of the held node forwarded to this machine's
+ * loopback until Ctrl-C (cmd_dev_shell.c). */
+int dev_forward(const char *dev, const char *what);
 int cmd_dev_shell_serve(int argc, char **argv);
 /* `ddpjob run --in DEV [SPEC]`: the spec (NULL: the one DEV holds its nodes for) run in the
  * allocation `ddpjob dev` holds, its output followed; exits with the run's status (cmd_dev.c). */

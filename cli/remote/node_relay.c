@@ -26,6 +26,8 @@
 #define CONNECT_MS 30000
 /* How often the server looks whether its program has ended. */
 #define CHILD_LOOK_MS 100
+/* Connections a forwarded port passes at once, at most. */
+#define PASSING_MAX 256
 
 static int send_frame(int fd, char type, const void *data, uint32_t len, ddp_error_t *err)
 {
@@ -261,13 +263,15 @@ static int attach_relay(int fd, ddp_error_t *err)
         if (poll(p, 2, -1) < 0)
             continue;
         if (p[0].revents) {
+            /* Input the node's side no longer takes (its program has ended, its status on the
+             * way) is dropped: the status still comes. */
             ssize_t n = read(0, buf, sizeof buf);
-            if (n > 0 && send_frame(fd, 'D', buf, (uint32_t)n, err))
-                return -1;
+            ddp_error_t dropped;
             if (n <= 0) {
                 input = 0;
-                if (send_frame(fd, 'E', NULL, 0, err))
-                    return -1;
+                send_frame(fd, 'E', NULL, 0, &dropped);
+            } else if (send_frame(fd, 'D', buf, (uint32_t)n, &dropped)) {
+                input = 0;
             }
         }
         if (p[1].revents) {
@@ -307,5 +311,200 @@ int relay_attach(const char *host, int port, const char *token, ddp_error_t *err
     if (tty)
         tcsetattr(0, TCSADRAIN, &saved);
     close(fd);
+    return rc;
+}
+
+/* ---- a forwarded port --------------------------------------------------------------------- */
+
+/* Passes bytes both ways between a and b until both have ended (each end's close passed on as a
+ * half close). */
+static void pass_both(int a, int b)
+{
+    static unsigned char buf[FRAME_MAX];
+    int open_a = 1, open_b = 1;
+    while (open_a || open_b) {
+        struct pollfd p[2] = {{open_a ? a : -1, POLLIN, 0}, {open_b ? b : -1, POLLIN, 0}};
+        if (poll(p, 2, -1) < 0)
+            continue;
+        for (int i = 0; i < 2; i++) {
+            if (!p[i].revents)
+                continue;
+            int from = i ? b : a, to = i ? a : b;
+            ssize_t n = read(from, buf, sizeof buf);
+            if (n > 0 && ddp_write_all(to, buf, (size_t)n) == 0)
+                continue;
+            *(i ? &open_b : &open_a) = 0;
+            shutdown(to, SHUT_WR);
+            if (n < 0)
+                return;
+        }
+    }
+}
+
+/* A child that passes the bytes between a and b, then ends; the parent keeps neither. */
+static pid_t pass_in_child(int a, int b)
+{
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        pass_both(a, b);
+        _exit(0);
+    }
+    close(a);
+    close(b);
+    return pid;
+}
+
+static void reap_children(void)
+{
+    while (waitpid(-1, NULL, WNOHANG) > 0)
+        ;
+}
+
+/* A client's connection to the node's side, past its token: its purpose frame's type ('C',
+ * 'F'), or -1 when it is none of the session's. */
+static int take_purpose(int fd, const char *token)
+{
+    static unsigned char buf[FRAME_MAX];
+    uint32_t len;
+    ddp_error_t err;
+    if (read_frame(fd, buf, &len, &err) != 'T' || !token_equal(buf, len, token))
+        return -1;
+    int type = read_frame(fd, buf, &len, &err);
+    return type == 'C' || type == 'F' ? type : -1;
+}
+
+int relay_serve_port(const char *endpoint, const char *token, int port, int accept_ms,
+                     ddp_error_t *err)
+{
+    int bound;
+    int lfd = ddp_net_listen(NULL, 0, 16, &bound, err);
+    if (lfd < 0)
+        return -1;
+    char host[256], line[320];
+    if (gethostname(host, sizeof host) != 0) {
+        close(lfd);
+        return ddp_error_set(err, "gethostname: %s", strerror(errno));
+    }
+    host[sizeof host - 1] = 0;
+    int n = snprintf(line, sizeof line, "%s %d\n", host, bound);
+    if (ddp_write_file_atomic(endpoint, line, (size_t)n, 0600, err)) {
+        close(lfd);
+        return -1;
+    }
+    int control = -1, rc = 0;
+    pid_t passing[PASSING_MAX] = {0};
+    int64_t deadline = ddp_deadline_in(accept_ms);
+    for (;;) {
+        for (int i = 0; i < PASSING_MAX; i++)
+            if (passing[i] && waitpid(passing[i], NULL, WNOHANG) == passing[i])
+                passing[i] = 0;
+        if (control < 0 && ddp_ms_left(deadline) == 0) {
+            rc = ddp_error_set(err, "no client came within the time given");
+            break;
+        }
+        struct pollfd p[2] = {{lfd, POLLIN, 0}, {control, POLLIN, 0}};
+        if (poll(p, 2, CHILD_LOOK_MS * 10) <= 0)
+            continue;
+        if (p[1].revents) {
+            char byte;
+            if (read(control, &byte, 1) <= 0)
+                break; /* the client stopped forwarding */
+        }
+        if (!p[0].revents)
+            continue;
+        int fd = accept(lfd, NULL, NULL);
+        if (fd < 0)
+            continue;
+        fcntl(fd, F_SETFD, FD_CLOEXEC);
+        int purpose = take_purpose(fd, token);
+        if (purpose == 'C' && control < 0) {
+            control = fd;
+            continue;
+        }
+        int slot = -1;
+        for (int i = 0; i < PASSING_MAX && slot < 0; i++)
+            slot = passing[i] ? -1 : i;
+        int there = purpose == 'F' && control >= 0 && slot >= 0
+                        ? ddp_net_connect("127.0.0.1", port, ddp_deadline_in(FRAME_MS), err)
+                        : -1;
+        if (there < 0)
+            close(fd);
+        else
+            passing[slot] = pass_in_child(fd, there);
+    }
+    close(lfd);
+    if (control >= 0)
+        close(control);
+    for (int i = 0; i < PASSING_MAX; i++)
+        if (passing[i] > 0) {
+            kill(passing[i], SIGTERM);
+            waitpid(passing[i], NULL, 0);
+        }
+    return rc;
+}
+
+/* A connection of the client's to the node's side, past its token and purpose; -1 with err. */
+static int open_to_node(const char *host, int port, const char *token, char purpose,
+                        ddp_error_t *err)
+{
+    int fd = ddp_net_connect(host, port, ddp_deadline_in(CONNECT_MS), err);
+    if (fd < 0)
+        return -1;
+    if (send_frame(fd, 'T', token, (uint32_t)strlen(token), err) ||
+        send_frame(fd, purpose, NULL, 0, err)) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+static volatile sig_atomic_t forward_stop;
+
+static void on_forward_stop(int sig)
+{
+    (void)sig;
+    forward_stop = 1;
+}
+
+int relay_forward(const char *host, int port, const char *token, int local_port,
+                  void (*ready)(void *), void *arg, ddp_error_t *err)
+{
+    int lfd = ddp_net_listen("127.0.0.1", local_port, 16, NULL, err);
+    if (lfd < 0)
+        return -1;
+    int control = open_to_node(host, port, token, 'C', err);
+    if (control < 0) {
+        close(lfd);
+        return -1;
+    }
+    struct sigaction sa = {.sa_handler = on_forward_stop};
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    if (ready)
+        ready(arg);
+    int rc = 0;
+    while (!forward_stop) {
+        reap_children();
+        struct pollfd p[2] = {{lfd, POLLIN, 0}, {control, POLLIN, 0}};
+        if (poll(p, 2, CHILD_LOOK_MS * 10) <= 0)
+            continue;
+        if (p[1].revents) {
+            rc = ddp_error_set(err, "the node's side ended");
+            break;
+        }
+        int fd = p[0].revents ? accept(lfd, NULL, NULL) : -1;
+        if (fd < 0)
+            continue;
+        fcntl(fd, F_SETFD, FD_CLOEXEC);
+        int there = open_to_node(host, port, token, 'F', err);
+        if (there < 0)
+            close(fd);
+        else
+            pass_in_child(fd, there);
+    }
+    close(lfd);
+    close(control);
+    reap_children();
     return rc;
 }

@@ -8,7 +8,13 @@
  *
  * Frames, both ways: a type byte, a 4-byte big-endian length, the bytes. Client to server:
  * 'T' the token (first, once), 'W' the window (rows, columns: 2 bytes each), 'D' input, 'E' the
- * end of input. Server to client: 'D' output, 'X' the program's status (4 bytes). */
+ * end of input. Server to client: 'D' output, 'X' the program's status (4 bytes).
+ *
+ * A port forwarded the same way: the client listens on this machine's loopback, and each
+ * connection made to it is a connection of its own to the node's side ('T', then 'F'), which
+ * connects it to the port on the node's loopback and passes the bytes as they are; one more
+ * connection ('T', then 'C') is held open while the client forwards, and the node's side ends
+ * with it. */
 #ifndef DDPJOB_NODE_RELAY_H
 #define DDPJOB_NODE_RELAY_H
 
@@ -26,5 +32,18 @@ int relay_serve(const char *endpoint, const char *token, const char *cwd, char *
 /* The login node's side: connects to host:port with token and relays this terminal (raw while
  * standard input is one) until the program ends. Its status, or -1 with err. */
 int relay_attach(const char *host, int port, const char *token, ddp_error_t *err);
+
+/* The node's side of a forwarded port: as relay_serve, then connects each client's connection
+ * to `port` on the node's loopback until the client's control connection closes. 0, or -1 with
+ * err. */
+int relay_serve_port(const char *endpoint, const char *token, int port, int accept_ms,
+                     ddp_error_t *err);
+
+/* The client's side: listens on this machine's loopback at local_port (in use: err's code
+ * EADDRINUSE) and forwards each connection to host:port's node side, until a signal (SIGINT,
+ * SIGTERM) or the node's side ends. `ready` (may be NULL) is called once it listens. 0 when
+ * stopped by a signal, -1 with err. */
+int relay_forward(const char *host, int port, const char *token, int local_port,
+                  void (*ready)(void *), void *arg, ddp_error_t *err);
 
 #endif

@@ -2,11 +2,13 @@
 # least 2 nodes free (sweep_slurm.sh, sweep_pbs.sh). It needs from the suite: dj (ddpjob ARGS on
 # the login node, from $T: RC, OUT, ERR), dev_ddpjob (the same, its output and status its own;
 # it is written into a program of its own with the suite's functions and variables, for script),
-# in_queue ID (the scheduler still lists the job, not ended), DEV_SCHED (the spec's scheduler:)
+# on_login CMD... (CMD where dj runs ddpjob, the login node), in_queue ID (the scheduler still
+# lists the job, not ended), DEV_SCHED (the spec's scheduler:)
 # and DEV_SPEC_EXTRA (more spec lines, may be empty); it runs in the folder dj submits from.
 # An allocation held for 2 nodes: runs in it one after another (the workdir's current files run),
 # a failing run that leaves it held, a run cancelled, runs that cannot go, a shell on a node (a
-# command; a real terminal under script(1): its size, Ctrl-C), release when idle and by `dev stop`.
+# command; a real terminal under script(1): its size, Ctrl-C), a node's port forwarded to the
+# login node, release when idle and by `dev stop`.
 
 dev_spec() { # NAME COMMAND-WORDS
     cat <<SPEC
@@ -114,11 +116,54 @@ for _ in $(seq 150); do
 done
 expect_eq "$(pgrep -f "sleep $dev_nap")" "" "Ctrl-C reached the program inside (it ended)"
 printf 'echo after-$((2 * 3))\nexit 4\n' >&7
+# Its input stays open until it has ended: the end of input would reach the shell as Ctrl-D.
+for _ in $(seq 300); do
+    kill -0 "$shell_pid" 2>/dev/null || break
+    sleep 0.2
+done
 exec 7>&-
 wait "$shell_pid"
 expect_eq "$?" 4 "the shell's exit status came back through script" "$(cat shell.out)"
 expect_contains "$(cat shell.out)" "41 117" "the remote terminal has the local window's size (41 x 117)"
 expect_contains "$(cat shell.out)" "after-6" "the shell went on after Ctrl-C"
+
+# A port of node 1 forwarded to the login node: a web server there, on that node's loopback alone.
+next_port
+web_port=$PORT
+echo "served from node 1" >page.txt
+"$DEV_DJ" shell hold --node 1 -- /usr/bin/python3 -m http.server --bind 127.0.0.1 "$web_port" >web.out 2>&1 &
+web_pid=$!
+"$DEV_DJ" dev hold --port "$web_port:1" >fwd.out 2>fwd.err &
+fwd_pid=$!
+fetch_page() {
+    on_login /usr/bin/python3 -c 'import sys, urllib.request
+print(urllib.request.urlopen(sys.argv[1], timeout=10).read().decode(), end="")' "http://127.0.0.1:$web_port/page.txt" 2>/dev/null
+}
+page=
+for _ in $(seq 300); do
+    page=$(fetch_page) && [ -n "$page" ] && break
+    sleep 0.2
+done
+expect_eq "$page" "served from node 1" "localhost:$web_port on the login node is port $web_port of node 1 (dev --port $web_port:1)" \
+    "$(cat fwd.err web.out)"
+expect_contains "$(cat fwd.err)" "localhost:$web_port is port $web_port of node 1 ($node1) of hold; Ctrl-C stops" "dev --port says what it forwards"
+expect_eq "$(fetch_page)" "served from node 1" "a second connection through it"
+dj dev hold --port "$web_port:1"
+expect_eq "$RC" 1 "a second forward of a port in use here: exit 1"
+expect_contains "$ERR" "that port is in use on this machine" "and it says so"
+# The signals go to ddpjob itself, past the suite's wrappers around it.
+pkill -INT -f "/ddpjob dev hold --port $web_port:1"
+wait "$fwd_pid"
+expect_eq "$?" 0 "Ctrl-C ends the forward (exit 0)"
+expect_eq "$(fetch_page)" "" "nothing listens on the login node's port after it"
+pkill -TERM -f "/ddpjob shell hold --node 1 -- /usr/bin/python3 -m http.server"
+wait "$web_pid" 2>/dev/null
+gone=
+for _ in $(seq 150); do
+    pgrep -f "http.server --bind 127.0.0.1 $web_port" >/dev/null || { gone=1; break; }
+    sleep 0.2
+done
+expect_eq "$gone" 1 "the shell's client ended: its program on the node is gone too"
 
 # A run cancelled while it runs: it ends, alone.
 "$DEV_DJ" run --in hold holdlong.yaml >long.out 2>long.err &

@@ -219,6 +219,7 @@ expect_contains "$OUT" "completed, exit 0" "the job completed all the same"
 
 # An allocation held for runs, on the same cluster (dev_cases.sh).
 dev_ddpjob() { cluster_ddpjob "$T" "$@"; }
+on_login() { cluster_in head "$@"; }
 in_queue() { [ -n "$(cluster_in head squeue -h -j "$1" -t PD,R,CG 2>/dev/null)" ]; }
 DEV_SCHED=slurm
 cd "$T" || exit 1

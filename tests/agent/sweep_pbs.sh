@@ -157,8 +157,11 @@ dj() {
     esac
 }
 dev_ddpjob() {
-    (cd "$jobdir" && pbs_as_user env DDPJOB_TEMPLATE_DIR="$PBS_CLUSTER/templates" XDG_STATE_HOME="$home/state" "$bin/ddpjob" "$1" --bindir "$bin" "${@:2}")
+    local args=("$@")
+    case $1 in dev | run) args=("$1" --bindir "$bin" "${@:2}") ;; esac
+    (cd "$jobdir" && pbs_as_user env DDPJOB_TEMPLATE_DIR="$PBS_CLUSTER/templates" XDG_STATE_HOME="$home/state" "$bin/ddpjob" "${args[@]}")
 }
+on_login() { pbs_in pbshead "$@"; }
 in_queue() {
     local state
     state=$(qstat_f "$1" | grep -o 'job_state = [A-Z]')

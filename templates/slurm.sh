@@ -78,6 +78,7 @@ ddpjob_node_setup() {
 {{/workdir}}
     :
 }
+{{^hold}}
 # Each srun task runs the node setup, then the agent. Node 0's agent knows the job's outcome: its
 # task writes its status into a file this script (on node 0's host too) reads, and watches
 # (ddpjob_step_watch). With spares a lost node's or a spare's own end does not decide the job, so
@@ -112,6 +113,7 @@ ddpjob_step_watch() {
     echo "ddpjob: node 0's agent ended the job (status $(cat "$ddpjob_status_file")) 60 s ago, but srun still waits for a task of the step (on a node Slurm cannot reach?): ending srun" >&2
     kill -KILL "$1"
 }
+{{/hold}}
 
 ddpjob_node_setup
 

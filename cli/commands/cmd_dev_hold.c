@@ -6,7 +6,8 @@
  * is ended (its group: TERM, KILL after a grace). Each shell asked (`ddpjob shell`) gets its
  * node's side started on its node with --node-exec (the scheduler's way into a node of the
  * allocation), beside any run. The allocation is let go after --idle seconds with neither a run
- * nor a shell, or when the holder is signalled (a cancel, the walltime): what goes then is ended
+ * nor a shell, shortly before its walltime when no run goes (open shells told 10 and 1 minutes
+ * before), or when the holder is signalled (a cancel, the walltime): what goes then is ended
  * first. */
 #include <errno.h>
 #include <fcntl.h>
@@ -48,6 +49,12 @@ static const char hold_help[] =
 
 /* Shells open at once at most. */
 #define SHELLS_MAX 64
+/* Open shells are told when this much of the walltime is left, and again at the second. */
+#define WARN_FIRST_S 600
+#define WARN_LAST_S 60
+/* With no run going, the allocation is let go this long before its walltime: a run going keeps
+ * it, for its own walltime rule (its checkpoint) to finish. */
+#define RELEASE_BEFORE_S 15
 
 typedef struct {
     const char *dev;      /* the allocation's record, through the batch shell's hold */
@@ -269,6 +276,23 @@ static int tend_shells(holder_t *h, int stopping)
     return going;
 }
 
+/* What open shells are told of the walltime, once at each warning: the notice (dev_record.h). */
+static void warn_walltime(const holder_t *h, long deadline, int *warned)
+{
+    long left = deadline - (long)time(NULL);
+    int due = left <= WARN_LAST_S ? 2 : left <= WARN_FIRST_S ? 1 : 0;
+    if (!deadline || due <= *warned)
+        return;
+    *warned = due;
+    char text[256];
+    ddp_error_t err;
+    snprintf(text, sizeof text,
+             "ddpjob: this allocation ends at its walltime in %ld min %02ld s: save your work\n",
+             left / 60, left % 60);
+    if (dev_notice_write(h->dev, text, &err))
+        fprintf(stderr, "ddpjob dev-hold: %s\n", err.msg);
+}
+
 static int hold_options(int argc, char **argv, holder_t *h, long *idle_s, long *deadline)
 {
     static const struct option opts[] = {
@@ -319,7 +343,7 @@ int cmd_dev_hold(int argc, char **argv)
     fflush(stdout);
     int64_t idle_since = ddp_now_ms();
     const char *why = NULL;
-    int shells = 0;
+    int shells = 0, warned = 0;
     while (!why || h.pid || shells) {
         for (int sig; (sig = ddp_supervisor_signal_take(sigfd));)
             if (sig == SIGTERM || sig == SIGINT || sig == SIGHUP)
@@ -337,7 +361,8 @@ int cmd_dev_hold(int argc, char **argv)
             take_request(&h, &idle_since);
         if (!why && !h.pid && idle_s && ddp_now_ms() - idle_since >= idle_s * 1000)
             why = "idle";
-        if (!why && deadline && (long)time(NULL) >= deadline)
+        warn_walltime(&h, deadline, &warned);
+        if (!why && !h.pid && deadline && (long)time(NULL) >= deadline - RELEASE_BEFORE_S)
             why = "walltime";
         if (!why || h.pid || shells)
             ddp_sleep_ms(HOLD_POLL_MS);

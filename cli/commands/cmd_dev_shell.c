@@ -324,12 +324,13 @@ int cmd_dev_shell_serve(int argc, char **argv)
     if (!session || optind != argc)
         return fputs(serve_help, stderr), EXIT_USAGE;
     /* The session's folder, the allocation's record above it, and the workdir above that. */
-    char dev[8300], node_env[8400], endpoint[8400], path[8400];
+    char dev[8300], node_env[8400], endpoint[8400], path[8400], notice[8400];
     snprintf(dev, sizeof dev, "%s", session);
     char *slash;
     for (int up = 0; up < 2 && (slash = strrchr(dev, '/')); up++)
         *slash = 0;
     snprintf(node_env, sizeof node_env, "%s/node-env", dev);
+    snprintf(notice, sizeof notice, "%s/notice", dev);
     snprintf(endpoint, sizeof endpoint, "%s/endpoint", session);
     ddp_error_t err;
     job_record_t r = {0};
@@ -345,7 +346,7 @@ int cmd_dev_shell_serve(int argc, char **argv)
         if (rc)
             fprintf(stderr, "ddpjob dev-shell-serve: %s: %s\n", session, err.msg);
     } else {
-        int status = relay_serve(endpoint, token, r.workdir, cmd, SHELL_ACCEPT_MS, &err);
+        int status = relay_serve(endpoint, token, r.workdir, cmd, notice, SHELL_ACCEPT_MS, &err);
         if (status < 0)
             fprintf(stderr, "ddpjob dev-shell-serve: %s: %s\n", session, err.msg);
         rc = status < 0 ? EXIT_SYSTEM : status;

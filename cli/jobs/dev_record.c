@@ -170,6 +170,13 @@ int dev_released_write(const char *dev, const char *why, ddp_error_t *err)
     return ddp_write_file_atomic(path, line, (size_t)n, 0600, err);
 }
 
+int dev_notice_write(const char *dev, const char *text, ddp_error_t *err)
+{
+    char path[8192];
+    snprintf(path, sizeof path, "%s/notice", dev);
+    return ddp_write_file_atomic(path, text, strlen(text), 0600, err);
+}
+
 static void write_failed(const char *dev, const char *kind, int k, const char *why)
 {
     char line[1024], path[8192];

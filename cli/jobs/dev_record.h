@@ -7,7 +7,9 @@
  *
  *   ready        "EPOCH HOST..." written by the holder when it starts: the held nodes
  *   holder       "idle SINCE" or "run K SINCE": what the holder does now (replaced whole)
- *   released     "EPOCH WHY" when the holder let the allocation go (WHY: idle, signal)
+ *   released     "EPOCH WHY" when the holder let the allocation go (WHY: idle, walltime, signal)
+ *   notice       a line for open shells (the walltime near), replaced whole; each shell's node
+ *                side shows each new one
  *   runs/K/      run K, reserved by `run --in` (made with mkdir: two at once get two numbers);
  *                its file `failed` says why the holder could not start it
  *   requests/K   run K asked: its record's folder; the holder takes (removes) the lowest first
@@ -61,6 +63,7 @@ int dev_ready_write(const char *dev, char *const *hosts, int nhosts, ddp_error_t
 /* run: the run K going now, 0 when idle. */
 int dev_holder_write(const char *dev, int run, int64_t since, ddp_error_t *err);
 int dev_released_write(const char *dev, const char *why, ddp_error_t *err);
+int dev_notice_write(const char *dev, const char *text, ddp_error_t *err);
 void dev_run_fail(const char *dev, int k, const char *why);
 /* The lowest shell asked and not yet taken: 1 with *k and *node set (now taken), 0 when none. */
 int dev_shell_next(const char *dev, int *k, int *node);

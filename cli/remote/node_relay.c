@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
@@ -26,6 +27,8 @@
 #define CONNECT_MS 30000
 /* How often the server looks whether its program has ended. */
 #define CHILD_LOOK_MS 100
+/* How often a shell's node side looks for a new notice. */
+#define NOTICE_MS 1000
 /* Connections a forwarded port passes at once, at most. */
 #define PASSING_MAX 256
 
@@ -145,13 +148,36 @@ static int shell_status(int status)
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
+/* The notice file's line, when it is new since `shown` (kept there): to the client's terminal,
+ * on a line of its own. */
+static void pass_notice(int cfd, const char *notice, char *shown, size_t size)
+{
+    ddp_error_t err;
+    char *text = notice ? ddp_read_own_file(notice, S_IWGRP | S_IWOTH, size - 1, NULL, &err) : NULL;
+    if (text && strcmp(text, shown)) {
+        snprintf(shown, size, "%s", text);
+        char line[600];
+        int n = snprintf(line, sizeof line, "\r\n%.*s\r\n", (int)strcspn(text, "\n"), text);
+        send_frame(cfd, 'D', line, (uint32_t)(n < (int)sizeof line ? n : (int)sizeof line - 1),
+                   &err);
+    }
+    free(text);
+}
+
 /* Relays between the client (cfd) and the program's terminal (m) until the program has ended
- * and said all it wrote: its status; -1 with err. */
-static int serve_relay(int cfd, int m, pid_t pid, ddp_error_t *err)
+ * and said all it wrote: its status; -1 with err. Each new line of `notice` (may be NULL) is
+ * shown to the client as it comes. */
+static int serve_relay(int cfd, int m, pid_t pid, const char *notice, ddp_error_t *err)
 {
     static unsigned char buf[FRAME_MAX];
+    char shown[512] = "";
     int status = -1, client = 1, term = 1;
+    int64_t next_notice = 0;
     while (term || status < 0) {
+        if (client && ddp_now_ms() >= next_notice) {
+            pass_notice(cfd, notice, shown, sizeof shown);
+            next_notice = ddp_now_ms() + NOTICE_MS;
+        }
         struct pollfd p[2] = {{client ? cfd : -1, POLLIN, 0}, {term ? m : -1, POLLIN, 0}};
         poll(p, 2, CHILD_LOOK_MS);
         if (p[0].revents) {
@@ -188,7 +214,7 @@ static int serve_relay(int cfd, int m, pid_t pid, ddp_error_t *err)
 }
 
 int relay_serve(const char *endpoint, const char *token, const char *cwd, char *const *argv,
-                int accept_ms, ddp_error_t *err)
+                const char *notice, int accept_ms, ddp_error_t *err)
 {
     int port;
     int lfd = ddp_net_listen(NULL, 0, 4, &port, err);
@@ -209,7 +235,7 @@ int relay_serve(const char *endpoint, const char *token, const char *cwd, char *
         return -1;
     int m = -1;
     pid_t pid = start_on_pty(cwd, argv, &m, err);
-    int rc = pid < 0 ? -1 : serve_relay(cfd, m, pid, err);
+    int rc = pid < 0 ? -1 : serve_relay(cfd, m, pid, notice, err);
     if (pid >= 0)
         close(m);
     close(cfd);

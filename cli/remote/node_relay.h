@@ -25,9 +25,10 @@
 
 /* The node's side: listens, writes "HOST PORT\n" into endpoint (atomically), waits up to
  * accept_ms for the client with `token`, runs argv (in cwd) on a new pseudo-terminal and relays
- * until it ends. Its status (as a shell's: 128 + N for signal N), or -1 with err. */
+ * until it ends, showing the client each new line of the file `notice` (may be NULL). Its
+ * status (as a shell's: 128 + N for signal N), or -1 with err. */
 int relay_serve(const char *endpoint, const char *token, const char *cwd, char *const *argv,
-                int accept_ms, ddp_error_t *err);
+                const char *notice, int accept_ms, ddp_error_t *err);
 
 /* The login node's side: connects to host:port with token and relays this terminal (raw while
  * standard input is one) until the program ends. Its status, or -1 with err. */

@@ -24,6 +24,5 @@
 ) || ddpjob_fail "cannot write the record's node-env"
 {{ddpjob}} dev-hold --record "$ddpjob_record" --idle {{hold_idle_s}} ${ddpjob_deadline:+--deadline "$ddpjob_deadline"} --node-exec "$ddpjob_node_exec" -- "${ddpjob_hosts[@]}" &
 ddpjob_wait $!
-[ -z "${ddpjob_status_dir:-}" ] || rm -rf "$ddpjob_status_dir"
 ddpjob_exit "$ddpjob_status"
 {{/hold}}

@@ -5,6 +5,7 @@
 # on_login CMD... (CMD where dj runs ddpjob, the login node), in_queue ID (the scheduler still
 # lists the job, not ended), DEV_SCHED (the spec's scheduler:)
 # and DEV_SPEC_EXTRA (more spec lines, may be empty); it runs in the folder dj submits from.
+# DEV_WALLTIME=1 adds an allocation that its walltime ends (2 minutes).
 # An allocation held for 2 nodes: runs in it one after another (the workdir's current files run),
 # a failing run that leaves it held, a run cancelled, runs that cannot go, a shell on a node (a
 # command; a real terminal under script(1): its size, Ctrl-C), a node's port forwarded to the
@@ -43,6 +44,7 @@ DEV_JOB=$(grep -o 'job [0-9][0-9.a-z]*' <<<"$OUT" | head -n 1 | cut -d' ' -f2)
 expect_eq "$RC" 0 "dev: the spec's 2 nodes held, once they are (exit 0)" "$ERR"
 expect_contains "$OUT" "hold: job $DEV_JOB holds 2 node(s):" "dev prints the allocation's name, job and nodes"
 if in_queue "$DEV_JOB"; then pass "the allocation is a job in the queue, running"; else fail "the allocation is a job in the queue, running" "$(dj status hold)"; fi
+if msg=$(shellcheck .ddpjob/jobs/hold.*/script 2>&1); then pass "shellcheck accepts the allocation's script"; else fail "shellcheck accepts the allocation's script" "$msg"; fi
 
 dj run --in hold
 expect_eq "$RC" 0 "run --in hold: the held spec's workload across the held nodes exits 0" "$ERR"
@@ -205,3 +207,25 @@ expect_eq "$RC" 0 "dev stop exits 0" "$ERR"
 if in_queue "$DEV_JOB2"; then fail "after dev stop the allocation is gone from the queue"; else pass "after dev stop the allocation is gone from the queue"; fi
 dj dev stop hold-run1
 expect_contains "$ERR" "is a batch job, not an allocation" "dev stop of a job that is no held allocation: refused"
+
+if [ "${DEV_WALLTIME:-0}" = 1 ]; then
+    # An allocation that its walltime ends: an open shell is told (10 and 1 minutes before: the
+    # first at once, 2 minutes being all), and it is let go shortly before, not killed at it.
+    sed 's/^name: hold2/name: short/; s/walltime: "00:10:00"/walltime: "00:02:00"/' hold2.yaml >short.yaml
+    dj dev short.yaml --idle off --wait-for 180s
+    expect_eq "$RC" 0 "a 2-minute allocation is held" "$ERR"
+    "$DEV_DJ" shell short -- sleep 290 >short.out 2>&1 &
+    short_pid=$!
+    for _ in $(seq 900); do
+        kill -0 "$short_pid" 2>/dev/null || break
+        sleep 0.2
+    done
+    expect_contains "$(cat short.out)" "ddpjob: this allocation ends at its walltime in 1 min 5" \
+        "the open shell was told at once that the walltime comes in under 2 minutes"
+    expect_eq "$(grep -c 'ddpjob: this allocation ends at its walltime in' short.out)" 2 \
+        "and again in its last minute" "$(cat short.out)"
+    expect_eq "$(kill -0 "$short_pid" 2>/dev/null && echo open)" "" "the shell ended with the allocation, before its walltime"
+    expect_contains "$(cat .ddpjob/jobs/short.*/released 2>/dev/null)" " walltime" "the record says it was let go for the walltime"
+    dj status short
+    expect_contains "$OUT" "completed" "the allocation completed: let go before the scheduler's limit, not killed at it"
+fi

@@ -222,5 +222,6 @@ dev_ddpjob() { cluster_ddpjob "$T" "$@"; }
 on_login() { cluster_in head "$@"; }
 in_queue() { [ -n "$(cluster_in head squeue -h -j "$1" -t PD,R,CG 2>/dev/null)" ]; }
 DEV_SCHED=slurm
+DEV_WALLTIME=1
 cd "$T" || exit 1
 . "$SRCDIR/tests/agent/dev_cases.sh"

@@ -96,6 +96,7 @@ ddpjob_hold_dir ddpjob_held "$ddpjob_dir"
 ddpjob_on_exit 'rm -rf -- "$ddpjob_held"/* && rmdir -- "$ddpjob_dir" "${ddpjob_dir%/*}" 2>/dev/null'
 
 {{> job_record}}
+{{^hold}}
 {{#launch_pbsdsh}}
 ddpjob_token_file=$ddpjob_dir/token
 (umask 077 && od -An -N32 -tx1 /dev/urandom | tr -d ' \n' >"$ddpjob_held/token") ||
@@ -118,6 +119,7 @@ ddpjob_node_env=$ddpjob_dir/node-env
     declare -f ddpjob_node_setup
 } >"$ddpjob_held/node-env" || ddpjob_fail "cannot write $ddpjob_node_env"
 {{/launch_pbsdsh}}
+{{/hold}}
 
 ddpjob_node_setup
 
@@ -131,6 +133,12 @@ mapfile -t ddpjob_hosts <<<"$ddpjob_nodes"
 ddpjob_master=${ddpjob_hosts[0]}
 echo "ddpjob: job $ddpjob_jobid: {{nodes}} node(s){{#spares}} and {{spares}} spare(s){{/spares}}, {{procs_per_node}} worker(s) each, master $ddpjob_master, in $ddpjob_workdir"
 
+{{#hold}}
+# `ddpjob shell`'s node side: a task of this job on that node.
+ddpjob_node_exec='pbsdsh -h %h --'
+{{/hold}}
+{{> dev_hold}}
+{{^hold}}
 ddpjob_resume=()
 {{#requeue}}
 if [ "$ddpjob_requeue" -gt 0 ]; then
@@ -141,12 +149,6 @@ if [ "$ddpjob_requeue" -gt 0 ]; then
 fi
 {{/requeue}}
 
-{{#hold}}
-# `ddpjob shell`'s node side: a task of this job on that node.
-ddpjob_node_exec='pbsdsh -h %h --'
-{{/hold}}
-{{> dev_hold}}
-{{^hold}}
 {{#launch_pbsdsh}}
 # The agents derive the rendezvous port from PBS_JOBID.
 ddpjob_agent_args=(--nnodes {{nodes}} {{#spares}}--spares {{spares}} {{/spares}}--nproc-per-node {{procs_per_node}}

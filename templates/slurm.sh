@@ -142,6 +142,12 @@ esac
 [ -n "$ddpjob_deadline" ] || ddpjob_deadline=$(($(date +%s) + {{walltime_s}}))
 {{/walltime_s}}
 [ -z "$ddpjob_deadline" ] || ddpjob_walltime_args+=(--deadline "$ddpjob_deadline")
+{{#hold}}
+# `ddpjob shell`'s node side: a step on that node beside a run's (--overlap).
+ddpjob_node_exec='srun --overlap --nodes=1 --ntasks=1 --nodelist=%h'
+{{/hold}}
+{{> dev_hold}}
+{{^hold}}
 ddpjob_resume=()
 {{#requeue}}
 if [ "$ddpjob_requeue" -gt 0 ]; then
@@ -152,12 +158,6 @@ if [ "$ddpjob_requeue" -gt 0 ]; then
 fi
 {{/requeue}}
 
-{{#hold}}
-# `ddpjob shell`'s node side: a step on that node beside a run's (--overlap).
-ddpjob_node_exec='srun --overlap --nodes=1 --ntasks=1 --nodelist=%h'
-{{/hold}}
-{{> dev_hold}}
-{{^hold}}
 {{#pyxis_image}}
 # pyxis (srun --container-image) starts each node's setup and agent inside the image, and the
 # agent its workers there: the agent is static, so any image runs it. Bound at their own paths:

@@ -27,6 +27,8 @@
 #define CONNECT_MS 30000
 /* How often the server looks whether its program has ended. */
 #define CHILD_LOOK_MS 100
+/* A shell's program still there this long after its client went is killed. */
+#define HANGUP_GRACE_MS 10000
 /* How often a shell's node side looks for a new notice. */
 #define NOTICE_MS 1000
 /* Connections a forwarded port passes at once, at most. */
@@ -129,10 +131,15 @@ static pid_t start_on_pty(const char *cwd, char *const *argv, int *master, ddp_e
         dup2(s, 2);
         if (s > 2)
             close(s);
+        /* A terminal's program takes signals as a login's does: a batch system may start its
+         * tasks with some ignored (pbs_mom: SIGHUP), which exec would keep. */
         sigset_t none;
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, NULL);
-        signal(SIGPIPE, SIG_DFL);
+        const int defaults[] = {SIGHUP,  SIGINT,  SIGQUIT, SIGTERM, SIGPIPE, SIGCHLD,
+                                SIGUSR1, SIGUSR2, SIGTSTP, SIGTTIN, SIGTTOU, SIGALRM};
+        for (size_t i = 0; i < sizeof defaults / sizeof *defaults; i++)
+            signal(defaults[i], SIG_DFL);
         if (chdir(cwd) != 0)
             fprintf(stderr, "ddpjob shell: %s: %s\n", cwd, strerror(errno));
         execvp(argv[0], argv);
@@ -172,7 +179,7 @@ static int serve_relay(int cfd, int m, pid_t pid, const char *notice, ddp_error_
     static unsigned char buf[FRAME_MAX];
     char shown[512] = "";
     int status = -1, client = 1, term = 1;
-    int64_t next_notice = 0;
+    int64_t next_notice = 0, hung_up = 0;
     while (term || status < 0) {
         if (client && ddp_now_ms() >= next_notice) {
             pass_notice(cfd, notice, shown, sizeof shown);
@@ -193,6 +200,7 @@ static int serve_relay(int cfd, int m, pid_t pid, const char *notice, ddp_error_
             else if (type < 0) {
                 /* The client went: the terminal hangs up, as a closed ssh session's does. */
                 client = 0;
+                hung_up = ddp_now_ms();
                 kill(-pid, SIGHUP);
             }
         }
@@ -206,6 +214,9 @@ static int serve_relay(int cfd, int m, pid_t pid, const char *notice, ddp_error_
         int ws;
         if (status < 0 && waitpid(pid, &ws, WNOHANG) == pid)
             status = shell_status(ws);
+        /* A program that outlives its hang-up (nohup) has nobody to serve. */
+        if (status < 0 && hung_up && ddp_now_ms() - hung_up > HANGUP_GRACE_MS)
+            kill(-pid, SIGKILL);
     }
     if (!client)
         return status;

@@ -18,7 +18,7 @@
             esac
             printf 'export %s=%q\n' "$ddpjob_var" "${!ddpjob_var}"
         done
-        declare -p ddpjob_workdir 2>/dev/null || :
+        [ -z "${ddpjob_workdir+set}" ] || declare -p ddpjob_workdir
         declare -f ddpjob_node_setup
     } >"$ddpjob_record/node-env"
 ) || ddpjob_fail "cannot write the record's node-env"

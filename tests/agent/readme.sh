@@ -88,6 +88,11 @@ while IFS=$'\t' read -r line command; do
         mkdir -p "$T/workdir"
         run bash -c 'cd "$1" && ddpjob submit --dry-run "$2" --set workdir="$1/workdir"' _ "$T" "${argv[2]}"
         expect_eq "$RC" 0 "README:$line \`$command\`: submit --dry-run of it (its workdir here) writes its script" "$ERR" ;;
+    ddpjob\ dev\ share/examples/*)
+        # Its workdir here; past its options and the spec, to the scheduler this machine lacks.
+        mkdir -p "$T/workdir"
+        run env -C "$T" timeout 60 "${argv[@]}" --set workdir="$T/workdir" --wait-for 5s
+        expect_eq "$RC" 4 "README:$line \`$command\`: its options and spec are taken; it goes to sbatch" "$ERR" ;;
     ddpjob\ *)
         # A job's lifecycle on no job: past the options, to "no job NAME".
         run timeout 60 "${argv[@]}"

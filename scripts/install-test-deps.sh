@@ -10,6 +10,7 @@ packages=(
     shellcheck man-db clang-format                 # the suite lints every script and source, formats the man page
     clang libclang-rt-14-dev                       # the fuzz targets (libFuzzer, ASan, UBSan)
     python3-torch                                  # real PyTorch workers (for /usr/bin/python3)
+    python3-pip python3-setuptools python3-wheel   # pip installs the ddpjob Python package from the repository
     slurm-wlm munge                                # a real Slurm cluster the suite starts itself
     slurmdbd mariadb-server                        # ... and again with its accounting (sacct)
     openmpi-bin libopenmpi-dev                     # mpirun starts agents and workers; the MPI bench anchor

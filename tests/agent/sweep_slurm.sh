@@ -3,7 +3,7 @@
 # 6 one-node trials, 2 at once, as one array job; trial 1 fails with exit 3. Read from Slurm
 # while it runs: never more than 2 trials at once. Then the table, wait, logs, list, cancel of
 # one trial of a second sweep, a site that takes no arrays (lanes chained by afterany), jobs after
-# others (submit --after, the spec's after:), and 2-node ddp-train trials with a spare, one of which its walltime requeues: it resumes alone. The
+# others (submit --after, the spec's after:), the Python package, and 2-node ddp-train trials with a spare, one of which its walltime requeues: it resumes alone. The
 # sweep's report in a real headless Chromium.
 . "$SRCDIR/tests/lib/agents.sh"
 . "$SRCDIR/tests/cluster/slurm.sh"
@@ -270,6 +270,20 @@ expect_eq "$RC" 0 "after the completed lanes sweep (every trial completed): noth
 dj submit onok.yaml --set name=nosuch --after no-such-job
 expect_eq "$RC" 1 "after a job there is no record of: refused"
 expect_contains "$ERR" "after: " "... naming it" "$ERR"
+
+# The Python package (python/ddpjob) on the login node, as a user's script drives it: a spec given
+# as a dict with an override, a failed job's status, a spec's problem as SpecError with where, a
+# sweep's trials and its best, a name nothing has.
+run cluster_in head env -C "$T" DDPJOB="$DDPJOB" XDG_STATE_HOME="$T/state" PYTHONPATH="$SRCDIR/python" \
+    timeout 600 /usr/bin/python3 "$SRCDIR/tests/agent/py/client_check.py" "$SRCDIR/tests/agent/py/sweep_trial.py"
+expect_eq "$RC" 0 "the Python client's script runs to its end" "$ERR"
+for fact in "job: Job " "wait: 0" "state: completed" "logs: hello from rank 0" "failed wait: 3" \
+    "failed state: failed" "spec error: True True" "sweep: Sweep pysweep" "sweep wait: 1" \
+    "trials: 4 ['completed', 'completed', 'completed', 'failed']" \
+    "trial params: [(0.3, 1), (0.3, 2), (0.4, 1), (0.4, 2)]" \
+    "best: {'lr': 0.3, 'seed': 1} completed" "not found: JobNotFound"; do
+    expect_contains "$OUT" "$fact" "ddpjob.py: $fact"
+done
 
 # 2-node ddp-train trials with a spare node, one after the other: trial 0 trains 1 epoch inside
 # its first link; trial 1 needs more than one link, so its walltime's checkpoint signal requeues

@@ -23,6 +23,16 @@ run sh -c 'cd "$1" && sha256sum --quiet -c share/ddpjob/SHA256SUMS && cut -c67- 
 expect_eq "$RC" 0 "the install's manifest (share/ddpjob/SHA256SUMS) holds the checksums of its files" "$OUT" "$ERR"
 expect_eq "$(grep -cxE 'bin/ddpjob|bin/ddpjob-agent|share/ddpjob/templates/slurm.sh|share/man/man1/ddpjob.1' <<<"$OUT")" 4 \
     "... ddpjob's programs, templates and pages among them, named from the prefix"
+# The Python package: in the prefix, where /usr/bin/python3 looks for that prefix; and pip's
+# from the repository (offline: its build needs setuptools and wheel alone).
+pkg=$(find "$prefix/lib" -path '*/lib/python3*/*-packages/ddpjob/__init__.py' 2>/dev/null | head -n 1)
+expect_file "$pkg" "installs the ddpjob Python package (${pkg#"$prefix"/})"
+run env PYTHONPATH="${pkg%/ddpjob/__init__.py}" /usr/bin/python3 -c 'import ddpjob; print(ddpjob.submit.__doc__.split()[0], ddpjob.JSON_VERSION)'
+expect_eq "$OUT" "Submits 1" "the installed package imports" "$ERR"
+run env -C "$T" /usr/bin/python3 -m pip install --quiet --no-build-isolation --no-deps --no-index --target "$T/pip" "$SRCDIR/python"
+expect_eq "$RC" 0 "pip installs the package from the repository" "$ERR"
+run env PYTHONPATH="$T/pip" /usr/bin/python3 -c 'import ddpjob, os; print(os.path.basename(os.path.dirname(ddpjob.__file__)))'
+expect_eq "$OUT" "ddpjob" "pip's install imports" "$ERR"
 # The cluster build (scripts/build-static.sh), what `submit --on` sends to a cluster of this
 # architecture, with its own manifest.
 cluster=$prefix/lib/ddpjob/cluster/$(uname -m)

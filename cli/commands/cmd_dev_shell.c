@@ -25,6 +25,9 @@
 #define SHELL_ACCEPT_MS 60000
 /* The largest command a shell carries. */
 #define SHELL_ARGV_MAX 65536
+/* The largest node-env, and how the shell's bash is handed it. */
+#define NODE_ENV_MAX (1 << 20)
+#define NODE_ENV_VAR "DDPJOB_NODE_ENV"
 
 static const char shell_help[] =
     "usage: ddpjob shell DEV [--node K] [-- COMMAND [ARGS...]]\n"
@@ -254,10 +257,12 @@ static const char serve_help[] =
     "Run on a node of an allocation `ddpjob dev` holds, by its holder, for `ddpjob shell`: serves\n"
     "the shell session DIR (the allocation's record's shells/S) on a new terminal.\n";
 
-/* The session's command as a shell runs it: the allocation's node-env sourced and the node
- * setup run first, then the command (none: an interactive bash). malloc'd; NULL when out of
- * memory or the command is not the session's. */
-static char **shell_argv(const char *session, char *node_env, char **words_out, ddp_error_t *err)
+/* The session's command as a shell runs it: the allocation's node-env (its text, read here
+ * through a descriptor checked as the user's own, handed to bash in NODE_ENV_VAR, never sourced
+ * by its name, which someone able to rename a folder above could swap) and the node setup first,
+ * then the command (none: an interactive bash). malloc'd; NULL with err. */
+static char **shell_argv(const char *session, const char *node_env, char **words_out,
+                         ddp_error_t *err)
 {
     char path[8400];
     size_t len = 0;
@@ -265,10 +270,19 @@ static char **shell_argv(const char *session, char *node_env, char **words_out, 
     char *words = ddp_read_own_file(path, S_IWGRP | S_IWOTH, SHELL_ARGV_MAX, &len, err);
     if (!words)
         return NULL;
+    ddp_error_t missing;
+    char *env_text = ddp_read_own_file(node_env, S_IWGRP | S_IWOTH, NODE_ENV_MAX, NULL, &missing);
+    if (!env_text && missing.code != ENOENT) {
+        free(words);
+        *err = missing;
+        return NULL;
+    }
+    int set = env_text ? setenv(NODE_ENV_VAR, env_text, 1) : unsetenv(NODE_ENV_VAR);
+    free(env_text);
     size_t n = 0;
     for (size_t i = 0; i < len; i++)
         n += words[i] == 0;
-    char **argv = calloc(n + 8, sizeof *argv);
+    char **argv = set ? NULL : calloc(n + 8, sizeof *argv);
     if (!argv) {
         free(words);
         ddp_error_set(err, "out of memory");
@@ -277,10 +291,9 @@ static char **shell_argv(const char *session, char *node_env, char **words_out, 
     size_t a = 0;
     argv[a++] = "/bin/bash";
     argv[a++] = "-c";
-    argv[a++] = "[ ! -r \"$1\" ] || . \"$1\"; ! declare -F ddpjob_node_setup >/dev/null || "
-                "ddpjob_node_setup; shift; exec \"$@\"";
+    argv[a++] = "eval \"${" NODE_ENV_VAR ":-}\"; unset " NODE_ENV_VAR "; ! declare -F "
+                "ddpjob_node_setup >/dev/null || ddpjob_node_setup; exec \"$@\"";
     argv[a++] = "ddpjob-shell";
-    argv[a++] = node_env;
     if (!n) {
         argv[a++] = "/bin/bash";
         argv[a++] = "-i";

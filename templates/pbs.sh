@@ -88,6 +88,7 @@ ddpjob_node_setup() {
 # (.ddpjob itself stays while it holds job records; under set -e the trap must not fail).
 ddpjob_jobid=${PBS_JOBID:?not inside a PBS job}
 ddpjob_dir=$ddpjob_workdir/.ddpjob/$ddpjob_jobid
+# shellcheck disable=SC2034 # read through ddpjob_on_exit's command, which shellcheck cannot see
 ddpjob_held=
 mkdir -m 700 -- "${ddpjob_dir%/*}" 2>/dev/null || :
 ddpjob_hold_dir ddpjob_held "${ddpjob_dir%/*}"

@@ -29,7 +29,9 @@ pkg=$(find "$prefix/lib" -path '*/lib/python3*/*-packages/ddpjob/__init__.py' 2>
 expect_file "$pkg" "installs the ddpjob Python package (${pkg#"$prefix"/})"
 run env PYTHONPATH="${pkg%/ddpjob/__init__.py}" /usr/bin/python3 -c 'import ddpjob; print(ddpjob.submit.__doc__.split()[0], ddpjob.JSON_VERSION)'
 expect_eq "$OUT" "Submits 1" "the installed package imports" "$ERR"
-run env -C "$T" /usr/bin/python3 -m pip install --quiet --no-build-isolation --no-deps --no-index --target "$T/pip" "$SRCDIR/python"
+# From a copy: pip's build leaves build/ and *.egg-info beside the sources it builds.
+cp -r "$SRCDIR/python" "$T/python"
+run env -C "$T" /usr/bin/python3 -m pip install --quiet --no-build-isolation --no-deps --no-index --target "$T/pip" "$T/python"
 expect_eq "$RC" 0 "pip installs the package from the repository" "$ERR"
 run env PYTHONPATH="$T/pip" /usr/bin/python3 -c 'import ddpjob, os; print(os.path.basename(os.path.dirname(ddpjob.__file__)))'
 expect_eq "$OUT" "ddpjob" "pip's install imports" "$ERR"

@@ -77,28 +77,14 @@ static int parse_duration(const char *text, int64_t *seconds)
     return 0;
 }
 
-/* The allocation that `dev` names: its record folder (malloc'd) read into r, when it is one
- * `ddpjob dev` holds; NULL with the problem said. */
+/* The allocation that `dev` names, read into r: its record folder (malloc'd); NULL with the
+ * problem said as `ddpjob COMMAND: ...`. */
 static char *find_dev(const char *command, const char *dev, job_record_t *r)
 {
-    char *dir = NULL;
     ddp_error_t err;
-    if (job_record_find(dev, &dir, &err)) {
+    char *dir = dev_record_find(dev, r, &err);
+    if (!dir)
         fprintf(stderr, "ddpjob %s: %s\n", command, err.msg);
-        return NULL;
-    }
-    if (job_record_read(dir, r, &err)) {
-        fprintf(stderr, "ddpjob %s: %s\n", command, err.msg);
-        free(dir);
-        return NULL;
-    }
-    if (!r->held) {
-        fprintf(stderr, "ddpjob %s: %s (%s) is a batch job, not an allocation `ddpjob dev` holds\n",
-                command, dev, dir);
-        job_record_free(r);
-        free(dir);
-        return NULL;
-    }
     return dir;
 }
 

@@ -122,22 +122,19 @@ static void remove_session(const char *session)
  * the problem said. */
 static char *held_now(const char *dev, dev_state_t *s)
 {
-    char *dir = NULL;
     job_record_t r = {0};
     ddp_error_t err;
-    if (job_record_find(dev, &dir, &err) || job_record_read(dir, &r, &err)) {
+    char *dir = dev_record_find(dev, &r, &err);
+    if (!dir) {
         fprintf(stderr, "ddpjob shell: %s\n", err.msg);
-        free(dir);
         return NULL;
     }
-    int held = r.held;
     job_record_free(&r);
     dev_state_read(dir, s);
-    if (!held || !s->ready || s->released) {
+    if (!s->ready || s->released) {
         fprintf(stderr, "ddpjob shell: %s %s\n", dev,
-                !held         ? "is a batch job, not an allocation `ddpjob dev` holds"
-                : s->released ? "was released: `ddpjob dev SPEC` holds nodes again"
-                              : "holds no nodes yet (ddpjob status shows why)");
+                s->released ? "was released: `ddpjob dev SPEC` holds nodes again"
+                            : "holds no nodes yet (ddpjob status shows why)");
         free(dir);
         return NULL;
     }

@@ -136,29 +136,26 @@ int run_command(int argc, char **argv, bool doctor)
     int nextra;
     argc = split_workload_args(argc, argv, &extra, &nextra);
     int parsed = run_options(argc, argv, doctor, &a);
-    load_opts_t load = a.load;
-    const char *bindir = a.bindir, *dev = a.dev;
-    long nproc = a.nproc;
     if (parsed >= 0) {
-        load_opts_free(&load);
+        load_opts_free(&a.load);
         return parsed;
     }
-    if (dev && optind >= argc - 1) {
-        load.local_run = false;
-        int rc = dev_run(dev, optind == argc - 1 ? argv[optind] : NULL, &load, extra, nextra, nproc,
-                         bindir);
-        load_opts_free(&load);
+    if (a.dev && optind >= argc - 1) {
+        a.load.local_run = false;
+        int rc = dev_run(a.dev, optind == argc - 1 ? argv[optind] : NULL, &a.load, extra, nextra,
+                         a.nproc, a.bindir);
+        load_opts_free(&a.load);
         return rc;
     }
     if (optind != argc - 1) {
         fputs(run_help, stderr);
-        load_opts_free(&load);
+        load_opts_free(&a.load);
         return EXIT_USAGE;
     }
     int exit_code;
     sched_kind_t target;
-    job_spec_t *spec = load_for_scheduler(argv[optind], &load, &target, NULL, &exit_code);
-    load_opts_free(&load);
+    job_spec_t *spec = load_for_scheduler(argv[optind], &a.load, &target, NULL, &exit_code);
+    load_opts_free(&a.load);
     if (!spec)
         return exit_code;
     ddp_error_t err;
@@ -167,13 +164,13 @@ int run_command(int argc, char **argv, bool doctor)
         spec_destroy(spec);
         return EXIT_USAGE;
     }
-    say_left_out(spec, argv[optind], load.trial_given);
-    if (nproc)
-        spec->procs_per_node = nproc;
+    say_left_out(spec, argv[optind], a.load.trial_given);
+    if (a.nproc)
+        spec->procs_per_node = a.nproc;
     char *script = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&script, &len);
-    int rc = f ? render_node_script(spec, bindir, false, f, &err) : -1;
+    int rc = f ? render_node_script(spec, a.bindir, false, f, &err) : -1;
     if (f)
         fclose(f);
     spec_destroy(spec);

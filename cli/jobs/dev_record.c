@@ -26,6 +26,25 @@ static char *read_line(const char *dev, const char *name)
     return ddp_read_own_file(path, S_IWGRP | S_IWOTH, DEV_FILE_MAX, NULL, &err);
 }
 
+char *dev_record_find(const char *name, job_record_t *r, ddp_error_t *err)
+{
+    char *dir = NULL;
+    if (job_record_find(name, &dir, err))
+        return NULL;
+    if (job_record_read(dir, r, err)) {
+        free(dir);
+        return NULL;
+    }
+    if (!r->held) {
+        ddp_error_set(err, "%s (%s) is a batch job, not an allocation `ddpjob dev` holds", name,
+                      dir);
+        job_record_free(r);
+        free(dir);
+        return NULL;
+    }
+    return dir;
+}
+
 void dev_state_read(const char *dev, dev_state_t *s)
 {
     memset(s, 0, sizeof *s);
@@ -113,20 +132,29 @@ char *dev_run_failed(const char *dev, int k)
     return why;
 }
 
-int dev_request_next(const char *dev, int *k, char *run_record, size_t size)
+/* The lowest number in dev/kind whose entry `waits` (NULL: any entry); 0 when none. */
+static int lowest_waiting(const char *dev, const char *kind, int (*waits)(const char *, int))
 {
     char path[8192];
-    snprintf(path, sizeof path, "%s/requests", dev);
+    snprintf(path, sizeof path, "%s/%s", dev, kind);
     DIR *d = opendir(path);
     if (!d)
         return 0;
     int lowest = 0;
     for (struct dirent *e; (e = readdir(d));) {
         int n;
-        if (!ddp_parse_int(e->d_name, 1, DEV_RUNS_MAX, &n) && (!lowest || n < lowest))
+        if (!ddp_parse_int(e->d_name, 1, DEV_RUNS_MAX, &n) && (!lowest || n < lowest) &&
+            (!waits || waits(dev, n)))
             lowest = n;
     }
     closedir(d);
+    return lowest;
+}
+
+int dev_request_next(const char *dev, int *k, char *run_record, size_t size)
+{
+    char path[8192];
+    int lowest = lowest_waiting(dev, "requests", NULL);
     if (!lowest)
         return 0;
     snprintf(path, sizeof path, "requests/%d", lowest);
@@ -197,27 +225,22 @@ void dev_shell_fail(const char *dev, int k, const char *why)
     write_failed(dev, "shells", k, why);
 }
 
+/* Whether shell n is asked (its request whole) and not yet taken. */
+static int shell_waits(const char *dev, int n)
+{
+    char path[8192];
+    struct stat st;
+    snprintf(path, sizeof path, "%s/shells/%d/asked", dev, n);
+    if (stat(path, &st) != 0)
+        return 0;
+    snprintf(path, sizeof path, "%s/shells/%d/taken", dev, n);
+    return stat(path, &st) != 0;
+}
+
 int dev_shell_next(const char *dev, int *k, int *node)
 {
     char path[8192];
-    snprintf(path, sizeof path, "%s/shells", dev);
-    DIR *d = opendir(path);
-    if (!d)
-        return 0;
-    int lowest = 0;
-    for (struct dirent *e; (e = readdir(d));) {
-        int n;
-        struct stat st;
-        if (ddp_parse_int(e->d_name, 1, DEV_RUNS_MAX, &n) || (lowest && n > lowest))
-            continue;
-        snprintf(path, sizeof path, "%s/shells/%d/asked", dev, n);
-        if (stat(path, &st) != 0)
-            continue;
-        snprintf(path, sizeof path, "%s/shells/%d/taken", dev, n);
-        if (stat(path, &st) != 0)
-            lowest = n;
-    }
-    closedir(d);
+    int lowest = lowest_waiting(dev, "shells", shell_waits);
     if (!lowest)
         return 0;
     char name[64];

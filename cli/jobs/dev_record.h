@@ -29,6 +29,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cli/jobs/job_record.h"
 #include "runtime/base/ddp_error.h"
 
 typedef struct {
@@ -42,6 +43,10 @@ typedef struct {
     int64_t released_at;
     char why[32];
 } dev_state_t;
+
+/* The allocation that `name` names (a name, job id or record folder), read into r: its record
+ * folder (malloc'd), when it is one `ddpjob dev` holds; NULL with err. */
+char *dev_record_find(const char *name, job_record_t *r, ddp_error_t *err);
 
 /* What the holder of the allocation recorded in dev says now; missing files leave it zero. */
 void dev_state_read(const char *dev, dev_state_t *s);

@@ -224,11 +224,12 @@ static int serve_relay(int cfd, int m, pid_t pid, const char *notice, ddp_error_
     return send_frame(cfd, 'X', s, 4, err) ? -1 : status;
 }
 
-int relay_serve(const char *endpoint, const char *token, const char *cwd, char *const *argv,
-                const char *notice, int accept_ms, ddp_error_t *err)
+/* Listens on every address at a port the kernel picks and says where in `endpoint` ("HOST
+ * PORT\n", written atomically): the listening descriptor, or -1 with err. */
+static int listen_and_say(const char *endpoint, int backlog, ddp_error_t *err)
 {
     int port;
-    int lfd = ddp_net_listen(NULL, 0, 4, &port, err);
+    int lfd = ddp_net_listen(NULL, 0, backlog, &port, err);
     if (lfd < 0)
         return -1;
     char host[256], line[320];
@@ -238,9 +239,20 @@ int relay_serve(const char *endpoint, const char *token, const char *cwd, char *
     }
     host[sizeof host - 1] = 0;
     int n = snprintf(line, sizeof line, "%s %d\n", host, port);
-    int cfd = ddp_write_file_atomic(endpoint, line, (size_t)n, 0600, err)
-                  ? -1
-                  : accept_client(lfd, token, ddp_deadline_in(accept_ms), err);
+    if (ddp_write_file_atomic(endpoint, line, (size_t)n, 0600, err)) {
+        close(lfd);
+        return -1;
+    }
+    return lfd;
+}
+
+int relay_serve(const char *endpoint, const char *token, const char *cwd, char *const *argv,
+                const char *notice, int accept_ms, ddp_error_t *err)
+{
+    int lfd = listen_and_say(endpoint, 4, err);
+    if (lfd < 0)
+        return -1;
+    int cfd = accept_client(lfd, token, ddp_deadline_in(accept_ms), err);
     close(lfd);
     if (cfd < 0)
         return -1;
@@ -414,21 +426,9 @@ static int take_purpose(int fd, const char *token)
 int relay_serve_port(const char *endpoint, const char *token, int port, int accept_ms,
                      ddp_error_t *err)
 {
-    int bound;
-    int lfd = ddp_net_listen(NULL, 0, 16, &bound, err);
+    int lfd = listen_and_say(endpoint, 16, err);
     if (lfd < 0)
         return -1;
-    char host[256], line[320];
-    if (gethostname(host, sizeof host) != 0) {
-        close(lfd);
-        return ddp_error_set(err, "gethostname: %s", strerror(errno));
-    }
-    host[sizeof host - 1] = 0;
-    int n = snprintf(line, sizeof line, "%s %d\n", host, bound);
-    if (ddp_write_file_atomic(endpoint, line, (size_t)n, 0600, err)) {
-        close(lfd);
-        return -1;
-    }
     int control = -1, rc = 0;
     pid_t passing[PASSING_MAX] = {0};
     int64_t deadline = ddp_deadline_in(accept_ms);

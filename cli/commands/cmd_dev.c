@@ -3,8 +3,10 @@
  * DEV` releases it; `ddpjob run --in DEV` runs a spec's workload there (dev_run): the spec
  * rendered as a job script of its own, with a record of its own, which the allocation's holder
  * runs, its output followed here until it ends. */
+#include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,8 +21,6 @@
 #include "runtime/base/ddp_clock.h"
 #include "runtime/base/ddp_parse.h"
 
-/* How long `ddpjob dev` waits for the allocation to start, unless told. */
-#define DEV_WAIT_DEFAULT_S (10 * 60)
 /* How long an allocation stays held with no run, unless told. */
 #define DEV_IDLE_DEFAULT_S (30 * 60)
 /* How long a run waits for the holder to take it: it looks every few tens of milliseconds. */
@@ -46,11 +46,13 @@ static const char dev_help[] =
     "                queued after that, and is held once it starts\n"
     "  --port PORT[:NODE]  forward localhost:PORT here to PORT on node NODE (default 0) of\n"
     "                DEV, until Ctrl-C (Jupyter, a VS Code server, TensorBoard on that node)\n"
+    "  --on NAME     from this laptop: dev SPEC sends the spec's folder and holds the nodes\n"
+    "                on cluster NAME; stop and --port find DEV there (the cluster `dev --on`\n"
+    "                held it on, by default), --port through the login node's SSH\n"
     "Exit: 0 held (stop: released), 1 invalid spec, or the allocation ended before it was held,\n"
     "      2 usage, 3 file or template error, 4 qsub/sbatch failed, 124 still queued.\n";
 
-/* "off", seconds, Ns, Nm, Nh or [[HH:]MM:]SS into *seconds (off: 0); -1 when it is none. */
-static int parse_duration(const char *text, int64_t *seconds)
+int dev_parse_duration(const char *text, int64_t *seconds)
 {
     if (!strcmp(text, "off")) {
         *seconds = 0;
@@ -148,6 +150,21 @@ static int dev_stop(const char *dev)
     return rc;
 }
 
+/* The spec submitted as an allocation (sub_argv: submit's command line), waited for. */
+static int hold_spec(int n, char **sub_argv, const job_record_t *held, int64_t wait_s)
+{
+    char *record = NULL, id[128] = "";
+    optind = 0;
+    int rc = submit_held(n, sub_argv, held, &record, id, sizeof id);
+    if (rc == EXIT_OK && record) {
+        fprintf(stderr, "ddpjob dev: job %s submitted; waiting for its nodes (up to %lld s)\n", id,
+                (long long)wait_s);
+        rc = wait_held(record, id, wait_s);
+    }
+    free(record);
+    return rc;
+}
+
 int cmd_dev(int argc, char **argv)
 {
     static const struct option opts[] = {{"idle", required_argument, NULL, 'i'},
@@ -157,9 +174,11 @@ int cmd_dev(int argc, char **argv)
                                          {"set", required_argument, NULL, 'E'},
                                          {"bindir", required_argument, NULL, 'b'},
                                          {"port", required_argument, NULL, 'p'},
+                                         {"endpoint", no_argument, NULL, 'e'},
                                          {"help", no_argument, NULL, 'h'},
                                          {0}};
     const char *port = NULL;
+    int endpoint = 0;
     job_record_t held = {.held = 1, .idle_s = DEV_IDLE_DEFAULT_S};
     int64_t wait_s = DEV_WAIT_DEFAULT_S;
     /* What submit takes: "submit", its options as given (each "--NAME" made here), the spec. */
@@ -179,12 +198,13 @@ int cmd_dev(int argc, char **argv)
         }
         if (c == '?')
             goto usage;
-        if (c == 'p') {
-            port = optarg;
+        /* --endpoint: the node's side for a laptop's --port --on (cmd_remote_dev.c). */
+        endpoint |= c == 'e';
+        port = c == 'p' ? optarg : port;
+        if (c == 'p' || c == 'e')
             continue;
-        }
-        if ((c == 'i' && parse_duration(optarg, &held.idle_s)) ||
-            (c == 'w' && (parse_duration(optarg, &wait_s) || !wait_s))) {
+        if ((c == 'i' && dev_parse_duration(optarg, &held.idle_s)) ||
+            (c == 'w' && (dev_parse_duration(optarg, &wait_s) || !wait_s))) {
             fprintf(stderr, "ddpjob dev: --%s %s: expected a duration (30m, 90s, 1h, HH:MM:SS)\n",
                     c == 'i' ? "idle" : "wait-for", optarg);
             goto out;
@@ -200,7 +220,7 @@ int cmd_dev(int argc, char **argv)
             }
     }
     if (port && optind + 1 == argc) {
-        rc = dev_forward(argv[optind], port);
+        rc = dev_forward(argv[optind], port, endpoint);
         goto out;
     }
     if (port)
@@ -212,15 +232,7 @@ int cmd_dev(int argc, char **argv)
     if (optind + 1 != argc)
         goto usage;
     sub_argv[n++] = argv[optind];
-    char *record = NULL, id[128] = "";
-    optind = 0;
-    rc = submit_held(n, sub_argv, &held, &record, id, sizeof id);
-    if (rc == EXIT_OK && record) {
-        fprintf(stderr, "ddpjob dev: job %s submitted; waiting for its nodes (up to %lld s)\n", id,
-                (long long)wait_s);
-        rc = wait_held(record, id, wait_s);
-    }
-    free(record);
+    rc = hold_spec(n, sub_argv, &held, wait_s);
     goto out;
 usage:
     fputs(dev_help, stderr);
@@ -246,6 +258,36 @@ static void cancel_on_signal(int sig)
         "\nddpjob run: cancelling the run (its holder ends it; the allocation stays held)\n";
     if (write(2, said, sizeof said - 1) < 0)
         return;
+}
+
+/* Read with read(2), not stdio: a thread blocked in fgets holds stdin's lock, and the
+ * fflush(NULL) before a fork would wait for it. */
+static void *cancel_on_input(void *arg)
+{
+    (void)arg;
+    char line[64];
+    size_t len = 0;
+    for (;;) {
+        ssize_t n = read(0, line + len, 1);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return NULL;
+        if (line[len] != '\n') {
+            len = len + 1 < sizeof line ? len + 1 : 0;
+            continue;
+        }
+        if (len == 6 && !memcmp(line, "cancel", 6))
+            kill(getpid(), SIGINT);
+        len = 0;
+    }
+}
+
+void dev_run_cancel_on_input(void)
+{
+    pthread_t reader;
+    if (pthread_create(&reader, NULL, cancel_on_input, NULL) == 0)
+        pthread_detach(reader);
 }
 
 /* Whether the allocation can take a run now; the problem said when not. */

@@ -6,6 +6,7 @@
  * only the record's owner can read (node_relay.h). */
 #include <errno.h>
 #include <getopt.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +36,7 @@ static const char shell_help[] =
     "job id), in the job's environment: the spec's modules, setup, env and workdir. A real\n"
     "terminal (line editing, Ctrl-C to the program inside, the window's size); with COMMAND,\n"
     "that command alone. `exit` leaves the allocation held; while a shell is open it is not idle.\n"
+    "With --on NAME (or where `ddpjob dev --on` held DEV), from this laptop, through its login.\n"
     "Exit: the shell's or COMMAND's status; 1 when DEV holds nothing now, 2 usage, 3 the node's\n"
     "side could not start.\n";
 
@@ -207,7 +209,32 @@ static void say_forwarding(void *what)
     fprintf(stderr, "ddpjob dev: %s; Ctrl-C stops\n", (const char *)what);
 }
 
-int dev_forward(const char *dev, const char *what)
+/* --endpoint: where the node's side listens and its token, said on stdout (a pipe to the laptop
+ * that asked, over SSH), and the node's side held forwarding until that pipe's end. */
+static int hold_endpoint(const char *host, int port, const char *token, ddp_error_t *err)
+{
+    int control = relay_control(host, port, token, err);
+    if (control < 0)
+        return -1;
+    printf("%s %d %s\n", host, port, token);
+    fflush(stdout);
+    for (;;) {
+        struct pollfd p[2] = {{0, POLLIN, 0}, {control, POLLIN, 0}};
+        if (poll(p, 2, -1) < 0)
+            continue;
+        char buf[512];
+        if (p[1].revents) {
+            close(control);
+            return ddp_error_set(err, "the node's side ended");
+        }
+        if (p[0].revents && read(0, buf, sizeof buf) <= 0)
+            break;
+    }
+    close(control);
+    return 0;
+}
+
+int dev_forward(const char *dev, const char *what, int endpoint)
 {
     int port, node = 0;
     const char *colon = strchr(what, ':');
@@ -236,7 +263,10 @@ int dev_forward(const char *dev, const char *what)
     } else {
         snprintf(said, sizeof said, "localhost:%d is port %d of node %d (%s) of %s", port, port,
                  node, host, dev);
-        rc = relay_forward(host, node_side, token, port, say_forwarding, said, &err) ? 1 : EXIT_OK;
+        rc = (endpoint ? hold_endpoint(host, node_side, token, &err)
+                       : relay_forward(host, node_side, token, port, say_forwarding, said, &err))
+                 ? 1
+                 : EXIT_OK;
         if (rc)
             fprintf(stderr, "ddpjob dev: --port %s: %s\n", what,
                     err.code == EADDRINUSE

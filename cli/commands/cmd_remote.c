@@ -15,33 +15,23 @@
  * `fetch JOB [PATHS]`: the job's files brought back over SFTP (download.h), by default what the
  * upload leaves behind (its checkpoints and its records, logs among them), into the folder it was
  * submitted from. */
-#include <errno.h>
-#include <libgen.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cli/commands/cluster_login.h"
 #include "cli/commands/commands.h"
+#include "cli/commands/remote_steps.h"
 #include "cli/jobs/job_record.h"
 #include "cli/jobs/remote_index.h"
 #include "cli/jobs/term_text.h"
 #include "cli/remote/download.h"
-#include "cli/remote/remote_command.h"
-#include "cli/remote/remote_install.h"
-#include "cli/remote/upload.h"
-#include "cli/spec/datafile.h"
-#include "cli/spec/shquote.h"
 #include "cli/spec/units.h"
 #include "runtime/base/ddp_clock.h"
 #include "runtime/base/ddp_file.h"
 
-/* How long submit's install and upload, and fetch's download, may take in all. */
-#define TRANSFER_MS (60 * 60 * 1000)
 /* How long a short command there (submit's qsub or sbatch) may run. */
 #define SHORT_COMMAND_MS (10 * 60 * 1000)
 /* `logs -f` and `wait` try again for this long without a connection before they give up. */
@@ -114,52 +104,6 @@ static const char *job_word(int argc, char **argv)
             }
     }
     return NULL;
-}
-
-/* What a login shell there runs: bash -l running this version's ddpjob with words[0..n) (in
- * `dir` when given, then `tail`, bash words of the script's own). The version missing there is
- * said, exit 3. */
-static char *remote_ddpjob_command(const char *cluster, const char *dir, char **words, int n,
-                                   const char *tail)
-{
-    char *dir_q = dir ? shquote(dir) : NULL, *script = NULL, *command = NULL;
-    if ((dir && !dir_q) ||
-        asprintf(&script,
-                 "b=$HOME/.local/share/ddpjob/%s/bin/ddpjob\n"
-                 "if [ ! -x \"$b\" ]; then echo \"ddpjob: ddpjob %s is not installed on %s "
-                 "(~/.local/share/ddpjob/%s): ddpjob submit --on %s installs it\" >&2; exit 3; fi\n"
-                 "%s%s%s"
-                 "exec \"$b\" \"$@\"%s\n",
-                 DDPJOB_VERSION, DDPJOB_VERSION, cluster, DDPJOB_VERSION, cluster, dir ? "d=" : "",
-                 dir ? dir_q : "",
-                 dir ? "\ncase $d in '~/'*) d=$HOME/${d#'~/'} ;; esac\ncd -- \"$d\" || exit 3\n"
-                     : "",
-                 tail ? tail : "") < 0)
-        script = NULL;
-    free(dir_q);
-    char *script_q = script ? shquote(script) : NULL;
-    free(script);
-    size_t len = script_q ? strlen(script_q) + 64 : 0;
-    for (int i = 0; script_q && i < n; i++)
-        len += 4 * strlen(words[i]) + 3;
-    char *bash = script_q ? malloc(len) : NULL;
-    if (bash) {
-        size_t at = (size_t)snprintf(bash, len, "exec bash -lc %s ddpjob", script_q);
-        for (int i = 0; i < n; i++) {
-            char *w = shquote(words[i]);
-            if (!w) {
-                free(bash);
-                bash = NULL;
-                break;
-            }
-            at += (size_t)snprintf(bash + at, len - at, " %s", w);
-            free(w);
-        }
-    }
-    free(script_q);
-    command = bash ? shquote_for_any_shell(bash) : NULL;
-    free(bash);
-    return command;
 }
 
 /* The output of a command there, passed on: stdout's first `printed` bytes of a run again after
@@ -249,16 +193,6 @@ static int run_there(const cluster_profile_t *c, const host_options_t *ho, const
     }
 }
 
-static int load_profile(const char *command, const char *name, cluster_profile_t *c)
-{
-    char path[4096];
-    ddp_error_t err;
-    if (cluster_profile_load(name, c, path, sizeof path, &err) == 0)
-        return EXIT_OK;
-    fprintf(stderr, "ddpjob %s: %s\n", command, err.msg);
-    return err.code == ENOENT ? EXIT_USAGE : EXIT_SYSTEM;
-}
-
 /* report there writes its page to its stdout, kept here in the file -o names (default
  * JOB.report.html, as report's own). */
 static int report_there(const cluster_profile_t *c, const host_options_t *ho, int argc, char **argv)
@@ -312,141 +246,30 @@ static int set_field(char *dst, size_t size, const char *src)
     return 1;
 }
 
-/* The spec's name as a folder's: the job's name, else the file's name less its extension. */
-static int job_folder_name(const job_spec_t *spec, char *out, size_t size)
-{
-    char copy[PATH_MAX];
-    snprintf(copy, sizeof copy, "%s", spec->path);
-    snprintf(out, size, "%s", spec->name ? spec->name : basename(copy));
-    if (!spec->name) {
-        char *dot = strrchr(out, '.');
-        if (dot && dot != out)
-            *dot = '\0';
-    }
-    if (!*out || *out == '.' || *out == '-' ||
-        strspn(out, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") !=
-            strlen(out))
-        return -1;
-    return 0;
-}
-
-/* What submit --on works with: the job's folder here and there, and its spec's path there; what
- * of the folder is sent. */
-typedef struct {
-    char folder[256], remote_dir[2048];
-    char *local_dir, *spec_real, *spec_there;
-    int spec_inside; /* the spec lies in the uploaded folder (else it is sent beside it) */
-    upload_plan_t plan;
-} job_files_t;
-
-/* This ddpjob installed there where missing, then the job's folder sent: what changed. */
-static int send_job(ssh_session_t *s, const cluster_profile_t *c, const char *prefix,
-                    job_files_t *f)
-{
-    int64_t deadline = ddp_deadline_in(TRANSFER_MS);
-    transfer_summary_t sum = {0};
-    ddp_error_t err;
-    char text[256];
-    int installed = 0;
-    if (remote_install(s, prefix, DDPJOB_VERSION, deadline, &installed, &sum, &err)) {
-        fprintf(stderr, "ddpjob submit: %s: installing ddpjob %s there: %s\n", c->name,
-                DDPJOB_VERSION, err.msg);
-        return EXIT_SYSTEM;
-    }
-    if (installed)
-        fprintf(stderr, "%s: installed ddpjob %s in ~/.local/share/ddpjob/%s\n", c->name,
-                DDPJOB_VERSION, DDPJOB_VERSION);
-    /* The user's alone there, or the team's to read (remote_share: group). */
-    int group = cluster_profile_shared(c);
-    const upload_place_t place = {
-        .trusted = c->remote_dir, .keep = group ? 0750 : 0700, .group = group};
-    char *base = f->spec_there;
-    base[-1] = '\0';
-    int failed =
-        upload_tree(s, f->local_dir, &f->plan, f->remote_dir, &place, deadline, &sum, &err) ||
-        (!f->spec_inside && upload_files(s, f->spec_real, &base, 1, f->remote_dir, &place, deadline,
-                                         &(transfer_summary_t){0}, &err));
-    base[-1] = '/';
-    transfer_summary_text(&sum, "uploaded", text, sizeof text);
-    if (failed) {
-        fprintf(stderr, "ddpjob submit: %s: %s (%s); nothing submitted\n", c->name, err.msg, text);
-        return EXIT_SYSTEM;
-    }
-    fprintf(stderr, "%s: %s to %s\n", c->name, text, f->remote_dir);
-    return EXIT_OK;
-}
-
 /* The job in the laptop's remote index, with the id submit printed there last (kept only when
  * it has an id's shape). */
-static void note_job(const cluster_profile_t *c, const job_files_t *f, remote_result_t *r)
+static void note_job(const char *command, const cluster_profile_t *c, const job_files_t *f,
+                     const char *last_line)
 {
     remote_job_t j = {.submitted = time(NULL)};
-    char *last = r->out + r->out_len;
-    while (last > r->out && last[-1] == '\n')
-        *--last = '\0';
-    last = strrchr(r->out, '\n') ? strrchr(r->out, '\n') + 1 : r->out;
     ddp_error_t err;
     int fits = set_field(j.cluster, sizeof j.cluster, c->name) &&
                set_field(j.name, sizeof j.name, f->folder) &&
                set_field(j.remote_dir, sizeof j.remote_dir, f->remote_dir) &&
                set_field(j.local_dir, sizeof j.local_dir, f->local_dir);
-    if (!set_field(j.id, sizeof j.id, last) || !remote_job_valid(&j))
+    if (!set_field(j.id, sizeof j.id, last_line) || !remote_job_valid(&j))
         j.id[0] = '\0';
     if (!fits)
         ddp_error_set(&err, "a folder's name is too long for it");
     if (!fits || remote_index_add(&j, &err))
         fprintf(stderr,
-                "ddpjob submit: the job was submitted on %s, but this laptop's index could not "
+                "ddpjob %s: the job was submitted on %s, but this laptop's index could not "
                 "note it (%s): use --on %s\n",
-                c->name, err.msg, c->name);
-}
-
-/* The job's folders and spec, and what of the folder would be sent (no more than max_upload
- * bytes); -1 with the problem said. */
-static int job_files(const cluster_profile_t *c, const job_spec_t *spec, uint64_t max_upload,
-                     job_files_t *f)
-{
-    if (job_folder_name(spec, f->folder, sizeof f->folder)) {
-        fprintf(stderr,
-                "ddpjob submit: %s: the job's name \"%s\" cannot name its folder on %s (letters, "
-                "digits, '.', '_' and '-')\n",
-                spec->path, f->folder, c->name);
-        return -1;
-    }
-    snprintf(f->remote_dir, sizeof f->remote_dir, "%s/%s", c->remote_dir, f->folder);
-    /* A workdir the spec names for the cluster (/scratch/...) is no folder here: then this one. */
-    struct stat st;
-    int workdir_here = spec->workdir && stat(spec->workdir, &st) == 0 && S_ISDIR(st.st_mode);
-    f->local_dir = realpath(workdir_here ? spec->workdir : ".", NULL);
-    f->spec_real = realpath(spec->path, NULL);
-    if (!f->local_dir || !f->spec_real) {
-        fprintf(stderr, "ddpjob submit: %s: %s\n", spec->path, strerror(errno));
-        return -1;
-    }
-    size_t dir_len = strlen(f->local_dir);
-    f->spec_inside = !strncmp(f->spec_real, f->local_dir, dir_len) && f->spec_real[dir_len] == '/';
-    f->spec_there = f->spec_inside ? f->spec_real + dir_len + 1 : strrchr(f->spec_real, '/') + 1;
-    ddp_error_t err;
-    if (upload_plan(f->local_dir, &f->plan, &err)) {
-        fprintf(stderr, "ddpjob submit: %s: %s; nothing sent\n", spec->path, err.msg);
-        return -1;
-    }
-    if (f->plan.bytes > max_upload) {
-        char size[32], cap[32];
-        units_format_size(f->plan.bytes, 0, size, sizeof size);
-        units_format_size(max_upload, 0, cap, sizeof cap);
-        fprintf(stderr,
-                "ddpjob submit: %s: %s holds %s to send (%zu files and folders), over "
-                "--max-upload %s: nothing sent; leave data behind in %s/.ddpjobignore, or say "
-                "--max-upload %s\n",
-                spec->path, f->local_dir, size, f->plan.count, cap, f->local_dir, size);
-        return -1;
-    }
-    return 0;
+                command, c->name, err.msg, c->name);
 }
 
 /* --dry-run: what would be sent and run there, with no connection made. */
-static void say_dry_run(const cluster_profile_t *c, const job_files_t *f)
+static void say_dry_run(const char *command, const cluster_profile_t *c, const job_files_t *f)
 {
     char text[256];
     transfer_summary_t would = f->plan.left;
@@ -455,102 +278,135 @@ static void say_dry_run(const cluster_profile_t *c, const job_files_t *f)
     would.sent_bytes = f->plan.bytes;
     transfer_summary_text(&would, "would upload (what changed of)", text, sizeof text);
     printf("%s: %s from %s to %s\n", c->name, text, f->local_dir, f->remote_dir);
-    printf("%s: would install ddpjob %s in ~/.local/share/ddpjob/%s where missing, then submit "
+    printf("%s: would install ddpjob %s in ~/.local/share/ddpjob/%s where missing, then %s "
            "%s there; nothing was sent\n",
-           c->name, DDPJOB_VERSION, DDPJOB_VERSION, f->spec_there);
+           c->name, DDPJOB_VERSION, DDPJOB_VERSION, command, f->spec_there);
 }
 
-/* Submit's steps there, in one login: install, upload, submit; then the local index. */
+/* The command's output passed on as it comes, and the last line of its stdout kept. */
+typedef struct {
+    char last[256];
+    size_t len;
+    int line_ended;
+} last_line_t;
+
+static void pass_keeping_last(void *arg, int stream, const char *data, size_t len)
+{
+    last_line_t *l = arg;
+    fwrite(data, 1, len, stream ? stderr : stdout);
+    fflush(stream ? stderr : stdout);
+    for (size_t i = 0; !stream && i < len; i++) {
+        if (data[i] == '\n') {
+            l->line_ended = 1;
+            continue;
+        }
+        if (l->line_ended)
+            l->len = 0;
+        l->line_ended = 0;
+        if (l->len + 1 < sizeof l->last)
+            l->last[l->len++] = data[i];
+    }
+    l->last[l->len] = '\0';
+}
+
+/* Submit's steps there (or dev's), in one login: install, upload, the command, its output
+ * passed on as it comes within wait_ms; then the local index. */
 static int submit_there(const cluster_profile_t *c, const host_options_t *ho,
                         const job_spec_t *spec, char **words, int n, int dry_run,
-                        uint64_t max_upload)
+                        uint64_t max_upload, int64_t wait_ms)
 {
+    const char *command = words[0];
     job_files_t f = {0};
-    char prefix[PATH_MAX];
     ddp_error_t err;
     ssh_target_t t;
     ssh_session_t *s = NULL;
-    remote_result_t *r = malloc(sizeof *r);
-    char *command = NULL;
+    char *line = NULL;
     int rc = EXIT_SYSTEM;
-    if (job_files(c, spec, max_upload, &f)) {
+    if (remote_job_files(command, c, spec, max_upload, &f)) {
         rc = EXIT_INVALID_SPEC;
     } else if (dry_run) {
-        say_dry_run(c, &f);
+        say_dry_run(command, c, &f);
         rc = EXIT_OK;
-    } else if (!r || datafile_prefix(prefix, sizeof prefix, &err)) {
-        fprintf(stderr, "ddpjob submit: %s\n", r ? err.msg : "out of memory");
     } else if (!(s = cluster_login(c, ho, &t, &err))) {
-        fprintf(stderr, "ddpjob submit: %s: %s\n", c->name, err.msg);
+        fprintf(stderr, "ddpjob %s: %s: %s\n", command, c->name, err.msg);
         rc = EXIT_NO_LINK;
-    } else if ((rc = send_job(s, c, prefix, &f)) == EXIT_OK) {
+    } else if ((rc = remote_send_job(command, s, c, &f)) == EXIT_OK) {
         words[n++] = f.spec_there;
-        command = remote_ddpjob_command(c->name, f.remote_dir, words, n, " --set \"workdir=$PWD\"");
-        if (!command) {
-            fprintf(stderr, "ddpjob submit: out of memory\n");
-            rc = EXIT_SYSTEM;
-        } else if (remote_command_run(s, command, NULL, 0, ddp_deadline_in(SHORT_COMMAND_MS), r,
-                                      &err)) {
+        line = remote_ddpjob_command(c->name, f.remote_dir, words, n, " --set \"workdir=$PWD\"");
+        last_line_t last = {.line_ended = 1};
+        int64_t deadline = ddp_deadline_in(wait_ms);
+        int done = line ? ssh_session_exec(s, line, NULL, 0, deadline, &err) : -1;
+        if (!line)
+            ddp_error_set(&err, "out of memory");
+        while (done == 0 && ddp_ms_left(deadline) > 0)
+            done = ssh_session_pump(s, 1000, pass_keeping_last, &last, &err);
+        if (done == 0)
+            ddp_error_set(&err, "no answer within %lld s", (long long)wait_ms / 1000);
+        if (done != 1) {
             fprintf(stderr,
-                    "ddpjob submit: %s: %s (the job may have been submitted there: ddpjob list "
+                    "ddpjob %s: %s: %s (the job may have been submitted there: ddpjob list "
                     "--on %s)\n",
-                    c->name, err.msg, c->name);
+                    command, c->name, err.msg, c->name);
             rc = EXIT_NO_LINK;
-        } else {
-            fputs(r->out, stdout);
-            fputs(r->err, stderr);
-            rc = r->status;
-            if (rc == EXIT_OK)
-                note_job(c, &f, r);
+        } else if ((rc = ssh_session_exit_status(s)) == EXIT_OK || rc == 124) {
+            note_job(command, c, &f, last.last);
         }
     }
-    free(command);
-    free(r);
+    free(line);
     if (s)
         ssh_session_close(s);
-    upload_plan_free(&f.plan);
-    free(f.local_dir);
-    free(f.spec_real);
+    remote_job_files_free(&f);
     return rc;
 }
 
-/* What submit --on sends at most unless told (--max-upload). */
-#define MAX_UPLOAD_DEFAULT (1ULL << 30)
-
+/* submit --on, and dev --on (the allocation submitted there, this waiting with it). */
 static int remote_submit(int argc, char **argv, const cluster_profile_t *c,
                          const host_options_t *ho)
 {
-    int n = 0, dry_run = 0, nafter = 0;
+    const char *command = argv[0];
+    int n = 0, dry_run = 0, nkept = 0, is_dev = !strcmp(command, "dev");
     uint64_t max_upload = MAX_UPLOAD_DEFAULT;
-    /* --after names jobs on the cluster: the submit there finds them, not the render here. */
-    char **after = malloc(((size_t)argc + 1) * sizeof *after);
-    if (!after)
+    int64_t wait_ms = SHORT_COMMAND_MS;
+    /* Words for the command there alone: --after names jobs on the cluster (the submit there
+     * finds them, not the render here); dev's --idle and --wait-for are dev's. */
+    static const char *const kept_there[] = {"--after", "--idle", "--wait-for"};
+    char **kept = malloc(((size_t)argc + 1) * sizeof *kept);
+    if (!kept)
         return EXIT_SYSTEM;
     for (int i = 0; i < argc; i++) {
         if (!strcmp(argv[i], "--template") || !strcmp(argv[i], "--bindir") ||
             !strcmp(argv[i], "--retry-failed") || !strncmp(argv[i], "--template=", 11) ||
             !strncmp(argv[i], "--bindir=", 9)) {
-            fprintf(stderr, "ddpjob submit: %s names this machine's files: not with --on\n",
+            fprintf(stderr, "ddpjob %s: %s names this machine's files: not with --on\n", command,
                     argv[i]);
-            free(after);
+            free(kept);
             return EXIT_USAGE;
         }
-        const char *cap = NULL;
+        const char *cap = NULL, *value = NULL;
+        size_t k = 0, len = 0;
+        for (; k < sizeof kept_there / sizeof *kept_there; k++)
+            if (!strncmp(argv[i], kept_there[k], len = strlen(kept_there[k])) &&
+                (argv[i][len] == '=' || !argv[i][len]) && (k == 0 || is_dev))
+                break;
         if (!strncmp(argv[i], "--max-upload=", 13))
             cap = argv[i] + 13;
         else if (!strcmp(argv[i], "--max-upload"))
             cap = i + 1 < argc ? argv[++i] : "";
         if (cap) {
             if (units_parse_size(cap, &max_upload)) {
-                fprintf(stderr, "ddpjob submit: --max-upload: \"%s\" is no size (e.g. 4GB)\n", cap);
-                free(after);
+                fprintf(stderr, "ddpjob %s: --max-upload: \"%s\" is no size (e.g. 4GB)\n", command,
+                        cap);
+                free(kept);
                 return EXIT_USAGE;
             }
-        } else if (!strncmp(argv[i], "--after=", 8)) {
-            after[nafter++] = argv[i];
-        } else if (!strcmp(argv[i], "--after") && i + 1 < argc) {
-            after[nafter++] = argv[i];
-            after[nafter++] = argv[++i];
+        } else if (k < sizeof kept_there / sizeof *kept_there) {
+            kept[nkept++] = argv[i];
+            if (!argv[i][len] && i + 1 < argc)
+                kept[nkept++] = argv[++i];
+            value = argv[i][len] == '=' ? argv[i] + len + 1 : argv[i];
+            int64_t wait_s;
+            if (k == 2 && dev_parse_duration(value, &wait_s) == 0)
+                wait_ms = SHORT_COMMAND_MS + wait_s * 1000;
         } else if (!strcmp(argv[i], "--dry-run")) {
             dry_run = 1;
         } else {
@@ -558,16 +414,19 @@ static int remote_submit(int argc, char **argv, const cluster_profile_t *c,
         }
     }
     argv[n] = NULL;
+    if (is_dev && wait_ms == SHORT_COMMAND_MS)
+        wait_ms += DEV_WAIT_DEFAULT_S * 1000;
     job_spec_t *spec;
     int rc = submit_render_here(n, argv, &spec);
     if (rc < 0) {
-        /* getopt moved the spec, the one word that is no option, last: the --after words take
-         * its place, and submit_there adds the spec's path there. */
-        memcpy(argv + n - 1, after, (size_t)nafter * sizeof *after);
-        rc = submit_there(c, ho, spec, argv, n - 1 + nafter, dry_run, max_upload);
+        /* getopt moved the spec, the one word that is no option, last: the kept words take its
+         * place, and submit_there adds the spec's path there. */
+        memcpy(argv + n - 1, kept, (size_t)nkept * sizeof *kept);
+        argv[0] = (char *)command;
+        rc = submit_there(c, ho, spec, argv, n - 1 + nkept, dry_run, max_upload, wait_ms);
         spec_destroy(spec);
     }
-    free(after);
+    free(kept);
     return rc;
 }
 
@@ -615,7 +474,7 @@ int cmd_fetch(int argc, char **argv)
     }
     static char *const defaults[] = {"checkpoints", ".ddpjob"};
     cluster_profile_t c;
-    int rc = load_profile("fetch", j.cluster, &c);
+    int rc = remote_load_profile("fetch", j.cluster, &c);
     if (rc)
         return rc;
     ddp_error_t err;
@@ -671,7 +530,7 @@ static int list_here_and_there(int argc, char **argv, const host_options_t *ho)
         fflush(stdout);
         char *there[] = {"list", "--here", all ? "--all" : NULL, NULL};
         cluster_profile_t c;
-        int one = load_profile("list", clusters[i], &c);
+        int one = remote_load_profile("list", clusters[i], &c);
         if (one == EXIT_OK)
             one = forward(&c, ho, all ? 3 : 2, there);
         if (one && !rc)
@@ -694,7 +553,23 @@ int remote_dispatch(int argc, char **argv)
         free(words);
         return EXIT_USAGE;
     }
-    const char *cluster = o.cluster, *job = job_word(n, words);
+    int held = !strcmp(command, "run") || !strcmp(command, "shell") || !strcmp(command, "dev");
+    const char *cluster = o.cluster, *job = held ? remote_dev_target(n, words) : job_word(n, words);
+    if (held && !job && strcmp(command, "dev")) {
+        free(words);
+        if (!cluster)
+            return -1;
+        fprintf(stderr,
+                "ddpjob %s --on: runs in an allocation held there: ddpjob %s --in DEV "
+                "--on %s (ddpjob dev SPEC --on %s holds one)\n",
+                command, command, cluster, cluster);
+        return EXIT_USAGE;
+    }
+    is_submit |= held && !job;
+    if (is_submit && !cluster) {
+        free(words);
+        return -1;
+    }
     if (!cluster && !strcmp(command, "list")) {
         int here = 0;
         for (int i = 1; i < n; i++)
@@ -713,10 +588,11 @@ int remote_dispatch(int argc, char **argv)
         free(dir);
     }
     cluster_profile_t c;
-    int rc = cluster ? load_profile(command, cluster, &c) : -1;
+    int rc = cluster ? remote_load_profile(command, cluster, &c) : -1;
     if (cluster && rc == EXIT_OK)
         rc = is_submit                    ? remote_submit(n, words, &c, &o.ho)
              : !strcmp(command, "report") ? report_there(&c, &o.ho, n, words)
+             : held                       ? remote_dev_command(n, words, &c, &o.ho)
                                           : forward(&c, &o.ho, n, words);
     free(words);
     return rc;

@@ -31,7 +31,9 @@ static const char run_help[] =
     "                      every held node: SPEC (default: the spec DEV was held for) as its\n"
     "                      batch job would run, each run with a record of its own (status,\n"
     "                      logs, cancel), its output followed here; an interrupt cancels the\n"
-    "                      run, and the allocation stays held whatever the run's end\n";
+    "                      run, and the allocation stays held whatever the run's end;\n"
+    "                      with --on NAME (or where `dev --on` held DEV), from this laptop:\n"
+    "                      the folder sent first (what changed), then run there\n";
 
 /* What a spec asks that one machine's run does not do, said. */
 static void say_left_out(const job_spec_t *spec, const char *path, bool trial_given)
@@ -90,6 +92,7 @@ static int run_options(int argc, char **argv, bool doctor, run_args_t *a)
                                          {"set", required_argument, NULL, 'E'},
                                          {"trial", required_argument, NULL, 'T'},
                                          {"in", required_argument, NULL, 'I'},
+                                         {"cancel-on-input", no_argument, NULL, 'C'},
                                          {"help", no_argument, NULL, 'h'},
                                          {0}};
     int c;
@@ -118,6 +121,10 @@ static int run_options(int argc, char **argv, bool doctor, run_args_t *a)
             if (doctor)
                 goto usage;
             a->dev = optarg;
+            break;
+        case 'C':
+            /* What run --in --on says for the laptop's Ctrl-C, undocumented. */
+            dev_run_cancel_on_input();
             break;
         default:
             goto usage;

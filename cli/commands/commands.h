@@ -125,9 +125,18 @@ int cmd_dev(int argc, char **argv);
 int cmd_dev_hold(int argc, char **argv);
 int cmd_shell(int argc, char **argv);
 /* `ddpjob dev DEV --port PORT[:NODE]`: that port of the held node forwarded to this machine's
- * loopback until Ctrl-C (cmd_dev_shell.c). */
-int dev_forward(const char *dev, const char *what);
+ * loopback until Ctrl-C; with endpoint, the node's side's address and token said on stdout for a
+ * laptop to reach it through SSH, until stdin ends (cmd_dev_shell.c). */
+int dev_forward(const char *dev, const char *what, int endpoint);
 int cmd_dev_shell_serve(int argc, char **argv);
+/* dev's durations: "off", seconds, Ns, Nm, Nh or [[HH:]MM:]SS into *seconds (off: 0); -1 when
+ * it is none (cmd_dev.c). */
+int dev_parse_duration(const char *text, int64_t *seconds);
+/* How long `ddpjob dev` waits for the allocation to start, unless told. */
+#define DEV_WAIT_DEFAULT_S (10 * 60)
+/* run --in reads "cancel" lines on its standard input as an interrupt (run --in --on sends one
+ * for the laptop's Ctrl-C) (cmd_dev.c). */
+void dev_run_cancel_on_input(void);
 /* `ddpjob run --in DEV [SPEC]`: the spec (NULL: the one DEV holds its nodes for) run in the
  * allocation `ddpjob dev` holds, its output followed; exits with the run's status (cmd_dev.c). */
 int dev_run(const char *dev, const char *spec_path, load_opts_t *load, char **extra, int nextra,

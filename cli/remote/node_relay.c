@@ -285,8 +285,7 @@ static int send_window(int fd, ddp_error_t *err)
     return send_frame(fd, 'W', b, 4, err);
 }
 
-/* This terminal raw (as ssh makes it): every key reaches the program on the node, Ctrl-C too. */
-static void make_raw(struct termios *t)
+void relay_make_raw(struct termios *t)
 {
     t->c_iflag &= ~(tcflag_t)(IGNBRK | BRKINT | PARMRK | ISTRIP | INLCR | IGNCR | ICRNL | IXON);
     t->c_oflag &= ~(tcflag_t)OPOST;
@@ -308,9 +307,13 @@ static int attach_relay(int fd, ddp_error_t *err)
             if (send_window(fd, err))
                 return -1;
         }
-        struct pollfd p[2] = {{input ? 0 : -1, POLLIN, 0}, {fd, POLLIN, 0}};
-        if (poll(p, 2, -1) < 0)
+        /* Output whose reader is gone (a pipe to an SSH session that closed) ends the relay,
+         * and with it, as a hang-up, the program on the node. */
+        struct pollfd p[3] = {{input ? 0 : -1, POLLIN, 0}, {fd, POLLIN, 0}, {1, 0, 0}};
+        if (poll(p, 3, -1) < 0)
             continue;
+        if (p[2].revents & (POLLERR | POLLHUP))
+            return ddp_error_set(err, "its output's reader went before the program ended");
         if (p[0].revents) {
             /* Input the node's side no longer takes (its program has ended, its status on the
              * way) is dropped: the status still comes. */
@@ -348,7 +351,7 @@ int relay_attach(const char *host, int port, const char *token, ddp_error_t *err
         struct sigaction sa = {.sa_handler = on_window_change};
         sigaction(SIGWINCH, &sa, NULL);
         struct termios raw = saved;
-        make_raw(&raw);
+        relay_make_raw(&raw);
         /* Not TCSAFLUSH: what was typed before the shell came goes to it. */
         tcsetattr(0, TCSADRAIN, &raw);
         rc = send_window(fd, err);
@@ -496,6 +499,25 @@ static int open_to_node(const char *host, int port, const char *token, char purp
     return fd;
 }
 
+int relay_control(const char *host, int port, const char *token, ddp_error_t *err)
+{
+    return open_to_node(host, port, token, 'C', err);
+}
+
+size_t relay_forward_opening(const char *token, unsigned char *out, size_t size)
+{
+    size_t len = strlen(token), need = 5 + len + 5;
+    if (size < need)
+        return 0;
+    const unsigned char heads[2][5] = {{'T', (unsigned char)(len >> 24), (unsigned char)(len >> 16),
+                                        (unsigned char)(len >> 8), (unsigned char)len},
+                                       {'F', 0, 0, 0, 0}};
+    memcpy(out, heads[0], 5);
+    memcpy(out + 5, token, len);
+    memcpy(out + 5 + len, heads[1], 5);
+    return need;
+}
+
 static volatile sig_atomic_t forward_stop;
 
 static void on_forward_stop(int sig)
@@ -510,7 +532,7 @@ int relay_forward(const char *host, int port, const char *token, int local_port,
     int lfd = ddp_net_listen("127.0.0.1", local_port, 16, NULL, err);
     if (lfd < 0)
         return -1;
-    int control = open_to_node(host, port, token, 'C', err);
+    int control = relay_control(host, port, token, err);
     if (control < 0) {
         close(lfd);
         return -1;

@@ -18,6 +18,8 @@
 #ifndef DDPJOB_NODE_RELAY_H
 #define DDPJOB_NODE_RELAY_H
 
+#include <stddef.h>
+
 #include "runtime/base/ddp_error.h"
 
 /* The token's length, in hex digits. */
@@ -46,5 +48,18 @@ int relay_serve_port(const char *endpoint, const char *token, int port, int acce
  * stopped by a signal, -1 with err. */
 int relay_forward(const char *host, int port, const char *token, int local_port,
                   void (*ready)(void *), void *arg, ddp_error_t *err);
+
+/* The client's control connection to a port's node side: while it is open, the node's side
+ * forwards; a connection (fd), or -1 with err. */
+int relay_control(const char *host, int port, const char *token, ddp_error_t *err);
+
+/* What a forwarded connection sends first, before the bytes it passes (for a client that
+ * reaches the node's side some other way, as through SSH from a laptop): into out, its length
+ * (0 when size is too small). */
+size_t relay_forward_opening(const char *token, unsigned char *out, size_t size);
+
+/* A terminal made raw (as ssh makes it): every key reaches the program there, Ctrl-C too. */
+struct termios;
+void relay_make_raw(struct termios *t);
 
 #endif

@@ -553,13 +553,26 @@ ssh_session_t *ssh_session_open_via(ssh_session_t *via, const char *alias, const
     return NULL;
 }
 
-int ssh_session_exec(ssh_session_t *s, const char *command, const char *input, size_t len,
-                     int64_t deadline, ddp_error_t *err)
+/* A session channel, with a terminal of rows x cols when term is given. */
+static int open_channel(ssh_session_t *s, const char *term, int rows, int cols, int64_t deadline,
+                        ddp_error_t *err)
 {
+    libssh2_session_set_blocking(s->session, 1);
     set_deadline(s, deadline);
     s->channel = libssh2_channel_open_session(s->session);
     if (!s->channel)
         return session_error(s, 0, "cannot open a channel", err);
+    if (term && libssh2_channel_request_pty_ex(s->channel, term, (unsigned)strlen(term), NULL, 0,
+                                               cols, rows, 0, 0))
+        return session_error(s, 0, "cannot have a terminal", err);
+    return 0;
+}
+
+/* Starts command on s's open channel, then writes input to its stdin. */
+static int exec_on_channel(ssh_session_t *s, const char *command, const char *input, size_t len,
+                           int64_t deadline, ddp_error_t *err)
+{
+    set_deadline(s, deadline);
     if (libssh2_channel_exec(s->channel, command))
         return session_error(s, 0, "cannot start the command", err);
     for (size_t done = 0; done < len;) {
@@ -576,6 +589,22 @@ int ssh_session_exec(ssh_session_t *s, const char *command, const char *input, s
     unsigned lost_after = SSH_LOST_AFTER_MS;
     setsockopt(s->fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &lost_after, sizeof lost_after);
     return 0;
+}
+
+int ssh_session_exec_terminal(ssh_session_t *s, const char *command, const char *term, int rows,
+                              int cols, int64_t deadline, ddp_error_t *err)
+{
+    if (open_channel(s, term, rows, cols, deadline, err))
+        return -1;
+    return exec_on_channel(s, command, NULL, 0, deadline, err);
+}
+
+int ssh_session_exec(ssh_session_t *s, const char *command, const char *input, size_t len,
+                     int64_t deadline, ddp_error_t *err)
+{
+    if (open_channel(s, NULL, 0, 0, deadline, err))
+        return -1;
+    return exec_on_channel(s, command, input, len, deadline, err);
 }
 
 int ssh_session_pump(ssh_session_t *s, int timeout_ms, ssh_output_fn fn, void *arg,
@@ -623,6 +652,35 @@ void ssh_session_eof(ssh_session_t *s)
     libssh2_session_set_timeout(s->session, 2000);
     libssh2_channel_send_eof(s->channel);
     libssh2_session_set_blocking(s->session, 0);
+}
+
+int ssh_session_write(ssh_session_t *s, const void *data, size_t len, ddp_error_t *err)
+{
+    libssh2_session_set_blocking(s->session, 1);
+    libssh2_session_set_timeout(s->session, SSH_LOST_AFTER_MS);
+    int rc = 0;
+    for (size_t done = 0; done < len && !rc;) {
+        ssize_t n = libssh2_channel_write(s->channel, (const char *)data + done, len - done);
+        if (n < 0)
+            rc = session_error(s, 0, "cannot write to the command", err);
+        else
+            done += (size_t)n;
+    }
+    libssh2_session_set_blocking(s->session, 0);
+    return rc;
+}
+
+void ssh_session_window(ssh_session_t *s, int rows, int cols)
+{
+    libssh2_session_set_blocking(s->session, 1);
+    libssh2_session_set_timeout(s->session, 2000);
+    libssh2_channel_request_pty_size(s->channel, cols, rows);
+    libssh2_session_set_blocking(s->session, 0);
+}
+
+int ssh_session_socket(const ssh_session_t *s)
+{
+    return s->fd;
 }
 
 int ssh_session_exit_status(ssh_session_t *s)

@@ -38,6 +38,15 @@ ssh_session_t *ssh_session_open_via(ssh_session_t *via, const char *alias, const
 /* Starts `command`, then writes `input` to its stdin. */
 int ssh_session_exec(ssh_session_t *s, const char *command, const char *input, size_t len,
                      int64_t deadline, ddp_error_t *err);
+/* The same on a pseudo-terminal there of rows x cols, of type term (its output all on stream 0). */
+int ssh_session_exec_terminal(ssh_session_t *s, const char *command, const char *term, int rows,
+                              int cols, int64_t deadline, ddp_error_t *err);
+/* Writes to the command's stdin (a terminal's keys), within SSH_LOST_AFTER_MS. */
+int ssh_session_write(ssh_session_t *s, const void *data, size_t len, ddp_error_t *err);
+/* The terminal's new size. */
+void ssh_session_window(ssh_session_t *s, int rows, int cols);
+/* The connection's socket, to poll beside other descriptors before pumping. */
+int ssh_session_socket(const ssh_session_t *s);
 /* Output of the command: stream 0 stdout, 1 stderr. */
 typedef void (*ssh_output_fn)(void *arg, int stream, const char *data, size_t len);
 /* Waits up to timeout_ms for output and passes it on. Returns 1 once the command has ended and

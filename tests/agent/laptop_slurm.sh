@@ -165,6 +165,100 @@ expect_within 60 "nothing of the cancelled job left running on the nodes" \
 laptop list --on hpc
 expect_contains "$OUT" "lapsleep" "list --on hpc: the cluster's jobs" "$ERR"
 
+# Issue 68 from the laptop: an allocation held there (dev --on), runs in it with the folder sent
+# first, a shell on a node (a command; a real terminal under script), a node's port reached here.
+spec lapdev "[sh, -c, 'echo rank=\$RANK host=\$(hostname) says=\$(cat msg.txt)']"
+echo first >"$R/proj/msg.txt"
+laptop dev lapdev.yaml --on hpc --idle 3m --wait-for 180s
+expect_rc 0 "dev --on hpc: the spec's 2 nodes held there, from the laptop"
+expect_contains "$OUT" "lapdev: job " "... printing the allocation, its job and nodes"
+expect_contains "$ERR" "hpc: uploaded " "... its folder sent first"
+DEVJOB=$(grep -o 'job [0-9]*' <<<"$OUT" | head -n 1 | cut -d' ' -f2)
+expect_contains "$(cat "$R/client/state/ddpjob/remote-jobs" 2>/dev/null)" "	lapdev	~/jobs/lapdev	$R/proj" \
+    "... and the laptop's index notes it"
+expect_eq "$(cluster_in head squeue -h -j "$DEVJOB" -o %T 2>/dev/null)" RUNNING "Slurm runs the allocation ($DEVJOB)"
+laptop run --in lapdev
+expect_rc 0 "run --in lapdev (found through the index): the run completed"
+expect_contains "$OUT" "rank=1 host=n2 says=first" "... its ranks' lines come back to the laptop"
+expect_contains "$ERR" "lapdev-run1: completed; lapdev stays held" "... named, the allocation held"
+echo second >"$R/proj/msg.txt"
+laptop run --in lapdev
+expect_contains "$ERR" "hpc: uploaded 1 file" "an edit here: the second run sends exactly the file changed"
+expect_contains "$OUT" "rank=0 host=n1 says=second" "... and runs it"
+laptop run --in lapdev lapfail.yaml
+expect_rc 3 "run --in lapdev lapfail.yaml (rank 1 exits 3): exit 3"
+expect_contains "$ERR" "lapdev stays held" "... and the allocation stays"
+laptop shell lapdev --node 1 -- sh -c 'echo "on $(hostname)"; exit 5'
+expect_rc 5 "shell --node 1 -- COMMAND from the laptop: the command's status"
+expect_contains "$OUT" "on n2" "... run on node 1 (n2)"
+laptop run --on hpc lapjob.yaml
+expect_rc 2 "run --on without --in: usage error"
+expect_contains "$ERR" "run --in DEV --on hpc" "... naming what runs on a cluster"
+
+# An interactive shell from the laptop under a real terminal: its size, Ctrl-C to the program.
+LAPDJ=$R/lapdj
+{ echo '#!/bin/bash'; declare -p LAPTOP_DIR LAPTOP_DDPJOB; declare -f laptop_exec
+  printf 'laptop_exec %q %q "$@"\n' "$LAPNS" "$CLUSTER/etc/hosts"; } >"$LAPDJ"
+chmod 755 "$LAPDJ"
+nap=277.$$
+rm -f "$T/lapshell.in" && mkfifo "$T/lapshell.in"
+script -qec "stty rows 37 cols 101; $LAPDJ shell lapdev --node 1" /dev/null <"$T/lapshell.in" >"$T/lapshell.out" 2>&1 &
+shell_pid=$!
+exec 7>"$T/lapshell.in"
+printf 'stty size; tty; sleep %s\n' "$nap" >&7
+for _ in $(seq 300); do pgrep -f "sleep $nap" >/dev/null && break; sleep 0.2; done
+if pgrep -f "sleep $nap" >/dev/null; then pass "the laptop's interactive shell runs a command typed into it"; else
+    fail "the laptop's interactive shell runs a command typed into it" "$(cat "$T/lapshell.out")"; fi
+printf '\003' >&7
+for _ in $(seq 150); do pgrep -f "sleep $nap" >/dev/null || break; sleep 0.2; done
+expect_eq "$(pgrep -f "sleep $nap")" "" "Ctrl-C on the laptop reached the program on the node"
+printf 'echo after-$((3 * 3))\nexit 6\n' >&7
+for _ in $(seq 300); do kill -0 "$shell_pid" 2>/dev/null || break; sleep 0.2; done
+exec 7>&-
+wait "$shell_pid"
+expect_eq "$?" 6 "the shell's exit status came back to the laptop" "$(cat "$T/lapshell.out")"
+expect_contains "$(cat "$T/lapshell.out")" "37 101" "the node's terminal has the laptop's window size (37 x 101)"
+expect_contains "$(cat "$T/lapshell.out")" "after-9" "... and the shell went on after Ctrl-C"
+
+# A port of node 0 reached from the laptop: a web server on that node's loopback alone.
+web_port=18093
+echo "served from node 0" >"$home/jobs/lapdev/page.txt"
+chown "$user:" "$home/jobs/lapdev/page.txt"
+laptop shell lapdev -- /usr/bin/python3 -m http.server --bind 127.0.0.1 "$web_port" &
+web_pid=$!
+"$LAPDJ" dev lapdev --port "$web_port" >"$T/fwd.out" 2>"$T/fwd.err" &
+fwd_pid=$!
+lap_page() {
+    nsenter --net="/run/netns/$LAPNS" /usr/bin/python3 -c 'import sys, urllib.request
+print(urllib.request.urlopen(sys.argv[1], timeout=10).read().decode(), end="")' "http://127.0.0.1:$web_port/page.txt" 2>/dev/null
+}
+page=
+for _ in $(seq 300); do page=$(lap_page) && [ -n "$page" ] && break; sleep 0.2; done
+expect_eq "$page" "served from node 0" "localhost:$web_port on the laptop is port $web_port of node 0 (dev --port)" \
+    "$(cat "$T/fwd.err")"
+expect_contains "$(cat "$T/fwd.err")" "localhost:$web_port is port $web_port of node 0 (n1) of lapdev on hpc; Ctrl-C stops" \
+    "... said so"
+expect_eq "$(lap_page)" "served from node 0" "... a second connection through it"
+expect_eq "$(cluster_in head ss -Hltn "sport = :$web_port" 2>/dev/null)" "" "... nothing listens on the login node for it"
+# The laptop's ddpjob alone (the one there has the same words).
+pkill -INT -f "^$LAPTOP_DDPJOB dev lapdev --port $web_port"
+for _ in $(seq 150); do kill -0 "$fwd_pid" 2>/dev/null || break; sleep 0.2; done
+kill -KILL "$fwd_pid" 2>/dev/null
+wait "$fwd_pid"
+expect_eq "$?" 0 "Ctrl-C ends the forward (exit 0)" "$(cat "$T/fwd.err")"
+expect_eq "$(lap_page)" "" "nothing listens on the laptop's port after it"
+pkill -TERM -f "^$LAPTOP_DDPJOB shell lapdev -- /usr/bin/python3"
+wait "$web_pid" 2>/dev/null
+gone=
+for _ in $(seq 150); do pgrep -f "http.server --bind 127.0.0.1 $web_port" >/dev/null || { gone=1; break; }; sleep 0.2; done
+expect_eq "$gone" 1 "the laptop's shell ended: its program on the node is gone too"
+
+laptop dev stop lapdev
+expect_rc 0 "dev stop lapdev from the laptop"
+dev_gone() { ! cluster_in head squeue -h -j "$DEVJOB" -t R,PD 2>/dev/null | grep -q .; }
+expect_within 60 "the allocation is gone from Slurm" dev_gone
+rm "$R/proj/lapdev.yaml" "$R/proj/msg.txt"
+
 # logs -f through a cut link: said, tried again, every line once.
 laptop submit --on hpc lapticks.yaml
 run_until 60 "running" laptop status lapticks

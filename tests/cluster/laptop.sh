@@ -64,7 +64,12 @@ laptop_install() {
 # laptop_in NS HOSTS ddpjob ARGS...: the laptop's ddpjob in NS, with HOSTS as /etc/hosts, from
 # LAPTOP_DIR/proj: RC, OUT, ERR.
 laptop_in() {
-    run nsenter --net="/run/netns/$1" -- unshare --mount --propagation private sh -c '
+    run laptop_exec "$@"
+}
+
+# laptop_exec NS HOSTS ddpjob ARGS...: the same, its output and status its own (for script(1)).
+laptop_exec() {
+    nsenter --net="/run/netns/$1" -- unshare --mount --propagation private sh -c '
         mount --bind "$1" /etc/hosts || exit 1
         for c in sbatch squeue scancel sacct scontrol qsub qstat qdel; do
             [ -e "/usr/bin/$c" ] && { mount --bind "$2/trap" "/usr/bin/$c" || exit 1; }
@@ -73,7 +78,7 @@ laptop_in() {
         shift 2; cd "$0" && exec "$@"' "$LAPTOP_DIR/proj" "$2" "$LAPTOP_DIR" \
         env -u SLURM_CONF -u DDPJOB_TEMPLATE_DIR -u PBS_CONF_FILE HOME="$LAPTOP_DIR/client" \
         XDG_STATE_HOME="$LAPTOP_DIR/client/state" PATH=/usr/bin:/bin \
-        timeout -s KILL 300 "$LAPTOP_DDPJOB" "${@:3}"
+        timeout --foreground -s KILL 300 "$LAPTOP_DDPJOB" "${@:3}"
 }
 
 # laptop_suite_up HEADNAME ADDR USER NS HEADNS LAPTOP_ADDR RUNNER...: a suite's start (tap.sh's

@@ -428,6 +428,12 @@ static void teardown(agent_t *a)
 
 int agent_run(const agent_options_t *o)
 {
+    if (o->container_exec) {
+        ddp_error_t err;
+        container_exec(&o->container, o->command, &err);
+        agent_say("%s", err.msg);
+        return 127;
+    }
     agent_t a = {.o = o,
                  .container = o->container,
                  .node_rank = o->node_rank,

@@ -252,6 +252,9 @@ static const option_t options[] = {
     {"container-env", 0, 0, "NAME", TAKE(take_container_env),
      "pass NAME into the container even where it describes the host's\n"
      "files (PATH, LD_LIBRARY_PATH, ...: kept out by default); repeatable"},
+    {"container-exec", 0, 0, NULL, KIND_FLAG, FIELD(container_exec), 0, 0, NULL, NULL, NULL,
+     "no job: PROGRAM run once, here, inside the container as a worker\n"
+     "would be (a shell on a node `ddpjob dev` holds); its status is this one's"},
     {"help", 'h', 0, NULL, TAKE(take_help), "this text"},
     {"version", 0, 0, NULL, TAKE(take_version), "the version"},
 };
@@ -1024,8 +1027,11 @@ int agent_options_parse(int argc, char **argv, agent_options_t *o, ddp_error_t *
                   : *p.run_path ? RUN_RUNPY
                                 : RUN_AS_GIVEN,
                   *p.no_python);
-    if (check_container(&o->container, err) || resolve_identity(o, &p.port_set, err) ||
-        check_identity(o, p.port_set, err))
+    if (check_container(&o->container, err))
+        return -1;
+    if (o->container_exec)
+        return o->container.runtime ? 0 : ddp_error_set(err, "--container-exec needs a container");
+    if (resolve_identity(o, &p.port_set, err) || check_identity(o, p.port_set, err))
         return -1;
     if (word_index(p.nproc, (const char *const[]){"auto", "gpu", "cpu", NULL}) >= 0) {
         if ((o->nproc = nproc_for(p.nproc, err)) < 0)

@@ -55,6 +55,7 @@ typedef struct {
     int gpu_binding, cpu_binding; /* binding.h's gpu_binding_t and cpu_binding_t */
     int preflight;                /* preflight.h's preflight_mode_t */
     container_t container;        /* the image the workers run in (container.h) */
+    int container_exec;           /* --container-exec: the command alone, once, in the image */
     const char *ignored_notes[2]; /* torchrun options taken that change nothing: said once */
     char **args; /* the command line after the PET_* defaults; the command points into it */
 } agent_options_t;

@@ -232,6 +232,27 @@ static int add_mounts(argv_t *a, const container_t *c, const char *cwd, const ch
     return 0;
 }
 
+void container_exec(const container_t *c, char *const *command, ddp_error_t *err)
+{
+    char cwd[4096], dir[4200];
+    const char *tmp = getenv("TMPDIR");
+    snprintf(dir, sizeof dir, "%s/ddpjob-exec.XXXXXX", tmp && tmp[0] == '/' ? tmp : "/tmp");
+    if (container_check(c, err))
+        return;
+    if (!getcwd(cwd, sizeof cwd) || !mkdtemp(dir)) {
+        ddp_error_set(err, "%s: %s", cwd[0] ? dir : "getcwd", strerror(errno));
+        return;
+    }
+    char **argv = container_prepare(c, dir, err)
+                      ? NULL
+                      : container_command(c, command, environ, cwd, dir, err);
+    if (!argv)
+        return;
+    execvp(argv[0], argv);
+    ddp_error_set(err, "%s: %s", argv[0], strerror(errno));
+    container_command_free(argv);
+}
+
 char **container_command(const container_t *c, char *const *command, char *const *env,
                          const char *cwd, const char *dir, ddp_error_t *err)
 {

@@ -51,6 +51,12 @@ char **container_command(const container_t *c, char *const *command, char *const
                          const char *cwd, const char *dir, ddp_error_t *err);
 void container_command_free(char **argv);
 
+/* Becomes `command` inside c's image, in the current folder, with this environment (a shell on
+ * a held node): the runtime's checks first. Its runtime files go in a private folder made under
+ * $TMPDIR (else /tmp), left for the job's end, as the program replaces this one. Returns only
+ * on failure, with err set. */
+void container_exec(const container_t *c, char *const *command, ddp_error_t *err);
+
 /* The image copied into a private folder made fresh under c->stage (jobfs: $PBS_JOBFS, Gadi's
  * node-local disk, else $TMPDIR, else /tmp), so that every worker reads it from node-local
  * storage: *folder (to remove with container_unstage) and *image, malloc'd. -1 with err set;

@@ -33,9 +33,10 @@
 static const char shell_help[] =
     "usage: ddpjob shell DEV [--node K] [-- COMMAND [ARGS...]]\n"
     "A terminal on node K (default 0) of the allocation `ddpjob dev` holds (DEV: its name or\n"
-    "job id), in the job's environment: the spec's modules, setup, env and workdir. A real\n"
-    "terminal (line editing, Ctrl-C to the program inside, the window's size); with COMMAND,\n"
-    "that command alone. `exit` leaves the allocation held; while a shell is open it is not idle.\n"
+    "job id), in the job's environment: the spec's modules, setup, env and workdir, inside its\n"
+    "container's image where it has one. A real terminal (line editing, Ctrl-C to the program\n"
+    "inside, the window's size); with COMMAND, that command alone. `exit` leaves the allocation\n"
+    "held; while a shell is open it is not idle.\n"
     "With --on NAME (or where `ddpjob dev --on` held DEV), from this laptop, through its login.\n"
     "Exit: the shell's or COMMAND's status; 1 when DEV holds nothing now, 2 usage, 3 the node's\n"
     "side could not start.\n";
@@ -287,21 +288,27 @@ static const char serve_help[] =
 /* The session's command as a shell runs it: the allocation's node-env (its text, read here
  * through a descriptor checked as the user's own, handed to bash in NODE_ENV_VAR, never sourced
  * by its name, which someone able to rename a folder above could swap) and the node setup first,
- * then the command (none: an interactive bash). malloc'd; NULL with err. */
-static char **shell_argv(const char *session, const char *node_env, char **words_out,
-                         ddp_error_t *err)
+ * then the command (none: an interactive bash), inside the job's image where the record's
+ * container-exec gives the words that put it there (the agent's, as for a worker). malloc'd,
+ * its words in *words_out (both freed by the caller); NULL with err. */
+static char **shell_argv(const char *session, const char *dev, char **words_out, ddp_error_t *err)
 {
     char path[8400];
-    size_t len = 0;
+    size_t len = 0, image_len = 0;
     snprintf(path, sizeof path, "%s/argv", session);
     char *words = ddp_read_own_file(path, S_IWGRP | S_IWOTH, SHELL_ARGV_MAX, &len, err);
     if (!words)
         return NULL;
-    ddp_error_t missing;
-    char *env_text = ddp_read_own_file(node_env, S_IWGRP | S_IWOTH, NODE_ENV_MAX, NULL, &missing);
-    if (!env_text && missing.code != ENOENT) {
+    ddp_error_t missing, no_image;
+    snprintf(path, sizeof path, "%s/node-env", dev);
+    char *env_text = ddp_read_own_file(path, S_IWGRP | S_IWOTH, NODE_ENV_MAX, NULL, &missing);
+    snprintf(path, sizeof path, "%s/container-exec", dev);
+    char *image = ddp_read_own_file(path, S_IWGRP | S_IWOTH, SHELL_ARGV_MAX, &image_len, &no_image);
+    if ((!env_text && missing.code != ENOENT) || (!image && no_image.code != ENOENT)) {
+        *err = !env_text && missing.code != ENOENT ? missing : no_image;
         free(words);
-        *err = missing;
+        free(env_text);
+        free(image);
         return NULL;
     }
     int set = env_text ? setenv(NODE_ENV_VAR, env_text, 1) : unsetenv(NODE_ENV_VAR);
@@ -309,26 +316,39 @@ static char **shell_argv(const char *session, const char *node_env, char **words
     size_t n = 0;
     for (size_t i = 0; i < len; i++)
         n += words[i] == 0;
+    for (size_t i = 0; i < image_len; i++)
+        n += image[i] == 0;
     char **argv = set ? NULL : calloc(n + 8, sizeof *argv);
-    if (!argv) {
+    /* One block for both lists of words, freed as one. */
+    char *all = argv ? malloc(len + image_len + 1) : NULL;
+    if (!all) {
+        free(argv);
         free(words);
+        free(image);
         ddp_error_set(err, "out of memory");
         return NULL;
     }
+    memcpy(all, words, len);
+    if (image_len)
+        memcpy(all + len, image, image_len);
+    free(words);
+    free(image);
     size_t a = 0;
     argv[a++] = "/bin/bash";
     argv[a++] = "-c";
     argv[a++] = "eval \"${" NODE_ENV_VAR ":-}\"; unset " NODE_ENV_VAR "; ! declare -F "
                 "ddpjob_node_setup >/dev/null || ddpjob_node_setup; exec \"$@\"";
     argv[a++] = "ddpjob-shell";
-    if (!n) {
+    for (size_t i = len; i < len + image_len; i += strlen(all + i) + 1)
+        argv[a++] = all + i;
+    if (!len) {
         argv[a++] = "/bin/bash";
         argv[a++] = "-i";
     }
-    for (size_t i = 0; i < len; i += strlen(words + i) + 1)
-        argv[a++] = words + i;
+    for (size_t i = 0; i < len; i += strlen(all + i) + 1)
+        argv[a++] = all + i;
     argv[a] = NULL;
-    *words_out = words;
+    *words_out = all;
     return argv;
 }
 
@@ -364,12 +384,11 @@ int cmd_dev_shell_serve(int argc, char **argv)
     if (!session || optind != argc)
         return fputs(serve_help, stderr), EXIT_USAGE;
     /* The session's folder, the allocation's record above it, and the workdir above that. */
-    char dev[8300], node_env[8400], endpoint[8400], path[8400], notice[8400];
+    char dev[8300], endpoint[8400], path[8400], notice[8400];
     snprintf(dev, sizeof dev, "%s", session);
     char *slash;
     for (int up = 0; up < 2 && (slash = strrchr(dev, '/')); up++)
         *slash = 0;
-    snprintf(node_env, sizeof node_env, "%s/node-env", dev);
     snprintf(notice, sizeof notice, "%s/notice", dev);
     snprintf(endpoint, sizeof endpoint, "%s/endpoint", session);
     ddp_error_t err;
@@ -379,7 +398,7 @@ int cmd_dev_shell_serve(int argc, char **argv)
     int rc = EXIT_SYSTEM, port;
     if (ddp_check_private_dir(session, &err) || job_record_read(dev, &r, &err) ||
         !(token = ddp_read_own_file(path, S_IRWXG | S_IRWXO, RELAY_TOKEN_LEN + 1, NULL, &err)) ||
-        !(cmd = shell_argv(session, node_env, &words, &err))) {
+        !(cmd = shell_argv(session, dev, &words, &err))) {
         fprintf(stderr, "ddpjob dev-shell-serve: %s\n", err.msg);
     } else if ((port = session_port(session))) {
         rc = relay_serve_port(endpoint, token, port, SHELL_ACCEPT_MS, &err) ? EXIT_SYSTEM : EXIT_OK;

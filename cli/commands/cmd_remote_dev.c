@@ -154,22 +154,22 @@ const char *remote_dev_target(int argc, char **argv)
         run_words(argc, argv, &dev_at, &spec_at, &joined);
         return dev_at < 0 ? NULL : argv[dev_at] + (joined ? 5 : 0);
     }
-    int port = 0;
-    const char *word = NULL;
+    /* The first two words that are no option nor an option's value ("stop DEV", "DEV"). */
+    int port = 0, n = 0;
+    const char *words[2] = {NULL, NULL};
     for (int i = 1; i < argc && strcmp(argv[i], "--"); i++) {
-        if (!strcmp(argv[i], "--node") || !strcmp(argv[i], "--port"))
-            port |= !strcmp(argv[i++], "--port");
-        else if (!strncmp(argv[i], "--port=", 7))
+        if (!strcmp(argv[i], "--port") || !strncmp(argv[i], "--port=", 7))
             port = 1;
-        else if (argv[i][0] != '-' && !word)
-            word = argv[i];
+        if (!strcmp(argv[i], "--node") || !strcmp(argv[i], "--port"))
+            i++;
+        else if (argv[i][0] != '-' && n < 2)
+            words[n++] = argv[i];
     }
-    if (!strcmp(argv[0], "dev")) {
-        if (word && !strcmp(word, "stop"))
-            return argc > 2 ? argv[2] : NULL;
-        return port ? word : NULL;
-    }
-    return word;
+    if (strcmp(argv[0], "dev"))
+        return words[0];
+    if (words[0] && !strcmp(words[0], "stop"))
+        return words[1];
+    return port ? words[0] : NULL;
 }
 
 /* Sends what changed of the run's folder, then runs it there. */
@@ -442,8 +442,10 @@ int remote_dev_command(int argc, char **argv, const cluster_profile_t *c, const 
         return remote_run_in(argc, argv, c, ho);
     if (!strcmp(argv[0], "shell"))
         return remote_shell(argc, argv, c, ho);
-    if (strcmp(argv[1], "stop"))
-        return remote_port(argc, argv, c, ho, dev);
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--port") || !strncmp(argv[i], "--port=", 7))
+            return remote_port(argc, argv, c, ho, dev);
+    /* dev stop DEV: run there as it is. */
     ssh_session_t *s = start_there("dev", c, ho, NULL, argv, argc, NULL, NULL);
     if (!s)
         return EXIT_NO_LINK;

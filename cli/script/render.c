@@ -83,9 +83,9 @@ static char *quoted_command(const job_spec_t *spec, const char *trainer)
     return out;
 }
 
-/* {{agent_args}}: the agent's options from the spec's fields (spec_agent_args), as shell words
- * with a blank before each; every template passes them to every agent, once. */
-static int set_agent_args(const job_spec_t *spec, tmpl_ctx_t *ctx)
+/* The agent's options from the spec's fields (spec_agent_args), as shell words with a blank
+ * before each, into the template's `name`. */
+static int set_args_of(const job_spec_t *spec, const char *name, tmpl_ctx_t *ctx)
 {
     strv_t args;
     if (spec_agent_args(spec, &args))
@@ -97,10 +97,25 @@ static int set_agent_args(const job_spec_t *spec, tmpl_ctx_t *ctx)
         fputc(' ', f);
         shquote_write(f, args.items[i]);
     }
-    int rc = f && fclose(f) == 0 ? tmpl_set(ctx, "agent_args", text) : -1;
+    int rc = f && fclose(f) == 0 ? tmpl_set(ctx, name, text) : -1;
     free(text);
     spec_strv_free(&args);
     return rc;
+}
+
+/* {{agent_args}}: every template passes them to every agent, once. {{image_exec_args}}: those
+ * with which the agent puts one program in the spec's image (`--container-exec`: a shell on a
+ * held node): its own where it runs the container; under pyxis the same image with enroot,
+ * pyxis's own runtime, as `ddpjob run` takes it; empty without a container. */
+static int set_agent_args(const job_spec_t *spec, tmpl_ctx_t *ctx)
+{
+    int rc = set_args_of(spec, "agent_args", ctx);
+    if (!spec->container.present)
+        return rc | tmpl_set(ctx, "image_exec_args", "");
+    job_spec_t as_enroot = *spec;
+    if (container_runtime_parse(spec->container.runtime) == CONTAINER_PYXIS)
+        as_enroot.container.runtime = (char *)container_runtime_name(CONTAINER_ENROOT);
+    return rc | set_args_of(&as_enroot, "image_exec_args", ctx);
 }
 
 /* Adds path's folder (or path itself, dir_itself) to the comma-separated mounts in f, at its own

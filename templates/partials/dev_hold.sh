@@ -21,6 +21,10 @@
         [ -z "${ddpjob_workdir+set}" ] || declare -p ddpjob_workdir
         declare -f ddpjob_node_setup
     } >"$ddpjob_record/node-env"
+{{#image_exec_args}}
+    # ... and, after the setup, its program inside the job's image, as the agent runs a worker.
+    printf '%s\0' {{agent}}{{image_exec_args}} --container-exec -- >"$ddpjob_record/container-exec"
+{{/image_exec_args}}
 ) || ddpjob_fail "cannot write the record's node-env"
 {{ddpjob}} dev-hold --record "$ddpjob_record" --idle {{hold_idle_s}} ${ddpjob_deadline:+--deadline "$ddpjob_deadline"} --node-exec "$ddpjob_node_exec" -- "${ddpjob_hosts[@]}" &
 ddpjob_wait $!

@@ -171,3 +171,22 @@ if diff=$("$TRAIN" diff "$T/ckpt-bare/checkpoint.ddpt" "$T/ckpt-inside/checkpoin
 else
     fail "the checkpoint trained in the container equals the bare run's" "$diff"
 fi
+
+# An allocation held by `ddpjob dev` for this spec (issue 68): a run's ranks and a shell on a
+# node are inside the image (the shell through enroot, pyxis's own runtime, on the same file).
+sed 's/^name: pyxis/name: pyxdev/' job.yaml >pyxdev.yaml
+dj dev pyxdev.yaml --wait-for 180s
+expect_eq "$RC" 0 "dev: a pyxis spec's 2 nodes held" "$ERR"
+DEVJOB=$(grep -o 'job [0-9]*' <<<"$OUT" | head -n 1 | cut -d' ' -f2)
+dj run --in pyxdev
+expect_eq "$RC" 0 "run --in: the run completed" "$ERR"
+expect_eq "$(grep -c '^\[rank [0-3]\] inside the test.s image' <<<"$OUT")" 4 "all 4 ranks of the run ran inside the image" "$OUT"
+dj shell pyxdev --node 1 -- /bin/sh -c 'cat /etc/ddpjob-image; echo "FROM_SPEC=$FROM_SPEC host=$(hostname)"; [ -t 0 ] && echo on-a-terminal'
+expect_eq "$RC" 0 "shell --node 1 -- COMMAND exits 0" "$ERR"
+expect_contains "$OUT" "inside the test's image" "the shell's command ran inside the image"
+expect_contains "$OUT" "FROM_SPEC=from the spec host=n2" "... with the spec's env, on node 1"
+expect_contains "$OUT" "on-a-terminal" "... on a terminal"
+dj dev stop pyxdev
+expect_eq "$RC" 0 "dev stop" "$ERR"
+cluster_wait_gone "$DEVJOB"
+expect_no_containers "no container left by the held allocation, its run or its shell"

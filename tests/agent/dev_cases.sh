@@ -9,7 +9,8 @@
 # An allocation held for 2 nodes: runs in it one after another (the workdir's current files run),
 # a failing run that leaves it held, a run cancelled, runs that cannot go, a shell on a node (a
 # command; a real terminal under script(1): its size, Ctrl-C), a node's port forwarded to the
-# login node, release when idle and by `dev stop`.
+# login node, release when idle and by `dev stop`; with DEV_IMAGE, a run and a shell in the
+# spec's container.
 
 dev_spec() { # NAME COMMAND-WORDS
     cat <<SPEC
@@ -213,6 +214,24 @@ expect_eq "$RC" 0 "dev stop exits 0" "$ERR"
 if in_queue "$DEV_JOB2"; then fail "after dev stop the allocation is gone from the queue"; else pass "after dev stop the allocation is gone from the queue"; fi
 dj dev stop hold-run1
 expect_contains "$ERR" "is a batch job, not an allocation" "dev stop of a job that is no held allocation: refused"
+
+if [ -n "${DEV_IMAGE:-}" ]; then
+    # In the job's container (DEV_IMAGE: a container: block): a run's workers and a shell are
+    # inside the image.
+    { dev_spec holdimg '[/bin/sh, -c, "cat /etc/ddpjob-image"]'; printf '%s\n' "$DEV_IMAGE"; } >holdimg.yaml
+    dj dev holdimg.yaml --wait-for 180s
+    expect_eq "$RC" 0 "an allocation for a spec with a container is held" "$ERR"
+    dj run --in holdimg
+    expect_eq "$RC" 0 "run --in it completes" "$ERR"
+    expect_eq "$(grep -c "inside the test's image" <<<"$OUT")" 4 "all 4 ranks of the run ran inside the image" "$OUT"
+    dj shell holdimg --node 1 -- /bin/sh -c 'cat /etc/ddpjob-image; echo "mark=$DEV_MARK host=$(hostname)"; [ -t 0 ] && echo on-a-terminal'
+    expect_eq "$RC" 0 "shell --node 1 -- COMMAND in it exits 0" "$ERR"
+    expect_contains "$OUT" "inside the test's image" "the shell's command ran inside the image"
+    expect_contains "$OUT" "mark=held host=$node1" "... with the spec's env, on node 1"
+    expect_contains "$OUT" "on-a-terminal" "... on a terminal"
+    dj dev stop holdimg
+    expect_eq "$RC" 0 "dev stop of the allocation with a container" "$ERR"
+fi
 
 if [ "${DEV_WALLTIME:-0}" = 1 ]; then
     # An allocation that its walltime ends: an open shell is told (10 and 1 minutes before: the

@@ -5,7 +5,8 @@
 # arrays: false, as lanes whose afterany chain is read back from qstat; a one-trial sweep as a
 # plain job; jobs after others (submit --after, the spec's after:); and a trial that its walltime
 # stops: its successor is its own script submitted again as a plain job, which resumes that trial
-# alone. Last, an allocation held by `ddpjob dev` and runs in it (dev_cases.sh).
+# alone. Last, an allocation held by `ddpjob dev` and runs in it (dev_cases.sh), Charliecloud's
+# image among them.
 . "$SRCDIR/tests/lib/agents.sh"
 # Its own user: found, the pbs suite's cluster beside it lost a job when this one's went down
 # (both submitted as one user, and a cluster's end kills that user's every process).
@@ -169,5 +170,10 @@ in_queue() {
 }
 DEV_SCHED=pbs
 DEV_SPEC_EXTRA="cpus_per_node: 2"
+# Charliecloud's image, a folder the user owns (ch-run is given the mount points it lacks).
+. "$SRCDIR/tests/lib/images.sh"
+image_root "$jobdir/chimage"
+chown -R "$PBS_USER:" "$jobdir/chimage"
+DEV_IMAGE="container: {runtime: charliecloud, image: $jobdir/chimage}"
 cd "$jobdir" || exit 1
 . "$SRCDIR/tests/agent/dev_cases.sh"

@@ -17,9 +17,7 @@
 #include "cli/commands/commands.h"
 #include "cli/commands/submit_steps.h"
 #include "cli/jobs/dev_record.h"
-#include "cli/spec/units.h"
 #include "runtime/base/ddp_clock.h"
-#include "runtime/base/ddp_parse.h"
 
 /* How long an allocation stays held with no run, unless told. */
 #define DEV_IDLE_DEFAULT_S (30 * 60)
@@ -35,7 +33,7 @@ static const char dev_help[] =
     "usage: ddpjob dev SPEC [--idle DURATION|off] [--wait-for DURATION] [--scheduler pbs|slurm]\n"
     "                       [--site NAME|FILE] [--set PATH=VALUE]... [--bindir DIR]\n"
     "       ddpjob dev stop DEV\n"
-    "       ddpjob dev DEV --port PORT[:NODE]\n"
+    "       ddpjob dev DEV --port PORT[:NODE] [--wait[=D]]\n"
     "Holds the spec's nodes (its resources, queue, project, walltime) as one allocation, named\n"
     "as the spec, and returns once they are held, printing its nodes. `ddpjob run --in DEV`\n"
     "then runs a spec's workload on them, under the spec's modules, setup, env and container,\n"
@@ -45,39 +43,13 @@ static const char dev_help[] =
     "  --wait-for D  how long to wait for the allocation to start (default 10m); it stays\n"
     "                queued after that, and is held once it starts\n"
     "  --port PORT[:NODE]  forward localhost:PORT here to PORT on node NODE (default 0) of\n"
-    "                DEV, until Ctrl-C (Jupyter, a VS Code server, TensorBoard on that node)\n"
+    "                DEV, until Ctrl-C (Jupyter, a VS Code server, TensorBoard on that node);\n"
+    "                --wait[=D] waits for a queued DEV's nodes (default 60m)\n"
     "  --on NAME     from this laptop: dev SPEC sends the spec's folder and holds the nodes\n"
     "                on cluster NAME; stop and --port find DEV there (the cluster `dev --on`\n"
     "                held it on, by default), --port through the login node's SSH\n"
     "Exit: 0 held (stop: released), 1 invalid spec, or the allocation ended before it was held,\n"
     "      2 usage, 3 file or template error, 4 qsub/sbatch failed, 124 still queued.\n";
-
-int dev_parse_duration(const char *text, int64_t *seconds)
-{
-    if (!strcmp(text, "off")) {
-        *seconds = 0;
-        return 0;
-    }
-    size_t n = strlen(text);
-    int unit = n ? strchr("smh", text[n - 1]) != NULL : 0;
-    if (unit) {
-        char number[32];
-        long v;
-        if (n - 1 >= sizeof number)
-            return -1;
-        memcpy(number, text, n - 1);
-        number[n - 1] = 0;
-        if (ddp_parse_long(number, 1, 1L << 30, &v))
-            return -1;
-        *seconds = v * (text[n - 1] == 'h' ? 3600 : text[n - 1] == 'm' ? 60 : 1);
-        return 0;
-    }
-    uint64_t s;
-    if (units_parse_walltime(text, &s))
-        return -1;
-    *seconds = (int64_t)s;
-    return 0;
-}
 
 /* The allocation that `dev` names, read into r: its record folder (malloc'd); NULL with the
  * problem said as `ddpjob COMMAND: ...`. */
@@ -175,12 +147,13 @@ int cmd_dev(int argc, char **argv)
                                          {"bindir", required_argument, NULL, 'b'},
                                          {"port", required_argument, NULL, 'p'},
                                          {"endpoint", no_argument, NULL, 'e'},
+                                         {"wait", optional_argument, NULL, 'W'},
                                          {"help", no_argument, NULL, 'h'},
                                          {0}};
     const char *port = NULL;
     int endpoint = 0;
     job_record_t held = {.held = 1, .idle_s = DEV_IDLE_DEFAULT_S};
-    int64_t wait_s = DEV_WAIT_DEFAULT_S;
+    int64_t wait_s = DEV_WAIT_DEFAULT_S, held_wait_s = 0;
     /* What submit takes: "submit", its options as given (each "--NAME" made here), the spec. */
     char **sub_argv = calloc((size_t)argc * 2 + 2, sizeof *sub_argv),
          **made = calloc((size_t)argc + 1, sizeof *made);
@@ -201,7 +174,9 @@ int cmd_dev(int argc, char **argv)
         /* --endpoint: the node's side for a laptop's --port --on (cmd_remote_dev.c). */
         endpoint |= c == 'e';
         port = c == 'p' ? optarg : port;
-        if (c == 'p' || c == 'e')
+        if (c == 'W' && dev_parse_wait("dev", optarg, &held_wait_s))
+            goto out;
+        if (c == 'p' || c == 'e' || c == 'W')
             continue;
         if ((c == 'i' && dev_parse_duration(optarg, &held.idle_s)) ||
             (c == 'w' && (dev_parse_duration(optarg, &wait_s) || !wait_s))) {
@@ -220,7 +195,7 @@ int cmd_dev(int argc, char **argv)
             }
     }
     if (port && optind + 1 == argc) {
-        rc = dev_forward(argv[optind], port, endpoint);
+        rc = dev_forward(argv[optind], port, endpoint, held_wait_s);
         goto out;
     }
     if (port)
@@ -288,28 +263,6 @@ void dev_run_cancel_on_input(void)
     pthread_t reader;
     if (pthread_create(&reader, NULL, cancel_on_input, NULL) == 0)
         pthread_detach(reader);
-}
-
-/* Whether the allocation can take a run now; the problem said when not. */
-static int dev_usable(const char *dev, job_view_t *v, const dev_state_t *s)
-{
-    if (s->released || job_state_final(v->state)) {
-        char why[96];
-        if (s->released)
-            snprintf(why, sizeof why, "released (%s)", s->why);
-        else
-            snprintf(why, sizeof why, "ended: %s", job_state_name(v->state));
-        fprintf(stderr, "ddpjob run: %s (job %s) is %s: `ddpjob dev SPEC` holds nodes again\n", dev,
-                job_view_id(v), why);
-        return 0;
-    }
-    if (!s->ready) {
-        fprintf(stderr,
-                "ddpjob run: %s (job %s) is %s: its nodes are not held yet (ddpjob status %s)\n",
-                dev, job_view_id(v), job_state_name(v->state), dev);
-        return 0;
-    }
-    return 1;
 }
 
 /* The run's spec for the allocation: loaded, checked against what is held; NULL with the
@@ -401,28 +354,22 @@ static int wait_taken(char *dir, int k, const char *run_dir, const char *dev)
 }
 
 int dev_run(const char *dev, const char *spec_path, load_opts_t *load, char **extra, int nextra,
-            long nproc, const char *bindir)
+            const run_in_opts_t *o)
 {
     job_record_t r = {0};
     char *dir = find_dev("run", dev, &r), *run_dir = NULL, *text = NULL;
     if (!dir)
         return 1;
     dev_state_t s;
-    dev_state_read(dir, &s);
-    /* A held allocation's own record says it is; the scheduler is asked only when it does not,
-     * off a rerun's path (and while the run waits to be taken). */
-    job_view_t v = {0};
     ddp_error_t err;
-    int code = 1, k = 0, viewed = !s.ready || s.released;
-    if (viewed)
-        job_views_load(&dir, 1, &v, &err);
+    int code, k = 0;
     const char *id = r.nlinks ? r.links[r.nlinks - 1].id : "";
     job_spec_t *spec = NULL;
-    if ((viewed && !dev_usable(dev, &v, &s)) ||
-        !(spec = run_spec(dev, &r, &s, spec_path, load, extra, nextra, nproc, &code)))
+    if ((code = dev_ready("run", dev, dir, o->wait_s, &s)) != EXIT_OK ||
+        !(spec = run_spec(dev, &r, &s, spec_path, load, extra, nextra, o->nproc, &code)))
         goto out;
     const sched_ops_t *ops = sched_get(sched_kind_parse(r.scheduler));
-    render_opts_t ro = {sched_kind_parse(r.scheduler), NULL, bindir, false, 0};
+    render_opts_t ro = {sched_kind_parse(r.scheduler), NULL, o->bindir, false, 0};
     if (!(text = render_to_string(spec, &ro, &code)))
         goto out;
     job_record_t run = {0};
@@ -457,8 +404,6 @@ int dev_run(const char *dev, const char *spec_path, load_opts_t *load, char **ex
         job_view_print_cause(stderr, &end);
     job_views_free(&end, 1);
 out:
-    if (viewed)
-        job_views_free(&v, 1);
     job_record_free(&r);
     spec_destroy(spec);
     free(text);

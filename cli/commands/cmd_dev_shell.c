@@ -31,13 +31,14 @@
 #define NODE_ENV_VAR "DDPJOB_NODE_ENV"
 
 static const char shell_help[] =
-    "usage: ddpjob shell DEV [--node K] [-- COMMAND [ARGS...]]\n"
+    "usage: ddpjob shell DEV [--node K] [--wait[=D]] [-- COMMAND [ARGS...]]\n"
     "A terminal on node K (default 0) of the allocation `ddpjob dev` holds (DEV: its name or\n"
     "job id), in the job's environment: the spec's modules, setup, env and workdir, inside its\n"
     "container's image where it has one. A real terminal (line editing, Ctrl-C to the program\n"
     "inside, the window's size); with COMMAND, that command alone. `exit` leaves the allocation\n"
     "held; while a shell is open it is not idle.\n"
     "With --on NAME (or where `ddpjob dev --on` held DEV), from this laptop, through its login.\n"
+    "--wait[=D] waits for a queued allocation's nodes (default 60m); without it, one is refused.\n"
     "Exit: the shell's or COMMAND's status; 1 when DEV holds nothing now, 2 usage, 3 the node's\n"
     "side could not start.\n";
 
@@ -123,21 +124,21 @@ static void remove_session(const char *session)
 
 /* The allocation that `dev` names, held now: its record folder (malloc'd) and state; NULL with
  * the problem said. */
-static char *held_now(const char *dev, dev_state_t *s)
+/* The record of DEV while it holds its nodes (waiting up to wait_s for a queued one); NULL with
+ * why said and *code set. */
+static char *held_now(const char *command, const char *dev, int64_t wait_s, dev_state_t *s,
+                      int *code)
 {
+    *code = 1;
     job_record_t r = {0};
     ddp_error_t err;
     char *dir = dev_record_find(dev, &r, &err);
     if (!dir) {
-        fprintf(stderr, "ddpjob shell: %s\n", err.msg);
+        fprintf(stderr, "ddpjob %s: %s\n", command, err.msg);
         return NULL;
     }
     job_record_free(&r);
-    dev_state_read(dir, s);
-    if (!s->ready || s->released) {
-        fprintf(stderr, "ddpjob shell: %s %s\n", dev,
-                s->released ? "was released: `ddpjob dev SPEC` holds nodes again"
-                            : "holds no nodes yet (ddpjob status shows why)");
+    if ((*code = dev_ready(command, dev, dir, wait_s, s)) != EXIT_OK) {
         free(dir);
         return NULL;
     }
@@ -167,23 +168,28 @@ static int open_session(const char *dir, int node, char **cmd, int ncmd, int por
 
 int cmd_shell(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"node", required_argument, NULL, 'n'}, {"help", no_argument, NULL, 'h'}, {0}};
+    static const struct option opts[] = {{"node", required_argument, NULL, 'n'},
+                                         {"wait", optional_argument, NULL, 'w'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {0}};
     char **cmd;
-    int ncmd, node = 0, c;
+    int ncmd, node = 0, c, code;
+    int64_t wait_s = 0;
     argc = split_workload_args(argc, argv, &cmd, &ncmd);
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         if (c == 'h')
             return fputs(shell_help, stdout), EXIT_OK;
-        if (c != 'n' || ddp_parse_int(optarg, 0, 1 << 20, &node))
+        if (c == 'w' && dev_parse_wait("shell", optarg, &wait_s))
+            return EXIT_USAGE;
+        if (c != 'w' && (c != 'n' || ddp_parse_int(optarg, 0, 1 << 20, &node)))
             return fputs(shell_help, stderr), EXIT_USAGE;
     }
     if (optind + 1 != argc)
         return fputs(shell_help, stderr), EXIT_USAGE;
     dev_state_t s;
-    char *dir = held_now(argv[optind], &s);
+    char *dir = held_now("shell", argv[optind], wait_s, &s, &code);
     if (!dir)
-        return 1;
+        return code;
     if (node >= s.nhosts) {
         fprintf(stderr, "ddpjob shell: --node %d: %s holds nodes 0 to %d (%s)\n", node,
                 argv[optind], s.nhosts - 1, s.hosts);
@@ -235,21 +241,16 @@ static int hold_endpoint(const char *host, int port, const char *token, ddp_erro
     return 0;
 }
 
-int dev_forward(const char *dev, const char *what, int endpoint)
+int dev_forward(const char *dev, const char *what, int endpoint, int64_t wait_s)
 {
-    int port, node = 0;
-    const char *colon = strchr(what, ':');
-    char number[16];
-    snprintf(number, sizeof number, "%.*s", colon ? (int)(colon - what) : 15, what);
-    if (ddp_parse_int(number, 1, 65535, &port) ||
-        (colon && ddp_parse_int(colon + 1, 0, 1 << 20, &node))) {
-        fprintf(stderr, "ddpjob dev: --port %s: expected PORT or PORT:NODE\n", what);
+    int port, node;
+    if (dev_parse_port(what, &port, &node))
         return EXIT_USAGE;
-    }
     dev_state_t s;
-    char *dir = held_now(dev, &s);
+    int code;
+    char *dir = held_now("dev", dev, wait_s, &s, &code);
     if (!dir)
-        return 1;
+        return code;
     if (node >= s.nhosts) {
         fprintf(stderr, "ddpjob dev: --port %s: %s holds nodes 0 to %d (%s)\n", what, dev,
                 s.nhosts - 1, s.hosts);

@@ -357,24 +357,25 @@ static int parse_endpoint(char *line, char **host, int *port, char **token)
                : 0;
 }
 
-static int remote_port(int argc, char **argv, const cluster_profile_t *c, const host_options_t *ho,
-                       const char *dev)
+/* --port's value on the command line ("" when none). */
+static const char *port_word(int argc, char **argv)
 {
-    const char *what = NULL;
+    const char *what = "";
     for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "--port") && i + 1 < argc)
             what = argv[i + 1];
         else if (!strncmp(argv[i], "--port=", 7))
             what = argv[i] + 7;
-    int port, node = 0;
-    const char *colon = what ? strchr(what, ':') : NULL;
-    char number[16];
-    snprintf(number, sizeof number, "%.*s", colon ? (int)(colon - what) : 15, what ? what : "");
-    if (ddp_parse_int(number, 1, 65535, &port) ||
-        (colon && ddp_parse_int(colon + 1, 0, 1 << 20, &node))) {
-        fprintf(stderr, "ddpjob dev: --port %s: expected PORT or PORT:NODE\n", what ? what : "");
+    return what;
+}
+
+static int remote_port(int argc, char **argv, const cluster_profile_t *c, const host_options_t *ho,
+                       const char *dev)
+{
+    const char *what = port_word(argc, argv);
+    int port, node;
+    if (dev_parse_port(what, &port, &node))
         return EXIT_USAGE;
-    }
     ddp_error_t err;
     int lfd = ddp_net_listen("127.0.0.1", port, 16, NULL, &err);
     if (lfd < 0) {
@@ -384,15 +385,23 @@ static int remote_port(int argc, char **argv, const cluster_profile_t *c, const 
                     : err.msg);
         return 1;
     }
-    char *words[] = {"dev", (char *)dev, "--port", (char *)what, "--endpoint"};
+    char *words[] = {"dev", (char *)dev, "--port", (char *)what, "--endpoint", NULL};
+    int64_t wait_s = 0;
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--wait") || !strncmp(argv[i], "--wait=", 7))
+            words[5] = argv[i];
+    if (words[5] && dev_parse_wait("dev", words[5][6] ? words[5] + 7 : NULL, &wait_s)) {
+        close(lfd);
+        return EXIT_USAGE;
+    }
     catch_interrupts();
-    ssh_session_t *s = start_there("dev", c, ho, NULL, words, 5, NULL, NULL);
+    ssh_session_t *s = start_there("dev", c, ho, NULL, words, words[5] ? 6 : 5, NULL, NULL);
     if (!s) {
         close(lfd);
         return EXIT_NO_LINK;
     }
     endpoint_line_t e = {0};
-    int64_t deadline = ddp_deadline_in(START_MS);
+    int64_t deadline = ddp_deadline_in(START_MS + wait_s * 1000);
     int pumped = 0;
     while (pumped == 0 && !e.complete && !interrupted && ddp_ms_left(deadline) > 0)
         pumped = ssh_session_pump(s, PUMP_MS, take_endpoint, &e, &err);

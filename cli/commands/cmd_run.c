@@ -33,7 +33,8 @@ static const char run_help[] =
     "                      logs, cancel), its output followed here; an interrupt cancels the\n"
     "                      run, and the allocation stays held whatever the run's end;\n"
     "                      with --on NAME (or where `dev --on` held DEV), from this laptop:\n"
-    "                      the folder sent first (what changed), then run there\n";
+    "                      the folder sent first (what changed), then run there\n"
+    "  --wait[=D]          with --in, wait for a queued allocation's nodes (default 60m)\n";
 
 /* What a spec asks that one machine's run does not do, said. */
 static void say_left_out(const job_spec_t *spec, const char *path, bool trial_given)
@@ -80,8 +81,8 @@ static int exec_node_script(char *script)
 /* run's options as parsed. */
 typedef struct {
     load_opts_t load;
-    const char *bindir, *dev;
-    long nproc;
+    const char *dev;
+    run_in_opts_t in; /* nproc and bindir, a local run's too */
 } run_args_t;
 
 /* Parses run's options into a: -1 to go on, else the exit code (usage said). */
@@ -93,6 +94,7 @@ static int run_options(int argc, char **argv, bool doctor, run_args_t *a)
                                          {"trial", required_argument, NULL, 'T'},
                                          {"in", required_argument, NULL, 'I'},
                                          {"cancel-on-input", no_argument, NULL, 'C'},
+                                         {"wait", optional_argument, NULL, 'W'},
                                          {"help", no_argument, NULL, 'h'},
                                          {0}};
     int c;
@@ -102,13 +104,13 @@ static int run_options(int argc, char **argv, bool doctor, run_args_t *a)
             fputs(run_help, stdout);
             return EXIT_OK;
         case 'n':
-            if (ddp_parse_long(optarg, 1, JOB_PROCS_PER_NODE_MAX, &a->nproc)) {
+            if (ddp_parse_long(optarg, 1, JOB_PROCS_PER_NODE_MAX, &a->in.nproc)) {
                 fprintf(stderr, "ddpjob run: --nproc-per-node: invalid value \"%s\"\n", optarg);
                 return EXIT_USAGE;
             }
             break;
         case 'b':
-            a->bindir = optarg;
+            a->in.bindir = optarg;
             break;
         case 'E':
             load_opts_add_set(&a->load, optarg);
@@ -121,6 +123,12 @@ static int run_options(int argc, char **argv, bool doctor, run_args_t *a)
             if (doctor)
                 goto usage;
             a->dev = optarg;
+            break;
+        case 'W':
+            if (doctor)
+                goto usage;
+            if (dev_parse_wait("run", optarg, &a->in.wait_s))
+                return EXIT_USAGE;
             break;
         case 'C':
             /* What run --in --on says for the laptop's Ctrl-C, undocumented. */
@@ -149,8 +157,8 @@ int run_command(int argc, char **argv, bool doctor)
     }
     if (a.dev && optind >= argc - 1) {
         a.load.local_run = false;
-        int rc = dev_run(a.dev, optind == argc - 1 ? argv[optind] : NULL, &a.load, extra, nextra,
-                         a.nproc, a.bindir);
+        int rc =
+            dev_run(a.dev, optind == argc - 1 ? argv[optind] : NULL, &a.load, extra, nextra, &a.in);
         load_opts_free(&a.load);
         return rc;
     }
@@ -172,12 +180,12 @@ int run_command(int argc, char **argv, bool doctor)
         return EXIT_USAGE;
     }
     say_left_out(spec, argv[optind], a.load.trial_given);
-    if (a.nproc)
-        spec->procs_per_node = a.nproc;
+    if (a.in.nproc)
+        spec->procs_per_node = a.in.nproc;
     char *script = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&script, &len);
-    int rc = f ? render_node_script(spec, a.bindir, false, f, &err) : -1;
+    int rc = f ? render_node_script(spec, a.in.bindir, false, f, &err) : -1;
     if (f)
         fclose(f);
     spec_destroy(spec);

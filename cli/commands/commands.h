@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "cli/jobs/dev_record.h"
 #include "cli/jobs/job_view.h"
 #include "cli/spec/site.h"
 #include "cli/spec/spec.h"
@@ -125,9 +126,10 @@ int cmd_dev(int argc, char **argv);
 int cmd_dev_hold(int argc, char **argv);
 int cmd_shell(int argc, char **argv);
 /* `ddpjob dev DEV --port PORT[:NODE]`: that port of the held node forwarded to this machine's
- * loopback until Ctrl-C; with endpoint, the node's side's address and token said on stdout for a
- * laptop to reach it through SSH, until stdin ends (cmd_dev_shell.c). */
-int dev_forward(const char *dev, const char *what, int endpoint);
+ * loopback until Ctrl-C (waiting up to wait_s for a queued allocation's nodes); with endpoint, the
+ * node's side's address and token said on stdout for a laptop to reach it through SSH, until stdin
+ * ends (cmd_dev_shell.c). */
+int dev_forward(const char *dev, const char *what, int endpoint, int64_t wait_s);
 int cmd_dev_shell_serve(int argc, char **argv);
 /* dev's durations: "off", seconds, Ns, Nm, Nh or [[HH:]MM:]SS into *seconds (off: 0); -1 when
  * it is none (cmd_dev.c). */
@@ -139,8 +141,23 @@ int dev_parse_duration(const char *text, int64_t *seconds);
 void dev_run_cancel_on_input(void);
 /* `ddpjob run --in DEV [SPEC]`: the spec (NULL: the one DEV holds its nodes for) run in the
  * allocation `ddpjob dev` holds, its output followed; exits with the run's status (cmd_dev.c). */
+typedef struct {
+    long nproc;         /* --nproc-per-node, else 0 */
+    const char *bindir; /* --bindir, else NULL */
+    int64_t wait_s;     /* --wait: how long to wait for a queued allocation's nodes; 0: not */
+} run_in_opts_t;
 int dev_run(const char *dev, const char *spec_path, load_opts_t *load, char **extra, int nextra,
-            long nproc, const char *bindir);
+            const run_in_opts_t *o);
+/* Whether the allocation DEV (its record in dir) holds its nodes: EXIT_OK with *s read; else 1
+ * with why said as `ddpjob COMMAND: ...` (released, ended, or queued with the pending reason),
+ * or, waiting up to wait_s for a queued one, 124 when it still is (dev_ready.c). */
+int dev_ready(const char *command, const char *dev, char *dir, int64_t wait_s, dev_state_t *s);
+/* --wait's default: how long run --in, shell and dev --port wait for a queued allocation. */
+#define DEV_WAIT_HELD_DEFAULT_S (60 * 60)
+/* --port PORT[:NODE] into *port and *node (default 0); -1 with the problem said. */
+int dev_parse_port(const char *what, int *port, int *node);
+/* --wait[=DURATION] into *wait_s (none: DEV_WAIT_HELD_DEFAULT_S); -1 with the problem said. */
+int dev_parse_wait(const char *command, const char *arg, int64_t *wait_s);
 /* submit as `ddpjob dev` does: the spec as an allocation held (held: its facts), its record
  * (*record, malloc'd) and job id returned instead of printed. */
 int submit_held(int argc, char **argv, const job_record_t *held, char **record, char *id,

@@ -28,8 +28,8 @@ _ddpjob() {
     validate) opts="--scheduler --site --set --help" ;;
     render) opts="--scheduler --site --output --template --bindir --set --trial --help" ;;
     submit) opts="--scheduler --site --dry-run --template --bindir --set --trial --after --retry-failed --on --max-upload --accept-new-host-keys --connect-timeout --ssh-config --known-hosts --help" ;;
-    run) opts="--nproc-per-node --bindir --set --trial --in --on --help" ;;
-    dev) opts="stop --idle --wait-for --port --scheduler --site --set --bindir --on --help" ;;
+    run) opts="--nproc-per-node --bindir --set --trial --in --wait --on --help" ;;
+    dev) opts="stop --idle --wait-for --port --wait --scheduler --site --set --bindir --on --help" ;;
     launch) opts="--hosts --hostfile --nodefile --node-script --nproc-per-node --bindir --workdir --master-port --run-id --deadline --requeue-count --spares --agent-option --connect-timeout --accept-new-host-keys --ssh-config --known-hosts --help" ;;
     cluster) opts="add list check --host --user --port --identity --proxy-jump --remote-dir --remote-share --site --accept-new-host-keys --connect-timeout --ssh-config --known-hosts --help" ;;
     setup-nodes) opts="--hosts --hostfile --install-key --login-identity --accept-new-host-keys --connect-timeout --ssh-config --known-hosts --help" ;;
@@ -43,7 +43,7 @@ _ddpjob() {
     wait) opts="--timeout --on --help" ;;
     fetch) opts="--on --to --accept-new-host-keys --connect-timeout --ssh-config --known-hosts --help" ;;
     notify) opts="--record --link --help" ;;
-    shell) opts="--node --on --help" ;;
+    shell) opts="--node --wait --on --help" ;;
     dev-hold) opts="--record --idle --deadline --node-exec --help" ;;
     dev-shell-serve) opts="--session --help" ;;
     pbs-agents) opts="--nodefile --nodes --node-env --task-dir --checkpoint-file --checkpoint-signal --spares --help" ;;

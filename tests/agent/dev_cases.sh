@@ -88,6 +88,18 @@ dj run --in nosuchdev
 expect_eq "$RC" 1 "run --in a name nothing has: exit 1"
 dj run --in hold-run1
 expect_contains "$ERR" "is a batch job, not an allocation" "run --in a job that is no held allocation: refused"
+# An allocation still queued (hold has the nodes): said, with why; waited for only when asked.
+dev_spec queued '[/bin/true]' >queued.yaml
+dj dev queued.yaml --wait-for 3s
+expect_eq "$RC" 124 "dev of an allocation that cannot start yet: exit 124 after --wait-for, left queued" "$ERR"
+dj run --in queued
+expect_eq "$RC" 1 "run --in an allocation still queued: exit 1"
+expect_contains "$ERR" "its nodes are not held yet: " "... saying so, with the pending reason"
+expect_contains "$ERR" "(--wait waits for them)" "... and how to wait for it"
+dj shell queued --wait=3s -- true
+expect_eq "$RC" 124 "shell --wait=3s on it: exit 124, still queued after 3 s" "$ERR"
+dj dev stop queued
+expect_eq "$RC" 0 "dev stop withdraws the queued allocation" "$ERR"
 
 # A shell on node 1: a command, its status, the job's environment and workdir, a terminal.
 node1=$(cat .ddpjob/jobs/hold.*/ready | awk '{print $3}')
@@ -106,19 +118,21 @@ rm -f shell.in && mkfifo shell.in
 script -qec "stty rows 41 cols 117; $DEV_DJ shell hold --node 1" /dev/null <shell.in >shell.out 2>&1 &
 shell_pid=$!
 exec 7>shell.in
-printf 'stty size; sleep %s\n' "$dev_nap" >&7
+# Each write in a subshell: one to a terminal that has gone is a SIGPIPE for it alone.
+(printf 'stty size; sleep %s\n' "$dev_nap" >&7)
 for _ in $(seq 300); do
     pgrep -f "sleep $dev_nap" >/dev/null && break
     sleep 0.2
 done
-if pgrep -f "sleep $dev_nap" >/dev/null; then pass "the interactive shell runs a command typed into it"; else fail "the interactive shell runs a command typed into it" "$(cat shell.out)"; fi
-printf '\003' >&7
+if pgrep -f "sleep $dev_nap" >/dev/null; then pass "the interactive shell runs a command typed into it"; else
+    fail "the interactive shell runs a command typed into it" "$(cat shell.out)" "$(dj logs hold --batch; tail -n 20 <<<"$OUT")"; fi
+(printf '\003' >&7)
 for _ in $(seq 150); do
     pgrep -f "sleep $dev_nap" >/dev/null || break
     sleep 0.2
 done
 expect_eq "$(pgrep -f "sleep $dev_nap")" "" "Ctrl-C reached the program inside (it ended)"
-printf 'echo after-$((2 * 3))\nexit 4\n' >&7
+(printf 'echo after-$((2 * 3))\nexit 4\n' >&7)
 # Its input stays open until it has ended: the end of input would reach the shell as Ctrl-D.
 for _ in $(seq 300); do
     kill -0 "$shell_pid" 2>/dev/null || break

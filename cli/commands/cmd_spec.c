@@ -16,6 +16,7 @@
 #include "cli/jobs/job_record.h"
 #include "cli/script/render.h"
 #include "cli/script/scheduler.h"
+#include "cli/spec/pipeline.h"
 #include "cli/spec/site_rules.h"
 #include "runtime/base/spawn.h"
 #include "cli/spec/spec.h"
@@ -118,6 +119,11 @@ int cmd_validate(int argc, char **argv)
         sched_kind_t target;
         int code = EXIT_OK;
         site_t *site = NULL;
+        if (pipeline_file_is(argv[i])) {
+            code = pipeline_validate(argv[i], &load);
+            worst = code > worst ? code : worst;
+            continue;
+        }
         /* A spec without a scheduler is a local one (`ddpjob run`); render and submit need one. */
         job_spec_t *spec = load_for_scheduler(argv[i], &load, &target, &site, &code);
         if (spec && spec->sweep.ntrials > 1 &&
@@ -245,6 +251,14 @@ static int prepare_script(int argc, char **argv, const char *help, bool is_submi
     }
     a->load.doctor = doctor;
     a->load.ask_server = is_submit;
+    if (pipeline_file_is(path)) {
+        fprintf(stderr,
+                "ddpjob: %s is a pipeline (stages:): `ddpjob validate` checks it; this ddpjob "
+                "renders and submits its stages' specs one by one, not the pipeline yet\n",
+                path);
+        load_opts_free(&a->load);
+        return EXIT_USAGE;
+    }
     int code = EXIT_OK;
     site_t *site = NULL;
     *spec = load_for_scheduler(path, &a->load, target, &site, &code);

@@ -105,6 +105,9 @@ int status_watch(char *dir);
 void job_progress_for(const job_view_t *v, char *line, size_t size);
 
 int cmd_validate(int argc, char **argv);
+/* validate of a pipeline file (cli/spec/pipeline.h): its problems and its stages' specs', or the
+ * order its stages go in (cmd_pipeline.c). */
+int pipeline_validate(const char *path, const load_opts_t *load);
 int cmd_render(int argc, char **argv);
 int cmd_submit(int argc, char **argv);
 int cmd_nodes(int argc, char **argv);

@@ -366,3 +366,49 @@ run "$DDPJOB" validate "$T/two.yaml" --set cpus_per_node=8
 expect_lacks "$ERR" "no cpus_per_node" "a spec that names its CPUs: no note"
 run "$DDPJOB" render "$T/two.yaml" --set slurm.exclusive=true
 expect_lacks "$OUT" "#SBATCH --cpus-per-task" "exclusive: whole nodes, nothing asked per worker"
+
+# A pipeline (issue 70): its stages checked whole, each problem at its place, before anything runs.
+mkdir -p "$T/pipe" && cd "$T/pipe" || exit 1
+stage_spec() { # NAME COMMAND
+    printf 'name: %s\nscheduler: slurm\nnodes: 1\ncpus_per_node: 1\nwalltime: "00:05:00"\ncommand: %s\n' "$1" "$2"
+}
+{ stage_spec sw "[sh, -c, 'echo lr={lr}']"; printf 'sweep: {grid: {lr: [0.1, 0.2]}, objective: {metric: loss, goal: min}}\n'; } >sweep.yaml
+stage_spec tr "[sh, -c, 'echo lr={sweep.best.params.lr} from {sweep.record}']" >train.yaml
+stage_spec ev "[sh, -c, 'echo eval {train.checkpoint}']" >eval.yaml
+cat >tune.yaml <<'PIPE'
+name: tune
+stages:
+  sweep: {spec: sweep.yaml}
+  train: {spec: train.yaml, after: {ok: [sweep]}}
+  eval:  {spec: eval.yaml, set: {walltime: "00:02:00"}, after: {ok: [train]}}
+PIPE
+run "$DDPJOB" validate tune.yaml
+expect_eq "$RC" 0 "validate of a 3-stage pipeline: ok" "$ERR"
+expect_contains "$OUT" "tune.yaml: ok: pipeline tune of 3 stage(s): sweep (sweep.yaml), train (train.yaml, after sweep ok; its values" \
+    "... naming its stages in their order, and what each waits for"
+cat >bad.yaml <<'PIPE'
+stages:
+  a: {spec: eval.yaml, after: {ok: [b]}}
+  b: {spec: eval.yaml, after: {ok: [a], any: [zz]}}
+  c: {spec: train.yaml, after: {ok: [a]}}
+  d: {spec: nothere.yaml, sett: 1}
+  sweep: {spec: sweep.yaml}
+  e: {spec: train.yaml, after: {any: [sweep]}, set: {env.X: "{sweep.best.loss}"}}
+  f: {spec: nothere.yaml, after: {ok: [f]}}
+PIPE
+run "$DDPJOB" validate bad.yaml
+expect_eq "$RC" 1 "a pipeline with problems: exit 1"
+expect_contains "$ERR" 'bad.yaml:2:3: a: a cycle: a -> b -> a' "a cycle, named stage by stage"
+expect_contains "$ERR" 'bad.yaml:3:47: after: no stage "zz"' "after: naming no stage"
+expect_contains "$ERR" 'bad.yaml:8:40: after: f cannot wait for itself' "a stage waiting for itself"
+expect_contains "$ERR" 'bad.yaml:5:27: d: sett: unknown field (spec, set, after)' "an unknown field"
+expect_contains "$ERR" 'bad.yaml:5:3: d: spec: nothere.yaml' "a spec that is not there"
+expect_contains "$ERR" 'train.yaml:6:28: c: {sweep.best.params.lr}: c does not wait for sweep (after:)' \
+    "a value from a stage the stage does not wait for, at its place in the spec"
+expect_contains "$ERR" 'bad.yaml:7:61: set: {sweep.best.loss}: best.loss: a stage has best.params.NAME, best.checkpoint, record and checkpoint' \
+    "a value of no kind there is"
+expect_eq "$OUT" "" "... and no ok"
+run "$DDPJOB" render tune.yaml
+expect_eq "$RC" 2 "render of a pipeline: not yet, said (exit 2)"
+expect_contains "$ERR" "tune.yaml is a pipeline (stages:)" "... naming it a pipeline"
+cd "$T" || exit 1

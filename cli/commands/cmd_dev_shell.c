@@ -90,7 +90,7 @@ static int await_endpoint(const char *session, char *host, size_t size, int *por
         char *why = ddp_read_own_file(path, S_IWGRP | S_IWOTH, 4096, NULL, err);
         if (why) {
             why[strcspn(why, "\n")] = 0;
-            ddp_error_set(err, "%s", why);
+            ddp_error_code(err, ECHILD, "%s", why);
             free(why);
             return -1;
         }
@@ -158,12 +158,24 @@ static int open_session(const char *dir, int node, char **cmd, int ncmd, int por
         return ddp_error_set(err, "no random bytes for the session's token");
     for (size_t i = 0; i < sizeof raw; i++)
         snprintf(token + 2 * i, 3, "%02x", raw[i]);
-    if (dev_reserve(dir, "shells", &k, err))
-        return -1;
-    snprintf(session, 8192, "%s/shells/%d", dir, k);
-    if (ask_shell(session, token, node, cmd, ncmd, port, err))
-        return -1;
-    return await_endpoint(session, host, 256, node_port, err);
+    /* A node's side that ended before it listened started nothing: it is asked once more, as
+     * PBS's pbsdsh exits 0 whether or not TM started its task (seen once, on a loaded machine). */
+    for (int attempt = 0; attempt < 2; attempt++) {
+        if (attempt) {
+            remove_session(session);
+            ddp_sleep_ms(1000);
+        }
+        if (dev_reserve(dir, "shells", &k, err))
+            return -1;
+        snprintf(session, 8192, "%s/shells/%d", dir, k);
+        if (ask_shell(session, token, node, cmd, ncmd, port, err))
+            return -1;
+        if (await_endpoint(session, host, 256, node_port, err) == 0)
+            return 0;
+        if (err->code != ECHILD)
+            return -1;
+    }
+    return -1;
 }
 
 int cmd_shell(int argc, char **argv)

@@ -434,6 +434,10 @@ static int remote_port(int argc, char **argv, const cluster_profile_t *c, const 
                 pumped = ssh_session_pump(s, PUMP_MS, say_nothing, NULL, &err);
             ssh_session_close(s);
             rc = EXIT_OK;
+        } else if (pumped < 0 && err.code == EPERM) {
+            fprintf(stderr, "ddpjob dev: %s: %s\n", c->name, err.msg);
+            ssh_session_close(s);
+            rc = 1;
         } else {
             /* The command there ended (its words passed on): the node's side is gone. */
             rc = ended_there("dev", c, s, pumped == 0 ? 1 : -1, &err, "");

@@ -119,24 +119,35 @@ static int pass_done(const pass_t *p)
     return p->failed || (p->fd_ended && p->ch_ended && p->eof_sent && p->down_off == p->down_len);
 }
 
-static void take_connection(LIBSSH2_SESSION *ls, int lfd, const ssh_forward_t *fw, pass_t *passes)
+/* A connection taken and its channel opened: 0 (one over PASSES_MAX closed as it came), or -1
+ * with err when the server would not open the channel (forwarding refused there). */
+static int take_connection(LIBSSH2_SESSION *ls, int lfd, const ssh_forward_t *fw, pass_t *passes,
+                           ddp_error_t *err)
 {
     int fd = accept(lfd, NULL, NULL);
     if (fd < 0)
-        return;
+        return 0;
     pass_t *p = NULL;
     for (int i = 0; i < PASSES_MAX && !p; i++)
         p = passes[i].ch ? NULL : &passes[i];
     LIBSSH2_CHANNEL *ch = p ? open_pass(ls, fw) : NULL;
     if (!ch) {
         close(fd);
-        return;
+        if (!p)
+            return 0;
+        char *msg = NULL;
+        libssh2_session_last_error(ls, &msg, NULL, 0);
+        return ddp_error_code(err, EPERM,
+                              "the login node's SSH server would not carry a connection to %s:%d "
+                              "(%s): is TCP forwarding allowed there (AllowTcpForwarding)?",
+                              fw->host, fw->port, msg && *msg ? msg : "refused");
     }
     fcntl(fd, F_SETFD, FD_CLOEXEC);
     fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
     memset(p, 0, sizeof *p);
     p->fd = fd;
     p->ch = ch;
+    return 0;
 }
 
 int ssh_forward_run(ssh_session_t *s, int lfd, const ssh_forward_t *fw, volatile sig_atomic_t *stop,
@@ -165,8 +176,10 @@ int ssh_forward_run(ssh_session_t *s, int lfd, const ssh_forward_t *fw, volatile
         /* libssh2 may hold a channel's data already read off the socket: no wait after a move. */
         if (poll(pfd, 2 + PASSES_MAX, moved ? 0 : IDLE_POLL_MS) < 0 && errno != EINTR)
             break;
-        if (pfd[0].revents & POLLIN)
-            take_connection(ls, lfd, fw, passes);
+        if ((pfd[0].revents & POLLIN) && take_connection(ls, lfd, fw, passes, err)) {
+            rc = -1;
+            break;
+        }
         int ended = ssh_session_pump(s, 0, fn, arg, err);
         if (ended) {
             rc = ended < 0 ? -1 : 0;

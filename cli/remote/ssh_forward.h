@@ -22,7 +22,7 @@ typedef struct {
 
 /* Accepts on the listening socket lfd and forwards each connection until *stop is set (by a
  * signal handler) or the session's command ends (its output passed to fn). 0, or -1 with err
- * when the connection was lost. */
+ * when the connection was lost, or (code EPERM) the server would not open a channel there. */
 int ssh_forward_run(ssh_session_t *s, int lfd, const ssh_forward_t *fw, volatile sig_atomic_t *stop,
                     ssh_output_fn fn, void *arg, ddp_error_t *err);
 

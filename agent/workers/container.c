@@ -234,7 +234,7 @@ static int add_mounts(argv_t *a, const container_t *c, const char *cwd, const ch
 
 void container_exec(const container_t *c, char *const *command, ddp_error_t *err)
 {
-    char cwd[4096], dir[4200];
+    char cwd[4096] = "", dir[4200];
     const char *tmp = getenv("TMPDIR");
     snprintf(dir, sizeof dir, "%s/ddpjob-exec.XXXXXX", tmp && tmp[0] == '/' ? tmp : "/tmp");
     if (container_check(c, err))

@@ -195,18 +195,20 @@ static void resolve_after(pipeline_t *p, size_t i,
 
 int pipeline_waits_for(const pipeline_t *p, size_t from, size_t on)
 {
+    /* Each stage is pushed once at most (from marked first): todo never holds more than all. */
     int seen[PIPELINE_STAGES_MAX] = {0};
     size_t todo[PIPELINE_STAGES_MAX], n = 0;
+    seen[from] = 1;
     todo[n++] = from;
     while (n) {
         const pipeline_stage_t *s = &p->stages[todo[--n]];
         for (int kind = 0; kind < STAGE_AFTER_KINDS; kind++)
             for (size_t a = 0; a < s->nafter[kind]; a++) {
                 int at = s->after[kind][a];
+                if (at >= 0 && (size_t)at == on)
+                    return 1;
                 if (at < 0 || seen[at])
                     continue;
-                if ((size_t)at == on)
-                    return 1;
                 seen[at] = 1;
                 todo[n++] = (size_t)at;
             }

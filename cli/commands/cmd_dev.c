@@ -125,15 +125,15 @@ static int dev_stop(const char *dev)
 /* The spec submitted as an allocation (sub_argv: submit's command line), waited for. */
 static int hold_spec(int n, char **sub_argv, const job_record_t *held, int64_t wait_s)
 {
-    char *record = NULL, id[128] = "";
+    submit_context_t within = {.held = held};
     optind = 0;
-    int rc = submit_held(n, sub_argv, held, &record, id, sizeof id);
-    if (rc == EXIT_OK && record) {
-        fprintf(stderr, "ddpjob dev: job %s submitted; waiting for its nodes (up to %lld s)\n", id,
-                (long long)wait_s);
-        rc = wait_held(record, id, wait_s);
+    int rc = submit_within(n, sub_argv, &within);
+    if (rc == EXIT_OK && within.record) {
+        fprintf(stderr, "ddpjob dev: job %s submitted; waiting for its nodes (up to %lld s)\n",
+                within.id, (long long)wait_s);
+        rc = wait_held(within.record, within.id, wait_s);
     }
-    free(record);
+    free(within.record);
     return rc;
 }
 
@@ -369,7 +369,7 @@ int dev_run(const char *dev, const char *spec_path, load_opts_t *load, char **ex
         !(spec = run_spec(dev, &r, &s, spec_path, load, extra, nextra, o->nproc, &code)))
         goto out;
     const sched_ops_t *ops = sched_get(sched_kind_parse(r.scheduler));
-    render_opts_t ro = {sched_kind_parse(r.scheduler), NULL, o->bindir, false, 0};
+    render_opts_t ro = {sched_kind_parse(r.scheduler), NULL, o->bindir, false, 0, NULL};
     if (!(text = render_to_string(spec, &ro, &code)))
         goto out;
     job_record_t run = {0};

@@ -8,10 +8,12 @@
 #include <unistd.h>
 
 #include "cli/commands/commands.h"
+#include "cli/commands/pipeline_run.h"
 #include "runtime/base/ddp_clock.h"
 #include "runtime/base/ddp_file.h"
 #include "runtime/base/ddp_parse.h"
 #include "cli/jobs/job_view.h"
+#include "cli/jobs/pipeline_record.h"
 #include "cli/jobs/sweep_record.h"
 #include "cli/script/scheduler.h"
 #include "runtime/base/spawn.h"
@@ -76,6 +78,7 @@ static const char status_help[] =
     "usage: ddpjob status [JOB...] [--json]\n"
     "       ddpjob status JOB --watch\n"
     "       ddpjob status SWEEP [--sort METRIC [--desc]] [--json]\n"
+    "       ddpjob status PIPELINE [--json]\n"
     "The state of each JOB (a spec name, a scheduler job id of any link of its chain, or a job\n"
     "record's folder; default: every job in this user's index): pending, running, requeued,\n"
     "completed, failed, cancelled, timeout, out of memory, node failure or unknown, with the\n"
@@ -83,6 +86,8 @@ static const char status_help[] =
     "the failed ranks with host and cause. One scheduler call per scheduler, however many jobs.\n"
     "A sweep: one row per trial (parameters, state, link, elapsed, each metric's last value),\n"
     "ordered by --sort METRIC (ascending; --desc), and its best completed trial.\n"
+    "A pipeline (its name or record's folder): one row per stage, its job and state, or why it\n"
+    "never ran; the stages that can start now are submitted first.\n"
     "--watch: JOB's live view until it ends, redrawn every 2 s (a plain line per change when\n"
     "not a terminal): state, link, steps done of the total with steps/s, the time to the end\n"
     "against the walltime left (and the requeues that needs), each node's step as a bar, the\n"
@@ -140,6 +145,11 @@ static int status_or_list(int argc, char **argv, int list)
         job_index_free(dirs);
         return rc;
     }
+    if (!list && n == 1 && pipeline_record_is(dirs[0])) {
+        int rc = watch || sort ? (fputs(help, stderr), EXIT_USAGE) : pipeline_status(dirs[0], json);
+        job_index_free(dirs);
+        return rc;
+    }
     job_view_t *views = load(dirs, n);
     if (views && list && !all) {
         time_t day_ago = time(NULL) - 86400;
@@ -157,6 +167,8 @@ static int status_or_list(int argc, char **argv, int list)
     for (size_t i = 0; views && !json && i < n; i++)
         if (sweep_record_is(dirs[i]))
             sweep_list_line(dirs[i]);
+        else if (pipeline_record_is(dirs[i]))
+            pipeline_list_line(dirs[i]);
     job_views_free(views, views ? n : 0);
     free(views);
     job_index_free(dirs);
@@ -182,7 +194,9 @@ static const char wait_help[] =
     "status where known (75 for a job cancelled with --checkpoint), else 1 (a plain cancel too).\n"
     "124 when SECONDS passed first; 3 when the job cannot be found, or neither its scheduler nor\n"
     "its record has accounted for it for 120 s. --on: a lost link is said and tried again\n"
-    "(for 10 minutes), never taken for the job's end.\n" ON_CLUSTER_HELP;
+    "(for 10 minutes), never taken for the job's end. A sweep: 0 when every trial completed,\n"
+    "else 1. A pipeline: its stages started as they can; 0 when every stage that ran\n"
+    "completed and none was cancelled, else 1.\n" ON_CLUSTER_HELP;
 
 int cmd_wait(int argc, char **argv)
 {
@@ -209,8 +223,9 @@ int cmd_wait(int argc, char **argv)
     if (!dirs)
         return EXIT_SYSTEM;
     int64_t deadline = timeout_s > 0 ? ddp_deadline_in((int64_t)(timeout_s * 1000)) : 0;
-    if (sweep_record_is(dirs[0])) {
-        int rc = sweep_wait(dirs[0], deadline);
+    if (sweep_record_is(dirs[0]) || pipeline_record_is(dirs[0])) {
+        int rc = sweep_record_is(dirs[0]) ? sweep_wait(dirs[0], deadline)
+                                          : pipeline_wait(dirs[0], deadline);
         job_index_free(dirs);
         return rc;
     }
@@ -267,12 +282,14 @@ int cmd_wait(int argc, char **argv)
 static const char cancel_help[] =
     "usage: ddpjob cancel JOB [--checkpoint]\n"
     "       ddpjob cancel SWEEP [--trial K]\n"
+    "       ddpjob cancel PIPELINE\n"
     "Ends JOB and any queued successor in its chain (scancel/qdel), so nothing of it runs again,\n"
     "and waits (up to 120 s) until the scheduler has ended it. --checkpoint first asks the\n"
     "workers to checkpoint (the spec's checkpoint signal), so the job stops with every rank's\n"
     "checkpoint written (exit 75) and is not requeued; one not ended 60 s later is cancelled.\n"
     "A sweep: every trial not ended; with --trial K, trial K alone (the others go "
-    "on).\n" ON_CLUSTER_HELP
+    "on).\nA pipeline: every stage not ended, and those not started are never "
+    "started.\n" ON_CLUSTER_HELP
     "Exit: 0 when the job has ended, 1 when it had not within 120 s, 2 usage, 3 not found,\n"
     "4 the scheduler's command failed.\n";
 
@@ -384,6 +401,91 @@ static int checkpoint_askable(const job_view_t *v, const char *asked)
     return 1;
 }
 
+/* cancel of one job (its record in dir, `asked` on the command line): its exit code. */
+static int cancel_job(char *dir, const char *asked, int checkpoint)
+{
+    char *dirs[] = {dir};
+    job_view_t v;
+    ddp_error_t err;
+    job_views_load(dirs, 1, &v, &err);
+    if (checkpoint && !checkpoint_askable(&v, asked)) {
+        job_views_free(&v, 1);
+        return EXIT_USAGE;
+    }
+    int rc = EXIT_OK;
+    /* First, so that a link ending now submits no successor. */
+    if (job_record_mark_cancelled(v.rec.dir, &err)) {
+        fprintf(stderr, "ddpjob cancel: %s\n", err.msg);
+        rc = EXIT_SYSTEM;
+    }
+    /* A run in a held allocation shares its job id with the allocation: its holder sees the
+     * record's mark and ends the run alone (dev_record.h). */
+    job_id_t ids[64];
+    size_t nids = v.rec.held_in[0] ? 0 : live_ids(&v, ids, 64);
+    const sched_ops_t *ops = sched_get(sched_kind_parse(v.rec.scheduler));
+    if (!ops && rc == EXIT_OK && nids) {
+        fprintf(stderr, "ddpjob cancel: %s: a record of no scheduler this ddpjob knows (%s)\n",
+                v.rec.dir, v.rec.scheduler);
+        rc = EXIT_SYSTEM;
+    }
+    int requested = rc == EXIT_OK && nids && checkpoint && v.state == JOB_RUNNING;
+    if (requested)
+        rc = ask_checkpoint(&v, ops);
+    else if (rc == EXIT_OK && nids)
+        rc = end_links(ops, ids, nids);
+    job_views_free(&v, 1);
+    if (rc == EXIT_OK && wait_ended(dir, requested ? CANCEL_WAIT_MS / 2 : CANCEL_WAIT_MS)) {
+        if (requested) {
+            /* The workers did not checkpoint in time (a job started over SSH has no one to
+             * take the request, a worker ignores the signal): the job ends all the same. */
+            fprintf(stderr,
+                    "ddpjob cancel: %s did not end within %d s of the checkpoint request; "
+                    "cancelling it\n",
+                    asked, CANCEL_WAIT_MS / 2000);
+            rc = end_links(ops, ids, nids);
+        }
+        if (rc == EXIT_OK && (!requested || wait_ended(dir, CANCEL_WAIT_MS))) {
+            fprintf(stderr, "ddpjob cancel: %s has not ended %d s after the cancel\n", asked,
+                    CANCEL_WAIT_MS / 1000);
+            rc = 1;
+        }
+    }
+    return rc;
+}
+
+/* cancel of a pipeline: marked first, so that a stage ending now starts nothing more; then its
+ * stages that run or wait in a queue, each as its own cancel. */
+static int cancel_pipeline(const char *dir)
+{
+    ddp_error_t err;
+    int lock = pipeline_record_lock(dir, CANCEL_WAIT_MS, &err);
+    if (lock < 0 || pipeline_record_mark_cancelled(dir, &err)) {
+        fprintf(stderr, "ddpjob cancel: %s\n", err.msg);
+        if (lock >= 0)
+            close(lock);
+        return EXIT_SYSTEM;
+    }
+    close(lock);
+    pipeline_look_t v;
+    if (pipeline_advance(dir, &v, &err)) {
+        fprintf(stderr, "ddpjob cancel: %s\n", err.msg);
+        return EXIT_SYSTEM;
+    }
+    int rc = EXIT_OK;
+    for (size_t i = 0; i < v.p.nstages; i++) {
+        stage_look_t *s = &v.stages[i];
+        if (s->rec.fate != STAGE_SUBMITTED || s->ended)
+            continue;
+        int one = sweep_record_is(s->rec.record) ? sweep_cancel(s->rec.record)
+                                                 : cancel_job(s->rec.record, s->rec.record, 0);
+        rc = one > rc ? one : rc;
+    }
+    if (rc == EXIT_OK)
+        printf("pipeline %s: cancelled\n", v.rec.name);
+    pipeline_look_free(&v);
+    return rc;
+}
+
 int cmd_cancel(int argc, char **argv)
 {
     static const struct option opts[] = {{"checkpoint", no_argument, NULL, 'c'},
@@ -410,57 +512,21 @@ int cmd_cancel(int argc, char **argv)
     char **dirs = find_records(1, argv + optind, 0, &n);
     if (!dirs)
         return EXIT_SYSTEM;
+    if (pipeline_record_is(dirs[0])) {
+        int rc = trial >= 0 || checkpoint
+                     ? (fprintf(stderr, "ddpjob cancel: %s is a pipeline: it is cancelled whole\n",
+                                argv[optind]),
+                        EXIT_USAGE)
+                     : cancel_pipeline(dirs[0]);
+        job_index_free(dirs);
+        return rc;
+    }
     int rc = cancel_sweep(dirs, argv[optind], trial, checkpoint);
     if (rc >= 0) {
         job_index_free(dirs);
         return rc;
     }
-    job_view_t v;
-    ddp_error_t err;
-    job_views_load(dirs, 1, &v, &err);
-    if (checkpoint && !checkpoint_askable(&v, argv[optind])) {
-        job_views_free(&v, 1);
-        job_index_free(dirs);
-        return EXIT_USAGE;
-    }
-    rc = EXIT_OK;
-    /* First, so that a link ending now submits no successor. */
-    if (job_record_mark_cancelled(v.rec.dir, &err)) {
-        fprintf(stderr, "ddpjob cancel: %s\n", err.msg);
-        rc = EXIT_SYSTEM;
-    }
-    /* A run in a held allocation shares its job id with the allocation: its holder sees the
-     * record's mark and ends the run alone (dev_record.h). */
-    job_id_t ids[64];
-    size_t nids = v.rec.held_in[0] ? 0 : live_ids(&v, ids, 64);
-    const sched_ops_t *ops = sched_get(sched_kind_parse(v.rec.scheduler));
-    if (!ops && rc == EXIT_OK && nids) {
-        fprintf(stderr, "ddpjob cancel: %s: a record of no scheduler this ddpjob knows (%s)\n",
-                v.rec.dir, v.rec.scheduler);
-        rc = EXIT_SYSTEM;
-    }
-    int asked = rc == EXIT_OK && nids && checkpoint && v.state == JOB_RUNNING;
-    if (asked)
-        rc = ask_checkpoint(&v, ops);
-    else if (rc == EXIT_OK && nids)
-        rc = end_links(ops, ids, nids);
-    job_views_free(&v, 1);
-    if (rc == EXIT_OK && wait_ended(dirs[0], asked ? CANCEL_WAIT_MS / 2 : CANCEL_WAIT_MS)) {
-        if (asked) {
-            /* The workers did not checkpoint in time (a job started over SSH has no one to
-             * take the request, a worker ignores the signal): the job ends all the same. */
-            fprintf(stderr,
-                    "ddpjob cancel: %s did not end within %d s of the checkpoint request; "
-                    "cancelling it\n",
-                    argv[optind], CANCEL_WAIT_MS / 2000);
-            rc = end_links(ops, ids, nids);
-        }
-        if (rc == EXIT_OK && (!asked || wait_ended(dirs[0], CANCEL_WAIT_MS))) {
-            fprintf(stderr, "ddpjob cancel: %s has not ended %d s after the cancel\n", argv[optind],
-                    CANCEL_WAIT_MS / 1000);
-            rc = 1;
-        }
-    }
+    rc = cancel_job(dirs[0], argv[optind], checkpoint);
     job_index_free(dirs);
     return rc;
 }

@@ -10,6 +10,7 @@
 
 #include "cli/jobs/term_text.h"
 #include "cli/commands/commands.h"
+#include "cli/jobs/pipeline_record.h"
 #include "runtime/base/ddp_clock.h"
 #include "runtime/base/ddp_parse.h"
 #include "cli/jobs/sweep_record.h"
@@ -26,6 +27,7 @@ static const char logs_help[] =
     "                       [-f]\n"
     "       ddpjob logs JOB --batch [--link K]\n"
     "       ddpjob logs SWEEP --trial K [the same options]\n"
+    "       ddpjob logs PIPELINE --stage NAME [--trial K] [the same options]\n"
     "The job's per-rank output from its record (link-K/logs), every link of the chain and every\n"
     "attempt in order unless told one; the whole job's lines prefixed \"[rank R]\", one rank's\n"
     "bare. Both streams, interleaved as they came, stderr's lines marked \"[rank R stderr]\" (one\n"
@@ -37,6 +39,7 @@ static const char logs_help[] =
 
 typedef struct {
     int rank, node, attempt, link, streams, follow, trial, batch;
+    const char *stage; /* a pipeline's stage */
 } logs_args_t;
 
 /* A rank's logs in the record, and how far each file has been printed. */
@@ -240,17 +243,13 @@ static int print_batch_logs(const job_view_t *v, const logs_args_t *a, int marke
 /* The command line into a; -1 when it is one, else the exit status (help, usage). */
 static int logs_options(int argc, char **argv, logs_args_t *ap)
 {
-    static const struct option opts[] = {{"rank", required_argument, NULL, 'r'},
-                                         {"node", required_argument, NULL, 'n'},
-                                         {"attempt", required_argument, NULL, 'a'},
-                                         {"link", required_argument, NULL, 'l'},
-                                         {"stdout", no_argument, NULL, 'o'},
-                                         {"stderr", no_argument, NULL, 'e'},
-                                         {"follow", no_argument, NULL, 'f'},
-                                         {"trial", required_argument, NULL, 't'},
-                                         {"batch", no_argument, NULL, 'b'},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {0}};
+    static const struct option opts[] = {
+        {"rank", required_argument, NULL, 'r'},    {"node", required_argument, NULL, 'n'},
+        {"attempt", required_argument, NULL, 'a'}, {"link", required_argument, NULL, 'l'},
+        {"stdout", no_argument, NULL, 'o'},        {"stderr", no_argument, NULL, 'e'},
+        {"follow", no_argument, NULL, 'f'},        {"trial", required_argument, NULL, 't'},
+        {"batch", no_argument, NULL, 'b'},         {"stage", required_argument, NULL, 's'},
+        {"help", no_argument, NULL, 'h'},          {0}};
     logs_args_t a = {.rank = -1, .node = -1, .attempt = -1, .link = -1, .trial = -1};
     int only = 0;
     int c;
@@ -277,6 +276,8 @@ static int logs_options(int argc, char **argv, logs_args_t *ap)
             a.follow = 1;
         } else if (c == 'b') {
             a.batch = 1;
+        } else if (c == 's') {
+            a.stage = optarg;
         } else if (c == 'h') {
             return fputs(logs_help, stdout), EXIT_OK;
         } else {
@@ -351,6 +352,20 @@ int cmd_logs(int argc, char **argv)
     char **dirs = find_records(1, argv + optind, 0, &n);
     if (!dirs)
         return EXIT_SYSTEM;
+    if (pipeline_record_is(dirs[0]) || a.stage) {
+        char *stage =
+            pipeline_record_is(dirs[0]) && a.stage ? pipeline_stage_record(dirs[0], a.stage) : NULL;
+        if (!stage && !a.stage)
+            fprintf(stderr, "ddpjob logs: %s is a pipeline: --stage NAME\n", argv[optind]);
+        else if (!stage && !pipeline_record_is(dirs[0]))
+            fprintf(stderr, "ddpjob logs: --stage is for a pipeline\n");
+        free(dirs[0]);
+        dirs[0] = stage;
+        if (!stage) {
+            job_index_free(dirs);
+            return EXIT_USAGE;
+        }
+    }
     if (sweep_record_is(dirs[0]) || a.trial >= 0) {
         char *trial = sweep_record_is(dirs[0]) ? sweep_trial_record(dirs[0], a.trial) : NULL;
         if (!trial && a.trial >= 0 && !sweep_record_is(dirs[0]))

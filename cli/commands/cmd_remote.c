@@ -313,7 +313,7 @@ static void pass_keeping_last(void *arg, int stream, const char *data, size_t le
  * passed on as it comes within wait_ms; then the local index. */
 static int submit_there(const cluster_profile_t *c, const host_options_t *ho,
                         const job_spec_t *spec, char **words, int n, int dry_run,
-                        uint64_t max_upload, int64_t wait_ms)
+                        uint64_t max_upload, int64_t wait_ms, int pipeline)
 {
     const char *command = words[0];
     job_files_t f = {0};
@@ -332,7 +332,9 @@ static int submit_there(const cluster_profile_t *c, const host_options_t *ho,
         rc = EXIT_NO_LINK;
     } else if ((rc = remote_send_job(command, s, c, &f)) == EXIT_OK) {
         words[n++] = f.spec_there;
-        line = remote_ddpjob_command(c->name, f.remote_dir, words, n, " --set \"workdir=$PWD\"");
+        /* A pipeline's stages are submitted from its folder there: their workdir. */
+        line = remote_ddpjob_command(c->name, f.remote_dir, words, n,
+                                     pipeline ? "" : " --set \"workdir=$PWD\"");
         last_line_t last = {.line_ended = 1};
         int64_t deadline = ddp_deadline_in(wait_ms);
         int done = line ? ssh_session_exec(s, line, NULL, 0, deadline, &err) : -1;
@@ -416,14 +418,16 @@ static int remote_submit(int argc, char **argv, const cluster_profile_t *c,
     argv[n] = NULL;
     if (is_dev && wait_ms == SHORT_COMMAND_MS)
         wait_ms += DEV_WAIT_DEFAULT_S * 1000;
-    job_spec_t *spec;
-    int rc = submit_render_here(n, argv, &spec);
+    job_spec_t *spec = NULL;
+    int pipeline = 0, rc = is_dev ? 0 : pipeline_submit_here(n, argv, &pipeline, &spec);
+    if (!pipeline)
+        rc = submit_render_here(n, argv, &spec);
     if (rc < 0) {
         /* getopt moved the spec, the one word that is no option, last: the kept words take its
          * place, and submit_there adds the spec's path there. */
         memcpy(argv + n - 1, kept, (size_t)nkept * sizeof *kept);
         argv[0] = (char *)command;
-        rc = submit_there(c, ho, spec, argv, n - 1 + nkept, dry_run, max_upload, wait_ms);
+        rc = submit_there(c, ho, spec, argv, n - 1 + nkept, dry_run, max_upload, wait_ms, pipeline);
         spec_destroy(spec);
     }
     free(kept);

@@ -20,6 +20,7 @@
 #include "cli/jobs/sweep_view.h"
 #include "cli/script/sweep_script.h"
 #include "cli/spec/sweep.h"
+#include "runtime/base/ddp_alloc.h"
 #include "runtime/base/ddp_file.h"
 
 typedef struct {
@@ -277,8 +278,8 @@ static int submit_lanes(sweep_run_t *s, int dry)
     return EXIT_OK;
 }
 
-/* The sweep into the index, its first id to stdout, what went where to stderr. */
-static void say_submitted(const sweep_run_t *s, const char *first_id)
+/* The sweep into the index, what went where to stderr, its first id to stdout (`print_id`). */
+static void say_submitted(const sweep_run_t *s, const char *first_id, int print_id)
 {
     job_record_t r = {.dir = s->dir, .submitted = (int64_t)time(NULL)};
     snprintf(r.name, sizeof r.name, "%s", s->trials[0].spec->name);
@@ -298,7 +299,8 @@ static void say_submitted(const sweep_run_t *s, const char *first_id)
                 s->ntrials == 1 ? "" : "s", s->parallel, s->parallel == 1 ? "" : "s");
     fprintf(stderr, "ddpjob: its record: %s\n", s->dir);
     job_output_tell(s->dir, &s->output);
-    printf("%s\n", first_id);
+    if (print_id)
+        printf("%s\n", first_id);
 }
 
 static void sweep_run_free(sweep_run_t *s, int keep_records)
@@ -338,7 +340,8 @@ static sweep_run_t sweep_run_of(const char *path, const load_opts_t *load, const
 }
 
 int sweep_submit(const char *path, const load_opts_t *load, const site_t *site, job_spec_t *spec,
-                 char *text, const render_opts_t *ro, const char *after, int dry_run)
+                 char *text, const render_opts_t *ro, const char *after, int dry_run,
+                 submit_context_t *ctx)
 {
     sweep_run_t s = sweep_run_of(path, load, site, spec, ro);
     s.after = after;
@@ -359,7 +362,11 @@ int sweep_submit(const char *path, const load_opts_t *load, const site_t *site, 
     else if (code == EXIT_OK)
         code = submit_lanes(&s, dry_run);
     if (code == EXIT_OK && !dry_run)
-        say_submitted(&s, first_id[0] ? first_id : s.trials[0].id);
+        say_submitted(&s, first_id[0] ? first_id : s.trials[0].id, !ctx);
+    if (code == EXIT_OK && !dry_run && ctx) {
+        ctx->record = ddp_xstrdup(s.dir);
+        snprintf(ctx->id, sizeof ctx->id, "%s", first_id[0] ? first_id : s.trials[0].id);
+    }
     sweep_run_free(&s, code == EXIT_OK && !dry_run);
     return code;
 }

@@ -29,9 +29,11 @@ typedef struct {
     bool ask_server;       /* submit: a spec without a site takes the profile that recognises
                               the PBS server it goes to (site_detect.h) */
     strv_t sets;           /* --set PATH=VALUE, each (spec_set.h) */
+    strv_t values;         /* a pipeline's stage: the values its spec asks, STAGE.KIND=TEXT */
     size_t trial;          /* --trial K: a sweep's trial (sweep.h) */
     bool trial_given;
     bool quiet;      /* notes and warnings unsaid (a sweep's later trials: the first's) */
+    bool silent;     /* ... and problems too (checked again, said once already) */
     bool validating; /* validate: the notes for whoever checks a spec before it runs, too */
 } load_opts_t;
 
@@ -71,8 +73,10 @@ int split_workload_args(int argc, char **argv, char ***extra, int *nextra);
  * job or in lanes and returns the exit code; render gives the array's script, or trial 0's
  * where the sweep goes in lanes (cmd_sweep.c). */
 struct render_opts;
+struct submit_context;
 int sweep_submit(const char *path, const load_opts_t *load, const site_t *site, job_spec_t *spec,
-                 char *text, const struct render_opts *ro, const char *after, int dry_run);
+                 char *text, const struct render_opts *ro, const char *after, int dry_run,
+                 struct submit_context *ctx);
 char *sweep_render(const char *path, const load_opts_t *load, const site_t *site, job_spec_t *spec,
                    const char *text, const struct render_opts *ro, int *exit_code);
 
@@ -108,6 +112,32 @@ int cmd_validate(int argc, char **argv);
 /* validate of a pipeline file (cli/spec/pipeline.h): its problems and its stages' specs', or the
  * order its stages go in (cmd_pipeline.c). */
 int pipeline_validate(const char *path, const load_opts_t *load);
+/* A pipeline submitted: checked whole, its record made with copies of its files, its first
+ * stages submitted; its record's folder printed (--dry-run: what would be submitted when). The
+ * commands after it: status (--json), list's line, wait (0 when every stage that ran completed
+ * and none was cancelled, 1 otherwise, 124 past the deadline), and pipeline-next, which a
+ * stage's batch shell runs as it ends (cmd_pipeline.c, pipeline_run.h; cancel: cmd_jobs.c). */
+int pipeline_submit(const char *path, const load_opts_t *load, const char *bindir, int dry_run);
+/* submit --on of a pipeline (its command line as submit's): *is_pipeline says whether it names
+ * one; then it is checked here as submit would, nothing written, and -1 returned with *as_job
+ * holding its path and name (the folder sent is named after it); else the exit code. */
+int pipeline_submit_here(int argc, char **argv, int *is_pipeline, job_spec_t **as_job);
+/* submit's command line, when it names a pipeline: 1 with *path, *load (--scheduler, --site),
+ * *bindir (NULL: none) and *dry_run set; -1 when it gives options a pipeline does not take (said);
+ * 0 when it names no pipeline, or is not right (submit_command says how) (submit_spec.c). */
+int submit_args_pipeline(int argc, char **argv, const char **path, load_opts_t *load,
+                         const char **bindir, int *dry_run);
+/* --scheduler's value into *out; -1 with the problem said. The cost line a site profile tells,
+ * to out (submit_spec.c). */
+int parse_scheduler_arg(const char *arg, sched_kind_t *out);
+void print_cost(FILE *out, const site_t *site, const job_spec_t *spec, const char *path);
+int pipeline_status(const char *dir, int json);
+void pipeline_list_line(const char *dir);
+int pipeline_wait(const char *dir, int64_t deadline);
+int cmd_pipeline_next(int argc, char **argv);
+/* The record's folder of stage `stage` of the pipeline in dir (malloc'd): logs --stage; NULL
+ * with why said (no such stage, not submitted). */
+char *pipeline_stage_record(const char *dir, const char *stage);
 int cmd_render(int argc, char **argv);
 int cmd_submit(int argc, char **argv);
 int cmd_nodes(int argc, char **argv);
@@ -161,10 +191,16 @@ int dev_ready(const char *command, const char *dev, char *dir, int64_t wait_s, d
 int dev_parse_port(const char *what, int *port, int *node);
 /* --wait[=DURATION] into *wait_s (none: DEV_WAIT_HELD_DEFAULT_S); -1 with the problem said. */
 int dev_parse_wait(const char *command, const char *arg, int64_t *wait_s);
-/* submit as `ddpjob dev` does: the spec as an allocation held (held: its facts), its record
- * (*record, malloc'd) and job id returned instead of printed. */
-int submit_held(int argc, char **argv, const job_record_t *held, char **record, char *id,
-                size_t size);
+/* What a caller inside ddpjob adds to a submit's command line, and what it gets back: the record
+ * and job id, instead of the id printed. */
+typedef struct submit_context {
+    const job_record_t *held; /* `ddpjob dev`: an allocation held, with these facts */
+    const char *pipeline;     /* a pipeline's stage: the pipeline's record */
+    const strv_t *values;     /* ... and the values its spec asks (pipeline.h); NULL: none */
+    char *record;             /* out: the job's record (a sweep's), malloc'd */
+    char id[128];             /* out: its job id (a sweep's first) */
+} submit_context_t;
+int submit_within(int argc, char **argv, submit_context_t *ctx);
 /* logs -f of the job in dir: every rank's lines as they come (its files read every read_ms, its
  * state asked every half second), until it ends (cmd_logs.c). */
 void logs_follow(char *dir, int read_ms);

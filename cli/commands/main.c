@@ -47,6 +47,8 @@ static const struct {
     {"pbs-agents", cmd_pbs_agents, "start and watch a PBS job's agents (run by the PBS script)", 0},
     {"dev-hold", cmd_dev_hold, "hold an allocation for runs (run by `ddpjob dev`'s job script)", 0},
     {"dev-shell-serve", cmd_dev_shell_serve, "a shell's node side (started by dev-hold)", 0},
+    {"pipeline-next", cmd_pipeline_next,
+     "start a pipeline's stages that can (run by a stage's batch shell as it ends)", 0},
     {NULL, NULL, NULL, 0},
 };
 

@@ -138,11 +138,13 @@ job_spec_t *load_for_scheduler(const char *path, const load_opts_t *opts, sched_
 {
     ddp_error_t err;
     diag_t *diag = diag_create(path), *remarks = diag_create(path);
-    job_spec_t *spec =
-        diag && remarks ? spec_load(path, &opts->sets, opts->trial, diag, &err) : NULL;
+    job_spec_t *spec = diag && remarks ? spec_load(path, opts->values.count ? &opts->values : NULL,
+                                                   &opts->sets, opts->trial, diag, &err)
+                                       : NULL;
     site_t *site = NULL;
     if (!spec) {
-        fprintf(stderr, "ddpjob: %s\n", diag && remarks ? err.msg : "out of memory");
+        if (!opts->silent)
+            fprintf(stderr, "ddpjob: %s\n", diag && remarks ? err.msg : "out of memory");
         diag_destroy(diag);
         diag_destroy(remarks);
         *exit_code = EXIT_SYSTEM;
@@ -186,10 +188,12 @@ job_spec_t *load_for_scheduler(const char *path, const load_opts_t *opts, sched_
         if (!(spec->preflight = strdup("only")))
             diag_add(diag, 1, 1, NULL, "out of memory");
     }
-    if (diag->count > 0) {
+    if (diag->count > 0 && !opts->silent) {
         print_lines(diag);
         fprintf(stderr, "ddpjob: %s: %zu problem%s; nothing was written\n", path, diag->count,
                 diag->count == 1 ? "" : "s");
+    }
+    if (diag->count > 0) {
         spec_destroy(spec);
         spec = NULL;
         site_destroy(site);
@@ -213,8 +217,9 @@ void load_opts_add_set(load_opts_t *opts, char *set)
 
 void load_opts_free(load_opts_t *opts)
 {
-    free(opts->sets.items); /* the words are the command line's */
-    opts->sets = (strv_t){0};
+    free(opts->sets.items); /* the words are the command line's, the values their caller's */
+    free(opts->values.items);
+    opts->sets = opts->values = (strv_t){0};
 }
 
 int parse_trial_arg(const char *arg, load_opts_t *opts)

@@ -63,6 +63,15 @@ int make_record(const job_spec_t *spec, const sched_ops_t *ops, const char *jobd
     if (spec->checkpoint.signal)
         snprintf(r.checkpoint_signal, sizeof r.checkpoint_signal, "%s",
                  ddp_signal_name(spec->checkpoint.signal));
+    for (size_t i = 0; i + 1 < spec->command.count && !spec->command_is_shell; i++)
+        if (!strcmp(spec->command.items[i], "--checkpoint-dir")) {
+            const char *d = spec->command.items[i + 1];
+            char whole[8300];
+            snprintf(whole, sizeof whole, "%s%s%s", d[0] == '/' ? "" : r.workdir,
+                     d[0] == '/' ? "" : "/", d);
+            if (strlen(whole) < sizeof r.checkpoint_dir)
+                memcpy(r.checkpoint_dir, whole, strlen(whole) + 1);
+        }
     free(workdir);
     free(spec_path);
     char *spec_text = ddp_read_file(spec->path, NULL, err);

@@ -48,8 +48,10 @@ static int record_parent(const char *path, mode_t mode, ddp_error_t *err)
 /* job.json's text; NULL with err set when a field is not UTF-8 text (JSON holds nothing else). */
 static char *job_json(const job_record_t *r, ddp_error_t *err)
 {
-    const char *names[] = {"name", "scheduler", "workdir", "spec", "checkpoint_signal"};
-    const char *values[] = {r->name, r->scheduler, r->workdir, r->spec, r->checkpoint_signal};
+    const char *names[] = {"name", "scheduler",         "workdir",
+                           "spec", "checkpoint_signal", "checkpoint_dir"};
+    const char *values[] = {r->name, r->scheduler,         r->workdir,
+                            r->spec, r->checkpoint_signal, r->checkpoint_dir};
     json_t *o = json_object();
     if (!o || json_object_set_new(o, "version", json_integer(JOB_RECORD_VERSION)))
         return json_decref(o), ddp_error_set(err, "out of memory"), NULL;
@@ -266,6 +268,7 @@ static void read_job_json(const char *dir, job_record_t *r)
     json_copy_text(o, "workdir", r->workdir, sizeof r->workdir);
     json_copy_text(o, "spec", r->spec, sizeof r->spec);
     json_copy_text(o, "checkpoint_signal", r->checkpoint_signal, sizeof r->checkpoint_signal);
+    json_copy_text(o, "checkpoint_dir", r->checkpoint_dir, sizeof r->checkpoint_dir);
     json_whole(o, "submitted", 0, INT64_C(1) << 40, &r->submitted);
     json_whole(o, "nodes", 0, 1 << 20, &nodes);
     json_whole(o, "procs_per_node", 0, 1 << 20, &procs);
@@ -583,6 +586,15 @@ static int names_sweep(const char *job, const char *dir)
     return match;
 }
 
+/* A record named by its folder, NAME.YYYYMMDD-HHMMSS.XXXXXX (record_folder_make): a pipeline's. */
+static int names_folder(const char *job, const char *dir)
+{
+    const char *base = strrchr(dir, '/');
+    base = base ? base + 1 : dir;
+    size_t len = strlen(base), tail = strlen(".YYYYMMDD-HHMMSS.XXXXXX");
+    return len > tail && len - tail == strlen(job) && !strncmp(base, job, len - tail);
+}
+
 static int holds(const char *dir, const char *file)
 {
     char path[8192];
@@ -593,7 +605,8 @@ static int holds(const char *dir, const char *file)
 
 int job_record_find(const char *job, char **dir, ddp_error_t *err)
 {
-    if (strchr(job, '/') && (holds(job, "job.json") || holds(job, "sweep.json"))) {
+    if (strchr(job, '/') &&
+        (holds(job, "job.json") || holds(job, "sweep.json") || holds(job, "pipeline.json"))) {
         if (record_dir_check(job, err))
             return ddp_error_prefix(err, "not trusting the job record %s", job);
         char *real = realpath(job, NULL);
@@ -609,6 +622,8 @@ int job_record_find(const char *job, char **dir, ddp_error_t *err)
         err->code = 0;
         if (holds(dirs[i], "sweep.json")) {
             match = record_dir_check(dirs[i], err) == 0 && names_sweep(job, dirs[i]);
+        } else if (holds(dirs[i], "pipeline.json")) {
+            match = record_dir_check(dirs[i], err) == 0 && names_folder(job, dirs[i]);
         } else if (job_record_read(dirs[i], &r, err) == 0) {
             match = names_record(job, &r);
             job_record_free(&r);

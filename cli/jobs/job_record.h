@@ -4,7 +4,8 @@
  *
  *   WORKDIR/.ddpjob/jobs/NAME.YYYYMMDD-HHMMSS.XXXXXX/   the record (its path: DDPJOB_RECORD)
  *     job.json           written by submit: version, name, scheduler, workdir, spec, submitted,
- *                        nodes, procs_per_node, walltime_s, requeue, checkpoint_signal; "held"
+ *                        nodes, procs_per_node, walltime_s, requeue, checkpoint_signal,
+ *                        checkpoint_dir (the workload's --checkpoint-dir, whole); "held"
  *                        and "idle_s" for an allocation `ddpjob dev` holds, "held_in" for a
  *                        run in one (dev_record.h)
  *     spec.yaml, script  the spec and the script as submitted
@@ -68,6 +69,7 @@ typedef struct {
     int version;
     char name[256], scheduler[16], workdir[4096], spec[4096];
     char checkpoint_signal[16]; /* the spec's, without SIG ("USR1"); "" when it names none */
+    char checkpoint_dir[4096];  /* the workload's --checkpoint-dir, whole; "" none given */
     int64_t submitted;
     int nodes, procs_per_node, requeue;
     int64_t walltime_s;

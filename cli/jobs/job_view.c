@@ -590,3 +590,18 @@ void job_view_json(FILE *f, const job_view_t *v)
         fputs("null", f);
     json_decref(o);
 }
+
+void job_view_state_text(const job_view_t *v, char *out, size_t size)
+{
+    if (!v->rec.dir) {
+        snprintf(out, size, "unknown (no record)");
+        return;
+    }
+    const char *state = job_state_name(v->state);
+    if (v->nfailed)
+        snprintf(out, size, "%s: rank %d %s", state, v->failed[0].rank, v->failed[0].cause);
+    else if (v->exit_status > 0 && job_state_final(v->state))
+        snprintf(out, size, "%s: exit %d", state, v->exit_status);
+    else
+        snprintf(out, size, "%s", state);
+}

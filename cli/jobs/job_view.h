@@ -77,6 +77,9 @@ void job_view_json(FILE *f, const job_view_t *v);
  * where no agent reported, the last lines its batch shell's stream holds (`wait` prints it too). */
 void job_view_print_cause(FILE *f, const job_view_t *v);
 
+/* Its state in a few words: "failed: rank 1 exited with code 3", "cancelled", "running". */
+void job_view_state_text(const job_view_t *v, char *out, size_t size);
+
 /* The exit status `wait` gives for a job that ended: 0 when it completed, else its own non-zero
  * status where known (a cancelled job's signal death is not), else 1. */
 int job_view_exit(const job_view_t *v);

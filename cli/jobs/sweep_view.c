@@ -178,6 +178,15 @@ static long best_trial(const sweep_view_t *v, const char *metric, int desc)
     return best;
 }
 
+long sweep_view_best(const sweep_view_t *v)
+{
+    const char *used;
+    int desc;
+    sweep_order_t by_index = {NULL, 0};
+    free(ordered(v, &by_index, &used, &desc));
+    return best_trial(v, used, desc);
+}
+
 /* "lr=0.1 seed=1". */
 static void params_text(const char *json, char *out, size_t size)
 {
@@ -222,22 +231,6 @@ static size_t metric_names(const sweep_view_t *v, const char **names, size_t max
         json_decref(o);
     }
     return n;
-}
-
-/* "failed: rank 1 exited with code 3" and the like. */
-static void state_text(const job_view_t *t, char *out, size_t size)
-{
-    if (!t->rec.dir) {
-        snprintf(out, size, "unknown (no record)");
-        return;
-    }
-    const char *state = job_state_name(t->state);
-    if (t->nfailed)
-        snprintf(out, size, "%s: rank %d %s", state, t->failed[0].rank, t->failed[0].cause);
-    else if (t->exit_status > 0 && job_state_final(t->state))
-        snprintf(out, size, "%s: exit %d", state, t->exit_status);
-    else
-        snprintf(out, size, "%s", state);
 }
 
 static void counts_text(const sweep_view_t *v, char *out, size_t size)
@@ -290,7 +283,7 @@ void sweep_view_print(FILE *f, const sweep_view_t *v, const sweep_order_t *order
         const job_view_t *t = &v->trials[k];
         char params[256], state[640];
         params_text(v->rec.params[k], params, sizeof params);
-        state_text(t, state, sizeof state);
+        job_view_state_text(t, state, sizeof state);
         fprintf(f, "%-5zu  %-24s  %-40s  %-4d  %-10s", k, params, state, t->link + 1,
                 t->elapsed[0] ? t->elapsed : "-");
         for (size_t i = 0; i < nnames; i++) {
@@ -331,7 +324,7 @@ void sweep_view_json(FILE *f, const sweep_view_t *v, const sweep_order_t *order)
         json_t *row = json_object(), *params = json_loads(v->rec.params[k], 0, NULL),
                *metrics = v->metrics[k] ? json_loads(v->metrics[k], 0, NULL) : NULL;
         char state[640];
-        state_text(t, state, sizeof state);
+        job_view_state_text(t, state, sizeof state);
         json_object_set_new(row, "trial", json_integer((json_int_t)k));
         json_object_set_new(row, "params", params ? params : json_object());
         json_object_set_new(row, "state", json_string(job_state_name(t->state)));

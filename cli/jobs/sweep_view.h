@@ -36,6 +36,10 @@ void sweep_view_json(FILE *f, const sweep_view_t *v, const sweep_order_t *order)
 /* list's line: the sweep's name, how it went, its counts by state. */
 void sweep_view_line(FILE *f, const sweep_view_t *v);
 
+/* The best completed trial, as status names it (by the spec's objective, else the highest
+ * test_acc, else the lowest loss); -1 when no completed trial wrote that metric. */
+long sweep_view_best(const sweep_view_t *v);
+
 /* Whether every trial has ended for good. */
 int sweep_view_ended(const sweep_view_t *v);
 /* How many trials ended other than completed. */

@@ -282,7 +282,7 @@ static char *program_path(const char *bindir, const char *self, const char *name
  * node script a job script carries for `ddpjob launch --node-script`, or NULL. */
 static int render_with(const job_spec_t *spec, const sched_ops_t *ops, const char *template_file,
                        const char *template_path_arg, const char *bindir_arg, bool over_ssh,
-                       const char *node_script, const render_opts_t *held, FILE *out, FILE *notes,
+                       const char *node_script, const render_opts_t *opts, FILE *out, FILE *notes,
                        ddp_error_t *err)
 {
     char *template_path = NULL, *text = NULL, *self = NULL, *agent = NULL, *trainer = NULL;
@@ -313,8 +313,10 @@ static int render_with(const job_spec_t *spec, const sched_ops_t *ops, const cha
         tmpl_set(ctx, "hold_dir_function", shell_hold_dir_function) < 0 ||
         tmpl_set_bool(ctx, "over_ssh", over_ssh) < 0 ||
         set_quoted(ctx, "node_script", node_script ? node_script : "") < 0 ||
-        tmpl_set_bool(ctx, "hold", held != NULL) < 0 ||
-        tmpl_setf(ctx, "hold_idle_s", "%lld", held ? held->idle_s : 0) < 0 ||
+        tmpl_set_bool(ctx, "hold", opts && opts->hold) < 0 ||
+        tmpl_setf(ctx, "hold_idle_s", "%lld", opts && opts->hold ? opts->idle_s : 0) < 0 ||
+        tmpl_set_bool(ctx, "pipeline_stage", opts && opts->pipeline) < 0 ||
+        set_quoted(ctx, "pipeline_record", opts && opts->pipeline ? opts->pipeline : "") < 0 ||
         (ops && ops->fill(spec, ctx) < 0)) {
         ddp_error_set(err, "out of memory");
         goto out;
@@ -355,7 +357,7 @@ int render_script(const job_spec_t *spec, const render_opts_t *opts, FILE *out, 
         }
     }
     int rc = render_with(spec, ops, ops->template_file, opts->template_path, opts->bindir, false,
-                         node_script, opts->hold ? opts : NULL, out, notes, err);
+                         node_script, opts, out, notes, err);
     free(node_script);
     return rc;
 }

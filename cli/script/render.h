@@ -19,6 +19,8 @@ typedef struct render_opts {
     const char *bindir;        /* where ddpjob and ddpjob-agent live on the nodes; NULL: ours */
     bool hold;                 /* `ddpjob dev`: the job holds its nodes for runs (dev_record.h) */
     long long idle_s;          /* ... and is released after this long idle (0: at its walltime) */
+    const char *pipeline;      /* the record of the pipeline the job is a stage of: as it ends,
+                                  its batch shell has the stages after it started (NULL: none) */
 } render_opts_t;
 
 /* Writes the script to out, and a note to `notes` for each spec field the target scheduler

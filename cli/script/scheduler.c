@@ -255,6 +255,9 @@ static int pbs_server_name(char *name, size_t size)
     return rc;
 }
 
+/* A job's SLURM_ARRAY_TASK_ID reaches a job sbatch'ed from it; its SLURM_CONF is the cluster's. */
+static const char *const slurm_env_kept[] = {"SLURM_CONF", NULL};
+
 static const sched_ops_t sched_table[] = {
     {.kind = SCHED_PBS,
      .name = "pbs",
@@ -295,6 +298,8 @@ static const sched_ops_t sched_table[] = {
      .array_directive = "#SBATCH --array=",
      .array_index_var = "SLURM_ARRAY_TASK_ID",
      .mail_events = slurm_mail_events,
+     .job_env_prefix = "SLURM_",
+     .job_env_kept = slurm_env_kept,
      .container_runtime = "pyxis",
      .container_agent_inside = true},
 };
@@ -305,6 +310,29 @@ const sched_ops_t *sched_get(sched_kind_t kind)
         if (sched_table[i].kind == kind)
             return &sched_table[i];
     return NULL;
+}
+
+void sched_leave_job_env(void)
+{
+    extern char **environ;
+    for (size_t i = 0; i < sizeof sched_table / sizeof sched_table[0]; i++) {
+        const sched_ops_t *ops = &sched_table[i];
+        size_t plen = ops->job_env_prefix ? strlen(ops->job_env_prefix) : 0;
+        for (size_t e = 0; plen && environ[e];) {
+            const char *eq = strchr(environ[e], '=');
+            size_t len = eq ? (size_t)(eq - environ[e]) : strlen(environ[e]);
+            int kept = strncmp(environ[e], ops->job_env_prefix, plen) != 0;
+            for (const char *const *k = ops->job_env_kept; !kept && k && *k; k++)
+                kept = strlen(*k) == len && !strncmp(environ[e], *k, len);
+            if (kept) {
+                e++;
+                continue;
+            }
+            char name[256];
+            snprintf(name, sizeof name, "%.*s", (int)len, environ[e]);
+            unsetenv(name); /* environ shrinks: the same index holds the next */
+        }
+    }
 }
 
 int sched_cancel(const sched_ops_t *ops, char *const *ids, size_t n, ddp_error_t *err)

@@ -66,6 +66,11 @@ typedef struct sched_ops {
     /* The submitter's flag that passes VAR=VALUE,... into the job; NULL where the job gets the
      * submitter's environment as it is. */
     const char *env_flag;
+    /* The variables a job of this scheduler is given (SLURM_...), which a submit from inside
+     * one would hand its new job where env_flag is NULL: such a submit drops them, bar those
+     * that say how to reach the scheduler (job_env_kept). NULL: none. */
+    const char *job_env_prefix;
+    const char *const *job_env_kept;
     /* The server this host submits to, for a site profile to recognise; NULL: none is asked.
      * 0 with its name in out, or -1. */
     int (*server_name)(char *out, size_t size);
@@ -76,6 +81,10 @@ typedef struct sched_ops {
 } sched_ops_t;
 
 const sched_ops_t *sched_get(sched_kind_t kind);
+
+/* A submit from inside a job (a pipeline's next stage, from the stage before it): every
+ * scheduler's job_env_prefix variables dropped from this process's environment. */
+void sched_leave_job_env(void);
 
 /* Ends the jobs ids[0..n) with the scheduler's cancel program. One that has just ended is no
  * failure: what counts is that all end. 0, or -1 with err set. */

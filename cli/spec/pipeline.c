@@ -14,7 +14,7 @@
 
 #define AT(n) (unsigned long)(n)->start_mark.line + 1, (unsigned long)(n)->start_mark.column + 1
 
-static const char *const after_words[STAGE_AFTER_KINDS] = {"ok", "any", "notok"};
+const char *const pipeline_after_words[STAGE_AFTER_KINDS] = {"ok", "any", "notok", "best"};
 
 /* The value kinds a placeholder may ask of a stage, after its name ("params." takes a name). */
 static const char *const value_kinds[] = {"best.params.", "best.checkpoint", "record", "checkpoint",
@@ -83,7 +83,8 @@ static void read_after(yaml_document_t *doc, yaml_node_t *n, pipeline_stage_t *s
                        yaml_node_t *where[STAGE_AFTER_KINDS][PIPELINE_STAGES_MAX], diag_t *diag)
 {
     if (n->type != YAML_MAPPING_NODE) {
-        diag_add(diag, AT(n), "after", "expected {ok: [STAGE...], any: [...], notok: [...]}");
+        diag_add(diag, AT(n), "after",
+                 "expected {ok: [STAGE...], any: [...], notok: [...], best: [...]}");
         return;
     }
     for (yaml_node_pair_t *pr = n->data.mapping.pairs.start; pr < n->data.mapping.pairs.top; pr++) {
@@ -91,9 +92,9 @@ static void read_after(yaml_document_t *doc, yaml_node_t *n, pipeline_stage_t *s
                     *v = yaml_document_get_node(doc, pr->value);
         int kind = -1;
         for (int i = 0; i < STAGE_AFTER_KINDS && text_of(k); i++)
-            kind = !strcmp(text_of(k), after_words[i]) ? i : kind;
+            kind = !strcmp(text_of(k), pipeline_after_words[i]) ? i : kind;
         if (kind < 0) {
-            diag_add(diag, AT(k), "after", "%s: expected ok, any or notok",
+            diag_add(diag, AT(k), "after", "%s: expected ok, any, notok or best",
                      text_of(k) ? text_of(k) : "a key");
             continue;
         }
@@ -310,6 +311,14 @@ static void value_problem(const pipeline_t *p, size_t i, const char *text, size_
                  (int)kind_len, kind);
 }
 
+size_t pipeline_value_at(const char *c)
+{
+    size_t n = 0;
+    if (c[0] == '{' && (isalpha((unsigned char)c[1]) || c[1] == '_'))
+        n = strspn(c + 1, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-");
+    return n && c[1 + n] == '}' && memchr(c + 1, '.', n) ? n : 0;
+}
+
 /* Each {STAGE.KIND} in text (line and column counted from line0/col0 where it begins) checked
  * for stage i into d. */
 static void check_values(pipeline_t *p, size_t i, const char *text, unsigned long line0,
@@ -322,10 +331,8 @@ static void check_values(pipeline_t *p, size_t i, const char *text, unsigned lon
             col += 2;
             continue;
         }
-        size_t n = 0;
-        if (c[0] == '{' && (isalpha((unsigned char)c[1]) || c[1] == '_'))
-            n = strspn(c + 1, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-");
-        if (n && c[1 + n] == '}' && memchr(c + 1, '.', n)) {
+        size_t n = pipeline_value_at(c);
+        if (n) {
             char why[512];
             p->stages[i].asks_values = 1;
             value_problem(p, i, c + 1, n, why, sizeof why);
@@ -346,8 +353,14 @@ static void check_spec(pipeline_t *p, size_t i, diag_t *diag)
 {
     pipeline_stage_t *s = &p->stages[i];
     char *copy = ddp_xstrdup(p->path), *dir = dirname(copy);
-    if (s->spec[0] == '/' || !strcmp(dir, ".") || asprintf(&s->path, "%s/%s", dir, s->spec) < 0)
-        s->path = ddp_xstrdup(s->spec);
+    char from[8192];
+    if (p->specs_dir)
+        snprintf(from, sizeof from, "%s/%s.yaml", p->specs_dir, s->name);
+    else if (s->spec[0] == '/' || !strcmp(dir, "."))
+        snprintf(from, sizeof from, "%s", s->spec);
+    else
+        snprintf(from, sizeof from, "%s/%s", dir, s->spec);
+    s->path = ddp_xstrdup(from);
     free(copy);
     s->spec_diag = diag_create(s->path);
     size_t len;
@@ -398,7 +411,13 @@ static void read_stages(yaml_document_t *doc, yaml_node_t *n, pipeline_t *p, dia
 
 size_t pipeline_read(const char *path, pipeline_t *p, diag_t *diag)
 {
-    *p = (pipeline_t){.path = ddp_xstrdup(path)};
+    return pipeline_read_copies(path, NULL, p, diag);
+}
+
+size_t pipeline_read_copies(const char *path, const char *specs_dir, pipeline_t *p, diag_t *diag)
+{
+    *p = (pipeline_t){.path = ddp_xstrdup(path),
+                      .specs_dir = specs_dir ? ddp_xstrdup(specs_dir) : NULL};
     yaml_document_t doc;
     if (load_document(path, &doc, diag))
         return diag->count;
@@ -445,5 +464,70 @@ void pipeline_free(pipeline_t *p)
     }
     free(p->path);
     free(p->name);
+    free(p->specs_dir);
     *p = (pipeline_t){0};
+}
+
+char *pipeline_with_values(const char *text, const strv_t *values, char *missing, size_t size)
+{
+    char *out = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&out, &len);
+    int bad = 0;
+    for (const char *c = text; f && *c && !bad; c++) {
+        if (c[0] == '{' && c[1] == '{') {
+            fputs("{{", f);
+            c++;
+            continue;
+        }
+        size_t id = pipeline_value_at(c);
+        if (!id) {
+            fputc(*c, f);
+            continue;
+        }
+        const char *value = NULL;
+        for (size_t i = 0; i < values->count && !value; i++)
+            if (!strncmp(values->items[i], c + 1, id) && values->items[i][id] == '=')
+                value = values->items[i] + id + 1;
+        if (value)
+            fputs(value, f);
+        else
+            bad = snprintf(missing, size, "%.*s", (int)id, c + 1) >= 0;
+        c += id + 1;
+    }
+    if (f)
+        fclose(f);
+    if (bad || !out) {
+        free(out);
+        return NULL;
+    }
+    return out;
+}
+
+size_t pipeline_put_values(yaml_document_t *doc, const strv_t *values, diag_t *diag)
+{
+    size_t problems = 0, count = (size_t)(doc->nodes.top - doc->nodes.start);
+    /* Keys stay as written: only what a field says takes a value. */
+    char *is_key = ddp_xcalloc(count + 1, 1);
+    for (yaml_node_t *m = doc->nodes.start; m < doc->nodes.top; m++)
+        for (yaml_node_pair_t *pr = m->type == YAML_MAPPING_NODE ? m->data.mapping.pairs.start
+                                                                 : NULL;
+             pr && pr < m->data.mapping.pairs.top; pr++)
+            is_key[pr->key - 1] = 1; /* node ids count from 1 */
+    for (yaml_node_t *n = doc->nodes.start; n < doc->nodes.top; n++) {
+        if (n->type != YAML_SCALAR_NODE || is_key[n - doc->nodes.start])
+            continue;
+        char missing[256];
+        char *text = pipeline_with_values(text_of(n), values, missing, sizeof missing);
+        if (!text) {
+            diag_add(diag, AT(n), NULL, "{%s}: no value for it when the stage started", missing);
+            problems++;
+            continue;
+        }
+        free(n->data.scalar.value);
+        n->data.scalar.value = (yaml_char_t *)text;
+        n->data.scalar.length = strlen(text);
+    }
+    free(is_key);
+    return problems;
 }

@@ -14,6 +14,7 @@
 #include "runtime/base/ddp_parse.h"
 #include "runtime/job/container_spec.h"
 #include "runtime/job/job_contract.h"
+#include "cli/spec/pipeline.h"
 #include "cli/spec/shquote.h"
 #include "cli/spec/spec_set.h"
 #include "cli/spec/sweep.h"
@@ -1163,8 +1164,8 @@ static void read_fields(loader_t *ld, yaml_node_t *root, const sweep_t *sw, int 
     }
 }
 
-job_spec_t *spec_load(const char *path, const strv_t *sets, size_t trial, diag_t *diag,
-                      ddp_error_t *err)
+job_spec_t *spec_load(const char *path, const strv_t *values, const strv_t *sets, size_t trial,
+                      diag_t *diag, ddp_error_t *err)
 {
     size_t len = 0;
     unsigned char *text = (unsigned char *)ddp_read_file(path, &len, err);
@@ -1198,6 +1199,8 @@ job_spec_t *spec_load(const char *path, const strv_t *sets, size_t trial, diag_t
     loader_t ld = {&doc, diag, spec, false, sets, {0}};
     yaml_node_t *root = yaml_document_get_root_node(&doc);
     sweep_t sw = {0};
+    if (root && values && pipeline_put_values(&doc, values, diag))
+        root = NULL; /* a value missing: its fields would be checked with the placeholder */
     if (root && root->type == YAML_MAPPING_NODE && sets && sets->count &&
         spec_set_apply(&doc, sets, &ld.made, diag))
         root = NULL; /* a set that cannot be applied: nothing more is checked */

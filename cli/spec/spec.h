@@ -145,12 +145,13 @@ typedef struct {
  * a rank node 0 names slow. */
 extern const char *const spec_notify_events[];
 
-/* Reads and validates `path`, with the overrides `sets` (each PATH=VALUE, spec_set.h; NULL:
- * none) applied first, as trial `trial` of its sweep: when it has one (sweep.h). Returns NULL
- * only when the file cannot be read at all (err says why); otherwise a spec whose problems, if
- * any, are in diag (check diag->count). */
-job_spec_t *spec_load(const char *path, const strv_t *sets, size_t trial, diag_t *diag,
-                      ddp_error_t *err);
+/* Reads and validates `path`, with the values of a pipeline's earlier stages (`values`, each
+ * STAGE.KIND=TEXT, pipeline.h; NULL: not a stage) put in, then the overrides `sets` (each
+ * PATH=VALUE, spec_set.h; NULL: none) applied, as trial `trial` of its sweep: when it has one
+ * (sweep.h). Returns NULL only when the file cannot be read at all (err says why); otherwise a
+ * spec whose problems, if any, are in diag (check diag->count). */
+job_spec_t *spec_load(const char *path, const strv_t *values, const strv_t *sets, size_t trial,
+                      diag_t *diag, ddp_error_t *err);
 
 /* The checks that depend on the target scheduler (e.g. PBS job-name rules), reported into diag
  * with the same FILE:LINE:COL form. */

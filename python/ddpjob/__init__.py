@@ -1,4 +1,4 @@
-"""ddpjob from Python: submit job specs and sweeps, follow, wait for and cancel them.
+"""ddpjob from Python: submit job specs, sweeps and pipelines, follow, wait for and cancel them.
 
 It drives the installed ``ddpjob`` command (``$DDPJOB``, else ``ddpjob`` on PATH) through its
 stable interface (ddpjob(1), AFTER SUBMIT: the ``--json`` documents carry a ``version``) and turns
@@ -11,6 +11,9 @@ its exit codes into results and exceptions. Standard library only.
     print(job.logs(rank=0))
     sweep = ddpjob.submit({"name": "grid", ...})
     sweep.best("loss", "min")       # the completed trial with the lowest last loss
+    tune = ddpjob.submit("tune.yaml")  # a pipeline (stages:)
+    tune.wait()                     # 0 when every stage that ran completed
+    tune.stage("train").logs(rank=0)
 """
 
 import json
@@ -21,7 +24,7 @@ import subprocess
 import tempfile
 
 __all__ = [
-    "submit", "job", "Job", "Sweep", "DdpjobError", "SpecError", "SubmitError",
+    "submit", "job", "Job", "Sweep", "Pipeline", "DdpjobError", "SpecError", "SubmitError",
     "ClusterUnreachable", "JobNotFound",
 ]
 
@@ -68,6 +71,8 @@ class JobNotFound(DdpjobError):
 _PROBLEM = re.compile(r"^(?P<path>[^\n:]+):(?P<line>\d+):(?P<column>\d+): (?P<message>.*)$")
 # submit's word on a sweep: "ddpjob: sweep NAME: N trials as ..."
 _SWEEP = re.compile(r"^ddpjob: sweep (?P<name>[^:\s]+): \d+ trials? ", re.M)
+# ... and on a pipeline: "ddpjob: pipeline NAME: N stages; its record: DIR"
+_PIPELINE = re.compile(r"^ddpjob: pipeline [^:\s]+: \d+ stages; its record: (?P<record>.+)$", re.M)
 
 
 def _program():
@@ -207,19 +212,53 @@ class Sweep(Job):
         return pick(have, key=lambda t: t["metrics"][metric])
 
 
+class Pipeline(Job):
+    """A submitted pipeline, by its name or its record's folder. Looking at it (status, wait)
+    also starts the stages that can start, as each stage's end does."""
+
+    def __repr__(self):
+        return f"ddpjob.Pipeline({self.id!r}{', on=%r' % self.on if self.on else ''})"
+
+    def status(self):
+        """The pipeline as `ddpjob status PIPELINE --json` says it: a dict with state, ended
+        and stages (each: name, state, said, kind, job, record)."""
+        return _json(["status", self.id], self.on, f"status of pipeline {self.id}")
+
+    def stages(self):
+        """Each stage as a dict, in the order they run."""
+        return self.status()["stages"]
+
+    def stage(self, name):
+        """Stage `name` as a Job or a Sweep (by its record's folder); None while it has not been
+        submitted (waiting, or never to run: stages() says why)."""
+        for s in self.stages():
+            if s["name"] == name:
+                if not s["record"]:
+                    return None
+                return (Sweep if s["kind"] == "sweep" else Job)(s["record"], self.on)
+        raise KeyError(f"pipeline {self.id} has no stage {name!r}")
+
+    def logs(self, rank=None, follow=False, stream=None):
+        raise DdpjobError("a pipeline's logs are its stages': pipeline.stage(NAME).logs()")
+
+
 def job(id, on=None):
-    """The job or sweep a name or id stands for (as ddpjob status finds it)."""
+    """The job, sweep or pipeline a name or id stands for (as ddpjob status finds it)."""
     done = _run(["status", str(id), "--json"], on)
     if done.returncode != 0:
         raise _fail(done, f"status of {id}")
-    return Sweep(id, on) if "trials" in json.loads(done.stdout) else Job(id, on)
+    doc = json.loads(done.stdout)
+    if "stages" in doc:
+        return Pipeline(id, on)
+    return Sweep(id, on) if "trials" in doc else Job(id, on)
 
 
 def submit(spec, set=None, on=None, after=None):
     """Submits a spec file's path, or a spec as a dict (written as JSON, which YAML reads, to a
     private file in this folder for the submit, then removed: the record keeps it), with `set`
     overrides ({"train.lr": 0.05}), on cluster `on` (ddpjob cluster add), after jobs `after`
-    ("JOB[:ok|any|notok]", or a list of them). A Job, or a Sweep for a spec with sweep:."""
+    ("JOB[:ok|any|notok]", or a list of them). A Job, a Sweep for a spec with sweep:, or a
+    Pipeline for a file (or dict) with stages: (set and after are then its stages' own)."""
     written = None
     if isinstance(spec, dict):
         fd, written = tempfile.mkstemp(prefix=".ddpjob-spec-", suffix=".yaml", dir=os.getcwd())
@@ -239,6 +278,9 @@ def submit(spec, set=None, on=None, after=None):
             os.unlink(written)
     if done.returncode != 0:
         raise _fail(done, f"submit of {path}")
+    pipeline = _PIPELINE.search(done.stderr)
+    if pipeline:
+        return Pipeline(pipeline["record"], on)
     sweep = _SWEEP.search(done.stderr)
     if sweep:
         return Sweep(sweep["name"], on)

@@ -36,7 +36,7 @@ _ddpjob() {
     doctor) opts="--hosts --hostfile --nodefile --submit --scheduler --site --nproc-per-node --bindir --connect-timeout --accept-new-host-keys --ssh-config --known-hosts --help" ;;
     nodes) opts="--slurm --nodefile --with-index --compress --help" ;;
     status) opts="--json --sort --desc --watch --on --help" ;;
-    logs) opts="--rank --node --attempt --link --stdout --stderr --follow -f --trial --batch --on --help" ;;
+    logs) opts="--rank --node --attempt --link --stdout --stderr --follow -f --trial --stage --batch --on --help" ;;
     report) opts="--output -o --on --help" ;;
     cancel) opts="--checkpoint --trial --on --help" ;;
     list) opts="--all --json --here --on --help" ;;

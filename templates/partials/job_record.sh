@@ -87,12 +87,27 @@ ddpjob_record_ended=
 # shellcheck disable=SC2317 # run by ddpjob_at_exit
 ddpjob_record_end_once() { [ -n "$ddpjob_record_ended" ] || ddpjob_record_end "$ddpjob_exit_status"; }
 ddpjob_on_exit ddpjob_record_end_once
+{{#pipeline_stage}}
+# A stage of a pipeline: as this link ends, its end in the record, `ddpjob pipeline-next` starts
+# the stages that waited for it, or says why they never will (it does nothing while this job
+# goes on: a requeue, another trial still running). Once, within its own deadline.
+ddpjob_pipeline_told=
+ddpjob_tell_pipeline() {
+    [ -z "$ddpjob_pipeline_told" ] && [ -n "$ddpjob_link_dir" ] || return 0
+    ddpjob_pipeline_told=1
+    timeout 300 {{ddpjob}} pipeline-next {{pipeline_record}} || echo "ddpjob: the pipeline's next stages were not started: \`ddpjob status\` of it starts them" >&2
+}
+ddpjob_on_exit ddpjob_tell_pipeline
+{{/pipeline_stage}}
 # ddpjob_exit STATUS: the link's end, in the record (and told, where the spec asks); then this shell
 # exits with STATUS, or by the signal that ended the job, as the scheduler expects of it (PBS
 # calls a job killed by SIGTERM 256+15, a qdel's; an exit of its own, the script's status).
 ddpjob_exit() {
     ddpjob_record_end "$1"
     [ -z "$ddpjob_notify_pid" ] || wait "$ddpjob_notify_pid"
+{{#pipeline_stage}}
+    ddpjob_tell_pipeline
+{{/pipeline_stage}}
     if [ -n "$ddpjob_signalled" ]; then
         trap - TERM
         kill -TERM $$

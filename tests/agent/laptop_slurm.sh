@@ -165,6 +165,45 @@ expect_within 60 "nothing of the cancelled job left running on the nodes" \
 laptop list --on hpc
 expect_contains "$OUT" "lapsleep" "list --on hpc: the cluster's jobs" "$ERR"
 
+# Issue 70 from the laptop: a pipeline submitted there (its stages then submitted there, from
+# the folder sent), and the Python package driving the cluster through on=: a sweep, its best,
+# a job after it with the best's lr, a spec's problem with its line, a pipeline.
+one_node() { # NAME COMMAND [MORE]: a one-rank spec in the laptop's folder
+    printf 'name: %s\nscheduler: slurm\nnodes: 1\nprocs_per_node: 1\ncpus_per_node: 1\nwalltime: "00:05:00"\ncommand: %s\n%s' \
+        "$1" "$2" "${3:-}" >"$R/proj/$1.yaml"
+}
+cp "$SRCDIR/tests/agent/py/sweep_trial.py" "$R/proj/"
+one_node lapsweep '[python3, sweep_trial.py, "{lr}", "1"]' 'env: {TRIAL_SECONDS: "1"}
+sweep: {grid: {lr: [0.2, 0.1]}, objective: {metric: loss, goal: min}}
+'
+one_node lapfollow '[sh, -c, "echo follow-up with lr $LR"]' 'env: {LR: "0"}
+'
+one_node lapbroken '[sh, -c, "true"]' 'nodez: 2
+'
+one_node lapfirst '[sh, -c, "echo first"]'
+one_node lapsecond '[sh, -c, "echo after {first.record}"]'
+printf 'name: lappipe\nstages:\n  first: {spec: lapfirst.yaml}\n  second: {spec: lapsecond.yaml, after: {ok: [first]}}\n' >"$R/proj/lappipe.yaml"
+cp "$R/proj/lappipe.yaml" "$R/proj/lappipe2.yaml" && sed -i 's/^name: lappipe/name: lappipe2/' "$R/proj/lappipe2.yaml"
+chown -R root: "$R/proj"
+laptop submit --on hpc lappipe2.yaml
+expect_rc 0 "submit --on hpc of a pipeline"
+expect_contains "$ERR" "pipeline lappipe2: stage first submitted" "... its first stage submitted there"
+laptop wait lappipe2 --timeout 300
+expect_rc 0 "wait of the pipeline from the laptop (the index knows where it went): every stage completed"
+laptop status lappipe2
+expect_contains "$OUT" "pipeline lappipe2: completed, 2 of 2 stages ended" "status of it from the laptop" "$ERR"
+expect_eq "$(cat "$R/trap.log" 2>/dev/null)" "" "the laptop ran no scheduler command"
+run nsenter --net="/run/netns/$LAPNS" -- unshare --mount --propagation private sh -c \
+    'mount --bind "$1" /etc/hosts && cd "$0" && shift && exec "$@"' "$R/proj" "$CLUSTER/etc/hosts" \
+    env -u SLURM_CONF HOME="$R/client" XDG_STATE_HOME="$R/client/state" PATH=/usr/bin:/bin \
+    DDPJOB="$LAPTOP_DDPJOB" PYTHONPATH="$SRCDIR/python" timeout 900 /usr/bin/python3 "$SRCDIR/tests/agent/py/laptop_client.py"
+expect_eq "$RC" 0 "the Python client's script (on=\"hpc\") runs to its end" "$ERR"
+for fact in "sweep: Sweep" "sweep wait: 0" "trials: ['completed', 'completed']" "best: {'lr': 0.1}" \
+    "follow-up wait: 0" "follow-up logs: follow-up with lr 0.1" "spec error: 8 True" "pipeline: Pipeline" \
+    "pipeline wait: 0" "pipeline stages: [('first', 'completed'), ('second', 'completed')]" "pipeline second: True"; do
+    expect_contains "$OUT" "$fact" "ddpjob.py over on=: $fact" "$OUT"
+done
+
 # Issue 68 from the laptop: an allocation held there (dev --on), runs in it with the folder sent
 # first, a shell on a node (a command; a real terminal under script), a node's port reached here.
 spec lapdev "[sh, -c, 'echo rank=\$RANK host=\$(hostname) says=\$(cat msg.txt)']"

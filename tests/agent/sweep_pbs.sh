@@ -3,7 +3,8 @@
 # unprivileged user who submits): 4 one-node trials, 2 at once, as one -J array (max_run_subjobs
 # read back from qstat), trial 1 failing with exit 3; the same sweep under a profile that says
 # arrays: false, as lanes whose afterany chain is read back from qstat; a one-trial sweep as a
-# plain job; jobs after others (submit --after, the spec's after:); and a trial that its walltime
+# plain job; jobs after others (submit --after, the spec's after:); a pipeline of a sweep and
+# two jobs, values flowing (pipeline_case); and a trial that its walltime
 # stops: its successor is its own script submitted again as a plain job, which resumes that trial
 # alone. Last, an allocation held by `ddpjob dev` and runs in it (dev_cases.sh), Charliecloud's
 # image among them.
@@ -148,6 +149,21 @@ expect_eq "$RC" 0 "submit of a sweep of ddp-train trials"
 pj wait trainsweep --timeout 500
 expect_eq "$RC" 0 "both trials completed"
 expect_requeued_alone pj trainsweep "$jobdir/ckpt"
+
+# A pipeline (issue 70, pipeline_case): its later stages are submitted by the batch shell of
+# the stage before them, from the MoM, with the installed layout's templates beside the bin.
+mkdir -p "$PBS_CLUSTER/share/ddpjob" "$jobdir/pipe"
+cp -r "$BUILDDIR/templates" "$PBS_CLUSTER/share/ddpjob/templates"
+chown "$PBS_USER:" "$jobdir/pipe"
+pjd() { # [DIR=D] ddpjob ARGS... in D (default: the submission directory)
+    local back=$jobdir
+    case $1 in DIR=*) jobdir=${1#DIR=} && shift ;; esac
+    case $1 in submit) set -- submit --bindir "$bin" "${@:2}" ;; esac
+    pj "$@"
+    jobdir=$back
+}
+pbs_queue() { pbs_in pbshead "$PBS_EXEC/bin/qstat" -f 2>/dev/null | sed -n 's/^ *Job_Name = //p'; }
+cd "$jobdir" && pipeline_case pbs pjd pbs_queue
 
 # An allocation held for runs, on the same cluster (dev_cases.sh): dev and run render with the
 # suite's ddpjob on the nodes.

@@ -3,7 +3,7 @@
 # 6 one-node trials, 2 at once, as one array job; trial 1 fails with exit 3. Read from Slurm
 # while it runs: never more than 2 trials at once. Then the table, wait, logs, list, cancel of
 # one trial of a second sweep, a site that takes no arrays (lanes chained by afterany), jobs after
-# others (submit --after, the spec's after:), the Python package, and 2-node ddp-train trials with a spare, one of which its walltime requeues: it resumes alone. The
+# others (submit --after, the spec's after:), pipelines, the Python package, and 2-node ddp-train trials with a spare, one of which its walltime requeues: it resumes alone. The
 # sweep's report in a real headless Chromium.
 . "$SRCDIR/tests/lib/agents.sh"
 . "$SRCDIR/tests/cluster/slurm.sh"
@@ -271,9 +271,15 @@ dj submit onok.yaml --set name=nosuch --after no-such-job
 expect_eq "$RC" 1 "after a job there is no record of: refused"
 expect_contains "$ERR" "after: " "... naming it" "$ERR"
 
+# A pipeline (pipeline_case): a sweep, its best trained longer, then evaluated; a failed first
+# stage; a pipeline cancelled. Later stages are submitted from inside the jobs before them.
+slurm_queue() { cluster_in head squeue -h -t PENDING,RUNNING -o %j 2>/dev/null; }
+pipeline_case slurm dj slurm_queue
+
 # The Python package (python/ddpjob) on the login node, as a user's script drives it: a spec given
 # as a dict with an override, a failed job's status, a spec's problem as SpecError with where, a
-# sweep's trials and its best, a name nothing has.
+# sweep's trials and its best, a job after it with the best's lr, a pipeline given as a dict, a
+# name nothing has.
 run cluster_in head env -C "$T" DDPJOB="$DDPJOB" XDG_STATE_HOME="$T/state" PYTHONPATH="$SRCDIR/python" \
     timeout 600 /usr/bin/python3 "$SRCDIR/tests/agent/py/client_check.py" "$SRCDIR/tests/agent/py/sweep_trial.py"
 expect_eq "$RC" 0 "the Python client's script runs to its end" "$ERR"
@@ -281,7 +287,9 @@ for fact in "job: Job " "wait: 0" "state: completed" "logs: hello from rank 0" "
     "failed state: failed" "spec error: True True" "sweep: Sweep pysweep" "sweep wait: 1" \
     "trials: 4 ['completed', 'completed', 'completed', 'failed']" \
     "trial params: [(0.3, 1), (0.3, 2), (0.4, 1), (0.4, 2)]" \
-    "best: {'lr': 0.3, 'seed': 1} completed" "not found: JobNotFound"; do
+    "best: {'lr': 0.3, 'seed': 1} completed" "follow-up wait: 0" "follow-up logs: follow-up with lr 0.3" \
+    "pipeline: Pipeline" "pipeline wait: 0" "pipeline stages: [('first', 'completed'), ('second', 'completed')]" \
+    "pipeline second: True" "not found: JobNotFound"; do
     expect_contains "$OUT" "$fact" "ddpjob.py: $fact"
 done
 

@@ -409,6 +409,19 @@ expect_contains "$ERR" 'bad.yaml:7:61: set: {sweep.best.loss}: best.loss: a stag
     "a value of no kind there is"
 expect_eq "$OUT" "" "... and no ok"
 run "$DDPJOB" render tune.yaml
-expect_eq "$RC" 2 "render of a pipeline: not yet, said (exit 2)"
-expect_contains "$ERR" "tune.yaml is a pipeline (stages:)" "... naming it a pipeline"
+expect_eq "$RC" 2 "render of a pipeline: one stage's spec is rendered, said (exit 2)"
+expect_contains "$ERR" "tune.yaml is a pipeline (stages:): render one stage's spec" "... naming it a pipeline"
+sed 's/after: {ok: \[sweep\]}/after: {best: [sweep]}/' tune.yaml >best.yaml
+run "$DDPJOB" validate best.yaml
+expect_contains "$OUT" "train (train.yaml, after sweep best;" "after: {best: [SWEEP]}: at least one trial completed" "$ERR"
+sed 's/after: {ok: \[sweep\]}/after: {done: [sweep]}/' tune.yaml >done.yaml
+run "$DDPJOB" validate done.yaml
+expect_contains "$ERR" "done: expected ok, any, notok or best" "an after: kind there is none of"
+run "$DDPJOB" submit tune.yaml --set nodes=2
+expect_eq "$RC" 2 "submit of a pipeline with --set: refused (exit 2)"
+expect_contains "$ERR" "submit takes it with --scheduler, --site, --bindir and --dry-run alone" "... saying what it takes"
+run "$DDPJOB" submit tune.yaml --dry-run
+expect_eq "$RC" 0 "submit --dry-run of a pipeline" "$ERR"
+expect_contains "$OUT" "pipeline tune: would submit sweep now, train as those before it end" "... says what goes when"
+expect_eq "$(ls -A "$T/pipe/.ddpjob" 2>/dev/null)" "" "... and writes nothing"
 cd "$T" || exit 1

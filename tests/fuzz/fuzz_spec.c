@@ -23,7 +23,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
     diag_t *diag = diag_create(path);
     ddp_error_t err;
-    job_spec_t *spec = diag ? spec_load(path, NULL, 0, diag, &err) : NULL;
+    job_spec_t *spec = diag ? spec_load(path, NULL, NULL, 0, diag, &err) : NULL;
     for (int s = SCHED_PBS; spec && diag->count == 0 && s <= SCHED_SLURM; s++) {
         spec_check_for_scheduler(spec, (sched_kind_t)s, diag);
         if (diag->count)

@@ -238,3 +238,107 @@ require_torch() {
         exit 1
     fi
 }
+
+# pipeline_case SCHEDULER DDPJOB_FN QUEUE_FN: issue 70's pipelines on a real scheduler, from
+# $PWD/pipe. A 4-trial ddp-train sweep, then its best trial trained longer from its own
+# checkpoint with its lr, then an evaluation of that checkpoint; a sweep whose every trial fails,
+# after which the stages that can no longer run are cancelled with the reason and nothing of
+# them is queued (QUEUE_FN prints the names of the scheduler's jobs waiting or running); a pipeline cancelled whole.
+# DDPJOB_FN runs ddpjob there (RC, OUT, ERR).
+pipeline_case() {
+    local sched=$1 dj=$2 queue=$3 dir=$PWD/pipe best record script job
+    mkdir -p "$dir"
+    cat >"$dir/sweep.yaml" <<SPEC
+name: psweep
+scheduler: $sched
+nodes: 1
+procs_per_node: 1
+walltime: "00:05:00"
+env: {OPENBLAS_CORETYPE: Haswell}
+sweep:
+  grid: {lr: [0.05, 0.1, 0.2, 0.4]}
+  parallel: 2
+  objective: {metric: loss, goal: min}
+train: {synthetic: true, synthetic_size: "1024,256", epochs: 1, batch_size: 32, seed: 3, lr: "{lr}",
+        checkpoint_dir: "$dir/ckpt-{lr}"}
+SPEC
+    cat >"$dir/train.yaml" <<SPEC
+name: ptrain
+scheduler: $sched
+nodes: 1
+procs_per_node: 1
+walltime: "00:05:00"
+env: {OPENBLAS_CORETYPE: Haswell}
+train: {synthetic: true, synthetic_size: "1024,256", epochs: 2, batch_size: 32, seed: 3,
+        lr: "{sweep.best.params.lr}", checkpoint_dir: "{sweep.best.checkpoint}", resume: true}
+SPEC
+    cat >"$dir/eval.yaml" <<SPEC
+name: peval
+scheduler: $sched
+nodes: 1
+procs_per_node: 1
+walltime: "00:05:00"
+command: [sh, -c, "echo evaluating {train.checkpoint} of {train.record}; ls {train.checkpoint}"]
+SPEC
+    printf 'name: tune\nstages:\n  sweep: {spec: sweep.yaml}\n  train: {spec: train.yaml, after: {ok: [sweep]}}\n  eval: {spec: eval.yaml, after: {ok: [train]}}\n' >"$dir/tune.yaml"
+    "$dj" "DIR=$dir" submit tune.yaml
+    expect_eq "$RC" 0 "$sched: submit of a 3-stage pipeline" "$ERR"
+    expect_contains "$ERR" "pipeline tune: stage sweep submitted" "... its first stage submitted at once" "$ERR"
+    expect_lacks "$ERR" "stage train submitted" "... the stages after it not yet"
+    expect_contains "$OUT" "$dir/.ddpjob/pipelines/tune." "... its record's folder printed"
+    # Each stage's batch shell starts the next as it ends: no ddpjob runs here meanwhile.
+    for _ in $(seq 1200); do
+        [ -e "$(echo "$dir"/.ddpjob/pipelines/tune.*/eval.stage)" ] && break
+        sleep 0.5
+    done
+    expect_contains "$(cat "$dir"/.ddpjob/pipelines/tune.*/eval.stage 2>/dev/null)" "submitted" \
+        "$sched: stage eval was submitted by the stage before it, as that ended"
+    "$dj" "DIR=$dir" wait tune --timeout 600
+    expect_eq "$RC" 0 "$sched: the pipeline completed, stage after stage" "$ERR"
+    "$dj" "DIR=$dir" status tune
+    expect_contains "$OUT" "pipeline tune: completed, 3 of 3 stages ended" "status of the pipeline" "$OUT"
+    "$dj" "DIR=$dir" status psweep --json
+    best=$(/usr/bin/python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["trials"][d["best"]]["params"]["lr"])' <<<"$OUT")
+    "$dj" "DIR=$dir" status tune --json
+    record=$(/usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["stages"][1]["record"])' <<<"$OUT")
+    job=$(/usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["stages"][1]["job"])' <<<"$OUT")
+    "$dj" "DIR=$dir" status ptrain
+    expect_contains "$OUT" "job $job):" "stage train, submitted from inside a trial's job, is its own job, not the trial's" "$OUT"
+    script=$(cat "$record/script" 2>/dev/null)
+    expect_contains "$script" "--lr $best " "the sweep's best lr ($best) reached stage train's command" "$script"
+    expect_contains "$script" "--checkpoint-dir $dir/ckpt-$best " "... and its best trial's checkpoint"
+    "$dj" "DIR=$dir" logs ptrain
+    expect_contains "$OUT" "resuming from $dir/ckpt-$best/checkpoint.ddpt" "stage train resumed from the best trial's checkpoint" "$OUT"
+    "$dj" "DIR=$dir" logs tune --stage eval
+    expect_contains "$OUT" "evaluating $dir/ckpt-$best of $record" "stage eval took train's checkpoint and record (logs tune --stage eval)" "$OUT"
+    expect_contains "$OUT" "checkpoint.ddpt" "... and read the checkpoint there"
+
+    # Every trial of the first stage fails: the stages after it are never submitted.
+    sed -e 's/^name: psweep/name: pfail/' -e '/^train:/,$d' "$dir/sweep.yaml" >"$dir/fail.yaml"
+    echo 'command: [sh, -c, "echo trial {lr} fails; exit 3"]' >>"$dir/fail.yaml"
+    sed -e 's/^name: tune/name: tunefail/' -e 's/sweep.yaml/fail.yaml/' "$dir/tune.yaml" >"$dir/tunefail.yaml"
+    "$dj" "DIR=$dir" submit tunefail.yaml
+    expect_eq "$RC" 0 "$sched: submit of a pipeline whose first stage will fail" "$ERR"
+    "$dj" "DIR=$dir" wait tunefail --timeout 300
+    expect_eq "$RC" 1 "wait of it: 1, a stage failed" "$ERR"
+    "$dj" "DIR=$dir" status tunefail
+    expect_contains "$OUT" "pipeline tunefail: failed, 3 of 3 stages ended" "status: failed" "$OUT"
+    expect_contains "$(grep '^  train ' <<<"$OUT")" "cancelled: stage sweep failed: 0 of 4 trials completed (trial 0 failed" \
+        "stage train cancelled, saying why" "$OUT"
+    expect_contains "$(grep '^  eval ' <<<"$OUT")" "cancelled: stage sweep failed" "stage eval cancelled with the same cause" "$OUT"
+    expect_eq "$("$queue" | grep -c 'ptrain\|peval')" 0 "nothing of the cancelled stages is queued" "$("$queue")"
+
+    # Cancelled whole while its first stage runs.
+    printf 'name: pslow\nscheduler: %s\nnodes: 1\nprocs_per_node: 1\nwalltime: "00:05:00"\ncommand: [sleep, "300"]\n' "$sched" >"$dir/slow.yaml"
+    printf 'name: pnote\nscheduler: %s\nnodes: 1\nprocs_per_node: 1\nwalltime: "00:05:00"\ncommand: [echo, "{slow.record}"]\n' "$sched" >"$dir/note.yaml"
+    printf 'name: tunecancel\nstages:\n  slow: {spec: slow.yaml}\n  note: {spec: note.yaml, after: {any: [slow]}}\n' >"$dir/tunecancel.yaml"
+    "$dj" "DIR=$dir" submit tunecancel.yaml
+    "$dj" "DIR=$dir" cancel tunecancel
+    expect_eq "$RC" 0 "$sched: cancel of a running pipeline" "$ERR"
+    "$dj" "DIR=$dir" wait tunecancel --timeout 120
+    expect_eq "$RC" 1 "... wait of it: 1"
+    "$dj" "DIR=$dir" status tunecancel
+    expect_contains "$OUT" "pipeline tunecancel: cancelled" "status: cancelled" "$OUT"
+    expect_contains "$(grep '^  note ' <<<"$OUT")" "cancelled: the pipeline was" "the stage after it (any) never ran, saying why" "$OUT"
+    expect_eq "$("$queue" | grep -c 'pslow\|pnote')" 0 "nothing of it is left in the queue" "$("$queue")"
+}

@@ -56,7 +56,7 @@ static void check_spec(const char *path)
 {
     diag_t *diag = diag_create(path);
     ddp_error_t err;
-    job_spec_t *spec = spec_load(path, NULL, 0, diag, &err);
+    job_spec_t *spec = spec_load(path, NULL, NULL, 0, diag, &err);
     if (!spec || diag->count) {
         ok(0, "%s loads: %s", path, spec ? diag->lines[0] : err.msg);
     } else {
@@ -103,7 +103,7 @@ static void check_every_field(void)
     check_spec(yaml);
     diag_t *diag = diag_create(yaml);
     ddp_error_t err;
-    job_spec_t *spec = spec_load(yaml, NULL, 0, diag, &err);
+    job_spec_t *spec = spec_load(yaml, NULL, NULL, 0, diag, &err);
     agent_options_t o;
     char why[1200], *error_file = NULL;
     ok(spec && parse_agent_args(spec, &o, why, sizeof why) == 0 &&

@@ -1,5 +1,6 @@
 """The Python package against a real cluster, as a user script would drive it: one line per fact,
 "FACT: value", for the suite to check (tests/agent/sweep_slurm.sh)."""
+import json
 import sys
 
 import ddpjob
@@ -44,6 +45,27 @@ print("trials:", len(trials), sorted(t["state"] for t in trials))
 print("trial params:", sorted((t["params"]["lr"], t["params"]["seed"]) for t in trials))
 best = sweep.best("loss", "min")
 print("best:", best and best["params"], best and best["state"])
+
+# The best trial's lr into a job after it, with set=.
+follow = ddpjob.submit({"name": "pyfollow", "scheduler": "slurm", "nodes": 1, "procs_per_node": 1,
+                        "walltime": "00:05:00", "env": {"LR": "0"},
+                        "command": ["/bin/sh", "-c", "echo follow-up with lr $LR"]},
+                       set={"env.LR": best["params"]["lr"]})
+print("follow-up wait:", follow.wait(timeout=180))
+print("follow-up logs:", follow.logs(rank=0).strip())
+
+# A pipeline given as a dict: its second stage takes the first's record.
+for name, command in (("pyfirst", "echo first"), ("pysecond", "echo after {first.record}")):
+    with open(f"{name}.yaml", "w") as f:
+        json.dump({"name": name, "scheduler": "slurm", "nodes": 1, "procs_per_node": 1,
+                   "walltime": "00:05:00", "command": ["/bin/sh", "-c", command]}, f)
+pipe = ddpjob.submit({"name": "pypipe", "stages": {
+    "first": {"spec": "pyfirst.yaml"},
+    "second": {"spec": "pysecond.yaml", "after": {"ok": ["first"]}}}})
+print("pipeline:", type(pipe).__name__)
+print("pipeline wait:", pipe.wait(timeout=300))
+print("pipeline stages:", [(s["name"], s["state"]) for s in pipe.stages()])
+print("pipeline second:", "/.ddpjob/jobs/pyfirst." in pipe.stage("second").logs(rank=0))
 
 try:
     ddpjob.Job("nosuchjob").status()

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli/commands/commands.h"
+#include "cli/jobs/pipeline_record.h"
 #include "runtime/base/ddp_file.h"
 #include "cli/jobs/job_history.h"
 #include "cli/jobs/job_view.h"
@@ -94,6 +95,14 @@ int cmd_report(int argc, char **argv)
     if (job_record_find(argv[optind], &dir, &err)) {
         fprintf(stderr, "ddpjob: %s\n", err.msg);
         return EXIT_SYSTEM;
+    }
+    if (pipeline_record_is(dir)) {
+        fprintf(stderr,
+                "ddpjob report: %s is a pipeline: report one of its stages' jobs (ddpjob status "
+                "%s names them)\n",
+                argv[optind], argv[optind]);
+        free(dir);
+        return EXIT_USAGE;
     }
     job_view_t v = {0};
     size_t len = 0;

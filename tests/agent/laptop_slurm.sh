@@ -203,6 +203,8 @@ for fact in "sweep: Sweep" "sweep wait: 0" "trials: ['completed', 'completed']" 
     "pipeline wait: 0" "pipeline stages: [('first', 'completed'), ('second', 'completed')]" "pipeline second: True"; do
     expect_contains "$OUT" "$fact" "ddpjob.py over on=: $fact" "$OUT"
 done
+# The folder as the uploads after this expect it.
+rm -f "$R/proj/sweep_trial.py" "$R"/proj/lap{sweep,follow,broken,first,second,pipe,pipe2}.yaml
 
 # Issue 68 from the laptop: an allocation held there (dev --on), runs in it with the folder sent
 # first, a shell on a node (a command; a real terminal under script), a node's port reached here.

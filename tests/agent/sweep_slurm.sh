@@ -274,7 +274,14 @@ expect_contains "$ERR" "after: " "... naming it" "$ERR"
 # A pipeline (pipeline_case): a sweep, its best trained longer, then evaluated; a failed first
 # stage; a pipeline cancelled. Later stages are submitted from inside the jobs before them.
 slurm_queue() { cluster_in head squeue -h -t PENDING,RUNNING -o %j 2>/dev/null; }
-pipeline_case slurm dj slurm_queue
+pipeline_case slurm dj slurm_queue "$T/sites/noarrays.yaml"
+# The pipeline's report, in a real headless Chromium: its stages' table, linking each one's page.
+dj DIR="$T/pipe" report tune -o "$T/tune.html"
+expect_eq "$RC" 0 "report of the pipeline" "$ERR"
+dom=$(browser_dom "$T/tune.html")
+expect_contains "$dom" '<tr data-stage="train"><td><a href="tune.train.html">train</a>' "the stages' table links each stage's page" "$dom"
+expect_contains "$(browser_dom "$T/tune.sweep.html")" 'aria-label="loss"' "the sweep stage's page: its trials' loss"
+expect_contains "$(browser_dom "$T/tune.train.html")" "ptrain" "the train stage's page"
 
 # The Python package (python/ddpjob) on the login node, as a user's script drives it: a spec given
 # as a dict with an override, a failed job's status, a spec's problem as SpecError with where, a

@@ -265,6 +265,11 @@ if [ "${DEV_WALLTIME:-0}" = 1 ]; then
     expect_eq "$(grep -c 'ddpjob: this allocation ends at its walltime in' short.out)" 2 \
         "and again in its last minute" "$(cat short.out)"
     expect_eq "$(kill -0 "$short_pid" 2>/dev/null && echo open)" "" "the shell ended with the allocation, before its walltime"
+    # The holder writes it as it lets go, which the shell may see end first.
+    for _ in $(seq 300); do
+        grep -q " walltime" .ddpjob/jobs/short.*/released 2>/dev/null && break
+        sleep 0.2
+    done
     expect_contains "$(cat .ddpjob/jobs/short.*/released 2>/dev/null)" " walltime" "the record says it was let go for the walltime"
     dj status short
     expect_contains "$OUT" "completed" "the allocation completed: let go before the scheduler's limit, not killed at it"

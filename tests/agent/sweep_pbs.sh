@@ -163,7 +163,7 @@ pjd() { # [DIR=D] ddpjob ARGS... in D (default: the submission directory)
     jobdir=$back
 }
 pbs_queue() { pbs_in pbshead "$PBS_EXEC/bin/qstat" -f 2>/dev/null | sed -n 's/^ *Job_Name = //p'; }
-cd "$jobdir" && pipeline_case pbs pjd pbs_queue
+cd "$jobdir" && pipeline_case pbs pjd pbs_queue "$jobdir/noarrays.yaml"
 
 # An allocation held for runs, on the same cluster (dev_cases.sh): dev and run render with the
 # suite's ddpjob on the nodes.

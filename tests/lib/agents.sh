@@ -239,14 +239,15 @@ require_torch() {
     fi
 }
 
-# pipeline_case SCHEDULER DDPJOB_FN QUEUE_FN: issue 70's pipelines on a real scheduler, from
-# $PWD/pipe. A 4-trial ddp-train sweep, then its best trial trained longer from its own
-# checkpoint with its lr, then an evaluation of that checkpoint; a sweep whose every trial fails,
-# after which the stages that can no longer run are cancelled with the reason and nothing of
-# them is queued (QUEUE_FN prints the names of the scheduler's jobs waiting or running); a pipeline cancelled whole.
+# pipeline_case SCHEDULER DDPJOB_FN QUEUE_FN NOARRAYS_SITE: issue 70's pipelines on a real
+# scheduler, from $PWD/pipe. A 4-trial ddp-train sweep (an array job), then its best trial
+# trained longer from its own checkpoint with its lr, then an evaluation of that checkpoint; a
+# sweep whose every trial fails (in lanes: the site takes no arrays), after which the stages that
+# can no longer run are cancelled with the reason and nothing of them is queued (QUEUE_FN prints
+# the names of the scheduler's jobs waiting or running); a pipeline cancelled whole.
 # DDPJOB_FN runs ddpjob there (RC, OUT, ERR).
 pipeline_case() {
-    local sched=$1 dj=$2 queue=$3 dir=$PWD/pipe best record script job
+    local sched=$1 dj=$2 queue=$3 site=$4 dir=$PWD/pipe best record script job
     mkdir -p "$dir"
     cat >"$dir/sweep.yaml" <<SPEC
 name: psweep
@@ -317,8 +318,9 @@ SPEC
     sed -e 's/^name: psweep/name: pfail/' -e '/^train:/,$d' "$dir/sweep.yaml" >"$dir/fail.yaml"
     echo 'command: [sh, -c, "echo trial {lr} fails; exit 3"]' >>"$dir/fail.yaml"
     sed -e 's/^name: tune/name: tunefail/' -e 's/sweep.yaml/fail.yaml/' "$dir/tune.yaml" >"$dir/tunefail.yaml"
-    "$dj" "DIR=$dir" submit tunefail.yaml
+    "$dj" "DIR=$dir" submit tunefail.yaml --site "$site"
     expect_eq "$RC" 0 "$sched: submit of a pipeline whose first stage will fail" "$ERR"
+    expect_contains "$ERR" "sweep pfail: 4 trials as 4 jobs in 2 lanes" "... a sweep in lanes, as its site takes no arrays" "$ERR"
     "$dj" "DIR=$dir" wait tunefail --timeout 300
     expect_eq "$RC" 1 "wait of it: 1, a stage failed" "$ERR"
     "$dj" "DIR=$dir" status tunefail

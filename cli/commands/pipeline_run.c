@@ -18,6 +18,15 @@
 /* A link that ended checkpointed (75) goes on in its successor, unless none comes. */
 #define EXIT_CHECKPOINTED 75
 
+/* A stage that never ran says why: "skipped: ..." when it was not to (a notok stage after one that
+ * completed), else "cancelled: ..." (something before it failed, or the pipeline was cancelled). */
+#define WHY_SKIPPED "skipped"
+
+static int never_skipped(const stage_record_t *r)
+{
+    return r->fate == STAGE_NEVER && !strncmp(r->why, WHY_SKIPPED, strlen(WHY_SKIPPED));
+}
+
 /* A job's state for the stages after it: its batch shell's own end counts before the scheduler
  * has noticed, since that shell asks the pipeline on its way out. */
 static job_state_t settled(job_view_t *v, int *ended)
@@ -108,7 +117,7 @@ static void look_all(pipeline_look_t *v)
             s->ended = 1;
             s->state = JOB_CANCELLED;
             snprintf(s->said, sizeof s->said, "%s", s->rec.why);
-            failed |= !!strncmp(s->rec.why, "skipped", 7);
+            failed |= !never_skipped(&s->rec);
         } else if (s->rec.fate == STAGE_SUBMITTED) {
             if (sweep_record_is(s->rec.record))
                 look_sweep(s);
@@ -275,8 +284,9 @@ static int readiness(const pipeline_look_t *v, size_t i, char *why, size_t size)
             const char *name = v->p.stages[j].name;
             if (s->rec.fate == STAGE_NEVER) {
                 /* The first cause travels down the stages waiting on it. */
-                if (!strncmp(s->rec.why, "skipped", 7))
-                    snprintf(why, size, "skipped: stage %s did not run (%s)", name, s->rec.why);
+                if (never_skipped(&s->rec))
+                    snprintf(why, size, WHY_SKIPPED ": stage %s did not run (%s)", name,
+                             s->rec.why);
                 else
                     snprintf(why, size, "%s", s->rec.why);
                 return -1;
@@ -294,7 +304,8 @@ static int readiness(const pipeline_look_t *v, size_t i, char *why, size_t size)
                 continue;
             if (kind == STAGE_AFTER_NOTOK)
                 snprintf(why, size,
-                         "skipped: stage %s completed (this stage runs after it does not)", name);
+                         WHY_SKIPPED ": stage %s completed (this stage runs after it does not)",
+                         name);
             else
                 snprintf(why, size, "cancelled: stage %s %s", name, s->said);
             return -1;
@@ -483,12 +494,11 @@ void pipeline_look_json(FILE *f, const pipeline_look_t *v)
         const stage_look_t *s = &v->stages[i];
         json_t *st = json_object();
         json_object_set_new(st, "name", json_shown_string(v->p.stages[i].name));
-        json_object_set_new(
-            st, "state",
-            json_string(s->rec.fate == STAGE_WAITING ? "waiting"
-                        : s->rec.fate == STAGE_NEVER
-                            ? (strncmp(s->said, "skipped", 7) ? "cancelled" : "skipped")
-                            : job_state_name(s->state)));
+        json_object_set_new(st, "state",
+                            json_string(s->rec.fate == STAGE_WAITING ? "waiting"
+                                        : s->rec.fate == STAGE_NEVER
+                                            ? (never_skipped(&s->rec) ? WHY_SKIPPED : "cancelled")
+                                            : job_state_name(s->state)));
         json_object_set_new(st, "said", json_shown_string(s->said));
         json_object_set_new(st, "kind", json_string(s->is_sweep ? "sweep" : "job"));
         json_object_set_new(st, "job", s->rec.id[0] ? json_string(s->rec.id) : json_null());

@@ -196,7 +196,8 @@ static void resolve_after(pipeline_t *p, size_t i,
 
 int pipeline_waits_for(const pipeline_t *p, size_t from, size_t on)
 {
-    /* Each stage is pushed once at most (from marked first): todo never holds more than all. */
+    /* A stage is marked seen as it is pushed (from first), so todo holds each stage once at
+     * most and never overflows. */
     int seen[PIPELINE_STAGES_MAX] = {0};
     size_t todo[PIPELINE_STAGES_MAX], n = 0;
     seen[from] = 1;

@@ -87,7 +87,14 @@ ddpjob_node_setup() {
 # nodes run), and reached through a hold on it (ddpjob_hold_dir). Nothing is left there after
 # (.ddpjob itself stays while it holds job records; under set -e the trap must not fail).
 ddpjob_jobid=${PBS_JOBID:?not inside a PBS job}
+{{#held_run}}
+# A run in an allocation `ddpjob dev` holds (or a packed trial) shares its job id with the
+# allocation and the runs beside it: its folder is its own by its number.
+ddpjob_dir=$ddpjob_workdir/.ddpjob/$ddpjob_jobid.run${DDPJOB_HELD_RUN:?not started by the holder of an allocation}
+{{/held_run}}
+{{^held_run}}
 ddpjob_dir=$ddpjob_workdir/.ddpjob/$ddpjob_jobid
+{{/held_run}}
 # shellcheck disable=SC2034 # read through ddpjob_on_exit's command, which shellcheck cannot see
 ddpjob_held=
 mkdir -m 700 -- "${ddpjob_dir%/*}" 2>/dev/null || :
@@ -126,6 +133,14 @@ ddpjob_node_setup
 
 # PBS_NODEFILE has one line per CPU or chunk: its unique hosts, in order, are the nodes, and the
 # first is the master.
+{{#held_run}}
+# A run in a held allocation: the nodes its holder gave it, one line each, as its node file;
+# pbs-agents finds their tasks in the job's own.
+ddpjob_job_nodefile=${PBS_NODEFILE:?not inside a PBS job}
+tr , '\n' <<<"${DDPJOB_HELD_NODES:?not started by the holder of an allocation}" >"$ddpjob_held/nodefile" ||
+    ddpjob_fail "cannot write the run's node file under $ddpjob_dir"
+PBS_NODEFILE=$ddpjob_dir/nodefile
+{{/held_run}}
 ddpjob_nodes=$({{ddpjob}} nodes --nodefile "${PBS_NODEFILE:?not inside a PBS job}") ||
     ddpjob_fail "cannot read PBS_NODEFILE=$PBS_NODEFILE"
 mapfile -t ddpjob_hosts <<<"$ddpjob_nodes"
@@ -168,7 +183,7 @@ ddpjob_supervisor_args=()
 [ -z "$ddpjob_link_dir" ] || ddpjob_supervisor_args=(--checkpoint-file "$ddpjob_record/checkpoint-request"
     --checkpoint-signal {{checkpoint_signal}})
 {{/checkpoint_signal}}
-{{ddpjob}} pbs-agents --nodefile "$PBS_NODEFILE" --nodes {{alloc_nodes}} --node-env "$ddpjob_node_env" \
+{{ddpjob}} pbs-agents --nodefile "$PBS_NODEFILE" {{#held_run}}--job-nodefile "$ddpjob_job_nodefile" {{/held_run}}--nodes {{alloc_nodes}} --node-env "$ddpjob_node_env" \
     --task-dir "$ddpjob_held" {{#spares}}--spares {{/spares}}"${ddpjob_supervisor_args[@]}" -- {{agent}} "${ddpjob_agent_args[@]}" &
 ddpjob_wait $!
 {{/launch_pbsdsh}}

@@ -118,8 +118,15 @@ ddpjob_step_watch() {
 ddpjob_node_setup
 
 # The master is the first node of the allocation, read by our own hostlist code.
+{{#held_run}}
+# A run in an allocation `ddpjob dev` holds (or a packed trial): the nodes its holder gave it.
+ddpjob_nodes=$({{ddpjob}} nodes --slurm "${DDPJOB_HELD_NODES:?not started by the holder of an allocation}") ||
+    ddpjob_fail "cannot read DDPJOB_HELD_NODES=$DDPJOB_HELD_NODES"
+{{/held_run}}
+{{^held_run}}
 ddpjob_nodes=$({{ddpjob}} nodes --slurm "${SLURM_JOB_NODELIST:?not inside a Slurm job}") ||
     ddpjob_fail "cannot read SLURM_JOB_NODELIST=$SLURM_JOB_NODELIST"
+{{/held_run}}
 mapfile -t ddpjob_hosts <<<"$ddpjob_nodes"
 [ "${#ddpjob_hosts[@]}" -eq {{alloc_nodes}} ] ||
     ddpjob_fail "expected {{alloc_nodes}} nodes, Slurm gave ${#ddpjob_hosts[@]} ($SLURM_JOB_NODELIST)"
@@ -194,7 +201,7 @@ ddpjob_step_cpus={{#cpus_per_node}}{{cpus_per_node}}{{/cpus_per_node}}{{^cpus_pe
 # The node command carries the spec's env: and setup: values: it reaches each task through srun's
 # environment (this user's alone to read), never on a command line anyone's `ps` shows.
 export DDPJOB_NODE_CMD=$ddpjob_node_cmd
-srun {{#pyxis_image}}"${ddpjob_container_args[@]}" {{/pyxis_image}}--nodes={{alloc_nodes}} --ntasks={{alloc_nodes}} --ntasks-per-node=1 --cpus-per-task="$ddpjob_step_cpus" {{#gpus_per_node}}--gpus-per-node={{gpus_per_node}} {{/gpus_per_node}}{{#spares}}--kill-on-bad-exit=0 --no-kill{{/spares}}{{^spares}}--kill-on-bad-exit=1{{/spares}} \
+srun {{#pyxis_image}}"${ddpjob_container_args[@]}" {{/pyxis_image}}--nodes={{alloc_nodes}} --ntasks={{alloc_nodes}} --ntasks-per-node=1 {{#held_run}}--nodelist="$DDPJOB_HELD_NODES" {{/held_run}}--cpus-per-task="$ddpjob_step_cpus" {{#gpus_per_node}}--gpus-per-node={{gpus_per_node}} {{/gpus_per_node}}{{#spares}}--kill-on-bad-exit=0 --no-kill{{/spares}}{{^spares}}--kill-on-bad-exit=1{{/spares}} \
     /bin/bash -c 'ddpjob_node_cmd=$DDPJOB_NODE_CMD; unset DDPJOB_NODE_CMD; eval "$ddpjob_node_cmd"' ddpjob-node \
     {{agent}} {{#spares}}--nnodes {{nodes}} --spares {{spares}} {{/spares}}--nproc-per-node {{procs_per_node}} {{#master_port}}--master-port {{master_port}} {{/master_port}}\
     "${ddpjob_walltime_args[@]}" --requeue-count "$ddpjob_requeue"{{agent_args}} \

@@ -408,10 +408,19 @@ static int read_token_file(agent_options_t *o, const char *path, ddp_error_t *er
     return 0;
 }
 
+/* The nodes of this Slurm step: a step on some of the job's nodes (a run in a held allocation,
+ * srun --nodelist) numbers its nodes (SLURM_NODEID) among its own; a step on all of them has the
+ * job's list. */
+static const char *slurm_nodelist(void)
+{
+    const char *step = getenv("SLURM_STEP_NODELIST");
+    return step && *step && getenv("SLURM_STEP_ID") ? step : getenv("SLURM_JOB_NODELIST");
+}
+
 /* Takes over what flags left open from Slurm, PBS or mpirun. */
 static int resolve_identity(agent_options_t *o, int *port_set, ddp_error_t *err)
 {
-    const char *nodelist = getenv("SLURM_JOB_NODELIST");
+    const char *nodelist = slurm_nodelist();
     const char *nodefile = getenv("PBS_NODEFILE");
     const char *ompi_rank = getenv("OMPI_COMM_WORLD_RANK");
     const char *job_id = NULL;
@@ -422,7 +431,7 @@ static int resolve_identity(agent_options_t *o, int *port_set, ddp_error_t *err)
     } else if (nodelist) {
         o->identity = "Slurm";
         if (!(hl = ddp_hostlist_expand(nodelist, err)))
-            return ddp_error_prefix(err, "SLURM_JOB_NODELIST");
+            return ddp_error_prefix(err, "SLURM_STEP_NODELIST or SLURM_JOB_NODELIST");
         const char *nodeid = getenv("SLURM_NODEID");
         if (nodeid && ddp_parse_int(nodeid, 0, INT_MAX, &env_rank))
             env_rank = -1;

@@ -285,10 +285,9 @@ static job_spec_t *run_spec(const char *dev, const job_record_t *r, const dev_st
                 dev);
     } else if (spec_append_args(spec, extra, nextra, &err)) {
         fprintf(stderr, "ddpjob run: %s: %s\n", path, err.msg);
-    } else if (spec_alloc_nodes(spec) != s->nhosts) {
-        fprintf(stderr, "ddpjob run: %s asks for %ld node(s); %s holds %d%s\n", path,
-                spec_alloc_nodes(spec), dev, s->nhosts,
-                spec_alloc_nodes(spec) < s->nhosts ? ": a run takes every held node" : "");
+    } else if (spec_alloc_nodes(spec) > s->nhosts) {
+        fprintf(stderr, "ddpjob run: %s asks for %ld node(s); %s holds %d\n", path,
+                spec_alloc_nodes(spec), dev, s->nhosts);
     } else {
         if (nproc)
             spec->procs_per_node = nproc;
@@ -369,7 +368,8 @@ int dev_run(const char *dev, const char *spec_path, load_opts_t *load, char **ex
         !(spec = run_spec(dev, &r, &s, spec_path, load, extra, nextra, o->nproc, &code)))
         goto out;
     const sched_ops_t *ops = sched_get(sched_kind_parse(r.scheduler));
-    render_opts_t ro = {sched_kind_parse(r.scheduler), NULL, o->bindir, false, 0, NULL};
+    render_opts_t ro = {
+        .sched = sched_kind_parse(r.scheduler), .bindir = o->bindir, .held_run = true};
     if (!(text = render_to_string(spec, &ro, &code)))
         goto out;
     job_record_t run = {0};

@@ -1,17 +1,21 @@
 /* dev-hold: the holder of an allocation `ddpjob dev` holds, run by its batch script on the
- * allocation's first node (dev_record.h). It says the nodes are held, then runs each run asked of
- * it in turn: the run's own job script, read from the run's record through a descriptor checked
- * as the user's own, started here in a process group of its own with DDPJOB_RECORD naming that
- * record, so that its agents start as a batch job's do. A run whose record is marked cancelled
- * is ended (its group: TERM, KILL after a grace). Each shell asked (`ddpjob shell`) gets its
- * node's side started on its node with --node-exec (the scheduler's way into a node of the
- * allocation), beside any run. The allocation is let go after --idle seconds with neither a run
- * nor a shell, shortly before its walltime when no run goes (open shells told 10 and 1 minutes
- * before), or when the holder is signalled (a cancel, the walltime): what goes then is ended
- * first. */
+ * allocation's first node (dev_record.h). It says the nodes are held, then runs the runs asked of
+ * it, in the order asked: each on the first free nodes of as many as its record asks, as many at
+ * once as fit and --parallel allows, the rest waiting (a run that does not fit holds back those
+ * after it, so that a wide one is never passed over for ever). A run is its own job script, read
+ * from its record through a descriptor checked as the user's own, started here in a process group
+ * of its own with DDPJOB_RECORD naming that record and HELD_NODES_ENV its nodes, so that its
+ * agents start as a batch job's do, on those nodes alone. A run whose record is marked cancelled
+ * is ended (its group: TERM, KILL after a grace), or, still waiting, never started. Each shell
+ * asked (`ddpjob shell`) gets its node's side started on its node with --node-exec (the scheduler's
+ * way into a node of the allocation), beside any run. The allocation is let go after --idle seconds
+ * with neither a run nor a shell, with --until-done once no run goes or waits (a packed sweep's),
+ * shortly before its walltime when no run goes (open shells told 10 and 1 minutes before), or when
+ * the holder is signalled (a cancel, the walltime): what goes then is ended first. */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,7 +34,8 @@
 #include "runtime/base/ddp_portable.h"
 #include "runtime/base/ddp_signal.h"
 
-/* How often the holder looks for a request: a rerun's start waits at most this long for it. */
+/* How often the holder looks for a request (and a shell's): a rerun's start waits at most this
+ * long for it. */
 #define HOLD_POLL_MS 50
 /* A run asked to end has this long before its group is killed. */
 #define RUN_GRACE_MS 30000
@@ -41,11 +46,12 @@
 
 static const char hold_help[] =
     "usage: ddpjob dev-hold --record DIR --idle SECONDS [--deadline EPOCH] [--node-exec CMD]\n"
-    "                       -- HOST...\n"
+    "                       [--parallel N] [--until-done] -- HOST...\n"
     "Run by the batch script of an allocation `ddpjob dev` holds: says its nodes (HOST...) are\n"
-    "held, then runs each `ddpjob run --in` asked of it in turn, and starts each `ddpjob shell`'s\n"
-    "node side with CMD (its words; %h: the node's host), until it has been idle SECONDS (0:\n"
-    "until its walltime) or is signalled.\n";
+    "held, then runs each `ddpjob run --in` asked of it on as many free nodes as it asks (N at\n"
+    "once at most, default 1), and starts each `ddpjob shell`'s node side with CMD (its words;\n"
+    "%h: the node's host), until it has been idle SECONDS (0: until its walltime), no run goes\n"
+    "or waits (--until-done: exit 1 unless each run exited 0), or it is signalled.\n";
 
 /* Shells open at once at most. */
 #define SHELLS_MAX 64
@@ -55,6 +61,16 @@ static const char hold_help[] =
 /* With no run going, the allocation is let go this long before its walltime: a run going keeps
  * it, for its own walltime rule (its checkpoint) to finish. */
 #define RELEASE_BEFORE_S 15
+/* Runs going at once at most, whatever --parallel says. */
+#define RUNS_MAX 256
+
+typedef struct {
+    pid_t pid; /* the run (its process group), 0: the slot is free */
+    int k;     /* its number */
+    char record[4096];
+    int64_t ending_since; /* when it was asked to end (ms), 0 not */
+    unsigned char *nodes; /* [host]: whether it runs there */
+} run_slot_t;
 
 typedef struct {
     const char *dev;      /* the allocation's record, through the batch shell's hold */
@@ -64,10 +80,11 @@ typedef struct {
     int nhosts;
     pid_t shells[SHELLS_MAX]; /* the shells' node sides going (their process groups) */
     int shell_k[SHELLS_MAX];  /* ... and their numbers */
-    pid_t pid;                /* the run going (its process group), 0 none */
-    int k;                    /* its number */
-    char record[4096];
-    int64_t ending_since; /* when it was asked to end (ms), 0 not */
+    run_slot_t runs[RUNS_MAX];
+    int parallel;        /* runs at once at most */
+    int going;           /* runs going */
+    int unsuccessful;    /* runs that ended with a status other than 0, or never started */
+    unsigned char *busy; /* [host]: a run goes there */
 } holder_t;
 
 /* The run's job script, from its record, read through a descriptor: a regular file of this
@@ -79,27 +96,43 @@ static char *read_run_script(const char *record, ddp_error_t *err)
     return ddp_read_own_file(path, S_IWGRP | S_IWOTH, RUN_SCRIPT_MAX, NULL, err);
 }
 
-/* Starts run k of the record named: 0, or -1 with err (the run not started). */
-static int start_run(holder_t *h, int k, const char *record, ddp_error_t *err)
+/* The free nodes a run of `want` nodes takes: the first ones, into its slot's map; 0 when too
+ * few are free. */
+static int place_run(const holder_t *h, int want, unsigned char *nodes)
 {
-    job_record_t r = {0};
-    if (job_record_read(record, &r, err))
-        return -1;
-    int mine = r.held_in[0] != 0;
-    char workdir[4096];
-    snprintf(workdir, sizeof workdir, "%s", r.workdir);
-    job_record_free(&r);
-    if (!mine)
-        return ddp_error_set(err, "%s is no run's record", record);
-    char *script = read_run_script(record, err);
-    if (!script)
-        return -1;
+    int found = 0;
+    memset(nodes, 0, (size_t)h->nhosts);
+    for (int i = 0; i < h->nhosts && found < want; i++)
+        if (!h->busy[i])
+            nodes[i] = 1, found++;
+    return found == want;
+}
+
+/* The run's nodes, comma-separated, as a Slurm node list and a PBS host list both take them. */
+static void nodes_text(const holder_t *h, const unsigned char *nodes, char *out, size_t size)
+{
+    size_t n = 0;
+    out[0] = 0;
+    for (int i = 0; i < h->nhosts && n < size; i++)
+        if (nodes[i])
+            n += (size_t)snprintf(out + n, size - n, "%s%s", n ? "," : "", h->hosts[i]);
+}
+
+/* Starts run k (its record `record`, its job script `script`) on the nodes of `slot`: 0, or -1
+ * with err. */
+static int start_run(holder_t *h, run_slot_t *slot, int k, const char *record, const char *workdir,
+                     const char *script, ddp_error_t *err)
+{
+    char nodes[8192];
+    nodes_text(h, slot->nodes, nodes, sizeof nodes);
+    if (strlen(nodes) + 1 >= sizeof nodes)
+        return ddp_error_set(err, "its nodes' names are longer than %zu bytes", sizeof nodes);
+    char number[16];
+    snprintf(number, sizeof number, "%d", k);
     fflush(NULL);
     pid_t pid = fork();
-    if (pid < 0) {
-        free(script);
+    if (pid < 0)
         return ddp_error_set(err, "fork: %s", strerror(errno));
-    }
     if (pid == 0) {
         setpgid(0, 0);
         sigset_t none;
@@ -115,6 +148,8 @@ static int start_run(holder_t *h, int k, const char *record, ddp_error_t *err)
         if (getenv("PBS_O_WORKDIR"))
             setenv("PBS_O_WORKDIR", workdir, 1);
         setenv(JOB_RECORD_ENV, record, 1);
+        setenv(HELD_NODES_ENV, nodes, 1);
+        setenv(HELD_RUN_ENV, number, 1);
         setenv(RUN_SCRIPT_ENV, script, 1);
         execl("/bin/bash", "bash", "-c",
               "ddpjob_script=$" RUN_SCRIPT_ENV "; unset " RUN_SCRIPT_ENV
@@ -123,61 +158,126 @@ static int start_run(holder_t *h, int k, const char *record, ddp_error_t *err)
         _exit(127);
     }
     setpgid(pid, pid);
-    free(script);
-    h->pid = pid;
-    h->k = k;
-    h->ending_since = 0;
-    snprintf(h->record, sizeof h->record, "%s", record);
+    slot->pid = pid;
+    slot->k = k;
+    slot->ending_since = 0;
+    snprintf(slot->record, sizeof slot->record, "%s", record);
+    for (int i = 0; i < h->nhosts; i++)
+        h->busy[i] |= slot->nodes[i];
+    h->going++;
     return 0;
 }
 
-/* Asks the run going to end (TERM to its group), and kills it once RUN_GRACE_MS have passed. */
-static void end_run(holder_t *h)
+/* Asks a run to end (TERM to its group), and kills it once RUN_GRACE_MS have passed. */
+static void end_run(run_slot_t *slot)
 {
-    if (!h->pid)
-        return;
-    if (!h->ending_since) {
-        h->ending_since = ddp_now_ms();
-        kill(-h->pid, SIGTERM);
-    } else if (ddp_now_ms() - h->ending_since > RUN_GRACE_MS) {
-        kill(-h->pid, SIGKILL);
+    if (!slot->ending_since) {
+        slot->ending_since = ddp_now_ms();
+        kill(-slot->pid, SIGTERM);
+    } else if (ddp_now_ms() - slot->ending_since > RUN_GRACE_MS) {
+        kill(-slot->pid, SIGKILL);
     }
 }
 
-static int run_cancelled(const holder_t *h)
+static int record_cancelled(const char *record)
 {
     char path[8192];
-    snprintf(path, sizeof path, "%s/cancelled", h->record);
+    snprintf(path, sizeof path, "%s/cancelled", record);
     return access(path, F_OK) == 0;
 }
 
-/* Whether the run going has ended (then its group is gone too). */
-static int run_ended(holder_t *h)
+/* Runs ended, reaped (what each left in its group killed), their nodes freed; runs to end (the
+ * holder stopping, or their record cancelled) asked to. How many ended. */
+static int tend_runs(holder_t *h, int stopping)
 {
-    int status;
-    if (!h->pid || waitpid(h->pid, &status, WNOHANG) != h->pid)
-        return 0;
-    kill(-h->pid, SIGKILL); /* what it left behind in its group */
-    h->pid = 0;
-    return 1;
+    int ended = 0;
+    for (int r = 0; r < RUNS_MAX; r++) {
+        run_slot_t *slot = &h->runs[r];
+        int status;
+        if (!slot->pid)
+            continue;
+        if (waitpid(slot->pid, &status, WNOHANG) == slot->pid) {
+            h->unsuccessful += !WIFEXITED(status) || WEXITSTATUS(status) != 0;
+            kill(-slot->pid, SIGKILL);
+            slot->pid = 0;
+            for (int i = 0; i < h->nhosts; i++)
+                h->busy[i] &= (unsigned char)!slot->nodes[i];
+            h->going--;
+            ended++;
+        } else if (stopping || record_cancelled(slot->record)) {
+            end_run(slot);
+        }
+    }
+    return ended;
 }
 
-/* The next request, started; a request that cannot start is said in runs/K/failed. */
-static void take_request(holder_t *h, int64_t *idle_since)
+/* Why the run waiting as request k cannot start in this allocation (a record of no run, nodes it
+ * can never have), or NULL with *want its nodes, *workdir and *script set (script malloc'd). */
+static const char *run_asks(const holder_t *h, const char *record, int *want, char *workdir,
+                            size_t size, char **script, char *why, size_t why_size)
 {
-    int k;
-    char record[4096];
-    if (!dev_request_next(h->dev, &k, record, sizeof record))
-        return;
+    job_record_t r = {0};
     ddp_error_t err;
-    if (start_run(h, k, record, &err)) {
-        fprintf(stderr, "ddpjob dev-hold: run %d not started: %s\n", k, err.msg);
-        dev_run_fail(h->dev, k, err.msg);
-        return;
+    *script = NULL;
+    if (job_record_read(record, &r, &err)) {
+        snprintf(why, why_size, "%s", err.msg);
+        return why;
     }
-    if (dev_holder_write(h->dev, k, (int64_t)time(NULL), &err))
-        fprintf(stderr, "ddpjob dev-hold: %s\n", err.msg);
-    *idle_since = 0;
+    int mine = r.held_in[0] != 0;
+    *want = r.nodes > 0 ? r.nodes : 1;
+    snprintf(workdir, size, "%s", r.workdir);
+    job_record_free(&r);
+    if (!mine)
+        snprintf(why, why_size, "%s is no run's record", record);
+    else if (*want > h->nhosts)
+        snprintf(why, why_size, "it asks for %d node(s); the allocation holds %d", *want,
+                 h->nhosts);
+    else if (!(*script = read_run_script(record, &err)))
+        snprintf(why, why_size, "%s", err.msg);
+    return *script ? NULL : why;
+}
+
+/* The runs asked, in order, started while the first waiting fits on the free nodes (one that
+ * cannot start said in runs/K/failed, a cancelled one dropped). How many started. */
+static int take_requests(holder_t *h)
+{
+    int started = 0, k;
+    char record[4096];
+    while (h->going < h->parallel && dev_request_peek(h->dev, &k, record, sizeof record)) {
+        int want = 0;
+        char workdir[4096], why[4400], *script = NULL;
+        const char *cannot =
+            record_cancelled(record)
+                ? "its record was cancelled before it started"
+                : run_asks(h, record, &want, workdir, sizeof workdir, &script, why, sizeof why);
+        run_slot_t *slot = NULL;
+        for (int r = 0; r < RUNS_MAX && !slot; r++)
+            slot = h->runs[r].pid ? NULL : &h->runs[r];
+        if (!cannot && (!slot || !place_run(h, want, slot->nodes))) {
+            free(script);
+            break; /* it waits for nodes, and those after it with it */
+        }
+        if (!dev_request_take(h->dev, k)) {
+            free(script); /* withdrawn meanwhile */
+            continue;
+        }
+        ddp_error_t err;
+        if (!cannot && start_run(h, slot, k, record, workdir, script, &err)) {
+            snprintf(why, sizeof why, "%s", err.msg);
+            cannot = why;
+        }
+        free(script);
+        if (cannot) {
+            h->unsuccessful++;
+            fprintf(stderr, "ddpjob dev-hold: run %d not started: %s\n", k, cannot);
+            dev_run_fail(h->dev, k, cannot);
+            continue;
+        }
+        if (dev_holder_write(h->dev, k, (int64_t)time(NULL), &err))
+            fprintf(stderr, "ddpjob dev-hold: %s\n", err.msg);
+        started++;
+    }
+    return started;
 }
 
 /* The node side of shell k on `host`: the node-exec words, %h made the host, then ddpjob
@@ -293,21 +393,28 @@ static void warn_walltime(const holder_t *h, long deadline, int *warned)
         fprintf(stderr, "ddpjob dev-hold: %s\n", err.msg);
 }
 
-static int hold_options(int argc, char **argv, holder_t *h, long *idle_s, long *deadline)
+static int hold_options(int argc, char **argv, holder_t *h, long *idle_s, long *deadline,
+                        int *until_done)
 {
     static const struct option opts[] = {
         {"record", required_argument, NULL, 'r'},   {"idle", required_argument, NULL, 'i'},
         {"deadline", required_argument, NULL, 'd'}, {"node-exec", required_argument, NULL, 'x'},
+        {"parallel", required_argument, NULL, 'p'}, {"until-done", no_argument, NULL, 'u'},
         {"help", no_argument, NULL, 'h'},           {0}};
     int c;
+    h->parallel = 1;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         if (c == 'r')
             h->dev = optarg;
         else if (c == 'x')
             h->node_exec = optarg;
+        else if (c == 'u')
+            *until_done = 1;
         else if (c == 'i' && !ddp_parse_long(optarg, 0, 1L << 40, idle_s))
             continue;
         else if (c == 'd' && !ddp_parse_long(optarg, 0, 1L << 40, deadline))
+            continue;
+        else if (c == 'p' && !ddp_parse_int(optarg, 1, RUNS_MAX, &h->parallel))
             continue;
         else if (c == 'h')
             return fputs(hold_help, stdout), EXIT_OK;
@@ -323,13 +430,23 @@ static int hold_options(int argc, char **argv, holder_t *h, long *idle_s, long *
 
 int cmd_dev_hold(int argc, char **argv)
 {
-    holder_t h = {.dev_path = getenv(JOB_RECORD_ENV)};
+    static holder_t h;
+    h.dev_path = getenv(JOB_RECORD_ENV);
     long idle_s = 0, deadline = 0;
-    int rc = hold_options(argc, argv, &h, &idle_s, &deadline);
+    int until_done = 0;
+    int rc = hold_options(argc, argv, &h, &idle_s, &deadline, &until_done);
     if (rc >= 0)
         return rc;
     const char *dev = h.dev;
     ddp_error_t err;
+    h.busy = calloc((size_t)h.nhosts, 1);
+    for (int r = 0; h.busy && r < RUNS_MAX; r++)
+        if (!(h.runs[r].nodes = calloc((size_t)h.nhosts, 1)))
+            h.busy = NULL;
+    if (!h.busy) {
+        fprintf(stderr, "ddpjob dev-hold: out of memory\n");
+        return EXIT_SYSTEM;
+    }
     int sigfd = ddp_supervisor_signals(&err);
     if (sigfd < 0 || dev_ready_write(dev, h.hosts, h.nhosts, &err) ||
         dev_holder_write(dev, 0, (int64_t)time(NULL), &err)) {
@@ -338,37 +455,50 @@ int cmd_dev_hold(int argc, char **argv)
     }
     if (!h.dev_path)
         h.node_exec = NULL;
-    printf("ddpjob: holding %d node(s) for runs (ddpjob run --in); released after %ld s idle%s\n",
-           h.nhosts, idle_s, idle_s ? "" : " (never: at the walltime)");
+    if (until_done)
+        printf("ddpjob: holding %d node(s) for the runs asked, %d at once at most, until none "
+               "is left\n",
+               h.nhosts, h.parallel);
+    else
+        printf("ddpjob: holding %d node(s) for runs (ddpjob run --in); released after %ld s "
+               "idle%s\n",
+               h.nhosts, idle_s, idle_s ? "" : " (never: at the walltime)");
     fflush(stdout);
     int64_t idle_since = ddp_now_ms();
     const char *why = NULL;
     int shells = 0, warned = 0;
-    while (!why || h.pid || shells) {
+    while (!why || h.going || shells) {
         for (int sig; (sig = ddp_supervisor_signal_take(sigfd));)
             if (sig == SIGTERM || sig == SIGINT || sig == SIGHUP)
                 why = "signal";
-        if (h.pid && (why || run_cancelled(&h)))
-            end_run(&h);
-        if (run_ended(&h)) {
+        if (tend_runs(&h, why != NULL)) {
+            int still = 0;
+            for (int r = 0; r < RUNS_MAX && !still; r++)
+                still = h.runs[r].pid ? h.runs[r].k : 0;
             idle_since = ddp_now_ms();
-            if (dev_holder_write(dev, 0, (int64_t)time(NULL), &err))
+            if (dev_holder_write(dev, still, (int64_t)time(NULL), &err))
                 fprintf(stderr, "ddpjob dev-hold: %s\n", err.msg);
         }
         if ((shells = tend_shells(&h, why != NULL)))
             idle_since = ddp_now_ms();
-        if (!why && !h.pid)
-            take_request(&h, &idle_since);
-        if (!why && !h.pid && idle_s && ddp_now_ms() - idle_since >= idle_s * 1000)
+        if (!why && take_requests(&h))
+            idle_since = 0;
+        if (!why && until_done && !h.going && !shells && !dev_requests_waiting(dev))
+            why = "done";
+        if (!why && !h.going && idle_s && ddp_now_ms() - idle_since >= idle_s * 1000)
             why = "idle";
         warn_walltime(&h, deadline, &warned);
-        if (!why && !h.pid && deadline && (long)time(NULL) >= deadline - RELEASE_BEFORE_S)
+        if (!why && !h.going && deadline && (long)time(NULL) >= deadline - RELEASE_BEFORE_S)
             why = "walltime";
-        if (!why || h.pid || shells)
-            ddp_sleep_ms(HOLD_POLL_MS);
+        /* A run's end (SIGCHLD) wakes it at once: the next run starts without a poll's wait. */
+        struct pollfd woken = {.fd = sigfd, .events = POLLIN};
+        if (!why || h.going || shells)
+            poll(&woken, 1, HOLD_POLL_MS);
     }
     if (dev_released_write(dev, why, &err))
         fprintf(stderr, "ddpjob dev-hold: %s\n", err.msg);
     printf("ddpjob: released the allocation (%s)\n", why);
-    return EXIT_OK;
+    /* A packed sweep's allocation ends completed only when each of its runs did: what waits for
+     * it as afterok waits for them all. */
+    return until_done && (h.unsuccessful || strcmp(why, "done")) ? 1 : EXIT_OK;
 }

@@ -24,6 +24,7 @@
 static const char pbs_agents_help[] =
     "usage: ddpjob pbs-agents --nodefile FILE --nodes N --node-env FILE --task-dir DIR\n"
     "                         [--checkpoint-file FILE --checkpoint-signal SIG] [--spares]\n"
+    "                         [--job-nodefile JOBFILE]\n"
     "                         -- AGENT [AGENT-OPTIONS...]\n"
     "Run by a generated PBS script on the job's first node: starts `AGENT --node-rank R\n"
     "AGENT-OPTIONS` on every other node of FILE through pbsdsh (after sourcing the node-env\n"
@@ -33,7 +34,8 @@ static const char pbs_agents_help[] =
     "30 s. Each node's pbsdsh output goes to DIR/pbsdsh-R. Once the checkpoint FILE exists\n"
     "(`ddpjob cancel --checkpoint` writes it), node 0's agent gets SIG, once. With --spares\n"
     "(the agents' --spares), a node's agent that ends is said and nothing more: the agents\n"
-    "replace a lost node, and node 0's status is the job's.\n"
+    "replace a lost node, and node 0's status is the job's. FILE may name some of the job's\n"
+    "nodes (a run in a held allocation): pbsdsh then finds each in JOBFILE, the job's own.\n"
     "Exit: the job's status (that of node 0's agent, or of the node that failed first); 2 usage,\n"
     "3 an unreadable node file or a process that could not be started.\n";
 
@@ -50,6 +52,7 @@ static const char node_shell_tail[] =
 
 typedef struct {
     const char *nodefile, *node_env, *task_dir;
+    const char *job_nodefile;    /* the job's node file, where nodefile names some of its nodes */
     char task_held[64];          /* task_dir through the descriptor held on it (ddp_hold_own_dir) */
     const char *checkpoint_file; /* once it exists, node 0's agent gets checkpoint_signal */
     int checkpoint_signal;
@@ -66,7 +69,9 @@ typedef struct {
 
 typedef struct {
     ddp_hostlist_t *hl;
-    task_t *tasks; /* [1..nodes-1]: the pbsdsh processes */
+    ddp_hostlist_t *job_hl; /* the job's nodes, where hl is some of them; else NULL */
+    int remote0;            /* node 0 is another host than this one: its agent starts by pbsdsh */
+    task_t *tasks;          /* [1..nodes-1]: the pbsdsh processes */
     pid_t agent_pid;
     int agent_status;
     int failed_status; /* -1 until a node's task fails */
@@ -83,6 +88,7 @@ static int parse_args(int argc, char **argv, pbs_agents_args_t *a)
                                          {"checkpoint-file", required_argument, NULL, 'c'},
                                          {"checkpoint-signal", required_argument, NULL, 's'},
                                          {"spares", no_argument, NULL, 'S'},
+                                         {"job-nodefile", required_argument, NULL, 'j'},
                                          {"help", no_argument, NULL, 'h'},
                                          {0}};
     int before = split_workload_args(argc, argv, &a->agent, &a->nagent);
@@ -116,6 +122,9 @@ static int parse_args(int argc, char **argv, pbs_agents_args_t *a)
             break;
         case 'S':
             a->spares = 1;
+            break;
+        case 'j':
+            a->job_nodefile = optarg;
             break;
         case 'h':
             fputs(pbs_agents_help, stdout);
@@ -188,7 +197,12 @@ static pid_t start(char **argv, const char *out, int is_pbsdsh)
 static int start_remote(supervisor_t *s, const pbs_agents_args_t *a, int rank)
 {
     char vnode[32], label[512], rank_text[16], out[4096];
-    snprintf(vnode, sizeof vnode, "%zu", s->hl->first_line[rank]);
+    /* pbsdsh -n counts the job's node file's lines. */
+    size_t line = s->hl->first_line[rank];
+    for (size_t j = 0; s->job_hl && j < s->job_hl->count; j++)
+        if (!strcmp(s->job_hl->hosts[j], s->hl->hosts[rank]))
+            line = s->job_hl->first_line[j];
+    snprintf(vnode, sizeof vnode, "%zu", line);
     snprintf(label, sizeof label, "ddpjob: node %d (%s)", rank, s->hl->hosts[rank]);
     snprintf(rank_text, sizeof rank_text, "%d", rank);
     snprintf(out, sizeof out, "%s/pbsdsh-%d", a->task_held, rank);
@@ -239,6 +253,10 @@ static void reap(supervisor_t *s, const pbs_agents_args_t *a)
         if (pid == s->agent_pid) {
             s->agent_status = decode_status(wstatus);
             s->agent_pid = 0;
+            /* pbsdsh's own status says nothing of its task's: what it printed does. */
+            s->tasks[0].exit_status = s->agent_status;
+            if (s->remote0 && !task_status(s, a, 0, &s->agent_status))
+                s->agent_status = s->tasks[0].exit_status;
             continue;
         }
         for (int r = 1; r < a->nodes; r++) {
@@ -326,6 +344,15 @@ static int drain(supervisor_t *s, const pbs_agents_args_t *a, int sigfd, int sta
     return status;
 }
 
+/* Whether host (short, or with its domain) names this machine. */
+static int is_this_host(const char *host)
+{
+    char here[256] = "";
+    gethostname(here, sizeof here - 1);
+    size_t n = strcspn(here, ".");
+    return !strncmp(host, here, n) && (host[n] == 0 || host[n] == '.');
+}
+
 static int supervise(supervisor_t *s, const pbs_agents_args_t *a, int sigfd)
 {
     for (int r = 1; r < a->nodes; r++)
@@ -335,9 +362,13 @@ static int supervise(supervisor_t *s, const pbs_agents_args_t *a, int sigfd)
             stop_tasks(s, r);
             return EXIT_SYSTEM;
         }
-    char **argv = agent_argv(a, NULL, 0, "0");
-    s->agent_pid = argv ? start(argv, NULL, 0) : -1;
-    free(argv);
+    if (s->remote0) {
+        s->agent_pid = start_remote(s, a, 0) ? -1 : s->tasks[0].pid;
+    } else {
+        char **argv = agent_argv(a, NULL, 0, "0");
+        s->agent_pid = argv ? start(argv, NULL, 0) : -1;
+        free(argv);
+    }
     if (s->agent_pid < 0) {
         fprintf(stderr, "ddpjob pbs-agents: cannot start node 0's agent: %s\n", strerror(errno));
         stop_tasks(s, a->nodes);
@@ -377,12 +408,33 @@ int cmd_pbs_agents(int argc, char **argv)
         fprintf(stderr, "ddpjob pbs-agents: %s\n", err.msg);
         return EXIT_SYSTEM;
     }
+    if (a.job_nodefile && !(s.job_hl = ddp_hostlist_from_nodefile(a.job_nodefile, &err))) {
+        fprintf(stderr, "ddpjob pbs-agents: %s\n", err.msg);
+        ddp_hostlist_destroy(s.hl);
+        return EXIT_SYSTEM;
+    }
+    const char *stranger = NULL;
+    for (size_t i = 0; s.job_hl && i < s.hl->count && !stranger; i++) {
+        size_t j = 0;
+        while (j < s.job_hl->count && strcmp(s.job_hl->hosts[j], s.hl->hosts[i]))
+            j++;
+        stranger = j == s.job_hl->count ? s.hl->hosts[i] : NULL;
+    }
+    if (stranger) {
+        fprintf(stderr, "ddpjob pbs-agents: %s: %s is no node of the job's (%s)\n", a.nodefile,
+                stranger, a.job_nodefile);
+        ddp_hostlist_destroy(s.job_hl);
+        ddp_hostlist_destroy(s.hl);
+        return EXIT_SYSTEM;
+    }
     if (s.hl->count != (size_t)a.nodes) {
         fprintf(stderr, "ddpjob pbs-agents: expected %d nodes in %s, found %zu\n", a.nodes,
                 a.nodefile, s.hl->count);
         ddp_hostlist_destroy(s.hl);
         return EXIT_SYSTEM;
     }
+    /* A run in a held allocation may have been given other nodes than this one. */
+    s.remote0 = s.job_hl && !is_this_host(s.hl->hosts[0]);
     int sigfd = ddp_supervisor_signals(&err);
     s.tasks = calloc((size_t)a.nodes, sizeof *s.tasks);
     if (sigfd < 0 || !s.tasks) {
@@ -395,5 +447,7 @@ int cmd_pbs_agents(int argc, char **argv)
         close(sigfd);
     free(s.tasks);
     ddp_hostlist_destroy(s.hl);
+    if (s.job_hl)
+        ddp_hostlist_destroy(s.job_hl);
     return rc;
 }

@@ -36,13 +36,15 @@ static int check_other_trials(const char *path, load_opts_t load, size_t ntrials
 static void say_ok(const char *path, const job_spec_t *spec, sched_kind_t target,
                    const site_t *site)
 {
-    char spares[48] = "", sweep[96] = "";
+    char spares[48] = "", sweep[160] = "";
     if (spec->spares)
         snprintf(spares, sizeof spares, " + %ld spare%s", spec->spares,
                  spec->spares == 1 ? "" : "s");
     if (spec->sweep.ntrials)
-        snprintf(sweep, sizeof sweep, ", a sweep of %zu trial%s, %ld at once", spec->sweep.ntrials,
-                 spec->sweep.ntrials == 1 ? "" : "s", spec->sweep.parallel);
+        snprintf(sweep, sizeof sweep, ", a sweep of %zu trial%s, %ld at once%s%.0ld%s",
+                 spec->sweep.ntrials, spec->sweep.ntrials == 1 ? "" : "s", spec->sweep.parallel,
+                 spec->sweep.pack_nodes ? ", packed into allocations of " : "",
+                 spec->sweep.pack_nodes, spec->sweep.pack_nodes ? " nodes" : "");
     printf("%s: ok (%s, %ld node%s x %ld worker%s%s%s%s%s%s%s)\n", path, sched_kind_name(target),
            spec->nodes, spec->nodes == 1 ? "" : "s", spec->procs_per_node,
            spec->procs_per_node == 1 ? "" : "s", spares, site ? ", site " : "",

@@ -1,9 +1,10 @@
 /* render and submit of a whole sweep (a spec with sweep:, no --trial): every trial loaded, checked
  * and rendered as a job of its own, its script kept in its record (a dry run's written into its
- * folder); then one array job
- * (Slurm --array, PBS -J, sweep_script.h) where the site allows arrays of that size, else one job
- * per trial in `parallel` lanes, each trial waiting for the one before it in its lane
- * (depend=afterany); the sweep's record holds each trial's job record (sweep_record.h). */
+ * folder); then, packed (pack:), held allocations that run the trials inside (sweep_pack.h);
+ * else one array job (Slurm --array, PBS -J, sweep_script.h) where the site allows arrays of
+ * that size, else one job per trial in `parallel` lanes, each trial waiting for the one before it
+ * in its lane (depend=afterany); the sweep's record holds each trial's job record
+ * (sweep_record.h). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 
 #include "cli/commands/commands.h"
 #include "cli/commands/submit_steps.h"
+#include "cli/commands/sweep_pack.h"
 #include "cli/jobs/job_record.h"
 #include "cli/jobs/sched_query.h"
 #include "cli/jobs/sweep_record.h"
@@ -38,7 +40,7 @@ typedef struct {
     const load_opts_t *load;
     const sched_ops_t *ops;
     sched_kind_t sched;
-    const char *how; /* "array", "lanes" or "job" */
+    const char *how; /* "array", "lanes", "packed" or "job" */
     trial_t *trials;
     size_t ntrials;
     long parallel;
@@ -46,31 +48,47 @@ typedef struct {
     /* Where every trial's output file goes: the sweep's record, unless others could change it. */
     job_output_t output;
     const char *after; /* what the sweep waits for (job_after.h); "" nothing */
+    size_t nalloc;     /* packed: the allocations held at once */
+    char *packed0;     /* packed: trial 0's script as a run in them (the caller's is a job's) */
 } sweep_run_t;
 
-/* How the sweep goes to the scheduler: one trial is a plain job; an array where the site allows
- * one of this size (a profile's arrays:), else lanes. */
-static const char *how_for(size_t ntrials, const site_t *site)
+/* How the sweep goes to the scheduler: packed where the spec says so; one trial is a plain job;
+ * an array where the site allows one of this size (a profile's arrays:), else lanes. */
+static const char *how_for(const job_spec_t *spec, const site_t *site)
 {
+    size_t ntrials = spec->sweep.ntrials;
+    if (spec->sweep.pack_nodes)
+        return "packed";
     if (ntrials == 1)
         return "job";
     long max = site ? site->array_max : -1;
     return max == 0 || (max > 0 && ntrials > (size_t)max) ? "lanes" : "array";
 }
 
-/* Trials 1.. loaded (their notes said once, by trial 0) and rendered. */
-static int load_trials(sweep_run_t *s, const render_opts_t *ro)
+/* Trials 1.. loaded (their notes said once, by trial 0) and rendered; packed, each (trial 0
+ * too) as a run in a held allocation, whose requeue is the allocation's to ask. */
+static int load_trials(sweep_run_t *s, const render_opts_t *job_ro)
 {
     load_opts_t load = *s->load;
     load.quiet = true;
+    render_opts_t ro = *job_ro;
+    ro.held_run = !strcmp(s->how, "packed");
+    int code = EXIT_OK;
+    if (ro.held_run) {
+        s->trials[0].spec->requeue = 0;
+        if (!(s->packed0 = render_to_string(s->trials[0].spec, &ro, &code)))
+            return code;
+        s->trials[0].text = s->packed0;
+    }
     for (size_t k = 1; k < s->ntrials; k++) {
         sched_kind_t target;
-        int code = EXIT_OK;
         load.trial = k;
         trial_t *t = &s->trials[k];
         if (!(t->spec = load_for_scheduler(s->path, &load, &target, NULL, &code)))
             return code;
-        if (!(t->text = render_to_string(t->spec, ro, &code)))
+        if (ro.held_run)
+            t->spec->requeue = 0;
+        if (!(t->text = render_to_string(t->spec, &ro, &code)))
             return code;
     }
     return EXIT_OK;
@@ -122,6 +140,8 @@ static int make_records(sweep_run_t *s)
     snprintf(r.name, sizeof r.name, "%s", first->name);
     snprintf(r.scheduler, sizeof r.scheduler, "%s", s->ops->name);
     snprintf(r.how, sizeof r.how, "%s", s->how);
+    r.pack_nodes = s->nalloc ? first->sweep.pack_nodes : 0;
+    r.pack_allocations = (long)s->nalloc;
     snprintf(r.objective, sizeof r.objective, "%s", first->sweep.objective);
     r.maximize = first->sweep.maximize;
     char *spec_path = realpath(s->path, NULL);
@@ -143,7 +163,12 @@ static int make_records(sweep_run_t *s)
         char at[8192];
         sweep_trial_dir(s->dir, k, at, sizeof at);
         trial_t *t = &s->trials[k];
-        rc = make_record(t->spec, s->ops, t->jobdir, t->text, at, NULL, &t->record, &err);
+        /* Packed: a run of allocation k mod nalloc. */
+        job_record_t run = {0};
+        if (s->nalloc)
+            sweep_pack_dir(s->dir, k % s->nalloc, run.held_in, sizeof run.held_in);
+        rc = make_record(t->spec, s->ops, t->jobdir, t->text, at, s->nalloc ? &run : NULL,
+                         &t->record, &err);
         /* What a lane submits: the record's script. */
         if (rc == 0 && snprintf(t->file, sizeof t->file, "%s/script", at) >= (int)sizeof t->file)
             rc = ddp_error_set(&err, "%s: a path too long", at);
@@ -278,6 +303,46 @@ static int submit_lanes(sweep_run_t *s, int dry)
     return EXIT_OK;
 }
 
+/* Packed: the allocations held for the trials (sweep_pack.h), the first's id into first_id. */
+static int submit_packed(sweep_run_t *s, const render_opts_t *ro, int dry, char *first_id,
+                         size_t size)
+{
+    char **records = calloc(s->ntrials + 1, sizeof *records),
+         (*ids)[128] = calloc(s->nalloc, sizeof *ids);
+    long *nodes = calloc(s->ntrials + 1, sizeof *nodes);
+    if (!records || !ids || !nodes) {
+        free(records);
+        free(ids);
+        free(nodes);
+        return EXIT_SYSTEM;
+    }
+    for (size_t k = 0; k < s->ntrials; k++) {
+        records[k] = s->trials[k].record;
+        nodes[k] = spec_alloc_nodes(s->trials[k].spec);
+    }
+    sweep_pack_t p = {.spec = s->trials[0].spec,
+                      .ro = ro,
+                      .ops = s->ops,
+                      .sweep_dir = s->dir,
+                      .jobdir = s->trials[0].jobdir,
+                      .trials = records,
+                      .nodes = nodes,
+                      .ntrials = s->ntrials,
+                      .nalloc = s->nalloc,
+                      .after = s->after,
+                      .output = &s->output,
+                      .dry_run = dry};
+    /* Each run's record is the holder's to give, never the submitter's environment's. */
+    unsetenv(JOB_RECORD_ENV);
+    int code = sweep_pack_submit(&p, ids);
+    if (code == EXIT_OK)
+        snprintf(first_id, size, "%s", ids[0]);
+    free(records);
+    free(ids);
+    free(nodes);
+    return code;
+}
+
 /* The sweep into the index, what went where to stderr, its first id to stdout (`print_id`). */
 static void say_submitted(const sweep_run_t *s, const char *first_id, int print_id)
 {
@@ -291,6 +356,14 @@ static void say_submitted(const sweep_run_t *s, const char *first_id, int print_
     if (!strcmp(s->how, "array"))
         fprintf(stderr, "ddpjob: sweep %s: %zu trials as array job %s, at most %ld at once\n",
                 r.name, s->ntrials, first_id, s->parallel);
+    else if (s->nalloc)
+        fprintf(stderr,
+                "ddpjob: sweep %s: %zu trial%s packed into %zu allocation%s of %ld node%s (job "
+                "%s%s), at most %ld at once\n",
+                r.name, s->ntrials, s->ntrials == 1 ? "" : "s", s->nalloc,
+                s->nalloc == 1 ? "" : "s", s->trials[0].spec->sweep.pack_nodes,
+                s->trials[0].spec->sweep.pack_nodes == 1 ? "" : "s", first_id,
+                s->nalloc > 1 ? ", ..." : "", s->parallel);
     else
         fprintf(stderr,
                 "ddpjob: sweep %s: %zu trial%s as %zu job%s in %ld lane%s (each trial after "
@@ -324,16 +397,27 @@ static void sweep_run_free(sweep_run_t *s, int keep_records)
     }
     free(s->dir);
     free(s->trials);
+    free(s->packed0);
 }
 
 static sweep_run_t sweep_run_of(const char *path, const load_opts_t *load, const site_t *site,
-                                const job_spec_t *spec, const render_opts_t *ro)
+                                job_spec_t *spec, const render_opts_t *ro)
 {
+    /* A site that takes no such array packs the trials where its profile says so (pack:): one
+     * allocation of its nodes at most, as many as `parallel` trials take, one trial's at least.
+     * A trial with spares cannot be packed. */
+    if (site && site->pack_nodes && !spec->sweep.pack_nodes && !spec->spares &&
+        spec->sweep.ntrials > 1 && strcmp(how_for(spec, site), "array")) {
+        long trial = spec_alloc_nodes(spec), wide = trial * spec->sweep.parallel;
+        wide = wide < site->pack_nodes ? wide : site->pack_nodes;
+        spec->sweep.pack_nodes = wide > trial ? wide : trial;
+        spec->sweep.pack_allocations = 1;
+    }
     return (sweep_run_t){.path = path,
                          .load = load,
                          .ops = sched_get(ro->sched),
                          .sched = ro->sched,
-                         .how = how_for(spec->sweep.ntrials, site),
+                         .how = how_for(spec, site),
                          .ntrials = spec->sweep.ntrials,
                          .parallel = spec->sweep.parallel,
                          .after = ""};
@@ -349,6 +433,8 @@ int sweep_submit(const char *path, const load_opts_t *load, const site_t *site, 
         return EXIT_SYSTEM;
     s.trials[0].spec = spec;
     s.trials[0].text = text;
+    if (!strcmp(s.how, "packed"))
+        s.nalloc = sweep_pack_count(spec, s.ntrials);
     int code = load_trials(&s, ro);
     if (code == EXIT_OK)
         code = place_trials(&s, dry_run);
@@ -357,7 +443,9 @@ int sweep_submit(const char *path, const load_opts_t *load, const site_t *site, 
     if (code == EXIT_OK && !dry_run)
         code = place_output(s.dir, &s.output);
     char first_id[128] = "";
-    if (code == EXIT_OK && !strcmp(s.how, "array"))
+    if (code == EXIT_OK && s.nalloc)
+        code = submit_packed(&s, ro, dry_run, first_id, sizeof first_id);
+    else if (code == EXIT_OK && !strcmp(s.how, "array"))
         code = submit_array(&s, dry_run, first_id, sizeof first_id);
     else if (code == EXIT_OK)
         code = submit_lanes(&s, dry_run);
@@ -375,6 +463,19 @@ char *sweep_render(const char *path, const load_opts_t *load, const site_t *site
                    const char *text, const render_opts_t *ro, int *exit_code)
 {
     sweep_run_t s = sweep_run_of(path, load, site, spec, ro);
+    if (!strcmp(s.how, "packed")) {
+        fprintf(stderr,
+                "ddpjob: %s: submit holds %zu allocation%s of %ld node%s and runs the %zu trials "
+                "inside, each on the nodes it asks; this is trial 0's script as run there "
+                "(--trial K for another)\n",
+                path, sweep_pack_count(spec, s.ntrials),
+                sweep_pack_count(spec, s.ntrials) == 1 ? "" : "s", spec->sweep.pack_nodes,
+                spec->sweep.pack_nodes == 1 ? "" : "s", s.ntrials);
+        render_opts_t run_ro = *ro;
+        run_ro.held_run = true;
+        spec->requeue = 0;
+        return render_to_string(spec, &run_ro, exit_code);
+    }
     if (strcmp(s.how, "array")) {
         if (!strcmp(s.how, "lanes"))
             fprintf(stderr,
@@ -411,10 +512,11 @@ char *sweep_render(const char *path, const load_opts_t *load, const site_t *site
 }
 
 /* trial-K's record put aside as trial-K.try-N (the first N free) and made again, fresh, with the
- * same spec and script: its first link the retry's. *script: the record's script (what is
+ * same spec and script (a run of the allocation held_in, when not NULL): its first link the
+ * retry's. *script: the record's script (what is
  * submitted again), *text its text, both malloc'd. */
-static int renew_trial(const char *trial, job_record_t *r, char **script, char **text,
-                       ddp_error_t *err)
+static int renew_trial(const char *trial, const char *held_in, job_record_t *r, char **script,
+                       char **text, ddp_error_t *err)
 {
     char aside[8300], path[8400];
     struct stat st;
@@ -425,6 +527,8 @@ static int renew_trial(const char *trial, job_record_t *r, char **script, char *
     }
     if (job_record_read(trial, r, err))
         return -1;
+    if (held_in)
+        snprintf(r->held_in, sizeof r->held_in, "%s", held_in);
     snprintf(path, sizeof path, "%s/spec.yaml", trial);
     char *spec_text = ddp_read_file(path, NULL, err);
     snprintf(path, sizeof path, "%s/script", trial);
@@ -474,7 +578,7 @@ static int resubmit(const sweep_view_t *v, size_t k, const char *after, int dry,
     if (dry) {
         snprintf(trial + strlen(trial), sizeof trial - strlen(trial), "/script");
         script = strdup(trial);
-    } else if (renew_trial(trial, &fresh, &script, &text, &err)) {
+    } else if (renew_trial(trial, NULL, &fresh, &script, &text, &err)) {
         fprintf(stderr, "ddpjob: sweep %s: trial %zu: %s\n", v->rec.name, k, err.msg);
         job_record_free(&fresh);
         return EXIT_SYSTEM;
@@ -501,6 +605,50 @@ static int resubmit(const sweep_view_t *v, size_t k, const char *after, int dry,
     return code;
 }
 
+/* The failed trials of a packed sweep, renewed as runs of one more allocation held for them. */
+static int retry_packed(const sweep_view_t *v, const size_t *which, size_t n, int dry)
+{
+    const sched_ops_t *ops = sched_get(sched_kind_parse(v->rec.scheduler));
+    char **records = calloc(n + 1, sizeof *records), like[8192], held_in[8192], id[128] = "";
+    sweep_pack_t p = {.ops = ops,
+                      .sweep_dir = v->rec.dir,
+                      .jobdir = v->trials[which[0]].rec.workdir,
+                      .trials = records,
+                      .ntrials = n,
+                      .nalloc = 1,
+                      .first = sweep_pack_next(v->rec.dir),
+                      .after = "",
+                      .dry_run = dry};
+    job_output_t output;
+    int code = !ops || !records ? EXIT_SYSTEM : place_output(v->rec.dir, &output);
+    p.output = &output;
+    sweep_pack_dir(v->rec.dir, 0, like, sizeof like);
+    sweep_pack_dir(v->rec.dir, p.first, held_in, sizeof held_in);
+    for (size_t i = 0; code == EXIT_OK && i < n; i++) {
+        char trial[8192], *script = NULL, *text = NULL;
+        job_record_t fresh = {0};
+        ddp_error_t err;
+        sweep_trial_dir(v->rec.dir, which[i], trial, sizeof trial);
+        if (!dry && renew_trial(trial, held_in, &fresh, &script, &text, &err)) {
+            fprintf(stderr, "ddpjob: sweep %s: trial %zu: %s\n", v->rec.name, which[i], err.msg);
+            code = EXIT_SYSTEM;
+        }
+        job_record_free(&fresh);
+        free(script);
+        free(text);
+        records[i] = strdup(trial);
+    }
+    if (code == EXIT_OK)
+        code = sweep_pack_resubmit(&p, like, id, sizeof id);
+    for (size_t i = 0; code == EXIT_OK && i < n; i++)
+        fprintf(stderr, "ddpjob: sweep %s: trial %zu (%s) packed again into job %s\n", v->rec.name,
+                which[i], job_state_name(v->trials[which[i]].state), dry ? "<its allocation>" : id);
+    for (size_t i = 0; records && i < n; i++)
+        free(records[i]);
+    free(records);
+    return code;
+}
+
 int sweep_retry(const char *sweep, int dry_run)
 {
     char *dir = NULL;
@@ -519,6 +667,12 @@ int sweep_retry(const char *sweep, int dry_run)
     }
     free(dir);
     size_t *which = calloc(v.rec.ntrials + 1, sizeof *which), n = failed_trials(&v, which);
+    if (v.rec.pack_nodes && n) {
+        int code = retry_packed(&v, which, n, dry_run);
+        free(which);
+        sweep_view_free(&v);
+        return code;
+    }
     char(*ids)[128] = calloc(n + 1, sizeof *ids);
     long lanes = v.rec.parallel > 0 ? v.rec.parallel : (long)n;
     int code = EXIT_OK;

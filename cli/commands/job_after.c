@@ -19,10 +19,14 @@ typedef struct {
     char ids[AFTER_KINDS][2048];
 } after_ids_t;
 
+/* Adds id to kind's list, once. */
 static int add_id(after_ids_t *a, after_kind_t kind, const char *id, ddp_error_t *err)
 {
     char *list = a->ids[kind];
-    size_t len = strlen(list);
+    size_t len = strlen(list), n = strlen(id);
+    for (const char *at = strstr(list, id); at; at = strstr(at + 1, id))
+        if ((at == list || at[-1] == ':') && (at[n] == ':' || !at[n]))
+            return 0;
     if (len + strlen(id) + 2 > sizeof a->ids[kind])
         return ddp_error_set(err, "too many jobs to wait for");
     snprintf(list + len, sizeof a->ids[kind] - len, "%s%s", len ? ":" : "", id);
@@ -40,7 +44,8 @@ static int ended_as_asked(const char *job, job_state_t state, after_kind_t kind,
                          job_state_name(state), after_words[kind]);
 }
 
-/* A sweep: its unfinished trials' ids (an array's own id for all its tasks), each ended trial
+/* A sweep: its unfinished trials' ids (an array's own id for all its tasks; a packed trial's is
+ * its allocation's, which ends completed only when every trial it ran did), each ended trial
  * checked against `ok` (every trial completes) or `any`. */
 static int add_sweep(after_ids_t *a, const char *job, const char *dir, after_kind_t kind,
                      const sched_ops_t *ops, ddp_error_t *err)
@@ -70,8 +75,7 @@ static int add_sweep(after_ids_t *a, const char *job, const char *dir, after_kin
             char parent[128];
             rc = sched_array_job_id(ops->kind, id, parent, sizeof parent)
                      ? ddp_error_set(err, "%s: trial %zu's id %s is no array task's", job, k, id)
-                 : strstr(a->ids[kind], parent) ? 0
-                                                : add_id(a, kind, parent, err);
+                     : add_id(a, kind, parent, err);
         } else {
             rc = add_id(a, kind, id, err);
         }

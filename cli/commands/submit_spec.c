@@ -50,6 +50,7 @@ typedef struct {
     size_t nafter;
     char depend[4200]; /* what they and the spec's after: wait for (job_after.h); "" nothing */
     submit_context_t *within; /* a submit from inside ddpjob (NULL: the command line's) */
+    char pack_set[64];        /* --pack N, as the --set it stands for */
 } script_args_t;
 
 static int parse_script_args(int argc, char **argv, const char *help, bool is_submit,
@@ -65,6 +66,7 @@ static int parse_script_args(int argc, char **argv, const char *help, bool is_su
                                          {"trial", required_argument, NULL, 'T'},
                                          {"retry-failed", no_argument, NULL, 'R'},
                                          {"after", required_argument, NULL, 'A'},
+                                         {"pack", required_argument, NULL, 'P'},
                                          {"help", no_argument, NULL, 'h'},
                                          {0}};
     memset(a, 0, sizeof *a);
@@ -84,6 +86,10 @@ static int parse_script_args(int argc, char **argv, const char *help, bool is_su
             break;
         case 'E':
             load_opts_add_set(&a->load, optarg);
+            break;
+        case 'P':
+            snprintf(a->pack_set, sizeof a->pack_set, "sweep.pack.nodes=%.40s", optarg);
+            load_opts_add_set(&a->load, a->pack_set);
             break;
         case 'T':
             if (parse_trial_arg(optarg, &a->load))
@@ -122,6 +128,18 @@ static int parse_script_args(int argc, char **argv, const char *help, bool is_su
 usage:
     fputs(help, stderr);
     return -1;
+}
+
+/* How the script is rendered: for the scheduler, and as the caller inside ddpjob asks. */
+static render_opts_t render_opts_of(const script_args_t *a, sched_kind_t target)
+{
+    const job_record_t *held = a->within ? a->within->held : NULL;
+    return (render_opts_t){.sched = target,
+                           .template_path = a->template_path,
+                           .bindir = a->bindir,
+                           .hold = held != NULL,
+                           .idle_s = held ? held->idle_s : 0,
+                           .pipeline = a->within ? a->within->pipeline : NULL};
 }
 
 /* The steps render and submit share: parse the command line, load and validate the spec, render
@@ -175,8 +193,7 @@ static int prepare_script(int argc, char **argv, const char *help, bool is_submi
     }
     /* stdout may be the script: the cost goes beside it. */
     print_cost(stderr, site, *spec, path);
-    render_opts_t ro = {*target,      a->template_path,        a->bindir,
-                        held != NULL, held ? held->idle_s : 0, within ? within->pipeline : NULL};
+    render_opts_t ro = render_opts_of(a, *target);
     if (held && (*spec)->sweep.ntrials && !a->load.trial_given) {
         fprintf(stderr,
                 "ddpjob dev: %s is a sweep: `ddpjob dev` holds one job's nodes (--trial K for "
@@ -214,6 +231,7 @@ static int prepare_script(int argc, char **argv, const char *help, bool is_submi
 static const char render_help[] =
     "usage: ddpjob render SPEC [--scheduler pbs|slurm] [--site NAME|FILE] [-o FILE]\n"
     "                          [--template FILE] [--bindir DIR] [--set PATH=VALUE]... [--trial K]\n"
+    "                          [--pack N]\n"
     "Prints the job script for SPEC without submitting anything (the dry run).\n"
     "  --scheduler  render for this scheduler instead of the spec's own\n"
     "  --site       check against this site profile (instead of the spec's site:) and print\n"
@@ -223,6 +241,7 @@ static const char render_help[] =
     "  --bindir     where ddpjob and ddpjob-agent are on the nodes (default: beside this ddpjob)\n"
     "  --set PATH=VALUE  as if the spec said so: nodes=4, train.lr=0.05 (repeatable)\n"
     "  --trial K    a sweep's trial K alone (default: the sweep's array job script)\n"
+    "  --pack N     a sweep packed into held allocations of N nodes (sweep.pack.nodes=N)\n"
     "Exit: 0 rendered, 1 invalid spec, 2 usage, 3 file or template error.\n";
 
 int cmd_render(int argc, char **argv)
@@ -253,7 +272,7 @@ int cmd_render(int argc, char **argv)
 static const char submit_help[] =
     "usage: ddpjob submit SPEC [--scheduler pbs|slurm] [--site NAME|FILE] [--dry-run]\n"
     "                          [--template FILE] [--bindir DIR] [--set PATH=VALUE]... [--trial K]\n"
-    "                          [--after JOB[:ok|any|notok]]...\n"
+    "                          [--after JOB[:ok|any|notok]]... [--pack N]\n"
     "       ddpjob submit --retry-failed SWEEP [--dry-run]\n"
     "       ddpjob submit PIPELINE [--scheduler pbs|slurm] [--site NAME|FILE] [--bindir DIR]\n"
     "                              [--dry-run]\n"
@@ -268,6 +287,9 @@ static const char submit_help[] =
     "               (repeatable; the spec's after: {ok: [...], any: [...], notok: [...]} too)\n"
     "  --trial K    a sweep's trial K alone, as a job of its own (default: every trial, as\n"
     "               one array job, or in lanes where the site takes no such array)\n"
+    "  --pack N     a sweep's trials run inside one allocation of N nodes held for them,\n"
+    "               each on the nodes it asks, several at once where they fit (the spec's\n"
+    "               sweep: {pack: {nodes: N, allocations: K}})\n"
     "  --retry-failed  submit again the trials of SWEEP that failed or were cancelled, each\n"
     "               with a fresh record (the old one kept as trial-K.try-N), in its lanes\n"
     "  --on NAME    submit on cluster NAME from this laptop (ddpjob cluster add): the spec\n"

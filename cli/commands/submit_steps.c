@@ -53,6 +53,9 @@ int make_record(const job_spec_t *spec, const sched_ops_t *ops, const char *jobd
     char *workdir = realpath(jobdir, NULL), *spec_path = realpath(spec->path, NULL);
     snprintf(r.name, sizeof r.name, "%s", held && held->name[0] ? held->name : spec->name);
     if (held) {
+        /* A run in a held allocation takes this many of its nodes (dev_record.h). */
+        if (held->held_in[0])
+            r.nodes = (int)spec_alloc_nodes(spec);
         r.held = held->held;
         r.idle_s = held->idle_s;
         snprintf(r.held_in, sizeof r.held_in, "%s", held->held_in);

@@ -151,21 +151,29 @@ static int lowest_waiting(const char *dev, const char *kind, int (*waits)(const 
     return lowest;
 }
 
-int dev_request_next(const char *dev, int *k, char *run_record, size_t size)
+int dev_request_peek(const char *dev, int *k, char *run_record, size_t size)
 {
-    char path[8192];
+    char path[64];
     int lowest = lowest_waiting(dev, "requests", NULL);
     if (!lowest)
         return 0;
     snprintf(path, sizeof path, "requests/%d", lowest);
     char *text = read_line(dev, path);
-    snprintf(path, sizeof path, "%s/requests/%d", dev, lowest);
-    unlink(path);
     *k = lowest;
     snprintf(run_record, size, "%s", text ? text : "");
     run_record[strcspn(run_record, "\n")] = 0;
     free(text);
     return 1;
+}
+
+int dev_request_take(const char *dev, int k)
+{
+    return dev_run_withdraw(dev, k);
+}
+
+int dev_requests_waiting(const char *dev)
+{
+    return lowest_waiting(dev, "requests", NULL) != 0;
 }
 
 int dev_ready_write(const char *dev, char *const *hosts, int nhosts, ddp_error_t *err)

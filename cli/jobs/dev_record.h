@@ -1,12 +1,15 @@
 /* dev_record: an allocation `ddpjob dev` holds, and the runs asked of it. The allocation is a
  * batch job whose script, instead of starting the agents, runs the holder (`ddpjob dev-hold`);
- * each `ddpjob run --in` is a job script of its own with a record of its own (job.json's held_in
- * names the allocation's), which the holder runs inside the allocation, one at a time, so that
- * its agents start as a batch job's do: a step of the allocation (Slurm), the job's tasks (PBS).
+ * each `ddpjob run --in` (and each trial of a packed sweep) is a job script of its own with a
+ * record of its own (job.json's held_in names the allocation's, its nodes how many it takes),
+ * which the holder runs inside the allocation on as many of its nodes, several at once where
+ * they fit, so that its agents start as a batch job's do: a step of the allocation (Slurm), the
+ * job's tasks (PBS), on those nodes alone (HELD_NODES_ENV).
  * Beside the files of every job record (job_record.h), the allocation's holds:
  *
  *   ready        "EPOCH HOST..." written by the holder when it starts: the held nodes
- *   holder       "idle SINCE" or "run K SINCE": what the holder does now (replaced whole)
+ *   holder       "idle SINCE" or "run K SINCE": what the holder does now (replaced whole; K
+ *                one of the runs going)
  *   released     "EPOCH WHY" when the holder let the allocation go (WHY: idle, walltime, signal)
  *   notice       a line for open shells (the walltime near), replaced whole; each shell's node
  *                side shows each new one
@@ -31,6 +34,11 @@
 
 #include "cli/jobs/job_record.h"
 #include "runtime/base/ddp_error.h"
+
+/* What the holder tells a run it starts: its nodes ("host,host"), and its number. A run's job
+ * script (rendered with held_run) reads its nodes from there instead of the scheduler's list. */
+#define HELD_NODES_ENV "DDPJOB_HELD_NODES"
+#define HELD_RUN_ENV "DDPJOB_HELD_RUN"
 
 typedef struct {
     int ready; /* the holder started: the nodes are held */
@@ -61,9 +69,12 @@ int dev_run_withdraw(const char *dev, int k);
 /* Why the holder could not start run k (malloc'd), or NULL when it did not say so. */
 char *dev_run_failed(const char *dev, int k);
 
-/* The holder's side. The lowest run asked: 1 with *k and run_record set (the request removed),
- * 0 when none waits. */
-int dev_request_next(const char *dev, int *k, char *run_record, size_t size);
+/* The holder's side. The lowest run asked: 1 with *k and run_record set, 0 when none waits. */
+int dev_request_peek(const char *dev, int *k, char *run_record, size_t size);
+/* Takes request k (removes it): 1, or 0 when it was withdrawn meanwhile. */
+int dev_request_take(const char *dev, int k);
+/* Whether any run is asked and not yet taken. */
+int dev_requests_waiting(const char *dev);
 int dev_ready_write(const char *dev, char *const *hosts, int nhosts, ddp_error_t *err);
 /* run: the run K going now, 0 when idle. */
 int dev_holder_write(const char *dev, int run, int64_t since, ddp_error_t *err);

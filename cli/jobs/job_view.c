@@ -309,19 +309,33 @@ static int query_schedulers(job_view_t *views, size_t n, ddp_error_t *err)
     for (const sched_querier_t *q = sched_queriers; q->name; q++) {
         memset(asked, 0, (n + 1) * sizeof *asked);
         int any = 0;
-        for (size_t i = 0; i < n; i++)
-            if (views[i].rec.dir && !strcmp(views[i].rec.scheduler, q->name)) {
-                snprintf(asked[i].id, sizeof asked[i].id, "%s", job_view_id(&views[i]));
-                any = 1;
-            }
+        /* Each id asked once: a packed sweep's trials share their allocation's. */
+        size_t *same = calloc(n + 1, sizeof *same);
+        if (!same) {
+            free(asked);
+            return ddp_error_set(err, "out of memory");
+        }
+        for (size_t i = 0; i < n; i++) {
+            same[i] = i;
+            if (!views[i].rec.dir || strcmp(views[i].rec.scheduler, q->name))
+                continue;
+            const char *id = job_view_id(&views[i]);
+            for (size_t j = 0; j < i && same[i] == i; j++)
+                if (asked[j].id[0] && !strcmp(asked[j].id, id))
+                    same[i] = j;
+            if (same[i] == i)
+                snprintf(asked[i].id, sizeof asked[i].id, "%s", id);
+            any = 1;
+        }
         ddp_error_t qerr = {0};
         if (any && q->query(asked, n, &qerr) && !rc) {
             *err = qerr;
             rc = -1;
         }
         for (size_t i = 0; any && i < n; i++)
-            if (asked[i].id[0])
-                views[i].sched = asked[i];
+            if (asked[same[i]].id[0])
+                views[i].sched = asked[same[i]];
+        free(same);
     }
     free(asked);
     return rc;

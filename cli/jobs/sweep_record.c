@@ -30,6 +30,12 @@ static char *sweep_json(const sweep_record_t *s, ddp_error_t *err)
     json_object_set_new(o, "submitted", json_integer(s->submitted));
     json_object_set_new(o, "parallel", json_integer(s->parallel));
     json_object_set_new(o, "how", json_string(s->how));
+    if (s->pack_nodes) {
+        json_t *pack = json_object();
+        json_object_set_new(pack, "nodes", json_integer(s->pack_nodes));
+        json_object_set_new(pack, "allocations", json_integer(s->pack_allocations));
+        json_object_set_new(o, "pack", pack);
+    }
     if (s->objective[0]) {
         json_t *objective = json_object();
         json_object_set_new(objective, "metric", json_shown_string(s->objective));
@@ -126,7 +132,7 @@ int sweep_record_read(const char *dir, sweep_record_t *s, ddp_error_t *err)
     }
     free(text);
     const json_t *o = json_root(&doc);
-    int64_t version = 0, parallel = 0;
+    int64_t version = 0, parallel = 0, pack_nodes = 0, pack_allocations = 0;
     json_whole(o, "version", 0, 1000, &version);
     json_copy_text(o, "name", s->name, sizeof s->name);
     json_copy_text(o, "scheduler", s->scheduler, sizeof s->scheduler);
@@ -134,6 +140,12 @@ int sweep_record_read(const char *dir, sweep_record_t *s, ddp_error_t *err)
     json_copy_text(o, "how", s->how, sizeof s->how);
     json_whole(o, "submitted", 0, INT64_C(1) << 40, &s->submitted);
     json_whole(o, "parallel", 0, 1 << 30, &parallel);
+    const json_t *pack = json_child(o, "pack");
+    if (pack && !json_whole(pack, "nodes", 1, 1 << 20, &pack_nodes) &&
+        !json_whole(pack, "allocations", 1, 1 << 20, &pack_allocations)) {
+        s->pack_nodes = (long)pack_nodes;
+        s->pack_allocations = (long)pack_allocations;
+    }
     s->version = (int)version;
     s->parallel = (long)parallel;
     read_trials(json_child(o, "trials"), s);

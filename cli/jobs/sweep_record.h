@@ -3,9 +3,13 @@
  *
  *   WORKDIR/.ddpjob/sweeps/NAME.YYYYMMDD-HHMMSS.XXXXXX/
  *     sweep.json   version, name, scheduler, spec, submitted, parallel, how ("array": one array
- *                  job; "lanes": one job per trial, `parallel` chains of depend=afterany; "job":
- *                  a one-trial sweep), objective {"metric", "goal"} where the spec names one,
- *                  trials: [{"params": {...}}] in trial order
+ *                  job; "lanes": one job per trial, `parallel` chains of depend=afterany;
+ *                  "packed": run inside held allocations, pack {"nodes", "allocations"};
+ *                  "job": a one-trial sweep), objective {"metric", "goal"} where the spec names
+ *                  one, trials: [{"params": {...}}] in trial order
+ *     pack-J/      packed: allocation J's record, as `ddpjob dev` holds one (dev_record.h);
+ *                  each trial's record is a run of one (held_in), its links carry that job's id;
+ *                  --retry-failed holds one more
  *     NAME.array.sbatch|.pbs  the array job's script, as submitted
  *     NAME-ARRAY_K.out, ARRAY[K].server.OU  each array task's output file, unless others could
  *                  change a folder on the way here (job_output.h)
@@ -30,8 +34,10 @@ typedef struct {
     char name[256], scheduler[16], spec[4096], how[16];
     int64_t submitted;
     long parallel;
-    char objective[64]; /* the metric the spec judges the best trial by; "": none named */
-    int maximize;       /* ... the highest of it (else the lowest) */
+    char objective[64];    /* the metric the spec judges the best trial by; "": none named */
+    int maximize;          /* ... the highest of it (else the lowest) */
+    long pack_nodes;       /* packed: the nodes each allocation holds; 0 not packed */
+    long pack_allocations; /* ... and how many were held at once */
     size_t ntrials;
     char **params; /* [trial]: its parameters as JSON text, {"lr": 0.1} */
 } sweep_record_t;

@@ -250,20 +250,26 @@ static void counts_text(const sweep_view_t *v, char *out, size_t size)
     }
 }
 
-static const char *how_words(const sweep_record_t *r)
+static void how_words(const sweep_record_t *r, char *out, size_t size)
 {
-    return !strcmp(r->how, "array")   ? "one array job"
-           : !strcmp(r->how, "lanes") ? "lanes"
-                                      : "one job";
+    if (r->pack_nodes)
+        snprintf(out, size, "packed into %ld allocation%s of %ld node%s", r->pack_allocations,
+                 r->pack_allocations == 1 ? "" : "s", r->pack_nodes, r->pack_nodes == 1 ? "" : "s");
+    else
+        snprintf(out, size, "%s",
+                 !strcmp(r->how, "array")   ? "one array job"
+                 : !strcmp(r->how, "lanes") ? "lanes"
+                                            : "one job");
 }
 
 void sweep_view_line(FILE *f, const sweep_view_t *v)
 {
-    char counts[512];
+    char counts[512], how[128];
     counts_text(v, counts, sizeof counts);
+    how_words(&v->rec, how, sizeof how);
     fprintf(f, "%s (%s sweep of %zu trials, %s, at most %ld at once): %s\n  record %s\n",
-            v->rec.name, v->rec.scheduler, v->rec.ntrials, how_words(&v->rec), v->rec.parallel,
-            counts, v->rec.dir);
+            v->rec.name, v->rec.scheduler, v->rec.ntrials, how, v->rec.parallel, counts,
+            v->rec.dir);
 }
 
 void sweep_view_print(FILE *f, const sweep_view_t *v, const sweep_order_t *order)

@@ -315,6 +315,9 @@ static int render_with(const job_spec_t *spec, const sched_ops_t *ops, const cha
         set_quoted(ctx, "node_script", node_script ? node_script : "") < 0 ||
         tmpl_set_bool(ctx, "hold", opts && opts->hold) < 0 ||
         tmpl_setf(ctx, "hold_idle_s", "%lld", opts && opts->hold ? opts->idle_s : 0) < 0 ||
+        tmpl_set_bool(ctx, "held_run", opts && opts->held_run) < 0 ||
+        tmpl_set_bool(ctx, "hold_pack", opts && opts->hold && opts->pack_parallel > 0) < 0 ||
+        tmpl_setf(ctx, "hold_parallel", "%d", opts ? opts->pack_parallel : 0) < 0 ||
         tmpl_set_bool(ctx, "pipeline_stage", opts && opts->pipeline) < 0 ||
         set_quoted(ctx, "pipeline_record", opts && opts->pipeline ? opts->pipeline : "") < 0 ||
         (ops && ops->fill(spec, ctx) < 0)) {

@@ -21,6 +21,10 @@ typedef struct render_opts {
     long long idle_s;          /* ... and is released after this long idle (0: at its walltime) */
     const char *pipeline;      /* the record of the pipeline the job is a stage of: as it ends,
                                   its batch shell has the stages after it started (NULL: none) */
+    bool held_run;             /* a run in such a held allocation: its nodes are those its
+                                  holder gives it (HELD_NODES_ENV), not all the job's */
+    int pack_parallel;         /* with hold, a packed sweep's allocation: its trials, this many
+                                  at once at most, then released (0: not one) */
 } render_opts_t;
 
 /* Writes the script to out, and a note to `notes` for each spec field the target scheduler

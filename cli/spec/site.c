@@ -203,6 +203,20 @@ static void read_arrays(reader_t *r, yaml_node_t *n, site_t *site)
     read_long(r, yaml_document_get_node(r->doc, max->value), "arrays.max", &site->array_max);
 }
 
+/* pack: {nodes: N}: a sweep the site takes no array of is packed into allocations of N nodes. */
+static void read_pack(reader_t *r, yaml_node_t *n, site_t *site)
+{
+    yaml_node_pair_t *nodes =
+        n->type == YAML_MAPPING_NODE ? yaml_pair_of(r->doc, n, "nodes") : NULL;
+    if (!nodes || n->data.mapping.pairs.top - n->data.mapping.pairs.start != 1) {
+        bad(r, n, "pack", "expected {nodes: N}");
+        return;
+    }
+    read_long(r, yaml_document_get_node(r->doc, nodes->value), "pack.nodes", &site->pack_nodes);
+    if (!r->failed && site->pack_nodes < 1)
+        bad(r, n, "pack.nodes", "expected 1 node or more");
+}
+
 static void read_queues(reader_t *r, yaml_node_t *n, site_t *site)
 {
     if (n->type != YAML_MAPPING_NODE) {
@@ -261,6 +275,8 @@ static void read_site(reader_t *r, yaml_node_t *root, site_t *site)
             read_container_runtime(r, v, key, site);
         else if (!strcmp(key, "arrays"))
             read_arrays(r, v, site);
+        else if (!strcmp(key, "pack"))
+            read_pack(r, v, site);
         else if (!strcmp(key, "queues"))
             read_queues(r, v, site);
         else if (!strcmp(key, "recognise"))

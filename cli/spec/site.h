@@ -46,6 +46,8 @@ typedef struct {
     char *container_runtime; /* what a spec's container: runs with when it names no runtime */
     long array_max;          /* a sweep's trials in one array job at most: -1 no limit said,
                                 0 arrays refused (each trial its own job, in lanes) */
+    long pack_nodes;         /* a sweep it takes no array of is packed into allocations of this
+                                many nodes (at least a trial's), not lanes; 0: lanes */
     site_queue_t *queues;
     size_t queue_count;
     /* How a spec or a cluster is known to be this site's without `site:` (site_detect.h): its

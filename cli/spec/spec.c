@@ -1027,6 +1027,24 @@ static void parse_mapping(loader_t *ld, yaml_node_t *map, const field_def_t *tab
 
 /* Fields that only make sense together: the walltime contract's, and a report file every node
  * writes. */
+/* A packed sweep's trial: one its allocation can hold, with no spares (the held nodes are the
+ * spares' room: a trial that fails frees its nodes for the next). */
+static void check_pack(const job_spec_t *spec, diag_t *diag)
+{
+    spec_loc_t at = spec_field_loc(spec, "nodes");
+    if (!spec->sweep.pack_nodes)
+        return;
+    if (spec_alloc_nodes(spec) > spec->sweep.pack_nodes)
+        diag_add(diag, at.line ? at.line : 1, at.line ? at.col : 1, "sweep.pack.nodes",
+                 "trial %zu asks for %ld node(s); an allocation of the pack holds %ld",
+                 spec->sweep.trial, spec_alloc_nodes(spec), spec->sweep.pack_nodes);
+    at = spec_field_loc(spec, "spares");
+    if (spec->spares)
+        diag_add(diag, at.line ? at.line : 1, at.line ? at.col : 1, "spares",
+                 "a packed sweep's trials take no spares: its held nodes are the room a trial "
+                 "that failed leaves to the next");
+}
+
 static void check_combinations(const job_spec_t *spec, diag_t *diag)
 {
     spec_loc_t at = spec_field_loc(spec, "checkpoint.before");
@@ -1054,6 +1072,7 @@ static void check_combinations(const job_spec_t *spec, diag_t *diag)
                  "\"%s\": a job's name may not hold '/' or start with '.' (it names the job's "
                  "record folder)",
                  spec->name);
+    check_pack(spec, diag);
     at = spec_field_loc(spec, "requeue");
     if (spec->requeue && spec->command_is_train && !spec_command_has(spec, "--checkpoint-dir"))
         diag_add(diag, at.line, at.col, "requeue",
@@ -1114,6 +1133,8 @@ static void apply_sweep(loader_t *ld, sweep_t *sw, size_t trial)
     ld->spec->sweep.parallel = sw->parallel ? sw->parallel : (long)sw->ntrials;
     snprintf(ld->spec->sweep.objective, sizeof ld->spec->sweep.objective, "%s", sw->objective);
     ld->spec->sweep.maximize = sw->maximize;
+    ld->spec->sweep.pack_nodes = sw->pack_nodes;
+    ld->spec->sweep.pack_allocations = sw->pack_allocations;
 }
 
 static void add_env(job_spec_t *spec, const char *key, char *value)

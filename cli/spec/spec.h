@@ -123,6 +123,8 @@ typedef struct {
         long parallel;
         char objective[64]; /* the metric the best trial is judged by ("": test_acc, else loss) */
         bool maximize;
+        long pack_nodes;       /* packed into held allocations of this many nodes (0: not) */
+        long pack_allocations; /* ... this many at once */
     } sweep;
     struct {
         bool present;

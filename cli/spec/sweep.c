@@ -181,6 +181,40 @@ static size_t check_duplicates(const sweep_t *sw, diag_t *diag)
     return problems;
 }
 
+/* A whole number of n, low or more, into *out; 1 with the problem said when it is none. */
+static size_t read_count(const yaml_node_t *n, const char *field, long low, const char *what,
+                         long *out, diag_t *diag)
+{
+    char *end = NULL;
+    *out = n->type == YAML_SCALAR_NODE ? strtol(text_of(n), &end, 10) : 0;
+    if (end && !*end && *out >= low && *out <= SWEEP_PACK_MAX)
+        return 0;
+    diag_add(diag, AT(n), field, "expected a whole number of %s, %ld to %d", what, low,
+             SWEEP_PACK_MAX);
+    return 1;
+}
+
+/* pack: {nodes: N, allocations: K}: the trials run inside K held allocations of N nodes each. */
+static size_t read_pack(yaml_document_t *doc, yaml_node_t *n, sweep_t *sw, diag_t *diag)
+{
+    yaml_node_pair_t *nodes = n->type == YAML_MAPPING_NODE ? yaml_pair_of(doc, n, "nodes") : NULL,
+                     *allocations =
+                         n->type == YAML_MAPPING_NODE ? yaml_pair_of(doc, n, "allocations") : NULL;
+    if (!nodes ||
+        n->data.mapping.pairs.top - n->data.mapping.pairs.start != 1 + (allocations != NULL)) {
+        diag_add(diag, AT(n), "sweep.pack", "expected {nodes: N} or {nodes: N, allocations: K}");
+        return 1;
+    }
+    sw->pack_allocations = 1;
+    size_t problems = read_count(yaml_document_get_node(doc, nodes->value), "sweep.pack.nodes", 1,
+                                 "nodes an allocation holds", &sw->pack_nodes, diag);
+    if (allocations)
+        problems +=
+            read_count(yaml_document_get_node(doc, allocations->value), "sweep.pack.allocations", 1,
+                       "allocations held at once", &sw->pack_allocations, diag);
+    return problems;
+}
+
 /* objective: {metric: NAME, goal: min|max}: what the best trial is judged by (a metric its
  * rank 0 writes), instead of test_acc or loss. */
 static size_t read_objective(yaml_document_t *doc, yaml_node_t *n, sweep_t *sw, diag_t *diag)
@@ -227,23 +261,27 @@ size_t sweep_read(yaml_document_t *doc, sweep_t *sw, diag_t *diag)
     sw->line = (unsigned long)block->start_mark.line + 1;
     sw->col = (unsigned long)block->start_mark.column + 1;
     if (block->type != YAML_MAPPING_NODE) {
-        diag_add(diag, AT(block), "sweep", "expected a block: grid, trials, parallel, objective");
+        diag_add(diag, AT(block), "sweep",
+                 "expected a block: grid, trials, parallel, objective, pack");
         return 1;
     }
     size_t problems = 0;
     yaml_node_pair_t *grid = yaml_pair_of(doc, block, "grid"),
                      *trials = yaml_pair_of(doc, block, "trials"),
                      *parallel = yaml_pair_of(doc, block, "parallel"),
-                     *objective = yaml_pair_of(doc, block, "objective");
+                     *objective = yaml_pair_of(doc, block, "objective"),
+                     *pack = yaml_pair_of(doc, block, "pack");
     for (yaml_node_pair_t *q = block->data.mapping.pairs.start; q < block->data.mapping.pairs.top;
          q++)
-        if (q != grid && q != trials && q != parallel && q != objective) {
+        if (q != grid && q != trials && q != parallel && q != objective && q != pack) {
             diag_add(diag, AT(yaml_document_get_node(doc, q->key)), "sweep",
-                     "unknown field (grid, trials, parallel, objective)");
+                     "unknown field (grid, trials, parallel, objective, pack)");
             problems++;
         }
     if (objective)
         problems += read_objective(doc, yaml_document_get_node(doc, objective->value), sw, diag);
+    if (pack)
+        problems += read_pack(doc, yaml_document_get_node(doc, pack->value), sw, diag);
     if (grid)
         problems += read_grid(doc, yaml_document_get_node(doc, grid->value), sw, diag);
     if (trials)
@@ -345,6 +383,14 @@ size_t sweep_substitute(yaml_document_t *doc, const sweep_t *sw, size_t trial, i
         if (p)
             problems += substitute_node(doc, p->value, sw, trial, used, *field, diag);
     }
+    /* A packed sweep's trials are jobs of their own in the held nodes: each its own size. */
+    yaml_node_pair_t *nodes = sw->pack_nodes ? yaml_pair_of(doc, root, "nodes") : NULL;
+    yaml_node_t *n = nodes ? yaml_document_get_node(doc, nodes->value) : NULL;
+    if (n && n->type == YAML_SCALAR_NODE) {
+        /* "{n}" is a quoted scalar only for YAML's sake: its value is a number, as written. */
+        problems += substitute_node(doc, nodes->value, sw, trial, used, "nodes", diag);
+        n->data.scalar.style = YAML_PLAIN_SCALAR_STYLE;
+    }
     return problems;
 }
 
@@ -381,8 +427,9 @@ size_t sweep_misplaced(yaml_document_t *doc, const char *name, diag_t *diag)
             continue;
         diag_add(diag, AT(at), text_of(key),
                  "%s: a sweep's values go only into name, command, env, train, log_dir and "
-                 "workdir; %s is the same for every trial (the trials share one array job's "
-                 "request): submit a spec per value, or --set %s=VALUE",
+                 "workdir (and a packed sweep's into nodes); %s is the same for every trial "
+                 "(the trials share one array job's request): submit a spec per value, or --set "
+                 "%s=VALUE",
                  placeholder, text_of(key), text_of(key));
         return 1;
     }

@@ -1,6 +1,7 @@
 /* sweep: a spec's `sweep:` block, many trials of one spec. The trials are grid:'s product (its
- * first name varying slowest) then trials:'s list, each a set of name: value; trial K's spec is
- * the file with each `{name}` in command, env, train, log_dir, workdir and name replaced by its
+ * first name varying slowest) then trials:'s list, each a set of name: value (pack: {nodes: N,
+ * allocations: K} runs them inside K held allocations of N nodes, ddpjob(1) SWEEPS); trial K's spec
+ * is the file with each `{name}` in command, env, train, log_dir, workdir and name replaced by its
  * value (`{{` and `}}` for braces; `${VAR}` is the shell's and left alone), and DDPJOB_TRIAL and
  * DDPJOB_TRIAL_PARAMS (JSON) in its env. Read from the spec's YAML document before its fields,
  * so that the substituted values are typed and checked as if the file held them. */
@@ -15,6 +16,8 @@
 /* The variables each trial's workers get: its number, and its parameters as JSON. */
 #define SWEEP_TRIAL_ENV "DDPJOB_TRIAL"
 #define SWEEP_PARAMS_ENV "DDPJOB_TRIAL_PARAMS"
+/* pack:'s nodes and allocations at most. */
+#define SWEEP_PACK_MAX 4096
 
 typedef struct {
     char **names; /* the parameters, in the order grid: then trials: name them */
@@ -24,6 +27,9 @@ typedef struct {
     long parallel;           /* at most this many trials at once; 0: all */
     char objective[64];      /* objective: {metric: NAME, goal: min|max}: NAME ("": none) */
     int maximize;            /* its goal is max */
+    long pack_nodes;         /* pack: the trials run in held allocations of this many nodes
+                                (0: each trial a job of its own, as an array or in lanes) */
+    long pack_allocations;   /* ... this many of them at once */
     unsigned long line, col; /* where the block is */
 } sweep_t;
 

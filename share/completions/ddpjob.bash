@@ -26,8 +26,8 @@ _ddpjob() {
     esac
     case ${COMP_WORDS[1]} in
     validate) opts="--scheduler --site --set --help" ;;
-    render) opts="--scheduler --site --output --template --bindir --set --trial --help" ;;
-    submit) opts="--scheduler --site --dry-run --template --bindir --set --trial --after --retry-failed --on --max-upload --accept-new-host-keys --connect-timeout --ssh-config --known-hosts --help" ;;
+    render) opts="--scheduler --site --output --template --bindir --set --trial --pack --help" ;;
+    submit) opts="--scheduler --site --dry-run --template --bindir --set --trial --after --pack --retry-failed --on --max-upload --accept-new-host-keys --connect-timeout --ssh-config --known-hosts --help" ;;
     run) opts="--nproc-per-node --bindir --set --trial --in --wait --on --help" ;;
     dev) opts="stop --idle --wait-for --port --wait --scheduler --site --set --bindir --on --help" ;;
     launch) opts="--hosts --hostfile --nodefile --node-script --nproc-per-node --bindir --workdir --master-port --run-id --deadline --requeue-count --spares --agent-option --connect-timeout --accept-new-host-keys --ssh-config --known-hosts --help" ;;
@@ -44,9 +44,9 @@ _ddpjob() {
     fetch) opts="--on --to --accept-new-host-keys --connect-timeout --ssh-config --known-hosts --help" ;;
     notify) opts="--record --link --help" ;;
     shell) opts="--node --wait --on --help" ;;
-    dev-hold) opts="--record --idle --deadline --node-exec --help" ;;
+    dev-hold) opts="--record --idle --deadline --node-exec --parallel --until-done --help" ;;
     dev-shell-serve) opts="--session --help" ;;
-    pbs-agents) opts="--nodefile --nodes --node-env --task-dir --checkpoint-file --checkpoint-signal --spares --help" ;;
+    pbs-agents) opts="--nodefile --nodes --node-env --task-dir --checkpoint-file --checkpoint-signal --spares --job-nodefile --help" ;;
     *) opts="" ;;
     esac
     if [ "${cur#-}" != "$cur" ]; then

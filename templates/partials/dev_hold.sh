@@ -3,9 +3,9 @@
     one node of the job (%h its host), for `ddpjob shell`. }}
 {{#hold}}
 # `ddpjob dev`: this job holds its nodes until it has been idle {{hold_idle_s}} s (0: until its
-# walltime) or is cancelled. Each `ddpjob run --in` is a job script of its own, which the holder
-# runs from here, one at a time, with its own record: its agents start as this job's would, a
-# step of this allocation (dev_record.h).
+# walltime) or is cancelled{{#hold_pack}}, or once the packed sweep's trials asked of it have run{{/hold_pack}}. Each `ddpjob run --in`{{#hold_pack}} (each trial){{/hold_pack}} is a job
+# script of its own, which the holder runs from here on the nodes it asks, with its own record:
+# its agents start as this job's would, a step of this allocation (dev_record.h).
 [ -n "$ddpjob_record" ] || ddpjob_fail "a held allocation needs its record (DDPJOB_RECORD)"
 # What a shell on a held node runs first (`ddpjob shell`): this shell's environment and the node
 # setup, in the record, the user's alone (env: may hold secrets).
@@ -26,7 +26,7 @@
     printf '%s\0' {{agent}}{{image_exec_args}} --container-exec -- >"$ddpjob_record/container-exec"
 {{/image_exec_args}}
 ) || ddpjob_fail "cannot write the record's node-env"
-{{ddpjob}} dev-hold --record "$ddpjob_record" --idle {{hold_idle_s}} ${ddpjob_deadline:+--deadline "$ddpjob_deadline"} --node-exec "$ddpjob_node_exec" -- "${ddpjob_hosts[@]}" &
+{{ddpjob}} dev-hold --record "$ddpjob_record" --idle {{hold_idle_s}}{{#hold_pack}} --parallel {{hold_parallel}} --until-done{{/hold_pack}} ${ddpjob_deadline:+--deadline "$ddpjob_deadline"} --node-exec "$ddpjob_node_exec" -- "${ddpjob_hosts[@]}" &
 ddpjob_wait $!
 ddpjob_exit "$ddpjob_status"
 {{/hold}}

@@ -81,6 +81,12 @@ expect_contains "$OUT" "held for runs (ddpjob run --in hold): idle for" "status 
 dj list
 expect_contains "$OUT" "held for runs (ddpjob run --in hold): idle for" "list shows the held allocation with its idle time"
 
+# A run of 1 node of the 2 held: its agents start on the first held node alone.
+dj run --in hold --set nodes=1
+expect_eq "$RC" 0 "run --in of 1 node of the 2 held exits 0" "$ERR"
+expect_eq "$(grep -c 'world=2 ' <<<"$OUT")" 2 "its 2 ranks ran, a world of 2" "$OUT"
+expect_eq "$(grep -o 'host=[^ ]*' <<<"$OUT" | sort -u | wc -l)" 1 "... on one node" "$OUT"
+if msg=$(shellcheck .ddpjob/jobs/hold-run4.*/script 2>&1); then pass "shellcheck accepts a run's script"; else fail "shellcheck accepts a run's script" "$msg"; fi
 dj run --in hold --set nodes=3
 expect_eq "$RC" 2 "a run asking 3 nodes of 2 held: usage error" "$ERR"
 expect_contains "$ERR" "asks for 3 node(s); hold holds 2" "the error says what was asked and what is held"

@@ -4,7 +4,8 @@
 # read back from qstat), trial 1 failing with exit 3; the same sweep under a profile that says
 # arrays: false, as lanes whose afterany chain is read back from qstat; a one-trial sweep as a
 # plain job; jobs after others (submit --after, the spec's after:); a pipeline of a sweep and
-# two jobs, values flowing (pipeline_case); and a trial that its walltime
+# two jobs, values flowing (pipeline_case); a sweep packed into a held allocation (packed_case);
+# and a trial that its walltime
 # stops: its successor is its own script submitted again as a plain job, which resumes that trial
 # alone. Last, an allocation held by `ddpjob dev` and runs in it (dev_cases.sh), Charliecloud's
 # image among them.
@@ -13,6 +14,7 @@
 # (both submitted as one user, and a cluster's end kills that user's every process).
 PBS_USER=ddpjpbsw
 . "$SRCDIR/tests/cluster/pbs.sh"
+. "$SRCDIR/tests/lib/packed.sh"
 
 pbs_suite_up 2 2 0 "a 2-node OpenPBS cluster runs in network namespaces" || exit 1
 
@@ -164,6 +166,11 @@ pjd() { # [DIR=D] ddpjob ARGS... in D (default: the submission directory)
 }
 pbs_queue() { pbs_in pbshead "$PBS_EXEC/bin/qstat" -f 2>/dev/null | sed -n 's/^ *Job_Name = //p'; }
 cd "$jobdir" && pipeline_case pbs pjd pbs_queue "$jobdir/noarrays.yaml"
+
+# A sweep packed into a held allocation of the 2 nodes (packed_case, issue 69): a run on the
+# other node than the holder's has its node 0's agent started there by pbsdsh too.
+mkdir -p "$jobdir/packed" && chown "$PBS_USER:" "$jobdir/packed"
+cd "$jobdir" && packed_case pbs pjd pbs_queue
 
 # An allocation held for runs, on the same cluster (dev_cases.sh): dev and run render with the
 # suite's ddpjob on the nodes.

@@ -3,11 +3,14 @@
 # 6 one-node trials, 2 at once, as one array job; trial 1 fails with exit 3. Read from Slurm
 # while it runs: never more than 2 trials at once. Then the table, wait, logs, list, cancel of
 # one trial of a second sweep, a site that takes no arrays (lanes chained by afterany), jobs after
-# others (submit --after, the spec's after:), pipelines, the Python package, and 2-node ddp-train trials with a spare, one of which its walltime requeues: it resumes alone. The
+# others (submit --after, the spec's after:), pipelines, a sweep packed into a held allocation
+# (packed_case), the Python package, and 2-node ddp-train trials with a spare, one of which its
+# walltime requeues: it resumes alone. The
 # sweep's report in a real headless Chromium.
 . "$SRCDIR/tests/lib/agents.sh"
 . "$SRCDIR/tests/cluster/slurm.sh"
 . "$SRCDIR/tests/lib/browser.sh"
+. "$SRCDIR/tests/lib/packed.sh"
 at_exit 'cluster_down'
 cd "$T" || exit 1
 
@@ -282,6 +285,9 @@ dom=$(browser_dom "$T/tune.html")
 expect_contains "$dom" '<tr data-stage="train"><td><a href="tune.train.html">train</a>' "the stages' table links each stage's page" "$dom"
 expect_contains "$(browser_dom "$T/tune.sweep.html")" 'aria-label="loss"' "the sweep stage's page: its trials' loss"
 expect_contains "$(browser_dom "$T/tune.train.html")" "ptrain" "the train stage's page"
+
+# A sweep packed into a held allocation of 2 nodes (packed_case, issue 69).
+packed_case slurm dj slurm_queue
 
 # The Python package (python/ddpjob) on the login node, as a user's script drives it: a spec given
 # as a dict with an override, a failed job's status, a spec's problem as SpecError with where, a

@@ -32,13 +32,14 @@ for spec in "$SRCDIR"/share/examples/*.yaml; do
     done
 done
 
-# A sweep where the site takes no arrays (Gadi's profile): submit --dry-run writes each trial's
-# script and shows the lanes it would submit, each trial after the one before it in its lane.
+# A sweep where the site takes no arrays: submit --dry-run writes each trial's script and shows
+# the lanes it would submit, each trial after the one before it in its lane.
 mkdir -p "$T/lanes"
-run "$DDPJOB" submit --dry-run "$SRCDIR/share/examples/sweep.yaml" --scheduler pbs --site gadi \
-    --set "workdir=$T/lanes" --set "pbs.storage=[scratch/ab12]" --set project=ab12 --bindir /opt/ddpjob/bin
-expect_eq "$RC" 0 "a sweep under Gadi's profile: submit --dry-run"
-expect_golden sweep-lanes.gadi "$(printf '%s\n' "$OUT" | sed "s|$T|/T|g")"
+printf 'name: noarrays\narrays: false\nqueues:\n  normal: {cores_per_node: 48}\n' >"$T/noarrays.yaml"
+run "$DDPJOB" submit --dry-run "$SRCDIR/share/examples/sweep.yaml" --scheduler pbs --site "$T/noarrays.yaml" \
+    --set "workdir=$T/lanes" --set project=ab12 --bindir /opt/ddpjob/bin
+expect_eq "$RC" 0 "a sweep under a profile that takes no arrays: submit --dry-run" "$ERR"
+expect_golden sweep-lanes.noarrays "$(printf '%s\n' "$OUT" | sed "s|$T|/T|g")"
 for k in 0 5; do
     if msg=$(bash -n "$T/lanes/lr-sweep.t$k.pbs" 2>&1 && shellcheck "$T/lanes/lr-sweep.t$k.pbs" 2>&1); then
         pass "bash -n and shellcheck accept lane trial $k's script"
@@ -46,6 +47,23 @@ for k in 0 5; do
         fail "bash -n and shellcheck accept lane trial $k's script" "$msg"
     fi
 done
+# Gadi's profile packs a sweep instead (pack: {nodes: 2}): one allocation's script, held for the
+# trials, each trial's script a run in it.
+mkdir -p "$T/packed"
+run "$DDPJOB" submit --dry-run "$SRCDIR/share/examples/sweep.yaml" --scheduler pbs --site gadi \
+    --set "workdir=$T/packed" --set "pbs.storage=[scratch/ab12]" --set project=ab12 --bindir /opt/ddpjob/bin
+expect_eq "$RC" 0 "a sweep under Gadi's profile: submit --dry-run" "$ERR"
+expect_golden sweep-packed.gadi "$(printf '%s\n' "$OUT" | sed "s|$T|/T|g")"
+for file in lr-sweep.pack1.pbs lr-sweep.t0.pbs; do
+    if msg=$(bash -n "$T/packed/$file" 2>&1 && shellcheck "$T/packed/$file" 2>&1); then
+        pass "bash -n and shellcheck accept the packed sweep's $file"
+    else
+        fail "bash -n and shellcheck accept the packed sweep's $file" "$msg"
+    fi
+done
+expect_contains "$(cat "$T/packed/lr-sweep.pack1.pbs")" "dev-hold --record \"\$ddpjob_record\" --idle 0 --parallel 2 --until-done" \
+    "the allocation's holder runs the trials, 2 at once, until none is left"
+expect_contains "$(cat "$T/packed/lr-sweep.t0.pbs")" 'DDPJOB_HELD_NODES' "a trial's script takes the nodes its holder gives it"
 
 # A spec rendered for the other scheduler says what it left out.
 run "$DDPJOB" render "$SRCDIR/share/examples/gadi-pbs.yaml" --scheduler slurm --bindir /x

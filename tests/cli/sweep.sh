@@ -61,7 +61,7 @@ command: [echo, "{lr}"]
 SPEC
 run "$DDPJOB" validate bad.yaml
 expect_eq "$RC" 1 "a bad sweep: block fails"
-expect_contains "$ERR" "bad.yaml:5:3: sweep: unknown field (grid, trials, parallel, objective)" "an unknown field"
+expect_contains "$ERR" "bad.yaml:5:3: sweep: unknown field (grid, trials, parallel, objective, pack)" "an unknown field"
 expect_contains "$ERR" "bad.yaml:4:14: sweep.grid: lr: expected a list of one value or more" "an empty list"
 expect_contains "$ERR" "bad.yaml:4:28: sweep.grid: expected one value" "a value that is not one"
 expect_contains "$ERR" "bad.yaml:6:13: sweep.parallel: expected a whole number of trials, 1 or more" "parallel: 0"
@@ -119,7 +119,7 @@ run "$DDPJOB" validate three.yaml
 expect_eq "$RC" 1 "a sweep with three mistakes is refused"
 expect_contains "$ERR" "three.yaml:8:13: sweep.parallel: expected a whole number of trials, 1 or more" "the block's own problem"
 expect_contains "$ERR" "three.yaml:9:44: command: {missing}: the sweep has no parameter of that name" "... and the placeholder without a parameter, in the same run"
-expect_contains "$ERR" "three.yaml:4:17: procs_per_node: {n}: a sweep's values go only into name, command, env, train, log_dir and workdir; procs_per_node is the same for every trial" \
+expect_contains "$ERR" "three.yaml:4:17: procs_per_node: {n}: a sweep's values go only into name, command, env, train, log_dir and workdir (and a packed sweep's into nodes); procs_per_node is the same for every trial" \
     "... and the placeholder in a numeric field, saying none is taken there"
 expect_contains "$ERR" "three.yaml: 3 problems" "three problems, each said once"
 

@@ -44,8 +44,8 @@ skip() { # DESCRIPTION REASON
     echo "ok $TAP_N - $1 # SKIP $2"
 }
 
-expect_eq() { # GOT WANT DESCRIPTION
-    if [ "$1" = "$2" ]; then pass "$3"; else fail "$3" "got:  $1" "want: $2"; fi
+expect_eq() { # GOT WANT DESCRIPTION [DETAIL...]: the details are said when it fails
+    if [ "$1" = "$2" ]; then pass "$3"; else fail "$3" "got:  $1" "want: $2" "${@:4}"; fi
 }
 
 expect_contains() { # HAYSTACK NEEDLE DESCRIPTION

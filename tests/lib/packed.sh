@@ -1,0 +1,146 @@
+# packed_case SCHED DJ QUEUE: a sweep packed into a held allocation of 2 nodes (issue 69), on a
+# real scheduler whose cluster has 2 nodes or more: 12 one-node trials, never more than 2 at once
+# and never two on one node (from each trial's own start and end lines), each with its record,
+# metrics and row, one allocation submitted for them all; a failing trial named, then retried
+# alone, packed again; a 2-node trial and 1-node trials mixed in one pack; one trial cancelled,
+# then the whole sweep, nothing left in the queue; a packed sweep as a pipeline's stage. DJ runs
+# ddpjob ([DIR=D] ARGS...: RC, OUT, ERR) in D (default: the current folder); QUEUE prints the
+# names of the jobs queued or running. Needs tests/agent/py/sweep_trial.py beside the specs.
+
+# The most trials at once in a PACK_LOG, and whether two ran on one host at once ("shared").
+pack_overlap() {
+    /usr/bin/python3 - "$1" <<'PY'
+import sys
+events = []
+for line in open(sys.argv[1]):
+    what, trial, host, at = line.split()
+    events.append((float(at), 0 if what == "end" else 1, trial, host))
+events.sort(key=lambda e: e[0])  # stable: a trial's start before its end, as written
+going, most, shared = {}, 0, False
+for at, start, trial, host in events:
+    if start:
+        shared |= host in going.values()
+        going[trial] = host
+        most = max(most, len(going))
+    else:
+        going.pop(trial, None)
+print(most, "shared" if shared else "apart")
+PY
+}
+
+packed_case() {
+    local sched=$1 dj=$2 queue=$3 dir=$PWD/packed id
+    mkdir -p "$dir"
+    cp "$SRCDIR/tests/agent/py/sweep_trial.py" "$dir/"
+    cat >"$dir/packed.yaml" <<SPEC
+name: packed
+scheduler: $sched
+nodes: 1
+procs_per_node: 1
+walltime: "00:05:00"
+env: {FAIL_TRIAL: "5", FAIL_UNTIL: "$dir/fixed", TRIAL_SECONDS: "1", PACK_LOG: "$dir/pack.log"}
+sweep:
+  grid: {lr: [0.1, 0.2, 0.3], seed: [1, 2, 3, 4]}
+  pack: {nodes: 2}
+command: [/usr/bin/python3, sweep_trial.py, "{lr}", "{seed}"]
+SPEC
+    "$dj" "DIR=$dir" submit packed.yaml
+    id=$(tail -n 1 <<<"$OUT")
+    expect_eq "$RC" 0 "$sched: submit of a 12-trial sweep packed into 2 nodes" "$ERR"
+    expect_contains "$ERR" "sweep packed: 12 trials packed into 1 allocation of 2 nodes (job $id)" \
+        "... one allocation holds them all" "$ERR"
+    expect_eq "$("$queue" | grep -c '^packed')" 1 "... the queue holds one job for the sweep, not 12" "$("$queue")"
+    "$dj" "DIR=$dir" wait packed --timeout 300
+    expect_eq "$RC" 1 "$sched: wait on the packed sweep: 1, a trial failed" "$ERR"
+    expect_contains "$ERR" "1 of 12 trials did not complete" "... saying how many"
+    read -r most shared <<<"$(pack_overlap "$dir/pack.log")"
+    expect_eq "$most" 2 "$sched: never more than 2 trials at once in 2 nodes, and 2 did run together" "$(cat "$dir/pack.log")"
+    expect_eq "$shared" apart "... never two on one node at once"
+    expect_eq "$(cut -d' ' -f3 "$dir/pack.log" | sort -u | wc -l)" 2 "... the trials ran on both nodes"
+    "$dj" "DIR=$dir" status packed
+    expect_contains "$OUT" "packed ($sched sweep of 12 trials, packed into 1 allocation of 2 nodes, at most 12 at once): 11 completed, 1 failed" \
+        "status says how it ran, and the counts" "$OUT"
+    expect_contains "$(grep '^5 ' <<<"$OUT")" "failed: rank 0 exited with code 3" "trial 5 failed, naming the rank and its code"
+    expect_contains "$(grep '^0 ' <<<"$OUT")" "  0.03333" "trial 0's metrics: its last loss (0.1 x 1 / 3)"
+    expect_contains "$OUT" "best: trial 0 (lr=0.1 seed=1)" "the best completed trial" "$OUT"
+    "$dj" "DIR=$dir" logs packed --trial 7
+    expect_contains "$OUT" 'trial 7 params {"lr": 0.2, "seed": 4} RANK=0' "logs --trial 7: its own lines, from its own record"
+    expect_eq "$(ls -d "$dir"/.ddpjob/sweeps/packed.*/trial-* | wc -l)" 12 "each trial has a record of its own"
+
+    # --retry-failed: trial 5 alone, packed again into an allocation of its own.
+    touch "$dir/fixed"
+    : >"$dir/pack.log"
+    "$dj" "DIR=$dir" submit --retry-failed packed
+    expect_eq "$RC" 0 "$sched: submit --retry-failed of the packed sweep" "$ERR"
+    expect_contains "$ERR" "sweep packed: trial 5 (failed) packed again into job" "... trial 5 packed again" "$ERR"
+    expect_eq "$(grep -c 'packed again' <<<"$ERR")" 1 "... and no other trial"
+    "$dj" "DIR=$dir" wait packed --timeout 180
+    expect_eq "$RC" 0 "every trial has now completed" "$ERR"
+    expect_eq "$(cut -d' ' -f1,2 "$dir/pack.log" | sort -u | tr '\n' ' ')" "end 5 start 5 " "only trial 5 ran again"
+    expect_eq "$(ls -d "$dir"/.ddpjob/sweeps/packed.*/pack-2 | wc -l)" 1 "... in a second allocation, pack-2"
+
+    # A 2-node trial and 1-node trials in one pack: the wide one takes both nodes, alone.
+    cat >"$dir/mixed.yaml" <<SPEC
+name: mixed
+scheduler: $sched
+nodes: "{n}"
+procs_per_node: 1
+walltime: "00:05:00"
+env: {TRIAL_SECONDS: "1", PACK_LOG: "$dir/mixed.log"}
+sweep:
+  trials: [{n: 1, seed: 1}, {n: 2, seed: 2}, {n: 1, seed: 3}, {n: 1, seed: 4}]
+  pack: {nodes: 2}
+command: [/usr/bin/python3, sweep_trial.py, "0.1", "{seed}"]
+SPEC
+    "$dj" "DIR=$dir" submit mixed.yaml
+    expect_eq "$RC" 0 "$sched: submit of a pack of 1-node and 2-node trials" "$ERR"
+    "$dj" "DIR=$dir" wait mixed --timeout 300
+    expect_eq "$RC" 0 "... every one completed" "$ERR"
+    expect_eq "$(grep -c '^start 1 ' "$dir/mixed.log")" 2 "the 2-node trial ran a rank on each node" "$(cat "$dir/mixed.log")"
+    expect_eq "$(grep '^start 1 ' "$dir/mixed.log" | cut -d' ' -f3 | sort -u | wc -l)" 2 "... on two hosts"
+    read -r most shared <<<"$(pack_overlap "$dir/mixed.log")"
+    expect_eq "$shared" apart "... and no trial shared a node with another at once" "$(cat "$dir/mixed.log")"
+
+    # Cancelled: one trial, then the whole sweep; nothing is left queued or running.
+    sed -e 's/^name: packed/name: slowpack/' -e 's/TRIAL_SECONDS: "1"/TRIAL_SECONDS: "120"/' "$dir/packed.yaml" >"$dir/slow.yaml"
+    "$dj" "DIR=$dir" submit slow.yaml --set 'sweep.grid={lr: [0.1], seed: [1, 2, 3]}'
+    for _ in $(seq 600); do
+        "$dj" "DIR=$dir" status slowpack
+        [[ $OUT == *": 2 running, 1 pending"* || $OUT == *": 1 pending, 2 running"* ]] && break
+        sleep 0.5
+    done
+    expect_contains "$OUT" "2 running" "$sched: a slow packed sweep runs 2 trials, the third waits" "$OUT"
+    "$dj" "DIR=$dir" cancel slowpack --trial 0
+    expect_eq "$RC" 0 "cancel --trial 0 of it" "$ERR"
+    for _ in $(seq 600); do
+        "$dj" "DIR=$dir" status slowpack
+        [[ $(grep '^2 ' <<<"$OUT") == *running* ]] && break
+        sleep 0.5
+    done
+    expect_contains "$(grep '^0 ' <<<"$OUT")" "cancelled" "trial 0 is cancelled" "$OUT"
+    expect_contains "$(grep '^2 ' <<<"$OUT")" "running" "... trial 2 runs on the node it left"
+    expect_contains "$(grep '^1 ' <<<"$OUT")" "running" "... trial 1 runs on"
+    "$dj" "DIR=$dir" cancel slowpack
+    expect_eq "$RC" 0 "cancel of the whole packed sweep" "$ERR"
+    for _ in $(seq 300); do
+        [ "$("$queue" | grep -c '^slowpack')" = 0 ] && break
+        sleep 0.5
+    done
+    expect_eq "$("$queue" | grep -c '^slowpack')" 0 "... its allocation is gone from the queue" "$("$queue")"
+    "$dj" "DIR=$dir" status slowpack
+    expect_contains "$OUT" ": 3 cancelled" "... every trial is cancelled" "$OUT"
+
+    # A packed sweep as a pipeline's stage: the stage after it takes its best trial's lr.
+    printf 'name: pbest\nscheduler: %s\nnodes: 1\nprocs_per_node: 1\nwalltime: "00:05:00"\ncommand: [echo, "best lr {sweep.best.params.lr}"]\n' \
+        "$sched" >"$dir/best.yaml"
+    sed -e 's/^name: packed/name: ppacked/' -e 's/seed: \[1, 2, 3, 4\]/seed: [1]/' "$dir/packed.yaml" >"$dir/psweep.yaml"
+    printf 'name: packpipe\nstages:\n  sweep: {spec: psweep.yaml}\n  best: {spec: best.yaml, after: {ok: [sweep]}}\n' >"$dir/packpipe.yaml"
+    "$dj" "DIR=$dir" submit packpipe.yaml
+    expect_eq "$RC" 0 "$sched: submit of a pipeline whose first stage is a packed sweep" "$ERR"
+    "$dj" "DIR=$dir" wait packpipe --timeout 300
+    expect_eq "$RC" 0 "... it completed, stage after stage" "$ERR"
+    "$dj" "DIR=$dir" status ppacked
+    expect_contains "$OUT" "packed into 1 allocation of 2 nodes" "... its first stage ran packed" "$OUT"
+    "$dj" "DIR=$dir" logs packpipe --stage best
+    expect_contains "$OUT" "best lr 0.1" "... and the next stage took the packed sweep's best lr" "$OUT"
+}

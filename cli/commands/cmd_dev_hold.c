@@ -243,7 +243,12 @@ static int take_requests(holder_t *h)
 {
     int started = 0, k;
     char record[4096];
-    while (h->going < h->parallel && dev_request_peek(h->dev, &k, record, sizeof record)) {
+    int free_nodes = 0;
+    for (int i = 0; i < h->nhosts; i++)
+        free_nodes += !h->busy[i];
+    /* Nothing is read while every node is busy: the holder looks every HOLD_POLL_MS. */
+    while (free_nodes && h->going < h->parallel &&
+           dev_request_peek(h->dev, &k, record, sizeof record)) {
         int want = 0;
         char workdir[4096], why[4400], *script = NULL;
         const char *cannot =
@@ -275,6 +280,7 @@ static int take_requests(holder_t *h)
         }
         if (dev_holder_write(h->dev, k, (int64_t)time(NULL), &err))
             fprintf(stderr, "ddpjob dev-hold: %s\n", err.msg);
+        free_nodes -= want;
         started++;
     }
     return started;

@@ -347,7 +347,11 @@ static int wait_ended(char *dir, int ms)
         job_views_load(&dir, 1, &v, &err);
         int ended = job_state_final(v.state) ||
                     (!v.sched.found && !v.allocation_alive && v.state != JOB_RUNNING);
-        if (ended)
+        /* A run in a held allocation (a packed trial) shares the allocation's id. */
+        if (ended && v.rec.held_in[0])
+            printf("%s (a run in job %s, which goes on): %s\n", v.rec.name, job_view_id(&v),
+                   job_state_name(v.state));
+        else if (ended)
             printf("job %s (%s): %s\n", job_view_id(&v), v.rec.name, job_state_name(v.state));
         job_views_free(&v, 1);
         if (ended)

@@ -189,9 +189,17 @@ static int submit_allocation(const sweep_pack_t *p, size_t j, char *id, size_t s
             code = EXIT_SYSTEM;
         }
     }
+    uint64_t held_s = p->spec->walltime_s;
+    long held_nodes = p->spec->nodes;
     restore(p->spec, &saved);
     if (text && !p->dry_run && code == EXIT_OK)
         code = submit_record(p, record, text, j, id, size);
+    if (text && !p->dry_run && code == EXIT_OK && held_s)
+        fprintf(stderr,
+                "ddpjob: sweep %s: job %s holds %ld node(s) for %02llu:%02llu:%02llu, at most %d "
+                "trial(s) at once: a trial's walltime for each turn of trials\n",
+                saved.name, id, held_nodes, (unsigned long long)held_s / 3600,
+                (unsigned long long)held_s / 60 % 60, (unsigned long long)held_s % 60, parallel);
     free(record);
     free(text);
     return code;

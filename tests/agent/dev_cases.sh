@@ -204,7 +204,7 @@ done
 long=$(basename "$(ls -td .ddpjob/jobs/hold-run*.* | head -n 1)" | cut -d. -f1)
 dj cancel "$long"
 expect_eq "$RC" 0 "cancel of the running run $long exits 0" "$ERR"
-expect_contains "$OUT" "($long): cancelled" "it is cancelled"
+expect_contains "$OUT" "$long (a run in job $DEV_JOB, which goes on): cancelled" "it is cancelled, alone"
 wait "$run_pid"
 expect_eq "$?" 1 "run --in of the cancelled run exits 1" "$(cat long.err)"
 expect_eq "$(pgrep -f "sleep $dev_sleep")" "" "none of its workers is left on any node"

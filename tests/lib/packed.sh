@@ -2,10 +2,11 @@
 # real scheduler whose cluster has 2 nodes or more: 12 one-node trials, never more than 2 at once
 # and never two on one node (from each trial's own start and end lines), each with its record,
 # metrics and row, one allocation submitted for them all; a failing trial named, then retried
-# alone, packed again; a 2-node trial and 1-node trials mixed in one pack; one trial cancelled,
-# then the whole sweep, nothing left in the queue; a packed sweep as a pipeline's stage. DJ runs
-# ddpjob ([DIR=D] ARGS...: RC, OUT, ERR) in D (default: the current folder); QUEUE prints the
-# names of the jobs queued or running. Needs tests/agent/py/sweep_trial.py beside the specs.
+# alone, packed again; its report; two allocations sharing a sweep; a 2-node trial and 1-node
+# trials mixed in one pack; one trial cancelled, then the whole sweep, nothing left in the queue;
+# a packed sweep as a pipeline's stage. DJ runs ddpjob ([DIR=D] ARGS...: RC, OUT, ERR) in D
+# (default: the current folder); QUEUE prints the names of the jobs queued or running. Needs
+# tests/agent/py/sweep_trial.py beside the specs.
 
 # The most trials at once in a PACK_LOG, and whether two ran on one host at once ("shared").
 pack_overlap() {
@@ -78,6 +79,21 @@ SPEC
     expect_eq "$RC" 0 "every trial has now completed" "$ERR"
     expect_eq "$(cut -d' ' -f1,2 "$dir/pack.log" | sort -u | tr '\n' ' ')" "end 5 start 5 " "only trial 5 ran again"
     expect_eq "$(ls -d "$dir"/.ddpjob/sweeps/packed.*/pack-2 | wc -l)" 1 "... in a second allocation, pack-2"
+
+    "$dj" "DIR=$dir" report packed -o "$dir/packed.html"
+    expect_eq "$RC" 0 "report of the packed sweep" "$ERR"
+    expect_contains "$(cat "$dir/packed.html" 2>/dev/null)" "lr=0.3 seed=4" "... its table names every trial"
+
+    # Two allocations of one node each, the trials shared between them.
+    "$dj" "DIR=$dir" submit packed.yaml --set name=twice --set 'sweep.grid={lr: [0.1, 0.2], seed: [1, 2]}' \
+        --set sweep.pack.allocations=2 --pack 1
+    expect_contains "$ERR" "sweep twice: 4 trials packed into 2 allocations of 1 node (job" "$sched: a sweep packed into 2 allocations of 1 node" "$ERR"
+    "$dj" "DIR=$dir" wait twice --timeout 300
+    expect_eq "$RC" 0 "... its 4 trials completed" "$ERR"
+    "$dj" "DIR=$dir" status twice --json
+    expect_eq "$(grep -o '"job_id": "[^"]*"' <<<"$OUT" | sort -u | wc -l)" 2 "... 2 trials in each allocation's job" "$OUT"
+    "$dj" "DIR=$dir" status twice
+    expect_contains "$OUT" "packed into 2 allocations of 1 node, at most 4 at once): 4 completed" "... status says so" "$OUT"
 
     # A 2-node trial and 1-node trials in one pack: the wide one takes both nodes, alone.
     cat >"$dir/mixed.yaml" <<SPEC

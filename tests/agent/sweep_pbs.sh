@@ -5,10 +5,9 @@
 # arrays: false, as lanes whose afterany chain is read back from qstat; a one-trial sweep as a
 # plain job; jobs after others (submit --after, the spec's after:); a pipeline of a sweep and
 # two jobs, values flowing (pipeline_case); a sweep packed into a held allocation (packed_case);
-# and a trial that its walltime
-# stops: its successor is its own script submitted again as a plain job, which resumes that trial
-# alone. Last, an allocation held by `ddpjob dev` and runs in it (dev_cases.sh), Charliecloud's
-# image among them.
+# and a trial that its walltime stops: its successor is its own script submitted again as a plain
+# job, which resumes that trial alone. Last, an allocation held by `ddpjob dev` and runs in it
+# (dev_cases.sh), Charliecloud's image among them.
 . "$SRCDIR/tests/lib/agents.sh"
 # Its own user: found, the pbs suite's cluster beside it lost a job when this one's went down
 # (both submitted as one user, and a cluster's end kills that user's every process).

@@ -262,8 +262,8 @@ static int take_requests(holder_t *h)
             free(script);
             break; /* it waits for nodes, and those after it with it */
         }
-        if (!dev_request_take(h->dev, k)) {
-            free(script); /* withdrawn meanwhile */
+        if (!dev_run_withdraw(h->dev, k)) {
+            free(script); /* withdrawn by run --in meanwhile */
             continue;
         }
         ddp_error_t err;

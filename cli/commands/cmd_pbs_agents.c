@@ -15,6 +15,7 @@
 #include "cli/commands/commands.h"
 #include "runtime/base/ddp_clock.h"
 #include "runtime/base/ddp_file.h"
+#include "runtime/base/ddp_net.h"
 #include "runtime/base/ddp_parse.h"
 #include "runtime/base/ddp_signal.h"
 #include "runtime/job/hostlist.h"
@@ -69,9 +70,8 @@ typedef struct {
 
 typedef struct {
     ddp_hostlist_t *hl;
-    ddp_hostlist_t *job_hl; /* the job's nodes, where hl is some of them; else NULL */
-    int remote0;            /* node 0 is another host than this one: its agent starts by pbsdsh */
-    task_t *tasks;          /* [1..nodes-1]: the pbsdsh processes */
+    int remote0;   /* node 0 is another host than this one: its agent starts by pbsdsh */
+    task_t *tasks; /* [1..nodes-1]: the pbsdsh processes */
     pid_t agent_pid;
     int agent_status;
     int failed_status; /* -1 until a node's task fails */
@@ -197,12 +197,7 @@ static pid_t start(char **argv, const char *out, int is_pbsdsh)
 static int start_remote(supervisor_t *s, const pbs_agents_args_t *a, int rank)
 {
     char vnode[32], label[512], rank_text[16], out[4096];
-    /* pbsdsh -n counts the job's node file's lines. */
-    size_t line = s->hl->first_line[rank];
-    for (size_t j = 0; s->job_hl && j < s->job_hl->count; j++)
-        if (!strcmp(s->job_hl->hosts[j], s->hl->hosts[rank]))
-            line = s->job_hl->first_line[j];
-    snprintf(vnode, sizeof vnode, "%zu", line);
+    snprintf(vnode, sizeof vnode, "%zu", s->hl->first_line[rank]);
     snprintf(label, sizeof label, "ddpjob: node %d (%s)", rank, s->hl->hosts[rank]);
     snprintf(rank_text, sizeof rank_text, "%d", rank);
     snprintf(out, sizeof out, "%s/pbsdsh-%d", a->task_held, rank);
@@ -344,15 +339,6 @@ static int drain(supervisor_t *s, const pbs_agents_args_t *a, int sigfd, int sta
     return status;
 }
 
-/* Whether host (short, or with its domain) names this machine. */
-static int is_this_host(const char *host)
-{
-    char here[256] = "";
-    gethostname(here, sizeof here - 1);
-    size_t n = strcspn(here, ".");
-    return !strncmp(host, here, n) && (host[n] == 0 || host[n] == '.');
-}
-
 static int supervise(supervisor_t *s, const pbs_agents_args_t *a, int sigfd)
 {
     for (int r = 1; r < a->nodes; r++)
@@ -396,6 +382,26 @@ static int supervise(supervisor_t *s, const pbs_agents_args_t *a, int sigfd)
     return drain(s, a, sigfd, status);
 }
 
+/* FILE names some of the job's nodes (a run in a held allocation): each one's line, which
+ * pbsdsh -n counts, is its first in the job's own node file; -1 with err for one not there. */
+static int job_lines(supervisor_t *s, const char *job_nodefile, ddp_error_t *err)
+{
+    ddp_hostlist_t *job = ddp_hostlist_from_nodefile(job_nodefile, err);
+    if (!job)
+        return -1;
+    int rc = 0;
+    for (size_t i = 0; i < s->hl->count && rc == 0; i++) {
+        long at = ddp_hostlist_find(job, s->hl->hosts[i]);
+        if (at < 0)
+            rc = ddp_error_set(err, "%s is no node of the job's (%s)", s->hl->hosts[i],
+                               job_nodefile);
+        else
+            s->hl->first_line[i] = job->first_line[at];
+    }
+    ddp_hostlist_destroy(job);
+    return rc;
+}
+
 int cmd_pbs_agents(int argc, char **argv)
 {
     pbs_agents_args_t a = {0};
@@ -408,22 +414,8 @@ int cmd_pbs_agents(int argc, char **argv)
         fprintf(stderr, "ddpjob pbs-agents: %s\n", err.msg);
         return EXIT_SYSTEM;
     }
-    if (a.job_nodefile && !(s.job_hl = ddp_hostlist_from_nodefile(a.job_nodefile, &err))) {
+    if (a.job_nodefile && job_lines(&s, a.job_nodefile, &err)) {
         fprintf(stderr, "ddpjob pbs-agents: %s\n", err.msg);
-        ddp_hostlist_destroy(s.hl);
-        return EXIT_SYSTEM;
-    }
-    const char *stranger = NULL;
-    for (size_t i = 0; s.job_hl && i < s.hl->count && !stranger; i++) {
-        size_t j = 0;
-        while (j < s.job_hl->count && strcmp(s.job_hl->hosts[j], s.hl->hosts[i]))
-            j++;
-        stranger = j == s.job_hl->count ? s.hl->hosts[i] : NULL;
-    }
-    if (stranger) {
-        fprintf(stderr, "ddpjob pbs-agents: %s: %s is no node of the job's (%s)\n", a.nodefile,
-                stranger, a.job_nodefile);
-        ddp_hostlist_destroy(s.job_hl);
         ddp_hostlist_destroy(s.hl);
         return EXIT_SYSTEM;
     }
@@ -434,7 +426,9 @@ int cmd_pbs_agents(int argc, char **argv)
         return EXIT_SYSTEM;
     }
     /* A run in a held allocation may have been given other nodes than this one. */
-    s.remote0 = s.job_hl && !is_this_host(s.hl->hosts[0]);
+    char here[256];
+    ddp_net_hostname(here, sizeof here);
+    s.remote0 = a.job_nodefile && ddp_hostlist_find(s.hl, here) != 0;
     int sigfd = ddp_supervisor_signals(&err);
     s.tasks = calloc((size_t)a.nodes, sizeof *s.tasks);
     if (sigfd < 0 || !s.tasks) {
@@ -447,7 +441,5 @@ int cmd_pbs_agents(int argc, char **argv)
         close(sigfd);
     free(s.tasks);
     ddp_hostlist_destroy(s.hl);
-    if (s.job_hl)
-        ddp_hostlist_destroy(s.job_hl);
     return rc;
 }

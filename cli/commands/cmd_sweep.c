@@ -197,29 +197,6 @@ static void undo_submitted(sweep_run_t *s)
     free(ids);
 }
 
-/* Runs (or, dry, shows) the submitter on file in dir with extra arguments, the file checked to
- * hold `text` (run_submitter); the id into id. */
-static int submit_file(const sweep_run_t *s, const char *dir, const char *file, const char *text,
-                       char **extra, int dry, char *id, size_t size)
-{
-    char *argv[16];
-    size_t n = 0;
-    argv[n++] = (char *)s->ops->submit_program;
-    for (size_t i = 0; s->ops->submit_args[i]; i++)
-        argv[n++] = (char *)s->ops->submit_args[i];
-    for (size_t i = 0; extra && extra[i]; i++)
-        argv[n++] = extra[i];
-    argv[n++] = (char *)file;
-    argv[n] = NULL;
-    if (!dry)
-        return run_submitter(s->ops, argv, dir, file, text, id, size);
-    printf("would run in %s:", dir);
-    for (size_t i = 0; i < n; i++)
-        printf(" %s", argv[i]);
-    printf("\n");
-    return EXIT_OK;
-}
-
 /* The array's script file: trial 0's file name with ".array" for its ".t0". */
 static void array_file(const sweep_run_t *s, char *out, size_t size)
 {
@@ -256,8 +233,8 @@ static int submit_array(sweep_run_t *s, int dry, char *array_id, size_t size)
     /* Each task's record is the dispatcher's to give, never the submitter's environment's. */
     unsetenv(JOB_RECORD_ENV);
     if (code == EXIT_OK)
-        code = submit_file(s, s->trials[0].jobdir, dry ? file : path, text, extra, dry, array_id,
-                           size);
+        code = submit_script(s->ops, s->trials[0].jobdir, dry ? file : path, text, extra, dry,
+                             array_id, size);
     free(text);
     for (size_t k = 0; code == EXIT_OK && !dry && k < s->ntrials; k++) {
         trial_t *t = &s->trials[k];
@@ -290,7 +267,8 @@ static int submit_lanes(sweep_run_t *s, int dry)
         } else if (*s->after) {
             s->ops->after_args(s->after, depend, sizeof depend, extra, &e);
         }
-        int code = submit_file(s, t->jobdir, t->file, t->text, extra, dry, t->id, sizeof t->id);
+        int code =
+            submit_script(s->ops, t->jobdir, t->file, t->text, extra, dry, t->id, sizeof t->id);
         if (dry)
             snprintf(t->id, sizeof t->id, "<trial %zu's job>", k);
         if (code) {
@@ -569,7 +547,6 @@ static int resubmit(const sweep_view_t *v, size_t k, const char *after, int dry,
                 v->rec.scheduler);
         return EXIT_SYSTEM;
     }
-    sweep_run_t s = {.ops = ops, .sched = ops->kind};
     char trial[8192], *script = NULL, *text = NULL, depend[256] = "", record[8300];
     char output_arg[4200], *extra[8] = {NULL};
     sweep_trial_dir(v->rec.dir, k, trial, sizeof trial);
@@ -597,7 +574,7 @@ static int resubmit(const sweep_view_t *v, size_t k, const char *after, int dry,
     snprintf(any, sizeof any, "afterany:%s", after);
     if (*after)
         ops->after_args(any, depend, sizeof depend, extra, &e);
-    int code = submit_file(&s, v->trials[k].rec.workdir, script, text, extra, dry, id, size);
+    int code = submit_script(ops, v->trials[k].rec.workdir, script, text, extra, dry, id, size);
     if (code == EXIT_OK && !dry)
         record_submitted(trial, id, 0);
     free(script);

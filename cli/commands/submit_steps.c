@@ -244,3 +244,24 @@ int run_submitter(const sched_ops_t *ops, char **sub_argv, const char *jobdir, c
     ddp_spawn_result_free(&res);
     return code;
 }
+
+int submit_script(const sched_ops_t *ops, const char *dir, const char *file, const char *text,
+                  char **extra, int dry, char *id, size_t size)
+{
+    char *argv[16];
+    size_t n = 0;
+    argv[n++] = (char *)ops->submit_program;
+    for (size_t i = 0; ops->submit_args[i]; i++)
+        argv[n++] = (char *)ops->submit_args[i];
+    for (size_t i = 0; extra && extra[i]; i++)
+        argv[n++] = extra[i];
+    argv[n++] = (char *)file;
+    argv[n] = NULL;
+    if (!dry)
+        return run_submitter(ops, argv, dir, file, text, id, size);
+    printf("would run in %s:", dir);
+    for (size_t i = 0; i < n; i++)
+        printf(" %s", argv[i]);
+    printf("\n");
+    return EXIT_OK;
+}

@@ -47,6 +47,11 @@ int place_output(const char *wanted, job_output_t *out);
 int run_submitter(const sched_ops_t *ops, char **sub_argv, const char *jobdir, const char *script,
                   const char *text, char *job_id, size_t size);
 
+/* Runs (or, dry, shows as "would run in DIR: ...") the submitter on file in dir with the extra
+ * arguments (NULL-terminated), the file checked to hold `text` (run_submitter); its id into id. */
+int submit_script(const sched_ops_t *ops, const char *dir, const char *file, const char *text,
+                  char **extra, int dry, char *id, size_t size);
+
 /* The submitted job's first id into its record, and (when `indexed`) the job into the index: a
  * failure here leaves a job that runs, so it is a warning. */
 void record_submitted(const char *record, const char *job_id, int indexed);

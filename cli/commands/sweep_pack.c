@@ -112,23 +112,18 @@ static int ask_trials(const char *record, char *const *trials, size_t ntrials, s
 }
 
 /* Submits the allocation whose record (its script in it, `text`) is made, from jobdir, after
- * `after`; its id into id, and into its trials' records. */
+ * `after`; its id into id, and into its trials'. */
 static int submit_record(const sweep_pack_t *p, const char *record, const char *text, size_t j,
                          char *id, size_t size)
 {
-    char file[8300], record_var[8300], output_arg[4200], depend[4300], *argv[16];
+    char file[8300], record_var[8300], output_arg[4200], depend[4300], *extra[8] = {NULL};
     size_t n = 0;
-    argv[n++] = (char *)p->ops->submit_program;
-    for (size_t i = 0; p->ops->submit_args[i]; i++)
-        argv[n++] = (char *)p->ops->submit_args[i];
     if (*p->after)
-        p->ops->after_args(p->after, depend, sizeof depend, argv, &n);
-    p->ops->output_args(p->output->dir, 0, output_arg, sizeof output_arg, argv, &n);
-    record_handoff(p->ops, record, p->output, record_var, sizeof record_var, argv, &n);
+        p->ops->after_args(p->after, depend, sizeof depend, extra, &n);
+    p->ops->output_args(p->output->dir, 0, output_arg, sizeof output_arg, extra, &n);
+    record_handoff(p->ops, record, p->output, record_var, sizeof record_var, extra, &n);
     snprintf(file, sizeof file, "%s/script", record);
-    argv[n++] = file;
-    argv[n] = NULL;
-    int code = run_submitter(p->ops, argv, p->jobdir, file, text, id, size);
+    int code = submit_script(p->ops, p->jobdir, file, text, extra, 0, id, size);
     if (code == EXIT_OK) {
         record_submitted(record, id, 0);
         for (size_t t = j; t < p->ntrials; t += p->nalloc)
@@ -142,8 +137,8 @@ static int submit_record(const sweep_pack_t *p, const char *record, const char *
 static int show_allocation(const sweep_pack_t *p, size_t j, int parallel, const char *sweep_name,
                            const char *text)
 {
-    char file[300], path[8192];
-    size_t last = j + p->nalloc * ((p->ntrials - 1 - j) / p->nalloc);
+    char file[300], path[8192], depend[4300], *extra[4] = {NULL};
+    size_t last = j + p->nalloc * ((p->ntrials - 1 - j) / p->nalloc), n = 0;
     ddp_error_t err;
     snprintf(file, sizeof file, "%.200s.pack%zu%s", sweep_name, j + 1, p->ops->script_suffix);
     snprintf(path, sizeof path, "%s/%s", p->jobdir, file);
@@ -154,13 +149,11 @@ static int show_allocation(const sweep_pack_t *p, size_t j, int parallel, const 
     char every[64] = "";
     if (p->nalloc > 1)
         snprintf(every, sizeof every, " (one in %zu)", p->nalloc);
-    printf("would hold %ld node(s) as %s for trials %zu to %zu%s, %d at once: would run in %s: %s",
-           p->spec->nodes, p->spec->name, j, last, every, parallel, p->jobdir,
-           p->ops->submit_program);
-    for (size_t i = 0; p->ops->submit_args[i]; i++)
-        printf(" %s", p->ops->submit_args[i]);
-    printf(" %s\n", file);
-    return EXIT_OK;
+    printf("would hold %ld node(s) as %s for trials %zu to %zu%s, %d at once: ", p->spec->nodes,
+           p->spec->name, j, last, every, parallel);
+    if (*p->after)
+        p->ops->after_args(p->after, depend, sizeof depend, extra, &n);
+    return submit_script(p->ops, p->jobdir, file, text, extra, 1, NULL, 0);
 }
 
 /* Submits allocation j (its record made; shown when dry), its id into id. */

@@ -166,11 +166,6 @@ int dev_request_peek(const char *dev, int *k, char *run_record, size_t size)
     return 1;
 }
 
-int dev_request_take(const char *dev, int k)
-{
-    return dev_run_withdraw(dev, k);
-}
-
 int dev_requests_waiting(const char *dev)
 {
     return lowest_waiting(dev, "requests", NULL) != 0;

@@ -69,10 +69,9 @@ int dev_run_withdraw(const char *dev, int k);
 /* Why the holder could not start run k (malloc'd), or NULL when it did not say so. */
 char *dev_run_failed(const char *dev, int k);
 
-/* The holder's side. The lowest run asked: 1 with *k and run_record set, 0 when none waits. */
+/* The holder's side. The lowest run asked: 1 with *k and run_record set, 0 when none waits; the
+ * holder takes it with dev_run_withdraw (0: withdrawn by run --in meanwhile). */
 int dev_request_peek(const char *dev, int *k, char *run_record, size_t size);
-/* Takes request k (removes it): 1, or 0 when it was withdrawn meanwhile. */
-int dev_request_take(const char *dev, int k);
 /* Whether any run is asked and not yet taken. */
 int dev_requests_waiting(const char *dev);
 int dev_ready_write(const char *dev, char *const *hosts, int nhosts, ddp_error_t *err);

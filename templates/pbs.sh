@@ -43,6 +43,11 @@
     a sister's MoM killed: "im_eof, lost communication with n2, not killing job yet". }}
 #PBS -W tolerate_node_failures=all
 {{/spares}}
+{{#hold_pack}}
+{{! A packed sweep's allocation: a node that fails takes only the trials on it (the holder asks
+    them again on the others), not the allocation. }}
+#PBS -W tolerate_node_failures=all
+{{/hold_pack}}
 {{#directives}}
 #PBS {{directive}}
 {{/directives}}
@@ -61,7 +66,13 @@ ddpjob_walltime_args+=(--deadline "$ddpjob_deadline")
 # What a signal from outside meant: qstat says nothing of it while the job still runs, so whether
 # the walltime had come.
 ddpjob_ended_by() { ddpjob_by_walltime; }
+{{#held_run}}
+# A run in a held allocation: its link, from its holder (one asked again goes on as the next).
+ddpjob_requeue=${DDPJOB_HELD_LINK:-0}
+{{/held_run}}
+{{^held_run}}
 ddpjob_requeue=${DDPJOB_REQUEUE_COUNT:-0}
+{{/held_run}}
 
 # PBS starts this script in the home directory (and pbsdsh its tasks too): the job runs in the
 # spec's workdir, by default the directory it was submitted from, on every node.

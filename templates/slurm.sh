@@ -9,6 +9,11 @@
 {{! Spares: a node that fails must not end the job (sbatch --no-kill); the agents replace it. }}
 #SBATCH --no-kill
 {{/spares}}
+{{#hold_pack}}
+{{! A packed sweep's allocation: a node that fails takes only the trials on it (the holder asks
+    them again on the others), not the allocation. }}
+#SBATCH --no-kill
+{{/hold_pack}}
 #SBATCH --ntasks-per-node=1
 {{#gpus_per_node}}
 #SBATCH --gpus-per-node={{gpus_per_node}}
@@ -53,7 +58,13 @@
 
 # This job's place in a chain of requeues; a sweep's array task is known by ARRAY_TASK, as squeue,
 # sacct and scancel name it. The record first, so that it hears of whatever fails after.
+{{#held_run}}
+# A run in a held allocation: its link, from its holder (one asked again goes on as the next).
+ddpjob_requeue=${DDPJOB_HELD_LINK:-0}
+{{/held_run}}
+{{^held_run}}
 ddpjob_requeue=${SLURM_RESTART_COUNT:-0}
+{{/held_run}}
 ddpjob_jobid=${SLURM_ARRAY_JOB_ID:+${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID}}
 ddpjob_jobid=${ddpjob_jobid:-$SLURM_JOB_ID}
 ddpjob_deadline=

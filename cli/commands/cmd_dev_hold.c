@@ -6,7 +6,9 @@
  * from its record through a descriptor checked as the user's own, started here in a process group
  * of its own with DDPJOB_RECORD naming that record and HELD_NODES_ENV its nodes, so that its
  * agents start as a batch job's do, on those nodes alone. A run whose record is marked cancelled
- * is ended (its group: TERM, KILL after a grace), or, still waiting, never started. Each shell
+ * is ended (its group: TERM, KILL after a grace), or, still waiting, never started. A node lost
+ * under a run (its agent gone without a word) takes no run again, and a packed sweep's run that
+ * lost it is asked again, once, on the others, as the next link of its record. Each shell
  * asked (`ddpjob shell`) gets its node's side started on its node with --node-exec (the scheduler's
  * way into a node of the allocation), beside any run. The allocation is let go after --idle seconds
  * with neither a run nor a shell, with --until-done once no run goes or waits (a packed sweep's),
@@ -28,6 +30,7 @@
 #include "cli/commands/commands.h"
 #include "cli/jobs/dev_record.h"
 #include "cli/jobs/job_record.h"
+#include "cli/jobs/node_loss.h"
 #include "runtime/base/ddp_clock.h"
 #include "runtime/base/ddp_file.h"
 #include "runtime/base/ddp_parse.h"
@@ -68,6 +71,7 @@ typedef struct {
     pid_t pid; /* the run (its process group), 0: the slot is free */
     int k;     /* its number */
     char record[4096];
+    int link;             /* the link of its record it runs as */
     int64_t ending_since; /* when it was asked to end (ms), 0 not */
     unsigned char *nodes; /* [host]: whether it runs there */
 } run_slot_t;
@@ -82,9 +86,12 @@ typedef struct {
     int shell_k[SHELLS_MAX];  /* ... and their numbers */
     run_slot_t runs[RUNS_MAX];
     int parallel;        /* runs at once at most */
+    int until_done;      /* a packed sweep's: a run whose node was lost is asked again, once */
     int going;           /* runs going */
     int unsuccessful;    /* runs that ended with a status other than 0, or never started */
     unsigned char *busy; /* [host]: a run goes there */
+    unsigned char *lost; /* [host]: a node lost under a run: none goes there again */
+    int nlost;
 } holder_t;
 
 /* The run's job script, from its record, read through a descriptor: a regular file of this
@@ -103,7 +110,7 @@ static int place_run(const holder_t *h, int want, unsigned char *nodes)
     int found = 0;
     memset(nodes, 0, (size_t)h->nhosts);
     for (int i = 0; i < h->nhosts && found < want; i++)
-        if (!h->busy[i])
+        if (!h->busy[i] && !h->lost[i])
             nodes[i] = 1, found++;
     return found == want;
 }
@@ -118,17 +125,18 @@ static void nodes_text(const holder_t *h, const unsigned char *nodes, char *out,
             n += (size_t)snprintf(out + n, size - n, "%s%s", n ? "," : "", h->hosts[i]);
 }
 
-/* Starts run k (its record `record`, its job script `script`) on the nodes of `slot`: 0, or -1
- * with err. */
-static int start_run(holder_t *h, run_slot_t *slot, int k, const char *record, const char *workdir,
-                     const char *script, ddp_error_t *err)
+/* Starts run k (its record `record`, its job script `script`) on the nodes of `slot`, as link
+ * `link` of its record: 0, or -1 with err. */
+static int start_run(holder_t *h, run_slot_t *slot, int k, int link, const char *record,
+                     const char *workdir, const char *script, ddp_error_t *err)
 {
     char nodes[8192];
     nodes_text(h, slot->nodes, nodes, sizeof nodes);
     if (strlen(nodes) + 1 >= sizeof nodes)
         return ddp_error_set(err, "its nodes' names are longer than %zu bytes", sizeof nodes);
-    char number[16];
+    char number[16], link_text[16];
     snprintf(number, sizeof number, "%d", k);
+    snprintf(link_text, sizeof link_text, "%d", link);
     fflush(NULL);
     pid_t pid = fork();
     if (pid < 0)
@@ -150,6 +158,7 @@ static int start_run(holder_t *h, run_slot_t *slot, int k, const char *record, c
         setenv(JOB_RECORD_ENV, record, 1);
         setenv(HELD_NODES_ENV, nodes, 1);
         setenv(HELD_RUN_ENV, number, 1);
+        setenv(HELD_LINK_ENV, link_text, 1);
         setenv(RUN_SCRIPT_ENV, script, 1);
         execl("/bin/bash", "bash", "-c",
               "ddpjob_script=$" RUN_SCRIPT_ENV "; unset " RUN_SCRIPT_ENV
@@ -160,6 +169,7 @@ static int start_run(holder_t *h, run_slot_t *slot, int k, const char *record, c
     setpgid(pid, pid);
     slot->pid = pid;
     slot->k = k;
+    slot->link = link;
     slot->ending_since = 0;
     snprintf(slot->record, sizeof slot->record, "%s", record);
     for (int i = 0; i < h->nhosts; i++)
@@ -186,6 +196,62 @@ static int record_cancelled(const char *record)
     return access(path, F_OK) == 0;
 }
 
+/* Whether an earlier link of the run's record was asked again after a node was lost. */
+static int asked_again_before(const char *record, int link)
+{
+    job_record_t r = {0};
+    ddp_error_t err;
+    int again = 0;
+    if (job_record_read(record, &r, &err) == 0)
+        for (int i = 0; i < link && i < r.nlinks; i++)
+            again |= r.links[i].asked_again;
+    job_record_free(&r);
+    return again;
+}
+
+/* The held node (index) of the run's that `host` names; -1 none. */
+static int run_node_of(const holder_t *h, const run_slot_t *slot, const char *host)
+{
+    for (int i = 0; i < h->nhosts; i++)
+        if (slot->nodes[i] && !strcmp(h->hosts[i], host))
+            return i;
+    return -1;
+}
+
+/* A run's end, taken, and said in its record (link-K/holder). Where one of its nodes was lost
+ * under it (node_loss.h), no run goes there again, and a packed sweep's run is asked again on the
+ * others, once: the scheduler keeps the allocation (sbatch --no-kill, PBS's
+ * tolerate_node_failures) for the trials that did not run there. */
+static void run_ended(holder_t *h, const run_slot_t *slot, int status, int stopping)
+{
+    int failed = !WIFEXITED(status) || WEXITSTATUS(status) != 0, node = -1, again = 0;
+    char lost[256];
+    int first = 0;
+    while (first < h->nhosts - 1 && !slot->nodes[first])
+        first++;
+    if (failed && !stopping && !record_cancelled(slot->record) &&
+        node_loss_find(slot->record, slot->link, h->hosts[first], lost, sizeof lost))
+        node = run_node_of(h, slot, lost);
+    if (node >= 0) {
+        h->nlost += !h->lost[node];
+        h->lost[node] = 1;
+        again = h->until_done && !asked_again_before(slot->record, slot->link);
+    }
+    ddp_error_t err;
+    if (job_record_holder_took(slot->record, slot->link, node >= 0 ? h->hosts[node] : NULL, again,
+                               &err))
+        fprintf(stderr, "ddpjob dev-hold: run %d: %s\n", slot->k, err.msg);
+    if (again && dev_run_request(h->dev, slot->k, slot->record, &err)) {
+        fprintf(stderr, "ddpjob dev-hold: run %d not asked again: %s\n", slot->k, err.msg);
+        again = 0;
+    }
+    if (node >= 0)
+        printf("ddpjob: node %s was lost under run %d: no run goes there again%s\n", h->hosts[node],
+               slot->k, again ? "; the run goes again on the other nodes" : "");
+    fflush(stdout);
+    h->unsuccessful += failed && !again;
+}
+
 /* Runs ended, reaped (what each left in its group killed), their nodes freed; runs to end (the
  * holder stopping, or their record cancelled) asked to. How many ended. */
 static int tend_runs(holder_t *h, int stopping)
@@ -197,7 +263,7 @@ static int tend_runs(holder_t *h, int stopping)
         if (!slot->pid)
             continue;
         if (waitpid(slot->pid, &status, WNOHANG) == slot->pid) {
-            h->unsuccessful += !WIFEXITED(status) || WEXITSTATUS(status) != 0;
+            run_ended(h, slot, status, stopping);
             kill(-slot->pid, SIGKILL);
             slot->pid = 0;
             for (int i = 0; i < h->nhosts; i++)
@@ -212,9 +278,10 @@ static int tend_runs(holder_t *h, int stopping)
 }
 
 /* Why the run waiting as request k cannot start in this allocation (a record of no run, nodes it
- * can never have), or NULL with *want its nodes, *workdir and *script set (script malloc'd). */
-static const char *run_asks(const holder_t *h, const char *record, int *want, char *workdir,
-                            size_t size, char **script, char *why, size_t why_size)
+ * can never have), or NULL with *want its nodes, *link the first link of its record not started
+ * (a run asked again goes on as the next), *workdir and *script set (script malloc'd). */
+static const char *run_asks(const holder_t *h, const char *record, int *want, int *link,
+                            char *workdir, size_t size, char **script, char *why, size_t why_size)
 {
     job_record_t r = {0};
     ddp_error_t err;
@@ -225,13 +292,15 @@ static const char *run_asks(const holder_t *h, const char *record, int *want, ch
     }
     int mine = r.held_in[0] != 0;
     *want = r.nodes > 0 ? r.nodes : 1;
+    for (*link = 0; *link < r.nlinks && r.links[*link].started;)
+        (*link)++;
     snprintf(workdir, size, "%s", r.workdir);
     job_record_free(&r);
     if (!mine)
         snprintf(why, why_size, "%s is no run's record", record);
-    else if (*want > h->nhosts)
-        snprintf(why, why_size, "it asks for %d node(s); the allocation holds %d", *want,
-                 h->nhosts);
+    else if (*want > h->nhosts - h->nlost)
+        snprintf(why, why_size, "it asks for %d node(s); the allocation holds %d%s", *want,
+                 h->nhosts - h->nlost, h->nlost ? " (others were lost)" : "");
     else if (!(*script = read_run_script(record, &err)))
         snprintf(why, why_size, "%s", err.msg);
     return *script ? NULL : why;
@@ -245,16 +314,16 @@ static int take_requests(holder_t *h)
     char record[4096];
     int free_nodes = 0;
     for (int i = 0; i < h->nhosts; i++)
-        free_nodes += !h->busy[i];
+        free_nodes += !h->busy[i] && !h->lost[i];
     /* Nothing is read while every node is busy: the holder looks every HOLD_POLL_MS. */
     while (free_nodes && h->going < h->parallel &&
            dev_request_peek(h->dev, &k, record, sizeof record)) {
-        int want = 0;
+        int want = 0, link = 0;
         char workdir[4096], why[4400], *script = NULL;
-        const char *cannot =
-            record_cancelled(record)
-                ? "its record was cancelled before it started"
-                : run_asks(h, record, &want, workdir, sizeof workdir, &script, why, sizeof why);
+        const char *cannot = record_cancelled(record)
+                                 ? "its record was cancelled before it started"
+                                 : run_asks(h, record, &want, &link, workdir, sizeof workdir,
+                                            &script, why, sizeof why);
         run_slot_t *slot = NULL;
         for (int r = 0; r < RUNS_MAX && !slot; r++)
             slot = h->runs[r].pid ? NULL : &h->runs[r];
@@ -267,7 +336,7 @@ static int take_requests(holder_t *h)
             continue;
         }
         ddp_error_t err;
-        if (!cannot && start_run(h, slot, k, record, workdir, script, &err)) {
+        if (!cannot && start_run(h, slot, k, link, record, workdir, script, &err)) {
             snprintf(why, sizeof why, "%s", err.msg);
             cannot = why;
         }
@@ -399,8 +468,7 @@ static void warn_walltime(const holder_t *h, long deadline, int *warned)
         fprintf(stderr, "ddpjob dev-hold: %s\n", err.msg);
 }
 
-static int hold_options(int argc, char **argv, holder_t *h, long *idle_s, long *deadline,
-                        int *until_done)
+static int hold_options(int argc, char **argv, holder_t *h, long *idle_s, long *deadline)
 {
     static const struct option opts[] = {
         {"record", required_argument, NULL, 'r'},   {"idle", required_argument, NULL, 'i'},
@@ -415,7 +483,7 @@ static int hold_options(int argc, char **argv, holder_t *h, long *idle_s, long *
         else if (c == 'x')
             h->node_exec = optarg;
         else if (c == 'u')
-            *until_done = 1;
+            h->until_done = 1;
         else if (c == 'i' && !ddp_parse_long(optarg, 0, 1L << 40, idle_s))
             continue;
         else if (c == 'd' && !ddp_parse_long(optarg, 0, 1L << 40, deadline))
@@ -439,17 +507,17 @@ int cmd_dev_hold(int argc, char **argv)
     static holder_t h;
     h.dev_path = getenv(JOB_RECORD_ENV);
     long idle_s = 0, deadline = 0;
-    int until_done = 0;
-    int rc = hold_options(argc, argv, &h, &idle_s, &deadline, &until_done);
+    int rc = hold_options(argc, argv, &h, &idle_s, &deadline);
     if (rc >= 0)
         return rc;
     const char *dev = h.dev;
     ddp_error_t err;
     h.busy = calloc((size_t)h.nhosts, 1);
+    h.lost = calloc((size_t)h.nhosts, 1);
     for (int r = 0; h.busy && r < RUNS_MAX; r++)
         if (!(h.runs[r].nodes = calloc((size_t)h.nhosts, 1)))
             h.busy = NULL;
-    if (!h.busy) {
+    if (!h.busy || !h.lost) {
         fprintf(stderr, "ddpjob dev-hold: out of memory\n");
         return EXIT_SYSTEM;
     }
@@ -461,7 +529,7 @@ int cmd_dev_hold(int argc, char **argv)
     }
     if (!h.dev_path)
         h.node_exec = NULL;
-    if (until_done)
+    if (h.until_done)
         printf("ddpjob: holding %d node(s) for the runs asked, %d at once at most, until none "
                "is left\n",
                h.nhosts, h.parallel);
@@ -489,7 +557,7 @@ int cmd_dev_hold(int argc, char **argv)
             idle_since = ddp_now_ms();
         if (!why && take_requests(&h))
             idle_since = 0;
-        if (!why && until_done && !h.going && !shells && !dev_requests_waiting(dev))
+        if (!why && h.until_done && !h.going && !shells && !dev_requests_waiting(dev))
             why = "done";
         if (!why && !h.going && idle_s && ddp_now_ms() - idle_since >= idle_s * 1000)
             why = "idle";
@@ -506,5 +574,5 @@ int cmd_dev_hold(int argc, char **argv)
     printf("ddpjob: released the allocation (%s)\n", why);
     /* A packed sweep's allocation ends completed only when each of its runs did: what waits for
      * it as afterok waits for them all. */
-    return until_done && (h.unsuccessful || strcmp(why, "done")) ? 1 : EXIT_OK;
+    return h.until_done && (h.unsuccessful || strcmp(why, "done")) ? 1 : EXIT_OK;
 }

@@ -35,10 +35,12 @@
 #include "cli/jobs/job_record.h"
 #include "runtime/base/ddp_error.h"
 
-/* What the holder tells a run it starts: its nodes ("host,host"), and its number. A run's job
- * script (rendered with held_run) reads its nodes from there instead of the scheduler's list. */
+/* What the holder tells a run it starts: its nodes ("host,host"), its number, and the link of its
+ * own record it runs as (0; more for a run asked again). A run's job script (rendered with
+ * held_run) reads them instead of the scheduler's node list and restart count. */
 #define HELD_NODES_ENV "DDPJOB_HELD_NODES"
 #define HELD_RUN_ENV "DDPJOB_HELD_RUN"
+#define HELD_LINK_ENV "DDPJOB_HELD_LINK"
 
 typedef struct {
     int ready; /* the holder started: the nodes are held */

@@ -228,6 +228,18 @@ int job_record_keep_final(const char *dir, int k, job_state_t state, int exit_st
     return ddp_write_file_atomic(path, line, strlen(line), 0600, err) < 0 ? -1 : 0;
 }
 
+int job_record_holder_took(const char *dir, int k, const char *lost_host, int again,
+                           ddp_error_t *err)
+{
+    char path[8192], line[320];
+    int n = lost_host ? snprintf(line, sizeof line, "lost %s%s\n", lost_host, again ? " again" : "")
+                      : snprintf(line, sizeof line, "ended\n");
+    if (n < 0 || (size_t)n >= sizeof line)
+        return ddp_error_set(err, "the lost host's name is too long");
+    snprintf(path, sizeof path, "%s/link-%d/holder", dir, k);
+    return ddp_write_file_atomic(path, line, (size_t)n, 0600, err) < 0 ? -1 : 0;
+}
+
 /* ---- reading ---------------------------------------------------------------------------- */
 
 /* job.json cut short (its writer died mid-line): the fields on its whole lines, each of which
@@ -354,6 +366,24 @@ static void read_kept_final(const char *dir, int k, job_link_t *l)
     free(text);
 }
 
+/* link-K/holder, taken only whole: "ended", "lost HOST" or "lost HOST again". */
+static void read_holder_word(const char *dir, int k, job_link_t *l)
+{
+    char path[8192], word[16], host[256], again[16] = "";
+    snprintf(path, sizeof path, "%s/link-%d/holder", dir, k);
+    ddp_error_t err;
+    char *text = ddp_read_file_max(path, RECORD_FILE_MAX, NULL, &err);
+    int n = text && strchr(text, '\n') ? sscanf(text, "%15s %255s %15s", word, host, again) : 0;
+    if (n >= 1 && !strcmp(word, "ended")) {
+        l->holder_took = 1;
+    } else if (n >= 2 && !strcmp(word, "lost")) {
+        l->holder_took = 1;
+        record_word(l->lost_host, sizeof l->lost_host, host);
+        l->asked_again = n == 3 && !strcmp(again, "again");
+    }
+    free(text);
+}
+
 static void read_link_files(const char *dir, job_record_t *r)
 {
     for (int k = 0;; k++) {
@@ -395,6 +425,7 @@ static void read_link_files(const char *dir, job_record_t *r)
         }
         free(text);
         read_kept_final(dir, k, l);
+        read_holder_word(dir, k, l);
     }
 }
 

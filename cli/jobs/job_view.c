@@ -238,6 +238,19 @@ static void decide_held_run(job_view_t *v, const job_link_t *l)
         v->state = JOB_CANCELLED;
 }
 
+/* A held run's link that ended: its holder's word on it decides (link-K/holder). Until the holder
+ * has taken the end, the run goes on; one it asked again, its node lost, waits for its next link
+ * while the allocation lives; a node lost under it is the cause of its end. */
+static void decide_held_end(job_view_t *v, const job_link_t *l)
+{
+    if (v->allocation_alive && (!l->holder_took || l->asked_again)) {
+        v->state = l->holder_took ? JOB_PENDING : JOB_RUNNING;
+        v->exit_status = -1;
+    } else if (l->lost_host[0] && !v->rec.cancelled) {
+        v->state = JOB_NODE_FAILURE;
+    }
+}
+
 void job_view_decide(job_view_t *v)
 {
     const job_link_t *l = v->link < v->rec.nlinks ? &v->rec.links[v->link] : NULL;
@@ -283,6 +296,8 @@ void job_view_decide(job_view_t *v)
         v->source = "record";
     if (v->rec.held_in[0] && !(l && l->ended))
         decide_held_run(v, l);
+    else if (v->rec.held_in[0])
+        decide_held_end(v, l);
     decide_elapsed(v, l);
 }
 
@@ -612,10 +627,19 @@ void job_view_state_text(const job_view_t *v, char *out, size_t size)
         return;
     }
     const char *state = job_state_name(v->state);
-    if (v->nfailed)
-        snprintf(out, size, "%s: rank %d %s", state, v->failed[0].rank, v->failed[0].cause);
+    const job_link_t *l = v->link < v->rec.nlinks ? &v->rec.links[v->link] : NULL;
+    const job_link_t *before = v->link > 0 && l ? l - 1 : NULL;
+    int n;
+    if (l && l->lost_host[0])
+        n = snprintf(out, size, "%s: node %s lost%s", state, l->lost_host,
+                     l->asked_again ? ", to go again" : "");
+    else if (v->nfailed)
+        n = snprintf(out, size, "%s: rank %d %s", state, v->failed[0].rank, v->failed[0].cause);
     else if (v->exit_status > 0 && job_state_final(v->state))
-        snprintf(out, size, "%s: exit %d", state, v->exit_status);
+        n = snprintf(out, size, "%s: exit %d", state, v->exit_status);
     else
-        snprintf(out, size, "%s", state);
+        n = snprintf(out, size, "%s", state);
+    /* A run that went again on other nodes says why, whatever came of it. */
+    if (before && before->asked_again && n >= 0 && (size_t)n < size)
+        snprintf(out + n, size - (size_t)n, " (again: node %s lost)", before->lost_host);
 }

@@ -4,7 +4,8 @@
 # metrics and row, one allocation submitted for them all; a failing trial named, then retried
 # alone, packed again; its report; two allocations sharing a sweep; a 2-node trial and 1-node
 # trials mixed in one pack; one trial cancelled, then the whole sweep, nothing left in the queue;
-# a packed sweep as a pipeline's stage. DJ runs ddpjob ([DIR=D] ARGS...: RC, OUT, ERR) in D
+# a node's agent killed under a trial, which alone goes again, on the other node; a packed sweep
+# as a pipeline's stage. DJ runs ddpjob ([DIR=D] ARGS...: RC, OUT, ERR) in D
 # (default: the current folder); QUEUE prints the names of the jobs queued or running. Needs
 # tests/agent/py/sweep_trial.py beside the specs.
 
@@ -146,6 +147,8 @@ SPEC
     "$dj" "DIR=$dir" status slowpack
     expect_contains "$OUT" ": 3 cancelled" "... every trial is cancelled" "$OUT"
 
+    packed_lost_case "$sched" "$dj" "$dir"
+
     # A packed sweep as a pipeline's stage: the stage after it takes its best trial's lr.
     printf 'name: pbest\nscheduler: %s\nnodes: 1\nprocs_per_node: 1\nwalltime: "00:05:00"\ncommand: [echo, "best lr {sweep.best.params.lr}"]\n' \
         "$sched" >"$dir/best.yaml"
@@ -159,4 +162,41 @@ SPEC
     expect_contains "$OUT" "packed into 1 allocation of 2 nodes" "... its first stage ran packed" "$OUT"
     "$dj" "DIR=$dir" logs packpipe --stage best
     expect_contains "$OUT" "best lr 0.1" "... and the next stage took the packed sweep's best lr" "$OUT"
+}
+
+# packed_lost_case SCHED DJ DIR: a node lost under a trial of a sweep packed into 2 nodes (its
+# agent killed): only that trial goes again, once, on the other node, which takes every trial
+# after; its row says why, and so does the allocation's output. DIR holds packed_case's spec.
+packed_lost_case() {
+    local sched=$1 dj=$2 dir=$3 lost_host agent killed_at trial0
+    sed -e 's/^name: packed/name: lostnode/' -e 's/TRIAL_SECONDS: "1"/TRIAL_SECONDS: "12"/' \
+        -e "s|$dir/pack.log|$dir/lost.log|" "$dir/packed.yaml" >"$dir/lost.yaml"
+    "$dj" "DIR=$dir" submit lost.yaml --set 'sweep.grid={lr: [0.1], seed: [1, 2, 3, 4]}'
+    expect_eq "$RC" 0 "$sched: submit of a packed sweep whose node will be lost" "$ERR"
+    for _ in $(seq 600); do
+        grep -q '^start 0 ' "$dir/lost.log" 2>/dev/null && break
+        sleep 0.5
+    done
+    lost_host=$(awk '$1 == "start" && $2 == 0 { print $3; exit }' "$dir/lost.log" 2>/dev/null)
+    trial0=$(ls -d "$dir"/.ddpjob/sweeps/lostnode.*/trial-0)
+    # The agent itself (its guard, forked from it, shares its command line and is younger).
+    agent=$(pgrep -o -f "^[^ ]*/ddpjob-agent .*$trial0/link-0/")
+    expect_ne "$agent" "" "trial 0 runs on $lost_host: its agent is found" "$(cat "$dir/lost.log")"
+    killed_at=$(date +%s.%N)
+    kill -KILL "$agent"
+    "$dj" "DIR=$dir" wait lostnode --timeout 300
+    expect_eq "$RC" 0 "$sched: every trial completed, trial 0 after its node was lost" "$ERR"
+    expect_eq "$(grep '^start' "$dir/lost.log" | cut -d' ' -f2 | sort | uniq -d)" 0 \
+        "... only trial 0 ran twice" "$(cat "$dir/lost.log")"
+    expect_eq "$(awk -v t="$killed_at" -v h="$lost_host" '$1 == "start" && $4 > t && $3 == h' "$dir/lost.log")" "" \
+        "... no trial started on $lost_host after its agent was killed"
+    expect_ne "$(awk '$1 == "start" && $2 == 0 { h = $3 } END { print h }' "$dir/lost.log")" "$lost_host" \
+        "... trial 0 went again on the other node"
+    "$dj" "DIR=$dir" status lostnode
+    expect_contains "$OUT" "): 4 completed" "status: 4 completed" "$OUT"
+    expect_eq "$(grep -cE "^0 .* completed \(again: node $lost_host lost\) +2 " <<<"$OUT")" 1 \
+        "... trial 0's row says it went again, as link 2, and why" "$OUT"
+    expect_contains "$(cat "$dir"/.ddpjob/sweeps/lostnode.*/pack-1/link-0/batch.log)" \
+        "node $lost_host was lost under run 1: no run goes there again; the run goes again on the other nodes" \
+        "... the allocation's output says so"
 }

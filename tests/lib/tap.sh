@@ -48,6 +48,10 @@ expect_eq() { # GOT WANT DESCRIPTION [DETAIL...]: the details are said when it f
     if [ "$1" = "$2" ]; then pass "$3"; else fail "$3" "got:  $1" "want: $2" "${@:4}"; fi
 }
 
+expect_ne() { # GOT UNWANTED DESCRIPTION [DETAIL...]
+    if [ "$1" != "$2" ]; then pass "$3"; else fail "$3" "got what it must not be: $1" "${@:4}"; fi
+}
+
 expect_contains() { # HAYSTACK NEEDLE DESCRIPTION
     case "$1" in
     *"$2"*) pass "$3" ;;

@@ -61,8 +61,15 @@ ddpjob_walltime_args=()
 ddpjob_deadline=
 {{#walltime_s}}
 ddpjob_deadline=$(($(date +%s) + {{walltime_s}}))
+{{^held_run}}
 ddpjob_walltime_args+=(--deadline "$ddpjob_deadline")
+{{/held_run}}
 {{/walltime_s}}
+{{#held_run}}
+# A run in a held allocation ends with it: the allocation's end, from its holder.
+ddpjob_deadline=${DDPJOB_HELD_DEADLINE:-$ddpjob_deadline}
+[ -z "$ddpjob_deadline" ] || ddpjob_walltime_args+=(--deadline "$ddpjob_deadline")
+{{/held_run}}
 # What a signal from outside meant: qstat says nothing of it while the job still runs, so whether
 # the walltime had come.
 ddpjob_ended_by() { ddpjob_by_walltime; }
@@ -210,6 +217,7 @@ printf '%s\n' {{node_script}} >"$ddpjob_node_script" || ddpjob_fail "cannot writ
     "${ddpjob_record_args[@]/#/--agent-option=}" -- "${ddpjob_resume[@]}" &
 ddpjob_wait $!
 {{/launch_ssh}}
+{{/hold}}
 {{#requeue}}
 # 75: every rank checkpointed on request. The job's successor is this script submitted again, told
 # its place in the chain: the record's copy, as submitted, through the hold on the record (the
@@ -237,4 +245,3 @@ if [ "$ddpjob_status" -eq 75 ] && [ "$ddpjob_requeue" -lt {{requeue}} ]; then
 fi
 {{/requeue}}
 ddpjob_exit "$ddpjob_status"
-{{/hold}}

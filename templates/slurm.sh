@@ -151,11 +151,18 @@ echo "ddpjob: job $SLURM_JOB_ID: {{nodes}} node(s){{#spares}} and {{spares}} spa
 # When Slurm ends the job (its own end time, else the start plus the walltime), for the agents'
 # checkpoint signal.
 ddpjob_walltime_args=()
+{{#held_run}}
+# A run in a held allocation ends with it: the allocation's end, from its holder (no squeue of
+# its own: a packed trial's start waits for none).
+ddpjob_deadline=${DDPJOB_HELD_DEADLINE:-}
+{{/held_run}}
+{{^held_run}}
 ddpjob_end=$(squeue -h -j "$SLURM_JOB_ID" -o %e 2>/dev/null) || ddpjob_end=
 case $ddpjob_end in
 [0-9]*) ddpjob_deadline=$(date -d "$ddpjob_end" +%s 2>/dev/null) || ddpjob_deadline= ;;
 *) ddpjob_deadline= ;;
 esac
+{{/held_run}}
 {{#walltime_s}}
 [ -n "$ddpjob_deadline" ] || ddpjob_deadline=$(($(date +%s) + {{walltime_s}}))
 {{/walltime_s}}
@@ -224,6 +231,7 @@ ddpjob_wait "$ddpjob_srun"
 kill "$ddpjob_watch" 2>/dev/null
 [ ! -s "$ddpjob_status_file" ] || ddpjob_status=$(cat "$ddpjob_status_file")
 rm -rf "$ddpjob_status_dir"
+{{/hold}}
 {{#requeue}}
 # 75: every rank checkpointed on request. The same job id goes back to the queue and resumes.
 if [ "$ddpjob_status" -eq 75 ] && [ "$ddpjob_requeue" -lt {{requeue}} ]; then
@@ -237,4 +245,3 @@ if [ "$ddpjob_status" -eq 75 ] && [ "$ddpjob_requeue" -lt {{requeue}} ]; then
 fi
 {{/requeue}}
 ddpjob_exit "$ddpjob_status"
-{{/hold}}

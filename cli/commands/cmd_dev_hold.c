@@ -31,6 +31,7 @@
 #include "cli/jobs/dev_record.h"
 #include "cli/jobs/job_record.h"
 #include "cli/jobs/node_loss.h"
+#include "runtime/job/worker_env.h"
 #include "runtime/base/ddp_clock.h"
 #include "runtime/base/ddp_file.h"
 #include "runtime/base/ddp_parse.h"
@@ -49,12 +50,15 @@
 
 static const char hold_help[] =
     "usage: ddpjob dev-hold --record DIR --idle SECONDS [--deadline EPOCH] [--node-exec CMD]\n"
-    "                       [--parallel N] [--until-done] -- HOST...\n"
+    "                       [--parallel N] [--until-done [--continue-before S]] -- HOST...\n"
     "Run by the batch script of an allocation `ddpjob dev` holds: says its nodes (HOST...) are\n"
     "held, then runs each `ddpjob run --in` asked of it on as many free nodes as it asks (N at\n"
     "once at most, default 1), and starts each `ddpjob shell`'s node side with CMD (its words;\n"
     "%h: the node's host), until it has been idle SECONDS (0: until its walltime), no run goes\n"
-    "or waits (--until-done: exit 1 unless each run exited 0), or it is signalled.\n";
+    "or waits (--until-done: exit 1 unless each run exited 0), or it is signalled.\n"
+    "--continue-before S: the allocation goes on in a next link; a run that stops with its\n"
+    "checkpoints written (75) is asked again for it, none starts in the last S seconds, and the\n"
+    "holder exits 75 when runs are left for it.\n";
 
 /* Shells open at once at most. */
 #define SHELLS_MAX 64
@@ -87,8 +91,9 @@ typedef struct {
     run_slot_t runs[RUNS_MAX];
     int parallel;        /* runs at once at most */
     int until_done;      /* a packed sweep's: a run whose node was lost is asked again, once */
+    long deadline;       /* the allocation's end (epoch s), 0 unknown */
+    long continue_s;     /* --continue-before: runs continue in the next link; -1 not */
     int going;           /* runs going */
-    int unsuccessful;    /* runs that ended with a status other than 0, or never started */
     unsigned char *busy; /* [host]: a run goes there */
     unsigned char *lost; /* [host]: a node lost under a run: none goes there again */
     int nlost;
@@ -159,6 +164,11 @@ static int start_run(holder_t *h, run_slot_t *slot, int k, int link, const char 
         setenv(HELD_NODES_ENV, nodes, 1);
         setenv(HELD_RUN_ENV, number, 1);
         setenv(HELD_LINK_ENV, link_text, 1);
+        if (h->deadline) {
+            char deadline[32];
+            snprintf(deadline, sizeof deadline, "%ld", h->deadline);
+            setenv(HELD_DEADLINE_ENV, deadline, 1);
+        }
         setenv(RUN_SCRIPT_ENV, script, 1);
         execl("/bin/bash", "bash", "-c",
               "ddpjob_script=$" RUN_SCRIPT_ENV "; unset " RUN_SCRIPT_ENV
@@ -204,7 +214,7 @@ static int asked_again_before(const char *record, int link)
     int again = 0;
     if (job_record_read(record, &r, &err) == 0)
         for (int i = 0; i < link && i < r.nlinks; i++)
-            again |= r.links[i].asked_again;
+            again |= r.links[i].asked_again && r.links[i].lost_host[0];
     job_record_free(&r);
     return again;
 }
@@ -221,15 +231,18 @@ static int run_node_of(const holder_t *h, const run_slot_t *slot, const char *ho
 /* A run's end, taken, and said in its record (link-K/holder). Where one of its nodes was lost
  * under it (node_loss.h), no run goes there again, and a packed sweep's run is asked again on the
  * others, once: the scheduler keeps the allocation (sbatch --no-kill, PBS's
- * tolerate_node_failures) for the trials that did not run there. */
+ * tolerate_node_failures) for the trials that did not run there. One stopped at the walltime with
+ * its checkpoints written is asked again for the allocation's next link, where it resumes. */
 static void run_ended(holder_t *h, const run_slot_t *slot, int status, int stopping)
 {
-    int failed = !WIFEXITED(status) || WEXITSTATUS(status) != 0, node = -1, again = 0;
+    int failed = !WIFEXITED(status) || WEXITSTATUS(status) != 0, node = -1;
+    int again = h->continue_s >= 0 && !record_cancelled(slot->record) && WIFEXITED(status) &&
+                WEXITSTATUS(status) == WORKER_EXIT_CHECKPOINTED;
     char lost[256];
     int first = 0;
     while (first < h->nhosts - 1 && !slot->nodes[first])
         first++;
-    if (failed && !stopping && !record_cancelled(slot->record) &&
+    if (failed && !again && !stopping && !record_cancelled(slot->record) &&
         node_loss_find(slot->record, slot->link, h->hosts[first], lost, sizeof lost))
         node = run_node_of(h, slot, lost);
     if (node >= 0) {
@@ -248,8 +261,15 @@ static void run_ended(holder_t *h, const run_slot_t *slot, int status, int stopp
     if (node >= 0)
         printf("ddpjob: node %s was lost under run %d: no run goes there again%s\n", h->hosts[node],
                slot->k, again ? "; the run goes again on the other nodes" : "");
+    else if (again)
+        printf("ddpjob: run %d stopped with its checkpoints written: it goes on in the "
+               "allocation's next link\n",
+               slot->k);
     fflush(stdout);
-    h->unsuccessful += failed && !again;
+    if (!again &&
+        dev_run_ended_write(h->dev, slot->k,
+                            WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), &err))
+        fprintf(stderr, "ddpjob dev-hold: run %d: %s\n", slot->k, err.msg);
 }
 
 /* Runs ended, reaped (what each left in its group killed), their nodes freed; runs to end (the
@@ -306,6 +326,13 @@ static const char *run_asks(const holder_t *h, const char *record, int *want, in
     return *script ? NULL : why;
 }
 
+/* Whether no run starts any more: the allocation goes on in its next link, and a run started
+ * now would be told to checkpoint at once. */
+static int closing(const holder_t *h)
+{
+    return h->continue_s >= 0 && h->deadline && (long)time(NULL) >= h->deadline - h->continue_s;
+}
+
 /* The runs asked, in order, started while the first waiting fits on the free nodes (one that
  * cannot start said in runs/K/failed, a cancelled one dropped). How many started. */
 static int take_requests(holder_t *h)
@@ -316,7 +343,7 @@ static int take_requests(holder_t *h)
     for (int i = 0; i < h->nhosts; i++)
         free_nodes += !h->busy[i] && !h->lost[i];
     /* Nothing is read while every node is busy: the holder looks every HOLD_POLL_MS. */
-    while (free_nodes && h->going < h->parallel &&
+    while (free_nodes && h->going < h->parallel && !closing(h) &&
            dev_request_peek(h->dev, &k, record, sizeof record)) {
         int want = 0, link = 0;
         char workdir[4096], why[4400], *script = NULL;
@@ -342,7 +369,6 @@ static int take_requests(holder_t *h)
         }
         free(script);
         if (cannot) {
-            h->unsuccessful++;
             fprintf(stderr, "ddpjob dev-hold: run %d not started: %s\n", k, cannot);
             dev_run_fail(h->dev, k, cannot);
             continue;
@@ -468,15 +494,20 @@ static void warn_walltime(const holder_t *h, long deadline, int *warned)
         fprintf(stderr, "ddpjob dev-hold: %s\n", err.msg);
 }
 
-static int hold_options(int argc, char **argv, holder_t *h, long *idle_s, long *deadline)
+static int hold_options(int argc, char **argv, holder_t *h, long *idle_s)
 {
-    static const struct option opts[] = {
-        {"record", required_argument, NULL, 'r'},   {"idle", required_argument, NULL, 'i'},
-        {"deadline", required_argument, NULL, 'd'}, {"node-exec", required_argument, NULL, 'x'},
-        {"parallel", required_argument, NULL, 'p'}, {"until-done", no_argument, NULL, 'u'},
-        {"help", no_argument, NULL, 'h'},           {0}};
+    static const struct option opts[] = {{"record", required_argument, NULL, 'r'},
+                                         {"idle", required_argument, NULL, 'i'},
+                                         {"deadline", required_argument, NULL, 'd'},
+                                         {"node-exec", required_argument, NULL, 'x'},
+                                         {"parallel", required_argument, NULL, 'p'},
+                                         {"until-done", no_argument, NULL, 'u'},
+                                         {"continue-before", required_argument, NULL, 'c'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {0}};
     int c;
     h->parallel = 1;
+    h->continue_s = -1;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         if (c == 'r')
             h->dev = optarg;
@@ -486,7 +517,9 @@ static int hold_options(int argc, char **argv, holder_t *h, long *idle_s, long *
             h->until_done = 1;
         else if (c == 'i' && !ddp_parse_long(optarg, 0, 1L << 40, idle_s))
             continue;
-        else if (c == 'd' && !ddp_parse_long(optarg, 0, 1L << 40, deadline))
+        else if (c == 'd' && !ddp_parse_long(optarg, 0, 1L << 40, &h->deadline))
+            continue;
+        else if (c == 'c' && !ddp_parse_long(optarg, 0, 1L << 40, &h->continue_s))
             continue;
         else if (c == 'p' && !ddp_parse_int(optarg, 1, RUNS_MAX, &h->parallel))
             continue;
@@ -495,7 +528,7 @@ static int hold_options(int argc, char **argv, holder_t *h, long *idle_s, long *
         else
             return fputs(hold_help, stderr), EXIT_USAGE;
     }
-    if (!h->dev || optind >= argc)
+    if (!h->dev || optind >= argc || (h->continue_s >= 0 && !h->until_done))
         return fputs(hold_help, stderr), EXIT_USAGE;
     h->hosts = argv + optind;
     h->nhosts = argc - optind;
@@ -506,8 +539,8 @@ int cmd_dev_hold(int argc, char **argv)
 {
     static holder_t h;
     h.dev_path = getenv(JOB_RECORD_ENV);
-    long idle_s = 0, deadline = 0;
-    int rc = hold_options(argc, argv, &h, &idle_s, &deadline);
+    long idle_s = 0;
+    int rc = hold_options(argc, argv, &h, &idle_s);
     if (rc >= 0)
         return rc;
     const char *dev = h.dev;
@@ -561,8 +594,9 @@ int cmd_dev_hold(int argc, char **argv)
             why = "done";
         if (!why && !h.going && idle_s && ddp_now_ms() - idle_since >= idle_s * 1000)
             why = "idle";
-        warn_walltime(&h, deadline, &warned);
-        if (!why && !h.going && deadline && (long)time(NULL) >= deadline - RELEASE_BEFORE_S)
+        warn_walltime(&h, h.deadline, &warned);
+        if (!why && !h.going &&
+            (closing(&h) || (h.deadline && (long)time(NULL) >= h.deadline - RELEASE_BEFORE_S)))
             why = "walltime";
         /* A run's end (SIGCHLD) wakes it at once: the next run starts without a poll's wait. */
         struct pollfd woken = {.fd = sigfd, .events = POLLIN};
@@ -572,7 +606,10 @@ int cmd_dev_hold(int argc, char **argv)
     if (dev_released_write(dev, why, &err))
         fprintf(stderr, "ddpjob dev-hold: %s\n", err.msg);
     printf("ddpjob: released the allocation (%s)\n", why);
-    /* A packed sweep's allocation ends completed only when each of its runs did: what waits for
-     * it as afterok waits for them all. */
-    return h.until_done && (h.unsuccessful || strcmp(why, "done")) ? 1 : EXIT_OK;
+    /* A packed sweep's allocation ends completed only when each of its runs did, in this link
+     * or one before: what waits for it as afterok waits for them all. Runs left at the walltime
+     * go on in its next link. */
+    if (h.continue_s >= 0 && !strcmp(why, "walltime") && dev_requests_waiting(dev))
+        return WORKER_EXIT_CHECKPOINTED;
+    return h.until_done && (dev_runs_unsuccessful(dev) || strcmp(why, "done")) ? 1 : EXIT_OK;
 }

@@ -50,6 +50,7 @@ typedef struct {
     const char *after; /* what the sweep waits for (job_after.h); "" nothing */
     size_t nalloc;     /* packed: the allocations held at once */
     char *packed0;     /* packed: trial 0's script as a run in them (the caller's is a job's) */
+    long pack_requeue; /* packed: the spec's requeue, the allocations' (the runs take none) */
 } sweep_run_t;
 
 /* How the sweep goes to the scheduler: packed where the spec says so; one trial is a plain job;
@@ -75,6 +76,7 @@ static int load_trials(sweep_run_t *s, const render_opts_t *job_ro)
     ro.held_run = !strcmp(s->how, "packed");
     int code = EXIT_OK;
     if (ro.held_run) {
+        s->pack_requeue = s->trials[0].spec->requeue;
         s->trials[0].spec->requeue = 0;
         if (!(s->packed0 = render_to_string(s->trials[0].spec, &ro, &code)))
             return code;
@@ -307,6 +309,7 @@ static int submit_packed(sweep_run_t *s, const render_opts_t *ro, int dry, char 
                       .nodes = nodes,
                       .ntrials = s->ntrials,
                       .nalloc = s->nalloc,
+                      .requeue = s->pack_requeue,
                       .after = s->after,
                       .output = &s->output,
                       .dry_run = dry};

@@ -48,10 +48,12 @@ static int share_of(long parallel, size_t k, size_t j)
     return (int)((size_t)parallel / k + (j < (size_t)parallel % k));
 }
 
-/* How long allocation j holds its nodes: a trial's walltime for each wave of its trials (as
- * many as run at once), 0 when the trials name none. */
+/* How long allocation j holds its nodes: the pack's walltime, else a trial's walltime for each
+ * wave of its trials (as many as run at once), 0 when the trials name none. */
 static uint64_t walltime_of(const sweep_pack_t *p, size_t j, int parallel)
 {
+    if (p->spec->sweep.pack_walltime_s)
+        return p->spec->sweep.pack_walltime_s;
     long widest = 1;
     size_t mine = 0;
     for (size_t t = j; t < p->ntrials; t += p->nalloc) {
@@ -71,8 +73,9 @@ typedef struct {
     char held_name[300];
 } spec_saved_t;
 
-/* Trial 0's spec made allocation j's (its nodes the pack's, no spares nor requeue of its own, a
- * walltime for all its trials, named NAME-packJ) until `restore`. */
+/* Trial 0's spec made allocation j's (its nodes the pack's, no spares, a walltime for all its
+ * trials, named NAME-packJ) until `restore`. Its requeue is the trials': at its walltime the
+ * trials left, checkpointed or not started, go on in its next link. */
 static void as_allocation(const sweep_pack_t *p, size_t j, int parallel, spec_saved_t *saved)
 {
     job_spec_t *spec = p->spec;
@@ -85,7 +88,8 @@ static void as_allocation(const sweep_pack_t *p, size_t j, int parallel, spec_sa
     snprintf(saved->held_name, sizeof saved->held_name, "%.200s-pack%zu", spec->name, j + 1);
     spec->walltime_s = walltime_of(p, j, parallel);
     spec->nodes = spec->min_nodes = spec->sweep.pack_nodes;
-    spec->spares = spec->requeue = 0;
+    spec->spares = 0;
+    spec->requeue = p->requeue;
     spec->name = saved->held_name;
 }
 
@@ -189,10 +193,13 @@ static int submit_allocation(const sweep_pack_t *p, size_t j, char *id, size_t s
         code = submit_record(p, record, text, j, id, size);
     if (text && !p->dry_run && code == EXIT_OK && held_s)
         fprintf(stderr,
-                "ddpjob: sweep %s: job %s holds %ld node(s) for %02llu:%02llu:%02llu, at most %d "
-                "trial(s) at once: a trial's walltime for each turn of trials\n",
+                "ddpjob: sweep %s: job %s holds %ld node(s) for %02llu:%02llu:%02llu%s, at most "
+                "%d trial(s) at once: %s\n",
                 saved.name, id, held_nodes, (unsigned long long)held_s / 3600,
-                (unsigned long long)held_s / 60 % 60, (unsigned long long)held_s % 60, parallel);
+                (unsigned long long)held_s / 60 % 60, (unsigned long long)held_s % 60,
+                p->requeue ? " a link" : "", parallel,
+                p->spec->sweep.pack_walltime_s ? "sweep.pack.walltime"
+                                               : "a trial's walltime for each turn of trials");
     free(record);
     free(text);
     return code;

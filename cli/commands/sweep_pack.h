@@ -19,6 +19,8 @@ typedef struct {
     char *const *trials;   /* [t]: trial t's record, a run of allocation t mod nalloc */
     const long *nodes;     /* [t]: the nodes trial t takes */
     size_t ntrials, nalloc;
+    long requeue;      /* the trials' requeue: the allocations' own, whose next links go on with the
+                          trials left at their walltime (the trials' runs take none) */
     size_t first;      /* the first allocation's number less 1 (pack-(first+1)) */
     const char *after; /* what the allocations wait for (job_after.h); "" nothing */
     const job_output_t *output;

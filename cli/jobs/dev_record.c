@@ -132,8 +132,8 @@ char *dev_run_failed(const char *dev, int k)
     return why;
 }
 
-/* The lowest number in dev/kind whose entry `waits` (NULL: any entry); 0 when none. */
-static int lowest_waiting(const char *dev, const char *kind, int (*waits)(const char *, int))
+/* The lowest number in dev/kind whose entry `matches` (NULL: any entry); 0 when none. */
+static int lowest_entry(const char *dev, const char *kind, int (*matches)(const char *, int))
 {
     char path[8192];
     snprintf(path, sizeof path, "%s/%s", dev, kind);
@@ -144,7 +144,7 @@ static int lowest_waiting(const char *dev, const char *kind, int (*waits)(const 
     for (struct dirent *e; (e = readdir(d));) {
         int n;
         if (!ddp_parse_int(e->d_name, 1, DEV_RUNS_MAX, &n) && (!lowest || n < lowest) &&
-            (!waits || waits(dev, n)))
+            (!matches || matches(dev, n)))
             lowest = n;
     }
     closedir(d);
@@ -154,7 +154,7 @@ static int lowest_waiting(const char *dev, const char *kind, int (*waits)(const 
 int dev_request_peek(const char *dev, int *k, char *run_record, size_t size)
 {
     char path[64];
-    int lowest = lowest_waiting(dev, "requests", NULL);
+    int lowest = lowest_entry(dev, "requests", NULL);
     if (!lowest)
         return 0;
     snprintf(path, sizeof path, "requests/%d", lowest);
@@ -168,7 +168,7 @@ int dev_request_peek(const char *dev, int *k, char *run_record, size_t size)
 
 int dev_requests_waiting(const char *dev)
 {
-    return lowest_waiting(dev, "requests", NULL) != 0;
+    return lowest_entry(dev, "requests", NULL) != 0;
 }
 
 int dev_ready_write(const char *dev, char *const *hosts, int nhosts, ddp_error_t *err)
@@ -180,6 +180,9 @@ int dev_ready_write(const char *dev, char *const *hosts, int nhosts, ddp_error_t
     if (n >= (int)sizeof line - 1)
         return ddp_error_set(err, "the held nodes' names are longer than %zu bytes", sizeof line);
     line[n++] = '\n';
+    snprintf(path, sizeof path, "%s/released", dev);
+    if (unlink(path) && errno != ENOENT)
+        return ddp_error_set(err, "%s: %s", path, strerror(errno));
     snprintf(path, sizeof path, "%s/ready", dev);
     return ddp_write_file_atomic(path, line, (size_t)n, 0600, err);
 }
@@ -223,6 +226,34 @@ void dev_run_fail(const char *dev, int k, const char *why)
     write_failed(dev, "runs", k, why);
 }
 
+int dev_run_ended_write(const char *dev, int k, int status, ddp_error_t *err)
+{
+    char line[32], path[8192];
+    int n = snprintf(line, sizeof line, "%d\n", status);
+    snprintf(path, sizeof path, "%s/runs/%d/ended", dev, k);
+    return ddp_write_file_atomic(path, line, (size_t)n, 0600, err) < 0 ? -1 : 0;
+}
+
+/* Whether run n could not start, or ended for good with a status other than 0. */
+static int run_unsuccessful(const char *dev, int n)
+{
+    char name[64];
+    snprintf(name, sizeof name, "runs/%d/failed", n);
+    char *text = read_line(dev, name);
+    int unsuccessful = text != NULL;
+    free(text);
+    snprintf(name, sizeof name, "runs/%d/ended", n);
+    text = read_line(dev, name);
+    unsuccessful |= text && strcmp(text, "0\n");
+    free(text);
+    return unsuccessful;
+}
+
+int dev_runs_unsuccessful(const char *dev)
+{
+    return lowest_entry(dev, "runs", run_unsuccessful) != 0;
+}
+
 void dev_shell_fail(const char *dev, int k, const char *why)
 {
     write_failed(dev, "shells", k, why);
@@ -243,7 +274,7 @@ static int shell_waits(const char *dev, int n)
 int dev_shell_next(const char *dev, int *k, int *node)
 {
     char path[8192];
-    int lowest = lowest_waiting(dev, "shells", shell_waits);
+    int lowest = lowest_entry(dev, "shells", shell_waits);
     if (!lowest)
         return 0;
     char name[64];

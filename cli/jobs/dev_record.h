@@ -10,11 +10,13 @@
  *   ready        "EPOCH HOST..." written by the holder when it starts: the held nodes
  *   holder       "idle SINCE" or "run K SINCE": what the holder does now (replaced whole; K
  *                one of the runs going)
- *   released     "EPOCH WHY" when the holder let the allocation go (WHY: idle, walltime, signal)
+ *   released     "EPOCH WHY" when the holder let the allocation go (WHY: idle, walltime, signal,
+ *                done); gone again when a next link of it holds the nodes anew
  *   notice       a line for open shells (the walltime near), replaced whole; each shell's node
  *                side shows each new one
  *   runs/K/      run K, reserved by `run --in` (made with mkdir: two at once get two numbers);
- *                its file `failed` says why the holder could not start it
+ *                its file `failed` says why the holder could not start it, `ended` its status
+ *                once it ended for good (not asked again), in whichever link of the allocation
  *   requests/K   run K asked: its record's folder; the holder takes (removes) the lowest first
  *   node-env     what a shell on a held node runs first: the batch shell's environment and the
  *                spec's node setup (written by the allocation's script)
@@ -35,12 +37,14 @@
 #include "cli/jobs/job_record.h"
 #include "runtime/base/ddp_error.h"
 
-/* What the holder tells a run it starts: its nodes ("host,host"), its number, and the link of its
- * own record it runs as (0; more for a run asked again). A run's job script (rendered with
- * held_run) reads them instead of the scheduler's node list and restart count. */
+/* What the holder tells a run it starts: its nodes ("host,host"), its number, the link of its
+ * own record it runs as (0; more for a run asked again), and the allocation's end (epoch s,
+ * where known). A run's job script (rendered with held_run) reads them instead of the
+ * scheduler's node list, restart count and walltime. */
 #define HELD_NODES_ENV "DDPJOB_HELD_NODES"
 #define HELD_RUN_ENV "DDPJOB_HELD_RUN"
 #define HELD_LINK_ENV "DDPJOB_HELD_LINK"
+#define HELD_DEADLINE_ENV "DDPJOB_HELD_DEADLINE"
 
 typedef struct {
     int ready; /* the holder started: the nodes are held */
@@ -82,6 +86,11 @@ int dev_holder_write(const char *dev, int run, int64_t since, ddp_error_t *err);
 int dev_released_write(const char *dev, const char *why, ddp_error_t *err);
 int dev_notice_write(const char *dev, const char *text, ddp_error_t *err);
 void dev_run_fail(const char *dev, int k, const char *why);
+/* Run k ended for good with `status` (runs/K/ended); -1 with err. */
+int dev_run_ended_write(const char *dev, int k, int status, ddp_error_t *err);
+/* Whether any run of the allocation, in any of its links, ended with a status other than 0 or
+ * could not start. */
+int dev_runs_unsuccessful(const char *dev);
 /* The lowest shell asked and not yet taken: 1 with *k and *node set (now taken), 0 when none. */
 int dev_shell_next(const char *dev, int *k, int *node);
 /* The same for shells/K: why its node's side could not start. */

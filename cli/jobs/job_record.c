@@ -233,7 +233,7 @@ int job_record_holder_took(const char *dir, int k, const char *lost_host, int ag
 {
     char path[8192], line[320];
     int n = lost_host ? snprintf(line, sizeof line, "lost %s%s\n", lost_host, again ? " again" : "")
-                      : snprintf(line, sizeof line, "ended\n");
+                      : snprintf(line, sizeof line, "%s\n", again ? "again" : "ended");
     if (n < 0 || (size_t)n >= sizeof line)
         return ddp_error_set(err, "the lost host's name is too long");
     snprintf(path, sizeof path, "%s/link-%d/holder", dir, k);
@@ -366,7 +366,7 @@ static void read_kept_final(const char *dir, int k, job_link_t *l)
     free(text);
 }
 
-/* link-K/holder, taken only whole: "ended", "lost HOST" or "lost HOST again". */
+/* link-K/holder, taken only whole: "ended", "again", "lost HOST" or "lost HOST again". */
 static void read_holder_word(const char *dir, int k, job_link_t *l)
 {
     char path[8192], word[16], host[256], again[16] = "";
@@ -374,8 +374,9 @@ static void read_holder_word(const char *dir, int k, job_link_t *l)
     ddp_error_t err;
     char *text = ddp_read_file_max(path, RECORD_FILE_MAX, NULL, &err);
     int n = text && strchr(text, '\n') ? sscanf(text, "%15s %255s %15s", word, host, again) : 0;
-    if (n >= 1 && !strcmp(word, "ended")) {
+    if (n >= 1 && (!strcmp(word, "ended") || !strcmp(word, "again"))) {
         l->holder_took = 1;
+        l->asked_again = !strcmp(word, "again");
     } else if (n >= 2 && !strcmp(word, "lost")) {
         l->holder_took = 1;
         record_word(l->lost_host, sizeof l->lost_host, host);

@@ -22,10 +22,11 @@
  *     link-K/final       "STATE EXIT SOURCE WORD": the final state as the scheduler first said
  *                        it, kept by the first ddpjob that saw it (job_view.h), so that what
  *                        status says never changes once the scheduler forgets the job
- *     link-K/holder      a run in a held allocation (dev_record.h): "ended", or "lost HOST" or
- *                        "lost HOST again", once the holder has taken the run's end: whether a
- *                        node (HOST) was lost under it, and whether the holder asked it again
- *                        (link K+1, on other nodes)
+ *     link-K/holder      a run in a held allocation (dev_record.h), once the holder has taken
+ *                        the run's end: "ended"; "again" (checkpointed at the allocation's
+ *                        walltime, it goes on as link K+1 in the allocation's next link); "lost
+ *                        HOST" or "lost HOST again" (a node lost under it; asked again as link
+ *                        K+1, on other nodes)
  *     link-K/batch.log   what the batch shell and what it started (srun, pbsdsh, pyxis) said,
  *                        bar the ranks' own lines: each stream's first MiB
  *     link-K/error-node*.json   each failed node's agent report (--error-file)
@@ -67,7 +68,8 @@ typedef struct {
     int kept_exit;
     char kept_source[16], kept_word[64];
     /* link-K/holder, a held run's (dev_record.h): the holder took the link's end; the host of a
-     * node it found lost in it ("" none), and whether it asked the run again, as link K+1. */
+     * node it found lost in it ("" none), and whether it asked the run again, as link K+1 (its
+     * node lost, or checkpointed at the allocation's walltime). */
     int holder_took;
     char lost_host[256];
     int asked_again;
@@ -120,7 +122,7 @@ int job_record_keep_final(const char *dir, int k, job_state_t state, int exit_st
                           const char *source, const char *word, ddp_error_t *err);
 
 /* The holder's word on held run link k's end (link-K/holder): lost_host NULL when no node was
- * lost; again, whether the run was asked again. */
+ * lost; again, whether the run was asked again (for a lost node, or the allocation's next link). */
 int job_record_holder_took(const char *dir, int k, const char *lost_host, int again,
                            ddp_error_t *err);
 

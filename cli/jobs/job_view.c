@@ -215,7 +215,8 @@ static job_state_t state_ended_by(const char *by)
 /* The elapsed time: the scheduler's, else the current link's from its record. */
 static void decide_elapsed(job_view_t *v, const job_link_t *l)
 {
-    if (v->sched.elapsed[0]) {
+    /* The scheduler's word on a held run is its allocation's, whose time is not the run's. */
+    if (v->sched.elapsed[0] && !v->rec.held_in[0]) {
         snprintf(v->elapsed, sizeof v->elapsed, "%s", v->sched.elapsed);
     } else if (l && l->started && (l->ended || !job_state_final(v->state))) {
         long long s = (l->ended ? l->end_time : (int64_t)time(NULL)) - l->start_time;
@@ -334,7 +335,8 @@ static int query_schedulers(job_view_t *views, size_t n, ddp_error_t *err)
             same[i] = i;
             if (!views[i].rec.dir || strcmp(views[i].rec.scheduler, q->name))
                 continue;
-            const char *id = job_view_id(&views[i]);
+            const char *id =
+                views[i].allocation_id[0] ? views[i].allocation_id : job_view_id(&views[i]);
             for (size_t j = 0; j < i && same[i] == i; j++)
                 if (asked[j].id[0] && !strcmp(asked[j].id, id))
                     same[i] = j;
@@ -356,14 +358,34 @@ static int query_schedulers(job_view_t *views, size_t n, ddp_error_t *err)
     return rc;
 }
 
+/* A held run's allocation's current link's job id, into v->allocation_id; `last` the view before,
+ * whose allocation is often the same (a packed sweep's trials). */
+static void find_allocation_id(job_view_t *v, const job_view_t *last)
+{
+    if (last && last->allocation_id[0] && !strcmp(last->rec.held_in, v->rec.held_in)) {
+        memcpy(v->allocation_id, last->allocation_id, sizeof v->allocation_id);
+        return;
+    }
+    job_record_t a = {0};
+    ddp_error_t err;
+    if (job_record_read(v->rec.held_in, &a, &err) == 0 && a.nlinks)
+        memcpy(v->allocation_id, a.links[a.nlinks - 1].id, sizeof v->allocation_id);
+    job_record_free(&a);
+}
+
 int job_views_load(char *const *dirs, size_t n, job_view_t *views, ddp_error_t *err)
 {
     memset(views, 0, n * sizeof *views);
+    const job_view_t *last_held = NULL;
     for (size_t i = 0; i < n; i++) {
         job_view_t *v = &views[i];
         if (job_record_read(dirs[i], &v->rec, err))
             continue;
         v->link = v->rec.nlinks ? v->rec.nlinks - 1 : 0;
+        if (v->rec.held_in[0]) {
+            find_allocation_id(v, last_held);
+            last_held = v;
+        }
     }
     int rc = query_schedulers(views, n, err);
     for (size_t i = 0; i < n; i++) {
@@ -640,6 +662,6 @@ void job_view_state_text(const job_view_t *v, char *out, size_t size)
     else
         n = snprintf(out, size, "%s", state);
     /* A run that went again on other nodes says why, whatever came of it. */
-    if (before && before->asked_again && n >= 0 && (size_t)n < size)
+    if (before && before->asked_again && before->lost_host[0] && n >= 0 && (size_t)n < size)
         snprintf(out + n, size - (size_t)n, " (again: node %s lost)", before->lost_host);
 }

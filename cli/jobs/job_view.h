@@ -37,7 +37,9 @@ typedef struct {
     /* A run in a held allocation (rec.held_in): the allocation still runs, so the run's own
      * record says whether it waits, runs or ended (the scheduler's word is the allocation's). */
     int allocation_alive;
-    failed_rank_t *failed; /* the causes first, their consequences after */
+    char allocation_id[128]; /* ... the allocation's current link's job id, asked of the scheduler
+                                (a PBS allocation goes on in a successor job); "" unknown */
+    failed_rank_t *failed;   /* the causes first, their consequences after */
     int nfailed;
     int killed_for_memory; /* the agents' first failure was an OOM kill */
     int node_lost;         /* ... node N > 0 lost (its agent silent or gone); 0: none */

@@ -235,6 +235,7 @@ static int fill_common(const job_spec_t *spec, const char *bindir, const char *a
               : tmpl_set(ctx, "walltime_s", "");
     rc |= tmpl_set(ctx, "checkpoint_signal",
                    spec->checkpoint.signal ? ddp_signal_name(spec->checkpoint.signal) : "");
+    rc |= tmpl_setf(ctx, "checkpoint_before_s", "%ld", spec->checkpoint.before_s);
     rc |= spec->requeue ? tmpl_setf(ctx, "requeue", "%ld", spec->requeue)
                         : tmpl_set(ctx, "requeue", "");
     rc |= tmpl_set_bool(ctx, "train_resumes",

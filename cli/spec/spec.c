@@ -1043,6 +1043,13 @@ static void check_pack(const job_spec_t *spec, diag_t *diag)
         diag_add(diag, at.line ? at.line : 1, at.line ? at.col : 1, "spares",
                  "a packed sweep's trials take no spares: its held nodes are the room a trial "
                  "that failed leaves to the next");
+    at = spec_field_loc(spec, "checkpoint.before");
+    if (spec->checkpoint.signal && spec->sweep.pack_walltime_s &&
+        (uint64_t)spec->checkpoint.before_s >= spec->sweep.pack_walltime_s)
+        diag_add(diag, at.line ? at.line : 1, at.line ? at.col : 1, "checkpoint.before",
+                 "%ld s is not less than sweep.pack.walltime (%llu s): no trial would start in a "
+                 "link of the allocation",
+                 spec->checkpoint.before_s, (unsigned long long)spec->sweep.pack_walltime_s);
 }
 
 static void check_combinations(const job_spec_t *spec, diag_t *diag)
@@ -1135,6 +1142,7 @@ static void apply_sweep(loader_t *ld, sweep_t *sw, size_t trial)
     ld->spec->sweep.maximize = sw->maximize;
     ld->spec->sweep.pack_nodes = sw->pack_nodes;
     ld->spec->sweep.pack_allocations = sw->pack_allocations;
+    ld->spec->sweep.pack_walltime_s = sw->pack_walltime_s;
 }
 
 static void add_env(job_spec_t *spec, const char *key, char *value)

@@ -123,8 +123,10 @@ typedef struct {
         long parallel;
         char objective[64]; /* the metric the best trial is judged by ("": test_acc, else loss) */
         bool maximize;
-        long pack_nodes;       /* packed into held allocations of this many nodes (0: not) */
-        long pack_allocations; /* ... this many at once */
+        long pack_nodes;          /* packed into held allocations of this many nodes (0: not) */
+        long pack_allocations;    /* ... this many at once */
+        uint64_t pack_walltime_s; /* ... each held this long a link (0: a trial's walltime for
+                                     each wave of its trials) */
     } sweep;
     struct {
         bool present;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/spec/units.h"
 #include "cli/spec/yaml_pair.h"
 #include "runtime/base/ddp_alloc.h"
 
@@ -194,15 +195,18 @@ static size_t read_count(const yaml_node_t *n, const char *field, long low, cons
     return 1;
 }
 
-/* pack: {nodes: N, allocations: K}: the trials run inside K held allocations of N nodes each. */
+/* pack: {nodes: N, allocations: K, walltime: T}: the trials run inside K held allocations of N
+ * nodes each, held T a link. */
 static size_t read_pack(yaml_document_t *doc, yaml_node_t *n, sweep_t *sw, diag_t *diag)
 {
-    yaml_node_pair_t *nodes = n->type == YAML_MAPPING_NODE ? yaml_pair_of(doc, n, "nodes") : NULL,
-                     *allocations =
-                         n->type == YAML_MAPPING_NODE ? yaml_pair_of(doc, n, "allocations") : NULL;
-    if (!nodes ||
-        n->data.mapping.pairs.top - n->data.mapping.pairs.start != 1 + (allocations != NULL)) {
-        diag_add(diag, AT(n), "sweep.pack", "expected {nodes: N} or {nodes: N, allocations: K}");
+    int map = n->type == YAML_MAPPING_NODE;
+    yaml_node_pair_t *nodes = map ? yaml_pair_of(doc, n, "nodes") : NULL,
+                     *allocations = map ? yaml_pair_of(doc, n, "allocations") : NULL,
+                     *walltime = map ? yaml_pair_of(doc, n, "walltime") : NULL;
+    if (!nodes || n->data.mapping.pairs.top - n->data.mapping.pairs.start !=
+                      1 + (allocations != NULL) + (walltime != NULL)) {
+        diag_add(diag, AT(n), "sweep.pack",
+                 "expected {nodes: N}, with allocations: K and walltime: HH:MM:SS where wanted");
         return 1;
     }
     sw->pack_allocations = 1;
@@ -212,6 +216,14 @@ static size_t read_pack(yaml_document_t *doc, yaml_node_t *n, sweep_t *sw, diag_
         problems +=
             read_count(yaml_document_get_node(doc, allocations->value), "sweep.pack.allocations", 1,
                        "allocations held at once", &sw->pack_allocations, diag);
+    yaml_node_t *w = walltime ? yaml_document_get_node(doc, walltime->value) : NULL;
+    if (w && (w->type != YAML_SCALAR_NODE ||
+              units_parse_walltime(text_of(w), &sw->pack_walltime_s) < 0 || !sw->pack_walltime_s)) {
+        diag_add(diag, AT(w), "sweep.pack.walltime",
+                 "expected how long an allocation holds its nodes a link: [[HH:]MM:]SS or "
+                 "D-HH:MM:SS, more than 0");
+        problems++;
+    }
     return problems;
 }
 

@@ -1,14 +1,16 @@
 /* sweep: a spec's `sweep:` block, many trials of one spec. The trials are grid:'s product (its
  * first name varying slowest) then trials:'s list, each a set of name: value (pack: {nodes: N,
- * allocations: K} runs them inside K held allocations of N nodes, ddpjob(1) SWEEPS); trial K's spec
- * is the file with each `{name}` in command, env, train, log_dir, workdir and name replaced by its
- * value (`{{` and `}}` for braces; `${VAR}` is the shell's and left alone), and DDPJOB_TRIAL and
- * DDPJOB_TRIAL_PARAMS (JSON) in its env. Read from the spec's YAML document before its fields,
- * so that the substituted values are typed and checked as if the file held them. */
+ * allocations: K, walltime: T} runs them inside K held allocations of N nodes, each held T a
+ * link, ddpjob(1) SWEEPS); trial K's spec is the file with each `{name}` in command, env, train,
+ * log_dir, workdir and name replaced by its value (`{{` and `}}` for braces; `${VAR}` is the
+ * shell's and left alone), and DDPJOB_TRIAL and DDPJOB_TRIAL_PARAMS (JSON) in its env. Read from
+ * the spec's YAML document before its fields, so that the substituted values are typed and
+ * checked as if the file held them. */
 #ifndef DDPJOB_SWEEP_H
 #define DDPJOB_SWEEP_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <yaml.h>
 
 #include "cli/spec/diag.h"
@@ -24,13 +26,14 @@ typedef struct {
     size_t nnames;
     char ***values; /* values[trial][name]: the YAML text, NULL when the trial gives none */
     size_t ntrials;
-    long parallel;           /* at most this many trials at once; 0: all */
-    char objective[64];      /* objective: {metric: NAME, goal: min|max}: NAME ("": none) */
-    int maximize;            /* its goal is max */
-    long pack_nodes;         /* pack: the trials run in held allocations of this many nodes
-                                (0: each trial a job of its own, as an array or in lanes) */
-    long pack_allocations;   /* ... this many of them at once */
-    unsigned long line, col; /* where the block is */
+    long parallel;            /* at most this many trials at once; 0: all */
+    char objective[64];       /* objective: {metric: NAME, goal: min|max}: NAME ("": none) */
+    int maximize;             /* its goal is max */
+    long pack_nodes;          /* pack: the trials run in held allocations of this many nodes
+                                 (0: each trial a job of its own, as an array or in lanes) */
+    long pack_allocations;    /* ... this many of them at once */
+    uint64_t pack_walltime_s; /* ... each held this long a link (0: a trial's for each wave) */
+    unsigned long line, col;  /* where the block is */
 } sweep_t;
 
 /* Reads the sweep: block of the document's root mapping into sw (sw->ntrials 0 without one);

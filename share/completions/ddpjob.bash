@@ -44,7 +44,7 @@ _ddpjob() {
     fetch) opts="--on --to --accept-new-host-keys --connect-timeout --ssh-config --known-hosts --help" ;;
     notify) opts="--record --link --help" ;;
     shell) opts="--node --wait --on --help" ;;
-    dev-hold) opts="--record --idle --deadline --node-exec --parallel --until-done --help" ;;
+    dev-hold) opts="--record --idle --deadline --node-exec --parallel --until-done --continue-before --help" ;;
     dev-shell-serve) opts="--session --help" ;;
     pbs-agents) opts="--nodefile --nodes --node-env --task-dir --checkpoint-file --checkpoint-signal --spares --job-nodefile --help" ;;
     *) opts="" ;;

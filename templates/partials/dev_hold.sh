@@ -1,6 +1,7 @@
 {{! `ddpjob dev`: the job holds its nodes. Needs ddpjob_hosts, ddpjob_record, ddpjob_deadline
-    (may be empty), ddpjob_node_setup, ddpjob_exit, and ddpjob_node_exec: how a command starts on
-    one node of the job (%h its host), for `ddpjob shell`. }}
+    (may be empty), ddpjob_node_setup, ddpjob_requeue, and ddpjob_node_exec: how a command starts
+    on one node of the job (%h its host), for `ddpjob shell`. Leaves the holder's status in
+    ddpjob_status: 75 when trials are left for the job's next link. }}
 {{#hold}}
 # `ddpjob dev`: this job holds its nodes until it has been idle {{hold_idle_s}} s (0: until its
 # walltime) or is cancelled{{#hold_pack}}, or once the packed sweep's trials asked of it have run{{/hold_pack}}. Each `ddpjob run --in`{{#hold_pack}} (each trial){{/hold_pack}} is a job
@@ -26,7 +27,14 @@
     printf '%s\0' {{agent}}{{image_exec_args}} --container-exec -- >"$ddpjob_record/container-exec"
 {{/image_exec_args}}
 ) || ddpjob_fail "cannot write the record's node-env"
-{{ddpjob}} dev-hold --record "$ddpjob_record" --idle {{hold_idle_s}}{{#hold_pack}} --parallel {{hold_parallel}} --until-done{{/hold_pack}} ${ddpjob_deadline:+--deadline "$ddpjob_deadline"} --node-exec "$ddpjob_node_exec" -- "${ddpjob_hosts[@]}" &
+ddpjob_hold_args=()
+{{#hold_pack}}
+{{#requeue}}
+# Trials left at the walltime go on in this job's next link (the holder exits 75, and the job is
+# requeued as any checkpointed job is): none starts once its checkpoint would be due.
+[ "$ddpjob_requeue" -ge {{requeue}} ] || ddpjob_hold_args=(--continue-before {{checkpoint_before_s}})
+{{/requeue}}
+{{/hold_pack}}
+{{ddpjob}} dev-hold --record "$ddpjob_record" --idle {{hold_idle_s}}{{#hold_pack}} --parallel {{hold_parallel}} --until-done{{/hold_pack}} "${ddpjob_hold_args[@]}" ${ddpjob_deadline:+--deadline "$ddpjob_deadline"} --node-exec "$ddpjob_node_exec" -- "${ddpjob_hosts[@]}" &
 ddpjob_wait $!
-ddpjob_exit "$ddpjob_status"
 {{/hold}}

@@ -54,16 +54,36 @@ run "$DDPJOB" submit --dry-run "$SRCDIR/share/examples/sweep.yaml" --scheduler p
     --set "workdir=$T/packed" --set "pbs.storage=[scratch/ab12]" --set project=ab12 --bindir /opt/ddpjob/bin
 expect_eq "$RC" 0 "a sweep under Gadi's profile: submit --dry-run" "$ERR"
 expect_golden sweep-packed.gadi "$(printf '%s\n' "$OUT" | sed "s|$T|/T|g")"
-for file in lr-sweep.pack1.pbs lr-sweep.t0.pbs; do
-    if msg=$(bash -n "$T/packed/$file" 2>&1 && shellcheck "$T/packed/$file" 2>&1); then
-        pass "bash -n and shellcheck accept the packed sweep's $file"
-    else
-        fail "bash -n and shellcheck accept the packed sweep's $file" "$msg"
-    fi
-done
+# expect_scripts_clean DIR FILE...: bash -n and shellcheck accept each of the packed sweep's files.
+expect_scripts_clean() {
+    local dir=$1 file msg
+    for file in "${@:2}"; do
+        if msg=$(bash -n "$dir/$file" 2>&1 && shellcheck "$dir/$file" 2>&1); then
+            pass "bash -n and shellcheck accept the packed sweep's $file"
+        else
+            fail "bash -n and shellcheck accept the packed sweep's $file" "$msg"
+        fi
+    done
+}
+expect_scripts_clean "$T/packed" lr-sweep.pack1.pbs lr-sweep.t0.pbs
 expect_contains "$(cat "$T/packed/lr-sweep.pack1.pbs")" "dev-hold --record \"\$ddpjob_record\" --idle 0 --parallel 2 --until-done" \
     "the allocation's holder runs the trials, 2 at once, until none is left"
 expect_contains "$(cat "$T/packed/lr-sweep.t0.pbs")" 'DDPJOB_HELD_NODES' "a trial's script takes the nodes its holder gives it"
+# A pack held an hour a link, with requeue: the allocation takes the trials' requeue, its holder
+# goes on with the trials left in its next link, and a node that fails does not end it.
+mkdir -p "$T/packwall"
+run "$DDPJOB" submit --dry-run "$SRCDIR/share/examples/sweep.yaml" --pack 2 --set "workdir=$T/packwall" \
+    --set 'sweep.pack.walltime="01:00:00"' --set requeue=3 --set 'checkpoint={signal: USR1, before: 120}' \
+    --bindir /opt/ddpjob/bin
+expect_eq "$RC" 0 "a sweep packed into an allocation held an hour a link: submit --dry-run" "$ERR"
+script=$(cat "$T/packwall/lr-sweep.pack1.sbatch")
+for line in "#SBATCH --time=01:00:00" "#SBATCH --requeue" "#SBATCH --no-kill" \
+    'ddpjob_hold_args=(--continue-before 120)' 'scontrol requeue "$SLURM_JOB_ID"'; do
+    expect_contains "$script" "$line" "the allocation's script: $line"
+done
+expect_contains "$(cat "$T/packwall/lr-sweep.t0.sbatch")" 'ddpjob_requeue=${DDPJOB_HELD_LINK:-0}' \
+    "a trial's link is its holder's to say"
+expect_scripts_clean "$T/packwall" lr-sweep.pack1.sbatch lr-sweep.t0.sbatch
 
 # A spec rendered for the other scheduler says what it left out.
 run "$DDPJOB" render "$SRCDIR/share/examples/gadi-pbs.yaml" --scheduler slurm --bindir /x

@@ -65,6 +65,13 @@ expect_contains "$ERR" "bad.yaml:5:3: sweep: unknown field (grid, trials, parall
 expect_contains "$ERR" "bad.yaml:4:14: sweep.grid: lr: expected a list of one value or more" "an empty list"
 expect_contains "$ERR" "bad.yaml:4:28: sweep.grid: expected one value" "a value that is not one"
 expect_contains "$ERR" "bad.yaml:6:13: sweep.parallel: expected a whole number of trials, 1 or more" "parallel: 0"
+printf 'name: b\nnodes: 1\nwalltime: "00:10:00"\ncheckpoint: {signal: USR1, before: 120}\nsweep:\n  grid: {lr: [1, 2]}\n  pack: {nodes: 1, walltime: "00:01:00"}\ncommand: [echo, "{lr}"]\n' >bad.yaml
+run "$DDPJOB" validate bad.yaml
+expect_contains "$ERR" "bad.yaml:4:36: checkpoint.before: 120 s is not less than sweep.pack.walltime (60 s): no trial would start in a link of the allocation" \
+    "a pack's walltime no longer than the checkpoint's lead"
+sed -i 's/walltime: "00:01:00"}/walltime: 0}/' bad.yaml
+run "$DDPJOB" validate bad.yaml
+expect_contains "$ERR" "bad.yaml:7:30: sweep.pack.walltime: expected how long an allocation holds its nodes a link" "a pack's walltime of 0"
 cat >bad.yaml <<'SPEC'
 name: bad
 nodes: 1

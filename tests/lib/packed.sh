@@ -4,8 +4,9 @@
 # metrics and row, one allocation submitted for them all; a failing trial named, then retried
 # alone, packed again; its report; two allocations sharing a sweep; a 2-node trial and 1-node
 # trials mixed in one pack; one trial cancelled, then the whole sweep, nothing left in the queue;
-# a node's agent killed under a trial, which alone goes again, on the other node; a packed sweep
-# as a pipeline's stage. DJ runs ddpjob ([DIR=D] ARGS...: RC, OUT, ERR) in D
+# a node's agent killed under a trial, which alone goes again, on the other node; the walltime of
+# the allocation mid-sweep, its next link going on with the trials left; a packed sweep as a
+# pipeline's stage. DJ runs ddpjob ([DIR=D] ARGS...: RC, OUT, ERR) in D
 # (default: the current folder); QUEUE prints the names of the jobs queued or running. Needs
 # tests/agent/py/sweep_trial.py beside the specs.
 
@@ -148,6 +149,7 @@ SPEC
     expect_contains "$OUT" ": 3 cancelled" "... every trial is cancelled" "$OUT"
 
     packed_lost_case "$sched" "$dj" "$dir"
+    packed_walltime_case "$sched" "$dj" "$dir"
 
     # A packed sweep as a pipeline's stage: the stage after it takes its best trial's lr.
     printf 'name: pbest\nscheduler: %s\nnodes: 1\nprocs_per_node: 1\nwalltime: "00:05:00"\ncommand: [echo, "best lr {sweep.best.params.lr}"]\n' \
@@ -199,4 +201,51 @@ packed_lost_case() {
     expect_contains "$(cat "$dir"/.ddpjob/sweeps/lostnode.*/pack-1/link-0/batch.log)" \
         "node $lost_host was lost under run 1: no run goes there again; the run goes again on the other nodes" \
         "... the allocation's output says so"
+}
+
+# packed_walltime_case SCHED DJ DIR: ddp-train trials packed into 2 nodes held a minute a link, the
+# walltime coming mid-sweep: trial 0 completes in the first link; trial 1 is told to checkpoint,
+# and resumes from its checkpoint in the allocation's next link; trial 2, two nodes wide, waits
+# behind it and starts only in a later link. Each trial is one row with its own links.
+packed_walltime_case() {
+    local sched=$1 dj=$2 dir=$3 pack started
+    cat >"$dir/wall.yaml" <<SPEC
+name: packwall
+scheduler: $sched
+nodes: "{n}"
+procs_per_node: 2
+walltime: "00:01:00"
+checkpoint: {signal: USR1, before: 40}
+requeue: 10
+env: {OPENBLAS_CORETYPE: Haswell}
+sweep:
+  trials: [{n: 1, epochs: 1, t: a}, {n: 1, epochs: 4, t: b}, {n: 2, epochs: 1, t: c}]
+  pack: {nodes: 2, walltime: "00:01:00"}
+train: {synthetic: true, synthetic_size: "4096,512", epochs: "{epochs}", batch_size: 32, seed: 7,
+        min_step_ms: $CHAIN_MIN_STEP_MS, checkpoint_dir: "$dir/ckpt-{t}"}
+SPEC
+    "$dj" "DIR=$dir" submit wall.yaml
+    expect_eq "$RC" 0 "$sched: submit of ddp-train trials packed into an allocation held a minute a link" "$ERR"
+    "$dj" "DIR=$dir" wait packwall --timeout 900
+    expect_eq "$RC" 0 "... every trial completed, across the allocation's links" "$ERR"
+    "$dj" "DIR=$dir" status packwall
+    expect_contains "$OUT" "): 3 completed" "... 3 rows, each completed" "$OUT"
+    expect_eq "$(grep -cE '^0 .* completed +1 ' <<<"$OUT")" 1 "trial 0 completed in one link" "$OUT"
+    if [[ $(grep '^1 ' <<<"$OUT") =~ completed\ +([0-9]+)\  ]] && [ "${BASH_REMATCH[1]}" -ge 2 ]; then
+        pass "trial 1 completed in link ${BASH_REMATCH[1]}, after the walltime stopped it"
+    else
+        fail "trial 1 completed after the walltime stopped it" "$OUT"
+    fi
+    expect_lacks "$(grep '^1 ' <<<"$OUT")" "lost" "... and lost no node"
+    "$dj" "DIR=$dir" logs packwall --trial 1 --rank 0 --link 2
+    expect_contains "$OUT" "resuming from $dir/ckpt-b/checkpoint.ddpt" "... resuming from its own checkpoint"
+    "$dj" "DIR=$dir" logs packwall --trial 0 --rank 0
+    expect_eq "$(grep -c 'epoch 1/1' <<<"$OUT")" 1 "trial 0 ran once"
+    pack=$(ls -d "$dir"/.ddpjob/sweeps/packwall.*/pack-1)
+    expect_contains "$(cat "$pack/link-0/batch.log")" \
+        "run 2 stopped with its checkpoints written: it goes on in the allocation's next link" \
+        "the allocation's first link said trial 1 goes on in the next"
+    read -r started _ <"$(ls -d "$dir"/.ddpjob/sweeps/packwall.*/trial-2)/link-0/started"
+    expect_eq "$([ -d "$pack/link-1" ] && [ "$started" -ge "$(cut -d' ' -f1 "$pack/link-1/started")" ] && echo later)" later \
+        "trial 2, waiting behind trial 1, started in a later link of the allocation" "$(ls "$pack")"
 }

@@ -205,10 +205,11 @@ packed_lost_case() {
 
 # packed_walltime_case SCHED DJ DIR: ddp-train trials packed into 2 nodes held a minute a link, the
 # walltime coming mid-sweep: trial 0 completes in the first link; trial 1 is told to checkpoint,
-# and resumes from its checkpoint in the allocation's next link; trial 2, two nodes wide, waits
-# behind it and starts only in a later link. Each trial is one row with its own links.
+# and resumes from its checkpoint in the allocation's next link; trial 2 fails (its checkpoint
+# folder is a file), which the allocation's last link still says; trial 3, two nodes wide, waits
+# behind trial 1 and starts only in a later link. Each trial is one row with its own links.
 packed_walltime_case() {
-    local sched=$1 dj=$2 dir=$3 pack started
+    local sched=$1 dj=$2 dir=$3 pack started last
     cat >"$dir/wall.yaml" <<SPEC
 name: packwall
 scheduler: $sched
@@ -219,17 +220,19 @@ checkpoint: {signal: USR1, before: 40}
 requeue: 10
 env: {OPENBLAS_CORETYPE: Haswell}
 sweep:
-  trials: [{n: 1, epochs: 1, t: a}, {n: 1, epochs: 4, t: b}, {n: 2, epochs: 1, t: c}]
+  trials: [{n: 1, epochs: 1, t: a}, {n: 1, epochs: 4, t: b}, {n: 1, epochs: 1, t: d}, {n: 2, epochs: 1, t: c}]
   pack: {nodes: 2, walltime: "00:01:00"}
 train: {synthetic: true, synthetic_size: "4096,512", epochs: "{epochs}", batch_size: 32, seed: 7,
         min_step_ms: $CHAIN_MIN_STEP_MS, checkpoint_dir: "$dir/ckpt-{t}"}
 SPEC
+    echo "not a folder" >"$dir/ckpt-d"
     "$dj" "DIR=$dir" submit wall.yaml
     expect_eq "$RC" 0 "$sched: submit of ddp-train trials packed into an allocation held a minute a link" "$ERR"
     "$dj" "DIR=$dir" wait packwall --timeout 900
-    expect_eq "$RC" 0 "... every trial completed, across the allocation's links" "$ERR"
+    expect_eq "$RC" 1 "... it ended across the allocation's links: 1, trial 2 failed" "$ERR"
     "$dj" "DIR=$dir" status packwall
-    expect_contains "$OUT" "): 3 completed" "... 3 rows, each completed" "$OUT"
+    expect_contains "$OUT" "): 3 completed, 1 failed" "... 4 rows: 3 completed, 1 failed" "$OUT"
+    expect_contains "$(grep '^2 ' <<<"$OUT")" "failed" "... trial 2 failed"
     expect_eq "$(grep -cE '^0 .* completed +1 ' <<<"$OUT")" 1 "trial 0 completed in one link" "$OUT"
     if [[ $(grep '^1 ' <<<"$OUT") =~ completed\ +([0-9]+)\  ]] && [ "${BASH_REMATCH[1]}" -ge 2 ]; then
         pass "trial 1 completed in link ${BASH_REMATCH[1]}, after the walltime stopped it"
@@ -245,7 +248,10 @@ SPEC
     expect_contains "$(cat "$pack/link-0/batch.log")" \
         "run 2 stopped with its checkpoints written: it goes on in the allocation's next link" \
         "the allocation's first link said trial 1 goes on in the next"
-    read -r started _ <"$(ls -d "$dir"/.ddpjob/sweeps/packwall.*/trial-2)/link-0/started"
+    read -r started _ <"$(ls -d "$dir"/.ddpjob/sweeps/packwall.*/trial-3)/link-0/started"
     expect_eq "$([ -d "$pack/link-1" ] && [ "$started" -ge "$(cut -d' ' -f1 "$pack/link-1/started")" ] && echo later)" later \
-        "trial 2, waiting behind trial 1, started in a later link of the allocation" "$(ls "$pack")"
+        "trial 3, waiting behind trial 1, started in a later link of the allocation" "$(ls "$pack")"
+    last=$(ls -d "$pack"/link-* | sort -V | tail -n 1)
+    expect_eq "$(cut -d' ' -f1 "$last/ended")" 1 \
+        "the allocation's last link ended 1, trial 2 having failed: afterok does not follow it"
 }

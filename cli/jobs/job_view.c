@@ -654,7 +654,7 @@ void job_view_state_text(const job_view_t *v, char *out, size_t size)
     int n;
     if (l && l->lost_host[0])
         n = snprintf(out, size, "%s: node %s lost%s", state, l->lost_host,
-                     l->asked_again ? ", to go again" : "");
+                     l->asked_again && v->state == JOB_PENDING ? ", to go again" : "");
     else if (v->nfailed)
         n = snprintf(out, size, "%s: rank %d %s", state, v->failed[0].rank, v->failed[0].cause);
     else if (v->exit_status > 0 && job_state_final(v->state))

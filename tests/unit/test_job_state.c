@@ -11,6 +11,7 @@
 #include "cli/jobs/job_state.h"
 #include "cli/jobs/job_view.h"
 #include "cli/jobs/json_doc.h"
+#include "cli/jobs/node_loss.h"
 #include "cli/jobs/pending_reason.h"
 #include "cli/jobs/sched_query.h"
 #include "tests/unit/tap.h"
@@ -374,6 +375,85 @@ static void kept_state(void)
     ok(system(cmd) == 0, "cleaned up");
 }
 
+/* A held run's link that ended: its holder's word decides (link-K/holder), and what the agents
+ * left says whether a node was lost under it (node_loss.h). */
+static void held_run_end(void)
+{
+    char dir[] = "/tmp/test_job_state.XXXXXX";
+    ok(mkdtemp(dir) != NULL, "a record folder");
+    write_text(dir, "job.json",
+               "{\n  \"version\": 1,\n  \"name\": \"t\",\n  \"scheduler\": \"slurm\",\n"
+               "  \"held_in\": \"/nowhere\"\n}\n");
+    write_text(dir, "links", "0 41\n");
+    mkdir(strcat(strcpy((char[4096]){0}, dir), "/link-0"), 0700);
+    write_text(dir, "link-0/started", "1700000000 41 n1\n");
+    write_text(dir, "link-0/ended", "137 1700000100\n");
+    const struct {
+        const char *word; /* NULL: none yet */
+        int alive;
+        job_state_t state;
+        const char *text;
+    } cases[] = {
+        {NULL, 1, JOB_RUNNING, "running"},
+        {"ended\n", 1, JOB_FAILED, "failed: exit 137"},
+        {"again\n", 1, JOB_PENDING, "pending"},
+        {"lost n2 again\n", 1, JOB_PENDING, "pending: node n2 lost, to go again"},
+        {"lost n2 again\n", 0, JOB_NODE_FAILURE, "node failure: node n2 lost"},
+        {"lost n2\n", 1, JOB_NODE_FAILURE, "node failure: node n2 lost"},
+        {"lost n2 aga", 1, JOB_RUNNING, "running"},
+    };
+    char path[4200], text[256];
+    snprintf(path, sizeof path, "%s/link-0/holder", dir);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        unlink(path);
+        if (cases[i].word)
+            write_text(dir, "link-0/holder", cases[i].word);
+        job_view_t v = {.allocation_alive = cases[i].alive};
+        ddp_error_t err;
+        ok(job_record_read(dir, &v.rec, &err) == 0, "the record reads");
+        job_view_decide(&v);
+        job_view_state_text(&v, text, sizeof text);
+        ok(v.state == cases[i].state && !strcmp(text, cases[i].text),
+           "holder said \"%.*s\", the allocation %s: \"%s\"",
+           cases[i].word ? (int)strcspn(cases[i].word, "\n") : 4,
+           cases[i].word ? cases[i].word : "none", cases[i].alive ? "alive" : "gone", text);
+        job_record_free(&v.rec);
+    }
+    /* Link 1 going after link 0's node was lost: its row says why it went again. */
+    write_text(dir, "link-0/holder", "lost n2 again\n");
+    write_text(dir, "links", "0 41\n1 41\n");
+    mkdir(strcat(strcpy((char[4096]){0}, dir), "/link-1"), 0700);
+    write_text(dir, "link-1/started", "1700000200 41 n1\n");
+    write_text(dir, "link-1/ended", "0 1700000300\n");
+    write_text(dir, "link-1/holder", "ended\n");
+    job_view_t v = {.allocation_alive = 1};
+    ddp_error_t err;
+    job_record_read(dir, &v.rec, &err);
+    v.link = 1;
+    job_view_decide(&v);
+    job_view_state_text(&v, text, sizeof text);
+    is_str(text, "completed (again: node n2 lost)", "the link after says why it went again");
+    job_record_free(&v.rec);
+
+    /* What node_loss_find reads: node 0's agent silent after it began, a report naming a lost
+     * agent, and a report of a worker's own failure. */
+    char host[256] = "";
+    ok(!node_loss_find(dir, 0, "n1", host, sizeof host), "no history, no report: no node lost");
+    write_text(dir, "link-0/history.jsonl", "{}\n");
+    ok(node_loss_find(dir, 0, "n1", host, sizeof host) && !strcmp(host, "n1"),
+       "node 0's agent began and left no report: its host lost (%s)", host);
+    write_text(dir, "link-0/error-node0.json",
+               "{\"first_failure\": {\"kind\": \"lost\", \"node\": 1, \"host\": \"n2\"}}");
+    ok(node_loss_find(dir, 0, "n1", host, sizeof host) && !strcmp(host, "n2"),
+       "a report naming a lost agent: that node's host (%s)", host);
+    write_text(dir, "link-0/error-node0.json",
+               "{\"first_failure\": {\"kind\": \"worker\", \"node\": 0, \"host\": \"n1\"}}");
+    ok(!node_loss_find(dir, 0, "n1", host, sizeof host), "a worker's own failure: no node lost");
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    ok(system(cmd) == 0, "cleaned up");
+}
+
 int main(void)
 {
     pbs_sigkill();
@@ -383,6 +463,7 @@ int main(void)
     pending_words();
     truncated_record();
     kept_state();
+    held_run_end();
     job_ids();
     hostile_json();
     return done_testing();

@@ -241,9 +241,13 @@ static void decide_held_run(job_view_t *v, const job_link_t *l)
 
 /* A held run's link that ended: its holder's word on it decides (link-K/holder). Until the holder
  * has taken the end, the run goes on; one it asked again, its node lost, waits for its next link
- * while the allocation lives; a node lost under it is the cause of its end. */
+ * while the allocation lives; a node lost under it is the cause of its end. A cancelled run is
+ * never asked again: its end is final without the holder's word (which a holder cancelled with
+ * it may never write). */
 static void decide_held_end(job_view_t *v, const job_link_t *l)
 {
+    if (v->rec.cancelled)
+        return;
     if (v->allocation_alive && (!l->holder_took || l->asked_again)) {
         v->state = l->holder_took ? JOB_PENDING : JOB_RUNNING;
         v->exit_status = -1;

@@ -402,7 +402,7 @@ static void held_run_end(void)
         {"lost n2\n", 1, JOB_NODE_FAILURE, "node failure: node n2 lost"},
         {"lost n2 aga", 1, JOB_RUNNING, "running"},
     };
-    char path[4200], text[256];
+    char path[4200], cancelled_path[4200], text[256];
     snprintf(path, sizeof path, "%s/link-0/holder", dir);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         unlink(path);
@@ -419,6 +419,19 @@ static void held_run_end(void)
            cases[i].word ? cases[i].word : "none", cases[i].alive ? "alive" : "gone", text);
         job_record_free(&v.rec);
     }
+    /* Cancelled: final at once, whether or not the holder, cancelled with it, said a word. */
+    unlink(path);
+    write_text(dir, "cancelled", "");
+    job_view_t c = {.allocation_alive = 1};
+    ddp_error_t cerr;
+    job_record_read(dir, &c.rec, &cerr);
+    job_view_decide(&c);
+    ok(c.state == JOB_CANCELLED,
+       "a cancelled run's end, no holder's word, the allocation ending: %s",
+       job_state_name(c.state));
+    job_record_free(&c.rec);
+    snprintf(cancelled_path, sizeof cancelled_path, "%s/cancelled", dir);
+    unlink(cancelled_path);
     /* Link 1 going after link 0's node was lost: its row says why it went again. */
     write_text(dir, "link-0/holder", "lost n2 again\n");
     write_text(dir, "links", "0 41\n1 41\n");

@@ -13,7 +13,10 @@
  * way into a node of the allocation), beside any run. The allocation is let go after --idle seconds
  * with neither a run nor a shell, with --until-done once no run goes or waits (a packed sweep's),
  * shortly before its walltime when no run goes (open shells told 10 and 1 minutes before), or when
- * the holder is signalled (a cancel, the walltime): what goes then is ended first. */
+ * the holder is signalled (a cancel, the walltime): what goes then is ended first. With
+ * --continue-before, a packed sweep's allocation goes on in its next link instead: no run starts
+ * once its checkpoint would be due, each that stops checkpointed (75) is asked again, and the
+ * holder exits 75 while runs are left for that link. */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>

@@ -79,6 +79,7 @@ typedef struct {
     int k;     /* its number */
     char record[4096];
     int link;             /* the link of its record it runs as */
+    int retried;          /* an earlier link was asked again, a node lost under it */
     int64_t ending_since; /* when it was asked to end (ms), 0 not */
     unsigned char *nodes; /* [host]: whether it runs there */
 } run_slot_t;
@@ -209,19 +210,6 @@ static int record_cancelled(const char *record)
     return access(path, F_OK) == 0;
 }
 
-/* Whether an earlier link of the run's record was asked again after a node was lost. */
-static int asked_again_before(const char *record, int link)
-{
-    job_record_t r = {0};
-    ddp_error_t err;
-    int again = 0;
-    if (job_record_read(record, &r, &err) == 0)
-        for (int i = 0; i < link && i < r.nlinks; i++)
-            again |= r.links[i].asked_again && r.links[i].lost_host[0];
-    job_record_free(&r);
-    return again;
-}
-
 /* The held node (index) of the run's that `host` names; -1 none. */
 static int run_node_of(const holder_t *h, const run_slot_t *slot, const char *host)
 {
@@ -239,19 +227,20 @@ static int run_node_of(const holder_t *h, const run_slot_t *slot, const char *ho
 static void run_ended(holder_t *h, const run_slot_t *slot, int status, int stopping)
 {
     int failed = !WIFEXITED(status) || WEXITSTATUS(status) != 0, node = -1;
-    int again = h->continue_s >= 0 && !record_cancelled(slot->record) && WIFEXITED(status) &&
+    int cancelled = record_cancelled(slot->record);
+    int again = h->continue_s >= 0 && !cancelled && WIFEXITED(status) &&
                 WEXITSTATUS(status) == WORKER_EXIT_CHECKPOINTED;
     char lost[256];
     int first = 0;
     while (first < h->nhosts - 1 && !slot->nodes[first])
         first++;
-    if (failed && !again && !stopping && !record_cancelled(slot->record) &&
+    if (failed && !again && !stopping && !cancelled &&
         node_loss_find(slot->record, slot->link, h->hosts[first], lost, sizeof lost))
         node = run_node_of(h, slot, lost);
     if (node >= 0) {
         h->nlost += !h->lost[node];
         h->lost[node] = 1;
-        again = h->until_done && !asked_again_before(slot->record, slot->link);
+        again = h->until_done && !slot->retried;
     }
     ddp_error_t err;
     if (job_record_holder_took(slot->record, slot->link, node >= 0 ? h->hosts[node] : NULL, again,
@@ -302,9 +291,11 @@ static int tend_runs(holder_t *h, int stopping)
 
 /* Why the run waiting as request k cannot start in this allocation (a record of no run, nodes it
  * can never have), or NULL with *want its nodes, *link the first link of its record not started
- * (a run asked again goes on as the next), *workdir and *script set (script malloc'd). */
+ * (a run asked again goes on as the next), *retried whether one before it was asked again after a
+ * node was lost, *workdir and *script set (script malloc'd). */
 static const char *run_asks(const holder_t *h, const char *record, int *want, int *link,
-                            char *workdir, size_t size, char **script, char *why, size_t why_size)
+                            int *retried, char *workdir, size_t size, char **script, char *why,
+                            size_t why_size)
 {
     job_record_t r = {0};
     ddp_error_t err;
@@ -315,8 +306,9 @@ static const char *run_asks(const holder_t *h, const char *record, int *want, in
     }
     int mine = r.held_in[0] != 0;
     *want = r.nodes > 0 ? r.nodes : 1;
-    for (*link = 0; *link < r.nlinks && r.links[*link].started;)
-        (*link)++;
+    *retried = 0;
+    for (*link = 0; *link < r.nlinks && r.links[*link].started; (*link)++)
+        *retried |= r.links[*link].asked_again && r.links[*link].lost_host[0];
     snprintf(workdir, size, "%s", r.workdir);
     job_record_free(&r);
     if (!mine)
@@ -348,12 +340,12 @@ static int take_requests(holder_t *h)
     /* Nothing is read while every node is busy: the holder looks every HOLD_POLL_MS. */
     while (free_nodes && h->going < h->parallel && !closing(h) &&
            dev_request_peek(h->dev, &k, record, sizeof record)) {
-        int want = 0, link = 0;
+        int want = 0, link = 0, retried = 0;
         char workdir[4096], why[4400], *script = NULL;
         const char *cannot = record_cancelled(record)
                                  ? "its record was cancelled before it started"
-                                 : run_asks(h, record, &want, &link, workdir, sizeof workdir,
-                                            &script, why, sizeof why);
+                                 : run_asks(h, record, &want, &link, &retried, workdir,
+                                            sizeof workdir, &script, why, sizeof why);
         run_slot_t *slot = NULL;
         for (int r = 0; r < RUNS_MAX && !slot; r++)
             slot = h->runs[r].pid ? NULL : &h->runs[r];
@@ -378,6 +370,7 @@ static int take_requests(holder_t *h)
         }
         if (dev_holder_write(h->dev, k, (int64_t)time(NULL), &err))
             fprintf(stderr, "ddpjob dev-hold: %s\n", err.msg);
+        slot->retried = retried;
         free_nodes -= want;
         started++;
     }

@@ -25,6 +25,7 @@
 #include "runtime/job/hostlist.h"
 #include "runtime/job/job_contract.h"
 #include "agent/workers/output.h"
+#include "agent/supervision/node_source.h"
 #include "agent/supervision/preflight.h"
 #include "runtime/job/store_proto.h"
 
@@ -408,75 +409,26 @@ static int read_token_file(agent_options_t *o, const char *path, ddp_error_t *er
     return 0;
 }
 
-/* The nodes of this Slurm step: a step on some of the job's nodes (a run in a held allocation,
- * srun --nodelist) numbers its nodes (SLURM_NODEID) among its own; a step on all of them has the
- * job's list. */
-static const char *slurm_nodelist(void)
-{
-    const char *step = getenv("SLURM_STEP_NODELIST");
-    return step && *step && getenv("SLURM_STEP_ID") ? step : getenv("SLURM_JOB_NODELIST");
-}
-
-/* Takes over what flags left open from Slurm, PBS or mpirun. */
+/* Takes over what flags left open from the node source this agent runs under (node_source.h). */
 static int resolve_identity(agent_options_t *o, int *port_set, ddp_error_t *err)
 {
-    const char *nodelist = slurm_nodelist();
-    const char *nodefile = getenv("PBS_NODEFILE");
-    const char *ompi_rank = getenv("OMPI_COMM_WORLD_RANK");
-    const char *job_id = NULL;
-    ddp_hostlist_t *hl = NULL;
-    int env_rank = -1;
+    node_source_t f = {.identity = "the command line", .rank = -1};
     if (o->standalone) {
         o->identity = "--standalone";
-    } else if (nodelist) {
-        o->identity = "Slurm";
-        if (!(hl = ddp_hostlist_expand(nodelist, err)))
-            return ddp_error_prefix(err, "SLURM_STEP_NODELIST or SLURM_JOB_NODELIST");
-        const char *nodeid = getenv("SLURM_NODEID");
-        if (nodeid && ddp_parse_int(nodeid, 0, INT_MAX, &env_rank))
-            env_rank = -1;
-        const char *localid = getenv("SLURM_LOCALID");
-        if (localid && strcmp(localid, "0") != 0 && getenv("SLURM_STEP_ID")) {
-            ddp_hostlist_destroy(hl);
-            return ddp_error_set(err,
-                                 "Slurm started more than one agent on this node (task "
-                                 "%s): run one agent per node (srun --ntasks-per-node=1)",
-                                 localid);
-        }
-        job_id = getenv("SLURM_JOB_ID");
-    } else if (nodefile) {
-        o->identity = "PBS";
-        if (!(hl = ddp_hostlist_from_nodefile(nodefile, err)))
-            return ddp_error_prefix(err, "PBS_NODEFILE");
-        char host[256];
-        ddp_net_hostname(host, sizeof host);
-        long at = ddp_hostlist_find(hl, host);
-        if (at < 0 && o->node_rank < 0) {
-            ddp_hostlist_destroy(hl);
-            return ddp_error_set(err,
-                                 "PBS_NODEFILE %s does not name this host (%s): cannot "
-                                 "tell this node's rank; pass --node-rank",
-                                 nodefile, host);
-        }
-        env_rank = (int)at;
-        job_id = getenv("PBS_JOBID");
-    } else if (ompi_rank) {
-        o->identity = "mpirun";
-        int size = 0;
-        if (ddp_parse_int(ompi_rank, 0, INT_MAX, &env_rank) ||
-            ddp_parse_int(getenv("OMPI_COMM_WORLD_SIZE") ? getenv("OMPI_COMM_WORLD_SIZE") : "", 1,
-                          INT_MAX, &size))
-            return ddp_error_set(err, "OMPI_COMM_WORLD_RANK/SIZE are not numbers");
-        if (o->nnodes == 0)
-            o->nnodes = size;
-        if (!o->master_addr && getenv("MASTER_ADDR"))
-            o->master_addr = ddp_xstrdup(getenv("MASTER_ADDR"));
-        if (!*port_set && getenv("MASTER_PORT") &&
-            ddp_parse_int(getenv("MASTER_PORT"), 1, 65535, &o->master_port) == 0)
-            *port_set = 1;
-    } else {
-        o->identity = "the command line";
+        return 0;
     }
+    if (node_source_find(o->node_rank >= 0, &f, err) < 0)
+        return -1;
+    o->identity = f.identity;
+    if (o->nnodes == 0)
+        o->nnodes = f.nnodes;
+    if (!o->master_addr && f.master_addr)
+        o->master_addr = ddp_xstrdup(f.master_addr);
+    if (!*port_set && f.master_port) {
+        o->master_port = f.master_port;
+        *port_set = 1;
+    }
+    ddp_hostlist_t *hl = f.hosts;
     if (hl) {
         if (o->nnodes == 0)
             o->nnodes = (int)hl->count;
@@ -491,11 +443,11 @@ static int resolve_identity(agent_options_t *o, int *port_set, ddp_error_t *err)
         ddp_hostlist_destroy(hl);
     }
     if (o->node_rank < 0)
-        o->node_rank = env_rank;
-    if (!o->run_id && job_id)
-        o->run_id = ddp_xstrdup(job_id);
-    if (!*port_set && job_id) {
-        o->master_port = ddp_job_port_from_id(job_id);
+        o->node_rank = f.rank;
+    if (!o->run_id && f.job_id)
+        o->run_id = ddp_xstrdup(f.job_id);
+    if (!*port_set && f.job_id) {
+        o->master_port = ddp_job_port_from_id(f.job_id);
         *port_set = 1;
     }
     return 0;

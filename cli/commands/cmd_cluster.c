@@ -171,17 +171,9 @@ static int cluster_list(void)
 /* Where and as whom: ~/.ssh/config's word on the host, then the profile's own fields. */
 /* The probe, read by bash in a login shell (where sites put their scheduler on PATH) from its
  * stdin after the line that sets d: tagged lines the check reads back, whatever else the login
- * prints. */
-static const char probe_script[] =
-    "case $d in '~/'*) d=$HOME/${d#'~/'} ;; esac\n"
-    "for c in sbatch:Slurm qsub:PBS; do\n"
-    "  p=$(command -v \"${c%:*}\") || continue\n"
-    "  echo \"ddpjob-probe: scheduler ${c#*:} ${c%:*} at $p\"\n"
-    "  if [ \"${c%:*}\" = sbatch ]; then v=$(sbatch --version 2>&1); else v=$(qstat --version "
-    "2>&1); fi"
-    " && echo \"ddpjob-probe: answers ${c#*:}\"\n"
-    "  echo \"ddpjob-probe: version ${c#*:} $(printf '%s\\n' \"$v\" | head -n 1)\"\n"
-    "done\n"
+ * prints. Each scheduler's lines first (its row's submit program and version command), then
+ * these. */
+static const char probe_rest[] =
     "for b in \"$HOME\"/.local/share/ddpjob/*/bin/ddpjob $(command -v ddpjob); do\n"
     "  [ -x \"$b\" ] && echo \"ddpjob-probe: ddpjob $(\"$b\" --version 2>&1 | head -n 1) at $b\"\n"
     "done\n"
@@ -195,9 +187,29 @@ static const char probe_script[] =
 static char *probe_input(const cluster_profile_t *c)
 {
     char *dir = shquote(c->remote_dir), *input = NULL;
-    if (dir && asprintf(&input, "d=%s\n%s", dir, probe_script) < 0)
-        input = NULL;
+    size_t len = 0;
+    FILE *f = dir ? open_memstream(&input, &len) : NULL;
+    if (!f) {
+        free(dir);
+        return NULL;
+    }
+    fprintf(f, "d=%s\ncase $d in '~/'*) d=$HOME/${d#'~/'} ;; esac\n", dir);
+    const sched_ops_t *ops;
+    for (size_t i = 0; (ops = sched_at(i)); i++)
+        fprintf(f,
+                "if p=$(command -v %s); then\n"
+                "  echo \"ddpjob-probe: scheduler %s %s at $p\"\n"
+                "  v=$(%s 2>&1) && echo \"ddpjob-probe: answers %s\"\n"
+                "  echo \"ddpjob-probe: version %s $(printf '%%s\\n' \"$v\" | head -n 1)\"\n"
+                "fi\n",
+                ops->submit_program, ops->display, ops->submit_program, ops->version_command,
+                ops->display, ops->display);
+    fputs(probe_rest, f);
     free(dir);
+    if (fclose(f) != 0) {
+        free(input);
+        return NULL;
+    }
     return input;
 }
 
@@ -226,30 +238,43 @@ static const char *probe_value(const char *out, const char *key, char *value, si
     return value;
 }
 
+/* Every scheduler's submit program, "qsub or sbatch". */
+static const char *submit_programs(void)
+{
+    static char names[256];
+    const sched_ops_t *ops;
+    size_t len = 0;
+    for (size_t i = 0; (ops = sched_at(i)) && len < sizeof names; i++)
+        len += (size_t)snprintf(names + len, sizeof names - len, "%s%s", i ? " or " : "",
+                                ops->submit_program);
+    return names;
+}
+
 /* Each scheduler found, with its own word on its version; a problem when none answers. */
 static void say_schedulers(const char *out, int *problem)
 {
-    static const char *const names[] = {"Slurm", "PBS"};
     char tag[64], where[1024], version[1024];
     int answered = 0, found = 0;
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-        snprintf(tag, sizeof tag, "scheduler %s", names[i]);
+    const sched_ops_t *ops;
+    for (size_t i = 0; (ops = sched_at(i)); i++) {
+        const char *name = ops->display;
+        snprintf(tag, sizeof tag, "scheduler %s", name);
         if (!*probe_value(out, tag, where, sizeof where))
             continue;
         found = 1;
-        snprintf(tag, sizeof tag, "version %s", names[i]);
+        snprintf(tag, sizeof tag, "version %s", name);
         probe_value(out, tag, version, sizeof version);
-        snprintf(tag, sizeof tag, "ddpjob-probe: answers %s\n", names[i]);
+        snprintf(tag, sizeof tag, "ddpjob-probe: answers %s\n", name);
         if (strstr(out, tag)) {
-            printf("  scheduler: %s, %s (%s)\n", names[i], where, version);
+            printf("  scheduler: %s, %s (%s)\n", name, where, version);
             answered = 1;
         } else {
-            printf("  scheduler: %s, %s, but asked its version it says: %s\n", names[i], where,
+            printf("  scheduler: %s, %s, but asked its version it says: %s\n", name, where,
                    version);
         }
     }
     if (!found)
-        printf("  scheduler: none (neither sbatch nor qsub on a login shell's PATH)\n");
+        printf("  scheduler: none (no %s on a login shell's PATH)\n", submit_programs());
     *problem |= !answered;
 }
 

@@ -30,7 +30,8 @@
 #define FOLLOW_READ_MS 50
 
 static const char dev_help[] =
-    "usage: ddpjob dev SPEC [--idle DURATION|off] [--wait-for DURATION] [--scheduler pbs|slurm]\n"
+    "usage: ddpjob dev SPEC [--idle DURATION|off] [--wait-for DURATION] [--scheduler "
+    "{schedulers}]\n"
     "                       [--site NAME|FILE] [--set PATH=VALUE]... [--bindir DIR]\n"
     "       ddpjob dev stop DEV\n"
     "       ddpjob dev DEV --port PORT[:NODE] [--wait[=D]]\n"
@@ -49,7 +50,7 @@ static const char dev_help[] =
     "                on cluster NAME; stop and --port find DEV there (the cluster `dev --on`\n"
     "                held it on, by default), --port through the login node's SSH\n"
     "Exit: 0 held (stop: released), 1 invalid spec, or the allocation ended before it was held,\n"
-    "      2 usage, 3 file or template error, 4 qsub/sbatch failed, 124 still queued.\n";
+    "      2 usage, 3 file or template error, 4 the submit command failed, 124 still queued.\n";
 
 /* The allocation that `dev` names, read into r: its record folder (malloc'd); NULL with the
  * problem said as `ddpjob COMMAND: ...`. */
@@ -165,7 +166,7 @@ int cmd_dev(int argc, char **argv)
     sub_argv[n++] = "submit";
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         if (c == 'h') {
-            fputs(dev_help, stdout);
+            print_help(stdout, dev_help);
             rc = EXIT_OK;
             goto out;
         }
@@ -210,7 +211,7 @@ int cmd_dev(int argc, char **argv)
     rc = hold_spec(n, sub_argv, &held, wait_s);
     goto out;
 usage:
-    fputs(dev_help, stderr);
+    print_help(stderr, dev_help);
 out:
     for (int i = 0; i < nmade; i++)
         free(made[i]);
@@ -272,9 +273,9 @@ static job_spec_t *run_spec(const char *dev, const job_record_t *r, const dev_st
                             long nproc, int *code)
 {
     const char *path = spec_path ? spec_path : r->spec;
-    load->sched = sched_kind_parse(r->scheduler);
+    load->sched = sched_by_name(r->scheduler);
     load->scheduler_needed = true;
-    sched_kind_t target;
+    const sched_ops_t *target;
     job_spec_t *spec = load_for_scheduler(path, load, &target, NULL, code);
     if (!spec)
         return NULL;
@@ -367,9 +368,8 @@ int dev_run(const char *dev, const char *spec_path, load_opts_t *load, char **ex
     if ((code = dev_ready("run", dev, dir, o->wait_s, &s)) != EXIT_OK ||
         !(spec = run_spec(dev, &r, &s, spec_path, load, extra, nextra, o->nproc, &code)))
         goto out;
-    const sched_ops_t *ops = sched_get(sched_kind_parse(r.scheduler));
-    render_opts_t ro = {
-        .sched = sched_kind_parse(r.scheduler), .bindir = o->bindir, .held_run = true};
+    const sched_ops_t *ops = sched_by_name(r.scheduler);
+    render_opts_t ro = {.sched = sched_by_name(r.scheduler), .bindir = o->bindir, .held_run = true};
     if (!(text = render_to_string(spec, &ro, &code)))
         goto out;
     job_record_t run = {0};

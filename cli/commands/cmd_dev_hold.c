@@ -34,6 +34,7 @@
 #include "cli/jobs/dev_record.h"
 #include "cli/jobs/job_record.h"
 #include "cli/jobs/node_loss.h"
+#include "cli/sched/sched.h"
 #include "runtime/job/worker_env.h"
 #include "runtime/base/ddp_clock.h"
 #include "runtime/base/ddp_file.h"
@@ -155,15 +156,14 @@ static int start_run(holder_t *h, run_slot_t *slot, int k, int link, const char 
         sigset_t none;
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, NULL);
-        /* The run's files are its own: its workdir, as sbatch and qsub start a job's script in
-         * the folder it was submitted from (PBS says so in PBS_O_WORKDIR). */
+        /* The run's files are its own: its workdir, as a scheduler starts a job's script in the
+         * folder it was submitted from (or says it in its task_workdir_var). */
         if (chdir(workdir) != 0) {
             fprintf(stderr, "ddpjob dev-hold: run %d: its workdir %s: %s\n", k, workdir,
                     strerror(errno));
             _exit(3);
         }
-        if (getenv("PBS_O_WORKDIR"))
-            setenv("PBS_O_WORKDIR", workdir, 1);
+        sched_set_task_workdir(workdir);
         setenv(JOB_RECORD_ENV, record, 1);
         setenv(HELD_NODES_ENV, nodes, 1);
         setenv(HELD_RUN_ENV, number, 1);

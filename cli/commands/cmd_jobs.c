@@ -1,5 +1,5 @@
 /* status, list, wait, cancel: what comes after submit, from the job records (job_record)
- * and the schedulers (sched_query), seen together (job_view). */
+ * and the schedulers (their rows' queries, sched.h), seen together (job_view). */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,10 +12,10 @@
 #include "runtime/base/ddp_clock.h"
 #include "runtime/base/ddp_file.h"
 #include "runtime/base/ddp_parse.h"
-#include "cli/jobs/job_view.h"
+#include "cli/view/job_view.h"
 #include "cli/jobs/pipeline_record.h"
 #include "cli/jobs/sweep_record.h"
-#include "cli/script/scheduler.h"
+#include "cli/sched/sched.h"
 #include "runtime/base/spawn.h"
 
 /* How often wait looks again. */
@@ -283,7 +283,7 @@ static const char cancel_help[] =
     "usage: ddpjob cancel JOB [--checkpoint]\n"
     "       ddpjob cancel SWEEP [--trial K]\n"
     "       ddpjob cancel PIPELINE\n"
-    "Ends JOB and any queued successor in its chain (scancel/qdel), so nothing of it runs again,\n"
+    "Ends JOB and any queued successor in its chain, so nothing of it runs again,\n"
     "and waits (up to 120 s) until the scheduler has ended it. --checkpoint first asks the\n"
     "workers to checkpoint (the spec's checkpoint signal), so the job stops with every rank's\n"
     "checkpoint written (exit 75) and is not requeued; one not ended 60 s later is cancelled.\n"
@@ -426,7 +426,7 @@ static int cancel_job(char *dir, const char *asked, int checkpoint)
      * record's mark and ends the run alone (dev_record.h). */
     job_id_t ids[64];
     size_t nids = v.rec.held_in[0] ? 0 : live_ids(&v, ids, 64);
-    const sched_ops_t *ops = sched_get(sched_kind_parse(v.rec.scheduler));
+    const sched_ops_t *ops = sched_by_name(v.rec.scheduler);
     if (!ops && rc == EXIT_OK && nids) {
         fprintf(stderr, "ddpjob cancel: %s: a record of no scheduler this ddpjob knows (%s)\n",
                 v.rec.dir, v.rec.scheduler);

@@ -239,8 +239,8 @@ static char *node_script(const char *spec_path, const char *script_path, const c
             fprintf(stderr, "ddpjob launch: --node-script: %s\n", err.msg);
         return script;
     }
-    sched_kind_t target;
-    load_opts_t load = {.sched = SCHED_UNSET, .local_run = true, .doctor = doctor};
+    const sched_ops_t *target;
+    load_opts_t load = {.sched = NULL, .local_run = true, .doctor = doctor};
     job_spec_t *spec = spec_path ? load_for_scheduler(spec_path, &load, &target, NULL, exit_code)
                                  : spec_doctor_default(&err);
     if (!spec) {

@@ -14,7 +14,7 @@
 #include "runtime/base/ddp_file.h"
 #include "runtime/base/ddp_parse.h"
 #include "cli/jobs/job_history.h"
-#include "cli/jobs/job_notify.h"
+#include "cli/view/job_notify.h"
 #include "cli/remote/webhook.h"
 
 #define NOTIFY_TIMEOUT_MS 10000L

@@ -34,7 +34,7 @@ static int check_stage_spec(const pipeline_stage_t *s, const load_opts_t *load)
         .sched = load->sched, .site = load->site, .validating = true, .silent = load->silent};
     for (size_t k = 0; k < s->nsets; k++)
         load_opts_add_set(&one, s->sets[k]);
-    sched_kind_t target;
+    const sched_ops_t *target;
     int code = EXIT_OK;
     job_spec_t *spec = load_for_scheduler(s->path, &one, &target, NULL, &code);
     spec_destroy(spec);
@@ -151,8 +151,7 @@ int pipeline_submit(const char *path, const load_opts_t *load, const char *bindi
         snprintf(r.name, sizeof r.name, "%s", p.name);
         snprintf(r.cwd, sizeof r.cwd, "%s", cwd ? cwd : ".");
         snprintf(r.file, sizeof r.file, "%s", file ? file : path);
-        snprintf(r.scheduler, sizeof r.scheduler, "%s",
-                 load->sched != SCHED_UNSET ? sched_kind_name(load->sched) : "");
+        snprintf(r.scheduler, sizeof r.scheduler, "%s", load->sched ? load->sched->name : "");
         snprintf(r.site, sizeof r.site, "%s", load->site ? load->site : "");
         snprintf(r.bindir, sizeof r.bindir, "%s", bindir ? bindir : "");
         const char *state_home = getenv("XDG_STATE_HOME");

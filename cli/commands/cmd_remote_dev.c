@@ -231,11 +231,11 @@ static int remote_run_in(int argc, char **argv, const cluster_profile_t *c,
     int rc = EXIT_SYSTEM,
         held_from_here = remote_index_find(dev, &j) && !strcmp(j.cluster, c->name);
     if (spec_at >= 0) {
-        load_opts_t load = {.sched = SCHED_UNSET};
+        load_opts_t load = {.sched = NULL};
         for (int i = 1; i + 1 < argc && strcmp(argv[i], "--"); i++)
             if (!strcmp(argv[i], "--set"))
                 load_opts_add_set(&load, argv[++i]);
-        sched_kind_t target;
+        const sched_ops_t *target;
         job_spec_t *spec = load_for_scheduler(argv[spec_at], &load, &target, NULL, &rc);
         load_opts_free(&load);
         if (!spec)

@@ -12,9 +12,9 @@
 #include "cli/report/svg.h"
 #include "runtime/base/ddp_file.h"
 #include "cli/jobs/job_history.h"
-#include "cli/jobs/job_view.h"
+#include "cli/view/job_view.h"
 #include "cli/jobs/sweep_record.h"
-#include "cli/jobs/sweep_view.h"
+#include "cli/view/sweep_view.h"
 #include "cli/report/report_page.h"
 #include "cli/report/sweep_page.h"
 

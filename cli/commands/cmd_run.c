@@ -146,7 +146,7 @@ usage:
 
 int run_command(int argc, char **argv, bool doctor)
 {
-    run_args_t a = {.load = {.sched = SCHED_UNSET, .local_run = true, .doctor = doctor}};
+    run_args_t a = {.load = {.sched = NULL, .local_run = true, .doctor = doctor}};
     char **extra;
     int nextra;
     argc = split_workload_args(argc, argv, &extra, &nextra);
@@ -168,7 +168,7 @@ int run_command(int argc, char **argv, bool doctor)
         return EXIT_USAGE;
     }
     int exit_code;
-    sched_kind_t target;
+    const sched_ops_t *target;
     job_spec_t *spec = load_for_scheduler(argv[optind], &a.load, &target, NULL, &exit_code);
     load_opts_free(&a.load);
     if (!spec)

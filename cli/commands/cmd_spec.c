@@ -8,7 +8,7 @@
 #include "cli/spec/spec.h"
 
 static const char validate_help[] =
-    "usage: ddpjob validate [--scheduler pbs|slurm] [--site NAME|FILE] [--set PATH=VALUE]... "
+    "usage: ddpjob validate [--scheduler {schedulers}] [--site NAME|FILE] [--set PATH=VALUE]... "
     "SPEC...\n"
     "Checks each spec and prints every problem as FILE:LINE:COL: FIELD: PROBLEM. A spec\n"
     "without scheduler: is valid for `ddpjob run` (local only). With a site profile (site: in\n"
@@ -23,7 +23,7 @@ static int check_other_trials(const char *path, load_opts_t load, size_t ntrials
     int worst = EXIT_OK;
     load.quiet = true;
     for (size_t t = 1; t < ntrials; t++) {
-        sched_kind_t target;
+        const sched_ops_t *target;
         int code = EXIT_OK;
         load.trial = t;
         spec_destroy(load_for_scheduler(path, &load, &target, NULL, &code));
@@ -33,7 +33,7 @@ static int check_other_trials(const char *path, load_opts_t load, size_t ntrials
 }
 
 /* "SPEC: ok (...)" for a spec that passed. */
-static void say_ok(const char *path, const job_spec_t *spec, sched_kind_t target,
+static void say_ok(const char *path, const job_spec_t *spec, const sched_ops_t *target,
                    const site_t *site)
 {
     char spares[48] = "", sweep[160] = "";
@@ -45,10 +45,11 @@ static void say_ok(const char *path, const job_spec_t *spec, sched_kind_t target
                  spec->sweep.ntrials, spec->sweep.ntrials == 1 ? "" : "s", spec->sweep.parallel,
                  spec->sweep.pack_nodes ? ", packed into allocations of " : "",
                  spec->sweep.pack_nodes, spec->sweep.pack_nodes ? " nodes" : "");
-    printf("%s: ok (%s, %ld node%s x %ld worker%s%s%s%s%s%s%s)\n", path, sched_kind_name(target),
-           spec->nodes, spec->nodes == 1 ? "" : "s", spec->procs_per_node,
-           spec->procs_per_node == 1 ? "" : "s", spares, site ? ", site " : "",
-           site ? site->name : "", spec->container.present ? ", in a container run by " : "",
+    printf("%s: ok (%s, %ld node%s x %ld worker%s%s%s%s%s%s%s)\n", path,
+           target ? target->name : "unset", spec->nodes, spec->nodes == 1 ? "" : "s",
+           spec->procs_per_node, spec->procs_per_node == 1 ? "" : "s", spares,
+           site ? ", site " : "", site ? site->name : "",
+           spec->container.present ? ", in a container run by " : "",
            spec->container.present ? spec->container.runtime : "", sweep);
 }
 
@@ -59,11 +60,11 @@ int cmd_validate(int argc, char **argv)
                                          {"set", required_argument, NULL, 'E'},
                                          {"help", no_argument, NULL, 'h'},
                                          {0}};
-    load_opts_t load = {.sched = SCHED_UNSET, .validating = true};
+    load_opts_t load = {.sched = NULL, .validating = true};
     int c;
     while ((c = getopt_long(argc, argv, "s:h", opts, NULL)) != -1) {
         if (c == 'h') {
-            fputs(validate_help, stdout);
+            print_help(stdout, validate_help);
             return EXIT_OK;
         }
         if (c == 'S' || c == 'E') {
@@ -74,17 +75,17 @@ int cmd_validate(int argc, char **argv)
             continue;
         }
         if (c != 's' || parse_scheduler_arg(optarg, &load.sched) < 0) {
-            fputs(validate_help, stderr);
+            print_help(stderr, validate_help);
             return EXIT_USAGE;
         }
     }
     if (optind >= argc) {
-        fputs(validate_help, stderr);
+        print_help(stderr, validate_help);
         return EXIT_USAGE;
     }
     int worst = EXIT_OK;
     for (int i = optind; i < argc; i++) {
-        sched_kind_t target;
+        const sched_ops_t *target;
         int code = EXIT_OK;
         site_t *site = NULL;
         if (pipeline_file_is(argv[i])) {
@@ -99,7 +100,7 @@ int cmd_validate(int argc, char **argv)
             spec_destroy(spec);
             spec = NULL;
         }
-        if (spec && target == SCHED_UNSET)
+        if (spec && target == NULL)
             printf("%s: ok (local only: no scheduler, for `ddpjob run`; render and submit need "
                    "scheduler: or --scheduler)\n",
                    argv[i]);

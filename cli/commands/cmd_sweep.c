@@ -17,9 +17,9 @@
 #include "cli/commands/submit_steps.h"
 #include "cli/commands/sweep_pack.h"
 #include "cli/jobs/job_record.h"
-#include "cli/jobs/sched_query.h"
+#include "cli/sched/sched.h"
 #include "cli/jobs/sweep_record.h"
-#include "cli/jobs/sweep_view.h"
+#include "cli/view/sweep_view.h"
 #include "cli/script/sweep_script.h"
 #include "cli/spec/sweep.h"
 #include "runtime/base/ddp_alloc.h"
@@ -39,7 +39,7 @@ typedef struct {
     const char *path;
     const load_opts_t *load;
     const sched_ops_t *ops;
-    sched_kind_t sched;
+    const sched_ops_t *sched;
     const char *how; /* "array", "lanes", "packed" or "job" */
     trial_t *trials;
     size_t ntrials;
@@ -83,7 +83,7 @@ static int load_trials(sweep_run_t *s, const render_opts_t *job_ro)
         s->trials[0].text = s->packed0;
     }
     for (size_t k = 1; k < s->ntrials; k++) {
-        sched_kind_t target;
+        const sched_ops_t *target;
         load.trial = k;
         trial_t *t = &s->trials[k];
         if (!(t->spec = load_for_scheduler(s->path, &load, &target, NULL, &code)))
@@ -240,7 +240,7 @@ static int submit_array(sweep_run_t *s, int dry, char *array_id, size_t size)
     free(text);
     for (size_t k = 0; code == EXIT_OK && !dry && k < s->ntrials; k++) {
         trial_t *t = &s->trials[k];
-        if (sched_array_task_id(s->sched, array_id, k, t->id, sizeof t->id)) {
+        if (s->sched->array_task_id(array_id, k, t->id, sizeof t->id)) {
             fprintf(stderr, "ddpjob: %s printed an array job id of an unknown shape: %s\n",
                     s->ops->submit_program, array_id);
             snprintf(s->trials[0].id, sizeof s->trials[0].id, "%s", array_id);
@@ -396,7 +396,7 @@ static sweep_run_t sweep_run_of(const char *path, const load_opts_t *load, const
     }
     return (sweep_run_t){.path = path,
                          .load = load,
-                         .ops = sched_get(ro->sched),
+                         .ops = ro->sched,
                          .sched = ro->sched,
                          .how = how_for(spec, site),
                          .ntrials = spec->sweep.ntrials,
@@ -544,7 +544,7 @@ static size_t failed_trials(const sweep_view_t *v, size_t *which)
 static int resubmit(const sweep_view_t *v, size_t k, const char *after, int dry, char *id,
                     size_t size)
 {
-    const sched_ops_t *ops = sched_get(sched_kind_parse(v->rec.scheduler));
+    const sched_ops_t *ops = sched_by_name(v->rec.scheduler);
     if (!ops) {
         fprintf(stderr, "ddpjob: sweep %s: unknown scheduler \"%s\"\n", v->rec.name,
                 v->rec.scheduler);
@@ -588,7 +588,7 @@ static int resubmit(const sweep_view_t *v, size_t k, const char *after, int dry,
 /* The failed trials of a packed sweep, renewed as runs of one more allocation held for them. */
 static int retry_packed(const sweep_view_t *v, const size_t *which, size_t n, int dry)
 {
-    const sched_ops_t *ops = sched_get(sched_kind_parse(v->rec.scheduler));
+    const sched_ops_t *ops = sched_by_name(v->rec.scheduler);
     char **records = calloc(n + 1, sizeof *records), like[8192], held_in[8192], id[128] = "";
     sweep_pack_t p = {.ops = ops,
                       .sweep_dir = v->rec.dir,

@@ -6,8 +6,8 @@
 #include <unistd.h>
 
 #include "cli/commands/commands.h"
-#include "cli/jobs/sweep_view.h"
-#include "cli/script/scheduler.h"
+#include "cli/view/sweep_view.h"
+#include "cli/sched/sched.h"
 #include "runtime/base/ddp_clock.h"
 
 /* How often wait looks again, and how long cancel waits for the trials to be gone. */
@@ -127,7 +127,7 @@ int sweep_cancel(const char *dir)
         return EXIT_SYSTEM;
     char **ids;
     size_t n = cancel_marks(&v, &ids);
-    const sched_ops_t *ops = sched_get(sched_kind_parse(v.rec.scheduler));
+    const sched_ops_t *ops = sched_by_name(v.rec.scheduler);
     char name[256];
     snprintf(name, sizeof name, "%s", v.rec.name);
     sweep_view_free(&v);

@@ -13,7 +13,7 @@
 
 #include "cli/commands/commands.h"
 #include "runtime/base/ddp_clock.h"
-#include "cli/jobs/job_progress.h"
+#include "cli/view/job_progress.h"
 
 #define WATCH_MS 2000
 #define BAR_WIDTH 40

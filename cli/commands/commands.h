@@ -6,7 +6,7 @@
 #include <stdint.h>
 
 #include "cli/jobs/dev_record.h"
-#include "cli/jobs/job_view.h"
+#include "cli/view/job_view.h"
 #include "cli/spec/site.h"
 #include "cli/spec/spec.h"
 
@@ -21,16 +21,16 @@ enum {
 };
 
 typedef struct {
-    sched_kind_t sched;    /* --scheduler, else SCHED_UNSET for the spec's own */
-    const char *site;      /* --site, else NULL for the spec's site: (if any) */
-    bool scheduler_needed; /* false for a local run, or validate */
-    bool local_run;        /* `ddpjob run`: a site's queue rules do not apply on this machine */
-    bool doctor;           /* `ddpjob doctor`: the agents compare the nodes and start no worker */
-    bool ask_server;       /* submit: a spec without a site takes the profile that recognises
-                              the PBS server it goes to (site_detect.h) */
-    strv_t sets;           /* --set PATH=VALUE, each (spec_set.h) */
-    strv_t values;         /* a pipeline's stage: the values its spec asks, STAGE.KIND=TEXT */
-    size_t trial;          /* --trial K: a sweep's trial (sweep.h) */
+    const sched_ops_t *sched; /* --scheduler, else NULL for the spec's own */
+    const char *site;         /* --site, else NULL for the spec's site: (if any) */
+    bool scheduler_needed;    /* false for a local run, or validate */
+    bool local_run;           /* `ddpjob run`: a site's queue rules do not apply on this machine */
+    bool doctor;     /* `ddpjob doctor`: the agents compare the nodes and start no worker */
+    bool ask_server; /* submit: a spec without a site takes the profile that recognises
+                        the PBS server it goes to (site_detect.h) */
+    strv_t sets;     /* --set PATH=VALUE, each (spec_set.h) */
+    strv_t values;   /* a pipeline's stage: the values its spec asks, STAGE.KIND=TEXT */
+    size_t trial;    /* --trial K: a sweep's trial (sweep.h) */
     bool trial_given;
     bool quiet;      /* notes and warnings unsaid (a sweep's later trials: the first's) */
     bool silent;     /* ... and problems too (checked again, said once already) */
@@ -41,8 +41,8 @@ typedef struct {
  * (whose rules it is checked against and whose choices it takes). Prints every problem, warning
  * and note; returns NULL with *exit_code set when the spec cannot be used. *site (when site is
  * not NULL) gets the profile, or NULL. */
-job_spec_t *load_for_scheduler(const char *path, const load_opts_t *opts, sched_kind_t *target,
-                               site_t **site, int *exit_code);
+job_spec_t *load_for_scheduler(const char *path, const load_opts_t *opts,
+                               const sched_ops_t **target, site_t **site, int *exit_code);
 
 /* --set PATH=VALUE: one more override (set: a word of the command line, kept, not copied). */
 void load_opts_add_set(load_opts_t *opts, char *set);
@@ -127,9 +127,11 @@ int pipeline_submit_here(int argc, char **argv, int *is_pipeline, job_spec_t **a
  * 0 when it names no pipeline, or is not right (submit_command says how) (submit_spec.c). */
 int submit_args_pipeline(int argc, char **argv, const char **path, load_opts_t *load,
                          const char **bindir, int *dry_run);
-/* --scheduler's value into *out; -1 with the problem said. The cost line a site profile tells,
- * to out (submit_spec.c). */
-int parse_scheduler_arg(const char *arg, sched_kind_t *out);
+/* --scheduler's value into *out; -1 with the problem said. A command's help text to f, with
+ * "{schedulers}" as the scheduler seam's names ("pbs|slurm"). The cost line a site profile
+ * tells, to out (submit_spec.c). */
+int parse_scheduler_arg(const char *arg, const sched_ops_t **out);
+void print_help(FILE *f, const char *help);
 void print_cost(FILE *out, const site_t *site, const job_spec_t *spec, const char *path);
 int pipeline_status(const char *dir, int json);
 void pipeline_list_line(const char *dir);

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "cli/commands/commands.h"
-#include "cli/jobs/pending_reason.h"
+#include "cli/view/pending_reason.h"
 #include "cli/spec/units.h"
 #include "runtime/base/ddp_clock.h"
 #include "runtime/base/ddp_parse.h"

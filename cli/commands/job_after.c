@@ -5,9 +5,9 @@
 #include <string.h>
 
 #include "cli/jobs/job_record.h"
-#include "cli/jobs/job_view.h"
+#include "cli/view/job_view.h"
 #include "cli/jobs/sweep_record.h"
-#include "cli/jobs/sweep_view.h"
+#include "cli/view/sweep_view.h"
 
 typedef enum { AFTER_OK, AFTER_ANY, AFTER_NOTOK, AFTER_KINDS } after_kind_t;
 
@@ -73,7 +73,7 @@ static int add_sweep(after_ids_t *a, const char *job, const char *dir, after_kin
         else if (array) {
             /* The array's own id waits for all its tasks, once. */
             char parent[128];
-            rc = sched_array_job_id(ops->kind, id, parent, sizeof parent)
+            rc = ops->array_job_id(id, parent, sizeof parent)
                      ? ddp_error_set(err, "%s: trial %zu's id %s is no array task's", job, k, id)
                      : add_id(a, kind, parent, err);
         } else {

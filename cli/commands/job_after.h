@@ -10,7 +10,7 @@
 
 #include <stddef.h>
 
-#include "cli/script/scheduler.h"
+#include "cli/sched/sched.h"
 #include "cli/spec/spec.h"
 #include "runtime/base/ddp_error.h"
 

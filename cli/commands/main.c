@@ -19,8 +19,8 @@ static const struct {
     unsigned flags;
 } commands[] = {
     {"validate", cmd_validate, "check a job spec and report every problem", 0},
-    {"render", cmd_render, "print the PBS or Slurm script for a spec (the dry run)", 0},
-    {"submit", cmd_submit, "write the script into the job directory and qsub/sbatch it", CMD_ON},
+    {"render", cmd_render, "print the job script for a spec (the dry run)", 0},
+    {"submit", cmd_submit, "write the script into the job directory and submit it", CMD_ON},
     {"status", cmd_status, "the state of submitted jobs: scheduler and job record together",
      CMD_ON},
     {"logs", cmd_logs, "a submitted job's per-rank output, across requeues (-f follows)", CMD_ON},

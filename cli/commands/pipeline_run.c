@@ -6,10 +6,10 @@
 #include <unistd.h>
 
 #include "cli/commands/commands.h"
-#include "cli/jobs/job_view.h"
+#include "cli/view/job_view.h"
 #include "cli/jobs/json_doc.h"
-#include "cli/jobs/sweep_view.h"
-#include "cli/script/scheduler.h"
+#include "cli/view/sweep_view.h"
+#include "cli/sched/sched.h"
 #include "runtime/base/ddp_alloc.h"
 #include "runtime/base/ddp_file.h"
 

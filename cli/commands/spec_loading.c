@@ -13,7 +13,7 @@
 #include "cli/spec/site_rules.h"
 #include "cli/spec/spec.h"
 #include "cli/spec/spec_container.h"
-#include "cli/script/scheduler.h"
+#include "cli/sched/sched.h"
 
 /* Prints a list of lines to stderr. */
 static void print_lines(const diag_t *d)
@@ -37,13 +37,45 @@ static site_t *load_site(const job_spec_t *spec, const char *site_arg, diag_t *d
     return site;
 }
 
+/* The scheduler --scheduler names, else the spec's own (NULL: none); a spec naming one the seam
+ * has no row for goes to diag. */
+static const sched_ops_t *target_of(const job_spec_t *spec, const load_opts_t *opts, diag_t *diag)
+{
+    if (opts->sched)
+        return opts->sched;
+    if (!spec->scheduler || !*spec->scheduler)
+        return NULL;
+    const sched_ops_t *ops = sched_by_name(spec->scheduler);
+    if (!ops) {
+        char names[128];
+        sched_names(" or ", names, sizeof names);
+        const char *hint = diag_suggest(spec->scheduler, sched_name_list());
+        spec_loc_t at = spec_field_loc(spec, "scheduler");
+        diag_add(diag, at.line, at.col, "scheduler", "expected %s, got \"%s\"%s%s%s", names,
+                 spec->scheduler, hint ? " (did you mean " : "", hint ? hint : "",
+                 hint ? "?)" : "");
+    }
+    return ops;
+}
+
+/* The checks that depend on the target scheduler: one named, and its own rules. */
+static void check_for_scheduler(const job_spec_t *spec, const sched_ops_t *target, diag_t *diag)
+{
+    char names[128];
+    sched_names(" or ", names, sizeof names);
+    if (!target)
+        diag_add(diag, 1, 1, "scheduler",
+                 "missing: set scheduler: %s in the spec, or pass --scheduler", names);
+    else if (target->check_spec)
+        target->check_spec(spec, diag);
+}
+
 /* A spec that names no site: the profile that recognises the server it is submitted to (when
  * ask_server), taken and said so; else, for a spec that looks like a site's, a warning that says
  * what to add. Only a scheduler whose server is asked for has sites to recognise. */
-static site_t *guess_site(const job_spec_t *spec, sched_kind_t target, bool ask_server,
+static site_t *guess_site(const job_spec_t *spec, const sched_ops_t *ops, bool ask_server,
                           diag_t *remarks)
 {
-    const sched_ops_t *ops = sched_get(target);
     if (!ops || !ops->server_name)
         return NULL;
     char server[256], why[512];
@@ -133,8 +165,8 @@ static void check_local_image(const job_spec_t *spec, diag_t *diag)
              strerror(errno));
 }
 
-job_spec_t *load_for_scheduler(const char *path, const load_opts_t *opts, sched_kind_t *target,
-                               site_t **site_out, int *exit_code)
+job_spec_t *load_for_scheduler(const char *path, const load_opts_t *opts,
+                               const sched_ops_t **target, site_t **site_out, int *exit_code)
 {
     ddp_error_t err;
     diag_t *diag = diag_create(path), *remarks = diag_create(path);
@@ -150,12 +182,11 @@ job_spec_t *load_for_scheduler(const char *path, const load_opts_t *opts, sched_
         *exit_code = EXIT_SYSTEM;
         return NULL;
     }
-    *target = opts->sched != SCHED_UNSET ? opts->sched : spec->scheduler;
+    *target = target_of(spec, opts, diag);
     /* A spec that failed to parse has no fields worth checking against a scheduler or site. */
-    if (diag->count == 0 && (opts->scheduler_needed || *target != SCHED_UNSET))
-        spec_check_for_scheduler(spec, *target, diag);
-    if (diag->count == 0 && !opts->local_run && *target != SCHED_UNSET &&
-        spec->min_nodes != spec->nodes) {
+    if (diag->count == 0 && (opts->scheduler_needed || *target != NULL))
+        check_for_scheduler(spec, *target, diag);
+    if (diag->count == 0 && !opts->local_run && *target != NULL && spec->min_nodes != spec->nodes) {
         spec_loc_t at = spec_field_loc(spec, "nodes");
         diag_add(diag, at.line, at.col, "nodes",
                  "%ld:%ld: an elastic world runs with `ddpjob launch`; a scheduler allocates a "
@@ -167,19 +198,19 @@ job_spec_t *load_for_scheduler(const char *path, const load_opts_t *opts, sched_
          (!opts->site && !spec->site && diag->count == 0 &&
           (site = guess_site(spec, *target, opts->ask_server, remarks)))))
         site_rules_apply(site, spec, diag, remarks);
-    const sched_ops_t *ops = sched_get(*target);
+    const sched_ops_t *ops = *target;
     const container_sched_t under = {ops ? ops->container_runtime : "apptainer",
                                      ops && ops->container_agent_inside, ops ? ops->display : NULL};
     if (diag->count == 0)
         spec_container_settle(spec, site ? site->container_runtime : NULL, &under, opts->local_run,
                               diag, remarks);
-    if (diag->count == 0 && opts->validating && *target == SCHED_UNSET)
+    if (diag->count == 0 && opts->validating && *target == NULL)
         check_local_image(spec, diag);
     if (diag->count == 0 && opts->validating)
         note_checkpoint_handler(spec, remarks);
     if (diag->count == 0)
         note_bare_walltime(spec, remarks);
-    if (diag->count == 0 && !opts->local_run && *target != SCHED_UNSET)
+    if (diag->count == 0 && !opts->local_run && *target != NULL)
         fill_worker_cpus(spec, remarks);
     if (!opts->quiet)
         print_lines(remarks);

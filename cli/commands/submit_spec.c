@@ -12,20 +12,32 @@
 #include "cli/commands/submit_steps.h"
 #include "cli/jobs/job_record.h"
 #include "cli/script/render.h"
-#include "cli/script/scheduler.h"
+#include "cli/sched/sched.h"
 #include "cli/spec/pipeline.h"
 #include "cli/spec/site_rules.h"
 #include "runtime/base/ddp_alloc.h"
 #include "runtime/base/ddp_file.h"
 
-int parse_scheduler_arg(const char *arg, sched_kind_t *out)
+int parse_scheduler_arg(const char *arg, const sched_ops_t **out)
 {
-    *out = sched_kind_parse(arg);
-    if (*out == SCHED_UNSET) {
-        fprintf(stderr, "ddpjob: --scheduler: expected pbs or slurm, got \"%s\"\n", arg);
+    *out = sched_by_name(arg);
+    if (*out == NULL) {
+        char names[128];
+        sched_names(" or ", names, sizeof names);
+        fprintf(stderr, "ddpjob: --scheduler: expected %s, got \"%s\"\n", names, arg);
         return -1;
     }
     return 0;
+}
+
+void print_help(FILE *f, const char *help)
+{
+    static const char mark[] = "{schedulers}";
+    char names[128];
+    sched_names("|", names, sizeof names);
+    for (const char *at; (at = strstr(help, mark)); help = at + strlen(mark))
+        fprintf(f, "%.*s%s", (int)(at - help), help, names);
+    fputs(help, f);
 }
 
 /* The cost line, when a site profile can tell it. */
@@ -75,7 +87,7 @@ static int parse_script_args(int argc, char **argv, const char *help, bool is_su
     while ((c = getopt_long(argc, argv, "s:t:b:o:nh", opts, NULL)) != -1) {
         switch (c) {
         case 'h':
-            fputs(help, stdout);
+            print_help(stdout, help);
             return 1;
         case 's':
             if (parse_scheduler_arg(optarg, &a->load.sched) < 0)
@@ -126,12 +138,12 @@ static int parse_script_args(int argc, char **argv, const char *help, bool is_su
     *spec_path = argv[optind];
     return 0;
 usage:
-    fputs(help, stderr);
+    print_help(stderr, help);
     return -1;
 }
 
 /* How the script is rendered: for the scheduler, and as the caller inside ddpjob asks. */
-static render_opts_t render_opts_of(const script_args_t *a, sched_kind_t target)
+static render_opts_t render_opts_of(const script_args_t *a, const sched_ops_t *target)
 {
     const job_record_t *held = a->within ? a->within->held : NULL;
     return (render_opts_t){.sched = target,
@@ -146,7 +158,8 @@ static render_opts_t render_opts_of(const script_args_t *a, sched_kind_t target)
  * its script into memory. Returns -1 when the caller should go on (then *spec and *text are
  * set), else the exit code to return. */
 static int prepare_script(int argc, char **argv, const char *help, bool is_submit, bool doctor,
-                          script_args_t *a, job_spec_t **spec, sched_kind_t *target, char **text)
+                          script_args_t *a, job_spec_t **spec, const sched_ops_t **target,
+                          char **text)
 {
     const char *path;
     submit_context_t *within = a->within;
@@ -183,8 +196,8 @@ static int prepare_script(int argc, char **argv, const char *help, bool is_submi
     }
     ddp_error_t err;
     if (is_submit && !doctor &&
-        job_after_dependency(*spec, sched_get(*target), a->after, a->nafter, a->depend,
-                             sizeof a->depend, &err)) {
+        job_after_dependency(*spec, *target, a->after, a->nafter, a->depend, sizeof a->depend,
+                             &err)) {
         fprintf(stderr, "ddpjob: %s: after: %s\n", path, err.msg);
         load_opts_free(&a->load);
         site_destroy(site);
@@ -229,7 +242,7 @@ static int prepare_script(int argc, char **argv, const char *help, bool is_submi
 }
 
 static const char render_help[] =
-    "usage: ddpjob render SPEC [--scheduler pbs|slurm] [--site NAME|FILE] [-o FILE]\n"
+    "usage: ddpjob render SPEC [--scheduler {schedulers}] [--site NAME|FILE] [-o FILE]\n"
     "                          [--template FILE] [--bindir DIR] [--set PATH=VALUE]... [--trial K]\n"
     "                          [--pack N]\n"
     "Prints the job script for SPEC without submitting anything (the dry run).\n"
@@ -248,7 +261,7 @@ int cmd_render(int argc, char **argv)
 {
     script_args_t a = {0};
     job_spec_t *spec;
-    sched_kind_t target;
+    const sched_ops_t *target;
     char *text;
     int code = prepare_script(argc, argv, render_help, false, false, &a, &spec, &target, &text);
     if (code >= 0)
@@ -270,14 +283,14 @@ int cmd_render(int argc, char **argv)
 }
 
 static const char submit_help[] =
-    "usage: ddpjob submit SPEC [--scheduler pbs|slurm] [--site NAME|FILE] [--dry-run]\n"
+    "usage: ddpjob submit SPEC [--scheduler {schedulers}] [--site NAME|FILE] [--dry-run]\n"
     "                          [--template FILE] [--bindir DIR] [--set PATH=VALUE]... [--trial K]\n"
     "                          [--after JOB[:ok|any|notok]]... [--pack N]\n"
     "       ddpjob submit --retry-failed SWEEP [--dry-run]\n"
-    "       ddpjob submit PIPELINE [--scheduler pbs|slurm] [--site NAME|FILE] [--bindir DIR]\n"
+    "       ddpjob submit PIPELINE [--scheduler {schedulers}] [--site NAME|FILE] [--bindir DIR]\n"
     "                              [--dry-run]\n"
     "Writes the job script into the job directory (the spec's workdir, else the current\n"
-    "directory) and submits it with qsub or sbatch; prints the job id. A pipeline (stages:):\n"
+    "directory) and submits it to its scheduler; prints the job id. A pipeline (stages:):\n"
     "its first stages now, each later one as those it waits for end; prints its record.\n"
     "  --dry-run    write the script and show the submit command without running it\n"
     "  --set PATH=VALUE  as if the spec said so: nodes=4, train.lr=0.05 (repeatable)\n"
@@ -302,15 +315,15 @@ static const char submit_help[] =
     "               FILE  --known-hosts FILE as for cluster check\n"
     "Exit: 0 submitted, 1 invalid spec or a job to wait for that is missing or cannot end as\n"
     "      asked, 2 usage, 3 file or template error,\n"
-    "      4 qsub/sbatch missing, failed or printed no job id, 255 (--on) the cluster could not\n"
-    "      be reached or the link was lost.\n";
+    "      4 the submit command missing, failed or printed no job id, 255 (--on) the cluster\n"
+    "      could not be reached or the link was lost.\n";
 
 static int submit_as(int argc, char **argv, bool doctor, submit_context_t *within);
 
 int submit_render_here(int argc, char **argv, job_spec_t **spec)
 {
     script_args_t a = {0};
-    sched_kind_t target;
+    const sched_ops_t *target;
     char *text;
     int code = prepare_script(argc, argv, submit_help, false, false, &a, spec, &target, &text);
     if (code < 0)
@@ -332,12 +345,12 @@ static int submit_as(int argc, char **argv, bool doctor, submit_context_t *withi
 {
     script_args_t a = {.within = within};
     job_spec_t *spec;
-    sched_kind_t target;
+    const sched_ops_t *target;
     char *text;
     int code = prepare_script(argc, argv, submit_help, true, doctor, &a, &spec, &target, &text);
     if (code >= 0)
         return code;
-    const sched_ops_t *ops = sched_get(target);
+    const sched_ops_t *ops = target;
     char *script = NULL, *record = NULL, record_var[8300], output_arg[4200], file[256], job_id[128],
          depend[4300];
     ddp_error_t err;

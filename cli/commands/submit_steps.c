@@ -9,7 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli/jobs/job_notify.h"
+#include "cli/view/job_notify.h"
 #include "cli/jobs/job_record.h"
 #include "runtime/base/ddp_file.h"
 #include "runtime/base/ddp_parse.h"
@@ -89,9 +89,13 @@ int make_record(const job_spec_t *spec, const sched_ops_t *ops, const char *jobd
         rc = job_record_create(&r, spec_text, script_text, dir, err);
     }
     free(spec_text);
-    /* qsub -v takes VAR=VALUE,...: a record path with a comma cannot travel. */
+    /* A scheduler's env_flag (qsub -v) takes VAR=VALUE,...: a record path with a comma cannot
+     * travel. */
     if (rc == 0 && strpbrk(*dir, ",'\"\n")) {
-        ddp_error_set(err, "its folder %s holds a comma or quote, which qsub -v cannot pass", *dir);
+        ddp_error_set(err,
+                      "its folder %s holds a comma or quote, which a job's environment "
+                      "cannot carry",
+                      *dir);
         job_record_remove(*dir);
         free(*dir);
         *dir = NULL;

@@ -10,7 +10,7 @@
 #include "cli/commands/commands.h"
 #include "cli/script/render.h"
 #include "cli/jobs/job_output.h"
-#include "cli/script/scheduler.h"
+#include "cli/sched/sched.h"
 
 /* The script, malloc'd; NULL with *exit_code set. */
 char *render_to_string(const job_spec_t *spec, const render_opts_t *ro, int *exit_code);

@@ -30,8 +30,8 @@ int job_output_place(const char *wanted, job_output_t *out, ddp_error_t *err)
         rc = ddp_error_prefix(err, "%s, and so is your own output folder", open_err.msg);
     else if (strpbrk(own, "%,'\"\n"))
         rc = ddp_error_set(err,
-                           "%s, and your output folder %s holds one of %%,'\" which sbatch "
-                           "--output or qsub cannot carry",
+                           "%s, and your output folder %s holds one of %%,'\" which a "
+                           "scheduler's output option cannot carry",
                            open_err.msg, own);
     else
         snprintf(out->dir, sizeof out->dir, "%s", own);

@@ -1,6 +1,6 @@
 /* job_state: one vocabulary for a job's state, whatever the scheduler says (documented in
- * ddpjob(1), STATES). The mappings from Slurm's states and PBS's job_state + Exit_status are
- * here and nowhere else. */
+ * ddpjob(1), STATES). Each scheduler maps its own words to it in its row of the scheduler seam
+ * (cli/sched/); the job's record maps its batch shell's status here. */
 #ifndef DDPJOB_JOB_STATE_H
 #define DDPJOB_JOB_STATE_H
 
@@ -25,16 +25,6 @@ job_state_t job_state_from_name(const char *name);
 
 /* Whether the job has ended for good (nothing of it runs or waits in a queue). */
 int job_state_final(job_state_t s);
-
-/* From a Slurm state word as squeue, scontrol and sacct print it ("COMPLETED", "CANCELLED by
- * 1000", "OUT_OF_MEMORY", "NODE_FAIL", also lower case and with a trailing '+'). */
-job_state_t job_state_from_slurm(const char *state);
-
-/* From PBS's job_state letter and, for a finished job (F or X), its Exit_status (-1 unknown):
- * PBS reports a job killed by signal S as 256+S (265: SIGKILL, which qdel of a running job
- * ends with; some sites say 128+S), a walltime kill as -29 (JOB_EXEC_KILL_WALLTIME); a job
- * finished without an exit status was deleted before it ran. */
-job_state_t job_state_from_pbs(char state, int exit_status);
 
 /* From the job's own record: the batch shell's final status (75: checkpointed, requeued when a
  * later link exists), or -1 while the link has not ended. */

@@ -11,7 +11,7 @@
 #include <stdio.h>
 
 #include "cli/jobs/job_history.h"
-#include "cli/jobs/job_view.h"
+#include "cli/view/job_view.h"
 
 #define REPORT_RANK_LINES 64
 

@@ -7,7 +7,7 @@
 #include <stdio.h>
 
 #include "cli/jobs/job_history.h"
-#include "cli/jobs/sweep_view.h"
+#include "cli/view/sweep_view.h"
 
 /* Charts drawn at most, one per metric. */
 #define SWEEP_PAGE_METRICS 8

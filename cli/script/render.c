@@ -12,10 +12,10 @@
 #include "runtime/job/container_spec.h"
 #include "runtime/base/ddp_file.h"
 #include "runtime/base/ddp_parse.h"
-#include "cli/script/scheduler.h"
+#include "cli/sched/sched.h"
 #include "cli/script/shell_hold.h"
 #include "cli/spec/shquote.h"
-#include "cli/script/template.h"
+#include "cli/spec/template.h"
 
 /* The scheduler's template: in $DDPJOB_TEMPLATE_DIR alone when it is set, else installed. */
 static char *find_template(const char *file, ddp_error_t *err)
@@ -344,7 +344,7 @@ out:
 int render_script(const job_spec_t *spec, const render_opts_t *opts, FILE *out, FILE *notes,
                   ddp_error_t *err)
 {
-    const sched_ops_t *ops = sched_get(opts->sched);
+    const sched_ops_t *ops = opts->sched;
     if (!ops)
         return ddp_error_set(err, "no scheduler chosen");
     char *node_script = NULL;

@@ -11,10 +11,11 @@
 #include <stdio.h>
 
 #include "runtime/base/ddp_error.h"
+#include "cli/sched/sched.h"
 #include "cli/spec/spec.h"
 
 typedef struct render_opts {
-    sched_kind_t sched;        /* target scheduler (already resolved, never UNSET) */
+    const sched_ops_t *sched;  /* target scheduler (already resolved, never NULL) */
     const char *template_path; /* NULL: the scheduler's installed template */
     const char *bindir;        /* where ddpjob and ddpjob-agent live on the nodes; NULL: ours */
     bool hold;                 /* `ddpjob dev`: the job holds its nodes for runs (dev_record.h) */

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/script/scheduler.h"
+#include "cli/sched/sched.h"
 #include "cli/script/shell_hold.h"
 #include "cli/spec/shquote.h"
 
@@ -34,7 +34,7 @@ static void write_list(FILE *f, const char *var, const sweep_trial_script_t *tri
     fputs(")\n", f);
 }
 
-char *sweep_array_script(sched_kind_t sched, const char *trial0_text,
+char *sweep_array_script(const sched_ops_t *sched, const char *trial0_text,
                          const sweep_trial_script_t *trials, size_t ntrials, long parallel)
 {
     char *text = NULL, limit[32] = "";
@@ -42,7 +42,7 @@ char *sweep_array_script(sched_kind_t sched, const char *trial0_text,
     FILE *f = open_memstream(&text, &len);
     if (!f)
         return NULL;
-    const sched_ops_t *ops = sched_get(sched);
+    const sched_ops_t *ops = sched;
     if (parallel > 0 && (size_t)parallel < ntrials)
         snprintf(limit, sizeof limit, "%%%ld", parallel);
     write_directives(f, trial0_text);

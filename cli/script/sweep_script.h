@@ -8,7 +8,7 @@
 
 #include <stddef.h>
 
-#include "cli/script/scheduler.h"
+#include "cli/sched/sched.h"
 
 typedef struct {
     const char *script; /* the trial's job script (an absolute path) */
@@ -17,7 +17,7 @@ typedef struct {
 
 /* The array script for trials[0..ntrials) (ntrials >= 2), at most `parallel` at once (every one
  * when parallel >= ntrials), from trial 0's rendered script; malloc'd, NULL when out of memory. */
-char *sweep_array_script(sched_kind_t sched, const char *trial0_text,
+char *sweep_array_script(const sched_ops_t *sched, const char *trial0_text,
                          const sweep_trial_script_t *trials, size_t ntrials, long parallel);
 
 #endif

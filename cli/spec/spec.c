@@ -33,7 +33,6 @@ typedef enum {
     F_STRLIST,  /* sequence of scalars */
     F_ENV,      /* mapping NAME: value */
     F_COMMAND,  /* sequence of scalars, or one string for sh -c */
-    F_SCHED,
     F_LAUNCHER,
     F_PBS_RESOURCES,
     F_CHOICE,   /* one of the words in the field's `choices` */
@@ -155,7 +154,7 @@ static const field_def_t container_fields[] = {
 
 static const field_def_t top_fields[] = {
     FIELD(name, F_STRING, name, REQUIRED | DIRECTIVE),
-    FIELD(scheduler, F_SCHED, scheduler, 0),
+    FIELD(scheduler, F_STRING, scheduler, 0),
     FIELD(site, F_STRING, site, 0),
     {"nodes", F_NODES, offsetof(job_spec_t, nodes), REQUIRED, 1, JOB_NODES_MAX, NULL, 0, NULL,
      NULL},
@@ -853,22 +852,16 @@ static void parse_enum(loader_t *ld, yaml_node_t *n, const char *field, const ch
 static void parse_mapping(loader_t *ld, yaml_node_t *map, const field_def_t *table,
                           const char *prefix);
 
-/* The fields that are one word of a list: the scheduler, PBS's launcher and resources (enums),
+/* The fields that are one word of a list: PBS's launcher and resources (enums),
  * a choice (kept as its word). */
 static void parse_word_field(loader_t *ld, yaml_node_t *v, const field_def_t *def,
                              const char *field, void *dst)
 {
-    static const char *const sched_names[] = {"", "pbs", "slurm", NULL};
     static const char *const launcher_names[] = {"pbsdsh", "ssh", NULL};
     static const char *const resources_names[] = {"", "select", "gadi", NULL};
     int which = -1;
     size_t before = ld->diag->count;
     switch (def->type) {
-    case F_SCHED:
-        which = SCHED_UNSET;
-        parse_enum(ld, v, field, sched_names, &which);
-        *(sched_kind_t *)dst = (sched_kind_t)which;
-        break;
     case F_LAUNCHER:
         which = PBS_LAUNCH_PBSDSH;
         parse_enum(ld, v, field, launcher_names, &which);
@@ -952,7 +945,6 @@ static void parse_field(loader_t *ld, yaml_node_t *v, const field_def_t *def, co
             "is gone: use checkpoint: {signal: USR2, before: 120}, which the agent sends once to "
             "each worker (Slurm's own signal reached every worker twice)");
         break;
-    case F_SCHED:
     case F_LAUNCHER:
     case F_PBS_RESOURCES:
     case F_CHOICE:
@@ -1259,32 +1251,6 @@ job_spec_t *spec_load(const char *path, const strv_t *values, const strv_t *sets
     return spec;
 }
 
-/* PBS Pro job names: at most 236 characters, starting with a letter, then letters, digits and
- * `_ . + -` (qsub refuses anything else). */
-static bool pbs_name_ok(const char *name)
-{
-    if (!isalpha((unsigned char)name[0]) || strlen(name) > 236)
-        return false;
-    for (const char *p = name; *p; p++)
-        if (!isalnum((unsigned char)*p) && !strchr("_.+-", *p))
-            return false;
-    return true;
-}
-
-void spec_check_for_scheduler(const job_spec_t *spec, sched_kind_t sched, diag_t *diag)
-{
-    if (sched == SCHED_UNSET)
-        diag_add(diag, 1, 1, "scheduler",
-                 "missing: set scheduler: pbs or slurm in the spec, or "
-                 "pass --scheduler");
-    spec_loc_t name_at = spec_field_loc(spec, "name");
-    if (sched == SCHED_PBS && spec->name && !pbs_name_ok(spec->name))
-        diag_add(diag, name_at.line, name_at.col, "name",
-                 "\"%s\" is not a valid PBS job name (a letter, then letters, digits, _ . + -; "
-                 "at most 236 characters)",
-                 spec->name);
-}
-
 void spec_destroy(job_spec_t *spec)
 {
     if (!spec)
@@ -1295,6 +1261,7 @@ void spec_destroy(job_spec_t *spec)
         free(spec->locs[i].field);
     free(spec->locs);
     free(spec->site);
+    free(spec->scheduler);
     free(spec->queue);
     free(spec->project);
     spec_strv_free(&spec->modules);
@@ -1327,14 +1294,4 @@ void spec_destroy(job_spec_t *spec)
     free(spec->slurm.constraint);
     spec_strv_free(&spec->slurm.directives);
     free(spec);
-}
-
-const char *sched_kind_name(sched_kind_t kind)
-{
-    return kind == SCHED_PBS ? "pbs" : kind == SCHED_SLURM ? "slurm" : "unset";
-}
-
-sched_kind_t sched_kind_parse(const char *name)
-{
-    return !strcmp(name, "pbs") ? SCHED_PBS : !strcmp(name, "slurm") ? SCHED_SLURM : SCHED_UNSET;
 }

@@ -13,7 +13,6 @@
 #include "runtime/base/ddp_error.h"
 #include "cli/spec/diag.h"
 
-typedef enum { SCHED_UNSET = 0, SCHED_PBS, SCHED_SLURM } sched_kind_t;
 typedef enum { PBS_LAUNCH_PBSDSH = 0, PBS_LAUNCH_SSH } pbs_launcher_t;
 /* How a PBS job asks for its nodes: PBS Pro's chunks (-l select=N:ncpus=C:...), or Gadi's job-wide
  * totals (-l ncpus=, -l ngpus=), which only Gadi's site hooks spread over nodes. UNSET: the site
@@ -44,8 +43,8 @@ typedef struct {
     char *name;
     spec_field_loc_t *locs; /* where each field given in the file is */
     size_t loc_count;
-    char *site; /* a site profile's name or path (site.h) */
-    sched_kind_t scheduler;
+    char *site;          /* a site profile's name or path (site.h) */
+    char *scheduler;     /* its name as written (the scheduler seam knows them); NULL: none */
     long nodes;          /* the most nodes that run workers */
     long min_nodes;      /* nodes: MIN:MAX (an elastic world, for ddpjob launch): MIN; else nodes */
     long spares;         /* more nodes whose agents stand by to take a lost node's place */
@@ -157,10 +156,6 @@ extern const char *const spec_notify_events[];
 job_spec_t *spec_load(const char *path, const strv_t *values, const strv_t *sets, size_t trial,
                       diag_t *diag, ddp_error_t *err);
 
-/* The checks that depend on the target scheduler (e.g. PBS job-name rules), reported into diag
- * with the same FILE:LINE:COL form. */
-void spec_check_for_scheduler(const job_spec_t *spec, sched_kind_t sched, diag_t *diag);
-
 /* Appends args to the workload: after the command's arguments, or as more ddp-train options
  * for train:. A command given as one shell string takes none (err says so). */
 int spec_append_args(job_spec_t *spec, char *const *args, int n, ddp_error_t *err);
@@ -186,8 +181,5 @@ int spec_agent_args(const job_spec_t *spec, strv_t *args);
 /* Appends a copy of the first len bytes of s to v; -1 when out of memory. */
 int spec_strv_push(strv_t *v, const char *s, size_t len);
 void spec_strv_free(strv_t *v);
-
-const char *sched_kind_name(sched_kind_t kind);
-sched_kind_t sched_kind_parse(const char *name);
 
 #endif

@@ -11,7 +11,7 @@
 #include "cli/spec/diag.h"
 #include "cli/spec/spec.h"
 
-/* What the job's scheduler gives a container, from its table (scheduler.h): the runtime a spec
+/* What the job's scheduler gives a container, from its row (cli/sched/sched.h): the runtime a spec
  * that names none gets, whether its launcher starts the agents inside an image (srun's pyxis),
  * and its name for messages (NULL: none, as for `ddpjob run`). */
 typedef struct {

@@ -39,7 +39,7 @@ int units_parse_size(const char *text, uint64_t *bytes)
     return -1;
 }
 
-void units_format_size(uint64_t bytes, int pbs_style, char *out, size_t outsize)
+void units_format_size(uint64_t bytes, int byte_suffix, char *out, size_t outsize)
 {
     static const char *names[] = {"K", "M", "G", "T"};
     uint64_t kib = (bytes + 1023) / 1024;
@@ -48,7 +48,8 @@ void units_format_size(uint64_t bytes, int pbs_style, char *out, size_t outsize)
         kib /= 1024;
         unit++;
     }
-    snprintf(out, outsize, "%llu%s%s", (unsigned long long)kib, names[unit], pbs_style ? "B" : "");
+    snprintf(out, outsize, "%llu%s%s", (unsigned long long)kib, names[unit],
+             byte_suffix ? "B" : "");
 }
 
 /* Reads one decimal field of at most 9 digits. */
@@ -111,7 +112,7 @@ void units_format_hms(uint64_t seconds, char *out, size_t outsize)
              (unsigned long long)(seconds / 60 % 60), (unsigned long long)(seconds % 60));
 }
 
-void units_format_slurm_time(uint64_t seconds, char *out, size_t outsize)
+void units_format_days_hms(uint64_t seconds, char *out, size_t outsize)
 {
     if (seconds >= 86400)
         snprintf(out, outsize, "%llu-%02llu:%02llu:%02llu", (unsigned long long)(seconds / 86400),

@@ -18,9 +18,9 @@
  * -1. */
 int units_parse_size(const char *text, uint64_t *bytes);
 
-/* Formats bytes in the largest unit that divides it exactly: with pbs_style "760GB" (PBS
+/* Formats bytes in the largest unit that divides it exactly: with byte_suffix "760GB" (PBS
  * `-l mem=`), else "760G" (Slurm `--mem=`). Sizes below 1 KiB print in KB rounded up. */
-void units_format_size(uint64_t bytes, int pbs_style, char *out, size_t outsize);
+void units_format_size(uint64_t bytes, int byte_suffix, char *out, size_t outsize);
 
 /* Parses a walltime into seconds. Returns 0 or -1. */
 int units_parse_walltime(const char *text, uint64_t *seconds);
@@ -29,6 +29,6 @@ int units_parse_walltime(const char *text, uint64_t *seconds);
 void units_format_hms(uint64_t seconds, char *out, size_t outsize);
 
 /* D-HH:MM:SS when a day or more, else HH:MM:SS (Slurm `--time=`). */
-void units_format_slurm_time(uint64_t seconds, char *out, size_t outsize);
+void units_format_days_hms(uint64_t seconds, char *out, size_t outsize);
 
 #endif

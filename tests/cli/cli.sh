@@ -7,7 +7,7 @@ run "$DDPJOB" --version
 expect_eq "$OUT" "ddpjob $(sed -n "s/^  version: '\(.*\)',$/\1/p" "$SRCDIR/meson.build")" "--version prints the project version"
 run "$DDPJOB" --help
 expect_eq "$RC" 0 "--help exits 0"
-expect_contains "$OUT" "render     print the PBS or Slurm script for a spec (the dry run)" "--help lists the commands"
+expect_contains "$OUT" "render     print the job script for a spec (the dry run)" "--help lists the commands"
 for cmd in validate render submit nodes; do
     run "$DDPJOB" "$cmd" --help
     expect_eq "$RC" 0 "$cmd --help exits 0"

@@ -1,5 +1,5 @@
 #!/bin/bash
-# The bundled examples render to the expected scripts (tests/golden), for both schedulers, and
+# The bundled examples render to the expected scripts (tests/golden), for every scheduler, and
 # every rendered script passes bash -n and shellcheck. UPDATE_GOLDEN=1 rewrites the expectations.
 . "$SRCDIR/tests/lib/tap.sh"
 
@@ -16,9 +16,12 @@ expect_golden() {
     fi
 }
 
+# Every scheduler the seam has a row for: render's usage names them.
+all_scheds=$("$DDPJOB" render --help | sed -n 's/.*--scheduler \([a-z|]*\)\].*/\1/p' | head -n 1 | tr '|' ' ')
+expect_ne "$all_scheds" "" "render --help names the schedulers ($all_scheds)"
 for spec in "$SRCDIR"/share/examples/*.yaml; do
     base=$(basename "$spec" .yaml)
-    scheds="pbs slurm"
+    scheds=$all_scheds
     # A container's image is of its runtime's kind, so a container example renders for its own
     # scheduler only (pyxis is Slurm's; Gadi's Singularity takes a .sif).
     case $base in container-*) scheds=$(sed -n 's/^scheduler: //p' "$spec") ;; esac

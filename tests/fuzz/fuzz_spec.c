@@ -1,5 +1,5 @@
 /* libFuzzer target: a job spec (YAML) loaded and validated, then, when it is valid, rendered for
- * both schedulers, as `ddpjob render` does. ASan/UBSan catch memory and arithmetic errors. */
+ * every scheduler, as `ddpjob render` does. ASan/UBSan catch memory and arithmetic errors. */
 #define _GNU_SOURCE
 #include <stdint.h>
 #include <stdio.h>
@@ -24,12 +24,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     diag_t *diag = diag_create(path);
     ddp_error_t err;
     job_spec_t *spec = diag ? spec_load(path, NULL, NULL, 0, diag, &err) : NULL;
-    for (int s = SCHED_PBS; spec && diag->count == 0 && s <= SCHED_SLURM; s++) {
-        spec_check_for_scheduler(spec, (sched_kind_t)s, diag);
+    const sched_ops_t *ops;
+    for (size_t s = 0; spec && diag->count == 0 && (ops = sched_at(s)); s++) {
+        if (ops->check_spec)
+            ops->check_spec(spec, diag);
         if (diag->count)
             break;
         FILE *out = fopen("/dev/null", "w"), *notes = fopen("/dev/null", "w");
-        render_opts_t opts = {.sched = (sched_kind_t)s, .bindir = "/opt/ddpjob/bin"};
+        render_opts_t opts = {.sched = ops, .bindir = "/opt/ddpjob/bin"};
         if (out && notes)
             render_script(spec, &opts, out, notes, &err);
         if (out)

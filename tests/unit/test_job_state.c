@@ -9,11 +9,12 @@
 
 #include "cli/jobs/job_record.h"
 #include "cli/jobs/job_state.h"
-#include "cli/jobs/job_view.h"
+#include "cli/view/job_view.h"
 #include "cli/jobs/json_doc.h"
 #include "cli/jobs/node_loss.h"
-#include "cli/jobs/pending_reason.h"
-#include "cli/jobs/sched_query.h"
+#include "cli/view/pending_reason.h"
+#include "cli/sched/sched_pbs.h"
+#include "cli/sched/sched_slurm.h"
 #include "tests/unit/tap.h"
 
 static void write_text(const char *dir, const char *name, const char *text)
@@ -52,22 +53,20 @@ static void states(void)
         {"SOMETHING_NEW", JOB_UNKNOWN},
     };
     for (size_t i = 0; i < sizeof slurm / sizeof slurm[0]; i++)
-        ok(job_state_from_slurm(slurm[i].word) == slurm[i].want, "Slurm \"%s\" is %s",
-           slurm[i].word, job_state_name(slurm[i].want));
+        ok(sched_slurm_state(slurm[i].word) == slurm[i].want, "Slurm \"%s\" is %s", slurm[i].word,
+           job_state_name(slurm[i].want));
 
-    ok(job_state_from_pbs('Q', -1) == JOB_PENDING, "PBS Q: pending");
-    ok(job_state_from_pbs('H', -1) == JOB_PENDING, "PBS H (held): pending");
-    ok(job_state_from_pbs('R', -1) == JOB_RUNNING, "PBS R: running");
-    ok(job_state_from_pbs('E', -1) == JOB_RUNNING, "PBS E (exiting): running");
-    ok(job_state_from_pbs('F', 0) == JOB_COMPLETED, "PBS F, 0: completed");
-    ok(job_state_from_pbs('F', 3) == JOB_FAILED, "PBS F, 3: failed");
-    ok(job_state_from_pbs('F', 265) == JOB_CANCELLED, "PBS F, 265 (256+SIGKILL, qdel): cancelled");
-    ok(job_state_from_pbs('F', 137) == JOB_CANCELLED,
-       "PBS F, 137 (sites that say 128+9): cancelled");
-    ok(job_state_from_pbs('F', -29) == JOB_TIMEOUT, "PBS F, -29 (walltime): timeout");
-    ok(job_state_from_pbs('F', -1) == JOB_CANCELLED,
-       "PBS F without a status: deleted before it ran");
-    ok(job_state_from_pbs('X', 0) == JOB_COMPLETED, "PBS X (a subjob), 0: completed");
+    ok(sched_pbs_state('Q', -1) == JOB_PENDING, "PBS Q: pending");
+    ok(sched_pbs_state('H', -1) == JOB_PENDING, "PBS H (held): pending");
+    ok(sched_pbs_state('R', -1) == JOB_RUNNING, "PBS R: running");
+    ok(sched_pbs_state('E', -1) == JOB_RUNNING, "PBS E (exiting): running");
+    ok(sched_pbs_state('F', 0) == JOB_COMPLETED, "PBS F, 0: completed");
+    ok(sched_pbs_state('F', 3) == JOB_FAILED, "PBS F, 3: failed");
+    ok(sched_pbs_state('F', 265) == JOB_CANCELLED, "PBS F, 265 (256+SIGKILL, qdel): cancelled");
+    ok(sched_pbs_state('F', 137) == JOB_CANCELLED, "PBS F, 137 (sites that say 128+9): cancelled");
+    ok(sched_pbs_state('F', -29) == JOB_TIMEOUT, "PBS F, -29 (walltime): timeout");
+    ok(sched_pbs_state('F', -1) == JOB_CANCELLED, "PBS F without a status: deleted before it ran");
+    ok(sched_pbs_state('X', 0) == JOB_COMPLETED, "PBS X (a subjob), 0: completed");
 
     ok(job_state_from_exit(0, 0, 0) == JOB_COMPLETED, "record: 0 completed");
     ok(job_state_from_exit(3, 0, 0) == JOB_FAILED, "record: 3 failed");
@@ -84,25 +83,26 @@ static void states(void)
 static void scheduler_text(void)
 {
     sched_job_t jobs[3] = {{.id = "41"}, {.id = "42"}, {.id = "43"}};
-    size_t n = sched_parse_squeue("42|RUNNING|None|0:07|5:00|n[1-2]|2026-11-27T09:40:07|debug|2\n"
-                                  "4|PENDING|Resources|0:00|5:00||N/A|debug|2\n"
-                                  "garbage line\n",
-                                  jobs, 3);
+    size_t n =
+        sched_slurm_parse_squeue("42|RUNNING|None|0:07|5:00|n[1-2]|2026-11-27T09:40:07|debug|2\n"
+                                 "4|PENDING|Resources|0:00|5:00||N/A|debug|2\n"
+                                 "garbage line\n",
+                                 jobs, 3);
     ok(n == 1 && jobs[1].found && jobs[1].state == JOB_RUNNING &&
            !strcmp(jobs[1].nodes, "n[1-2]") && !strcmp(jobs[1].elapsed, "0:07") &&
            jobs[1].reason[0] == 0,
        "squeue: 42 running on n[1-2]; 4 is not 41..43; a line without the fields is passed over");
-    n = sched_parse_sacct("41|REQUEUED|0:0|00:00:30|00:05:00|n1|None\n"
-                          "41|OUT_OF_MEMORY|0:125|00:01:02|00:05:00|n1|None\n"
-                          "43|CANCELLED by 0|0:15|00:00:03|00:05:00|n[1-2]|None\n",
-                          jobs, 3);
+    n = sched_slurm_parse_sacct("41|REQUEUED|0:0|00:00:30|00:05:00|n1|None\n"
+                                "41|OUT_OF_MEMORY|0:125|00:01:02|00:05:00|n1|None\n"
+                                "43|CANCELLED by 0|0:15|00:00:03|00:05:00|n[1-2]|None\n",
+                                jobs, 3);
     ok(n == 2 && jobs[0].state == JOB_OUT_OF_MEMORY && jobs[0].exit_status == 128 + 125,
        "sacct: 41 out of memory (its last run; the requeued one before it passed over)");
     ok(jobs[2].state == JOB_CANCELLED && jobs[2].exit_status == 128 + 15,
        "sacct: 43 cancelled, by signal 15 (ExitCode 0:15)");
 
     sched_job_t pbs[2] = {{.id = "7.pbshead"}, {.id = "8"}};
-    n = sched_parse_qstat(
+    n = sched_pbs_parse_qstat(
         "Job Id: 7.pbshead\n"
         "    Job_Name = e2e\n"
         "    job_state = F\n"
@@ -131,11 +131,11 @@ static void scheduler_text(void)
 static void pending_words(void)
 {
     sched_job_t jobs[3] = {{.id = "2"}, {.id = "3"}, {.id = "5"}};
-    sched_parse_squeue("2|PENDING|Resources|0:00|10:00||2020-03-04T09:50:20|gpu|2\n"
-                       "3|PENDING|JobHeldUser|0:00|10:00||N/A|gpu|1\n"
-                       "5|PENDING|PartitionTimeLimit|0:00|30:00||N/A|short|1\n",
-                       jobs, 3);
-    sched_parse_running("gpu|1\ngpu|2\nother|4\n", jobs, 3);
+    sched_slurm_parse_squeue("2|PENDING|Resources|0:00|10:00||2020-03-04T09:50:20|gpu|2\n"
+                             "3|PENDING|JobHeldUser|0:00|10:00||N/A|gpu|1\n"
+                             "5|PENDING|PartitionTimeLimit|0:00|30:00||N/A|short|1\n",
+                             jobs, 3);
+    sched_slurm_parse_running("gpu|1\ngpu|2\nother|4\n", jobs, 3);
     char out[1024];
     pending_explain(&jobs[0], "2", "e2e", out, sizeof out);
     is_str(out,
@@ -150,16 +150,17 @@ static void pending_words(void)
        "PartitionTimeLimit: the partition, and what to do");
 
     sched_job_t pbs[3] = {{.id = "1"}, {.id = "2"}, {.id = "3"}};
-    sched_parse_qstat("Job Id: 1.pbshead\n    job_state = Q\n    queue = workq\n"
-                      "    comment = Not Running: Insufficient amount of resource: ngpus (R: 1 A: "
-                      "0 \n\tT: 2)\n"
-                      "    estimated.start_time = Wed Mar  4 09:50:20 2020\n"
-                      "Job Id: 2.pbshead\n    job_state = Q\n"
-                      "    comment = Can Never Run: Insufficient amount of resource: ncpus (R: 4 "
-                      "A: 2 T: 2)\n"
-                      "Job Id: 3.pbshead\n    job_state = H\n    Hold_Types = s\n"
-                      "    depend = afterany:2.pbshead@pbshead\n",
-                      pbs, 3);
+    sched_pbs_parse_qstat(
+        "Job Id: 1.pbshead\n    job_state = Q\n    queue = workq\n"
+        "    comment = Not Running: Insufficient amount of resource: ngpus (R: 1 A: "
+        "0 \n\tT: 2)\n"
+        "    estimated.start_time = Wed Mar  4 09:50:20 2020\n"
+        "Job Id: 2.pbshead\n    job_state = Q\n"
+        "    comment = Can Never Run: Insufficient amount of resource: ncpus (R: 4 "
+        "A: 2 T: 2)\n"
+        "Job Id: 3.pbshead\n    job_state = H\n    Hold_Types = s\n"
+        "    depend = afterany:2.pbshead@pbshead\n",
+        pbs, 3);
     pending_explain(&pbs[0], "1.pbshead", "e2e", out, sizeof out);
     ok(strstr(out, "waiting for ngpus: it asks for 1, 0 of 2 are free (PBS: Not Running") == out &&
            strstr(out, "; PBS estimates the start at Wed 04 Mar 09:50"),

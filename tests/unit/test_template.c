@@ -2,7 +2,7 @@
 #include <string.h>
 
 #include "tests/unit/tap.h"
-#include "cli/script/template.h"
+#include "cli/spec/template.h"
 
 /* The partials the tests include, by name. */
 static char *load_test_partial(void *arg, const char *name, char **origin, ddp_error_t *err)

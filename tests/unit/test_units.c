@@ -77,9 +77,9 @@ int main(void)
     is_str(buf, "2TB", "TB");
     units_format_hms(172800 + 61, buf, sizeof buf);
     is_str(buf, "48:01:01", "hours are not wrapped at a day for PBS");
-    units_format_slurm_time(86400 + 3600 + 1, buf, sizeof buf);
+    units_format_days_hms(86400 + 3600 + 1, buf, sizeof buf);
     is_str(buf, "1-01:00:01", "Slurm days");
-    units_format_slurm_time(600, buf, sizeof buf);
+    units_format_days_hms(600, buf, sizeof buf);
     is_str(buf, "00:10:00", "Slurm under a day");
     return done_testing();
 }

@@ -8,7 +8,7 @@
 #include <stddef.h>
 
 #include "runtime/base/ddp_error.h"
-#include "cli/jobs/job_view.h"
+#include "cli/view/job_view.h"
 
 /* Writes DIR/notify.json: the URL and the events (each of `on`, n of them; none: failed and
  * completed). */

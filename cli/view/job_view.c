@@ -1,4 +1,4 @@
-#include "cli/jobs/job_view.h"
+#include "cli/view/job_view.h"
 
 #include <glob.h>
 #include <stdlib.h>
@@ -9,7 +9,7 @@
 #include "cli/jobs/dev_record.h"
 #include "cli/jobs/job_output.h"
 #include "cli/jobs/json_doc.h"
-#include "cli/jobs/pending_reason.h"
+#include "cli/view/pending_reason.h"
 #include "cli/jobs/term_text.h"
 
 /* ---- the agents' failure reports ------------------------------------------------------- */
@@ -200,11 +200,13 @@ const char *job_view_id(const job_view_t *v)
     return v->link < v->rec.nlinks ? v->rec.links[v->link].id : "";
 }
 
-/* The state a signal from outside gave the link, as its batch shell wrote it (job_record.h). */
-static job_state_t state_ended_by(const char *by)
+/* The state a signal from outside gave the link, as its batch shell wrote it (job_record.h):
+ * "sched=WORD" in the words of the job's scheduler. */
+static job_state_t state_ended_by(const job_view_t *v, const char *by)
 {
     if (!strncmp(by, "sched=", 6)) {
-        job_state_t s = job_state_from_slurm(by + 6);
+        const sched_ops_t *ops = sched_by_name(v->rec.scheduler);
+        job_state_t s = ops && ops->state_from_word ? ops->state_from_word(by + 6) : JOB_UNKNOWN;
         return job_state_final(s) ? s : JOB_UNKNOWN;
     }
     if (!strcmp(by, "walltime"))
@@ -279,8 +281,8 @@ void job_view_decide(job_view_t *v)
         (!v->sched.found || v->state == JOB_COMPLETED || v->state == JOB_FAILED ||
          v->state == JOB_REQUEUED)) {
         v->state = job_state_from_exit(l->status, has_successor, v->rec.cancelled);
-        if (!v->sched.found && state_ended_by(l->ended_by) != JOB_UNKNOWN)
-            v->state = state_ended_by(l->ended_by);
+        if (!v->sched.found && state_ended_by(v, l->ended_by) != JOB_UNKNOWN)
+            v->state = state_ended_by(v, l->ended_by);
         v->exit_status = l->status;
         if (!v->sched.found)
             v->source = "record";
@@ -326,7 +328,8 @@ static int query_schedulers(job_view_t *views, size_t n, ddp_error_t *err)
     if (!asked)
         return ddp_error_set(err, "out of memory");
     int rc = 0;
-    for (const sched_querier_t *q = sched_queriers; q->name; q++) {
+    const sched_ops_t *q;
+    for (size_t row = 0; (q = sched_at(row)); row++) {
         memset(asked, 0, (n + 1) * sizeof *asked);
         int any = 0;
         /* Each id asked once: a packed sweep's trials share their allocation's. */

@@ -1,12 +1,12 @@
-/* pending_text: the pieces each scheduler's pending words (pending_sched.h) are written with:
- * text appended to a bounded buffer, words with the job's {id}, {name} and {partition} filled
- * in, plurals, and the running jobs of its partition. */
+/* sched_pending_text: the pieces each scheduler's pending words (sched.h's explain_pending) are
+ * written with: text appended to a bounded buffer, words with the job's {id}, {name} and
+ * {partition} filled in, plurals, and the running jobs of its partition. */
 #ifndef DDPJOB_PENDING_TEXT_H
 #define DDPJOB_PENDING_TEXT_H
 
 #include <stddef.h>
 
-#include "cli/jobs/sched_job.h"
+#include "cli/sched/sched_job.h"
 
 typedef struct {
     char *p;

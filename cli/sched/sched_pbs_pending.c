@@ -1,4 +1,4 @@
-#include "cli/jobs/pending_sched.h"
+#include "cli/sched/sched_pbs.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -55,7 +55,8 @@ static void pbs_comment_explain(pending_text_t *t, const sched_job_t *j, const c
         pending_put(t, " (PBS: %s)", c);
 }
 
-void pending_pbs_explain(pending_text_t *t, const sched_job_t *j, const char *id, const char *name)
+void sched_pbs_explain_pending(pending_text_t *t, const sched_job_t *j, const char *id,
+                               const char *name)
 {
     if (!strcmp(j->sched_state, "H")) {
         if (strchr(j->hold_types, 'u'))
@@ -80,7 +81,7 @@ void pending_pbs_explain(pending_text_t *t, const sched_job_t *j, const char *id
     pbs_comment_explain(t, j, name);
 }
 
-int pending_pbs_starts_by_itself(const sched_job_t *j)
+bool sched_pbs_starts_by_itself(const sched_job_t *j)
 {
     return !strcmp(j->sched_state, "Q") && strncmp(j->reason, "Can Never Run", 13);
 }

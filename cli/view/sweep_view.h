@@ -7,7 +7,7 @@
 
 #include <stdio.h>
 
-#include "cli/jobs/job_view.h"
+#include "cli/view/job_view.h"
 #include "cli/jobs/sweep_record.h"
 
 typedef struct {

@@ -10,7 +10,7 @@
 #include <stddef.h>
 
 #include "cli/jobs/job_history.h"
-#include "cli/jobs/job_view.h"
+#include "cli/view/job_view.h"
 
 #define PROGRESS_RATE_WINDOW_S 30.0
 

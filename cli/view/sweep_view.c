@@ -1,4 +1,4 @@
-#include "cli/jobs/sweep_view.h"
+#include "cli/view/sweep_view.h"
 
 #include <glob.h>
 #include <jansson.h>

@@ -1,4 +1,4 @@
-/* sched_job: what a scheduler says of one job, as its query (sched_query.h) fills it. */
+/* sched_job: what a scheduler says of one job, as its row's query (sched.h) fills it. */
 #ifndef DDPJOB_SCHED_JOB_H
 #define DDPJOB_SCHED_JOB_H
 

@@ -1,14 +1,13 @@
 /* pending_reason: why a pending job has not started, in plain words with what to do about it,
- * from the scheduler's own word, through the words of the scheduler whose query gave it
- * (sched_queriers, pending_sched.h: Slurm's squeue Reason with the running jobs of its
- * partition, PBS's comment, Hold_Types and depend), and the start the scheduler estimates
+ * from the scheduler's own word, through the words of the scheduler whose query gave it (its
+ * row's explain_pending, sched.h), and the start the scheduler estimates
  * (real examples: shared/notes/around-the-job.md and tests/agent/pending_pbs.sh). */
 #ifndef DDPJOB_PENDING_REASON_H
 #define DDPJOB_PENDING_REASON_H
 
 #include <stddef.h>
 
-#include "cli/jobs/sched_query.h"
+#include "cli/sched/sched.h"
 
 /* The explanation for job j (scheduler id `id`, ddpjob name `name`) into out; "" when the
  * scheduler says it is not pending or gives no reason. */

@@ -1,4 +1,4 @@
-#include "cli/jobs/pending_text.h"
+#include "cli/sched/sched_pending_text.h"
 
 #include <stdarg.h>
 #include <stdio.h>

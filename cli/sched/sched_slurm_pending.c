@@ -1,4 +1,4 @@
-#include "cli/jobs/pending_sched.h"
+#include "cli/sched/sched_slurm.h"
 
 #include <string.h>
 
@@ -40,8 +40,8 @@ static const struct {
                            "lower nodes: and submit again"},
 };
 
-void pending_slurm_explain(pending_text_t *t, const sched_job_t *j, const char *id,
-                           const char *name)
+void sched_slurm_explain_pending(pending_text_t *t, const sched_job_t *j, const char *id,
+                                 const char *name)
 {
     const char *part = j->partition[0] ? j->partition : "?";
     if (!strcmp(j->reason, "Resources")) {
@@ -78,7 +78,7 @@ void pending_slurm_explain(pending_text_t *t, const sched_job_t *j, const char *
     pending_put(t, "Slurm's reason: %s", j->reason);
 }
 
-int pending_slurm_starts_by_itself(const sched_job_t *j)
+bool sched_slurm_starts_by_itself(const sched_job_t *j)
 {
     static const char *const waits[] = {"Resources", "Priority",    "Dependency",
                                         "BeginTime", "Reservation", "JobArrayTaskLimit",

@@ -7,7 +7,7 @@
 #include <stdio.h>
 
 #include "cli/jobs/job_record.h"
-#include "cli/jobs/sched_query.h"
+#include "cli/sched/sched.h"
 
 /* A node that joined the job's world at an attempt: in a lost node's place, or added. */
 typedef struct {

@@ -1,4 +1,4 @@
-#include "cli/jobs/job_progress.h"
+#include "cli/view/job_progress.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -1,10 +1,10 @@
-#include "cli/jobs/pending_reason.h"
+#include "cli/view/pending_reason.h"
 
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 
-#include "cli/jobs/pending_text.h"
+#include "cli/sched/sched_pending_text.h"
 
 void pending_start_words(const char *start, char *out, size_t size)
 {
@@ -29,10 +29,11 @@ void pending_start_words(const char *start, char *out, size_t size)
     strftime(out, size, same_day ? "%H:%M" : "%a %d %b %H:%M", &local);
 }
 
-/* The querier whose query gave j (its source word). */
-static const sched_querier_t *querier_of(const sched_job_t *j)
+/* The scheduler whose query gave j (its source word). */
+static const sched_ops_t *querier_of(const sched_job_t *j)
 {
-    for (const sched_querier_t *q = sched_queriers; q->name; q++)
+    const sched_ops_t *q;
+    for (size_t row = 0; (q = sched_at(row)); row++)
         for (size_t k = 0; k < sizeof q->sources / sizeof *q->sources && q->sources[k]; k++)
             if (!strcmp(j->source, q->sources[k]))
                 return q;
@@ -44,7 +45,7 @@ void pending_explain(const sched_job_t *j, const char *id, const char *name, cha
     pending_text_t t = {out, size};
     if (size)
         out[0] = 0;
-    const sched_querier_t *q = j->found && j->state == JOB_PENDING ? querier_of(j) : NULL;
+    const sched_ops_t *q = j->found && j->state == JOB_PENDING ? querier_of(j) : NULL;
     if (!q || (q->reason_needed && !j->reason[0]))
         return;
     q->explain_pending(&t, j, id, name);

@@ -1,4 +1,4 @@
-#include "cli/script/template.h"
+#include "cli/spec/template.h"
 
 #include <stdarg.h>
 #include <stdlib.h>

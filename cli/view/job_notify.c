@@ -1,4 +1,4 @@
-#include "cli/jobs/job_notify.h"
+#include "cli/view/job_notify.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,0 +1,102 @@
+#include "agent/supervision/node_source.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/base/ddp_net.h"
+#include "runtime/base/ddp_parse.h"
+
+/* The nodes of this Slurm step: a step on some of the job's nodes (a run in a held allocation,
+ * srun --nodelist) numbers its nodes (SLURM_NODEID) among its own; a step on all of them has the
+ * job's list. */
+static const char *slurm_nodelist(void)
+{
+    const char *step = getenv("SLURM_STEP_NODELIST");
+    return step && *step && getenv("SLURM_STEP_ID") ? step : getenv("SLURM_JOB_NODELIST");
+}
+
+static int from_slurm(bool rank_given, node_source_t *f, ddp_error_t *err)
+{
+    (void)rank_given;
+    const char *nodelist = slurm_nodelist();
+    if (!nodelist)
+        return 0;
+    const char *localid = getenv("SLURM_LOCALID");
+    if (localid && strcmp(localid, "0") != 0 && getenv("SLURM_STEP_ID"))
+        return ddp_error_set(err,
+                             "Slurm started more than one agent on this node (task %s): run "
+                             "one agent per node (srun --ntasks-per-node=1)",
+                             localid);
+    if (!(f->hosts = ddp_hostlist_expand(nodelist, err)))
+        return ddp_error_prefix(err, "SLURM_STEP_NODELIST or SLURM_JOB_NODELIST");
+    const char *nodeid = getenv("SLURM_NODEID");
+    if (nodeid && ddp_parse_int(nodeid, 0, INT_MAX, &f->rank))
+        f->rank = -1;
+    f->job_id = getenv("SLURM_JOB_ID");
+    return 1;
+}
+
+/* PBS_NODEFILE names a host once per slot, in the order of the job's chunks: this host's first
+ * place is its rank. */
+static int from_pbs(bool rank_given, node_source_t *f, ddp_error_t *err)
+{
+    const char *nodefile = getenv("PBS_NODEFILE");
+    if (!nodefile)
+        return 0;
+    if (!(f->hosts = ddp_hostlist_from_nodefile(nodefile, err)))
+        return ddp_error_prefix(err, "PBS_NODEFILE");
+    char host[256];
+    ddp_net_hostname(host, sizeof host);
+    long at = ddp_hostlist_find(f->hosts, host);
+    if (at < 0 && !rank_given) {
+        ddp_hostlist_destroy(f->hosts);
+        f->hosts = NULL;
+        return ddp_error_set(err,
+                             "PBS_NODEFILE %s does not name this host (%s): cannot tell this "
+                             "node's rank; pass --node-rank",
+                             nodefile, host);
+    }
+    f->rank = (int)at;
+    f->job_id = getenv("PBS_JOBID");
+    return 1;
+}
+
+/* One agent per node started by mpirun: its world is the nodes. */
+static int from_mpirun(bool rank_given, node_source_t *f, ddp_error_t *err)
+{
+    (void)rank_given;
+    const char *rank = getenv("OMPI_COMM_WORLD_RANK"), *size = getenv("OMPI_COMM_WORLD_SIZE");
+    if (!rank)
+        return 0;
+    if (ddp_parse_int(rank, 0, INT_MAX, &f->rank) ||
+        ddp_parse_int(size ? size : "", 1, INT_MAX, &f->nnodes))
+        return ddp_error_set(err, "OMPI_COMM_WORLD_RANK/SIZE are not numbers");
+    f->master_addr = getenv("MASTER_ADDR");
+    const char *port = getenv("MASTER_PORT");
+    if (port && ddp_parse_int(port, 1, 65535, &f->master_port))
+        f->master_port = 0;
+    return 1;
+}
+
+static const struct {
+    const char *identity;
+    int (*read)(bool rank_given, node_source_t *f, ddp_error_t *err);
+} sources[] = {
+    {"Slurm", from_slurm},
+    {"PBS", from_pbs},
+    {"mpirun", from_mpirun},
+};
+
+int node_source_find(bool rank_given, node_source_t *found, ddp_error_t *err)
+{
+    for (size_t i = 0; i < sizeof sources / sizeof *sources; i++) {
+        node_source_t f = {.identity = sources[i].identity, .rank = -1};
+        int rc = sources[i].read(rank_given, &f, err);
+        if (rc != 0) {
+            *found = f;
+            return rc;
+        }
+    }
+    return 0;
+}

@@ -1,0 +1,28 @@
+/* node_source: where an agent learns what its flags leave open (the job's nodes, this node's
+ * rank among them, the job's id, and mpirun's master), one row per source in node_source.c's
+ * table, tried in order: a Slurm step, a PBS job, an mpirun world. To add a scheduler: its row
+ * (how to tell its job is this process's, its node list, this node's rank, its job id). */
+#ifndef DDPJOB_NODE_SOURCE_H
+#define DDPJOB_NODE_SOURCE_H
+
+#include <stdbool.h>
+
+#include "runtime/base/ddp_error.h"
+#include "runtime/job/hostlist.h"
+
+typedef struct {
+    const char *identity;  /* the source's name in messages ("Slurm") */
+    ddp_hostlist_t *hosts; /* the job's nodes, the caller's to destroy; NULL: not said */
+    int rank;              /* this node's; -1 not said */
+    int nnodes;            /* 0: not said (the hosts' count stands) */
+    const char *job_id;    /* NULL: none */
+    const char *master_addr;
+    int master_port; /* 0: not said */
+} node_source_t;
+
+/* The first source this process runs under into *found: 1; 0 when none (found untouched); -1
+ * with err naming the source's variable when it is there but wrong. rank_given: the command
+ * line names this node's rank, so a node list that does not name this host is no error. */
+int node_source_find(bool rank_given, node_source_t *found, ddp_error_t *err);
+
+#endif

@@ -2,7 +2,7 @@
 # meson install's last step: PREFIX/share/ddpjob/SHA256SUMS, the checksums of the files this
 # install put in PREFIX ("HASH  bin/ddpjob" lines, `sha256sum -c` from PREFIX). A prefix such as
 # ~/.local holds other software too: the list says which files are ddpjob's (the cluster build's
-# among them, which has a list of its own that `submit --on` sends: cli/remote/remote_install.h).
+# among them, which has a list of its own that `submit --on` sends: cli/laptop/remote_install.h).
 set -eu
 prefix=${MESON_INSTALL_DESTDIR_PREFIX:?run by meson install}
 $MESONINTROSPECT --installed "$MESON_BUILD_ROOT" |

@@ -8,8 +8,8 @@
 
 #include "runtime/base/ddp_error.h"
 #include "cli/commands/host_options.h"
-#include "cli/remote/cluster_profiles.h"
-#include "cli/remote/ssh_session.h"
+#include "cli/laptop/cluster_profiles.h"
+#include "cli/ssh/ssh_session.h"
 
 /* The profile `name` into *c from the user's clusters file (its path into path): 0; -1 with err
  * code ENOENT when the file names no such cluster, else the file could not be read. */

@@ -15,7 +15,7 @@
 
 #include "cli/commands/commands.h"
 #include "cli/jobs/dev_record.h"
-#include "cli/remote/node_relay.h"
+#include "cli/launch/node_relay.h"
 #include "runtime/base/ddp_clock.h"
 #include "runtime/base/ddp_file.h"
 #include "runtime/base/ddp_parse.h"

@@ -26,11 +26,11 @@
 #include "runtime/base/ddp_signal.h"
 #include "runtime/job/job_contract.h"
 #include "cli/commands/host_options.h"
-#include "cli/remote/launch_hosts.h"
+#include "cli/launch/launch_hosts.h"
 #include "cli/script/render.h"
 #include "cli/spec/shquote.h"
-#include "cli/remote/ssh_config.h"
-#include "cli/remote/ssh_session.h"
+#include "cli/ssh/ssh_config.h"
+#include "cli/ssh/ssh_session.h"
 #include "runtime/job/store_proto.h"
 
 static const char launch_help[] =

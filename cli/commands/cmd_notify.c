@@ -15,7 +15,7 @@
 #include "runtime/base/ddp_parse.h"
 #include "cli/jobs/job_history.h"
 #include "cli/view/job_notify.h"
-#include "cli/remote/webhook.h"
+#include "cli/view/webhook.h"
 
 #define NOTIFY_TIMEOUT_MS 10000L
 #define NOTIFY_POLL_MS 1000

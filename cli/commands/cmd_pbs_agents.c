@@ -19,7 +19,7 @@
 #include "runtime/base/ddp_parse.h"
 #include "runtime/base/ddp_signal.h"
 #include "runtime/job/hostlist.h"
-#include "cli/remote/pbs_tasks.h"
+#include "cli/sched/sched_pbs_tasks.h"
 #include "cli/script/shell_hold.h"
 
 static const char pbs_agents_help[] =

@@ -27,7 +27,7 @@
 #include "cli/jobs/job_record.h"
 #include "cli/jobs/remote_index.h"
 #include "cli/jobs/term_text.h"
-#include "cli/remote/download.h"
+#include "cli/laptop/download.h"
 #include "cli/spec/units.h"
 #include "runtime/base/ddp_clock.h"
 #include "runtime/base/ddp_file.h"

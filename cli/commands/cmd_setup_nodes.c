@@ -16,11 +16,11 @@
 #include "runtime/base/ddp_file.h"
 #include "runtime/base/ddp_parse.h"
 #include "cli/commands/host_options.h"
-#include "cli/remote/launch_hosts.h"
+#include "cli/launch/launch_hosts.h"
 #include "cli/spec/shquote.h"
-#include "cli/remote/remote_command.h"
-#include "cli/remote/ssh_config.h"
-#include "cli/remote/ssh_session.h"
+#include "cli/ssh/remote_command.h"
+#include "cli/ssh/ssh_config.h"
+#include "cli/ssh/ssh_session.h"
 
 static const char setup_help[] =
     "usage: ddpjob setup-nodes (--hosts H,... | --hostfile FILE) [--install-key]\n"

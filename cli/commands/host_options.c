@@ -3,7 +3,7 @@
 #include <stdio.h>
 
 #include "runtime/base/ddp_parse.h"
-#include "cli/remote/ssh_config.h"
+#include "cli/ssh/ssh_config.h"
 
 void host_options_init(host_options_t *h)
 {

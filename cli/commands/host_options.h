@@ -7,7 +7,7 @@
 #include <getopt.h>
 
 #include "runtime/base/ddp_error.h"
-#include "cli/remote/launch_hosts.h"
+#include "cli/launch/launch_hosts.h"
 
 typedef struct {
     const char *list, *file; /* --hosts, --hostfile */

@@ -11,7 +11,7 @@
 
 #include "cli/commands/cluster_login.h"
 #include "cli/commands/commands.h"
-#include "cli/remote/remote_install.h"
+#include "cli/laptop/remote_install.h"
 #include "cli/spec/datafile.h"
 #include "cli/spec/shquote.h"
 #include "cli/spec/units.h"

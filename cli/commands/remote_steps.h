@@ -8,9 +8,9 @@
 #include <stdint.h>
 
 #include "cli/commands/host_options.h"
-#include "cli/remote/cluster_profiles.h"
-#include "cli/remote/ssh_session.h"
-#include "cli/remote/upload.h"
+#include "cli/laptop/cluster_profiles.h"
+#include "cli/ssh/ssh_session.h"
+#include "cli/laptop/upload.h"
 #include "cli/spec/spec.h"
 
 /* What a login shell there runs: bash -l running this version's ddpjob with words[0..n) (in

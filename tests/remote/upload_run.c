@@ -7,10 +7,10 @@
 #include <string.h>
 
 #include "runtime/base/ddp_clock.h"
-#include "cli/remote/remote_install.h"
-#include "cli/remote/ssh_config.h"
-#include "cli/remote/ssh_session.h"
-#include "cli/remote/upload.h"
+#include "cli/laptop/remote_install.h"
+#include "cli/ssh/ssh_config.h"
+#include "cli/ssh/ssh_session.h"
+#include "cli/laptop/upload.h"
 
 int main(int argc, char **argv)
 {

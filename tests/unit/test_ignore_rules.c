@@ -1,7 +1,7 @@
 /* What an upload leaves behind (ignore_rules.h): the defaults, .gitignore's forms, the last
  * matching pattern deciding; and what it never sends, whatever they say (upload_never). */
-#include "cli/remote/ignore_rules.h"
-#include "cli/remote/upload.h"
+#include "cli/laptop/ignore_rules.h"
+#include "cli/laptop/upload.h"
 #include "tests/unit/tap.h"
 
 int main(void)

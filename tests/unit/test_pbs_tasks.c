@@ -1,6 +1,6 @@
 /* The PBS supervisor's decisions: pbsdsh's task status lines as the real OpenPBS prints them,
  * how long node 0 may go on after a node's agent ended, and the job's status. */
-#include "cli/remote/pbs_tasks.h"
+#include "cli/sched/sched_pbs_tasks.h"
 #include "tests/unit/tap.h"
 
 static int status_of(const char *text)

@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 #include "runtime/base/ddp_error.h"
-#include "cli/remote/ssh_session.h"
+#include "cli/ssh/ssh_session.h"
 
 /* What a command printed: up to REMOTE_OUTPUT_MAX bytes of each stream, NUL-terminated. */
 enum { REMOTE_OUTPUT_MAX = 65536 };

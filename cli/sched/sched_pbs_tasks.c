@@ -1,4 +1,4 @@
-#include "cli/remote/pbs_tasks.h"
+#include "cli/sched/sched_pbs_tasks.h"
 
 #include <stdio.h>
 #include <stdlib.h>

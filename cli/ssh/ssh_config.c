@@ -1,4 +1,4 @@
-#include "cli/remote/ssh_config.h"
+#include "cli/ssh/ssh_config.h"
 
 #include <errno.h>
 #include <fnmatch.h>

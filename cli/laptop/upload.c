@@ -1,4 +1,4 @@
-#include "cli/remote/upload.h"
+#include "cli/laptop/upload.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -13,8 +13,8 @@
 #include <unistd.h>
 
 #include "runtime/base/ddp_file.h"
-#include "cli/remote/ignore_rules.h"
-#include "cli/remote/sftp_error.h"
+#include "cli/laptop/ignore_rules.h"
+#include "cli/ssh/sftp_error.h"
 
 /* A .ddpjobignore is a few lines: anything near this is not one. A job's folder nests a few
  * levels: a tree deeper than this is no job's (or a loop through a mount). */

@@ -1,5 +1,5 @@
-/* pbs_tasks: what a PBS job's node 0 concludes from the pbsdsh tasks that run the other nodes'
- * agents (the decisions of `ddpjob pbs-agents`, apart from its processes).
+/* sched_pbs_tasks: what a PBS job's node 0 concludes from the pbsdsh tasks that run the other
+ * nodes' agents (the decisions of `ddpjob pbs-agents`, apart from its processes).
  *
  * pbsdsh's own exit status means nothing (the real one always exits 0): it prints a task's
  * non-zero status ("pbsdsh: task 0x00000000 exit status 127") among the task's output. Node 0's

@@ -1,4 +1,4 @@
-#include "cli/remote/remote_command.h"
+#include "cli/ssh/remote_command.h"
 
 #include <string.h>
 

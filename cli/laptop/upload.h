@@ -26,7 +26,7 @@
 #include <sys/types.h>
 
 #include "runtime/base/ddp_error.h"
-#include "cli/remote/ssh_session.h"
+#include "cli/ssh/ssh_session.h"
 
 /* What a transfer (this upload, or download.h's) did. */
 typedef struct {

@@ -11,7 +11,7 @@
 #include <stddef.h>
 
 #include "runtime/base/ddp_error.h"
-#include "cli/remote/ssh_session.h"
+#include "cli/ssh/ssh_session.h"
 
 typedef struct {
     const char *host; /* where the SSH server connects each connection */

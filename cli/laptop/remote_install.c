@@ -1,4 +1,4 @@
-#include "cli/remote/remote_install.h"
+#include "cli/laptop/remote_install.h"
 
 #include <dirent.h>
 #include <stdio.h>
@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "runtime/base/ddp_file.h"
-#include "cli/remote/remote_command.h"
+#include "cli/ssh/remote_command.h"
 #include "cli/spec/shquote.h"
 
 /* Where versions are installed there: the login user's own, closed to others; programs and

@@ -13,8 +13,8 @@
 #include <stdint.h>
 
 #include "runtime/base/ddp_error.h"
-#include "cli/remote/ssh_session.h"
-#include "cli/remote/upload.h"
+#include "cli/ssh/ssh_session.h"
+#include "cli/laptop/upload.h"
 
 /* Makes sure VERSION is installed from `prefix` (the local install); *installed is 1 when it was
  * sent now, 0 when it was there already, and sum says what was sent. A cluster whose architecture

@@ -1,4 +1,4 @@
-#include "cli/remote/download.h"
+#include "cli/laptop/download.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "runtime/base/ddp_file.h"
-#include "cli/remote/sftp_error.h"
+#include "cli/ssh/sftp_error.h"
 
 enum { COPY_CHUNK = 1 << 16 };
 

@@ -1,4 +1,4 @@
-#include "cli/remote/launch_hosts.h"
+#include "cli/launch/launch_hosts.h"
 
 #include <ctype.h>
 #include <stdio.h>

@@ -1,4 +1,4 @@
-#include "cli/remote/cluster_profiles.h"
+#include "cli/laptop/cluster_profiles.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -11,7 +11,7 @@
 
 #include "runtime/base/ddp_file.h"
 #include "runtime/base/ddp_parse.h"
-#include "cli/remote/ssh_config.h"
+#include "cli/ssh/ssh_config.h"
 
 /* A clusters file is a few lines per cluster: anything near this is not one. */
 enum { PROFILES_FILE_MAX = 1 << 20, PROFILES_MAX = 256 };

@@ -1,4 +1,4 @@
-#include "cli/remote/ssh_forward.h"
+#include "cli/ssh/ssh_forward.h"
 
 #include <errno.h>
 #include <fcntl.h>

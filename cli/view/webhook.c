@@ -1,4 +1,4 @@
-#include "cli/remote/webhook.h"
+#include "cli/view/webhook.h"
 
 #include <curl/curl.h>
 #include <stdlib.h>

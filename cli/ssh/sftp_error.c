@@ -1,4 +1,4 @@
-#include "cli/remote/sftp_error.h"
+#include "cli/ssh/sftp_error.h"
 
 #include <errno.h>
 

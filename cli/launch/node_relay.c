@@ -1,4 +1,4 @@
-#include "cli/remote/node_relay.h"
+#include "cli/launch/node_relay.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -12,8 +12,8 @@
 #include <stdint.h>
 
 #include "runtime/base/ddp_error.h"
-#include "cli/remote/ssh_session.h"
-#include "cli/remote/upload.h"
+#include "cli/ssh/ssh_session.h"
+#include "cli/laptop/upload.h"
 
 /* Fetches each of `paths` (a file or a folder, relative to remote_dir, no "..") into the same
  * place under local_dir (made, private, where missing). A path not there is counted in

@@ -1,4 +1,4 @@
-#include "cli/remote/ignore_rules.h"
+#include "cli/laptop/ignore_rules.h"
 
 #include <fnmatch.h>
 #include <stdlib.h>

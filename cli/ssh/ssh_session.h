@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 #include "runtime/base/ddp_error.h"
-#include "cli/remote/ssh_config.h"
+#include "cli/ssh/ssh_config.h"
 
 typedef struct ssh_session ssh_session_t;
 

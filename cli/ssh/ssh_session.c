@@ -1,4 +1,4 @@
-#include "cli/remote/ssh_session.h"
+#include "cli/ssh/ssh_session.h"
 
 #include <errno.h>
 #include <libssh2.h>

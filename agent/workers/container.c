@@ -57,13 +57,15 @@ int container_check(const container_t *c, ddp_error_t *err)
     if (!on_path(program))
         return ddp_error_set(err, "container: the %s runtime's program %s is not on PATH here", rt,
                              program);
-    /* ch-run refuses to start without $USER, which a scheduler's task may lack. */
-    struct passwd *pw;
-    if (c->runtime == CONTAINER_CHARLIECLOUD && !getenv("USER") &&
-        (!(pw = getpwuid(getuid())) || setenv("USER", pw->pw_name, 1) != 0))
-        return ddp_error_set(err, "container: ch-run needs $USER, which is not set here");
-    struct stat st;
+    /* A variable the program needs ($USER), which a scheduler's task may lack. */
     const container_runtime_info_t *info = container_runtime_info(c->runtime);
+    const char *needs = info ? info->exec.needs_env : NULL;
+    struct passwd *pw;
+    if (needs && !getenv(needs) &&
+        (strcmp(needs, "USER") || !(pw = getpwuid(getuid())) ||
+         setenv("USER", pw->pw_name, 1) != 0))
+        return ddp_error_set(err, "container: %s needs $%s, which is not set here", program, needs);
+    struct stat st;
     int want_dir = info && !info->image_suffixes;
     if (stat(c->image, &st) != 0 || access(c->image, R_OK) != 0)
         return ddp_error_set(err, "container image %s (%s): %s", c->image, rt, strerror(errno));
@@ -117,29 +119,34 @@ static int host_layout(const char *var, size_t len)
     return 0;
 }
 
-/* apptainer passes the environment itself but sets PATH and LD_LIBRARY_PATH from the image: the
- * forced names are given again; --nv on a node with NVIDIA GPUs. */
-static void add_apptainer_env(argv_t *a, const container_t *c, char *const *env)
+/* The environment's options: CONFIG's file (container_prepare wrote it in dir), or FORCED's
+ * names again (the runtime passes the environment but sets the host-layout ones from the
+ * image); the GPU option on a node with NVIDIA GPUs. */
+static void add_env(argv_t *a, const container_t *c, const container_exec_t *x, char *const *env,
+                    const char *dir)
 {
-    for (char *const *e = env; *e; e++)
+    if (x->env == CONTAINER_ENV_CONFIG && dir)
+        pushf(a, "%s%s/%s", x->env_flag, dir, x->config_file);
+    for (char *const *e = env; x->env == CONTAINER_ENV_FORCED && *e; e++)
         for (size_t i = 0; i < c->nenv_names; i++) {
             size_t len = strlen(c->env_names[i]);
             if (strncmp(*e, c->env_names[i], len) == 0 && (*e)[len] == '=' && host_layout(*e, len))
-                pushf(a, "--env=%s", *e);
+                pushf(a, "%s%s", x->env_flag, *e);
         }
-    if (access("/dev/nvidiactl", F_OK) == 0)
-        push(a, "--nv");
+    if (x->gpu_flag && access("/dev/nvidiactl", F_OK) == 0)
+        push(a, x->gpu_flag);
 }
 
 int container_prepare(const container_t *c, const char *dir, ddp_error_t *err)
 {
-    if (c->runtime != CONTAINER_ENROOT)
+    const container_runtime_info_t *info = container_runtime_info(c->runtime);
+    if (!info || info->exec.env != CONTAINER_ENV_CONFIG)
         return 0;
     /* enroot starts the image with the environment its config's environ() prints: the worker's
      * (enroot's own process has it), less the host's layout, in one awk rather than an --env and
      * an awk per variable (0.3 s for 60 variables). */
     char path[4200];
-    snprintf(path, sizeof path, "%s/enroot.conf", dir);
+    snprintf(path, sizeof path, "%s/%s", dir, info->exec.config_file);
     FILE *f = fopen(path, "wx");
     if (!f)
         return ddp_error_set(err, "cannot write %s: %s", path, strerror(errno));
@@ -165,9 +172,9 @@ int container_prepare(const container_t *c, const char *dir, ddp_error_t *err)
     return 0;
 }
 
-/* Charliecloud binds only onto folders the image has (it is mounted read-only): the image folder,
- * the user's own, is given the ones missing. The host's /tmp is the container's already. */
-static int charliecloud_mount_point(const container_t *c, const char *dst, ddp_error_t *err)
+/* A runtime that binds only onto folders the image has (its image mounted read-only): the image
+ * folder, the user's own, is given the ones missing. */
+static int image_mount_point(const container_t *c, const char *dst, ddp_error_t *err)
 {
     char point[8300];
     snprintf(point, sizeof point, "%s%s", c->image, dst);
@@ -176,9 +183,9 @@ static int charliecloud_mount_point(const container_t *c, const char *dst, ddp_e
         return 0;
     if (ddp_make_dirs(point, 0755, err))
         return ddp_error_prefix(err,
-                                "container: ch-run binds only onto folders the image has, and "
-                                "%s has no %s",
-                                c->image, dst);
+                                "container: %s binds only onto folders the image has, and %s "
+                                "has no %s",
+                                container_program(c->runtime), c->image, dst);
     return 0;
 }
 
@@ -187,47 +194,53 @@ static int under_tmp(const char *path)
     return strcmp(path, "/tmp") == 0 || strncmp(path, "/tmp/", 5) == 0;
 }
 
-static int add_mount(argv_t *a, const container_t *c, const char *src, const char *dst, int ro,
-                     ddp_error_t *err)
+/* A bind's pattern with {src} and {dst} filled in. */
+static void push_bind(argv_t *a, const char *pattern, const char *src, const char *dst)
+{
+    size_t size = strlen(pattern) + 1;
+    for (const char *p = pattern; (p = strchr(p, '{')); p++)
+        size += strlen(src) + strlen(dst);
+    char *word = ddp_xcalloc(size, 1), *w = word;
+    for (const char *p = pattern; *p;) {
+        const char *fill = !strncmp(p, "{src}", 5) ? src : !strncmp(p, "{dst}", 5) ? dst : NULL;
+        if (fill) {
+            w = stpcpy(w, fill);
+            p += 5;
+        } else {
+            *w++ = *p++;
+        }
+    }
+    append(a, word);
+}
+
+static int add_mount(argv_t *a, const container_t *c, const container_exec_t *x, const char *src,
+                     const char *dst, int ro, ddp_error_t *err)
 {
     /* enroot's mounts are fstab lines with ':' for blanks, apptainer's binds a list split at ','
      * and ':': a folder of ours (the working folder, say) that holds one cannot be said. */
-    if (c->runtime != CONTAINER_CHARLIECLOUD &&
-        (strpbrk(src, ":, \t\n") || strpbrk(dst, ":, \t\n")))
+    if (!x->binds_any_name && (strpbrk(src, ":, \t\n") || strpbrk(dst, ":, \t\n")))
         return ddp_error_set(
             err, "container: %s cannot bind %s: its name holds a ':', ',' or blank",
             container_runtime_name(c->runtime), strpbrk(src, ":, \t\n") ? src : dst);
-    switch (c->runtime) {
-    case CONTAINER_ENROOT:
-        push(a, "--mount");
-        pushf(a, "%s:%s:none:x-create=auto,rbind,%s,nosuid", src, dst, ro ? "ro" : "rw");
+    if (ro && !x->bind_ro)
+        return ddp_error_set(err, "container: %s (%s)",
+                             container_runtime_info(c->runtime)->no_read_only_why, src);
+    if (x->shares_tmp && strcmp(src, dst) == 0 && under_tmp(src))
         return 0;
-    case CONTAINER_APPTAINER:
-    case CONTAINER_SINGULARITY:
-        push(a, "--bind");
-        pushf(a, "%s:%s%s", src, dst, ro ? ":ro" : "");
-        return 0;
-    default:
-        if (ro)
-            return ddp_error_set(err, "container: %s (%s)",
-                                 container_runtime_info(c->runtime)->no_read_only_why, src);
-        if (strcmp(src, dst) == 0 && under_tmp(src))
-            return 0;
-        if (charliecloud_mount_point(c, dst, err))
-            return -1;
-        push(a, "-b");
-        pushf(a, "%s:%s", src, dst);
-        return 0;
-    }
+    if (x->binds_onto_image && image_mount_point(c, dst, err))
+        return -1;
+    push(a, x->bind_flag);
+    push_bind(a, ro ? x->bind_ro : x->bind_rw, src, dst);
+    return 0;
 }
 
-static int add_mounts(argv_t *a, const container_t *c, const char *cwd, const char *dir,
-                      ddp_error_t *err)
+static int add_mounts(argv_t *a, const container_t *c, const container_exec_t *x, const char *cwd,
+                      const char *dir, ddp_error_t *err)
 {
-    if (add_mount(a, c, cwd, cwd, 0, err) || (dir && add_mount(a, c, dir, dir, 0, err)))
+    if (add_mount(a, c, x, cwd, cwd, 0, err) || (dir && add_mount(a, c, x, dir, dir, 0, err)))
         return -1;
     for (size_t i = 0; i < c->nmounts; i++)
-        if (add_mount(a, c, c->mounts[i].src, c->mounts[i].dst, c->mounts[i].read_only, err))
+        if (add_mount(a, c, x, c->mounts[i].src, c->mounts[i].dst, c->mounts[i].read_only, err))
             return -1;
     return 0;
 }
@@ -256,32 +269,25 @@ void container_exec(const container_t *c, char *const *command, ddp_error_t *err
 char **container_command(const container_t *c, char *const *command, char *const *env,
                          const char *cwd, const char *dir, ddp_error_t *err)
 {
+    const container_exec_t *x = &container_runtime_info(c->runtime)->exec;
     argv_t a = {0};
     push(&a, container_program(c->runtime));
-    if (c->runtime == CONTAINER_ENROOT) {
-        push(&a, "start");
-        if (dir)
-            pushf(&a, "--conf=%s/enroot.conf", dir);
-    } else if (c->runtime != CONTAINER_CHARLIECLOUD) {
-        push(&a, "exec");
-        add_apptainer_env(&a, c, env);
-    }
-    if (add_mounts(&a, c, cwd, dir, err)) {
+    for (const char *const *w = x->start; *w; w++)
+        push(&a, *w);
+    add_env(&a, c, x, env, dir);
+    if (add_mounts(&a, c, x, cwd, dir, err)) {
         container_command_free(a.v);
         return NULL;
     }
-    if (c->runtime == CONTAINER_APPTAINER || c->runtime == CONTAINER_SINGULARITY) {
-        push(&a, "--pwd");
-        push(&a, cwd);
-    } else if (c->runtime == CONTAINER_CHARLIECLOUD) {
-        push(&a, "--cd");
+    if (x->workdir_flag) {
+        push(&a, x->workdir_flag);
         push(&a, cwd);
     }
     push(&a, c->image);
-    if (c->runtime == CONTAINER_CHARLIECLOUD)
-        push(&a, "--");
-    if (c->runtime == CONTAINER_ENROOT) {
-        /* enroot starts in the image's home folder and has no option for another one. */
+    if (x->after_image)
+        push(&a, x->after_image);
+    if (!x->workdir_flag) {
+        /* No option for the working folder (enroot starts in the image's home folder). */
         push(&a, "/bin/sh");
         push(&a, "-c");
         push(&a, "cd -- \"$1\" && shift && exec \"$@\"");

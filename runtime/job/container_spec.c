@@ -10,6 +10,32 @@ const int container_runtime_values[] = {CONTAINER_PYXIS, CONTAINER_ENROOT, CONTA
 
 #define SQUASHFS ".sqsh .squashfs"
 
+/* enroot's mounts are fstab lines; it starts in the image's home folder, with no option for
+ * another one; it passes only what its config's environ() prints. */
+#define ENROOT_EXEC                                                                                \
+    {                                                                                              \
+        .start = {"start"}, .env = CONTAINER_ENV_CONFIG,                                           \
+        .env_flag = "--conf=", .config_file = "enroot.conf", .bind_flag = "--mount",               \
+        .bind_rw = "{src}:{dst}:none:x-create=auto,rbind,rw,nosuid",                               \
+        .bind_ro = "{src}:{dst}:none:x-create=auto,rbind,ro,nosuid"                                \
+    }
+/* apptainer passes the environment itself but sets PATH and LD_LIBRARY_PATH from the image; its
+ * binds are a list split at ',' and ':'. */
+#define APPTAINER_EXEC                                                                             \
+    {                                                                                              \
+        .start = {"exec"}, .env = CONTAINER_ENV_FORCED, .env_flag = "--env=", .gpu_flag = "--nv",  \
+        .bind_flag = "--bind", .bind_rw = "{src}:{dst}", .bind_ro = "{src}:{dst}:ro",              \
+        .workdir_flag = "--pwd"                                                                    \
+    }
+/* ch-run's image is mounted read-only, so it binds onto folders the image has; it refuses to
+ * start without $USER, which a scheduler's task may lack. */
+#define CHARLIECLOUD_EXEC                                                                          \
+    {                                                                                              \
+        .env = CONTAINER_ENV_WHOLE, .bind_flag = "-b", .bind_rw = "{src}:{dst}",                   \
+        .binds_any_name = true, .binds_onto_image = true, .shares_tmp = true,                      \
+        .workdir_flag = "--cd", .after_image = "--", .needs_env = "USER"                           \
+    }
+
 static const container_runtime_info_t runtimes[CONTAINER_RUNTIMES_END] = {
     [CONTAINER_PYXIS] =
         {"enroot", "version", SQUASHFS, "a squashfs file (.sqsh or .squashfs)",
@@ -18,19 +44,19 @@ static const container_runtime_info_t runtimes[CONTAINER_RUNTIMES_END] = {
          "nothing to stage",
          NULL},
     [CONTAINER_ENROOT] = {"enroot", "version", SQUASHFS, "a squashfs file (.sqsh or .squashfs)",
-                          NULL, NULL, NULL},
+                          NULL, NULL, NULL, ENROOT_EXEC},
     /* apptainer exec's own list of image files: SIF, SquashFS, ext3. */
     [CONTAINER_APPTAINER] = {"apptainer", "--version", ".sif " SQUASHFS " .img",
                              "a SIF file (.sif), or a SquashFS (.sqsh) or ext3 (.img) image", NULL,
-                             NULL, NULL},
+                             NULL, NULL, APPTAINER_EXEC},
     [CONTAINER_SINGULARITY] = {"singularity", "--version", ".sif " SQUASHFS " .img",
                                "a SIF file (.sif), or a SquashFS (.sqsh) or ext3 (.img) image",
-                               NULL, NULL, NULL},
+                               NULL, NULL, NULL, APPTAINER_EXEC},
     [CONTAINER_CHARLIECLOUD] = {"ch-run", "--version", NULL,
                                 "an image folder (ch-convert's output; not a .sif or .sqsh file)",
                                 NULL,
                                 "charliecloud's image is a folder: only image files are staged",
-                                "charliecloud's ch-run binds read-write only"},
+                                "charliecloud's ch-run binds read-write only", CHARLIECLOUD_EXEC},
 };
 
 const container_runtime_info_t *container_runtime_info(container_runtime_t runtime)

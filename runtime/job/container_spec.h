@@ -5,10 +5,10 @@
  *
  * To add a runtime:
  *   1. its value in container_runtime_t, before CONTAINER_RUNTIMES_END;
- *   2. its word in container_runtime_words and its row in container_spec.c's table (its program,
- *      version probe, image kind, what it cannot do and why);
- *   3. its command line in agent/workers/container.c (container_command, add_mount);
- *   4. its case in tests/agent/container.sh (or container_slurm.sh for a scheduler's own). */
+ *   2. its word in container_runtime_words and its row in container_spec.c's table: its
+ *      program, version probe, image kind, what it cannot do and why, and how the agent runs a
+ *      worker in it (container_exec_t; agent/workers/container.c reads only the row);
+ *   3. its case in tests/agent/container.sh (or container_slurm.sh for a scheduler's own). */
 #ifndef DDP_CONTAINER_SPEC_H
 #define DDP_CONTAINER_SPEC_H
 
@@ -31,6 +31,36 @@ extern const char *const container_runtime_words[];
 /* Their values, in the same order (for option tables that map a word to a value). */
 extern const int container_runtime_values[];
 
+/* How the worker's environment reaches the program inside. */
+typedef enum {
+    CONTAINER_ENV_WHOLE,  /* the runtime passes it all (ch-run) */
+    CONTAINER_ENV_FORCED, /* passed, but the host-layout names set from the image: given again
+                             as the runtime's env option where --container-env names them */
+    CONTAINER_ENV_CONFIG, /* only what a config file written beside the attempt prints (enroot's
+                             environ()); the GPUs by NVIDIA_VISIBLE_DEVICES there */
+} container_env_t;
+
+/* How the agent runs a worker in a runtime: PROGRAM START... [ENV] [BIND_FLAG BIND]...
+ * [WORKDIR_FLAG CWD] IMAGE [AFTER_IMAGE] COMMAND..., where a bind is its pattern with {src} and
+ * {dst} filled in. */
+typedef struct {
+    const char *start[3];     /* the words after the program ("exec"), NULL-ended */
+    container_env_t env;      /* how the environment reaches the program */
+    const char *env_flag;     /* joined to its value: FORCED's NAME=VALUE ("--env="), CONFIG's
+                                 file ("--conf=") */
+    const char *config_file;  /* CONFIG's file, written in the attempt's folder */
+    const char *gpu_flag;     /* given where the node has NVIDIA GPUs ("--nv"); NULL: none */
+    const char *bind_flag;    /* before each bind ("--bind") */
+    const char *bind_rw;      /* a read-write bind's pattern ("{src}:{dst}") */
+    const char *bind_ro;      /* a read-only bind's; NULL: none (no_read_only_why says why) */
+    bool binds_any_name;      /* a name with ':', ',' or a blank can be bound */
+    bool binds_onto_image;    /* binds only onto folders the image has: they are made first */
+    bool shares_tmp;          /* the host's /tmp is the container's already: not bound */
+    const char *workdir_flag; /* the working folder's option; NULL: a shell changes into it */
+    const char *after_image;  /* a word between the image and the command ("--"); NULL: none */
+    const char *needs_env;    /* a variable the program refuses to start without ("USER") */
+} container_exec_t;
+
 /* What ddpjob knows of a runtime. */
 typedef struct {
     const char *program;        /* what the agent runs */
@@ -41,6 +71,7 @@ typedef struct {
     const char *no_agent_why;     /* the agent runs it (pyxis: srun does, the agent inside) */
     const char *no_stage_why;     /* container.stage: the image copied to node-local disk */
     const char *no_read_only_why; /* a mount's :ro */
+    container_exec_t exec;        /* how the agent runs a worker in it (not pyxis: srun does) */
 } container_runtime_info_t;
 
 /* runtime's row; NULL for CONTAINER_NONE or a value that is none. */

@@ -73,6 +73,11 @@ static void test_enroot_and_charliecloud(void)
     ok(!container_command(&c, command, env, "/tmp", NULL, &err) &&
            strstr(err.msg, "charliecloud's ch-run binds read-write only (/d)"),
        "ch-run: a read-only mount is refused");
+    c = (container_t){.runtime = CONTAINER_CHARLIECLOUD, .image = "/i/img"};
+    argv = container_command(&c, command, env, "/tmp/w", NULL, &err);
+    is_str(joined(argv), "ch-run --cd /tmp/w /i/img -- train",
+           "ch-run: /tmp is shared, not bound; --cd, the image folder, --, the command");
+    container_command_free(argv);
     c = (container_t){.runtime = CONTAINER_ENROOT, .image = "/i/img.sqsh"};
     ok(!container_command(&c, command, env, "/w/run 1", NULL, &err) &&
            strstr(err.msg, "enroot cannot bind /w/run 1: its name holds a ':', ',' or blank"),

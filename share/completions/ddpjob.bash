@@ -8,7 +8,14 @@ _ddpjob() {
         return
     fi
     case $prev in
-    --scheduler) mapfile -t COMPREPLY < <(compgen -W "pbs slurm" -- "$cur"); return ;;
+    --scheduler)
+        # The schedulers ddpjob has, as render's usage names them.
+        local names
+        names=$("${COMP_WORDS[0]}" render --help 2>/dev/null |
+            sed -n 's/.*--scheduler \([a-z|]*\)\].*/\1/p' | head -n 1 | tr '|' ' ')
+        mapfile -t COMPREPLY < <(compgen -W "$names" -- "$cur")
+        return
+        ;;
     -o | --output | --template | --nodefile | --hostfile | --ssh-config | --known-hosts | --node-script | --login-identity | --identity) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
     --bindir | --workdir) mapfile -t COMPREPLY < <(compgen -d -- "$cur"); return ;;
     --site)

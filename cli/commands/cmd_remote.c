@@ -362,11 +362,11 @@ static int submit_there(const cluster_profile_t *c, const host_options_t *ho,
 }
 
 /* submit --on, and dev --on (the allocation submitted there, this waiting with it). */
-static int remote_submit(int argc, char **argv, const cluster_profile_t *c,
+static int remote_submit(unsigned flags, int argc, char **argv, const cluster_profile_t *c,
                          const host_options_t *ho)
 {
     const char *command = argv[0];
-    int n = 0, dry_run = 0, nkept = 0, is_dev = !strcmp(command, "dev");
+    int n = 0, dry_run = 0, nkept = 0, is_dev = !!(flags & CMD_HOLDS);
     uint64_t max_upload = MAX_UPLOAD_DEFAULT;
     int64_t wait_ms = SHORT_COMMAND_MS;
     /* Words for the command there alone: --after names jobs on the cluster (the submit there
@@ -503,12 +503,13 @@ int cmd_fetch(int argc, char **argv)
 }
 
 /* One of the commands after submit, run there; `logs -f` and `wait` through a lost link. */
-static int forward(const cluster_profile_t *c, const host_options_t *ho, int argc, char **argv)
+static int forward(unsigned flags, const cluster_profile_t *c, const host_options_t *ho, int argc,
+                   char **argv)
 {
-    int follow = !strcmp(argv[0], "wait");
+    int follow = !!(flags & CMD_FOLLOWS);
     for (int i = 1; i < argc; i++)
-        follow |=
-            !strcmp(argv[0], "logs") && (!strcmp(argv[i], "-f") || !strcmp(argv[i], "--follow"));
+        follow |= (flags & CMD_FOLLOWS_WITH_F) &&
+                  (!strcmp(argv[i], "-f") || !strcmp(argv[i], "--follow"));
     char *command = remote_ddpjob_command(c->name, NULL, argv, argc, NULL);
     int rc = command ? run_there(c, ho, command, follow, stdout) : EXIT_SYSTEM;
     free(command);
@@ -518,7 +519,7 @@ static int forward(const cluster_profile_t *c, const host_options_t *ho, int arg
 /* `list` on a laptop: this machine's jobs, then the jobs on each cluster it submitted to with
  * --on (those of the last day, or --all's), each cluster's under a line naming it, as `status`
  * and `logs` find them without --on. The list there is --here's, so that it goes no further. */
-static int list_here_and_there(int argc, char **argv, const host_options_t *ho)
+static int list_here_and_there(unsigned flags, int argc, char **argv, const host_options_t *ho)
 {
     int all = 0, json = 0;
     for (int i = 1; i < argc; i++) {
@@ -536,17 +537,17 @@ static int list_here_and_there(int argc, char **argv, const host_options_t *ho)
         cluster_profile_t c;
         int one = remote_load_profile("list", clusters[i], &c);
         if (one == EXIT_OK)
-            one = forward(&c, ho, all ? 3 : 2, there);
+            one = forward(flags, &c, ho, all ? 3 : 2, there);
         if (one && !rc)
             rc = one;
     }
     return rc;
 }
 
-int remote_dispatch(int argc, char **argv)
+int remote_dispatch(unsigned flags, int argc, char **argv)
 {
     const char *command = argv[0];
-    int is_submit = !strcmp(command, "submit");
+    int is_submit = !!(flags & CMD_SUBMITS);
     char **words = malloc(((size_t)argc + 8) * sizeof *words);
     if (!words)
         return EXIT_SYSTEM;
@@ -557,9 +558,9 @@ int remote_dispatch(int argc, char **argv)
         free(words);
         return EXIT_USAGE;
     }
-    int held = !strcmp(command, "run") || !strcmp(command, "shell") || !strcmp(command, "dev");
+    int held = !!(flags & CMD_HELD);
     const char *cluster = o.cluster, *job = held ? remote_dev_target(n, words) : job_word(n, words);
-    if (held && !job && strcmp(command, "dev")) {
+    if (held && !job && !(flags & CMD_HOLDS)) {
         free(words);
         if (!cluster)
             return -1;
@@ -574,11 +575,11 @@ int remote_dispatch(int argc, char **argv)
         free(words);
         return -1;
     }
-    if (!cluster && !strcmp(command, "list")) {
+    if (!cluster && (flags & CMD_ALL_CLUSTERS)) {
         int here = 0;
         for (int i = 1; i < n; i++)
             here |= !strcmp(words[i], "--here");
-        int rc = here ? -1 : list_here_and_there(n, words, &o.ho);
+        int rc = here ? -1 : list_here_and_there(flags, n, words, &o.ho);
         free(words);
         return rc;
     }
@@ -594,10 +595,10 @@ int remote_dispatch(int argc, char **argv)
     cluster_profile_t c;
     int rc = cluster ? remote_load_profile(command, cluster, &c) : -1;
     if (cluster && rc == EXIT_OK)
-        rc = is_submit                    ? remote_submit(n, words, &c, &o.ho)
-             : !strcmp(command, "report") ? report_there(&c, &o.ho, n, words)
-             : held                       ? remote_dev_command(n, words, &c, &o.ho)
-                                          : forward(&c, &o.ho, n, words);
+        rc = is_submit                 ? remote_submit(flags, n, words, &c, &o.ho)
+             : flags & CMD_BRINGS_BACK ? report_there(&c, &o.ho, n, words)
+             : held                    ? remote_dev_command(n, words, &c, &o.ho)
+                                       : forward(flags, &c, &o.ho, n, words);
     free(words);
     return rc;
 }

@@ -55,10 +55,24 @@ int parse_trial_arg(const char *arg, load_opts_t *opts);
  * go on, else the exit code to return. */
 int submit_render_here(int argc, char **argv, job_spec_t **spec);
 
+/* What the command table (main.c) says of a command, for how it runs on a cluster reached from
+ * this laptop (cmd_remote.c). */
+enum {
+    CMD_ON = 1 << 0,             /* runs on a cluster with --on NAME, or where its job was sent */
+    CMD_SUBMITS = 1 << 1,        /* sends the spec's folder there and submits it (with --on) */
+    CMD_HELD = 1 << 2,           /* works in an allocation held there (--in DEV) ... */
+    CMD_HOLDS = 1 << 3,          /* ... or, given a spec, submits one and waits with it */
+    CMD_FOLLOWS = 1 << 4,        /* follows its job to its end, through a lost link */
+    CMD_FOLLOWS_WITH_F = 1 << 5, /* ... with -f or --follow */
+    CMD_ALL_CLUSTERS = 1 << 6,   /* without --on: this machine's, then every cluster's */
+    CMD_BRINGS_BACK = 1 << 7,    /* what it writes there is brought back here */
+};
+
 /* A command for a cluster reached from this laptop (cmd_remote.c), one the command table (main.c)
- * marks CMD_ON: `submit --on NAME`, or one of the commands after submit with --on NAME or for a
- * job the local remote index places there, run there; -1 when the command is for this machine. */
-int remote_dispatch(int argc, char **argv);
+ * marks CMD_ON, its flags those of its row: `submit --on NAME`, or one of the commands after
+ * submit with --on NAME or for a job the local remote index places there, run there; -1 when
+ * the command is for this machine. */
+int remote_dispatch(unsigned flags, int argc, char **argv);
 
 /* The line of each --help of the commands after submit that cmd_remote.c runs on a cluster. */
 #define ON_CLUSTER_HELP                                                                            \

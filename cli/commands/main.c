@@ -7,11 +7,9 @@
 #include "runtime/base/ddp_portable.h"
 
 /* The command table: each command's name, its function, its line in `ddpjob --help` and what it
- * is. To add a command: a row here, its cmd_NAME in commands.h, its file in cli/commands/ (with its
- * --help), its completion (share/completions/ddpjob.bash) and its part of ddpjob(1). */
-enum {
-    CMD_ON = 1 /* runs on a cluster with --on NAME, or where its job was sent (cmd_remote.c) */
-};
+ * is (commands.h's CMD_ flags). To add a command: a row here, its cmd_NAME in commands.h, its file
+ * in cli/commands/ (with its --help), its completion (share/completions/ddpjob.bash) and its part
+ * of ddpjob(1). */
 static const struct {
     const char *name;
     int (*run)(int argc, char **argv);
@@ -20,21 +18,26 @@ static const struct {
 } commands[] = {
     {"validate", cmd_validate, "check a job spec and report every problem", 0},
     {"render", cmd_render, "print the job script for a spec (the dry run)", 0},
-    {"submit", cmd_submit, "write the script into the job directory and submit it", CMD_ON},
+    {"submit", cmd_submit, "write the script into the job directory and submit it",
+     CMD_ON | CMD_SUBMITS},
     {"status", cmd_status, "the state of submitted jobs: scheduler and job record together",
      CMD_ON},
-    {"logs", cmd_logs, "a submitted job's per-rank output, across requeues (-f follows)", CMD_ON},
-    {"report", cmd_report, "a job as one HTML page: chain, attempts, ranks' steps, causes", CMD_ON},
+    {"logs", cmd_logs, "a submitted job's per-rank output, across requeues (-f follows)",
+     CMD_ON | CMD_FOLLOWS_WITH_F},
+    {"report", cmd_report, "a job as one HTML page: chain, attempts, ranks' steps, causes",
+     CMD_ON | CMD_BRINGS_BACK},
     {"cancel", cmd_cancel, "end a job and its queued successors (--checkpoint: stop and save)",
      CMD_ON},
-    {"list", cmd_list, "this user's submitted jobs, newest first, with their state", CMD_ON},
-    {"wait", cmd_wait, "block until a job's whole chain has ended; exit with its status", CMD_ON},
+    {"list", cmd_list, "this user's submitted jobs, newest first, with their state",
+     CMD_ON | CMD_ALL_CLUSTERS},
+    {"wait", cmd_wait, "block until a job's whole chain has ended; exit with its status",
+     CMD_ON | CMD_FOLLOWS},
     {"run", cmd_run, "run a spec's workload here (one node), or in a held allocation (--in)",
-     CMD_ON},
+     CMD_ON | CMD_HELD},
     {"dev", cmd_dev, "hold a spec's nodes as one allocation for runs (run --in), until idle",
-     CMD_ON},
+     CMD_ON | CMD_HELD | CMD_HOLDS},
     {"shell", cmd_shell, "a terminal or a command on a node of a held allocation (ddpjob dev)",
-     CMD_ON},
+     CMD_ON | CMD_HELD},
     {"launch", cmd_launch, "run a spec's job on hosts reached by SSH (no scheduler)", 0},
     {"cluster", cmd_cluster, "the clusters reached from this laptop: add, list, check", 0},
     {"fetch", cmd_fetch, "bring a job's files back from its cluster (checkpoints, logs)", 0},
@@ -79,7 +82,8 @@ int main(int argc, char **argv)
     for (size_t i = 0; commands[i].name; i++) {
         if (strcmp(argv[1], commands[i].name))
             continue;
-        int rc = commands[i].flags & CMD_ON ? remote_dispatch(argc - 1, argv + 1) : -1;
+        unsigned flags = commands[i].flags;
+        int rc = flags & CMD_ON ? remote_dispatch(flags, argc - 1, argv + 1) : -1;
         return rc >= 0 ? rc : commands[i].run(argc - 1, argv + 1);
     }
     fprintf(stderr, "ddpjob: unknown command \"%s\"\n", argv[1]);

@@ -24,8 +24,8 @@
 #include "runtime/base/ddp_parse.h"
 #include "runtime/job/hostlist.h"
 #include "runtime/job/job_contract.h"
+#include "runtime/job/node_source.h"
 #include "agent/workers/output.h"
-#include "agent/supervision/node_source.h"
 #include "agent/supervision/preflight.h"
 #include "runtime/job/store_proto.h"
 

@@ -13,6 +13,7 @@
 #include "runtime/base/ddp_alloc.h"
 #include "runtime/base/ddp_file.h"
 #include "runtime/base/spawn.h"
+#include "runtime/job/node_source.h"
 
 /* How long a GPU job's check may take: the image's start and nvidia-smi. */
 #define GPU_CHECK_MS 60000
@@ -310,7 +311,7 @@ static const char *stage_dir(const char *stage)
 {
     if (strcmp(stage, "jobfs") != 0)
         return stage;
-    const char *dirs[] = {getenv("PBS_JOBFS"), getenv("TMPDIR")};
+    const char *dirs[] = {node_source_local_disk(), getenv("TMPDIR")};
     for (int i = 0; i < 2; i++)
         if (dirs[i] && *dirs[i])
             return dirs[i];

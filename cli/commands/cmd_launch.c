@@ -25,6 +25,7 @@
 #include "runtime/base/ddp_parse.h"
 #include "runtime/base/ddp_signal.h"
 #include "runtime/job/job_contract.h"
+#include "runtime/job/node_source.h"
 #include "cli/commands/host_options.h"
 #include "cli/launch/launch_hosts.h"
 #include "cli/script/render.h"
@@ -472,8 +473,8 @@ static int prepare_job(launch_t *L, const launch_request_t *r, const launch_host
              r->run_id ? r->run_id : id_hex);
     /* Inside a scheduler job the port its agents would derive themselves, else a random one. */
     L->port = r->port ? (int)r->port
-              : ddp_job_scheduler_id()
-                  ? ddp_job_port_from_id(ddp_job_scheduler_id())
+              : node_source_job_id()
+                  ? ddp_job_port_from_id(node_source_job_id())
                   : ddp_job_port_random((uint16_t)(random[36] << 8 | random[37]));
     for (size_t i = 0; i < hosts->count; i++) {
         host_run_t *h = &L->hosts[i];

@@ -13,8 +13,8 @@
  *   2. the row's address in sched.c's table, its files in cli/sched/meson.build;
  *   3. its template, templates/NAME.sh (the variables every scheduler's template gets are
  *      render.c's; the row's fill adds its own);
- *   4. for the agent, its row in agent/supervision/node_source.c (its job's node list, this
- *      node's rank, the job id), and its job id variable in runtime/job/job_contract.c;
+ *   4. for the agent and the nodes, its row in runtime/job/node_source.c (how to tell its job,
+ *      its node list, this node's rank, its job id and node-local disk variables);
  *   5. a test cluster (tests/cluster/) and its suites; golden.sh renders every row;
  *   6. not yet behind the seam: spec fields of its own (the spec's pbs: and slurm: blocks are
  *      spec.c's, read by the rows' fill) and its site profile fields (site.c).

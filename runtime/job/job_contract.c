@@ -44,12 +44,6 @@ int ddp_job_workers_port_from_id(const char *job_id)
     return ddp_job_store_port(ddp_job_port_from_id(job_id));
 }
 
-const char *ddp_job_scheduler_id(void)
-{
-    const char *id = getenv("SLURM_JOB_ID");
-    return id && *id ? id : getenv("PBS_JOBID");
-}
-
 int ddp_job_port_random(uint16_t random_bits)
 {
     return RANDOM_PORT_BASE + 2 * (random_bits % RANDOM_PORT_PAIRS);

@@ -39,8 +39,6 @@ int ddp_job_port_from_id(const char *job_id);
 /* The port of the store that rank 0 of ddp-train serves when it is started straight by srun
  * (no agent, no MASTER_PORT): the store port, which no agent holds there. */
 int ddp_job_workers_port_from_id(const char *job_id);
-/* The scheduler job this process runs in (SLURM_JOB_ID, else PBS_JOBID), or NULL. */
-const char *ddp_job_scheduler_id(void);
 /* A master port for a job outside any scheduler (ddpjob launch), from 16 random bits: even,
  * 20000-31998, below the ephemeral range, where the workers' own sockets live. */
 int ddp_job_port_random(uint16_t random_bits);

@@ -1,9 +1,11 @@
-/* node_source: where an agent learns what its flags leave open (the job's nodes, this node's
- * rank among them, the job's id, and mpirun's master), one row per source in node_source.c's
- * table, tried in order: a Slurm step, a PBS job, an mpirun world. To add a scheduler: its row
- * (how to tell its job is this process's, its node list, this node's rank, its job id). */
-#ifndef DDPJOB_NODE_SOURCE_H
-#define DDPJOB_NODE_SOURCE_H
+/* node_source: what a process on a node learns from the scheduler or launcher it runs under,
+ * one row per source in node_source.c's table, tried in order (a Slurm step, a PBS job, an
+ * mpirun world): for an agent, what its flags leave open (the job's nodes, this node's rank
+ * among them, the job's id, mpirun's master); for anyone, the job's id and the node's local
+ * disk. To add a scheduler: its row (how to tell its job is this process's, its node list, this
+ * node's rank, its job id variable, its node-local disk variable). */
+#ifndef DDP_NODE_SOURCE_H
+#define DDP_NODE_SOURCE_H
 
 #include <stdbool.h>
 
@@ -24,5 +26,11 @@ typedef struct {
  * with err naming the source's variable when it is there but wrong. rank_given: the command
  * line names this node's rank, so a node list that does not name this host is no error. */
 int node_source_find(bool rank_given, node_source_t *found, ddp_error_t *err);
+
+/* The scheduler job this process runs in (its row's job id variable), or NULL. */
+const char *node_source_job_id(void);
+
+/* The node-local disk the scheduler gives the job (Gadi's jobfs), or NULL. */
+const char *node_source_local_disk(void);
 
 #endif

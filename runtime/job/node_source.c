@@ -1,4 +1,4 @@
-#include "agent/supervision/node_source.h"
+#include "runtime/job/node_source.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -6,6 +6,9 @@
 
 #include "runtime/base/ddp_net.h"
 #include "runtime/base/ddp_parse.h"
+
+#define SLURM_JOB_ID "SLURM_JOB_ID"
+#define PBS_JOB_ID "PBS_JOBID"
 
 /* The nodes of this Slurm step: a step on some of the job's nodes (a run in a held allocation,
  * srun --nodelist) numbers its nodes (SLURM_NODEID) among its own; a step on all of them has the
@@ -33,7 +36,7 @@ static int from_slurm(bool rank_given, node_source_t *f, ddp_error_t *err)
     const char *nodeid = getenv("SLURM_NODEID");
     if (nodeid && ddp_parse_int(nodeid, 0, INT_MAX, &f->rank))
         f->rank = -1;
-    f->job_id = getenv("SLURM_JOB_ID");
+    f->job_id = getenv(SLURM_JOB_ID);
     return 1;
 }
 
@@ -58,7 +61,7 @@ static int from_pbs(bool rank_given, node_source_t *f, ddp_error_t *err)
                              nodefile, host);
     }
     f->rank = (int)at;
-    f->job_id = getenv("PBS_JOBID");
+    f->job_id = getenv(PBS_JOB_ID);
     return 1;
 }
 
@@ -82,11 +85,35 @@ static int from_mpirun(bool rank_given, node_source_t *f, ddp_error_t *err)
 static const struct {
     const char *identity;
     int (*read)(bool rank_given, node_source_t *f, ddp_error_t *err);
+    const char *job_id_var, *local_disk_var; /* NULL: none */
 } sources[] = {
-    {"Slurm", from_slurm},
-    {"PBS", from_pbs},
-    {"mpirun", from_mpirun},
+    {"Slurm", from_slurm, SLURM_JOB_ID, NULL},
+    {"PBS", from_pbs, PBS_JOB_ID, "PBS_JOBFS"},
+    {"mpirun", from_mpirun, NULL, NULL},
 };
+
+/* The value of the first row's job id (or local disk) variable that is set and not empty; NULL
+ * when none is. */
+static const char *first_set(bool local_disk)
+{
+    for (size_t i = 0; i < sizeof sources / sizeof *sources; i++) {
+        const char *var = local_disk ? sources[i].local_disk_var : sources[i].job_id_var;
+        const char *value = var ? getenv(var) : NULL;
+        if (value && *value)
+            return value;
+    }
+    return NULL;
+}
+
+const char *node_source_job_id(void)
+{
+    return first_set(false);
+}
+
+const char *node_source_local_disk(void)
+{
+    return first_set(true);
+}
 
 int node_source_find(bool rank_given, node_source_t *found, ddp_error_t *err)
 {

@@ -157,9 +157,11 @@ ddpjob_walltime_args=()
 ddpjob_deadline=${DDPJOB_HELD_DEADLINE:-}
 {{/held_run}}
 {{^held_run}}
-ddpjob_end=$(squeue -h -j "$SLURM_JOB_ID" -o %e 2>/dev/null) || ddpjob_end=
+# Only while it runs: a job cancelled before this asks has the cancel's time as its end, which
+# would make its signal look like the walltime's.
+ddpjob_end=$(squeue -h -j "$SLURM_JOB_ID" -o '%T %e' 2>/dev/null) || ddpjob_end=
 case $ddpjob_end in
-[0-9]*) ddpjob_deadline=$(date -d "$ddpjob_end" +%s 2>/dev/null) || ddpjob_deadline= ;;
+'RUNNING '[0-9]*) ddpjob_deadline=$(date -d "${ddpjob_end#RUNNING }" +%s 2>/dev/null) || ddpjob_deadline= ;;
 *) ddpjob_deadline= ;;
 esac
 {{/held_run}}

@@ -24,6 +24,7 @@ packages=(
     squashfs-tools squashfuse fuse-overlayfs jq parallel curl zstd makeself libbsd-dev libmd-dev  # ... enroot's build and run (below)
     libslurm-dev                                   # ... pyxis, built against Debian's Slurm (below)
     lua5.3 lua-filesystem lua-json lua-posix lua-term tcl  # ... and Lmod's own needs (below)
+    libjemalloc2 libdb5.3 libhwloc15 libmunge2 libtirpc3  # ... and Grid Engine's programs (below)
 )
 # The services these packages would start, and which of them this run adds.
 services=(slurmctld slurmd slurmdbd mariadb munge ssh)
@@ -54,6 +55,19 @@ if [ ! -x /opt/lmod/usr/share/lmod/lmod/libexec/lmod ]; then
     deb_dir=$(mktemp -d)
     (cd "$deb_dir" && apt-get download -qq lmod >/dev/null)
     dpkg -x "$deb_dir"/lmod_*.deb /opt/lmod
+    rm -rf "$deb_dir"
+fi
+# Debian's Grid Engine 8.1.9 for the sge suites, unpacked: only its programs, at the path they
+# load their spooling library from (/usr/lib/gridengine), and its defaults (/usr/share/gridengine).
+# Installing the packages would put qsub, qstat and qdel into /usr/bin over OpenPBS's, and pull
+# in a mailer (docs/grid-engine.md).
+if [ ! -x /usr/lib/gridengine/sge_qmaster ]; then
+    deb_dir=$(mktemp -d)
+    (cd "$deb_dir" && apt-get download -qq gridengine-common gridengine-client gridengine-master \
+        gridengine-exec >/dev/null)
+    for deb in "$deb_dir"/*.deb; do dpkg -x "$deb" "$deb_dir/root"; done
+    cp -a "$deb_dir/root/usr/share/gridengine" /usr/share/
+    cp -a "$deb_dir/root/usr/lib/gridengine" /usr/lib/
     rm -rf "$deb_dir"
 fi
 # A real OpenPBS for the PBS suite, built from the source snapshot beside the project (about 10

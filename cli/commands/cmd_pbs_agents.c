@@ -1,5 +1,6 @@
-/* pbs-agents: the generated PBS script's supervisor. On the job's first node it starts the other
- * nodes' agents through pbsdsh, runs node 0's agent itself, and ends with the job's status: the
+/* pbs-agents (node-agents): the supervisor of the generated PBS and Grid Engine scripts. On the
+ * job's first node it starts the other nodes' agents as tasks of the job (pbsdsh, or Grid
+ * Engine's qrsh -inherit), runs node 0's agent itself, and ends with the job's status: the
  * processes here, the decisions in pbs_tasks. */
 #include <errno.h>
 #include <fcntl.h>
@@ -21,24 +22,33 @@
 #include "runtime/job/hostlist.h"
 #include "cli/sched/sched_pbs_tasks.h"
 #include "cli/script/shell_hold.h"
+#include "cli/spec/shquote.h"
 
 static const char pbs_agents_help[] =
     "usage: ddpjob pbs-agents --nodefile FILE --nodes N --node-env FILE --task-dir DIR\n"
     "                         [--checkpoint-file FILE --checkpoint-signal SIG] [--spares]\n"
-    "                         [--job-nodefile JOBFILE]\n"
+    "                         [--job-nodefile JOBFILE] [--via pbsdsh|qrsh]\n"
     "                         -- AGENT [AGENT-OPTIONS...]\n"
-    "Run by a generated PBS script on the job's first node: starts `AGENT --node-rank R\n"
-    "AGENT-OPTIONS` on every other node of FILE through pbsdsh (after sourcing the node-env\n"
-    "file and running its ddpjob_node_setup there), runs node 0's agent here, and exits with\n"
+    "       ddpjob node-agents ... (the same)\n"
+    "Run by a generated PBS or Grid Engine script on the job's first node: starts `AGENT\n"
+    "--node-rank R AGENT-OPTIONS` on every other node of FILE as a task of the job, through\n"
+    "pbsdsh or `qrsh -inherit` (after sourcing the node-env file and running its\n"
+    "ddpjob_node_setup there), runs node 0's agent here, and exits with\n"
     "the job's status. A node whose agent cannot start stops the job at once; one whose agent\n"
     "ended while node 0's goes on stops it after 20 s; the other agents may outlive node 0's by\n"
-    "30 s. Each node's pbsdsh output goes to DIR/pbsdsh-R. Once the checkpoint FILE exists\n"
+    "30 s. Each node's task output goes to DIR/pbsdsh-R. Once the checkpoint FILE exists\n"
     "(`ddpjob cancel --checkpoint` writes it), node 0's agent gets SIG, once. With --spares\n"
     "(the agents' --spares), a node's agent that ends is said and nothing more: the agents\n"
     "replace a lost node, and node 0's status is the job's. FILE may name some of the job's\n"
     "nodes (a run in a held allocation): pbsdsh then finds each in JOBFILE, the job's own.\n"
+    "A task qrsh said ended 0 without its agent having started could not start (qrsh exits 0\n"
+    "for a task that never ran).\n"
     "Exit: the job's status (that of node 0's agent, or of the node that failed first); 2 usage,\n"
     "3 an unreadable node file or a process that could not be started.\n";
+
+/* What a node's task prints as its agent starts: qrsh's exit status cannot tell a task that
+ * never ran. */
+#define AGENT_STARTS "ddpjob: the agent starts"
 
 /* Runs on each other node, after shell_hold_dir_function: the environment and setup node 0 had,
  * then the agent. node-env is sourced through a hold on its folder (shell_hold.h): in a team's
@@ -49,9 +59,12 @@ static const char node_shell_tail[] =
     "ddpjob_fail() { echo \"$0: $*\" >&2; exit 126; }\n"
     "ddpjob_hold_dir ddpjob_held \"${1%/*}\"\n"
     ". \"$ddpjob_held/${1##*/}\" && eval \"exec ${ddpjob_held##*/}<&-\" && ddpjob_node_setup &&"
-    " shift && exec \"$@\"\n";
+    " shift && echo \"" AGENT_STARTS "\" && exec \"$@\"\n";
+
+typedef enum { VIA_PBSDSH, VIA_QRSH } task_launcher_t;
 
 typedef struct {
+    task_launcher_t via;
     const char *nodefile, *node_env, *task_dir;
     const char *job_nodefile;    /* the job's node file, where nodefile names some of its nodes */
     char task_held[64];          /* task_dir through the descriptor held on it (ddp_hold_own_dir) */
@@ -89,6 +102,7 @@ static int parse_args(int argc, char **argv, pbs_agents_args_t *a)
                                          {"checkpoint-signal", required_argument, NULL, 's'},
                                          {"spares", no_argument, NULL, 'S'},
                                          {"job-nodefile", required_argument, NULL, 'j'},
+                                         {"via", required_argument, NULL, 'v'},
                                          {"help", no_argument, NULL, 'h'},
                                          {0}};
     int before = split_workload_args(argc, argv, &a->agent, &a->nagent);
@@ -125,6 +139,13 @@ static int parse_args(int argc, char **argv, pbs_agents_args_t *a)
             break;
         case 'j':
             a->job_nodefile = optarg;
+            break;
+        case 'v':
+            if (strcmp(optarg, "pbsdsh") && strcmp(optarg, "qrsh")) {
+                fprintf(stderr, "ddpjob pbs-agents: --via %s: expected pbsdsh or qrsh\n", optarg);
+                return EXIT_USAGE;
+            }
+            a->via = strcmp(optarg, "qrsh") ? VIA_PBSDSH : VIA_QRSH;
             break;
         case 'h':
             fputs(pbs_agents_help, stdout);
@@ -194,6 +215,50 @@ static pid_t start(char **argv, const char *out, int is_pbsdsh)
     _exit(errno == ENOENT ? 127 : 126);
 }
 
+/* A word with newlines as a POSIX shell makes it again without one: "$(printf '%b' '...')",
+ * backslashes doubled and newlines as \n for printf (its trailing newlines are lost, as $(...)
+ * drops them). */
+static void write_word_without_newlines(FILE *f, const char *word)
+{
+    fputs("\"$(printf '%b' '", f);
+    for (const char *p = word; *p; p++) {
+        if (*p == '\n')
+            fputs("\\n", f);
+        else if (*p == '\\')
+            fputs("\\\\", f);
+        else if (*p == '\'')
+            fputs("'\\''", f);
+        else
+            fputc(*p, f);
+    }
+    fputs("')\"", f);
+}
+
+/* The NULL-ended words, each shell-quoted, joined by blanks, on one line (malloc'd): qrsh
+ * -inherit hands them to a shell as one string, through a file of one variable per line. NULL
+ * when out of memory. */
+static char *quoted_words(char *const *words)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f)
+        return NULL;
+    for (size_t i = 0; words[i]; i++) {
+        if (i)
+            fputc(' ', f);
+        if (strchr(words[i], '\n'))
+            write_word_without_newlines(f, words[i]);
+        else
+            shquote_write(f, words[i]);
+    }
+    if (fclose(f)) {
+        free(text);
+        return NULL;
+    }
+    return text;
+}
+
 static int start_remote(supervisor_t *s, const pbs_agents_args_t *a, int rank)
 {
     char vnode[32], label[512], rank_text[16], out[4096];
@@ -207,14 +272,65 @@ static int start_remote(supervisor_t *s, const pbs_agents_args_t *a, int rank)
     char *prefix[] = {"pbsdsh",           "-n", vnode, "--", "/bin/bash", "-c", shell, label,
                       (char *)a->node_env};
     char **argv = agent_argv(a, prefix, sizeof prefix / sizeof prefix[0], rank_text);
+    char *words = NULL;
+    if (argv && a->via == VIA_QRSH) {
+        /* qrsh -inherit hands its command to a shell as one string: the same words, quoted. */
+        words = quoted_words(argv + 4);
+        char **qrsh = calloc(6, sizeof *qrsh);
+        if (qrsh && words) {
+            qrsh[0] = "qrsh";
+            qrsh[1] = "-inherit";
+            qrsh[2] = "-nostdin";
+            qrsh[3] = s->hl->hosts[rank];
+            qrsh[4] = words;
+        }
+        free(argv);
+        argv = qrsh && words ? qrsh : NULL;
+        if (!argv)
+            free(qrsh);
+    }
     if (!argv) {
+        free(words);
         free(shell);
         return -1;
     }
     s->tasks[rank].pid = start(argv, out, 1);
     free(argv);
+    free(words);
     free(shell);
     return s->tasks[rank].pid > 0 ? 0 : -1;
+}
+
+/* Whether node `rank`'s task said its agent starts (always so through pbsdsh, whose output
+ * holds the status of a task that could not). */
+static int agent_started(const pbs_agents_args_t *a, int rank)
+{
+    if (a->via != VIA_QRSH)
+        return 1;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/pbsdsh-%d", a->task_held, rank);
+    ddp_error_t err;
+    char *text = ddp_read_file(path, NULL, &err);
+    int started = text && strstr(text, AGENT_STARTS);
+    free(text);
+    return started;
+}
+
+/* What node `rank`'s qrsh task said, once it has ended, to stderr (the job's output, where a
+ * pbsdsh task's goes by itself), each line behind the node's name. */
+static void say_task_output(const pbs_agents_args_t *a, int rank)
+{
+    if (a->via != VIA_QRSH)
+        return;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/pbsdsh-%d", a->task_held, rank);
+    ddp_error_t err;
+    char *text = ddp_read_file(path, NULL, &err), *save = NULL;
+    for (char *line = text ? strtok_r(text, "\n", &save) : NULL; line;
+         line = strtok_r(NULL, "\n", &save))
+        if (strcmp(line, AGENT_STARTS))
+            fprintf(stderr, "ddpjob: node %d: %s\n", rank, line);
+    free(text);
 }
 
 /* The status of node `rank`'s agent: what pbsdsh printed for its task, else pbsdsh's own
@@ -225,7 +341,16 @@ static int task_status(const supervisor_t *s, const pbs_agents_args_t *a, int ra
     snprintf(path, sizeof path, "%s/pbsdsh-%d", a->task_held, rank);
     ddp_error_t err;
     char *text = ddp_read_file(path, NULL, &err);
-    int found = text && pbs_task_status(text, status);
+    int found = 0;
+    if (a->via == VIA_QRSH) {
+        /* qrsh's status is its task's, bar a task that never ran, which it says ended 0. */
+        if (!agent_started(a, rank)) {
+            *status = s->tasks[rank].exit_status ? s->tasks[rank].exit_status : 254;
+            found = 1;
+        }
+    } else {
+        found = text && pbs_task_status(text, status);
+    }
     free(text);
     if (!found && s->tasks[rank].exit_status != 0) {
         *status = s->tasks[rank].exit_status;
@@ -259,6 +384,7 @@ static void reap(supervisor_t *s, const pbs_agents_args_t *a)
                 continue;
             s->tasks[r].pid = 0;
             s->tasks[r].exit_status = decode_status(wstatus);
+            say_task_output(a, r);
             int status;
             if (s->stop_at || !s->agent_pid || !task_status(s, a, r, &status))
                 break;
@@ -270,7 +396,11 @@ static void reap(supervisor_t *s, const pbs_agents_args_t *a)
                 break;
             }
             char why[256];
-            int64_t grace = pbs_task_grace_ms(status, why, sizeof why);
+            int64_t grace = pbs_task_grace_ms(agent_started(a, r) ? status : 126, why, sizeof why);
+            if (!agent_started(a, r)) {
+                snprintf(why, sizeof why, "could not start (status %d; its output is above)",
+                         status);
+            }
             s->failed_status = status;
             snprintf(s->failed, sizeof s->failed, "node %d (%s): its agent %s", r, s->hl->hosts[r],
                      why);
@@ -305,15 +435,17 @@ static int running_tasks(const supervisor_t *s, int nodes)
 }
 
 /* Stops the tasks still running and reaps them. */
-static void stop_tasks(supervisor_t *s, int nodes)
+static void stop_tasks(supervisor_t *s, const pbs_agents_args_t *a, int nodes)
 {
     for (int r = 1; r < nodes; r++)
         if (s->tasks[r].pid > 0)
             kill(s->tasks[r].pid, SIGTERM);
     for (int r = 1; r < nodes; r++) {
         int wstatus;
-        if (s->tasks[r].pid > 0 && waitpid(s->tasks[r].pid, &wstatus, 0) > 0)
+        if (s->tasks[r].pid > 0 && waitpid(s->tasks[r].pid, &wstatus, 0) > 0) {
             s->tasks[r].exit_status = decode_status(wstatus);
+            say_task_output(a, r);
+        }
         s->tasks[r].pid = 0;
     }
 }
@@ -327,7 +459,7 @@ static int drain(supervisor_t *s, const pbs_agents_args_t *a, int sigfd, int sta
         wait_signal(s, sigfd, until);
         reap(s, a);
     }
-    stop_tasks(s, a->nodes);
+    stop_tasks(s, a, a->nodes);
     for (int r = 1; r < a->nodes; r++) {
         int task;
         if (status == 0 && !a->spares && task_status(s, a, r, &task)) {
@@ -345,7 +477,7 @@ static int supervise(supervisor_t *s, const pbs_agents_args_t *a, int sigfd)
         if (start_remote(s, a, r)) {
             fprintf(stderr, "ddpjob pbs-agents: cannot start pbsdsh for node %d: %s\n", r,
                     strerror(errno));
-            stop_tasks(s, r);
+            stop_tasks(s, a, r);
             return EXIT_SYSTEM;
         }
     if (s->remote0) {
@@ -357,7 +489,7 @@ static int supervise(supervisor_t *s, const pbs_agents_args_t *a, int sigfd)
     }
     if (s->agent_pid < 0) {
         fprintf(stderr, "ddpjob pbs-agents: cannot start node 0's agent: %s\n", strerror(errno));
-        stop_tasks(s, a->nodes);
+        stop_tasks(s, a, a->nodes);
         return EXIT_SYSTEM;
     }
     int stopped = 0, checkpoint_asked = 0;

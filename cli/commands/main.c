@@ -48,6 +48,8 @@ static const struct {
     {"nodes", cmd_nodes, "list a job's nodes from a Slurm hostlist or a PBS node file", 0},
     {"notify", cmd_notify, "send a job's events to its webhook (run by the job's batch shell)", 0},
     {"pbs-agents", cmd_pbs_agents, "start and watch a PBS job's agents (run by the PBS script)", 0},
+    {"node-agents", cmd_pbs_agents,
+     "start and watch a job's agents as its tasks (run by the Grid Engine script)", 0},
     {"dev-hold", cmd_dev_hold, "hold an allocation for runs (run by `ddpjob dev`'s job script)", 0},
     {"dev-shell-serve", cmd_dev_shell_serve, "a shell's node side (started by dev-hold)", 0},
     {"pipeline-next", cmd_pipeline_next,

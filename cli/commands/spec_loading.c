@@ -183,9 +183,6 @@ job_spec_t *load_for_scheduler(const char *path, const load_opts_t *opts,
         return NULL;
     }
     *target = target_of(spec, opts, diag);
-    /* A spec that failed to parse has no fields worth checking against a scheduler or site. */
-    if (diag->count == 0 && (opts->scheduler_needed || *target != NULL))
-        check_for_scheduler(spec, *target, diag);
     if (diag->count == 0 && !opts->local_run && *target != NULL && spec->min_nodes != spec->nodes) {
         spec_loc_t at = spec_field_loc(spec, "nodes");
         diag_add(diag, at.line, at.col, "nodes",
@@ -198,6 +195,10 @@ job_spec_t *load_for_scheduler(const char *path, const load_opts_t *opts,
          (!opts->site && !spec->site && diag->count == 0 &&
           (site = guess_site(spec, *target, opts->ask_server, remarks)))))
         site_rules_apply(site, spec, diag, remarks);
+    /* A spec that failed to parse has no fields worth checking against a scheduler; the site's
+     * defaults (Grid Engine's parallel environment) are in by now. */
+    if (diag->count == 0 && (opts->scheduler_needed || *target != NULL))
+        check_for_scheduler(spec, *target, diag);
     const sched_ops_t *ops = *target;
     const container_sched_t under = {ops ? ops->container_runtime : "apptainer",
                                      ops && ops->container_agent_inside, ops ? ops->display : NULL};

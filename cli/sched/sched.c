@@ -7,11 +7,12 @@
 
 #include "runtime/base/spawn.h"
 #include "cli/sched/sched_pbs.h"
+#include "cli/sched/sched_sge.h"
 #include "cli/sched/sched_slurm.h"
 
 #define SCHED_RUN_TIMEOUT_MS 60000
 
-static const sched_ops_t *const sched_table[] = {&sched_pbs_ops, &sched_slurm_ops};
+static const sched_ops_t *const sched_table[] = {&sched_pbs_ops, &sched_slurm_ops, &sched_sge_ops};
 #define SCHED_COUNT (sizeof sched_table / sizeof sched_table[0])
 
 const sched_ops_t *sched_at(size_t i)
@@ -40,8 +41,14 @@ void sched_names(const char *sep, char *out, size_t size)
     size_t len = 0;
     if (size)
         out[0] = 0;
+    /* " or " between the last two only, commas before: "pbs, slurm or sge". */
+    int words = !strcmp(sep, " or ");
     for (size_t i = 0; i < SCHED_COUNT && len < size; i++)
-        len += (size_t)snprintf(out + len, size - len, "%s%s", i ? sep : "", sched_table[i]->name);
+        len += (size_t)snprintf(out + len, size - len, "%s%s",
+                                !i                             ? ""
+                                : words && i + 1 < SCHED_COUNT ? ", "
+                                                               : sep,
+                                sched_table[i]->name);
 }
 
 int sched_fill_directives(tmpl_ctx_t *ctx, const strv_t *directives)
@@ -93,9 +100,12 @@ int sched_cancel(const sched_ops_t *ops, char *const *ids, size_t n, ddp_error_t
     char **argv = calloc(n + 3, sizeof *argv);
     if (!argv)
         return ddp_error_set(err, "out of memory");
-    argv[0] = (char *)ops->cancel_program;
-    argv[1] = "--"; /* the ids were checked when they were read; this is the second lock */
-    memcpy(argv + 2, ids, n * sizeof *ids);
+    size_t a = 0;
+    argv[a++] = (char *)ops->cancel_program;
+    /* The ids were checked when they were read (a digit first); this is the second lock. */
+    if (ops->options_end)
+        argv[a++] = (char *)ops->options_end;
+    memcpy(argv + a, ids, n * sizeof *ids);
     int failed, rc = sched_run(argv, NULL, 1, &failed, err);
     free(argv);
     return rc;

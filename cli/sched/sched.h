@@ -58,14 +58,18 @@ typedef struct sched_ops {
      * to extra at *n, their text in buf. */
     void (*after_args)(const char *depend, char *buf, size_t size, char **extra, size_t *n);
     const char *cancel_program; /* ends jobs given by id */
+    const char *options_end;    /* what ends its options before the ids ("--"); NULL: nothing */
     /* Asks a running job's workers to checkpoint with signal sig (a name such as "USR1"); the
      * job's record is record_dir. 0, or -1 with err set. */
     int (*ask_checkpoint)(const char *job_id, const char *record_dir, const char *sig,
                           ddp_error_t *err);
-    /* An array job (a sweep): the directive that starts the line of its range, the variable a
+    /* An array job (a sweep): the directive lines of its tasks' range, one per trial, with at
+     * most `parallel` at once (0: no cap); its first task's index (trial 0's); the variable a
      * task finds its index in, and the variable that names the folder a task's script starts in
      * where the scheduler has one (NULL where a script starts where it was submitted). */
-    const char *array_directive, *array_index_var, *task_workdir_var;
+    void (*array_range)(size_t ntrials, long parallel, char *out, size_t size);
+    int array_first_task;
+    const char *array_index_var, *task_workdir_var;
     /* The job's mail events in the scheduler's words (the template's mail_events), from
      * whether the spec asks for mail when it fails, completes, is requeued; "" for none. */
     void (*mail_events)(bool failed, bool completed, bool requeued, char *out, size_t size);

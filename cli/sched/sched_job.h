@@ -5,9 +5,10 @@
 #include "cli/jobs/job_state.h"
 
 typedef struct {
-    char id[128];       /* asked for */
-    int found;          /* the scheduler knows it */
-    const char *source; /* "squeue", "sacct", "qstat" */
+    char id[128];          /* asked for */
+    int found;             /* the scheduler knows it */
+    const char *source;    /* "squeue", "sacct", "qstat" */
+    const char *scheduler; /* the name of the row whose query filled it ("sge") */
     job_state_t state;
     char sched_state[64]; /* the scheduler's own word */
     char reason[256];     /* Slurm's reason, PBS's comment */

@@ -203,6 +203,15 @@ static void pbs_check_spec(const job_spec_t *spec, diag_t *diag)
                  spec->name);
 }
 
+/* -J FIRST-LAST, %CAP after it. */
+static void pbs_array_range(size_t ntrials, long parallel, char *out, size_t size)
+{
+    if (parallel > 0 && (size_t)parallel < ntrials)
+        snprintf(out, size, "#PBS -J 0-%zu%%%ld", ntrials - 1, parallel);
+    else
+        snprintf(out, size, "#PBS -J 0-%zu", ntrials - 1);
+}
+
 static const char *const no_args[] = {NULL};
 
 const sched_ops_t sched_pbs_ops = {
@@ -220,7 +229,8 @@ const sched_ops_t sched_pbs_ops = {
     .after_args = pbs_after_args,
     .cancel_program = "qdel",
     .ask_checkpoint = pbs_ask_checkpoint,
-    .array_directive = "#PBS -J ",
+    .options_end = "--",
+    .array_range = pbs_array_range,
     .array_index_var = "PBS_ARRAY_INDEX",
     .task_workdir_var = "PBS_O_WORKDIR",
     .mail_events = pbs_mail_events,

@@ -96,6 +96,15 @@ static int slurm_array_job_id(const char *task_id, char *out, size_t outsize)
     return n < 0 || (size_t)n >= outsize ? -1 : 0;
 }
 
+/* --array=FIRST-LAST, %CAP after it. */
+static void slurm_array_range(size_t ntrials, long parallel, char *out, size_t size)
+{
+    if (parallel > 0 && (size_t)parallel < ntrials)
+        snprintf(out, size, "#SBATCH --array=0-%zu%%%ld", ntrials - 1, parallel);
+    else
+        snprintf(out, size, "#SBATCH --array=0-%zu", ntrials - 1);
+}
+
 static const char *const sbatch_args[] = {"--parsable", NULL};
 
 /* A job's SLURM_ARRAY_TASK_ID reaches a job sbatch'ed from it; its SLURM_CONF is the cluster's. */
@@ -116,7 +125,8 @@ const sched_ops_t sched_slurm_ops = {
     .after_args = slurm_after_args,
     .cancel_program = "scancel",
     .ask_checkpoint = slurm_ask_checkpoint,
-    .array_directive = "#SBATCH --array=",
+    .options_end = "--",
+    .array_range = slurm_array_range,
     .array_index_var = "SLURM_ARRAY_TASK_ID",
     .mail_events = slurm_mail_events,
     .job_env_prefix = "SLURM_",

@@ -37,22 +37,25 @@ static void write_list(FILE *f, const char *var, const sweep_trial_script_t *tri
 char *sweep_array_script(const sched_ops_t *sched, const char *trial0_text,
                          const sweep_trial_script_t *trials, size_t ntrials, long parallel)
 {
-    char *text = NULL, limit[32] = "";
+    char *text = NULL, range[128];
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
     if (!f)
         return NULL;
     const sched_ops_t *ops = sched;
-    if (parallel > 0 && (size_t)parallel < ntrials)
-        snprintf(limit, sizeof limit, "%%%ld", parallel);
     write_directives(f, trial0_text);
-    fprintf(f, "%s0-%zu%s\n\n", ops->array_directive, ntrials - 1, limit);
+    ops->array_range(ntrials, parallel, range, sizeof range);
+    fprintf(f, "%s\n\n", range);
     fprintf(f,
             "# A sweep of %zu trials, at most %ld at once: this array task runs its trial's own "
             "job\n# script with the trial's record, as if the trial had been submitted alone from "
             "its folder.\nset -eo pipefail\n",
             ntrials, parallel > 0 && (size_t)parallel < ntrials ? parallel : (long)ntrials);
-    fprintf(f, "ddpjob_trial=${%s:?not a task of an array job}\n", ops->array_index_var);
+    if (ops->array_first_task)
+        fprintf(f, "ddpjob_trial=$((${%s:?not a task of an array job} - %d))\n",
+                ops->array_index_var, ops->array_first_task);
+    else
+        fprintf(f, "ddpjob_trial=${%s:?not a task of an array job}\n", ops->array_index_var);
     write_list(f, "ddpjob_trial_scripts", trials, ntrials, 0);
     int records = trials[0].record != NULL;
     if (records)

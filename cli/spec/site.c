@@ -261,7 +261,11 @@ static void read_site(reader_t *r, yaml_node_t *root, site_t *site)
                     !strcmp(d, "gadi") ? PBS_RESOURCES_GADI : PBS_RESOURCES_SELECT;
             else
                 bad(r, v, key, "expected select or gadi");
-        } else if (!strcmp(key, "infiniband"))
+        } else if (!strcmp(key, "sge_pe"))
+            read_string(r, v, key, &site->sge_pe);
+        else if (!strcmp(key, "sge_memory"))
+            read_string(r, v, key, &site->sge_memory);
+        else if (!strcmp(key, "infiniband"))
             read_bool(r, v, key, &site->infiniband);
         else if (!strcmp(key, "nci_storage"))
             read_bool(r, v, key, &site->nci_storage);
@@ -392,6 +396,8 @@ void site_destroy(site_t *site)
     free(site->path);
     free(site->charge_unit);
     free(site->default_queue);
+    free(site->sge_pe);
+    free(site->sge_memory);
     free(site->container_runtime);
     strv_t *lists[] = {&site->recognise_servers, &site->recognise_queues,
                        &site->recognise_pbs_fields, &site->recognise_paths};

@@ -38,6 +38,8 @@ typedef struct {
     char *name;
     char *path;
     pbs_resources_t pbs_resources;
+    char *sge_pe;     /* Grid Engine: the parallel environment that gives whole nodes */
+    char *sge_memory; /* ... and the per-slot resource memory is asked as (h_vmem, mem_free) */
     bool infiniband;
     bool nci_storage;
     char *charge_unit;

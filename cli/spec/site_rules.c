@@ -256,6 +256,10 @@ void site_rules_apply(const site_t *site, job_spec_t *spec, diag_t *problems, di
 {
     if (spec->pbs.resources == PBS_RESOURCES_UNSET)
         spec->pbs.resources = site->pbs_resources;
+    if (!spec->sge.pe && site->sge_pe)
+        spec->sge.pe = strdup(site->sge_pe);
+    if (!spec->sge.memory && site->sge_memory)
+        spec->sge.memory = strdup(site->sge_memory);
     const site_queue_t *q = job_queue(site, spec);
     if (!q && spec->queue) {
         const char *names[64];

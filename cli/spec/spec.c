@@ -114,6 +114,15 @@ static const field_def_t slurm_fields[] = {
     {NULL, 0, 0, 0, 0, 0, NULL, 0, NULL, NULL},
 };
 
+static const field_def_t sge_fields[] = {
+    {"pe", F_STRING, offsetof(job_spec_t, sge.pe), DIRECTIVE, 0, 0, NULL, 0, NULL, NULL},
+    {"memory", F_STRING, offsetof(job_spec_t, sge.memory), DIRECTIVE, 0, 0, NULL, 0, NULL, NULL},
+    {"notify", F_BOOL, offsetof(job_spec_t, sge.notify), 0, 0, 0, NULL, 0, NULL, NULL},
+    {"directives", F_STRLIST, offsetof(job_spec_t, sge.directives), DIRECTIVE_LINE, 0, 0, NULL, 0,
+     NULL, NULL},
+    {NULL, 0, 0, 0, 0, 0, NULL, 0, NULL, NULL},
+};
+
 static const char *const share_record_words[] = {"private", "group", NULL};
 
 const char *const spec_notify_events[] = {"failed", "requeued", "completed", "slow", NULL};
@@ -198,6 +207,7 @@ static const field_def_t top_fields[] = {
     FIELD(train, F_TRAIN, command, 0),
     {"pbs", F_MAP, 0, 0, 0, 0, pbs_fields, offsetof(job_spec_t, pbs.present), NULL, NULL},
     {"slurm", F_MAP, 0, 0, 0, 0, slurm_fields, offsetof(job_spec_t, slurm.present), NULL, NULL},
+    {"sge", F_MAP, 0, 0, 0, 0, sge_fields, offsetof(job_spec_t, sge.present), NULL, NULL},
     {NULL, 0, 0, 0, 0, 0, NULL, 0, NULL, NULL},
 };
 
@@ -1293,5 +1303,8 @@ void spec_destroy(job_spec_t *spec)
     spec_strv_free(&spec->pbs.directives);
     free(spec->slurm.constraint);
     spec_strv_free(&spec->slurm.directives);
+    free(spec->sge.pe);
+    free(spec->sge.memory);
+    spec_strv_free(&spec->sge.directives);
     free(spec);
 }

@@ -142,6 +142,15 @@ typedef struct {
         bool exclusive;
         strv_t directives;
     } slurm;
+    /* Grid Engine: the parallel environment (its allocation rule gives whole nodes), the
+     * resource memory is asked as per slot (h_vmem, mem_free), -notify's warning signals. */
+    struct {
+        bool present;
+        char *pe;
+        char *memory;
+        bool notify;
+        strv_t directives;
+    } sge;
 } job_spec_t;
 
 /* What notify.on may name: a job that failed, a link requeued to resume, a job that completed,

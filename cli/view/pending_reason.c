@@ -29,10 +29,12 @@ void pending_start_words(const char *start, char *out, size_t size)
     strftime(out, size, same_day ? "%H:%M" : "%a %d %b %H:%M", &local);
 }
 
-/* The scheduler whose query gave j (its source word). */
+/* The scheduler whose query gave j: its row, else the first whose source word it has. */
 static const sched_ops_t *querier_of(const sched_job_t *j)
 {
-    const sched_ops_t *q;
+    const sched_ops_t *q = sched_by_name(j->scheduler);
+    if (q)
+        return q;
     for (size_t row = 0; (q = sched_at(row)); row++)
         for (size_t k = 0; k < sizeof q->sources / sizeof *q->sources && q->sources[k]; k++)
             if (!strcmp(j->source, q->sources[k]))

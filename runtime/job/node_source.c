@@ -1,14 +1,17 @@
 #include "runtime/job/node_source.h"
 
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "runtime/base/ddp_file.h"
 #include "runtime/base/ddp_net.h"
 #include "runtime/base/ddp_parse.h"
 
 #define SLURM_JOB_ID "SLURM_JOB_ID"
 #define PBS_JOB_ID "PBS_JOBID"
+#define SGE_JOB_ID "JOB_ID"
 
 /* The nodes of this Slurm step: a step on some of the job's nodes (a run in a held allocation,
  * srun --nodelist) numbers its nodes (SLURM_NODEID) among its own; a step on all of them has the
@@ -40,6 +43,25 @@ static int from_slurm(bool rank_given, node_source_t *f, ddp_error_t *err)
     return 1;
 }
 
+/* This host's place among the job's: its rank, or an error (unless the rank is given). */
+static int rank_of_this_host(bool rank_given, const char *var, const char *path, node_source_t *f,
+                             ddp_error_t *err)
+{
+    char host[256];
+    ddp_net_hostname(host, sizeof host);
+    long at = ddp_hostlist_find(f->hosts, host);
+    if (at < 0 && !rank_given) {
+        ddp_hostlist_destroy(f->hosts);
+        f->hosts = NULL;
+        return ddp_error_set(err,
+                             "%s %s does not name this host (%s): cannot tell this node's rank; "
+                             "pass --node-rank",
+                             var, path, host);
+    }
+    f->rank = (int)at;
+    return 1;
+}
+
 /* PBS_NODEFILE names a host once per slot, in the order of the job's chunks: this host's first
  * place is its rank. */
 static int from_pbs(bool rank_given, node_source_t *f, ddp_error_t *err)
@@ -49,20 +71,57 @@ static int from_pbs(bool rank_given, node_source_t *f, ddp_error_t *err)
         return 0;
     if (!(f->hosts = ddp_hostlist_from_nodefile(nodefile, err)))
         return ddp_error_prefix(err, "PBS_NODEFILE");
-    char host[256];
-    ddp_net_hostname(host, sizeof host);
-    long at = ddp_hostlist_find(f->hosts, host);
-    if (at < 0 && !rank_given) {
-        ddp_hostlist_destroy(f->hosts);
-        f->hosts = NULL;
-        return ddp_error_set(err,
-                             "PBS_NODEFILE %s does not name this host (%s): cannot tell this "
-                             "node's rank; pass --node-rank",
-                             nodefile, host);
-    }
-    f->rank = (int)at;
     f->job_id = getenv(PBS_JOB_ID);
-    return 1;
+    return rank_of_this_host(rank_given, "PBS_NODEFILE", nodefile, f, err);
+}
+
+/* Grid Engine's job id, JOB.TASK for an array task (SGE_TASK_ID is "undefined" otherwise): the
+ * tasks of one array share JOB_ID, and two on one node must not derive one port. */
+static const char *sge_job_id(void)
+{
+    static char id[64];
+    const char *job = getenv(SGE_JOB_ID), *task = getenv("SGE_TASK_ID");
+    if (!job)
+        return NULL;
+    if (task && *task && strspn(task, "0123456789") == strlen(task))
+        snprintf(id, sizeof id, "%s.%s", job, task);
+    else
+        snprintf(id, sizeof id, "%s", job);
+    return id;
+}
+
+/* Grid Engine's PE_HOSTFILE: a line per host of the parallel job ("HOST SLOTS QUEUE PROCESSORS"),
+ * the master's first. A task the job started on another node (qrsh -inherit) has no
+ * PE_HOSTFILE, only the job's id (and its own spool folder): its rank comes from its flags. */
+static int from_sge(bool rank_given, node_source_t *f, ddp_error_t *err)
+{
+    const char *hostfile = getenv("PE_HOSTFILE");
+    if (!hostfile || !*hostfile) {
+        if (!getenv("SGE_JOB_SPOOL_DIR") || !getenv(SGE_JOB_ID))
+            return 0;
+        f->job_id = sge_job_id();
+        return 1;
+    }
+    char *text = ddp_read_file(hostfile, NULL, err);
+    if (!text)
+        return ddp_error_prefix(err, "PE_HOSTFILE");
+    /* Its first words, one per line, as a node file. */
+    size_t w = 0;
+    for (const char *line = text; *line;) {
+        size_t host = strcspn(line, " \t\n");
+        memmove(text + w, line, host);
+        w += host;
+        text[w++] = '\n';
+        line += strcspn(line, "\n");
+        line += *line == '\n';
+    }
+    text[w] = 0;
+    f->hosts = ddp_hostlist_from_nodefile_text(text, hostfile, err);
+    free(text);
+    if (!f->hosts)
+        return ddp_error_prefix(err, "PE_HOSTFILE");
+    f->job_id = sge_job_id();
+    return rank_of_this_host(rank_given, "PE_HOSTFILE", hostfile, f, err);
 }
 
 /* One agent per node started by mpirun: its world is the nodes. */
@@ -89,6 +148,7 @@ static const struct {
 } sources[] = {
     {"Slurm", from_slurm, SLURM_JOB_ID, NULL},
     {"PBS", from_pbs, PBS_JOB_ID, "PBS_JOBFS"},
+    {"Grid Engine", from_sge, SGE_JOB_ID, NULL},
     {"mpirun", from_mpirun, NULL, NULL},
 };
 

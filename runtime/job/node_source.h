@@ -1,9 +1,9 @@
 /* node_source: what a process on a node learns from the scheduler or launcher it runs under,
- * one row per source in node_source.c's table, tried in order (a Slurm step, a PBS job, an
- * mpirun world): for an agent, what its flags leave open (the job's nodes, this node's rank
- * among them, the job's id, mpirun's master); for anyone, the job's id and the node's local
- * disk. To add a scheduler: its row (how to tell its job is this process's, its node list, this
- * node's rank, its job id variable, its node-local disk variable). */
+ * one row per source in node_source.c's table, tried in order (a Slurm step, a PBS job, a Grid
+ * Engine job, an mpirun world): for an agent, what its flags leave open (the job's nodes, this
+ * node's rank among them, the job's id, mpirun's master); for anyone, the job's id and the node's
+ * local disk. To add a scheduler: its row (how to tell its job is this process's, its node list,
+ * this node's rank, its job id variable, its node-local disk variable). */
 #ifndef DDP_NODE_SOURCE_H
 #define DDP_NODE_SOURCE_H
 

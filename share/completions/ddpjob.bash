@@ -4,7 +4,7 @@ _ddpjob() {
     cur=${COMP_WORDS[COMP_CWORD]}
     prev=${COMP_WORDS[COMP_CWORD - 1]}
     if [ "$COMP_CWORD" -eq 1 ]; then
-        mapfile -t COMPREPLY < <(compgen -W "validate render submit status logs report cancel list wait run dev shell launch doctor cluster fetch setup-nodes nodes notify pbs-agents dev-hold dev-shell-serve --help --version" -- "$cur")
+        mapfile -t COMPREPLY < <(compgen -W "validate render submit status logs report cancel list wait run dev shell launch doctor cluster fetch setup-nodes nodes notify pbs-agents node-agents dev-hold dev-shell-serve --help --version" -- "$cur")
         return
     fi
     case $prev in
@@ -53,7 +53,8 @@ _ddpjob() {
     shell) opts="--node --wait --on --help" ;;
     dev-hold) opts="--record --idle --deadline --node-exec --parallel --until-done --continue-before --help" ;;
     dev-shell-serve) opts="--session --help" ;;
-    pbs-agents) opts="--nodefile --nodes --node-env --task-dir --checkpoint-file --checkpoint-signal --spares --job-nodefile --help" ;;
+    pbs-agents) opts="--nodefile --nodes --node-env --task-dir --checkpoint-file --checkpoint-signal --spares --job-nodefile --via --help" ;;
+    node-agents) opts="--nodefile --nodes --node-env --task-dir --checkpoint-file --checkpoint-signal --spares --job-nodefile --via --help" ;;
     *) opts="" ;;
     esac
     if [ "${cur#-}" != "$cur" ]; then

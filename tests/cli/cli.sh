@@ -22,13 +22,13 @@ run "$DDPJOB" render
 expect_eq "$RC" 2 "render without a spec: exit 2"
 run "$DDPJOB" render "$SRCDIR/share/examples/gadi-pbs.yaml" --scheduler lsf
 expect_eq "$RC" 2 "--scheduler lsf: exit 2"
-expect_contains "$ERR" '--scheduler: expected pbs or slurm, got "lsf"' "and the value is named"
+expect_contains "$ERR" '--scheduler: expected pbs, slurm or sge, got "lsf"' "and the value is named"
 # The usage and the completion name the schedulers from the seam's table.
 run "$DDPJOB" render --help
-expect_contains "$OUT" "--scheduler pbs|slurm" "render's usage names the schedulers"
+expect_contains "$OUT" "--scheduler pbs|slurm|sge" "render's usage names the schedulers"
 completed=$(bash -c '. "$1/share/completions/ddpjob.bash"; COMP_WORDS=("$2" submit --scheduler "")
     COMP_CWORD=3; _ddpjob; echo "${COMPREPLY[*]}"' _ "$SRCDIR" "$DDPJOB")
-expect_eq "$completed" "pbs slurm" "--scheduler completes to them"
+expect_eq "$completed" "pbs slurm sge" "--scheduler completes to them"
 
 # A site's own template.
 spec=$SRCDIR/share/examples/slurm-2x8.yaml

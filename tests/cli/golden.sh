@@ -26,7 +26,10 @@ for spec in "$SRCDIR"/share/examples/*.yaml; do
     # scheduler only (pyxis is Slurm's; Gadi's Singularity takes a .sif).
     case $base in container-*) scheds=$(sed -n 's/^scheduler: //p' "$spec") ;; esac
     for sched in $scheds; do
-        run "$DDPJOB" render "$spec" --scheduler "$sched" --bindir /opt/ddpjob/bin
+        # Grid Engine needs the site's parallel environment, which no example names.
+        pe=()
+        [ "$sched" != sge ] || pe=(--set sge.pe=mpi)
+        run "$DDPJOB" render "$spec" --scheduler "$sched" "${pe[@]}" --bindir /opt/ddpjob/bin
         expect_eq "$RC" 0 "$base renders for $sched"
         expect_golden "$base.$sched" "$OUT"
         printf '%s\n' "$OUT" >"$T/script"

@@ -89,13 +89,13 @@ check "notify: nothing to send to" 'case.yaml:5:9: notify: names no email: and n
     "${base}nodes: 1
 notify: {on: [failed]}
 "
-check "unknown scheduler" 'case.yaml:2:12: scheduler: expected pbs or slurm, got "lsf"' \
+check "unknown scheduler" 'case.yaml:2:12: scheduler: expected pbs, slurm or sge, got "lsf"' \
     'name: x
 scheduler: lsf
 nodes: 1
 command: [a]
 '
-check "misspelt scheduler gets a suggestion" 'scheduler: expected pbs or slurm, got "slurn" (did you mean slurm?)' \
+check "misspelt scheduler gets a suggestion" 'scheduler: expected pbs, slurm or sge, got "slurn" (did you mean slurm?)' \
     'name: x
 scheduler: slurn
 nodes: 1
@@ -194,7 +194,7 @@ expect_contains "$ERR" "local.yaml:4:37: container.image: $PWD/missing.sqsh: No 
 printf 'name: x\nnodes: 1\ncommand: [a]\n' >local.yaml
 run "$DDPJOB" render local.yaml
 expect_eq "$RC" 1 "render of a spec without a scheduler fails"
-expect_contains "$ERR" "scheduler: missing: set scheduler: pbs or slurm in the spec, or pass --scheduler" \
+expect_contains "$ERR" "scheduler: missing: set scheduler: pbs, slurm or sge in the spec, or pass --scheduler" \
     "saying what to set"
 check "duplicate field" "case.yaml:5:1: nodes: given more than once" "${base}nodes: 1
 nodes: 2

@@ -8,20 +8,19 @@
 cd "$SRCDIR" || exit 1
 
 declare -A not_yet=(
-    [cli/spec/spec.h]="the spec's pbs: and slurm: blocks"
-    [cli/spec/spec.c]="the spec's pbs: and slurm: blocks, parsed"
-    [cli/spec/site.h]="a site profile's PBS fields (pbs_server, pbs_fields, pbs_resources)"
-    [cli/spec/site.c]="a site profile's PBS fields, parsed"
-    [cli/spec/site_rules.c]="a site's rules on the pbs: block (jobfs, storage)"
+    [cli/spec/spec.h]="the spec's pbs:, slurm: and sge: blocks"
+    [cli/spec/spec.c]="the spec's pbs:, slurm: and sge: blocks, parsed"
+    [cli/spec/site.h]="a site profile's PBS and Grid Engine fields (pbs_server, pbs_resources, sge_pe)"
+    [cli/spec/site.c]="a site profile's PBS and Grid Engine fields, parsed"
+    [cli/spec/site_rules.c]="a site's rules on the pbs: and sge: blocks (jobfs, storage, pe)"
     [cli/spec/site_detect.c]="a site recognised by the spec's pbs: fields"
     [cli/spec/spec_container.c]="pyxis runs under srun only (a container runtime's fact)"
     [cli/commands/spec_loading.c]="the pbs:/slurm: blocks' exclusive; PBS and Slurm read a bare walltime apart"
     [cli/commands/cmd_nodes.c]="the node list from a Slurm hostlist or a PBS node file"
-    [cli/commands/cmd_pbs_agents.c]="PBS's agents started by pbsdsh or SSH"
+    [cli/commands/cmd_pbs_agents.c]="the agents started as tasks of a PBS or Grid Engine job"
     [cli/commands/commands.h]="pbs-agents, the command"
     [cli/commands/main.c]="pbs-agents and nodes, in the command table"
     [cli/commands/cmd_launch.c]="its help names the node files it reads"
-    [cli/commands/cmd_logs.c]="its help names what the batch log holds (srun, pbsdsh)"
     [agent/supervision/options.c]="its help says where the nodes come from"
     [runtime/pg/pg.c]="ranks and the master from srun's variables"
     [runtime/train/commands/main.c]="its help names srun's variables"
@@ -36,7 +35,8 @@ if [ "${#words[@]}" -ge 6 ]; then
 else
     fail "the rows say themselves by several words" "found: ${words[*]}"
 fi
-pattern=$(IFS='|'; echo "${words[*]}")
+# A word not inside a longer one (PBS_JOBID and sbatch_args name a scheduler, cblas_sgemm not).
+pattern="(^|[^a-z])($(IFS='|'; echo "${words[*]}"))([^a-z]|\$)"
 
 naming=()
 while read -r f; do

@@ -1,5 +1,6 @@
 /* The state vocabulary's mappings, the schedulers' outputs as the parsers read them (Slurm 22.05
- * as installed here, OpenPBS 23.06's qstat -f with a wrapped value), and a job record cut short
+ * as installed here, OpenPBS 23.06's qstat -f with a wrapped value, Debian's gridengine 8.1.9's
+ * qstat and qacct), and a job record cut short
  * by a node that died while writing it. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 #include "cli/jobs/node_loss.h"
 #include "cli/view/pending_reason.h"
 #include "cli/sched/sched_pbs.h"
+#include "cli/sched/sched_sge.h"
 #include "cli/sched/sched_slurm.h"
 #include "tests/unit/tap.h"
 
@@ -125,6 +127,72 @@ static void scheduler_text(void)
         "Job run at Tue Nov 24 at 07:02 on (n1:ncpus=2:ngpus=2)+(n2:ncpus=2:ngpus=2) and finished",
         "a wrapped value (a tab-led continuation) is joined");
     ok(pbs[1].found && pbs[1].state == JOB_PENDING, "\"8\" names 8.pbshead: pending");
+}
+
+/* Grid Engine 8.1.9's words, as the sge suite's cell printed them. */
+static void sge_text(void)
+{
+    sched_job_t jobs[5] = {{.id = "1"}, {.id = "2"}, {.id = "3.2"}, {.id = "4"}, {.id = "9"}};
+    size_t n = sched_sge_parse_qstat(
+        "job-ID  prior   name       user         state submit/start at     queue                 "
+        "         slots ja-task-ID \n"
+        "------------------------------------------------------------------------------------------"
+        "-----------------------\n"
+        "      1 0.75000 a.sh       ddpjsge      r     11/29/2026 20:51:23 all.q@n1               "
+        "            4        \n"
+        "      2 0.75000 a.sh       ddpjsge      qw    11/29/2026 20:51:22                        "
+        "            4        \n"
+        "      3 0.25000 arr        ddpjsge      qw    11/29/2026 20:51:22                        "
+        "            1 1\n"
+        "      3 0.25000 arr        ddpjsge      r     11/29/2026 20:51:22 all.q@n2               "
+        "            1 2\n"
+        "      4 0.00000 dep        ddpjsge      hqw   11/29/2026 20:51:22                        "
+        "            1        \n",
+        jobs, 5);
+    ok(n == 4 && jobs[0].state == JOB_RUNNING && !strcmp(jobs[0].nodes, "n1") &&
+           !strcmp(jobs[0].partition, "all.q"),
+       "qstat -g d: job 1 runs on n1 in all.q");
+    ok(jobs[1].state == JOB_PENDING && jobs[2].state == JOB_RUNNING && !strcmp(jobs[2].nodes, "n2"),
+       "job 2 waits; array task 3.2 runs on n2 (its own line, not task 3.1's)");
+    ok(jobs[3].state == JOB_PENDING && !strcmp(jobs[3].sched_state, "hqw") && !jobs[4].found,
+       "job 4 held (hqw); job 9 not listed");
+    sched_sge_parse_job_info("jid_predecessor_list (req): 1\n"
+                             "jid_predecessor_list:       1\n"
+                             "scheduling info:            queue instance \"all.q@n1\" dropped "
+                             "because it is full\n"
+                             "                            All queues dropped because of overload "
+                             "or full\n",
+                             &jobs[3]);
+    ok(jobs[3].has_dependency && !strcmp(jobs[3].reason, "All queues dropped because of overload "
+                                                         "or full"),
+       "qstat -j: a predecessor, and the job's own scheduling info (not a queue instance's)");
+    char text[512];
+    pending_text_t t = {text, sizeof text};
+    sched_sge_explain_pending(&t, &jobs[3], "4", "dep");
+    is_str(text,
+           "waiting for the job it depends on to end (the earlier link of a requeue chain, a "
+           "sweep's lane, or a dependency you gave)",
+           "a held job with a predecessor waits for it");
+
+    sched_job_t ended = {.id = "1"};
+    ok(sched_sge_parse_qacct("==============================================================\n"
+                             "qname        all.q               \n"
+                             "hostname     n2                  \n"
+                             "failed       0    \n"
+                             "exit_status  4                   \n"
+                             "==============================================================\n"
+                             "qname        all.q               \n"
+                             "hostname     n1                  \n"
+                             "failed       0    \n"
+                             "exit_status  0                   \n",
+                             &ended) &&
+           ended.state == JOB_COMPLETED && ended.exit_status == 0 && !strcmp(ended.nodes, "n1"),
+       "qacct: the job's record, the last (its qrsh task's, before it, exited 4)");
+    ok(sched_sge_ended_state(37, 137) == JOB_TIMEOUT &&
+           sched_sge_ended_state(100, 137) == JOB_CANCELLED &&
+           sched_sge_ended_state(0, 3) == JOB_FAILED &&
+           sched_sge_ended_state(0, 75) == JOB_REQUEUED,
+       "qacct: h_rt's kill (failed 37), qdel's (failed 100, 137), a failure, a requeue link");
 }
 
 /* Why a job is pending, from the real schedulers' words (tests/agent/pending.sh saw them). */
@@ -474,6 +542,7 @@ int main(void)
     states();
     wait_status();
     scheduler_text();
+    sge_text();
     pending_words();
     truncated_record();
     kept_state();

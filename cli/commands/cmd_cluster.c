@@ -250,6 +250,26 @@ static const char *submit_programs(void)
     return names;
 }
 
+/* Whether the probe says scheduler `ops` answered its version command. */
+static int answers(const char *out, const sched_ops_t *ops)
+{
+    char tag[128];
+    snprintf(tag, sizeof tag, "ddpjob-probe: answers %s\n", ops->display);
+    return strstr(out, tag) != NULL;
+}
+
+/* Whether another scheduler of the same submit program (PBS's and Grid Engine's qsub) answered:
+ * then this one's failed version command only says the login is not its. */
+static int other_answers(const char *out, const sched_ops_t *ops)
+{
+    const sched_ops_t *other;
+    for (size_t i = 0; (other = sched_at(i)); i++)
+        if (other != ops && !strcmp(other->submit_program, ops->submit_program) &&
+            answers(out, other))
+            return 1;
+    return 0;
+}
+
 /* Each scheduler found, with its own word on its version; a problem when none answers. */
 static void say_schedulers(const char *out, int *problem)
 {
@@ -259,13 +279,13 @@ static void say_schedulers(const char *out, int *problem)
     for (size_t i = 0; (ops = sched_at(i)); i++) {
         const char *name = ops->display;
         snprintf(tag, sizeof tag, "scheduler %s", name);
-        if (!*probe_value(out, tag, where, sizeof where))
+        if (!*probe_value(out, tag, where, sizeof where) ||
+            (!answers(out, ops) && other_answers(out, ops)))
             continue;
         found = 1;
         snprintf(tag, sizeof tag, "version %s", name);
         probe_value(out, tag, version, sizeof version);
-        snprintf(tag, sizeof tag, "ddpjob-probe: answers %s\n", name);
-        if (strstr(out, tag)) {
+        if (answers(out, ops)) {
             printf("  scheduler: %s, %s (%s)\n", name, where, version);
             answered = 1;
         } else {

@@ -40,7 +40,9 @@ typedef struct sched_ops {
     const char *template_file; /* file name under the template directory */
     const char *script_suffix; /* for the script `submit` writes */
     const char *submit_program;
-    const char *version_command; /* asks it its version: what `cluster check` runs on a login */
+    /* Asks it its version, what `cluster check` runs on a login: it fails under another
+     * scheduler of the same submit program (PBS's qstat --version, Grid Engine's qstat -help). */
+    const char *version_command;
     /* Extra arguments before the script path. */
     const char *const *submit_args;
     /* Sets this scheduler's template variables. Returns -1 when out of memory. */

@@ -145,6 +145,25 @@ static void sge_check_spec(const job_spec_t *spec, diag_t *diag)
     }
 }
 
+/* The cell's qmaster host (act_qmaster), for a site profile to recognise; -1 when this host is
+ * in no cell. */
+static int sge_server_name(char *name, size_t size)
+{
+    const char *root = getenv("SGE_ROOT"), *cell = getenv("SGE_CELL");
+    if (!root || !*root)
+        return -1;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s/common/act_qmaster", root, cell && *cell ? cell : "default");
+    ddp_error_t err;
+    char *text = ddp_read_file_max(path, 4096, NULL, &err);
+    size_t len = text ? strcspn(text, " \t\r\n") : 0;
+    int rc = len && len < size ? 0 : -1;
+    if (rc == 0)
+        snprintf(name, size, "%.*s", (int)len, text);
+    free(text);
+    return rc;
+}
+
 static const char *const qsub_args[] = {"-terse", NULL};
 
 const sched_ops_t sched_sge_ops = {
@@ -168,6 +187,7 @@ const sched_ops_t sched_sge_ops = {
     .task_workdir_var = "SGE_O_WORKDIR",
     .mail_events = sge_mail_events,
     .env_flag = "-v",
+    .server_name = sge_server_name,
     .container_runtime = "apptainer",
     .check_spec = sge_check_spec,
     .query = sched_sge_query,

@@ -92,14 +92,17 @@ static void read_words(reader_t *r, yaml_node_t *n, const char *key, strv_t *out
 static void read_recognise(reader_t *r, yaml_node_t *n, site_t *site)
 {
     if (n->type != YAML_MAPPING_NODE) {
-        bad(r, n, "recognise", "expected a mapping (pbs_server:, queues:, pbs_fields:, paths:)");
+        bad(r, n, "recognise",
+            "expected a mapping (pbs_server:, sge_qmaster:, queues:, pbs_fields:, paths:)");
         return;
     }
     for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
         yaml_node_t *k = yaml_document_get_node(r->doc, p->key);
         yaml_node_t *v = yaml_document_get_node(r->doc, p->value);
         const char *key = scalar_of(r, k, "recognise");
-        strv_t *list = !strcmp(key, "pbs_server")   ? &site->recognise_servers
+        /* A server is the one this host submits to, PBS's or Grid Engine's qmaster. */
+        strv_t *list = !strcmp(key, "pbs_server") || !strcmp(key, "sge_qmaster")
+                           ? &site->recognise_servers
                        : !strcmp(key, "queues")     ? &site->recognise_queues
                        : !strcmp(key, "pbs_fields") ? &site->recognise_pbs_fields
                        : !strcmp(key, "paths")      ? &site->recognise_paths
@@ -107,7 +110,8 @@ static void read_recognise(reader_t *r, yaml_node_t *n, site_t *site)
         if (list)
             read_words(r, v, key, list);
         else
-            bad(r, k, key, "unknown field of recognise: (pbs_server, queues, pbs_fields, paths)");
+            bad(r, k, key,
+                "unknown field of recognise: (pbs_server, sge_qmaster, queues, pbs_fields, paths)");
     }
 }
 

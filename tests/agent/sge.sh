@@ -94,6 +94,21 @@ expect_contains "$OUT" "host=$other RANK=3 LOCAL_RANK=1" "logs --rank 3: rank 3'
 pj list
 expect_contains "$OUT" "e2e (sge job $JOB): completed" "list finds the job"
 
+# A spec that names no parallel environment, submitted to a cell a site profile recognises (the
+# user's own, by its qmaster): the profile's is taken, and submit says so.
+mkdir -p "$home/.config/ddpjob/sites"
+printf 'name: lab\nsge_pe: ddp\nrecognise: {sge_qmaster: [head]}\nqueues:\n  all.q: {cores_per_node: 2}\n' \
+    >"$home/.config/ddpjob/sites/lab.yaml"
+sed -e 's/^name: e2e/name: lab/' -e '/^sge:/d' "$jobdir/e2e.yaml" >"$jobdir/lab.yaml"
+chown -R "$SGE_USER:" "$home/.config" "$jobdir/lab.yaml"
+submit_job lab.yaml
+expect_contains "$ERR" "site: note: the Grid Engine server head is site lab's ($home/.config/ddpjob/sites/lab.yaml recognises it)" \
+    "submit reads the cell's qmaster, takes the profile that recognises it and says so"
+wait_job lab.yaml
+expect_contains "$(cat "$jobdir/lab.sge")" "#$ -pe ddp 4" "the script asks for the profile's parallel environment"
+expect_eq "$STATUS" 0 "and the job runs to its end"
+rm -rf "$home/.config/ddpjob/sites"
+
 # The built-in workload on 2 nodes x 2 ranks.
 cat >"$jobdir/train.yaml" <<SPEC
 name: train

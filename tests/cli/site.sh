@@ -201,5 +201,5 @@ run "$DDPJOB" validate slurm.yaml
 expect_lacks "$ERR" "looks like site" "a Slurm spec is no PBS site's"
 printf 'name: lab\nrecognise: {pbs_server: [labpbs], colour: [red]}\nqueues:\n  workq: {cores_per_node: 2}\n' >"$T/home/.config/ddpjob/sites/lab.yaml"
 run env HOME="$T/home" "$DDPJOB" validate --site lab mine.yaml
-expect_contains "$ERR" "lab.yaml:2:35: colour: unknown field of recognise: (pbs_server, queues, pbs_fields, paths)" \
+expect_contains "$ERR" "lab.yaml:2:35: colour: unknown field of recognise: (pbs_server, sge_qmaster, queues, pbs_fields, paths)" \
     "a profile's recognise: takes only the fields it knows"

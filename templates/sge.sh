@@ -100,6 +100,39 @@ ddpjob_hold_dir ddpjob_held "$ddpjob_dir"
 ddpjob_on_exit 'rm -rf -- "$ddpjob_held"/* && rmdir -- "$ddpjob_dir" "${ddpjob_dir%/*}" 2>/dev/null'
 
 {{> job_record}}
+# -hold_jid let this job start once the jobs it waited for had ended, however they ended: those it
+# needs to have succeeded (afterok) or failed (afternotok) are checked in the accounting, which
+# holds a job some seconds after its end (its flush time). DDPJOB_SGE_AFTER comes from submit:
+# afterok:ID:ID+afternotok:ID.
+ddpjob_after_unmet() {
+    local group kind ids id task records bad deadline
+    for group in ${1//+/ }; do
+        kind=${group%%:*}
+        IFS=: read -ra ids <<<"${group#*:}"
+        for id in "${ids[@]}"; do
+            case $id in '' | *[!0-9.]*) echo "\"$id\" is no job id" && return ;; esac
+            [ "$kind" = afterok ] || [ "$kind" = afternotok ] || continue
+            task=()
+            [ "${id#*.}" = "$id" ] || task=(-t "${id#*.}")
+            deadline=$((SECONDS + 120))
+            until records=$(qacct -j "${id%%.*}" "${task[@]}" 2>/dev/null); do
+                [ "$SECONDS" -lt "$deadline" ] ||
+                    { echo "job $id, which it runs after, has no accounting record 120 s after this job started" && return; }
+                sleep 2
+            done
+            bad=$(awk '($1 == "failed" || $1 == "exit_status") && $2 != 0 { n++ } END { print n + 0 }' <<<"$records")
+            if [ "$kind" = afterok ] && [ "$bad" != 0 ]; then
+                echo "job $id, which it runs after if it succeeded (afterok), failed" && return
+            elif [ "$kind" = afternotok ] && [ "$bad" = 0 ]; then
+                echo "job $id, which it runs after if it failed (afternotok), succeeded" && return
+            fi
+        done
+    done
+}
+if [ -n "${DDPJOB_SGE_AFTER:-}" ]; then
+    ddpjob_unmet=$(ddpjob_after_unmet "$DDPJOB_SGE_AFTER")
+    [ -z "$ddpjob_unmet" ] || ddpjob_fail "not run: $ddpjob_unmet"
+fi
 {{#notify}}
 # -notify: SIGUSR2 some seconds before qdel's (or a suspend's) SIGKILL, which no shell outlives:
 # the link's end is written now.

@@ -217,7 +217,7 @@ static int submit_array(sweep_run_t *s, int dry, char *array_id, size_t size)
         list[k] = (sweep_trial_script_t){s->trials[k].script, s->trials[k].record};
     char *text = sweep_array_script(s->sched, s->trials[0].text, list, s->ntrials, s->parallel);
     free(list);
-    char file[300], path[8192], output_arg[4200], depend[4200], *extra[5] = {NULL};
+    char file[300], path[8192], output_arg[4200], depend[4200], *extra[7] = {NULL};
     size_t e = 0;
     if (!dry)
         s->ops->output_args(s->output.dir, 1, output_arg, sizeof output_arg, extra, &e);
@@ -256,7 +256,7 @@ static int submit_lanes(sweep_run_t *s, int dry)
 {
     for (size_t k = 0; k < s->ntrials; k++) {
         trial_t *t = &s->trials[k];
-        char after[160], depend[4200] = "", record[8192], output_arg[4200], *extra[8] = {NULL};
+        char after[160], depend[4200] = "", record[8192], output_arg[4200], *extra[10] = {NULL};
         size_t e = 0;
         if (t->record) {
             s->ops->output_args(s->output.dir, 0, output_arg, sizeof output_arg, extra, &e);
@@ -551,7 +551,7 @@ static int resubmit(const sweep_view_t *v, size_t k, const char *after, int dry,
         return EXIT_SYSTEM;
     }
     char trial[8192], *script = NULL, *text = NULL, depend[256] = "", record[8300];
-    char output_arg[4200], *extra[8] = {NULL};
+    char output_arg[4200], *extra[10] = {NULL};
     sweep_trial_dir(v->rec.dir, k, trial, sizeof trial);
     job_record_t fresh = {0};
     ddp_error_t err;

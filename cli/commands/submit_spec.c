@@ -358,7 +358,7 @@ static int submit_as(int argc, char **argv, bool doctor, submit_context_t *withi
     const char *jobdir = spec->workdir ? spec->workdir : ".";
     if ((code = write_job_script(spec, ops, jobdir, text, file, sizeof file, &script)))
         goto out;
-    char *sub_argv[14];
+    char *sub_argv[16];
     size_t n = 0;
     sub_argv[n++] = (char *)ops->submit_program;
     for (size_t i = 0; ops->submit_args[i]; i++)

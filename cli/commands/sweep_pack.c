@@ -120,7 +120,7 @@ static int ask_trials(const char *record, char *const *trials, size_t ntrials, s
 static int submit_record(const sweep_pack_t *p, const char *record, const char *text, size_t j,
                          char *id, size_t size)
 {
-    char file[8300], record_var[8300], output_arg[4200], depend[4300], *extra[8] = {NULL};
+    char file[8300], record_var[8300], output_arg[4200], depend[4300], *extra[10] = {NULL};
     size_t n = 0;
     if (*p->after)
         p->ops->after_args(p->after, depend, sizeof depend, extra, &n);
@@ -141,7 +141,7 @@ static int submit_record(const sweep_pack_t *p, const char *record, const char *
 static int show_allocation(const sweep_pack_t *p, size_t j, int parallel, const char *sweep_name,
                            const char *text)
 {
-    char file[300], path[8192], depend[4300], *extra[4] = {NULL};
+    char file[300], path[8192], depend[4300], *extra[6] = {NULL};
     size_t last = j + p->nalloc * ((p->ntrials - 1 - j) / p->nalloc), n = 0;
     ddp_error_t err;
     snprintf(file, sizeof file, "%.200s.pack%zu%s", sweep_name, j + 1, p->ops->script_suffix);

@@ -55,7 +55,7 @@ typedef struct sched_ops {
      * `array`) into folder dir: appended to extra at *n, their text in buf. */
     void (*output_args)(const char *dir, int array, char *buf, size_t size, char **extra,
                         size_t *n);
-    /* The submitter's arguments (at most two) that hold the job until others have ended as
+    /* The submitter's arguments (at most four) that hold the job until others have ended as
      * `depend` says, in the words Slurm and PBS share ("afterok:ID:ID,afterany:ID"): appended
      * to extra at *n, their text in buf. */
     void (*after_args)(const char *depend, char *buf, size_t size, char **extra, size_t *n);

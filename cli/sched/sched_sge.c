@@ -68,7 +68,8 @@ static void sge_output_args(const char *dir, int array, char *buf, size_t size, 
 }
 
 /* -hold_jid waits for the jobs to end, however they end: Grid Engine has no afterok. The ids of
- * "afterok:1:2,afterany:3" as its list "1,2,3". */
+ * "afterok:1:2,afterany:3" as its list "1,2,3"; where some must have succeeded or failed, the job
+ * is told which (SGE_AFTER_ENV, -v), and its script checks their accounting as it starts. */
 static void sge_after_args(const char *depend, char *buf, size_t size, char **extra, size_t *n)
 {
     size_t len = 0;
@@ -85,6 +86,20 @@ static void sge_after_args(const char *depend, char *buf, size_t size, char **ex
     }
     extra[(*n)++] = "-hold_jid";
     extra[(*n)++] = buf;
+    if (!strstr(depend, "afterok") && !strstr(depend, "afternotok"))
+        return;
+    /* VAR=afterok:1:2+afterany:3 after the list, in buf: -v takes commas as its own. */
+    char *var = buf + len + 1;
+    if (len + 1 >= size)
+        return;
+    int w = snprintf(var, size - len - 1, "%s=", SGE_AFTER_ENV);
+    for (const char *p = depend; w > 0 && (size_t)w < size - len - 1 && *p; p++)
+        var[w++] = *p == ',' ? '+' : *p;
+    if (w <= 0 || (size_t)w >= size - len - 1)
+        return;
+    var[w] = 0;
+    extra[(*n)++] = "-v";
+    extra[(*n)++] = var;
 }
 
 /* Through the job's record, which the script's supervisor watches (as PBS's): qdel's -notify

@@ -14,6 +14,10 @@
 
 extern const sched_ops_t sched_sge_ops;
 
+/* What a job submitted after others must find in their accounting as it starts, which
+ * -hold_jid does not check: "afterok:1:2+afternotok:3" (templates/sge.sh reads it). */
+#define SGE_AFTER_ENV "DDPJOB_SGE_AFTER"
+
 int sched_sge_query(sched_job_t *jobs, size_t n, ddp_error_t *err);
 
 /* From qstat's state letters ("qw", "hqw", "r", "Eqw", "dr", ...). */

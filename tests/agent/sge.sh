@@ -26,8 +26,13 @@ chown -R "$SGE_USER:" "$home"
 qstat_state() { # JOB: its state letters while qstat knows it
     sge_in head "$SGE_BIN/qstat" -u '*' -g d 2>/dev/null | awk -v id="$1" '$1 == id { print $5; exit }'
 }
-qacct_field() { # JOB FIELD [TASK]: the job's record's field, once the accounting has it
+qacct_field() { # JOB FIELD [TASK]: the job's last record's field, once the accounting has it
     sge_in head "$SGE_BIN/qacct" -j "$1" ${3:+-t "$3"} 2>/dev/null | awk -v f="$2" '$1 == f { print $2 }' | tail -n 1
+}
+qacct_wait() { # JOB FIELD [TASK]: qacct_field, waiting up to 60 s for the accounting's flush
+    local value deadline=$((SECONDS + 60))
+    until value=$(qacct_field "$@") && [ -n "$value" ] || [ "$SECONDS" -ge "$deadline" ]; do sleep 0.5; done
+    echo "$value"
 }
 
 # ddpjob ARGS... as the user, from the submission directory: RC, OUT, ERR.
@@ -197,7 +202,7 @@ expect_eq "$RC" 1 "wait on the sweep exits 1: trial 1 failed"
 for t in 1 2 3 4; do
     want=0
     [ "$t" != 2 ] || want=3
-    expect_eq "$(qacct_field "$array" exit_status "$t")" "$want" "qacct: task $t (trial $((t - 1))) exit_status $want"
+    expect_eq "$(qacct_wait "$array" exit_status "$t")" "$want" "qacct: task $t (trial $((t - 1))) exit_status $want"
 done
 pj status grid
 expect_contains "$OUT" "grid (sge sweep of 4 trials, one array job, at most 2 at once): 3 completed, 1 failed" "status of the sweep: the counts"
@@ -225,6 +230,20 @@ if [ "$(date -d "$start_second" +%s)" -ge "$(date -d "$end_first" +%s)" ]; then
 else
     fail "it started after the first ended" "second started $start_second, first ended $end_first"
 fi
+
+# Grid Engine has no afterok: a job after one that fails starts all the same, and its script,
+# which checks the accounting, stops before anything runs, saying why.
+sed -e 's/^name: e2e/name: doomed/' -e 's|^command:.*|command: [sh, -c, "sleep 6; exit 3"]|' "$jobdir/e2e.yaml" >"$jobdir/doomed.yaml"
+sed -e 's/^name: e2e/name: hopeful/' "$jobdir/e2e.yaml" >"$jobdir/hopeful.yaml"
+chown "$SGE_USER:" "$jobdir/doomed.yaml" "$jobdir/hopeful.yaml"
+submit_job doomed.yaml
+doomed=$JOB
+submit_job hopeful.yaml --after doomed
+wait_job hopeful.yaml
+expect_eq "$STATUS" 1 "a job after one that failed (afterok) ends with exit_status 1"
+expect_contains "$OUT" "ddpjob: not run: job $doomed, which it runs after if it succeeded (afterok), failed" \
+    "its output says which job it needed and how that one ended"
+expect_lacks "$OUT" "[rank " "and no worker ran"
 
 # The walltime contract: Grid Engine kills at h_rt with no warning; the agents send the checkpoint
 # signal 40 s before the 1-minute walltime, ddp-train checkpoints and every rank exits 75, and the

@@ -58,14 +58,12 @@ int container_check(const container_t *c, ddp_error_t *err)
     if (!on_path(program))
         return ddp_error_set(err, "container: the %s runtime's program %s is not on PATH here", rt,
                              program);
-    /* A variable the program needs ($USER), which a scheduler's task may lack. */
+    /* $USER, which a scheduler's task may lack, where the program needs it. */
     const container_runtime_info_t *info = container_runtime_info(c->runtime);
-    const char *needs = info ? info->exec.needs_env : NULL;
     struct passwd *pw;
-    if (needs && !getenv(needs) &&
-        (strcmp(needs, "USER") || !(pw = getpwuid(getuid())) ||
-         setenv("USER", pw->pw_name, 1) != 0))
-        return ddp_error_set(err, "container: %s needs $%s, which is not set here", program, needs);
+    if (info && info->exec.needs_user && !getenv("USER") &&
+        (!(pw = getpwuid(getuid())) || setenv("USER", pw->pw_name, 1) != 0))
+        return ddp_error_set(err, "container: %s needs $USER, which is not set here", program);
     struct stat st;
     int want_dir = info && !info->image_suffixes;
     if (stat(c->image, &st) != 0 || access(c->image, R_OK) != 0)

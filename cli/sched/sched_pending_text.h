@@ -1,8 +1,8 @@
 /* sched_pending_text: the pieces each scheduler's pending words (sched.h's explain_pending) are
  * written with: text appended to a bounded buffer, words with the job's {id}, {name} and
  * {partition} filled in, plurals, and the running jobs of its partition. */
-#ifndef DDPJOB_PENDING_TEXT_H
-#define DDPJOB_PENDING_TEXT_H
+#ifndef DDPJOB_SCHED_PENDING_TEXT_H
+#define DDPJOB_SCHED_PENDING_TEXT_H
 
 #include <stddef.h>
 

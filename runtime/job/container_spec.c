@@ -33,7 +33,7 @@ const int container_runtime_values[] = {CONTAINER_PYXIS, CONTAINER_ENROOT, CONTA
     {                                                                                              \
         .env = CONTAINER_ENV_WHOLE, .bind_flag = "-b", .bind_rw = "{src}:{dst}",                   \
         .binds_any_name = true, .binds_onto_image = true, .shares_tmp = true,                      \
-        .workdir_flag = "--cd", .after_image = "--", .needs_env = "USER"                           \
+        .workdir_flag = "--cd", .after_image = "--", .needs_user = true                            \
     }
 
 static const container_runtime_info_t runtimes[CONTAINER_RUNTIMES_END] = {

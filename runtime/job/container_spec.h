@@ -58,7 +58,7 @@ typedef struct {
     bool shares_tmp;          /* the host's /tmp is the container's already: not bound */
     const char *workdir_flag; /* the working folder's option; NULL: a shell changes into it */
     const char *after_image;  /* a word between the image and the command ("--"); NULL: none */
-    const char *needs_env;    /* a variable the program refuses to start without ("USER") */
+    bool needs_user;          /* refuses to start without $USER (set from the password entry) */
 } container_exec_t;
 
 /* What ddpjob knows of a runtime. */

@@ -9,6 +9,7 @@
 # array with a cap; a job after another; a walltime chain resumed from its checkpoint.
 . "$SRCDIR/tests/lib/agents.sh"
 . "$SRCDIR/tests/cluster/sge.sh"
+. "$SRCDIR/tests/lib/images.sh"
 
 sge_suite_up 2 "a 2-node Grid Engine cell (Debian's gridengine 8.1.9: sge_qmaster, 2 sge_execd) runs in network namespaces" || exit 1
 
@@ -129,6 +130,36 @@ submit_job train.yaml
 wait_job train.yaml
 expect_contains "$OUT" "[rank 0] epoch 2/2 " "a train: spec trains on 2 nodes x 2 ranks under Grid Engine"
 expect_contains "$OUT" "trained after 2 of 2 epochs (32 steps, 4 ranks)" "... every rank took every step"
+
+# ddpjob doctor through the scheduler: the same job's agents on both nodes, preflight only.
+pj doctor e2e.yaml --submit --bindir "$bin"
+JOB=$(tail -n 1 <<<"$OUT")
+wait_job e2e.yaml
+expect_eq "$STATUS" 0 "ddpjob doctor --submit: the job ends with exit_status 0"
+expect_contains "$OUT" "ddpjob-agent: preflight: 2 node(s); 0 fact(s) that must agree differ" \
+    "and its output holds node 0's preflight of both nodes"
+expect_lacks "$OUT" "[rank " "doctor starts no worker"
+
+# The job in a Charliecloud image (the real ch-run; the user's own image folder) on both nodes:
+# node 0's agent in the batch shell and node 1's through qrsh -inherit start every worker inside.
+image_root "$home/image"
+chown -R "$SGE_USER:" "$home/image"
+cat >"$jobdir/inside.yaml" <<SPEC
+name: inside
+scheduler: sge
+sge: {pe: ddp}
+nodes: 2
+procs_per_node: 2
+walltime: "00:05:00"
+container: {runtime: charliecloud, image: $home/image}
+command: 'cat /etc/ddpjob-image; echo "host=\$(hostname) RANK=\$RANK WORLD_SIZE=\$WORLD_SIZE"'
+SPEC
+chown "$SGE_USER:" "$jobdir/inside.yaml"
+submit_job inside.yaml
+wait_job inside.yaml
+expect_eq "$STATUS" 0 "a job in a Charliecloud image on 2 Grid Engine nodes: exit_status 0"
+expect_eq "$(grep -c "inside the test's image" <<<"$OUT")" 4 "every rank ran inside the image"
+expect_contains "$OUT" "RANK=3 WORLD_SIZE=4" "node 1's ranks too, started through qrsh -inherit"
 
 # A rank that exits 3 on node 1: the job fails with 3 and status names the rank, node and host.
 sed -e 's/^name: e2e/name: fail/' -e 's/FROM_SPEC: "from the spec"/FROM_SPEC: "from the spec", FAIL_RANK: "3"/' \
@@ -278,4 +309,7 @@ expect_eq "$STATUS" 0 "and its last job's exit_status is 0"
 pj status chain
 expect_contains "$OUT" "chain (sge job $JOB): completed, exit 0" "status of the chain, by its name: completed at its last job"
 expect_contains "$OUT" "link $links of $links" "... link $links of $links"
+pj report chain -o "$home/chain.html"
+expect_eq "$RC" 0 "report of the chain exits 0"
+expect_contains "$(cat "$home/chain.html" 2>/dev/null)" "data-link=\"$links\"" "and its page shows every link"
 

@@ -1,17 +1,19 @@
 #!/bin/bash
 # The whole Grid Engine path on a real cell this suite starts (tests/cluster/sge.sh: Debian's
-# gridengine 8.1.9, a qmaster and two execds in network namespaces, a parallel environment whose
+# gridengine 8.1.9, a qmaster and three execds in network namespaces, a parallel environment whose
 # allocation rule gives whole nodes, an unprivileged user who submits). `ddpjob submit` of a
 # scheduler: sge spec renders a #$ script; node 0's agent runs in the batch shell and
 # `ddpjob node-agents` starts node 1's through qrsh -inherit, as a task of the job. Then: the
 # built-in workload on 2 nodes x 2 ranks; a rank that exits 3, named by status; a node whose
 # agent cannot start (qrsh -inherit exits 0 for it); cancel, which leaves nothing; a sweep as an
-# array with a cap; a job after another; a walltime chain resumed from its checkpoint.
+# array with a cap; a job after another; a walltime chain resumed from its checkpoint; a spare
+# that takes the place of a node whose agent died.
 . "$SRCDIR/tests/lib/agents.sh"
 . "$SRCDIR/tests/cluster/sge.sh"
 . "$SRCDIR/tests/lib/images.sh"
 
-sge_suite_up 2 "a 2-node Grid Engine cell (Debian's gridengine 8.1.9: sge_qmaster, 2 sge_execd) runs in network namespaces" || exit 1
+# Three nodes: the jobs run on two, the spares case (at the end) on all three.
+sge_suite_up 3 "a 3-node Grid Engine cell (Debian's gridengine 8.1.9: sge_qmaster, 3 sge_execd) runs in network namespaces" || exit 1
 
 # What the user's jobs use must be theirs to read: the built programs and templates are copied
 # beside the cell, the workload into the user's submission directory.
@@ -75,10 +77,11 @@ expect_contains "$(cat "$jobdir/e2e.sge")" "#$ -pe ddp 4
 #$ -l h_rt=00:05:00
 #$ -l h_vmem=1G" "the script asks the parallel environment for 4 slots, the walltime as h_rt, memory per slot"
 expect_eq "$STATUS" 0 "qacct: exit_status 0 for the job that succeeded (job $JOB)"
-# The master is the host Grid Engine put the job's script on, either node: PE_HOSTFILE's first.
-master=$(sed -n 's/^ddpjob: job [0-9]*: .* master \(n[12]\), in .*/\1/p' <<<"$OUT")
-other=n1
-[ "$master" != n1 ] || other=n2
+# The hosts are those Grid Engine chose, the master the one it started the script on
+# (PE_HOSTFILE's first); node 1's is the one its agent says it runs on.
+node1_host() { sed -n 's/.*ddpjob-agent: node 1 of [0-9]* (\(n[0-9]\)).*/\1/p' | head -n 1; }
+master=$(sed -n 's/^ddpjob: job [0-9]*: .* master \(n[0-9]\), in .*/\1/p' <<<"$OUT")
+other=$(node1_host <<<"$OUT")
 hosts=("$master" "$other")
 expect_contains "$OUT" "ddpjob: job $JOB: 2 node(s), 2 worker(s) each, master $master, in $jobdir" "the script found its 2 nodes in PE_HOSTFILE, its own host the master"
 for r in 0 1 2 3; do
@@ -88,10 +91,10 @@ for r in 0 1 2 3; do
 done
 for _ in $(seq 100); do
     tasks=$(sge_in head "$SGE_BIN/qacct" -j "$JOB" 2>/dev/null | awk '$1 == "hostname" { print $2 }' | sort | tr '\n' ' ')
-    [ "$tasks" != "n1 n2 " ] || break
+    [ "$(wc -w <<<"$tasks")" != 2 ] || break
     sleep 0.3
 done
-expect_eq "$tasks" "n1 n2 " "qacct: the job on $master and its qrsh -inherit task on $other, accounted as the job's"
+expect_eq "$tasks" "$(printf '%s\n' "$master" "$other" | sort | tr '\n' ' ')" "qacct: the job on $master and its qrsh -inherit task on $other, accounted as the job's"
 expect_no_file "$jobdir/.ddpjob/$JOB" "the job's own files (token, node environment) are gone afterwards"
 pj status "$JOB"
 expect_contains "$OUT" "e2e (sge job $JOB): completed, exit 0" "status of the finished job"
@@ -170,7 +173,7 @@ wait_job fail.yaml
 expect_eq "$STATUS" 3 "rank 3 exiting 3: qacct's exit_status is 3"
 pj status "$JOB"
 expect_contains "$OUT" "fail (sge job $JOB): failed, exit 3" "status says failed, exit 3"
-expect_contains "$OUT" "rank 3 (node 1, host $(sed -n 's/^ddpjob: job [0-9]*: .* master n\([12]\), in .*/n\1/p' "$jobdir/fail.o$JOB" | tr 12 21)): exited with code 3" \
+expect_contains "$OUT" "rank 3 (node 1, host $(node1_host <"$jobdir/fail.o$JOB")): exited with code 3" \
     "and names the rank, node and host"
 
 # A node whose agent cannot start (its setup fails: node 1's, whose task has no PE_HOSTFILE): the
@@ -313,3 +316,32 @@ pj report chain -o "$home/chain.html"
 expect_eq "$RC" 0 "report of the chain exits 0"
 expect_contains "$(cat "$home/chain.html" 2>/dev/null)" "data-link=\"$links\"" "and its page shows every link"
 
+
+# Spares: a spec with `nodes: 2` and `spares: 1` (-pe ddp 6, node-agents --spares) loses node 1's
+# agent once its first checkpoint is written (killed): the spare takes its place, the training
+# resumes from the checkpoint, and the job ends with exit_status 0 and an uninterrupted run's
+# final checkpoint.
+node1_agent() {
+    local i pid
+    for i in 1 2 3; do
+        for pid in $(ip netns pids "$(sge_ns "n$i")"); do
+            [ "$(basename "$(readlink "/proc/$pid/exe" 2>/dev/null)")" = ddpjob-agent ] &&
+                tr '\0' ' ' <"/proc/$pid/cmdline" | grep -q -- '--node-rank 1 ' && echo "$pid" && return
+        done
+    done
+}
+CHAIN_EPOCHS=6
+ckpt=$jobdir/ckpt-spares
+spares_spec sge "$ckpt" 1 | sed 's/^scheduler: sge/scheduler: sge\nsge: {pe: ddp}/' >"$jobdir/spares.yaml"
+chown "$SGE_USER:" "$jobdir/spares.yaml"
+submit_job spares.yaml
+for _ in $(seq 600); do [ -s "$ckpt/checkpoint.ddpt" ] && [ -n "$(node1_agent)" ] && break; sleep 0.1; done
+kill -9 "$(node1_agent)"
+wait_job spares.yaml
+expect_eq "$STATUS" 0 "spares, node 1's agent killed: the job ends with exit_status 0" "$OUT"
+expect_contains "$OUT" "2 node(s) and 1 spare(s)" "spares: the script asked for the spare"
+expect_contains "$(cat "$jobdir/spares.sge")" "#$ -pe ddp 6" "... 3 nodes' slots"
+expect_contains "$OUT" "takes the place of" "spares: the spare took node 1's place"
+expect_contains "$OUT" "resuming from $ckpt/checkpoint.ddpt" "spares: training resumed from its checkpoint"
+REFERENCE_HOSTS=("$(sge_ns n1)" "$(sge_ns n2)") REFERENCE_MASTER=10.76.0.11
+expect_same_as_uninterrupted "$ckpt/checkpoint.ddpt" "spares: the final checkpoint = an uninterrupted run's"

@@ -196,14 +196,16 @@ sed -e 's/^name: e2e/name: long/' -e 's|^command:.*|command: [sleep, "300"]|' "$
 chown "$SGE_USER:" "$jobdir/long.yaml"
 submit_job long.yaml
 long=$JOB
-for _ in $(seq 300); do [ "$(qstat_state "$long")" = r ] && [ -n "$(ip netns pids "$(sge_ns n2)" | xargs -r ps -o args= -p | grep 'sleep 300')" ] && break; sleep 0.2; done
+sleeping() { for i in 1 2 3; do ip netns pids "$(sge_ns "n$i")"; done | xargs -r ps -o args= -p | grep -c '^sleep 300'; }
+for _ in $(seq 300); do [ "$(qstat_state "$long")" = r ] && [ "$(sleeping)" = 4 ] && break; sleep 0.2; done
+expect_eq "$(sleeping)" 4 "the job's 4 ranks run, on both its nodes"
 pj cancel "$long"
 expect_eq "$RC" 0 "cancel of a running job exits 0"
 for _ in $(seq 100); do [ -z "$(qstat_state "$long")" ] && break; sleep 0.2; done
 expect_eq "$(qstat_state "$long")" "" "qstat no longer knows it"
 left=
 for _ in $(seq 100); do
-    left=$(for i in 1 2; do ip netns pids "$(sge_ns "n$i")"; done | xargs -r ps -o user=,args= -p | grep -v '^root ')
+    left=$(for i in 1 2 3; do ip netns pids "$(sge_ns "n$i")"; done | xargs -r ps -o user=,args= -p | grep -v '^root ')
     [ -z "$left" ] && break
     sleep 0.2
 done

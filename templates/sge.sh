@@ -40,12 +40,6 @@
 
 {{> batch_shell}}
 
-{{#hold}}
-ddpjob_fail "an allocation held for runs (ddpjob dev, a packed sweep) is not on Grid Engine yet"
-{{/hold}}
-{{#held_run}}
-ddpjob_fail "an allocation held for runs (ddpjob dev, a packed sweep) is not on Grid Engine yet"
-{{/held_run}}
 # A job's environment is Grid Engine's, not the submitter's: its programs (qrsh, qsub) are where
 # the execution daemon says, or under SGE_ROOT.
 ddpjob_sge_bin=${SGE_BINARY_PATH:-${SGE_ROOT:?not inside a Grid Engine job}/bin/${SGE_ARCH:-lx-amd64}}

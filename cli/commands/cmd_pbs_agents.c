@@ -59,7 +59,9 @@ static const char node_shell_tail[] =
     "ddpjob_fail() { echo \"$0: $*\" >&2; exit 126; }\n"
     "ddpjob_hold_dir ddpjob_held \"${1%/*}\"\n"
     ". \"$ddpjob_held/${1##*/}\" && eval \"exec ${ddpjob_held##*/}<&-\" && ddpjob_node_setup &&"
-    " shift && echo \"" AGENT_STARTS "\" && exec \"$@\"\n";
+    " shift && ";
+/* ... and, through qrsh, the line that says the agent starts. */
+static const char qrsh_says_start[] = "echo \"" AGENT_STARTS "\" && ";
 
 typedef enum { VIA_PBSDSH, VIA_QRSH } task_launcher_t;
 
@@ -267,7 +269,8 @@ static int start_remote(supervisor_t *s, const pbs_agents_args_t *a, int rank)
     snprintf(rank_text, sizeof rank_text, "%d", rank);
     snprintf(out, sizeof out, "%s/pbsdsh-%d", a->task_held, rank);
     char *shell = NULL;
-    if (asprintf(&shell, "%s%s", shell_hold_dir_function, node_shell_tail) < 0)
+    if (asprintf(&shell, "%s%s%sexec \"$@\"\n", shell_hold_dir_function, node_shell_tail,
+                 a->via == VIA_QRSH ? qrsh_says_start : "") < 0)
         return -1;
     char *prefix[] = {"pbsdsh",           "-n", vnode, "--", "/bin/bash", "-c", shell, label,
                       (char *)a->node_env};

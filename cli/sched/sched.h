@@ -75,6 +75,9 @@ typedef struct sched_ops {
     /* The job's mail events in the scheduler's words (the template's mail_events), from
      * whether the spec asks for mail when it fails, completes, is requeued; "" for none. */
     void (*mail_events)(bool failed, bool completed, bool requeued, char *out, size_t size);
+    /* Why its script cannot hold an allocation for runs (`ddpjob dev`, a packed sweep); NULL:
+     * it can. */
+    const char *no_hold_why;
     /* Whether the script hands every node the node script (`ddpjob launch`'s); NULL: never. */
     bool (*needs_node_script)(const job_spec_t *spec);
     /* The submitter's flag that passes VAR=VALUE,... into the job; NULL where the job gets the

@@ -201,6 +201,9 @@ const sched_ops_t sched_sge_ops = {
     .array_index_var = "SGE_TASK_ID",
     .task_workdir_var = "SGE_O_WORKDIR",
     .mail_events = sge_mail_events,
+    .no_hold_why = "an allocation held for runs (ddpjob dev, a packed sweep) is not on Grid "
+                   "Engine yet: submit the runs, or the sweep as an array (arrays: in the site "
+                   "profile)",
     .env_flag = "-v",
     .server_name = sge_server_name,
     .container_runtime = "apptainer",

@@ -347,6 +347,9 @@ int render_script(const job_spec_t *spec, const render_opts_t *opts, FILE *out, 
     const sched_ops_t *ops = opts->sched;
     if (!ops)
         return ddp_error_set(err, "no scheduler chosen");
+    if (opts->hold || opts->held_run)
+        if (ops->no_hold_why)
+            return ddp_error_set(err, "%s", ops->no_hold_why);
     char *node_script = NULL;
     size_t node_script_len = 0;
     if (ops->needs_node_script && ops->needs_node_script(spec)) {

@@ -16,8 +16,10 @@
  *   4. for the agent and the nodes, its row in runtime/job/node_source.c (how to tell its job,
  *      its node list, this node's rank, its job id and node-local disk variables);
  *   5. a test cluster (tests/cluster/) and its suites; golden.sh renders every row;
- *   6. not yet behind the seam: spec fields of its own (the spec's pbs: and slurm: blocks are
- *      spec.c's, read by the rows' fill) and its site profile fields (site.c).
+ *   6. not yet behind the seam: spec fields of its own (the spec's pbs:, slurm: and sge: blocks
+ *      are spec.c's, read by the rows' fill), its site profile fields (site.c, site_rules.c),
+ *      and, where its script starts the other nodes' agents as tasks of the job (pbsdsh, qrsh
+ *      -inherit), that launcher in `ddpjob node-agents --via` (cmd_pbs_agents.c).
  * tests/lint/seam.sh fails when a file outside the seam and templates/ names a scheduler (bar
  * those it lists as not yet moved behind it). */
 #ifndef DDPJOB_SCHED_H

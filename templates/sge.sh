@@ -27,9 +27,6 @@
 #$ -l gpu={{gpus_per_slot}}
 {{/gpus_per_slot}}
 #$ -j y
-{{#notify}}
-#$ -notify
-{{/notify}}
 {{#mail_user}}
 #$ -M {{mail_user}}
 #$ -m {{mail_events}}
@@ -46,7 +43,8 @@ ddpjob_sge_bin=${SGE_BINARY_PATH:-${SGE_ROOT:?not inside a Grid Engine job}/bin/
 PATH=$ddpjob_sge_bin:$PATH
 
 # Grid Engine kills at h_rt with no warning the job can use (SIGKILL; -notify's SIGUSR2 comes only
-# before a qdel or a suspend): the agents learn when it comes, for the spec's checkpoint signal.
+# before a qdel or a suspend, and to every process of the job, whose workers it would kill, so it
+# is not asked): the agents learn when the walltime comes, for the spec's checkpoint signal.
 # This job's place in a chain of requeues comes from its predecessor (qsub -v).
 ddpjob_walltime_args=()
 ddpjob_deadline=
@@ -127,11 +125,6 @@ if [ -n "${DDPJOB_SGE_AFTER:-}" ]; then
     ddpjob_unmet=$(ddpjob_after_unmet "$DDPJOB_SGE_AFTER")
     [ -z "$ddpjob_unmet" ] || ddpjob_fail "not run: $ddpjob_unmet"
 fi
-{{#notify}}
-# -notify: SIGUSR2 some seconds before qdel's (or a suspend's) SIGKILL, which no shell outlives:
-# the link's end is written now.
-trap 'ddpjob_signalled=1; ddpjob_record_end 137' USR2
-{{/notify}}
 ddpjob_token_file=$ddpjob_dir/token
 (umask 077 && od -An -N32 -tx1 /dev/urandom | tr -d ' \n' >"$ddpjob_held/token") ||
     ddpjob_fail "cannot write the job token under $ddpjob_dir"

@@ -30,7 +30,6 @@ static int sge_fill(const job_spec_t *spec, tmpl_ctx_t *ctx)
               ? tmpl_setf(ctx, "gpus_per_slot", "%llu",
                           (unsigned long long)per_slot((uint64_t)spec->gpus_per_node, procs))
               : tmpl_set(ctx, "gpus_per_slot", "");
-    rc |= tmpl_set_bool(ctx, "notify", spec->sge.notify);
     rc |= sched_fill_directives(ctx, &spec->sge.directives);
     return rc ? -1 : 0;
 }

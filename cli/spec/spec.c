@@ -117,7 +117,6 @@ static const field_def_t slurm_fields[] = {
 static const field_def_t sge_fields[] = {
     {"pe", F_STRING, offsetof(job_spec_t, sge.pe), DIRECTIVE, 0, 0, NULL, 0, NULL, NULL},
     {"memory", F_STRING, offsetof(job_spec_t, sge.memory), DIRECTIVE, 0, 0, NULL, 0, NULL, NULL},
-    {"notify", F_BOOL, offsetof(job_spec_t, sge.notify), 0, 0, 0, NULL, 0, NULL, NULL},
     {"directives", F_STRLIST, offsetof(job_spec_t, sge.directives), DIRECTIVE_LINE, 0, 0, NULL, 0,
      NULL, NULL},
     {NULL, 0, 0, 0, 0, 0, NULL, 0, NULL, NULL},

@@ -143,12 +143,11 @@ typedef struct {
         strv_t directives;
     } slurm;
     /* Grid Engine: the parallel environment (its allocation rule gives whole nodes), the
-     * resource memory is asked as per slot (h_vmem, mem_free), -notify's warning signals. */
+     * resource memory is asked as per slot (h_vmem, mem_free). */
     struct {
         bool present;
         char *pe;
         char *memory;
-        bool notify;
         strv_t directives;
     } sge;
 } job_spec_t;

@@ -81,6 +81,8 @@ typedef struct {
 typedef struct {
     pid_t pid; /* 0 once reaped */
     int exit_status;
+    char *output; /* what it printed, read as it ended (malloc'd; NULL: none) */
+    int started;  /* its agent started: always through pbsdsh; through qrsh, as it said */
 } task_t;
 
 typedef struct {
@@ -272,99 +274,66 @@ static int start_remote(supervisor_t *s, const pbs_agents_args_t *a, int rank)
     if (asprintf(&shell, "%s%s%sexec \"$@\"\n", shell_hold_dir_function, node_shell_tail,
                  a->via == VIA_QRSH ? qrsh_says_start : "") < 0)
         return -1;
+    /* pbsdsh's own words, then the node's command: bash running the node shell, the agent. */
+    enum { PBSDSH_WORDS = 4 };
     char *prefix[] = {"pbsdsh",           "-n", vnode, "--", "/bin/bash", "-c", shell, label,
                       (char *)a->node_env};
     char **argv = agent_argv(a, prefix, sizeof prefix / sizeof prefix[0], rank_text);
-    char *words = NULL;
-    if (argv && a->via == VIA_QRSH) {
-        /* qrsh -inherit hands its command to a shell as one string: the same words, quoted. */
-        words = quoted_words(argv + 4);
-        char **qrsh = calloc(6, sizeof *qrsh);
-        if (qrsh && words) {
-            qrsh[0] = "qrsh";
-            qrsh[1] = "-inherit";
-            qrsh[2] = "-nostdin";
-            qrsh[3] = s->hl->hosts[rank];
-            qrsh[4] = words;
-        }
-        free(argv);
-        argv = qrsh && words ? qrsh : NULL;
-        if (!argv)
-            free(qrsh);
-    }
-    if (!argv) {
-        free(words);
-        free(shell);
-        return -1;
-    }
-    s->tasks[rank].pid = start(argv, out, 1);
+    /* qrsh -inherit hands its command to a shell as one string: the same words, quoted. */
+    char *words = argv && a->via == VIA_QRSH ? quoted_words(argv + PBSDSH_WORDS) : NULL;
+    char *qrsh[] = {"qrsh", "-inherit", "-nostdin", s->hl->hosts[rank], words, NULL};
+    s->tasks[rank].pid = !argv || (a->via == VIA_QRSH && !words)
+                             ? -1
+                             : start(a->via == VIA_QRSH ? qrsh : argv, out, 1);
     free(argv);
     free(words);
     free(shell);
     return s->tasks[rank].pid > 0 ? 0 : -1;
 }
 
-/* Whether node `rank`'s task said its agent starts (always so through pbsdsh, whose output
- * holds the status of a task that could not). */
-static int agent_started(const pbs_agents_args_t *a, int rank)
-{
-    if (a->via != VIA_QRSH)
-        return 1;
-    char path[4096];
-    snprintf(path, sizeof path, "%s/pbsdsh-%d", a->task_held, rank);
-    ddp_error_t err;
-    char *text = ddp_read_file(path, NULL, &err);
-    int started = text && strstr(text, AGENT_STARTS);
-    free(text);
-    return started;
-}
-
-/* What node `rank`'s qrsh task said, once it has ended, to stderr (the job's output, where a
- * pbsdsh task's goes by itself), each line behind the node's name. */
-static void say_task_output(const pbs_agents_args_t *a, int rank)
-{
-    if (a->via != VIA_QRSH)
-        return;
-    char path[4096];
-    snprintf(path, sizeof path, "%s/pbsdsh-%d", a->task_held, rank);
-    ddp_error_t err;
-    char *text = ddp_read_file(path, NULL, &err), *save = NULL;
-    for (char *line = text ? strtok_r(text, "\n", &save) : NULL; line;
-         line = strtok_r(NULL, "\n", &save))
-        if (strcmp(line, AGENT_STARTS))
-            fprintf(stderr, "ddpjob: node %d: %s\n", rank, line);
-    free(text);
-}
-
-/* The status of node `rank`'s agent: what pbsdsh printed for its task, else pbsdsh's own
- * non-zero status (it could not be run); 0 when neither says anything. */
-static int task_status(const supervisor_t *s, const pbs_agents_args_t *a, int rank, int *status)
-{
-    char path[4096];
-    snprintf(path, sizeof path, "%s/pbsdsh-%d", a->task_held, rank);
-    ddp_error_t err;
-    char *text = ddp_read_file(path, NULL, &err);
-    int found = 0;
-    if (a->via == VIA_QRSH) {
-        /* qrsh's status is its task's, bar a task that never ran, which it says ended 0. */
-        if (!agent_started(a, rank)) {
-            *status = s->tasks[rank].exit_status ? s->tasks[rank].exit_status : 254;
-            found = 1;
-        }
-    } else {
-        found = text && pbs_task_status(text, status);
-    }
-    free(text);
-    if (!found && s->tasks[rank].exit_status != 0) {
-        *status = s->tasks[rank].exit_status;
-        found = 1;
-    }
-    return found;
-}
-
 static int decode_status(int wstatus)
 {
     return WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + WTERMSIG(wstatus);
+}
+
+/* Node `rank`'s task has ended with wstatus: what it printed read once, whether its agent
+ * started, and a qrsh task's output said on stderr (the job's output, where a pbsdsh task's goes
+ * by itself), each line behind the node's name. */
+static void task_ended(supervisor_t *s, const pbs_agents_args_t *a, int rank, int wstatus)
+{
+    task_t *t = &s->tasks[rank];
+    char path[4096];
+    snprintf(path, sizeof path, "%s/pbsdsh-%d", a->task_held, rank);
+    ddp_error_t err;
+    t->pid = 0;
+    t->exit_status = decode_status(wstatus);
+    free(t->output);
+    t->output = ddp_read_file(path, NULL, &err);
+    t->started = a->via != VIA_QRSH || (t->output && strstr(t->output, AGENT_STARTS));
+    if (a->via != VIA_QRSH || !t->output)
+        return;
+    char *copy = strdup(t->output), *save = NULL;
+    for (char *line = copy ? strtok_r(copy, "\n", &save) : NULL; line;
+         line = strtok_r(NULL, "\n", &save))
+        if (strcmp(line, AGENT_STARTS))
+            fprintf(stderr, "ddpjob: node %d: %s\n", rank, line);
+    free(copy);
+}
+
+/* The status of node `rank`'s agent, once its task has ended: what pbsdsh printed for its task,
+ * else the task's own non-zero status (pbsdsh could not be run; qrsh's is its task's), a qrsh
+ * task that never said its agent starts ending 0 taken as 254; 0 when none says anything. */
+static int task_status(const supervisor_t *s, const pbs_agents_args_t *a, int rank, int *status)
+{
+    const task_t *t = &s->tasks[rank];
+    if (!t->started && !t->exit_status) {
+        *status = 254;
+        return 1;
+    }
+    if (a->via == VIA_PBSDSH && t->output && pbs_task_status(t->output, status))
+        return 1;
+    *status = t->exit_status;
+    return t->exit_status != 0;
 }
 
 /* Reaps every child that ended; a remote task's end may plan the job's stop. */
@@ -377,17 +346,16 @@ static void reap(supervisor_t *s, const pbs_agents_args_t *a)
             s->agent_status = decode_status(wstatus);
             s->agent_pid = 0;
             /* pbsdsh's own status says nothing of its task's: what it printed does. */
-            s->tasks[0].exit_status = s->agent_status;
-            if (s->remote0 && !task_status(s, a, 0, &s->agent_status))
-                s->agent_status = s->tasks[0].exit_status;
+            if (s->remote0) {
+                task_ended(s, a, 0, wstatus);
+                task_status(s, a, 0, &s->agent_status);
+            }
             continue;
         }
         for (int r = 1; r < a->nodes; r++) {
             if (s->tasks[r].pid != pid)
                 continue;
-            s->tasks[r].pid = 0;
-            s->tasks[r].exit_status = decode_status(wstatus);
-            say_task_output(a, r);
+            task_ended(s, a, r, wstatus);
             int status;
             if (s->stop_at || !s->agent_pid || !task_status(s, a, r, &status))
                 break;
@@ -399,11 +367,7 @@ static void reap(supervisor_t *s, const pbs_agents_args_t *a)
                 break;
             }
             char why[256];
-            int64_t grace = pbs_task_grace_ms(agent_started(a, r) ? status : 126, why, sizeof why);
-            if (!agent_started(a, r)) {
-                snprintf(why, sizeof why, "could not start (status %d; its output is above)",
-                         status);
-            }
+            int64_t grace = pbs_task_grace_ms(status, s->tasks[r].started, why, sizeof why);
             s->failed_status = status;
             snprintf(s->failed, sizeof s->failed, "node %d (%s): its agent %s", r, s->hl->hosts[r],
                      why);
@@ -445,10 +409,8 @@ static void stop_tasks(supervisor_t *s, const pbs_agents_args_t *a, int nodes)
             kill(s->tasks[r].pid, SIGTERM);
     for (int r = 1; r < nodes; r++) {
         int wstatus;
-        if (s->tasks[r].pid > 0 && waitpid(s->tasks[r].pid, &wstatus, 0) > 0) {
-            s->tasks[r].exit_status = decode_status(wstatus);
-            say_task_output(a, r);
-        }
+        if (s->tasks[r].pid > 0 && waitpid(s->tasks[r].pid, &wstatus, 0) > 0)
+            task_ended(s, a, r, wstatus);
         s->tasks[r].pid = 0;
     }
 }
@@ -574,6 +536,8 @@ int cmd_pbs_agents(int argc, char **argv)
     }
     if (sigfd >= 0)
         close(sigfd);
+    for (int r = 0; s.tasks && r < a.nodes; r++)
+        free(s.tasks[r].output);
     free(s.tasks);
     ddp_hostlist_destroy(s.hl);
     return rc;

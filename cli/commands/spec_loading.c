@@ -48,7 +48,7 @@ static const sched_ops_t *target_of(const job_spec_t *spec, const load_opts_t *o
     const sched_ops_t *ops = sched_by_name(spec->scheduler);
     if (!ops) {
         char names[128];
-        sched_names(" or ", names, sizeof names);
+        sched_names(", ", " or ", names, sizeof names);
         const char *hint = diag_suggest(spec->scheduler, sched_name_list());
         spec_loc_t at = spec_field_loc(spec, "scheduler");
         diag_add(diag, at.line, at.col, "scheduler", "expected %s, got \"%s\"%s%s%s", names,
@@ -62,7 +62,7 @@ static const sched_ops_t *target_of(const job_spec_t *spec, const load_opts_t *o
 static void check_for_scheduler(const job_spec_t *spec, const sched_ops_t *target, diag_t *diag)
 {
     char names[128];
-    sched_names(" or ", names, sizeof names);
+    sched_names(", ", " or ", names, sizeof names);
     if (!target)
         diag_add(diag, 1, 1, "scheduler",
                  "missing: set scheduler: %s in the spec, or pass --scheduler", names);

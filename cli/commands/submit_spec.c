@@ -23,7 +23,7 @@ int parse_scheduler_arg(const char *arg, const sched_ops_t **out)
     *out = sched_by_name(arg);
     if (*out == NULL) {
         char names[128];
-        sched_names(" or ", names, sizeof names);
+        sched_names(", ", " or ", names, sizeof names);
         fprintf(stderr, "ddpjob: --scheduler: expected %s, got \"%s\"\n", names, arg);
         return -1;
     }
@@ -34,7 +34,7 @@ void print_help(FILE *f, const char *help)
 {
     static const char mark[] = "{schedulers}";
     char names[128];
-    sched_names("|", names, sizeof names);
+    sched_names("|", "|", names, sizeof names);
     for (const char *at; (at = strstr(help, mark)); help = at + strlen(mark))
         fprintf(f, "%.*s%s", (int)(at - help), help, names);
     fputs(help, f);

@@ -36,18 +36,16 @@ const char *const *sched_name_list(void)
     return names;
 }
 
-void sched_names(const char *sep, char *out, size_t size)
+void sched_names(const char *sep, const char *last_sep, char *out, size_t size)
 {
     size_t len = 0;
     if (size)
         out[0] = 0;
-    /* " or " between the last two only, commas before: "pbs, slurm or sge". */
-    int words = !strcmp(sep, " or ");
     for (size_t i = 0; i < SCHED_COUNT && len < size; i++)
         len += (size_t)snprintf(out + len, size - len, "%s%s",
-                                !i                             ? ""
-                                : words && i + 1 < SCHED_COUNT ? ", "
-                                                               : sep,
+                                !i                    ? ""
+                                : i + 1 < SCHED_COUNT ? sep
+                                                      : last_sep,
                                 sched_table[i]->name);
 }
 

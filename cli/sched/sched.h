@@ -126,8 +126,9 @@ typedef struct sched_ops {
 /* The row named `name` ("slurm"); NULL for any other word. */
 const sched_ops_t *sched_by_name(const char *name);
 
-/* The schedulers' names joined by `sep` (" or ", "|"), for usage and messages. */
-void sched_names(const char *sep, char *out, size_t size);
+/* The schedulers' names joined by `sep`, the last two by `last_sep` (", " and " or ": "pbs,
+ * slurm or sge"; "|" and "|"), for usage and messages. */
+void sched_names(const char *sep, const char *last_sep, char *out, size_t size);
 
 /* Every row's name, NULL-ended, for a suggestion among them (diag_suggest). */
 const char *const *sched_name_list(void);

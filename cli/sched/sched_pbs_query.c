@@ -86,6 +86,7 @@ size_t sched_pbs_parse_qstat(const char *text, sched_job_t *jobs, size_t n)
                 j->found = 1;
                 j->partition_running = j->partition_running_nodes = -1;
                 j->source = "qstat";
+                j->scheduler = sched_pbs_ops.name;
                 j->exit_status = -1;
                 found++;
             }

@@ -28,9 +28,9 @@ int pbs_task_status(const char *text, int *status)
     return 0;
 }
 
-int64_t pbs_task_grace_ms(int status, char *why, size_t size)
+int64_t pbs_task_grace_ms(int status, bool started, char *why, size_t size)
 {
-    if (status == 126 || status == 127 || status == 254) {
+    if (!started || status == 126 || status == 127 || status == 254) {
         snprintf(why, size, "could not start (status %d; its output is above)", status);
         return 0;
     }

@@ -8,6 +8,7 @@
 #ifndef DDPJOB_PBS_TASKS_H
 #define DDPJOB_PBS_TASKS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -25,8 +26,9 @@ int pbs_task_status(const char *text, int *status);
 
 /* A node's agent ended with `status`: sets `why` (for "node R (HOST): its agent ...") and returns
  * how long node 0's agent may still run before the job is stopped (0: at once, when the agent
- * could not be run at all: 126 and 127 from bash, 254 from PBS). */
-int64_t pbs_task_grace_ms(int status, char *why, size_t size);
+ * could not be run at all: 126 and 127 from bash, 254 from PBS, or a task that never said it
+ * `started`, as a qrsh task whose status is its setup's). */
+int64_t pbs_task_grace_ms(int status, bool started, char *why, size_t size);
 
 /* The job's status from node 0's agent's `agent_status` and, when a node's task had failed
  * (failed_status >= 0), whether node 0 was stopped for it (`stopped`): the failed task's status

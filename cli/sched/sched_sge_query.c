@@ -74,6 +74,7 @@ static int parse_qstat_line(char *line, sched_job_t *jobs, size_t n)
         return 0;
     j->found = 1;
     j->source = "qstat";
+    j->scheduler = sched_sge_ops.name;
     j->exit_status = -1;
     j->partition_running = j->partition_running_nodes = -1;
     sched_copy(j->sched_state, sizeof j->sched_state, f[4]);
@@ -151,6 +152,7 @@ int sched_sge_parse_qacct(const char *text, sched_job_t *j)
     if (found) {
         j->found = 1;
         j->source = "qacct";
+        j->scheduler = sched_sge_ops.name;
         j->partition_running = j->partition_running_nodes = -1;
     }
     return found;

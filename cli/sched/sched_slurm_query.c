@@ -56,6 +56,7 @@ size_t sched_slurm_parse_squeue(const char *text, sched_job_t *jobs, size_t n)
         j->found = 1;
         j->partition_running = j->partition_running_nodes = -1;
         j->source = "squeue";
+        j->scheduler = sched_slurm_ops.name;
         j->state = sched_slurm_state(f[1]);
         sched_copy(j->sched_state, sizeof j->sched_state, f[1]);
         sched_copy(j->reason, sizeof j->reason, strcmp(f[2], "None") ? f[2] : "");
@@ -114,6 +115,7 @@ size_t sched_slurm_parse_sacct(const char *text, sched_job_t *jobs, size_t n)
         j->found = 1;
         j->partition_running = j->partition_running_nodes = -1;
         j->source = "sacct";
+        j->scheduler = sched_slurm_ops.name;
         j->state = sched_slurm_state(f[1]);
         sched_copy(j->sched_state, sizeof j->sched_state, f[1]);
         /* ExitCode is CODE:SIGNAL. */

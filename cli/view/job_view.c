@@ -357,10 +357,8 @@ static int query_schedulers(job_view_t *views, size_t n, ddp_error_t *err)
             rc = -1;
         }
         for (size_t i = 0; any && i < n; i++)
-            if (asked[same[i]].id[0]) {
+            if (asked[same[i]].id[0])
                 views[i].sched = asked[same[i]];
-                views[i].sched.scheduler = q->name;
-            }
         free(same);
     }
     free(asked);

@@ -29,25 +29,12 @@ void pending_start_words(const char *start, char *out, size_t size)
     strftime(out, size, same_day ? "%H:%M" : "%a %d %b %H:%M", &local);
 }
 
-/* The scheduler whose query gave j: its row, else the first whose source word it has. */
-static const sched_ops_t *querier_of(const sched_job_t *j)
-{
-    const sched_ops_t *q = sched_by_name(j->scheduler);
-    if (q)
-        return q;
-    for (size_t row = 0; (q = sched_at(row)); row++)
-        for (size_t k = 0; k < sizeof q->sources / sizeof *q->sources && q->sources[k]; k++)
-            if (!strcmp(j->source, q->sources[k]))
-                return q;
-    return NULL;
-}
-
 void pending_explain(const sched_job_t *j, const char *id, const char *name, char *out, size_t size)
 {
     pending_text_t t = {out, size};
     if (size)
         out[0] = 0;
-    const sched_ops_t *q = j->found && j->state == JOB_PENDING ? querier_of(j) : NULL;
+    const sched_ops_t *q = j->found && j->state == JOB_PENDING ? sched_by_name(j->scheduler) : NULL;
     if (!q || (q->reason_needed && !j->reason[0]))
         return;
     q->explain_pending(&t, j, id, name);

@@ -26,11 +26,12 @@ int main(void)
     ok(status_of("echo pbsdsh: task 0x0 exit status 3\n") == -1, "a worker quoting it is not it");
 
     char why[256];
-    ok(pbs_task_grace_ms(127, why, sizeof why) == 0, "127 (command not found): stop at once");
+    ok(pbs_task_grace_ms(127, true, why, sizeof why) == 0, "127 (command not found): stop at once");
     is_str(why, "could not start (status 127; its output is above)", "127's words");
-    ok(pbs_task_grace_ms(126, why, sizeof why) == 0, "126 (not executable): stop at once");
-    ok(pbs_task_grace_ms(254, why, sizeof why) == 0, "254 (PBS could not start it): stop at once");
-    ok(pbs_task_grace_ms(1, why, sizeof why) == PBS_TASK_FOLLOW_MS,
+    ok(pbs_task_grace_ms(126, true, why, sizeof why) == 0, "126 (not executable): stop at once");
+    ok(pbs_task_grace_ms(254, true, why, sizeof why) == 0,
+       "254 (PBS could not start it): stop at once");
+    ok(pbs_task_grace_ms(1, true, why, sizeof why) == PBS_TASK_FOLLOW_MS,
        "1: node 0's agent may follow by itself first");
     is_str(why, "ended with status 1, yet node 0's did not follow", "1's words");
     ok(PBS_TASK_FOLLOW_MS > 10000, "the follow time is past the agent's 10 s worker grace");
